@@ -1,0 +1,166 @@
+/* The debug CLI: a libcli server on a unix socket (or loopback TCP), the
+ * command registry every subsystem fills from its own *_cli.c, and output
+ * helpers (aligned text tables, JSON through cJSON, Graphviz DOT).
+ *
+ * cli/ knows no subsystem: commands register themselves as data, the way
+ * nodes do, and receive the graph through their session.
+ *
+ * Thread-safety: registration is for constructors and start-up. The server
+ * runs each session in its own thread (never a datapath thread) and runs at
+ * most one command at a time across all sessions and exec files, so command
+ * functions need no locking of their own against each other; state that the
+ * datapath reads still changes only under graph_barrier_sync/release.
+ */
+#ifndef SLUICE_CLI_CLI_H
+#define SLUICE_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+struct graph;
+struct cli_session; /* one connected client, one exec file, or one cli_exec_line */
+
+/* ---- server ---- */
+
+#define CLI_SOCKET_MODE_DEFAULT 0600
+#define CLI_MAX_SESSIONS_DEFAULT 16
+#define CLI_LINE_MAX 4096 /* longest command line in bytes, newline excluded */
+
+struct cli_server_config {
+	/* A unix socket path ("/run/sluice/cli.sock"), or HOST:PORT for TCP
+	 * ("127.0.0.1:5002"; an empty HOST means loopback). Empty: the
+	 * build's default socket (meson option cli_socket). */
+	char listen[256];
+	mode_t socket_mode;    /* unix socket permissions, default 0600 */
+	uint32_t max_sessions; /* concurrent sessions; more are told so and closed */
+	struct graph *graph;   /* handed to every command */
+};
+
+/* Defaults: the build's default socket, mode 0600, 16 sessions, no graph. */
+void cli_server_config_default(struct cli_server_config *cfg);
+
+/* Create the socket (and a unix socket's directory), then accept sessions on
+ * a thread of its own. Also makes cfg->graph the graph cli_exec_file and
+ * cli_exec_line use. Returns 0 or a negative errno with the reason in err.
+ * Call from the control thread, once. */
+int cli_server_start(const struct cli_server_config *cfg, char *err, size_t errlen);
+
+/* Close the listener, end every session, join their threads and remove the
+ * unix socket. Safe to call when the server never started. */
+void cli_server_stop(void);
+
+/* The graph commands get outside a server (exec files before the server
+ * starts, tests). cli_server_start sets it too. */
+void cli_set_graph(struct graph *g);
+
+/* Run CLI commands from a file, one per line; blank lines and lines whose
+ * first non-blank character is '#' are skipped. Output goes to the log.
+ * Stops at the first failing command. Returns 0, or a negative errno with
+ * "FILE:LINE: command: reason" in err. Control thread only. */
+int cli_exec_file(const char *path, char *err, size_t errlen);
+
+/* Run one command line. Its output (what a client would see) is returned in
+ * *out (malloc'd, NUL-terminated; the caller frees it) when out is not
+ * NULL. Returns 0, or a negative errno when the command failed. */
+int cli_exec_line(const char *line, char **out);
+
+/* ---- registration ---- */
+
+/* A command's function. argv holds the words after the command's path.
+ * Return 0, or a negative errno after printing why; -EINVAL also prints the
+ * command's usage, so bad arguments need only say what was wrong. */
+typedef int(cli_command_fn_t)(struct cli_session *s, int argc, char **argv);
+
+struct cli_command_reg {
+	const char *path;  /* words, VPP spelling: "show runtime" */
+	const char *usage; /* "show runtime [verbose] [json]" */
+	const char *help;  /* one line for `?` and `help` */
+	cli_command_fn_t *fn;
+};
+
+/* Add a command to the registry (constructors, or before the server starts).
+ * A path registered twice keeps the first; the second is logged. */
+void cli_command_add(const struct cli_command_reg *reg);
+
+/* Link a `static const struct cli_command_reg` into the registry. Objects
+ * holding commands are linked whole so that the constructor survives. */
+#define CLI_COMMAND_REGISTER(reg)                                                              \
+	static void __attribute__((constructor)) cli_command_register_##reg(void)              \
+	{                                                                                      \
+		cli_command_add(&(reg));                                                       \
+	}
+
+/* ---- inside a command ---- */
+
+/* The graph this session works on (NULL when none was set). */
+struct graph *cli_graph(struct cli_session *s);
+
+/* Print text; each call ends with a line break (a trailing '\n' is not
+ * needed, embedded ones split lines). */
+void cli_printf(struct cli_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Print "error: <message>" and return err (a negative errno), so that a
+ * command can `return cli_fail(s, -ENOENT, "no node %s", name);`. */
+int cli_fail(struct cli_session *s, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Argument parsing by a small table: keywords in any order, positional
+ * words in table order. Unknown words, missing positionals and bad numbers
+ * print the reason and return -EINVAL (the caller returns it, which prints
+ * usage); nothing is changed in that case beyond the outputs. */
+enum cli_arg_kind {
+	CLI_ARG_FLAG,    /* keyword alone: bool *dst set true */
+	CLI_ARG_KEY_U32, /* keyword then a number: uint32_t *dst */
+	CLI_ARG_WORD,    /* positional word: const char **dst */
+	CLI_ARG_U32,     /* positional number: uint32_t *dst */
+};
+
+struct cli_arg {
+	enum cli_arg_kind kind;
+	const char *name; /* keyword, or the positional's name in messages */
+	void *dst;
+	uint32_t min, max; /* numbers: accepted range (both 0: any u32) */
+};
+
+int cli_args_parse(struct cli_session *s, int argc, char **argv, const struct cli_arg *args, size_t n_args);
+
+/* ---- output helpers ---- */
+
+/* Text tables whose columns line up. Cells are added left to right, rows
+ * wrap after the last column. */
+struct cli_table_col {
+	const char *name;
+	bool right; /* right-align (numbers) */
+};
+
+struct cli_table;
+
+/* NULL when out of memory. */
+struct cli_table *cli_table_create(const struct cli_table_col *cols, uint32_t n_cols);
+void cli_table_cell(struct cli_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The table as text, header first, lines joined by '\n' with no trailing
+ * spaces; malloc'd, NULL when out of memory. */
+char *cli_table_format(const struct cli_table *t);
+/* Print and free the table. */
+void cli_table_print(struct cli_session *s, struct cli_table *t);
+void cli_table_free(struct cli_table *t);
+
+/* Print a JSON document (indented) and delete it. */
+void cli_json_print(struct cli_session *s, cJSON *root);
+
+/* Graphviz DOT text built node by node. Ids and labels are quoted and
+ * escaped here; a '\n' in a label becomes a line break in the drawing. */
+struct cli_dot;
+
+struct cli_dot *cli_dot_create(const char *graph_name);
+/* attrs: extra raw DOT attributes ("shape=box, color=gray") or NULL. */
+void cli_dot_node(struct cli_dot *d, const char *id, const char *label, const char *attrs);
+void cli_dot_edge(struct cli_dot *d, const char *from, const char *to, const char *label, const char *attrs);
+/* Close the graph and return its text (malloc'd; NULL when out of memory);
+ * frees d. */
+char *cli_dot_finish(struct cli_dot *d);
+
+#endif
