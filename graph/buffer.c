@@ -1,0 +1,389 @@
+/* Buffer pools: one per NUMA node, in one reserved range; per-thread caches
+ * moving buffers in batches of BUFFER_CACHE_BATCH.
+ *
+ * Why one range: index -> pointer stays base + index * stride for every pool,
+ * so the hot path never looks up which pool a buffer came from. Each pool's
+ * slice starts at a multiple of index_span buffers, chosen so that the slice
+ * starts on a 2 MB boundary and can be backed by hugepages on its own.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "graph/buffer.h"
+
+#define HUGE_2M (2u << 20)
+
+struct buffer_pool {
+	pthread_spinlock_t lock;
+	uint32_t n_free;
+	uint32_t n_total;
+	uint32_t first_index;
+	int numa_node;
+	bool hugepages;
+	uint32_t *free; /* stack of free indices */
+	void *mem;
+	size_t mem_size;
+};
+
+struct buffer_cache_pool {
+	uint32_t n;
+	uint32_t bi[BUFFER_CACHE_MAX + BUFFER_CACHE_BATCH];
+};
+
+struct buffer_cache {
+	int numa_node;
+	int index;
+	struct buffer_cache_pool pools[BUFFER_MAX_POOLS];
+};
+
+struct buffer_main buffer_main;
+static struct buffer_pool pools[BUFFER_MAX_POOLS];
+static int pool_of_numa[BUFFER_MAX_POOLS];
+static void *reserved;
+static size_t reserved_size;
+static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct buffer_cache *caches[BUFFER_MAX_CACHES];
+static __thread struct buffer_cache *thread_cache;
+
+void buffer_config_default(struct buffer_config *cfg)
+{
+	cfg->buffers_per_numa = 16384;
+	cfg->data_size = BUFFER_DATA_SIZE_DEFAULT;
+	cfg->headroom = BUFFER_HEADROOM_DEFAULT;
+	cfg->page_size = 0;
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* NUMA nodes that have memory, in order; at least node 0. */
+static uint32_t numa_nodes_with_memory(int *nodes, uint32_t max)
+{
+	uint32_t n = 0;
+	if (numa_available() < 0) {
+		nodes[0] = 0;
+		return 1;
+	}
+	for (int node = 0; node <= numa_max_node() && n < max; node++) {
+		long long free_bytes;
+		if (numa_bitmask_isbitset(numa_all_nodes_ptr, (unsigned)node) &&
+		    numa_node_size64(node, &free_bytes) > 0)
+			nodes[n++] = node;
+	}
+	if (n == 0)
+		nodes[n++] = 0;
+	return n;
+}
+
+/* Back one pool's slice: hugepages when allowed and available, else 4K pages
+ * bound to the node. */
+static int pool_map(struct buffer_pool *p, void *at, size_t size, uint64_t page_size)
+{
+	void *m = MAP_FAILED;
+	if (page_size != 4096)
+		m = mmap(at, ROUND_UP(size, HUGE_2M), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB | MAP_POPULATE, -1, 0);
+	if (m != MAP_FAILED) {
+		p->hugepages = true;
+		p->mem_size = ROUND_UP(size, HUGE_2M);
+	} else {
+		m = mmap(at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (m == MAP_FAILED)
+			return -errno;
+		p->hugepages = false;
+		p->mem_size = size;
+	}
+	if (numa_available() >= 0)
+		numa_tonode_memory(m, p->mem_size, p->numa_node);
+	p->mem = m;
+	return 0;
+}
+
+static int pool_init(struct buffer_pool *p, uint32_t pool_index, int numa_node, uint32_t n,
+		     uint64_t page_size)
+{
+	struct buffer_main *bm = &buffer_main;
+	p->numa_node = numa_node;
+	p->n_total = n;
+	p->first_index = pool_index * bm->index_span;
+	int rv = pool_map(p, bm->base + (uint64_t)p->first_index * bm->stride, (size_t)n * bm->stride,
+			  page_size);
+	if (rv)
+		return rv;
+	p->free = malloc(sizeof(uint32_t) * n);
+	if (!p->free)
+		return -ENOMEM;
+	pthread_spin_init(&p->lock, PTHREAD_PROCESS_PRIVATE);
+	/* Lowest indices on top of the stack: allocation order is predictable in tests. */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t bi = p->first_index + n - 1 - i;
+		struct buffer *b = buffer_get(bi);
+		buffer_reset(b);
+		b->pool_index = (uint8_t)pool_index;
+		p->free[i] = bi;
+	}
+	p->n_free = n;
+	return 0;
+}
+
+static int buffer_reserve(const struct buffer_config *cfg, uint32_t n_pools)
+{
+	struct buffer_main *bm = &buffer_main;
+	uint64_t stride = sizeof(struct buffer) + cfg->headroom + cfg->data_size;
+	bm->stride = (uint32_t)ROUND_UP(stride, CACHE_LINE_SIZE);
+	bm->data_size = cfg->data_size;
+	bm->headroom = cfg->headroom;
+	/* Smallest count whose slice is a whole number of 2 MB pages. */
+	uint64_t k = HUGE_2M / gcd64(bm->stride, HUGE_2M);
+	bm->index_span = (uint32_t)ROUND_UP((uint64_t)cfg->buffers_per_numa, k);
+	reserved_size = (size_t)bm->index_span * bm->stride * n_pools + HUGE_2M;
+	reserved = mmap(NULL, reserved_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (reserved == MAP_FAILED)
+		return -errno;
+	bm->base = (uint8_t *)ROUND_UP((uintptr_t)reserved, HUGE_2M);
+	return 0;
+}
+
+int buffer_main_init(const struct buffer_config *cfg, char *errbuf, size_t errlen)
+{
+	int nodes[BUFFER_MAX_POOLS];
+	if (cfg->buffers_per_numa == 0 || cfg->data_size < 64 || cfg->data_size > 65535 - cfg->headroom) {
+		snprintf(errbuf, errlen, "buffers: invalid size (buffers-per-numa %u, data-size %u)",
+			 cfg->buffers_per_numa, cfg->data_size);
+		return -EINVAL;
+	}
+	uint32_t n_pools = numa_nodes_with_memory(nodes, BUFFER_MAX_POOLS);
+	int rv = buffer_reserve(cfg, n_pools);
+	if (rv) {
+		snprintf(errbuf, errlen, "buffers: cannot reserve address space: %s", strerror(-rv));
+		return rv;
+	}
+	for (uint32_t i = 0; i < BUFFER_MAX_POOLS; i++)
+		pool_of_numa[i] = 0;
+	for (uint32_t i = 0; i < n_pools; i++) {
+		rv = pool_init(&pools[i], i, nodes[i], cfg->buffers_per_numa, cfg->page_size);
+		if (rv) {
+			snprintf(errbuf, errlen, "buffers: cannot map pool for numa node %d: %s", nodes[i],
+				 strerror(-rv));
+			buffer_main.n_pools = i;
+			buffer_main_free();
+			return rv;
+		}
+		if (nodes[i] < BUFFER_MAX_POOLS)
+			pool_of_numa[nodes[i]] = (int)i;
+		buffer_main.n_pools = i + 1;
+	}
+	graph_log("buffers", "%u pool(s) of %u buffers, %u bytes data, %s", n_pools, cfg->buffers_per_numa,
+		  cfg->data_size,
+		  pools[0].hugepages ? "backed by 2 MB hugepages" : "backed by 4 KB pages (no hugepages available)");
+	return 0;
+}
+
+void buffer_main_free(void)
+{
+	for (uint32_t i = 0; i < buffer_main.n_pools; i++) {
+		free(pools[i].free);
+		pthread_spin_destroy(&pools[i].lock);
+		memset(&pools[i], 0, sizeof(pools[i]));
+	}
+	if (reserved && reserved != MAP_FAILED)
+		munmap(reserved, reserved_size);
+	reserved = NULL;
+	memset(&buffer_main, 0, sizeof(buffer_main));
+}
+
+int buffer_thread_register(void)
+{
+	if (thread_cache)
+		return thread_cache->index;
+	struct buffer_cache *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	int cpu = sched_getcpu();
+	c->numa_node = (numa_available() >= 0 && cpu >= 0) ? numa_node_of_cpu(cpu) : 0;
+	pthread_mutex_lock(&caches_lock);
+	c->index = -1;
+	for (int i = 0; i < BUFFER_MAX_CACHES; i++) {
+		if (!caches[i]) {
+			caches[i] = c;
+			c->index = i;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&caches_lock);
+	if (c->index < 0) {
+		free(c);
+		return -ENOSPC;
+	}
+	thread_cache = c;
+	return c->index;
+}
+
+static void pool_put(struct buffer_pool *p, const uint32_t *bi, uint32_t n)
+{
+	pthread_spin_lock(&p->lock);
+	memcpy(p->free + p->n_free, bi, n * sizeof(uint32_t));
+	__atomic_store_n(&p->n_free, p->n_free + n, __ATOMIC_RELAXED);
+	pthread_spin_unlock(&p->lock);
+}
+
+static uint32_t pool_get(struct buffer_pool *p, uint32_t *bi, uint32_t n)
+{
+	pthread_spin_lock(&p->lock);
+	uint32_t k = MIN(n, p->n_free);
+	uint32_t nf = p->n_free - k;
+	memcpy(bi, p->free + nf, k * sizeof(uint32_t));
+	__atomic_store_n(&p->n_free, nf, __ATOMIC_RELAXED);
+	pthread_spin_unlock(&p->lock);
+	return k;
+}
+
+void buffer_thread_unregister(void)
+{
+	struct buffer_cache *c = thread_cache;
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < buffer_main.n_pools; i++) {
+		pool_put(&pools[i], c->pools[i].bi, c->pools[i].n);
+		c->pools[i].n = 0;
+	}
+	pthread_mutex_lock(&caches_lock);
+	caches[c->index] = NULL;
+	pthread_mutex_unlock(&caches_lock);
+	thread_cache = NULL;
+	free(c);
+}
+
+static uint32_t pool_for(int numa_node)
+{
+	if (numa_node < 0)
+		numa_node = thread_cache ? thread_cache->numa_node : 0;
+	if (numa_node >= BUFFER_MAX_POOLS)
+		return 0;
+	return (uint32_t)pool_of_numa[numa_node];
+}
+
+static void reset_all(const uint32_t *bi, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		buffer_reset(buffer_get(bi[i]));
+}
+
+uint32_t buffer_alloc(uint32_t *bi, uint32_t n, int numa_node)
+{
+	uint32_t pi = pool_for(numa_node);
+	struct buffer_cache *c = thread_cache;
+	if (unlikely(!c)) {
+		uint32_t k = pool_get(&pools[pi], bi, n);
+		reset_all(bi, k);
+		return k;
+	}
+	struct buffer_cache_pool *cp = &c->pools[pi];
+	if (unlikely(cp->n < n)) {
+		uint32_t want = MIN((uint32_t)BUFFER_CACHE_MAX, n + BUFFER_CACHE_BATCH) - cp->n;
+		if (n > BUFFER_CACHE_MAX) {
+			uint32_t k = pool_get(&pools[pi], bi, n);
+			reset_all(bi, k);
+			return k;
+		}
+		uint32_t got = pool_get(&pools[pi], cp->bi + cp->n, want);
+		__atomic_store_n(&cp->n, cp->n + got, __ATOMIC_RELAXED);
+		n = MIN(n, cp->n);
+	}
+	uint32_t left = cp->n - n;
+	memcpy(bi, cp->bi + left, n * sizeof(uint32_t));
+	__atomic_store_n(&cp->n, left, __ATOMIC_RELAXED);
+	reset_all(bi, n);
+	return n;
+}
+
+static void cache_put(struct buffer_cache *c, uint32_t pi, uint32_t bi)
+{
+	if (unlikely(!c)) {
+		pool_put(&pools[pi], &bi, 1);
+		return;
+	}
+	struct buffer_cache_pool *cp = &c->pools[pi];
+	cp->bi[cp->n] = bi;
+	uint32_t n = cp->n + 1;
+	if (unlikely(n >= BUFFER_CACHE_MAX + BUFFER_CACHE_BATCH)) {
+		n -= BUFFER_CACHE_BATCH;
+		pool_put(&pools[pi], cp->bi + n, BUFFER_CACHE_BATCH);
+	}
+	__atomic_store_n(&cp->n, n, __ATOMIC_RELAXED);
+}
+
+void buffer_free(const uint32_t *bi, uint32_t n)
+{
+	struct buffer_cache *c = thread_cache;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t cur = bi[i];
+		for (;;) {
+			struct buffer *b = buffer_get(cur);
+			uint32_t next = (b->flags & BUFFER_F_NEXT_PRESENT) ? b->next_buffer : BUFFER_INVALID;
+			cache_put(c, b->pool_index, cur);
+			if (next == BUFFER_INVALID)
+				break;
+			cur = next;
+		}
+	}
+}
+
+int buffer_pool_stats(uint32_t pool_index, struct buffer_pool_stats *st)
+{
+	if (pool_index >= buffer_main.n_pools)
+		return -ENOENT;
+	struct buffer_pool *p = &pools[pool_index];
+	memset(st, 0, sizeof(*st));
+	st->numa_node = (uint32_t)p->numa_node;
+	st->n_total = p->n_total;
+	st->hugepages = p->hugepages;
+	st->n_free_pool = __atomic_load_n(&p->n_free, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&caches_lock);
+	for (uint32_t i = 0; i < BUFFER_MAX_CACHES; i++) {
+		if (!caches[i])
+			continue;
+		uint32_t k = __atomic_load_n(&caches[i]->pools[pool_index].n, __ATOMIC_RELAXED);
+		st->cached[i] = k;
+		st->n_cached += k;
+		st->n_caches = i + 1;
+	}
+	pthread_mutex_unlock(&caches_lock);
+	st->n_in_use = st->n_total - st->n_free_pool - st->n_cached;
+	return 0;
+}
+
+uint64_t buffer_n_in_use(void)
+{
+	uint64_t n = 0;
+	struct buffer_pool_stats st;
+	for (uint32_t i = 0; i < buffer_main.n_pools; i++)
+		if (buffer_pool_stats(i, &st) == 0)
+			n += st.n_in_use;
+	return n;
+}
+
+uint32_t buffer_from_bytes(const void *bytes, uint32_t n, int numa_node)
+{
+	uint32_t bi;
+	if (n > buffer_main.data_size || buffer_alloc(&bi, 1, numa_node) != 1)
+		return BUFFER_INVALID;
+	struct buffer *b = buffer_get(bi);
+	memcpy(buffer_data(b), bytes, n);
+	b->current_length = (uint16_t)n;
+	return bi;
+}

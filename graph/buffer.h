@@ -1,0 +1,160 @@
+/* Packet buffers and their per-NUMA pools.
+ *
+ * A buffer is a 64-byte metadata header, then headroom, then data. All pools
+ * live in one reserved virtual range so that index -> pointer is a single
+ * multiply-add (base + index * stride) whatever the pool. Each thread keeps
+ * a cache per pool and moves buffers to and from the pool in bulk, so the
+ * pool's lock is taken once per batch, never per packet.
+ */
+#ifndef SLUICE_GRAPH_BUFFER_H
+#define SLUICE_GRAPH_BUFFER_H
+
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/util.h"
+
+#define BUFFER_INVALID UINT32_MAX
+#define BUFFER_HEADROOM_DEFAULT 128
+#define BUFFER_DATA_SIZE_DEFAULT 2048
+#define BUFFER_MAX_POOLS 8
+#define BUFFER_CACHE_MAX 512      /* buffers a thread may hold per pool */
+#define BUFFER_CACHE_BATCH 256    /* refill and spill granularity */
+#define BUFFER_MAX_CACHES 64      /* threads that may register a cache */
+
+/* buffer.flags */
+#define BUFFER_F_TRACED (1u << 0)      /* trace_handle is valid */
+#define BUFFER_F_NEXT_PRESENT (1u << 1) /* next_buffer chains more data */
+#define BUFFER_F_FLOW_HASH (1u << 2)   /* flow_hash is set (NIC RSS or software) */
+#define BUFFER_F_L4_CSUM_PENDING (1u << 3)
+
+/* The hot header: everything a node reads per packet sits in this line. */
+struct buffer {
+	alignas(64) int16_t current_data; /* offset of packet start from data[] (may be < 0 into headroom) */
+	uint16_t current_length;         /* bytes from current_data in this buffer */
+	uint32_t flags;
+	uint32_t next_buffer;            /* chain, valid with BUFFER_F_NEXT_PRESENT */
+	uint32_t total_length_not_including_first;
+	uint32_t rx_if;                  /* interface index the packet arrived on */
+	uint32_t tx_if;                  /* interface index chosen for output */
+	uint32_t flow_hash;
+	uint32_t trace_handle;
+	uint16_t error;                  /* global error index, set before error-drop */
+	uint8_t pool_index;
+	uint8_t l2_len;
+	uint16_t l3_offset;              /* relative to data[] */
+	uint16_t flow_tag;               /* 15-bit tag for the distributor */
+	uint64_t timestamp_ns;           /* rx time or release time (sched) */
+	uint8_t opaque[16];              /* scratch for the node that owns the packet now */
+};
+_Static_assert(sizeof(struct buffer) == 64, "buffer header must be one cache line");
+
+struct buffer_config {
+	uint32_t buffers_per_numa; /* default 16384 */
+	uint32_t data_size;        /* default 2048 */
+	uint32_t headroom;         /* default 128 */
+	uint64_t page_size;        /* 0: try 2M hugepages, fall back to 4K; 4096: never hugepages */
+};
+
+/* Per-pool accounting, as `show buffers` prints it. */
+struct buffer_pool_stats {
+	uint32_t numa_node;
+	uint32_t n_total;
+	uint32_t n_free_pool;            /* in the pool's shared free list */
+	uint32_t n_cached;               /* sum over thread caches */
+	uint32_t n_in_use;               /* n_total - n_free_pool - n_cached */
+	uint32_t n_caches;
+	uint32_t cached[BUFFER_MAX_CACHES]; /* per registered cache, by cache index */
+	bool hugepages;
+};
+
+struct buffer_main {
+	uint8_t *base;      /* start of the reserved range: buffer index 0 */
+	uint32_t stride;    /* bytes from one header to the next */
+	uint32_t data_size;
+	uint32_t headroom;
+	uint32_t n_pools;
+	uint32_t index_span; /* indices reserved per pool */
+};
+extern struct buffer_main buffer_main;
+
+/* Create one pool per NUMA node that has memory. Logs one line saying whether
+ * hugepages back the pools. Returns 0 or a negative errno (reason in errbuf). */
+int buffer_main_init(const struct buffer_config *cfg, char *errbuf, size_t errlen);
+
+/* Release every pool. Buffers still in use are reported by the caller first. */
+void buffer_main_free(void);
+
+/* Default configuration values. */
+void buffer_config_default(struct buffer_config *cfg);
+
+static inline struct buffer *buffer_get(uint32_t bi)
+{
+	return (struct buffer *)(buffer_main.base + (uint64_t)bi * buffer_main.stride);
+}
+
+static inline uint32_t buffer_index(const struct buffer *b)
+{
+	return (uint32_t)(((const uint8_t *)b - buffer_main.base) / buffer_main.stride);
+}
+
+/* Start of the data area (after headroom). */
+static inline uint8_t *buffer_data_area(struct buffer *b)
+{
+	return (uint8_t *)b + sizeof(struct buffer) + buffer_main.headroom;
+}
+
+/* First byte of the packet. */
+static inline uint8_t *buffer_data(struct buffer *b)
+{
+	return buffer_data_area(b) + b->current_data;
+}
+
+/* Move the packet start by delta bytes (positive: strip a header). */
+static inline void buffer_advance(struct buffer *b, int delta)
+{
+	b->current_data = (int16_t)(b->current_data + delta);
+	b->current_length = (uint16_t)(b->current_length - delta);
+}
+
+/* Reset a buffer's metadata to the state a fresh allocation has. */
+static inline void buffer_reset(struct buffer *b)
+{
+	b->current_data = 0;
+	b->current_length = 0;
+	b->flags = 0;
+	b->next_buffer = BUFFER_INVALID;
+	b->total_length_not_including_first = 0;
+	b->trace_handle = 0;
+	b->error = 0;
+}
+
+/* Register the calling thread's buffer cache. Threads that never register
+ * still allocate and free, straight from the pool under its lock. Returns the
+ * cache index or a negative errno. */
+int buffer_thread_register(void);
+
+/* Flush the calling thread's cache back to the pools and unregister it. */
+void buffer_thread_unregister(void);
+
+/* Allocate up to n buffers from the pool of numa_node (-1: the calling
+ * thread's node). Returns how many were allocated (fewer only when the pool
+ * is exhausted); their metadata is reset. Thread-safe. */
+uint32_t buffer_alloc(uint32_t *bi, uint32_t n, int numa_node);
+
+/* Return n buffers (and their chains) to their pools. Thread-safe. */
+void buffer_free(const uint32_t *bi, uint32_t n);
+
+/* Accounting for one pool; returns 0 or -ENOENT. */
+int buffer_pool_stats(uint32_t pool_index, struct buffer_pool_stats *st);
+
+/* Total buffers in use across all pools (allocated and not yet freed). */
+uint64_t buffer_n_in_use(void);
+
+/* Copy n bytes into a fresh buffer's data area; returns the index or
+ * BUFFER_INVALID. A control-path helper (tests, generators), not for rx. */
+uint32_t buffer_from_bytes(const void *bytes, uint32_t n, int numa_node);
+
+#endif

@@ -1,0 +1,276 @@
+/* Frames and the per-thread dispatch loop.
+ *
+ * Each node runtime keeps a list of pending frames; the tail stays open for
+ * appends, so every predecessor's packets for one node share vectors. Nodes
+ * with pending frames wait in a FIFO; a node runs once per frame. The loop:
+ * barrier check, poll inputs, dispatch until nothing is pending, process
+ * nodes, idle back-off.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "graph/graph_private.h"
+
+__thread struct graph_thread *graph_thread_current;
+
+struct graph_thread *graph_thread_self(void)
+{
+	return graph_thread_current;
+}
+
+/* Frames come from a per-thread free list, grown in chunks: growth happens
+ * while the graph warms up, never once per packet. */
+static __attribute__((noinline)) void frame_pool_grow(struct graph_thread *t)
+{
+	struct frame *chunk = aligned_alloc(64, sizeof(struct frame) * FRAME_POOL_CHUNK);
+	void **chunks = realloc(t->frame_chunks, (t->n_frame_chunks + 1) * sizeof(void *));
+	if (!chunk || !chunks) {
+		/* Nowhere to put packets: the process cannot go on without frames. */
+		graph_log("graph", "thread %u: out of memory for frames", t->index);
+		abort();
+	}
+	t->frame_chunks = chunks;
+	t->frame_chunks[t->n_frame_chunks++] = chunk;
+	for (uint32_t i = 0; i < FRAME_POOL_CHUNK; i++) {
+		chunk[i].next = t->free_frames;
+		t->free_frames = &chunk[i];
+	}
+	t->n_frames_allocated += FRAME_POOL_CHUNK;
+}
+
+static inline struct frame *frame_alloc(struct graph_thread *t)
+{
+	if (unlikely(!t->free_frames))
+		frame_pool_grow(t);
+	struct frame *f = t->free_frames;
+	t->free_frames = f->next;
+	f->next = NULL;
+	f->n_vectors = 0;
+	f->flags = 0;
+	return f;
+}
+
+void graph_frame_free(struct graph_thread *t, struct frame *f)
+{
+	f->next = t->free_frames;
+	t->free_frames = f;
+}
+
+static inline void schedule(struct node_runtime *rt)
+{
+	if (rt->scheduled)
+		return;
+	struct graph_thread *t = rt->thread;
+	rt->scheduled = 1;
+	t->ready[(t->ready_head + t->ready_count) % t->ready_cap] = rt;
+	t->ready_count++;
+}
+
+static inline void pending_append(struct node_runtime *target, struct frame *f)
+{
+	f->next = NULL;
+	if (target->pending_tail)
+		target->pending_tail->next = f;
+	else
+		target->pending_head = f;
+	target->pending_tail = f;
+	schedule(target);
+}
+
+struct frame *node_frame_open(struct node_runtime *target)
+{
+	struct frame *f = frame_alloc(target->thread);
+	pending_append(target, f);
+	return f;
+}
+
+void node_forward_frame(struct node_runtime *rt, uint16_t next, struct frame *frame)
+{
+	rt->arc_packets[next] += frame->n_vectors;
+	pending_append(rt->next[next], frame);
+	rt->frame_taken = 1;
+}
+
+void node_enqueue_to_nexts(struct node_runtime *rt, const uint32_t *bi, const uint16_t *nexts, uint32_t n)
+{
+	uint32_t i = 0;
+	while (i < n) {
+		uint16_t nx = nexts[i];
+		uint32_t j = i + 1;
+		while (j < n && nexts[j] == nx)
+			j++;
+		node_enqueue(rt, nx, bi + i, j - i);
+		i = j;
+	}
+}
+
+void node_suspend(struct node_runtime *rt, uint64_t ns)
+{
+	rt->next_run_ns = time_now_ns() + ns;
+	stat_add(&rt->suspends, 1);
+}
+
+static inline void account(struct node_runtime *rt, uint32_t n, uint64_t *now)
+{
+	uint64_t t = cpu_ticks();
+	stat_add(&rt->calls, 1);
+	stat_add(&rt->vectors, n);
+	stat_add(&rt->clocks, t - *now);
+	*now = t;
+}
+
+static inline void dispatch_frame(struct graph_thread *t, struct node_runtime *rt, struct frame *f,
+				  uint64_t *now)
+{
+	if (unlikely(f->n_vectors == 0)) {
+		graph_frame_free(t, f);
+		return;
+	}
+	if (unlikely(atomic_load_explicit(&t->graph->trace_active, memory_order_relaxed)))
+		graph_trace_frame(rt, f);
+	rt->frame_taken = 0;
+	uint32_t n = rt->fn(rt, f);
+	account(rt, n, now);
+	if (!rt->frame_taken)
+		graph_frame_free(t, f);
+}
+
+void graph_dispatch_pending(struct graph_thread *t)
+{
+	uint64_t now = cpu_ticks();
+	while (t->ready_count) {
+		struct node_runtime *rt = t->ready[t->ready_head];
+		t->ready_head = (t->ready_head + 1) % t->ready_cap;
+		t->ready_count--;
+		/* Detach the list first: frames the node sends to itself form a new one. */
+		struct frame *f = rt->pending_head;
+		rt->pending_head = rt->pending_tail = NULL;
+		rt->scheduled = 0;
+		while (f) {
+			struct frame *next = f->next;
+			dispatch_frame(t, rt, f, &now);
+			f = next;
+		}
+	}
+}
+
+void graph_thread_free_pending(struct graph_thread *t)
+{
+	for (uint32_t i = 0; i < t->graph->n_nodes; i++) {
+		struct node_runtime *rt = &t->rts[i];
+		struct frame *f = rt->pending_head;
+		while (f) {
+			struct frame *next = f->next;
+			buffer_free(f->buffers, f->n_vectors);
+			graph_frame_free(t, f);
+			f = next;
+		}
+		rt->pending_head = rt->pending_tail = NULL;
+		rt->scheduled = 0;
+	}
+	t->ready_count = 0;
+}
+
+void graph_thread_update_lists(struct graph *g, struct graph_thread *t)
+{
+	uint32_t *inputs = realloc(t->inputs, (g->n_nodes + 1) * sizeof(uint32_t));
+	uint32_t *procs = realloc(t->processes, (g->n_nodes + 1) * sizeof(uint32_t));
+	if (inputs)
+		t->inputs = inputs;
+	if (procs)
+		t->processes = procs;
+	if (!inputs || !procs)
+		return;
+	t->n_inputs = t->n_processes = 0;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		struct node_runtime *rt = &t->rts[i];
+		if (rt->state != NODE_STATE_POLLING)
+			continue;
+		if (rt->type == NODE_TYPE_INPUT)
+			t->inputs[t->n_inputs++] = i;
+		else if (rt->type == NODE_TYPE_PROCESS && t->index == 0)
+			t->processes[t->n_processes++] = i;
+	}
+}
+
+static uint32_t poll_inputs(struct graph_thread *t, uint64_t *now)
+{
+	uint32_t produced = 0;
+	for (uint32_t i = 0; i < t->n_inputs; i++) {
+		struct node_runtime *rt = &t->rts[t->inputs[i]];
+		uint32_t n = rt->fn(rt, NULL);
+		account(rt, n, now);
+		produced += n;
+	}
+	return produced;
+}
+
+static void run_processes(struct graph_thread *t, uint64_t *now)
+{
+	uint64_t ns = time_now_ns();
+	for (uint32_t i = 0; i < t->n_processes; i++) {
+		struct node_runtime *rt = &t->rts[t->processes[i]];
+		if (ns < rt->next_run_ns)
+			continue;
+		uint32_t n = rt->fn(rt, NULL);
+		account(rt, n, now);
+	}
+}
+
+uint32_t graph_thread_loop_once(struct graph_thread *t)
+{
+	graph_barrier_check(t);
+	uint64_t now = cpu_ticks();
+	uint32_t produced = poll_inputs(t, &now);
+	graph_dispatch_pending(t);
+	if (t->n_processes) {
+		now = cpu_ticks();
+		run_processes(t, &now);
+		graph_dispatch_pending(t);
+	}
+	stat_add(&t->loops, 1);
+	__atomic_store_n(&t->last_loop_ticks, now, __ATOMIC_RELAXED);
+	return produced;
+}
+
+/* Back off when the inputs found nothing: sleep 1, 2, 4 ... us up to the
+ * configured bound, so an idle box costs little and a busy one nothing. */
+void graph_thread_idle(struct graph_thread *t, uint32_t produced)
+{
+	const struct graph_config *cfg = &t->graph->cfg;
+	if (produced) {
+		t->idle_sleep_us = 0;
+		return;
+	}
+	stat_add(&t->idle_loops, 1);
+	if (cfg->idle_mode == GRAPH_IDLE_POLL) {
+		cpu_relax();
+		return;
+	}
+	t->idle_sleep_us = t->idle_sleep_us ? MIN(t->idle_sleep_us * 2, cfg->idle_max_us) : 1;
+	struct timespec d = { 0, (long)t->idle_sleep_us * 1000 };
+	nanosleep(&d, NULL);
+}
+
+uint32_t graph_main_poll(struct graph *g)
+{
+	struct graph_thread *t = g->threads[0];
+	atomic_store(&t->active, 1);
+	uint32_t n = graph_thread_loop_once(t);
+	atomic_store(&t->active, 0);
+	return n;
+}
+
+void graph_main_loop(struct graph *g, const atomic_bool *stop)
+{
+	struct graph_thread *t = g->threads[0];
+	atomic_store(&t->active, 1);
+	while (!atomic_load_explicit(stop, memory_order_relaxed)) {
+		uint32_t n = graph_thread_loop_once(t);
+		graph_thread_idle(t, n);
+	}
+	graph_dispatch_pending(t);
+	atomic_store(&t->active, 0);
+}

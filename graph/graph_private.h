@@ -1,0 +1,108 @@
+/* Layouts only the engine touches. */
+#ifndef SLUICE_GRAPH_PRIVATE_H
+#define SLUICE_GRAPH_PRIVATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "graph/graph.h"
+
+#define FRAME_POOL_CHUNK 64
+
+struct graph_node {
+	const struct node_reg *reg;
+	uint32_t index;
+	uint32_t error_base;
+	uint16_t n_next;
+	int32_t next_index[NODE_MAX_NEXT]; /* target node index per arc */
+};
+
+/* One traced packet: its records in the order nodes appended them. Only the
+ * thread that owns the packet writes, so no lock is needed. */
+struct trace_packet {
+	uint32_t n_records;
+	uint32_t n_lost;
+	struct trace_record records[TRACE_MAX_RECORDS_PER_PACKET];
+};
+
+struct graph_thread {
+	alignas(64) struct graph *graph;
+	struct node_runtime *rts; /* one per node, cache-line aligned array */
+	struct node_runtime **ready; /* FIFO of nodes with pending frames */
+	uint32_t ready_head, ready_count, ready_cap;
+	struct frame *free_frames;
+	uint32_t n_frames_allocated;
+	uint64_t *error_counts;
+	uint32_t index;
+	int cpu;
+	int numa_node;
+	int tid;
+	pthread_t pthread;
+	bool started;
+	/* heartbeat, read by `show threads` */
+	uint64_t loops;
+	uint64_t idle_loops;
+	uint64_t last_loop_ns;
+	uint64_t last_loop_ticks;
+	uint32_t idle_sleep_us;
+	uint32_t *inputs; /* node indices of input nodes polling here */
+	uint32_t n_inputs;
+	uint32_t *processes; /* process nodes (thread 0 only) */
+	uint32_t n_processes;
+	/* chunks of frames, freed at destroy */
+	void **frame_chunks;
+	uint32_t n_frame_chunks;
+	alignas(64) atomic_uint active; /* inside its loop: the barrier waits for it */
+	atomic_uint parked;             /* barrier generation it is parked for, 0: running */
+};
+
+struct graph {
+	struct graph_config cfg;
+	struct graph_node *nodes;
+	uint32_t n_nodes;
+	uint32_t cap_nodes;
+	uint32_t n_errors;
+	bool built;
+	struct graph_thread *threads[GRAPH_MAX_THREADS];
+	uint32_t n_threads;
+	atomic_uint n_threads_published; /* what a barrier requester may walk */
+	uint64_t created_ticks;
+	uint64_t runtime_cleared_ticks;
+	/* barrier */
+	pthread_mutex_t barrier_lock;
+	alignas(64) atomic_uint barrier_request;
+	atomic_uint barrier_gen;
+	alignas(64) atomic_bool workers_stop;
+	/* trace */
+	struct trace_packet *trace;
+	uint32_t trace_cap;
+	alignas(64) atomic_uint trace_next; /* next free packet slot */
+	atomic_bool trace_active;
+};
+
+extern __thread struct graph_thread *graph_thread_current;
+
+/* graph.c */
+struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *err, size_t errlen);
+void graph_thread_release(struct graph_thread *t);
+void graph_thread_resolve_arcs(struct graph *g, struct graph_thread *t);
+void graph_thread_update_lists(struct graph *g, struct graph_thread *t);
+
+/* dispatch.c */
+uint32_t graph_thread_loop_once(struct graph_thread *t);
+void graph_thread_idle(struct graph_thread *t, uint32_t produced);
+void graph_thread_free_pending(struct graph_thread *t);
+void graph_frame_free(struct graph_thread *t, struct frame *f);
+
+/* threads.c */
+void graph_barrier_check(struct graph_thread *t);
+
+/* trace.c */
+void graph_trace_frame(struct node_runtime *rt, const struct frame *f);
+
+static inline bool graph_barrier_requested(const struct graph *g)
+{
+	return atomic_load_explicit(&g->barrier_request, memory_order_acquire) != 0;
+}
+
+#endif

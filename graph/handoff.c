@@ -1,0 +1,196 @@
+/* SPSC rings of 64-byte lines.
+ *
+ * Producer and consumer indices sit on their own cache lines, and each side
+ * keeps a private copy of the other's index so that it reads the shared one
+ * only when its copy says the ring looks full (or empty): one cache-line
+ * transfer per burst, not per line.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/handoff.h"
+#include "graph/util.h"
+
+struct handoff_ring {
+	alignas(64) atomic_uint head; /* written by the producer */
+	uint32_t cached_tail;          /* producer's copy of tail */
+	uint64_t lines_in;
+	uint64_t buffers_in;
+	uint64_t congestion;
+	alignas(64) atomic_uint tail; /* written by the consumer */
+	uint32_t cached_head;          /* consumer's copy of head */
+	uint64_t lines_out;
+	uint64_t buffers_out;
+	alignas(64) uint32_t mask;
+	uint32_t n_lines;
+	int numa_node;
+	struct handoff_line *lines;
+};
+
+/* Counters are written by one side and read from any thread. */
+static inline void counter_add(uint64_t *p, uint64_t n)
+{
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+struct handoff_ring *handoff_ring_create(uint32_t n_lines, int numa_node)
+{
+	uint32_t n = 2;
+	while (n < n_lines && n < (1u << 30))
+		n <<= 1;
+	struct handoff_ring *r = aligned_alloc(64, sizeof(*r));
+	if (!r)
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	size_t bytes = (size_t)n * sizeof(struct handoff_line);
+	if (numa_node >= 0 && numa_available() >= 0)
+		r->lines = numa_alloc_onnode(bytes, numa_node);
+	else
+		r->lines = aligned_alloc(64, bytes);
+	if (!r->lines) {
+		free(r);
+		return NULL;
+	}
+	r->numa_node = (numa_node >= 0 && numa_available() >= 0) ? numa_node : -1;
+	r->n_lines = n;
+	r->mask = n - 1;
+	return r;
+}
+
+void handoff_ring_free(struct handoff_ring *r)
+{
+	if (!r)
+		return;
+	if (r->numa_node >= 0)
+		numa_free(r->lines, (size_t)r->n_lines * sizeof(struct handoff_line));
+	else
+		free(r->lines);
+	free(r);
+}
+
+/* Lines the producer may write now. */
+static inline uint32_t producer_room(struct handoff_ring *r, uint32_t head, uint32_t want)
+{
+	uint32_t room = r->n_lines - (head - r->cached_tail);
+	if (room < want) {
+		r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+		room = r->n_lines - (head - r->cached_tail);
+	}
+	return room;
+}
+
+static inline uint32_t consumer_avail(struct handoff_ring *r, uint32_t tail, uint32_t want)
+{
+	uint32_t avail = r->cached_head - tail;
+	if (avail < want) {
+		r->cached_head = atomic_load_explicit(&r->head, memory_order_acquire);
+		avail = r->cached_head - tail;
+	}
+	return avail;
+}
+
+uint32_t handoff_enqueue(struct handoff_ring *r, const uint32_t *bi, const uint16_t *tags, uint32_t n)
+{
+	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint32_t want = (n + HANDOFF_LINE_SLOTS - 1) / HANDOFF_LINE_SLOTS;
+	uint32_t room = producer_room(r, head, want);
+	uint32_t n_lines = MIN(room, want);
+	uint32_t taken = 0;
+	for (uint32_t l = 0; l < n_lines; l++) {
+		struct handoff_line *line = &r->lines[(head + l) & r->mask];
+		uint32_t k = MIN((uint32_t)HANDOFF_LINE_SLOTS, n - taken);
+		memcpy(line->bi, bi + taken, k * sizeof(uint32_t));
+		for (uint32_t s = 0; s < k; s++)
+			line->tag[s] = tags ? (uint16_t)(tags[taken + s] & HANDOFF_TAG_MASK) : 0;
+		line->n = (uint8_t)k;
+		line->flags = 0;
+		taken += k;
+	}
+	if (n_lines < want)
+		counter_add(&r->congestion, 1);
+	if (n_lines) {
+		atomic_store_explicit(&r->head, head + n_lines, memory_order_release);
+		counter_add(&r->lines_in, n_lines);
+		counter_add(&r->buffers_in, taken);
+	}
+	return taken;
+}
+
+uint32_t handoff_enqueue_lines(struct handoff_ring *r, const struct handoff_line *lines, uint32_t n)
+{
+	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint32_t k = MIN(n, producer_room(r, head, n));
+	uint32_t buffers = 0;
+	for (uint32_t l = 0; l < k; l++) {
+		r->lines[(head + l) & r->mask] = lines[l];
+		buffers += lines[l].n;
+	}
+	if (k < n)
+		counter_add(&r->congestion, 1);
+	if (k) {
+		atomic_store_explicit(&r->head, head + k, memory_order_release);
+		counter_add(&r->lines_in, k);
+		counter_add(&r->buffers_in, buffers);
+	}
+	return k;
+}
+
+uint32_t handoff_dequeue(struct handoff_ring *r, uint32_t *bi, uint16_t *tags, uint32_t max)
+{
+	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint32_t avail = consumer_avail(r, tail, max / HANDOFF_LINE_SLOTS);
+	uint32_t got = 0, l = 0;
+	for (; l < avail; l++) {
+		const struct handoff_line *line = &r->lines[(tail + l) & r->mask];
+		if (got + line->n > max)
+			break;
+		memcpy(bi + got, line->bi, line->n * sizeof(uint32_t));
+		if (tags)
+			memcpy(tags + got, line->tag, line->n * sizeof(uint16_t));
+		got += line->n;
+	}
+	if (l) {
+		atomic_store_explicit(&r->tail, tail + l, memory_order_release);
+		counter_add(&r->lines_out, l);
+		counter_add(&r->buffers_out, got);
+	}
+	return got;
+}
+
+uint32_t handoff_dequeue_lines(struct handoff_ring *r, struct handoff_line *lines, uint32_t max)
+{
+	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint32_t k = MIN(max, consumer_avail(r, tail, max));
+	uint32_t buffers = 0;
+	for (uint32_t l = 0; l < k; l++) {
+		lines[l] = r->lines[(tail + l) & r->mask];
+		buffers += lines[l].n;
+	}
+	if (k) {
+		atomic_store_explicit(&r->tail, tail + k, memory_order_release);
+		counter_add(&r->lines_out, k);
+		counter_add(&r->buffers_out, buffers);
+	}
+	return k;
+}
+
+uint32_t handoff_count(const struct handoff_ring *r)
+{
+	uint32_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	return head - tail;
+}
+
+void handoff_ring_stats(const struct handoff_ring *r, struct handoff_stats *st)
+{
+	st->lines_in = __atomic_load_n(&r->lines_in, __ATOMIC_RELAXED);
+	st->lines_out = __atomic_load_n(&r->lines_out, __ATOMIC_RELAXED);
+	st->buffers_in = __atomic_load_n(&r->buffers_in, __ATOMIC_RELAXED);
+	st->buffers_out = __atomic_load_n(&r->buffers_out, __ATOMIC_RELAXED);
+	st->congestion = __atomic_load_n(&r->congestion, __ATOMIC_RELAXED);
+	st->n_lines = r->n_lines;
+	st->used = handoff_count(r);
+}

@@ -1,0 +1,174 @@
+/* Worker threads and the barrier.
+ *
+ * The barrier is a request flag plus a generation: a datapath thread that
+ * sees the flag at its loop boundary records the generation it is parked for
+ * and spins until the flag drops. The requester waits until every active
+ * thread but itself has recorded the current generation; the generation makes
+ * a thread still leaving the previous barrier count as not yet parked.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graph/graph_private.h"
+
+static __thread uint32_t barrier_depth;
+
+void graph_barrier_check(struct graph_thread *t)
+{
+	struct graph *g = t->graph;
+	if (likely(!graph_barrier_requested(g)))
+		return;
+	while (atomic_load_explicit(&g->barrier_request, memory_order_acquire)) {
+		unsigned gen = atomic_load_explicit(&g->barrier_gen, memory_order_acquire);
+		if (atomic_load_explicit(&t->parked, memory_order_relaxed) != gen)
+			atomic_store_explicit(&t->parked, gen, memory_order_release);
+		cpu_relax();
+	}
+	atomic_store_explicit(&t->parked, 0, memory_order_release);
+}
+
+void graph_barrier_sync(struct graph *g)
+{
+	if (barrier_depth++)
+		return;
+	pthread_mutex_lock(&g->barrier_lock);
+	unsigned gen = atomic_load(&g->barrier_gen) + 1;
+	if (gen == 0)
+		gen = 1;
+	atomic_store(&g->barrier_gen, gen);
+	atomic_store(&g->barrier_request, 1);
+	struct graph_thread *self = graph_thread_current;
+	uint32_t n = atomic_load(&g->n_threads_published);
+	for (uint32_t i = 0; i < n; i++) {
+		struct graph_thread *t = g->threads[i];
+		if (t == self)
+			continue;
+		while (atomic_load(&t->active) && atomic_load(&t->parked) != gen)
+			sched_yield();
+	}
+}
+
+void graph_barrier_release(struct graph *g)
+{
+	if (--barrier_depth)
+		return;
+	atomic_store(&g->barrier_request, 0);
+	pthread_mutex_unlock(&g->barrier_lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct graph_thread *t = arg;
+	struct graph *g = t->graph;
+	graph_thread_current = t;
+	buffer_thread_register();
+	t->tid = (int)gettid();
+	char name[16];
+	snprintf(name, sizeof(name), "sluice-wk%u", (t->index - 1) % 1000u);
+	pthread_setname_np(pthread_self(), name);
+	atomic_store(&t->active, 1);
+	while (!atomic_load_explicit(&g->workers_stop, memory_order_relaxed)) {
+		uint32_t n = graph_thread_loop_once(t);
+		graph_thread_idle(t, n);
+	}
+	graph_dispatch_pending(t);
+	graph_thread_free_pending(t);
+	buffer_thread_unregister();
+	atomic_store(&t->active, 0);
+	return NULL;
+}
+
+static int start_one(struct graph *g, uint32_t index, int cpu, char *err, size_t errlen)
+{
+	struct graph_thread *t = graph_thread_alloc(g, index, err, errlen);
+	if (!t)
+		return -ENOMEM;
+	t->cpu = cpu;
+	t->numa_node = (cpu >= 0 && numa_available() >= 0) ? numa_node_of_cpu(cpu) : 0;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	if (cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	g->threads[index] = t;
+	atomic_store(&g->n_threads_published, index + 1);
+	g->n_threads = index + 1;
+	int rv = pthread_create(&t->pthread, &attr, worker_main, t);
+	pthread_attr_destroy(&attr);
+	if (rv) {
+		snprintf(err, errlen, "graph: cannot start worker %u on cpu %d: %s", index - 1, cpu, strerror(rv));
+		g->n_threads = index;
+		atomic_store(&g->n_threads_published, index);
+		g->threads[index] = NULL;
+		graph_thread_release(t);
+		return -rv;
+	}
+	t->started = true;
+	return 0;
+}
+
+int graph_workers_start(struct graph *g, const int *cpus, uint32_t n, char *err, size_t errlen)
+{
+	if (!g->built || g->n_threads != 1) {
+		snprintf(err, errlen, "graph: workers start once, after graph_build");
+		return -EINVAL;
+	}
+	if (n + 1 > GRAPH_MAX_THREADS) {
+		snprintf(err, errlen, "graph: %u workers requested, at most %d", n, GRAPH_MAX_THREADS - 1);
+		return -EINVAL;
+	}
+	atomic_store(&g->workers_stop, false);
+	for (uint32_t i = 0; i < n; i++) {
+		int rv = start_one(g, i + 1, cpus ? cpus[i] : -1, err, errlen);
+		if (rv) {
+			graph_workers_stop(g);
+			return rv;
+		}
+	}
+	return 0;
+}
+
+void graph_workers_stop(struct graph *g)
+{
+	if (g->n_threads <= 1)
+		return;
+	atomic_store(&g->workers_stop, true);
+	for (uint32_t i = 1; i < g->n_threads; i++)
+		if (g->threads[i]->started)
+			pthread_join(g->threads[i]->pthread, NULL);
+	atomic_store(&g->n_threads_published, 1);
+	for (uint32_t i = 1; i < g->n_threads; i++) {
+		graph_thread_release(g->threads[i]);
+		g->threads[i] = NULL;
+	}
+	g->n_threads = 1;
+}
+
+int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_thread_info *info)
+{
+	if (thread_index >= g->n_threads)
+		return -ENOENT;
+	struct graph_thread *t = g->threads[thread_index];
+	memset(info, 0, sizeof(*info));
+	if (thread_index == 0)
+		snprintf(info->name, sizeof(info->name), "main");
+	else
+		snprintf(info->name, sizeof(info->name), "worker %u", (thread_index - 1) % 1000u);
+	info->cpu = t->cpu;
+	info->numa_node = t->numa_node;
+	info->tid = t->tid;
+	info->loops = stat_read(&t->loops);
+	info->idle_loops = stat_read(&t->idle_loops);
+	uint64_t last = __atomic_load_n(&t->last_loop_ticks, __ATOMIC_RELAXED);
+	info->last_loop_ns = last ? (uint64_t)(graph_ticks_to_seconds(g, last) * 1e9) : 0;
+	info->running = atomic_load(&t->active) != 0;
+	return 0;
+}

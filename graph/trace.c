@@ -1,0 +1,126 @@
+/* Packet trace: input nodes mark packets; every node a marked packet reaches
+ * gets a fixed-size record appended before it runs. Records live in one slot
+ * per packet, written only by the thread that owns the packet at the time
+ * (handoff passes ownership with release/acquire), so tracing takes no lock. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/graph_private.h"
+
+static void trace_append(struct node_runtime *rt, struct buffer *b, uint64_t ticks)
+{
+	struct trace_packet *p = &rt->graph->trace[b->trace_handle];
+	if (p->n_records == TRACE_MAX_RECORDS_PER_PACKET) {
+		p->n_lost++;
+		return;
+	}
+	struct trace_record *r = &p->records[p->n_records++];
+	r->ticks = ticks;
+	r->node_index = rt->node_index;
+	r->thread_index = rt->thread_index;
+	r->reserved = 0;
+	memset(r->detail, 0, sizeof(r->detail));
+}
+
+void node_trace_input_mark(struct node_runtime *rt, const uint32_t *bi, uint32_t n)
+{
+	struct graph *g = rt->graph;
+	uint64_t ticks = cpu_ticks();
+	uint32_t k = MIN(n, rt->trace_budget);
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t slot = atomic_fetch_add(&g->trace_next, 1);
+		if (slot >= g->trace_cap) {
+			/* Trace buffer full: stop marking until `clear trace`. */
+			rt->trace_budget = 0;
+			return;
+		}
+		struct buffer *b = buffer_get(bi[i]);
+		b->flags |= BUFFER_F_TRACED;
+		b->trace_handle = slot;
+		g->trace[slot].n_records = 0;
+		g->trace[slot].n_lost = 0;
+		trace_append(rt, b, ticks);
+	}
+	rt->trace_budget -= k;
+}
+
+void graph_trace_frame(struct node_runtime *rt, const struct frame *f)
+{
+	uint64_t ticks = cpu_ticks();
+	for (uint32_t i = 0; i < f->n_vectors; i++) {
+		struct buffer *b = buffer_get(f->buffers[i]);
+		if (unlikely(b->flags & BUFFER_F_TRACED) && b->trace_handle < rt->graph->trace_cap)
+			trace_append(rt, b, ticks);
+	}
+}
+
+uint8_t *node_trace_detail(struct node_runtime *rt, struct buffer *b)
+{
+	if (!(b->flags & BUFFER_F_TRACED) || b->trace_handle >= rt->graph->trace_cap)
+		return NULL;
+	struct trace_packet *p = &rt->graph->trace[b->trace_handle];
+	if (p->n_records == 0)
+		return NULL;
+	struct trace_record *r = &p->records[p->n_records - 1];
+	if (r->node_index != rt->node_index || r->thread_index != rt->thread_index)
+		return NULL;
+	return r->detail;
+}
+
+int graph_trace_add(struct graph *g, const char *node_name, uint32_t n, char *err, size_t errlen)
+{
+	int ni = graph_node_index(g, node_name);
+	if (ni < 0) {
+		snprintf(err, errlen, "trace: no node named '%s'", node_name);
+		return -ENOENT;
+	}
+	if (g->nodes[ni].reg->type != NODE_TYPE_INPUT) {
+		snprintf(err, errlen, "trace: '%s' is not an input node", node_name);
+		return -EINVAL;
+	}
+	graph_barrier_sync(g);
+	for (uint32_t i = 0; i < g->n_threads; i++)
+		g->threads[i]->rts[ni].trace_budget += n;
+	atomic_store(&g->trace_active, true);
+	graph_barrier_release(g);
+	return 0;
+}
+
+void graph_trace_clear(struct graph *g)
+{
+	graph_barrier_sync(g);
+	for (uint32_t i = 0; i < g->n_threads; i++)
+		for (uint32_t k = 0; k < g->n_nodes; k++)
+			g->threads[i]->rts[k].trace_budget = 0;
+	uint32_t used = MIN(atomic_load(&g->trace_next), g->trace_cap);
+	memset(g->trace, 0, used * sizeof(*g->trace));
+	atomic_store(&g->trace_next, 0);
+	atomic_store(&g->trace_active, false);
+	graph_barrier_release(g);
+}
+
+uint32_t graph_trace_n_packets(struct graph *g)
+{
+	return MIN(atomic_load(&g->trace_next), g->trace_cap);
+}
+
+uint32_t graph_trace_packet(struct graph *g, uint32_t i, const struct trace_record **records, uint32_t *n_lost)
+{
+	if (i >= graph_trace_n_packets(g))
+		return 0;
+	*records = g->trace[i].records;
+	if (n_lost)
+		*n_lost = g->trace[i].n_lost;
+	return g->trace[i].n_records;
+}
+
+int graph_trace_format(struct graph *g, const struct trace_record *r, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = 0;
+	if (r->node_index >= g->n_nodes)
+		return 0;
+	node_format_trace_fn_t *fmt = g->nodes[r->node_index].reg->format_trace;
+	return fmt ? fmt(buf, len, r->detail) : 0;
+}
