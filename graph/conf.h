@@ -83,7 +83,8 @@ typedef int(conf_format_fn_t)(const struct conf_key *k, const void *obj, char *b
 struct conf_key {
 	const char *name;           /* NULL ends a table */
 	enum conf_type type;
-	const char *def;            /* default in config syntax; NULL: zero, empty, unset */
+	const char *def;            /* default in config syntax; NULL: leave the field as the
+	                             * struct came (zeroed, or as the block's init set it) */
 	uint64_t min, max;          /* inclusive, in stored units (bytes, ns, bps); max 0: the field's limit */
 	const char *const *choices; /* CONF_ENUM: names, NULL-terminated */
 	size_t offset, size;        /* of the field in the section's struct: use CONF_FIELD */

@@ -1,0 +1,45 @@
+/* The startup.conf sections the engine owns: `cpu`, `buffers`, `trace`.
+ *
+ *   cpu     { main-core 0  corelist-workers 1-2  idle-mode sleep  idle-max 1ms }
+ *   buffers { buffers-per-numa 16384  data-size 2048  page-size 2M }
+ *   trace   { max-packets 1024  start-node pg-input  start-count 10 }
+ *
+ * `buffers` fills struct buffer_config (graph/buffer.h) directly.
+ */
+#ifndef SLUICE_GRAPH_GRAPH_CONF_H
+#define SLUICE_GRAPH_GRAPH_CONF_H
+
+#include <stdint.h>
+
+#include "graph/conf.h"
+#include "graph/graph.h"
+
+struct graph_cpu_config {
+	uint32_t main_core;
+	struct conf_cpulist corelist_workers; /* explicit worker cores, in order */
+	uint32_t workers;                     /* or: this many, placed automatically */
+	uint32_t skip_cores;                  /* cores left alone by automatic placement */
+	uint32_t idle_mode;                   /* enum graph_idle_mode */
+	uint64_t idle_max_ns;
+};
+
+struct graph_trace_config {
+	uint32_t max_packets;            /* packets the trace buffer holds */
+	char start_node[CONF_NAME_SIZE]; /* input node to trace from start-up, "" for none */
+	uint32_t start_count;            /* packets to trace from it */
+};
+
+extern const struct conf_section graph_cpu_conf_section;
+extern const struct conf_section graph_buffers_conf_section; /* struct buffer_config */
+extern const struct conf_section graph_trace_conf_section;
+
+/* The cores workers run on: corelist-workers as written, or `workers N`
+ * placed on the lowest cores from skip-cores up, main-core excluded. Writes
+ * at most max entries and returns the worker count. */
+uint32_t graph_cpu_config_workers(const struct graph_cpu_config *c, int *cpus, uint32_t max);
+
+/* The graph_config these sections describe. */
+void graph_config_from_conf(struct graph_config *gc, const struct graph_cpu_config *cpu,
+			    const struct graph_trace_config *trace);
+
+#endif
