@@ -1,0 +1,326 @@
+/* Engine suite: frames and per-next order, arcs, clones, barrier, trace. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graph/graph.h"
+#include "tests/graph/test_nodes.h"
+
+static const struct node_reg *const classify_graph[] = { &tn_source_node, &tn_classify_node, &tn_forward_node,
+							  &tn_sink_a_node, &tn_sink_b_node, &tn_sink_c_node };
+
+static void logs_alloc(void)
+{
+	for (int i = 0; i < 3; i++) {
+		tn_sink_logs[i] = calloc(1, sizeof(struct tn_sink_log));
+		ck_assert_ptr_nonnull(tn_sink_logs[i]);
+	}
+}
+
+static void logs_free(void)
+{
+	for (int i = 0; i < 3; i++) {
+		free(tn_sink_logs[i]);
+		tn_sink_logs[i] = NULL;
+	}
+}
+
+static void source_reset(uint32_t burst)
+{
+	memset(&tn_source, 0, sizeof(tn_source));
+	tn_source.burst = burst;
+	tn_source_next = 0;
+}
+
+/* Every sink sees exactly its packets, in the order they were produced,
+ * including across frames when one call enqueues more than 256. */
+START_TEST(test_enqueue_keeps_per_next_order)
+{
+	tn_buffers(8192);
+	logs_alloc();
+	source_reset(FRAME_SIZE);
+	tn_source.budget[0] = 5000;
+	struct graph *g = tn_graph(classify_graph, ARRAY_LEN(classify_graph));
+	for (int i = 0; i < 100; i++)
+		graph_main_poll(g);
+	uint32_t expect_n[3] = { 0, 0, 0 };
+	for (uint32_t s = 0; s < 5000; s++)
+		if (s % 7 != 6)
+			expect_n[s % 3]++;
+	for (int k = 0; k < 3; k++) {
+		ck_assert_uint_eq(tn_sink_logs[k]->n, expect_n[k]);
+		uint32_t s = (uint32_t)k;
+		for (uint32_t i = 0; i < tn_sink_logs[k]->n; i++, s += 3) {
+			while (s % 7 == 6)
+				s += 3;
+			ck_assert_uint_eq(tn_sink_logs[k]->seq[i], s);
+		}
+	}
+	int cl = graph_node_index(g, "tn-classify");
+	ck_assert_uint_eq(graph_node_error_count(g, (uint32_t)cl, 0), 5000 / 7);
+	ck_assert_uint_eq(graph_arc_packets(g, (uint32_t)cl, 0), 5000 / 7);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	graph_destroy(g);
+	logs_free();
+	buffer_main_free();
+}
+END_TEST
+
+/* One call enqueueing more than a frame holds: several frames, in order. */
+static uint32_t big_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)f;
+	static int done;
+	if (done++)
+		return 0;
+	uint32_t bi[1000];
+	ck_assert_uint_eq(buffer_alloc(bi, 1000, -1), 1000);
+	for (uint32_t i = 0; i < 1000; i++)
+		tn_set_seq(bi[i], i);
+	node_enqueue(rt, 0, bi, 1000);
+	return 1000;
+}
+
+static const struct node_reg big_node = {
+	.name = "tn-big", .type = NODE_TYPE_INPUT, .fn = big_fn, .n_next = 1, .next_nodes = { "tn-sink-a" }
+};
+
+START_TEST(test_enqueue_spans_frames)
+{
+	tn_buffers(2048);
+	logs_alloc();
+	const struct node_reg *regs[] = { &big_node, &tn_sink_a_node };
+	struct graph *g = tn_graph(regs, 2);
+	graph_main_poll(g);
+	ck_assert_uint_eq(tn_sink_logs[0]->n, 1000);
+	for (uint32_t i = 0; i < 1000; i++)
+		ck_assert_uint_eq(tn_sink_logs[0]->seq[i], i);
+	struct node_stats st;
+	graph_node_stats(g, 0, (uint32_t)graph_node_index(g, "tn-sink-a"), &st);
+	ck_assert_uint_eq(st.calls, 4); /* 256 + 256 + 256 + 232 */
+	ck_assert_uint_eq(st.vectors, 1000);
+	graph_destroy(g);
+	logs_free();
+	buffer_main_free();
+}
+END_TEST
+
+START_TEST(test_missing_next_names_both_nodes)
+{
+	char err[256] = "";
+	struct graph *g = graph_create(NULL, err, sizeof(err));
+	ck_assert_int_ge(graph_add_node(g, &tn_bad_node, err, sizeof(err)), 0);
+	ck_assert_int_ge(graph_add_node(g, &tn_sink_a_node, err, sizeof(err)), 0);
+	ck_assert_int_eq(graph_build(g, err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "graph: node 'tn-bad' names next node 'no-such-node', which does not exist");
+	graph_destroy(g);
+}
+END_TEST
+
+START_TEST(test_duplicate_node_refused)
+{
+	char err[256] = "";
+	struct graph *g = graph_create(NULL, err, sizeof(err));
+	ck_assert_int_ge(graph_add_node(g, &tn_sink_a_node, err, sizeof(err)), 0);
+	ck_assert_int_eq(graph_add_node(g, &tn_sink_a_node, err, sizeof(err)), -EEXIST);
+	ck_assert_str_eq(err, "graph: node 'tn-sink-a' is registered twice");
+	graph_destroy(g);
+}
+END_TEST
+
+START_TEST(test_set_next_repoints_arc)
+{
+	tn_buffers(2048);
+	logs_alloc();
+	source_reset(10);
+	tn_source_next = 1;
+	tn_source.budget[0] = 20;
+	struct graph *g = tn_graph(classify_graph, ARRAY_LEN(classify_graph));
+	uint32_t fw = (uint32_t)graph_node_index(g, "tn-forward");
+	char err[256];
+	graph_main_poll(g);
+	ck_assert_int_eq(graph_set_next(g, fw, 0, "tn-sink-b", err, sizeof(err)), 0);
+	ck_assert_int_eq(graph_node_next(g, fw, 0), graph_node_index(g, "tn-sink-b"));
+	graph_main_poll(g);
+	ck_assert_uint_eq(tn_sink_logs[0]->n, 10);
+	ck_assert_uint_eq(tn_sink_logs[1]->n, 10);
+	ck_assert_uint_eq(tn_sink_logs[1]->seq[0], 10);
+	ck_assert_int_eq(graph_set_next(g, fw, 0, "nowhere", err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(graph_set_next(g, fw, 5, "tn-sink-a", err, sizeof(err)), -ENOENT);
+	int k = graph_add_next(g, fw, "tn-sink-c", err, sizeof(err));
+	ck_assert_int_eq(k, 1);
+	ck_assert_int_eq(graph_add_next(g, fw, "tn-sink-c", err, sizeof(err)), 1);
+	graph_destroy(g);
+	logs_free();
+	buffer_main_free();
+}
+END_TEST
+
+/* Each thread's clone counts only its own work. */
+START_TEST(test_clones_count_independently)
+{
+	tn_buffers(8192);
+	source_reset(32);
+	tn_source.budget[0] = 320;
+	tn_source.budget[1] = 3200;
+	struct graph *g = tn_graph(classify_graph, ARRAY_LEN(classify_graph));
+	char err[256];
+	int cpus[1] = { -1 };
+	ck_assert_msg(graph_workers_start(g, cpus, 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(graph_n_threads(g), 2);
+	for (int i = 0; i < 20; i++)
+		graph_main_poll(g);
+	uint32_t src = (uint32_t)graph_node_index(g, "tn-source");
+	uint32_t cl = (uint32_t)graph_node_index(g, "tn-classify");
+	struct node_stats s0, s1;
+	for (int i = 0; i < 5000; i++) {
+		graph_node_stats(g, 1, cl, &s1);
+		if (s1.vectors == 3200)
+			break;
+		usleep(1000);
+	}
+	graph_node_stats(g, 0, src, &s0);
+	graph_node_stats(g, 1, src, &s1);
+	ck_assert_uint_eq(s0.vectors, 320);
+	ck_assert_uint_eq(s1.vectors, 3200);
+	graph_node_stats(g, 0, cl, &s0);
+	graph_node_stats(g, 1, cl, &s1);
+	ck_assert_uint_eq(s0.vectors, 320);
+	ck_assert_uint_eq(s1.vectors, 3200);
+	ck_assert_uint_eq(s0.calls, 10);
+	ck_assert_uint_eq(s1.calls, 100);
+	/* seq numbers 0..3519 were shared out; every seventh was dropped once */
+	ck_assert_uint_eq(graph_node_error_count(g, cl, 0), 502);
+	graph_clear_runtime(g);
+	graph_node_stats(g, 1, cl, &s1);
+	ck_assert_uint_eq(s1.vectors, 0);
+	graph_destroy(g);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_main_free();
+}
+END_TEST
+
+/* A worker dispatches without pause while the control thread re-points the
+ * forwarder's arc 1,000 times: every packet arrives exactly once. */
+START_TEST(test_barrier_repoint_loses_nothing)
+{
+	enum { N = 2000000 };
+	tn_buffers(16384);
+	logs_alloc();
+	source_reset(64);
+	tn_source_next = 1;
+	tn_source.budget[1] = N;
+	struct graph_config gc;
+	graph_config_default(&gc);
+	gc.idle_mode = GRAPH_IDLE_POLL;
+	char err[256];
+	struct graph *g = graph_create(&gc, err, sizeof(err));
+	ck_assert_int_ge(graph_add_node(g, node_registry_find("error-drop"), err, sizeof(err)), 0);
+	for (uint32_t i = 0; i < ARRAY_LEN(classify_graph); i++)
+		ck_assert_int_ge(graph_add_node(g, classify_graph[i], err, sizeof(err)), 0);
+	ck_assert_int_eq(graph_build(g, err, sizeof(err)), 0);
+	uint32_t fw = (uint32_t)graph_node_index(g, "tn-forward");
+	ck_assert_int_eq(graph_workers_start(g, NULL, 1, err, sizeof(err)), 0);
+	for (int i = 0; i < 1000; i++) {
+		ck_assert_int_eq(graph_set_next(g, fw, 0, (i & 1) ? "tn-sink-a" : "tn-sink-b", err, sizeof(err)), 0);
+		usleep(200);
+	}
+	uint32_t sink_b = (uint32_t)graph_node_index(g, "tn-sink-b");
+	uint32_t sink_a = (uint32_t)graph_node_index(g, "tn-sink-a");
+	for (int i = 0; i < 30000; i++) {
+		struct node_stats sa, sb;
+		graph_node_stats(g, 1, sink_a, &sa);
+		graph_node_stats(g, 1, sink_b, &sb);
+		if (sa.vectors + sb.vectors == N)
+			break;
+		usleep(1000);
+	}
+	graph_workers_stop(g);
+	uint8_t *seen = calloc(N, 1);
+	uint32_t total = 0;
+	for (int k = 0; k < 2; k++) {
+		ck_assert_uint_gt(tn_sink_logs[k]->n, 0);
+		for (uint32_t i = 0; i < tn_sink_logs[k]->n; i++) {
+			uint32_t s = tn_sink_logs[k]->seq[i];
+			ck_assert_uint_lt(s, N);
+			ck_assert_msg(!seen[s], "packet %u seen twice", s);
+			seen[s] = 1;
+			total++;
+		}
+	}
+	ck_assert_uint_eq(total, N);
+	free(seen);
+	graph_destroy(g);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	logs_free();
+	buffer_main_free();
+}
+END_TEST
+
+/* Traced packets carry exactly the records of the nodes they visited. */
+START_TEST(test_trace_records_path)
+{
+	tn_buffers(2048);
+	source_reset(4);
+	tn_source.budget[0] = 16;
+	struct graph *g = tn_graph(classify_graph, ARRAY_LEN(classify_graph));
+	char err[256];
+	ck_assert_int_eq(graph_trace_add(g, "tn-classify", 5, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "trace: 'tn-classify' is not an input node");
+	ck_assert_int_eq(graph_trace_add(g, "tn-source", 9, err, sizeof(err)), 0);
+	for (int i = 0; i < 10; i++)
+		graph_main_poll(g);
+	ck_assert_uint_eq(graph_trace_n_packets(g), 9);
+	int src = graph_node_index(g, "tn-source"), cl = graph_node_index(g, "tn-classify");
+	int drop = graph_node_index(g, "error-drop");
+	int sinks[3] = { graph_node_index(g, "tn-sink-a"), graph_node_index(g, "tn-sink-b"),
+			 graph_node_index(g, "tn-sink-c") };
+	for (uint32_t p = 0; p < 9; p++) {
+		const struct trace_record *r;
+		uint32_t n = graph_trace_packet(g, p, &r, NULL);
+		ck_assert_uint_eq(n, 3);
+		ck_assert_int_eq(r[0].node_index, src);
+		ck_assert_int_eq(r[1].node_index, cl);
+		ck_assert_int_eq(r[2].node_index, p % 7 == 6 ? drop : sinks[p % 3]);
+		ck_assert_uint_le(r[0].ticks, r[1].ticks);
+		ck_assert_uint_le(r[1].ticks, r[2].ticks);
+		char buf[128];
+		graph_trace_format(g, &r[1], buf, sizeof(buf));
+		char want[64];
+		snprintf(want, sizeof(want), "seq %u next %u", p, p % 7 == 6 ? 0 : 1 + p % 3);
+		ck_assert_str_eq(buf, want);
+		if (p == 6) {
+			graph_trace_format(g, &r[2], buf, sizeof(buf));
+			ck_assert_str_eq(buf, "tn-classify: every seventh packet");
+		}
+	}
+	graph_trace_clear(g);
+	ck_assert_uint_eq(graph_trace_n_packets(g), 0);
+	graph_destroy(g);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_main_free();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("graph");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_enqueue_keeps_per_next_order);
+	tcase_add_test(tc, test_enqueue_spans_frames);
+	tcase_add_test(tc, test_missing_next_names_both_nodes);
+	tcase_add_test(tc, test_duplicate_node_refused);
+	tcase_add_test(tc, test_set_next_repoints_arc);
+	tcase_add_test(tc, test_clones_count_independently);
+	tcase_add_test(tc, test_barrier_repoint_loses_nothing);
+	tcase_add_test(tc, test_trace_records_path);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
