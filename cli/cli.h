@@ -156,6 +156,9 @@ void cli_json_print(struct cli_session *s, cJSON *root);
 struct cli_dot;
 
 struct cli_dot *cli_dot_create(const char *graph_name);
+/* A raw statement, for graph-wide attributes: "rankdir=LR",
+ * "node [shape=box]". */
+void cli_dot_statement(struct cli_dot *d, const char *stmt);
 /* attrs: extra raw DOT attributes ("shape=box, color=gray") or NULL. */
 void cli_dot_node(struct cli_dot *d, const char *id, const char *label, const char *attrs);
 void cli_dot_edge(struct cli_dot *d, const char *from, const char *to, const char *label, const char *attrs);

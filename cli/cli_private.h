@@ -1,0 +1,63 @@
+/* What cli/ shares between its files and with sluicectl: the wire protocol
+ * and the session layout. Nothing here is for subsystems.
+ *
+ * Wire protocol. A client may open with one hello line:
+ *   "SLUICECTL/1 exec\n" then one command line ending in '\n': the server
+ *     runs it, sends its output ('\n'-terminated lines), then a NUL byte, the
+ *     decimal status (0, or the positive errno of the failure) and '\n', and
+ *     closes. This is how `sluicectl CMD` learns that a command failed.
+ *   "SLUICECTL/1 interactive\n": a libcli session without telnet option
+ *     negotiation, for sluicectl's raw terminal relay.
+ * A client that sends nothing within CLI_HELLO_WAIT_MS, or something else,
+ * gets a telnet-style libcli session (nc -U, socat, telnet to the TCP port);
+ * what it sent is left for libcli to read.
+ */
+#ifndef SLUICE_CLI_CLI_PRIVATE_H
+#define SLUICE_CLI_CLI_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CLI_HELLO_EXEC "SLUICECTL/1 exec\n"
+#define CLI_HELLO_INTERACTIVE "SLUICECTL/1 interactive\n"
+#define CLI_HELLO_WAIT_MS 200
+#define CLI_STATUS_MARK '\0'
+
+#ifndef SLUICECTL
+
+#include "cli/cli.h"
+
+struct cli_def;
+
+/* Where a session's output goes. */
+enum cli_out {
+	CLI_OUT_CLIENT, /* libcli's own client stream (interactive sessions) */
+	CLI_OUT_SOCKET, /* one-shot: lines written to fd */
+	CLI_OUT_BUFFER, /* cli_exec_line: collected in out */
+	CLI_OUT_LOG,    /* exec files: one log line each */
+};
+
+struct cli_session {
+	struct cli_def *def; /* libcli's per-session state and command tree */
+	struct graph *graph;
+	enum cli_out out_mode;
+	int fd;
+	int status;   /* negative errno of the last command run, 0 when it worked */
+	bool printed; /* the last command printed something */
+	char *out;
+	size_t out_len, out_cap;
+};
+
+/* Create a session with the registry's command tree; NULL when out of
+ * memory. */
+struct cli_session *cli_session_create(struct graph *g, enum cli_out mode, int fd);
+void cli_session_destroy(struct cli_session *s);
+
+/* Run one line in a session; returns 0 or a negative errno. */
+int cli_session_run(struct cli_session *s, const char *line);
+
+/* The graph new sessions get. */
+struct graph *cli_current_graph(void);
+
+#endif
+#endif

@@ -1,0 +1,467 @@
+/* The command registry and sessions: every session builds its own libcli
+ * command tree from the registry (libcli's state is per cli_def, and one
+ * cli_def must not be shared between threads), and every command runs
+ * through one dispatcher that serialises commands, prints usage on bad
+ * arguments and records the status for sluicectl.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <libcli.h>
+
+#include "cli/cli_private.h"
+#include "graph/util.h"
+#include "sluice_version.h"
+
+static struct {
+	pthread_mutex_t lock;
+	const struct cli_command_reg **regs; /* sorted by path */
+	uint32_t n, cap;
+} registry = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* One command at a time across sessions, as VPP runs its CLI on one thread:
+ * commands then never race each other on graph state or the barrier. */
+static pthread_mutex_t command_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct graph *current_graph;
+
+void cli_set_graph(struct graph *g)
+{
+	__atomic_store_n(&current_graph, g, __ATOMIC_RELEASE);
+}
+
+struct graph *cli_current_graph(void)
+{
+	return __atomic_load_n(&current_graph, __ATOMIC_ACQUIRE);
+}
+
+static bool registry_grow(void)
+{
+	uint32_t cap = registry.cap ? registry.cap * 2 : 64;
+	const struct cli_command_reg **r = realloc(registry.regs, cap * sizeof(*r));
+	if (!r)
+		return false;
+	registry.regs = r;
+	registry.cap = cap;
+	return true;
+}
+
+void cli_command_add(const struct cli_command_reg *reg)
+{
+	if (!reg->path || !reg->path[0] || !reg->fn) {
+		graph_log("cli", "command without a path or function ignored");
+		return;
+	}
+	pthread_mutex_lock(&registry.lock);
+	uint32_t i = 0;
+	while (i < registry.n && strcmp(registry.regs[i]->path, reg->path) < 0)
+		i++;
+	if (i < registry.n && !strcmp(registry.regs[i]->path, reg->path))
+		graph_log("cli", "command '%s' registered twice; keeping the first", reg->path);
+	else if (registry.n < registry.cap || registry_grow()) {
+		memmove(registry.regs + i + 1, registry.regs + i, (registry.n - i) * sizeof(*registry.regs));
+		registry.regs[i] = reg;
+		registry.n++;
+	}
+	pthread_mutex_unlock(&registry.lock);
+}
+
+static const struct cli_command_reg *registry_find(const char *path)
+{
+	const struct cli_command_reg *found = NULL;
+	pthread_mutex_lock(&registry.lock);
+	for (uint32_t i = 0; i < registry.n && !found; i++)
+		if (!strcmp(registry.regs[i]->path, path))
+			found = registry.regs[i];
+	pthread_mutex_unlock(&registry.lock);
+	return found;
+}
+
+/* ---- output ---- */
+
+static void buffer_append(struct cli_session *s, const char *line)
+{
+	size_t n = strlen(line);
+	if (s->out_len + n + 2 > s->out_cap) {
+		size_t cap = MAX(s->out_cap * 2, s->out_len + n + 2);
+		char *p = realloc(s->out, cap);
+		if (!p)
+			return;
+		s->out = p;
+		s->out_cap = cap;
+	}
+	memcpy(s->out + s->out_len, line, n);
+	s->out_len += n;
+	s->out[s->out_len++] = '\n';
+	s->out[s->out_len] = 0;
+}
+
+static void socket_write(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return; /* the client left; the command still completes */
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+/* libcli hands every output line (command output and its own messages)
+ * here when the session is not an interactive client. */
+static void print_line(struct cli_def *def, const char *line)
+{
+	struct cli_session *s = cli_get_context(def);
+	s->printed = true;
+	switch (s->out_mode) {
+	case CLI_OUT_SOCKET:
+		socket_write(s->fd, line, strlen(line));
+		socket_write(s->fd, "\n", 1);
+		break;
+	case CLI_OUT_BUFFER:
+		buffer_append(s, line);
+		break;
+	case CLI_OUT_LOG:
+		graph_log("cli", "%s", line);
+		break;
+	case CLI_OUT_CLIENT:
+		break;
+	}
+}
+
+void cli_printf(struct cli_session *s, const char *fmt, ...)
+{
+	char *text;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* libcli would print an empty line after a trailing newline */
+	if (n > 0 && text[n - 1] == '\n')
+		text[n - 1] = 0;
+	s->printed = true;
+	cli_print(s->def, "%s", text);
+	free(text);
+}
+
+int cli_fail(struct cli_session *s, int err, const char *fmt, ...)
+{
+	char *text;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n >= 0) {
+		cli_printf(s, "error: %s", text);
+		free(text);
+	}
+	return err;
+}
+
+struct graph *cli_graph(struct cli_session *s)
+{
+	return s->graph;
+}
+
+/* ---- arguments ---- */
+
+static bool parse_u32(const char *w, const struct cli_arg *a, uint32_t *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(w, &end, 0);
+	if (errno || end == w || *end || w[0] == '-' || x > UINT32_MAX)
+		return false;
+	if ((a->min || a->max) && (x < a->min || x > a->max))
+		return false;
+	*v = (uint32_t)x;
+	return true;
+}
+
+static const struct cli_arg *find_keyword(const struct cli_arg *args, size_t n, const char *w)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((args[i].kind == CLI_ARG_FLAG || args[i].kind == CLI_ARG_KEY_U32) && !strcmp(args[i].name, w))
+			return &args[i];
+	return NULL;
+}
+
+static int bad_number(struct cli_session *s, const struct cli_arg *a, const char *w)
+{
+	if (a->min || a->max)
+		return cli_fail(s, -EINVAL, "%s: '%s' is not a number in %u..%u", a->name, w, a->min, a->max);
+	return cli_fail(s, -EINVAL, "%s: '%s' is not a number", a->name, w);
+}
+
+/* Values land in a scratch copy first so that a bad line changes nothing. */
+struct parsed {
+	bool flag;
+	uint32_t u32;
+	const char *word;
+	bool seen;
+};
+
+static int take_word(struct cli_session *s, const struct cli_arg *args, size_t n_args, struct parsed *p,
+		     int argc, char **argv, int *i)
+{
+	const char *w = argv[*i];
+	const struct cli_arg *k = find_keyword(args, n_args, w);
+	if (k) {
+		struct parsed *v = &p[k - args];
+		v->seen = true;
+		v->flag = true;
+		if (k->kind == CLI_ARG_KEY_U32) {
+			if (*i + 1 >= argc)
+				return cli_fail(s, -EINVAL, "%s needs a number", k->name);
+			if (!parse_u32(argv[++*i], k, &v->u32))
+				return bad_number(s, k, argv[*i]);
+		}
+		return 0;
+	}
+	for (size_t j = 0; j < n_args; j++) {
+		if (p[j].seen || (args[j].kind != CLI_ARG_WORD && args[j].kind != CLI_ARG_U32))
+			continue;
+		p[j].seen = true;
+		p[j].word = w;
+		if (args[j].kind == CLI_ARG_U32 && !parse_u32(w, &args[j], &p[j].u32))
+			return bad_number(s, &args[j], w);
+		return 0;
+	}
+	return cli_fail(s, -EINVAL, "unexpected '%s'", w);
+}
+
+static void store(const struct cli_arg *a, const struct parsed *p)
+{
+	switch (a->kind) {
+	case CLI_ARG_FLAG:
+		*(bool *)a->dst = p->flag;
+		break;
+	case CLI_ARG_KEY_U32:
+	case CLI_ARG_U32:
+		*(uint32_t *)a->dst = p->u32;
+		break;
+	case CLI_ARG_WORD:
+		*(const char **)a->dst = p->word;
+		break;
+	}
+}
+
+int cli_args_parse(struct cli_session *s, int argc, char **argv, const struct cli_arg *args, size_t n_args)
+{
+	struct parsed p[n_args ? n_args : 1];
+	memset(p, 0, sizeof(p));
+	for (int i = 0; i < argc; i++) {
+		int rc = take_word(s, args, n_args, p, argc, argv, &i);
+		if (rc)
+			return rc;
+	}
+	for (size_t j = 0; j < n_args; j++) {
+		bool positional = args[j].kind == CLI_ARG_WORD || args[j].kind == CLI_ARG_U32;
+		if (positional && !p[j].seen)
+			return cli_fail(s, -EINVAL, "missing %s", args[j].name);
+	}
+	for (size_t j = 0; j < n_args; j++)
+		if (p[j].seen)
+			store(&args[j], &p[j]);
+	return 0;
+}
+
+/* ---- dispatch ---- */
+
+static void print_usage(struct cli_session *s, const struct cli_command_reg *reg)
+{
+	cli_printf(s, "usage: %s", reg->usage ? reg->usage : reg->path);
+}
+
+/* The one libcli callback of every registered command. `command` is the
+ * full path libcli matched (abbreviations expanded). */
+static int dispatch(struct cli_def *def, const char *command, char **argv, int argc)
+{
+	struct cli_session *s = cli_get_context(def);
+	const struct cli_command_reg *reg = registry_find(command);
+	if (!reg) {
+		s->status = -ENOENT;
+		return CLI_ERROR;
+	}
+	/* libcli passes a trailing '?' through when a command has no
+	 * sub-words left: that is a request for help, not an argument. */
+	if (argc && !strcmp(argv[argc - 1], "?")) {
+		print_usage(s, reg);
+		cli_printf(s, "  %s", reg->help ? reg->help : "");
+		s->status = 0;
+		return CLI_OK;
+	}
+	pthread_mutex_lock(&command_lock);
+	int rc = reg->fn(s, argc, argv);
+	pthread_mutex_unlock(&command_lock);
+	if (rc == -EINVAL)
+		print_usage(s, reg);
+	s->status = rc < 0 ? rc : 0;
+	return rc < 0 ? CLI_ERROR : CLI_OK;
+}
+
+/* Print the registered commands under a prefix ("" for all). */
+static void list_commands(struct cli_session *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	pthread_mutex_lock(&registry.lock);
+	struct cli_table *t = cli_table_create((const struct cli_table_col[]){ { "Command", false }, { "Help", false } }, 2);
+	for (uint32_t i = 0; t && i < registry.n; i++) {
+		const struct cli_command_reg *r = registry.regs[i];
+		if (strncmp(r->path, prefix, n) || (n && r->path[n] != ' '))
+			continue;
+		cli_table_cell(t, "%s", r->usage ? r->usage : r->path);
+		cli_table_cell(t, "%s", r->help ? r->help : "");
+	}
+	pthread_mutex_unlock(&registry.lock);
+	cli_table_print(s, t);
+}
+
+/* Callback of a word that only groups others ("show", "trace"): alone or
+ * followed by an unknown word it lists what may follow, and fails. */
+static int group(struct cli_def *def, const char *command, char **argv, int argc)
+{
+	struct cli_session *s = cli_get_context(def);
+	if (argc && strcmp(argv[0], "?"))
+		cli_printf(s, "error: unknown command '%s %s'", command, argv[0]);
+	else if (!argc)
+		cli_printf(s, "error: '%s' needs more words", command);
+	list_commands(s, command);
+	s->status = argc && !strcmp(argv[0], "?") ? 0 : -EINVAL;
+	return s->status ? CLI_ERROR : CLI_OK;
+}
+
+/*
+ * sluice> help
+ * Command                          Help
+ * clear errors                     Zero every error counter
+ * ...
+ * Words may be abbreviated; '?' lists what may follow, TAB completes.
+ */
+static int help(struct cli_def *def, const char *command, char **argv, int argc)
+{
+	(void)command, (void)argv, (void)argc;
+	struct cli_session *s = cli_get_context(def);
+	list_commands(s, "");
+	cli_printf(s, "Words may be abbreviated; '?' lists what may follow, TAB completes.");
+	s->status = 0;
+	return CLI_OK;
+}
+
+static struct cli_command *find_child(struct cli_def *def, struct cli_command *parent, const char *word)
+{
+	struct cli_command *c = parent ? parent->children : def->commands;
+	for (; c; c = c->next)
+		if (c->command_type == CLI_REGULAR_COMMAND && !strcmp(c->command, word))
+			return c;
+	return NULL;
+}
+
+/* Make a leaf out of a word first created as a group. */
+static bool make_leaf(struct cli_command *c, const char *help_text)
+{
+	char *h = strdup(help_text);
+	if (!h)
+		return false;
+	free(c->help);
+	c->help = h;
+	c->callback = dispatch;
+	return true;
+}
+
+static bool add_path(struct cli_def *def, const struct cli_command_reg *reg)
+{
+	char words[CLI_LINE_MAX];
+	snprintf(words, sizeof(words), "%s", reg->path);
+	struct cli_command *parent = NULL;
+	char *save = NULL;
+	for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		bool last = !save || !*save;
+		const char *help_text = last ? (reg->help ? reg->help : "") : "";
+		struct cli_command *c = find_child(def, parent, w);
+		if (c && last && c->callback != dispatch && !make_leaf(c, help_text))
+			return false;
+		if (!c)
+			c = cli_register_command(def, parent, w, last ? dispatch : group, PRIVILEGE_UNPRIVILEGED,
+						 MODE_EXEC, help_text);
+		if (!c)
+			return false;
+		parent = c;
+	}
+	return true;
+}
+
+/* libcli's built-ins that mean nothing here (privilege levels, config
+ * mode) go; quit, exit and history stay; help is ours. */
+static void trim_builtins(struct cli_def *def)
+{
+	static const char *const drop[] = { "help", "enable", "disable", "configure", "logout" };
+	for (size_t i = 0; i < ARRAY_LEN(drop); i++)
+		cli_unregister_command(def, drop[i]);
+	cli_register_command(def, NULL, "help", help, PRIVILEGE_UNPRIVILEGED, MODE_EXEC,
+			     "List every command with its usage");
+}
+
+static bool build_tree(struct cli_def *def)
+{
+	bool ok = true;
+	trim_builtins(def);
+	pthread_mutex_lock(&registry.lock);
+	for (uint32_t i = 0; i < registry.n && ok; i++)
+		ok = add_path(def, registry.regs[i]);
+	pthread_mutex_unlock(&registry.lock);
+	return ok;
+}
+
+struct cli_session *cli_session_create(struct graph *g, enum cli_out mode, int fd)
+{
+	struct cli_session *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->graph = g;
+	s->out_mode = mode;
+	s->fd = fd;
+	s->def = cli_init();
+	if (!s->def || !build_tree(s->def)) {
+		cli_session_destroy(s);
+		return NULL;
+	}
+	cli_set_context(s->def, s);
+	cli_set_hostname(s->def, "sluice");
+	cli_set_banner(s->def, "sluice " SLUICE_VERSION " debug CLI: 'help' lists commands, '?' shows what may follow");
+	if (mode != CLI_OUT_CLIENT)
+		cli_print_callback(s->def, print_line);
+	return s;
+}
+
+void cli_session_destroy(struct cli_session *s)
+{
+	if (!s)
+		return;
+	if (s->def)
+		cli_done(s->def);
+	free(s->out);
+	free(s);
+}
+
+int cli_session_run(struct cli_session *s, const char *line)
+{
+	s->status = -EINVAL; /* stays so when libcli rejects the line itself */
+	s->printed = false;
+	int rc = cli_run_command(s->def, line);
+	if (rc == CLI_QUIT)
+		return 0;
+	if (rc != CLI_OK && !s->printed)
+		cli_printf(s, "error: invalid command; 'help' lists commands");
+	return rc == CLI_OK ? 0 : s->status;
+}

@@ -1,0 +1,271 @@
+/* sluicectl: talk to a running sluice.
+ *
+ *   sluicectl [-s SOCKET] CMD...   run one command, print its output, exit 0
+ *                                  when it worked, 1 when it failed, 2 when
+ *                                  sluice could not be reached
+ *   sluicectl [-s SOCKET]          interactive: the terminal is put in raw
+ *                                  mode and relayed to a libcli session, so
+ *                                  history, '?' and TAB are libcli's
+ *
+ * SOCKET is a unix socket path or HOST:PORT (default: the build's socket).
+ * The wire protocol is described in cli/cli_private.h.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define SLUICECTL
+#include "cli/cli_private.h"
+#include "sluice_version.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: sluicectl [-s SOCKET] [COMMAND...]\n"
+		   "  -s SOCKET  unix socket path or HOST:PORT (default %s)\n"
+		   "  With a COMMAND, run it and exit with its status; without, run interactively.\n",
+		SLUICE_DEFAULT_CLI_SOCKET);
+}
+
+static int connect_unix(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int connect_tcp(const char *addr)
+{
+	char host[256];
+	const char *colon = strrchr(addr, ':');
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
+	if (getaddrinfo(host[0] ? host : "127.0.0.1", colon + 1, &hints, &ai)) {
+		errno = EINVAL;
+		return -1;
+	}
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		int e = errno;
+		close(fd);
+		fd = -1;
+		errno = e;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+static int connect_to(const char *where)
+{
+	bool tcp = !strchr(where, '/') && strchr(where, ':');
+	int fd = tcp ? connect_tcp(where) : connect_unix(where);
+	if (fd < 0)
+		fprintf(stderr, "sluicectl: cannot connect to %s: %s\n", where, strerror(errno));
+	return fd;
+}
+
+/* Write everything; a peer that closed early (a line it refused) is not
+ * an error here: its answer is still waiting to be read. */
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return;
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t n = 2;
+	for (int i = 0; i < argc; i++)
+		n += strlen(argv[i]) + 1;
+	char *line = malloc(n);
+	if (!line)
+		return NULL;
+	line[0] = 0;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(line, " ");
+		strcat(line, argv[i]);
+	}
+	strcat(line, "\n");
+	return line;
+}
+
+/* Print the output up to the status mark; return the exit code. */
+static int read_answer(int fd)
+{
+	char buf[65536];
+	char status[32];
+	size_t status_len = 0;
+	bool marked = false;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size_t start = 0;
+		if (!marked) {
+			char *mark = memchr(buf, CLI_STATUS_MARK, (size_t)n);
+			size_t out = mark ? (size_t)(mark - buf) : (size_t)n;
+			fwrite(buf, 1, out, stdout);
+			if (!mark)
+				continue;
+			marked = true;
+			start = out + 1;
+		}
+		for (size_t i = start; i < (size_t)n && status_len < sizeof(status) - 1; i++)
+			status[status_len++] = buf[i];
+	}
+	fflush(stdout);
+	if (!marked) {
+		fprintf(stderr, "sluicectl: connection closed before the command finished\n");
+		return 2;
+	}
+	status[status_len] = 0;
+	return atoi(status) ? 1 : 0;
+}
+
+static int run_one(const char *where, int argc, char **argv)
+{
+	char *line = join_args(argc, argv);
+	int fd = line ? connect_to(where) : -1;
+	if (fd < 0) {
+		free(line);
+		return 2;
+	}
+	write_all(fd, CLI_HELLO_EXEC, strlen(CLI_HELLO_EXEC));
+	write_all(fd, line, strlen(line));
+	free(line);
+	shutdown(fd, SHUT_WR);
+	int rc = read_answer(fd);
+	close(fd);
+	return rc;
+}
+
+static struct termios saved_tio;
+static bool raw_mode;
+
+static void restore_terminal(void)
+{
+	if (raw_mode)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	raw_mode = false;
+}
+
+/* libcli does its own echo and line editing, as with vppctl. */
+static void enter_raw_mode(void)
+{
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tio) < 0)
+		return;
+	struct termios raw = saved_tio;
+	cfmakeraw(&raw);
+	raw.c_oflag |= OPOST | ONLCR; /* keep stray bare '\n' readable */
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0) {
+		raw_mode = true;
+		atexit(restore_terminal);
+	}
+}
+
+/* Copy one read from `from` to `to`; false at end of input. */
+static bool relay(int from, int to)
+{
+	char buf[4096];
+	ssize_t n = read(from, buf, sizeof(buf));
+	if (n < 0 && errno == EINTR)
+		return true;
+	if (n <= 0)
+		return false;
+	write_all(to, buf, (size_t)n);
+	return true;
+}
+
+static void copy_to_stdout(int fd)
+{
+	char buf[4096];
+	ssize_t n = recv(fd, buf, sizeof(buf), 0);
+	for (ssize_t off = 0; n > 0 && off < n;) {
+		ssize_t k = write(STDOUT_FILENO, buf + off, (size_t)(n - off));
+		if (k <= 0 && errno != EINTR)
+			return;
+		off += k > 0 ? k : 0;
+	}
+}
+
+static int run_interactive(const char *where)
+{
+	int fd = connect_to(where);
+	if (fd < 0)
+		return 2;
+	write_all(fd, CLI_HELLO_INTERACTIVE, strlen(CLI_HELLO_INTERACTIVE));
+	enter_raw_mode();
+	bool stdin_open = true;
+	for (;;) {
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = STDIN_FILENO, .events = POLLIN } };
+		if (poll(p, stdin_open ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents) {
+			char c;
+			if (recv(fd, &c, 1, MSG_PEEK) <= 0)
+				break; /* `quit`, or sluice went away */
+			copy_to_stdout(fd);
+		}
+		if (stdin_open && p[1].revents && !relay(STDIN_FILENO, fd)) {
+			/* piped input ran out: let sluice finish and close */
+			stdin_open = false;
+			shutdown(fd, SHUT_WR);
+		}
+	}
+	restore_terminal();
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *where = SLUICE_DEFAULT_CLI_SOCKET;
+	int opt;
+	while ((opt = getopt(argc, argv, "+s:h")) != -1) {
+		switch (opt) {
+		case 's':
+			where = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		return run_one(where, argc - optind, argv + optind);
+	return run_interactive(where);
+}
