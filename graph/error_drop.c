@@ -52,10 +52,9 @@ static uint32_t error_drop_fn(struct node_runtime *rt, struct frame *f)
 	return f->n_vectors;
 }
 
-static const struct node_reg error_drop_node = {
+const struct node_reg error_drop_node = {
 	.name = "error-drop",
 	.type = NODE_TYPE_INTERNAL,
 	.fn = error_drop_fn,
 	.format_trace = error_drop_format_trace,
 };
-NODE_REGISTER(error_drop_node)

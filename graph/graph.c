@@ -9,8 +9,11 @@
 
 #define REGISTRY_MAX 512
 
-static const struct node_reg *registry[REGISTRY_MAX];
-static uint32_t registry_count;
+/* error-drop is the engine's own: listed here rather than through a
+ * constructor, so that linking the engine as a plain static library keeps it. */
+extern const struct node_reg error_drop_node;
+static const struct node_reg *registry[REGISTRY_MAX] = { &error_drop_node };
+static uint32_t registry_count = 1;
 
 void node_registry_add(const struct node_reg *reg)
 {

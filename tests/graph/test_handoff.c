@@ -67,7 +67,7 @@ START_TEST(test_lines_api)
 }
 END_TEST
 
-enum { N_XFER = 3000000 };
+enum { N_XFER = 1000000 };
 
 static void *producer(void *arg)
 {

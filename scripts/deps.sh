@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install the Debian packages sluice needs, only those missing.
+#   scripts/deps.sh          build and run
+#   scripts/deps.sh test     also what the tests use
+set -euo pipefail
+
+build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcjson-dev libpcap-dev check)
+test_pkgs=(iproute2 iputils-ping iperf3 tcpdump tcpreplay graphviz expect tmux strace procps python3)
+
+want=("${build_pkgs[@]}")
+if [ "${1:-}" = test ]; then
+	want+=("${test_pkgs[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
