@@ -204,6 +204,10 @@ static const char *expected_of(const struct conf_key *k)
 static int format_number(const struct conf_key *k, uint64_t v, char *buf, size_t len)
 {
 	const struct unit *units = units_of(k->type);
+	/* Buffer and packet sizes read best in bytes (data-size 2048); only
+	 * memory-sized values (page-size 2M) get a suffix. */
+	if (k->type == CONF_SIZE && v < (1u << 20))
+		units = NULL;
 	if (units)
 		return format_scaled(v, units, buf, len);
 	return snprintf(buf, len, "%" PRIu64, v);
@@ -555,7 +559,7 @@ static const struct conf_key cpu_keys[] = {
 	  CONF_FIELD(struct graph_cpu_config, workers), .doc = "worker count, placed automatically" },
 	{ .name = "skip-cores", .type = CONF_UINT, .def = "0", .max = CONF_MAX_CPUS * 64 - 1,
 	  CONF_FIELD(struct graph_cpu_config, skip_cores), .doc = "low cores automatic placement leaves alone" },
-	{ .name = "idle-mode", .type = CONF_ENUM, .def = "poll", .choices = idle_modes,
+	{ .name = "idle-mode", .type = CONF_ENUM, .def = "sleep", .choices = idle_modes,
 	  CONF_FIELD(struct graph_cpu_config, idle_mode), .doc = "what an idle thread does: spin or sleep" },
 	{ .name = "idle-max", .type = CONF_DURATION, .def = "1ms", .min = 1000, .max = 1000000000,
 	  CONF_FIELD(struct graph_cpu_config, idle_max_ns), .doc = "longest idle sleep" },

@@ -1,0 +1,75 @@
+/* startup.conf: the one config struct and the parser that fills it.
+ *
+ * The file is VPP-shaped: sections of `key value` words and nested `{ }`
+ * blocks; line breaks carry no meaning; `#` and `//` start comments at the
+ * beginning of a word; "quoted strings" take \" and \\. Each section is
+ * described by its subsystem's table (graph/conf.h); this parser only reads
+ * tokens, finds keys and blames positions. An empty file gives the defaults.
+ */
+#ifndef SLUICE_APP_CONF_H
+#define SLUICE_APP_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/buffer.h"
+#include "graph/conf.h"
+#include "graph/graph_conf.h"
+#include "nodes/pg.h"
+
+#define APP_PATH_SIZE 256
+#define APP_MAX_WARNINGS 8
+
+/* unix { ... } keys, for tests and the CLI. */
+extern const struct conf_section app_unix_conf_section;
+
+/* unix { ... }: the process itself. */
+struct app_unix_config {
+	bool daemon;                    /* fork into the background (default: stay) */
+	char log[APP_PATH_SIZE];        /* also log to this file ("": stderr only) */
+	char pidfile[APP_PATH_SIZE];    /* write the pid here ("": none) */
+	char cli_listen[APP_PATH_SIZE]; /* unix socket path or HOST:PORT */
+	uint32_t cli_mode;              /* unix socket permissions */
+	char exec[APP_PATH_SIZE];       /* CLI commands run once the graph is up */
+};
+
+/* Where a parse went wrong, or a warning came from. */
+struct app_conf_msg {
+	char file[APP_PATH_SIZE];
+	uint32_t line, col;              /* 1-based */
+	char msg[2 * CONF_MSG_SIZE];
+};
+
+struct sluice_config {
+	char file[APP_PATH_SIZE]; /* "(default)" when built in */
+	struct app_unix_config unix_conf;
+	struct graph_cpu_config cpu;
+	struct buffer_config buffers;
+	struct conf_interfaces interfaces;
+	struct pg_conf pg;
+	struct graph_trace_config trace;
+	uint32_t n_warnings;
+	struct app_conf_msg warnings[APP_MAX_WARNINGS];
+};
+
+/* The configuration sluice runs with when no -c is given. */
+extern const char app_conf_default_text[];
+
+/* Parse text (named `file` in messages) into cfg. Returns 0, or -EINVAL
+ * with the position and reason in *err and cfg left undefined. */
+int sluice_config_parse(struct sluice_config *cfg, const char *file, const char *text,
+			struct app_conf_msg *err);
+
+/* Read and parse a file; an unreadable file is an error at 0:0. */
+int sluice_config_load(struct sluice_config *cfg, const char *path, struct app_conf_msg *err);
+
+/* "FILE:LINE:COL: error: MESSAGE" (kind "error" or "warning"). */
+int app_conf_msg_format(const struct app_conf_msg *m, const char *kind, char *buf, size_t len);
+
+/* The effective configuration in config syntax: every key of every section
+ * with its value, which parses back to the same struct. malloc'd; NULL when
+ * out of memory. */
+char *sluice_config_format(const struct sluice_config *cfg);
+
+#endif

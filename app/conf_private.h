@@ -1,0 +1,26 @@
+/* The parser's view of the sections: which table fills which part of
+ * struct sluice_config. Shared by the parser and the printer only. */
+#ifndef SLUICE_APP_CONF_PRIVATE_H
+#define SLUICE_APP_CONF_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "graph/conf.h"
+
+#define APP_MAX_SECTIONS 16
+
+struct app_section {
+	const struct conf_section *sec;
+	size_t offset;   /* of the section's struct in struct sluice_config */
+	bool interfaces; /* blocks take their keys from the driver registry */
+};
+
+/* In the order --check prints them. */
+extern const struct app_section app_sections[];
+extern const size_t app_n_sections;
+
+/* The section called name, or NULL. */
+const struct app_section *app_section_find(const char *name);
+
+#endif

@@ -1,0 +1,139 @@
+/* The sections sluice reads, the `unix` table the app owns, the embedded
+ * default configuration, and the printer for the effective configuration
+ * (`sluice --check`, `show config`).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/conf.h"
+#include "app/conf_private.h"
+#include "sluice_version.h"
+
+static const struct conf_key unix_keys[] = {
+	{ .name = "nodaemon", .type = CONF_FLAG, .flags = CONF_F_NEGATE,
+	  CONF_FIELD(struct app_unix_config, daemon), .doc = "stay in the foreground (the default)" },
+	{ .name = "daemon", .type = CONF_FLAG, CONF_FIELD(struct app_unix_config, daemon),
+	  .doc = "fork into the background" },
+	{ .name = "log", .type = CONF_STRING, CONF_FIELD(struct app_unix_config, log),
+	  .doc = "also write log lines to this file" },
+	{ .name = "pidfile", .type = CONF_STRING, CONF_FIELD(struct app_unix_config, pidfile),
+	  .doc = "write the process id here" },
+	{ .name = "cli-listen", .type = CONF_ADDR, .def = SLUICE_DEFAULT_CLI_SOCKET,
+	  CONF_FIELD(struct app_unix_config, cli_listen), .doc = "CLI socket path, or HOST:PORT for TCP" },
+	{ .name = "cli-mode", .type = CONF_MODE, .def = "0600", CONF_FIELD(struct app_unix_config, cli_mode),
+	  .doc = "permissions of the CLI unix socket" },
+	{ .name = "exec", .type = CONF_STRING, CONF_FIELD(struct app_unix_config, exec),
+	  .doc = "CLI commands to run once the graph is up" },
+	{ 0 },
+};
+
+const struct conf_section app_unix_conf_section = {
+	.name = "unix",
+	.doc = "the process: daemon, log, pidfile, CLI socket, exec",
+	.size = sizeof(struct app_unix_config),
+	.keys = unix_keys,
+};
+
+/* Interface blocks are parsed by the driver they name; see conf.c. */
+static const struct conf_section interfaces_section = {
+	.name = "interfaces",
+	.doc = "one block per interface: NAME { driver X ... }",
+	.size = sizeof(struct conf_interfaces),
+};
+
+const struct app_section app_sections[] = {
+	{ &app_unix_conf_section, offsetof(struct sluice_config, unix_conf), false },
+	{ &graph_cpu_conf_section, offsetof(struct sluice_config, cpu), false },
+	{ &graph_buffers_conf_section, offsetof(struct sluice_config, buffers), false },
+	{ &interfaces_section, offsetof(struct sluice_config, interfaces), true },
+	{ &pg_conf_section, offsetof(struct sluice_config, pg), false },
+	{ &graph_trace_conf_section, offsetof(struct sluice_config, trace), false },
+};
+const size_t app_n_sections = ARRAY_LEN(app_sections);
+_Static_assert(ARRAY_LEN(app_sections) <= APP_MAX_SECTIONS, "raise APP_MAX_SECTIONS");
+
+const struct app_section *app_section_find(const char *name)
+{
+	for (size_t i = 0; i < app_n_sections; i++)
+		if (strcmp(app_sections[i].sec->name, name) == 0)
+			return &app_sections[i];
+	return NULL;
+}
+
+/* What sluice runs without -c, and what startup.conf at the repo root
+ * writes out: the generator feeding the graph on the main thread, straight
+ * into error-drop until drivers give it somewhere to go. */
+const char app_conf_default_text[] =
+	"unix {\n"
+	"  cli-listen " SLUICE_DEFAULT_CLI_SOCKET "\n"
+	"}\n"
+	"packet-generator {\n"
+	"  pg0 { rate 10kpps  size 64  next-node error-drop }\n"
+	"}\n";
+
+/* ---- printing ---- */
+
+static void print_keys(FILE *f, const struct conf_key *keys, const void *obj, int indent)
+{
+	char val[4 * CONF_MSG_SIZE + 2 * 2048];
+	for (const struct conf_key *k = keys; k && k->name; k++) {
+		conf_value_format(k, obj, val, sizeof(val));
+		/* Flags print only when set, and an empty custom value means
+		 * the key is unused; strings print "" themselves. */
+		if (!val[0])
+			continue;
+		if (k->type == CONF_FLAG)
+			fprintf(f, "%*s%s\n", indent, "", val);
+		else
+			fprintf(f, "%*s%s %s\n", indent, "", k->name, val);
+	}
+}
+
+static void print_interfaces(FILE *f, const struct conf_interfaces *ifs)
+{
+	for (uint32_t i = 0; i < ifs->n; i++) {
+		const struct conf_interface *ifc = &ifs->ifs[i];
+		fprintf(f, "  %s {\n    driver %s\n", ifc->name, ifc->driver->name);
+		print_keys(f, ifc->driver->keys, ifc->driver_conf, 4);
+		fprintf(f, "  }\n");
+	}
+}
+
+static void print_blocks(FILE *f, const struct conf_block *b, const uint8_t *sect)
+{
+	uint32_t n;
+	memcpy(&n, sect + b->count_offset, sizeof(n));
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *elem = sect + b->array_offset + (size_t)i * b->elem_size;
+		fprintf(f, "  %s {\n", (const char *)elem + b->name_offset);
+		print_keys(f, b->keys, elem, 4);
+		fprintf(f, "  }\n");
+	}
+}
+
+char *sluice_config_format(const struct sluice_config *cfg)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "# effective configuration of %s\n", cfg->file);
+	for (size_t i = 0; i < app_n_sections; i++) {
+		const struct app_section *as = &app_sections[i];
+		const uint8_t *obj = (const uint8_t *)cfg + as->offset;
+		fprintf(f, "%s {\n", as->sec->name);
+		print_keys(f, as->sec->keys, obj, 2);
+		if (as->interfaces)
+			print_interfaces(f, (const struct conf_interfaces *)obj);
+		else if (as->sec->block)
+			print_blocks(f, as->sec->block, obj);
+		fprintf(f, "}\n");
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}

@@ -1,0 +1,423 @@
+/* sluice: read startup.conf, start the data plane in a fixed order (config,
+ * buffers, interfaces, graph, threads, cli) with one log line per stage, run
+ * the main thread's loop, and on SIGINT/SIGTERM shut down in reverse: stop
+ * the CLI and the inputs, drain every frame, stop the workers, log node
+ * counters and buffer accounting, and return every buffer.
+ *
+ *   sluice [-c FILE]            run (the embedded default without -c)
+ *   sluice --check [-c FILE]    print the effective configuration, or the error
+ *
+ * Exit status: 0 after a clean shutdown or a good --check, 1 when a start-up
+ * stage fails, 2 for a configuration error (nothing was started).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app/app_cli.h"
+#include "app/conf.h"
+#include "cli/cli.h"
+#include "graph/graph.h"
+#include "nodes/pg.h"
+
+#define EXIT_CONFIG 2
+
+struct app {
+	struct sluice_config cfg;
+	struct graph *g;
+	FILE *log;
+	bool buffers_up, pg_attached, cli_up, pidfile_written;
+	char err[512];
+};
+
+static atomic_bool stop_requested;
+static volatile sig_atomic_t n_signals;
+
+/* The first signal asks the main loop to stop; a second one means the
+ * shutdown itself is stuck, so leave at once. */
+static void on_signal(int sig)
+{
+	if (n_signals++)
+		_exit(128 + sig);
+	atomic_store(&stop_requested, true);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* CLI clients that hang up must not kill us */
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: sluice [-c FILE]\n"
+		   "       sluice --check [-c FILE]\n"
+		   "  -c, --config FILE  startup configuration (default: the built-in one)\n"
+		   "      --check        print the effective configuration and exit (2 on error)\n");
+}
+
+/* ---- config ---- */
+
+static void log_conf_msg(const struct app_conf_msg *m, const char *kind)
+{
+	char line[1024];
+	app_conf_msg_format(m, kind, line, sizeof(line));
+	graph_log("config", "%s", line);
+}
+
+/* Parse the file (or the default); on error the message is logged exactly
+ * as --check prints it. */
+static int load_config(struct sluice_config *cfg, const char *path)
+{
+	struct app_conf_msg err;
+	int rc = path ? sluice_config_load(cfg, path, &err)
+		      : sluice_config_parse(cfg, "(default)", app_conf_default_text, &err);
+	if (rc) {
+		log_conf_msg(&err, "error");
+		return rc;
+	}
+	for (uint32_t i = 0; i < cfg->n_warnings; i++)
+		log_conf_msg(&cfg->warnings[i], "warning");
+	return 0;
+}
+
+static int check_config(struct sluice_config *cfg, const char *path)
+{
+	if (load_config(cfg, path))
+		return EXIT_CONFIG;
+	char *text = sluice_config_format(cfg);
+	if (!text) {
+		graph_log("config", "out of memory");
+		return 1;
+	}
+	fputs(text, stdout);
+	free(text);
+	return 0;
+}
+
+/* ---- daemon ---- */
+
+/* Detach from the terminal: fork twice around setsid so the daemon can
+ * never reacquire one. The working directory is kept so that relative
+ * paths in the configuration keep meaning what they meant. */
+static int daemonize(struct app *a)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	int fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		if (a->log) /* the log file has the lines from now on */
+			dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	return 0;
+}
+
+static int open_log(struct app *a)
+{
+	const char *path = a->cfg.unix_conf.log;
+	if (!path[0])
+		return 0;
+	a->log = fopen(path, "a");
+	if (!a->log) {
+		snprintf(a->err, sizeof(a->err), "log %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	setvbuf(a->log, NULL, _IOLBF, 0);
+	graph_log_set_file(a->log);
+	return 0;
+}
+
+static int write_pidfile(struct app *a)
+{
+	const char *path = a->cfg.unix_conf.pidfile;
+	if (!path[0])
+		return 0;
+	FILE *f = fopen(path, "w");
+	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
+		snprintf(a->err, sizeof(a->err), "pidfile %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	a->pidfile_written = true;
+	return 0;
+}
+
+static int stage_process(struct app *a)
+{
+	int rc = open_log(a);
+	if (rc == 0 && a->cfg.unix_conf.daemon && (rc = daemonize(a)) != 0)
+		snprintf(a->err, sizeof(a->err), "daemon: %s", strerror(-rc));
+	if (rc == 0)
+		rc = write_pidfile(a);
+	return rc;
+}
+
+/* ---- start-up stages ---- */
+
+static int stage_buffers(struct app *a)
+{
+	int rc = buffer_main_init(&a->cfg.buffers, a->err, sizeof(a->err));
+	if (rc)
+		return rc;
+	a->buffers_up = true; /* buffer_main_init logged the stage's line */
+	return 0;
+}
+
+/* Interface blocks only parse once their driver has registered, so every
+ * interface here has one; creating them waits for the driver layer. */
+static int stage_interfaces(struct app *a)
+{
+	if (a->cfg.interfaces.n) {
+		snprintf(a->err, sizeof(a->err), "interface %s: the interface layer is not built yet",
+			 a->cfg.interfaces.ifs[0].name);
+		return -ENOTSUP;
+	}
+	graph_log("interfaces", "none configured");
+	return 0;
+}
+
+static int stage_graph(struct app *a)
+{
+	struct graph_config gc;
+	graph_config_from_conf(&gc, &a->cfg.cpu, &a->cfg.trace);
+	a->g = graph_create(&gc, a->err, sizeof(a->err));
+	if (!a->g)
+		return -ENOMEM;
+	int rc = graph_add_registered(a->g, a->err, sizeof(a->err));
+	if (rc == 0)
+		rc = graph_build(a->g, a->err, sizeof(a->err));
+	if (rc == 0 && (rc = pg_attach(a->g, a->err, sizeof(a->err))) == 0)
+		a->pg_attached = true;
+	if (rc == 0)
+		rc = pg_conf_apply(&a->cfg.pg, a->err, sizeof(a->err));
+	if (rc == 0 && a->cfg.trace.start_count)
+		rc = graph_trace_add(a->g, a->cfg.trace.start_node, a->cfg.trace.start_count, a->err,
+				     sizeof(a->err));
+	if (rc == 0)
+		graph_log("graph", "%u nodes, %u generator stream(s)", graph_n_nodes(a->g), pg_stream_count());
+	return rc;
+}
+
+/* A core that exists but that this process may not use (a container's
+ * cpuset) costs placement, not correctness: warn and run unpinned. */
+static void pin_main_thread(struct app *a)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(a->cfg.cpu.main_core, &set);
+	int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (rc)
+		graph_log("threads", "warning: cannot pin the main thread to core %u: %s", a->cfg.cpu.main_core,
+			  strerror(rc));
+}
+
+static int stage_threads(struct app *a)
+{
+	int cpus[GRAPH_MAX_THREADS];
+	uint32_t n = graph_cpu_config_workers(&a->cfg.cpu, cpus, ARRAY_LEN(cpus));
+	pin_main_thread(a);
+	if (n) {
+		int rc = graph_workers_start(a->g, cpus, n, a->err, sizeof(a->err));
+		if (rc)
+			return rc;
+	}
+	char list[128];
+	struct conf_key k = { .type = CONF_CPULIST, .offset = offsetof(struct graph_cpu_config, corelist_workers) };
+	struct graph_cpu_config placed = { .corelist_workers.n = (uint16_t)n };
+	for (uint32_t i = 0; i < n; i++)
+		placed.corelist_workers.cpu[i] = (uint16_t)cpus[i];
+	conf_value_format(&k, &placed, list, sizeof(list));
+	graph_log("threads", "main on core %u, %u worker(s)%s%s", a->cfg.cpu.main_core, n, n ? " on cores " : "",
+		  list);
+	return 0;
+}
+
+static int stage_cli(struct app *a)
+{
+	struct cli_server_config cc;
+	cli_server_config_default(&cc);
+	snprintf(cc.listen, sizeof(cc.listen), "%s", a->cfg.unix_conf.cli_listen);
+	cc.socket_mode = (mode_t)a->cfg.unix_conf.cli_mode;
+	cc.graph = a->g;
+	app_cli_set_config(&a->cfg);
+	int rc = cli_server_start(&cc, a->err, sizeof(a->err));
+	if (rc)
+		return rc;
+	a->cli_up = true; /* the server logged the stage's line */
+	if (a->cfg.unix_conf.exec[0]) {
+		rc = cli_exec_file(a->cfg.unix_conf.exec, a->err, sizeof(a->err));
+		if (rc == 0)
+			graph_log("cli", "ran %s", a->cfg.unix_conf.exec);
+	}
+	return rc;
+}
+
+/* ---- shutdown ---- */
+
+/* Disable every input node on every thread (under the barrier), so that
+ * what is in flight is all that remains. */
+static void stop_inputs(struct graph *g)
+{
+	for (uint32_t n = 0; n < graph_n_nodes(g); n++)
+		if (graph_node_reg(g, n)->type == NODE_TYPE_INPUT)
+			for (uint32_t t = 0; t < graph_n_threads(g); t++)
+				graph_node_set_state(g, t, n, NODE_STATE_DISABLED);
+}
+
+static void log_node_counters(struct graph *g)
+{
+	uint64_t processed = 0;
+	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
+		struct node_stats sum = { 0 }, st;
+		for (uint32_t t = 0; t < graph_n_threads(g); t++)
+			if (graph_node_stats(g, t, n, &st) == 0) {
+				sum.calls += st.calls;
+				sum.vectors += st.vectors;
+			}
+		if (!sum.calls)
+			continue;
+		if (graph_node_reg(g, n)->type == NODE_TYPE_INPUT)
+			processed += sum.vectors;
+		graph_log("exit", "node %s: %llu vectors in %llu calls", graph_node_reg(g, n)->name,
+			  (unsigned long long)sum.vectors, (unsigned long long)sum.calls);
+	}
+	graph_log("exit", "%llu packets processed", (unsigned long long)processed);
+}
+
+/* Returns the buffers not back in their pools. */
+static uint64_t log_buffer_accounting(void)
+{
+	uint64_t in_use = 0;
+	struct buffer_pool_stats st;
+	for (uint32_t i = 0; buffer_pool_stats(i, &st) == 0; i++) {
+		graph_log("exit", "buffer pool %u (numa %u): %u total, %u free, %u cached, %u in use", i, st.numa_node,
+			  st.n_total, st.n_free_pool, st.n_cached, st.n_in_use);
+		in_use += st.n_in_use;
+	}
+	if (in_use)
+		graph_log("exit", "%llu buffers not returned", (unsigned long long)in_use);
+	else
+		graph_log("exit", "every buffer returned");
+	return in_use;
+}
+
+/* Undo whatever start-up did, in reverse; safe after a partial start. */
+static int shutdown_app(struct app *a)
+{
+	uint64_t leaked = 0;
+	if (a->cli_up)
+		cli_server_stop();
+	if (a->g) {
+		stop_inputs(a->g);
+		graph_main_poll(a->g); /* dispatches what thread 0 still holds */
+		graph_workers_stop(a->g);
+		log_node_counters(a->g);
+		if (a->pg_attached)
+			pg_detach();
+		pg_stream_delete_all();
+		graph_destroy(a->g);
+	}
+	buffer_thread_unregister();
+	if (a->buffers_up) {
+		leaked = log_buffer_accounting();
+		buffer_main_free();
+	}
+	if (a->pidfile_written)
+		unlink(a->cfg.unix_conf.pidfile);
+	graph_log("exit", "done");
+	graph_log_set_file(NULL);
+	if (a->log)
+		fclose(a->log);
+	return leaked ? 1 : 0;
+}
+
+static int start(struct app *a)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(struct app *a);
+	} stages[] = {
+		{ "unix", stage_process }, { "buffers", stage_buffers }, { "interfaces", stage_interfaces },
+		{ "graph", stage_graph },  { "threads", stage_threads }, { "cli", stage_cli },
+	};
+	for (size_t i = 0; i < ARRAY_LEN(stages); i++) {
+		a->err[0] = 0;
+		if (stages[i].fn(a)) {
+			graph_log(stages[i].name, "failed: %s", a->err[0] ? a->err : "unknown reason");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int run(const char *path)
+{
+	static struct app a; /* large (the config holds every table); lives for the process */
+	if (load_config(&a.cfg, path))
+		return EXIT_CONFIG;
+	graph_log("config", "%s: %u interface(s), %u stream(s), %u warning(s)", a.cfg.file, a.cfg.interfaces.n,
+		  a.cfg.pg.n_streams, a.cfg.n_warnings);
+	install_signals();
+	if (start(&a)) {
+		shutdown_app(&a);
+		return 1;
+	}
+	graph_log("main", "running; SIGINT or SIGTERM stops");
+	graph_main_loop(a.g, &stop_requested);
+	graph_log("main", "stopping");
+	return shutdown_app(&a);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = NULL;
+	bool check = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': path = optarg; break;
+		case 'k': check = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return EXIT_CONFIG;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return EXIT_CONFIG;
+	}
+	if (check) {
+		static struct sluice_config cfg;
+		return check_config(&cfg, path);
+	}
+	return run(path);
+}
