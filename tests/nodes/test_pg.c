@@ -97,6 +97,9 @@ static void teardown(void)
 	graph_destroy(g);
 	g = NULL;
 	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	/* The main thread's cache outlives the graph and would outlive the
+	 * pools too; hand it back so a no-fork run starts each test clean. */
+	buffer_thread_unregister();
 	buffer_main_free();
 	free(cap);
 	cap = NULL;
