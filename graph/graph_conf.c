@@ -600,7 +600,8 @@ static int cpu_check(void *obj, struct conf_check *chk)
 	const struct conf_cpulist *l = &c->corelist_workers;
 	if (c->main_core >= n_cpus())
 		return no_such_core(chk, "main-core", c->main_core);
-	if (conf_check_was_set(chk, "workers") && conf_check_was_set(chk, "corelist-workers")) {
+	/* Both printed by --check (one of them empty) is fine; both in use is not. */
+	if (c->workers && l->n) {
 		chk->key = "workers";
 		snprintf(chk->msg, sizeof(chk->msg), "give either workers or corelist-workers, not both");
 		return -EINVAL;

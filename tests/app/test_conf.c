@@ -1,0 +1,415 @@
+/* startup.conf parser: one table of configs, valid and invalid. Valid ones
+ * assert effective values (printed in config syntax) and warnings; invalid
+ * ones assert the exact line, column and message. For every invalid config
+ * the sluice binary (argv[1]) must print the same line under --check as
+ * when started with it, and exit 2 both times.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "app/conf.h"
+#include "app/conf_private.h"
+
+/* A driver only this test has, so interface blocks can parse. */
+struct test_drv_config {
+	uint32_t rx_queues;
+	char host_if[16];
+};
+static const struct conf_key test_drv_keys[] = {
+	{ .name = "rx-queues", .type = CONF_UINT, .def = "1", .min = 1, .max = 16,
+	  CONF_FIELD(struct test_drv_config, rx_queues) },
+	{ .name = "host-if", .type = CONF_STRING, CONF_FIELD(struct test_drv_config, host_if) },
+	{ 0 },
+};
+static const struct conf_driver test_drv = {
+	.name = "test", .keys = test_drv_keys, .size = sizeof(struct test_drv_config),
+};
+CONF_DRIVER_REGISTER(test_drv)
+
+#define MAX_EXPECT 6
+
+struct conf_case {
+	const char *text;
+	/* valid: "section.key=value" or "section.block.key=value" */
+	const char *expect[MAX_EXPECT];
+	const char *warning; /* "LINE:COL: message" */
+	/* invalid: position and message; %N stands for the highest core */
+	uint32_t line, col;
+	const char *msg;
+	bool test_driver; /* the binary does not know the test driver */
+};
+
+static const struct conf_case cases[] = {
+	/* ---- valid ---- */
+	{ .text = "", { "buffers.buffers-per-numa=16384", "unix.cli-listen=/run/sluice/cli.sock", "unix.cli-mode=0600",
+		"unix.nodaemon=nodaemon", "cpu.idle-max=1ms", "trace.max-packets=1024" } },
+	{ .text = "# only a comment\n// and another\n", { "buffers.data-size=2048" } },
+	{ .text = "unix { daemon log /tmp/s.log pidfile /tmp/s.pid cli-listen 127.0.0.1:5002 cli-mode 0660 exec setup.cli }",
+	  { "unix.daemon=daemon", "unix.log=/tmp/s.log", "unix.pidfile=/tmp/s.pid", "unix.cli-listen=127.0.0.1:5002",
+	    "unix.cli-mode=0660", "unix.exec=setup.cli" } },
+	{ .text = "unix {\n  nodaemon  # stay in front\n}\n", { "unix.nodaemon=nodaemon" } },
+	{ .text = "unix { log \"/tmp/my log.txt\" }", { "unix.log=\"/tmp/my log.txt\"" } },
+	{ .text = "unix { exec \"a\\\"b\" }", { "unix.exec=\"a\\\"b\"" } },
+	{ .text = "unix { cli-listen ./cli.sock cli-mode 600 }", { "unix.cli-listen=./cli.sock", "unix.cli-mode=0600" } },
+	{ .text = "buffers { data-size 4K page-size 2M buffers-per-numa 0x8000 headroom 0 }",
+	  { "buffers.data-size=4096", "buffers.page-size=2M", "buffers.buffers-per-numa=32768", "buffers.headroom=0" } },
+	{ .text = "buffers { page-size 1G }", { "buffers.page-size=1G" } },
+	{ .text = "buffers { page-size 4096 data-size 9216 }", { "buffers.page-size=4096", "buffers.data-size=9216" } },
+	{ .text = "cpu { main-core 0 corelist-workers 1 }", { "cpu.corelist-workers=1", "cpu.main-core=0" } },
+	{ .text = "cpu { workers 1 }", { "cpu.workers=1", "cpu.corelist-workers=" } },
+	{ .text = "cpu {\n  main-core 0\n  corelist-workers 0-1\n}", { "cpu.corelist-workers=0-1" },
+	  .warning = "3:20: worker core 0 is also main-core: the main thread and a worker share it" },
+	{ .text = "cpu { idle-mode poll idle-max 500us }", { "cpu.idle-mode=poll", "cpu.idle-max=500us" } },
+	{ .text = "cpu { idle-max 1000000ns }", { "cpu.idle-max=1ms" } },
+	{ .text = "unix{nodaemon}cpu{main-core 0}buffers{data-size 2048}", { "cpu.main-core=0" } },
+	{ .text = "trace { max-packets 100 start-node pg-input start-count 10 }",
+	  { "trace.max-packets=100", "trace.start-node=pg-input", "trace.start-count=10" } },
+	{ .text = "packet-generator {\n  s0 { rate 1mpps size 64-128 next-node error-drop }\n}",
+	  { "packet-generator.s0.rate=1mpps", "packet-generator.s0.size=64-128",
+	    "packet-generator.s0.next-node=error-drop" } },
+	{ .text = "packet-generator { a { limit 5 } b { rate 10kpps disabled } }",
+	  { "packet-generator.a.limit=5", "packet-generator.b.rate=10kpps", "packet-generator.b.disabled=disabled" } },
+	{ .text = "interfaces {\n  eth0 { driver test host-if veth0 rx-queues 2 }\n  eth1 { driver test }\n}",
+	  { "interfaces.eth0.rx-queues=2", "interfaces.eth0.host-if=veth0", "interfaces.eth1.rx-queues=1" } },
+
+	/* ---- unknown section ---- */
+	{ .text = "sched { }", .line = 1, .col = 1,
+	  .msg = "unknown section 'sched': expected one of unix, cpu, buffers, interfaces, packet-generator, trace" },
+	{ .text = "unix { }\ndistributor { enable }", .line = 2, .col = 1,
+	  .msg = "unknown section 'distributor': expected one of unix, cpu, buffers, interfaces, packet-generator, trace" },
+	{ .text = "}", .line = 1, .col = 1,
+	  .msg = "unexpected '}': expected a section name (one of unix, cpu, buffers, interfaces, packet-generator, trace)" },
+	{ .text = "unix nodaemon", .line = 1, .col = 6, .msg = "expected '{' after 'unix', found 'nodaemon'" },
+	{ .text = "unix", .line = 1, .col = 5, .msg = "expected '{' after 'unix', found end of file" },
+	{ .text = "unix { }\ncpu { }\nunix { daemon }", .line = 3, .col = 1, .msg = "duplicate section 'unix' (first at line 1)" },
+
+	/* ---- unknown key ---- */
+	{ .text = "unix {\n  log /tmp/x\n  foo bar\n}", .line = 3, .col = 3,
+	  .msg = "unknown key 'foo' in section 'unix': expected one of nodaemon, daemon, log, pidfile, cli-listen, "
+		 "cli-mode, exec" },
+	{ .text = "cpu { main-cores 1 }", .line = 1, .col = 7,
+	  .msg = "unknown key 'main-cores' in section 'cpu': expected one of main-core, corelist-workers, workers, "
+		 "skip-cores, idle-mode, idle-max" },
+	{ .text = "trace { enable }", .line = 1, .col = 9,
+	  .msg = "unknown key 'enable' in section 'trace': expected one of max-packets, start-node, start-count" },
+	{ .text = "unix { foo { } }", .line = 1, .col = 8,
+	  .msg = "unknown key 'foo' in section 'unix': expected one of nodaemon, daemon, log, pidfile, cli-listen, "
+		 "cli-mode, exec" },
+	{ .text = "unix { \"log\" x }", .line = 1, .col = 8,
+	  .msg = "unexpected '\"log\"' in section 'unix': expected a key or '}'" },
+	{ .text = "packet-generator { { } }", .line = 1, .col = 20,
+	  .msg = "unexpected '{' in section 'packet-generator': expected a key or a stream or '}'" },
+	{ .text = "unix { log /a\n log /b }", .line = 2, .col = 2, .msg = "duplicate key 'log' (first at line 1)" },
+
+	/* ---- missing or bad value, range ---- */
+	{ .text = "unix { log }", .line = 1, .col = 12, .msg = "missing value for 'log': found '}'" },
+	{ .text = "unix { log", .line = 1, .col = 11, .msg = "missing value for 'log': found end of file" },
+	{ .text = "unix { log { } }", .line = 1, .col = 12, .msg = "missing value for 'log': found '{'" },
+	{ .text = "buffers { data-size 2Q }", .line = 1, .col = 21,
+	  .msg = "bad value '2Q' for 'data-size': expected a size such as 2048, 64K, 2M or 1G" },
+	{ .text = "buffers {\n  buffers-per-numa 100\n}", .line = 2, .col = 20,
+	  .msg = "bad value '100' for 'buffers-per-numa': out of range: expected 1024 to 16777216" },
+	{ .text = "buffers { buffers-per-numa 99999999999999999999999 }", .line = 1, .col = 28,
+	  .msg = "bad value '99999999999999999999999' for 'buffers-per-numa': out of range: expected 1024 to 16777216" },
+	{ .text = "buffers { data-size 1M }", .line = 1, .col = 21,
+	  .msg = "bad value '1M' for 'data-size': out of range: expected 256 to 65535" },
+	{ .text = "buffers { page-size 8K }", .line = 1, .col = 21, .msg = "'page-size 8K': expected 0 (automatic), 4K, 2M or 1G" },
+	{ .text = "unix { cli-mode 0800 }", .line = 1, .col = 17,
+	  .msg = "bad value '0800' for 'cli-mode': expected an octal mode such as 0600" },
+	{ .text = "unix { cli-listen localhost:99999 }", .line = 1, .col = 19,
+	  .msg = "bad value 'localhost:99999' for 'cli-listen': expected a port from 1 to 65535 after 'localhost:'" },
+	{ .text = "unix { cli-listen sock }", .line = 1, .col = 19,
+	  .msg = "bad value 'sock' for 'cli-listen': expected a socket path (starting with / or .) or HOST:PORT" },
+	{ .text = "cpu { idle-mode fast }", .line = 1, .col = 17,
+	  .msg = "bad value 'fast' for 'idle-mode': expected one of: poll, sleep" },
+	{ .text = "cpu { idle-max 5 }", .line = 1, .col = 16,
+	  .msg = "bad value '5' for 'idle-max': expected a duration such as 500us, 10ms or 2s" },
+	{ .text = "cpu { idle-max 10s }", .line = 1, .col = 16,
+	  .msg = "bad value '10s' for 'idle-max': out of range: expected 1us to 1s" },
+	{ .text = "cpu { main-core -1 }", .line = 1, .col = 17,
+	  .msg = "bad value '-1' for 'main-core': expected an unsigned integer" },
+	{ .text = "cpu { corelist-workers 1- }", .line = 1, .col = 24,
+	  .msg = "bad value '1-' for 'corelist-workers': expected a cpu list such as 1-3,5" },
+	{ .text = "cpu { corelist-workers 3-1 }", .line = 1, .col = 24,
+	  .msg = "bad value '3-1' for 'corelist-workers': expected a cpu list such as 1-3,5" },
+	{ .text = "cpu { corelist-workers 1,1 }", .line = 1, .col = 24,
+	  .msg = "bad value '1,1' for 'corelist-workers': cpu 1 listed twice" },
+	{ .text = "trace { start-count 5 }", .line = 1, .col = 21, .msg = "'start-count 5': start-node and start-count go together" },
+	{ .text = "trace { max-packets 10 start-node pg-input start-count 50 }", .line = 1, .col = 56,
+	  .msg = "'start-count 50': start-count 50 exceeds max-packets 10" },
+	{ .text = "packet-generator { s0 { rate fast } }", .line = 1, .col = 30,
+	  .msg = "bad value 'fast' for 'rate': expected a packet rate such as 1000, 10kpps or 1mpps" },
+	{ .text = "unix { log \"/tmp/x }\n", .line = 1, .col = 12,
+	  .msg = "unterminated string: expected '\"' before the end of the line" },
+
+	/* ---- cores ---- */
+	{ .text = "cpu { main-core 9999 }", .line = 1, .col = 17,
+	  .msg = "'main-core 9999': core 9999 does not exist (this machine has cores 0-%N)" },
+	{ .text = "cpu {\n  corelist-workers 0,4000\n}", .line = 2, .col = 20,
+	  .msg = "'corelist-workers 0,4000': core 4000 does not exist (this machine has cores 0-%N)" },
+	{ .text = "cpu { workers 1 corelist-workers 1 }", .line = 1, .col = 15,
+	  .msg = "'workers 1': give either workers or corelist-workers, not both" },
+	{ .text = "cpu { workers 63 }", .line = 1, .col = 15,
+	  .msg = "'workers 63': not enough cores for 63 workers from skip-cores 0 up besides main-core 0 "
+		 "(this machine has cores 0-%N)" },
+
+	/* ---- braces ---- */
+	{ .text = "unix {\n  nodaemon\n", .line = 1, .col = 6,
+	  .msg = "unclosed '{' of section 'unix': expected '}' before the end of the file" },
+	{ .text = "packet-generator {\n  s0 { rate 10 }\n", .line = 1, .col = 18,
+	  .msg = "unclosed '{' of section 'packet-generator': expected '}' before the end of the file" },
+	{ .text = "packet-generator {\n  s0 { rate 10\n", .line = 2, .col = 6,
+	  .msg = "unclosed '{' of stream 's0': expected '}' before the end of the file" },
+
+	/* ---- blocks and interfaces ---- */
+	{ .text = "packet-generator {\n  s0 { }\n  s0 { }\n}", .line = 3, .col = 3,
+	  .msg = "duplicate stream name 's0' (first at line 2)" },
+	{ .text = "interfaces { eth0 { driver af-packet host-if veth0 } }", .line = 1, .col = 28,
+	  .msg = "unknown driver 'af-packet' for interface 'eth0': known drivers: test", .test_driver = true },
+	{ .text = "interfaces {\n  a { driver test }\n  a { driver test }\n}", .line = 3, .col = 3,
+	  .msg = "duplicate interface name 'a' (first at line 2)", .test_driver = true },
+	{ .text = "interfaces { eth0 { rx-queues 1 driver test } }", .line = 1, .col = 21,
+	  .msg = "interface 'eth0' needs its driver first: expected 'driver', found 'rx-queues'", .test_driver = true },
+	{ .text = "interfaces { eth0 { driver test rx-desc 512 } }", .line = 1, .col = 33,
+	  .msg = "unknown key 'rx-desc' in interface 'eth0' (driver test): expected one of rx-queues, host-if",
+	  .test_driver = true },
+	{ .text = "interfaces { eth0 { driver test rx-queues 17 } }", .line = 1, .col = 43,
+	  .msg = "bad value '17' for 'rx-queues': out of range: expected 1 to 16", .test_driver = true },
+	{ .text = "interfaces { an-interface-name-far-too-long-for-us { driver test } }", .line = 1, .col = 14,
+	  .msg = "interface name 'an-interface-name-far-too-long-for-us' is longer than 31 characters",
+	  .test_driver = true },
+};
+
+static const char *sluice_bin;
+
+/* msg with %N replaced by the highest core number of this machine. */
+static void expand(const char *msg, char *out, size_t len)
+{
+	const char *n = strstr(msg, "%N");
+	if (!n) {
+		snprintf(out, len, "%s", msg);
+		return;
+	}
+	snprintf(out, len, "%.*s%ld%s", (int)(n - msg), msg, sysconf(_SC_NPROCESSORS_CONF) - 1, n + 2);
+}
+
+/* The value of "section.key" or "section.block.key" in config syntax. */
+static void effective(const struct sluice_config *cfg, const char *path, char *out, size_t len)
+{
+	char sect[64], rest[64];
+	ck_assert_int_eq(sscanf(path, "%63[^.].%63s", sect, rest), 2);
+	const struct app_section *as = app_section_find(sect);
+	ck_assert_ptr_nonnull(as);
+	const uint8_t *obj = (const uint8_t *)cfg + as->offset;
+	const struct conf_key *keys = as->sec->keys;
+	char *dot = strchr(rest, '.');
+	if (dot) {
+		*dot = 0;
+		if (as->interfaces) {
+			const struct conf_interfaces *ifs = (const void *)obj;
+			obj = NULL;
+			for (uint32_t i = 0; i < ifs->n; i++)
+				if (strcmp(ifs->ifs[i].name, rest) == 0) {
+					obj = ifs->ifs[i].driver_conf;
+					keys = ifs->ifs[i].driver->keys;
+				}
+		} else {
+			const struct conf_block *b = as->sec->block;
+			uint32_t n;
+			memcpy(&n, obj + b->count_offset, sizeof(n));
+			const uint8_t *base = obj + b->array_offset;
+			obj = NULL;
+			for (uint32_t i = 0; i < n; i++)
+				if (strcmp((const char *)base + i * b->elem_size + b->name_offset, rest) == 0)
+					obj = base + i * b->elem_size;
+			keys = b->keys;
+		}
+		ck_assert_msg(obj, "no block %s", rest);
+		memmove(rest, dot + 1, strlen(dot + 1) + 1);
+	}
+	const struct conf_key *k = conf_key_find(keys, rest);
+	ck_assert_msg(k, "no key %s", path);
+	conf_value_format(k, obj, out, len);
+}
+
+static void check_valid(const struct conf_case *c, struct sluice_config *cfg)
+{
+	for (int i = 0; i < MAX_EXPECT && c->expect[i]; i++) {
+		char path[128], val[512];
+		const char *eq = strchr(c->expect[i], '=');
+		snprintf(path, sizeof(path), "%.*s", (int)(eq - c->expect[i]), c->expect[i]);
+		effective(cfg, path, val, sizeof(val));
+		ck_assert_str_eq(val, eq + 1);
+	}
+	if (c->warning) {
+		char w[600];
+		ck_assert_uint_eq(cfg->n_warnings, 1);
+		snprintf(w, sizeof(w), "%u:%u: %s", cfg->warnings[0].line, cfg->warnings[0].col, cfg->warnings[0].msg);
+		ck_assert_str_eq(w, c->warning);
+	} else {
+		ck_assert_uint_eq(cfg->n_warnings, 0);
+	}
+}
+
+/* Run the binary on file; returns its exit status and its stderr. */
+static int run_bin(const char *args, const char *file, char *out, size_t len)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "timeout 10 '%s' %s -c '%s' 2>&1 >/dev/null", sluice_bin, args, file);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t n = fread(out, 1, len - 1, p);
+	out[n] = 0;
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* --check and a real start print the same error line and both exit 2. */
+static void check_binary(const struct conf_case *c, const char *expected_line)
+{
+	char dir[] = "/tmp/sluice-conf-XXXXXX", file[64], check_out[2048], run_out[2048];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/case.conf", dir);
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(c->text, f);
+	fclose(f);
+	ck_assert_int_eq(run_bin("--check", file, check_out, sizeof(check_out)), 2);
+	ck_assert_int_eq(run_bin("", file, run_out, sizeof(run_out)), 2);
+	ck_assert_str_eq(check_out, run_out);
+	if (!c->test_driver) {
+		char want[2048];
+		snprintf(want, sizeof(want), "sluice: config: %s:%s\n", file, expected_line);
+		ck_assert_str_eq(check_out, want);
+	}
+	unlink(file);
+	rmdir(dir);
+}
+
+START_TEST(test_case)
+{
+	const struct conf_case *c = &cases[_i];
+	static struct sluice_config cfg;
+	struct app_conf_msg err;
+	int rc = sluice_config_parse(&cfg, "t.conf", c->text, &err);
+	if (!c->msg) {
+		ck_assert_msg(rc == 0, "case %d: %s:%u:%u: %s", _i, err.file, err.line, err.col, err.msg);
+		check_valid(c, &cfg);
+		return;
+	}
+	char msg[1024], line[1200];
+	expand(c->msg, msg, sizeof(msg));
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_msg(err.line == c->line && err.col == c->col, "case %d: at %u:%u, expected %u:%u (%s)", _i,
+		      err.line, err.col, c->line, c->col, err.msg);
+	ck_assert_str_eq(err.msg, msg);
+	ck_assert_str_eq(err.file, "t.conf");
+	snprintf(line, sizeof(line), "%u:%u: error: %s", c->line, c->col, msg);
+	if (sluice_bin)
+		check_binary(c, line);
+}
+END_TEST
+
+/* The printed effective configuration parses back to itself. */
+START_TEST(test_round_trip)
+{
+	static struct sluice_config a, b;
+	struct app_conf_msg err;
+	const char *text = "unix { daemon log \"/tmp/a b\" cli-mode 0640 }\n"
+			   "cpu { corelist-workers 1 idle-max 250us }\n"
+			   "buffers { page-size 2M data-size 4096 }\n"
+			   "interfaces { x { driver test host-if v0 } }\n"
+			   "packet-generator { s { rate 5kpps size 60-70 src-ip 10.0.0.1-10.0.0.9 } }\n";
+	ck_assert_int_eq(sluice_config_parse(&a, "a", text, &err), 0);
+	char *first = sluice_config_format(&a);
+	ck_assert_ptr_nonnull(first);
+	ck_assert_msg(sluice_config_parse(&b, "a", first, &err) == 0, "%u:%u: %s\n%s", err.line, err.col, err.msg,
+		      first);
+	char *second = sluice_config_format(&b);
+	ck_assert_str_eq(first, second);
+	free(first);
+	free(second);
+}
+END_TEST
+
+/* The embedded default parses and runs the generator into error-drop. */
+START_TEST(test_default_text)
+{
+	static struct sluice_config cfg;
+	struct app_conf_msg err;
+	ck_assert_int_eq(sluice_config_parse(&cfg, "(default)", app_conf_default_text, &err), 0);
+	ck_assert_uint_eq(cfg.pg.n_streams, 1);
+	ck_assert_str_eq(cfg.pg.streams[0].next_node, "error-drop");
+	ck_assert(cfg.pg.streams[0].enabled);
+}
+END_TEST
+
+START_TEST(test_load_missing)
+{
+	static struct sluice_config cfg;
+	struct app_conf_msg err;
+	char line[600];
+	ck_assert_int_eq(sluice_config_load(&cfg, "/nonexistent/x.conf", &err), -ENOENT);
+	app_conf_msg_format(&err, "error", line, sizeof(line));
+	ck_assert_str_eq(line, "/nonexistent/x.conf: error: cannot open: No such file or directory");
+}
+END_TEST
+
+/* Values the tables do not use yet: bool, rate, MAC, IPv4. */
+START_TEST(test_codec)
+{
+	struct v {
+		bool b;
+		uint64_t bps;
+		uint8_t mac[6];
+		uint32_t ip;
+	} v = { 0 };
+	static const struct conf_key keys[] = {
+		{ .name = "b", .type = CONF_BOOL, CONF_FIELD(struct v, b) },
+		{ .name = "r", .type = CONF_RATE, CONF_FIELD(struct v, bps) },
+		{ .name = "m", .type = CONF_MAC, CONF_FIELD(struct v, mac) },
+		{ .name = "i", .type = CONF_IP4, CONF_FIELD(struct v, ip) },
+		{ 0 },
+	};
+	char err[256], out[64];
+	ck_assert_int_eq(conf_value_parse(&keys[0], "enable", &v, err, sizeof(err)), 0);
+	ck_assert(v.b);
+	ck_assert_int_eq(conf_value_parse(&keys[0], "maybe", &v, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(conf_value_parse(&keys[1], "10mbit", &v, err, sizeof(err)), 0);
+	ck_assert_uint_eq(v.bps, 10000000);
+	conf_value_format(&keys[1], &v, out, sizeof(out));
+	ck_assert_str_eq(out, "10mbit");
+	ck_assert_int_eq(conf_value_parse(&keys[1], "10", &v, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(conf_value_parse(&keys[2], "02:00:0a:0b:0c:0d", &v, err, sizeof(err)), 0);
+	conf_value_format(&keys[2], &v, out, sizeof(out));
+	ck_assert_str_eq(out, "02:00:0a:0b:0c:0d");
+	ck_assert_int_eq(conf_value_parse(&keys[2], "02:00:0a:0b:0c", &v, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(conf_value_parse(&keys[3], "10.1.2.3", &v, err, sizeof(err)), 0);
+	ck_assert_uint_eq(v.ip, 0x0a010203);
+	ck_assert_int_eq(conf_value_parse(&keys[3], "10.1.2.256", &v, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "expected an IPv4 address such as 10.0.0.1");
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+	sluice_bin = argc > 1 ? argv[1] : NULL;
+	Suite *s = suite_create("conf");
+	TCase *tc = tcase_create("configs");
+	tcase_add_loop_test(tc, test_case, 0, (int)ARRAY_LEN(cases));
+	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_default_text);
+	tcase_add_test(tc, test_load_missing);
+	tcase_add_test(tc, test_codec);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
