@@ -51,6 +51,10 @@ static size_t reserved_size;
 static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct buffer_cache *caches[BUFFER_MAX_CACHES];
 static __thread struct buffer_cache *thread_cache;
+/* cpu -> NUMA node, read once at init: libnuma's own lookup caches without a
+ * lock, so threads asking at the same time would race inside it. */
+#define MAX_CPUS 1024
+static int8_t numa_of_cpu[MAX_CPUS];
 
 void buffer_config_default(struct buffer_config *cfg)
 {
@@ -167,6 +171,10 @@ int buffer_main_init(const struct buffer_config *cfg, char *errbuf, size_t errle
 		return -EINVAL;
 	}
 	uint32_t n_pools = numa_nodes_with_memory(nodes, BUFFER_MAX_POOLS);
+	for (int cpu = 0; cpu < MAX_CPUS; cpu++) {
+		int node = numa_available() >= 0 && cpu < numa_num_configured_cpus() ? numa_node_of_cpu(cpu) : 0;
+		numa_of_cpu[cpu] = (int8_t)(node < 0 ? 0 : node);
+	}
 	int rv = buffer_reserve(cfg, n_pools);
 	if (rv) {
 		snprintf(errbuf, errlen, "buffers: cannot reserve address space: %s", strerror(-rv));
@@ -214,7 +222,7 @@ int buffer_thread_register(void)
 	if (!c)
 		return -ENOMEM;
 	int cpu = sched_getcpu();
-	c->numa_node = (numa_available() >= 0 && cpu >= 0) ? numa_node_of_cpu(cpu) : 0;
+	c->numa_node = (cpu >= 0 && cpu < MAX_CPUS) ? numa_of_cpu[cpu] : 0;
 	pthread_mutex_lock(&caches_lock);
 	c->index = -1;
 	for (int i = 0; i < BUFFER_MAX_CACHES; i++) {

@@ -278,6 +278,10 @@ void graph_workers_stop(struct graph *g);
 
 uint32_t graph_n_threads(const struct graph *g);
 
+/* Pin thread 0 (the caller) to cpu and record its NUMA node.
+ * Returns 0 or a negative errno with the reason in err. */
+int graph_main_pin(struct graph *g, int cpu, char *err, size_t errlen);
+
 /* One loop of thread 0: barrier check, poll inputs, dispatch everything
  * pending, run due process nodes. Returns packets produced by inputs. */
 uint32_t graph_main_poll(struct graph *g);

@@ -152,6 +152,22 @@ void graph_workers_stop(struct graph *g)
 	g->n_threads = 1;
 }
 
+int graph_main_pin(struct graph *g, int cpu, char *err, size_t errlen)
+{
+	struct graph_thread *t = g->threads[0];
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	int rv = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (rv) {
+		snprintf(err, errlen, "graph: cannot pin the main thread to cpu %d: %s", cpu, strerror(rv));
+		return -rv;
+	}
+	t->cpu = cpu;
+	t->numa_node = numa_available() >= 0 ? numa_node_of_cpu(cpu) : 0;
+	return 0;
+}
+
 int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_thread_info *info)
 {
 	if (thread_index >= g->n_threads)
