@@ -66,26 +66,45 @@ static int pg_input_format_trace(char *buf, size_t len, const uint8_t *detail)
 #define IP_PROTO_UDP 17
 #define IP_PROTO_EXPERIMENT 253
 
+/* What the per-packet loop reads, fixed when the stream is added. The loop
+ * works on a stack copy: its byte stores into packets could otherwise alias
+ * every one of these and force a reload per field per packet. */
+struct pg_edit {
+	const uint8_t *tmpl;         /* size_max bytes: the packet at its largest */
+	const uint32_t *payload_sum; /* [k]: one's-complement sum of the first k payload bytes */
+	uint32_t src_ip, src_n;      /* first address, addresses to cycle through */
+	uint32_t dst_ip, dst_n;
+	uint32_t sport, sport_n;
+	uint32_t dport, dport_n;
+	uint32_t ip_sum; /* IPv4 header words that never change */
+	uint32_t l4_sum; /* L4 header (and pseudo-header) words that never change */
+	uint32_t size_min, size_max;
+	uint32_t rx_if;
+	uint8_t size_mode;
+	uint8_t proto;
+	bool ip4;
+};
+
+/* Where the per-packet sequences stand; copied in and out once per burst. */
+struct pg_cursor {
+	uint64_t rng;
+	uint32_t size; /* next size in increment mode */
+	uint32_t src_i, dst_i, sport_i, dport_i;
+	uint16_t icmp_seq;
+};
+
 struct pg_stream {
 	struct pg_stream_config cfg;
-	uint8_t *tmpl;         /* size_max bytes: the packet at its largest */
-	uint32_t *payload_sum; /* [k]: one's-complement sum of the first k payload bytes */
-	uint32_t hdr_len;      /* bytes before the payload */
-	uint32_t ip_sum;       /* IPv4 header words that never change */
-	uint32_t l4_sum;       /* L4 header (and pseudo-header) words that never change */
-	uint32_t src_n, dst_n; /* addresses to cycle through */
-	uint32_t sport_n, dport_n;
+	struct pg_edit edit;
+	uint8_t *tmpl;
+	uint32_t *payload_sum;
+	uint32_t hdr_len; /* bytes before the payload */
 	double tokens_per_tick;
 	uint16_t next_index;
-	bool ip4;
 
 	/* written by the owning thread while enabled */
 	alignas(64) bool enabled;
-	uint32_t size;         /* next size in increment mode */
-	uint32_t src_i, dst_i; /* offsets into the address ranges */
-	uint32_t sport_i, dport_i;
-	uint16_t icmp_seq;
-	uint64_t rng;
+	struct pg_cursor cur;
 	double tokens;
 	uint64_t last_ticks;
 	uint64_t n_sent;  /* this run */
@@ -108,16 +127,18 @@ static uint32_t csum_fold(uint64_t sum)
 	return (uint32_t)sum;
 }
 
+/* Network-order stores, one instruction each (byte-wise they cost ~60
+ * instructions per packet). */
 static void put16(uint8_t *p, uint16_t v)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
+	v = __builtin_bswap16(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 static void put32(uint8_t *p, uint32_t v)
 {
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
+	v = __builtin_bswap32(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 static struct pg_stream *stream_find(const char *name, uint32_t *index)
@@ -228,11 +249,29 @@ int pg_stream_config_check(const struct pg_stream_config *c, char *err, size_t e
 static void stream_build(struct pg_stream *s)
 {
 	const struct pg_stream_config *c = &s->cfg;
+	struct pg_edit *e = &s->edit;
 	uint8_t *p = s->tmpl;
 	uint32_t max = c->size_max;
 
+	*e = (struct pg_edit){
+		.tmpl = s->tmpl,
+		.payload_sum = s->payload_sum,
+		.src_ip = c->src_ip,
+		.src_n = MAX(c->src_ip_count, 1u),
+		.dst_ip = c->dst_ip,
+		.dst_n = MAX(c->dst_ip_count, 1u),
+		.sport = c->src_port,
+		.sport_n = c->src_port_last > c->src_port ? c->src_port_last - c->src_port + 1u : 1u,
+		.dport = c->dst_port,
+		.dport_n = c->dst_port_last > c->dst_port ? c->dst_port_last - c->dst_port + 1u : 1u,
+		.size_min = c->size_min,
+		.size_max = c->size_max,
+		.rx_if = c->rx_if,
+		.size_mode = (uint8_t)c->size_mode,
+		.proto = (uint8_t)c->proto,
+		.ip4 = !c->data_len && c->ethertype == ETHERTYPE_IP4,
+	};
 	s->hdr_len = header_len(c);
-	s->ip4 = !c->data_len && c->ethertype == ETHERTYPE_IP4;
 	if (c->data_len) {
 		memcpy(p, c->data, MIN((uint32_t)c->data_len, max));
 		return;
@@ -249,7 +288,7 @@ static void stream_build(struct pg_stream *s)
 		sum += (k & 1) ? p[s->hdr_len + k] : (uint32_t)p[s->hdr_len + k] << 8;
 		s->payload_sum[k + 1] = (uint32_t)sum;
 	}
-	if (!s->ip4)
+	if (!e->ip4)
 		return;
 
 	static const uint8_t proto[] = {
@@ -263,21 +302,21 @@ static void stream_build(struct pg_stream *s)
 	ip[8] = c->ttl;
 	ip[9] = proto[c->proto];
 	/* Fixed words: version/ihl/tos and ttl/protocol (id and fragment are 0). */
-	s->ip_sum = ((uint32_t)ip[0] << 8 | ip[1]) + ((uint32_t)ip[8] << 8 | ip[9]);
+	e->ip_sum = ((uint32_t)ip[0] << 8 | ip[1]) + ((uint32_t)ip[8] << 8 | ip[9]);
 
 	switch (c->proto) {
 	case PG_L4_UDP:
-		s->l4_sum = IP_PROTO_UDP;
+		e->l4_sum = IP_PROTO_UDP;
 		break;
 	case PG_L4_TCP:
 		l4[12] = 5 << 4;  /* data offset: 20 bytes */
 		l4[13] = 0x10;    /* ACK */
 		put16(l4 + 14, 8192);
-		s->l4_sum = IP_PROTO_TCP + (5u << 12 | 0x10) + 8192;
+		e->l4_sum = IP_PROTO_TCP + (5u << 12 | 0x10) + 8192;
 		break;
 	case PG_L4_ICMP:
 		l4[0] = 8; /* echo request, code 0, identifier 0 */
-		s->l4_sum = 8u << 8;
+		e->l4_sum = 8u << 8;
 		break;
 	case PG_L4_NONE:
 		break;
@@ -303,10 +342,11 @@ static int resolve_next(struct graph *g, int node_index, const char *stream, con
 /* Start a run: sequences from their first value, the rate bucket empty. */
 static void stream_restart(struct pg_stream *s)
 {
-	s->size = s->cfg.size_min;
-	s->src_i = s->dst_i = s->sport_i = s->dport_i = 0;
-	s->icmp_seq = 0;
-	s->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)s->cfg.name[0] << 32 ^ s->n_total;
+	/* The random sizes repeat from run to run of a stream (seeded by its name). */
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	for (const char *n = s->cfg.name; *n; n++)
+		seed = (seed ^ (uint8_t)*n) * 0x100000001b3ull;
+	s->cur = (struct pg_cursor){ .rng = seed | 1, .size = s->cfg.size_min };
 	s->tokens = 0;
 	s->last_ticks = cpu_ticks();
 	s->n_sent = 0;
@@ -395,10 +435,6 @@ int pg_stream_add(const struct pg_stream_config *cfg, char *err, size_t errlen)
 	s->cfg = *cfg;
 	memset(s->tmpl, 0, ROUND_UP(cfg->size_max, 64));
 	stream_build(s);
-	s->src_n = MAX(cfg->src_ip_count, 1u);
-	s->dst_n = MAX(cfg->dst_ip_count, 1u);
-	s->sport_n = cfg->src_port_last > cfg->src_port ? cfg->src_port_last - cfg->src_port + 1u : 1u;
-	s->dport_n = cfg->dst_port_last > cfg->dst_port ? cfg->dst_port_last - cfg->dst_port + 1u : 1u;
 	s->tokens_per_tick = cfg->rate_pps ? (double)cfg->rate_pps / cpu_ticks_per_second() : 0;
 	s->next_index = next_index;
 	stream_restart(s);
@@ -512,85 +548,81 @@ static uint32_t stream_budget(struct pg_stream *s)
 	return (uint32_t)n;
 }
 
-static uint32_t next_size(struct pg_stream *s)
+static uint32_t next_size(const struct pg_edit *e, struct pg_cursor *cur)
 {
-	const struct pg_stream_config *c = &s->cfg;
-	uint32_t len;
-	switch (c->size_mode) {
-	case PG_SIZE_INCREMENT:
-		len = s->size;
-		s->size = len == c->size_max ? c->size_min : len + 1;
+	switch (e->size_mode) {
+	case PG_SIZE_INCREMENT: {
+		uint32_t len = cur->size;
+		cur->size = len == e->size_max ? e->size_min : len + 1;
 		return len;
-	case PG_SIZE_RANDOM:
-		/* xorshift64*, scaled to the range without a division */
-		s->rng ^= s->rng >> 12;
-		s->rng ^= s->rng << 25;
-		s->rng ^= s->rng >> 27;
-		uint32_t r = (uint32_t)((s->rng * 0x2545f4914f6cdd1dull) >> 32);
-		return c->size_min + (uint32_t)(((uint64_t)r * (c->size_max - c->size_min + 1)) >> 32);
-	default:
-		return c->size_min;
 	}
+	case PG_SIZE_RANDOM: {
+		/* xorshift64*, scaled to the range without a division */
+		cur->rng ^= cur->rng >> 12;
+		cur->rng ^= cur->rng << 25;
+		cur->rng ^= cur->rng >> 27;
+		uint32_t r = (uint32_t)((cur->rng * 0x2545f4914f6cdd1dull) >> 32);
+		return e->size_min + (uint32_t)(((uint64_t)r * (e->size_max - e->size_min + 1)) >> 32);
+	}
+	default:
+		return e->size_min;
+	}
+}
+
+static uint32_t step(uint32_t i, uint32_t n)
+{
+	return i + 1 == n ? 0 : i + 1;
 }
 
 /* Write the per-packet IPv4 and L4 fields of one packet of length len and
  * its checksums: the fixed sums from stream_build plus the changing words. */
-static void write_ip4(struct pg_stream *s, uint8_t *p, uint32_t len)
+static void write_ip4(const struct pg_edit *e, struct pg_cursor *cur, uint8_t *p, uint32_t len)
 {
-	const struct pg_stream_config *c = &s->cfg;
 	uint8_t *ip = p + ETH_HDR_LEN;
 	uint8_t *l4 = ip + IP4_HDR_LEN;
 	uint32_t ip_len = len - ETH_HDR_LEN;
 	uint32_t l4_len = ip_len - IP4_HDR_LEN;
-	uint32_t src = c->src_ip + s->src_i;
-	uint32_t dst = c->dst_ip + s->dst_i;
+	uint32_t src = e->src_ip + cur->src_i;
+	uint32_t dst = e->dst_ip + cur->dst_i;
 	uint32_t addr_sum = (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff);
+	uint32_t sport = e->sport + cur->sport_i;
+	uint32_t dport = e->dport + cur->dport_i;
+	uint64_t sum;
 
-	if (++s->src_i == s->src_n)
-		s->src_i = 0;
-	if (++s->dst_i == s->dst_n)
-		s->dst_i = 0;
+	cur->src_i = step(cur->src_i, e->src_n);
+	cur->dst_i = step(cur->dst_i, e->dst_n);
 	put16(ip + 2, (uint16_t)ip_len);
 	put32(ip + 12, src);
 	put32(ip + 16, dst);
-	put16(ip + 10, (uint16_t)~csum_fold(s->ip_sum + ip_len + addr_sum));
+	put16(ip + 10, (uint16_t)~csum_fold(e->ip_sum + ip_len + addr_sum));
 
-	uint16_t sport = (uint16_t)(c->src_port + s->sport_i);
-	uint16_t dport = (uint16_t)(c->dst_port + s->dport_i);
-	uint64_t sum;
-	switch (c->proto) {
+	switch (e->proto) {
 	case PG_L4_UDP:
-		if (++s->sport_i == s->sport_n)
-			s->sport_i = 0;
-		if (++s->dport_i == s->dport_n)
-			s->dport_i = 0;
-		put16(l4, sport);
-		put16(l4 + 2, dport);
+		cur->sport_i = step(cur->sport_i, e->sport_n);
+		cur->dport_i = step(cur->dport_i, e->dport_n);
+		put16(l4, (uint16_t)sport);
+		put16(l4 + 2, (uint16_t)dport);
 		put16(l4 + 4, (uint16_t)l4_len);
 		/* pseudo-header (addresses, protocol, length) + header (ports, length) + payload */
-		sum = (uint64_t)s->l4_sum + addr_sum + 2 * l4_len + sport + dport +
-		      s->payload_sum[l4_len - UDP_HDR_LEN];
+		sum = (uint64_t)e->l4_sum + addr_sum + 2 * l4_len + sport + dport +
+		      e->payload_sum[l4_len - UDP_HDR_LEN];
 		uint16_t ck = (uint16_t)~csum_fold(sum);
 		put16(l4 + 6, ck ? ck : 0xffff); /* 0 means "no checksum" in UDP */
 		break;
 	case PG_L4_TCP:
-		if (++s->sport_i == s->sport_n)
-			s->sport_i = 0;
-		if (++s->dport_i == s->dport_n)
-			s->dport_i = 0;
-		put16(l4, sport);
-		put16(l4 + 2, dport);
-		sum = (uint64_t)s->l4_sum + addr_sum + l4_len + sport + dport +
-		      s->payload_sum[l4_len - TCP_HDR_LEN];
+		cur->sport_i = step(cur->sport_i, e->sport_n);
+		cur->dport_i = step(cur->dport_i, e->dport_n);
+		put16(l4, (uint16_t)sport);
+		put16(l4 + 2, (uint16_t)dport);
+		sum = (uint64_t)e->l4_sum + addr_sum + l4_len + sport + dport +
+		      e->payload_sum[l4_len - TCP_HDR_LEN];
 		put16(l4 + 16, (uint16_t)~csum_fold(sum));
 		break;
 	case PG_L4_ICMP:
-		put16(l4 + 6, s->icmp_seq);
-		sum = (uint64_t)s->l4_sum + s->icmp_seq + s->payload_sum[l4_len - ICMP_HDR_LEN];
-		s->icmp_seq++;
+		put16(l4 + 6, cur->icmp_seq);
+		sum = (uint64_t)e->l4_sum + cur->icmp_seq + e->payload_sum[l4_len - ICMP_HDR_LEN];
+		cur->icmp_seq++;
 		put16(l4 + 2, (uint16_t)~csum_fold(sum));
-		break;
-	case PG_L4_NONE:
 		break;
 	}
 }
@@ -628,22 +660,29 @@ static uint32_t stream_generate(struct node_runtime *rt, struct pg_stream *s)
 	if (unlikely(!got))
 		return 0;
 
-	/* Plain loop: copying the template dominates (one to a few cache lines
-	 * per packet), and the 4-wide prefetching shape bought nothing here. */
+	/* Plain loop over stack copies of the stream's fields. Measured for
+	 * 64-byte UDP with incrementing address and port: ~127 instructions
+	 * per packet in this function plus an 11-instruction template copy
+	 * (callgrind), ~26 TSC cycles per packet (show runtime). The copy and
+	 * the checksum arithmetic are the work; the 4-wide prefetching shape
+	 * has not been measured against this yet. */
+	const struct pg_edit e = s->edit;
+	struct pg_cursor cur = s->cur;
 	uint64_t bytes = 0;
 	uint16_t drop_error = node_error(rt, PG_INPUT_ERROR_DROPPED);
 	for (uint32_t i = 0; i < got; i++) {
 		struct buffer *b = buffer_get(bi[i]);
 		uint8_t *p = buffer_data(b);
-		uint32_t len = next_size(s);
-		memcpy(p, s->tmpl, len);
-		if (s->ip4)
-			write_ip4(s, p, len);
+		uint32_t len = next_size(&e, &cur);
+		memcpy(p, e.tmpl, len);
+		if (e.ip4)
+			write_ip4(&e, &cur, p, len);
 		b->current_length = (uint16_t)len;
-		b->rx_if = s->cfg.rx_if;
+		b->rx_if = e.rx_if;
 		b->error = drop_error;
 		bytes += len;
 	}
+	s->cur = cur;
 
 	bool tracing = rt->trace_budget != 0;
 	node_trace_input(rt, bi, got);
