@@ -1,0 +1,103 @@
+#!/bin/bash
+# The sluice daemon end to end: run the repo's startup.conf for a second,
+# SIGTERM it, and expect exit 0 within 2 s with an exit log that shows
+# packets processed and every buffer returned; counters rise through
+# sluicectl while it runs; then the same in daemon mode with a pidfile and a
+# log file. Every wait is bounded; everything started is stopped.
+#
+#   test_daemon.sh SLUICE STARTUP_CONF [SLUICECTL]
+set -u
+sluice=$1
+conf_src=$2
+sluicectl=${3:-}
+tmp=$(mktemp -d /tmp/sluice-daemon-XXXXXX)
+pid=
+fail() {
+	echo "FAIL: $*" >&2
+	[ -f "$tmp/err" ] && sed 's/^/  | /' "$tmp/err" >&2
+	exit 1
+}
+cleanup() {
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Wait up to $2 tenths of a second for a pattern in a file.
+wait_for_line() {
+	for _ in $(seq "$2"); do
+		grep -q "$1" "$3" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Wait up to $2 tenths of a second for a process to end.
+wait_gone() {
+	for _ in $(seq "$2"); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The repo's file, with the CLI socket moved into our directory so that the
+# test needs no /run/sluice and never meets another sluice.
+sed "s|/run/sluice/cli.sock|$tmp/cli.sock|" "$conf_src" > "$tmp/startup.conf"
+
+# --check of startup.conf is the built-in default written out.
+"$sluice" --check -c "$conf_src" | tail -n +2 > "$tmp/check_file" || fail "--check startup.conf"
+"$sluice" --check | tail -n +2 > "$tmp/check_default" || fail "--check of the default"
+diff -u "$tmp/check_default" "$tmp/check_file" || fail "startup.conf differs from the built-in default"
+
+# ---- foreground ----
+"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
+pid=$!
+wait_for_line "main: running" 50 "$tmp/err" || fail "sluice did not come up within 5 s"
+for stage in config buffers interfaces graph threads cli; do
+	grep -q "^sluice: $stage:" "$tmp/err" || fail "no start-up line for stage $stage"
+done
+
+if [ -n "$sluicectl" ]; then
+	pg_vectors() {
+		timeout 5 "$sluicectl" -s "$tmp/cli.sock" show runtime > "$tmp/runtime" || return
+		awk '$1 == "pg-input" { print $4; exit }' "$tmp/runtime"
+	}
+	a=$(pg_vectors)
+	sleep 0.5
+	b=$(pg_vectors)
+	[ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ] || fail "pg-input vectors did not rise through sluicectl ($a -> $b)"
+	timeout 5 "$sluicectl" -s "$tmp/cli.sock" show config > "$tmp/show_config" || fail "show config"
+	"$sluice" --check -c "$tmp/startup.conf" > "$tmp/check_run"
+	diff -u "$tmp/check_run" "$tmp/show_config" || fail "show config differs from --check"
+fi
+
+sleep 1
+kill -TERM "$pid"
+wait_gone "$pid" 20 || fail "sluice still running 2 s after SIGTERM"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM"
+n=$(sed -n 's/^sluice: exit: \([0-9]*\) packets processed$/\1/p' "$tmp/err")
+[ -n "$n" ] && [ "$n" -gt 0 ] || fail "exit log shows no packets processed"
+grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
+grep -q "^sluice: exit: node error-drop: " "$tmp/err" || fail "exit log: no error-drop counters"
+echo "foreground: $n packets processed, every buffer returned"
+
+# ---- daemon mode ----
+sed -i "s|^  nodaemon .*|  daemon\n  pidfile $tmp/sluice.pid\n  log $tmp/sluice.log|" "$tmp/startup.conf"
+rm -f "$tmp/err"
+timeout 10 "$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" || fail "daemon start returned non-zero"
+wait_for_line "main: running" 50 "$tmp/sluice.log" || fail "daemon did not log running within 5 s"
+[ -s "$tmp/sluice.pid" ] || fail "no pidfile"
+pid=$(cat "$tmp/sluice.pid")
+kill -0 "$pid" || fail "pidfile names no process"
+sleep 0.5
+kill -TERM "$pid"
+wait_gone "$pid" 20 || fail "daemon still running 2 s after SIGTERM"
+pid=
+grep -q "^sluice: exit: every buffer returned$" "$tmp/sluice.log" || fail "daemon log: buffers not all returned"
+[ ! -e "$tmp/sluice.pid" ] || fail "pidfile left behind"
+echo "daemon: pidfile and log file ok"
+exit 0
