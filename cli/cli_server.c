@@ -264,14 +264,14 @@ static void discard_line(int fd)
 }
 
 /* Read one line of at most CLI_LINE_MAX bytes. Returns 0, -EMSGSIZE for a
- * longer line, or -EIO when the client left or stalled. */
+ * longer line, or -ECONNABORTED when the client left or stalled. */
 static int read_line(int fd, char *line)
 {
 	size_t len = 0;
 	for (;;) {
 		ssize_t n = recv(fd, line + len, CLI_LINE_MAX + 1 - len, 0);
 		if (n <= 0)
-			return -EIO;
+			return -ECONNABORTED;
 		char *nl = memchr(line + len, '\n', (size_t)n);
 		len += (size_t)n;
 		if (nl) {
@@ -301,13 +301,14 @@ static void run_oneshot(int fd)
 	char *line = malloc(CLI_LINE_MAX + 1);
 	struct cli_session *s = cli_session_create(cli_current_graph(), CLI_OUT_SOCKET, fd);
 	int rc = line && s ? read_line(fd, line) : -ENOMEM;
+	bool client_gone = rc == -ECONNABORTED;
 	if (rc == -EMSGSIZE) {
 		char msg[80];
 		int n = snprintf(msg, sizeof(msg), "error: command line longer than %d bytes\n", CLI_LINE_MAX);
 		send(fd, msg, (size_t)n, MSG_NOSIGNAL);
 	} else if (!rc)
 		rc = cli_session_run(s, line);
-	if (rc != -EIO)
+	if (!client_gone)
 		send_status(fd, rc);
 	cli_session_destroy(s);
 	free(line);

@@ -191,19 +191,6 @@ static void enter_raw_mode(void)
 	}
 }
 
-/* Copy one read from `from` to `to`; false at end of input. */
-static bool relay(int from, int to)
-{
-	char buf[4096];
-	ssize_t n = read(from, buf, sizeof(buf));
-	if (n < 0 && errno == EINTR)
-		return true;
-	if (n <= 0)
-		return false;
-	write_all(to, buf, (size_t)n);
-	return true;
-}
-
 static void copy_to_stdout(int fd)
 {
 	char buf[4096];
@@ -216,6 +203,36 @@ static void copy_to_stdout(int fd)
 	}
 }
 
+/* Keystrokes waiting for room in the socket. sluice echoes what it reads,
+ * so blocking on a full socket while its echo fills ours would deadlock:
+ * input is only read when the previous chunk has gone. */
+struct pending {
+	char buf[4096];
+	size_t off, len;
+};
+
+/* Returns false when stdin ended. */
+static bool read_stdin(struct pending *p)
+{
+	ssize_t n = read(STDIN_FILENO, p->buf, sizeof(p->buf));
+	if (n < 0 && errno == EINTR)
+		return true;
+	if (n <= 0)
+		return false;
+	p->off = 0;
+	p->len = (size_t)n;
+	return true;
+}
+
+static void send_some(int fd, struct pending *p)
+{
+	ssize_t k = send(fd, p->buf + p->off, p->len - p->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (k > 0)
+		p->off += (size_t)k;
+	else if (k < 0 && errno != EAGAIN && errno != EINTR)
+		p->off = p->len; /* sluice left; its close ends the loop */
+}
+
 static int run_interactive(const char *where)
 {
 	int fd = connect_to(where);
@@ -223,21 +240,26 @@ static int run_interactive(const char *where)
 		return 2;
 	write_all(fd, CLI_HELLO_INTERACTIVE, strlen(CLI_HELLO_INTERACTIVE));
 	enter_raw_mode();
+	struct pending in = { .off = 0, .len = 0 };
 	bool stdin_open = true;
 	for (;;) {
-		struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = STDIN_FILENO, .events = POLLIN } };
-		if (poll(p, stdin_open ? 2 : 1, -1) < 0) {
+		bool waiting = in.off < in.len;
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN | (waiting ? POLLOUT : 0) },
+				       { .fd = STDIN_FILENO, .events = POLLIN } };
+		if (poll(p, stdin_open && !waiting ? 2 : 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (p[0].revents) {
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			char c;
 			if (recv(fd, &c, 1, MSG_PEEK) <= 0)
 				break; /* `quit`, or sluice went away */
 			copy_to_stdout(fd);
 		}
-		if (stdin_open && p[1].revents && !relay(STDIN_FILENO, fd)) {
+		if (waiting && (p[0].revents & POLLOUT))
+			send_some(fd, &in);
+		if (stdin_open && !waiting && p[1].revents && !read_stdin(&in)) {
 			/* piped input ran out: let sluice finish and close */
 			stdin_open = false;
 			shutdown(fd, SHUT_WR);

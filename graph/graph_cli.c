@@ -159,7 +159,10 @@ static void runtime_text(struct cli_session *s, struct graph *g, uint32_t thread
 	struct thread_summary sum;
 	graph_thread_info(g, thread, &ti);
 	summarise(g, thread, &sum);
-	cli_printf(s, "Thread %u %s (cpu %d)", thread, ti.name, ti.cpu);
+	if (ti.cpu < 0)
+		cli_printf(s, "Thread %u %s (unpinned)", thread, ti.name);
+	else
+		cli_printf(s, "Thread %u %s (cpu %d)", thread, ti.name, ti.cpu);
 	cli_printf(s, "Time %.1f, average vectors/node %.2f, input rate %.2e pkts/s", sum.seconds,
 		   sum.avg_vectors_per_node, sum.input_rate);
 	static const struct cli_table_col cols[] = { { "Name", false },	 { "State", false }, { "Calls", true },
@@ -221,7 +224,7 @@ static cJSON *runtime_json(struct graph *g, uint32_t thread, bool verbose)
 
 /*
  * sluice> show runtime
- * Thread 0 main (cpu 0)
+ * Thread 0 main (unpinned)
  * Time 4.2, average vectors/node 32.00, input rate 1.95e+05 pkts/s
  * Name        State    Calls  Vectors  Suspends    Clocks  Vectors/Call
  * pg-input    polling  25600   819200         0  2.10e+01         32.00
