@@ -176,7 +176,9 @@ void pg_stream_config_default(struct pg_stream_config *cfg)
 	memcpy(cfg->dst_mac, dst_mac, 6);
 	cfg->ethertype = ETHERTYPE_IP4;
 	cfg->src_ip = 0x0a000001; /* 10.0.0.1 */
+	cfg->src_ip_count = 1;
 	cfg->dst_ip = 0x0a000101; /* 10.0.1.1 */
+	cfg->dst_ip_count = 1;
 	cfg->ttl = 64;
 	cfg->proto = PG_L4_UDP;
 	cfg->src_port = 1234;

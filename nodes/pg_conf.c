@@ -276,15 +276,20 @@ static int pg_conf_stream_check(void *obj, struct conf_check *chk)
 		"src-port", "dst-port", "ttl", "dscp", NULL,
 	};
 	struct pg_stream_config *c = obj;
-	if (c->data_len)
-		for (uint32_t i = 0; header_keys[i]; i++)
-			if (conf_check_was_set(chk, header_keys[i])) {
-				chk->key = header_keys[i];
-				snprintf(chk->msg, sizeof(chk->msg),
-					 "%s cannot be used with data (data is the whole packet)",
-					 header_keys[i]);
-				return -EINVAL;
-			}
+	struct pg_stream_config d;
+	pg_stream_config_default(&d);
+	/* With data, a header key may only repeat its default: that keeps the
+	 * effective config that --check prints readable back. */
+	for (uint32_t i = 0; c->data_len && header_keys[i]; i++) {
+		const struct conf_key *k = conf_key_find(chk->keys, header_keys[i]);
+		if (conf_check_was_set(chk, header_keys[i]) &&
+		    memcmp((char *)c + k->offset, (char *)&d + k->offset, k->size) != 0) {
+			chk->key = header_keys[i];
+			snprintf(chk->msg, sizeof(chk->msg),
+				 "%s cannot be used with data (data is the whole packet)", header_keys[i]);
+			return -EINVAL;
+		}
+	}
 	if (c->size_min == c->size_max) {
 		c->size_mode = PG_SIZE_FIXED;
 	} else if (c->size_mode == PG_SIZE_FIXED) {
@@ -297,8 +302,14 @@ static int pg_conf_stream_check(void *obj, struct conf_check *chk)
 		c->size_mode = PG_SIZE_INCREMENT;
 	}
 	int r = pg_stream_config_check(c, chk->msg, sizeof(chk->msg));
-	if (r < 0)
-		chk->key = strstr(chk->msg, ": size ") ? "size" : NULL;
+	if (r < 0) {
+		/* The parser names file:line already: drop "pg: stream NAME: ". */
+		char prefix[PG_NAME_MAX + 16];
+		size_t n = (size_t)snprintf(prefix, sizeof(prefix), "pg: stream %s: ", c->name);
+		if (strncmp(chk->msg, prefix, n) == 0)
+			memmove(chk->msg, chk->msg + n, strlen(chk->msg + n) + 1);
+		chk->key = strncmp(chk->msg, "size ", 5) == 0 ? "size" : NULL;
+	}
 	return r;
 }
 

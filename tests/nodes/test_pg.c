@@ -631,8 +631,11 @@ START_TEST(conf_check_and_apply)
 	struct pg_stream_config *r = &pc->streams[1];
 	r->data_len = 20;
 	chk = (struct conf_check){ .keys = blk->keys, .set = bit("data") | bit("ttl") };
+	ck_assert_int_eq(blk->check(r, &chk), 0); /* ttl 64 is the default: --check prints it */
+	r->ttl = 9;
 	ck_assert_int_eq(blk->check(r, &chk), -EINVAL);
 	ck_assert_str_eq(chk.key, "ttl");
+	r->ttl = 64;
 	chk.set = bit("data");
 	ck_assert_int_eq(blk->check(r, &chk), 0);
 
