@@ -1,0 +1,414 @@
+/* graph-perf: sluice's engine on the topologies of DPDK's graph_perf_autotest.
+ *
+ * Each topology is a few sources, stages of pass-through nodes and sinks,
+ * with the share of objects every node sends to each of its next nodes. A
+ * source hands on a fixed set of buffer indices every call (no allocation,
+ * as rte_graph's test source hands on object pointers it never fills); a
+ * stage with one next node forwards its frame whole, a stage with several
+ * splits it in contiguous runs by percentage (the last next also takes the
+ * rounding remainder, as rte_graph's test worker does); a sink discards.
+ *
+ * The graph runs on the calling thread (pinned with --cpu), warms up, then
+ * runs for --seconds. Printed per node: calls, objects, objects/s and TSC
+ * ticks per call. Our ticks per call count from the end of the previous
+ * node's call (the engine's `show runtime` clocks), so they include the
+ * dispatch between nodes; rte_graph's test counts only inside the call.
+ *
+ * Usage: sluice-bench-graph [--seconds S] [--warmup S] [--cpu N] [--no-huge]
+ *                           [--tsv FILE] [--only NAME]
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+
+#define MAX_STAGES 5
+#define MAX_WIDTH 4 /* nodes per stage */
+#define MAX_ENDS 4  /* sources or sinks */
+#define MAX_OUT 4   /* next nodes per bench node */
+#define NAME_LEN 32
+
+/* One topology, named like the rte_graph test case it reproduces. Shares are
+ * percentages written from -> to. */
+struct topo {
+	const char *name;
+	const char *shape;
+	uint16_t burst; /* objects a source produces per call */
+	uint8_t n_src, n_snk, n_stages;
+	uint8_t width[MAX_STAGES];
+	uint8_t src[MAX_ENDS][MAX_WIDTH];                /* source -> stage 0 node */
+	uint8_t edge[MAX_STAGES][MAX_WIDTH][MAX_WIDTH];  /* (s, from) -> (s + 1, to) */
+	uint8_t snk[MAX_WIDTH][MAX_ENDS];                /* last stage node -> sink */
+};
+
+#define CHAIN4 .n_stages = 4, .width = { 1, 1, 1, 1 }, \
+	.edge = { { { 100 } }, { { 100 } }, { { 100 } } }
+#define IDENTITY_4 { { 100 }, { 0, 100 }, { 0, 0, 100 }, { 0, 0, 0, 100 } }
+
+static const struct topo topos[] = {
+	{ .name = "graph_hr_4s_1n_1src_1snk", .shape = "1 src -> 4 stages -> 1 sink", .burst = 256,
+	  .n_src = 1, .n_snk = 1, CHAIN4, .src = { { 100 } }, .snk = { { 100 } } },
+	{ .name = "graph_hr_4s_1n_1src_1snk_brst_one", .shape = "same chain, 1 object per call", .burst = 1,
+	  .n_src = 1, .n_snk = 1, CHAIN4, .src = { { 100 } }, .snk = { { 100 } } },
+	{ .name = "graph_hr_4s_1n_2src_1snk", .shape = "2 src -> 4 stages -> 1 sink", .burst = 256,
+	  .n_src = 2, .n_snk = 1, CHAIN4, .src = { { 100 }, { 100 } }, .snk = { { 100 } } },
+	{ .name = "graph_hr_4s_1n_1src_2snk", .shape = "1 src -> 4 stages -> 2 sinks 50/50", .burst = 256,
+	  .n_src = 1, .n_snk = 2, CHAIN4, .src = { { 100 } }, .snk = { { 50, 50 } } },
+	{ .name = "graph_tree_4s_4n_1src_4snk", .shape = "tree 1-2-3-4, 4 sinks", .burst = 256,
+	  .n_src = 1, .n_snk = 4, .n_stages = 4, .width = { 1, 2, 3, 4 },
+	  .src = { { 100 } },
+	  .edge = { { { 50, 50 } },
+		    { { 33, 34, 33 }, { 33, 34, 33 } },
+		    { { 25, 25, 25, 25 }, { 25, 25, 25, 25 }, { 25, 25, 25, 25 } } },
+	  .snk = IDENTITY_4 },
+	{ .name = "graph_reverse_tree_3s_4n_1src_1snk", .shape = "fan-out 4-3-2 stages, all-to-all, 1 sink",
+	  .burst = 256, .n_src = 1, .n_snk = 1, .n_stages = 3, .width = { 4, 3, 2 },
+	  .src = { { 25, 25, 25, 25 } },
+	  .edge = { { { 33, 33, 34 }, { 33, 33, 34 }, { 33, 33, 34 }, { 33, 33, 34 } },
+		    { { 50, 50 }, { 50, 50 }, { 50, 50 } } },
+	  .snk = { { 100 }, { 100 } } },
+	{ .name = "graph_parallel_tree_5s_4n_4src_4snk", .shape = "4 parallel chains of 5 stages",
+	  .burst = 256, .n_src = 4, .n_snk = 4, .n_stages = 5, .width = { 4, 4, 4, 4, 4 },
+	  .src = IDENTITY_4, .edge = { IDENTITY_4, IDENTITY_4, IDENTITY_4, IDENTITY_4 }, .snk = IDENTITY_4 },
+};
+_Static_assert(MAX_OUT >= MAX_WIDTH && MAX_OUT >= MAX_ENDS, "a node can reach a whole stage");
+
+/* A bench node: its registration and the shares of its next nodes. */
+struct bench_node {
+	struct node_reg reg;
+	char name[NAME_LEN];
+	char next_name[MAX_OUT][NAME_LEN];
+	uint8_t pct[MAX_OUT];
+	uint16_t burst;
+	uint8_t is_sink;
+};
+
+/* Per-thread copy of what the node function reads. */
+struct bench_rt {
+	uint16_t n_next;
+	uint16_t burst;
+	uint8_t pct[MAX_OUT];
+};
+
+/* The fixed set of buffers every source hands on, call after call. */
+static uint32_t src_indices[FRAME_SIZE];
+
+static int bench_init(struct node_runtime *rt)
+{
+	const struct bench_node *bn = container_of(rt->reg, struct bench_node, reg);
+	struct bench_rt *d = rt->data;
+	d->n_next = bn->reg.n_next;
+	d->burst = bn->burst;
+	memcpy(d->pct, bn->pct, sizeof(d->pct));
+	return 0;
+}
+
+static uint32_t source_fn(struct node_runtime *rt, struct frame *frame)
+{
+	const struct bench_rt *d = rt->data;
+	uint32_t total = 0;
+	(void)frame;
+	for (uint16_t k = 0; k < d->n_next; k++) {
+		uint32_t n = (uint32_t)d->pct[k] * d->burst / 100;
+		node_trace_input(rt, src_indices, n);
+		uint32_t *to = node_next_slots(rt, k, n);
+		memcpy(to, src_indices, n * sizeof(uint32_t));
+		node_next_commit(rt, k, n);
+		total += n;
+	}
+	return total;
+}
+
+static uint32_t stage_fn(struct node_runtime *rt, struct frame *frame)
+{
+	const struct bench_rt *d = rt->data;
+	uint32_t n = frame->n_vectors;
+	if (d->n_next == 1) {
+		node_forward_frame(rt, 0, frame);
+		return n;
+	}
+	uint32_t off = 0;
+	uint16_t last = (uint16_t)(d->n_next - 1);
+	for (uint16_t k = 0; k < last; k++) {
+		uint32_t c = d->pct[k] * n / 100;
+		node_enqueue(rt, k, frame->buffers + off, c);
+		off += c;
+	}
+	node_enqueue(rt, last, frame->buffers + off, n - off);
+	return n;
+}
+
+static uint32_t sink_fn(struct node_runtime *rt, struct frame *frame)
+{
+	(void)rt;
+	return frame->n_vectors;
+}
+
+/* ---- building a topology ---- */
+
+struct built {
+	struct graph *g;
+	struct bench_node *nodes;
+	uint32_t n_nodes;
+};
+
+static struct bench_node *node_new(struct built *b, const char *name)
+{
+	struct bench_node *bn = &b->nodes[b->n_nodes++];
+	memset(bn, 0, sizeof(*bn));
+	snprintf(bn->name, NAME_LEN, "%s", name);
+	bn->reg.name = bn->name;
+	bn->reg.type = NODE_TYPE_INTERNAL;
+	bn->reg.fn = stage_fn;
+	bn->reg.init = bench_init;
+	bn->reg.runtime_data_size = sizeof(struct bench_rt);
+	return bn;
+}
+
+static void node_next(struct bench_node *bn, const char *target, uint8_t pct)
+{
+	if (!pct)
+		return;
+	uint16_t k = bn->reg.n_next++;
+	snprintf(bn->next_name[k], NAME_LEN, "%s", target);
+	bn->reg.next_nodes[k] = bn->next_name[k];
+	bn->pct[k] = pct;
+}
+
+static void stage_name(char *buf, uint32_t s, uint32_t j)
+{
+	snprintf(buf, NAME_LEN, "worker-%u-%u", s, j);
+}
+
+static int topo_build(const struct topo *t, struct built *b, char *err, size_t errlen)
+{
+	char name[NAME_LEN];
+	uint32_t max_nodes = t->n_src + t->n_snk + MAX_STAGES * MAX_WIDTH;
+	b->nodes = calloc(max_nodes, sizeof(*b->nodes));
+	b->n_nodes = 0;
+	if (!b->nodes) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < t->n_src; i++) {
+		snprintf(name, NAME_LEN, "source-%u", i);
+		struct bench_node *bn = node_new(b, name);
+		bn->reg.type = NODE_TYPE_INPUT;
+		bn->reg.fn = source_fn;
+		bn->burst = t->burst;
+		for (uint32_t j = 0; j < t->width[0]; j++) {
+			stage_name(name, 0, j);
+			node_next(bn, name, t->src[i][j]);
+		}
+	}
+	for (uint32_t s = 0; s < t->n_stages; s++) {
+		for (uint32_t j = 0; j < t->width[s]; j++) {
+			stage_name(name, s, j);
+			struct bench_node *bn = node_new(b, name);
+			bool last = s + 1 == t->n_stages;
+			uint32_t n_to = last ? t->n_snk : t->width[s + 1];
+			for (uint32_t k = 0; k < n_to; k++) {
+				if (last)
+					snprintf(name, NAME_LEN, "sink-%u", k);
+				else
+					stage_name(name, s + 1, k);
+				node_next(bn, name, last ? t->snk[j][k] : t->edge[s][j][k]);
+			}
+		}
+	}
+	for (uint32_t i = 0; i < t->n_snk; i++) {
+		snprintf(name, NAME_LEN, "sink-%u", i);
+		struct bench_node *bn = node_new(b, name);
+		bn->reg.fn = sink_fn;
+		bn->is_sink = 1;
+	}
+	struct graph_config cfg;
+	graph_config_default(&cfg);
+	cfg.idle_mode = GRAPH_IDLE_POLL;
+	b->g = graph_create(&cfg, err, errlen);
+	if (!b->g)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < b->n_nodes; i++) {
+		int rv = graph_add_node(b->g, &b->nodes[i].reg, err, errlen);
+		if (rv < 0)
+			return rv;
+	}
+	return graph_build(b->g, err, errlen);
+}
+
+static void topo_free(struct built *b)
+{
+	graph_destroy(b->g);
+	free(b->nodes);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- measuring ---- */
+
+static void run_ticks(struct graph *g, uint64_t ticks)
+{
+	uint64_t end = cpu_ticks() + ticks;
+	do {
+		for (int i = 0; i < 64; i++)
+			graph_main_poll(g);
+	} while (cpu_ticks() < end);
+}
+
+struct opts {
+	double seconds, warmup;
+	int cpu;
+	bool no_huge;
+	const char *tsv;
+	const char *only;
+};
+
+static int run_topo(const struct topo *t, const struct opts *o, FILE *tsv)
+{
+	char err[256];
+	struct built b = { 0 };
+	if (topo_build(t, &b, err, sizeof(err))) {
+		fprintf(stderr, "graph-perf: %s: %s\n", t->name, err);
+		if (b.g)
+			topo_free(&b);
+		return -1;
+	}
+	double hz = cpu_ticks_per_second();
+	struct node_stats *s0 = calloc(b.n_nodes, sizeof(*s0));
+	struct node_stats *s1 = calloc(b.n_nodes, sizeof(*s1));
+	if (!s0 || !s1) {
+		free(s0);
+		free(s1);
+		topo_free(&b);
+		return -1;
+	}
+	run_ticks(b.g, (uint64_t)(o->warmup * hz));
+	uint64_t t0 = cpu_ticks();
+	for (uint32_t i = 0; i < b.n_nodes; i++)
+		graph_node_stats(b.g, 0, (uint32_t)graph_node_index(b.g, b.nodes[i].name), &s0[i]);
+	run_ticks(b.g, (uint64_t)(o->seconds * hz));
+	uint64_t t1 = cpu_ticks();
+	for (uint32_t i = 0; i < b.n_nodes; i++)
+		graph_node_stats(b.g, 0, (uint32_t)graph_node_index(b.g, b.nodes[i].name), &s1[i]);
+	double secs = (double)(t1 - t0) / hz;
+
+	printf("\n%s (%s, %u object%s per source call), %.3f s\n", t->name, t->shape, t->burst,
+	       t->burst == 1 ? "" : "s", secs);
+	printf("  %-14s %14s %16s %10s %12s %12s\n", "node", "calls", "objs", "objs/call", "Mobjs/s",
+	       "ticks/call");
+	double sink_rate = 0;
+	for (uint32_t i = 0; i < b.n_nodes; i++) {
+		uint64_t calls = s1[i].calls - s0[i].calls;
+		uint64_t objs = s1[i].vectors - s0[i].vectors;
+		uint64_t clocks = s1[i].clocks - s0[i].clocks;
+		double rate = (double)objs / secs;
+		double per_call = calls ? (double)clocks / (double)calls : 0;
+		if (b.nodes[i].is_sink)
+			sink_rate += rate;
+		printf("  %-14s %14llu %16llu %10.1f %12.2f %12.1f\n", b.nodes[i].name, (unsigned long long)calls,
+		       (unsigned long long)objs, calls ? (double)objs / (double)calls : 0.0, rate / 1e6, per_call);
+		if (tsv)
+			fprintf(tsv, "sluice\t%s\t%s\t%llu\t%llu\t%.3f\t%.1f\n", t->name, b.nodes[i].name,
+				(unsigned long long)calls, (unsigned long long)objs, rate / 1e6, per_call);
+	}
+	printf("  through the sinks: %.2f M objs/s\n", sink_rate / 1e6);
+	free(s0);
+	free(s1);
+	topo_free(&b);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: sluice-bench-graph [--seconds S] [--warmup S] [--cpu N] [--no-huge] "
+			"[--tsv FILE] [--only TOPOLOGY]\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	o->seconds = 1.0;
+	o->warmup = 0.3;
+	o->cpu = -1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--no-huge") == 0) {
+			o->no_huge = true;
+			continue;
+		}
+		if (!v) {
+			usage();
+			return -1;
+		}
+		if (strcmp(a, "--seconds") == 0)
+			o->seconds = atof(v);
+		else if (strcmp(a, "--warmup") == 0)
+			o->warmup = atof(v);
+		else if (strcmp(a, "--cpu") == 0)
+			o->cpu = atoi(v);
+		else if (strcmp(a, "--tsv") == 0)
+			o->tsv = v;
+		else if (strcmp(a, "--only") == 0)
+			o->only = v;
+		else {
+			usage();
+			return -1;
+		}
+		i++;
+	}
+	return o->seconds > 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	char err[256];
+	if (parse(argc, argv, &o))
+		return 2;
+	if (o.cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(o.cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			fprintf(stderr, "graph-perf: cannot pin to cpu %d: %s\n", o.cpu, strerror(errno));
+	}
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	bc.buffers_per_numa = 4096;
+	if (o.no_huge)
+		bc.page_size = 4096;
+	if (buffer_main_init(&bc, err, sizeof(err))) {
+		fprintf(stderr, "graph-perf: %s\n", err);
+		return 1;
+	}
+	struct buffer_pool_stats ps;
+	buffer_pool_stats(0, &ps);
+	printf("sluice graph-perf: buffers %s, frames in malloc'd memory (4 KB pages), cpu %d, %.2f GHz TSC\n",
+	       ps.hugepages ? "on 2 MB hugepages" : "on 4 KB pages", o.cpu, cpu_ticks_per_second() / 1e9);
+	if (buffer_alloc(src_indices, FRAME_SIZE, -1) != FRAME_SIZE) {
+		fprintf(stderr, "graph-perf: cannot allocate %d buffers\n", FRAME_SIZE);
+		return 1;
+	}
+	FILE *tsv = NULL;
+	if (o.tsv && !(tsv = fopen(o.tsv, "a"))) {
+		fprintf(stderr, "graph-perf: %s: %s\n", o.tsv, strerror(errno));
+		return 1;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < ARRAY_LEN(topos); i++) {
+		if (o.only && strcmp(o.only, topos[i].name) != 0)
+			continue;
+		if (run_topo(&topos[i], &o, tsv))
+			rc = 1;
+		fflush(stdout);
+	}
+	if (tsv)
+		fclose(tsv);
+	/* The sources' buffers were handed on, never consumed: they go home here. */
+	buffer_free(src_indices, FRAME_SIZE);
+	buffer_thread_unregister();
+	buffer_main_free();
+	return rc;
+}
