@@ -8,8 +8,9 @@
  * splits it in contiguous runs by percentage (the last next also takes the
  * rounding remainder, as rte_graph's test worker does); a sink discards.
  *
- * The graph runs on the calling thread (pinned with --cpu), warms up, then
- * runs for --seconds. Printed per node: calls, objects, objects/s and TSC
+ * The graph runs in graph_main_loop on the calling thread (pinned with
+ * --cpu); a sampler thread, mostly asleep, reads the counters after --warmup
+ * and again --seconds later, then stops the loop. Printed per node: calls, objects, objects/s and TSC
  * ticks per call. Our ticks per call count from the end of the previous
  * node's call (the engine's `show runtime` clocks), so they include the
  * dispatch between nodes; rte_graph's test counts only inside the call.
@@ -18,6 +19,7 @@
  *                           [--tsv FILE] [--only NAME]
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,13 +250,40 @@ static void topo_free(struct built *b)
 
 /* ---- measuring ---- */
 
-static void run_ticks(struct graph *g, uint64_t ticks)
+/* Samples the counters while thread 0 runs graph_main_loop, as rte_graph's
+ * test samples its worker: after the warm-up, again after the measured
+ * interval, then stops the loop. */
+struct sampler {
+	struct built *b;
+	double warmup, seconds;
+	struct node_stats *s0, *s1;
+	uint64_t t0, t1;
+	atomic_bool stop;
+};
+
+static void sleep_s(double s)
 {
-	uint64_t end = cpu_ticks() + ticks;
-	do {
-		for (int i = 0; i < 64; i++)
-			graph_main_poll(g);
-	} while (cpu_ticks() < end);
+	struct timespec d = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+}
+
+static void snapshot(struct built *b, struct node_stats *st, uint64_t *t)
+{
+	*t = cpu_ticks();
+	for (uint32_t i = 0; i < b->n_nodes; i++)
+		graph_node_stats(b->g, 0, (uint32_t)graph_node_index(b->g, b->nodes[i].name), &st[i]);
+}
+
+static void *sampler_main(void *arg)
+{
+	struct sampler *s = arg;
+	sleep_s(s->warmup);
+	snapshot(s->b, s->s0, &s->t0);
+	sleep_s(s->seconds);
+	snapshot(s->b, s->s1, &s->t1);
+	atomic_store(&s->stop, true);
+	return NULL;
 }
 
 struct opts {
@@ -278,21 +307,17 @@ static int run_topo(const struct topo *t, const struct opts *o, FILE *tsv)
 	double hz = cpu_ticks_per_second();
 	struct node_stats *s0 = calloc(b.n_nodes, sizeof(*s0));
 	struct node_stats *s1 = calloc(b.n_nodes, sizeof(*s1));
-	if (!s0 || !s1) {
+	struct sampler smp = { .b = &b, .warmup = o->warmup, .seconds = o->seconds, .s0 = s0, .s1 = s1 };
+	pthread_t tid;
+	if (!s0 || !s1 || pthread_create(&tid, NULL, sampler_main, &smp)) {
 		free(s0);
 		free(s1);
 		topo_free(&b);
 		return -1;
 	}
-	run_ticks(b.g, (uint64_t)(o->warmup * hz));
-	uint64_t t0 = cpu_ticks();
-	for (uint32_t i = 0; i < b.n_nodes; i++)
-		graph_node_stats(b.g, 0, (uint32_t)graph_node_index(b.g, b.nodes[i].name), &s0[i]);
-	run_ticks(b.g, (uint64_t)(o->seconds * hz));
-	uint64_t t1 = cpu_ticks();
-	for (uint32_t i = 0; i < b.n_nodes; i++)
-		graph_node_stats(b.g, 0, (uint32_t)graph_node_index(b.g, b.nodes[i].name), &s1[i]);
-	double secs = (double)(t1 - t0) / hz;
+	graph_main_loop(b.g, &smp.stop);
+	pthread_join(tid, NULL);
+	double secs = (double)(smp.t1 - smp.t0) / hz;
 
 	printf("\n%s (%s, %u object%s per source call), %.3f s\n", t->name, t->shape, t->burst,
 	       t->burst == 1 ? "" : "s", secs);
@@ -371,6 +396,7 @@ int main(int argc, char **argv)
 		cpu_set_t set;
 		CPU_ZERO(&set);
 		CPU_SET(o.cpu, &set);
+		/* The sampler inherits this; it wakes only twice per topology. */
 		if (sched_setaffinity(0, sizeof(set), &set))
 			fprintf(stderr, "graph-perf: cannot pin to cpu %d: %s\n", o.cpu, strerror(errno));
 	}
