@@ -203,6 +203,8 @@ int buffer_main_init(const struct buffer_config *cfg, char *errbuf, size_t errle
 
 void buffer_main_free(void)
 {
+	/* The caller's cache goes with the pools; a later init starts clean. */
+	buffer_thread_unregister();
 	for (uint32_t i = 0; i < buffer_main.n_pools; i++) {
 		free(pools[i].free);
 		pthread_spin_destroy(&pools[i].lock);
