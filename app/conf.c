@@ -208,6 +208,8 @@ static int parse_pair(struct parser *p, const struct token *kt, const struct con
 {
 	uint32_t idx = (uint32_t)(k - seen->keys);
 	char why[CONF_MSG_SIZE], show[CONF_MSG_SIZE];
+	if (idx >= CONF_MAX_KEYS)
+		return fail(p, kt, "key '%s' is past the %d keys a table may have", k->name, CONF_MAX_KEYS);
 	if (seen->set & (1ull << idx))
 		return fail(p, kt, "duplicate key '%s' (first at line %u)", k->name, seen->at[idx]->line);
 	const struct token *vt = kt;
@@ -290,8 +292,9 @@ static int generic_block(struct parser *p, const struct conf_block *b, uint8_t *
 	int rc = block_name(p, nt, b->what, (const char *)base + b->name_offset, b->elem_size, *count, lines);
 	if (rc)
 		return rc;
-	if (*count == b->max)
-		return fail(p, nt, "too many %ss: at most %u", b->what, b->max);
+	uint32_t max = MIN(b->max, APP_MAX_BLOCKS);
+	if (*count >= max)
+		return fail(p, nt, "too many %ss: at most %u", b->what, max);
 	uint8_t *elem = base + (size_t)*count * b->elem_size;
 	memset(elem, 0, b->elem_size);
 	if (b->init)
@@ -357,7 +360,7 @@ static int parse_section_body(struct parser *p, const struct app_section *as, co
 	const struct conf_section *sec = as->sec;
 	uint8_t *obj = (uint8_t *)p->cfg + as->offset;
 	const char *block_what = as->interfaces ? "interface" : sec->block ? sec->block->what : NULL;
-	uint32_t lines[CONF_MAX_INTERFACES > 64 ? CONF_MAX_INTERFACES : 64];
+	uint32_t lines[APP_MAX_BLOCKS]; /* where each block began, for duplicate names */
 	struct seen seen = { .keys = sec->keys };
 	char where[CONF_MSG_SIZE];
 	snprintf(where, sizeof(where), "section '%s'", sec->name);

@@ -9,6 +9,8 @@
 #include "graph/conf.h"
 
 #define APP_MAX_SECTIONS 16
+#define APP_MAX_BLOCKS 256 /* named blocks per section */
+_Static_assert(CONF_MAX_INTERFACES <= APP_MAX_BLOCKS, "interfaces are blocks");
 
 struct app_section {
 	const struct conf_section *sec;
