@@ -184,7 +184,6 @@ static void enter_raw_mode(void)
 		return;
 	struct termios raw = saved_tio;
 	cfmakeraw(&raw);
-	raw.c_oflag |= OPOST | ONLCR; /* keep stray bare '\n' readable */
 	if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0) {
 		raw_mode = true;
 		atexit(restore_terminal);
