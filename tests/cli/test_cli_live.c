@@ -6,6 +6,7 @@
  *   CLI_INPUT      the input node to trace
  *   CLI_PATH       comma-separated nodes a traced packet visits, in order;
  *                  "a|b" accepts either at that step
+ *   CLI_CONF       sluice only: startup.conf text after the unix section
  * Every wait is bounded; the daemon is killed when the suite ends.
  */
 #include <check.h>
@@ -77,7 +78,7 @@ static cJSON *ctl_json(const char *cmd)
 static void write_conf(const char *path)
 {
 	FILE *f = fopen(path, "w");
-	fprintf(f, "unix { cli-listen %s }\n", sock);
+	fprintf(f, "unix { cli-listen %s }\n%s\n", sock, getenv("CLI_CONF") ? getenv("CLI_CONF") : "");
 	fclose(f);
 }
 
