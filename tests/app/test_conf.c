@@ -38,7 +38,8 @@ struct conf_case {
 	/* valid: "section.key=value" or "section.block.key=value" */
 	const char *expect[MAX_EXPECT];
 	const char *warning; /* "LINE:COL: message" */
-	/* invalid: position and message; %N stands for the highest core */
+	/* invalid: position and message; %N stands for the highest core, %D
+	 * for the registered drivers (this test's and whatever is linked) */
 	uint32_t line, col;
 	const char *msg;
 	bool test_driver; /* the binary does not know the test driver */
@@ -170,7 +171,7 @@ static const struct conf_case cases[] = {
 	{ .text = "packet-generator {\n  s0 { }\n  s0 { }\n}", .line = 3, .col = 3,
 	  .msg = "duplicate stream name 's0' (first at line 2)" },
 	{ .text = "interfaces { eth0 { driver af-packet host-if veth0 } }", .line = 1, .col = 28,
-	  .msg = "unknown driver 'af-packet' for interface 'eth0': known drivers: test", .test_driver = true },
+	  .msg = "unknown driver 'af-packet' for interface 'eth0': known drivers: %D", .test_driver = true },
 	{ .text = "interfaces {\n  a { driver test }\n  a { driver test }\n}", .line = 3, .col = 3,
 	  .msg = "duplicate interface name 'a' (first at line 2)", .test_driver = true },
 	{ .text = "interfaces { eth0 { rx-queues 1 driver test } }", .line = 1, .col = 21,
@@ -187,15 +188,20 @@ static const struct conf_case cases[] = {
 
 static const char *sluice_bin;
 
-/* msg with %N replaced by the highest core number of this machine. */
+/* msg with %N replaced by the highest core number of this machine and %D
+ * by the registered driver names. */
 static void expand(const char *msg, char *out, size_t len)
 {
-	const char *n = strstr(msg, "%N");
-	if (!n) {
+	const char *n = strstr(msg, "%N"), *d = strstr(msg, "%D");
+	char drivers[256];
+	if (n) {
+		snprintf(out, len, "%.*s%ld%s", (int)(n - msg), msg, sysconf(_SC_NPROCESSORS_CONF) - 1, n + 2);
+	} else if (d) {
+		conf_driver_names(drivers, sizeof(drivers));
+		snprintf(out, len, "%.*s%s%s", (int)(d - msg), msg, drivers, d + 2);
+	} else {
 		snprintf(out, len, "%s", msg);
-		return;
 	}
-	snprintf(out, len, "%.*s%ld%s", (int)(n - msg), msg, sysconf(_SC_NPROCESSORS_CONF) - 1, n + 2);
 }
 
 /* The value of "section.key" or "section.block.key" in config syntax. */
