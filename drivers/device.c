@@ -1,0 +1,397 @@
+/* The interface table, rx placement, counters and the driver registry.
+ *
+ * Nothing here runs per packet: the datapath reads dev_table and the poll
+ * lists directly (device.h) and writes only its queue counters.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drivers/device.h"
+#include "graph/graph.h"
+
+struct dev_table dev_table;
+
+/* ---- poll lists ---- */
+
+/* Rebuild every thread's list from the queues' placement. A failed
+ * allocation keeps the old lists (placement then lags until the next
+ * change); the caller holds the datapath parked. */
+static int poll_rebuild(void)
+{
+	uint32_t count[DEV_MAX_THREADS] = { 0 };
+	struct dev_poll *lists[DEV_MAX_THREADS] = { NULL };
+	struct device *d;
+
+	DEV_FOREACH(d)
+	for (uint16_t q = 0; q < d->n_rx_queues; q++)
+		count[d->rxq[q].thread_index]++;
+	for (uint32_t t = 0; t < DEV_MAX_THREADS; t++) {
+		if (!count[t])
+			continue;
+		lists[t] = calloc(count[t], sizeof(struct dev_poll));
+		if (!lists[t]) {
+			for (uint32_t k = 0; k < t; k++)
+				free(lists[k]);
+			return -ENOMEM;
+		}
+		count[t] = 0;
+	}
+	DEV_FOREACH(d)
+	for (uint16_t q = 0; q < d->n_rx_queues; q++) {
+		uint32_t t = d->rxq[q].thread_index;
+		lists[t][count[t]++] = (struct dev_poll){ .dev = d, .queue = q };
+	}
+	for (uint32_t t = 0; t < DEV_MAX_THREADS; t++) {
+		free(dev_table.poll[t]);
+		dev_table.poll[t] = lists[t];
+		dev_table.n_poll[t] = count[t];
+	}
+	return 0;
+}
+
+/* ---- the table ---- */
+
+struct device *dev_by_name(const char *name)
+{
+	struct device *d;
+	DEV_FOREACH(d)
+	if (strcmp(d->name, name) == 0)
+		return d;
+	return NULL;
+}
+
+uint32_t dev_count(void)
+{
+	return dev_table.n_devs;
+}
+
+int dev_register(struct device *dev, const char *name)
+{
+	size_t len = strlen(name);
+	if (len == 0 || len >= DEV_NAME_SIZE || !dev->ops || !dev->ops->rx_burst || !dev->ops->tx_burst ||
+	    dev->n_rx_queues > DEV_MAX_QUEUES || dev->n_tx_queues == 0 || dev->n_tx_queues > DEV_MAX_QUEUES)
+		return -EINVAL;
+	if (dev_by_name(name))
+		return -EEXIST;
+	uint32_t i = 0;
+	while (i < DEV_MAX && dev_table.devs[i])
+		i++;
+	if (i == DEV_MAX)
+		return -ENOSPC;
+	memcpy(dev->name, name, len + 1);
+	dev->index = i;
+	dev->mode = DEV_MODE_L3;
+	dev->xconnect_peer = DEV_INDEX_INVALID;
+	dev->admin_up = false;
+	if (!dev->mtu)
+		dev->mtu = DEV_MTU_DEFAULT;
+	for (uint16_t q = 0; q < DEV_MAX_QUEUES; q++) {
+		memset(&dev->rxq[q], 0, sizeof(dev->rxq[q]));
+		memset(&dev->txq[q], 0, sizeof(dev->txq[q]));
+	}
+	memset(&dev->base, 0, sizeof(dev->base));
+	dev_table.devs[i] = dev;
+	dev_table.n_devs++;
+	if (poll_rebuild()) {
+		dev_table.devs[i] = NULL;
+		dev_table.n_devs--;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void dev_unregister(struct device *dev)
+{
+	if (dev_by_index(dev->index) != dev)
+		return;
+	struct device *d;
+	DEV_FOREACH(d)
+	if (d->mode == DEV_MODE_L2_XCONNECT && d->xconnect_peer == dev->index)
+		dev_set_l3(d);
+	dev_table.devs[dev->index] = NULL;
+	dev_table.n_devs--;
+	if (poll_rebuild()) {
+		/* The lists still name dev: empty them rather than poll freed memory. */
+		for (uint32_t t = 0; t < DEV_MAX_THREADS; t++)
+			dev_table.n_poll[t] = 0;
+	}
+	dev->index = DEV_INDEX_INVALID;
+}
+
+void dev_delete(struct device *dev)
+{
+	dev_set_admin_up(dev, false);
+	dev_unregister(dev);
+	dev->ops->destroy(dev);
+}
+
+void dev_delete_all(void)
+{
+	struct device *d;
+	DEV_FOREACH(d)
+	dev_delete(d);
+	for (uint32_t t = 0; t < DEV_MAX_THREADS; t++) {
+		free(dev_table.poll[t]);
+		dev_table.poll[t] = NULL;
+		dev_table.n_poll[t] = 0;
+	}
+}
+
+/* ---- control ---- */
+
+int dev_set_admin_up(struct device *dev, bool up)
+{
+	if (up == dev->admin_up)
+		return 0;
+	if (up) {
+		if (dev->ops->start) {
+			int rc = dev->ops->start(dev);
+			if (rc < 0)
+				return rc;
+		}
+	} else if (dev->ops->stop) {
+		dev->ops->stop(dev);
+	}
+	dev->admin_up = up;
+	return 0;
+}
+
+void dev_link_get(struct device *dev, struct dev_link *link)
+{
+	memset(link, 0, sizeof(*link));
+	if (dev->ops->link)
+		dev->ops->link(dev, link);
+	else
+		link->up = dev->admin_up;
+}
+
+int dev_set_xconnect(struct device *dev, struct device *peer)
+{
+	if (dev == peer || dev_by_index(peer->index) != peer)
+		return -EINVAL;
+	dev->xconnect_peer = peer->index;
+	dev->mode = DEV_MODE_L2_XCONNECT;
+	return 0;
+}
+
+void dev_set_l3(struct device *dev)
+{
+	dev->mode = DEV_MODE_L3;
+	dev->xconnect_peer = DEV_INDEX_INVALID;
+}
+
+/* ---- placement ---- */
+
+int dev_set_rx_placement(struct device *dev, uint16_t queue, uint32_t thread_index)
+{
+	if (queue >= dev->n_rx_queues || thread_index >= DEV_MAX_THREADS)
+		return -EINVAL;
+	uint16_t old = dev->rxq[queue].thread_index;
+	dev->rxq[queue].thread_index = (uint16_t)thread_index;
+	if (poll_rebuild()) {
+		dev->rxq[queue].thread_index = old;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int dev_rx_placement_round_robin(uint32_t first, uint32_t n)
+{
+	if (n == 0) {
+		first = 0;
+		n = 1;
+	}
+	if ((uint64_t)first + n > DEV_MAX_THREADS)
+		return -EINVAL;
+	uint32_t k = 0;
+	struct device *d;
+	DEV_FOREACH(d)
+	for (uint16_t q = 0; q < d->n_rx_queues; q++)
+		d->rxq[q].thread_index = (uint16_t)(first + k++ % n);
+	return poll_rebuild();
+}
+
+/* ---- counters ---- */
+
+static void counters_add(struct dev_counters *c, const struct dev_counters *x)
+{
+	c->rx_packets += stat_read(&x->rx_packets);
+	c->rx_bytes += stat_read(&x->rx_bytes);
+	c->rx_dropped += stat_read(&x->rx_dropped);
+	c->rx_errors += stat_read(&x->rx_errors);
+	c->tx_packets += stat_read(&x->tx_packets);
+	c->tx_bytes += stat_read(&x->tx_bytes);
+	c->tx_dropped += stat_read(&x->tx_dropped);
+}
+
+static void counters_sub(struct dev_counters *c, const struct dev_counters *x)
+{
+	c->rx_packets -= x->rx_packets;
+	c->rx_bytes -= x->rx_bytes;
+	c->rx_dropped -= x->rx_dropped;
+	c->rx_errors -= x->rx_errors;
+	c->tx_packets -= x->tx_packets;
+	c->tx_bytes -= x->tx_bytes;
+	c->tx_dropped -= x->tx_dropped;
+}
+
+/* Raw totals: queues plus the driver's own counters. */
+static void counters_raw(struct device *dev, struct dev_counters *c, struct dev_counters *driver)
+{
+	memset(c, 0, sizeof(*c));
+	memset(driver, 0, sizeof(*driver));
+	for (uint16_t q = 0; q < dev->n_rx_queues; q++)
+		counters_add(c, &dev->rxq[q].c);
+	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
+		counters_add(c, &dev->txq[q].c);
+	if (dev->ops->stats)
+		dev->ops->stats(dev, driver);
+}
+
+void dev_counters_get(struct device *dev, struct dev_counters *c)
+{
+	struct dev_counters driver;
+	counters_raw(dev, c, &driver);
+	counters_add(c, &driver);
+	for (uint16_t q = 0; q < dev->n_rx_queues; q++)
+		counters_sub(c, &dev->rxq[q].base);
+	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
+		counters_sub(c, &dev->txq[q].base);
+	counters_sub(c, &dev->base);
+}
+
+static void queue_counters(const struct dev_queue *dq, struct dev_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	counters_add(c, &dq->c);
+	counters_sub(c, &dq->base);
+}
+
+void dev_rx_queue_counters(const struct device *dev, uint16_t queue, struct dev_counters *c)
+{
+	if (queue < dev->n_rx_queues)
+		queue_counters(&dev->rxq[queue], c);
+	else
+		memset(c, 0, sizeof(*c));
+}
+
+void dev_tx_queue_counters(const struct device *dev, uint16_t queue, struct dev_counters *c)
+{
+	if (queue < dev->n_tx_queues)
+		queue_counters(&dev->txq[queue], c);
+	else
+		memset(c, 0, sizeof(*c));
+}
+
+void dev_clear_counters(struct device *dev)
+{
+	struct dev_counters raw, driver;
+	counters_raw(dev, &raw, &driver);
+	for (uint16_t q = 0; q < DEV_MAX_QUEUES; q++) {
+		memset(&dev->rxq[q].base, 0, sizeof(dev->rxq[q].base));
+		memset(&dev->txq[q].base, 0, sizeof(dev->txq[q].base));
+		counters_add(&dev->rxq[q].base, &dev->rxq[q].c);
+		counters_add(&dev->txq[q].base, &dev->txq[q].c);
+	}
+	dev->base = driver;
+}
+
+/* ---- drivers ---- */
+
+#define DEV_MAX_DRIVERS 16
+
+static const struct dev_driver *drivers[DEV_MAX_DRIVERS];
+static uint32_t n_drivers;
+
+void dev_driver_register(const struct dev_driver *d)
+{
+	/* A constructor cannot report; a 17th driver is a build bug the unit
+	 * test of the registry would show as a missing driver. */
+	if (n_drivers < DEV_MAX_DRIVERS)
+		drivers[n_drivers++] = d;
+	conf_driver_register(d->conf);
+}
+
+const struct dev_driver *dev_driver_find(const char *name)
+{
+	for (uint32_t i = 0; i < n_drivers; i++)
+		if (strcmp(drivers[i]->name, name) == 0)
+			return drivers[i];
+	return NULL;
+}
+
+struct device *dev_create_conf(const char *name, const struct conf_driver *cd, const void *conf, char *err,
+			       size_t errlen)
+{
+	const struct dev_driver *drv = dev_driver_find(cd->name);
+	if (!drv) {
+		snprintf(err, errlen, "interface %s: driver %s has no constructor", name, cd->name);
+		return NULL;
+	}
+	if (dev_by_name(name)) {
+		snprintf(err, errlen, "interface %s already exists", name);
+		return NULL;
+	}
+	struct device *dev = drv->create(conf, err, errlen);
+	if (!dev)
+		return NULL;
+	dev->driver = drv;
+	int rc = dev_register(dev, name);
+	if (rc < 0) {
+		snprintf(err, errlen, "interface %s: %s", name,
+			 rc == -ENOSPC   ? "the interface table is full"
+			 : rc == -EINVAL ? "bad name (1 to 31 characters) or queue counts"
+					 : strerror(-rc));
+		dev->ops->destroy(dev);
+		return NULL;
+	}
+	return dev;
+}
+
+struct device *dev_create(const char *name, const char *driver, const char *const *words, uint32_t n_words,
+			  char *err, size_t errlen)
+{
+	const struct dev_driver *drv = dev_driver_find(driver);
+	if (!drv) {
+		char names[128];
+		conf_driver_names(names, sizeof(names));
+		snprintf(err, errlen, "unknown driver '%s': known drivers: %s", driver, names);
+		return NULL;
+	}
+	const struct conf_driver *cd = drv->conf;
+	alignas(16) uint8_t conf[CONF_DRIVER_CONF_SIZE];
+	char msg[CONF_MSG_SIZE];
+	memset(conf, 0, sizeof(conf));
+	if (conf_defaults(cd->keys, conf, msg, sizeof(msg))) {
+		snprintf(err, errlen, "driver %s: %s", driver, msg);
+		return NULL;
+	}
+	struct conf_check chk = { .keys = cd->keys };
+	for (uint32_t i = 0; i < n_words; i++) {
+		const struct conf_key *k = conf_key_find(cd->keys, words[i]);
+		if (!k) {
+			snprintf(err, errlen, "driver %s has no key '%s'", driver, words[i]);
+			return NULL;
+		}
+		const char *value = NULL;
+		if (k->type != CONF_FLAG) {
+			if (i + 1 == n_words) {
+				snprintf(err, errlen, "missing value for '%s'", words[i]);
+				return NULL;
+			}
+			value = words[++i];
+		}
+		if (conf_value_parse(k, value, conf, msg, sizeof(msg))) {
+			snprintf(err, errlen, "%s: %s", k->name, msg);
+			return NULL;
+		}
+		chk.set |= 1ull << (k - cd->keys);
+	}
+	if (cd->check && cd->check(conf, &chk) < 0) {
+		snprintf(err, errlen, "%s%s%s", chk.key ? chk.key : "", chk.key ? ": " : "", chk.msg);
+		return NULL;
+	}
+	return dev_create_conf(name, cd, conf, err, errlen);
+}

@@ -1,0 +1,266 @@
+/* The interface layer: devices, their rx/tx queues and counters, the
+ * interface table, rx-queue placement on threads, and the driver registry.
+ *
+ * A driver embeds `struct device` in its own struct, points dev->ops at one
+ * `static const struct device_ops` table and recovers its struct with
+ * container_of. The inline wrappers below are the only way nodes and control
+ * code reach the ops.
+ *
+ * Counters follow testpmd: RX-packets, RX-bytes, RX-dropped (no buffers,
+ * ring full), RX-errors, TX-packets, TX-bytes, TX-dropped. They live per
+ * queue, each queue's line written by one thread only:
+ *   RX-packets/RX-bytes: the input node polling the queue, once per burst;
+ *   RX-dropped/RX-errors: the driver inside rx_burst (and stats() for what
+ *     only the hardware or kernel knows);
+ *   TX-packets/TX-bytes/TX-dropped: interface-output on the thread using the
+ *     tx queue (thread index modulo the tx queue count), including what the
+ *     driver did not take and what arrived while the interface was down.
+ * Interface totals are the sums over queues plus what stats() adds. Clearing
+ * takes a baseline instead of writing the datapath's lines.
+ *
+ * Thread-safety: the datapath only reads the table, the poll lists and the
+ * device fields and writes its own queue counters. Every call that changes
+ * them (create, delete, admin state, mode, placement) must run with the
+ * datapath parked (graph barrier) or before it starts; counters may be read
+ * at any time.
+ */
+#ifndef SLUICE_DRIVERS_DEVICE_H
+#define SLUICE_DRIVERS_DEVICE_H
+
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/conf.h"
+#include "graph/util.h"
+
+#define DEV_NAME_SIZE CONF_NAME_SIZE
+#define DEV_MAX 64                /* interfaces in the table */
+#define DEV_MAX_QUEUES 16         /* rx and tx queues per interface, each */
+#define DEV_MAX_THREADS 64        /* graph threads that may poll rx queues */
+#define DEV_INDEX_INVALID UINT32_MAX
+#define DEV_MTU_DEFAULT 1500
+
+struct device;
+
+/* The testpmd counter set, per queue or summed for an interface. */
+struct dev_counters {
+	uint64_t rx_packets;
+	uint64_t rx_bytes;
+	uint64_t rx_dropped;
+	uint64_t rx_errors;
+	uint64_t tx_packets;
+	uint64_t tx_bytes;
+	uint64_t tx_dropped;
+};
+
+struct dev_link {
+	bool up;
+	bool full_duplex;
+	uint32_t speed_mbps; /* 0: unknown */
+};
+
+enum dev_mode {
+	DEV_MODE_L3 = 0,       /* ethernet-input hands frames to the L3 nodes */
+	DEV_MODE_L2_XCONNECT,  /* everything received leaves through xconnect_peer */
+};
+
+/* One queue: counters on their own line, written by one thread. */
+struct dev_queue {
+	alignas(64) struct dev_counters c;
+	uint16_t thread_index; /* rx queues: the thread polling it */
+	alignas(64) struct dev_counters base; /* snapshot taken by dev_clear_counters */
+};
+
+struct device_ops {
+	/* Bring the device up / down. 0 or a negative errno. Optional. */
+	int (*start)(struct device *dev);
+	void (*stop)(struct device *dev);
+	/* Receive up to n packets of rx queue `queue` into fresh buffers whose
+	 * indices go to bi[]; returns how many. Counts RX-dropped/RX-errors in
+	 * dev->rxq[queue]; the caller counts RX-packets/RX-bytes. */
+	uint32_t (*rx_burst)(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n);
+	/* Send bi[0..n) on tx queue `queue`; returns how many were taken (a
+	 * prefix of bi). Taken buffers belong to the driver (it frees them once
+	 * sent); the caller frees and counts as TX-dropped the rest. */
+	uint32_t (*tx_burst)(struct device *dev, uint16_t queue, const uint32_t *bi, uint32_t n);
+	/* Link state. Optional: without it the link follows the admin state. */
+	void (*link)(struct device *dev, struct dev_link *link);
+	/* Add counters only the driver knows (kernel or NIC drops) to *c.
+	 * Optional. */
+	void (*stats)(struct device *dev, struct dev_counters *c);
+	/* Stop if running, release everything, free the driver's struct. */
+	void (*destroy)(struct device *dev);
+};
+
+struct dev_driver;
+
+/* Embedded in each driver's own struct. The first line is what the
+ * datapath reads per burst or per packet. */
+struct device {
+	alignas(64) const struct device_ops *ops;
+	uint32_t index;          /* in the interface table: buffer rx_if / tx_if */
+	uint32_t xconnect_peer;  /* DEV_MODE_L2_XCONNECT: the interface to send to */
+	uint8_t mode;            /* enum dev_mode */
+	bool admin_up;
+	uint16_t n_rx_queues;
+	uint16_t n_tx_queues;
+	uint16_t mtu;
+	const struct dev_driver *driver;
+	char name[DEV_NAME_SIZE];
+	struct dev_queue rxq[DEV_MAX_QUEUES];
+	struct dev_queue txq[DEV_MAX_QUEUES];
+	struct dev_counters base; /* baseline of what stats() adds */
+};
+
+/* ---- ops wrappers ---- */
+
+static inline uint32_t dev_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+{
+	return dev->ops->rx_burst(dev, queue, bi, n);
+}
+
+static inline uint32_t dev_tx_burst(struct device *dev, uint16_t queue, const uint32_t *bi, uint32_t n)
+{
+	return dev->ops->tx_burst(dev, queue, bi, n);
+}
+
+/* The tx queue the calling thread uses: one per thread while there are
+ * enough, else shared modulo the count (see the report on shared queues). */
+static inline uint16_t dev_tx_queue(const struct device *dev, uint32_t thread_index)
+{
+	return (uint16_t)(thread_index % dev->n_tx_queues);
+}
+
+void dev_link_get(struct device *dev, struct dev_link *link);
+
+/* ---- the interface table ---- */
+
+struct dev_table {
+	struct device *devs[DEV_MAX];
+	uint32_t n_devs;
+	/* Per thread: the rx queues it polls, rebuilt on every change. */
+	struct dev_poll {
+		struct device *dev;
+		uint16_t queue;
+	} *poll[DEV_MAX_THREADS];
+	uint32_t n_poll[DEV_MAX_THREADS];
+};
+extern struct dev_table dev_table;
+
+/* The interface with this index, or NULL. Safe on the datapath. */
+static inline struct device *dev_by_index(uint32_t index)
+{
+	return index < DEV_MAX ? dev_table.devs[index] : NULL;
+}
+
+/* The interface called name, or NULL. */
+struct device *dev_by_name(const char *name);
+
+/* Interfaces in the table. Iterate with DEV_FOREACH. */
+uint32_t dev_count(void);
+#define DEV_FOREACH(d)                                                                         \
+	for (uint32_t dev_i_ = 0; dev_i_ < DEV_MAX; dev_i_++)                                  \
+		if (((d) = dev_table.devs[dev_i_]) != NULL)
+
+/* Enter a device the driver has filled (ops, driver, queue counts) into the
+ * table under name: gives it the lowest free index, places its rx queues on
+ * thread 0, starts admin down in L3 mode. 0, -EEXIST (name taken), -ENOSPC,
+ * -EINVAL (bad name or queue counts). */
+int dev_register(struct device *dev, const char *name);
+
+/* Take a device out of the table (interfaces cross-connected to it fall back
+ * to L3) without destroying it. */
+void dev_unregister(struct device *dev);
+
+/* Unregister and destroy through ops->destroy. */
+void dev_delete(struct device *dev);
+
+/* Unregister and destroy every interface (shutdown, tests). */
+void dev_delete_all(void);
+
+/* ---- control ---- */
+
+/* Admin state: start/stop the driver. 0 or a negative errno from start. */
+int dev_set_admin_up(struct device *dev, bool up);
+
+/* Put dev in L2 mode sending everything it receives out of peer (one way,
+ * as `set interface l2 xconnect dev peer`). 0 or -EINVAL (same interface). */
+int dev_set_xconnect(struct device *dev, struct device *peer);
+
+/* Back to L3 mode. */
+void dev_set_l3(struct device *dev);
+
+/* ---- rx placement ---- */
+
+/* Poll rx queue `queue` of dev from thread `thread_index`.
+ * 0 or -EINVAL (queue or thread out of range). */
+int dev_set_rx_placement(struct device *dev, uint16_t queue, uint32_t thread_index);
+
+/* Place every rx queue of every interface round-robin over threads
+ * first..first+n-1 (interfaces in index order, queues in order). With n 0
+ * everything goes to thread 0. Returns 0 or -EINVAL. */
+int dev_rx_placement_round_robin(uint32_t first, uint32_t n);
+
+/* The rx queues thread_index polls; *n gets their count. The array stays
+ * valid until the next placement or table change. */
+static inline const struct dev_poll *dev_poll_list(uint32_t thread_index, uint32_t *n)
+{
+	if (thread_index >= DEV_MAX_THREADS) {
+		*n = 0;
+		return NULL;
+	}
+	*n = dev_table.n_poll[thread_index];
+	return dev_table.poll[thread_index];
+}
+
+/* ---- counters ---- */
+
+/* Interface totals since the last clear, including what stats() adds. */
+void dev_counters_get(struct device *dev, struct dev_counters *c);
+
+/* One queue since the last clear (rx: the rx fields; tx: the tx fields). */
+void dev_rx_queue_counters(const struct device *dev, uint16_t queue, struct dev_counters *c);
+void dev_tx_queue_counters(const struct device *dev, uint16_t queue, struct dev_counters *c);
+
+/* Start counting from zero again (a baseline; the datapath is not touched). */
+void dev_clear_counters(struct device *dev);
+
+/* ---- drivers ---- */
+
+/* A driver: its name (the `driver` value), its key table and a constructor.
+ * create() gets the driver's own struct as the key table filled it and
+ * returns a device with ops, driver and queue counts set (not yet
+ * registered), or NULL with the reason in err. */
+struct dev_driver {
+	const char *name;
+	const struct conf_driver *conf;
+	struct device *(*create)(const void *conf, char *err, size_t errlen);
+};
+
+/* From a constructor: see DEV_DRIVER_REGISTER. Also registers the key table
+ * with the startup.conf driver registry. */
+void dev_driver_register(const struct dev_driver *d);
+#define DEV_DRIVER_REGISTER(d)                                                                 \
+	static void __attribute__((constructor)) dev_driver_register_##d(void)                 \
+	{                                                                                      \
+		dev_driver_register(&(d));                                                     \
+	}
+
+/* The driver called name, or NULL. */
+const struct dev_driver *dev_driver_find(const char *name);
+
+/* Create and register an interface from its driver's filled key struct
+ * (startup.conf's struct conf_interface gives both). Returns the device or
+ * NULL with a message for a person in err. */
+struct device *dev_create_conf(const char *name, const struct conf_driver *drv, const void *conf,
+			       char *err, size_t errlen);
+
+/* Create from words as typed at the CLI: `key value` pairs (flags take no
+ * value), checked against the driver's table, defaults for the rest.
+ * Returns the device or NULL with a message in err. */
+struct device *dev_create(const char *name, const char *driver, const char *const *words, uint32_t n_words,
+			  char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,264 @@
+/* The pcap driver: packets from a capture file, packets into a capture file.
+ *
+ *   cap0 { driver pcap  rx-file in.pcap  rx-loops 3  tx-file out.pcap }
+ *
+ * rx reads a pcap or pcapng file (libpcap tells them apart) as fast as the
+ * graph takes it, rx-loops times (0: forever), then produces nothing. A
+ * frame longer than a buffer's data area is counted as RX-errors and
+ * skipped. tx appends every frame to tx-file (pcap, Ethernet link type,
+ * stamped with the time of the burst) through a 1 MB stdio buffer, so the
+ * file sees one write per megabyte, not one per packet; stop flushes and
+ * destroy closes, so the file is complete and readable after either. Without
+ * tx-file nothing is taken and the caller counts TX-dropped.
+ * One rx queue and one tx queue: a file has one position.
+ */
+#include <errno.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "drivers/device.h"
+#include "graph/buffer.h"
+#include "graph/graph.h"
+
+#define PCAP_PATH_SIZE 240
+#define PCAP_TX_SNAPLEN 65535
+#define PCAP_TX_STDIO_BUFFER (1u << 20)
+
+struct pcap_conf {
+	char rx_file[PCAP_PATH_SIZE];
+	char tx_file[PCAP_PATH_SIZE];
+	uint32_t rx_loops;
+};
+_Static_assert(sizeof(struct pcap_conf) <= CONF_DRIVER_CONF_SIZE, "pcap conf fits");
+
+static const struct conf_key pcapdev_keys[] = {
+	{ .name = "rx-file", .type = CONF_STRING, CONF_FIELD(struct pcap_conf, rx_file),
+	  .doc = "pcap or pcapng file to receive from" },
+	{ .name = "rx-loops", .type = CONF_UINT, .def = "1", CONF_FIELD(struct pcap_conf, rx_loops),
+	  .doc = "times to read rx-file (0: forever)" },
+	{ .name = "tx-file", .type = CONF_STRING, CONF_FIELD(struct pcap_conf, tx_file),
+	  .doc = "pcap file to write what is sent" },
+	{ 0 },
+};
+
+static const struct conf_driver pcapdev_conf_driver = {
+	.name = "pcap",
+	.doc = "rx from a pcap/pcapng file, tx to a pcap file",
+	.keys = pcapdev_keys,
+	.size = sizeof(struct pcap_conf),
+};
+
+struct pcap_dev {
+	struct device dev;
+	pcap_t *rx;             /* NULL: no rx file, or finished */
+	uint32_t rx_loops;      /* 0: forever */
+	uint32_t rx_loops_done;
+	uint64_t rx_pass_packets; /* frames read in the current pass */
+	pcap_t *tx_dead;        /* the link type and snaplen pcap_dump needs */
+	pcap_dumper_t *tx;
+	FILE *tx_file;
+	char *tx_stdio;         /* the FILE's buffer */
+	uint8_t *tx_linear;     /* chained buffers are copied here before writing */
+	char rx_path[PCAP_PATH_SIZE];
+};
+
+/* ---- rx ---- */
+
+static pcap_t *rx_open(const char *path, char *err, size_t errlen)
+{
+	char pe[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, pe);
+	if (!p)
+		snprintf(err, errlen, "pcap: rx-file %s: %s", path, pe);
+	return p;
+}
+
+/* End of a pass: reopen for the next one, or finish. Returns whether rx
+ * goes on. A pass that produced nothing ends rx even when looping forever,
+ * so an empty file does not reopen on every poll. */
+static bool rx_next_pass(struct pcap_dev *pd)
+{
+	pcap_close(pd->rx);
+	pd->rx = NULL;
+	pd->rx_loops_done++;
+	if ((pd->rx_loops && pd->rx_loops_done >= pd->rx_loops) || pd->rx_pass_packets == 0)
+		return false;
+	char err[PCAP_ERRBUF_SIZE + PCAP_PATH_SIZE + 32];
+	pd->rx = rx_open(pd->rx_path, err, sizeof(err));
+	pd->rx_pass_packets = 0;
+	if (!pd->rx)
+		graph_log("pcap", "%s: %s", pd->dev.name, err);
+	return pd->rx != NULL;
+}
+
+static uint32_t pcapdev_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+{
+	struct pcap_dev *pd = container_of(dev, struct pcap_dev, dev);
+	struct dev_counters *c = &dev->rxq[queue].c;
+	if (!pd->rx)
+		return 0;
+	/* Short of buffers, read fewer: the rest waits in the file. */
+	uint32_t got = buffer_alloc(bi, n, -1);
+	uint32_t k = 0;
+	uint32_t data_size = buffer_main.data_size;
+	while (k < got) {
+		struct pcap_pkthdr *h;
+		const u_char *data;
+		int r = pcap_next_ex(pd->rx, &h, &data);
+		if (unlikely(r != 1)) {
+			if (r != PCAP_ERROR_BREAK) { /* a damaged file: stop reading it */
+				graph_log("pcap", "%s: rx-file: %s", dev->name, pcap_geterr(pd->rx));
+				stat_add(&c->rx_errors, 1);
+				pd->rx_pass_packets = 0;
+			}
+			if (!rx_next_pass(pd))
+				break;
+			continue;
+		}
+		pd->rx_pass_packets++;
+		if (unlikely(h->caplen > data_size)) {
+			stat_add(&c->rx_errors, 1);
+			continue;
+		}
+		struct buffer *b = buffer_get(bi[k++]);
+		memcpy(buffer_data(b), data, h->caplen);
+		b->current_length = (uint16_t)h->caplen;
+	}
+	if (k < got)
+		buffer_free(bi + k, got - k);
+	return k;
+}
+
+/* ---- tx ---- */
+
+/* The packet as one run of bytes: the buffer itself, or its chain copied. */
+static const uint8_t *tx_bytes(struct pcap_dev *pd, struct buffer *b, uint32_t *len)
+{
+	if (likely(!(b->flags & BUFFER_F_NEXT_PRESENT))) {
+		*len = b->current_length;
+		return buffer_data(b);
+	}
+	uint32_t off = 0;
+	for (;;) {
+		uint32_t k = MIN((uint32_t)b->current_length, PCAP_TX_SNAPLEN - off);
+		memcpy(pd->tx_linear + off, buffer_data(b), k);
+		off += k;
+		if (!(b->flags & BUFFER_F_NEXT_PRESENT) || off == PCAP_TX_SNAPLEN)
+			break;
+		b = buffer_get(b->next_buffer);
+	}
+	*len = off;
+	return pd->tx_linear;
+}
+
+static uint32_t pcapdev_tx_burst(struct device *dev, uint16_t queue, const uint32_t *bi, uint32_t n)
+{
+	struct pcap_dev *pd = container_of(dev, struct pcap_dev, dev);
+	(void)queue;
+	if (!pd->tx)
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct pcap_pkthdr h = { .ts = { .tv_sec = ts.tv_sec, .tv_usec = ts.tv_nsec / 1000 } };
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t len;
+		const uint8_t *p = tx_bytes(pd, buffer_get(bi[i]), &len);
+		h.caplen = h.len = len;
+		pcap_dump((u_char *)pd->tx, &h, p);
+	}
+	buffer_free(bi, n);
+	return n;
+}
+
+/* ---- control ---- */
+
+static void pcapdev_stop(struct device *dev)
+{
+	struct pcap_dev *pd = container_of(dev, struct pcap_dev, dev);
+	if (pd->tx && pcap_dump_flush(pd->tx) != 0)
+		graph_log("pcap", "%s: tx-file: flush failed", dev->name);
+}
+
+static void pcapdev_destroy(struct device *dev)
+{
+	struct pcap_dev *pd = container_of(dev, struct pcap_dev, dev);
+	if (pd->rx)
+		pcap_close(pd->rx);
+	if (pd->tx)
+		pcap_dump_close(pd->tx); /* flushes and closes tx_file */
+	else if (pd->tx_file)
+		fclose(pd->tx_file);
+	if (pd->tx_dead)
+		pcap_close(pd->tx_dead);
+	free(pd->tx_stdio);
+	free(pd->tx_linear);
+	free(pd);
+}
+
+static const struct device_ops pcapdev_ops = {
+	.stop = pcapdev_stop,
+	.rx_burst = pcapdev_rx_burst,
+	.tx_burst = pcapdev_tx_burst,
+	.destroy = pcapdev_destroy,
+};
+
+static int tx_open(struct pcap_dev *pd, const char *path, char *err, size_t errlen)
+{
+	pd->tx_dead = pcap_open_dead(DLT_EN10MB, PCAP_TX_SNAPLEN);
+	pd->tx_stdio = malloc(PCAP_TX_STDIO_BUFFER);
+	pd->tx_linear = malloc(PCAP_TX_SNAPLEN);
+	if (!pd->tx_dead || !pd->tx_stdio || !pd->tx_linear) {
+		snprintf(err, errlen, "pcap: out of memory");
+		return -ENOMEM;
+	}
+	pd->tx_file = fopen(path, "wb");
+	if (!pd->tx_file) {
+		int e = errno;
+		snprintf(err, errlen, "pcap: tx-file %s: %s", path, strerror(e));
+		return -e;
+	}
+	setvbuf(pd->tx_file, pd->tx_stdio, _IOFBF, PCAP_TX_STDIO_BUFFER);
+	pd->tx = pcap_dump_fopen(pd->tx_dead, pd->tx_file);
+	if (!pd->tx) {
+		snprintf(err, errlen, "pcap: tx-file %s: %s", path, pcap_geterr(pd->tx_dead));
+		return -EIO;
+	}
+	return 0;
+}
+
+static struct device *pcapdev_create(const void *conf, char *err, size_t errlen)
+{
+	const struct pcap_conf *c = conf;
+	struct pcap_dev *pd = aligned_alloc(64, ROUND_UP(sizeof(*pd), 64));
+	if (!pd) {
+		snprintf(err, errlen, "pcap: out of memory");
+		return NULL;
+	}
+	memset(pd, 0, sizeof(*pd));
+	pd->dev.ops = &pcapdev_ops;
+	pd->dev.n_rx_queues = 1;
+	pd->dev.n_tx_queues = 1;
+	pd->rx_loops = c->rx_loops;
+	if (c->rx_file[0]) {
+		snprintf(pd->rx_path, sizeof(pd->rx_path), "%s", c->rx_file);
+		pd->rx = rx_open(c->rx_file, err, errlen);
+		if (!pd->rx)
+			goto fail;
+	}
+	if (c->tx_file[0] && tx_open(pd, c->tx_file, err, errlen) < 0)
+		goto fail;
+	return &pd->dev;
+fail:
+	pcapdev_destroy(&pd->dev);
+	return NULL;
+}
+
+static const struct dev_driver pcapdev_driver = {
+	.name = "pcap",
+	.conf = &pcapdev_conf_driver,
+	.create = pcapdev_create,
+};
+DEV_DRIVER_REGISTER(pcapdev_driver)

@@ -1,0 +1,152 @@
+/* <driver>-input: the input nodes of the software drivers (null-input,
+ * pcap-input), one function for all of them.
+ *
+ * Each call polls the rx queues placed on the calling thread (dev_poll_list)
+ * that belong to this node's driver and whose interface is up: one burst of
+ * up to a frame per queue, received straight into ethernet-input's open
+ * frame. Each buffer gets rx_if; RX-packets and RX-bytes are added to the
+ * queue's counters once per burst. The driver is found at init from the
+ * node's name ("pcap-input" -> driver "pcap"), so a new software driver
+ * needs one registration line here.
+ *
+ * Next nodes: ethernet-input.
+ * Errors: none (the driver counts RX-dropped and RX-errors on the queue).
+ * Trace: interface name and index, rx queue, length, Ethernet header.
+ * CLI: `show interface`, `show interface rx-placement`, `trace add pcap-input N`.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "drivers/device.h"
+#include "graph/graph.h"
+#include "nodes/ethernet.h"
+
+enum device_input_next {
+	DEVICE_INPUT_NEXT_ETHERNET_INPUT = 0,
+	DEVICE_INPUT_N_NEXT,
+};
+
+struct device_input_trace {
+	uint32_t if_index;
+	uint16_t queue;
+	uint16_t length;
+	uint8_t eth[ETH_HDR_LEN];
+	char name[ETH_TRACE_NAME_SIZE];
+};
+_Static_assert(sizeof(struct device_input_trace) <= NODE_TRACE_DETAIL_SIZE, "trace fits the record");
+
+static int device_input_format_trace(char *buf, size_t len, const uint8_t *detail)
+{
+	struct device_input_trace t;
+	memcpy(&t, detail, sizeof(t));
+	int n = snprintf(buf, len, "%.*s (if %u) rx queue %u length %u: ", ETH_TRACE_NAME_SIZE, t.name,
+			 t.if_index, t.queue, t.length);
+	if (n < 0 || (size_t)n >= len)
+		return n;
+	return n + eth_format_header(buf + n, len - (size_t)n, t.eth);
+}
+
+/* ---- helpers ---- */
+
+struct device_input_data {
+	const struct dev_driver *driver;
+};
+
+/* "pcap-input" -> the pcap driver. */
+static int device_input_init(struct node_runtime *rt)
+{
+	struct device_input_data *d = rt->data;
+	const char *name = rt->reg->name;
+	const char *suffix = strstr(name, "-input");
+	char driver[CONF_NAME_SIZE];
+	if (!suffix || (size_t)(suffix - name) >= sizeof(driver))
+		return -EINVAL;
+	memcpy(driver, name, (size_t)(suffix - name));
+	driver[suffix - name] = 0;
+	d->driver = dev_driver_find(driver);
+	return d->driver ? 0 : -ENOENT;
+}
+
+static void trace_fill(struct node_runtime *rt, const struct dev_poll *p, const uint32_t *bi, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct buffer *b = buffer_get(bi[i]);
+		if (!(b->flags & BUFFER_F_TRACED))
+			continue;
+		uint8_t *detail = node_trace_detail(rt, b);
+		if (!detail)
+			continue;
+		struct device_input_trace t = {
+			.if_index = p->dev->index,
+			.queue = p->queue,
+			.length = b->current_length,
+		};
+		eth_trace_header(t.eth, b);
+		eth_trace_name(t.name, p->dev->index);
+		memcpy(detail, &t, sizeof(t));
+	}
+}
+
+/* One burst from one queue into ethernet-input's frame; returns its size. */
+static uint32_t poll_queue(struct node_runtime *rt, const struct dev_poll *p)
+{
+	struct device *dev = p->dev;
+	uint32_t *bi = node_next_slots(rt, DEVICE_INPUT_NEXT_ETHERNET_INPUT, FRAME_SIZE);
+	uint32_t n = dev_rx_burst(dev, p->queue, bi, FRAME_SIZE);
+	if (!n)
+		return 0;
+	/* Plain loop: one store and one load in the header line per packet,
+	 * which the driver has just written. */
+	uint64_t bytes = 0;
+	uint32_t rx_if = dev->index;
+	for (uint32_t i = 0; i < n; i++) {
+		struct buffer *b = buffer_get(bi[i]);
+		b->rx_if = rx_if;
+		bytes += b->current_length;
+	}
+	bool tracing = rt->trace_budget != 0;
+	node_trace_input(rt, bi, n);
+	if (unlikely(tracing))
+		trace_fill(rt, p, bi, n);
+	node_next_commit(rt, DEVICE_INPUT_NEXT_ETHERNET_INPUT, n);
+	struct dev_counters *c = &dev->rxq[p->queue].c;
+	stat_add(&c->rx_packets, n);
+	stat_add(&c->rx_bytes, bytes);
+	return n;
+}
+
+/* ---- the node ---- */
+
+static uint32_t device_input_fn(struct node_runtime *rt, struct frame *frame)
+{
+	(void)frame;
+	const struct device_input_data *d = rt->data;
+	uint32_t n_poll;
+	const struct dev_poll *poll = dev_poll_list(rt->thread_index, &n_poll);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < n_poll; i++) {
+		const struct dev_poll *p = &poll[i];
+		if (p->dev->driver == d->driver && p->dev->admin_up)
+			n += poll_queue(rt, p);
+	}
+	return n;
+}
+
+#define DEVICE_INPUT_NODE(var, node_name)                                                     \
+	static const struct node_reg var = {                                                  \
+		.name = node_name,                                                            \
+		.type = NODE_TYPE_INPUT,                                                      \
+		.fn = device_input_fn,                                                        \
+		.n_next = DEVICE_INPUT_N_NEXT,                                                \
+		.next_nodes = { [DEVICE_INPUT_NEXT_ETHERNET_INPUT] = "ethernet-input" },      \
+		.format_trace = device_input_format_trace,                                    \
+		.runtime_data_size = sizeof(struct device_input_data),                        \
+		.init = device_input_init,                                                    \
+		.default_state = NODE_STATE_POLLING,                                          \
+	};                                                                                    \
+	NODE_REGISTER(var)
+
+DEVICE_INPUT_NODE(null_input_node, "null-input")
+DEVICE_INPUT_NODE(pcap_input_node, "pcap-input")

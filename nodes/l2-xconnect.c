@@ -1,0 +1,119 @@
+/* l2-xconnect: one-way L2 cross-connect, as `set interface l2 xconnect A B`.
+ *
+ * Every frame received on an interface in L2 cross-connect mode leaves
+ * through that interface's peer: tx_if is set and the frame goes to
+ * interface-output unchanged (handed on whole when every packet has a peer).
+ *
+ * Next nodes: error-drop, interface-output.
+ * Errors: rx interface not cross-connected (its mode changed, or it was
+ *   deleted, while the frame was in flight).
+ * Trace: rx and tx interface names and indices.
+ * CLI: `set interface l2 xconnect A B`, `show errors`, `show trace`.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "drivers/device.h"
+#include "graph/graph.h"
+#include "nodes/ethernet.h"
+
+enum l2_xconnect_next {
+	L2_XCONNECT_NEXT_DROP = 0,
+	L2_XCONNECT_NEXT_INTERFACE_OUTPUT,
+	L2_XCONNECT_N_NEXT,
+};
+
+enum l2_xconnect_error {
+	L2_XCONNECT_ERROR_NOT_XCONNECTED = 0,
+	L2_XCONNECT_N_ERROR,
+};
+
+static const char *const l2_xconnect_error_strings[L2_XCONNECT_N_ERROR] = {
+	[L2_XCONNECT_ERROR_NOT_XCONNECTED] = "rx interface not cross-connected",
+};
+
+struct l2_xconnect_trace {
+	uint32_t rx_if;
+	uint32_t tx_if; /* DEV_INDEX_INVALID: dropped */
+	char rx_name[ETH_TRACE_NAME_SIZE];
+	char tx_name[ETH_TRACE_NAME_SIZE];
+};
+_Static_assert(sizeof(struct l2_xconnect_trace) <= NODE_TRACE_DETAIL_SIZE, "trace fits the record");
+
+static int l2_xconnect_format_trace(char *buf, size_t len, const uint8_t *detail)
+{
+	struct l2_xconnect_trace t;
+	memcpy(&t, detail, sizeof(t));
+	if (t.tx_if == DEV_INDEX_INVALID)
+		return snprintf(buf, len, "%.*s (if %u) -> error-drop (not cross-connected)", ETH_TRACE_NAME_SIZE,
+				t.rx_name, t.rx_if);
+	return snprintf(buf, len, "%.*s (if %u) -> %.*s (if %u) -> interface-output", ETH_TRACE_NAME_SIZE,
+			t.rx_name, t.rx_if, ETH_TRACE_NAME_SIZE, t.tx_name, t.tx_if);
+}
+
+/* ---- helpers ---- */
+
+static void trace_one(struct node_runtime *rt, struct buffer *b, uint32_t tx_if)
+{
+	uint8_t *detail = node_trace_detail(rt, b);
+	if (!detail)
+		return;
+	struct l2_xconnect_trace t = { .rx_if = b->rx_if, .tx_if = tx_if };
+	eth_trace_name(t.rx_name, b->rx_if);
+	eth_trace_name(t.tx_name, tx_if);
+	memcpy(detail, &t, sizeof(t));
+}
+
+/* ---- the node ---- */
+
+static uint32_t l2_xconnect_fn(struct node_runtime *rt, struct frame *f)
+{
+	uint32_t n = f->n_vectors;
+	const uint32_t *bi = f->buffers;
+	uint16_t nexts[FRAME_SIZE];
+	uint32_t n_out = 0;
+	uint32_t last_if = DEV_INDEX_INVALID;
+	uint32_t peer = DEV_INDEX_INVALID;
+
+	/* Plain loop over header lines only; the peer is looked up once per
+	 * run of one rx interface. */
+	for (uint32_t i = 0; i < n; i++) {
+		struct buffer *b = buffer_get(bi[i]);
+		if (unlikely(b->rx_if != last_if)) {
+			const struct device *dev = dev_by_index(b->rx_if);
+			last_if = b->rx_if;
+			peer = dev && dev->mode == DEV_MODE_L2_XCONNECT ? dev->xconnect_peer : DEV_INDEX_INVALID;
+		}
+		if (likely(peer != DEV_INDEX_INVALID)) {
+			b->tx_if = peer;
+			nexts[i] = L2_XCONNECT_NEXT_INTERFACE_OUTPUT;
+			n_out++;
+		} else {
+			b->error = node_error(rt, L2_XCONNECT_ERROR_NOT_XCONNECTED);
+			nexts[i] = L2_XCONNECT_NEXT_DROP;
+		}
+		if (unlikely(b->flags & BUFFER_F_TRACED))
+			trace_one(rt, b, peer);
+	}
+
+	if (likely(n_out == n))
+		node_forward_frame(rt, L2_XCONNECT_NEXT_INTERFACE_OUTPUT, f);
+	else
+		node_enqueue_to_nexts(rt, bi, nexts, n);
+	return n;
+}
+
+static const struct node_reg l2_xconnect_node = {
+	.name = "l2-xconnect",
+	.type = NODE_TYPE_INTERNAL,
+	.fn = l2_xconnect_fn,
+	.n_next = L2_XCONNECT_N_NEXT,
+	.next_nodes = {
+		[L2_XCONNECT_NEXT_DROP] = "error-drop",
+		[L2_XCONNECT_NEXT_INTERFACE_OUTPUT] = "interface-output",
+	},
+	.n_errors = L2_XCONNECT_N_ERROR,
+	.error_strings = l2_xconnect_error_strings,
+	.format_trace = l2_xconnect_format_trace,
+};
+NODE_REGISTER(l2_xconnect_node)

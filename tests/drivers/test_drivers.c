@@ -1,0 +1,523 @@
+/* The interface layer, the null and pcap drivers and the device nodes:
+ * a pcap made here crosses pcap-input -> ethernet-input -> l2-xconnect ->
+ * interface-output -> pcap tx byte for byte; counters exact; runts and
+ * oversized frames accounted; L3 drops, admin down, the null driver,
+ * placement, trace records, creation errors; no buffer leaks. */
+#include <check.h>
+#include <errno.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "drivers/device.h"
+#include "graph/graph.h"
+
+#define N_FRAMES 1200
+#define N_RUNTS 7
+#define MAX_FRAME 2200
+
+struct pkt {
+	uint32_t len;
+	uint8_t bytes[MAX_FRAME];
+};
+
+static struct pkt *pkts; /* what the input file holds, in order */
+static uint32_t n_pkts;
+static struct graph *g;
+static char err[256];
+static char dir[64];
+static char in_path[128], out_path[128];
+
+/* ---- making the input ---- */
+
+static uint64_t rng = 0x1234567887654321ull;
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 11);
+}
+
+/* Frame i: sizes 64..1518 mixed, a few runts, one frame too long for a
+ * buffer; Ethernet header with a varying ethertype, the rest random. */
+static void make_packets(void)
+{
+	static const uint16_t types[] = { 0x0800, 0x0806, 0x86dd, 0x88b5 };
+	n_pkts = 0;
+	for (uint32_t i = 0; i < N_FRAMES; i++) {
+		struct pkt *p = &pkts[n_pkts++];
+		if (i % 171 == 5)
+			p->len = 1 + rnd() % 13; /* runt */
+		else if (i == 600)
+			p->len = 2100; /* larger than a buffer's data */
+		else if (i % 3 == 0)
+			p->len = i % 2 ? 64 : 1518;
+		else
+			p->len = 64 + rnd() % (1518 - 64 + 1);
+		for (uint32_t k = 0; k < p->len; k++)
+			p->bytes[k] = (uint8_t)rnd();
+		if (p->len >= 14) {
+			p->bytes[12] = (uint8_t)(types[i % 4] >> 8);
+			p->bytes[13] = (uint8_t)types[i % 4];
+		}
+	}
+}
+
+static bool is_runt(const struct pkt *p)
+{
+	return p->len < 14;
+}
+
+static bool is_big(const struct pkt *p)
+{
+	return p->len > 2048;
+}
+
+static void write_pcap(const char *path)
+{
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	ck_assert_ptr_nonnull(dead);
+	pcap_dumper_t *d = pcap_dump_open(dead, path);
+	ck_assert_msg(d, "%s", pcap_geterr(dead));
+	for (uint32_t i = 0; i < n_pkts; i++) {
+		struct pcap_pkthdr h = { .ts = { .tv_sec = 1000 + i, .tv_usec = i }, .caplen = pkts[i].len,
+					 .len = pkts[i].len };
+		pcap_dump((u_char *)d, &h, pkts[i].bytes);
+	}
+	pcap_dump_close(d);
+	pcap_close(dead);
+}
+
+static void put32le(FILE *f, uint32_t v)
+{
+	ck_assert_int_eq(fwrite(&v, 4, 1, f), 1);
+}
+
+/* A pcapng file of the first n packets: section header, one Ethernet
+ * interface, one enhanced packet block each (host byte order, which the
+ * byte-order magic declares). */
+static void write_pcapng(const char *path, uint32_t n)
+{
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	uint32_t shb[] = { 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0xffffffff, 0xffffffff, 28 };
+	ck_assert_int_eq(fwrite(shb, sizeof(shb), 1, f), 1);
+	uint32_t idb[] = { 1, 20, 1, 65535, 20 };
+	ck_assert_int_eq(fwrite(idb, sizeof(idb), 1, f), 1);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t padded = ROUND_UP(pkts[i].len, 4);
+		uint32_t total = 32 + padded;
+		put32le(f, 6);
+		put32le(f, total);
+		put32le(f, 0);
+		put32le(f, 0);
+		put32le(f, i);
+		put32le(f, pkts[i].len);
+		put32le(f, pkts[i].len);
+		uint8_t pad[4] = { 0 };
+		ck_assert_int_eq(fwrite(pkts[i].bytes, 1, pkts[i].len, f), pkts[i].len);
+		ck_assert_int_eq(fwrite(pad, 1, padded - pkts[i].len, f), padded - pkts[i].len);
+		put32le(f, total);
+	}
+	fclose(f);
+}
+
+/* ---- fixture ---- */
+
+static void setup(void)
+{
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	bc.buffers_per_numa = 8192;
+	bc.page_size = 4096;
+	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
+	pkts = calloc(N_FRAMES, sizeof(*pkts));
+	ck_assert_ptr_nonnull(pkts);
+	make_packets();
+	snprintf(dir, sizeof(dir), "/tmp/sluice-drv-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(in_path, sizeof(in_path), "%s/in.pcap", dir);
+	snprintf(out_path, sizeof(out_path), "%s/out.pcap", dir);
+	g = graph_create(NULL, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void teardown(void)
+{
+	graph_destroy(g);
+	g = NULL;
+	dev_delete_all();
+	ck_assert_uint_eq(dev_count(), 0);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_thread_unregister();
+	buffer_main_free();
+	free(pkts);
+	pkts = NULL;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static struct device *create(const char *name, const char *driver, const char *const *words, uint32_t n)
+{
+	struct device *d = dev_create(name, driver, words, n, err, sizeof(err));
+	ck_assert_msg(d, "%s", err);
+	return d;
+}
+
+/* Poll until the inputs have been idle for a few loops. */
+static uint64_t run(void)
+{
+	uint64_t total = 0;
+	for (uint32_t idle = 0, loops = 0; idle < 3 && loops < 100000; loops++) {
+		uint32_t n = graph_main_poll(g);
+		total += n;
+		idle = n ? 0 : idle + 1;
+	}
+	return total;
+}
+
+static uint64_t errors_of(const char *node, uint16_t code)
+{
+	int i = graph_node_index(g, node);
+	ck_assert_int_ge(i, 0);
+	return graph_node_error_count(g, (uint32_t)i, code);
+}
+
+/* Every frame of the output file, compared with the expected list. */
+static void expect_output(const char *path, const struct pkt *const *want, uint32_t n_want)
+{
+	char pe[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, pe);
+	ck_assert_msg(p, "%s", pe);
+	ck_assert_int_eq(pcap_datalink(p), DLT_EN10MB);
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	uint32_t i = 0;
+	while (pcap_next_ex(p, &h, &data) == 1) {
+		ck_assert_uint_lt(i, n_want);
+		ck_assert_uint_eq(h->caplen, want[i]->len);
+		ck_assert_uint_eq(h->len, want[i]->len);
+		ck_assert_msg(memcmp(data, want[i]->bytes, h->caplen) == 0, "frame %u differs", i);
+		i++;
+	}
+	ck_assert_uint_eq(i, n_want);
+	pcap_close(p);
+}
+
+/* ---- pcap across the cross-connect ---- */
+
+static void xconnect_run(const char *in, uint32_t loops, uint32_t n_in)
+{
+	char loops_s[16];
+	snprintf(loops_s, sizeof(loops_s), "%u", loops);
+	const char *rx_words[] = { "rx-file", in, "rx-loops", loops_s };
+	const char *tx_words[] = { "tx-file", out_path };
+	struct device *cap0 = create("cap0", "pcap", rx_words, 4);
+	struct device *cap1 = create("cap1", "pcap", tx_words, 2);
+	ck_assert_int_eq(dev_set_xconnect(cap0, cap1), 0);
+	ck_assert_int_eq(dev_set_admin_up(cap0, true), 0);
+	ck_assert_int_eq(dev_set_admin_up(cap1, true), 0);
+
+	uint64_t rx = 0, rx_bytes = 0, tx_bytes = 0, runts = 0, big = 0;
+	const struct pkt **want = calloc((size_t)n_in * loops, sizeof(*want));
+	uint32_t n_want = 0;
+	for (uint32_t l = 0; l < loops; l++)
+		for (uint32_t i = 0; i < n_in; i++) {
+			const struct pkt *p = &pkts[i];
+			if (is_big(p)) {
+				big++;
+				continue;
+			}
+			rx++;
+			rx_bytes += p->len;
+			if (is_runt(p)) {
+				runts++;
+				continue;
+			}
+			tx_bytes += p->len;
+			want[n_want++] = p;
+		}
+	ck_assert_uint_eq(run(), rx);
+
+	struct dev_counters c0, c1;
+	dev_counters_get(cap0, &c0);
+	dev_counters_get(cap1, &c1);
+	ck_assert_uint_eq(c0.rx_packets, rx);
+	ck_assert_uint_eq(c0.rx_bytes, rx_bytes);
+	ck_assert_uint_eq(c0.rx_errors, big);
+	ck_assert_uint_eq(c0.rx_dropped, 0);
+	ck_assert_uint_eq(c0.tx_packets + c0.tx_bytes + c0.tx_dropped, 0);
+	ck_assert_uint_eq(c1.tx_packets, n_want);
+	ck_assert_uint_eq(c1.tx_bytes, tx_bytes);
+	ck_assert_uint_eq(c1.tx_dropped, 0);
+	ck_assert_uint_eq(c1.rx_packets + c1.rx_bytes + c1.rx_errors + c1.rx_dropped, 0);
+	ck_assert_uint_eq(errors_of("ethernet-input", 0), runts); /* runt */
+	ck_assert_uint_eq(graph_node_error_count(g, (uint32_t)graph_node_index(g, "interface-output"), 0), 0);
+
+	/* The queue view agrees with the interface view. */
+	struct dev_counters q;
+	dev_rx_queue_counters(cap0, 0, &q);
+	ck_assert_uint_eq(q.rx_packets, rx);
+	dev_tx_queue_counters(cap1, 0, &q);
+	ck_assert_uint_eq(q.tx_bytes, tx_bytes);
+
+	/* Stop flushes: the file is complete while the interface still exists. */
+	ck_assert_int_eq(dev_set_admin_up(cap1, false), 0);
+	expect_output(out_path, want, n_want);
+	dev_delete(cap1);
+	expect_output(out_path, want, n_want);
+	free(want);
+
+	dev_clear_counters(cap0);
+	dev_counters_get(cap0, &c0);
+	ck_assert_uint_eq(c0.rx_packets + c0.rx_bytes + c0.rx_errors, 0);
+	/* cap0 fell back to L3 when its peer went away. */
+	ck_assert_uint_eq(cap0->mode, DEV_MODE_L3);
+}
+
+START_TEST(pcap_xconnect_exact_bytes)
+{
+	write_pcap(in_path);
+	xconnect_run(in_path, 1, n_pkts);
+}
+END_TEST
+
+START_TEST(pcapng_three_loops)
+{
+	char ng[160];
+	snprintf(ng, sizeof(ng), "%s/in.pcapng", dir);
+	write_pcapng(ng, 300);
+	xconnect_run(ng, 3, 300);
+}
+END_TEST
+
+/* ---- L3 mode, admin down ---- */
+
+START_TEST(l3_counts_and_drops)
+{
+	write_pcap(in_path);
+	const char *rx_words[] = { "rx-file", in_path };
+	struct device *cap0 = create("cap0", "pcap", rx_words, 2);
+	ck_assert_int_eq(dev_set_admin_up(cap0, true), 0);
+	uint64_t want[5] = { 0 };
+	for (uint32_t i = 0; i < n_pkts; i++) {
+		const struct pkt *p = &pkts[i];
+		if (is_big(p))
+			continue;
+		if (is_runt(p))
+			want[0]++;
+		else if (i % 4 == 0)
+			want[1]++; /* IPv4 */
+		else if (i % 4 == 1)
+			want[2]++; /* ARP */
+		else
+			want[3]++;
+	}
+	run();
+	for (uint16_t e = 0; e < 5; e++)
+		ck_assert_uint_eq(errors_of("ethernet-input", e), want[e]);
+}
+END_TEST
+
+START_TEST(admin_down_drops_counted)
+{
+	write_pcap(in_path);
+	const char *rx_words[] = { "rx-file", in_path };
+	const char *tx_words[] = { "tx-file", out_path };
+	struct device *cap0 = create("cap0", "pcap", rx_words, 2);
+	struct device *cap1 = create("cap1", "pcap", tx_words, 2);
+	ck_assert_int_eq(dev_set_xconnect(cap0, cap1), 0);
+	ck_assert_int_eq(dev_set_admin_up(cap0, true), 0);
+	uint64_t good = 0;
+	for (uint32_t i = 0; i < n_pkts; i++)
+		good += !is_big(&pkts[i]) && !is_runt(&pkts[i]);
+	run();
+	struct dev_counters c1;
+	dev_counters_get(cap1, &c1);
+	ck_assert_uint_eq(c1.tx_packets, 0);
+	ck_assert_uint_eq(c1.tx_dropped, good);
+	ck_assert_uint_eq(errors_of("interface-output", 0), good); /* interface down */
+	dev_delete(cap1);
+	expect_output(out_path, NULL, 0);
+
+	/* An interface that is not up is not polled. */
+	struct device *cap2 = create("cap2", "pcap", rx_words, 2);
+	ck_assert_uint_eq(run(), 0);
+	struct dev_counters c2;
+	dev_counters_get(cap2, &c2);
+	ck_assert_uint_eq(c2.rx_packets, 0);
+}
+END_TEST
+
+/* ---- the null driver ---- */
+
+START_TEST(null_rx_nothing_tx_frees)
+{
+	struct device *n0 = create("nul0", "null", NULL, 0);
+	ck_assert_int_eq(dev_set_admin_up(n0, true), 0);
+	ck_assert_uint_eq(run(), 0);
+	uint32_t bi[10];
+	ck_assert_uint_eq(buffer_alloc(bi, 10, -1), 10);
+	ck_assert_uint_eq(dev_tx_burst(n0, 0, bi, 10), 10);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	struct dev_link l;
+	dev_link_get(n0, &l);
+	ck_assert(l.up);
+}
+END_TEST
+
+START_TEST(null_recycle_xconnect)
+{
+	const char *words[] = { "rx-recycle", "rx-size", "60", "rx-queues", "2" };
+	struct device *n0 = create("nul0", "null", words, 5);
+	struct device *n1 = create("nul1", "null", NULL, 0);
+	ck_assert_int_eq(dev_set_xconnect(n0, n1), 0);
+	ck_assert_int_eq(dev_set_admin_up(n0, true), 0);
+	ck_assert_int_eq(dev_set_admin_up(n1, true), 0);
+	uint64_t total = 0;
+	for (int i = 0; i < 100; i++)
+		total += graph_main_poll(g);
+	ck_assert_uint_eq(total, 100 * 2 * FRAME_SIZE);
+	struct dev_counters c0, c1, q;
+	dev_counters_get(n0, &c0);
+	dev_counters_get(n1, &c1);
+	ck_assert_uint_eq(c0.rx_packets, total);
+	ck_assert_uint_eq(c0.rx_bytes, total * 60);
+	ck_assert_uint_eq(c1.tx_packets, total);
+	ck_assert_uint_eq(c1.tx_bytes, total * 60);
+	dev_rx_queue_counters(n0, 1, &q);
+	ck_assert_uint_eq(q.rx_packets, total / 2);
+}
+END_TEST
+
+/* ---- table, placement, trace, errors ---- */
+
+START_TEST(table_and_placement)
+{
+	const char *two[] = { "rx-queues", "2" };
+	struct device *a = create("a", "null", two, 2);
+	struct device *b = create("b", "null", two, 2);
+	ck_assert_ptr_eq(dev_by_name("b"), b);
+	ck_assert_ptr_eq(dev_by_index(a->index), a);
+	ck_assert_uint_eq(dev_count(), 2);
+	uint32_t n;
+	dev_poll_list(0, &n);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(dev_rx_placement_round_robin(1, 3), 0);
+	const struct dev_poll *p = dev_poll_list(1, &n);
+	ck_assert_uint_eq(n, 2); /* a/0 and b/1 */
+	ck_assert_ptr_eq(p[0].dev, a);
+	ck_assert_uint_eq(p[0].queue, 0);
+	ck_assert_ptr_eq(p[1].dev, b);
+	ck_assert_uint_eq(p[1].queue, 1);
+	dev_poll_list(0, &n);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(dev_set_rx_placement(a, 1, 0), 0);
+	dev_poll_list(0, &n);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(dev_set_rx_placement(a, 2, 0), -EINVAL);
+	ck_assert_int_eq(dev_set_xconnect(a, a), -EINVAL);
+	dev_delete(a);
+	ck_assert_ptr_null(dev_by_name("a"));
+	struct device *c = create("c", "null", NULL, 0);
+	ck_assert_uint_eq(c->index, 0); /* the lowest free index again */
+	struct device *d;
+	uint32_t seen = 0;
+	DEV_FOREACH(d)
+	seen++;
+	ck_assert_uint_eq(seen, 2);
+}
+END_TEST
+
+START_TEST(create_errors)
+{
+	const char *bad_key[] = { "colour", "red" };
+	ck_assert_ptr_null(dev_create("x", "null", bad_key, 2, err, sizeof(err)));
+	ck_assert_str_eq(err, "driver null has no key 'colour'");
+	ck_assert_ptr_null(dev_create("x", "nic9000", NULL, 0, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "unknown driver 'nic9000'") && strstr(err, "pcap") && strstr(err, "null"), "%s",
+		      err);
+	const char *missing[] = { "rx-file", "/nonexistent/in.pcap" };
+	ck_assert_ptr_null(dev_create("x", "pcap", missing, 2, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "/nonexistent/in.pcap"), "%s", err);
+	const char *no_value[] = { "rx-queues" };
+	ck_assert_ptr_null(dev_create("x", "null", no_value, 1, err, sizeof(err)));
+	const char *range[] = { "rx-queues", "99" };
+	ck_assert_ptr_null(dev_create("x", "null", range, 2, err, sizeof(err)));
+	create("x", "null", NULL, 0);
+	ck_assert_ptr_null(dev_create("x", "null", NULL, 0, err, sizeof(err)));
+	ck_assert_str_eq(err, "interface x already exists");
+	ck_assert_ptr_nonnull(conf_driver_find("pcap"));
+}
+END_TEST
+
+START_TEST(trace_records)
+{
+	write_pcap(in_path);
+	const char *rx_words[] = { "rx-file", in_path };
+	const char *tx_words[] = { "tx-file", out_path };
+	struct device *cap0 = create("cap0", "pcap", rx_words, 2);
+	struct device *cap1 = create("cap1", "pcap", tx_words, 2);
+	ck_assert_int_eq(dev_set_xconnect(cap0, cap1), 0);
+	ck_assert_int_eq(dev_set_admin_up(cap0, true), 0);
+	ck_assert_int_eq(dev_set_admin_up(cap1, true), 0);
+	ck_assert_msg(graph_trace_add(g, "pcap-input", 6, err, sizeof(err)) == 0, "%s", err);
+	run();
+	ck_assert_uint_eq(graph_trace_n_packets(g), 6);
+	/* Packet 0: 1518 bytes of type 0x0800 across the cross-connect. */
+	const struct trace_record *r;
+	ck_assert_uint_eq(graph_trace_packet(g, 0, &r, NULL), 4);
+	char buf[256], want[256], eth[80];
+	const uint8_t *h = pkts[0].bytes;
+	snprintf(eth, sizeof(eth), "%02x:%02x:%02x:%02x:%02x:%02x -> %02x:%02x:%02x:%02x:%02x:%02x type 0x0800",
+		 h[6], h[7], h[8], h[9], h[10], h[11], h[0], h[1], h[2], h[3], h[4], h[5]);
+	graph_trace_format(g, &r[0], buf, sizeof(buf));
+	snprintf(want, sizeof(want), "cap0 (if 0) rx queue 0 length 1518: %s", eth);
+	ck_assert_str_eq(buf, want);
+	graph_trace_format(g, &r[1], buf, sizeof(buf));
+	snprintf(want, sizeof(want), "cap0 (if 0) length 1518: %s -> l2-xconnect", eth);
+	ck_assert_str_eq(buf, want);
+	graph_trace_format(g, &r[2], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "cap0 (if 0) -> cap1 (if 1) -> interface-output");
+	graph_trace_format(g, &r[3], buf, sizeof(buf));
+	snprintf(want, sizeof(want), "cap1 (if 1) tx queue 0 length 1518: %s", eth);
+	ck_assert_str_eq(buf, want);
+	/* Packet 5 is a runt: ethernet-input says so, error-drop takes it. */
+	ck_assert_uint_eq(graph_trace_packet(g, 5, &r, NULL), 3);
+	graph_trace_format(g, &r[1], buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "-> error-drop (runt"), "%s", buf);
+}
+END_TEST
+
+static Suite *drivers_suite(void)
+{
+	Suite *s = suite_create("drivers");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, pcap_xconnect_exact_bytes);
+	tcase_add_test(tc, pcapng_three_loops);
+	tcase_add_test(tc, l3_counts_and_drops);
+	tcase_add_test(tc, admin_down_drops_counted);
+	tcase_add_test(tc, null_rx_nothing_tx_frees);
+	tcase_add_test(tc, null_recycle_xconnect);
+	tcase_add_test(tc, table_and_placement);
+	tcase_add_test(tc, create_errors);
+	tcase_add_test(tc, trace_records);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(drivers_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
