@@ -26,6 +26,7 @@
 #include "app/app_cli.h"
 #include "app/conf.h"
 #include "cli/cli.h"
+#include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/pg.h"
 
@@ -36,7 +37,8 @@ struct app {
 	struct graph *g;
 	FILE *log;
 	bool buffers_up, pg_attached, cli_up, pidfile_written;
-	char err[512];
+	uint32_t n_devs; /* interfaces created, in config order */
+	char err[1024]; /* the failing stage's reason, for its log line */
 };
 
 static atomic_bool stop_requested;
@@ -187,17 +189,40 @@ static int stage_buffers(struct app *a)
 	return 0;
 }
 
-/* Interface blocks only parse once their driver has registered, so every
- * interface here has one; creating them waits for the driver layer. */
+/* Create every interface (admin down until the threads run). An error
+ * names the block's line so that a person can find it in the file. */
 static int stage_interfaces(struct app *a)
 {
-	if (a->cfg.interfaces.n) {
-		snprintf(a->err, sizeof(a->err), "interface %s: the interface layer is not built yet",
-			 a->cfg.interfaces.ifs[0].name);
-		return -ENOTSUP;
+	const struct conf_interfaces *ifs = &a->cfg.interfaces;
+	char why[256], names[256] = "";
+	size_t off = 0;
+	for (uint32_t i = 0; i < ifs->n; i++) {
+		const struct conf_interface *ifc = &ifs->ifs[i];
+		if (!dev_create_conf(ifc->name, ifc->driver, ifc->driver_conf, why, sizeof(why))) {
+			snprintf(a->err, sizeof(a->err), "%s:%u: interface %s: %s", a->cfg.file, ifc->line, ifc->name,
+				 why);
+			return -EINVAL;
+		}
+		a->n_devs++;
+		if (off < sizeof(names))
+			off += (size_t)snprintf(names + off, sizeof(names) - off, " %s", ifc->name);
 	}
-	graph_log("interfaces", "none configured");
+	graph_log("interfaces", "%u created%s", ifs->n, ifs->n ? names : "");
 	return 0;
+}
+
+/* Place rx queues round-robin on the workers (thread 0 when there are
+ * none), then bring every interface up. */
+static int devices_up(struct app *a, uint32_t n_workers)
+{
+	const struct conf_interfaces *ifs = &a->cfg.interfaces;
+	int rc = dev_rx_placement_round_robin(n_workers ? 1 : 0, n_workers);
+	for (uint32_t i = 0; rc == 0 && i < a->n_devs; i++) {
+		rc = dev_set_admin_up(dev_by_name(ifs->ifs[i].name), true);
+		if (rc)
+			snprintf(a->err, sizeof(a->err), "interface %s: %s", ifs->ifs[i].name, strerror(-rc));
+	}
+	return rc;
 }
 
 static int stage_graph(struct app *a)
@@ -240,11 +265,11 @@ static int stage_threads(struct app *a)
 	int cpus[GRAPH_MAX_THREADS];
 	uint32_t n = graph_cpu_config_workers(&a->cfg.cpu, cpus, ARRAY_LEN(cpus));
 	pin_main_thread(a);
-	if (n) {
-		int rc = graph_workers_start(a->g, cpus, n, a->err, sizeof(a->err));
-		if (rc)
-			return rc;
-	}
+	int rc = n ? graph_workers_start(a->g, cpus, n, a->err, sizeof(a->err)) : 0;
+	if (rc == 0)
+		rc = devices_up(a, n);
+	if (rc)
+		return rc;
 	char list[128];
 	struct conf_key k = { .type = CONF_CPULIST, .offset = offsetof(struct graph_cpu_config, corelist_workers) };
 	struct graph_cpu_config placed = { .corelist_workers.n = (uint16_t)n };
@@ -335,11 +360,16 @@ static int shutdown_app(struct app *a)
 		stop_inputs(a->g);
 		graph_main_poll(a->g); /* dispatches what thread 0 still holds */
 		graph_workers_stop(a->g);
+		/* Devices stop after the last frame reached their tx: pcap
+		 * files are complete, ring buffers come back to the pools. */
+		dev_delete_all();
 		log_node_counters(a->g);
 		if (a->pg_attached)
 			pg_detach();
 		pg_stream_delete_all();
 		graph_destroy(a->g);
+	} else {
+		dev_delete_all();
 	}
 	buffer_thread_unregister();
 	if (a->buffers_up) {
