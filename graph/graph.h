@@ -77,6 +77,7 @@ struct node_reg {
 	uint32_t runtime_data_size;
 	node_init_fn_t *init;
 	enum node_state default_state; /* input nodes only */
+	const void *context;           /* the registering subsystem's own pointer (e.g. its driver) */
 };
 
 /* Link a registration into the binary's node list (objects holding nodes are
