@@ -251,13 +251,9 @@ static int stage_graph(struct app *a)
  * cpuset) costs placement, not correctness: warn and run unpinned. */
 static void pin_main_thread(struct app *a)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(a->cfg.cpu.main_core, &set);
-	int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (rc)
-		graph_log("threads", "warning: cannot pin the main thread to core %u: %s", a->cfg.cpu.main_core,
-			  strerror(rc));
+	char err[256];
+	if (graph_main_pin(a->g, (int)a->cfg.cpu.main_core, err, sizeof(err)))
+		graph_log("threads", "warning: %s", err);
 }
 
 static int stage_threads(struct app *a)
