@@ -19,6 +19,7 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
 	echo "deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# Wait for another apt run (unattended upgrades, a parallel job) to finish.
+	apt-get -o DPkg::Lock::Timeout=600 update -qq
+	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
