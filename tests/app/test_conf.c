@@ -5,6 +5,8 @@
  * when started with it, and exit 2 both times.
  */
 #include <check.h>
+
+#include "tests/check_run.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,9 +415,5 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_load_missing);
 	tcase_add_test(tc, test_codec);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

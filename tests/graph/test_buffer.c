@@ -1,5 +1,7 @@
 /* Buffer pool suite: layout, alloc/free, accounting across two threads. */
 #include <check.h>
+
+#include "tests/check_run.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,9 +132,5 @@ int main(void)
 	tcase_add_test(tc, test_exhaustion_and_chains);
 	tcase_add_test(tc, test_accounting_two_threads);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

@@ -1,5 +1,7 @@
 /* Engine suite: frames and per-next order, arcs, clones, barrier, trace. */
 #include <check.h>
+
+#include "tests/check_run.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,9 +320,5 @@ int main(void)
 	tcase_add_test(tc, test_barrier_repoint_loses_nothing);
 	tcase_add_test(tc, test_trace_records_path);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }

@@ -1,5 +1,7 @@
 /* Handoff ring suite: full, empty, wrap, exact contents, two threads. */
 #include <check.h>
+
+#include "tests/check_run.h"
 #include <pthread.h>
 
 #include "graph/handoff.h"
@@ -112,9 +114,5 @@ int main(void)
 	tcase_add_test(tc, test_lines_api);
 	tcase_add_test(tc, test_two_threads_in_order);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run_suite(s);
 }
