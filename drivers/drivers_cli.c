@@ -1,0 +1,495 @@
+/* The interface layer's CLI commands, VPP spelling: create and delete
+ * interfaces, admin state, L2 cross-connect and L3 mode, counters, hardware
+ * details and rx-queue placement.
+ *
+ * Every command checks all of its words before it changes anything, so a
+ * bad command prints usage and leaves the interfaces as they were. Changes
+ * run under the graph barrier (the datapath reads the interface table, the
+ * poll lists and the modes without locks); reads take no lock, counters
+ * being tear-free.
+ *
+ * Built as its own library (sluice_drivers_cli) that the daemon links whole,
+ * so that drivers/ does not depend on cli/.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "drivers/device.h"
+#include "graph/graph.h"
+
+#define CREATE_MAX_WORDS 32 /* driver `key value` words after the driver's name */
+
+/* Park the datapath when a graph runs (commands also run from exec files
+ * and tests before or without one). */
+static void barrier_sync(struct cli_session *s)
+{
+	struct graph *g = cli_graph(s);
+	if (g)
+		graph_barrier_sync(g);
+}
+
+static void barrier_release(struct cli_session *s)
+{
+	struct graph *g = cli_graph(s);
+	if (g)
+		graph_barrier_release(g);
+}
+
+static struct device *need_dev(struct cli_session *s, const char *name)
+{
+	struct device *d = dev_by_name(name);
+	if (!d)
+		cli_fail(s, -EINVAL, "no interface %s", name);
+	return d;
+}
+
+static const char *mode_name(const struct device *d)
+{
+	return d->mode == DEV_MODE_L2_XCONNECT ? "l2-xconnect" : "l3";
+}
+
+static const char *peer_name(const struct device *d)
+{
+	const struct device *p = d->mode == DEV_MODE_L2_XCONNECT ? dev_by_index(d->xconnect_peer) : NULL;
+	return p ? p->name : "-";
+}
+
+/* The thread that polls the fewest rx queues among the graph's workers
+ * (thread 0 when there are none), for a queue made at run time. */
+static uint32_t least_loaded_thread(struct cli_session *s)
+{
+	struct graph *g = cli_graph(s);
+	uint32_t n_threads = g ? graph_n_threads(g) : 1;
+	if (n_threads > DEV_MAX_THREADS)
+		n_threads = DEV_MAX_THREADS;
+	if (n_threads <= 1)
+		return 0;
+	uint32_t best = 1;
+	for (uint32_t t = 2; t < n_threads; t++)
+		if (dev_table.n_poll[t] < dev_table.n_poll[best])
+			best = t;
+	return best;
+}
+
+/*
+ * sluice> create interface nul1 driver null rx-queues 2
+ * nul1 (index 2) created, admin down
+ * sluice> create interface cap0 driver pcap rx-file in.pcap tx-file out.pcap
+ * cap0 (index 3) created, admin down
+ */
+static int create_interface(struct cli_session *s, int argc, char **argv)
+{
+	if (argc < 3 || strcmp(argv[1], "driver") != 0)
+		return cli_fail(s, -EINVAL, "expected NAME driver DRIVER");
+	if (argc - 3 > CREATE_MAX_WORDS)
+		return cli_fail(s, -EINVAL, "too many words");
+	char err[CONF_MSG_SIZE * 2];
+	barrier_sync(s);
+	struct device *d = dev_create(argv[0], argv[2], (const char *const *)argv + 3, (uint32_t)(argc - 3), err,
+				      sizeof(err));
+	int rc = 0;
+	if (d) {
+		uint32_t t = least_loaded_thread(s);
+		for (uint16_t q = 0; q < d->n_rx_queues && rc == 0; q++) {
+			rc = dev_set_rx_placement(d, q, t);
+			t = least_loaded_thread(s);
+		}
+		if (rc) {
+			dev_delete(d);
+			d = NULL;
+			snprintf(err, sizeof(err), "cannot place its rx queues: %s", strerror(-rc));
+		}
+	}
+	barrier_release(s);
+	if (!d)
+		return cli_fail(s, -EINVAL, "%s", err);
+	cli_printf(s, "%s (index %u) created, admin down", d->name, d->index);
+	return 0;
+}
+
+/*
+ * sluice> delete interface nul1
+ * nul1 deleted
+ */
+static int delete_interface(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	struct device *d = rc ? NULL : need_dev(s, name);
+	if (!d)
+		return -EINVAL;
+	char copy[DEV_NAME_SIZE];
+	snprintf(copy, sizeof(copy), "%s", d->name);
+	barrier_sync(s);
+	dev_delete(d);
+	barrier_release(s);
+	cli_printf(s, "%s deleted", copy);
+	return 0;
+}
+
+/* ---- show interface ---- */
+
+static const char *const counter_names[] = {
+	"RX-packets", "RX-bytes", "RX-dropped", "RX-errors", "TX-packets", "TX-bytes", "TX-dropped",
+};
+
+static void counter_values(const struct dev_counters *c, uint64_t v[7])
+{
+	v[0] = c->rx_packets;
+	v[1] = c->rx_bytes;
+	v[2] = c->rx_dropped;
+	v[3] = c->rx_errors;
+	v[4] = c->tx_packets;
+	v[5] = c->tx_bytes;
+	v[6] = c->tx_dropped;
+}
+
+/* Counters first..last-1 of counter_names (a queue has only its rx or its
+ * tx half). */
+static cJSON *counters_json(const struct dev_counters *c, size_t first, size_t last)
+{
+	uint64_t v[7];
+	counter_values(c, v);
+	cJSON *o = cJSON_CreateObject();
+	for (size_t i = first; i < last; i++)
+		cJSON_AddNumberToObject(o, counter_names[i], (double)v[i]);
+	return o;
+}
+
+static cJSON *interface_json(struct device *d)
+{
+	struct dev_counters c;
+	struct dev_link link;
+	dev_counters_get(d, &c);
+	dev_link_get(d, &link);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", d->name);
+	cJSON_AddNumberToObject(o, "index", d->index);
+	cJSON_AddStringToObject(o, "driver", d->driver ? d->driver->name : "");
+	cJSON_AddStringToObject(o, "state", d->admin_up ? "up" : "down");
+	cJSON_AddStringToObject(o, "link", link.up ? "up" : "down");
+	cJSON_AddStringToObject(o, "mode", mode_name(d));
+	if (d->mode == DEV_MODE_L2_XCONNECT)
+		cJSON_AddStringToObject(o, "xconnect", peer_name(d));
+	else
+		cJSON_AddNullToObject(o, "xconnect");
+	cJSON_AddNumberToObject(o, "mtu", d->mtu);
+	cJSON_AddItemToObject(o, "counters", counters_json(&c, 0, 7));
+	cJSON *rxq = cJSON_AddArrayToObject(o, "rx-queues");
+	for (uint16_t q = 0; q < d->n_rx_queues; q++) {
+		dev_rx_queue_counters(d, q, &c);
+		cJSON *e = counters_json(&c, 0, 4);
+		cJSON_AddNumberToObject(e, "queue", q);
+		cJSON_AddNumberToObject(e, "thread", d->rxq[q].thread_index);
+		cJSON_AddItemToArray(rxq, e);
+	}
+	cJSON *txq = cJSON_AddArrayToObject(o, "tx-queues");
+	for (uint16_t q = 0; q < d->n_tx_queues; q++) {
+		dev_tx_queue_counters(d, q, &c);
+		cJSON *e = counters_json(&c, 4, 7);
+		cJSON_AddNumberToObject(e, "queue", q);
+		cJSON_AddItemToArray(txq, e);
+	}
+	return o;
+}
+
+static void interface_row(struct cli_table *t, struct device *d)
+{
+	struct dev_counters c;
+	uint64_t v[7];
+	dev_counters_get(d, &c);
+	counter_values(&c, v);
+	cli_table_cell(t, "%s", d->name);
+	cli_table_cell(t, "%u", d->index);
+	cli_table_cell(t, "%s", d->admin_up ? "up" : "down");
+	cli_table_cell(t, "%s", mode_name(d));
+	cli_table_cell(t, "%s", peer_name(d));
+	for (size_t i = 0; i < ARRAY_LEN(v); i++)
+		cli_table_cell(t, "%llu", (unsigned long long)v[i]);
+}
+
+/* One interface's queues, under its row. */
+static void queue_rows(struct cli_session *s, struct device *d)
+{
+	static const struct cli_table_col cols[] = {
+		{ "Queue", false },	 { "Thread", true },   { "RX-packets", true }, { "RX-bytes", true },
+		{ "RX-dropped", true }, { "RX-errors", true }, { "TX-packets", true }, { "TX-bytes", true },
+		{ "TX-dropped", true },
+	};
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!t)
+		return;
+	struct dev_counters c;
+	uint64_t v[7];
+	for (uint16_t q = 0; q < d->n_rx_queues; q++) {
+		dev_rx_queue_counters(d, q, &c);
+		counter_values(&c, v);
+		cli_table_cell(t, "rx %u", q);
+		cli_table_cell(t, "%u", d->rxq[q].thread_index);
+		for (size_t i = 0; i < ARRAY_LEN(v); i++)
+			cli_table_cell(t, i < 4 ? "%llu" : "-", (unsigned long long)v[i]);
+	}
+	for (uint16_t q = 0; q < d->n_tx_queues; q++) {
+		dev_tx_queue_counters(d, q, &c);
+		counter_values(&c, v);
+		cli_table_cell(t, "tx %u", q);
+		cli_table_cell(t, "-");
+		for (size_t i = 0; i < ARRAY_LEN(v); i++)
+			cli_table_cell(t, i >= 4 ? "%llu" : "-", (unsigned long long)v[i]);
+	}
+	cli_table_print(s, t);
+}
+
+/*
+ * sluice> show interface
+ * Name  Idx  State  Mode         Peer  RX-packets  RX-bytes  RX-dropped  RX-errors  TX-packets  TX-bytes  TX-dropped
+ * pg0     0  up     l2-xconnect  nul0           0         0           0          0           0         0           0
+ * nul0    1  up     l3           -              0         0           0          0       20480   1310720           0
+ *
+ * sluice> show interface nul0
+ * (the row above, then one line per queue:)
+ * Queue  Thread  RX-packets  RX-bytes  RX-dropped  RX-errors  TX-packets  TX-bytes  TX-dropped
+ * rx 0        0           0         0           0          0           -         -           -
+ * tx 0        -           -         -           -          -       20480   1310720           0
+ *
+ * sluice> show interface json
+ * [{ "name": "nul0", "index": 1, "driver": "null", "state": "up", "link": "up", "mode": "l3",
+ *    "xconnect": null, "mtu": 1500, "counters": { "RX-packets": 0, ..., "TX-dropped": 0 },
+ *    "rx-queues": [{ ..., "queue": 0, "thread": 0 }], "tx-queues": [{ ..., "queue": 0 }] }]
+ */
+static int show_interface(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	bool json = false;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "json"))
+			json = true;
+		else if (!name)
+			name = argv[i];
+		else
+			return cli_fail(s, -EINVAL, "unexpected '%s'", argv[i]);
+	}
+	struct device *one = name ? need_dev(s, name) : NULL;
+	if (name && !one)
+		return -EINVAL;
+	struct device *d;
+	if (json) {
+		cJSON *arr = cJSON_CreateArray();
+		DEV_FOREACH(d)
+		if (!one || d == one)
+			cJSON_AddItemToArray(arr, interface_json(d));
+		cli_json_print(s, arr);
+		return 0;
+	}
+	static const struct cli_table_col cols[] = {
+		{ "Name", false },	{ "Idx", true },	{ "State", false },	{ "Mode", false },
+		{ "Peer", false },	{ "RX-packets", true }, { "RX-bytes", true },	{ "RX-dropped", true },
+		{ "RX-errors", true }, { "TX-packets", true }, { "TX-bytes", true },	{ "TX-dropped", true },
+	};
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!t)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	DEV_FOREACH(d)
+	if (!one || d == one)
+		interface_row(t, d);
+	cli_table_print(s, t);
+	if (one)
+		queue_rows(s, one);
+	return 0;
+}
+
+/*
+ * sluice> show hardware nul0
+ * nul0 (index 1): driver null, admin up, link up
+ *   mtu 1500, 1 rx queue(s), 1 tx queue(s)
+ *   rx queue 0 on thread 0
+ * (a driver that knows its link adds ", 10000 Mb/s full duplex")
+ */
+static int show_hardware(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
+	int rc = argc ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : 0;
+	if (rc)
+		return rc;
+	struct device *one = name ? need_dev(s, name) : NULL;
+	if (name && !one)
+		return -EINVAL;
+	struct device *d;
+	DEV_FOREACH(d)
+	{
+		if (one && d != one)
+			continue;
+		struct dev_link link;
+		dev_link_get(d, &link);
+		char speed[48] = "";
+		if (link.speed_mbps)
+			snprintf(speed, sizeof(speed), ", %u Mb/s %s duplex", link.speed_mbps,
+				 link.full_duplex ? "full" : "half");
+		cli_printf(s, "%s (index %u): driver %s, admin %s, link %s%s", d->name, d->index,
+			   d->driver ? d->driver->name : "?", d->admin_up ? "up" : "down", link.up ? "up" : "down",
+			   speed);
+		cli_printf(s, "  mtu %u, %u rx queue(s), %u tx queue(s)", d->mtu, d->n_rx_queues, d->n_tx_queues);
+		for (uint16_t q = 0; q < d->n_rx_queues; q++)
+			cli_printf(s, "  rx queue %u on thread %u", q, d->rxq[q].thread_index);
+	}
+	return 0;
+}
+
+/*
+ * sluice> show interface rx-placement
+ * Thread  Interface  Queue  Node
+ *      0  nul0           0  null-input
+ *      0  cap0           0  pcap-input
+ */
+static int show_rx_placement(struct cli_session *s, int argc, char **argv)
+{
+	int rc = cli_args_parse(s, argc, argv, NULL, 0);
+	if (rc)
+		return rc;
+	static const struct cli_table_col cols[] = {
+		{ "Thread", true }, { "Interface", false }, { "Queue", true }, { "Node", false },
+	};
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!t)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	for (uint32_t th = 0; th < DEV_MAX_THREADS; th++) {
+		uint32_t n;
+		const struct dev_poll *p = dev_poll_list(th, &n);
+		for (uint32_t i = 0; i < n; i++) {
+			cli_table_cell(t, "%u", th);
+			cli_table_cell(t, "%s", p[i].dev->name);
+			cli_table_cell(t, "%u", p[i].queue);
+			cli_table_cell(t, "%s-input", p[i].dev->driver ? p[i].dev->driver->name : "?");
+		}
+	}
+	cli_table_print(s, t);
+	return 0;
+}
+
+/*
+ * sluice> set interface state nul0 up
+ * nul0 up
+ */
+static int set_interface_state(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL, *state = NULL;
+	const struct cli_arg args[] = {
+		{ CLI_ARG_WORD, "NAME", &name, 0, 0 },
+		{ CLI_ARG_WORD, "up|down", &state, 0, 0 },
+	};
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	struct device *d = need_dev(s, name);
+	if (!d)
+		return -EINVAL;
+	if (strcmp(state, "up") && strcmp(state, "down"))
+		return cli_fail(s, -EINVAL, "expected up or down, found '%s'", state);
+	barrier_sync(s);
+	rc = dev_set_admin_up(d, !strcmp(state, "up"));
+	barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "%s: cannot bring it %s: %s", d->name, state, strerror(-rc));
+	cli_printf(s, "%s %s", d->name, state);
+	return 0;
+}
+
+/*
+ * sluice> set interface l2 xconnect pg0 nul0
+ * pg0 l2-xconnect -> nul0
+ */
+static int set_interface_xconnect(struct cli_session *s, int argc, char **argv)
+{
+	const char *a = NULL, *b = NULL;
+	const struct cli_arg args[] = {
+		{ CLI_ARG_WORD, "A", &a, 0, 0 },
+		{ CLI_ARG_WORD, "B", &b, 0, 0 },
+	};
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	struct device *da = need_dev(s, a);
+	struct device *db = da ? need_dev(s, b) : NULL;
+	if (!db)
+		return -EINVAL;
+	if (da == db)
+		return cli_fail(s, -EINVAL, "an interface cannot be cross-connected to itself");
+	barrier_sync(s);
+	rc = dev_set_xconnect(da, db);
+	barrier_release(s);
+	if (rc)
+		return cli_fail(s, -EINVAL, "cannot cross-connect %s to %s", a, b);
+	cli_printf(s, "%s l2-xconnect -> %s", da->name, db->name);
+	return 0;
+}
+
+/*
+ * sluice> set interface l3 pg0
+ * pg0 l3
+ */
+static int set_interface_l3(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	struct device *d = rc ? NULL : need_dev(s, name);
+	if (!d)
+		return -EINVAL;
+	barrier_sync(s);
+	dev_set_l3(d);
+	barrier_release(s);
+	cli_printf(s, "%s l3", d->name);
+	return 0;
+}
+
+/*
+ * sluice> clear interfaces
+ * counters of 2 interface(s) cleared
+ */
+static int clear_interfaces(struct cli_session *s, int argc, char **argv)
+{
+	int rc = cli_args_parse(s, argc, argv, NULL, 0);
+	if (rc)
+		return rc;
+	uint32_t n = 0;
+	struct device *d;
+	barrier_sync(s);
+	DEV_FOREACH(d)
+	{
+		dev_clear_counters(d);
+		n++;
+	}
+	barrier_release(s);
+	cli_printf(s, "counters of %u interface(s) cleared", n);
+	return 0;
+}
+
+/* ---- registration ---- */
+
+#define DRIVERS_CLI(id, p, u, h, f)                                                                 \
+	static const struct cli_command_reg id = { .path = p, .usage = u, .help = h, .fn = f };    \
+	CLI_COMMAND_REGISTER(id)
+
+DRIVERS_CLI(create_interface_cmd, "create interface", "create interface NAME driver DRIVER [key value...]",
+	    "Create an interface (admin down) with its driver's keys", create_interface)
+DRIVERS_CLI(delete_interface_cmd, "delete interface", "delete interface NAME", "Stop and delete an interface",
+	    delete_interface)
+DRIVERS_CLI(show_interface_cmd, "show interface", "show interface [NAME] [json]",
+	    "Interfaces: state, mode and testpmd-style counters", show_interface)
+DRIVERS_CLI(show_hardware_cmd, "show hardware", "show hardware [NAME]", "Driver, link, MTU and queues",
+	    show_hardware)
+DRIVERS_CLI(show_rx_placement_cmd, "show interface rx-placement", "show interface rx-placement",
+	    "Which thread polls which rx queue", show_rx_placement)
+DRIVERS_CLI(set_interface_state_cmd, "set interface state", "set interface state NAME up|down",
+	    "Bring an interface up or down", set_interface_state)
+DRIVERS_CLI(set_interface_xconnect_cmd, "set interface l2 xconnect", "set interface l2 xconnect A B",
+	    "Send everything A receives out of B (one way; A goes to L2 mode)", set_interface_xconnect)
+DRIVERS_CLI(set_interface_l3_cmd, "set interface l3", "set interface l3 NAME", "Put an interface back in L3 mode",
+	    set_interface_l3)
+DRIVERS_CLI(clear_interfaces_cmd, "clear interfaces", "clear interfaces", "Zero every interface's counters",
+	    clear_interfaces)
