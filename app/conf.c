@@ -344,8 +344,19 @@ static int interface_block(struct parser *p, struct conf_interfaces *ifs, const 
 	if (conf_defaults(d->keys, ifc->driver_conf, show, sizeof(show)))
 		return fail(p, dt, "%s", show);
 	snprintf(where, sizeof(where), "interface '%s' (driver %s)", nt->text, d->name);
-	struct seen seen = { .keys = d->keys };
-	rc = parse_keys(p, open, where, d->keys, &seen, ifc->driver_conf);
+	/* The driver's keys, and the keys of every interface (app_interface_keys). */
+	struct seen seen = { .keys = d->keys }, own = { .keys = app_interface_keys };
+	for (rc = 0; rc == 0;) {
+		struct token *t = next(p);
+		if (t->type == TOK_CLOSE)
+			break;
+		if (t->type == TOK_EOF)
+			return fail(p, open, "unclosed '{' of %s: expected '}' before the end of the file", where);
+		const struct conf_key *k = t->type == TOK_WORD ? conf_key_find(d->keys, t->text) : NULL;
+		const struct conf_key *ik = t->type == TOK_WORD ? conf_key_find(app_interface_keys, t->text) : NULL;
+		rc = k ? parse_pair(p, t, k, &seen, ifc->driver_conf)
+		       : ik ? parse_pair(p, t, ik, &own, ifc) : unknown_key(p, t, where, d->keys, NULL);
+	}
 	if (rc == 0)
 		rc = run_check(p, d->check, ifc->driver_conf, &seen, nt, where);
 	lines[ifs->n++] = nt->line;

@@ -18,6 +18,10 @@ struct app_section {
 	bool interfaces; /* blocks take their keys from the driver registry */
 };
 
+/* Keys every interface block takes besides its driver's (offsets into
+ * struct conf_interface), such as `l2-xconnect PEER`. */
+extern const struct conf_key app_interface_keys[];
+
 /* In the order --check prints them. */
 extern const struct app_section app_sections[];
 extern const size_t app_n_sections;

@@ -2,6 +2,7 @@
  * default configuration, and the printer for the effective configuration
  * (`sluice --check`, `show config`).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +36,41 @@ const struct conf_section app_unix_conf_section = {
 	.keys = unix_keys,
 };
 
-/* Interface blocks are parsed by the driver they name; see conf.c. */
+/* Interface blocks are parsed by the driver they name (see conf.c); these
+ * keys are every interface's, whatever its driver. */
+const struct conf_key app_interface_keys[] = {
+	{ .name = "l2-xconnect", .type = CONF_STRING, CONF_FIELD(struct conf_interface, l2_xconnect),
+	  .doc = "send everything received out of this interface of the section (one way)" },
+	{ 0 },
+};
+
+/* A cross-connect names another interface of the section. */
+static int interfaces_check(void *obj, struct conf_check *chk)
+{
+	const struct conf_interfaces *ifs = obj;
+	for (uint32_t i = 0; i < ifs->n; i++) {
+		const char *peer = ifs->ifs[i].l2_xconnect;
+		uint32_t j = 0;
+		if (!peer[0])
+			continue;
+		while (j < ifs->n && strcmp(ifs->ifs[j].name, peer) != 0)
+			j++;
+		if (j == i || j == ifs->n) {
+			snprintf(chk->msg, sizeof(chk->msg), "interface '%s' (line %u): l2-xconnect %s: %s",
+				 ifs->ifs[i].name, ifs->ifs[i].line, peer,
+				 j == i ? "an interface cannot be cross-connected to itself"
+					: "expected another interface of this section");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static const struct conf_section interfaces_section = {
 	.name = "interfaces",
 	.doc = "one block per interface: NAME { driver X ... }",
 	.size = sizeof(struct conf_interfaces),
+	.check = interfaces_check,
 };
 
 const struct app_section app_sections[] = {
@@ -62,14 +93,22 @@ const struct app_section *app_section_find(const char *name)
 }
 
 /* What sluice runs without -c, and what startup.conf at the repo root
- * writes out: the generator feeding the graph on the main thread, straight
- * into error-drop until drivers give it somewhere to go. */
+ * writes out: the generator feeding the graph on the main thread as if its
+ * packets arrived on pg0 (a null interface, index 0, whose own rx is
+ * silent), pg0 cross-connected to nul0, so every packet crosses
+ * ethernet-input, l2-xconnect and interface-output and counts as TX on
+ * nul0. Two interfaces because a cross-connect needs a peer other than
+ * itself. */
 const char app_conf_default_text[] =
 	"unix {\n"
 	"  cli-listen " SLUICE_DEFAULT_CLI_SOCKET "\n"
 	"}\n"
+	"interfaces {\n"
+	"  pg0 { driver null  l2-xconnect nul0 }\n"
+	"  nul0 { driver null }\n"
+	"}\n"
 	"packet-generator {\n"
-	"  pg0 { rate 10kpps  size 64  next-node error-drop }\n"
+	"  s0 { rate 10kpps  size 64  next-node ethernet-input  rx-if 0 }\n"
 	"}\n";
 
 /* ---- printing ---- */
@@ -96,6 +135,8 @@ static void print_interfaces(FILE *f, const struct conf_interfaces *ifs)
 		const struct conf_interface *ifc = &ifs->ifs[i];
 		fprintf(f, "  %s {\n    driver %s\n", ifc->name, ifc->driver->name);
 		print_keys(f, ifc->driver->keys, ifc->driver_conf, 4);
+		if (ifc->l2_xconnect[0]) /* an empty string would print as "" */
+			print_keys(f, app_interface_keys, ifc, 4);
 		fprintf(f, "  }\n");
 	}
 }

@@ -207,6 +207,16 @@ static int stage_interfaces(struct app *a)
 		if (off < sizeof(names))
 			off += (size_t)snprintf(names + off, sizeof(names) - off, " %s", ifc->name);
 	}
+	/* Cross-connects once every interface exists; the parser checked
+	 * that each names another interface of the section. */
+	for (uint32_t i = 0; i < ifs->n; i++) {
+		const struct conf_interface *ifc = &ifs->ifs[i];
+		if (ifc->l2_xconnect[0] && dev_set_xconnect(dev_by_name(ifc->name), dev_by_name(ifc->l2_xconnect))) {
+			snprintf(a->err, sizeof(a->err), "%s:%u: interface %s: cannot cross-connect to %s",
+				 a->cfg.file, ifc->line, ifc->name, ifc->l2_xconnect);
+			return -EINVAL;
+		}
+	}
 	graph_log("interfaces", "%u created%s", ifs->n, ifs->n ? names : "");
 	return 0;
 }

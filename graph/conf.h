@@ -159,6 +159,7 @@ struct conf_interface {
 	char name[CONF_NAME_SIZE];
 	const struct conf_driver *driver;
 	uint32_t line; /* where the block starts, for errors at creation time */
+	char l2_xconnect[CONF_NAME_SIZE]; /* `l2-xconnect PEER`: send what it receives out of PEER; "": L3 */
 	alignas(16) uint8_t driver_conf[CONF_DRIVER_CONF_SIZE]; /* the driver's struct */
 };
 

@@ -186,6 +186,12 @@ static const struct conf_case cases[] = {
 	{ .text = "interfaces { an-interface-name-far-too-long-for-us { driver test } }", .line = 1, .col = 14,
 	  .msg = "interface name 'an-interface-name-far-too-long-for-us' is longer than 31 characters",
 	  .test_driver = true },
+	{ .text = "interfaces {\n  a { driver test  l2-xconnect b }\n}", .line = 1, .col = 1,
+	  .msg = "section 'interfaces': interface 'a' (line 2): l2-xconnect b: expected another interface of this section",
+	  .test_driver = true },
+	{ .text = "interfaces {\n  a { driver test  l2-xconnect a }\n}", .line = 1, .col = 1,
+	  .msg = "section 'interfaces': interface 'a' (line 2): l2-xconnect a: an interface cannot be cross-connected to itself",
+	  .test_driver = true },
 };
 
 static const char *sluice_bin;
@@ -345,14 +351,22 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
-/* The embedded default parses and runs the generator into error-drop. */
+/* The embedded default parses: the generator's pg0 cross-connected into
+ * nul0, the stream entering ethernet-input on pg0. */
 START_TEST(test_default_text)
 {
 	static struct sluice_config cfg;
 	struct app_conf_msg err;
 	ck_assert_int_eq(sluice_config_parse(&cfg, "(default)", app_conf_default_text, &err), 0);
+	ck_assert_uint_eq(cfg.interfaces.n, 2);
+	ck_assert_str_eq(cfg.interfaces.ifs[0].name, "pg0");
+	ck_assert_str_eq(cfg.interfaces.ifs[0].l2_xconnect, "nul0");
+	ck_assert_str_eq(cfg.interfaces.ifs[1].name, "nul0");
+	ck_assert_str_eq(cfg.interfaces.ifs[1].driver->name, "null");
+	ck_assert_str_eq(cfg.interfaces.ifs[1].l2_xconnect, "");
 	ck_assert_uint_eq(cfg.pg.n_streams, 1);
-	ck_assert_str_eq(cfg.pg.streams[0].next_node, "error-drop");
+	ck_assert_str_eq(cfg.pg.streams[0].next_node, "ethernet-input");
+	ck_assert_uint_eq(cfg.pg.streams[0].rx_if, 0);
 	ck_assert(cfg.pg.streams[0].enabled);
 }
 END_TEST

@@ -67,6 +67,15 @@ if [ -n "$sluicectl" ]; then
 	sleep 0.5
 	b=$(pg_vectors)
 	[ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ] || fail "pg-input vectors did not rise through sluicectl ($a -> $b)"
+	# The default cross-connects the generator's pg0 into nul0: its TX-packets rise.
+	nul0_tx() {
+		timeout 5 "$sluicectl" -s "$tmp/cli.sock" show interface nul0 > "$tmp/ifs" || return
+		awk '$1 == "nul0" { print $10; exit }' "$tmp/ifs"
+	}
+	a=$(nul0_tx)
+	sleep 0.5
+	b=$(nul0_tx)
+	[ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ] || fail "nul0 TX-packets did not rise ($a -> $b)"
 	timeout 5 "$sluicectl" -s "$tmp/cli.sock" show config > "$tmp/show_config" || fail "show config"
 	"$sluice" --check -c "$tmp/startup.conf" > "$tmp/check_run"
 	diff -u "$tmp/check_run" "$tmp/show_config" || fail "show config differs from --check"
@@ -82,7 +91,7 @@ pid=
 n=$(sed -n 's/^sluice: exit: \([0-9]*\) packets processed$/\1/p' "$tmp/err")
 [ -n "$n" ] && [ "$n" -gt 0 ] || fail "exit log shows no packets processed"
 grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
-grep -q "^sluice: exit: node error-drop: " "$tmp/err" || fail "exit log: no error-drop counters"
+grep -q "^sluice: exit: node interface-output: " "$tmp/err" || fail "exit log: no interface-output counters"
 echo "foreground: $n packets processed, every buffer returned"
 
 # ---- daemon mode ----
