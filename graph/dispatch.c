@@ -64,7 +64,7 @@ static inline void schedule(struct node_runtime *rt)
 		return;
 	struct graph_thread *t = rt->thread;
 	rt->scheduled = 1;
-	t->ready[(t->ready_head + t->ready_count) % t->ready_cap] = rt;
+	t->ready[(t->ready_head + t->ready_count) & (t->ready_cap - 1)] = rt;
 	t->ready_count++;
 }
 
@@ -142,7 +142,7 @@ void graph_dispatch_pending(struct graph_thread *t)
 	uint64_t now = cpu_ticks();
 	while (t->ready_count) {
 		struct node_runtime *rt = t->ready[t->ready_head];
-		t->ready_head = (t->ready_head + 1) % t->ready_cap;
+		t->ready_head = (t->ready_head + 1) & (t->ready_cap - 1);
 		t->ready_count--;
 		/* Detach the list first: frames the node sends to itself form a new one. */
 		struct frame *f = rt->pending_head;
@@ -257,9 +257,11 @@ void graph_thread_idle(struct graph_thread *t, uint32_t produced)
 uint32_t graph_main_poll(struct graph *g)
 {
 	struct graph_thread *t = g->threads[0];
+	/* Only entering needs the full fence (against a barrier requester's
+	 * flag); leaving is a release store. */
 	atomic_store(&t->active, 1);
 	uint32_t n = graph_thread_loop_once(t);
-	atomic_store(&t->active, 0);
+	atomic_store_explicit(&t->active, 0, memory_order_release);
 	return n;
 }
 

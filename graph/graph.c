@@ -205,7 +205,10 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 	t->graph = g;
 	t->index = index;
 	t->cpu = -1;
-	t->ready_cap = g->n_nodes ? g->n_nodes : 1;
+	/* A power of two: the FIFO wraps with a mask, not a division per call. */
+	t->ready_cap = 1;
+	while (t->ready_cap < g->n_nodes)
+		t->ready_cap <<= 1;
 	size_t rts_size = ROUND_UP(sizeof(struct node_runtime) * (g->n_nodes ? g->n_nodes : 1), 64);
 	t->rts = aligned_alloc(64, rts_size);
 	t->ready = calloc(t->ready_cap, sizeof(*t->ready));
