@@ -230,6 +230,11 @@ uint32_t graph_thread_loop_once(struct graph_thread *t)
 		run_processes(t, &now);
 		graph_dispatch_pending(t);
 	}
+	struct graph *g = t->graph;
+	if (g->loop_hook) {
+		produced += g->loop_hook(t, g->loop_hook_arg);
+		graph_dispatch_pending(t);
+	}
 	stat_add(&t->loops, 1);
 	__atomic_store_n(&t->last_loop_ticks, now, __ATOMIC_RELAXED);
 	return produced;
@@ -252,6 +257,29 @@ void graph_thread_idle(struct graph_thread *t, uint32_t produced)
 	t->idle_sleep_us = t->idle_sleep_us ? MIN(t->idle_sleep_us * 2, cfg->idle_max_us) : 1;
 	struct timespec d = { 0, (long)t->idle_sleep_us * 1000 };
 	nanosleep(&d, NULL);
+}
+
+void graph_set_loop_hook(struct graph *g, graph_loop_hook_fn_t *fn, void *arg)
+{
+	graph_barrier_sync(g);
+	g->loop_hook = fn;
+	g->loop_hook_arg = arg;
+	graph_barrier_release(g);
+}
+
+uint32_t graph_thread_index(const struct graph_thread *t)
+{
+	return t->index;
+}
+
+void *graph_thread_user(const struct graph_thread *t)
+{
+	return t->user;
+}
+
+void graph_thread_set_user(struct graph_thread *t, void *p)
+{
+	t->user = p;
 }
 
 uint32_t graph_main_poll(struct graph *g)

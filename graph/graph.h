@@ -290,6 +290,21 @@ uint32_t graph_main_poll(struct graph *g);
 /* Run thread 0's loop until *stop becomes true, idling as configured. */
 void graph_main_loop(struct graph *g, const atomic_bool *stop);
 
+/* A function every datapath thread runs once per loop, after its inputs and
+ * pending frames (the timer service hangs here: due timers become events).
+ * It returns how much work it did; 0 lets the thread idle. Set it before
+ * workers start or under the barrier; NULL removes it. */
+typedef uint32_t(graph_loop_hook_fn_t)(struct graph_thread *t, void *arg);
+void graph_set_loop_hook(struct graph *g, graph_loop_hook_fn_t *fn, void *arg);
+
+/* Index of a datapath thread (0: main). */
+uint32_t graph_thread_index(const struct graph_thread *t);
+
+/* Per-thread pointer owned by whoever set it (e.g. the thread's timer
+ * service); NULL until set. */
+void *graph_thread_user(const struct graph_thread *t);
+void graph_thread_set_user(struct graph_thread *t, void *p);
+
 /* Dispatch the calling datapath thread's pending frames until none are left. */
 void graph_dispatch_pending(struct graph_thread *t);
 

@@ -49,6 +49,7 @@ struct graph_thread {
 	uint32_t n_inputs;
 	uint32_t *processes; /* process nodes (thread 0 only) */
 	uint32_t n_processes;
+	void *user;
 	/* chunks of frames, freed at destroy */
 	void **frame_chunks;
 	uint32_t n_frame_chunks;
@@ -73,6 +74,8 @@ struct graph {
 	alignas(64) atomic_uint barrier_request;
 	atomic_uint barrier_gen;
 	alignas(64) atomic_bool workers_stop;
+	graph_loop_hook_fn_t *loop_hook;
+	void *loop_hook_arg;
 	/* trace */
 	struct trace_packet *trace;
 	uint32_t trace_cap;

@@ -306,6 +306,38 @@ START_TEST(test_trace_records_path)
 }
 END_TEST
 
+static uint32_t hook_calls[GRAPH_MAX_THREADS];
+
+static uint32_t count_hook(struct graph_thread *t, void *arg)
+{
+	ck_assert_ptr_eq(arg, hook_calls);
+	__atomic_add_fetch(&hook_calls[graph_thread_index(t)], 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* The loop hook runs once per loop on every datapath thread. */
+START_TEST(test_loop_hook_runs_per_loop)
+{
+	tn_buffers(1024);
+	struct graph *g = tn_graph(classify_graph, ARRAY_LEN(classify_graph));
+	graph_set_loop_hook(g, count_hook, hook_calls);
+	for (int i = 0; i < 10; i++)
+		graph_main_poll(g);
+	ck_assert_uint_eq(hook_calls[0], 10);
+	char err[256];
+	ck_assert_int_eq(graph_workers_start(g, NULL, 1, err, sizeof(err)), 0);
+	for (int i = 0; i < 5000 && __atomic_load_n(&hook_calls[1], __ATOMIC_RELAXED) < 3; i++)
+		usleep(1000);
+	ck_assert_uint_ge(__atomic_load_n(&hook_calls[1], __ATOMIC_RELAXED), 3);
+	graph_set_loop_hook(g, NULL, NULL);
+	uint32_t frozen = __atomic_load_n(&hook_calls[1], __ATOMIC_RELAXED);
+	usleep(20000);
+	ck_assert_uint_eq(__atomic_load_n(&hook_calls[1], __ATOMIC_RELAXED), frozen);
+	graph_destroy(g);
+	buffer_main_free();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("graph");
@@ -319,6 +351,7 @@ int main(void)
 	tcase_add_test(tc, test_clones_count_independently);
 	tcase_add_test(tc, test_barrier_repoint_loses_nothing);
 	tcase_add_test(tc, test_trace_records_path);
+	tcase_add_test(tc, test_loop_hook_runs_per_loop);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
