@@ -1,5 +1,5 @@
 /* <driver>-input: the input nodes of the software drivers (null-input,
- * pcap-input), one function for all of them.
+ * pcap-input, af-packet-input), one function for all of them.
  *
  * Each call polls the rx queues placed on the calling thread (dev_poll_list)
  * that belong to this node's driver and whose interface is up: one burst of
@@ -150,3 +150,4 @@ static uint32_t device_input_fn(struct node_runtime *rt, struct frame *frame)
 
 DEVICE_INPUT_NODE(null_input_node, "null-input")
 DEVICE_INPUT_NODE(pcap_input_node, "pcap-input")
+DEVICE_INPUT_NODE(af_packet_input_node, "af-packet-input")

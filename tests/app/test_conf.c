@@ -172,8 +172,8 @@ static const struct conf_case cases[] = {
 	/* ---- blocks and interfaces ---- */
 	{ .text = "packet-generator {\n  s0 { }\n  s0 { }\n}", .line = 3, .col = 3,
 	  .msg = "duplicate stream name 's0' (first at line 2)" },
-	{ .text = "interfaces { eth0 { driver af-packet host-if veth0 } }", .line = 1, .col = 28,
-	  .msg = "unknown driver 'af-packet' for interface 'eth0': known drivers: %D", .test_driver = true },
+	{ .text = "interfaces { eth0 { driver no-such-driver host-if veth0 } }", .line = 1, .col = 28,
+	  .msg = "unknown driver 'no-such-driver' for interface 'eth0': known drivers: %D", .test_driver = true },
 	{ .text = "interfaces {\n  a { driver test }\n  a { driver test }\n}", .line = 3, .col = 3,
 	  .msg = "duplicate interface name 'a' (first at line 2)", .test_driver = true },
 	{ .text = "interfaces { eth0 { rx-queues 1 driver test } }", .line = 1, .col = 21,
