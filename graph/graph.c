@@ -314,6 +314,11 @@ struct node_runtime *graph_node_runtime(struct graph *g, uint32_t thread_index, 
 	return &g->threads[thread_index]->rts[node_index];
 }
 
+uint16_t graph_node_n_next(const struct graph *g, uint32_t node_index)
+{
+	return node_index < g->n_nodes ? g->nodes[node_index].n_next : 0;
+}
+
 int graph_node_next(const struct graph *g, uint32_t node_index, uint16_t next_index)
 {
 	if (node_index >= g->n_nodes || next_index >= g->nodes[node_index].n_next)

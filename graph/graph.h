@@ -254,6 +254,8 @@ int graph_node_index(const struct graph *g, const char *name);
 const struct node_reg *graph_node_reg(const struct graph *g, uint32_t node_index);
 /* Runtime of a node on one thread (tests, control code). */
 struct node_runtime *graph_node_runtime(struct graph *g, uint32_t thread_index, uint32_t node_index);
+/* Arcs a node has now (its registration's, plus any added at run time). */
+uint16_t graph_node_n_next(const struct graph *g, uint32_t node_index);
 /* Target node index of an arc, or -ENOENT. */
 int graph_node_next(const struct graph *g, uint32_t node_index, uint16_t next_index);
 

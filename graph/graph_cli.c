@@ -388,7 +388,7 @@ static int show_buffers(struct cli_session *s, int argc, char **argv)
 static void node_nexts(struct cli_session *s, struct graph *g, uint32_t node, const struct node_reg *reg)
 {
 	cli_printf(s, "  next nodes:");
-	for (uint16_t i = 0; i < reg->n_next; i++) {
+	for (uint16_t i = 0; i < graph_node_n_next(g, node); i++) {
 		int target = graph_node_next(g, node, i);
 		cli_printf(s, "    [%u] %-24s packets %llu", i,
 			   target >= 0 ? graph_node_reg(g, (uint32_t)target)->name : reg->next_nodes[i],
@@ -456,7 +456,7 @@ static void graph_text(struct cli_session *s, struct graph *g)
 		node_totals(g, n, &st);
 		char next[512] = "";
 		size_t len = 0;
-		for (uint16_t i = 0; i < reg->n_next && len < sizeof(next); i++) {
+		for (uint16_t i = 0; i < graph_node_n_next(g, n) && len < sizeof(next); i++) {
 			int target = graph_node_next(g, n, i);
 			len += (size_t)snprintf(next + len, sizeof(next) - len, "%s%s (%llu)", i ? ", " : "",
 						target >= 0 ? graph_node_reg(g, (uint32_t)target)->name : "?",
@@ -484,7 +484,7 @@ static cJSON *graph_json(struct graph *g)
 		cJSON_AddNumberToObject(o, "index", n);
 		cJSON_AddStringToObject(o, "type", type_name(reg->type));
 		cJSON *next = cJSON_AddArrayToObject(o, "next");
-		for (uint16_t i = 0; i < reg->n_next; i++) {
+		for (uint16_t i = 0; i < graph_node_n_next(g, n); i++) {
 			int target = graph_node_next(g, n, i);
 			cJSON *arc = cJSON_CreateObject();
 			cJSON_AddStringToObject(arc, "name", target >= 0 ? graph_node_reg(g, (uint32_t)target)->name : "");
@@ -514,7 +514,7 @@ static char *graph_dot(struct graph *g)
 	}
 	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
 		const struct node_reg *reg = graph_node_reg(g, n);
-		for (uint16_t i = 0; i < reg->n_next; i++) {
+		for (uint16_t i = 0; i < graph_node_n_next(g, n); i++) {
 			int target = graph_node_next(g, n, i);
 			if (target < 0)
 				continue;
