@@ -1,0 +1,236 @@
+/* The IPv4 FIB: longest-prefix match from a destination address to a 25-bit
+ * result, plus the small adjacency table those results usually index.
+ *
+ * All addresses in this API are in HOST byte order (10.1.0.0 is 0x0a010000);
+ * the nodes convert once with ntohl/be32toh.
+ *
+ * Structure: DIR-24-8. A table of 2^24 32-bit entries indexed by the top 24
+ * bits of the address, and groups of 256 entries ("tbl8") for the /25../32
+ * routes under one /24. A lookup is one load, two when a tbl8 group is
+ * involved. Every entry carries the depth of the route it holds, so an add
+ * rewrites only the entries whose current depth is <= the new prefix's and a
+ * delete only those holding the deleted route's depth; a per-length hash of
+ * the routes finds the covering route a delete falls back to. A tbl8 group
+ * whose entries become uniform again is folded back into its tbl24 entry.
+ *
+ * Results: a route maps to a result < IP4_FIB_RESULT_LIMIT. Where no route
+ * matches, a lookup returns IP4_FIB_MISS, which is 0 and also the index of
+ * the permanent drop adjacency: nodes that use results as adjacency indices
+ * drop unrouted packets without a branch.
+ *
+ * Thread-safety: lookups (ip4_fib_lookup*, ip4_adj_get) may run on any number
+ * of datapath threads at once with no lock, concurrently with ONE updater.
+ * An updater writes every table entry with one aligned 32-bit store, so a
+ * reader sees the old or the new result, never a torn one, and a new tbl8
+ * group is filled before the release store that links it. Every other call
+ * is a control call: one thread at a time (the main thread, under the graph
+ * barrier in sluice).
+ *
+ * Grace period: a tbl8 group freed by an update may still be read by a lookup
+ * that loaded the old tbl24 entry just before. Freed groups therefore wait on
+ * a pending list and are reused only after ip4_fib_quiesce(), which the caller
+ * makes when every datapath thread has finished every lookup it started before
+ * the previous update. Under the graph barrier the workers are parked at a
+ * loop boundary, so the rule is: call ip4_fib_quiesce() at the start of each
+ * barrier-held update (groups freed in barrier N are reused from barrier N+1).
+ */
+#ifndef SLUICE_NODES_IP4_FIB_H
+#define SLUICE_NODES_IP4_FIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- adjacencies ---- */
+
+enum ip4_adj_kind {
+	IP4_ADJ_DROP = 0, /* discard (index 0 is the permanent drop adjacency) */
+	IP4_ADJ_LOCAL,    /* for the router itself (ip4-local) */
+	IP4_ADJ_GLEAN,    /* connected subnet on if_index: resolve the packet's own
+	                   * destination with ARP */
+	IP4_ADJ_REWRITE,  /* via next_hop on if_index; rewrite[] once resolved */
+};
+
+#define IP4_ADJ_INDEX_DROP 0u
+#define IP4_ADJ_REWRITE_MAX 16 /* an Ethernet header (14) and room for a tag */
+
+/* One adjacency: what the nodes after ip4-lookup need, in half a line.
+ * kind, if_index and next_hop are fixed at ip4_adj_add; rewrite_len and
+ * rewrite[] belong to the nodes (ARP fills them) and are written under the
+ * barrier. */
+struct ip4_adj {
+	uint8_t kind;        /* enum ip4_adj_kind */
+	uint8_t rewrite_len; /* 0: not resolved yet */
+	uint16_t mtu;        /* 0: the interface's; the nodes' to use */
+	uint32_t if_index;   /* output interface (GLEAN, REWRITE); rx/tx_if space */
+	uint32_t next_hop;   /* host order (REWRITE); 0 otherwise */
+	uint32_t n_refs;     /* references taken by ip4_adj_add */
+	uint8_t rewrite[IP4_ADJ_REWRITE_MAX];
+};
+_Static_assert(sizeof(struct ip4_adj) == 32, "two adjacencies per cache line");
+
+/* ---- the FIB ---- */
+
+#define IP4_FIB_MISS 0u                   /* no route: == IP4_ADJ_INDEX_DROP */
+#define IP4_FIB_RESULT_LIMIT (1u << 25)   /* results are < this */
+
+struct ip4_fib_config {
+	uint32_t max_routes; /* default 0: bounded only by memory */
+	uint32_t n_tbl8;     /* tbl8 groups (1 KB each, reserved not touched);
+	                      * default 65536; at most 2^24 */
+	uint32_t max_adj;    /* adjacencies; default 4096; at most
+	                      * IP4_FIB_RESULT_LIMIT */
+};
+
+struct ip4_fib;
+
+/* The entries' layout, public only so that the lookups below inline. */
+#define IP4_FIB_E_EXT (1u << 31)           /* value is a tbl8 group index */
+#define IP4_FIB_E_DEPTH_SHIFT 25           /* 6 bits: 0..32 */
+#define IP4_FIB_E_VALUE_MASK (IP4_FIB_RESULT_LIMIT - 1)
+
+/* The first member of every struct ip4_fib, so the lookups reach the tables
+ * with no call. The pointers are fixed for the FIB's life. */
+struct ip4_fib_tables {
+	const uint32_t *tbl24;   /* 1 << 24 entries */
+	const uint32_t *tbl8;    /* n_tbl8 << 8 entries */
+	const struct ip4_adj *adj;
+};
+
+void ip4_fib_config_default(struct ip4_fib_config *c);
+
+/* Create an empty FIB (and its adjacency table, holding only the drop
+ * adjacency at index 0). Returns NULL with a reason in err on bad config or
+ * no memory. The tbl24 uses 2 MB hugepages when some are free, else THP. */
+struct ip4_fib *ip4_fib_create(const struct ip4_fib_config *c, char *err, size_t err_len);
+
+/* Free everything. The caller ensures no lookup runs. NULL is a no-op. */
+void ip4_fib_destroy(struct ip4_fib *fib);
+
+/* Add or replace prefix/len -> result (bits of prefix beyond len are
+ * ignored). Returns 0; -EINVAL (len > 32, result >= IP4_FIB_RESULT_LIMIT),
+ * -ENOSPC (max_routes reached or no tbl8 group free, see ip4_fib_quiesce),
+ * -ENOMEM. On error the FIB is unchanged. Control call. */
+int ip4_fib_add(struct ip4_fib *fib, uint32_t prefix, uint8_t len, uint32_t result);
+
+/* Delete prefix/len; addresses it covered fall back to the longest covering
+ * route that remains (or to IP4_FIB_MISS). Returns 0, -EINVAL or -ENOENT.
+ * Control call. */
+int ip4_fib_del(struct ip4_fib *fib, uint32_t prefix, uint8_t len);
+
+/* Exact match: 0 and *result when prefix/len is a route, else -ENOENT. */
+int ip4_fib_get(const struct ip4_fib *fib, uint32_t prefix, uint8_t len, uint32_t *result);
+
+/* Every datapath thread has finished the lookups it began before the last
+ * update: tbl8 groups freed since the previous call become reusable. */
+void ip4_fib_quiesce(struct ip4_fib *fib);
+
+/* Remove every route (groups go to the pending list, as for deletes). */
+void ip4_fib_flush(struct ip4_fib *fib);
+
+struct ip4_route {
+	uint32_t prefix; /* host order, masked */
+	uint8_t len;
+	uint32_t result;
+};
+
+/* Visit every route in ascending (prefix, len) order; a non-zero return from
+ * fn stops the walk and is returned. -ENOMEM if the sort buffer fails. The
+ * FIB must not change during the walk. Control call. */
+int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r, void *ctx),
+		 void *ctx);
+
+struct ip4_fib_stats {
+	uint32_t n_routes;
+	uint32_t n_routes_by_len[33];
+	uint32_t n_tbl8_used;    /* linked in the table */
+	uint32_t n_tbl8_pending; /* freed, waiting for ip4_fib_quiesce */
+	uint32_t n_tbl8;         /* configured */
+	uint32_t n_adj;          /* live adjacencies, drop included */
+	bool tbl24_hugepages;    /* hugetlbfs pages (else THP advised) */
+	uint64_t mem_bytes;      /* tbl24 + tbl8 groups used or pending + route
+	                          * store + adjacency table */
+};
+
+void ip4_fib_stats(const struct ip4_fib *fib, struct ip4_fib_stats *s);
+
+static inline const struct ip4_fib_tables *ip4_fib_tables(const struct ip4_fib *fib)
+{
+	return (const struct ip4_fib_tables *)(const void *)fib;
+}
+
+/* ---- lookups: any thread, no lock ---- */
+
+/* Longest-prefix match of one address (host order): the route's result, or
+ * IP4_FIB_MISS. */
+static inline uint32_t ip4_fib_lookup(const struct ip4_fib *fib, uint32_t addr)
+{
+	const struct ip4_fib_tables *t = ip4_fib_tables(fib);
+	uint32_t e = __atomic_load_n(&t->tbl24[addr >> 8], __ATOMIC_ACQUIRE);
+	if (__builtin_expect(e & IP4_FIB_E_EXT, 0))
+		e = __atomic_load_n(&t->tbl8[((e & IP4_FIB_E_VALUE_MASK) << 8) | (addr & 0xff)],
+				    __ATOMIC_RELAXED);
+	return e & IP4_FIB_E_VALUE_MASK;
+}
+
+/* Hint the tbl24 entry of addr into cache, e.g. for packets i+4..i+7 while
+ * looking up i..i+3. */
+static inline void ip4_fib_prefetch(const struct ip4_fib *fib, uint32_t addr)
+{
+	__builtin_prefetch(&ip4_fib_tables(fib)->tbl24[addr >> 8]);
+}
+
+/* Four lookups with their loads issued together (the misses overlap). */
+static inline void ip4_fib_lookup_x4(const struct ip4_fib *fib, const uint32_t addrs[4],
+				     uint32_t out[4])
+{
+	const struct ip4_fib_tables *t = ip4_fib_tables(fib);
+	uint32_t e[4];
+	for (int i = 0; i < 4; i++)
+		e[i] = __atomic_load_n(&t->tbl24[addrs[i] >> 8], __ATOMIC_ACQUIRE);
+	if (__builtin_expect((e[0] | e[1] | e[2] | e[3]) & IP4_FIB_E_EXT, 0)) {
+		for (int i = 0; i < 4; i++)
+			if (e[i] & IP4_FIB_E_EXT)
+				e[i] = __atomic_load_n(
+					&t->tbl8[((e[i] & IP4_FIB_E_VALUE_MASK) << 8) |
+						 (addrs[i] & 0xff)],
+					__ATOMIC_RELAXED);
+	}
+	for (int i = 0; i < 4; i++)
+		out[i] = e[i] & IP4_FIB_E_VALUE_MASK;
+}
+
+/* n lookups, prefetching a few addresses ahead: for batches that are not
+ * already pipelined by a node's own loop. */
+void ip4_fib_lookup_bulk(const struct ip4_fib *fib, const uint32_t *addrs, uint32_t *out,
+			 uint32_t n);
+
+/* ---- the adjacency table (indices are stable; storage never moves) ---- */
+
+/* Find the adjacency (kind, if_index, next_hop) or make it; either way take a
+ * reference. DROP always returns IP4_ADJ_INDEX_DROP. Returns the index (>= 0)
+ * or -ENOSPC / -EINVAL. Control call. */
+int ip4_adj_add(struct ip4_fib *fib, enum ip4_adj_kind kind, uint32_t if_index,
+		uint32_t next_hop);
+
+/* Drop a reference; at zero the index is freed for reuse (the caller removed
+ * the routes that used it). Returns 0, or -EINVAL for a free index. The drop
+ * adjacency is never freed. Control call. */
+int ip4_adj_release(struct ip4_fib *fib, uint32_t adj_index);
+
+/* Set the rewrite bytes (len <= IP4_ADJ_REWRITE_MAX; 0 unresolves). Returns
+ * 0 or -EINVAL. Control call (under the barrier: readers may copy it). */
+int ip4_adj_set_rewrite(struct ip4_fib *fib, uint32_t adj_index, const uint8_t *rewrite,
+			uint8_t len);
+
+/* The adjacency at index (no check: indices come from the FIB). Any thread. */
+static inline const struct ip4_adj *ip4_adj_get(const struct ip4_fib *fib, uint32_t adj_index)
+{
+	return &ip4_fib_tables(fib)->adj[adj_index];
+}
+
+/* Visit every live adjacency in index order; a non-zero return stops. */
+int ip4_adj_walk(const struct ip4_fib *fib,
+		 int (*fn)(uint32_t adj_index, const struct ip4_adj *a, void *ctx), void *ctx);
+
+#endif
