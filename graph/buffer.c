@@ -60,7 +60,6 @@ void buffer_config_default(struct buffer_config *cfg)
 {
 	cfg->buffers_per_numa = 16384;
 	cfg->data_size = BUFFER_DATA_SIZE_DEFAULT;
-	cfg->headroom = BUFFER_HEADROOM_DEFAULT;
 	cfg->page_size = 0;
 }
 
@@ -147,10 +146,9 @@ static int pool_init(struct buffer_pool *p, uint32_t pool_index, int numa_node, 
 static int buffer_reserve(const struct buffer_config *cfg, uint32_t n_pools)
 {
 	struct buffer_main *bm = &buffer_main;
-	uint64_t stride = sizeof(struct buffer) + cfg->headroom + cfg->data_size;
+	uint64_t stride = sizeof(struct buffer) + BUFFER_HEADROOM + cfg->data_size;
 	bm->stride = (uint32_t)ROUND_UP(stride, CACHE_LINE_SIZE);
 	bm->data_size = cfg->data_size;
-	bm->headroom = cfg->headroom;
 	/* Smallest count whose slice is a whole number of 2 MB pages. */
 	uint64_t k = HUGE_2M / gcd64(bm->stride, HUGE_2M);
 	bm->index_span = (uint32_t)ROUND_UP((uint64_t)cfg->buffers_per_numa, k);
@@ -165,7 +163,7 @@ static int buffer_reserve(const struct buffer_config *cfg, uint32_t n_pools)
 int buffer_main_init(const struct buffer_config *cfg, char *errbuf, size_t errlen)
 {
 	int nodes[BUFFER_MAX_POOLS];
-	if (cfg->buffers_per_numa == 0 || cfg->data_size < 64 || cfg->data_size > 65535 - cfg->headroom) {
+	if (cfg->buffers_per_numa == 0 || cfg->data_size < 64 || cfg->data_size > 65535 - BUFFER_HEADROOM) {
 		snprintf(errbuf, errlen, "buffers: invalid size (buffers-per-numa %u, data-size %u)",
 			 cfg->buffers_per_numa, cfg->data_size);
 		return -EINVAL;

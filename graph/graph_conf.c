@@ -651,8 +651,6 @@ static const struct conf_key buffers_keys[] = {
 	  CONF_FIELD(struct buffer_config, buffers_per_numa), .doc = "buffers in each NUMA node's pool" },
 	{ .name = "data-size", .type = CONF_SIZE, .def = "2048", .min = 256, .max = 65535,
 	  CONF_FIELD(struct buffer_config, data_size), .doc = "packet bytes per buffer" },
-	{ .name = "headroom", .type = CONF_SIZE, .def = "128", .max = 1024,
-	  CONF_FIELD(struct buffer_config, headroom), .doc = "bytes before the data for prepended headers" },
 	{ .name = "page-size", .type = CONF_SIZE, .def = "0",
 	  CONF_FIELD(struct buffer_config, page_size), .doc = "0: 2M hugepages when available, else 4K" },
 	{ 0 },

@@ -62,7 +62,7 @@ __attribute__((noinline)) static uint32_t classify_node(struct node_runtime *rt,
 	uint32_t *to[CLASSIFY_N_NEXT] = { start[0], start[1] };
 	const uint8_t *base = buffer_main.base;
 	const uint64_t stride = buffer_main.stride;
-	const uint8_t *data = base + sizeof(struct buffer) + buffer_main.headroom;
+	const uint8_t *data = base + sizeof(struct buffer) + BUFFER_HEADROOM;
 
 	uint32_t i = 0;
 	for (; i + 4 <= n; i += 4) {

@@ -13,7 +13,7 @@ START_TEST(test_layout_and_index)
 {
 	tn_buffers(1000);
 	ck_assert_uint_eq(buffer_main.stride % 64, 0);
-	ck_assert_uint_ge(buffer_main.stride, 64 + BUFFER_HEADROOM_DEFAULT + BUFFER_DATA_SIZE_DEFAULT);
+	ck_assert_uint_ge(buffer_main.stride, 64 + BUFFER_HEADROOM + BUFFER_DATA_SIZE_DEFAULT);
 	uint32_t bi[3];
 	ck_assert_uint_eq(buffer_alloc(bi, 3, -1), 3);
 	for (int i = 0; i < 3; i++) {
@@ -21,7 +21,7 @@ START_TEST(test_layout_and_index)
 		ck_assert_uint_eq((uintptr_t)b % 64, 0);
 		ck_assert_uint_eq(buffer_index(b), bi[i]);
 		ck_assert_uint_eq(b->current_length, 0);
-		ck_assert_ptr_eq(buffer_data(b), (uint8_t *)b + 64 + BUFFER_HEADROOM_DEFAULT);
+		ck_assert_ptr_eq(buffer_data(b), (uint8_t *)b + 64 + BUFFER_HEADROOM);
 	}
 	buffer_advance(buffer_get(bi[0]), -14);
 	ck_assert_int_eq(buffer_get(bi[0])->current_data, -14);
