@@ -1,5 +1,6 @@
 /* The engine's CLI commands: version, threads, runtime statistics, errors,
- * buffers, nodes, the graph (text, JSON, DOT) and packet trace.
+ * buffers, nodes and the graph (text, JSON, DOT); packet trace is in
+ * trace_cli.c.
  *
  * Reads take no lock (statistics are tear-free); commands that change what
  * the datapath sees hold the barrier. Output that is built from state the
@@ -16,15 +17,8 @@
 
 #include "cli/cli.h"
 #include "graph/graph.h"
+#include "graph/graph_cli_private.h"
 #include "sluice_version.h"
-
-static struct graph *need_graph(struct cli_session *s)
-{
-	struct graph *g = cli_graph(s);
-	if (!g)
-		cli_fail(s, -ENODEV, "no graph is running");
-	return g;
-}
 
 static const char *type_name(enum node_type t)
 {
@@ -569,203 +563,8 @@ static int show_graph(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-/* ---- trace ---- */
-
-/*
- * sluice> trace add pg-input 5
- * tracing the next 5 packets of pg-input
- */
-static int trace_add(struct cli_session *s, int argc, char **argv)
-{
-	const char *node = NULL;
-	uint32_t n = 0;
-	const struct cli_arg args[] = { { CLI_ARG_WORD, "NODE", &node, 0, 0 }, { CLI_ARG_U32, "N", &n, 1, 1000000 } };
-	struct graph *g = need_graph(s);
-	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
-	if (rc)
-		return rc;
-	char err[256];
-	graph_barrier_sync(g);
-	rc = graph_trace_add(g, node, n, err, sizeof(err));
-	graph_barrier_release(g);
-	if (rc)
-		return cli_fail(s, rc, "%s", err);
-	cli_printf(s, "tracing the next %u packets of %s", n, node);
-	return 0;
-}
-
-/* VPP's trace time stamp: hours:minutes:seconds:microseconds. */
-static void format_time(char *buf, size_t len, double seconds)
-{
-	uint64_t us = seconds > 0 ? (uint64_t)(seconds * 1e6) : 0;
-	snprintf(buf, len, "%02llu:%02llu:%02llu:%06llu", (unsigned long long)(us / 3600000000ull),
-		 (unsigned long long)(us / 60000000ull % 60), (unsigned long long)(us / 1000000ull % 60),
-		 (unsigned long long)(us % 1000000ull));
-}
-
-static void trace_text_packet(FILE *f, struct graph *g, uint32_t i)
-{
-	const struct trace_record *r;
-	uint32_t lost = 0;
-	uint32_t n = graph_trace_packet(g, i, &r, &lost);
-	fprintf(f, "Packet %u\n", i + 1);
-	for (uint32_t k = 0; k < n; k++) {
-		char when[32], detail[512];
-		format_time(when, sizeof(when), graph_ticks_to_seconds(g, r[k].ticks));
-		graph_trace_format(g, &r[k], detail, sizeof(detail));
-		fprintf(f, "  %s thread %u %s\n", when, r[k].thread_index, graph_node_reg(g, r[k].node_index)->name);
-		for (char *line = detail, *next; line && *line; line = next) {
-			next = strchr(line, '\n');
-			if (next)
-				*next++ = 0;
-			fprintf(f, "    %s\n", line);
-		}
-	}
-	if (lost)
-		fprintf(f, "  (%u records lost: more than %d nodes)\n", lost, TRACE_MAX_RECORDS_PER_PACKET);
-}
-
-static cJSON *trace_json_packet(struct graph *g, uint32_t i)
-{
-	const struct trace_record *r;
-	uint32_t lost = 0;
-	uint32_t n = graph_trace_packet(g, i, &r, &lost);
-	cJSON *p = cJSON_CreateObject();
-	cJSON_AddNumberToObject(p, "packet", i + 1);
-	cJSON_AddNumberToObject(p, "lost", lost);
-	cJSON *recs = cJSON_AddArrayToObject(p, "records");
-	for (uint32_t k = 0; k < n; k++) {
-		char detail[512];
-		graph_trace_format(g, &r[k], detail, sizeof(detail));
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddNumberToObject(o, "time", graph_ticks_to_seconds(g, r[k].ticks));
-		cJSON_AddNumberToObject(o, "thread", r[k].thread_index);
-		cJSON_AddStringToObject(o, "node", graph_node_reg(g, r[k].node_index)->name);
-		cJSON_AddNumberToObject(o, "node_index", r[k].node_index);
-		cJSON_AddStringToObject(o, "detail", detail);
-		cJSON_AddItemToArray(recs, o);
-	}
-	return p;
-}
-
-/* The trace as JSON, read under the barrier so that no record is half
- * written. */
-static cJSON *trace_json(struct graph *g, uint32_t max)
-{
-	cJSON *root = cJSON_CreateObject();
-	cJSON *packets = cJSON_AddArrayToObject(root, "packets");
-	graph_barrier_sync(g);
-	uint32_t n = MIN(graph_trace_n_packets(g), max);
-	for (uint32_t i = 0; i < n; i++)
-		cJSON_AddItemToArray(packets, trace_json_packet(g, i));
-	graph_barrier_release(g);
-	return root;
-}
-
-static char *trace_text(struct graph *g, uint32_t max)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
-		return NULL;
-	graph_barrier_sync(g);
-	uint32_t n = MIN(graph_trace_n_packets(g), max);
-	for (uint32_t i = 0; i < n; i++)
-		trace_text_packet(f, g, i);
-	if (!n)
-		fprintf(f, "no packets traced: 'trace add NODE N' first\n");
-	graph_barrier_release(g);
-	fclose(f);
-	return text;
-}
-
-/*
- * sluice> show trace
- * Packet 1
- *   00:00:01:204511 thread 0 pg-input
- *     stream 0, 64 bytes, index 0
- *   00:00:01:204530 thread 0 error-drop
- *     pg-input: no next
- *
- * `max N` shows the first N packets (default 50); `json` prints
- * {"packets": [{"packet", "lost", "records": [{"time", "thread", "node",
- * "node_index", "detail"}]}]}.
- */
-static int show_trace(struct cli_session *s, int argc, char **argv)
-{
-	bool json = false;
-	uint32_t max = 50;
-	const struct cli_arg args[] = { { CLI_ARG_KEY_U32, "max", &max, 1, UINT32_MAX },
-					{ CLI_ARG_FLAG, "json", &json, 0, 0 } };
-	struct graph *g = need_graph(s);
-	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
-	if (rc)
-		return rc;
-	if (json) {
-		cli_json_print(s, trace_json(g, max));
-		return 0;
-	}
-	char *text = trace_text(g, max);
-	if (!text)
-		return cli_fail(s, -ENOMEM, "out of memory");
-	cli_printf(s, "%s", text);
-	free(text);
-	return 0;
-}
-
-/*
- * sluice> trace save /tmp/trace.json
- * saved 5 packets to /tmp/trace.json
- *
- * The file holds what `show trace json` prints, for every traced packet.
- */
-static int trace_save(struct cli_session *s, int argc, char **argv)
-{
-	const char *path = NULL;
-	const struct cli_arg args[] = { { CLI_ARG_WORD, "FILE", &path, 0, 0 } };
-	struct graph *g = need_graph(s);
-	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
-	if (rc)
-		return rc;
-	cJSON *root = trace_json(g, UINT32_MAX);
-	int n = cJSON_GetArraySize(cJSON_GetObjectItem(root, "packets"));
-	char *text = cJSON_Print(root);
-	cJSON_Delete(root);
-	if (!text)
-		return cli_fail(s, -ENOMEM, "out of memory");
-	FILE *f = fopen(path, "w");
-	bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-	rc = f && fclose(f) == 0 && ok ? 0 : -errno;
-	free(text);
-	if (rc)
-		return cli_fail(s, rc, "cannot write %s: %s", path, strerror(-rc));
-	cli_printf(s, "saved %d packets to %s", n, path);
-	return 0;
-}
-
-/*
- * sluice> clear trace
- * trace cleared
- */
-static int clear_trace(struct cli_session *s, int argc, char **argv)
-{
-	struct graph *g = need_graph(s);
-	int rc = g ? cli_args_parse(s, argc, argv, NULL, 0) : -ENODEV;
-	if (rc)
-		return rc;
-	graph_barrier_sync(g);
-	graph_trace_clear(g);
-	graph_barrier_release(g);
-	cli_printf(s, "trace cleared");
-	return 0;
-}
-
 /* ---- registration ---- */
 
-#define GRAPH_CLI(id, p, u, h, f)                                                                   \
-	static const struct cli_command_reg id = { .path = p, .usage = u, .help = h, .fn = f };    \
-	CLI_COMMAND_REGISTER(id)
 
 GRAPH_CLI(show_version_cmd, "show version", "show version", "Version and build of this sluice", show_version)
 GRAPH_CLI(show_threads_cmd, "show threads", "show threads", "Datapath threads, cores and loop counts", show_threads)
@@ -777,7 +576,3 @@ GRAPH_CLI(clear_errors_cmd, "clear errors", "clear errors", "Zero every error co
 GRAPH_CLI(show_buffers_cmd, "show buffers", "show buffers", "Buffer pools: free, cached, in use", show_buffers)
 GRAPH_CLI(show_node_cmd, "show node", "show node NAME", "One node: arcs, errors, per-thread statistics", show_node)
 GRAPH_CLI(show_graph_cmd, "show graph", "show graph [json|dot]", "The node graph with live counters", show_graph)
-GRAPH_CLI(trace_add_cmd, "trace add", "trace add NODE N", "Trace the next N packets of input node NODE", trace_add)
-GRAPH_CLI(show_trace_cmd, "show trace", "show trace [max N] [json]", "Traced packets, node by node", show_trace)
-GRAPH_CLI(trace_save_cmd, "trace save", "trace save FILE", "Write the trace as JSON to FILE", trace_save)
-GRAPH_CLI(clear_trace_cmd, "clear trace", "clear trace", "Forget traced packets and stop tracing", clear_trace)

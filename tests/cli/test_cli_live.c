@@ -449,12 +449,12 @@ START_TEST(many_connects_and_huge_lines)
 		close(dial()); /* telnet-style clients that leave at once */
 	char cmd[512];
 	/* a 1 MB line typed into an interactive session through sluicectl */
-	snprintf(cmd, sizeof(cmd), "head -c 1048576 /dev/zero | tr '\\0' a | timeout 30 %s -s %s > /dev/null",
+	snprintf(cmd, sizeof(cmd), "head -c 1048576 /dev/zero | tr '\\0' a | timeout 120 %s -s %s > /dev/null",
 		 getenv("SLUICECTL"), sock);
 	ck_assert_int_eq(system(cmd), 0);
 	/* and one run as a one-shot command: 16 words of 64 KiB */
 	snprintf(cmd, sizeof(cmd),
-		 "out=$(timeout 30 %s -s %s $(head -c 1048576 /dev/zero | tr '\\0' b | fold -w 65536)); "
+		 "out=$(timeout 120 %s -s %s $(head -c 1048576 /dev/zero | tr '\\0' b | fold -w 65536)); "
 		 "test $? = 1 && echo \"$out\" | grep -q 'longer than'",
 		 getenv("SLUICECTL"), sock);
 	ck_assert_int_eq(system(cmd), 0);
@@ -492,7 +492,7 @@ static Suite *live_suite(void)
 	Suite *s = suite_create("cli-live");
 	TCase *tc = tcase_create("daemon");
 	tcase_add_unchecked_fixture(tc, start_daemon, stop_daemon);
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 280);
 	tcase_add_test(tc, socket_is_0600);
 	tcase_add_test(tc, runtime_counters_rise);
 	tcase_add_test(tc, runtime_json_matches_text);
