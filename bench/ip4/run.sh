@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# sluice's IPv4 FIB beside DPDK's rte_lpm (lpm_perf_autotest), same box, same
+# core, same memory set-up, alternating rounds.
+#
+#   bench/ip4/run.sh [BUILD_DIR]
+#
+# Installs what it uses (Debian packages) when missing, builds
+# sluice-bench-ip4-fib with meson (into BUILD_DIR, default
+# $TMPDIR/sluice-bench-ip4), reserves 2 MB hugepages as the DPDK anchor
+# scripts do (/work/shared/bench/dpdk/common.sh, or the same steps inline),
+# then for ROUNDS rounds runs the sluice bench and
+# `dpdk-test lpm_perf_autotest`, each after waiting for an idle box, and
+# prints a table of medians with ratios. Both count TSC ticks; both use the
+# route mix of lpm_perf_autotest (1,076,806 routes) and uniformly random
+# lookup addresses in batches of 4096.
+#
+# Environment: ROUNDS (3), CPU (0: the core both run on; dpdk-test's main
+# lcore is 0 with -l 0,1), DPDK_MEM_MODE (huge|nohuge), QUIET_MAX (120 s of
+# waiting for an idle box per run).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${1:-${TMPDIR:-/tmp}/sluice-bench-ip4}
+ROUNDS=${ROUNDS:-3}
+CPU=${CPU:-0}
+QUIET_MAX=${QUIET_MAX:-120}
+out=$(mktemp -d "${TMPDIR:-/tmp}/bench-ip4.XXXXXX")
+trap 'rm -rf "$out"; rm -rf /var/run/dpdk/fib$$_* 2>/dev/null || true' EXIT
+
+log() { echo "# $*" >&2; }
+
+# ---- packages -------------------------------------------------------------
+need=()
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+have_cmd meson || need+=(meson)
+have_cmd ninja || need+=(ninja-build)
+have_cmd cc || need+=(gcc)
+have_cmd pkg-config || need+=(pkg-config)
+have_cmd python3 || need+=(python3)
+have_cmd dpdk-test || need+=(dpdk dpdk-dev) # Debian ships dpdk-test in dpdk-dev
+for p in libnuma-dev libcjson-dev libpcap-dev libcli-dev; do have_pkg "$p" || need+=("$p"); done
+if [ "${#need[@]}" -gt 0 ]; then
+	log "installing: ${need[*]}"
+	apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# ---- build ----------------------------------------------------------------
+if [ ! -f "$build/build.ninja" ]; then
+	meson setup "$build" "$root" -Dtests=false >"$out/meson.log" 2>&1 ||
+		{ cat "$out/meson.log" >&2; exit 1; }
+fi
+ninja -C "$build" bench/sluice-bench-ip4-fib >"$out/ninja.log" 2>&1 ||
+	{ cat "$out/ninja.log" >&2; exit 1; }
+
+# ---- memory and quiet box: the DPDK anchor scripts' helpers ---------------
+common=/work/shared/bench/dpdk/common.sh
+if [ -f "$common" ]; then
+	# shellcheck source=/dev/null
+	source "$common"
+	QUIET_MAX=$QUIET_MAX dpdk_setup_mem
+else
+	DPDK_MEM_ARGS=(--no-huge -m 1024)
+	wait_quiet() { :; }
+	log "no $common: --no-huge, no idle wait"
+fi
+mem_label="${DPDK_MEM_ARGS[*]}"
+hp_free=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
+log "dpdk-test memory: $mem_label; hugepages free for sluice's tbl24: ${hp_free:-0}"
+
+# ---- rounds ---------------------------------------------------------------
+tsv=$out/results.tsv
+: >"$tsv"
+for r in $(seq 1 "$ROUNDS"); do
+	QUIET_MAX=$QUIET_MAX wait_quiet
+	log "round $r/$ROUNDS: sluice (load $(cut -d' ' -f1 /proc/loadavg))"
+	timeout 300 taskset -c "$CPU" "$build/bench/sluice-bench-ip4-fib" --seed "$((r * 7919))" \
+		>"$out/sluice-$r.txt" 2>&1 || { cat "$out/sluice-$r.txt" >&2; exit 1; }
+	awk -v r="$r" '/^fib: / { print r "\tsluice\t" $2 "\t" $3 }' "$out/sluice-$r.txt" >>"$tsv"
+	QUIET_MAX=$QUIET_MAX wait_quiet
+	log "round $r/$ROUNDS: rte_lpm (load $(cut -d' ' -f1 /proc/loadavg))"
+	DPDK_TEST=lpm_perf_autotest timeout 600 dpdk-test -l "$CPU",$((1 - CPU)) --no-pci \
+		"${DPDK_MEM_ARGS[@]}" --file-prefix="fib$$_$r" >"$out/dpdk-$r.txt" 2>&1 ||
+		{ cat "$out/dpdk-$r.txt" >&2; exit 1; }
+	grep -q 'Test OK' "$out/dpdk-$r.txt" || { cat "$out/dpdk-$r.txt" >&2; exit 1; }
+	awk -v r="$r" '
+		function num(s) { sub(/^[^:]*: */, "", s); return s + 0 }
+		/^No. routes =/             { v = $0; sub(/.*= */, "", v); print r "\trte_lpm\tbig.routes\t" v }
+		/^Average LPM Add:/         { print r "\trte_lpm\tbig.add_all\t" num($0) }
+		/^Average LPM Lookup:/      { print r "\trte_lpm\tbig.lookup_single\t" num($0) }
+		/^BULK LPM Lookup:/         { print r "\trte_lpm\tbig.lookup_bulk\t" num($0) }
+		/^LPM LookupX4:/            { print r "\trte_lpm\tbig.lookup_x4\t" num($0) }
+		/^Average LPM Delete:/      { print r "\trte_lpm\tbig.del_all\t" num($0) }
+		/fails = /                  { f = $0; sub(/.*fails = /, "", f); print r "\trte_lpm\tbig.miss_pct\t" f + 0 }
+		/^Unique added entries =/   { v = $0; sub(/.*= */, "", v); print r "\trte_lpm\tbig.unique\t" v }
+	' "$out/dpdk-$r.txt" >>"$tsv"
+	rm -rf /var/run/dpdk/"fib$$_$r"
+done
+
+# ---- report ---------------------------------------------------------------
+echo "== sluice FIB bench, last round =="
+grep -v '^fib: ' "$out/sluice-$ROUNDS.txt"
+echo
+echo "== rte_lpm (lpm_perf_autotest), last round =="
+grep -E '^(No. routes|Unique added|Average LPM|BULK LPM|LPM LookupX4)' "$out/dpdk-$ROUNDS.txt"
+echo
+python3 - "$tsv" "$ROUNDS" "$mem_label" <<'EOF'
+import sys, statistics as st
+from collections import defaultdict
+path, rounds, mem = sys.argv[1:4]
+v = defaultdict(list)
+for line in open(path):
+    r, side, key, val = line.rstrip("\n").split("\t")
+    v[(side, key)].append(float(val))
+def med(side, key):
+    x = v.get((side, key))
+    return st.median(x) if x else None
+def rng(side, key):
+    x = v.get((side, key))
+    return f"{min(x):.1f}-{max(x):.1f}" if x and len(x) > 1 else ""
+rows = [
+    ("lookup, batched (bulk of 32)", "big.lookup_bulk", 1),
+    ("lookup, x4", "big.lookup_x4", 1),
+    ("lookup, single", "big.lookup_single", 1),
+    ("add, whole table in order (avg)", "big.add_all", 0),
+    ("delete, whole table in order (avg)", "big.del_all", 0),
+]
+print(f"== medians of {rounds} rounds, TSC ticks per operation; ~1.07M routes "
+      f"(lpm_perf_autotest's mix); dpdk-test memory {mem} ==")
+print("speed-up: rte_lpm / sluice (above 1: sluice faster)")
+print("| operation | sluice | rte_lpm | speed-up | sluice range | rte_lpm range |")
+print("|---|---|---|---|---|---|")
+for name, key, prec in rows:
+    a, b = med("sluice", key), med("rte_lpm", key)
+    fa = f"{a:.{prec}f}" if a is not None else "-"
+    fb = f"{b:.{prec}f}" if b is not None else "-"
+    ratio = f"{b / a:.1f}x" if a and b else "-"
+    print(f"| {name} | {fa} | {fb} | {ratio} | {rng('sluice', key)} | {rng('rte_lpm', key)} |")
+extra = [
+    ("add, one at a time into the full table (churn)", "big.churn_add", 0),
+    ("delete, one at a time from the full table (churn)", "big.churn_del", 0),
+    ("1 route: lookup batched (bulk of 32)", "one.lookup_bulk", 1),
+    ("1 route: lookup x4", "one.lookup_x4", 1),
+    ("1 route: lookup single", "one.lookup_single", 1),
+    ("1 route: add (mix routes, one at a time)", "one.add", 0),
+    ("1 route: delete", "one.del", 0),
+]
+print("\nsluice only (lpm_perf_autotest has no such case):")
+print("| operation | sluice | range |")
+print("|---|---|---|")
+for name, key, prec in extra:
+    a = med("sluice", key)
+    print(f"| {name} | {a:.{prec}f} | {rng('sluice', key)} |" if a is not None else f"| {name} | - | |")
+ur, uu = med("rte_lpm", "big.routes"), med("rte_lpm", "big.unique")
+sr = med("sluice", "big.routes")
+print(f"\nroutes: sluice {sr:.0f} offered, all held; rte_lpm {ur:.0f} offered, "
+      f"{uu:.0f} added (its test gives it 2048 tbl8 groups)")
+print(f"lookup misses: sluice {med('sluice', 'big.miss_pct'):.1f}%, "
+      f"rte_lpm {med('rte_lpm', 'big.miss_pct'):.1f}% (addresses 224.0.0.0/3 have no route)")
+EOF
