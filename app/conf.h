@@ -16,6 +16,7 @@
 #include "graph/buffer.h"
 #include "graph/conf.h"
 #include "graph/graph_conf.h"
+#include "nodes/dist.h"
 #include "nodes/pg.h"
 
 #define APP_PATH_SIZE 256
@@ -49,6 +50,7 @@ struct sluice_config {
 	struct conf_interfaces interfaces;
 	struct pg_conf pg;
 	struct graph_trace_config trace;
+	struct dist_conf dist;
 	uint32_t n_warnings;
 	struct app_conf_msg warnings[APP_MAX_WARNINGS];
 };

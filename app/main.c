@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
+#include "nodes/dist.h"
 #include "nodes/pg.h"
 
 #define EXIT_CONFIG 2
@@ -35,6 +36,7 @@
 struct app {
 	struct sluice_config cfg;
 	struct graph *g;
+	struct dist *dist; /* distributor { enable } with workers */
 	FILE *log;
 	bool buffers_up, pg_attached, cli_up, pidfile_written;
 	uint32_t n_devs; /* interfaces created, in config order */
@@ -222,10 +224,13 @@ static int stage_interfaces(struct app *a)
 }
 
 /* Place rx queues round-robin on the workers (thread 0 when there are
- * none), then bring every interface up. */
+ * none, or when thread 0 is the distributor's rx thread), then bring every
+ * interface up. */
 static int devices_up(struct app *a, uint32_t n_workers)
 {
 	const struct conf_interfaces *ifs = &a->cfg.interfaces;
+	if (a->dist)
+		n_workers = 0;
 	int rc = dev_rx_placement_round_robin(n_workers ? 1 : 0, n_workers);
 	for (uint32_t i = 0; rc == 0 && i < a->n_devs; i++) {
 		rc = dev_set_admin_up(dev_by_name(ifs->ifs[i].name), true);
@@ -266,12 +271,57 @@ static void pin_main_thread(struct app *a)
 		graph_log("threads", "warning: %s", err);
 }
 
+/* distributor { enable }: thread 0 becomes the rx thread and hands every
+ * packet to the workers. Without workers there is nobody to hand to: the
+ * main thread runs the whole graph as before. */
+static int start_distributor(struct app *a, uint32_t n_workers)
+{
+	const struct dist_conf *c = &a->cfg.dist;
+	if (!c->enable)
+		return 0;
+	if (!n_workers) {
+		graph_log("distributor", "warning: enabled without workers; the main thread runs the whole graph");
+		return 0;
+	}
+	struct dist_config dc = { .n_workers = n_workers, .backlog = c->backlog, .ring_lines = c->ring_lines };
+	a->dist = dist_create(&dc, a->err, sizeof(a->err));
+	if (!a->dist)
+		return -ENOMEM;
+	int rc = dist_graph_attach(a->g, a->dist, a->err, sizeof(a->err));
+	if (rc == 0)
+		graph_log("distributor", "main thread receives for %u worker(s): backlog %u, rings of %u lines",
+			  n_workers, c->backlog, c->ring_lines);
+	return rc;
+}
+
+/* Hand out what the rx thread holds and wait (1 s at most) for the workers
+ * to finish it, then, once they have stopped, take back what they never
+ * got: every packet is sent or counted. */
+static void drain_distributor(struct app *a)
+{
+	uint64_t left = dist_graph_drain(a->g, a->dist, 1000000000ull);
+	if (left)
+		graph_log("distributor", "%llu packet(s) still with the workers after 1 s", (unsigned long long)left);
+}
+
+static void stop_distributor(struct app *a)
+{
+	uint64_t n = dist_graph_detach(a->g, a->dist);
+	if (n)
+		graph_log("distributor", "%llu packet(s) dropped at shutdown (never reached a worker)",
+			  (unsigned long long)n);
+	dist_free(a->dist);
+	a->dist = NULL;
+}
+
 static int stage_threads(struct app *a)
 {
 	int cpus[GRAPH_MAX_THREADS];
 	uint32_t n = graph_cpu_config_workers(&a->cfg.cpu, cpus, ARRAY_LEN(cpus));
 	pin_main_thread(a);
 	int rc = n ? graph_workers_start(a->g, cpus, n, a->err, sizeof(a->err)) : 0;
+	if (rc == 0)
+		rc = start_distributor(a, n);
 	if (rc == 0)
 		rc = devices_up(a, n);
 	if (rc)
@@ -363,9 +413,13 @@ static int shutdown_app(struct app *a)
 	if (a->cli_up)
 		cli_server_stop();
 	if (a->g) {
+		if (a->dist)
+			drain_distributor(a);
 		stop_inputs(a->g);
 		graph_main_poll(a->g); /* dispatches what thread 0 still holds */
 		graph_workers_stop(a->g);
+		if (a->dist)
+			stop_distributor(a);
 		/* Devices stop after the last frame reached their tx: pcap
 		 * files are complete, ring buffers come back to the pools. */
 		dev_delete_all();

@@ -1,0 +1,443 @@
+/* The distributor library: flow table, backlogs, handoff and completions
+ * (see dist.h for the contract, dist_private.h for who writes what).
+ *
+ * One call of dist_process: harvest every worker's completions (releasing
+ * tags whose count drops to 0), match the packets 8 at a time against the
+ * flow table, stage each in its worker's backlog, and publish the backlogs
+ * to the rings. A backlog that fills mid-call is published at once; what a
+ * full ring does not take stays staged, and once the backlog is full too
+ * the worker's packets are dropped.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "nodes/dist_private.h"
+
+const char *const dist_drop_reason_strings[DIST_N_DROP] = {
+	[DIST_DROP_WORKER_FULL] = "flow's worker busy (ring and backlog full)",
+	[DIST_DROP_ALL_FULL] = "new flow, every worker busy",
+	[DIST_DROP_SHUTDOWN] = "queued for a worker at shutdown",
+};
+
+void dist_config_default(struct dist_config *c)
+{
+	c->n_workers = 1;
+	c->backlog = DIST_BACKLOG_DEFAULT;
+	c->ring_lines = DIST_RING_LINES_DEFAULT;
+}
+
+uint32_t dist_n_workers(const struct dist *d)
+{
+	return d->n_workers;
+}
+
+void dist_free(struct dist *d)
+{
+	if (!d)
+		return;
+	for (uint32_t w = 0; d->tx && w < d->n_workers; w++) {
+		handoff_ring_free(d->tx[w].ring);
+		handoff_ring_free(d->tx[w].ret);
+		free(d->tx[w].backlog_bi);
+		free(d->tx[w].backlog_tag);
+	}
+	free(d->tx);
+	free(d->rx);
+	free(d->worker_base);
+	free(d);
+}
+
+struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
+{
+	if (c->n_workers < 1 || c->n_workers > DIST_MAX_WORKERS || c->backlog < 1 || c->backlog > DIST_BACKLOG_MAX ||
+	    c->ring_lines < 2 || c->ring_lines > DIST_RING_LINES_MAX) {
+		snprintf(err, errlen, "distributor: expected 1-%d workers, backlog 1-%d, ring-lines 2-%d",
+			 DIST_MAX_WORKERS, DIST_BACKLOG_MAX, DIST_RING_LINES_MAX);
+		return NULL;
+	}
+	struct dist *d = aligned_alloc(64, ROUND_UP(sizeof(*d), 64));
+	if (!d)
+		goto oom;
+	memset(d, 0, sizeof(*d));
+	d->cfg = *c;
+	d->cfg.backlog = ROUND_UP(c->backlog, HANDOFF_LINE_SLOTS);
+	d->n_workers = c->n_workers;
+	d->tx = aligned_alloc(64, ROUND_UP(sizeof(*d->tx) * c->n_workers, 64));
+	d->rx = aligned_alloc(64, ROUND_UP(sizeof(*d->rx) * c->n_workers, 64));
+	d->worker_base = calloc(c->n_workers, sizeof(*d->worker_base));
+	if (!d->tx || !d->rx || !d->worker_base) {
+		free(d->tx);
+		d->tx = NULL;
+		goto oom;
+	}
+	memset(d->tx, 0, sizeof(*d->tx) * c->n_workers);
+	memset(d->rx, 0, sizeof(*d->rx) * c->n_workers);
+	for (uint32_t w = 0; w < c->n_workers; w++) {
+		struct dist_tx *tx = &d->tx[w];
+		tx->ring = handoff_ring_create(c->ring_lines, -1);
+		/* Room for everything the worker can hold, so that reporting a
+		 * batch normally never waits. */
+		tx->ret = handoff_ring_create(c->ring_lines + DIST_WORKER_BATCH_LINES, -1);
+		tx->backlog_bi = malloc(d->cfg.backlog * sizeof(uint32_t));
+		tx->backlog_tag = malloc(d->cfg.backlog * sizeof(uint16_t));
+		if (!tx->ring || !tx->ret || !tx->backlog_bi || !tx->backlog_tag)
+			goto oom;
+	}
+	return d;
+oom:
+	snprintf(err, errlen, "distributor: out of memory");
+	dist_free(d);
+	return NULL;
+}
+
+/* ---- completions ---- */
+
+/* Release one completed packet of worker w (owner byte w + 1). */
+static inline void release_tag(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_t tag)
+{
+	uint32_t *e = &d->table[tag & HANDOFF_TAG_MASK];
+	if (unlikely(DIST_E_OWNER(*e) != w1 || (*e & DIST_E_COUNT_MASK) == 0)) {
+		d->bad_returns++;
+		return;
+	}
+	uint32_t v = *e - 1;
+	if ((v & DIST_E_COUNT_MASK) == 0) {
+		v &= 0xff000000u; /* nobody owns it; the last owner stays */
+		tx->flows--;
+	}
+	*e = v;
+}
+
+static void release_lines(struct dist *d, uint32_t w, const struct handoff_line *lines, uint32_t n)
+{
+	struct dist_tx *tx = &d->tx[w];
+	uint32_t pkts = 0;
+	for (uint32_t l = 0; l < n; l++) {
+		for (uint32_t s = 0; s < lines[l].n; s++)
+			release_tag(d, tx, w + 1, lines[l].tag[s]);
+		pkts += lines[l].n;
+	}
+	tx->in_flight -= pkts;
+	tx->st.returned += pkts;
+}
+
+/* Harvest every worker's completions; returns packets released. */
+static uint32_t harvest(struct dist *d)
+{
+	struct handoff_line lines[DIST_WORKER_BATCH_LINES];
+	uint32_t total = 0;
+	for (uint32_t w = 0; w < d->n_workers; w++) {
+		struct dist_tx *tx = &d->tx[w];
+		if (!tx->in_flight)
+			continue;
+		uint32_t before = tx->in_flight, k;
+		while ((k = handoff_dequeue_lines(tx->ret, lines, DIST_WORKER_BATCH_LINES)) != 0)
+			release_lines(d, w, lines, k);
+		if (tx->in_flight != before) {
+			total += before - tx->in_flight;
+			tx->last_return_ticks = cpu_ticks();
+		}
+	}
+	return total;
+}
+
+/* ---- publishing ---- */
+
+/* Hand worker w's backlog to its ring: whole lines only, or everything
+ * (the last line partial) when `all`. Returns packets published. */
+static uint32_t publish(struct dist_tx *tx, bool all)
+{
+	uint32_t n = all ? tx->n_backlog : tx->n_backlog & ~(uint32_t)(HANDOFF_LINE_SLOTS - 1);
+	if (!n)
+		return 0;
+	uint32_t k = handoff_enqueue(tx->ring, tx->backlog_bi, tx->backlog_tag, n);
+	if (k < tx->n_backlog && k) {
+		/* A full ring took part: keep the rest at the front, in order. */
+		memmove(tx->backlog_bi, tx->backlog_bi + k, (tx->n_backlog - k) * sizeof(uint32_t));
+		memmove(tx->backlog_tag, tx->backlog_tag + k, (tx->n_backlog - k) * sizeof(uint16_t));
+	}
+	tx->n_backlog -= k;
+	if (!tx->in_flight && k)
+		tx->last_return_ticks = cpu_ticks(); /* idle time counts from here */
+	tx->in_flight += k;
+	return k;
+}
+
+/* Copy one thread's counter for readers elsewhere (relaxed, tear-free). */
+#define PUB(dst, src) __atomic_store_n(&(dst), (src), __ATOMIC_RELAXED)
+
+static uint32_t publish_all(struct dist *d)
+{
+	uint32_t n = 0;
+	for (uint32_t w = 0; w < d->n_workers; w++) {
+		struct dist_tx *tx = &d->tx[w];
+		if (tx->n_backlog)
+			n += publish(tx, true);
+		PUB(tx->pub.handed, tx->st.handed);
+		PUB(tx->pub.matched, tx->st.matched);
+		PUB(tx->pub.returned, tx->st.returned);
+		PUB(tx->pub.migrations, tx->st.migrations);
+		PUB(tx->pub.drops, tx->st.drops);
+		PUB(tx->pub.in_flight, tx->in_flight);
+		PUB(tx->pub.backlog, tx->n_backlog);
+		PUB(tx->pub.flows, tx->flows);
+		PUB(tx->pub_last_return_ticks, tx->last_return_ticks);
+	}
+	for (uint32_t r = 0; r < DIST_N_DROP; r++)
+		PUB(d->pub_drops[r], d->drops[r]);
+	PUB(d->pub_bad_returns, d->bad_returns);
+	return n;
+}
+
+/* ---- assignment ---- */
+
+/* The worker with the fewest packets not yet complete (backlog included)
+ * that has backlog room; ties go round the workers from the cursor. Returns
+ * its index + 1, or 0 when every worker is full. */
+static inline uint32_t least_loaded(struct dist *d)
+{
+	uint32_t best = 0, best_load = UINT32_MAX, w = d->cursor;
+	for (uint32_t i = 0; i < d->n_workers; i++) {
+		struct dist_tx *tx = &d->tx[w];
+		uint32_t load = tx->in_flight + tx->n_backlog;
+		if (load < best_load && (tx->n_backlog < d->cfg.backlog || publish(tx, false))) {
+			best = w + 1;
+			best_load = load;
+		}
+		if (++w == d->n_workers)
+			w = 0;
+	}
+	return best;
+}
+
+/* Stage one packet for worker w1 - 1; false when its backlog is full and
+ * its ring takes no whole line. */
+static inline bool stage(struct dist *d, uint32_t w1, uint32_t bi, uint16_t tag)
+{
+	struct dist_tx *tx = &d->tx[w1 - 1];
+	if (unlikely(tx->n_backlog == d->cfg.backlog) && !publish(tx, false))
+		return false;
+	tx->backlog_bi[tx->n_backlog] = bi;
+	tx->backlog_tag[tx->n_backlog] = tag;
+	tx->n_backlog++;
+	tx->st.handed++;
+	return true;
+}
+
+uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, uint32_t n, uint32_t *dropped,
+		      uint8_t *reason, uint8_t *assigned)
+{
+	uint32_t n_drop = 0;
+	harvest(d);
+	for (uint32_t c = 0; c < n; c += 8) {
+		uint32_t k = MIN(8u, n - c);
+		alignas(16) uint16_t chunk[8] = { 0 };
+		memcpy(chunk, tags + c, k * sizeof(uint16_t));
+		struct dist_match m;
+		dist_match_vector(d->table, chunk, &m);
+		for (uint32_t i = 0; i < k; i++) {
+			uint16_t tag = chunk[i] & HANDOFF_TAG_MASK;
+			uint32_t *e = &d->table[tag];
+			uint32_t w1 = m.owner[i];
+			/* An earlier lane of this chunk may have opened the flow. */
+			if (!w1 && m.lead[i] != i)
+				w1 = DIST_E_OWNER(*e);
+			uint8_t why = DIST_DROP_WORKER_FULL;
+			if (likely(w1)) {
+				if (likely(stage(d, w1, bi[c + i], tag))) {
+					(*e)++;
+					d->tx[w1 - 1].st.matched += m.owner[i] != 0;
+					goto placed;
+				}
+			} else {
+				w1 = least_loaded(d);
+				why = DIST_DROP_ALL_FULL;
+				if (w1 && stage(d, w1, bi[c + i], tag)) {
+					struct dist_tx *tx = &d->tx[w1 - 1];
+					uint32_t last = DIST_E_LAST(*e);
+					tx->st.migrations += last && last != w1;
+					tx->flows++;
+					*e = w1 << 24 | w1 << 16 | 1;
+					goto placed;
+				}
+			}
+			/* Dropped: the flow keeps whatever it owned. */
+			if (why == DIST_DROP_WORKER_FULL)
+				d->tx[w1 - 1].st.drops++;
+			d->drops[why]++;
+			dropped[n_drop] = bi[c + i];
+			reason[n_drop++] = why;
+			w1 = 0;
+placed:
+			if (assigned)
+				assigned[c + i] = (uint8_t)w1;
+		}
+		if (++d->cursor >= d->n_workers)
+			d->cursor = 0;
+	}
+	publish_all(d);
+	return n - n_drop;
+}
+
+uint32_t dist_flush(struct dist *d)
+{
+	uint32_t n = harvest(d);
+	return n + publish_all(d);
+}
+
+uint64_t dist_outstanding(const struct dist *d)
+{
+	uint64_t n = 0;
+	for (uint32_t w = 0; w < d->n_workers; w++)
+		n += d->tx[w].in_flight + d->tx[w].n_backlog;
+	return n;
+}
+
+uint32_t dist_room(const struct dist *d, uint32_t w)
+{
+	return w < d->n_workers ? d->cfg.backlog - d->tx[w].n_backlog : 0;
+}
+
+uint32_t dist_flows_owned(const struct dist *d)
+{
+	uint32_t n = 0;
+	for (uint32_t w = 0; w < d->n_workers; w++)
+		n += d->tx[w].flows;
+	return n;
+}
+
+uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
+{
+	struct handoff_line line;
+	uint32_t got = 0;
+	/* What each worker took is done, reported or not. */
+	for (uint32_t w = 0; w < d->n_workers; w++) {
+		struct dist_rx *rx = &d->rx[w];
+		release_lines(d, w, rx->lines + rx->first, rx->n_lines);
+		rx->n_lines = 0;
+	}
+	harvest(d);
+	for (uint32_t w = 0; w < d->n_workers; w++) {
+		struct dist_tx *tx = &d->tx[w];
+		/* Its ring, oldest first (the worker is gone, so this thread may
+		 * consume), then its backlog; each packet gives its tag back. */
+		while (got + HANDOFF_LINE_SLOTS <= max && handoff_dequeue_lines(tx->ring, &line, 1)) {
+			for (uint32_t s = 0; s < line.n; s++)
+				release_tag(d, tx, w + 1, line.tag[s]);
+			memcpy(bi + got, line.bi, line.n * sizeof(uint32_t));
+			got += line.n;
+			tx->in_flight -= line.n;
+		}
+		uint32_t k = MIN(max - got, tx->n_backlog);
+		for (uint32_t i = 0; i < k; i++) {
+			release_tag(d, tx, w + 1, tx->backlog_tag[i]);
+			bi[got + i] = tx->backlog_bi[i];
+		}
+		memmove(tx->backlog_bi, tx->backlog_bi + k, (tx->n_backlog - k) * sizeof(uint32_t));
+		memmove(tx->backlog_tag, tx->backlog_tag + k, (tx->n_backlog - k) * sizeof(uint16_t));
+		tx->n_backlog -= k;
+		got += k;
+	}
+	d->drops[DIST_DROP_SHUTDOWN] += got;
+	publish_all(d);
+	return got;
+}
+
+/* ---- worker side ---- */
+
+/* Report the held batch; true when all of it went. */
+static bool report(struct dist *d, uint32_t w)
+{
+	struct dist_rx *rx = &d->rx[w];
+	if (!rx->n_lines)
+		return true;
+	uint32_t k = handoff_enqueue_lines(d->tx[w].ret, rx->lines + rx->first, rx->n_lines);
+	rx->first += k;
+	rx->n_lines -= k;
+	return rx->n_lines == 0;
+}
+
+uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *tags, uint32_t max)
+{
+	struct dist_rx *rx = &d->rx[w];
+	if (unlikely(!report(d, w)))
+		return 0;
+	uint32_t want = MIN(max / HANDOFF_LINE_SLOTS, (uint32_t)DIST_WORKER_BATCH_LINES);
+	uint32_t k = want ? handoff_dequeue_lines(d->tx[w].ring, rx->lines, want) : 0;
+	uint32_t n = 0;
+	for (uint32_t l = 0; l < k; l++) {
+		const struct handoff_line *line = &rx->lines[l];
+		memcpy(bi + n, line->bi, HANDOFF_LINE_SLOTS * sizeof(uint32_t));
+		if (tags)
+			memcpy(tags + n, line->tag, HANDOFF_LINE_SLOTS * sizeof(uint16_t));
+		n += line->n;
+	}
+	rx->first = 0;
+	rx->n_lines = k;
+	if (n)
+		stat_add(&rx->polled, n);
+	return n;
+}
+
+int dist_worker_done(struct dist *d, uint32_t w)
+{
+	return report(d, w) ? 0 : -EAGAIN;
+}
+
+/* ---- statistics ---- */
+
+void dist_stats(const struct dist *d, struct dist_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (uint32_t r = 0; r < DIST_N_DROP; r++)
+		st->drops[r] = stat_read(&d->pub_drops[r]) - d->base.drops[r];
+	st->bad_returns = stat_read(&d->pub_bad_returns);
+	st->n_workers = d->n_workers;
+}
+
+int dist_worker_stats(const struct dist *d, uint32_t w, struct dist_worker_stats *st)
+{
+	if (w >= d->n_workers)
+		return -ENOENT;
+	const struct dist_worker_stats *p = &d->tx[w].pub;
+	const struct dist_worker_stats *b = &d->worker_base[w];
+	memset(st, 0, sizeof(*st));
+	st->handed = stat_read(&p->handed) - b->handed;
+	st->matched = stat_read(&p->matched) - b->matched;
+	st->returned = stat_read(&p->returned) - b->returned;
+	st->migrations = stat_read(&p->migrations) - b->migrations;
+	st->drops = stat_read(&p->drops) - b->drops;
+	st->polled = stat_read(&d->rx[w].polled) - b->polled;
+	st->in_flight = __atomic_load_n(&p->in_flight, __ATOMIC_RELAXED);
+	st->backlog = __atomic_load_n(&p->backlog, __ATOMIC_RELAXED);
+	st->flows = __atomic_load_n(&p->flows, __ATOMIC_RELAXED);
+	struct handoff_stats hs;
+	handoff_ring_stats(d->tx[w].ring, &hs);
+	st->ring_used = hs.used;
+	st->ring_lines = hs.n_lines;
+	uint64_t last = __atomic_load_n(&d->tx[w].pub_last_return_ticks, __ATOMIC_RELAXED);
+	if (st->in_flight && last) {
+		uint64_t now = cpu_ticks();
+		st->idle_ns = now > last ? (uint64_t)((double)(now - last) * 1e9 / cpu_ticks_per_second()) : 0;
+	}
+	return 0;
+}
+
+void dist_clear_stats(struct dist *d)
+{
+	for (uint32_t r = 0; r < DIST_N_DROP; r++)
+		d->base.drops[r] = stat_read(&d->pub_drops[r]);
+	for (uint32_t w = 0; w < d->n_workers; w++) {
+		const struct dist_worker_stats *p = &d->tx[w].pub;
+		struct dist_worker_stats *b = &d->worker_base[w];
+		b->handed = stat_read(&p->handed);
+		b->matched = stat_read(&p->matched);
+		b->returned = stat_read(&p->returned);
+		b->migrations = stat_read(&p->migrations);
+		b->drops = stat_read(&p->drops);
+		b->polled = stat_read(&d->rx[w].polled);
+	}
+}

@@ -1,0 +1,196 @@
+/* The flow-pinning distributor: one rx thread hands packets to N workers in
+ * 64-byte lines of 8 (graph/handoff.h), never letting one flow run on two
+ * workers at once and never letting it overtake itself.
+ *
+ * Every packet carries a 15-bit flow tag. The distributor owns one table
+ * entry per tag: the worker that owns the tag and how many of its packets
+ * that worker has not finished (staged in the backlog, in the ring, being
+ * processed, or finished but not yet reported). A packet whose tag is owned
+ * goes to the owner; any other packet opens the flow on the least-loaded
+ * worker. A tag is released only when its owner reports the last of those
+ * packets complete, through a return ring in the same line format: DPDK's
+ * burst distributor forgets a slow worker's tags when it publishes the next
+ * line (design facts, 2.1); here nothing but a completion releases one.
+ *
+ * Completion: a worker's packets are complete when the worker polls again
+ * (dist_worker_poll) or says so (dist_worker_done). In the graph, that
+ * poll is handoff-input's next call, which comes after the dispatch loop has
+ * run every frame of the previous batch to its end: handed to a tx queue by
+ * interface-output, or dropped. A node that keeps buffers past the dispatch
+ * loop (a shaper) must not run on distributor workers until it reports its
+ * own completions.
+ *
+ * Backpressure: each worker has a ring of ring_lines lines and a backlog of
+ * `backlog` packets at the distributor. When both are full, that worker's
+ * packets are dropped and counted (DIST_DROP_WORKER_FULL); new flows go to
+ * other workers, and only when every worker is full are they dropped
+ * (DIST_DROP_ALL_FULL). The distributor never waits for a worker, and
+ * nothing grows: all memory is allocated by dist_create.
+ *
+ * Thread-safety: dist_process, dist_flush, dist_outstanding and
+ * dist_reclaim belong to one distributor thread; dist_worker_poll and
+ * dist_worker_done to worker w's thread alone; dist_stats may be called
+ * from any thread at any time; dist_create, dist_free and dist_clear_stats
+ * are control calls (dist_clear_stats takes a baseline, it writes nothing
+ * the datapath writes).
+ */
+#ifndef SLUICE_NODES_DIST_H
+#define SLUICE_NODES_DIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/handoff.h"
+
+#define DIST_MAX_WORKERS 63 /* a tag's owner is a byte; 0 means none */
+#define DIST_N_TAGS (HANDOFF_TAG_MASK + 1)
+#define DIST_BACKLOG_DEFAULT 8
+#define DIST_BACKLOG_MAX 4096
+#define DIST_RING_LINES_DEFAULT 64
+#define DIST_RING_LINES_MAX 1024
+#define DIST_WORKER_BATCH_LINES 32 /* lines a worker takes per poll: one frame */
+
+struct dist;
+struct graph;
+
+struct dist_config {
+	uint32_t n_workers;  /* 1..DIST_MAX_WORKERS */
+	uint32_t backlog;    /* packets held per worker while its ring is full; rounded up to 8s */
+	uint32_t ring_lines; /* lines per worker ring (power of two, >= 2) */
+};
+
+/* Why the distributor dropped a packet. */
+enum dist_drop_reason {
+	DIST_DROP_WORKER_FULL = 0, /* its flow's worker has a full ring and backlog */
+	DIST_DROP_ALL_FULL,        /* a new flow, and every worker is full */
+	DIST_DROP_SHUTDOWN,        /* still queued for a worker when the workers stopped */
+	DIST_N_DROP,
+};
+
+extern const char *const dist_drop_reason_strings[DIST_N_DROP];
+
+void dist_config_default(struct dist_config *c);
+
+/* A distributor for c->n_workers workers; NULL with the reason in err. */
+struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen);
+
+/* Release everything. Buffers still queued are not freed: reclaim first. */
+void dist_free(struct dist *d);
+
+uint32_t dist_n_workers(const struct dist *d);
+
+/* ---- the distributor thread ---- */
+
+/* Hand bi[0..n) with their tags (low 15 bits used) to the workers. Returns
+ * how many were taken; the others are written in order to dropped[] with
+ * their reasons in reason[] (both room for n), and stay the caller's: it
+ * frees and counts them. When assigned is not NULL, assigned[i] gets the
+ * worker index + 1 that packet i went to (0: dropped), for trace. Harvests
+ * completions first and publishes everything staged before returning. */
+uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, uint32_t n, uint32_t *dropped,
+		      uint8_t *reason, uint8_t *assigned);
+
+/* Harvest completions and publish what the backlogs hold (a call with no
+ * packets). Returns packets published plus completions harvested: 0 means
+ * nothing moved. */
+uint32_t dist_flush(struct dist *d);
+
+/* Packets taken and not yet reported complete, over every worker. */
+uint64_t dist_outstanding(const struct dist *d);
+
+/* Packets worker w can still be given without a drop: free backlog slots. */
+uint32_t dist_room(const struct dist *d, uint32_t w);
+
+/* After the workers have stopped for good: take back the packets no worker
+ * received (backlogs, then rings) into bi[0..max), counting them as
+ * DIST_DROP_SHUTDOWN, and treat every batch a worker received as complete.
+ * Returns how many were written; call until 0, freeing them. */
+uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max);
+
+/* Tags owned right now, over every worker (0 once everything is complete). */
+uint32_t dist_flows_owned(const struct dist *d);
+
+/* ---- worker w's thread ---- */
+
+/* Report the previous batch complete, then take up to max packets (whole
+ * lines; max >= 8 to take any) into bi[]. Returns how many; 0 also when the
+ * return ring is full and the previous batch could not yet be reported (try
+ * again: the distributor drains it without waiting for anyone). tags, when
+ * not NULL, receives the tags. */
+uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *tags, uint32_t max);
+
+/* Report the current batch complete without taking more (a worker that
+ * stops). Returns 0, or -EAGAIN when the return ring was full: call again. */
+int dist_worker_done(struct dist *d, uint32_t w);
+
+/* ---- statistics ---- */
+
+struct dist_worker_stats {
+	uint64_t handed;     /* packets taken for this worker */
+	uint64_t matched;    /* of those, packets whose flow the worker already owned */
+	uint64_t returned;   /* completions harvested */
+	uint64_t migrations; /* flows opened here that last ran on another worker */
+	uint64_t drops;      /* DIST_DROP_WORKER_FULL for this worker */
+	uint64_t polled;     /* packets the worker took from its ring (its own count) */
+	uint32_t in_flight;  /* handed and not yet complete, backlog excluded */
+	uint32_t backlog;    /* staged at the distributor */
+	uint32_t flows;      /* tags owned */
+	uint32_t ring_used;  /* lines in its ring */
+	uint32_t ring_lines; /* the ring's size */
+	uint64_t idle_ns;    /* since its last completion while it had packets; 0 when it had none */
+};
+
+struct dist_stats {
+	uint64_t drops[DIST_N_DROP]; /* by reason, over every worker */
+	uint64_t bad_returns;        /* completions for a tag the worker did not own: a bug */
+	uint32_t n_workers;
+};
+
+/* Counters since the last dist_clear_stats (levels are current). */
+void dist_stats(const struct dist *d, struct dist_stats *st);
+int dist_worker_stats(const struct dist *d, uint32_t w, struct dist_worker_stats *st);
+void dist_clear_stats(struct dist *d);
+
+/* ---- the graph ---- */
+
+/* Flow tag of a packet: the NIC's RSS hash when the buffer has one
+ * (BUFFER_F_FLOW_HASH), else the Toeplitz hash (default key) of its IPv4 or
+ * IPv6 4-tuple (TCP, UDP; the 2-tuple for other protocols and fragments),
+ * or of its MAC addresses when it is not IP. Stores the software hash in
+ * flow_hash with BUFFER_F_FLOW_HASH set, and the tag in flow_tag. */
+struct buffer;
+uint16_t dist_buffer_tag(struct buffer *b);
+
+/* Make d the graph's distributor: every input node's arc to ethernet-input
+ * now leads to `distributor`, distributor-flush polls on thread 0, and
+ * handoff-input on each worker thread (graph threads 1..n_workers, which
+ * must be running). Returns 0 or a negative errno with a message in err. */
+int dist_graph_attach(struct graph *g, struct dist *d, char *err, size_t errlen);
+
+/* The attached distributor, or NULL (the distributor node then passes
+ * packets straight to ethernet-input). */
+struct dist *dist_attached(void);
+
+/* On thread 0 at shutdown, workers still running: stop thread 0's other
+ * inputs and run its loop until every packet taken is complete or
+ * timeout_ns passes. Returns the packets still outstanding. */
+uint64_t dist_graph_drain(struct graph *g, struct dist *d, uint64_t timeout_ns);
+
+/* After graph_workers_stop: free what no worker received (counted as
+ * DIST_DROP_SHUTDOWN), restore the arcs and detach. Returns the packets
+ * freed. The caller frees d. */
+uint64_t dist_graph_detach(struct graph *g, struct dist *d);
+
+/* ---- startup.conf: distributor { enable  backlog 8  ring-lines 64 } ---- */
+
+struct dist_conf {
+	bool enable;
+	uint32_t backlog;
+	uint32_t ring_lines;
+};
+
+struct conf_section;
+extern const struct conf_section dist_conf_section; /* struct dist_conf */
+
+#endif

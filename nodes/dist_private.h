@@ -1,0 +1,82 @@
+/* Layouts only the distributor touches, and the tag matchers.
+ *
+ * Who writes what: struct dist_tx and the flow table are the distributor
+ * thread's; struct dist_rx is worker w's. Each sits on its own cache lines
+ * (alignas(64), padded), so neither side's stores pull the other's lines.
+ */
+#ifndef SLUICE_NODES_DIST_PRIVATE_H
+#define SLUICE_NODES_DIST_PRIVATE_H
+
+#include <stdalign.h>
+#include <stdint.h>
+
+#include "nodes/dist.h"
+
+/* A flow table entry, one per tag:
+ *   bits  0..15  packets the owner has not finished (backlog included)
+ *   bits 16..23  owner worker + 1, 0 when nobody owns the tag
+ *   bits 24..31  the last owner + 1, kept after release to count migrations
+ * The count cannot overflow: a worker holds at most backlog + 2 rings +
+ * one batch of packets, < 2^16 with the limits in dist.h. */
+#define DIST_E_COUNT_MASK 0xffffu
+#define DIST_E_OWNER(e) (((e) >> 16) & 0xffu)
+#define DIST_E_LAST(e) ((e) >> 24)
+_Static_assert(DIST_BACKLOG_MAX + (2 * DIST_RING_LINES_MAX + DIST_WORKER_BATCH_LINES) * HANDOFF_LINE_SLOTS <
+		       (1 << 16),
+	       "a tag's packet count fits 16 bits");
+
+/* Matching one chunk of 8 tags: owner[i] is the table's owner + 1 of lane
+ * i (0: none), lead[i] the first lane j <= i with the same tag. The caller
+ * pads a short chunk with any tag; lanes never look at later lanes. */
+struct dist_match {
+	uint8_t owner[8];
+	uint8_t lead[8];
+};
+
+/* Plain C, always built: the reference the vector version must agree with. */
+void dist_match_scalar(const uint32_t *table, const uint16_t *tags, struct dist_match *m);
+/* The build's choice (meson: AVX2 gather, or SSE4.2 compares, or the scalar
+ * code when the target has neither). */
+void dist_match_vector(const uint32_t *table, const uint16_t *tags, struct dist_match *m);
+extern const char dist_match_vector_isa[]; /* "avx2", "sse4.2" or "scalar" */
+
+/* The distributor's side of one worker. */
+struct dist_tx {
+	alignas(64) struct handoff_ring *ring; /* to the worker */
+	struct handoff_ring *ret;              /* completions from it */
+	uint32_t *backlog_bi;
+	uint16_t *backlog_tag;
+	uint32_t n_backlog;
+	uint32_t in_flight;   /* published and not yet complete */
+	uint32_t flows;       /* tags owned */
+	uint64_t last_return_ticks;
+	struct dist_worker_stats st; /* counters and levels, this thread's working copy */
+	/* The same, copied once per call for readers on other threads. */
+	alignas(64) struct dist_worker_stats pub;
+	uint64_t pub_last_return_ticks;
+};
+
+/* Worker w's side: the batch it holds, to be reported complete. */
+struct dist_rx {
+	alignas(64) uint32_t n_lines; /* lines of the batch not yet reported */
+	uint32_t first;               /* first of them in lines[] */
+	uint64_t polled;              /* packets taken (read by any thread) */
+	alignas(64) struct handoff_line lines[DIST_WORKER_BATCH_LINES];
+};
+
+struct dist {
+	struct dist_config cfg;
+	uint32_t n_workers;
+	uint32_t cursor; /* where the least-loaded scan starts: ties rotate, per instance */
+	uint64_t drops[DIST_N_DROP];
+	uint64_t bad_returns;
+	uint64_t pub_drops[DIST_N_DROP]; /* copied once per call, for other threads */
+	uint64_t pub_bad_returns;
+	struct dist_tx *tx;   /* [n_workers] */
+	struct dist_rx *rx;   /* [n_workers] */
+	struct dist_stats base;                 /* dist_clear_stats baselines */
+	struct dist_worker_stats *worker_base;  /* [n_workers] */
+	alignas(64) uint32_t table[DIST_N_TAGS];
+};
+
+#endif

@@ -1,0 +1,158 @@
+/* distributor: on the rx thread, hands every packet to a worker through the
+ * attached distributor (nodes/dist.h), keeping each flow on one worker at a
+ * time; distributor-flush: the rx thread's per-loop poll that harvests
+ * completions and publishes backlogs when no packets arrive.
+ *
+ * A packet's flow tag is the NIC's RSS hash when the buffer has one, else
+ * the software Toeplitz hash of its 5-tuple (dist_buffer_tag). With no
+ * distributor attached (no workers), frames go straight to ethernet-input.
+ *
+ * Next nodes: error-drop, ethernet-input (no distributor attached).
+ * Errors: the flow's worker busy (ring and backlog full); a new flow with
+ *   every worker busy.
+ * Trace: flow tag, whether the hash came from the NIC, and the worker the
+ *   packet went to (or the drop).
+ * CLI: `show distributor`, `show errors`, `show trace`.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "nodes/dist.h"
+
+enum distributor_next {
+	DISTRIBUTOR_NEXT_DROP = 0,
+	DISTRIBUTOR_NEXT_ETHERNET_INPUT,
+	DISTRIBUTOR_N_NEXT,
+};
+
+/* The node's errors are the library's drop reasons, in the same order. */
+static const char *const distributor_error_strings[DIST_N_DROP] = {
+	[DIST_DROP_WORKER_FULL] = "flow's worker busy (ring and backlog full)",
+	[DIST_DROP_ALL_FULL] = "new flow, every worker busy",
+	[DIST_DROP_SHUTDOWN] = "queued for a worker at shutdown",
+};
+
+struct distributor_trace {
+	uint32_t flow_hash;
+	uint16_t tag;
+	uint8_t worker; /* index + 1; 0: dropped */
+	uint8_t reason; /* enum dist_drop_reason when dropped */
+	uint8_t nic_hash;
+};
+_Static_assert(sizeof(struct distributor_trace) <= NODE_TRACE_DETAIL_SIZE, "trace fits the record");
+
+static int distributor_format_trace(char *buf, size_t len, const uint8_t *detail)
+{
+	struct distributor_trace t;
+	memcpy(&t, detail, sizeof(t));
+	int n = snprintf(buf, len, "flow tag 0x%04x (%s hash 0x%08x) -> ", t.tag, t.nic_hash ? "nic" : "software",
+			 t.flow_hash);
+	if (n < 0 || (size_t)n >= len)
+		return n;
+	if (t.worker)
+		return n + snprintf(buf + n, len - (size_t)n, "worker %u", t.worker - 1);
+	return n + snprintf(buf + n, len - (size_t)n, "dropped (%s)",
+			    t.reason < DIST_N_DROP ? distributor_error_strings[t.reason] : "?");
+}
+
+/* ---- helpers ---- */
+
+/* Per thread scratch: a frame's tags and the library's answers. */
+struct distributor_data {
+	uint16_t tags[FRAME_SIZE];
+	uint32_t dropped[FRAME_SIZE];
+	uint8_t reason[FRAME_SIZE];
+	uint8_t assigned[FRAME_SIZE];
+	uint8_t nic_hash[FRAME_SIZE];
+};
+
+static void trace_frame(struct node_runtime *rt, const struct distributor_data *d, const uint32_t *bi, uint32_t n)
+{
+	uint32_t k = 0; /* walks the dropped list alongside */
+	for (uint32_t i = 0; i < n; i++) {
+		struct buffer *b = buffer_get(bi[i]);
+		uint8_t reason = 0;
+		if (!d->assigned[i])
+			reason = d->reason[k++];
+		uint8_t *detail = node_trace_detail(rt, b);
+		if (!detail)
+			continue;
+		struct distributor_trace t = {
+			.flow_hash = b->flow_hash,
+			.tag = d->tags[i],
+			.worker = d->assigned[i],
+			.reason = reason,
+			.nic_hash = d->nic_hash[i],
+		};
+		memcpy(detail, &t, sizeof(t));
+	}
+}
+
+/* ---- the nodes ---- */
+
+static uint32_t distributor_fn(struct node_runtime *rt, struct frame *f)
+{
+	struct distributor_data *d = rt->data;
+	struct dist *dist = dist_attached();
+	uint32_t n = f->n_vectors;
+	if (unlikely(!dist)) {
+		node_forward_frame(rt, DISTRIBUTOR_NEXT_ETHERNET_INPUT, f);
+		return n;
+	}
+	bool traced = false;
+	for (uint32_t i = 0; i < n; i++) {
+		struct buffer *b = buffer_get(f->buffers[i]);
+		if (unlikely(b->flags & BUFFER_F_TRACED)) {
+			traced = true;
+			d->nic_hash[i] = (b->flags & BUFFER_F_FLOW_HASH) != 0;
+		}
+		d->tags[i] = dist_buffer_tag(b);
+	}
+	uint32_t taken = dist_process(dist, f->buffers, d->tags, n, d->dropped, d->reason,
+				      traced ? d->assigned : NULL);
+	if (unlikely(traced))
+		trace_frame(rt, d, f->buffers, n);
+	if (unlikely(taken < n)) {
+		for (uint32_t i = 0; i < n - taken; i++)
+			buffer_get(d->dropped[i])->error = node_error(rt, d->reason[i]);
+		node_enqueue(rt, DISTRIBUTOR_NEXT_DROP, d->dropped, n - taken);
+	}
+	return n;
+}
+
+static const struct node_reg distributor_node = {
+	.name = "distributor",
+	.type = NODE_TYPE_INTERNAL,
+	.fn = distributor_fn,
+	.n_next = DISTRIBUTOR_N_NEXT,
+	.next_nodes = {
+		[DISTRIBUTOR_NEXT_DROP] = "error-drop",
+		[DISTRIBUTOR_NEXT_ETHERNET_INPUT] = "ethernet-input",
+	},
+	.n_errors = DIST_N_DROP,
+	.error_strings = distributor_error_strings,
+	.format_trace = distributor_format_trace,
+	.runtime_data_size = sizeof(struct distributor_data),
+};
+NODE_REGISTER(distributor_node)
+
+/* Polled every loop on the rx thread once a distributor is attached: frees
+ * tags as workers finish and publishes what full rings left behind, so a
+ * quiet input does not hold packets back. Returns packets moved, so the
+ * loop does not sleep while there is work. */
+static uint32_t distributor_flush_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)rt;
+	(void)f;
+	struct dist *dist = dist_attached();
+	return dist ? dist_flush(dist) : 0;
+}
+
+static const struct node_reg distributor_flush_node = {
+	.name = "distributor-flush",
+	.type = NODE_TYPE_INPUT,
+	.fn = distributor_flush_fn,
+	.default_state = NODE_STATE_DISABLED,
+};
+NODE_REGISTER(distributor_flush_node)

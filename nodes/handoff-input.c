@@ -1,0 +1,45 @@
+/* handoff-input: a worker's input in distributor mode. Each call reports
+ * the previous batch complete (every frame of it has been dispatched to its
+ * end: handed to a tx queue or dropped) and takes the next lines from this
+ * worker's handoff ring straight into ethernet-input's frame.
+ *
+ * Graph thread k (k >= 1) is distributor worker k - 1. Disabled until
+ * dist_graph_attach enables it on the worker threads.
+ *
+ * Next nodes: ethernet-input.
+ * Errors: none (drops happen at the distributor, which counts them).
+ * Trace: none of its own; a packet traced at rx shows the distributor's
+ *   record (with the worker) and then ethernet-input's on this thread.
+ * CLI: `show distributor`, `show runtime`.
+ */
+#include "graph/graph.h"
+#include "nodes/dist.h"
+
+enum handoff_input_next {
+	HANDOFF_INPUT_NEXT_ETHERNET_INPUT = 0,
+	HANDOFF_INPUT_N_NEXT,
+};
+
+static uint32_t handoff_input_fn(struct node_runtime *rt, struct frame *frame)
+{
+	(void)frame;
+	struct dist *d = dist_attached();
+	uint32_t w = (uint32_t)rt->thread_index - 1;
+	if (unlikely(!d || rt->thread_index == 0 || w >= dist_n_workers(d)))
+		return 0;
+	uint32_t *bi = node_next_slots(rt, HANDOFF_INPUT_NEXT_ETHERNET_INPUT, FRAME_SIZE);
+	uint32_t n = dist_worker_poll(d, w, bi, NULL, FRAME_SIZE);
+	if (n)
+		node_next_commit(rt, HANDOFF_INPUT_NEXT_ETHERNET_INPUT, n);
+	return n;
+}
+
+static const struct node_reg handoff_input_node = {
+	.name = "handoff-input",
+	.type = NODE_TYPE_INPUT,
+	.fn = handoff_input_fn,
+	.n_next = HANDOFF_INPUT_N_NEXT,
+	.next_nodes = { [HANDOFF_INPUT_NEXT_ETHERNET_INPUT] = "ethernet-input" },
+	.default_state = NODE_STATE_DISABLED,
+};
+NODE_REGISTER(handoff_input_node)

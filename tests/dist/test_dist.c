@@ -1,0 +1,612 @@
+/* Distributor library suite: matching, pinning, backpressure, reclaim, and
+ * the threaded invariants of the design facts (6.1): the slow-worker
+ * scenario DPDK's burst mode fails (2.1), and stress with heavy-tailed
+ * worker delays. Workers check atomicity themselves with an owner word per
+ * tag claimed by compare-and-swap, and per-flow order with sequence numbers
+ * kept in plain memory (so ThreadSanitizer also checks that the handoff
+ * orders each flow's accesses).
+ *
+ *   test_dist [--packets N] [--max-workers M]   (2,000,000 and 4 by default)
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "graph/toeplitz.h"
+#include "graph/util.h"
+#include "nodes/dist.h"
+#include "nodes/dist_private.h"
+#include "tests/check_run.h"
+
+static uint32_t opt_packets = 2000000;
+static uint32_t opt_max_workers = 4;
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static struct dist *make(uint32_t workers, uint32_t backlog, uint32_t ring_lines)
+{
+	struct dist_config c;
+	dist_config_default(&c);
+	c.n_workers = workers;
+	c.backlog = backlog;
+	c.ring_lines = ring_lines;
+	char err[256];
+	struct dist *d = dist_create(&c, err, sizeof(err));
+	ck_assert_msg(d, "%s", err);
+	return d;
+}
+
+/* ---- matching ---- */
+
+/* Vector and scalar matchers agree on random tables and chunks: random
+ * tags, few distinct tags (duplicates), 0, 0x7fff, and the unused top bit. */
+START_TEST(test_matchers_agree)
+{
+	uint32_t *table = aligned_alloc(64, DIST_N_TAGS * sizeof(uint32_t));
+	uint64_t s = 88172645463325252ull;
+	for (uint32_t t = 0; t < DIST_N_TAGS; t++)
+		table[t] = (uint32_t)rng_next(&s);
+	for (uint32_t it = 0; it < 1000000; it++) {
+		alignas(16) uint16_t tags[8];
+		uint32_t mode = it % 4;
+		for (int i = 0; i < 8; i++) {
+			uint64_t r = rng_next(&s);
+			tags[i] = mode == 0 ? (uint16_t)r : mode == 1 ? (uint16_t)(r % 3) : mode == 2 ? (uint16_t)((r % 2) * 0x7fff) : (uint16_t)(0x8000 | (r % 4));
+		}
+		struct dist_match a, b;
+		dist_match_scalar(table, tags, &a);
+		dist_match_vector(table, tags, &b);
+		/* Plain ifs: each ck_assert costs a message to the runner. */
+		if (memcmp(&a, &b, sizeof(a)) != 0)
+			ck_abort_msg("matchers differ at iteration %u (%s)", it, dist_match_vector_isa);
+		for (int i = 0; i < 8; i++)
+			if (a.lead[i] > i || (tags[a.lead[i]] & 0x7fff) != (tags[i] & 0x7fff) ||
+			    a.owner[i] != ((table[tags[i] & 0x7fff] >> 16) & 0xff))
+				ck_abort_msg("scalar matcher wrong at iteration %u lane %d", it, i);
+	}
+	free(table);
+}
+END_TEST
+
+/* ---- single-threaded behaviour ---- */
+
+static uint32_t process(struct dist *d, const uint32_t *bi, const uint16_t *tags, uint32_t n, uint8_t *assigned,
+			uint32_t *n_drop)
+{
+	uint32_t dropped[256];
+	uint8_t reason[256];
+	uint32_t taken = dist_process(d, bi, tags, n, dropped, reason, assigned);
+	if (n_drop)
+		*n_drop = n - taken;
+	return taken;
+}
+
+/* A flow stays on the worker processing it, however loaded, until that
+ * worker reports completion; DPDK's hole (a call without the tag between
+ * two with it) does not open; then the flow may move, and that counts. */
+START_TEST(test_pinning_and_release)
+{
+	struct dist *d = make(2, 64, 8);
+	uint32_t bi[16], got[256];
+	uint16_t tags[16];
+	uint8_t as[16];
+	for (int i = 0; i < 8; i++) {
+		bi[i] = (uint32_t)i;
+		tags[i] = 100;
+	}
+	ck_assert_uint_eq(process(d, bi, tags, 8, as, NULL), 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_uint_eq(as[i], 1);
+	/* A new flow goes to the idle worker. */
+	bi[0] = 8;
+	tags[0] = 200;
+	ck_assert_uint_eq(process(d, bi, tags, 1, as, NULL), 1);
+	ck_assert_uint_eq(as[0], 2);
+	/* Worker 0 takes its batch and is now processing tag 100. */
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 256), 8);
+	/* A call without tag 100 (DPDK would forget it here)... */
+	bi[0] = 9;
+	tags[0] = 300;
+	process(d, bi, tags, 1, as, NULL);
+	/* ...then tag 100 again, with worker 0 the busier: still worker 0. */
+	bi[0] = 10;
+	tags[0] = 100;
+	ck_assert_uint_eq(process(d, bi, tags, 1, as, NULL), 1);
+	ck_assert_uint_eq(as[0], 1);
+	/* Completing the first batch does not release: packet 10 is queued.
+	 * Packet 9, a new flow, went to the idle worker 1. */
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 256), 1);
+	ck_assert_uint_eq(got[0], 10);
+	ck_assert_int_eq(dist_worker_done(d, 0), 0);
+	ck_assert_uint_eq(dist_worker_poll(d, 1, got, NULL, 256), 2);
+	ck_assert_int_eq(dist_worker_done(d, 1), 0);
+	dist_flush(d);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	ck_assert_uint_eq(dist_flows_owned(d), 0);
+	/* Released: tag 100 goes to the least-loaded worker now. Load worker 0
+	 * with another flow first so that it must move. */
+	for (int i = 0; i < 4; i++) {
+		bi[i] = 20 + (uint32_t)i;
+		tags[i] = 400;
+	}
+	process(d, bi, tags, 4, as, NULL);
+	uint32_t busy = as[0];
+	bi[0] = 30;
+	tags[0] = 100;
+	process(d, bi, tags, 1, as, NULL);
+	ck_assert_uint_ne(as[0], busy);
+	struct dist_worker_stats ws[2];
+	dist_worker_stats(d, 0, &ws[0]);
+	dist_worker_stats(d, 1, &ws[1]);
+	ck_assert_uint_eq(ws[0].migrations + ws[1].migrations, as[0] == 1 ? 0 : 1);
+	ck_assert_uint_eq(ws[0].handed + ws[1].handed, 16);
+	/* Only packet 10 found its flow in flight; lanes 1..7 of the first
+	 * chunk followed lane 0 within the call. */
+	ck_assert_uint_eq(ws[0].matched, 1);
+	ck_assert_uint_eq(ws[1].matched, 0);
+	struct dist_stats st;
+	dist_stats(d, &st);
+	ck_assert_uint_eq(st.bad_returns, 0);
+	uint32_t k, n = 0;
+	while ((k = dist_reclaim(d, got, 256)) != 0)
+		n += k;
+	ck_assert_uint_eq(n, 5);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	ck_assert_uint_eq(dist_flows_owned(d), 0);
+	dist_free(d);
+}
+END_TEST
+
+/* A worker that never polls: its flows are dropped once its ring and
+ * backlog are full, counted against it; new flows go to the other worker,
+ * which keeps running; when both are full, new flows drop too. */
+START_TEST(test_backpressure_isolates_a_stalled_worker)
+{
+	struct dist *d = make(2, 8, 2);
+	uint32_t bi[64], got[256], n_drop;
+	uint16_t tags[64];
+	uint8_t as[64];
+	for (int i = 0; i < 64; i++) {
+		bi[i] = (uint32_t)i;
+		tags[i] = 7;
+	}
+	/* ring 2 lines (16) + backlog 8 = 24 accepted for the stalled worker */
+	ck_assert_uint_eq(process(d, bi, tags, 64, as, &n_drop), 24);
+	ck_assert_uint_eq(as[0], 1);
+	ck_assert_uint_eq(as[24], 0);
+	/* Other flows keep flowing through worker 1, many times its ring. */
+	uint32_t seen = 0;
+	for (int round = 0; round < 100; round++) {
+		for (int i = 0; i < 8; i++) {
+			bi[i] = 1000 + (uint32_t)(round * 8 + i);
+			tags[i] = (uint16_t)(500 + i);
+		}
+		ck_assert_uint_eq(process(d, bi, tags, 8, as, NULL), 8);
+		for (int i = 0; i < 8; i++)
+			ck_assert_uint_eq(as[i], 2);
+		seen += dist_worker_poll(d, 1, got, NULL, 256);
+	}
+	ck_assert_int_eq(dist_worker_done(d, 1), 0);
+	ck_assert_uint_eq(seen, 800);
+	struct dist_worker_stats w0;
+	dist_worker_stats(d, 0, &w0);
+	ck_assert_uint_eq(w0.drops, 40);
+	ck_assert_uint_eq(w0.in_flight, 16);
+	ck_assert_uint_eq(w0.backlog, 8);
+	ck_assert_uint_eq(w0.ring_used, 2);
+	/* Stall worker 1 too: its ring and backlog fill with new flows, then
+	 * new flows have nowhere to go. */
+	for (int i = 0; i < 64; i++) {
+		bi[i] = 5000 + (uint32_t)i;
+		tags[i] = (uint16_t)(1000 + i);
+	}
+	ck_assert_uint_eq(process(d, bi, tags, 64, as, &n_drop), 24);
+	struct dist_stats st;
+	dist_stats(d, &st);
+	ck_assert_uint_eq(st.drops[DIST_DROP_WORKER_FULL], 40);
+	ck_assert_uint_eq(st.drops[DIST_DROP_ALL_FULL], 40);
+	/* Shutdown: every queued packet comes back, once. */
+	uint32_t k, n = 0;
+	while ((k = dist_reclaim(d, got, 256)) != 0)
+		n += k;
+	ck_assert_uint_eq(n, 48);
+	dist_stats(d, &st);
+	ck_assert_uint_eq(st.drops[DIST_DROP_SHUTDOWN], 48);
+	ck_assert_uint_eq(dist_flows_owned(d), 0);
+	for (uint32_t t = 0; t < DIST_N_TAGS; t++)
+		if (d->table[t] & 0xffffff)
+			ck_abort_msg("tag %u still counted or owned: 0x%08x", t, d->table[t]);
+	dist_clear_stats(d);
+	dist_stats(d, &st);
+	ck_assert_uint_eq(st.drops[DIST_DROP_SHUTDOWN], 0);
+	dist_free(d);
+}
+END_TEST
+
+/* ---- threaded harness ---- */
+
+struct run {
+	/* configuration */
+	uint32_t n_workers, packets, flows, backlog, ring_lines;
+	uint32_t min_burst, max_burst;
+	uint32_t slow_worker_ms; /* worker 0 sleeps this long per batch (0: none) */
+	bool heavy_tail;         /* random per-packet delays, Pareto-like */
+	bool skip_flow;          /* flow 0 appears in exactly every other call */
+	uint32_t pace_us;        /* pause between calls */
+	uint32_t stop_at;        /* packets offered before stopping */
+	bool abrupt;             /* workers leave without draining */
+	/* per packet and per flow */
+	uint16_t *flow_of;
+	uint32_t *seq_of;
+	uint16_t *tag_of_flow;
+	uint32_t *last_out; /* per flow: last sequence + 1 seen at the output */
+	uint8_t *seen, *dropped;
+	_Atomic uint32_t owner[DIST_N_TAGS];
+	/* results */
+	_Atomic uint64_t violations, order_errors, tag_errors;
+	atomic_bool stop;
+	struct dist *d;
+};
+
+struct wctx {
+	struct run *r;
+	uint32_t w;
+	pthread_t th;
+};
+
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = time_now_ns() + ns;
+	while (time_now_ns() < end)
+		cpu_relax();
+}
+
+static void *worker(void *arg)
+{
+	struct wctx *c = arg;
+	struct run *r = c->r;
+	uint32_t bi[256];
+	uint16_t tags[256];
+	uint64_t s = 0x9e3779b97f4a7c15ull * (c->w + 1);
+	uint32_t idle = 0;
+	for (;;) {
+		if (r->abrupt && atomic_load(&r->stop))
+			break;
+		uint32_t n = dist_worker_poll(r->d, c->w, bi, tags, 256);
+		if (!n) {
+			if (atomic_load(&r->stop))
+				break;
+			/* The threads outnumber the cores: an idle worker sleeps
+			 * rather than spin against the ones with work. */
+			if (++idle > 64)
+				usleep(20);
+			else
+				cpu_relax();
+			continue;
+		}
+		idle = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t f = r->flow_of[bi[i]];
+			uint16_t t = tags[i] & HANDOFF_TAG_MASK;
+			if (t != r->tag_of_flow[f])
+				atomic_fetch_add(&r->tag_errors, 1);
+			uint32_t expect = 0;
+			if (!atomic_compare_exchange_strong(&r->owner[t], &expect, c->w + 1) && expect != c->w + 1)
+				atomic_fetch_add(&r->violations, 1);
+			uint32_t seq = r->seq_of[bi[i]];
+			if (seq + 1 <= r->last_out[f])
+				atomic_fetch_add(&r->order_errors, 1);
+			r->last_out[f] = seq + 1;
+			r->seen[bi[i]]++;
+			if (r->heavy_tail && rng_next(&s) % 100 == 0) {
+				/* 1 in 100 waits 200 ns / u^(2/3): mean 600 ns, a long tail */
+				double u = (double)(rng_next(&s) % 1000000 + 1) / 1e6;
+				spin_ns(MIN((uint64_t)(200.0 / (cbrt(u) * cbrt(u))), 200000u));
+			}
+		}
+		if (r->heavy_tail && rng_next(&s) % 4000 == 0)
+			usleep(1000); /* now and then a stall, as a descheduled core */
+		if (r->slow_worker_ms && c->w == 0)
+			usleep(r->slow_worker_ms * 1000);
+		for (uint32_t i = 0; i < n; i++)
+			atomic_store_explicit(&r->owner[tags[i] & HANDOFF_TAG_MASK], 0, memory_order_release);
+	}
+	return NULL;
+}
+
+static void run_setup(struct run *r)
+{
+	r->flow_of = malloc(r->packets * sizeof(uint16_t));
+	r->seq_of = malloc(r->packets * sizeof(uint32_t));
+	r->seen = calloc(r->packets, 1);
+	r->dropped = calloc(r->packets, 1);
+	r->tag_of_flow = malloc(r->flows * sizeof(uint16_t));
+	r->last_out = calloc(r->flows, sizeof(uint32_t));
+	uint32_t *next = calloc(r->flows, sizeof(uint32_t));
+	ck_assert(r->flow_of && r->seq_of && r->seen && r->dropped && r->tag_of_flow && r->last_out && next);
+	const struct toeplitz_table *t = toeplitz_default_table();
+	for (uint32_t f = 0; f < r->flows; f++) {
+		uint8_t in[12];
+		toeplitz_ip4_input(in, 0x0a000000u + f, 0xc0a80001u, (uint16_t)(1024 + f), 80, 1);
+		r->tag_of_flow[f] = (uint16_t)(toeplitz_hash_table(t, in, 12) & HANDOFF_TAG_MASK);
+	}
+	uint64_t s = 0x2545f4914f6cdd1dull;
+	for (uint32_t i = 0; i < r->packets; i++) {
+		uint32_t f = (uint32_t)(rng_next(&s) % r->flows);
+		r->flow_of[i] = (uint16_t)f;
+		r->seq_of[i] = next[f]++;
+	}
+	free(next);
+	for (uint32_t i = 0; i < DIST_N_TAGS; i++)
+		atomic_init(&r->owner[i], 0);
+	if (!r->stop_at)
+		r->stop_at = r->packets;
+	r->d = make(r->n_workers, r->backlog, r->ring_lines);
+}
+
+static void run_free(struct run *r)
+{
+	dist_free(r->d);
+	free(r->flow_of);
+	free(r->seq_of);
+	free(r->seen);
+	free(r->dropped);
+	free(r->tag_of_flow);
+	free(r->last_out);
+}
+
+/* Offer packets 0..stop_at as the rx thread would, stop as configured, and
+ * check: no overlap, per-flow order, every packet seen or dropped exactly
+ * once, nothing owned at the end. */
+static void run_go(struct run *r)
+{
+	struct wctx w[DIST_MAX_WORKERS];
+	for (uint32_t i = 0; i < r->n_workers; i++) {
+		w[i] = (struct wctx){ .r = r, .w = i };
+		pthread_create(&w[i].th, NULL, worker, &w[i]);
+	}
+	uint32_t bi[300], dropped[300];
+	uint16_t tags[300];
+	uint8_t reason[300];
+	uint64_t s = 0x853c49e6748fea9bull;
+	uint32_t next = 0, call = 0, held = UINT32_MAX; /* skip_flow: packet of flow 0 held back */
+	while (next < r->stop_at || held != UINT32_MAX) {
+		uint32_t k = r->min_burst + (uint32_t)(rng_next(&s) % (r->max_burst - r->min_burst + 1));
+		uint32_t n = 0;
+		if (r->skip_flow && (call & 1) == 0 && held != UINT32_MAX) {
+			bi[n] = held; /* flow 0 only in even calls */
+			tags[n++] = r->tag_of_flow[0];
+			held = UINT32_MAX;
+		}
+		while (n < k && next < r->stop_at) {
+			uint32_t p = next++;
+			if (r->skip_flow && r->flow_of[p] == 0) {
+				if (held != UINT32_MAX) { /* one per even call; the rest are lost to the test */
+					r->dropped[p] = 1;
+					continue;
+				}
+				held = p;
+				continue;
+			}
+			bi[n] = p;
+			tags[n++] = r->tag_of_flow[r->flow_of[p]];
+		}
+		uint32_t taken = dist_process(r->d, bi, tags, n, dropped, reason, NULL);
+		for (uint32_t i = 0; i < n - taken; i++)
+			r->dropped[dropped[i]]++;
+		call++;
+		if (taken < n)
+			usleep(20); /* the workers are behind: let them run (they share the cores) */
+		if (r->pace_us)
+			usleep(r->pace_us);
+		if (next >= r->stop_at && !(r->skip_flow && (call & 1)))
+			break;
+	}
+	if (!r->abrupt) {
+		uint64_t deadline = time_now_ns() + 60000000000ull;
+		while (dist_outstanding(r->d) && time_now_ns() < deadline)
+			if (!dist_flush(r->d))
+				sched_yield();
+		ck_assert_uint_eq(dist_outstanding(r->d), 0);
+	}
+	atomic_store(&r->stop, true);
+	for (uint32_t i = 0; i < r->n_workers; i++)
+		pthread_join(w[i].th, NULL);
+	uint32_t back[256], k;
+	while ((k = dist_reclaim(r->d, back, 256)) != 0)
+		for (uint32_t i = 0; i < k; i++)
+			r->dropped[back[i]]++;
+	if (held != UINT32_MAX)
+		r->dropped[held]++;
+	ck_assert_uint_eq(atomic_load(&r->violations), 0);
+	ck_assert_uint_eq(atomic_load(&r->order_errors), 0);
+	ck_assert_uint_eq(atomic_load(&r->tag_errors), 0);
+	for (uint32_t i = 0; i < r->stop_at; i++)
+		if (r->seen[i] + r->dropped[i] != 1)
+			ck_abort_msg("packet %u seen %u dropped %u", i, r->seen[i], r->dropped[i]);
+	struct dist_stats st;
+	dist_stats(r->d, &st);
+	ck_assert_uint_eq(st.bad_returns, 0);
+	ck_assert_uint_eq(dist_outstanding(r->d), 0);
+	ck_assert_uint_eq(dist_flows_owned(r->d), 0);
+}
+
+static uint64_t total_seen(const struct run *r)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < r->stop_at; i++)
+		n += r->seen[i];
+	return n;
+}
+
+/* The design facts' 2.1 scenario: worker 0 takes ~10 ms per batch, worker 1
+ * is fast, 64 flows, 1-4 packets per call, and flow 0 present in every
+ * other call only (the call in between is where DPDK forgets its tag). */
+START_TEST(test_slow_worker_scenario)
+{
+	static struct run r;
+	memset(&r, 0, sizeof(r));
+	r.n_workers = 2;
+	r.packets = 6000;
+	r.flows = 64;
+	r.backlog = 8;
+	r.ring_lines = 64;
+	r.min_burst = 1;
+	r.max_burst = 4;
+	r.slow_worker_ms = 10;
+	r.skip_flow = true;
+	r.pace_us = 100;
+	run_setup(&r);
+	run_go(&r);
+	struct dist_worker_stats w0, w1;
+	dist_worker_stats(r.d, 0, &w0);
+	dist_worker_stats(r.d, 1, &w1);
+	/* The slow worker held flows across calls and got their packets. */
+	ck_assert_uint_gt(w0.matched, 0);
+	ck_assert_uint_gt(w1.handed, w0.handed);
+	printf("slow-worker scenario: %u packets, seen %llu, slow worker %llu (matched %llu), fast %llu, "
+	       "0 overlaps\n",
+	       r.stop_at, (unsigned long long)total_seen(&r), (unsigned long long)w0.handed,
+	       (unsigned long long)w0.matched, (unsigned long long)w1.handed);
+	run_free(&r);
+}
+END_TEST
+
+/* 1..max workers, random heavy-tailed delays, opt_packets packets over
+ * 10,000 flows: exact per-flow order, exact accounting, no overlap. */
+START_TEST(test_stress_heavy_tail)
+{
+	static struct run r;
+	uint32_t n = (uint32_t)_i + 1;
+	memset(&r, 0, sizeof(r));
+	r.n_workers = n;
+	r.packets = opt_packets;
+	r.flows = 10000;
+	r.backlog = 256;
+	r.ring_lines = 64;
+	r.min_burst = 1;
+	r.max_burst = 64;
+	r.heavy_tail = true;
+	run_setup(&r);
+	uint64_t t0 = time_now_ns();
+	run_go(&r);
+	struct dist_stats st;
+	dist_stats(r.d, &st);
+	uint64_t mig = 0;
+	for (uint32_t w = 0; w < n; w++) {
+		struct dist_worker_stats ws;
+		dist_worker_stats(r.d, w, &ws);
+		mig += ws.migrations;
+	}
+	printf("stress %u worker(s): %u packets, %llu delivered, drops worker-full %llu all-full %llu, "
+	       "%llu migrations, %.2f s\n",
+	       n, r.packets, (unsigned long long)total_seen(&r), (unsigned long long)st.drops[DIST_DROP_WORKER_FULL],
+	       (unsigned long long)st.drops[DIST_DROP_ALL_FULL], (unsigned long long)mig,
+	       (double)(time_now_ns() - t0) / 1e9);
+	ck_assert_uint_gt(total_seen(&r), r.packets / 2);
+	run_free(&r);
+}
+END_TEST
+
+/* Equal-speed workers: each gets at least 1/(2N) of the packets, and flows
+ * move between workers as they go idle. */
+START_TEST(test_balance_equal_workers)
+{
+	static struct run r;
+	uint32_t n = (uint32_t)_i + 2;
+	memset(&r, 0, sizeof(r));
+	r.n_workers = n;
+	r.packets = opt_packets / 4;
+	r.flows = 10000;
+	r.backlog = 256;
+	r.ring_lines = 64;
+	r.min_burst = 32;
+	r.max_burst = 32;
+	run_setup(&r);
+	run_go(&r);
+	uint64_t total = 0, mig = 0, handed[DIST_MAX_WORKERS];
+	for (uint32_t w = 0; w < n; w++) {
+		struct dist_worker_stats ws;
+		dist_worker_stats(r.d, w, &ws);
+		handed[w] = ws.handed;
+		total += ws.handed;
+		mig += ws.migrations;
+	}
+	printf("balance %u workers:", n);
+	for (uint32_t w = 0; w < n; w++)
+		printf(" %.1f%%", 100.0 * (double)handed[w] / (double)total);
+	printf(", %llu migrations\n", (unsigned long long)mig);
+	for (uint32_t w = 0; w < n; w++)
+		ck_assert_msg(handed[w] * 2 * n >= total, "worker %u got %llu of %llu", w,
+			      (unsigned long long)handed[w], (unsigned long long)total);
+	ck_assert_uint_gt(mig, 0);
+	run_free(&r);
+}
+END_TEST
+
+/* Shutdown in the middle of the stream: with a drain, and with workers that
+ * leave at once (their rings and backlogs come back through reclaim). */
+START_TEST(test_shutdown_mid_stream)
+{
+	static struct run r;
+	memset(&r, 0, sizeof(r));
+	r.n_workers = MIN(3u, opt_max_workers);
+	r.packets = opt_packets / 10;
+	r.flows = 1000;
+	r.backlog = 64;
+	r.ring_lines = 16;
+	r.min_burst = 1;
+	r.max_burst = 64;
+	r.heavy_tail = true;
+	r.stop_at = r.packets / 2 + r.packets / 7;
+	r.abrupt = _i == 1;
+	run_setup(&r);
+	run_go(&r);
+	struct dist_stats st;
+	dist_stats(r.d, &st);
+	printf("shutdown (%s) after %u packets: %llu delivered, %llu reclaimed at shutdown\n",
+	       r.abrupt ? "abrupt" : "drained", r.stop_at, (unsigned long long)total_seen(&r),
+	       (unsigned long long)st.drops[DIST_DROP_SHUTDOWN]);
+	if (!r.abrupt)
+		ck_assert_uint_eq(st.drops[DIST_DROP_SHUTDOWN], 0);
+	run_free(&r);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--packets"))
+			opt_packets = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--max-workers"))
+			opt_max_workers = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+	}
+	printf("test_dist: %u packets, up to %u workers, matcher %s\n", opt_packets, opt_max_workers,
+	       dist_match_vector_isa);
+	Suite *s = suite_create("dist");
+	TCase *tc = tcase_create("lib");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_matchers_agree);
+	tcase_add_test(tc, test_pinning_and_release);
+	tcase_add_test(tc, test_backpressure_isolates_a_stalled_worker);
+	tcase_add_test(tc, test_slow_worker_scenario);
+	tcase_add_loop_test(tc, test_stress_heavy_tail, 0, (int)opt_max_workers);
+	tcase_add_loop_test(tc, test_balance_equal_workers, 0, (int)opt_max_workers - 1);
+	tcase_add_loop_test(tc, test_shutdown_mid_stream, 0, 2);
+	suite_add_tcase(s, tc);
+	return check_run_suite(s);
+}
