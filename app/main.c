@@ -29,6 +29,7 @@
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/dist.h"
+#include "nodes/ip4_interface.h"
 #include "nodes/pg.h"
 
 #define EXIT_CONFIG 2
@@ -428,6 +429,7 @@ static int shutdown_app(struct app *a)
 			pg_detach();
 		pg_stream_delete_all();
 		graph_destroy(a->g);
+		ip4_main_free(); /* packets held for ARP, routes, the FIB */
 	} else {
 		dev_delete_all();
 	}

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "drivers/device.h"
 #include "graph/graph.h"
@@ -53,6 +55,17 @@ static int poll_rebuild(void)
 
 /* ---- the table ---- */
 
+/* 02:fe then four random bytes: locally administered, unicast. */
+static void mac_generate(uint8_t mac[6])
+{
+	uint32_t r;
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		r = (uint32_t)(time_now_ns() ^ ((uint64_t)getpid() << 16));
+	mac[0] = 0x02;
+	mac[1] = 0xfe;
+	memcpy(mac + 2, &r, 4);
+}
+
 struct device *dev_by_name(const char *name)
 {
 	struct device *d;
@@ -87,6 +100,9 @@ int dev_register(struct device *dev, const char *name)
 	dev->admin_up = false;
 	if (!dev->mtu)
 		dev->mtu = DEV_MTU_DEFAULT;
+	static const uint8_t zero_mac[6];
+	if (memcmp(dev->mac, zero_mac, 6) == 0)
+		mac_generate(dev->mac);
 	for (uint16_t q = 0; q < DEV_MAX_QUEUES; q++) {
 		memset(&dev->rxq[q], 0, sizeof(dev->rxq[q]));
 		memset(&dev->txq[q], 0, sizeof(dev->txq[q]));

@@ -107,6 +107,7 @@ struct device {
 	uint16_t n_rx_queues;
 	uint16_t n_tx_queues;
 	uint16_t mtu;
+	uint8_t mac[6]; /* the driver's, or a locally administered 02:fe:.. made at registration */
 	const struct dev_driver *driver;
 	char name[DEV_NAME_SIZE];
 	struct dev_queue rxq[DEV_MAX_QUEUES];
@@ -164,9 +165,13 @@ uint32_t dev_count(void);
 	for (uint32_t dev_i_ = 0; dev_i_ < DEV_MAX; dev_i_++)                                  \
 		if (((d) = dev_table.devs[dev_i_]) != NULL)
 
-/* Enter a device the driver has filled (ops, driver, queue counts) into the
- * table under name: gives it the lowest free index, places its rx queues on
- * thread 0, starts admin down in L3 mode. 0, -EEXIST (name taken), -ENOSPC,
+/* Enter a device the driver has filled (ops, driver, queue counts, and its
+ * MAC when it has one) into the table under name: gives it the lowest free
+ * index and, when its MAC is all zeros, a random locally administered one
+ * (02:fe:xx:xx:xx:xx, as VPP gives its af-packet interfaces: the host
+ * kernel keeps its own address, so frames for sluice are not also taken up
+ * by the host stack); places its rx queues on thread 0, starts admin down
+ * in L3 mode. 0, -EEXIST (name taken), -ENOSPC,
  * -EINVAL (bad name or queue counts). */
 int dev_register(struct device *dev, const char *name);
 

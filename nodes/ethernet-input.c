@@ -3,12 +3,15 @@
  * Frames shorter than an Ethernet header are runts and dropped. Frames of
  * an interface in L2 cross-connect mode go to l2-xconnect untouched (the
  * whole frame is handed on without a copy when all of it goes there).
- * Frames of an interface in L3 mode are classified by ethertype and, until
- * the IPv4 and ARP nodes exist, counted and dropped under their own errors.
+ * Frames of an interface in L3 mode must be addressed to the interface's MAC
+ * or be broadcast/multicast (af-packet interfaces are promiscuous and see
+ * the whole segment); those are classified by ethertype, their Ethernet
+ * header stripped (l2_len and l3_offset say where it was), IPv4 to
+ * ip4-input and ARP to arp-input; other ethertypes are counted and dropped.
  *
- * Next nodes: error-drop, l2-xconnect.
- * Errors: runt; ip4 (no ip4-input yet); arp (no arp node yet); unknown
- *   ethertype on an L3 interface; no such rx interface.
+ * Next nodes: error-drop, l2-xconnect, ip4-input, arp-input.
+ * Errors: runt; not for this interface's MAC (L3); unknown ethertype on an
+ *   L3 interface; no such rx interface.
  * Trace: rx interface name and index, length, Ethernet header, next node.
  * CLI: `show errors`, `trace add pcap-input N` / `show trace`.
  */
@@ -22,13 +25,14 @@
 enum ethernet_input_next {
 	ETHERNET_INPUT_NEXT_DROP = 0,
 	ETHERNET_INPUT_NEXT_L2_XCONNECT,
+	ETHERNET_INPUT_NEXT_IP4_INPUT,
+	ETHERNET_INPUT_NEXT_ARP_INPUT,
 	ETHERNET_INPUT_N_NEXT,
 };
 
 enum ethernet_input_error {
 	ETHERNET_INPUT_ERROR_RUNT = 0,
-	ETHERNET_INPUT_ERROR_IP4,
-	ETHERNET_INPUT_ERROR_ARP,
+	ETHERNET_INPUT_ERROR_NOT_FOR_US,
 	ETHERNET_INPUT_ERROR_UNKNOWN_TYPE,
 	ETHERNET_INPUT_ERROR_NO_INTERFACE,
 	ETHERNET_INPUT_N_ERROR,
@@ -36,8 +40,7 @@ enum ethernet_input_error {
 
 static const char *const ethernet_input_error_strings[ETHERNET_INPUT_N_ERROR] = {
 	[ETHERNET_INPUT_ERROR_RUNT] = "runt (shorter than an Ethernet header)",
-	[ETHERNET_INPUT_ERROR_IP4] = "IPv4 on an L3 interface (no ip4-input yet)",
-	[ETHERNET_INPUT_ERROR_ARP] = "ARP on an L3 interface (no arp node yet)",
+	[ETHERNET_INPUT_ERROR_NOT_FOR_US] = "destination MAC not this interface's (L3)",
 	[ETHERNET_INPUT_ERROR_UNKNOWN_TYPE] = "unknown ethertype on an L3 interface",
 	[ETHERNET_INPUT_ERROR_NO_INTERFACE] = "no such rx interface",
 };
@@ -45,6 +48,8 @@ static const char *const ethernet_input_error_strings[ETHERNET_INPUT_N_ERROR] = 
 static const char *const ethernet_input_next_names[ETHERNET_INPUT_N_NEXT] = {
 	[ETHERNET_INPUT_NEXT_DROP] = "error-drop",
 	[ETHERNET_INPUT_NEXT_L2_XCONNECT] = "l2-xconnect",
+	[ETHERNET_INPUT_NEXT_IP4_INPUT] = "ip4-input",
+	[ETHERNET_INPUT_NEXT_ARP_INPUT] = "arp-input",
 };
 
 struct ethernet_input_trace {
@@ -76,16 +81,29 @@ static int ethernet_input_format_trace(char *buf, size_t len, const uint8_t *det
 
 /* ---- helpers ---- */
 
-/* Where a frame of an L3 interface goes today: dropped, by ethertype. */
-static uint16_t l3_error(struct buffer *b)
+/* Where a frame of an L3 interface goes: by destination MAC, then by
+ * ethertype. *error is set when the answer is error-drop. */
+static uint16_t l3_next(struct buffer *b, const struct device *dev, uint16_t *error)
 {
 	const uint8_t *p = buffer_data(b);
-	uint16_t type = (uint16_t)(p[12] << 8 | p[13]);
-	switch (type) {
-	case ETH_TYPE_IP4: return ETHERNET_INPUT_ERROR_IP4;
-	case ETH_TYPE_ARP: return ETHERNET_INPUT_ERROR_ARP;
-	default: return ETHERNET_INPUT_ERROR_UNKNOWN_TYPE;
+	/* Group bit: broadcast and multicast are for every station. */
+	if (unlikely(!(p[0] & 1) && memcmp(p, dev->mac, 6) != 0)) {
+		*error = ETHERNET_INPUT_ERROR_NOT_FOR_US;
+		return ETHERNET_INPUT_NEXT_DROP;
 	}
+	uint16_t type = (uint16_t)(p[12] << 8 | p[13]);
+	uint16_t next;
+	if (likely(type == ETH_TYPE_IP4))
+		next = ETHERNET_INPUT_NEXT_IP4_INPUT;
+	else if (type == ETH_TYPE_ARP)
+		next = ETHERNET_INPUT_NEXT_ARP_INPUT;
+	else {
+		*error = ETHERNET_INPUT_ERROR_UNKNOWN_TYPE;
+		return ETHERNET_INPUT_NEXT_DROP;
+	}
+	b->l2_len = ETH_HDR_LEN;
+	b->l3_offset = (uint16_t)(b->current_data + ETH_HDR_LEN);
+	return next;
 }
 
 static void trace_one(struct node_runtime *rt, struct buffer *b, uint16_t next, uint16_t error)
@@ -135,13 +153,18 @@ static uint32_t ethernet_input_fn(struct node_runtime *rt, struct frame *f)
 			error = 0;
 			b->l2_len = ETH_HDR_LEN;
 			n_l2++;
-		} else
-			error = l3_error(b);
+		} else {
+			error = 0;
+			next = l3_next(b, dev, &error);
+		}
 		if (next == ETHERNET_INPUT_NEXT_DROP)
 			b->error = node_error(rt, error);
 		nexts[i] = next;
 		if (unlikely(b->flags & BUFFER_F_TRACED))
 			trace_one(rt, b, next, error);
+		/* The L3 nodes start at their header; the trace saw the frame. */
+		if (next >= ETHERNET_INPUT_NEXT_IP4_INPUT)
+			buffer_advance(b, ETH_HDR_LEN);
 	}
 
 	if (likely(n_l2 == n))
@@ -159,6 +182,8 @@ static const struct node_reg ethernet_input_node = {
 	.next_nodes = {
 		[ETHERNET_INPUT_NEXT_DROP] = "error-drop",
 		[ETHERNET_INPUT_NEXT_L2_XCONNECT] = "l2-xconnect",
+		[ETHERNET_INPUT_NEXT_IP4_INPUT] = "ip4-input",
+		[ETHERNET_INPUT_NEXT_ARP_INPUT] = "arp-input",
 	},
 	.n_errors = ETHERNET_INPUT_N_ERROR,
 	.error_strings = ethernet_input_error_strings,

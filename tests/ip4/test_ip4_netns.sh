@@ -1,0 +1,164 @@
+#!/bin/bash
+# sluice as an IPv4 router between two network namespaces:
+#   host A 10.1.0.2/24 --veth-- [a 10.1.0.1/24  sluice  b 10.2.0.1/24] --veth-- host B 10.2.0.2/24
+# af-packet on the root-namespace ends, addresses set by `unix { exec }`,
+# each host's default route via sluice. Nothing is pre-resolved: sluice
+# answers the hosts' ARP and resolves them itself. Expects:
+#   - A pings B with 0% loss;
+#   - A pings 10.1.0.1 (answered by sluice's icmp4-echo);
+#   - `ping -t 1` from A to B gets "Time to live exceeded" from 10.1.0.1;
+#   - an iperf3 TCP run A -> B of 3 s completes;
+#   - tcpdump in B sees A's packets with TTL 63 (A sends 64);
+#   - show ip neighbors lists both hosts; sluice exits 0 with every
+#     buffer returned.
+# Needs root, ip, ping, iperf3, tcpdump (scripts/deps.sh test). Names carry
+# the PID; the trap removes namespaces, veths, sluice, iperf3 and tcpdump
+# even on failure; every wait is bounded.
+#
+#   test_ip4_netns.sh SLUICE SLUICECTL
+set -u
+sluice=$1
+sluicectl=$2
+id=$$
+ns_a=sluice-ip4-a-$id
+ns_b=sluice-ip4-b-$id
+if_a=ip4a$id      # root ends, opened by sluice (names stay under 16 bytes)
+if_b=ip4b$id
+host_a=ip4a${id}h # namespace ends
+host_b=ip4b${id}h
+tmp=$(mktemp -d /tmp/sluice-ip4-XXXXXX)
+pid=
+iperf_pid=
+dump_pid=
+
+fail() {
+	echo "FAIL: $*" >&2
+	[ -f "$tmp/err" ] && sed 's/^/  | /' "$tmp/err" | tail -40 >&2
+	exit 1
+}
+cleanup() {
+	[ -n "$iperf_pid" ] && kill -KILL "$iperf_pid" 2>/dev/null
+	[ -n "$dump_pid" ] && kill -KILL "$dump_pid" 2>/dev/null
+	if [ -n "$pid" ]; then
+		kill -TERM "$pid" 2>/dev/null
+		for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	ip netns del "$ns_a" 2>/dev/null
+	ip netns del "$ns_b" 2>/dev/null
+	ip link del "$if_a" 2>/dev/null
+	ip link del "$if_b" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+[ "$(id -u)" -eq 0 ] || fail "needs root (network namespaces, packet sockets)"
+for tool in ip ping iperf3 tcpdump timeout; do
+	command -v "$tool" > /dev/null || fail "$tool not found (scripts/deps.sh test installs it)"
+done
+
+wait_for_line() { # pattern tenths file
+	for _ in $(seq "$2"); do
+		grep -q "$1" "$3" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---- two hosts, each on its own subnet behind a veth pair ----
+ip netns add "$ns_a" || fail "ip netns add $ns_a"
+ip netns add "$ns_b" || fail "ip netns add $ns_b"
+ip link add "$if_a" type veth peer name "$host_a" netns "$ns_a" || fail "veth $if_a"
+ip link add "$if_b" type veth peer name "$host_b" netns "$ns_b" || fail "veth $if_b"
+for ifn in "$if_a" "$if_b"; do
+	echo 1 > "/proc/sys/net/ipv6/conf/$ifn/disable_ipv6" || fail "disable IPv6 on $ifn"
+	ip link set "$ifn" up || fail "$ifn up"
+done
+setup_host() { # ns ifname address gateway
+	ip netns exec "$1" sh -c "echo 1 > /proc/sys/net/ipv6/conf/$2/disable_ipv6 &&
+		ip link set lo up && ip addr add $3/24 dev $2 && ip link set $2 up &&
+		ip route add default via $4" || fail "host $3 in $1"
+}
+setup_host "$ns_a" "$host_a" 10.1.0.2 10.1.0.1
+setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
+
+# ---- sluice routing between them ----
+cat > "$tmp/setup.cli" <<CLI
+set interface ip address a 10.1.0.1/24
+set interface ip address b 10.2.0.1/24
+CLI
+cat > "$tmp/startup.conf" <<CONF
+unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
+interfaces {
+  a { driver af-packet  host-if $if_a }
+  b { driver af-packet  host-if $if_b }
+}
+CONF
+"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
+pid=$!
+wait_for_line "main: running" 50 "$tmp/err" || fail "sluice did not come up within 5 s"
+ctl() {
+	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"
+}
+ctl show ip interface > "$tmp/show" || fail "sluicectl show ip interface"
+grep -q "10.1.0.1/24" "$tmp/show" && grep -q "10.2.0.1/24" "$tmp/show" || { cat "$tmp/show" >&2; fail "addresses not set"; }
+
+# ---- A pings B across sluice (ARP both ways), then sluice itself ----
+timeout 30 ip netns exec "$ns_a" ping -c 20 -i 0.05 -W 2 10.2.0.2 > "$tmp/ping" 2>&1
+rc=$?
+grep -q " 0% packet loss" "$tmp/ping" && [ "$rc" -eq 0 ] || { cat "$tmp/ping" >&2; ctl show errors >&2; fail "ping A -> B lost packets (rc $rc)"; }
+grep "rtt" "$tmp/ping"
+timeout 20 ip netns exec "$ns_a" ping -c 5 -i 0.05 -W 2 10.1.0.1 > "$tmp/ping_gw" 2>&1
+rc=$?
+grep -q " 0% packet loss" "$tmp/ping_gw" && [ "$rc" -eq 0 ] || { cat "$tmp/ping_gw" >&2; fail "ping A -> 10.1.0.1 lost packets (rc $rc)"; }
+echo "ping 10.1.0.1: $(grep rtt "$tmp/ping_gw")"
+ctl show ip neighbors > "$tmp/nbr"
+cat "$tmp/nbr"
+grep -q "10.1.0.2 .*reachable" "$tmp/nbr" && grep -q "10.2.0.2 .*reachable" "$tmp/nbr" || fail "neighbours not resolved"
+
+# ---- TTL 1: time-exceeded from sluice ----
+timeout 10 ip netns exec "$ns_a" ping -c 1 -t 1 -W 2 10.2.0.2 > "$tmp/ping_ttl" 2>&1
+grep -q "From 10.1.0.1 .*Time to live exceeded" "$tmp/ping_ttl" || { cat "$tmp/ping_ttl" >&2; fail "no time-exceeded from 10.1.0.1"; }
+echo "ttl 1: $(grep 'Time to live' "$tmp/ping_ttl")"
+
+# ---- TTL as B sees it: one less than A sent ----
+timeout 15 ip netns exec "$ns_b" tcpdump -i "$host_b" -n -v -c 3 "icmp and src host 10.1.0.2" \
+	> "$tmp/tcpdump" 2> "$tmp/tcpdump_err" &
+dump_pid=$!
+wait_for_line "listening on" 50 "$tmp/tcpdump_err" || fail "tcpdump did not start"
+timeout 10 ip netns exec "$ns_a" ping -c 3 -i 0.1 -t 64 -W 2 10.2.0.2 > /dev/null 2>&1
+for _ in $(seq 50); do kill -0 "$dump_pid" 2>/dev/null || break; sleep 0.1; done
+kill "$dump_pid" 2>/dev/null
+wait "$dump_pid" 2>/dev/null
+dump_pid=
+n_ttl=$(grep -c "ttl 63," "$tmp/tcpdump")
+echo "tcpdump in B: $n_ttl of 3 echo requests with ttl 63"
+[ "$n_ttl" -eq 3 ] || { cat "$tmp/tcpdump" >&2; fail "B did not see TTL 63 (A sent 64)"; }
+
+# ---- iperf3 TCP, A -> B ----
+timeout 30 ip netns exec "$ns_b" iperf3 -s -B 10.2.0.2 -1 > "$tmp/iperf_server" 2>&1 &
+iperf_pid=$!
+for _ in $(seq 50); do
+	ip netns exec "$ns_b" ss -ltn 2>/dev/null | grep -q "10.2.0.2:5201" && break
+	sleep 0.1
+done
+timeout 30 ip netns exec "$ns_a" iperf3 -c 10.2.0.2 -t 3 > "$tmp/iperf" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && grep -q "receiver" "$tmp/iperf" || { cat "$tmp/iperf" >&2; fail "iperf3 TCP run did not complete (rc $rc)"; }
+grep "receiver" "$tmp/iperf"
+for _ in $(seq 50); do kill -0 "$iperf_pid" 2>/dev/null || break; sleep 0.1; done
+iperf_pid=
+ctl show errors > "$tmp/errors" 2>&1 && grep -E "ip4|arp|icmp" "$tmp/errors"
+
+# ---- shutdown ----
+kill -TERM "$pid"
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null && fail "sluice still running 5 s after SIGTERM"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" -eq 0 ] || fail "sluice exit status $rc"
+grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
+echo "PASS"
+exit 0
