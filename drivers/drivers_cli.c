@@ -1,6 +1,7 @@
 /* The interface layer's CLI commands, VPP spelling: create and delete
  * interfaces, admin state, L2 cross-connect and L3 mode, counters, hardware
- * details and rx-queue placement.
+ * details, rx-queue placement, and pcap capture of what interfaces receive
+ * and send.
  *
  * Every command checks all of its words before it changes anything, so a
  * bad command prints usage and leaves the interfaces as they were. Changes
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "drivers/capture.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
 
@@ -469,6 +471,121 @@ static int clear_interfaces(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
+/* ---- pcap capture ---- */
+
+/* The process node that writes captured packets: on while a capture runs. */
+static void capture_writer(struct cli_session *s, bool on)
+{
+	struct graph *g = cli_graph(s);
+	int node = g ? graph_node_index(g, "pcap-capture") : -1;
+	if (node >= 0)
+		graph_node_set_state(g, 0, (uint32_t)node, on ? NODE_STATE_POLLING : NODE_STATE_DISABLED);
+}
+
+static int capture_off(struct cli_session *s)
+{
+	uint64_t n = 0;
+	char path[256];
+	barrier_sync(s);
+	int rc = dev_capture_stop(&n, path, sizeof(path));
+	barrier_release(s);
+	capture_writer(s, false);
+	if (rc)
+		return cli_fail(s, rc, "no pcap capture to stop");
+	cli_printf(s, "pcap capture off: %llu packet(s) written to %s", (unsigned long long)n, path);
+	return 0;
+}
+
+static int capture_status(struct cli_session *s)
+{
+	struct dev_capture_status st;
+	dev_capture_get_status(&st);
+	if (!st.max) {
+		cli_printf(s, "pcap capture: off");
+		return 0;
+	}
+	cli_printf(s, "pcap capture: %s, %llu of %u captured, %llu written to %s",
+		   st.what ? "capturing" : st.open ? "writing" : "done", (unsigned long long)st.captured, st.max,
+		   (unsigned long long)st.written, st.path);
+	return 0;
+}
+
+/*
+ * sluice> pcap capture rx interface a max 10 file /tmp/a.pcap
+ * pcap capture rx on a: up to 10 packet(s) to /tmp/a.pcap
+ * sluice> pcap capture status
+ * pcap capture: done, 10 of 10 captured, 10 written to /tmp/a.pcap
+ * sluice> pcap capture off
+ * pcap capture off: 10 packet(s) written to /tmp/a.pcap
+ *
+ * rx, tx (and drop, once error-drop has a tap) may be combined; without
+ * `interface` every interface is captured; max-bytes-per-pkt (default 2048)
+ * bounds the bytes kept of each packet. The file is complete once max
+ * packets are written (the pcap-capture node does it as they come) or at
+ * `pcap capture off`.
+ */
+static int pcap_capture(struct cli_session *s, int argc, char **argv)
+{
+	if (argc == 1 && !strcmp(argv[0], "off"))
+		return capture_off(s);
+	if (argc == 1 && !strcmp(argv[0], "status"))
+		return capture_status(s);
+	struct dev_capture_params p = { .if_index = DEV_INDEX_INVALID };
+	const char *ifname = NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *w = argv[i];
+		if (!strcmp(w, "rx")) {
+			p.what |= DEV_CAPTURE_RX;
+			continue;
+		}
+		if (!strcmp(w, "tx")) {
+			p.what |= DEV_CAPTURE_TX;
+			continue;
+		}
+		if (!strcmp(w, "drop"))
+			return cli_fail(s, -EOPNOTSUPP, "drop capture is not available yet (error-drop has no tap)");
+		if (i + 1 >= argc)
+			return cli_fail(s, -EINVAL, "'%s' needs a value", w);
+		const char *v = argv[++i];
+		char *end;
+		if (!strcmp(w, "interface")) {
+			ifname = v;
+		} else if (!strcmp(w, "file")) {
+			p.path = v;
+		} else if (!strcmp(w, "max") || !strcmp(w, "max-bytes-per-pkt")) {
+			unsigned long x = strtoul(v, &end, 10);
+			if (*end || !*v || x == 0 || x > UINT32_MAX)
+				return cli_fail(s, -EINVAL, "%s: expected a positive number, found '%s'", w, v);
+			if (!strcmp(w, "max"))
+				p.max = (uint32_t)x;
+			else
+				p.snaplen = (uint32_t)x;
+		} else {
+			return cli_fail(s, -EINVAL, "unexpected '%s'", w);
+		}
+	}
+	if (!p.what)
+		return cli_fail(s, -EINVAL, "expected rx and/or tx (or off, status)");
+	if (!p.max || !p.path)
+		return cli_fail(s, -EINVAL, "max N and file FILE are required");
+	if (ifname && strcmp(ifname, "any")) {
+		struct device *d = need_dev(s, ifname);
+		if (!d)
+			return -EINVAL;
+		p.if_index = d->index;
+	}
+	char err[320];
+	barrier_sync(s);
+	int rc = dev_capture_start(&p, err, sizeof(err));
+	barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "pcap capture: %s", err);
+	capture_writer(s, true);
+	cli_printf(s, "pcap capture%s%s on %s: up to %u packet(s) to %s", p.what & DEV_CAPTURE_RX ? " rx" : "",
+		   p.what & DEV_CAPTURE_TX ? " tx" : "", ifname ? ifname : "any", p.max, p.path);
+	return 0;
+}
+
 /* ---- registration ---- */
 
 #define DRIVERS_CLI(id, p, u, h, f)                                                                 \
@@ -493,3 +610,6 @@ DRIVERS_CLI(set_interface_l3_cmd, "set interface l3", "set interface l3 NAME", "
 	    set_interface_l3)
 DRIVERS_CLI(clear_interfaces_cmd, "clear interfaces", "clear interfaces", "Zero every interface's counters",
 	    clear_interfaces)
+DRIVERS_CLI(pcap_capture_cmd, "pcap capture",
+	    "pcap capture rx|tx [interface NAME|any] max N file FILE [max-bytes-per-pkt N] | off | status",
+	    "Copy packets an interface receives or sends into a pcap file", pcap_capture)

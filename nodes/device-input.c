@@ -12,13 +12,15 @@
  * Next nodes: ethernet-input.
  * Errors: none (the driver counts RX-dropped and RX-errors on the queue).
  * Trace: interface name and index, rx queue, length, Ethernet header.
- * CLI: `show interface`, `show interface rx-placement`, `trace add pcap-input N`.
+ * CLI: `show interface`, `show interface rx-placement`, `trace add pcap-input N`,
+ *   `pcap capture rx` (each burst is copied there while it runs).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "drivers/capture.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/ethernet.h"
@@ -110,6 +112,8 @@ static uint32_t poll_queue(struct node_runtime *rt, const struct dev_poll *p)
 	node_trace_input(rt, bi, n);
 	if (unlikely(tracing))
 		trace_fill(rt, p, bi, n);
+	if (dev_capture_on(DEV_CAPTURE_RX))
+		dev_capture_packets(rx_if, bi, n);
 	node_next_commit(rt, DEVICE_INPUT_NEXT_ETHERNET_INPUT, n);
 	struct dev_counters *c = &dev->rxq[p->queue].c;
 	stat_add(&c->rx_packets, n);

@@ -1,9 +1,16 @@
 /* The pcap driver: packets from a capture file, packets into a capture file.
  *
  *   cap0 { driver pcap  rx-file in.pcap  rx-loops 3  tx-file out.pcap }
+ *   cap1 { driver pcap  rx-file in.pcap  rx-pace recorded }
  *
  * rx reads a pcap or pcapng file (libpcap tells them apart) as fast as the
- * graph takes it, rx-loops times (0: forever), then produces nothing. A
+ * graph takes it (rx-pace fast, the default) or at the pace it was recorded
+ * (rx-pace recorded: each frame is handed up once as much time has passed
+ * since the pass began as separates it from the pass's first frame in the
+ * file; a frame stamped earlier than the one before it goes at once), rx-loops
+ * times (0: forever), then produces nothing. Paced, a poll with nothing due
+ * allocates nothing; the precision is the graph's idle sleep (up to
+ * idle-max-us) plus one poll. A
  * frame longer than a buffer's data area is counted as RX-errors and
  * skipped. tx appends every frame to tx-file (pcap, Ethernet link type,
  * stamped with the time of the burst) through a 1 MB stdio buffer, so the
@@ -27,10 +34,14 @@
 #define PCAP_TX_SNAPLEN 65535
 #define PCAP_TX_STDIO_BUFFER (1u << 20)
 
+enum pcap_pace { PCAP_PACE_FAST = 0, PCAP_PACE_RECORDED };
+static const char *const pcap_pace_names[] = { "fast", "recorded", NULL };
+
 struct pcap_conf {
 	char rx_file[PCAP_PATH_SIZE];
 	char tx_file[PCAP_PATH_SIZE];
 	uint32_t rx_loops;
+	uint32_t rx_pace; /* enum pcap_pace */
 };
 _Static_assert(sizeof(struct pcap_conf) <= CONF_DRIVER_CONF_SIZE, "pcap conf fits");
 
@@ -39,6 +50,8 @@ static const struct conf_key pcapdev_keys[] = {
 	  .doc = "pcap or pcapng file to receive from" },
 	{ .name = "rx-loops", .type = CONF_UINT, .def = "1", CONF_FIELD(struct pcap_conf, rx_loops),
 	  .doc = "times to read rx-file (0: forever)" },
+	{ .name = "rx-pace", .type = CONF_ENUM, .def = "fast", .choices = pcap_pace_names,
+	  CONF_FIELD(struct pcap_conf, rx_pace), .doc = "fast, or recorded: the file's own timing" },
 	{ .name = "tx-file", .type = CONF_STRING, CONF_FIELD(struct pcap_conf, tx_file),
 	  .doc = "pcap file to write what is sent" },
 	{ 0 },
@@ -57,6 +70,13 @@ struct pcap_dev {
 	uint32_t rx_loops;      /* 0: forever */
 	uint32_t rx_loops_done;
 	uint64_t rx_pass_packets; /* frames read in the current pass */
+	bool rx_paced;
+	/* paced: a frame read but not yet due (valid until the next read), and
+	 * the pass's first frame's stamp and the time it was handed up */
+	struct pcap_pkthdr *rx_held_h;
+	const u_char *rx_held_data;
+	uint64_t rx_pass_stamp_ns;
+	uint64_t rx_pass_start_ns;
 	pcap_t *tx_dead;        /* the link type and snaplen pcap_dump needs */
 	pcap_dumper_t *tx;
 	FILE *tx_file;
@@ -70,10 +90,16 @@ struct pcap_dev {
 static pcap_t *rx_open(const char *path, char *err, size_t errlen)
 {
 	char pe[PCAP_ERRBUF_SIZE];
-	pcap_t *p = pcap_open_offline(path, pe);
+	/* Nanosecond stamps whatever the file holds (libpcap scales them). */
+	pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, pe);
 	if (!p)
 		snprintf(err, errlen, "pcap: rx-file %s: %s", path, pe);
 	return p;
+}
+
+static inline uint64_t stamp_ns(const struct pcap_pkthdr *h)
+{
+	return (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec; /* tv_usec holds ns */
 }
 
 /* End of a pass: reopen for the next one, or finish. Returns whether rx
@@ -94,12 +120,53 @@ static bool rx_next_pass(struct pcap_dev *pd)
 	return pd->rx != NULL;
 }
 
+/* The next frame of the file, passes and damage handled; false at the
+ * end of rx. */
+static bool rx_read(struct pcap_dev *pd, struct dev_counters *c, struct pcap_pkthdr **h, const u_char **data)
+{
+	while (pd->rx) {
+		int r = pcap_next_ex(pd->rx, h, data);
+		if (likely(r == 1)) {
+			if (pd->rx_pass_packets++ == 0 && pd->rx_paced) {
+				pd->rx_pass_stamp_ns = stamp_ns(*h);
+				pd->rx_pass_start_ns = time_now_ns();
+			}
+			return true;
+		}
+		if (r != PCAP_ERROR_BREAK) { /* a damaged file: stop reading it */
+			graph_log("pcap", "%s: rx-file: %s", pd->dev.name, pcap_geterr(pd->rx));
+			stat_add(&c->rx_errors, 1);
+			pd->rx_pass_packets = 0;
+		}
+		rx_next_pass(pd);
+	}
+	return false;
+}
+
+/* Paced: whether the frame may go now (its offset in the pass has passed). */
+static bool rx_due(const struct pcap_dev *pd, const struct pcap_pkthdr *h, uint64_t now)
+{
+	uint64_t stamp = stamp_ns(h);
+	if (stamp <= pd->rx_pass_stamp_ns)
+		return true;
+	return now - pd->rx_pass_start_ns >= stamp - pd->rx_pass_stamp_ns;
+}
+
 static uint32_t pcapdev_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
 {
 	struct pcap_dev *pd = container_of(dev, struct pcap_dev, dev);
 	struct dev_counters *c = &dev->rxq[queue].c;
-	if (!pd->rx)
+	uint64_t now = 0;
+	if (pd->rx_paced) {
+		/* Nothing allocated while the next frame is not due. */
+		if (!pd->rx_held_h && !rx_read(pd, c, &pd->rx_held_h, &pd->rx_held_data))
+			return 0;
+		now = time_now_ns();
+		if (!rx_due(pd, pd->rx_held_h, now))
+			return 0;
+	} else if (!pd->rx) {
 		return 0;
+	}
 	/* Short of buffers, read fewer: the rest waits in the file. */
 	uint32_t got = buffer_alloc(bi, n, -1);
 	uint32_t k = 0;
@@ -107,18 +174,19 @@ static uint32_t pcapdev_rx_burst(struct device *dev, uint16_t queue, uint32_t *b
 	while (k < got) {
 		struct pcap_pkthdr *h;
 		const u_char *data;
-		int r = pcap_next_ex(pd->rx, &h, &data);
-		if (unlikely(r != 1)) {
-			if (r != PCAP_ERROR_BREAK) { /* a damaged file: stop reading it */
-				graph_log("pcap", "%s: rx-file: %s", dev->name, pcap_geterr(pd->rx));
-				stat_add(&c->rx_errors, 1);
-				pd->rx_pass_packets = 0;
-			}
-			if (!rx_next_pass(pd))
+		if (pd->rx_held_h) {
+			h = pd->rx_held_h;
+			data = pd->rx_held_data;
+			pd->rx_held_h = NULL;
+		} else {
+			if (!rx_read(pd, c, &h, &data))
 				break;
-			continue;
+			if (pd->rx_paced && !rx_due(pd, h, now)) {
+				pd->rx_held_h = h;
+				pd->rx_held_data = data;
+				break;
+			}
 		}
-		pd->rx_pass_packets++;
 		if (unlikely(h->caplen > data_size)) {
 			stat_add(&c->rx_errors, 1);
 			continue;
@@ -242,6 +310,7 @@ static struct device *pcapdev_create(const void *conf, char *err, size_t errlen)
 	pd->dev.n_rx_queues = 1;
 	pd->dev.n_tx_queues = 1;
 	pd->rx_loops = c->rx_loops;
+	pd->rx_paced = c->rx_pace == PCAP_PACE_RECORDED;
 	if (c->rx_file[0]) {
 		snprintf(pd->rx_path, sizeof(pd->rx_path), "%s", c->rx_file);
 		pd->rx = rx_open(c->rx_file, err, errlen);

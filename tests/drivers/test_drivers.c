@@ -2,7 +2,8 @@
  * a pcap made here crosses pcap-input -> ethernet-input -> l2-xconnect ->
  * interface-output -> pcap tx byte for byte; counters exact; runts and
  * oversized frames accounted; L3 drops, admin down, the null driver,
- * placement, trace records, creation errors; no buffer leaks. */
+ * placement, trace records, creation errors, rx at recorded pace (with a
+ * tolerance); no buffer leaks. */
 #include <check.h>
 #include <errno.h>
 #include <pcap/pcap.h>
@@ -482,7 +483,7 @@ START_TEST(trace_records)
 	ck_assert_uint_eq(graph_trace_n_packets(g), 6);
 	/* Packet 0: 1518 bytes of type 0x0800 across the cross-connect. */
 	const struct trace_record *r;
-	ck_assert_uint_eq(graph_trace_packet(g, 0, &r, NULL), 4);
+	ck_assert_uint_eq(graph_trace_packet(g, 0, &r, NULL), 5);
 	char buf[256], want[256], eth[80];
 	const uint8_t *h = pkts[0].bytes;
 	snprintf(eth, sizeof(eth), "%02x:%02x:%02x:%02x:%02x:%02x -> %02x:%02x:%02x:%02x:%02x:%02x type 0x0800",
@@ -498,10 +499,79 @@ START_TEST(trace_records)
 	graph_trace_format(g, &r[3], buf, sizeof(buf));
 	snprintf(want, sizeof(want), "cap1 (if 1) tx queue 0 length 1518: %s", eth);
 	ck_assert_str_eq(buf, want);
+	ck_assert_str_eq(graph_node_reg(g, r[4].node_index)->name, "pcap-tx");
+	graph_trace_format(g, &r[4], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "cap1 (if 1) tx queue 0 length 1518");
 	/* Packet 5 is a runt: ethernet-input says so, error-drop takes it. */
 	ck_assert_uint_eq(graph_trace_packet(g, 5, &r, NULL), 3);
 	graph_trace_format(g, &r[1], buf, sizeof(buf));
 	ck_assert_msg(strstr(buf, "-> error-drop (runt"), "%s", buf);
+}
+END_TEST
+
+/* ---- rx at recorded pace ---- */
+
+/* 16 frames stamped 40 ms apart (one 15 ms late, one stamped before its
+ * predecessor), replayed with rx-pace recorded into a pcap tx file: the tx
+ * stamps (the time of each burst) keep the gaps within a tolerance of 15 ms
+ * (the test polls without sleeping; the daemon's idle sleep adds up to
+ * idle-max-us), and the whole pass takes the recorded time. */
+START_TEST(pcap_rx_pace_recorded)
+{
+	enum { N = 16, GAP_US = 40000, TOL_US = 15000 };
+	int64_t rec_us[N];
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	pcap_dumper_t *d = pcap_dump_open(dead, in_path);
+	ck_assert_ptr_nonnull(d);
+	for (uint32_t i = 0; i < N; i++) {
+		rec_us[i] = (int64_t)i * GAP_US + (i == 5 ? 15000 : 0);
+		if (i == 9)
+			rec_us[i] = rec_us[8] - 1000; /* out of order: goes at once */
+		struct pcap_pkthdr h = { .ts = { .tv_sec = 1700000000 + rec_us[i] / 1000000,
+						 .tv_usec = rec_us[i] % 1000000 },
+					 .caplen = 64, .len = 64 };
+		uint8_t frame[64] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x88, 0xb5, (uint8_t)i };
+		pcap_dump((u_char *)d, &h, frame);
+	}
+	pcap_dump_close(d);
+	pcap_close(dead);
+
+	const char *rx_words[] = { "rx-file", in_path, "rx-pace", "recorded" };
+	const char *tx_words[] = { "tx-file", out_path };
+	struct device *cap0 = create("cap0", "pcap", rx_words, 4);
+	struct device *cap1 = create("cap1", "pcap", tx_words, 2);
+	ck_assert_int_eq(dev_set_xconnect(cap0, cap1), 0);
+	ck_assert_int_eq(dev_set_admin_up(cap0, true), 0);
+	ck_assert_int_eq(dev_set_admin_up(cap1, true), 0);
+	uint64_t t0 = time_now_ns(), total = 0;
+	while (total < N && time_now_ns() - t0 < 5000000000ull)
+		total += graph_main_poll(g);
+	uint64_t elapsed_us = (time_now_ns() - t0) / 1000;
+	ck_assert_uint_eq(total, N);
+	ck_assert_int_eq(dev_set_admin_up(cap1, false), 0); /* flushes the file */
+
+	char pe[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(out_path, pe);
+	ck_assert_msg(p, "%s", pe);
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	int64_t first = 0, prev_rec = 0, clock_rec = 0;
+	for (uint32_t i = 0; i < N; i++) {
+		ck_assert_int_eq(pcap_next_ex(p, &h, &data), 1);
+		ck_assert_uint_eq(data[14], i);
+		int64_t at = (int64_t)h->ts.tv_sec * 1000000 + h->ts.tv_usec;
+		if (i == 0)
+			first = at;
+		/* when it was due: its own stamp, or at once when out of order */
+		clock_rec = rec_us[i] > prev_rec ? rec_us[i] : clock_rec;
+		prev_rec = rec_us[i] > prev_rec ? rec_us[i] : prev_rec;
+		int64_t late = (at - first) - clock_rec;
+		ck_assert_msg(late > -1000 && late < TOL_US, "frame %u sent %lld us off its recorded time", i,
+			      (long long)late);
+	}
+	pcap_close(p);
+	ck_assert_uint_ge(elapsed_us, (uint64_t)rec_us[N - 1]);
+	ck_assert_uint_lt(elapsed_us, (uint64_t)rec_us[N - 1] + 200000);
 }
 END_TEST
 
@@ -512,6 +582,7 @@ static Suite *drivers_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, pcap_xconnect_exact_bytes);
 	tcase_add_test(tc, pcapng_three_loops);
+	tcase_add_test(tc, pcap_rx_pace_recorded);
 	tcase_add_test(tc, l3_counts_and_drops);
 	tcase_add_test(tc, admin_down_drops_counted);
 	tcase_add_test(tc, null_rx_nothing_tx_frees);

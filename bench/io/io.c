@@ -1,0 +1,197 @@
+/* io: sluice's forwarding path between two null interfaces on one core, the
+ * same work as `dpdk-testpmd --forward-mode=io` between two net_null ports.
+ *
+ *   nul0 (null, rx-recycle) -> null-input -> ethernet-input -> l2-xconnect
+ *     -> interface-output -> null-tx -> nul1 (frees)
+ * and the same from nul1 to nul0 (two one-way cross-connects), every
+ * registered node in the graph, as the daemon has it. The null driver's
+ * rx-recycle mode allocates a full burst of fresh buffers per poll and
+ * touches no packet data, as net_null does; its tx frees them.
+ *
+ * Rate: the graph runs in graph_main_loop on the calling thread (pinned with
+ * --cpu); a sampler thread, asleep but twice, reads both interfaces'
+ * TX-packets after --warmup and again --seconds later. Printed: packets
+ * forwarded per second by the one core (both directions), as testpmd's
+ * Rx-pps of port 0 plus port 1.
+ *
+ * Instructions: with --polls N it runs N loops of graph_main_poll inside
+ * io_polls() and prints the packets forwarded; run it under
+ * `valgrind --tool=callgrind --toggle-collect=io_polls` and divide the
+ * collected Ir by those packets (bench/io/run.sh does).
+ *
+ * Usage: sluice-bench-io [--seconds S] [--warmup S] [--cpu N] [--no-huge]
+ *                        [--polls N] [--size BYTES]
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "drivers/device.h"
+#include "graph/graph.h"
+
+struct opts {
+	double seconds, warmup;
+	int cpu;
+	bool no_huge;
+	uint64_t polls;
+	const char *size;
+};
+
+static struct device *nul[2];
+
+static uint64_t forwarded(void)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < 2; i++) {
+		struct dev_counters c;
+		dev_counters_get(nul[i], &c);
+		n += c.tx_packets;
+	}
+	return n;
+}
+
+struct sampler {
+	double warmup, seconds;
+	uint64_t n0, n1, t0, t1;
+	atomic_bool stop;
+};
+
+static void sleep_s(double s)
+{
+	struct timespec d = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+}
+
+static void *sampler_main(void *arg)
+{
+	struct sampler *s = arg;
+	sleep_s(s->warmup);
+	s->t0 = time_now_ns();
+	s->n0 = forwarded();
+	sleep_s(s->seconds);
+	s->t1 = time_now_ns();
+	s->n1 = forwarded();
+	atomic_store(&s->stop, true);
+	return NULL;
+}
+
+/* The region callgrind collects: N loops of the main thread. */
+__attribute__((noinline)) static uint64_t io_polls(struct graph *g, uint64_t n)
+{
+	uint64_t pkts = 0;
+	for (uint64_t i = 0; i < n; i++)
+		pkts += graph_main_poll(g);
+	return pkts;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: sluice-bench-io [--seconds S] [--warmup S] [--cpu N] [--no-huge] [--polls N] "
+			"[--size BYTES]\n");
+	exit(2);
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	*o = (struct opts){ .seconds = 5, .warmup = 2, .cpu = -1, .size = "64" };
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--no-huge")) {
+			o->no_huge = true;
+			continue;
+		}
+		if (i + 1 >= argc)
+			usage();
+		const char *v = argv[++i];
+		if (!strcmp(a, "--seconds"))
+			o->seconds = atof(v);
+		else if (!strcmp(a, "--warmup"))
+			o->warmup = atof(v);
+		else if (!strcmp(a, "--cpu"))
+			o->cpu = atoi(v);
+		else if (!strcmp(a, "--polls"))
+			o->polls = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--size"))
+			o->size = v;
+		else
+			usage();
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	char err[256];
+	parse(argc, argv, &o);
+	if (o.cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(o.cpu, &set);
+		/* The sampler inherits this; it wakes only twice. */
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			perror("sched_setaffinity");
+			return 1;
+		}
+	}
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	if (o.no_huge)
+		bc.page_size = 4096;
+	if (buffer_main_init(&bc, err, sizeof(err))) {
+		fprintf(stderr, "io: %s\n", err);
+		return 1;
+	}
+	struct graph_config cfg;
+	graph_config_default(&cfg);
+	cfg.idle_mode = GRAPH_IDLE_POLL;
+	struct graph *g = graph_create(&cfg, err, sizeof(err));
+	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err))) {
+		fprintf(stderr, "io: graph: %s\n", err);
+		return 1;
+	}
+	const char *words[] = { "rx-recycle", "rx-size", o.size };
+	for (int i = 0; i < 2; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "nul%d", i);
+		nul[i] = dev_create(name, "null", words, 3, err, sizeof(err));
+		if (!nul[i]) {
+			fprintf(stderr, "io: %s\n", err);
+			return 1;
+		}
+	}
+	if (dev_set_xconnect(nul[0], nul[1]) || dev_set_xconnect(nul[1], nul[0]) ||
+	    dev_set_admin_up(nul[0], true) || dev_set_admin_up(nul[1], true)) {
+		fprintf(stderr, "io: cannot set up the cross-connect\n");
+		return 1;
+	}
+	printf("io: nul0 <-> nul1 l2-xconnect, null rx-recycle %s bytes, burst %u, %s\n", o.size, FRAME_SIZE,
+	       o.no_huge ? "4 KB pages" : "hugepages when available (see the buffers line)");
+
+	if (o.polls) {
+		io_polls(g, 1000); /* warm caches and frame pools outside the region */
+		uint64_t pkts = io_polls(g, o.polls);
+		printf("io: polls %llu packets %llu\n", (unsigned long long)o.polls, (unsigned long long)pkts);
+	} else {
+		struct sampler s = { .warmup = o.warmup, .seconds = o.seconds };
+		pthread_t tid;
+		if (pthread_create(&tid, NULL, sampler_main, &s)) {
+			fprintf(stderr, "io: cannot start the sampler\n");
+			return 1;
+		}
+		graph_main_loop(g, &s.stop);
+		pthread_join(tid, NULL);
+		double secs = (double)(s.t1 - s.t0) / 1e9;
+		printf("io: %.3f s, %llu packets, %.2f Mpps\n", secs, (unsigned long long)(s.n1 - s.n0),
+		       (double)(s.n1 - s.n0) / secs / 1e6);
+	}
+	graph_destroy(g);
+	dev_delete_all();
+	buffer_main_free();
+	return 0;
+}

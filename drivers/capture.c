@@ -1,0 +1,263 @@
+/* pcap capture (see capture.h): preallocated slots filled by the datapath,
+ * written to the file by the control side.
+ *
+ * Slot s belongs to whoever claimed s with the atomic add on n_claimed; it
+ * copies the packet and then stores ready with release order, so the writer,
+ * which loads ready with acquire order, sees the copied bytes. The writer
+ * writes slots strictly in claim order and stops at the first one not yet
+ * ready. Once max slots are claimed the claimant of the last one disarms the
+ * datapath (what = 0); claims past max touch nothing. When all max slots are
+ * written no thread can touch them any more, so the writer frees them with
+ * the file closed.
+ */
+#include <errno.h>
+#include <pcap/pcap.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "drivers/capture.h"
+#include "drivers/device.h"
+#include "graph/buffer.h"
+#include "graph/graph.h"
+
+#define CAPTURE_STDIO_BUFFER (1u << 20)
+
+struct dev_capture_hot dev_capture = { .what = 0, .if_index = DEV_INDEX_INVALID };
+
+struct slot {
+	uint64_t ts_ns; /* CLOCK_REALTIME */
+	uint32_t len;    /* the packet's length on the wire */
+	uint32_t caplen; /* bytes kept */
+	uint32_t ready;
+};
+
+static struct {
+	pthread_mutex_t lock; /* writer side: flush vs start/stop */
+	uint64_t n_claimed;   /* atomic; may pass max by the claims that lost */
+	uint32_t max;
+	uint32_t snaplen;
+	struct slot *slots;
+	uint8_t *data; /* max x snaplen */
+	/* writer side only */
+	uint32_t n_written;
+	uint32_t what; /* as armed, for status */
+	bool started;  /* since the last stop */
+	pcap_t *dead;
+	pcap_dumper_t *dumper; /* open until all max are written, or stop */
+	FILE *file;
+	char *stdio_buf;
+	char path[256];
+} cap = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* ---- datapath ---- */
+
+static void copy_packet(struct slot *s, uint8_t *dst, struct buffer *b, uint32_t snaplen)
+{
+	uint32_t len = 0, off = 0;
+	for (;;) {
+		uint32_t k = MIN((uint32_t)b->current_length, snaplen - off);
+		memcpy(dst + off, buffer_data(b), k);
+		off += k;
+		len += b->current_length;
+		if (!(b->flags & BUFFER_F_NEXT_PRESENT))
+			break;
+		b = buffer_get(b->next_buffer);
+	}
+	s->len = len;
+	s->caplen = off;
+}
+
+void dev_capture_packets(uint32_t if_index, const uint32_t *bi, uint32_t n)
+{
+	uint32_t filter = __atomic_load_n(&dev_capture.if_index, __ATOMIC_RELAXED);
+	if (filter != DEV_INDEX_INVALID && filter != if_index)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	uint32_t max = cap.max;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t k = __atomic_fetch_add(&cap.n_claimed, 1, __ATOMIC_RELAXED);
+		if (k >= max) {
+			__atomic_store_n(&dev_capture.what, 0, __ATOMIC_RELAXED);
+			return;
+		}
+		struct slot *s = &cap.slots[k];
+		copy_packet(s, cap.data + k * cap.snaplen, buffer_get(bi[i]), cap.snaplen);
+		s->ts_ns = now;
+		__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+		if (k + 1 == max) {
+			__atomic_store_n(&dev_capture.what, 0, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+}
+
+/* ---- writer ---- */
+
+static void release_slots(void)
+{
+	free(cap.slots);
+	free(cap.data);
+	cap.slots = NULL;
+	cap.data = NULL;
+}
+
+static void close_file(void)
+{
+	if (cap.dumper)
+		pcap_dump_close(cap.dumper); /* flushes and closes cap.file */
+	else if (cap.file)
+		fclose(cap.file);
+	if (cap.dead)
+		pcap_close(cap.dead);
+	free(cap.stdio_buf);
+	cap.dumper = NULL;
+	cap.file = NULL;
+	cap.dead = NULL;
+	cap.stdio_buf = NULL;
+}
+
+/* Write ready slots in order, up to budget; caller holds the lock. */
+static uint32_t write_ready(uint32_t budget)
+{
+	uint64_t claimed = MIN(__atomic_load_n(&cap.n_claimed, __ATOMIC_RELAXED), (uint64_t)cap.max);
+	uint32_t k = 0;
+	while (k < budget && cap.n_written < claimed) {
+		struct slot *s = &cap.slots[cap.n_written];
+		if (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
+			break;
+		struct pcap_pkthdr h = {
+			.ts = { .tv_sec = (time_t)(s->ts_ns / 1000000000ull),
+				.tv_usec = (suseconds_t)(s->ts_ns % 1000000000ull / 1000) },
+			.caplen = s->caplen,
+			.len = s->len,
+		};
+		pcap_dump((u_char *)cap.dumper, &h, cap.data + (size_t)cap.n_written * cap.snaplen);
+		cap.n_written++;
+		k++;
+	}
+	return k;
+}
+
+uint32_t dev_capture_flush(uint32_t budget)
+{
+	if (pthread_mutex_trylock(&cap.lock))
+		return 0; /* the control thread is stopping or starting it */
+	uint32_t k = 0;
+	if (cap.dumper) {
+		k = write_ready(budget);
+		if (cap.n_written == cap.max) {
+			close_file();
+			release_slots();
+			graph_log("pcap", "capture: %u packets written to %s", cap.n_written, cap.path);
+		}
+	}
+	pthread_mutex_unlock(&cap.lock);
+	return k;
+}
+
+int dev_capture_stop(uint64_t *n, char *path, size_t pathlen)
+{
+	__atomic_store_n(&dev_capture.what, 0, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&cap.lock);
+	if (!cap.started) {
+		pthread_mutex_unlock(&cap.lock);
+		return -ENOENT;
+	}
+	if (cap.dumper) {
+		write_ready(UINT32_MAX);
+		close_file();
+	}
+	release_slots();
+	cap.started = false;
+	*n = cap.n_written;
+	if (path)
+		snprintf(path, pathlen, "%s", cap.path);
+	pthread_mutex_unlock(&cap.lock);
+	return 0;
+}
+
+int dev_capture_start(const struct dev_capture_params *p, char *err, size_t errlen)
+{
+	uint32_t snaplen = p->snaplen ? p->snaplen : DEV_CAPTURE_SNAPLEN_DEFAULT;
+	if (!p->what || (p->what & ~(DEV_CAPTURE_RX | DEV_CAPTURE_TX | DEV_CAPTURE_DROP))) {
+		snprintf(err, errlen, "capture what: rx, tx and/or drop");
+		return -EINVAL;
+	}
+	if (!p->max || p->max > DEV_CAPTURE_MAX_PACKETS || snaplen < 14 || snaplen > 65535 ||
+	    (uint64_t)p->max * snaplen > DEV_CAPTURE_MAX_BYTES) {
+		snprintf(err, errlen, "max %u x %u bytes per packet: at most %u packets and %llu MB", p->max, snaplen,
+			 DEV_CAPTURE_MAX_PACKETS, DEV_CAPTURE_MAX_BYTES >> 20);
+		return -EINVAL;
+	}
+	if (!p->path || !p->path[0] || strlen(p->path) >= sizeof(cap.path)) {
+		snprintf(err, errlen, "a file name of at most %zu bytes is needed", sizeof(cap.path) - 1);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&cap.lock);
+	int rc = 0;
+	if (cap.dumper) {
+		snprintf(err, errlen, "a capture to %s is running (pcap capture off first)", cap.path);
+		rc = -EBUSY;
+		goto out;
+	}
+	__atomic_store_n(&dev_capture.what, 0, __ATOMIC_RELAXED);
+	release_slots();
+	/* Touch every page now, so that the datapath takes no page fault. */
+	cap.slots = calloc(p->max, sizeof(*cap.slots));
+	cap.data = malloc((size_t)p->max * snaplen);
+	cap.stdio_buf = malloc(CAPTURE_STDIO_BUFFER);
+	cap.dead = pcap_open_dead(DLT_EN10MB, (int)snaplen);
+	if (!cap.slots || !cap.data || !cap.stdio_buf || !cap.dead) {
+		snprintf(err, errlen, "out of memory for %u packets of %u bytes", p->max, snaplen);
+		rc = -ENOMEM;
+		goto fail;
+	}
+	memset(cap.data, 0, (size_t)p->max * snaplen);
+	cap.file = fopen(p->path, "wb");
+	if (!cap.file) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", p->path, strerror(errno));
+		goto fail;
+	}
+	setvbuf(cap.file, cap.stdio_buf, _IOFBF, CAPTURE_STDIO_BUFFER);
+	cap.dumper = pcap_dump_fopen(cap.dead, cap.file);
+	if (!cap.dumper) {
+		snprintf(err, errlen, "%s: %s", p->path, pcap_geterr(cap.dead));
+		rc = -EIO;
+		goto fail;
+	}
+	snprintf(cap.path, sizeof(cap.path), "%s", p->path);
+	cap.max = p->max;
+	cap.snaplen = snaplen;
+	cap.n_claimed = 0;
+	cap.n_written = 0;
+	cap.what = p->what;
+	cap.started = true;
+	dev_capture.if_index = p->if_index;
+	__atomic_store_n(&dev_capture.what, p->what, __ATOMIC_RELEASE);
+	goto out;
+fail:
+	close_file();
+	release_slots();
+out:
+	pthread_mutex_unlock(&cap.lock);
+	return rc;
+}
+
+void dev_capture_get_status(struct dev_capture_status *st)
+{
+	pthread_mutex_lock(&cap.lock);
+	memset(st, 0, sizeof(*st));
+	st->open = cap.dumper != NULL;
+	st->what = __atomic_load_n(&dev_capture.what, __ATOMIC_RELAXED);
+	st->max = cap.started ? cap.max : 0;
+	st->captured = cap.started ? MIN(__atomic_load_n(&cap.n_claimed, __ATOMIC_RELAXED), (uint64_t)cap.max) : 0;
+	st->written = cap.started ? cap.n_written : 0;
+	snprintf(st->path, sizeof(st->path), "%s", cap.started ? cap.path : "");
+	pthread_mutex_unlock(&cap.lock);
+}
