@@ -44,7 +44,7 @@ struct ip4_header {
 	uint16_t checksum;
 	uint32_t src;
 	uint32_t dst;
-};
+} __attribute__((packed, aligned(2))); /* behind a 14-byte Ethernet header: 2-byte aligned */
 _Static_assert(sizeof(struct ip4_header) == IP4_HDR_LEN, "IPv4 header without options");
 
 struct icmp4_header {
