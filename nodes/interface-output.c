@@ -29,6 +29,7 @@ enum interface_output_next {
 	INTERFACE_OUTPUT_NEXT_NULL_TX,
 	INTERFACE_OUTPUT_NEXT_PCAP_TX,
 	INTERFACE_OUTPUT_NEXT_AF_PACKET_TX,
+	INTERFACE_OUTPUT_NEXT_IXGBE_TX,
 	INTERFACE_OUTPUT_N_NEXT,
 };
 
@@ -248,6 +249,7 @@ static const struct node_reg interface_output_node = {
 		[INTERFACE_OUTPUT_NEXT_NULL_TX] = "null-tx",
 		[INTERFACE_OUTPUT_NEXT_PCAP_TX] = "pcap-tx",
 		[INTERFACE_OUTPUT_NEXT_AF_PACKET_TX] = "af-packet-tx",
+		[INTERFACE_OUTPUT_NEXT_IXGBE_TX] = "ixgbe-tx",
 	},
 	.n_errors = INTERFACE_OUTPUT_N_ERROR,
 	.error_strings = interface_output_error_strings,

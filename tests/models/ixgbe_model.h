@@ -1,0 +1,86 @@
+/* An in-process 82599 for tests: BAR0's register file and the NIC's DMA
+ * behaviour, as ../shared/facts/nic-facts.md section 1 describes them, behind
+ * a struct pci_io that the real ixgbe driver programs unchanged.
+ *
+ * The model decodes register offsets itself (with the aliases the facts
+ * sheet lists), so a wrong offset in the driver is an unknown register here,
+ * not a shared mistake. DMA goes only through memory the driver mapped,
+ * translated from IOVA with a non-zero offset so that a driver handing the
+ * NIC virtual addresses is caught.
+ *
+ * Wire: ixgbe_model_rx() puts a frame (without FCS) on the wire towards
+ * the NIC; it lands in an rx queue's ring as the datasheet says (filters,
+ * RSS queue choice, DD/EOP/length/RSS hash/packet type write-back, only up
+ * to RDT) or is dropped and counted. Transmission happens when TDT is
+ * written (or when the hold is released): data descriptors are gathered up
+ * to EOP, the frame goes to the tx callback, DD is written back on RS.
+ *
+ * Misprogramming is reported through the error callback (default: counted
+ * and kept in last_error): unaligned rings and bad ring lengths, a tail past
+ * the ring, DMA outside mapped memory, a register written in the wrong state
+ * (queue configuration while the queue runs, anything during reset, tx queue
+ * enabled before DMATXCTL.TE, inconsistent CRC strip), unknown or read-only
+ * registers, malformed descriptors.
+ *
+ * Single-threaded: the test and the driver run on one thread.
+ */
+#ifndef SLUICE_TESTS_IXGBE_MODEL_H
+#define SLUICE_TESTS_IXGBE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ixgbe_model;
+struct pci_io;
+
+typedef void(ixgbe_model_error_fn)(void *ctx, const char *msg);
+typedef void(ixgbe_model_tx_fn)(void *ctx, uint16_t queue, const uint8_t *frame, uint32_t len);
+
+/* A model answering for PCI address addr ("0000:03:00.0"), device ID 0x10FB,
+ * port MAC mac, cable connected. NULL when out of memory. */
+struct ixgbe_model *ixgbe_model_create(const char *addr, const uint8_t mac[6]);
+void ixgbe_model_destroy(struct ixgbe_model *m);
+
+/* The pci_io provider for every live model (pci_io_provider_set). An
+ * address no model answers for is "not found". */
+struct pci_io *ixgbe_model_open(void *ctx, const char *addr, char *err, size_t errlen);
+
+void ixgbe_model_on_error(struct ixgbe_model *m, ixgbe_model_error_fn *fn, void *ctx);
+void ixgbe_model_on_tx(struct ixgbe_model *m, ixgbe_model_tx_fn *fn, void *ctx);
+
+/* Misprogramming seen so far, and the last message. */
+uint64_t ixgbe_model_errors(const struct ixgbe_model *m);
+const char *ixgbe_model_last_error(const struct ixgbe_model *m);
+
+/* A frame from the wire (len bytes, no FCS). Returns the rx queue it was
+ * written to, or -1 when the NIC dropped it (counted where the NIC counts). */
+int ixgbe_model_rx(struct ixgbe_model *m, const uint8_t *frame, uint32_t len);
+
+/* Descriptors rx queue q can still fill (RDT - RDH modulo the ring). */
+uint32_t ixgbe_model_rx_room(const struct ixgbe_model *m, uint16_t q);
+
+/* Hold transmission (a stalled link partner): descriptors stay pending
+ * until released. */
+void ixgbe_model_tx_hold(struct ixgbe_model *m, bool hold);
+
+/* Cable in or out. */
+void ixgbe_model_set_cable(struct ixgbe_model *m, bool connected);
+
+/* A register's value without a read's side effects (clear-on-read...). */
+uint32_t ixgbe_model_peek(const struct ixgbe_model *m, uint32_t reg);
+
+/* What the model did, for assertions. */
+struct ixgbe_model_stats {
+	uint64_t rx_frames;       /* written to a ring */
+	uint64_t rx_dropped;      /* no descriptor (QPRDC/MPC) */
+	uint64_t rx_filtered;     /* not for us, rx disabled, queue off, size */
+	uint64_t tx_frames;
+	uint64_t tx_no_fcs;       /* sent without IFCS: a bad frame on the wire */
+	uint64_t rx_wraps[16];    /* times RDH went past the end of the ring */
+	uint64_t tx_wraps[16];
+	uint64_t resets;
+};
+void ixgbe_model_stats(const struct ixgbe_model *m, struct ixgbe_model_stats *st);
+
+#endif
