@@ -1,0 +1,92 @@
+/* ixgbe internals shared by the datapath (ixgbe.c) and the bring-up and
+ * configuration (ixgbe_init.c). */
+#ifndef SLUICE_DRIVERS_IXGBE_PRIVATE_H
+#define SLUICE_DRIVERS_IXGBE_PRIVATE_H
+
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "drivers/device.h"
+#include "drivers/ixgbe/ixgbe_regs.h"
+#include "drivers/pci/pci.h"
+
+#define IXGBE_MAX_QUEUES 16     /* 82599 RSS spans at most 16 queues */
+#define IXGBE_TX_CLEAN_BATCH 32 /* descriptors reclaimed per DD check */
+#define IXGBE_RX_BURST_MAX 256  /* descriptors looked at per rx burst */
+#define IXGBE_POLL_TIMEOUT_MS 1000
+#define IXGBE_MAX_FRAME_HW 9728 /* largest frame we let MAXFRS accept */
+
+struct ixgbe_rxq {
+	alignas(64) volatile union ixgbe_rx_desc *ring;
+	uint32_t *bufs;       /* buffer armed in each descriptor */
+	struct pci_io *io;
+	uint64_t iova_data0;  /* IOVA of buffer 0's data area; + index * stride */
+	uint32_t stride;
+	uint32_t mask;
+	uint32_t next;        /* next descriptor to look at */
+	uint32_t rdt;         /* RDT register offset */
+	/* The frame being assembled across descriptors (and bursts). */
+	uint32_t head, tail;
+	bool drop, error;
+	uint32_t fresh[IXGBE_RX_BURST_MAX];
+};
+
+struct ixgbe_txq {
+	alignas(64) volatile union ixgbe_tx_desc *ring;
+	uint32_t *bufs;       /* on a frame's last descriptor: its head buffer */
+	struct pci_io *io;
+	uint32_t mask;
+	uint32_t tail;        /* next free descriptor */
+	uint32_t clean;       /* oldest descriptor not yet reclaimed */
+	uint32_t tdt;         /* TDT register offset */
+	uint32_t done[IXGBE_TX_CLEAN_BATCH];
+};
+
+/* Clear-on-read statistics registers, accumulated. */
+struct ixgbe_hw_stats {
+	uint64_t gprc, gptc, gorc, gotc;
+	uint64_t mpc, qprdc[IXGBE_MAX_QUEUES];
+	uint64_t crcerrs, illerrc, rlec, ruc, rfc, roc, rjc;
+};
+
+struct ixgbe_dev {
+	struct device dev;
+	struct pci_io *io;
+	struct ixgbe_rxq rxq[IXGBE_MAX_QUEUES];
+	struct ixgbe_txq txq[IXGBE_MAX_QUEUES];
+	uint32_t n_rx_desc, n_tx_desc;
+	uint32_t max_frame;
+	bool promisc;
+	bool running;
+	bool buffers_mapped;
+	uint8_t mac[6];
+	struct ixgbe_hw_stats hw;
+	char addr[PCI_ADDR_SIZE];
+};
+
+static inline uint32_t rd(struct ixgbe_dev *xd, uint32_t reg)
+{
+	return pci_read32(xd->io, reg);
+}
+
+static inline void wr(struct ixgbe_dev *xd, uint32_t reg, uint32_t v)
+{
+	pci_write32(xd->io, reg, v);
+}
+
+/* ---- ixgbe_init.c ---- */
+
+void ixgbe_set_bits(struct ixgbe_dev *xd, uint32_t reg, uint32_t bits);
+void ixgbe_clear_bits(struct ixgbe_dev *xd, uint32_t reg, uint32_t bits);
+/* Poll until (reg & mask) == want; 0 or -ETIMEDOUT. */
+int ixgbe_wait_reg(struct ixgbe_dev *xd, uint32_t reg, uint32_t mask, uint32_t want);
+/* Read every clear-on-read counter we keep into the running totals. */
+void ixgbe_hw_stats_update(struct ixgbe_dev *xd);
+
+/* ---- ixgbe.c ---- */
+
+extern const struct device_ops ixgbe_ops;
+void ixgbe_link(struct device *dev, struct dev_link *link);
+
+#endif
