@@ -111,31 +111,29 @@ static inline void release_tag(struct dist *d, struct dist_tx *tx, uint32_t w1, 
 	*e = v;
 }
 
-static void release_lines(struct dist *d, uint32_t w, const struct handoff_line *lines, uint32_t n)
+/* n completed packets of worker w. */
+static void release_tags(struct dist *d, uint32_t w, const uint16_t *tags, uint32_t n)
 {
 	struct dist_tx *tx = &d->tx[w];
-	uint32_t pkts = 0;
-	for (uint32_t l = 0; l < n; l++) {
-		for (uint32_t s = 0; s < lines[l].n; s++)
-			release_tag(d, tx, w + 1, lines[l].tag[s]);
-		pkts += lines[l].n;
-	}
-	tx->in_flight -= pkts;
-	tx->st.returned += pkts;
+	for (uint32_t i = 0; i < n; i++)
+		release_tag(d, tx, w + 1, tags[i]);
+	tx->in_flight -= n;
+	tx->st.returned += n;
 }
 
 /* Harvest every worker's completions; returns packets released. */
 static uint32_t harvest(struct dist *d)
 {
-	struct handoff_line lines[DIST_WORKER_BATCH_LINES];
+	uint32_t bi[DIST_WORKER_BATCH];
+	uint16_t tags[DIST_WORKER_BATCH];
 	uint32_t total = 0;
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
 		if (!tx->in_flight)
 			continue;
 		uint32_t before = tx->in_flight, k;
-		while ((k = handoff_dequeue_lines(tx->ret, lines, DIST_WORKER_BATCH_LINES)) != 0)
-			release_lines(d, w, lines, k);
+		while ((k = handoff_dequeue(tx->ret, bi, tags, DIST_WORKER_BATCH)) != 0)
+			release_tags(d, w, tags, k);
 		if (tx->in_flight != before) {
 			total += before - tx->in_flight;
 			tx->last_return_ticks = cpu_ticks();
@@ -311,27 +309,27 @@ uint32_t dist_flows_owned(const struct dist *d)
 
 uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 {
-	struct handoff_line line;
+	uint16_t tags[DIST_WORKER_BATCH];
 	uint32_t got = 0;
 	/* What each worker took is done, reported or not. */
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_rx *rx = &d->rx[w];
-		release_lines(d, w, rx->lines + rx->first, rx->n_lines);
-		rx->n_lines = 0;
+		release_tags(d, w, rx->tag + rx->first, rx->n_held);
+		rx->n_held = 0;
 	}
 	harvest(d);
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
 		/* Its ring, oldest first (the worker is gone, so this thread may
 		 * consume), then its backlog; each packet gives its tag back. */
-		while (got + HANDOFF_LINE_SLOTS <= max && handoff_dequeue_lines(tx->ring, &line, 1)) {
-			for (uint32_t s = 0; s < line.n; s++)
-				release_tag(d, tx, w + 1, line.tag[s]);
-			memcpy(bi + got, line.bi, line.n * sizeof(uint32_t));
-			got += line.n;
-			tx->in_flight -= line.n;
+		uint32_t k;
+		while ((k = handoff_dequeue(tx->ring, bi + got, tags, MIN(max - got, (uint32_t)DIST_WORKER_BATCH))) != 0) {
+			for (uint32_t i = 0; i < k; i++)
+				release_tag(d, tx, w + 1, tags[i]);
+			tx->in_flight -= k;
+			got += k;
 		}
-		uint32_t k = MIN(max - got, tx->n_backlog);
+		k = MIN(max - got, tx->n_backlog);
 		for (uint32_t i = 0; i < k; i++) {
 			release_tag(d, tx, w + 1, tx->backlog_tag[i]);
 			bi[got + i] = tx->backlog_bi[i];
@@ -352,12 +350,12 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 static bool report(struct dist *d, uint32_t w)
 {
 	struct dist_rx *rx = &d->rx[w];
-	if (!rx->n_lines)
+	if (!rx->n_held)
 		return true;
-	uint32_t k = handoff_enqueue_lines(d->tx[w].ret, rx->lines + rx->first, rx->n_lines);
+	uint32_t k = handoff_enqueue(d->tx[w].ret, rx->bi + rx->first, rx->tag + rx->first, rx->n_held);
 	rx->first += k;
-	rx->n_lines -= k;
-	return rx->n_lines == 0;
+	rx->n_held -= k;
+	return rx->n_held == 0;
 }
 
 uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *tags, uint32_t max)
@@ -365,18 +363,12 @@ uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *ta
 	struct dist_rx *rx = &d->rx[w];
 	if (unlikely(!report(d, w)))
 		return 0;
-	uint32_t want = MIN(max / HANDOFF_LINE_SLOTS, (uint32_t)DIST_WORKER_BATCH_LINES);
-	uint32_t k = want ? handoff_dequeue_lines(d->tx[w].ring, rx->lines, want) : 0;
-	uint32_t n = 0;
-	for (uint32_t l = 0; l < k; l++) {
-		const struct handoff_line *line = &rx->lines[l];
-		memcpy(bi + n, line->bi, HANDOFF_LINE_SLOTS * sizeof(uint32_t));
-		if (tags)
-			memcpy(tags + n, line->tag, HANDOFF_LINE_SLOTS * sizeof(uint16_t));
-		n += line->n;
-	}
+	uint32_t n = handoff_dequeue(d->tx[w].ring, rx->bi, rx->tag, MIN(max, (uint32_t)DIST_WORKER_BATCH));
+	memcpy(bi, rx->bi, n * sizeof(uint32_t));
+	if (tags)
+		memcpy(tags, rx->tag, n * sizeof(uint16_t));
 	rx->first = 0;
-	rx->n_lines = k;
+	rx->n_held = n;
 	if (n)
 		stat_add(&rx->polled, n);
 	return n;

@@ -56,12 +56,17 @@ struct dist_tx {
 	uint64_t pub_last_return_ticks;
 };
 
-/* Worker w's side: the batch it holds, to be reported complete. */
+#define DIST_WORKER_BATCH (DIST_WORKER_BATCH_LINES * HANDOFF_LINE_SLOTS)
+
+/* Worker w's side: the batch it holds, to be reported complete. Kept flat
+ * (not as lines) because only handoff_enqueue/handoff_dequeue bound their
+ * counts safely: the *_lines calls can exceed max (see the report). */
 struct dist_rx {
-	alignas(64) uint32_t n_lines; /* lines of the batch not yet reported */
-	uint32_t first;               /* first of them in lines[] */
-	uint64_t polled;              /* packets taken (read by any thread) */
-	alignas(64) struct handoff_line lines[DIST_WORKER_BATCH_LINES];
+	alignas(64) uint32_t n_held; /* packets of the batch not yet reported */
+	uint32_t first;              /* first of them in bi[] / tag[] */
+	uint64_t polled;             /* packets taken (read by any thread) */
+	alignas(64) uint32_t bi[DIST_WORKER_BATCH];
+	uint16_t tag[DIST_WORKER_BATCH];
 };
 
 struct dist {

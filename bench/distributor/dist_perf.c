@@ -1,0 +1,162 @@
+/* Distributor cycles per packet, measured the way DPDK's
+ * distributor_perf_autotest measures rte_distributor's burst mode: the main
+ * thread hands the same 64 packets (flow tags 0..63) to the workers CALLS
+ * times; each worker takes its lines and returns them at once (its "graph"
+ * does nothing). The figure is TSC ticks spent in the distributor loop per
+ * packet handed, waiting for room included (DPDK's process() spins on a full
+ * worker the same way), so a drop never makes the figure look better.
+ *
+ *   sluice-bench-distributor [--workers N] [--calls C] [--backlog B]
+ *                            [--ring-lines L] [--dist-cpu C] [--worker-cpus a,b,...]
+ *
+ * Prints one line: workers, cpus, ticks/packet, Mpps at the TSC rate,
+ * ticks per call, drops (always 0: the loop waits for room), the matcher.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/util.h"
+#include "nodes/dist.h"
+#include "nodes/dist_private.h"
+
+#define BURST 64
+
+static struct dist *d;
+static atomic_bool stop;
+static atomic_uint ready;
+
+struct worker_arg {
+	uint32_t w;
+	int cpu;
+	pthread_t th;
+	uint64_t got;
+};
+
+static void pin(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *worker(void *p)
+{
+	struct worker_arg *a = p;
+	uint32_t bi[256];
+	pin(a->cpu);
+	atomic_fetch_add(&ready, 1);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		uint32_t n = dist_worker_poll(d, a->w, bi, NULL, 256);
+		a->got += n;
+		if (!n)
+			cpu_relax();
+	}
+	while (dist_worker_done(d, a->w))
+		cpu_relax();
+	return NULL;
+}
+
+/* Room for a whole burst at every worker (a burst may all go to one). */
+static bool room(void)
+{
+	for (uint32_t w = 0; w < dist_n_workers(d); w++)
+		if (dist_room(d, w) < BURST)
+			return false;
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t workers = 1, calls = 1u << 21, backlog = 64, ring_lines = 64;
+	int dist_cpu = 0, wcpus[DIST_MAX_WORKERS];
+	for (uint32_t i = 0; i < DIST_MAX_WORKERS; i++)
+		wcpus[i] = 1;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const char *k = argv[i], *v = argv[i + 1];
+		if (!strcmp(k, "--workers"))
+			workers = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--calls"))
+			calls = (uint32_t)strtoul(v, NULL, 0);
+		else if (!strcmp(k, "--backlog"))
+			backlog = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--ring-lines"))
+			ring_lines = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--dist-cpu"))
+			dist_cpu = atoi(v);
+		else if (!strcmp(k, "--worker-cpus")) {
+			char *s = strdup(v), *save = NULL;
+			uint32_t n = 0;
+			for (char *t = strtok_r(s, ",", &save); t && n < DIST_MAX_WORKERS; t = strtok_r(NULL, ",", &save))
+				wcpus[n++] = atoi(t);
+			for (uint32_t j = n; n && j < DIST_MAX_WORKERS; j++)
+				wcpus[j] = wcpus[j % n];
+			free(s);
+		} else {
+			fprintf(stderr, "unknown option %s\n", k);
+			return 2;
+		}
+	}
+	if (backlog < BURST) {
+		fprintf(stderr, "--backlog must be at least %d: the loop waits for room for a whole burst\n", BURST);
+		return 2;
+	}
+	struct dist_config c = { .n_workers = workers, .backlog = backlog, .ring_lines = ring_lines };
+	char err[256];
+	d = dist_create(&c, err, sizeof(err));
+	if (!d) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	pin(dist_cpu);
+	struct worker_arg wa[DIST_MAX_WORKERS];
+	for (uint32_t w = 0; w < workers; w++) {
+		wa[w] = (struct worker_arg){ .w = w, .cpu = wcpus[w] };
+		pthread_create(&wa[w].th, NULL, worker, &wa[w]);
+	}
+	while (atomic_load(&ready) < workers)
+		cpu_relax();
+	uint32_t bi[BURST], dropped[BURST];
+	uint16_t tags[BURST];
+	uint8_t reason[BURST];
+	for (uint32_t i = 0; i < BURST; i++) {
+		bi[i] = i;
+		tags[i] = (uint16_t)i;
+	}
+	uint64_t handed = 0, drops = 0;
+	/* Warm up, then measure. */
+	for (uint32_t i = 0; i < 10000; i++) {
+		while (!room())
+			dist_flush(d);
+		dist_process(d, bi, tags, BURST, dropped, reason, NULL);
+	}
+	uint64_t t0 = cpu_ticks();
+	for (uint32_t i = 0; i < calls; i++) {
+		while (unlikely(!room()))
+			dist_flush(d);
+		uint32_t k = dist_process(d, bi, tags, BURST, dropped, reason, NULL);
+		handed += k;
+		drops += BURST - k;
+	}
+	uint64_t ticks = cpu_ticks() - t0;
+	while (dist_outstanding(d))
+		dist_flush(d);
+	atomic_store(&stop, true);
+	for (uint32_t w = 0; w < workers; w++)
+		pthread_join(wa[w].th, NULL);
+	double tpp = (double)ticks / (double)handed;
+	printf("workers=%u dist_cpu=%d worker_cpus=", workers, dist_cpu);
+	for (uint32_t w = 0; w < workers; w++)
+		printf("%s%d", w ? "," : "", wcpus[w]);
+	printf(" backlog=%u ring_lines=%u ticks_per_packet=%.2f mpps=%.1f ticks_per_call=%.0f drops=%llu matcher=%s\n",
+	       backlog, ring_lines, tpp, cpu_ticks_per_second() / tpp / 1e6, (double)ticks / calls,
+	       (unsigned long long)drops, dist_match_vector_isa);
+	dist_free(d);
+	return 0;
+}
