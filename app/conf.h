@@ -18,6 +18,7 @@
 #include "graph/graph_conf.h"
 #include "nodes/dist.h"
 #include "nodes/pg.h"
+#include "sched/timer.h"
 
 #define APP_PATH_SIZE 256
 #define APP_MAX_WARNINGS 8
@@ -51,6 +52,7 @@ struct sluice_config {
 	struct pg_conf pg;
 	struct graph_trace_config trace;
 	struct dist_conf dist;
+	struct timer_config sched;
 	uint32_t n_warnings;
 	struct app_conf_msg warnings[APP_MAX_WARNINGS];
 };

@@ -31,6 +31,7 @@
 #include "nodes/dist.h"
 #include "nodes/ip4_interface.h"
 #include "nodes/pg.h"
+#include "sched/timer.h"
 
 #define EXIT_CONFIG 2
 
@@ -39,7 +40,7 @@ struct app {
 	struct graph *g;
 	struct dist *dist; /* distributor { enable } with workers */
 	FILE *log;
-	bool buffers_up, pg_attached, cli_up, pidfile_written;
+	bool buffers_up, pg_attached, cli_up, pidfile_written, timers_up;
 	uint32_t n_devs; /* interfaces created, in config order */
 	char err[1024]; /* the failing stage's reason, for its log line */
 };
@@ -338,6 +339,20 @@ static int stage_threads(struct app *a)
 	return 0;
 }
 
+/* One timer service per datapath thread, run from the loop hook; after
+ * the workers started, since each service belongs to a running thread. */
+static int stage_timers(struct app *a)
+{
+	const struct timer_config *c = &a->cfg.sched;
+	int rc = timer_services_install(a->g, c, a->err, sizeof(a->err));
+	if (rc)
+		return rc;
+	a->timers_up = true;
+	graph_log("timers", "%u service(s): tick %lluns, %u levels, %u timers each", graph_n_threads(a->g),
+		  (unsigned long long)c->tick_ns, c->levels, c->max_timers);
+	return 0;
+}
+
 static int stage_cli(struct app *a)
 {
 	struct cli_server_config cc;
@@ -421,6 +436,8 @@ static int shutdown_app(struct app *a)
 		graph_workers_stop(a->g);
 		if (a->dist)
 			stop_distributor(a);
+		if (a->timers_up)
+			timer_services_uninstall(a->g);
 		/* Devices stop after the last frame reached their tx: pcap
 		 * files are complete, ring buffers come back to the pools. */
 		dev_delete_all();
@@ -454,7 +471,8 @@ static int start(struct app *a)
 		int (*fn)(struct app *a);
 	} stages[] = {
 		{ "unix", stage_process }, { "buffers", stage_buffers }, { "interfaces", stage_interfaces },
-		{ "graph", stage_graph },  { "threads", stage_threads }, { "cli", stage_cli },
+		{ "graph", stage_graph },  { "threads", stage_threads }, { "timers", stage_timers },
+		{ "cli", stage_cli },
 	};
 	for (size_t i = 0; i < ARRAY_LEN(stages); i++) {
 		a->err[0] = 0;

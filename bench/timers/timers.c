@@ -1,0 +1,306 @@
+/* bench/timers: the timer service's costs, printed in TSC cycles per
+ * operation so that they sit beside rte_timer's timer_perf_autotest (run.sh
+ * runs both and prints the ratios).
+ *
+ *   sluice-bench-timers [sizes...]      default 1000 100000 1000000
+ *   sluice-bench-timers producer SECS   the cross-thread figures only
+ *
+ * Per size N, one thread, as timer_perf_autotest does:
+ *   arm     N timers, all 1 s ahead (relative form: one clock read each)
+ *   rearm   every pending timer to a random delay in [0, 1 s)
+ *   expire  run the service past 1 s (a skewed clock, no sleep) until all
+ *           N callbacks ran; cycles per expiry
+ *   cancel  arm N timers 1 s ahead again, cancel each
+ * and the service's memory with N armed.
+ *
+ * Producer: the owner runs its loop on CPU 1, a producer on CPU 0 arms
+ * timers 10 us ahead (tick 1 us) as fast as the service lets it, singly or
+ * in bursts of 32, through each cross-thread path. Printed: arms/s, cycles
+ * per arm call (what DPDK calls arm latency), expiries/s at the owner, and
+ * how late expiries were delivered after their deadline (mean, p99).
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/util.h"
+#include "sched/timer.h"
+
+static uint64_t skew_ns;
+
+static uint64_t skewed_clock(void *arg)
+{
+	(void)arg;
+	return timer_clock_ns(NULL) + skew_ns;
+}
+
+static uint64_t n_callbacks;
+
+static void count_cb(struct timer_service *ts, const struct timer_event *ev, uint32_t n, void *arg)
+{
+	(void)ts;
+	(void)ev;
+	(void)arg;
+	n_callbacks += n;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* n_producers 0: the pool holds the owner's n timers and nothing else. */
+static struct timer_service *make_service(uint32_t n, uint64_t tick_ns, enum timer_xmode mode,
+					  uint32_t n_producers, timer_clock_fn_t *clock)
+{
+	struct timer_config c;
+	char err[128];
+	timer_config_default(&c);
+	c.max_timers = n;
+	c.tick_ns = tick_ns;
+	c.xmode = mode;
+	c.max_producers = n_producers;
+	c.producer_timers = 65536;
+	struct timer_service *ts = timer_service_create(&c, clock, NULL, err, sizeof(err));
+	if (!ts) {
+		fprintf(stderr, "timer_service_create: %s\n", err);
+		exit(1);
+	}
+	return ts;
+}
+
+/* ---- single thread, per size ---- */
+
+/* Each pass is timed in chunks of CHUNK operations and both the mean and
+ * the median chunk are kept: on a shared 2-CPU box a preempted chunk costs
+ * millions of cycles, and the median shows what the code costs while the
+ * mean shows what a pass cost. */
+#define CHUNK 1024
+
+struct pass {
+	uint64_t *chunk;
+	uint32_t n_chunks;
+	uint64_t total;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double pass_median(struct pass *p, uint32_t n)
+{
+	if (!p->n_chunks)
+		return (double)p->total / n;
+	qsort(p->chunk, p->n_chunks, sizeof(uint64_t), cmp_u64);
+	return (double)p->chunk[p->n_chunks / 2] / CHUNK;
+}
+
+enum op { OP_ARM, OP_REARM, OP_CANCEL };
+
+struct size_run {
+	struct timer_service *ts;
+	int tg;
+	timer_handle_t *h;
+	uint32_t *delay;
+	uint32_t n;
+};
+
+static void do_op(struct size_run *r, enum op op, uint32_t i)
+{
+	int rc = 0;
+	if (op == OP_ARM)
+		rc = timer_arm(r->ts, &(struct timer_spec){ .interval_ns = 1000000000ull, .cookie = i, .target = (uint16_t)r->tg },
+			       &r->h[i]);
+	else if (op == OP_REARM)
+		rc = timer_rearm(r->ts, r->h[i], 0, r->delay[i]);
+	else
+		rc = timer_cancel(r->ts, r->h[i]);
+	if (rc) {
+		fprintf(stderr, "operation %d on timer %u failed: %d\n", op, i, rc);
+		exit(1);
+	}
+}
+
+static void timed_pass(struct size_run *r, enum op op, struct pass *p)
+{
+	p->n_chunks = 0;
+	uint64_t start = cpu_ticks();
+	for (uint32_t i = 0; i < r->n; i += CHUNK) {
+		uint32_t end = MIN(r->n, i + CHUNK);
+		uint64_t t0 = cpu_ticks();
+		for (uint32_t k = i; k < end; k++)
+			do_op(r, op, k);
+		if (end - i == CHUNK)
+			p->chunk[p->n_chunks++] = cpu_ticks() - t0;
+	}
+	p->total = cpu_ticks() - start;
+}
+
+static void run_size(uint32_t n)
+{
+	struct size_run r = { .n = n };
+	r.ts = make_service(n, TIMER_TICK_NS_DEFAULT, TIMER_XMODE_RING, 0, skewed_clock);
+	r.tg = timer_target_callback(r.ts, count_cb, NULL);
+	r.h = malloc((size_t)n * sizeof(*r.h));
+	r.delay = malloc((size_t)n * sizeof(*r.delay));
+	struct pass p = { .chunk = malloc((n / CHUNK + 1) * sizeof(uint64_t)) };
+	memset(r.h, 0, (size_t)n * sizeof(*r.h)); /* fault the pages in before timing */
+	for (uint32_t i = 0; i < n; i++)
+		r.delay[i] = (uint32_t)(((uint64_t)rand() << 16 ^ (uint64_t)rand()) % 1000000000ull);
+	double mean[3], med[3];
+	timed_pass(&r, OP_ARM, &p);
+	mean[OP_ARM] = (double)p.total / n, med[OP_ARM] = pass_median(&p, n);
+	struct timer_stats st;
+	timer_stats(r.ts, &st);
+	timed_pass(&r, OP_REARM, &p);
+	mean[OP_REARM] = (double)p.total / n, med[OP_REARM] = pass_median(&p, n);
+	skew_ns += 1100000000ull;
+	n_callbacks = 0;
+	uint64_t t0 = cpu_ticks();
+	while (n_callbacks < n)
+		timer_service_run(r.ts);
+	double expire = (double)(cpu_ticks() - t0) / n;
+	timed_pass(&r, OP_ARM, &p);
+	timed_pass(&r, OP_CANCEL, &p);
+	mean[OP_CANCEL] = (double)p.total / n, med[OP_CANCEL] = pass_median(&p, n);
+	t0 = cpu_ticks();
+	for (uint32_t i = 0; i < 1000; i++)
+		timer_service_run(r.ts);
+	double idle = (double)(cpu_ticks() - t0) / 1000;
+	printf("sluice n=%u arm=%.1f rearm=%.1f cancel=%.1f expire=%.1f (median chunk; means: arm=%.1f rearm=%.1f "
+	       "cancel=%.1f) idle_run=%.1f memory_bytes=%llu bytes_per_timer=%.1f\n",
+	       n, med[OP_ARM], med[OP_REARM], med[OP_CANCEL], expire, mean[OP_ARM], mean[OP_REARM], mean[OP_CANCEL],
+	       idle, (unsigned long long)st.memory_bytes, (double)st.memory_bytes / n);
+	free(r.h);
+	free(r.delay);
+	free(p.chunk);
+	timer_service_destroy(r.ts);
+}
+
+/* ---- producer thread ---- */
+
+#define LATE_US_MAX 1000
+
+struct xrun {
+	struct timer_service *ts;
+	_Atomic bool stop;
+	uint64_t expiries;
+	uint64_t late_sum_ns;
+	uint32_t late_us[LATE_US_MAX + 1];
+};
+
+static void late_cb(struct timer_service *ts, const struct timer_event *ev, uint32_t n, void *arg)
+{
+	struct xrun *x = arg;
+	uint64_t now = timer_now(ts);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t late = now > ev[i].cookie ? now - ev[i].cookie : 0;
+		x->late_sum_ns += late;
+		x->late_us[MIN(late / 1000, (uint64_t)LATE_US_MAX)]++;
+	}
+	x->expiries += n;
+}
+
+static void *owner_main(void *arg)
+{
+	struct xrun *x = arg;
+	pin(1);
+	while (!atomic_load_explicit(&x->stop, memory_order_relaxed))
+		timer_service_run(x->ts);
+	timer_service_run(x->ts);
+	return NULL;
+}
+
+static double late_p99_us(const struct xrun *x)
+{
+	uint64_t seen = 0;
+	for (uint32_t i = 0; i <= LATE_US_MAX; i++) {
+		seen += x->late_us[i];
+		if (seen * 100 >= x->expiries * 99)
+			return i + 1;
+	}
+	return LATE_US_MAX;
+}
+
+/* Arm for secs from this thread (CPU 0) in bursts of `burst`. */
+static void run_producer(enum timer_xmode mode, uint32_t burst, double secs)
+{
+	static struct xrun x;
+	memset(&x, 0, sizeof(x));
+	x.ts = make_service(1024, 1000, mode, 1, NULL);
+	int tg = timer_target_callback(x.ts, late_cb, &x);
+	char err[128];
+	struct timer_producer *p = timer_producer_attach(x.ts, err, sizeof(err));
+	if (!p) {
+		fprintf(stderr, "attach: %s\n", err);
+		exit(1);
+	}
+	pthread_t th;
+	pthread_create(&th, NULL, owner_main, &x);
+	pin(0);
+	struct timer_spec s[32];
+	timer_handle_t h[32];
+	uint64_t armed = 0, arm_cycles = 0, calls = 0;
+	uint64_t end = timer_now(x.ts) + (uint64_t)(secs * 1e9), start = timer_now(x.ts);
+	for (;;) {
+		uint64_t now = timer_now(x.ts);
+		if (now >= end)
+			break;
+		for (uint32_t k = 0; k < burst; k++)
+			s[k] = (struct timer_spec){ .deadline_ns = now + 10000, .cookie = now + 10000, .target = (uint16_t)tg };
+		uint64_t t0 = cpu_ticks();
+		uint32_t done = burst == 1 ? timer_producer_arm(p, s, h) == 0 : timer_producer_arm_burst(p, s, burst, h);
+		uint64_t t1 = cpu_ticks();
+		if (done) {
+			arm_cycles += t1 - t0;
+			armed += done;
+			calls++;
+		}
+	}
+	double wall = (double)(timer_now(x.ts) - start) / 1e9;
+	atomic_store(&x.stop, true);
+	pthread_join(th, NULL);
+	printf("producer mode=%s burst=%u arms_per_s=%.3fM cycles_per_arm=%.1f cycles_per_call=%.1f "
+	       "expiries_per_s=%.3fM late_mean_us=%.2f late_p99_us<=%.0f\n",
+	       mode == TIMER_XMODE_RING ? "ring" : "shard", burst, armed / wall / 1e6,
+	       armed ? (double)arm_cycles / armed : 0, calls ? (double)arm_cycles / calls : 0,
+	       x.expiries / wall / 1e6, x.expiries ? x.late_sum_ns / 1e3 / x.expiries : 0, late_p99_us(&x));
+	timer_service_destroy(x.ts);
+}
+
+static void run_producers(double secs)
+{
+	static const enum timer_xmode modes[] = { TIMER_XMODE_RING, TIMER_XMODE_SHARD };
+	static const uint32_t bursts[] = { 1, 32 };
+	for (uint32_t m = 0; m < 2; m++)
+		for (uint32_t b = 0; b < 2; b++)
+			run_producer(modes[m], bursts[b], secs);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "producer")) {
+		run_producers(argc > 2 ? atof(argv[2]) : 1.0);
+		return 0;
+	}
+	pin(0);
+	srand(1);
+	printf("tsc_hz=%.0f\n", cpu_ticks_per_second());
+	if (argc > 1) {
+		for (int i = 1; i < argc; i++)
+			run_size((uint32_t)strtoul(argv[i], NULL, 0));
+		return 0;
+	}
+	static const uint32_t sizes[] = { 1000, 100000, 1000000 };
+	for (uint32_t i = 0; i < ARRAY_LEN(sizes); i++)
+		run_size(sizes[i]);
+	return 0;
+}

@@ -1,0 +1,259 @@
+/* Layouts only the timer subsystem touches: the wheel (pool, levels,
+ * skiplists, periodic table), producer lanes and the service.
+ *
+ * The wheel is single-threaded; the service wraps one for its owner and,
+ * in shard mode, one per producer under a lock.
+ */
+#ifndef SLUICE_SCHED_TIMER_PRIVATE_H
+#define SLUICE_SCHED_TIMER_PRIVATE_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+
+#include "graph/util.h"
+#include "sched/timer.h"
+
+#define SLOT_BITS 6
+#define SLOTS (1u << SLOT_BITS)
+#define NIL UINT32_MAX
+#define SKIP_MAX_H 12 /* p = 1/4: 4^12 = 16M entries before the top level thins out */
+#define HANDLE_SHARD_SHIFT 24
+#define HANDLE_INDEX_MASK ((1u << HANDLE_SHARD_SHIFT) - 1)
+#define EVENT_BATCH 256
+
+enum timer_state {
+	TS_FREE = 0,
+	TS_WHEEL,    /* in a wheel slot */
+	TS_DUE,      /* on the due list (next run) or the expired list (this run) */
+	TS_FAR,      /* far skiplist, keyed by expiry tick */
+	TS_PRECISE,  /* precise skiplist, keyed by deadline ns */
+	TS_RETIRED,  /* generation exhausted: never reused, so no handle can alias */
+};
+
+/* flags */
+#define TF_PERIODIC (1u << 0)
+#define TF_PRECISE (1u << 1)
+
+/* 32 bytes: 1M timers take 32 MB with room for the rest of the service.
+ * Wheel and list links are pool indices; list heads are pool entries past
+ * the timers, so unlinking never branches on "first in slot". */
+struct timer {
+	uint64_t expiry;  /* tick (wheel, far) or ns (precise) */
+	uint64_t cookie;
+	uint32_t next;    /* wheel/due/expired list; free list; skiplist node when in one */
+	uint32_t prev;
+	uint32_t gen;
+	uint16_t target;  /* target id; for a periodic timer, its periodic-table entry */
+	uint8_t state;
+	uint8_t flags;
+};
+_Static_assert(sizeof(struct timer) == 32, "timer is 32 bytes");
+
+/* Periodic timers keep their period and exact deadline here, so that the
+ * 32-byte timer needs no field most timers would not use. */
+struct timer_periodic {
+	uint64_t period_ns;
+	uint64_t deadline_ns;
+	uint32_t next_free;
+	uint16_t target;
+	uint16_t reserved;
+};
+
+/* A skiplist node of fixed height: 64 bytes, from a pool separate from the
+ * timers because only far or precise timers need one. */
+struct skip_node {
+	uint64_t key;
+	uint32_t timer;
+	uint32_t height;
+	uint32_t next[SKIP_MAX_H];
+};
+_Static_assert(sizeof(struct skip_node) == 64, "skiplist node is one line");
+
+struct skiplist {
+	uint32_t head; /* a node of full height, key unused */
+	uint32_t level; /* levels in use */
+	uint32_t n;
+};
+
+struct timer_wheel {
+	struct timer *t;       /* cap timers, then heads: levels * SLOTS, due, expired, todo */
+	uint32_t cap;          /* timers: the wheel's own, then ring producers' */
+	uint32_t free_head;
+	uint32_t n_armed;
+	uint32_t levels;
+	uint32_t shard;        /* goes into handles */
+	uint64_t tick_ns;
+	uint64_t tick_recip;   /* floor((2^64 - 1) / tick_ns), for to_tick */
+	uint64_t cur;          /* last tick processed: every expiry <= cur has fired */
+	uint64_t now_ns;       /* time of the last advance */
+	uint64_t occupied[TIMER_MAX_LEVELS]; /* bit s: slot s of the level is not empty */
+	uint32_t n_level[TIMER_MAX_LEVELS];
+	uint32_t n_due; /* on the due and expired lists */
+	/* skiplists */
+	struct skip_node *sn;
+	uint32_t sn_cap, sn_free;
+	struct skiplist far, precise;
+	uint64_t rng;
+	/* periodic */
+	struct timer_periodic *per;
+	uint32_t per_cap, per_free, n_periodic;
+	/* freed timers whose id belongs to a ring producer go back to it */
+	void (*foreign_free)(void *arg, uint32_t index, uint32_t gen);
+	void *foreign_arg;
+	uint32_t foreign_start; /* indices >= this belong to producers */
+	/* statistics, written by the owner */
+	uint64_t expiries, arms, cancels, rearms;
+	uint64_t late[TIMER_LATE_BUCKETS];
+};
+
+/* Head indices. */
+static inline uint32_t slot_head(const struct timer_wheel *w, uint32_t level, uint32_t slot)
+{
+	return w->cap + level * SLOTS + slot;
+}
+static inline uint32_t due_head(const struct timer_wheel *w)
+{
+	return w->cap + w->levels * SLOTS;
+}
+static inline uint32_t expired_head(const struct timer_wheel *w)
+{
+	return due_head(w) + 1;
+}
+static inline uint32_t todo_head(const struct timer_wheel *w)
+{
+	return due_head(w) + 2;
+}
+
+static inline timer_handle_t make_handle(const struct timer_wheel *w, uint32_t index, uint32_t gen)
+{
+	return (uint64_t)gen << 32 | (uint64_t)w->shard << HANDLE_SHARD_SHIFT | index;
+}
+static inline uint32_t handle_shard(timer_handle_t h)
+{
+	return (uint32_t)(h >> HANDLE_SHARD_SHIFT) & 0xff;
+}
+static inline uint32_t handle_index(timer_handle_t h)
+{
+	return (uint32_t)h & HANDLE_INDEX_MASK;
+}
+static inline uint32_t handle_gen(timer_handle_t h)
+{
+	return (uint32_t)(h >> 32);
+}
+
+/* What the wheel needs to arm: resolved deadline (ns) and period. */
+struct wheel_arm_args {
+	uint64_t deadline_ns;
+	uint64_t period_ns; /* 0: one-shot */
+	uint64_t cookie;
+	uint16_t target;
+	uint16_t flags;     /* TF_* */
+};
+
+
+/* ---- the service and its producers ---- */
+
+/* A request on a producer's ring: 40 bytes. */
+struct timer_request {
+	timer_handle_t handle;
+	uint64_t deadline_ns;
+	uint64_t period_ns;
+	uint64_t cookie;
+	uint16_t target;
+	uint8_t op; /* REQ_ARM, REQ_CANCEL */
+	uint8_t flags;
+	uint32_t reserved;
+};
+enum { REQ_ARM = 1, REQ_CANCEL };
+
+struct timer_producer {
+	struct timer_service *ts;
+	uint32_t index; /* 0-based; shard mode uses index + 1 in handles */
+	uint32_t mode;
+	/* ring mode, the producer's side */
+	alignas(64) uint32_t tail;      /* next request slot (producer-private copy) */
+	uint32_t head_cache;            /* the owner's head as last seen */
+	uint32_t ret_head;              /* next returned id to read (the return ring
+	                                 * holds every id at most once: it never fills) */
+	uint32_t n_stack;               /* free handles held locally */
+	timer_handle_t *stack;
+	/* ring mode, shared: each index written by one side only */
+	alignas(64) _Atomic uint32_t pub_tail; /* producer: requests published */
+	alignas(64) _Atomic uint32_t pub_head; /* owner: requests consumed */
+	alignas(64) _Atomic uint32_t ret_tail; /* owner: ids returned */
+	struct timer_request *ring;
+	uint32_t ring_mask;
+	timer_handle_t *ret;            /* returned ids, owner -> producer */
+	uint32_t ret_mask;
+	uint32_t first_index;           /* its range of the owner's pool */
+	/* shard mode: the producer's own wheel, locked by whoever touches it */
+	alignas(64) atomic_flag lock;
+	struct timer_wheel shard;
+};
+
+enum target_kind { TARGET_NONE = 0, TARGET_CALLBACK, TARGET_NODE };
+
+struct timer_target {
+	uint8_t kind;
+	timer_fn_t *fn;
+	void *arg;
+	struct node_runtime *rt; /* node targets, on the bound thread */
+};
+
+struct timer_service {
+	struct timer_wheel w;
+	struct timer_config cfg;
+	timer_clock_fn_t *clock;
+	void *clock_arg;
+	struct graph *graph;
+	struct graph_thread *thread;
+	uint32_t n_targets;
+	bool has_node_targets;
+	struct timer_target targets[TIMER_MAX_TARGETS];
+	struct timer_producer *producers[TIMER_MAX_PRODUCERS];
+	_Atomic uint32_t n_producers;
+	uint64_t producer_requests, producer_refused, deferred;
+	/* one delivery batch */
+	struct timer_event ev[EVENT_BATCH];
+	uint16_t tg[EVENT_BATCH];
+	uint32_t n_spare; /* buffers kept for node events */
+	uint32_t spare[2 * EVENT_BATCH];
+};
+
+/* timer_producer.c */
+void producers_drain(struct timer_service *ts);
+uint32_t producers_expire(struct timer_service *ts, uint64_t now_ns);
+struct timer_producer *producer_of(struct timer_service *ts, timer_handle_t h);
+void producer_free(struct timer_producer *p);
+void producer_lock(struct timer_producer *p);
+void producer_unlock(struct timer_producer *p);
+/* timer_service.c */
+uint32_t service_deliver(struct timer_service *ts, uint32_t n);
+uint32_t service_room(struct timer_service *ts);
+bool service_resolve(struct timer_service *ts, const struct timer_spec *spec, struct wheel_arm_args *a);
+
+/* timer_wheel.c */
+int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t levels, uint64_t tick_ns,
+	       uint32_t max_skiplist, uint32_t max_periodic, uint32_t shard, uint64_t now_ns);
+void wheel_fini(struct timer_wheel *w);
+size_t wheel_bytes(const struct timer_wheel *w);
+int wheel_arm(struct timer_wheel *w, const struct wheel_arm_args *a, timer_handle_t *h);
+int wheel_arm_reserved(struct timer_wheel *w, timer_handle_t h, const struct wheel_arm_args *a);
+int wheel_cancel(struct timer_wheel *w, timer_handle_t h);
+int wheel_rearm(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns, uint64_t period_ns);
+void wheel_advance(struct timer_wheel *w, uint64_t now_ns);
+/* Up to max expiries: events and their targets, side by side. */
+uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *target, uint32_t max);
+uint64_t wheel_next_ticks(const struct timer_wheel *w);
+
+/* timer_skiplist.c */
+void skip_init(struct timer_wheel *w, struct skiplist *l, uint32_t head);
+int skip_insert(struct timer_wheel *w, struct skiplist *l, uint64_t key, uint32_t timer);
+void skip_remove(struct timer_wheel *w, struct skiplist *l, uint32_t node);
+/* The first node, NIL when empty. */
+static inline uint32_t skip_first(const struct timer_wheel *w, const struct skiplist *l)
+{
+	return w->sn[l->head].next[0];
+}
+
+#endif

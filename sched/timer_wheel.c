@@ -1,0 +1,584 @@
+/* The hierarchical timing wheel: levels of 64 slots (6 bits of ticks each),
+ * a bitmap per level, a preallocated pool of 32-byte timers linked by index,
+ * and two skiplists (timer_skiplist.c) for far and precise deadlines.
+ *
+ * Placement (as William Ahern's timeout.c and VPP's tw_timer do, in our own
+ * words): with `cur` the last tick processed, a timer with expiry tick E > cur
+ * sits at the level of the highest 6-bit digit in which E and cur differ, in
+ * the slot named by E's digit at that level. When time moves from cur to T,
+ * only the slots whose digit lies in (cur, T] at their level (all slots of a
+ * level whose higher digits changed) can hold timers that are due or that
+ * must move down; those slots, found through the bitmaps, are detached and
+ * each timer in them either expires (E <= T) or is placed again relative to
+ * T, always on a lower level. Every other timer keeps its slot, so arm and
+ * cancel are O(1) and a timer moves at most `levels` times in its life.
+ *
+ * A timer whose E differs from cur above the top level (past the horizon)
+ * waits in the far skiplist and moves into the wheel when T comes within
+ * the horizon. TIMER_PRECISE timers wait in the precise skiplist, keyed by
+ * their deadline in ns, and expire straight from it.
+ *
+ * Nothing here allocates after wheel_init or takes a lock: one thread owns
+ * a wheel (the service adds the locking shard mode needs).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/timer_private.h"
+
+/* ---- circular index lists with heads in the pool ---- */
+
+static inline void list_init(struct timer *t, uint32_t h)
+{
+	t[h].next = t[h].prev = h;
+}
+
+static inline bool list_empty(const struct timer *t, uint32_t h)
+{
+	return t[h].next == h;
+}
+
+static inline void list_add(struct timer *t, uint32_t h, uint32_t i)
+{
+	uint32_t last = t[h].prev;
+	t[i].next = h;
+	t[i].prev = last;
+	t[last].next = i;
+	t[h].prev = i;
+}
+
+static inline void list_del(struct timer *t, uint32_t i)
+{
+	t[t[i].prev].next = t[i].next;
+	t[t[i].next].prev = t[i].prev;
+}
+
+/* ---- pools ---- */
+
+static uint32_t per_alloc(struct timer_wheel *w)
+{
+	uint32_t p = w->per_free;
+	if (p != NIL) {
+		w->per_free = w->per[p].next_free;
+		w->n_periodic++;
+	}
+	return p;
+}
+
+static void per_release(struct timer_wheel *w, uint32_t p)
+{
+	w->per[p].next_free = w->per_free;
+	w->per_free = p;
+	w->n_periodic--;
+}
+
+/* Bump the generation so every handle to the old timer goes stale; a
+ * timer whose generation wraps is retired instead, so no handle can ever
+ * alias a later timer. Producers' timers go back to their producer. */
+static void free_timer(struct timer_wheel *w, uint32_t i)
+{
+	struct timer *t = &w->t[i];
+	if (t->flags & TF_PERIODIC)
+		per_release(w, t->target);
+	t->flags = 0;
+	w->n_armed--;
+	if (++t->gen == 0) {
+		t->state = TS_RETIRED;
+		return;
+	}
+	t->state = TS_FREE;
+	if (i >= w->foreign_start) {
+		w->foreign_free(w->foreign_arg, i, t->gen);
+		return;
+	}
+	t->next = w->free_head;
+	w->free_head = i;
+}
+
+/* ---- placement ---- */
+
+static inline uint32_t level_of(const struct timer_wheel *w, uint64_t e)
+{
+	return (uint32_t)(63 - __builtin_clzll(e ^ w->cur)) / SLOT_BITS;
+}
+
+static inline uint32_t digit(uint64_t e, uint32_t level)
+{
+	return (uint32_t)(e >> (level * SLOT_BITS)) & (SLOTS - 1);
+}
+
+static inline bool beyond_horizon(const struct timer_wheel *w, uint64_t e)
+{
+	return ((e ^ w->cur) >> (SLOT_BITS * w->levels)) != 0;
+}
+
+static void make_due(struct timer_wheel *w, uint32_t i, uint32_t head)
+{
+	w->t[i].state = TS_DUE;
+	list_add(w->t, head, i);
+	w->n_due++;
+}
+
+/* Put timer i (expiry tick set) where it belongs relative to cur. Fails
+ * only when it needs the far skiplist and that is full. */
+static int place(struct timer_wheel *w, uint32_t i)
+{
+	struct timer *t = &w->t[i];
+	uint64_t e = t->expiry;
+	if (e <= w->cur) {
+		make_due(w, i, due_head(w));
+		return 0;
+	}
+	if (unlikely(beyond_horizon(w, e))) {
+		int rc = skip_insert(w, &w->far, e, i);
+		if (rc == 0)
+			t->state = TS_FAR;
+		return rc;
+	}
+	uint32_t l = level_of(w, e), s = digit(e, l);
+	list_add(w->t, slot_head(w, l, s), i);
+	w->occupied[l] |= 1ull << s;
+	w->n_level[l]++;
+	t->state = TS_WHEEL;
+	return 0;
+}
+
+/* Round up, never down: E * tick >= deadline. A multiply by the
+ * reciprocal instead of a 64-bit divide (a third of an arm's cycles when
+ * measured): the product's high half is floor(ns / tick) or one less, and
+ * a compare corrects it. */
+static inline uint64_t to_tick(const struct timer_wheel *w, uint64_t ns)
+{
+	uint64_t q = (uint64_t)(((unsigned __int128)ns * w->tick_recip) >> 64);
+	uint64_t r = ns - q * w->tick_ns;
+	while (unlikely(r >= w->tick_ns)) { /* once at most below 2^63 ns */
+		q++;
+		r -= w->tick_ns;
+	}
+	return q + (r != 0);
+}
+
+static int place_deadline(struct timer_wheel *w, uint32_t i, uint64_t deadline_ns)
+{
+	struct timer *t = &w->t[i];
+	if (!(t->flags & TF_PRECISE)) {
+		t->expiry = to_tick(w, deadline_ns);
+		return place(w, i);
+	}
+	t->expiry = deadline_ns;
+	if (deadline_ns <= w->now_ns) {
+		make_due(w, i, due_head(w));
+		return 0;
+	}
+	int rc = skip_insert(w, &w->precise, deadline_ns, i);
+	if (rc == 0)
+		t->state = TS_PRECISE;
+	return rc;
+}
+
+/* Take timer i out of wherever it waits (it stays allocated). */
+static void unlink_timer(struct timer_wheel *w, uint32_t i)
+{
+	struct timer *t = &w->t[i];
+	switch (t->state) {
+	case TS_WHEEL: {
+		uint32_t l = level_of(w, t->expiry), s = digit(t->expiry, l);
+		list_del(w->t, i);
+		w->n_level[l]--;
+		if (list_empty(w->t, slot_head(w, l, s)))
+			w->occupied[l] &= ~(1ull << s);
+		break;
+	}
+	case TS_DUE:
+		list_del(w->t, i);
+		w->n_due--;
+		break;
+	case TS_FAR:
+		skip_remove(w, &w->far, t->next);
+		break;
+	case TS_PRECISE:
+		skip_remove(w, &w->precise, t->next);
+		break;
+	}
+}
+
+/* Whether placing timer t at deadline_ns needs a skiplist node it does
+ * not hold yet (checked before unlinking, so a failing re-arm changes
+ * nothing). */
+static bool needs_node(const struct timer_wheel *w, const struct timer *t, uint64_t deadline_ns)
+{
+	if (t->state == TS_FAR || t->state == TS_PRECISE)
+		return false;
+	if (t->flags & TF_PRECISE)
+		return deadline_ns > w->now_ns;
+	return beyond_horizon(w, to_tick(w, deadline_ns)) && to_tick(w, deadline_ns) > w->cur;
+}
+
+/* ---- the API the service uses ---- */
+
+static struct timer *lookup(struct timer_wheel *w, timer_handle_t h, uint32_t *index)
+{
+	uint32_t i = handle_index(h);
+	if (handle_shard(h) != w->shard || i >= w->cap)
+		return NULL;
+	struct timer *t = &w->t[i];
+	if (t->gen != handle_gen(h) || t->state == TS_FREE || t->state == TS_RETIRED)
+		return NULL;
+	*index = i;
+	return t;
+}
+
+static int setup(struct timer_wheel *w, uint32_t i, const struct wheel_arm_args *a)
+{
+	struct timer *t = &w->t[i];
+	uint32_t p = NIL;
+	if (a->period_ns && (p = per_alloc(w)) == NIL)
+		return -ENOSPC;
+	t->cookie = a->cookie;
+	t->flags = (uint8_t)(a->flags | (p != NIL ? TF_PERIODIC : 0));
+	t->target = a->target;
+	if (p != NIL) {
+		w->per[p] = (struct timer_periodic){ .period_ns = a->period_ns, .deadline_ns = a->deadline_ns,
+						     .target = a->target, .next_free = NIL };
+		t->target = (uint16_t)p;
+	}
+	int rc = place_deadline(w, i, a->deadline_ns);
+	if (rc && p != NIL)
+		per_release(w, p);
+	if (rc)
+		t->flags = 0;
+	return rc;
+}
+
+int wheel_arm(struct timer_wheel *w, const struct wheel_arm_args *a, timer_handle_t *h)
+{
+	uint32_t i = w->free_head;
+	if (i == NIL)
+		return -ENOSPC;
+	w->free_head = w->t[i].next;
+	int rc = setup(w, i, a);
+	if (rc) {
+		w->t[i].next = w->free_head;
+		w->free_head = i;
+		return rc;
+	}
+	w->n_armed++;
+	w->arms++;
+	*h = make_handle(w, i, w->t[i].gen);
+	return 0;
+}
+
+/* A ring producer's timer: it chose the index and knows the generation. */
+int wheel_arm_reserved(struct timer_wheel *w, timer_handle_t h, const struct wheel_arm_args *a)
+{
+	uint32_t i = handle_index(h);
+	if (handle_shard(h) != w->shard || i < w->foreign_start || i >= w->cap)
+		return -EINVAL;
+	struct timer *t = &w->t[i];
+	if (t->state != TS_FREE || t->gen != handle_gen(h))
+		return -EINVAL;
+	int rc = setup(w, i, a);
+	if (rc) {
+		/* Hand the index back under a new generation: the producer's
+		 * handle is dead, and the producer gets its timer back. */
+		w->n_armed++;
+		free_timer(w, i);
+		return rc;
+	}
+	w->n_armed++;
+	w->arms++;
+	return 0;
+}
+
+int wheel_cancel(struct timer_wheel *w, timer_handle_t h)
+{
+	uint32_t i;
+	if (!lookup(w, h, &i))
+		return -ENOENT;
+	unlink_timer(w, i);
+	free_timer(w, i);
+	w->cancels++;
+	return 0;
+}
+
+int wheel_rearm(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns, uint64_t period_ns)
+{
+	uint32_t i;
+	struct timer *t = lookup(w, h, &i);
+	if (!t)
+		return -ENOENT;
+	if (needs_node(w, t, deadline_ns) && w->sn_free == NIL)
+		return -ENOSPC;
+	w->rearms++;
+	if (t->flags & TF_PERIODIC) {
+		struct timer_periodic *p = &w->per[t->target];
+		p->deadline_ns = deadline_ns;
+		if (period_ns)
+			p->period_ns = period_ns;
+	}
+	/* Same slot: only the expiry changes (Linux's mod_timer shortcut). */
+	if (t->state == TS_WHEEL && !(t->flags & TF_PRECISE)) {
+		uint64_t e = to_tick(w, deadline_ns);
+		if (e > w->cur && !beyond_horizon(w, e) && level_of(w, e) == level_of(w, t->expiry) &&
+		    digit(e, level_of(w, e)) == digit(t->expiry, level_of(w, e))) {
+			t->expiry = e;
+			return 0;
+		}
+	}
+	unlink_timer(w, i);
+	return place_deadline(w, i, deadline_ns);
+}
+
+/* ---- time ---- */
+
+/* Slots of level l that moving from cur to T makes due or moves down. */
+static uint64_t slots_passed(uint64_t cur, uint64_t t, uint32_t l)
+{
+	uint32_t above = SLOT_BITS * (l + 1);
+	if (above < 64 && (cur >> above) != (t >> above))
+		return ~0ull;
+	uint32_t lo = digit(cur, l), hi = digit(t, l);
+	if (lo == hi)
+		return 0;
+	return ((2ull << hi) - 1) & ~((2ull << lo) - 1);
+}
+
+static void expire_now(struct timer_wheel *w, uint32_t i)
+{
+	make_due(w, i, expired_head(w));
+}
+
+/* Detach one slot and send each of its timers on: due ones to the
+ * expired list, the others one level down (or more). */
+static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t t_now)
+{
+	uint32_t h = slot_head(w, l, s);
+	uint32_t i = w->t[h].next, last = w->t[h].prev;
+	list_init(w->t, h);
+	w->occupied[l] &= ~(1ull << s);
+	for (;;) {
+		uint32_t next = w->t[i].next;
+		w->n_level[l]--;
+		if (w->t[i].expiry <= t_now)
+			expire_now(w, i);
+		else
+			place(w, i); /* a lower level: cannot fail */
+		if (i == last)
+			break;
+		i = next;
+	}
+}
+
+/* Level by level from the bottom: timers that move down land on levels
+ * already done, so each is touched once per advance. */
+static void advance_wheel(struct timer_wheel *w, uint64_t t_now)
+{
+	uint64_t old = w->cur;
+	w->cur = t_now;
+	for (uint32_t l = 0; l < w->levels; l++) {
+		uint64_t bits = w->occupied[l] & slots_passed(old, t_now, l);
+		while (bits) {
+			uint32_t s = (uint32_t)__builtin_ctzll(bits);
+			bits &= bits - 1;
+			drain_slot(w, l, s, t_now);
+		}
+	}
+}
+
+/* Far timers enter the wheel once they share cur's digits above the top
+ * level; the skiplist's order makes the first one the only one to check. */
+static void migrate_far(struct timer_wheel *w)
+{
+	uint32_t n;
+	while ((n = skip_first(w, &w->far)) != NIL) {
+		uint64_t e = w->sn[n].key;
+		uint32_t i = w->sn[n].timer;
+		if (e > w->cur && beyond_horizon(w, e))
+			break;
+		skip_remove(w, &w->far, n);
+		if (e <= w->cur)
+			expire_now(w, i);
+		else
+			place(w, i);
+	}
+}
+
+static void expire_precise(struct timer_wheel *w)
+{
+	uint32_t n;
+	while ((n = skip_first(w, &w->precise)) != NIL && w->sn[n].key <= w->now_ns) {
+		uint32_t i = w->sn[n].timer;
+		skip_remove(w, &w->precise, n);
+		expire_now(w, i);
+	}
+}
+
+/* Move the due list onto the expired list: those fire in this run. */
+static void take_due(struct timer_wheel *w)
+{
+	struct timer *t = w->t;
+	uint32_t d = due_head(w), e = expired_head(w);
+	if (list_empty(t, d))
+		return;
+	uint32_t first = t[d].next, last = t[d].prev, tail = t[e].prev;
+	t[tail].next = first;
+	t[first].prev = tail;
+	t[last].next = e;
+	t[e].prev = last;
+	list_init(t, d);
+}
+
+void wheel_advance(struct timer_wheel *w, uint64_t now_ns)
+{
+	if (now_ns > w->now_ns) /* a clock that steps back holds time still */
+		w->now_ns = now_ns;
+	take_due(w);
+	uint64_t t_now = w->now_ns / w->tick_ns;
+	if (t_now > w->cur)
+		advance_wheel(w, t_now);
+	migrate_far(w);
+	expire_precise(w);
+}
+
+static void account_late(struct timer_wheel *w, const struct timer *t)
+{
+	uint64_t fire_ns = (t->flags & TF_PRECISE) ? t->expiry : t->expiry * w->tick_ns;
+	uint64_t late = w->now_ns > fire_ns ? w->now_ns - fire_ns : 0;
+	uint64_t q = w->tick_ns / 4;
+	uint32_t b = 0;
+	while (b < TIMER_LATE_BUCKETS - 1 && late >= q) {
+		b++;
+		q *= 2;
+	}
+	w->late[b]++;
+}
+
+/* A periodic timer goes on to its next period boundary after now (missed
+ * periods are coalesced). */
+static void next_period(struct timer_wheel *w, uint32_t i)
+{
+	struct timer_periodic *p = &w->per[w->t[i].target];
+	uint64_t d = p->deadline_ns + p->period_ns;
+	if (d <= w->now_ns)
+		d = p->deadline_ns + ((w->now_ns - p->deadline_ns) / p->period_ns + 1) * p->period_ns;
+	p->deadline_ns = d;
+	if (place_deadline(w, i, d)) /* its skiplist node went to another timer meanwhile */
+		free_timer(w, i);
+}
+
+uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *target, uint32_t max)
+{
+	uint32_t h = expired_head(w), n = 0;
+	while (n < max && !list_empty(w->t, h)) {
+		uint32_t i = w->t[h].next;
+		struct timer *t = &w->t[i];
+		list_del(w->t, i);
+		w->n_due--;
+		account_late(w, t);
+		ev[n].cookie = t->cookie;
+		ev[n].handle = make_handle(w, i, t->gen);
+		if (t->flags & TF_PERIODIC) {
+			target[n] = w->per[t->target].target;
+			next_period(w, i);
+		} else {
+			target[n] = t->target;
+			free_timer(w, i);
+		}
+		n++;
+	}
+	w->expiries += n;
+	return n;
+}
+
+uint64_t wheel_next_ticks(const struct timer_wheel *w)
+{
+	if (w->n_due)
+		return 0;
+	uint64_t best = UINT64_MAX;
+	for (uint32_t l = 0; l < w->levels; l++) {
+		if (!w->occupied[l])
+			continue;
+		uint32_t s = (uint32_t)__builtin_ctzll(w->occupied[l]);
+		uint32_t above = SLOT_BITS * (l + 1);
+		uint64_t first = (above < 64 ? (w->cur >> above) << above : 0) | (uint64_t)s << (SLOT_BITS * l);
+		best = MIN(best, first - w->cur);
+	}
+	return best;
+}
+
+/* ---- life ---- */
+
+static int alloc_pools(struct timer_wheel *w, uint32_t n_entries)
+{
+	w->t = aligned_alloc(64, ROUND_UP((size_t)n_entries * sizeof(struct timer), 64));
+	w->sn = aligned_alloc(64, ((size_t)w->sn_cap + 2) * sizeof(struct skip_node));
+	w->per = calloc(MAX(w->per_cap, 1u), sizeof(struct timer_periodic));
+	if (!w->t || !w->sn || !w->per)
+		return -ENOMEM;
+	memset(w->t, 0, (size_t)n_entries * sizeof(struct timer));
+	return 0;
+}
+
+static void init_free_lists(struct timer_wheel *w)
+{
+	for (uint32_t i = 0; i < w->cap; i++) {
+		w->t[i].gen = 1; /* handles are never 0 */
+		w->t[i].next = i + 1 < w->foreign_start ? i + 1 : NIL;
+	}
+	w->free_head = w->foreign_start ? 0 : NIL;
+	for (uint32_t i = 0; i < w->sn_cap; i++)
+		w->sn[i + 2].next[0] = i + 1 < w->sn_cap ? i + 3 : NIL;
+	w->sn_free = w->sn_cap ? 2 : NIL;
+	for (uint32_t i = 0; i < w->per_cap; i++)
+		w->per[i].next_free = i + 1 < w->per_cap ? i + 1 : NIL;
+	w->per_free = w->per_cap ? 0 : NIL;
+}
+
+int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t levels, uint64_t tick_ns,
+	       uint32_t max_skiplist, uint32_t max_periodic, uint32_t shard, uint64_t now_ns)
+{
+	memset(w, 0, sizeof(*w));
+	if (!levels || levels > TIMER_MAX_LEVELS || !tick_ns || (uint64_t)cap + n_foreign > TIMER_MAX_TIMERS)
+		return -EINVAL;
+	w->cap = cap + n_foreign;
+	w->foreign_start = cap;
+	w->levels = levels;
+	w->tick_ns = tick_ns;
+	w->tick_recip = UINT64_MAX / tick_ns;
+	w->shard = shard;
+	w->sn_cap = max_skiplist;
+	w->per_cap = max_periodic;
+	w->now_ns = now_ns;
+	w->cur = now_ns / tick_ns;
+	w->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)shard << 17);
+	uint32_t n_entries = w->cap + levels * SLOTS + 3;
+	if (alloc_pools(w, n_entries)) {
+		wheel_fini(w);
+		return -ENOMEM;
+	}
+	init_free_lists(w);
+	for (uint32_t h = w->cap; h < n_entries; h++)
+		list_init(w->t, h);
+	skip_init(w, &w->far, 0);
+	skip_init(w, &w->precise, 1);
+	return 0;
+}
+
+void wheel_fini(struct timer_wheel *w)
+{
+	free(w->t);
+	free(w->sn);
+	free(w->per);
+	w->t = NULL;
+	w->sn = NULL;
+	w->per = NULL;
+}
+
+size_t wheel_bytes(const struct timer_wheel *w)
+{
+	size_t n_entries = (size_t)w->cap + w->levels * SLOTS + 3;
+	return sizeof(*w) + ROUND_UP(n_entries * sizeof(struct timer), 64) +
+	       ((size_t)w->sn_cap + 2) * sizeof(struct skip_node) +
+	       MAX(w->per_cap, 1u) * sizeof(struct timer_periodic);
+}

@@ -1,0 +1,754 @@
+/* tests/sched: the timer service.
+ *
+ * The reference test drives a service on a simulated clock with random
+ * arm/cancel/rearm/advance operations (SCHED_REF_OPS of them) and keeps a
+ * binary heap of the same timers beside it, rounded by the rule timer.h
+ * states: fire key = ceil(deadline / tick) * tick, or the deadline itself
+ * for precise timers; a timer fires at the first advance whose time reaches
+ * its key. At every advance both must fire exactly the same set. The wheel
+ * here has 3 levels (horizon 2^18 ticks) so that far deadlines, migration
+ * and big jumps are common, and a small pool so handles are reused often.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graph/graph.h"
+#include "sched/timer.h"
+#include "tests/check_run.h"
+
+#ifndef SCHED_REF_OPS
+#define SCHED_REF_OPS 1000000
+#endif
+
+#define TICK 10000ull
+
+/* Check's ck_assert reports every passing check to the runner (one write
+ * each): the reference loop checks millions of times, so it says only
+ * when something failed. */
+#define REQUIRE(cond)                                                                          \
+	do {                                                                                   \
+		if (!(cond))                                                                   \
+			ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond);                 \
+	} while (0)
+
+static uint64_t sim_now;
+
+static uint64_t sim_clock(void *arg)
+{
+	(void)arg;
+	return sim_now;
+}
+
+static struct timer_service *sim_service(uint32_t levels, uint32_t max_timers)
+{
+	struct timer_config c;
+	char err[128];
+	timer_config_default(&c);
+	c.tick_ns = TICK;
+	c.levels = levels;
+	c.max_timers = max_timers;
+	c.max_skiplist = max_timers;
+	c.max_periodic = max_timers;
+	c.max_producers = 0;
+	struct timer_service *ts = timer_service_create(&c, sim_clock, NULL, err, sizeof(err));
+	ck_assert_msg(ts, "%s", err);
+	return ts;
+}
+
+/* ---- the reference ---- */
+
+struct ref_timer {
+	timer_handle_t h;
+	uint64_t deadline, period, key;
+	uint64_t epoch; /* advances done when it was last (re)armed */
+	uint32_t version;
+	bool alive, precise;
+};
+
+struct heap_entry {
+	uint64_t key;
+	uint32_t id, version;
+};
+
+struct ref {
+	struct ref_timer *t;
+	uint32_t n_t, cap_t;
+	struct heap_entry *heap;
+	uint32_t n_heap, cap_heap;
+	uint32_t n_alive;
+	uint64_t n_advances;
+};
+
+static bool entry_less(const struct heap_entry *a, const struct heap_entry *b)
+{
+	return a->key < b->key || (a->key == b->key && a->id < b->id);
+}
+
+static void heap_push(struct ref *r, struct heap_entry e)
+{
+	if (r->n_heap == r->cap_heap) {
+		r->cap_heap = r->cap_heap ? 2 * r->cap_heap : 1024;
+		r->heap = realloc(r->heap, r->cap_heap * sizeof(*r->heap));
+	}
+	uint32_t i = r->n_heap++;
+	while (i && entry_less(&e, &r->heap[(i - 1) / 2])) {
+		r->heap[i] = r->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->heap[i] = e;
+}
+
+static struct heap_entry heap_pop(struct ref *r)
+{
+	struct heap_entry top = r->heap[0], last = r->heap[--r->n_heap];
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= r->n_heap)
+			break;
+		if (c + 1 < r->n_heap && entry_less(&r->heap[c + 1], &r->heap[c]))
+			c++;
+		if (!entry_less(&r->heap[c], &last))
+			break;
+		r->heap[i] = r->heap[c];
+		i = c;
+	}
+	if (r->n_heap)
+		r->heap[i] = last;
+	return top;
+}
+
+static uint64_t fire_key(uint64_t deadline, bool precise)
+{
+	return precise ? deadline : (deadline / TICK + (deadline % TICK != 0)) * TICK;
+}
+
+static void ref_schedule(struct ref *r, uint32_t id)
+{
+	struct ref_timer *t = &r->t[id];
+	t->key = fire_key(t->deadline, t->precise);
+	t->epoch = r->n_advances;
+	t->version++;
+	heap_push(r, (struct heap_entry){ t->key, id, t->version });
+}
+
+static uint32_t ref_add(struct ref *r, timer_handle_t h, uint64_t deadline, uint64_t period, bool precise)
+{
+	if (r->n_t == r->cap_t) {
+		r->cap_t = r->cap_t ? 2 * r->cap_t : 1024;
+		r->t = realloc(r->t, r->cap_t * sizeof(*r->t));
+	}
+	uint32_t id = r->n_t++;
+	r->t[id] = (struct ref_timer){ .h = h, .deadline = deadline, .period = period, .alive = true,
+				       .precise = precise };
+	r->n_alive++;
+	ref_schedule(r, id);
+	return id;
+}
+
+/* Cookies the reference fires at now, into out (sorted later). */
+static uint32_t ref_advance(struct ref *r, uint64_t now, uint64_t *out)
+{
+	uint32_t n = 0;
+	while (r->n_heap && r->heap[0].key <= now) {
+		struct heap_entry e = heap_pop(r);
+		struct ref_timer *t = &r->t[e.id];
+		if (!t->alive || t->version != e.version)
+			continue;
+		out[n++] = e.id;
+		if (!t->period) {
+			t->alive = false;
+			r->n_alive--;
+			continue;
+		}
+		uint64_t d = t->deadline + t->period;
+		if (d <= now)
+			d = t->deadline + ((now - t->deadline) / t->period + 1) * t->period;
+		t->deadline = d;
+		ref_schedule(r, e.id);
+	}
+	return n;
+}
+
+/* ---- the service side of the comparison ---- */
+
+struct fired {
+	uint64_t *cookie;
+	uint32_t n, cap;
+	struct ref *ref;
+	uint64_t prev_now;
+};
+
+static void on_fire(struct timer_service *ts, const struct timer_event *ev, uint32_t n, void *arg)
+{
+	(void)ts;
+	struct fired *f = arg;
+	REQUIRE((n) <= (256));
+	for (uint32_t i = 0; i < n; i++) {
+		struct ref_timer *t = &f->ref->t[ev[i].cookie];
+		/* Never early; due at this advance and not at the previous
+		 * one, unless it was armed in the past since then. */
+		REQUIRE((sim_now) >= (t->deadline));
+		REQUIRE((t->key) <= (sim_now));
+		REQUIRE(t->key > f->prev_now || t->epoch == f->ref->n_advances);
+		REQUIRE(t->key - t->deadline < TICK);
+		REQUIRE((ev[i].handle) == (t->h));
+		REQUIRE((f->n) < (f->cap));
+		f->cookie[f->n++] = ev[i].cookie;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A deadline from one of several ranges: sub-tick, near, mid, beyond the
+ * 3-level horizon, or already past. */
+static uint64_t random_deadline(void)
+{
+	switch (rand() % 8) {
+	case 0: return sim_now + (uint64_t)(rand() % (int)TICK);
+	case 1: return sim_now > 5 * TICK ? sim_now - (uint64_t)(rand() % (int)(5 * TICK)) : sim_now;
+	case 2:
+	case 3: return sim_now + (uint64_t)(rand() % 64) * TICK + (uint64_t)(rand() % (int)TICK);
+	case 4:
+	case 5: return sim_now + (uint64_t)(rand() % 300000) * TICK + (uint64_t)(rand() % 7);
+	case 6: return sim_now + (uint64_t)(rand() % 4096) * TICK;
+	default: return sim_now + ((uint64_t)rand() % (1ull << 22)) * TICK + (uint64_t)(rand() % (int)TICK);
+	}
+}
+
+static uint64_t random_step(void)
+{
+	int r = rand() % 100;
+	if (r < 85)
+		return (uint64_t)(rand() % (int)(2 * TICK));
+	if (r < 97)
+		return (uint64_t)(rand() % 64) * TICK + (uint64_t)(rand() % (int)TICK);
+	return ((uint64_t)rand() % (1ull << 20)) * TICK;
+}
+
+struct ref_run {
+	struct timer_service *ts;
+	struct ref ref;
+	struct fired fired;
+	uint64_t *expect;
+	int target;
+	uint32_t max_timers;
+	uint64_t n_fired, n_cancel_refused, n_full;
+};
+
+static void op_arm(struct ref_run *x)
+{
+	bool precise = rand() % 10 == 0, periodic = rand() % 20 == 0;
+	uint64_t d = random_deadline();
+	uint64_t period = periodic ? 1 + (uint64_t)(rand() % (int)(200 * TICK)) : 0;
+	struct timer_spec s = { .deadline_ns = d, .interval_ns = period, .cookie = x->ref.n_t,
+				.target = (uint16_t)x->target,
+				.flags = (uint16_t)((precise ? TIMER_PRECISE : 0) | (periodic ? TIMER_PERIODIC : 0)) };
+	if (d == sim_now && rand() % 2 && !periodic) { /* the relative form */
+		s.deadline_ns = 0;
+		s.interval_ns = 0;
+	}
+	timer_handle_t h;
+	int rc = timer_arm(x->ts, &s, &h);
+	if (x->ref.n_alive == x->max_timers) {
+		REQUIRE((rc) == (-ENOSPC));
+		x->n_full++;
+		return;
+	}
+	REQUIRE((rc) == (0));
+	REQUIRE((h) != (0));
+	ref_add(&x->ref, h, d, period, precise);
+}
+
+static void op_cancel(struct ref_run *x)
+{
+	if (!x->ref.n_t)
+		return;
+	/* Recent timers are mostly alive, old ones dead: both kinds get asked. */
+	uint32_t id = rand() % 2 ? x->ref.n_t - 1 - (uint32_t)rand() % MIN(x->ref.n_t, 64u)
+				 : (uint32_t)rand() % x->ref.n_t;
+	struct ref_timer *t = &x->ref.t[id];
+	int rc = timer_cancel(x->ts, t->h);
+	if (t->alive) {
+		REQUIRE((rc) == (0));
+		t->alive = false;
+		x->ref.n_alive--;
+	} else {
+		REQUIRE((rc) == (-ENOENT));
+		x->n_cancel_refused++;
+	}
+}
+
+static void op_rearm(struct ref_run *x)
+{
+	if (!x->ref.n_t)
+		return;
+	uint32_t id = x->ref.n_t - 1 - (uint32_t)rand() % MIN(x->ref.n_t, 256u);
+	struct ref_timer *t = &x->ref.t[id];
+	uint64_t d = random_deadline();
+	int rc = timer_rearm(x->ts, t->h, d, 0);
+	if (!t->alive) {
+		REQUIRE((rc) == (-ENOENT));
+		return;
+	}
+	REQUIRE((rc) == (0));
+	t->deadline = d;
+	ref_schedule(&x->ref, id);
+}
+
+static void op_advance(struct ref_run *x)
+{
+	x->fired.prev_now = sim_now;
+	sim_now += random_step();
+	x->fired.n = 0;
+	/* The service first: its callbacks check the reference's state
+	 * before the reference moves periodic timers on. */
+	uint32_t n = timer_advance(x->ts, sim_now);
+	uint32_t n_ref = ref_advance(&x->ref, sim_now, x->expect);
+	x->ref.n_advances++;
+	REQUIRE((n) == (x->fired.n));
+	REQUIRE((n) == (n_ref));
+	qsort(x->expect, n_ref, sizeof(uint64_t), cmp_u64);
+	qsort(x->fired.cookie, n, sizeof(uint64_t), cmp_u64);
+	REQUIRE(memcmp(x->expect, x->fired.cookie, n * sizeof(uint64_t)) == 0);
+	x->n_fired += n;
+}
+
+START_TEST(test_reference)
+{
+	struct ref_run x = { .max_timers = 2048 };
+	srand(8);
+	sim_now = 123456789;
+	x.ts = sim_service(3, x.max_timers);
+	x.fired = (struct fired){ .cap = 1u << 20, .ref = &x.ref };
+	x.fired.cookie = malloc(x.fired.cap * sizeof(uint64_t));
+	x.expect = malloc(x.fired.cap * sizeof(uint64_t));
+	x.target = timer_target_callback(x.ts, on_fire, &x.fired);
+	ck_assert_int_ge(x.target, 0);
+	for (uint32_t op = 0; op < SCHED_REF_OPS; op++) {
+		int r = rand() % 100;
+		if (r < 40)
+			op_arm(&x);
+		else if (r < 55)
+			op_cancel(&x);
+		else if (r < 65)
+			op_rearm(&x);
+		else
+			op_advance(&x);
+	}
+	struct timer_stats st;
+	timer_stats(x.ts, &st);
+	ck_assert_uint_eq(st.armed_total, x.ref.n_alive);
+	/* The mix really covered what it is meant to. */
+	ck_assert_uint_gt(x.n_fired, SCHED_REF_OPS / 10);
+	ck_assert_uint_gt(x.n_cancel_refused, SCHED_REF_OPS / 100);
+	ck_assert_uint_gt(x.n_full, 0);
+	timer_service_destroy(x.ts);
+	free(x.fired.cookie);
+	free(x.expect);
+	free(x.ref.t);
+	free(x.ref.heap);
+}
+END_TEST
+
+/* ---- edges ---- */
+
+struct count {
+	uint32_t n, calls;
+	uint64_t last_cookie;
+	timer_handle_t last_handle;
+	uint64_t at[64];
+};
+
+static void on_count(struct timer_service *ts, const struct timer_event *ev, uint32_t n, void *arg)
+{
+	(void)ts;
+	struct count *c = arg;
+	for (uint32_t i = 0; i < n; i++) {
+		if (c->n < 64)
+			c->at[c->n] = sim_now;
+		c->n++;
+		c->last_cookie = ev[i].cookie;
+		c->last_handle = ev[i].handle;
+	}
+	c->calls++;
+}
+
+/* Each interval fires exactly at the advance that reaches its tick,
+ * across every level boundary and past the horizon. */
+START_TEST(test_boundaries)
+{
+	static const uint64_t ticks[] = { 0,	 1,	  63,	   64,	     65,      4095,	4096,
+					  4097, 262143, 262144, 262145, 1u << 22, (1u << 22) + 1 };
+	for (uint32_t k = 0; k < ARRAY_LEN(ticks); k++) {
+		for (uint64_t phase = 0; phase < TICK; phase += TICK / 2 - 1) {
+			sim_now = 1000 * TICK + phase;
+			struct timer_service *ts = sim_service(3, 16);
+			struct count c = { 0 };
+			int tg = timer_target_callback(ts, on_count, &c);
+			uint64_t d = sim_now + ticks[k] * TICK;
+			uint64_t key = fire_key(d, false);
+			timer_handle_t h;
+			ck_assert_int_eq(timer_arm(ts, &(struct timer_spec){ .deadline_ns = d, .target = (uint16_t)tg }, &h), 0);
+			/* Jump to just before, then step over the key (a deadline
+			 * of now is due at once). */
+			if (key > sim_now) {
+				if (key > sim_now + TICK)
+					timer_advance(ts, sim_now = key - TICK);
+				timer_advance(ts, sim_now = key - 1);
+				ck_assert_uint_eq(c.n, 0);
+			}
+			timer_advance(ts, sim_now = key);
+			ck_assert_uint_eq(c.n, 1);
+			ck_assert_int_eq(timer_cancel(ts, h), -ENOENT);
+			ck_assert_int_eq(timer_rearm(ts, h, sim_now + TICK, 0), -ENOENT);
+			timer_service_destroy(ts);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_handles)
+{
+	sim_now = 5 * TICK;
+	struct timer_service *ts = sim_service(6, 1);
+	struct count c = { 0 };
+	int tg = timer_target_callback(ts, on_count, &c);
+	struct timer_spec s = { .interval_ns = 3 * TICK, .target = (uint16_t)tg, .cookie = 7 };
+	timer_handle_t h1, h2, h3;
+	ck_assert_int_eq(timer_cancel(ts, 0), -ENOENT);
+	ck_assert_int_eq(timer_arm(ts, &s, &h1), 0);
+	ck_assert_int_eq(timer_arm(ts, &s, &h2), -ENOSPC); /* pool of one */
+	ck_assert_int_eq(timer_cancel(ts, h1), 0);
+	ck_assert_int_eq(timer_cancel(ts, h1), -ENOENT); /* twice */
+	ck_assert_int_eq(timer_arm(ts, &s, &h2), 0);      /* the same slot again */
+	ck_assert_uint_ne(h1, h2);
+	ck_assert_int_eq(timer_cancel(ts, h1), -ENOENT);  /* stale: must not hit h2 */
+	ck_assert_int_eq(timer_rearm(ts, h1, sim_now, 0), -ENOENT);
+	timer_advance(ts, sim_now += 3 * TICK);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert_uint_eq(c.last_handle, h2);
+	ck_assert_uint_eq(c.last_cookie, 7);
+	ck_assert_int_eq(timer_cancel(ts, h2), -ENOENT); /* expired */
+	ck_assert_int_eq(timer_arm(ts, &s, &h3), 0);
+	ck_assert_int_eq(timer_cancel(ts, h2), -ENOENT);
+	ck_assert_int_eq(timer_cancel(ts, h3), 0);
+	/* Bad targets and periods. */
+	s.target = 9;
+	ck_assert_int_eq(timer_arm(ts, &s, &h3), -EINVAL);
+	s.target = (uint16_t)tg;
+	s.flags = TIMER_PERIODIC;
+	s.interval_ns = 0;
+	ck_assert_int_eq(timer_arm(ts, &s, &h3), -EINVAL);
+	/* A clock that steps back holds time: nothing fires early. */
+	s = (struct timer_spec){ .deadline_ns = sim_now + 2 * TICK, .target = (uint16_t)tg };
+	ck_assert_int_eq(timer_arm(ts, &s, &h3), 0);
+	timer_advance(ts, sim_now - 5 * TICK);
+	timer_advance(ts, sim_now + TICK);
+	ck_assert_uint_eq(c.n, 1);
+	timer_advance(ts, sim_now + 2 * TICK);
+	ck_assert_uint_eq(c.n, 2);
+	timer_service_destroy(ts);
+}
+END_TEST
+
+/* ---- periodic ---- */
+
+struct per_ctl {
+	struct count c;
+	timer_handle_t h;
+	uint32_t cancel_at, rearm_at;
+	int rc;
+};
+
+static void on_periodic(struct timer_service *ts, const struct timer_event *ev, uint32_t n, void *arg)
+{
+	struct per_ctl *p = arg;
+	on_count(ts, ev, n, &p->c);
+	if (p->c.n == p->cancel_at)
+		p->rc = timer_cancel(ts, p->h);
+	if (p->c.n == p->rearm_at)
+		p->rc = timer_rearm(ts, p->h, sim_now + 100 * TICK, 50 * TICK);
+}
+
+START_TEST(test_periodic)
+{
+	sim_now = 0;
+	struct timer_service *ts = sim_service(6, 64);
+	struct per_ctl p = { .cancel_at = 12, .rearm_at = 5 };
+	int tg = timer_target_callback(ts, on_periodic, &p);
+	struct timer_spec s = { .deadline_ns = 10 * TICK, .interval_ns = 10 * TICK, .target = (uint16_t)tg,
+				.flags = TIMER_PERIODIC };
+	ck_assert_int_eq(timer_arm(ts, &s, &p.h), 0);
+	/* Keeps phase: fires at 10, 20, 30, 40 ticks, stepping one tick. */
+	for (uint32_t i = 0; i < 45; i++)
+		timer_advance(ts, sim_now += TICK);
+	ck_assert_uint_eq(p.c.n, 4);
+	for (uint32_t i = 0; i < 4; i++)
+		ck_assert_uint_eq(p.c.at[i], (i + 1) * 10 * TICK);
+	ck_assert_uint_eq(p.c.last_handle, p.h); /* same handle every period */
+	/* A stall of 3.5 periods fires once (coalesced), then phase resumes at 80. */
+	timer_advance(ts, sim_now = 75 * TICK);
+	ck_assert_uint_eq(p.c.n, 5);
+	/* The 5th callback re-armed it: 100 ticks ahead, period 50. */
+	ck_assert_int_eq(p.rc, 0);
+	timer_advance(ts, sim_now = 174 * TICK);
+	ck_assert_uint_eq(p.c.n, 5);
+	timer_advance(ts, sim_now = 175 * TICK);
+	ck_assert_uint_eq(p.c.n, 6);
+	for (uint32_t k = 1; k <= 6; k++)
+		timer_advance(ts, sim_now = (175 + 50 * k) * TICK);
+	ck_assert_uint_eq(p.c.n, 12);
+	/* The 12th callback cancelled it from inside. */
+	ck_assert_int_eq(p.rc, 0);
+	timer_advance(ts, sim_now += 1000 * TICK);
+	ck_assert_uint_eq(p.c.n, 12);
+	struct timer_stats st;
+	timer_stats(ts, &st);
+	ck_assert_uint_eq(st.armed_total, 0);
+	ck_assert_uint_eq(st.periodic, 0);
+	timer_service_destroy(ts);
+}
+END_TEST
+
+/* ---- batches ---- */
+
+START_TEST(test_batches)
+{
+	sim_now = 0;
+	struct timer_service *ts = sim_service(6, 4096);
+	struct count a = { 0 }, b = { 0 };
+	int ta = timer_target_callback(ts, on_count, &a), tb = timer_target_callback(ts, on_count, &b);
+	timer_handle_t h;
+	for (uint32_t i = 0; i < 1000; i++) {
+		struct timer_spec s = { .deadline_ns = 5 * TICK + i, .target = (uint16_t)(i < 600 ? ta : tb), .cookie = i };
+		REQUIRE(timer_arm(ts, &s, &h) == 0);
+	}
+	ck_assert_uint_eq(timer_next_ticks(ts), 5);
+	ck_assert_uint_eq(timer_advance(ts, sim_now = 6 * TICK), 1000);
+	ck_assert_uint_eq(a.n, 600);
+	ck_assert_uint_eq(b.n, 400);
+	/* Batches of up to 256, one call per run of a target. */
+	ck_assert_uint_le(a.calls + b.calls, 6);
+	ck_assert_uint_ge(a.calls, 3);
+	ck_assert_uint_eq(timer_next_ticks(ts), UINT64_MAX);
+	timer_service_destroy(ts);
+}
+END_TEST
+
+/* ---- memory ---- */
+
+START_TEST(test_memory)
+{
+	struct timer_config c;
+	char err[128];
+	timer_config_default(&c);
+	c.max_timers = 1000000;
+	c.max_producers = 0;
+	struct timer_service *ts = timer_service_create(&c, sim_clock, NULL, err, sizeof(err));
+	ck_assert_msg(ts, "%s", err);
+	struct timer_stats st;
+	timer_stats(ts, &st);
+	ck_assert_uint_le(st.memory_bytes, 32ull << 20);
+	timer_service_destroy(ts);
+}
+END_TEST
+
+/* ---- producers on other threads ---- */
+
+#define XT_N 20000
+
+struct xt {
+	struct timer_service *ts;
+	struct timer_producer *p;
+	pthread_t owner;
+	_Atomic uint32_t fired[XT_N];
+	_Atomic uint32_t n_fired, wrong_thread;
+	_Atomic bool producer_done;
+	int target;
+};
+
+static void on_xt(struct timer_service *ts, const struct timer_event *ev, uint32_t n, void *arg)
+{
+	(void)ts;
+	struct xt *x = arg;
+	if (!pthread_equal(pthread_self(), x->owner))
+		atomic_fetch_add(&x->wrong_thread, 1);
+	for (uint32_t i = 0; i < n; i++) {
+		atomic_fetch_add(&x->fired[ev[i].cookie], 1);
+		atomic_fetch_add(&x->n_fired, 1);
+	}
+}
+
+/* Arm XT_N timers, singly and in bursts of 32, 0-2 ms ahead; every 10th
+ * is armed 300 ms ahead and cancelled at once: those must never fire. */
+static void *xt_producer(void *arg)
+{
+	struct xt *x = arg;
+	uint32_t i = 0;
+	while (i < XT_N) {
+		struct timer_spec s[32];
+		timer_handle_t h[32];
+		uint32_t n = (i / 32) % 2 ? MIN(32u, XT_N - i) : 1;
+		for (uint32_t k = 0; k < n; k++)
+			s[k] = (struct timer_spec){ .interval_ns = (i + k) % 10 ? (uint64_t)((i + k) % 2000) * 1000
+									: 300000000ull,
+						    .cookie = i + k, .target = (uint16_t)x->target };
+		uint32_t done = n == 1 ? timer_producer_arm(x->p, s, h) == 0 : timer_producer_arm_burst(x->p, s, n, h);
+		for (uint32_t k = 0; k < done; k++)
+			if ((i + k) % 10 == 0)
+				while (timer_producer_cancel(x->p, h[k]) == -ENOSPC)
+					usleep(10);
+		i += done;
+		if (!done)
+			usleep(10); /* ring or timers full: the owner catches up */
+	}
+	atomic_store(&x->producer_done, true);
+	return NULL;
+}
+
+static void run_cross_thread(enum timer_xmode mode)
+{
+	struct timer_config c;
+	char err[128];
+	timer_config_default(&c);
+	c.max_timers = 1024;
+	c.producer_timers = 4096;
+	c.ring_size = 256;
+	c.xmode = mode;
+	static struct xt x;
+	memset(&x, 0, sizeof(x));
+	x.ts = timer_service_create(&c, NULL, NULL, err, sizeof(err));
+	ck_assert_msg(x.ts, "%s", err);
+	x.target = timer_target_callback(x.ts, on_xt, &x);
+	x.p = timer_producer_attach(x.ts, err, sizeof(err));
+	ck_assert_msg(x.p, "%s", err);
+	x.owner = pthread_self();
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, xt_producer, &x), 0);
+	uint64_t end = 0;
+	while (!end || timer_now(x.ts) < end) {
+		timer_service_run(x.ts);
+		if (!end && atomic_load(&x.producer_done))
+			end = timer_now(x.ts) + 400000000ull; /* past every deadline */
+	}
+	pthread_join(th, NULL);
+	timer_service_run(x.ts);
+	ck_assert_uint_eq(atomic_load(&x.wrong_thread), 0);
+	for (uint32_t i = 0; i < XT_N; i++)
+		if (atomic_load(&x.fired[i]) != (i % 10 ? 1u : 0u))
+			ck_abort_msg("timer %u fired %u times", i, atomic_load(&x.fired[i]));
+	struct timer_stats st;
+	timer_stats(x.ts, &st);
+	ck_assert_uint_eq(st.armed_total, 0);
+	ck_assert_uint_eq(st.producer_refused, 0);
+	timer_service_destroy(x.ts);
+}
+
+START_TEST(test_cross_thread_ring)
+{
+	run_cross_thread(TIMER_XMODE_RING);
+}
+END_TEST
+
+START_TEST(test_cross_thread_shard)
+{
+	run_cross_thread(TIMER_XMODE_SHARD);
+}
+END_TEST
+
+/* ---- node targets: events arrive as buffers in frames ---- */
+
+static uint64_t sink_cookies[64];
+static uint32_t sink_n;
+
+static uint32_t sink_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)rt;
+	for (uint32_t i = 0; i < f->n_vectors; i++) {
+		struct buffer *b = buffer_get(f->buffers[i]);
+		if (sink_n < 64)
+			sink_cookies[sink_n] = timer_buffer_event(b)->cookie;
+		sink_n++;
+	}
+	buffer_free(f->buffers, f->n_vectors);
+	return f->n_vectors;
+}
+
+static const struct node_reg sink_node = { .name = "timer-sink", .type = NODE_TYPE_INTERNAL, .fn = sink_fn };
+
+START_TEST(test_node_target)
+{
+	char err[256];
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	bc.buffers_per_numa = 2048;
+	bc.page_size = 4096;
+	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
+	struct graph *g = graph_create(NULL, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	int node = graph_add_node(g, &sink_node, err, sizeof(err));
+	ck_assert_int_ge(node, 0);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	struct timer_config c;
+	timer_config_default(&c);
+	c.max_timers = 4096;
+	ck_assert_int_eq(timer_services_install(g, &c, err, sizeof(err)), 0);
+	struct timer_service *ts = timer_service_of(graph_thread_get(g, 0));
+	ck_assert_ptr_nonnull(ts);
+	int tg = timer_target_node(ts, (uint32_t)node);
+	ck_assert_int_ge(tg, 0);
+	timer_handle_t h;
+	/* More than the buffer pool holds at once: delivery goes a batch of
+	 * buffers at a time and the node frees them between batches. */
+	for (uint32_t i = 0; i < 3000; i++)
+		REQUIRE(timer_arm(ts, &(struct timer_spec){ .interval_ns = 1000000, .cookie = i, .target = (uint16_t)tg },
+				  &h) == 0);
+	uint64_t end = timer_now(ts) + 3000000;
+	while (timer_now(ts) < end || sink_n < 3000)
+		graph_main_poll(g);
+	ck_assert_uint_eq(sink_n, 3000);
+	for (uint32_t i = 0; i < 64; i++)
+		ck_assert_uint_lt(sink_cookies[i], 3000);
+	timer_services_uninstall(g);
+	graph_destroy(g);
+	buffer_thread_unregister();
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_main_free();
+}
+END_TEST
+
+static Suite *timer_suite(void)
+{
+	Suite *s = suite_create("timer");
+	TCase *ref = tcase_create("reference");
+	tcase_set_timeout(ref, 600);
+	tcase_add_test(ref, test_reference);
+	suite_add_tcase(s, ref);
+	TCase *tc = tcase_create("timer");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_boundaries);
+	tcase_add_test(tc, test_handles);
+	tcase_add_test(tc, test_periodic);
+	tcase_add_test(tc, test_batches);
+	tcase_add_test(tc, test_memory);
+	tcase_add_test(tc, test_cross_thread_ring);
+	tcase_add_test(tc, test_cross_thread_shard);
+	tcase_add_test(tc, test_node_target);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run_suite(timer_suite());
+}
