@@ -3,9 +3,9 @@
  * so sched/ does not depend on cli/.
  *
  * sluice> show timers
- * Thread 0: tick 10us, 6 levels, 1.0 MB
- *   armed 3 (level 0: 1, level 1: 2, far 0, precise 0, due 0), periodic 1
- *   expiries 1204, arms 1207, cancels 0, rearms 0, producer requests 0
+ * Thread 0: tick 10000ns, 6 levels, 9.2 MB
+ *   armed 3 (level 0: 1, level 1: 2, level 2: 0, level 3: 0, level 4: 0, level 5: 0, far 0, precise 0, due 0), periodic 1
+ *   expiries 1204, arms 1207, cancels 0, rearms 0, producer requests 0 (refused 0), deferred 0
  *   late  <tick/4 1200  <tick/2 3  <1 tick 1  <2 ticks 0  <4 ticks 0  <8 ticks 0  <16 ticks 0  more 0
  */
 #include <errno.h>
