@@ -117,9 +117,9 @@ for line in open(path):
 def med(side, key):
     x = v.get((side, key))
     return st.median(x) if x else None
-def rng(side, key):
+def rng(side, key, prec=1):
     x = v.get((side, key))
-    return f"{min(x):.1f}-{max(x):.1f}" if x and len(x) > 1 else ""
+    return f"{min(x):.{prec}f}-{max(x):.{prec}f}" if x and len(x) > 1 else ""
 rows = [
     ("lookup, batched (bulk of 32)", "big.lookup_bulk", 1),
     ("lookup, x4", "big.lookup_x4", 1),
@@ -137,7 +137,7 @@ for name, key, prec in rows:
     fa = f"{a:.{prec}f}" if a is not None else "-"
     fb = f"{b:.{prec}f}" if b is not None else "-"
     ratio = f"{b / a:.1f}x" if a and b else "-"
-    print(f"| {name} | {fa} | {fb} | {ratio} | {rng('sluice', key)} | {rng('rte_lpm', key)} |")
+    print(f"| {name} | {fa} | {fb} | {ratio} | {rng('sluice', key, prec)} | {rng('rte_lpm', key, prec)} |")
 extra = [
     ("add, one at a time into the full table (churn)", "big.churn_add", 0),
     ("delete, one at a time from the full table (churn)", "big.churn_del", 0),
@@ -152,7 +152,7 @@ print("| operation | sluice | range |")
 print("|---|---|---|")
 for name, key, prec in extra:
     a = med("sluice", key)
-    print(f"| {name} | {a:.{prec}f} | {rng('sluice', key)} |" if a is not None else f"| {name} | - | |")
+    print(f"| {name} | {a:.{prec}f} | {rng('sluice', key, prec)} |" if a is not None else f"| {name} | - | |")
 ur, uu = med("rte_lpm", "big.routes"), med("rte_lpm", "big.unique")
 sr = med("sluice", "big.routes")
 print(f"\nroutes: sluice {sr:.0f} offered, all held; rte_lpm {ur:.0f} offered, "
