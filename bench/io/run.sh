@@ -165,7 +165,8 @@ if [ "$SKIP_CG" != 1 ]; then
 		--no-pci --no-huge -m 1024 --vdev=net_null0 --vdev=net_null1 -- -i --forward-mode=io \
 		--nb-cores=1 --burst="$TESTPMD_BURST" >"$out/cg-pmd.txt" 2>&1 || { tail -20 "$out/cg-pmd.txt" >&2; exit 1; }
 	pk=$(grep -A1 'Accumulated forward statistics' "$out/cg-pmd.txt" | grep -oE 'RX-packets: [0-9]+' |
-		awk '{print $2}')
+		awk '{print $2}' || true)
+	[ -n "$pk" ] || { log "testpmd under callgrind forwarded nothing:"; tail -20 "$out/cg-pmd.txt" >&2; }
 	best=0
 	for f in "$out"/cg-pmd.*-*; do
 		t=$(awk '/^summary:/ {s=$2} /^totals:/ {t=$2} END {print (t ? t : s)}' "$f")
@@ -177,7 +178,7 @@ fi
 # ---- report ---------------------------------------------------------------
 mmm() { sort -g | awk '{a[NR]=$1} END {
 	med = NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2
-	printf "%.2f %.2f %.2f", a[1], med, a[NR] }'; }
+	printf "%.2f %.2f %.2f\n", a[1], med, a[NR] }'; }
 read -r s_min s_med s_max < <(mmm <"$out/sluice.txt")
 read -r p_min p_med p_max < <(mmm <"$out/testpmd.txt")
 echo "== bench/io: one core (CPU $CPU), $ROUNDS rounds of $SECS s, memory: $mem_label =="
