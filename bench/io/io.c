@@ -174,7 +174,9 @@ int main(int argc, char **argv)
 	       o.no_huge ? "4 KB pages" : "hugepages when available (see the buffers line)");
 
 	if (o.polls) {
-		io_polls(g, 1000); /* warm caches and frame pools outside the region */
+		/* Warm caches and frame pools outside the collected region. */
+		for (int i = 0; i < 1000; i++)
+			graph_main_poll(g);
 		uint64_t pkts = io_polls(g, o.polls);
 		printf("io: polls %llu packets %llu\n", (unsigned long long)o.polls, (unsigned long long)pkts);
 	} else {
