@@ -66,7 +66,7 @@ static struct timer_service *make_service(uint32_t n, uint64_t tick_ns, enum tim
 	c.tick_ns = tick_ns;
 	c.xmode = mode;
 	c.max_producers = n_producers;
-	c.producer_timers = 65536;
+	c.producer_timers = 16384; /* outstanding timers, as the DPDK harness's pool */
 	struct timer_service *ts = timer_service_create(&c, clock, NULL, err, sizeof(err));
 	if (!ts) {
 		fprintf(stderr, "timer_service_create: %s\n", err);
