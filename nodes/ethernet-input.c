@@ -7,11 +7,14 @@
  * or be broadcast/multicast (af-packet interfaces are promiscuous and see
  * the whole segment); those are classified by ethertype, their Ethernet
  * header stripped (l2_len and l3_offset say where it was), IPv4 to
- * ip4-input and ARP to arp-input; other ethertypes are counted and dropped.
+ * ip4-input and ARP to arp-input; 802.1Q and 802.1ad (QinQ) tags on these
+ * untagged interfaces are counted apart from other ethertypes (IPv6
+ * included), and all of them dropped.
  *
  * Next nodes: error-drop, l2-xconnect, ip4-input, arp-input.
  * Errors: runt; not for this interface's MAC (L3); unknown ethertype on an
- *   L3 interface; no such rx interface.
+ *   L3 interface; no such rx interface; VLAN/QinQ tag on an untagged
+ *   interface.
  * Trace: rx interface name and index, length, Ethernet header, next node.
  * CLI: `show errors`, `trace add pcap-input N` / `show trace`.
  */
@@ -35,6 +38,7 @@ enum ethernet_input_error {
 	ETHERNET_INPUT_ERROR_NOT_FOR_US,
 	ETHERNET_INPUT_ERROR_UNKNOWN_TYPE,
 	ETHERNET_INPUT_ERROR_NO_INTERFACE,
+	ETHERNET_INPUT_ERROR_TAGGED,
 	ETHERNET_INPUT_N_ERROR,
 };
 
@@ -43,6 +47,7 @@ static const char *const ethernet_input_error_strings[ETHERNET_INPUT_N_ERROR] = 
 	[ETHERNET_INPUT_ERROR_NOT_FOR_US] = "destination MAC not this interface's (L3)",
 	[ETHERNET_INPUT_ERROR_UNKNOWN_TYPE] = "unknown ethertype on an L3 interface",
 	[ETHERNET_INPUT_ERROR_NO_INTERFACE] = "no such rx interface",
+	[ETHERNET_INPUT_ERROR_TAGGED] = "VLAN or QinQ tag on an untagged interface",
 };
 
 static const char *const ethernet_input_next_names[ETHERNET_INPUT_N_NEXT] = {
@@ -98,7 +103,9 @@ static uint16_t l3_next(struct buffer *b, const struct device *dev, uint16_t *er
 	else if (type == ETH_TYPE_ARP)
 		next = ETHERNET_INPUT_NEXT_ARP_INPUT;
 	else {
-		*error = ETHERNET_INPUT_ERROR_UNKNOWN_TYPE;
+		/* 802.1Q, 802.1ad, and the pre-standard QinQ 0x9100. */
+		bool tagged = type == 0x8100 || type == 0x88a8 || type == 0x9100;
+		*error = tagged ? ETHERNET_INPUT_ERROR_TAGGED : ETHERNET_INPUT_ERROR_UNKNOWN_TYPE;
 		return ETHERNET_INPUT_NEXT_DROP;
 	}
 	b->l2_len = ETH_HDR_LEN;

@@ -5,14 +5,18 @@
  * version not 4; IHL below 5; header (options included) longer than the
  * frame; total length beyond the frame; total length below the header;
  * header checksum. Then destinations this router never forwards: multicast
- * (no multicast routing) and the limited broadcast. Options and fragments
+ * (no multicast routing) and the limited broadcast; then martian addresses
+ * (RFC 1812 §5.3.7: a source in 0/8, 127/8 or 224/3, a destination in
+ * 0/8 or 127/8); then unicast IP that arrived as link-layer broadcast or
+ * multicast (§5.3.4: not forwarded, and not answered either: nobody
+ * legitimate sends it). Options and fragments
  * pass untouched (neither is processed here). Ethernet padding beyond the
  * total length is trimmed so that later nodes and the output see the IP
  * packet only (for a chained buffer the padding is left in place).
  *
  * Next nodes: ip4-lookup, error-drop.
  * Errors: the seven validation failures; multicast or broadcast
- *   destination.
+ *   destination; martian address; unicast IP in a link-layer broadcast.
  * Trace: source, destination, TTL, protocol, total length, and the error.
  * CLI: `show errors`, `show trace`.
  */
@@ -38,6 +42,8 @@ enum ip4_input_error {
 	IP4_INPUT_ERROR_LENGTH_BELOW_HEADER,
 	IP4_INPUT_ERROR_CHECKSUM,
 	IP4_INPUT_ERROR_MULTICAST,
+	IP4_INPUT_ERROR_MARTIAN,
+	IP4_INPUT_ERROR_L2_BROADCAST,
 	IP4_INPUT_N_ERROR,
 };
 #define IP4_INPUT_VALID IP4_INPUT_N_ERROR /* check()'s verdict for a good packet */
@@ -51,6 +57,8 @@ static const char *const ip4_input_error_strings[IP4_INPUT_N_ERROR] = {
 	[IP4_INPUT_ERROR_LENGTH_BELOW_HEADER] = "total length below the header length",
 	[IP4_INPUT_ERROR_CHECKSUM] = "bad header checksum",
 	[IP4_INPUT_ERROR_MULTICAST] = "multicast or broadcast destination (not forwarded)",
+	[IP4_INPUT_ERROR_MARTIAN] = "martian source or destination address",
+	[IP4_INPUT_ERROR_L2_BROADCAST] = "unicast IP in a link-layer broadcast or multicast",
 };
 
 struct ip4_input_trace {
@@ -73,6 +81,14 @@ static int ip4_input_format_trace(char *buf, size_t len, const uint8_t *detail)
 }
 
 /* ---- helpers ---- */
+
+/* RFC 1812 §5.3.7: "this network" (0/8) and loopback (127/8) either way,
+ * and a class D or E source. Host order. */
+static inline bool martian(uint32_t src, uint32_t dst)
+{
+	uint32_t s8 = src >> 24, d8 = dst >> 24;
+	return s8 == 0 || s8 == 127 || s8 >= 224 || d8 == 0 || d8 == 127;
+}
 
 /* The verdict on one packet: IP4_INPUT_VALID or an error code. */
 static inline uint16_t check(struct buffer *b, const struct ip4_header *h, uint32_t frame_len)
@@ -97,8 +113,14 @@ static inline uint16_t check(struct buffer *b, const struct ip4_header *h, uint3
 		return IP4_INPUT_ERROR_CHECKSUM;
 	/* 224/4 and 255.255.255.255: the first byte >= 224 covers both with
 	 * 240/4 (reserved, RFC 1812 §5.3.7: not forwarded either). */
-	if (unlikely((ntohl(h->dst) >> 28) >= 0xe))
+	uint32_t dst = ntohl(h->dst), src = ntohl(h->src);
+	if (unlikely((dst >> 28) >= 0xe))
 		return IP4_INPUT_ERROR_MULTICAST;
+	if (unlikely(martian(src, dst)))
+		return IP4_INPUT_ERROR_MARTIAN;
+	/* ethernet-input left the Ethernet header just before the IP one. */
+	if (unlikely(b->l2_len && (buffer_data(b)[-(int)b->l2_len] & 1)))
+		return IP4_INPUT_ERROR_L2_BROADCAST;
 	if (unlikely(total < frame_len && !(b->flags & BUFFER_F_NEXT_PRESENT)))
 		b->current_length = (uint16_t)total; /* Ethernet padding */
 	return IP4_INPUT_VALID;
