@@ -22,7 +22,7 @@ for h in "${harnesses[@]}"; do
 	mkdir -p "build-fuzz/corpus/$h"
 	log="build-fuzz/fuzz-$h.log"
 	if build-fuzz/tests/fuzz/fuzz_$h -max_total_time="$secs" -print_final_stats=1 \
-		-artifact_prefix="build-fuzz/crash-$h-" "build-fuzz/corpus/$h" "tests/fuzz/seeds/$h" >"$log" 2>&1; then
+		-artifact_prefix="$PWD/build-fuzz/crash-$h-" "$PWD/build-fuzz/corpus/$h" "$PWD/tests/fuzz/seeds/$h" >"$log" 2>&1; then
 		result=ok
 	else
 		result="CRASH (see $log)"
