@@ -250,12 +250,15 @@ void graph_thread_idle(struct graph_thread *t, uint32_t produced)
 		return;
 	}
 	stat_add(&t->idle_loops, 1);
-	if (cfg->idle_mode == GRAPH_IDLE_POLL) {
+	uint64_t cap_ns = t->wake_within_ns;
+	t->wake_within_ns = UINT64_MAX;
+	if (cfg->idle_mode == GRAPH_IDLE_POLL || cap_ns < 1000) {
 		cpu_relax();
 		return;
 	}
 	t->idle_sleep_us = t->idle_sleep_us ? MIN(t->idle_sleep_us * 2, cfg->idle_max_us) : 1;
-	struct timespec d = { 0, (long)t->idle_sleep_us * 1000 };
+	uint64_t ns = MIN((uint64_t)t->idle_sleep_us * 1000, cap_ns);
+	struct timespec d = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 	nanosleep(&d, NULL);
 }
 
@@ -265,6 +268,12 @@ void graph_set_loop_hook(struct graph *g, graph_loop_hook_fn_t *fn, void *arg)
 	g->loop_hook = fn;
 	g->loop_hook_arg = arg;
 	graph_barrier_release(g);
+}
+
+void graph_thread_wake_within(struct graph_thread *t, uint64_t ns)
+{
+	if (ns < t->wake_within_ns)
+		t->wake_within_ns = ns;
 }
 
 uint32_t graph_thread_index(const struct graph_thread *t)

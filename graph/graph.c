@@ -205,6 +205,7 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 	t->graph = g;
 	t->index = index;
 	t->cpu = -1;
+	t->wake_within_ns = UINT64_MAX;
 	/* A power of two: the FIFO wraps with a mask, not a division per call. */
 	t->ready_cap = 1;
 	while (t->ready_cap < g->n_nodes)

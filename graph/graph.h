@@ -299,6 +299,11 @@ void graph_main_loop(struct graph *g, const atomic_bool *stop);
 typedef uint32_t(graph_loop_hook_fn_t)(struct graph_thread *t, void *arg);
 void graph_set_loop_hook(struct graph *g, graph_loop_hook_fn_t *fn, void *arg);
 
+/* Cap the calling thread's next idle sleep at ns nanoseconds (the timer
+ * service calls it from the loop hook with the time to its next expiry, so
+ * that back-off never makes a timer late). Holds for one loop. */
+void graph_thread_wake_within(struct graph_thread *t, uint64_t ns);
+
 /* Index of a datapath thread (0: main). */
 uint32_t graph_thread_index(const struct graph_thread *t);
 

@@ -45,6 +45,7 @@ struct graph_thread {
 	uint64_t last_loop_ns;
 	uint64_t last_loop_ticks;
 	uint32_t idle_sleep_us;
+	uint64_t wake_within_ns; /* cap on the next idle sleep, UINT64_MAX: none */
 	uint32_t *inputs; /* node indices of input nodes polling here */
 	uint32_t n_inputs;
 	uint32_t *processes; /* process nodes (thread 0 only) */

@@ -122,7 +122,10 @@ uint32_t handoff_enqueue(struct handoff_ring *r, const uint32_t *bi, const uint1
 uint32_t handoff_enqueue_lines(struct handoff_ring *r, const struct handoff_line *lines, uint32_t n)
 {
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-	uint32_t k = MIN(n, producer_room(r, head, n));
+	/* MIN would evaluate producer_room twice, and the second look may see
+	 * more room than n. */
+	uint32_t room = producer_room(r, head, n);
+	uint32_t k = MIN(n, room);
 	uint32_t buffers = 0;
 	for (uint32_t l = 0; l < k; l++) {
 		r->lines[(head + l) & r->mask] = lines[l];
@@ -163,7 +166,8 @@ uint32_t handoff_dequeue(struct handoff_ring *r, uint32_t *bi, uint16_t *tags, u
 uint32_t handoff_dequeue_lines(struct handoff_ring *r, struct handoff_line *lines, uint32_t max)
 {
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint32_t k = MIN(max, consumer_avail(r, tail, max));
+	uint32_t avail = consumer_avail(r, tail, max);
+	uint32_t k = MIN(max, avail);
 	uint32_t buffers = 0;
 	for (uint32_t l = 0; l < k; l++) {
 		lines[l] = r->lines[(tail + l) & r->mask];

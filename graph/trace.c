@@ -93,7 +93,8 @@ void graph_trace_clear(struct graph *g)
 	for (uint32_t i = 0; i < g->n_threads; i++)
 		for (uint32_t k = 0; k < g->n_nodes; k++)
 			g->threads[i]->rts[k].trace_budget = 0;
-	uint32_t used = MIN(atomic_load(&g->trace_next), g->trace_cap);
+	uint32_t next = atomic_load(&g->trace_next);
+	uint32_t used = MIN(next, g->trace_cap);
 	memset(g->trace, 0, used * sizeof(*g->trace));
 	atomic_store(&g->trace_next, 0);
 	atomic_store(&g->trace_active, false);
@@ -102,7 +103,8 @@ void graph_trace_clear(struct graph *g)
 
 uint32_t graph_trace_n_packets(struct graph *g)
 {
-	return MIN(atomic_load(&g->trace_next), g->trace_cap);
+	uint32_t next = atomic_load(&g->trace_next); /* once: MIN evaluates twice */
+	return MIN(next, g->trace_cap);
 }
 
 uint32_t graph_trace_packet(struct graph *g, uint32_t i, const struct trace_record **records, uint32_t *n_lost)

@@ -12,6 +12,7 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+/* Arguments are evaluated twice: pass values, not loads of shared state. */
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define ROUND_UP(x, a) ((((x) + (a) - 1) / (a)) * (a))

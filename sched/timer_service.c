@@ -342,11 +342,22 @@ void timer_stats(const struct timer_service *ts, struct timer_stats *st)
 
 /* ---- the graph's threads ---- */
 
+/* Runs due timers, then tells the thread how long it may idle: until the
+ * earliest wheel slot, or one tick when precise timers or producers may
+ * need a look sooner (their deadlines are not in the wheel's bitmaps). */
 static uint32_t loop_hook(struct graph_thread *t, void *arg)
 {
 	(void)arg;
 	struct timer_service *ts = graph_thread_user(t);
-	return ts ? timer_service_run(ts) : 0;
+	if (!ts)
+		return 0;
+	uint32_t n = timer_service_run(ts);
+	uint64_t ticks = timer_next_ticks(ts);
+	if (ts->w.precise.n || atomic_load_explicit(&ts->n_producers, memory_order_relaxed))
+		ticks = MIN(ticks, (uint64_t)1);
+	if (ticks != UINT64_MAX)
+		graph_thread_wake_within(t, ticks * ts->w.tick_ns);
+	return n;
 }
 
 struct timer_service *timer_service_of(const struct graph_thread *t)
