@@ -30,6 +30,7 @@ enum interface_output_next {
 	INTERFACE_OUTPUT_NEXT_PCAP_TX,
 	INTERFACE_OUTPUT_NEXT_AF_PACKET_TX,
 	INTERFACE_OUTPUT_NEXT_IXGBE_TX,
+	INTERFACE_OUTPUT_NEXT_I40E_TX,
 	INTERFACE_OUTPUT_N_NEXT,
 };
 
@@ -250,6 +251,7 @@ static const struct node_reg interface_output_node = {
 		[INTERFACE_OUTPUT_NEXT_PCAP_TX] = "pcap-tx",
 		[INTERFACE_OUTPUT_NEXT_AF_PACKET_TX] = "af-packet-tx",
 		[INTERFACE_OUTPUT_NEXT_IXGBE_TX] = "ixgbe-tx",
+		[INTERFACE_OUTPUT_NEXT_I40E_TX] = "i40e-tx",
 	},
 	.n_errors = INTERFACE_OUTPUT_N_ERROR,
 	.error_strings = interface_output_error_strings,

@@ -1,0 +1,498 @@
+/* The i40e driver: Intel X710 / XL710 physical functions, polled,
+ * multi-queue, from user space through a struct pci_io (vfio-pci, or a
+ * device model in tests).
+ *
+ *   xl0 { driver i40e  dev 0000:05:00.0  rx-queues 4  rx-desc 1024  tx-desc 1024 }
+ *
+ * Create brings the PF up in the facts sheet's order (2.5): wait out a
+ * global reset and the firmware's configuration, PF software reset,
+ * interrupts off, admin queue, get version (retried while firmware is busy,
+ * newer API majors refused), clear PXE mode, function capabilities (queue
+ * count, base queue, RSS LUT size), HMC for the LAN queue contexts (one
+ * direct segment), MAC address, the main VSI (switch config, VSI
+ * parameters, TC0 over our queues, its queue-set handle), MAC config with
+ * CRC, link status with link events on, promiscuous mode, and RSS (Toeplitz
+ * key, LUT round robin over the rx queues, hashed PCTYPEs) when there is
+ * more than one rx queue. Start writes the queue contexts and enables the
+ * queues with the waits of 2.9 (i40e.c); stop disables them.
+ *
+ * Port counters are free running: the values at bring-up are the zero, and
+ * stats() folds drops (RDPC) into RX-dropped and MAC errors into RX-errors.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "drivers/i40e/i40e_private.h"
+#include "graph/buffer.h"
+#include "graph/graph.h"
+
+/* Facts 3.3's default key, then 12 more bytes: the XL710 key is 52 bytes,
+ * and only the first n + 4 (40 for IPv6 with ports) reach the hash. */
+static const uint8_t i40e_rss_key[I40E_RSS_KEY_SIZE] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+	0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa, 0x6d, 0x5a,
+	0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d,
+};
+
+/* ---- configuration ---- */
+
+struct i40e_conf {
+	char dev[PCI_ADDR_SIZE];
+	uint32_t rx_queues;
+	uint32_t tx_queues;
+	uint32_t rx_desc;
+	uint32_t tx_desc;
+	bool promisc;
+};
+_Static_assert(sizeof(struct i40e_conf) <= CONF_DRIVER_CONF_SIZE, "i40e conf fits");
+
+static const struct conf_key i40e_keys[] = {
+	{ .name = "dev", .type = CONF_STRING, CONF_FIELD(struct i40e_conf, dev),
+	  .doc = "PCI address of the port, bound to vfio-pci (0000:05:00.0)" },
+	{ .name = "rx-queues", .type = CONF_UINT, .def = "1", .min = 1, .max = I40E_MAX_QUEUES,
+	  CONF_FIELD(struct i40e_conf, rx_queues), .doc = "rx queues (RSS spreads flows over them)" },
+	{ .name = "tx-queues", .type = CONF_UINT, .def = "1", .min = 1, .max = I40E_MAX_QUEUES,
+	  CONF_FIELD(struct i40e_conf, tx_queues), .doc = "tx queues" },
+	{ .name = "rx-desc", .type = CONF_UINT, .def = "1024", .min = 64, .max = 4096,
+	  CONF_FIELD(struct i40e_conf, rx_desc), .doc = "rx ring size (power of two)" },
+	{ .name = "tx-desc", .type = CONF_UINT, .def = "1024", .min = 64, .max = 4096,
+	  CONF_FIELD(struct i40e_conf, tx_desc), .doc = "tx ring size (power of two)" },
+	{ .name = "promisc", .type = CONF_BOOL, .def = "on", CONF_FIELD(struct i40e_conf, promisc),
+	  .doc = "unicast and multicast promiscuous mode on the main VSI" },
+	{ 0 },
+};
+
+static int i40e_check(void *obj, struct conf_check *chk)
+{
+	struct i40e_conf *c = obj;
+	char canon[PCI_ADDR_SIZE];
+	if (!c->dev[0] || pci_addr_canon(c->dev, canon)) {
+		chk->key = c->dev[0] ? "dev" : NULL;
+		snprintf(chk->msg, sizeof(chk->msg), "%s", c->dev[0] ? "expected a PCI address like 0000:05:00.0"
+								     : "dev (the PCI address) is required");
+		return -EINVAL;
+	}
+	memcpy(c->dev, canon, sizeof(canon));
+	if (c->rx_desc & (c->rx_desc - 1) || c->tx_desc & (c->tx_desc - 1)) {
+		chk->key = c->rx_desc & (c->rx_desc - 1) ? "rx-desc" : "tx-desc";
+		snprintf(chk->msg, sizeof(chk->msg), "ring sizes must be powers of two");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct conf_driver i40e_conf_driver = {
+	.name = "i40e",
+	.doc = "Intel X710/XL710 through vfio-pci",
+	.keys = i40e_keys,
+	.size = sizeof(struct i40e_conf),
+	.check = i40e_check,
+};
+
+/* ---- registers, contexts, counters ---- */
+
+int i40e_wait_reg(struct i40e_dev *id, uint32_t reg, uint32_t mask, uint32_t want)
+{
+	for (int ms = 0; ms < I40E_POLL_TIMEOUT_MS; ms++) {
+		if ((rd(id, reg) & mask) == want)
+			return 0;
+		usleep(1000);
+	}
+	graph_log("i40e", "%s: register 0x%08x did not reach 0x%x under mask 0x%x", id->addr, reg, want, mask);
+	return -ETIMEDOUT;
+}
+
+void i40e_ctx_set(uint8_t *ctx, uint32_t lsb, uint32_t width, uint64_t value)
+{
+	for (uint32_t i = 0; i < width; i++) {
+		uint32_t bit = lsb + i;
+		uint8_t m = (uint8_t)(1u << (bit % 8));
+		if ((value >> i) & 1)
+			ctx[bit / 8] |= m;
+		else
+			ctx[bit / 8] &= (uint8_t)~m;
+	}
+}
+
+static uint64_t rd48(struct i40e_dev *id, uint32_t lo, uint32_t hi)
+{
+	uint64_t l = rd(id, lo);
+	return l | (uint64_t)(rd(id, hi) & 0xFFFF) << 32;
+}
+
+void i40e_hw_stats_update(struct i40e_dev *id)
+{
+	struct i40e_hw_stats *h = &id->hw;
+	uint32_t p = id->port;
+	h->gorc = rd48(id, I40E_GLPRT_GORCL(p), I40E_GLPRT_GORCH(p));
+	h->uprc = rd48(id, I40E_GLPRT_UPRCL(p), I40E_GLPRT_UPRCH(p));
+	h->gotc = rd48(id, I40E_GLPRT_GOTCL(p), I40E_GLPRT_GOTCH(p));
+	h->uptc = rd48(id, I40E_GLPRT_UPTCL(p), I40E_GLPRT_UPTCH(p));
+	h->rdpc = rd(id, I40E_GLPRT_RDPC(p));
+	h->crcerrs = rd(id, I40E_GLPRT_CRCERRS(p));
+	h->rlec = rd(id, I40E_GLPRT_RLEC(p));
+	h->illerrc = rd(id, I40E_GLPRT_ILLERRC(p));
+	h->ruc = rd(id, I40E_GLPRT_RUC(p));
+	h->roc = rd(id, I40E_GLPRT_ROC(p));
+}
+
+/*
+ * sluice> show nic xl0
+ * xl0: i40e 0000:05:00.0 8086:1583, mac 02:00:00:00:00:20, fw 9.20 api 1.15
+ *   link up 40000 Mb/s, promisc on, pf 0 port 0, vsi seid 512 qs 7, running
+ *   rx queue 0: QRX_TAIL 1023 ENA 0x5 next 0
+ *   tx queue 0: QTX_TAIL 0 ENA 0x5 clean 0
+ *   hw: GORC 0 UPRC 0 GOTC 0 UPTC 0 RDPC 0 CRCERRS 0 RLEC 0 ROC 0
+ */
+static int i40e_format_hw(struct device *dev, char *buf, size_t len)
+{
+	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
+	struct dev_link link;
+	i40e_link(dev, &link);
+	i40e_hw_stats_update(id);
+	size_t o = 0;
+#define OUT(...) o += (size_t)snprintf(buf + MIN(o, len), len - MIN(o, len), __VA_ARGS__)
+	OUT("%s: i40e %s %04x:%04x, mac %02x:%02x:%02x:%02x:%02x:%02x, fw %u.%u api %u.%u\n", dev->name, id->addr,
+	    id->io->vendor, id->io->device, id->mac[0], id->mac[1], id->mac[2], id->mac[3], id->mac[4], id->mac[5],
+	    id->fw_major, id->fw_minor, id->api_major, id->api_minor);
+	OUT("  link %s %u Mb/s, promisc %s, pf %u port %u, vsi seid %u qs %u, %s\n", link.up ? "up" : "down",
+	    link.speed_mbps, id->promisc ? "on" : "off", id->pf_id, id->port, id->vsi_seid, id->qs_handle,
+	    id->running ? "running" : "stopped");
+	for (uint16_t q = 0; q < dev->n_rx_queues; q++)
+		OUT("  rx queue %u: QRX_TAIL %u ENA 0x%x next %u\n", q, rd(id, I40E_QRX_TAIL(q)),
+		    rd(id, I40E_QRX_ENA(q)), id->rxq[q].next);
+	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
+		OUT("  tx queue %u: QTX_TAIL %u ENA 0x%x clean %u\n", q, rd(id, I40E_QTX_TAIL(q)),
+		    rd(id, I40E_QTX_ENA(q)), id->txq[q].clean);
+	const struct i40e_hw_stats *h = &id->hw, *b = &id->hw_base;
+	OUT("  hw: GORC %" PRIu64 " UPRC %" PRIu64 " GOTC %" PRIu64 " UPTC %" PRIu64 " RDPC %" PRIu64
+	    " CRCERRS %" PRIu64 " RLEC %" PRIu64 " ROC %" PRIu64 "\n",
+	    h->gorc - b->gorc, h->uprc - b->uprc, h->gotc - b->gotc, h->uptc - b->uptc, h->rdpc - b->rdpc,
+	    h->crcerrs - b->crcerrs, h->rlec - b->rlec, h->roc - b->roc);
+#undef OUT
+	return (int)o;
+}
+
+/* ---- bring-up ---- */
+
+/* Facts 2.5 step 3. */
+static int pf_reset(struct i40e_dev *id)
+{
+	if (i40e_wait_reg(id, I40E_GLGEN_RSTAT, I40E_GLGEN_RSTAT_DEVSTATE_MASK, 0) ||
+	    i40e_wait_reg(id, I40E_GLNVM_ULD, I40E_GLNVM_ULD_DONE, I40E_GLNVM_ULD_DONE))
+		return -ETIMEDOUT;
+	wr(id, I40E_PFGEN_CTRL, rd(id, I40E_PFGEN_CTRL) | I40E_PFGEN_CTRL_PFSWR);
+	return i40e_wait_reg(id, I40E_PFGEN_CTRL, I40E_PFGEN_CTRL_PFSWR, 0);
+}
+
+static int aq(struct i40e_dev *id, uint16_t op, struct i40e_aq_desc *d, void *buf, uint16_t len, bool to_fw,
+	      char *err, size_t errlen, const char *what)
+{
+	d->opcode = op;
+	int rc = i40e_aq_cmd(id, d, buf, len, to_fw);
+	if (rc == -EIO)
+		snprintf(err, errlen, "i40e: %s: %s failed: firmware returned %s (%u)", id->addr, what,
+			 i40e_aq_rc_name(id->aq_last_rc), id->aq_last_rc);
+	else if (rc)
+		snprintf(err, errlen, "i40e: %s: %s: %s", id->addr, what, strerror(-rc));
+	return rc;
+}
+
+/* Get version, retried while firmware boots or is busy (2.5 step 4). */
+static int get_version(struct i40e_dev *id, char *err, size_t errlen)
+{
+	struct i40e_aq_desc d;
+	int rc = 0;
+	for (int tries = 0; tries < 10; tries++) {
+		memset(&d, 0, sizeof(d));
+		rc = aq(id, I40E_AQC_GET_VERSION, &d, NULL, 0, false, err, errlen, "get version");
+		if (!rc || (rc == -EIO && id->aq_last_rc != I40E_AQ_RC_EBUSY))
+			break;
+		usleep(100000);
+	}
+	if (rc)
+		return rc;
+	uint16_t v[4];
+	memcpy(v, d.params.raw + 8, sizeof(v)); /* fw major, minor, api major, minor */
+	id->fw_major = v[0], id->fw_minor = v[1], id->api_major = v[2], id->api_minor = v[3];
+	if (id->api_major > I40E_API_MAJOR) {
+		snprintf(err, errlen, "i40e: %s: firmware admin API %u.%u is newer than this driver's %u.x", id->addr,
+			 id->api_major, id->api_minor, I40E_API_MAJOR);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static int capabilities(struct i40e_dev *id, uint8_t *buf, char *err, size_t errlen)
+{
+	struct i40e_aq_desc d = { 0 };
+	int rc = aq(id, I40E_AQC_LIST_FUNC_CAPS, &d, buf, I40E_AQ_BUF_SIZE, false, err, errlen, "list capabilities");
+	if (rc)
+		return rc;
+	uint32_t n = MIN(d.params.ext.param1, (uint32_t)(I40E_AQ_BUF_SIZE / I40E_CAP_ELEM_SIZE));
+	id->lut_size = 128;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *e = buf + i * I40E_CAP_ELEM_SIZE;
+		uint16_t cap;
+		uint32_t number, phys_id;
+		memcpy(&cap, e, 2);
+		memcpy(&number, e + 4, 4);
+		memcpy(&phys_id, e + 12, 4);
+		if (cap == I40E_CAP_RXQ) {
+			id->n_hw_queues = number;
+			id->base_queue = phys_id;
+		} else if (cap == I40E_CAP_RSS) {
+			id->lut_size = number >= 512 ? 512 : 128;
+		}
+	}
+	if (id->dev.n_rx_queues > id->n_hw_queues || id->dev.n_tx_queues > id->n_hw_queues) {
+		snprintf(err, errlen, "i40e: %s: the function has %u queue pairs, fewer than configured", id->addr,
+			 id->n_hw_queues);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* One direct segment holding the TX contexts, then the RX contexts at the
+ * next 512-byte boundary (2.6). */
+static int hmc_setup(struct i40e_dev *id)
+{
+	uint32_t n_tx = id->dev.n_tx_queues, n_rx = id->dev.n_rx_queues;
+	uint32_t tx_size = 1u << (rd(id, I40E_GLHMC_LANTXOBJSZ) & 0xF);
+	uint32_t rx_size = 1u << (rd(id, I40E_GLHMC_LANRXOBJSZ) & 0xF);
+	if (tx_size != I40E_HMC_TX_CTX_SIZE || rx_size != I40E_HMC_RX_CTX_SIZE)
+		return -ENOTSUP;
+	id->hmc_rx_base = ROUND_UP(n_tx * tx_size, I40E_HMC_UNIT);
+	id->hmc_size = ROUND_UP(id->hmc_rx_base + n_rx * rx_size, 4096);
+	id->hmc = pci_dma_alloc(id->io, id->hmc_size);
+	if (!id->hmc)
+		return -ENOMEM;
+	wr(id, I40E_GLHMC_LANTXBASE(id->pf_id), 0);
+	wr(id, I40E_GLHMC_LANTXCNT(id->pf_id), n_tx);
+	wr(id, I40E_GLHMC_LANRXBASE(id->pf_id), id->hmc_rx_base / I40E_HMC_UNIT);
+	wr(id, I40E_GLHMC_LANRXCNT(id->pf_id), n_rx);
+	uint64_t pa = pci_iova(id->io, id->hmc);
+	wr(id, I40E_PFHMC_SDDATAHIGH, (uint32_t)(pa >> 32));
+	wr(id, I40E_PFHMC_SDDATALOW, ((uint32_t)pa & 0xFFFFF000u) | 512u << I40E_PFHMC_SDDATALOW_BPCOUNT_SHIFT |
+					     I40E_PFHMC_SDDATALOW_DIRECT | I40E_PFHMC_SDDATALOW_VALID);
+	wr(id, I40E_PFHMC_SDCMD, 0 | I40E_PFHMC_SDCMD_WRITE);
+	return 0;
+}
+
+/* The main VSI: its SEID, then TC0 over queues 0..2^k-1, then its queue
+ * set handle (2.5 step 9). */
+static int vsi_setup(struct i40e_dev *id, uint8_t *buf, char *err, size_t errlen)
+{
+	struct i40e_aq_desc d = { 0 };
+	int rc = aq(id, I40E_AQC_GET_SWITCH_CONFIG, &d, buf, I40E_AQ_BUF_SIZE, false, err, errlen,
+		    "get switch config");
+	if (rc)
+		return rc;
+	uint16_t n;
+	memcpy(&n, buf, 2);
+	id->vsi_seid = 0;
+	for (uint32_t i = 0; i < n && I40E_SWITCH_HDR_SIZE + (i + 1) * I40E_SWITCH_ELEM_SIZE <= I40E_AQ_BUF_SIZE; i++) {
+		const uint8_t *e = buf + I40E_SWITCH_HDR_SIZE + i * I40E_SWITCH_ELEM_SIZE;
+		if (e[0] == I40E_SWITCH_ELEM_VSI) {
+			memcpy(&id->vsi_seid, e + 2, 2);
+			break;
+		}
+	}
+	if (!id->vsi_seid) {
+		snprintf(err, errlen, "i40e: %s: the switch has no VSI for this function", id->addr);
+		return -ENOENT;
+	}
+	uint32_t n_q = MAX(id->dev.n_rx_queues, id->dev.n_tx_queues), log2q = 0;
+	while ((1u << log2q) < n_q)
+		log2q++;
+	uint16_t v16;
+	memset(buf, 0, I40E_VSI_PROPS_SIZE);
+	v16 = I40E_VSI_PROP_QUEUE_MAP_VALID;
+	memcpy(buf + I40E_VSI_VALID_SECTIONS, &v16, 2);
+	v16 = 0; /* contiguous, from queue 0 */
+	memcpy(buf + I40E_VSI_MAPPING_FLAGS, &v16, 2);
+	memcpy(buf + I40E_VSI_QUEUE_MAPPING, &v16, 2);
+	v16 = (uint16_t)(log2q << I40E_VSI_TC_QCOUNT_SHIFT);
+	memcpy(buf + I40E_VSI_TC_MAPPING, &v16, 2);
+	memset(&d, 0, sizeof(d));
+	memcpy(d.params.raw, &id->vsi_seid, 2);
+	rc = aq(id, I40E_AQC_UPDATE_VSI, &d, buf, I40E_VSI_PROPS_SIZE, true, err, errlen, "update VSI parameters");
+	if (rc)
+		return rc;
+	memset(&d, 0, sizeof(d));
+	memcpy(d.params.raw, &id->vsi_seid, 2);
+	rc = aq(id, I40E_AQC_GET_VSI_PARAMS, &d, buf, I40E_VSI_PROPS_SIZE, false, err, errlen, "get VSI parameters");
+	if (rc)
+		return rc;
+	memcpy(&id->qs_handle, buf + I40E_VSI_QS_HANDLE, 2);
+	return 0;
+}
+
+static void rss_setup(struct i40e_dev *id)
+{
+	uint32_t n_rx = id->dev.n_rx_queues;
+	wr(id, I40E_GLQF_CTL, rd(id, I40E_GLQF_CTL) | I40E_GLQF_CTL_HTOEP);
+	uint32_t ctl = rd(id, I40E_PFQF_CTL_0) & ~I40E_PFQF_CTL_0_HASHLUTSIZE;
+	wr(id, I40E_PFQF_CTL_0, ctl | (id->lut_size == 512 ? I40E_PFQF_CTL_0_HASHLUTSIZE : 0));
+	for (uint32_t i = 0; i < I40E_RSS_KEY_SIZE / 4; i++) {
+		const uint8_t *k = &i40e_rss_key[4 * i];
+		wr(id, I40E_PFQF_HKEY(i),
+		   (uint32_t)k[0] | (uint32_t)k[1] << 8 | (uint32_t)k[2] << 16 | (uint32_t)k[3] << 24);
+	}
+	for (uint32_t r = 0; r < id->lut_size / 4; r++) {
+		uint32_t v = 0;
+		for (uint32_t j = 0; j < 4; j++)
+			v |= ((4 * r + j) % n_rx) << (8 * j);
+		wr(id, I40E_PFQF_HLUT(r), v);
+	}
+	uint64_t hena = 1ull << I40E_PCTYPE_IPV4_UDP | 1ull << I40E_PCTYPE_IPV4_TCP | 1ull << I40E_PCTYPE_IPV4_OTHER |
+			1ull << I40E_PCTYPE_IPV6_UDP | 1ull << I40E_PCTYPE_IPV6_TCP | 1ull << I40E_PCTYPE_IPV6_OTHER;
+	wr(id, I40E_PFQF_HENA(0), (uint32_t)hena);
+	wr(id, I40E_PFQF_HENA(1), (uint32_t)(hena >> 32));
+}
+
+/* Everything but the queues: 2.5 steps 2..12. */
+static int bring_up(struct i40e_dev *id, char *err, size_t errlen)
+{
+	if (pf_reset(id)) {
+		snprintf(err, errlen, "i40e: %s: the NIC did not come out of reset", id->addr);
+		return -ETIMEDOUT;
+	}
+	id->pf_id = rd(id, I40E_PF_FUNC_RID) & 0x7;
+	id->port = rd(id, I40E_PFGEN_PORTNUM) & 0x3;
+	wr(id, I40E_PFINT_ICR0_ENA, 0); /* polled: no interrupt causes */
+	wr(id, I40E_PFINT_DYN_CTL0, 0);
+	int rc = i40e_aq_init(id);
+	if (rc) {
+		snprintf(err, errlen, "i40e: %s: admin queue set-up failed: %s", id->addr, strerror(-rc));
+		return rc;
+	}
+	uint8_t *buf = malloc(I40E_AQ_BUF_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	struct i40e_aq_desc d = { 0 };
+	d.params.raw[0] = 0x2; /* as DPDK sends it */
+	if ((rc = get_version(id, err, errlen)) ||
+	    (rc = aq(id, I40E_AQC_CLEAR_PXE, &d, NULL, 0, false, err, errlen, "clear PXE mode")) ||
+	    (rc = capabilities(id, buf, err, errlen)))
+		goto out;
+	if ((rc = hmc_setup(id))) {
+		snprintf(err, errlen, "i40e: %s: HMC set-up failed: %s", id->addr, strerror(-rc));
+		goto out;
+	}
+	memset(&d, 0, sizeof(d));
+	if ((rc = aq(id, I40E_AQC_MAC_ADDRESS_READ, &d, buf, 24, false, err, errlen, "MAC address read")))
+		goto out;
+	memcpy(id->mac, buf, 6);
+	memcpy(id->dev.mac, id->mac, 6);
+	if ((rc = vsi_setup(id, buf, err, errlen)))
+		goto out;
+	memset(&d, 0, sizeof(d));
+	uint16_t max_frame = I40E_MAX_FRAME;
+	memcpy(d.params.raw, &max_frame, 2);
+	d.params.raw[2] = 1u << 2; /* CRC enable */
+	if ((rc = aq(id, I40E_AQC_SET_MAC_CONFIG, &d, NULL, 0, false, err, errlen, "set MAC config")))
+		goto out;
+	memset(&d, 0, sizeof(d));
+	d.params.raw[I40E_LINK_CMD_FLAGS] = I40E_LINK_LSE_ENABLE;
+	if ((rc = aq(id, I40E_AQC_GET_LINK_STATUS, &d, NULL, 0, false, err, errlen, "get link status")))
+		goto out;
+	i40e_link_from_desc(id, &d);
+	if (id->promisc) {
+		memset(&d, 0, sizeof(d));
+		uint16_t p[3] = { 0x3, 0x3, id->vsi_seid }; /* unicast | multicast, valid, seid */
+		memcpy(d.params.raw, p, sizeof(p));
+		if ((rc = aq(id, I40E_AQC_SET_VSI_PROMISC, &d, NULL, 0, false, err, errlen, "set promiscuous")))
+			goto out;
+	}
+	if (id->dev.n_rx_queues > 1)
+		rss_setup(id);
+	i40e_hw_stats_update(id);
+	id->hw_base = id->hw;
+out:
+	free(buf);
+	return rc;
+}
+
+static struct device *i40e_create(const void *conf, char *err, size_t errlen)
+{
+	const struct i40e_conf *c = conf;
+	if (buffer_main.data_size < I40E_MAX_FRAME) {
+		snprintf(err, errlen, "i40e: buffers of %u data bytes cannot hold a %u-byte frame",
+			 buffer_main.data_size, I40E_MAX_FRAME);
+		return NULL;
+	}
+	struct i40e_dev *id = aligned_alloc(64, ROUND_UP(sizeof(*id), 64));
+	if (!id) {
+		snprintf(err, errlen, "i40e: out of memory");
+		return NULL;
+	}
+	memset(id, 0, sizeof(*id));
+	id->dev.ops = &i40e_ops;
+	id->dev.n_rx_queues = (uint16_t)c->rx_queues;
+	id->dev.n_tx_queues = (uint16_t)c->tx_queues;
+	id->dev.mtu = DEV_MTU_DEFAULT;
+	id->n_rx_desc = c->rx_desc;
+	id->n_tx_desc = c->tx_desc;
+	id->promisc = c->promisc;
+	if (pci_addr_canon(c->dev, id->addr)) {
+		snprintf(err, errlen, "i40e: '%s' is not a PCI address", c->dev);
+		goto fail;
+	}
+	if (pci_claimed_by(id->addr)) {
+		snprintf(err, errlen, "i40e: %s is already used by %s", id->addr, pci_claimed_by(id->addr)->name);
+		goto fail;
+	}
+	char why[512];
+	id->io = pci_io_open(id->addr, "i40e", why, sizeof(why));
+	if (!id->io) {
+		snprintf(err, errlen, "i40e: %s", why);
+		goto fail;
+	}
+	pci_claim(id->addr, &id->dev);
+	int rc = pci_dma_map_buffers(id->io);
+	if (rc) {
+		snprintf(err, errlen, "i40e: %s: cannot map the buffer pools for DMA: %s", id->addr, strerror(-rc));
+		goto fail;
+	}
+	id->buffers_mapped = true;
+	if (bring_up(id, err, errlen))
+		goto fail;
+	return &id->dev;
+fail:
+	i40e_ops.destroy(&id->dev);
+	return NULL;
+}
+
+static const struct dev_driver i40e_driver = {
+	.name = "i40e",
+	.conf = &i40e_conf_driver,
+	.create = i40e_create,
+};
+DEV_DRIVER_REGISTER(i40e_driver)
+
+/* Facts 2.1: the X710 / XL710 / XXV710 physical functions. */
+static const struct pci_id i40e_ids[] = {
+	{ 0x8086, 0x1572, "X710 SFP+" },        { 0x8086, 0x1580, "XL710 KX_B" },
+	{ 0x8086, 0x1581, "XL710 KX_C" },       { 0x8086, 0x1583, "XL710 QSFP+ A" },
+	{ 0x8086, 0x1584, "XL710 QSFP+ B" },    { 0x8086, 0x1585, "XL710 QSFP+ C" },
+	{ 0x8086, 0x1586, "X710 10GBASE-T" },   { 0x8086, 0x1587, "XL710 20G KR2" },
+	{ 0x8086, 0x1588, "XL710 20G KR2 A" },  { 0x8086, 0x1589, "X710-T4 10GBASE-T" },
+	{ 0x8086, 0x158A, "XXV710 25G backplane" }, { 0x8086, 0x158B, "XXV710 SFP28" },
+	{ 0x8086, 0x15FF, "X710-T BC 10G" },    { 0x8086, 0x101F, "X710-T BC 5G" },
+	{ 0x8086, 0x0DD2, "X710-T BC 1G" },     { 0x8086, 0x104E, "X710 10G SFP" },
+	{ 0x8086, 0x104F, "X710 10G B" },
+	{ 0, 0, NULL },
+};
+
+static const struct pci_driver i40e_pci_driver = {
+	.name = "i40e",
+	.ids = i40e_ids,
+	.format_hw = i40e_format_hw,
+};
+PCI_DRIVER_REGISTER(i40e_pci_driver)

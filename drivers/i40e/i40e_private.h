@@ -1,0 +1,138 @@
+/* i40e internals shared by the datapath (i40e.c), the admin queue
+ * (i40e_adminq.c) and the bring-up and configuration (i40e_init.c). */
+#ifndef SLUICE_DRIVERS_I40E_PRIVATE_H
+#define SLUICE_DRIVERS_I40E_PRIVATE_H
+
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drivers/device.h"
+#include "drivers/i40e/i40e_regs.h"
+#include "drivers/pci/pci.h"
+
+#define I40E_MAX_QUEUES 16      /* DEV_MAX_QUEUES; a VSI TC spans a power of two */
+#define I40E_TX_RS_BATCH 32     /* RS at least every 32nd descriptor */
+#define I40E_RX_BURST_MAX 256   /* descriptors looked at per rx burst */
+#define I40E_POLL_TIMEOUT_MS 1000
+#define I40E_AQ_ENTRIES 32      /* DPDK's admin ring size */
+#define I40E_AQ_BUF_SIZE 4096
+#define I40E_AQ_TIMEOUT_US 250000 /* I40E_ASQ_CMD_TIMEOUT (2.4) */
+#define I40E_AQ_POLL_US 50
+#define I40E_API_MAJOR 1        /* newest admin-queue API major we speak */
+#define I40E_MAX_FRAME 1518
+
+struct i40e_rxq {
+	alignas(64) volatile union i40e_rx_desc *ring;
+	uint32_t *bufs;       /* buffer armed in each descriptor */
+	struct pci_io *io;
+	uint64_t iova_data0;  /* IOVA of buffer 0's data area; + index * stride */
+	uint32_t stride;
+	uint32_t mask;
+	uint32_t next;        /* next descriptor to look at */
+	uint32_t tail_reg;    /* QRX_TAIL offset */
+	uint32_t fresh[I40E_RX_BURST_MAX];
+};
+
+struct i40e_txq {
+	alignas(64) volatile struct i40e_tx_desc *ring;
+	uint32_t *bufs;       /* the buffer each descriptor sends */
+	uint32_t *rs;         /* FIFO of the slots sent with RS, oldest first */
+	struct pci_io *io;
+	uint32_t mask;
+	uint32_t tail;        /* next free descriptor */
+	uint32_t clean;       /* oldest descriptor not yet reclaimed */
+	uint32_t rs_head, rs_tail; /* rs[] indices (free running, masked) */
+	uint32_t tail_reg;    /* QTX_TAIL offset */
+	uint32_t done[I40E_TX_RS_BATCH];
+};
+
+/* One admin ring (ATQ or ARQ) and its buffers, in DMA memory. */
+struct i40e_aq_ring {
+	volatile struct i40e_aq_desc *desc;
+	uint8_t *bufs;        /* ATQ: one command buffer; ARQ: one per entry */
+	uint32_t next;        /* ATQ: next_to_use; ARQ: next_to_clean */
+};
+
+/* Port counters are free running (48-bit pairs, 32-bit drops): the value
+ * seen at bring-up is the zero. */
+struct i40e_hw_stats {
+	uint64_t gorc, uprc, gotc, uptc, rdpc, crcerrs, rlec, illerrc, ruc, roc;
+};
+
+struct i40e_dev {
+	struct device dev;
+	struct pci_io *io;
+	struct i40e_rxq rxq[I40E_MAX_QUEUES];
+	struct i40e_txq txq[I40E_MAX_QUEUES];
+	uint32_t n_rx_desc, n_tx_desc;
+	uint32_t pf_id, port;
+	uint32_t base_queue;      /* absolute index of PF queue 0 (capability 0x0041) */
+	uint32_t n_hw_queues;     /* queue pairs the function has */
+	uint32_t lut_size;        /* RSS LUT entries: 128 or 512 */
+	uint16_t vsi_seid;
+	uint16_t qs_handle;       /* TC0's queue set: TX contexts' rdylist */
+	uint16_t fw_major, fw_minor, api_major, api_minor;
+	struct i40e_aq_ring atq, arq;
+	uint16_t aq_last_rc;      /* retval of the last failed command */
+	uint8_t *hmc;             /* SD 0, direct: TX contexts then RX contexts */
+	size_t hmc_size;
+	uint32_t hmc_rx_base;     /* byte offset of RX contexts in hmc */
+	struct dev_link link;     /* from get link status and link events */
+	uint64_t n_link_events;
+	bool aq_up;
+	bool running;
+	bool buffers_mapped;
+	bool promisc;
+	uint8_t mac[6];
+	struct i40e_hw_stats hw, hw_base;
+	char addr[PCI_ADDR_SIZE];
+};
+
+static inline uint32_t rd(struct i40e_dev *id, uint32_t reg)
+{
+	return pci_read32(id->io, reg);
+}
+
+static inline void wr(struct i40e_dev *id, uint32_t reg, uint32_t v)
+{
+	pci_write32(id->io, reg, v);
+}
+
+/* ---- i40e_adminq.c ---- */
+
+/* Set up both admin rings and hand the ARQ's buffers to firmware (2.4).
+ * 0 or a negative errno. */
+int i40e_aq_init(struct i40e_dev *id);
+/* Tell firmware we go (queue shutdown), disable and free both rings. */
+void i40e_aq_shutdown(struct i40e_dev *id);
+/* Send one command and wait for its completion: *desc is the command on
+ * entry and the firmware's response on return. buf (len bytes, at most
+ * I40E_AQ_BUF_SIZE) is the indirect buffer, or NULL; to_fw says it carries
+ * data to firmware (RD), else the response is copied back into it.
+ * 0; -ETIMEDOUT (no completion in 250 ms); -EIO (error completion:
+ * id->aq_last_rc holds the firmware's code); -EINVAL. */
+int i40e_aq_cmd(struct i40e_dev *id, struct i40e_aq_desc *desc, void *buf, uint16_t len, bool to_fw);
+/* Process firmware events (ARQ) up to its head: link-status events update
+ * id->link. Returns how many events were taken. */
+uint32_t i40e_arq_poll(struct i40e_dev *id);
+/* "EBUSY" for a firmware return code. */
+const char *i40e_aq_rc_name(uint16_t rc);
+/* Fill id->link from a get link status response. */
+void i40e_link_from_desc(struct i40e_dev *id, const struct i40e_aq_desc *d);
+
+/* ---- i40e_init.c ---- */
+
+/* Poll until (reg & mask) == want; 0 or -ETIMEDOUT. */
+int i40e_wait_reg(struct i40e_dev *id, uint32_t reg, uint32_t mask, uint32_t want);
+void i40e_hw_stats_update(struct i40e_dev *id);
+/* Pack value into ctx at bits [lsb, lsb+width) (little-endian bit order). */
+void i40e_ctx_set(uint8_t *ctx, uint32_t lsb, uint32_t width, uint64_t value);
+
+/* ---- i40e.c ---- */
+
+extern const struct device_ops i40e_ops;
+void i40e_link(struct device *dev, struct dev_link *link);
+
+#endif

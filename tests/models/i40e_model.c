@@ -1,0 +1,1113 @@
+/* The XL710 PF device model: see i40e_model.h. Offsets, bits, context
+ * fields and descriptor layouts are transcribed from the facts sheet
+ * (section 2) independently of drivers/i40e/i40e_regs.h. Where the sheet
+ * names a structure but not its layout (VSI properties, switch elements,
+ * link status response, PTYPE values), the model follows the firmware
+ * interface as DPDK's headers describe it; those spots say so.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drivers/pci/pci.h"
+#include "graph/toeplitz.h"
+#include "graph/util.h"
+#include "tests/models/i40e_model.h"
+
+#define BAR_SIZE 0x400000u
+#define NQ I40E_MODEL_N_QUEUES
+#define MAX_REGIONS 64
+#define MAX_MODELS 8
+#define TX_FRAME_MAX 16384
+#define IOVA_OFFSET 0x200000000000ll
+
+/* registers (2.3) */
+enum {
+	R_ATQBAL = 0x80000, R_ARQBAL = 0x80080, R_ATQBAH = 0x80100, R_ARQBAH = 0x80180, R_ATQLEN = 0x80200,
+	R_ARQLEN = 0x80280, R_ATQH = 0x80300, R_ARQH = 0x80380, R_ATQT = 0x80400, R_ARQT = 0x80480,
+	R_PFGEN_CTRL = 0x92400, R_GLGEN_RSTAT = 0xB8188, R_GLNVM_ULD = 0xB6008, R_PF_FUNC_RID = 0x9C000,
+	R_PFGEN_PORTNUM = 0x1C0480, R_PFLAN_QALLOC = 0x1C0400, R_PFINT_DYN_CTL0 = 0x38480,
+	R_PFINT_ICR0_ENA = 0x38800, R_LANQMAX = 0xC2008, R_LANTXOBJSZ = 0xC2004, R_LANRXOBJSZ = 0xC200C,
+	R_SDCMD = 0xC0000, R_SDDATALOW = 0xC0100, R_SDDATAHIGH = 0xC0200, R_PDINV = 0xC0300,
+	R_GLQF_CTL = 0x269BA4, R_PFQF_CTL_0 = 0x1C0AC0,
+};
+#define R_QTX_ENA(q) (0x100000 + 4 * (q))
+#define R_QTX_CTL(q) (0x104000 + 4 * (q))
+#define R_QTX_HEAD(q) (0x0E4000 + 4 * (q))
+#define R_QTX_TAIL(q) (0x108000 + 4 * (q))
+#define R_QRX_ENA(q) (0x120000 + 4 * (q))
+#define R_QRX_TAIL(q) (0x128000 + 4 * (q))
+#define R_TXPRE_QDIS(i) (0x0E6500 + 4 * (i))
+#define R_LANTXBASE(f) (0xC6200 + 4 * (f))
+#define R_LANTXCNT(f) (0xC6300 + 4 * (f))
+#define R_LANRXBASE(f) (0xC6400 + 4 * (f))
+#define R_LANRXCNT(f) (0xC6500 + 4 * (f))
+#define R_HENA(i) (0x245900 + 128 * (i))
+#define R_HKEY(i) (0x244800 + 128 * (i))
+#define R_HLUT(i) (0x240000 + 128 * (i))
+/* port 0 statistics (low, high) */
+enum {
+	S_GORCL = 0x300000, S_GORCH = 0x300004, S_UPRCL = 0x3005A0, S_UPRCH = 0x3005A4, S_MPRCL = 0x3005C0,
+	S_MPRCH = 0x3005C4, S_BPRCL = 0x3005E0, S_BPRCH = 0x3005E4, S_RDPC = 0x300600, S_GOTCL = 0x300680,
+	S_GOTCH = 0x300684, S_UPTCL = 0x3009C0, S_UPTCH = 0x3009C4, S_MPTCL = 0x3009E0, S_BPTCL = 0x300A00,
+	S_CRCERRS = 0x300080, S_RLEC = 0x3000A0, S_ILLERRC = 0x3000E0, S_RUC = 0x300100, S_ROC = 0x300120,
+	S_MLFC = 0x300020, S_TDOLD = 0x300A20,
+};
+
+#define AQ_DD 1u
+#define AQ_CMP 2u
+#define AQ_ERR 4u
+#define AQ_RD (1u << 10)
+#define AQ_BUF (1u << 12)
+#define ENA_REQ 1u
+#define ENA_STAT 4u
+#define RC_EINVAL 14
+#define RC_ENOSYS 17
+
+enum { A_KNOWN = 1, A_RO = 2 };
+
+struct region {
+	uintptr_t va;
+	size_t len;
+};
+
+struct queue {
+	bool enabled;           /* QENA_STAT */
+	uint32_t pending;       /* reads until STAT follows REQ */
+	uint64_t base;
+	uint32_t qlen, head, tail, dbuff, rxmax, rdylist;
+	bool crcstrip;
+	uint32_t txlen;
+	bool icrc;
+	uint8_t txbuf[TX_FRAME_MAX];
+};
+
+struct i40e_model {
+	struct pci_io io;
+	bool open;
+	uint32_t *regs;
+	uint8_t *attr;
+	uint32_t reset_reads;
+	bool cable, tx_hold, aq_stall;
+	bool sd_valid;
+	uint64_t sd_pa;
+	uint16_t inject_op, inject_rc;
+	uint32_t inject_n;
+	uint32_t ena_delay;
+	uint8_t mac[6];
+	bool txpre_qdis[NQ];
+	struct queue rxq[NQ], txq[NQ];
+	struct region regions[MAX_REGIONS];
+	uint32_t n_regions;
+	i40e_model_error_fn *on_error;
+	void *error_ctx;
+	i40e_model_tx_fn *on_tx;
+	void *tx_ctx;
+	uint64_t n_errors;
+	char last_error[256];
+	struct i40e_model_stats st;
+};
+
+static struct i40e_model *models[MAX_MODELS];
+
+static void fail(struct i40e_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct i40e_model *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m->last_error, sizeof(m->last_error), fmt, ap);
+	va_end(ap);
+	m->n_errors++;
+	if (m->on_error)
+		m->on_error(m->error_ctx, m->last_error);
+}
+
+#define REG(m, off) ((m)->regs[(off) / 4])
+
+static void mark(struct i40e_model *m, uint32_t off, uint8_t a)
+{
+	m->attr[off / 4] = (uint8_t)(A_KNOWN | a);
+}
+
+static void build_map(struct i40e_model *m)
+{
+	static const uint32_t rw[] = { R_ATQBAL, R_ARQBAL, R_ATQBAH, R_ARQBAH, R_ATQLEN, R_ARQLEN, R_ATQH, R_ARQH,
+				       R_ATQT, R_ARQT, R_PFGEN_CTRL, R_PFINT_DYN_CTL0, R_PFINT_ICR0_ENA, R_SDCMD,
+				       R_SDDATALOW, R_SDDATAHIGH, R_PDINV, R_GLQF_CTL, R_PFQF_CTL_0 };
+	static const uint32_t ro[] = { R_GLGEN_RSTAT, R_GLNVM_ULD, R_PF_FUNC_RID, R_PFGEN_PORTNUM, R_PFLAN_QALLOC,
+				       R_LANQMAX, R_LANTXOBJSZ, R_LANRXOBJSZ, S_GORCL, S_GORCH, S_UPRCL, S_UPRCH,
+				       S_MPRCL, S_MPRCH, S_BPRCL, S_BPRCH, S_RDPC, S_GOTCL, S_GOTCH, S_UPTCL,
+				       S_UPTCH, S_MPTCL, S_BPTCL, S_CRCERRS, S_RLEC, S_ILLERRC, S_RUC, S_ROC,
+				       S_MLFC, S_TDOLD };
+	for (size_t i = 0; i < ARRAY_LEN(rw); i++)
+		mark(m, rw[i], 0);
+	for (size_t i = 0; i < ARRAY_LEN(ro); i++)
+		mark(m, ro[i], A_RO);
+	for (uint32_t q = 0; q < NQ; q++) {
+		mark(m, R_QTX_ENA(q), 0);
+		mark(m, R_QTX_CTL(q), 0);
+		mark(m, R_QTX_HEAD(q), 0);
+		mark(m, R_QTX_TAIL(q), 0);
+		mark(m, R_QRX_ENA(q), 0);
+		mark(m, R_QRX_TAIL(q), 0);
+	}
+	for (uint32_t i = 0; i < 12; i++)
+		mark(m, R_TXPRE_QDIS(i), 0);
+	for (uint32_t f = 0; f < 16; f++) {
+		mark(m, R_LANTXBASE(f), 0);
+		mark(m, R_LANTXCNT(f), 0);
+		mark(m, R_LANRXBASE(f), 0);
+		mark(m, R_LANRXCNT(f), 0);
+	}
+	for (uint32_t i = 0; i < 2; i++)
+		mark(m, R_HENA(i), 0);
+	for (uint32_t i = 0; i < 13; i++)
+		mark(m, R_HKEY(i), 0);
+	for (uint32_t i = 0; i < 128; i++)
+		mark(m, R_HLUT(i), 0);
+}
+
+
+static bool is_stat(uint32_t off)
+{
+	return off >= 0x300000 && off <= S_TDOLD;
+}
+
+/* PF software reset: the function's registers and queues back to their
+ * defaults; the port counters (global, free running) keep counting. */
+static void pf_reset(struct i40e_model *m)
+{
+	for (uint32_t off = 0; off < BAR_SIZE; off += 4)
+		if (!is_stat(off))
+			REG(m, off) = 0;
+	REG(m, R_GLNVM_ULD) = 0x18;
+	REG(m, R_PFLAN_QALLOC) = I40E_MODEL_BASE_QUEUE | (uint32_t)(I40E_MODEL_BASE_QUEUE + NQ - 1) << 16 | 1u << 31;
+	REG(m, R_LANQMAX) = 1536;
+	REG(m, R_LANTXOBJSZ) = 7; /* 128-byte TX contexts */
+	REG(m, R_LANRXOBJSZ) = 5; /* 32-byte RX contexts */
+	memset(m->rxq, 0, sizeof(m->rxq));
+	memset(m->txq, 0, sizeof(m->txq));
+	for (uint32_t q = 0; q < NQ; q++)
+		m->txpre_qdis[q] = true;
+	m->sd_valid = false;
+	m->st.lse = m->st.promisc_unicast = m->st.promisc_multicast = false;
+	m->st.vsi_queues = 0;
+	m->st.max_frame = 9728;
+	m->st.resets++;
+}
+
+static void add48(struct i40e_model *m, uint32_t lo, uint32_t hi, uint64_t v)
+{
+	uint64_t x = ((uint64_t)REG(m, hi) << 32 | REG(m, lo)) + v;
+	REG(m, lo) = (uint32_t)x;
+	if (hi)
+		REG(m, hi) = (uint32_t)(x >> 32) & 0xFFFF;
+}
+
+/* ---- DMA ---- */
+
+static int io_dma_map(struct pci_io *io, void *va, size_t len)
+{
+	struct i40e_model *m = container_of(io, struct i40e_model, io);
+	if (m->n_regions == MAX_REGIONS)
+		return -ENOSPC;
+	m->regions[m->n_regions++] = (struct region){ (uintptr_t)va, len };
+	return 0;
+}
+
+static void io_dma_unmap(struct pci_io *io, void *va, size_t len)
+{
+	struct i40e_model *m = container_of(io, struct i40e_model, io);
+	for (uint32_t i = 0; i < m->n_regions; i++)
+		if (m->regions[i].va == (uintptr_t)va && m->regions[i].len == len) {
+			m->regions[i] = m->regions[--m->n_regions];
+			return;
+		}
+	fail(m, "DMA unmap of %zu bytes at %p that were never mapped", len, va);
+}
+
+static void *dma(struct i40e_model *m, uint64_t iova, size_t len, const char *what)
+{
+	uintptr_t va = (uintptr_t)(iova - (uint64_t)m->io.iova_offset);
+	for (uint32_t i = 0; i < m->n_regions; i++) {
+		const struct region *r = &m->regions[i];
+		if (va >= r->va && va - r->va <= r->len && len <= r->len - (va - r->va))
+			return (void *)va;
+	}
+	fail(m, "DMA outside registered memory: %s at IOVA 0x%" PRIx64 " (%zu bytes)", what, iova, len);
+	return NULL;
+}
+
+/* ---- admin queue (2.4, 2.13) ---- */
+
+/* The descriptor as firmware reads it. */
+struct aqd {
+	uint16_t flags, opcode, datalen, retval;
+	uint32_t cookie_high, cookie_low;
+	uint8_t p[16];
+};
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static void put16le(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32le(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The indirect buffer of c, at least min bytes, in the direction given. */
+static uint8_t *aq_buf(struct i40e_model *m, const struct aqd *c, uint32_t min, bool to_fw)
+{
+	if (!(c->flags & AQ_BUF) || c->datalen < min || !(c->flags & AQ_RD) != !to_fw) {
+		fail(m, "admin command 0x%04x: indirect buffer missing, shorter than %u bytes or without %s", c->opcode,
+		     min, to_fw ? "RD" : "RD clear");
+		return NULL;
+	}
+	uint64_t addr = (uint64_t)(get16(c->p + 8) | (uint32_t)get16(c->p + 10) << 16) << 32 |
+			(get16(c->p + 12) | (uint32_t)get16(c->p + 14) << 16);
+	return dma(m, addr, c->datalen, "admin command buffer");
+}
+
+static void link_params(const struct i40e_model *m, uint8_t *p)
+{
+	p[2] = 0x1E;                      /* phy type: 40GBASE-CR4 as DPDK numbers it */
+	p[3] = m->cable ? 1u << 4 : 0;    /* 40G */
+	p[4] = m->cable ? 1u | 1u << 6 : 1u << 6; /* link up, media available */
+	put16le(p + 8, (uint16_t)m->st.max_frame);
+}
+
+static uint16_t aq_exec(struct i40e_model *m, struct aqd *c)
+{
+	uint8_t *b;
+	if (m->inject_n && c->opcode == m->inject_op) {
+		m->inject_n--;
+		m->st.aq_error_completions++;
+		return m->inject_rc;
+	}
+	switch (c->opcode) {
+	case 0x0001: /* get version */
+		memset(c->p, 0, 16);
+		put32le(c->p, 0x00010002);
+		put32le(c->p + 4, 0x5e1a);
+		put16le(c->p + 8, I40E_MODEL_FW_MAJOR);
+		put16le(c->p + 10, I40E_MODEL_FW_MINOR);
+		put16le(c->p + 12, I40E_MODEL_API_MAJOR);
+		put16le(c->p + 14, I40E_MODEL_API_MINOR);
+		return 0;
+	case 0x0003: /* queue shutdown */
+	case 0x0110: /* clear PXE mode */
+		return 0;
+	case 0x000A: { /* list function capabilities */
+		static const uint32_t caps[][4] = { /* id, number, logical_id, phys_id */
+			{ 0x0040, I40E_MODEL_LUT_SIZE, 6, 0 },
+			{ 0x0041, NQ, 0, I40E_MODEL_BASE_QUEUE },
+			{ 0x0042, NQ, 0, I40E_MODEL_BASE_QUEUE },
+			{ 0x0043, 129, 0, 0 },
+		};
+		if (!(b = aq_buf(m, c, sizeof(caps) / 16 * 32, false)))
+			return RC_EINVAL;
+		memset(b, 0, c->datalen);
+		for (uint32_t i = 0; i < ARRAY_LEN(caps); i++) {
+			put16le(b + 32 * i, (uint16_t)caps[i][0]);
+			b[32 * i + 2] = 1;
+			put32le(b + 32 * i + 4, caps[i][1]);
+			put32le(b + 32 * i + 8, caps[i][2]);
+			put32le(b + 32 * i + 12, caps[i][3]);
+		}
+		put32le(c->p + 4, ARRAY_LEN(caps));
+		c->datalen = (uint16_t)(ARRAY_LEN(caps) * 32);
+		return 0;
+	}
+	case 0x0107: /* MAC address read: LAN MAC at 0, port MAC at 12 */
+		if (!(b = aq_buf(m, c, 24, false)))
+			return RC_EINVAL;
+		memcpy(b, m->mac, 6);
+		memcpy(b + 12, m->mac, 6);
+		return 0;
+	case 0x0200: { /* get switch config: header, then MAC, PF and VSI elements */
+		static const uint16_t el[][2] = { { 0x01, 2 }, { 0x10, 16 }, { 0x13, I40E_MODEL_VSI_SEID } };
+		if (!(b = aq_buf(m, c, 16 + 16 * ARRAY_LEN(el), false)))
+			return RC_EINVAL;
+		memset(b, 0, 16 + 16 * ARRAY_LEN(el));
+		put16le(b, ARRAY_LEN(el));
+		put16le(b + 2, ARRAY_LEN(el));
+		for (uint32_t i = 0; i < ARRAY_LEN(el); i++) {
+			b[16 + 16 * i] = (uint8_t)el[i][0];
+			put16le(b + 16 + 16 * i + 2, el[i][1]);
+		}
+		return 0;
+	}
+	case 0x0211: { /* update VSI parameters: the queue map of TC0 */
+		if (get16(c->p) != I40E_MODEL_VSI_SEID)
+			return RC_EINVAL;
+		if (!(b = aq_buf(m, c, 128, true)))
+			return RC_EINVAL;
+		if (get16(b) & (1u << 6)) {
+			uint16_t tc0 = get16(b + 62);
+			uint32_t count = 1u << ((tc0 >> 9) & 0xF);
+			if ((tc0 & 0x1FF) || get16(b + 30) != 0 || count > NQ)
+				return RC_EINVAL;
+			m->st.vsi_queues = count;
+		}
+		return 0;
+	}
+	case 0x0212: /* get VSI parameters */
+		if (get16(c->p) != I40E_MODEL_VSI_SEID)
+			return RC_EINVAL;
+		if (!(b = aq_buf(m, c, 128, false)))
+			return RC_EINVAL;
+		memset(b, 0, 128);
+		put16le(b, 1u << 6);
+		uint32_t lg = 0;
+		while ((1u << lg) < m->st.vsi_queues)
+			lg++;
+		put16le(b + 62, (uint16_t)(lg << 9));
+		put16le(b + 96, I40E_MODEL_QS_HANDLE);
+		return 0;
+	case 0x0254: { /* set VSI promiscuous modes */
+		uint16_t flags = get16(c->p), valid = get16(c->p + 2);
+		if (get16(c->p + 4) != I40E_MODEL_VSI_SEID)
+			return RC_EINVAL;
+		if (valid & 1)
+			m->st.promisc_unicast = flags & 1;
+		if (valid & 2)
+			m->st.promisc_multicast = flags & 2;
+		return 0;
+	}
+	case 0x0603: { /* set MAC config */
+		uint16_t mfs = get16(c->p);
+		if (mfs < 64 || mfs > 9728)
+			return RC_EINVAL;
+		m->st.max_frame = mfs;
+		return 0;
+	}
+	case 0x0607: /* get link status, events on (3) or off (2) */
+		if ((get16(c->p) & 3) == 3)
+			m->st.lse = true;
+		else if ((get16(c->p) & 3) == 2)
+			m->st.lse = false;
+		memset(c->p + 2, 0, 14);
+		link_params(m, c->p);
+		return 0;
+	default:
+		return RC_ENOSYS;
+	}
+}
+
+static bool aq_ring_ok(struct i40e_model *m, const char *name, uint32_t bal, uint32_t bah, uint32_t len)
+{
+	uint64_t base = (uint64_t)REG(m, bah) << 32 | REG(m, bal);
+	uint32_t n = REG(m, len) & 0x3FF;
+	if (base & 63) {
+		fail(m, "%s ring base 0x%" PRIx64 " is not 64-byte aligned", name, base);
+		return false;
+	}
+	return dma(m, base, 32ull * n, name) != NULL;
+}
+
+static void aq_run(struct i40e_model *m)
+{
+	if (m->aq_stall)
+		return;
+	uint32_t n = REG(m, R_ATQLEN) & 0x3FF;
+	uint64_t base = (uint64_t)REG(m, R_ATQBAH) << 32 | REG(m, R_ATQBAL);
+	while (REG(m, R_ATQH) != REG(m, R_ATQT)) {
+		uint32_t h = REG(m, R_ATQH);
+		uint8_t *d = dma(m, base + 32ull * h, 32, "admin command descriptor");
+		if (!d)
+			return;
+		struct aqd c;
+		memcpy(&c, d, sizeof(c));
+		m->st.aq_commands++;
+		m->st.last_opcode = c.opcode;
+		uint16_t rc = aq_exec(m, &c);
+		c.retval = rc;
+		c.flags = (uint16_t)(c.flags | AQ_DD | AQ_CMP | (rc ? AQ_ERR : 0));
+		memcpy(d, &c, sizeof(c));
+		REG(m, R_ATQH) = (h + 1) % n;
+	}
+}
+
+/* A link event on the ARQ (firmware's side of 2.4 "receiving events"). */
+static void arq_link_event(struct i40e_model *m)
+{
+	if (!m->st.lse || !(REG(m, R_ARQLEN) & (1u << 31)))
+		return;
+	uint32_t n = REG(m, R_ARQLEN) & 0x3FF, h = REG(m, R_ARQH);
+	if (h == REG(m, R_ARQT)) {
+		REG(m, R_ARQLEN) |= 1u << 29; /* OVFL: no buffer posted */
+		return;
+	}
+	uint64_t base = (uint64_t)REG(m, R_ARQBAH) << 32 | REG(m, R_ARQBAL);
+	uint8_t *d = dma(m, base + 32ull * h, 32, "admin event descriptor");
+	if (!d)
+		return;
+	struct aqd c;
+	memcpy(&c, d, sizeof(c));
+	if (!(c.flags & AQ_BUF) || !c.datalen) {
+		fail(m, "ARQ descriptor %u given to firmware without a buffer", h);
+		return;
+	}
+	c.opcode = 0x0607;
+	c.retval = 0;
+	c.flags = (uint16_t)(c.flags | AQ_DD | AQ_CMP);
+	memset(c.p, 0, 8);
+	link_params(m, c.p);
+	memcpy(d, &c, 24); /* flags .. params[0..7]; the buffer address stays */
+	REG(m, R_ARQH) = (h + 1) % n;
+	m->st.arq_events++;
+}
+
+/* ---- LAN queue contexts (2.6 - 2.8) ---- */
+
+static uint64_t ctx_get(const uint8_t *ctx, uint32_t lsb, uint32_t width)
+{
+	uint64_t v = 0;
+	for (uint32_t i = 0; i < width; i++)
+		v |= (uint64_t)((ctx[(lsb + i) / 8] >> ((lsb + i) % 8)) & 1) << i;
+	return v;
+}
+
+/* The context object of queue q (PF 0), or NULL (reported). */
+static const uint8_t *ctx_find(struct i40e_model *m, bool rx, uint32_t q)
+{
+	const char *name = rx ? "rx" : "tx";
+	if (!m->sd_valid) {
+		fail(m, "%s queue %u enabled without a valid HMC segment descriptor", name, q);
+		return NULL;
+	}
+	uint32_t cnt = REG(m, rx ? R_LANRXCNT(0) : R_LANTXCNT(0));
+	if (q >= cnt) {
+		fail(m, "%s queue %u enabled beyond GLHMC_LAN%sCNT %u", name, q, rx ? "RX" : "TX", cnt);
+		return NULL;
+	}
+	uint64_t off = (uint64_t)REG(m, rx ? R_LANRXBASE(0) : R_LANTXBASE(0)) * 512 + (uint64_t)q * (rx ? 32 : 128);
+	return dma(m, m->sd_pa + off, rx ? 32 : 128, rx ? "rx queue context (HMC)" : "tx queue context (HMC)");
+}
+
+static bool qlen_ok(struct i40e_model *m, const char *name, uint32_t q, uint32_t qlen, uint32_t head)
+{
+	if (qlen < 32 || qlen > 8160) {
+		fail(m, "%s queue %u context: qlen %u out of range (32..8160)", name, q, qlen);
+		return false;
+	}
+	if (head >= qlen) {
+		fail(m, "%s queue %u context: head %u past the ring of %u", name, q, head, qlen);
+		return false;
+	}
+	return true;
+}
+
+static bool rx_load(struct i40e_model *m, uint32_t q)
+{
+	const uint8_t *c = ctx_find(m, true, q);
+	if (!c)
+		return false;
+	struct queue *Q = &m->rxq[q];
+	uint32_t head = (uint32_t)ctx_get(c, 0, 13), qlen = (uint32_t)ctx_get(c, 89, 13);
+	uint32_t dbuff = (uint32_t)ctx_get(c, 102, 7) * 128, rxmax = (uint32_t)ctx_get(c, 174, 14);
+	if (!qlen_ok(m, "rx", q, qlen, head))
+		return false;
+	if (!dbuff || rxmax < 64 || rxmax > 9728) {
+		fail(m, "rx queue %u context: dbuff %u or rxmax %u out of range", q, dbuff, rxmax);
+		return false;
+	}
+	if (rxmax > dbuff) {
+		fail(m, "rx queue %u context: rxmax %u above the %u-byte data buffer (chaining not modelled)", q,
+		     rxmax, dbuff);
+		return false;
+	}
+	if (ctx_get(c, 116, 1) != 1 || ctx_get(c, 114, 2) != 0) {
+		fail(m, "rx queue %u context: dsize/dtype out of range (the model does 32-byte, no split)", q);
+		return false;
+	}
+	if (ctx_get(c, 201, 1) != 1) {
+		fail(m, "rx queue %u context: prefena is 0, must be 1", q);
+		return false;
+	}
+	uint64_t base = ctx_get(c, 32, 57) << 7;
+	if (!dma(m, base, 32ull * qlen, "rx descriptor ring"))
+		return false;
+	uint32_t tail = REG(m, R_QRX_TAIL(q));
+	if (tail >= qlen) {
+		fail(m, "rx queue %u: tail %u past the ring of %u descriptors", q, tail, qlen);
+		return false;
+	}
+	*Q = (struct queue){ .base = base, .qlen = qlen, .head = head, .tail = tail, .dbuff = dbuff,
+			     .rxmax = rxmax, .crcstrip = ctx_get(c, 117, 1) };
+	return true;
+}
+
+static bool tx_load(struct i40e_model *m, uint32_t q)
+{
+	uint32_t ctl = REG(m, R_QTX_CTL(q));
+	if ((ctl & 3) != 2 || ((ctl >> 2) & 0xF) != 0) {
+		fail(m, "tx queue %u enabled before QTX_CTL names it a queue of PF 0 (0x%x)", q, ctl);
+		return false;
+	}
+	if (m->txpre_qdis[q]) {
+		fail(m, "tx queue %u enabled while GLLAN_TXPRE_QDIS still disables it", q);
+		return false;
+	}
+	const uint8_t *c = ctx_find(m, false, q);
+	if (!c)
+		return false;
+	uint32_t head = (uint32_t)ctx_get(c, 0, 13), qlen = (uint32_t)ctx_get(c, 161, 13);
+	uint32_t rdylist = (uint32_t)ctx_get(c, 980, 10);
+	if (!qlen_ok(m, "tx", q, qlen, head))
+		return false;
+	if (rdylist != I40E_MODEL_QS_HANDLE) {
+		fail(m, "tx queue %u context: rdylist %u out of range (the VSI's queue-set handle is %u)", q, rdylist,
+		     I40E_MODEL_QS_HANDLE);
+		return false;
+	}
+	uint64_t base = ctx_get(c, 32, 57) << 7;
+	if (!dma(m, base, 16ull * qlen, "tx descriptor ring"))
+		return false;
+	uint32_t hreg = REG(m, R_QTX_HEAD(q));
+	if (hreg >= qlen) {
+		fail(m, "tx queue %u: QTX_HEAD %u past the ring", q, hreg);
+		return false;
+	}
+	struct queue *Q = &m->txq[q];
+	Q->base = base, Q->qlen = qlen, Q->head = hreg, Q->tail = hreg, Q->rdylist = rdylist, Q->txlen = 0;
+	return true;
+}
+
+static void settle(struct i40e_model *m, bool rx, uint32_t q)
+{
+	uint32_t reg = rx ? R_QRX_ENA(q) : R_QTX_ENA(q);
+	struct queue *Q = rx ? &m->rxq[q] : &m->txq[q];
+	Q->enabled = REG(m, reg) & ENA_REQ;
+	REG(m, reg) = (REG(m, reg) & ~ENA_STAT) | (Q->enabled ? ENA_STAT : 0);
+}
+
+static void ena_write(struct i40e_model *m, bool rx, uint32_t q, uint32_t v)
+{
+	uint32_t reg = rx ? R_QRX_ENA(q) : R_QTX_ENA(q);
+	struct queue *Q = rx ? &m->rxq[q] : &m->txq[q];
+	if (Q->pending) {
+		fail(m, "%s queue %u: enable register written while a request is in flight (QENA_REQ != QENA_STAT)",
+		     rx ? "rx" : "tx", q);
+		return;
+	}
+	bool was = REG(m, reg) & ENA_REQ, now = v & ENA_REQ;
+	if (now && !was && !(rx ? rx_load(m, q) : tx_load(m, q)))
+		return;
+	REG(m, reg) = (REG(m, reg) & ENA_STAT) | (v & (ENA_REQ | 2u));
+	if (now != was) {
+		Q->pending = m->ena_delay;
+		if (!Q->pending)
+			settle(m, rx, q);
+	}
+}
+
+/* ---- tx (2.11, 2.13) ---- */
+
+static void tx_emit(struct i40e_model *m, uint32_t q)
+{
+	struct queue *Q = &m->txq[q];
+	uint32_t len = Q->txlen;
+	if (len < 60) { /* the MAC pads short frames */
+		memset(Q->txbuf + len, 0, 60 - len);
+		len = 60;
+	}
+	if (!Q->icrc)
+		m->st.tx_no_crc++;
+	add48(m, S_GOTCL, S_GOTCH, len + 4);
+	if (!(Q->txbuf[0] & 1))
+		add48(m, S_UPTCL, S_UPTCH, 1);
+	m->st.tx_frames++;
+	if (m->on_tx)
+		m->on_tx(m->tx_ctx, (uint16_t)q, Q->txbuf, len);
+	Q->txlen = 0;
+}
+
+static void tx_run(struct i40e_model *m, uint32_t q)
+{
+	struct queue *Q = &m->txq[q];
+	if (m->tx_hold || !Q->enabled)
+		return;
+	while (Q->head != Q->tail) {
+		volatile uint64_t *d = dma(m, Q->base + 16ull * Q->head, 16, "tx descriptor");
+		if (!d)
+			return;
+		uint64_t addr = d[0], q1 = d[1];
+		if ((q1 & 0xF) != 0) {
+			fail(m, "tx queue %u descriptor %u: DTYPE 0x%x is not a data descriptor", q, Q->head,
+			     (unsigned)(q1 & 0xF));
+			return;
+		}
+		uint32_t size = (uint32_t)(q1 >> 34) & 0x3FFF;
+		if (Q->txlen == 0)
+			Q->icrc = q1 & (1u << 6);
+		if (Q->txlen + size > TX_FRAME_MAX) {
+			fail(m, "tx queue %u: frame longer than %u bytes", q, TX_FRAME_MAX);
+			return;
+		}
+		const void *src = size ? dma(m, addr, size, "tx data buffer") : Q->txbuf;
+		if (!src)
+			return;
+		memcpy(Q->txbuf + Q->txlen, src, size);
+		Q->txlen += size;
+		if (q1 & (1u << 5)) /* RS: the descriptor reads done */
+			d[1] = q1 | 0xF;
+		Q->head = (Q->head + 1) % Q->qlen;
+		if (Q->head == 0)
+			m->st.tx_wraps[q % 16]++;
+		REG(m, R_QTX_HEAD(q)) = Q->head;
+		if (q1 & (1u << 4))
+			tx_emit(m, q);
+	}
+}
+
+/* ---- register access ---- */
+
+static bool in(uint32_t off, uint32_t base, uint32_t *q)
+{
+	if (off < base || off >= base + 4 * NQ)
+		return false;
+	*q = (off - base) / 4;
+	return true;
+}
+
+static uint32_t io_read32(struct pci_io *io, uint32_t off)
+{
+	struct i40e_model *m = container_of(io, struct i40e_model, io);
+	if (off % 4 || off >= BAR_SIZE || !(m->attr[off / 4] & A_KNOWN)) {
+		fail(m, "read of unmodelled register 0x%06x", off);
+		return 0xFFFFFFFF;
+	}
+	uint32_t q;
+	if (off == R_PFGEN_CTRL && m->reset_reads && --m->reset_reads == 0)
+		REG(m, off) &= ~1u;
+	bool rx = in(off, R_QRX_ENA(0), &q);
+	if (rx || in(off, R_QTX_ENA(0), &q)) {
+		struct queue *Q = rx ? &m->rxq[q] : &m->txq[q];
+		if (Q->pending) {
+			m->st.ena_waits++;
+			if (--Q->pending == 0)
+				settle(m, rx, q);
+		}
+	}
+	return REG(m, off);
+}
+
+static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
+{
+	struct i40e_model *m = container_of(io, struct i40e_model, io);
+	if (off % 4 || off >= BAR_SIZE || !(m->attr[off / 4] & A_KNOWN)) {
+		fail(m, "write of 0x%x to unmodelled register 0x%06x", v, off);
+		return;
+	}
+	if (m->reset_reads) {
+		fail(m, "register 0x%06x written while the PF reset is in progress (poll PFGEN_CTRL first)", off);
+		return;
+	}
+	if (m->attr[off / 4] & A_RO) {
+		fail(m, "write to read-only register 0x%06x", off);
+		return;
+	}
+	uint32_t q;
+	if (in(off, R_QRX_ENA(0), &q)) {
+		ena_write(m, true, q, v);
+	} else if (in(off, R_QTX_ENA(0), &q)) {
+		ena_write(m, false, q, v);
+	} else if (in(off, R_QRX_TAIL(0), &q)) {
+		if (m->rxq[q].enabled && v >= m->rxq[q].qlen) {
+			fail(m, "rx queue %u: tail %u past the ring of %u descriptors", q, v, m->rxq[q].qlen);
+			return;
+		}
+		REG(m, off) = v;
+		m->rxq[q].tail = v;
+	} else if (in(off, R_QTX_TAIL(0), &q)) {
+		if (!m->txq[q].enabled) {
+			fail(m, "tx queue %u: tail written while the queue is not enabled (QENA_STAT 0)", q);
+			return;
+		}
+		if (v >= m->txq[q].qlen) {
+			fail(m, "tx queue %u: tail %u past the ring of %u descriptors", q, v, m->txq[q].qlen);
+			return;
+		}
+		REG(m, off) = m->txq[q].tail = v;
+		tx_run(m, q);
+	} else if (in(off, R_QTX_HEAD(0), &q) || in(off, R_QTX_CTL(0), &q)) {
+		if (m->txq[q].enabled || m->txq[q].pending) {
+			fail(m, "tx queue %u: register 0x%06x written while the queue is enabled", q, off);
+			return;
+		}
+		REG(m, off) = v;
+	} else if (off >= R_TXPRE_QDIS(0) && off <= R_TXPRE_QDIS(11)) {
+		uint32_t abs = (off - R_TXPRE_QDIS(0)) / 4 * 128 + (v & 0x7FF);
+		if (abs < I40E_MODEL_BASE_QUEUE || abs >= I40E_MODEL_BASE_QUEUE + NQ) {
+			fail(m, "GLLAN_TXPRE_QDIS names absolute queue %u, not one of this function's", abs);
+			return;
+		}
+		if (v & (1u << 30))
+			m->txpre_qdis[abs - I40E_MODEL_BASE_QUEUE] = true;
+		if (v & (1u << 31))
+			m->txpre_qdis[abs - I40E_MODEL_BASE_QUEUE] = false;
+		REG(m, off) = v;
+	} else if (off == R_PFGEN_CTRL) {
+		if (v & 1) {
+			pf_reset(m);
+			m->reset_reads = 2;
+		}
+		REG(m, off) = v;
+	} else if (off == R_ATQT || off == R_ARQT) {
+		bool atq = off == R_ATQT;
+		uint32_t len = REG(m, atq ? R_ATQLEN : R_ARQLEN);
+		const char *name = atq ? "admin send queue" : "admin receive queue";
+		if (!(len & (1u << 31))) {
+			/* Clearing the tail before enabling is set-up (2.4); posting is not. */
+			if (v)
+				fail(m, "%s tail written while the queue is disabled (LEN.ENABLE 0)", name);
+			else
+				REG(m, off) = 0;
+			return;
+		}
+		if (v >= (len & 0x3FF)) {
+			fail(m, "%s: tail %u past the ring of %u descriptors", name, v, len & 0x3FF);
+			return;
+		}
+		if (!aq_ring_ok(m, name, atq ? R_ATQBAL : R_ARQBAL, atq ? R_ATQBAH : R_ARQBAH, atq ? R_ATQLEN : R_ARQLEN))
+			return;
+		REG(m, off) = v;
+		if (atq)
+			aq_run(m);
+	} else if (off == R_SDCMD) {
+		REG(m, off) = v;
+		if (!(v & (1u << 31)))
+			return;
+		uint32_t lo = REG(m, R_SDDATALOW);
+		if ((v & 0xFFF) != 0 || ((lo & 1) && !(lo & 2))) {
+			fail(m, "HMC segment %u of type %s: the model has one direct segment, 0", v & 0xFFF,
+			     lo & 2 ? "direct" : "paged");
+			return;
+		}
+		m->sd_valid = lo & 1;
+		m->sd_pa = (uint64_t)REG(m, R_SDDATAHIGH) << 32 | (lo & 0xFFFFF000u);
+	} else {
+		REG(m, off) = v;
+	}
+}
+
+/* ---- rx (2.10, 3.2, 3.5) ---- */
+
+static uint32_t crc32_eth(const uint8_t *p, uint32_t n)
+{
+	uint32_t c = 0xFFFFFFFF;
+	for (uint32_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+	}
+	return ~c;
+}
+
+struct rx_class {
+	uint32_t ptype;  /* DPDK's PTYPE numbers: 1 L2, 11 ARP, 22..28 IPv4, 87..93 IPv6 */
+	uint32_t pctype; /* 0: none */
+	bool hashed;
+	uint32_t hash;
+};
+
+static void classify(struct i40e_model *m, const uint8_t *f, uint32_t len, struct rx_class *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->ptype = 1;
+	uint16_t et = (uint16_t)(f[12] << 8 | f[13]);
+	uint8_t in[36];
+	uint32_t n_in = 0;
+	if (et == 0x0806) {
+		c->ptype = 11;
+	} else if (et == 0x0800 && len >= 34) {
+		const uint8_t *ip = f + 14;
+		uint32_t ihl = (ip[0] & 0xFu) * 4;
+		bool frag = ((ip[6] & 0x3F) | ip[7]) != 0, l4 = !frag && len >= 14 + ihl + 4;
+		memcpy(in, ip + 12, 8);
+		n_in = 8;
+		c->ptype = frag ? 22 : 23, c->pctype = frag ? 36 : 35;
+		if (l4 && (ip[9] == 6 || ip[9] == 17)) {
+			memcpy(in + 8, ip + ihl, 4);
+			n_in = 12;
+			c->ptype = ip[9] == 6 ? 26 : 24, c->pctype = ip[9] == 6 ? 33 : 31;
+		}
+	} else if (et == 0x86DD && len >= 54) {
+		const uint8_t *ip = f + 14;
+		memcpy(in, ip + 8, 32);
+		n_in = 32;
+		c->ptype = 88, c->pctype = 45;
+		if (len >= 58 && (ip[6] == 6 || ip[6] == 17)) {
+			memcpy(in + 32, ip + 40, 4);
+			n_in = 36;
+			c->ptype = ip[6] == 6 ? 91 : 89, c->pctype = ip[6] == 6 ? 43 : 41;
+		}
+	}
+	uint64_t hena = (uint64_t)REG(m, R_HENA(1)) << 32 | REG(m, R_HENA(0));
+	if (!c->pctype || !(hena >> c->pctype & 1))
+		return;
+	if (!(REG(m, R_GLQF_CTL) & 2)) {
+		fail(m, "RSS hashing enabled (PFQF_HENA) with GLQF_CTL.HTOEP clear: the simple XOR hash is not modelled");
+		return;
+	}
+	uint8_t key[52];
+	for (uint32_t k = 0; k < 52; k++)
+		key[k] = (uint8_t)(REG(m, R_HKEY(k / 4)) >> (8 * (k % 4)));
+	c->hashed = true;
+	c->hash = toeplitz_hash(key, sizeof(key), in, n_in);
+}
+
+static bool accept(const struct i40e_model *m, const uint8_t *f)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	if (!memcmp(f, bcast, 6))
+		return true;
+	if (f[0] & 1)
+		return m->st.promisc_multicast;
+	return m->st.promisc_unicast || !memcmp(f, m->mac, 6);
+}
+
+uint32_t i40e_model_rx_room(const struct i40e_model *m, uint16_t q)
+{
+	const struct queue *Q = &m->rxq[q];
+	return Q->enabled ? (Q->tail + Q->qlen - Q->head) % Q->qlen : 0;
+}
+
+int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len)
+{
+	if (len < 60 || len + 4 > m->st.max_frame) {
+		add48(m, len < 60 ? S_RUC : S_ROC, 0, 1);
+		m->st.rx_filtered++;
+		return -1;
+	}
+	if (!accept(m, frame)) {
+		m->st.rx_filtered++;
+		return -1;
+	}
+	struct rx_class c;
+	classify(m, frame, len, &c);
+	uint32_t q = 0;
+	if (c.hashed) {
+		uint32_t size = REG(m, R_PFQF_CTL_0) & (1u << 16) ? 512 : 128, e = c.hash & (size - 1);
+		q = (REG(m, R_HLUT(e / 4)) >> (8 * (e % 4))) & 0x3F;
+		if (q >= MAX(m->st.vsi_queues, 1u)) {
+			fail(m, "RSS LUT entry %u names queue %u beyond the VSI's %u", e, q, m->st.vsi_queues);
+			return -1;
+		}
+	}
+	struct queue *Q = &m->rxq[q];
+	if (!Q->enabled) {
+		m->st.rx_filtered++;
+		return -1;
+	}
+	if (len + 4 > Q->rxmax) {
+		add48(m, S_ROC, 0, 1);
+		m->st.rx_filtered++;
+		return -1;
+	}
+	if (i40e_model_rx_room(m, (uint16_t)q) == 0) {
+		add48(m, S_RDPC, 0, 1);
+		m->st.rx_dropped++;
+		return -1;
+	}
+	uint32_t data_len = Q->crcstrip ? len : len + 4;
+	volatile uint64_t *d = dma(m, Q->base + 32ull * Q->head, 32, "rx descriptor");
+	if (!d)
+		return -1;
+	if (d[1] & 1)
+		fail(m, "rx queue %u descriptor %u handed over with DD set (hdr_addr bit 0 not cleared)", q, Q->head);
+	uint8_t *dst = dma(m, d[0], data_len, "rx data buffer");
+	if (!dst)
+		return -1;
+	memcpy(dst, frame, len);
+	if (!Q->crcstrip) {
+		uint32_t fcs = crc32_eth(frame, len);
+		memcpy(dst + len, &fcs, 4);
+	}
+	d[0] = c.hashed ? (uint64_t)c.hash << 32 : 0;
+	d[2] = d[3] = 0;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	d[1] = 1u | 2u | (c.hashed ? 3ull << 12 : 0) | (uint64_t)c.ptype << 30 | (uint64_t)data_len << 38;
+	Q->head = (Q->head + 1) % Q->qlen;
+	if (Q->head == 0)
+		m->st.rx_wraps[q % 16]++;
+	add48(m, S_GORCL, S_GORCH, len + 4);
+	if (!(frame[0] & 1))
+		add48(m, S_UPRCL, S_UPRCH, 1);
+	else
+		add48(m, memcmp(frame, "\xff\xff\xff\xff\xff\xff", 6) ? S_MPRCL : S_BPRCL,
+		      memcmp(frame, "\xff\xff\xff\xff\xff\xff", 6) ? S_MPRCH : S_BPRCH, 1);
+	m->st.rx_frames++;
+	return (int)q;
+}
+
+/* ---- the model's life ---- */
+
+static void io_close(struct pci_io *io)
+{
+	struct i40e_model *m = container_of(io, struct i40e_model, io);
+	for (uint32_t q = 0; q < NQ; q++)
+		if (m->rxq[q].enabled || m->txq[q].enabled)
+			fail(m, "closed with queue pair %u still enabled", q);
+	if ((REG(m, R_ATQLEN) | REG(m, R_ARQLEN)) & (1u << 31))
+		fail(m, "closed with the admin queue still enabled");
+	m->open = false;
+}
+
+static const struct pci_io_ops model_ops = {
+	.read32 = io_read32,
+	.write32 = io_write32,
+	.dma_map = io_dma_map,
+	.dma_unmap = io_dma_unmap,
+	.close = io_close,
+};
+
+struct i40e_model *i40e_model_create(const char *addr, const uint8_t mac[6])
+{
+	int slot = 0;
+	while (slot < MAX_MODELS && models[slot])
+		slot++;
+	if (slot == MAX_MODELS)
+		return NULL;
+	struct i40e_model *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->regs = calloc(BAR_SIZE / 4, sizeof(uint32_t));
+	m->attr = calloc(BAR_SIZE / 4, 1);
+	if (!m->regs || !m->attr) {
+		free(m->regs);
+		free(m->attr);
+		free(m);
+		return NULL;
+	}
+	models[slot] = m;
+	m->io.ops = &model_ops;
+	m->io.iova_offset = IOVA_OFFSET;
+	m->io.vendor = 0x8086;
+	m->io.device = 0x1583;
+	m->io.numa_node = -1;
+	snprintf(m->io.addr, sizeof(m->io.addr), "%s", addr);
+	memcpy(m->mac, mac, 6);
+	m->cable = true;
+	m->ena_delay = 3;
+	build_map(m);
+	pf_reset(m);
+	m->st.resets = 0;
+	return m;
+}
+
+void i40e_model_destroy(struct i40e_model *m)
+{
+	for (int i = 0; i < MAX_MODELS; i++)
+		if (models[i] == m)
+			models[i] = NULL;
+	free(m->regs);
+	free(m->attr);
+	free(m);
+}
+
+struct pci_io *i40e_model_open(void *ctx, const char *addr, char *err, size_t errlen)
+{
+	(void)ctx;
+	for (int i = 0; i < MAX_MODELS; i++) {
+		struct i40e_model *m = models[i];
+		if (!m || strcmp(m->io.addr, addr))
+			continue;
+		if (m->open) {
+			snprintf(err, errlen, "model %s is already open", addr);
+			return NULL;
+		}
+		m->open = true;
+		return &m->io;
+	}
+	snprintf(err, errlen, "PCI device %s not found (no model answers for it)", addr);
+	return NULL;
+}
+
+void i40e_model_on_error(struct i40e_model *m, i40e_model_error_fn *fn, void *ctx)
+{
+	m->on_error = fn;
+	m->error_ctx = ctx;
+}
+
+void i40e_model_on_tx(struct i40e_model *m, i40e_model_tx_fn *fn, void *ctx)
+{
+	m->on_tx = fn;
+	m->tx_ctx = ctx;
+}
+
+uint64_t i40e_model_errors(const struct i40e_model *m)
+{
+	return m->n_errors;
+}
+
+const char *i40e_model_last_error(const struct i40e_model *m)
+{
+	return m->last_error;
+}
+
+void i40e_model_aq_inject_error(struct i40e_model *m, uint16_t opcode, uint16_t rc, uint32_t n)
+{
+	m->inject_op = opcode;
+	m->inject_rc = rc;
+	m->inject_n = n;
+}
+
+void i40e_model_aq_stall(struct i40e_model *m, bool stall)
+{
+	m->aq_stall = stall;
+	if (!stall && (REG(m, R_ATQLEN) & (1u << 31)))
+		aq_run(m);
+}
+
+void i40e_model_set_ena_delay(struct i40e_model *m, uint32_t reads)
+{
+	m->ena_delay = reads;
+}
+
+void i40e_model_tx_hold(struct i40e_model *m, bool hold)
+{
+	m->tx_hold = hold;
+	if (!hold)
+		for (uint32_t q = 0; q < NQ; q++)
+			tx_run(m, q);
+}
+
+void i40e_model_set_cable(struct i40e_model *m, bool connected)
+{
+	if (m->cable == connected)
+		return;
+	m->cable = connected;
+	arq_link_event(m);
+}
+
+uint32_t i40e_model_peek(const struct i40e_model *m, uint32_t reg)
+{
+	return reg < BAR_SIZE ? m->regs[reg / 4] : 0;
+}
+
+void i40e_model_queue(const struct i40e_model *m, bool rx, uint16_t q, struct i40e_model_queue *out)
+{
+	const struct queue *Q = rx ? &m->rxq[q] : &m->txq[q];
+	*out = (struct i40e_model_queue){ .enabled = Q->enabled, .base = Q->base, .qlen = Q->qlen, .head = Q->head,
+					  .tail = Q->tail, .dbuff = Q->dbuff, .rxmax = Q->rxmax,
+					  .rdylist = Q->rdylist };
+}
+
+void i40e_model_stats(const struct i40e_model *m, struct i40e_model_stats *st)
+{
+	*st = m->st;
+}

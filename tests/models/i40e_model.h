@@ -1,0 +1,118 @@
+/* An in-process XL710 physical function for tests: BAR0's registers, the
+ * firmware behind the admin queue, the HMC-held LAN queue contexts and the
+ * NIC's DMA, as ../shared/facts/nic-facts.md section 2 describes them,
+ * behind a struct pci_io that the real i40e driver programs unchanged.
+ *
+ * Register offsets, context bit positions and descriptor layouts are
+ * transcribed here from the facts sheet independently of the driver's
+ * header. DMA goes only through memory the driver mapped, at IOVA = VA + a
+ * non-zero offset, so a driver handing the NIC virtual addresses is caught.
+ *
+ * Admin queue: an ATQT write runs every command from ATQH to ATQT (get
+ * version, queue shutdown, function capabilities, MAC address read, clear
+ * PXE, switch config, update/get VSI parameters, promiscuous modes, MAC
+ * config, link status; anything else completes with ENOSYS), writes the
+ * response and DD|CMP (|ERR) back and advances ATQH. An error completion
+ * can be injected for an opcode, and the firmware can be stalled. Link
+ * changes arrive on the ARQ as 0x0607 events once the driver enabled them.
+ *
+ * Queues: a QRX_ENA/QTX_ENA request makes the model read the queue's
+ * context from the HMC segment the driver registered (SD 0, direct) and
+ * check it; QENA_STAT follows QENA_REQ only after a number of reads of the
+ * register (default 3), so a driver that does not wait is caught. rx
+ * (i40e_model_rx) writes 32-byte descriptors back (DD, EOF, length, RSS
+ * hash with FLTSTAT 3, PTYPE) only up to QRX_TAIL; tx runs on QTX_TAIL
+ * writes, gathers data descriptors to EOP and marks RS descriptors done
+ * (DTYPE 0xF).
+ *
+ * Misprogramming is reported through the error callback (default: counted
+ * and kept in last_error): unaligned rings, a tail past the ring, DMA
+ * outside mapped memory, a register written in the wrong state (during the
+ * PF reset, the ATQ while disabled, a queue's enable register while a
+ * request is in flight, a tx tail of a disabled queue, a tx queue enabled
+ * before QTX_CTL or the pre-queue-disable was cleared), a queue context
+ * field out of range, unknown or read-only registers.
+ *
+ * Single-threaded: the test and the driver run on one thread.
+ */
+#ifndef SLUICE_TESTS_I40E_MODEL_H
+#define SLUICE_TESTS_I40E_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct i40e_model;
+struct pci_io;
+
+typedef void(i40e_model_error_fn)(void *ctx, const char *msg);
+typedef void(i40e_model_tx_fn)(void *ctx, uint16_t queue, const uint8_t *frame, uint32_t len);
+
+/* The model's firmware identity and resources. */
+#define I40E_MODEL_FW_MAJOR 9
+#define I40E_MODEL_FW_MINOR 20
+#define I40E_MODEL_API_MAJOR 1
+#define I40E_MODEL_API_MINOR 15
+#define I40E_MODEL_N_QUEUES 64     /* queue pairs of the function */
+#define I40E_MODEL_BASE_QUEUE 128  /* absolute index of its queue 0 */
+#define I40E_MODEL_VSI_SEID 390
+#define I40E_MODEL_QS_HANDLE 7
+#define I40E_MODEL_LUT_SIZE 512
+
+/* A model answering for PCI address addr, device ID 0x1583 (XL710 QSFP+),
+ * port MAC mac, 40G link partner connected. NULL when out of memory. */
+struct i40e_model *i40e_model_create(const char *addr, const uint8_t mac[6]);
+void i40e_model_destroy(struct i40e_model *m);
+
+/* The pci_io provider for every live model (pci_io_provider_set). */
+struct pci_io *i40e_model_open(void *ctx, const char *addr, char *err, size_t errlen);
+
+void i40e_model_on_error(struct i40e_model *m, i40e_model_error_fn *fn, void *ctx);
+void i40e_model_on_tx(struct i40e_model *m, i40e_model_tx_fn *fn, void *ctx);
+uint64_t i40e_model_errors(const struct i40e_model *m);
+const char *i40e_model_last_error(const struct i40e_model *m);
+
+/* The next n commands with this opcode complete with ERR and retval rc. */
+void i40e_model_aq_inject_error(struct i40e_model *m, uint16_t opcode, uint16_t rc, uint32_t n);
+/* Firmware stops answering (ATQH stays) until unstalled. */
+void i40e_model_aq_stall(struct i40e_model *m, bool stall);
+/* Reads of a QxX_ENA register before QENA_STAT follows QENA_REQ. */
+void i40e_model_set_ena_delay(struct i40e_model *m, uint32_t reads);
+
+/* A frame from the wire (len bytes, no FCS): the rx queue it was written
+ * to, or -1 when the NIC dropped it (counted where the NIC counts). */
+int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len);
+/* Descriptors rx queue q can still fill. */
+uint32_t i40e_model_rx_room(const struct i40e_model *m, uint16_t q);
+/* Hold transmission: descriptors stay pending until released. */
+void i40e_model_tx_hold(struct i40e_model *m, bool hold);
+/* Cable in or out (a link event on the ARQ when events are enabled). */
+void i40e_model_set_cable(struct i40e_model *m, bool connected);
+/* A register's value without a read's side effects. */
+uint32_t i40e_model_peek(const struct i40e_model *m, uint32_t reg);
+
+/* A queue as the model loaded it from its context. */
+struct i40e_model_queue {
+	bool enabled;
+	uint64_t base;     /* ring IOVA */
+	uint32_t qlen, head, tail;
+	uint32_t dbuff;    /* rx: bytes */
+	uint32_t rxmax;    /* rx */
+	uint32_t rdylist;  /* tx */
+};
+void i40e_model_queue(const struct i40e_model *m, bool rx, uint16_t q, struct i40e_model_queue *out);
+
+struct i40e_model_stats {
+	uint64_t rx_frames, rx_dropped, rx_filtered;
+	uint64_t tx_frames, tx_no_crc;
+	uint64_t rx_wraps[16], tx_wraps[16];
+	uint64_t resets;
+	uint64_t aq_commands, aq_error_completions, arq_events;
+	uint64_t ena_waits;   /* reads of an enable register while a request was pending */
+	uint16_t last_opcode;
+	bool promisc_unicast, promisc_multicast, lse;
+	uint32_t max_frame, vsi_queues;
+};
+void i40e_model_stats(const struct i40e_model *m, struct i40e_model_stats *st);
+
+#endif
