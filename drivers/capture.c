@@ -261,3 +261,12 @@ void dev_capture_get_status(struct dev_capture_status *st)
 	snprintf(st->path, sizeof(st->path), "%s", cap.started ? cap.path : "");
 	pthread_mutex_unlock(&cap.lock);
 }
+
+void dev_capture_drop_tap(void *arg, const uint32_t *bi, uint32_t n)
+{
+	(void)arg;
+	if (!dev_capture_on(DEV_CAPTURE_DROP))
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		dev_capture_packets(buffer_get(bi[i])->rx_if, bi + i, 1);
+}

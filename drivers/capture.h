@@ -47,6 +47,10 @@ static inline bool dev_capture_on(uint32_t what)
 	return unlikely(__atomic_load_n(&dev_capture.what, __ATOMIC_RELAXED) & what);
 }
 
+/* A graph drop tap (graph_set_drop_tap): captures dropped packets by the
+ * interface they arrived on while DEV_CAPTURE_DROP is armed. */
+void dev_capture_drop_tap(void *arg, const uint32_t *bi, uint32_t n);
+
 /* Copy n packets seen on interface if_index into free slots (the caller
  * checked dev_capture_on for its direction); does nothing for another
  * interface than the one asked for. Chains are copied up to snaplen. Never

@@ -270,6 +270,14 @@ void graph_set_loop_hook(struct graph *g, graph_loop_hook_fn_t *fn, void *arg)
 	graph_barrier_release(g);
 }
 
+void graph_set_drop_tap(struct graph *g, graph_drop_tap_fn_t *fn, void *arg)
+{
+	graph_barrier_sync(g);
+	g->drop_tap = fn;
+	g->drop_tap_arg = arg;
+	graph_barrier_release(g);
+}
+
 void graph_thread_wake_within(struct graph_thread *t, uint64_t ns)
 {
 	if (ns < t->wake_within_ns)

@@ -48,6 +48,9 @@ static uint32_t error_drop_fn(struct node_runtime *rt, struct frame *f)
 		if (unlikely(b->flags & BUFFER_F_TRACED))
 			error_drop_trace(rt, b);
 	}
+	struct graph *g = rt->graph;
+	if (unlikely(g->drop_tap))
+		g->drop_tap(g->drop_tap_arg, f->buffers, f->n_vectors);
 	buffer_free(f->buffers, f->n_vectors);
 	return f->n_vectors;
 }

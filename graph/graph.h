@@ -304,6 +304,11 @@ void graph_set_loop_hook(struct graph *g, graph_loop_hook_fn_t *fn, void *arg);
  * that back-off never makes a timer late). Holds for one loop. */
 void graph_thread_wake_within(struct graph_thread *t, uint64_t ns);
 
+/* A function shown every buffer error-drop is about to free (pcap capture
+ * drop); it must not keep or free them. NULL removes it. Takes the barrier. */
+typedef void(graph_drop_tap_fn_t)(void *arg, const uint32_t *bi, uint32_t n);
+void graph_set_drop_tap(struct graph *g, graph_drop_tap_fn_t *fn, void *arg);
+
 /* Index of a datapath thread (0: main). */
 uint32_t graph_thread_index(const struct graph_thread *t);
 

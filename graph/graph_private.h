@@ -75,6 +75,8 @@ struct graph {
 	alignas(64) atomic_uint barrier_request;
 	atomic_uint barrier_gen;
 	alignas(64) atomic_bool workers_stop;
+	graph_drop_tap_fn_t *drop_tap;
+	void *drop_tap_arg;
 	graph_loop_hook_fn_t *loop_hook;
 	void *loop_hook_arg;
 	/* trace */

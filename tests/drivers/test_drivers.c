@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "drivers/capture.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
 
@@ -575,6 +576,44 @@ START_TEST(pcap_rx_pace_recorded)
 }
 END_TEST
 
+/* pcap capture drop: what error-drop frees, seen through the graph's drop
+ * tap, lands in the file (up to max), each frame one of those sent. */
+START_TEST(capture_drop)
+{
+	write_pcap(in_path);
+	const char *rx_words[] = { "rx-file", in_path };
+	struct device *cap0 = create("cap0", "pcap", rx_words, 2);
+	char drop_path[300];
+	snprintf(drop_path, sizeof(drop_path), "%s/drop.pcap", dir);
+	struct dev_capture_params p = { .what = DEV_CAPTURE_DROP, .if_index = DEV_INDEX_INVALID, .max = 10,
+					.path = drop_path };
+	ck_assert_msg(dev_capture_start(&p, err, sizeof(err)) == 0, "%s", err);
+	graph_set_drop_tap(g, dev_capture_drop_tap, NULL);
+	ck_assert_int_eq(dev_set_admin_up(cap0, true), 0);
+	run();
+	uint64_t n = 0;
+	char path[256];
+	ck_assert_int_eq(dev_capture_stop(&n, path, sizeof(path)), 0);
+	graph_set_drop_tap(g, NULL, NULL);
+	ck_assert_uint_eq(n, 10);
+	char pe[PCAP_ERRBUF_SIZE];
+	pcap_t *pc = pcap_open_offline(drop_path, pe);
+	ck_assert_msg(pc, "%s", pe);
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	uint32_t got = 0;
+	while (pcap_next_ex(pc, &h, &data) == 1) {
+		bool found = false;
+		for (uint32_t i = 0; i < n_pkts && !found; i++)
+			found = pkts[i].len == h->caplen && memcmp(pkts[i].bytes, data, h->caplen) == 0;
+		ck_assert_msg(found, "captured frame %u is not one that was sent", got);
+		got++;
+	}
+	pcap_close(pc);
+	ck_assert_uint_eq(got, 10);
+}
+END_TEST
+
 static Suite *drivers_suite(void)
 {
 	Suite *s = suite_create("drivers");
@@ -583,6 +622,7 @@ static Suite *drivers_suite(void)
 	tcase_add_test(tc, pcap_xconnect_exact_bytes);
 	tcase_add_test(tc, pcapng_three_loops);
 	tcase_add_test(tc, pcap_rx_pace_recorded);
+	tcase_add_test(tc, capture_drop);
 	tcase_add_test(tc, l3_counts_and_drops);
 	tcase_add_test(tc, admin_down_drops_counted);
 	tcase_add_test(tc, null_rx_nothing_tx_frees);
