@@ -136,8 +136,21 @@ void dev_unregister(struct device *dev)
 	dev->index = DEV_INDEX_INVALID;
 }
 
+static void (*delete_hooks[DEV_MAX_DELETE_HOOKS])(uint32_t if_index);
+static uint32_t n_delete_hooks;
+
+int dev_on_delete(void (*fn)(uint32_t if_index))
+{
+	if (n_delete_hooks >= DEV_MAX_DELETE_HOOKS)
+		return -ENOSPC;
+	delete_hooks[n_delete_hooks++] = fn;
+	return 0;
+}
+
 void dev_delete(struct device *dev)
 {
+	for (uint32_t i = 0; i < n_delete_hooks; i++)
+		delete_hooks[i](dev->index);
 	dev_set_admin_up(dev, false);
 	dev_unregister(dev);
 	dev->ops->destroy(dev);

@@ -90,6 +90,11 @@ struct device_ops {
 	/* Add counters only the driver knows (kernel or NIC drops) to *c.
 	 * Optional. */
 	void (*stats)(struct device *dev, struct dev_counters *c);
+	/* `show hardware`: the driver's own state of interest (for a NIC its
+	 * registers: link, speed, queue heads and tails, drop counters) as
+	 * '\n'-separated lines into buf; returns the snprintf-style length.
+	 * Control thread, datapath parked. Optional. */
+	int (*format_hw)(struct device *dev, char *buf, size_t len);
 	/* Stop if running, release everything, free the driver's struct. */
 	void (*destroy)(struct device *dev);
 };
@@ -179,8 +184,17 @@ int dev_register(struct device *dev, const char *name);
  * to L3) without destroying it. */
 void dev_unregister(struct device *dev);
 
-/* Unregister and destroy through ops->destroy. */
+/* Unregister and destroy through ops->destroy, after telling every
+ * delete hook (below) that the interface goes. */
 void dev_delete(struct device *dev);
+
+/* Run fn(if_index) from dev_delete while the interface is still registered,
+ * so that subsystems above drivers/ (IPv4 addresses, routes, neighbours)
+ * forget it without drivers/ depending on them. Control path only (the
+ * datapath parked); hooks registered from constructors run in registration
+ * order. Returns 0, or -ENOSPC beyond DEV_MAX_DELETE_HOOKS. */
+#define DEV_MAX_DELETE_HOOKS 8
+int dev_on_delete(void (*fn)(uint32_t if_index));
 
 /* Unregister and destroy every interface (shutdown, tests). */
 void dev_delete_all(void);

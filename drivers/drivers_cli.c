@@ -304,12 +304,36 @@ static int show_interface(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
+/* The driver's own lines, indented under the interface's. */
+static void hw_lines(struct cli_session *s, struct device *d)
+{
+	char buf[4096];
+	int n = d->ops->format_hw(d, buf, sizeof(buf));
+	if (n <= 0)
+		return;
+	for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		cli_printf(s, "  %s", line);
+	}
+}
+
 /*
  * sluice> show hardware nul0
  * nul0 (index 1): driver null, admin up, link up
  *   mtu 1500, 1 rx queue(s), 1 tx queue(s)
  *   rx queue 0 on thread 0
- * (a driver that knows its link adds ", 10000 Mb/s full duplex")
+ *   rx recycle, 64-byte frames (no packet data written)
+ * (a driver that knows its link adds ", 10000 Mb/s full duplex"; the last
+ * lines are the driver's own, ops->format_hw: for ixgbe its registers)
+ * sluice> show hardware xe0
+ * ...
+ *   xe0: ixgbe 0000:03:00.0 8086:10fb, mac 02:00:00:00:00:01
+ *     link up 10000 Mb/s, promisc on, max frame 1518, running
+ *     rx queue 0: RDH 17 RDT 16 next 17, drops 0
+ *     tx queue 0: TDH 40 TDT 40 clean 32
+ *     hw: GPRC 1000 GPTC 1000 GORC 64000 GOTC 64000 MPC 0 CRCERRS 0 RLEC 0 ROC 0
  */
 static int show_hardware(struct cli_session *s, int argc, char **argv)
 {
@@ -338,6 +362,8 @@ static int show_hardware(struct cli_session *s, int argc, char **argv)
 		cli_printf(s, "  mtu %u, %u rx queue(s), %u tx queue(s)", d->mtu, d->n_rx_queues, d->n_tx_queues);
 		for (uint16_t q = 0; q < d->n_rx_queues; q++)
 			cli_printf(s, "  rx queue %u on thread %u", q, d->rxq[q].thread_index);
+		if (d->ops->format_hw)
+			hw_lines(s, d);
 	}
 	return 0;
 }
@@ -480,9 +506,6 @@ static void capture_writer(struct cli_session *s, bool on)
 	int node = g ? graph_node_index(g, "pcap-capture") : -1;
 	if (node >= 0)
 		graph_node_set_state(g, 0, (uint32_t)node, on ? NODE_STATE_POLLING : NODE_STATE_DISABLED);
-	/* Drops are seen in error-drop; the tap does nothing unless drop is armed. */
-	if (g)
-		graph_set_drop_tap(g, on ? dev_capture_drop_tap : NULL, NULL);
 }
 
 static int capture_off(struct cli_session *s)
@@ -545,10 +568,8 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 			p.what |= DEV_CAPTURE_TX;
 			continue;
 		}
-		if (!strcmp(w, "drop")) {
-			p.what |= DEV_CAPTURE_DROP;
-			continue;
-		}
+		if (!strcmp(w, "drop"))
+			return cli_fail(s, -EOPNOTSUPP, "drop capture is not available yet (error-drop has no tap)");
 		if (i + 1 >= argc)
 			return cli_fail(s, -EINVAL, "'%s' needs a value", w);
 		const char *v = argv[++i];
@@ -570,7 +591,7 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 		}
 	}
 	if (!p.what)
-		return cli_fail(s, -EINVAL, "expected rx, tx and/or drop (or off, status)");
+		return cli_fail(s, -EINVAL, "expected rx and/or tx (or off, status)");
 	if (!p.max || !p.path)
 		return cli_fail(s, -EINVAL, "max N and file FILE are required");
 	if (ifname && strcmp(ifname, "any")) {
@@ -586,9 +607,8 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 	if (rc)
 		return cli_fail(s, rc, "pcap capture: %s", err);
 	capture_writer(s, true);
-	cli_printf(s, "pcap capture%s%s%s on %s: up to %u packet(s) to %s", p.what & DEV_CAPTURE_RX ? " rx" : "",
-		   p.what & DEV_CAPTURE_TX ? " tx" : "", p.what & DEV_CAPTURE_DROP ? " drop" : "",
-		   ifname ? ifname : "any", p.max, p.path);
+	cli_printf(s, "pcap capture%s%s on %s: up to %u packet(s) to %s", p.what & DEV_CAPTURE_RX ? " rx" : "",
+		   p.what & DEV_CAPTURE_TX ? " tx" : "", ifname ? ifname : "any", p.max, p.path);
 	return 0;
 }
 
@@ -617,5 +637,5 @@ DRIVERS_CLI(set_interface_l3_cmd, "set interface l3", "set interface l3 NAME", "
 DRIVERS_CLI(clear_interfaces_cmd, "clear interfaces", "clear interfaces", "Zero every interface's counters",
 	    clear_interfaces)
 DRIVERS_CLI(pcap_capture_cmd, "pcap capture",
-	    "pcap capture rx|tx|drop [interface NAME|any] max N file FILE [max-bytes-per-pkt N] | off | status",
+	    "pcap capture rx|tx [interface NAME|any] max N file FILE [max-bytes-per-pkt N] | off | status",
 	    "Copy packets an interface receives or sends into a pcap file", pcap_capture)

@@ -114,7 +114,7 @@ static uint16_t handle(struct buffer *b, bool *locked, uint64_t *now)
 		if (!*locked) {
 			ip4_nbr_lock();
 			*locked = true;
-			*now = time_now_ns();
+			*now = ip4_nbr_now();
 		}
 		struct ip4_nbr *n = ip4_nbr_lookup(b->rx_if, spa);
 		if (!n && for_us)

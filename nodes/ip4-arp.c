@@ -77,37 +77,6 @@ static int ip4_arp_format_trace(char *buf, size_t len, const uint8_t *detail)
 
 /* ---- helpers ---- */
 
-/* A broadcast request for ip out of if_index, in a fresh buffer: its index
- * or BUFFER_INVALID. */
-static uint32_t make_request(uint32_t if_index, uint32_t ip)
-{
-	const struct device *dev = dev_by_index(if_index);
-	uint32_t bi;
-	if (!dev || buffer_alloc(&bi, 1, -1) != 1)
-		return BUFFER_INVALID;
-	struct buffer *b = buffer_get(bi);
-	uint8_t *p = buffer_data(b);
-	memset(p, 0, ARP_FRAME_MIN);
-	memset(p, 0xff, 6);
-	memcpy(p + 6, dev->mac, 6);
-	p[12] = 0x08;
-	p[13] = 0x06;
-	struct arp_packet *arp = (struct arp_packet *)(p + ETH_HDR_LEN);
-	arp->htype = htons(ARP_HTYPE_ETHERNET);
-	arp->ptype = htons(ETH_TYPE_IP4);
-	arp->hlen = 6;
-	arp->plen = 4;
-	arp->op = htons(ARP_OP_REQUEST);
-	memcpy(arp->sha, dev->mac, 6);
-	uint32_t spa = ip4_if_source_for(if_index, ip);
-	memcpy(arp->spa, &spa, 4);
-	memcpy(arp->tpa, &ip, 4);
-	b->current_length = ARP_FRAME_MIN;
-	b->tx_if = if_index;
-	b->rx_if = if_index;
-	return bi;
-}
-
 /* ---- the node ---- */
 
 static uint32_t ip4_arp_fn(struct node_runtime *rt, struct frame *f)
@@ -117,7 +86,7 @@ static uint32_t ip4_arp_fn(struct node_runtime *rt, struct frame *f)
 	uint32_t drops[FRAME_SIZE], requests[FRAME_SIZE];
 	uint32_t n_drops = 0, n_requests = 0, n_held = 0, n_nobuf = 0;
 	const struct ip4_fib *fib = ip4_fib_main;
-	uint64_t now = time_now_ns();
+	uint64_t now = ip4_nbr_now();
 
 	ip4_nbr_lock();
 	for (uint32_t i = 0; i < n; i++) {
@@ -144,7 +113,7 @@ static uint32_t ip4_arp_fn(struct node_runtime *rt, struct frame *f)
 		}
 		if (e && e->state == IP4_NBR_INCOMPLETE &&
 		    (!e->n_requests || now - e->request_ns >= ip4_nbr_request_interval_ns)) {
-			uint32_t r = make_request(a->if_index, nh);
+			uint32_t r = ip4_nbr_request_make(a->if_index, nh, NULL);
 			if (r != BUFFER_INVALID) {
 				requests[n_requests++] = r;
 				e->request_ns = now;

@@ -183,81 +183,160 @@ static void trace_one(struct node_runtime *rt, struct buffer *b, uint32_t adj_in
 
 /* ---- the node ---- */
 
+/* What one frame's loop keeps across packets: the adjacency of the last
+ * packet with its interface's verdict and MTU, and the counts. */
+struct rw_state {
+	const struct ip4_fib *fib;
+	uint32_t last_adj;
+	const struct ip4_adj *a;
+	uint32_t mtu;
+	bool dev_ok;
+	uint64_t now;
+	uint32_t n_out, n_time_exceeded, n_frag_needed;
+};
+
+static inline void use_adj(struct rw_state *st, uint32_t adj_index)
+{
+	st->last_adj = adj_index;
+	st->a = ip4_adj_get(st->fib, adj_index);
+	const struct device *dev = dev_by_index(st->a->if_index);
+	st->dev_ok = dev != NULL;
+	st->mtu = st->a->mtu ? st->a->mtu : dev ? dev->mtu : 0;
+}
+
+/* Every case for one packet; returns its next node. */
+static uint16_t rewrite_one(struct node_runtime *rt, struct ip4_rewrite_data *d, struct rw_state *st,
+			    struct buffer *b)
+{
+	struct ip4_header *h = (struct ip4_header *)buffer_data(b);
+	struct ip4_opaque *o = ip4_opaque(b);
+	uint8_t ttl = h->ttl;
+	uint16_t what = IP4_REWRITE_N_ERROR, next = IP4_REWRITE_NEXT_DROP;
+	if (unlikely(o->adj_index != st->last_adj))
+		use_adj(st, o->adj_index);
+	const struct ip4_adj *a = st->a;
+	if (unlikely(!st->dev_ok)) {
+		what = IP4_REWRITE_ERROR_NO_INTERFACE;
+	} else if (unlikely(ttl <= 1 && !(o->flags & IP4_OPAQUE_F_LOCAL_ORIGIN))) {
+		what = icmp_error(d, &st->now, b, ICMP4_TIME_EXCEEDED, ICMP4_TTL_EXCEEDED, 0);
+		if (what == IP4_REWRITE_N_ERROR) {
+			next = IP4_REWRITE_NEXT_LOOKUP;
+			what = IP4_REWRITE_ERROR_TIME_EXCEEDED;
+			st->n_time_exceeded++;
+		}
+	} else if (unlikely(ntohs(h->total_length) > st->mtu)) {
+		if (!(h->frag_off & htons(IP4_FLAG_DF)))
+			what = IP4_REWRITE_ERROR_FRAGMENTATION;
+		else if (o->flags & IP4_OPAQUE_F_LOCAL_ORIGIN)
+			what = IP4_REWRITE_ERROR_NOT_ALLOWED;
+		else {
+			what = icmp_error(d, &st->now, b, ICMP4_DEST_UNREACH, ICMP4_FRAG_NEEDED, (uint16_t)st->mtu);
+			if (what == IP4_REWRITE_N_ERROR) {
+				next = IP4_REWRITE_NEXT_LOOKUP;
+				what = IP4_REWRITE_ERROR_FRAG_NEEDED;
+				st->n_frag_needed++;
+			}
+		}
+	} else {
+		if (likely(!(o->flags & IP4_OPAQUE_F_LOCAL_ORIGIN)))
+			ip4_ttl_decrement(h);
+		buffer_advance(b, -ETH_HDR_LEN);
+		memcpy(buffer_data(b), a->rewrite, ETH_HDR_LEN);
+		b->tx_if = a->if_index;
+		next = IP4_REWRITE_NEXT_OUTPUT;
+		st->n_out++;
+	}
+	if (next == IP4_REWRITE_NEXT_DROP)
+		b->error = node_error(rt, what);
+	if (unlikely(b->flags & BUFFER_F_TRACED))
+		trace_one(rt, b, st->last_adj, a->if_index, ttl, next == IP4_REWRITE_NEXT_OUTPUT ? TRACE_SENT : (uint8_t)what);
+	return next;
+}
+
+/* ip4_ttl_decrement for a TTL above 1, in fewer instructions (18.2 per
+ * packet down to 7). RFC 1624 eqn. 3 with m the TTL/protocol word and
+ * m' = m - 0x0100: ~m + m' is 0xfeff exactly (no carry, no borrow), so
+ * HC' = ~(~HC + 0xfeff), where one fold suffices (two 16-bit terms). Sums
+ * in one's complement do not depend on byte order: both terms are taken as
+ * they lie in memory. */
+static inline void ttl_decrement_fast(struct ip4_header *h)
+{
+	uint32_t s = (uint32_t)(uint16_t)~h->checksum + htons(0xfeff);
+	h->ttl--;
+	h->checksum = (uint16_t)~((s & 0xffff) + (s >> 16));
+}
+
+/* The common case of rewrite_one, once the caller has checked it: a
+ * forwarded packet on the current adjacency, TTL above 1, within the MTU,
+ * not traced. */
+static inline void rewrite_fast(struct buffer *b, uint32_t if_index, const uint8_t rw[ETH_HDR_LEN])
+{
+	ttl_decrement_fast((struct ip4_header *)buffer_data(b));
+	buffer_advance(b, -ETH_HDR_LEN);
+	memcpy(buffer_data(b), rw, ETH_HDR_LEN);
+	b->tx_if = if_index;
+}
+
+/* Whether rewrite_fast applies. (Short-circuit: the branch-free form
+ * measured 49.7 instructions per packet against 46.4.) */
+static inline bool fast_ok(struct buffer *b, uint32_t adj, uint32_t mtu)
+{
+	const struct ip4_header *h = (const struct ip4_header *)buffer_data(b);
+	const struct ip4_opaque *o = (const struct ip4_opaque *)b->opaque;
+	return o->adj_index == adj && h->ttl > 1 && ntohs(h->total_length) <= mtu &&
+	       !((b->flags & BUFFER_F_TRACED) | (o->flags & IP4_OPAQUE_F_LOCAL_ORIGIN));
+}
+
 static uint32_t ip4_rewrite_fn(struct node_runtime *rt, struct frame *f)
 {
 	struct ip4_rewrite_data *d = rt->data;
 	uint32_t n = f->n_vectors;
 	const uint32_t *bi = f->buffers;
 	uint16_t nexts[FRAME_SIZE];
-	const struct ip4_fib *fib = ip4_fib_main;
-	uint32_t n_out = 0, n_time_exceeded = 0, n_frag_needed = 0;
-	uint32_t last_adj = UINT32_MAX;
-	const struct ip4_adj *a = NULL;
-	uint32_t mtu = 0;
-	bool dev_ok = false;
-	uint64_t now = 0;
+	/* Locals: stores to buffers could otherwise alias the pool geometry. */
+	uint8_t *const base = buffer_main.base;
+	const uint64_t stride = buffer_main.stride;
+	struct rw_state st = { .fib = ip4_fib_main };
+	uint32_t i = 0;
 
-	/* Plain loop, prefetching two headers ahead; the adjacency and its
-	 * interface are looked up once per run of one adjacency. */
-	for (uint32_t i = 0; i < n; i++) {
-		if (i + 2 < n)
-			PREFETCH_WRITE(buffer_data(buffer_get(bi[i + 2])) - ETH_HDR_LEN);
-		struct buffer *b = buffer_get(bi[i]);
-		struct ip4_header *h = (struct ip4_header *)buffer_data(b);
-		struct ip4_opaque *o = ip4_opaque(b);
-		uint8_t ttl = h->ttl;
-		uint16_t what = IP4_REWRITE_N_ERROR, next = IP4_REWRITE_NEXT_DROP;
-		if (unlikely(o->adj_index != last_adj)) {
-			last_adj = o->adj_index;
-			a = ip4_adj_get(fib, last_adj);
-			const struct device *dev = dev_by_index(a->if_index);
-			dev_ok = dev != NULL;
-			mtu = a->mtu ? a->mtu : dev ? dev->mtu : 0;
+	use_adj(&st, ip4_opaque((struct buffer *)(base + bi[0] * stride))->adj_index);
+	/* Four at a time while the four share the adjacency and need nothing
+	 * but the rewrite; any other packet goes through rewrite_one. No
+	 * prefetch: ip4-input and ip4-lookup touched these headers within the
+	 * same frame (256 x 2 lines, in L1/L2), and prefetching them again
+	 * cost 8 instructions per packet for nothing. Instructions per packet
+	 * (bench/ip4, callgrind, vector 256, ~1.07M routes): 73.3 with one
+	 * general loop; 46.4 here. */
+	for (; i + 4 <= n; i += 4) {
+		struct buffer *b0 = (struct buffer *)(base + bi[i] * stride);
+		struct buffer *b1 = (struct buffer *)(base + bi[i + 1] * stride);
+		struct buffer *b2 = (struct buffer *)(base + bi[i + 2] * stride);
+		struct buffer *b3 = (struct buffer *)(base + bi[i + 3] * stride);
+		if (likely(st.dev_ok && fast_ok(b0, st.last_adj, st.mtu) && fast_ok(b1, st.last_adj, st.mtu) &&
+			   fast_ok(b2, st.last_adj, st.mtu) && fast_ok(b3, st.last_adj, st.mtu))) {
+			const uint8_t *rw = st.a->rewrite;
+			uint32_t if_index = st.a->if_index;
+			rewrite_fast(b0, if_index, rw);
+			rewrite_fast(b1, if_index, rw);
+			rewrite_fast(b2, if_index, rw);
+			rewrite_fast(b3, if_index, rw);
+			nexts[i] = nexts[i + 1] = nexts[i + 2] = nexts[i + 3] = IP4_REWRITE_NEXT_OUTPUT;
+			st.n_out += 4;
+			continue;
 		}
-		if (unlikely(!dev_ok)) {
-			what = IP4_REWRITE_ERROR_NO_INTERFACE;
-		} else if (unlikely(ttl <= 1 && !(o->flags & IP4_OPAQUE_F_LOCAL_ORIGIN))) {
-			what = icmp_error(d, &now, b, ICMP4_TIME_EXCEEDED, ICMP4_TTL_EXCEEDED, 0);
-			if (what == IP4_REWRITE_N_ERROR) {
-				next = IP4_REWRITE_NEXT_LOOKUP;
-				what = IP4_REWRITE_ERROR_TIME_EXCEEDED;
-				n_time_exceeded++;
-			}
-		} else if (unlikely(ntohs(h->total_length) > mtu)) {
-			if (!(h->frag_off & htons(IP4_FLAG_DF)))
-				what = IP4_REWRITE_ERROR_FRAGMENTATION;
-			else if (o->flags & IP4_OPAQUE_F_LOCAL_ORIGIN)
-				what = IP4_REWRITE_ERROR_NOT_ALLOWED;
-			else {
-				what = icmp_error(d, &now, b, ICMP4_DEST_UNREACH, ICMP4_FRAG_NEEDED, (uint16_t)mtu);
-				if (what == IP4_REWRITE_N_ERROR) {
-					next = IP4_REWRITE_NEXT_LOOKUP;
-					what = IP4_REWRITE_ERROR_FRAG_NEEDED;
-					n_frag_needed++;
-				}
-			}
-		} else {
-			if (likely(!(o->flags & IP4_OPAQUE_F_LOCAL_ORIGIN)))
-				ip4_ttl_decrement(h);
-			buffer_advance(b, -ETH_HDR_LEN);
-			memcpy(buffer_data(b), a->rewrite, ETH_HDR_LEN);
-			b->tx_if = a->if_index;
-			next = IP4_REWRITE_NEXT_OUTPUT;
-			n_out++;
-		}
-		if (next == IP4_REWRITE_NEXT_DROP)
-			b->error = node_error(rt, what);
-		nexts[i] = next;
-		if (unlikely(b->flags & BUFFER_F_TRACED))
-			trace_one(rt, b, last_adj, a->if_index, ttl,
-				  next == IP4_REWRITE_NEXT_OUTPUT ? TRACE_SENT : (uint8_t)what);
+		nexts[i] = rewrite_one(rt, d, &st, b0);
+		nexts[i + 1] = rewrite_one(rt, d, &st, b1);
+		nexts[i + 2] = rewrite_one(rt, d, &st, b2);
+		nexts[i + 3] = rewrite_one(rt, d, &st, b3);
 	}
+	for (; i < n; i++)
+		nexts[i] = rewrite_one(rt, d, &st, (struct buffer *)(base + bi[i] * stride));
 
-	if (unlikely(n_time_exceeded))
-		node_count_error(rt, IP4_REWRITE_ERROR_TIME_EXCEEDED, n_time_exceeded);
-	if (unlikely(n_frag_needed))
-		node_count_error(rt, IP4_REWRITE_ERROR_FRAG_NEEDED, n_frag_needed);
-	if (likely(n_out == n))
+	if (unlikely(st.n_time_exceeded))
+		node_count_error(rt, IP4_REWRITE_ERROR_TIME_EXCEEDED, st.n_time_exceeded);
+	if (unlikely(st.n_frag_needed))
+		node_count_error(rt, IP4_REWRITE_ERROR_FRAG_NEEDED, st.n_frag_needed);
+	if (likely(st.n_out == n))
 		node_forward_frame(rt, IP4_REWRITE_NEXT_OUTPUT, f);
 	else
 		node_enqueue_to_nexts(rt, bi, nexts, n);

@@ -305,7 +305,10 @@ static int nbr_row(const struct ip4_nbr *n, void *ctx)
 	cli_table_cell(ns->t, "%s", ip4_format_addr(a, n->ip));
 	cli_table_cell(ns->t, "%s", if_name(n->if_index));
 	cli_table_cell(ns->t, "%s", n->state == IP4_NBR_REACHABLE ? fmt_mac(mac, n->mac) : "-");
-	cli_table_cell(ns->t, "%s", n->state == IP4_NBR_REACHABLE ? "reachable" : "incomplete");
+	cli_table_cell(ns->t, "%s",
+		       n->state != IP4_NBR_REACHABLE	   ? "incomplete"
+		       : (n->flags & IP4_NBR_F_STATIC) ? "static"
+						       : "reachable");
 	cli_table_cell(ns->t, "%u", n->n_held);
 	uint64_t since = n->state == IP4_NBR_REACHABLE ? n->updated_ns : n->created_ns;
 	cli_table_cell(ns->t, "%.1f", (double)(ns->now - since) / 1e9);
@@ -317,6 +320,7 @@ static int nbr_row(const struct ip4_nbr *n, void *ctx)
  * Address   Interface  MAC                State      Held  Age (s)
  * 10.1.0.2  a          6e:1c:9a:20:3b:01  reachable     0     12.4
  * 10.2.0.9  b          -                  incomplete    2      0.3
+ * 10.2.0.7  b          02:00:00:00:00:07  static        0    600.0
  */
 static int show_neighbors(struct cli_session *s, int argc, char **argv)
 {
@@ -327,11 +331,100 @@ static int show_neighbors(struct cli_session *s, int argc, char **argv)
 		{ "Address", false }, { "Interface", false }, { "MAC", false },
 		{ "State", false },   { "Held", true },       { "Age (s)", true },
 	};
-	struct nbr_show ns = { .t = cli_table_create(cols, ARRAY_LEN(cols)), .now = time_now_ns() };
+	struct nbr_show ns = { .t = cli_table_create(cols, ARRAY_LEN(cols)), .now = ip4_nbr_now() };
 	if (!ns.t)
 		return cli_fail(s, -ENOMEM, "out of memory");
 	ip4_nbr_walk(nbr_row, &ns);
 	cli_table_print(s, ns.t);
+	return 0;
+}
+
+/* "aa:bb:cc:dd:ee:ff" -> bytes. */
+static bool parse_mac(const char *w, uint8_t m[6])
+{
+	unsigned v[6];
+	char tail;
+	if (sscanf(w, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+		return false;
+	for (int i = 0; i < 6; i++)
+		m[i] = (uint8_t)v[i];
+	return true;
+}
+
+/*
+ * sluice> set ip neighbor b 10.2.0.7 02:00:00:00:00:07 static
+ * b: 10.2.0.7 is at 02:00:00:00:00:07 (static)
+ */
+static int set_neighbor(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL, *ip = NULL, *macw = NULL;
+	bool is_static = false;
+	const struct cli_arg args[] = {
+		{ CLI_ARG_WORD, "NAME", &name, 0, 0 },
+		{ CLI_ARG_WORD, "A.B.C.D", &ip, 0, 0 },
+		{ CLI_ARG_WORD, "MAC", &macw, 0, 0 },
+		{ CLI_ARG_FLAG, "static", &is_static, 0, 0 },
+	};
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	struct device *d = dev_by_name(name);
+	if (!d)
+		return cli_fail(s, -EINVAL, "no interface %s", name);
+	uint32_t addr;
+	uint8_t mac[6];
+	if (!parse_addr(ip, &addr))
+		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D", ip);
+	if (!parse_mac(macw, mac) || (mac[0] & 1))
+		return cli_fail(s, -EINVAL, "'%s' is not a unicast MAC (aa:bb:cc:dd:ee:ff)", macw);
+	char err[128] = "";
+	barrier_sync(s);
+	rc = ip4_nbr_set(d->index, addr, mac, is_static, err, sizeof(err));
+	barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "%s", err);
+	char m[18];
+	cli_printf(s, "%s: %s is at %s (%s)", d->name, ip, fmt_mac(m, mac), is_static ? "static" : "dynamic");
+	return 0;
+}
+
+/*
+ * sluice> clear ip neighbors
+ * 3 dynamic neighbour(s) cleared
+ */
+static int clear_neighbors(struct cli_session *s, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return cli_fail(s, -EINVAL, "no arguments");
+	barrier_sync(s);
+	uint32_t n = ip4_nbr_clear_dynamic();
+	barrier_release(s);
+	cli_printf(s, "%u dynamic neighbour(s) cleared", n);
+	return 0;
+}
+
+/*
+ * sluice> set ip neighbor-config age 300
+ * reachable neighbours age out after 300 s (re-ARP in the last 3 s)
+ */
+static int neighbor_config(struct cli_session *s, int argc, char **argv)
+{
+	uint32_t secs = UINT32_MAX;
+	const struct cli_arg args[] = { { CLI_ARG_KEY_U32, "age", &secs, 0, 86400 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	if (secs == UINT32_MAX)
+		return cli_fail(s, -EINVAL, "expected age SECONDS (0: never)");
+	barrier_sync(s);
+	ip4_nbr_reachable_timeout_ns = (uint64_t)secs * 1000000000ull;
+	barrier_release(s);
+	if (secs)
+		cli_printf(s, "reachable neighbours age out after %u s (re-ARP in the last %.0f s)", secs,
+			   (double)(IP4_NBR_PROBES * ip4_nbr_request_interval_ns) / 1e9);
+	else
+		cli_printf(s, "reachable neighbours do not age");
 	return 0;
 }
 
@@ -390,5 +483,11 @@ IP4_CLI(route_del_cmd, "ip route del", "ip route del PREFIX", "Remove a static r
 IP4_CLI(show_fib_cmd, "show ip fib", "show ip fib [PREFIX|ADDR]",
 	"IPv4 routes with their adjacencies (an address: its longest match)", show_fib)
 IP4_CLI(show_neighbors_cmd, "show ip neighbors", "show ip neighbors", "The ARP neighbour table", show_neighbors)
+IP4_CLI(set_neighbor_cmd, "set ip neighbor", "set ip neighbor NAME A.B.C.D MAC [static]",
+	"Add or replace a neighbour (static: never ages, ARP does not change it)", set_neighbor)
+IP4_CLI(clear_neighbors_cmd, "clear ip neighbors", "clear ip neighbors",
+	"Forget every dynamic neighbour (static ones stay)", clear_neighbors)
+IP4_CLI(neighbor_config_cmd, "set ip neighbor-config", "set ip neighbor-config age SECONDS",
+	"How long a learnt neighbour stays reachable without ARP (0: forever)", neighbor_config)
 IP4_CLI(show_ip_interface_cmd, "show ip interface", "show ip interface", "Interfaces' MACs and IPv4 addresses",
 	show_ip_interface)

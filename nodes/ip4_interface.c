@@ -2,6 +2,7 @@
  * Control path only: every call runs with the datapath parked. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nodes/ip4.h"
@@ -162,6 +163,32 @@ int ip4_if_addr_del(uint32_t if_index, uint32_t addr, uint8_t plen, char *err, s
 	return 0;
 }
 
+/* Routes out of one interface, gathered by a walk (the FIB must not change
+ * during it) and removed after. */
+struct if_routes {
+	uint32_t if_index;
+	uint32_t n, cap;
+	struct ip4_route *r;
+};
+
+static int gather_if_route(const struct ip4_route *r, void *ctx)
+{
+	struct if_routes *l = ctx;
+	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r->result);
+	if (a->kind != IP4_ADJ_REWRITE || a->if_index != l->if_index)
+		return 0;
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? 2 * l->cap : 64;
+		struct ip4_route *nr = realloc(l->r, cap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		l->r = nr;
+		l->cap = cap;
+	}
+	l->r[l->n++] = *r;
+	return 0;
+}
+
 void ip4_if_clear(uint32_t if_index)
 {
 	char err[64];
@@ -172,6 +199,23 @@ void ip4_if_clear(uint32_t if_index)
 		ip4_if_addr_del(if_index, a->addr, a->plen, err, sizeof(err));
 	}
 	ip4_nbr_flush(if_index, 0, 0);
+	if (!ip4_fib_main)
+		return;
+	/* Routes via a next hop out of it: a later interface may reuse the
+	 * index. Out of memory leaves the rest (they then go nowhere). */
+	struct if_routes l = { .if_index = if_index };
+	ip4_fib_walk(ip4_fib_main, gather_if_route, &l);
+	if (l.n)
+		ip4_fib_quiesce(ip4_fib_main);
+	for (uint32_t i = 0; i < l.n; i++)
+		route_unset(l.r[i].prefix, l.r[i].len);
+	free(l.r);
+}
+
+/* Interface deletion (drivers/device.h) clears its IPv4 state. */
+static void __attribute__((constructor)) ip4_if_register_delete_hook(void)
+{
+	dev_on_delete(ip4_if_clear);
 }
 
 /* The interface whose connected subnet holds nh (the longest such), or

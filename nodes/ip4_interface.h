@@ -109,7 +109,9 @@ int ip4_if_addr_add(uint32_t if_index, uint32_t addr, uint8_t plen, char *err, s
  * Returns 0 or -ENOENT. */
 int ip4_if_addr_del(uint32_t if_index, uint32_t addr, uint8_t plen, char *err, size_t errlen);
 
-/* Forget every address of the interface (it is being deleted). */
+/* Forget every address of the interface, its neighbours and the routes via
+ * next hops out of it (it is being deleted: dev_delete calls this through
+ * its delete hook). */
 void ip4_if_clear(uint32_t if_index);
 
 /* prefix/plen via next_hop out of if_index (DEV_INDEX_INVALID: the

@@ -14,9 +14,17 @@
 # route mix of lpm_perf_autotest (1,076,806 routes) and uniformly random
 # lookup addresses in batches of 4096.
 #
+# Then the whole forwarding path (sluice-bench-ip4-path: a source node of
+# prebuilt frames -> ethernet-input -> ip4-input -> ip4-lookup -> ip4-rewrite
+# -> interface-output -> null-tx) with 1 route and with the same ~1.07M
+# routes: Mpps on one core (median of ROUNDS runs) and callgrind
+# instructions per packet of each node at vector 256, from a second build
+# (BUILD_DIR-cg, -Dcpu_arch=x86-64-v3: valgrind 3.19 cannot run AVX-512).
+#
 # Environment: ROUNDS (3), CPU (0: the core both run on; dpdk-test's main
 # lcore is 0 with -l 0,1), DPDK_MEM_MODE (huge|nohuge), QUIET_MAX (120 s of
-# waiting for an idle box per run).
+# waiting for an idle box per run), PATH_SECONDS (3, per path run), SKIP_FIB
+# (1: only the path).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,6 +47,7 @@ have_cmd ninja || need+=(ninja-build)
 have_cmd cc || need+=(gcc)
 have_cmd pkg-config || need+=(pkg-config)
 have_cmd python3 || need+=(python3)
+have_cmd valgrind || need+=(valgrind)
 have_cmd dpdk-test || need+=(dpdk dpdk-dev) # Debian ships dpdk-test in dpdk-dev
 for p in libnuma-dev libcjson-dev libpcap-dev libcli-dev; do have_pkg "$p" || need+=("$p"); done
 if [ "${#need[@]}" -gt 0 ]; then
@@ -52,8 +61,17 @@ if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" "$root" -Dtests=false >"$out/meson.log" 2>&1 ||
 		{ cat "$out/meson.log" >&2; exit 1; }
 fi
-ninja -C "$build" bench/sluice-bench-ip4-fib >"$out/ninja.log" 2>&1 ||
+build_cg=${build}-cg
+if [ ! -f "$build_cg/build.ninja" ]; then
+	meson setup "$build_cg" "$root" -Dtests=false -Dcpu_arch=x86-64-v3 >"$out/meson-cg.log" 2>&1 ||
+		{ cat "$out/meson-cg.log" >&2; exit 1; }
+fi
+ninja -C "$build" bench/sluice-bench-ip4-fib bench/sluice-bench-ip4-path >"$out/ninja.log" 2>&1 ||
 	{ cat "$out/ninja.log" >&2; exit 1; }
+ninja -C "$build_cg" bench/sluice-bench-ip4-path >"$out/ninja-cg.log" 2>&1 ||
+	{ cat "$out/ninja-cg.log" >&2; exit 1; }
+PATH_SECONDS=${PATH_SECONDS:-3}
+SKIP_FIB=${SKIP_FIB:-0}
 
 # ---- memory and quiet box: the DPDK anchor scripts' helpers ---------------
 common=/work/shared/bench/dpdk/common.sh
@@ -69,6 +87,71 @@ fi
 mem_label="${DPDK_MEM_ARGS[*]}"
 hp_free=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
 log "dpdk-test memory: $mem_label; hugepages free for sluice's tbl24: ${hp_free:-0}"
+
+# ---- the whole path: Mpps per core, then callgrind per node ---------------
+path_tsv=$out/path.tsv
+: >"$path_tsv"
+for r in $(seq 1 "$ROUNDS"); do
+	for mode in one full; do
+		QUIET_MAX=$QUIET_MAX wait_quiet
+		log "round $r/$ROUNDS: ip4 path, routes $mode (load $(cut -d' ' -f1 /proc/loadavg))"
+		timeout 300 "$build/bench/sluice-bench-ip4-path" --routes "$mode" --cpu "$CPU" \
+			--seconds "$PATH_SECONDS" >"$out/path-$mode-$r.txt" 2>&1 ||
+			{ cat "$out/path-$mode-$r.txt" >&2; exit 1; }
+		awk -v m="$mode" '/Mpps$/ { print m "\tmpps\t" $(NF - 1) }' "$out/path-$mode-$r.txt" >>"$path_tsv"
+	done
+done
+for mode in one full; do
+	log "callgrind: ip4 path, routes $mode, vector 256"
+	( cd "$out" && timeout 900 valgrind --tool=callgrind '--toggle-collect=ip4_path_polls*' \
+		--callgrind-out-file="$out/cg-$mode.out" "$build_cg/bench/sluice-bench-ip4-path" \
+		--routes "$mode" --polls 200 >"$out/cg-$mode.txt" 2>&1 ) ||
+		{ cat "$out/cg-$mode.txt" >&2; exit 1; }
+	pk=$(awk '/^ip4-path: polls/ { print $5 }' "$out/cg-$mode.txt")
+	# Inclusive Ir per function of the binary (lines with "[object]").
+	callgrind_annotate --inclusive=yes "$out/cg-$mode.out" 2>/dev/null |
+		awk -v m="$mode" -v pk="$pk" '
+			/\[/ && match($0, /:[A-Za-z_0-9.]+ \[/) {
+				fn = substr($0, RSTART + 1, RLENGTH - 3); sub(/\..*/, "", fn)
+				ir = $1; gsub(/,/, "", ir)
+				print m "\t" fn "\t" ir / pk
+			}' >>"$path_tsv"
+done
+echo "== sluice ip4 path, last round =="
+cat "$out/path-one-$ROUNDS.txt" "$out/path-full-$ROUNDS.txt" | grep '^ip4-path'
+echo
+python3 - "$path_tsv" "$ROUNDS" <<'EOF'
+import sys, statistics as st
+from collections import defaultdict
+path, rounds = sys.argv[1:3]
+v = defaultdict(list)
+for line in open(path):
+    mode, key, val = line.rstrip("\n").split("\t")
+    v[(mode, key)].append(float(val))
+def get(mode, key):
+    x = v.get((mode, key))
+    return st.median(x) if x else None
+nodes = [("ip4-input", "ip4_input_fn"), ("ip4-lookup", "ip4_lookup_fn"), ("ip4-rewrite", "ip4_rewrite_fn"),
+         ("interface-output", "interface_output_fn")]
+others = [("ethernet-input", "ethernet_input_fn"), ("null-tx (frees)", "device_tx_fn"),
+          ("source (generator)", "source_fn"), ("whole poll loop", "ip4_path_polls")]
+print(f"== ip4 path on one core: Mpps (median of {rounds} runs), callgrind instructions per packet "
+      "(inclusive, vector 256) ==")
+print("| | 1 route | ~1.07M routes |")
+print("|---|---|---|")
+fmt = lambda x, p=1: f"{x:.{p}f}" if x is not None else "-"
+print(f"| Mpps per core | {fmt(get('one', 'mpps'), 2)} | {fmt(get('full', 'mpps'), 2)} |")
+tot = {}
+for name, fn in nodes:
+    print(f"| {name} | {fmt(get('one', fn))} | {fmt(get('full', fn))} |")
+    for m in ("one", "full"):
+        tot[m] = tot.get(m, 0) + (get(m, fn) or 0)
+print(f"| **ip4 path (the four above)** | **{tot['one']:.1f}** | **{tot['full']:.1f}** (goal < 100) |")
+for name, fn in others:
+    print(f"| {name} | {fmt(get('one', fn))} | {fmt(get('full', fn))} |")
+EOF
+[ "$SKIP_FIB" = 1 ] && exit 0
+echo
 
 # ---- rounds ---------------------------------------------------------------
 tsv=$out/results.tsv

@@ -43,6 +43,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -541,7 +542,32 @@ static void afp_destroy(struct device *dev)
 	free(container_of(dev, struct afp_dev, dev));
 }
 
+/* `show hardware`:
+ *   host-if veth0 (ifindex 7), TPACKET_V3 rx 32 x 131072-byte blocks, TPACKET_V2 tx 512 x 2048-byte frames
+ *   rx queue 0: fd 12, block 3, kernel drops 0
+ *   tx queue 0: fd 13, head 17
+ */
+static int afp_format_hw(struct device *dev, char *buf, size_t len)
+{
+	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
+	size_t o = 0;
+#define OUT(...) o += (size_t)snprintf(buf + MIN(o, len), len - MIN(o, len), __VA_ARGS__)
+	OUT("host-if %s (ifindex %d), TPACKET_V3 rx %u x %u-byte blocks, TPACKET_V2 tx %u x %u-byte frames",
+	    ad->conf.host_if, ad->ifindex, ad->conf.rx_blocks, ad->conf.rx_block_size, ad->conf.tx_frames,
+	    ad->conf.tx_frame_size);
+	for (uint16_t q = 0; q < dev->n_rx_queues; q++) {
+		rxq_harvest(&ad->rxq[q]);
+		OUT("\nrx queue %u: fd %d, block %u, kernel drops %" PRIu64, q, ad->rxq[q].fd, ad->rxq[q].block,
+		    __atomic_load_n(&ad->rxq[q].kernel_drops, __ATOMIC_RELAXED));
+	}
+	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
+		OUT("\ntx queue %u: fd %d, head %u", q, ad->txq[q].fd, ad->txq[q].head);
+#undef OUT
+	return (int)o;
+}
+
 static const struct device_ops afp_ops = {
+	.format_hw = afp_format_hw,
 	.start = afp_start,
 	.stop = afp_stop,
 	.rx_burst = afp_rx_burst,

@@ -383,5 +383,6 @@ const struct device_ops ixgbe_ops = {
 	.tx_burst = ixgbe_tx_burst,
 	.link = ixgbe_link,
 	.stats = ixgbe_stats,
+	.format_hw = ixgbe_format_hw,
 	.destroy = ixgbe_destroy,
 };

@@ -148,7 +148,7 @@ void ixgbe_hw_stats_update(struct ixgbe_dev *xd)
  *   tx queue 0: TDH 40 TDT 40 clean 32
  *   hw: GPRC 1000 GPTC 1000 GORC 64000 GOTC 64000 MPC 0 CRCERRS 0 RLEC 0 ROC 0
  */
-static int ixgbe_format_hw(struct device *dev, char *buf, size_t len)
+int ixgbe_format_hw(struct device *dev, char *buf, size_t len)
 {
 	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
 	struct dev_link link;

@@ -88,5 +88,8 @@ void ixgbe_hw_stats_update(struct ixgbe_dev *xd);
 
 extern const struct device_ops ixgbe_ops;
 void ixgbe_link(struct device *dev, struct dev_link *link);
+/* `show hardware` and `show nic`: link, queue heads and tails, drop and
+ * hardware counters, read from the registers. */
+int ixgbe_format_hw(struct device *dev, char *buf, size_t len);
 
 #endif

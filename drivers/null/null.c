@@ -96,7 +96,19 @@ static void null_destroy(struct device *dev)
 	free(container_of(dev, struct null_dev, dev));
 }
 
+/* `show hardware`:
+ *   rx recycle, 64-byte frames (no packet data written)
+ */
+static int null_format_hw(struct device *dev, char *buf, size_t len)
+{
+	const struct null_dev *nd = container_of(dev, struct null_dev, dev);
+	if (!nd->rx_recycle)
+		return snprintf(buf, len, "rx none (tx frees what it is given)");
+	return snprintf(buf, len, "rx recycle, %u-byte frames (no packet data written)", nd->rx_size);
+}
+
 static const struct device_ops null_ops = {
+	.format_hw = null_format_hw,
 	.rx_burst = null_rx_burst,
 	.tx_burst = null_tx_burst,
 	.destroy = null_destroy,

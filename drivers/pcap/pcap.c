@@ -266,7 +266,32 @@ static void pcapdev_destroy(struct device *dev)
 	free(pd);
 }
 
+/* `show hardware`:
+ *   rx-file in.pcap: pass 2 of 3, 120 frames read in this pass, paced
+ *   tx-file: open
+ */
+static int pcapdev_format_hw(struct device *dev, char *buf, size_t len)
+{
+	const struct pcap_dev *pd = container_of(dev, struct pcap_dev, dev);
+	size_t o = 0;
+#define OUT(...) o += (size_t)snprintf(buf + MIN(o, len), len - MIN(o, len), __VA_ARGS__)
+	if (!pd->rx_path[0])
+		OUT("rx-file: none\n");
+	else if (!pd->rx)
+		OUT("rx-file %s: finished after %u pass(es)\n", pd->rx_path, pd->rx_loops_done);
+	else if (pd->rx_loops)
+		OUT("rx-file %s: pass %u of %u, %" PRIu64 " frames read in this pass%s\n", pd->rx_path,
+		    pd->rx_loops_done + 1, pd->rx_loops, pd->rx_pass_packets, pd->rx_paced ? ", paced" : "");
+	else
+		OUT("rx-file %s: pass %u (looping forever), %" PRIu64 " frames read in this pass%s\n", pd->rx_path,
+		    pd->rx_loops_done + 1, pd->rx_pass_packets, pd->rx_paced ? ", paced" : "");
+	OUT("tx-file: %s", pd->tx ? "open" : "none");
+#undef OUT
+	return (int)o;
+}
+
 static const struct device_ops pcapdev_ops = {
+	.format_hw = pcapdev_format_hw,
 	.stop = pcapdev_stop,
 	.rx_burst = pcapdev_rx_burst,
 	.tx_burst = pcapdev_tx_burst,

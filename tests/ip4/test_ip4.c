@@ -290,6 +290,9 @@ static void teardown(void)
 	g = NULL;
 	ip4_main_free();
 	ip4_nbr_resolve_timeout_ns = 3000000000ull;
+	ip4_nbr_request_interval_ns = 1000000000ull;
+	ip4_nbr_reachable_timeout_ns = 300000000000ull;
+	ip4_nbr_clock = NULL;
 	dev_delete_all();
 	ck_assert_uint_eq(buffer_n_in_use(), 0);
 	buffer_thread_unregister();
@@ -721,6 +724,214 @@ START_TEST(addresses_and_routes)
 }
 END_TEST
 
+/* ---- neighbours: aging, static entries, clearing, interface deletion ---- */
+
+/* The neighbour table's simulated clock: tests move it by hand; the
+ * process node still runs every millisecond of real time. */
+static uint64_t sim_ns;
+
+static uint64_t sim_clock(void)
+{
+	return sim_ns;
+}
+
+/* Move the simulated clock to `at` (ns after the start) and let the process
+ * node run: it is due again a millisecond (real time) after each run, so
+ * polls more than that apart each run it, however loaded the box. */
+#define SIM_T0 1000000000000ull
+static void sim_at(uint64_t at)
+{
+	sim_ns = SIM_T0 + at;
+	for (int i = 0; i < 3; i++) {
+		usleep(1100);
+		graph_main_poll(g);
+	}
+	poll_n(2); /* what the runs sent reaches the test driver */
+}
+
+#define SEC 1000000000ull
+#define MS 1000000ull
+
+/* Wait (real time) until the process node has applied one more entry. */
+static void wait_applied(uint64_t before)
+{
+	uint64_t end = time_now_ns() + 1000000000ull;
+	while (errors_of("ip4-neighbor", 1) == before && time_now_ns() < end) {
+		graph_main_poll(g);
+		usleep(100);
+	}
+	ck_assert_uint_gt(errors_of("ip4-neighbor", 1), before);
+}
+
+static const struct ip4_nbr *nbr_get(struct device *d, uint32_t ip_h)
+{
+	ip4_nbr_lock();
+	const struct ip4_nbr *n = ip4_nbr_lookup(d->index, htonl(ip_h));
+	ip4_nbr_unlock();
+	return n;
+}
+
+START_TEST(neighbor_ages_with_reprobes)
+{
+	uint8_t f[128], want[64];
+	uint32_t r;
+	sim_ns = SIM_T0;
+	ip4_nbr_clock = sim_clock;
+	ip4_nbr_reachable_timeout_ns = 10 * SEC;
+	ip4_nbr_request_interval_ns = 1 * SEC;
+	resolve_ha(); /* learnt at t = 0 */
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, IP_HA, 32, &r), 0);
+	uint32_t wn = arp_frame(want, mac_ha, mac_a, 1, mac_a, IP_A1, (const uint8_t[6]){ 0 }, IP_HA, 60);
+
+	/* Re-ARP starts 3 intervals before the deadline: not at 6.9 s. */
+	sim_at(6900 * MS);
+	ck_assert_uint_eq(n_tx, 0);
+	/* At 7 s a request unicast to the known MAC; none more within 1 s. */
+	sim_at(7 * SEC);
+	ck_assert_uint_eq(n_tx, 1);
+	expect_tx(0, dev_a, want, wn);
+	sim_at(7900 * MS);
+	ck_assert_uint_eq(n_tx, 1);
+	sim_at(8 * SEC);
+	ck_assert_uint_eq(n_tx, 2);
+	expect_tx(1, dev_a, want, wn);
+	/* A answers at 8.2 s: renewed until 18.2 s, no probe before 15.2 s. */
+	sim_ns = SIM_T0 + 8200 * MS;
+	uint32_t n = arp_frame(f, mac_a, mac_ha, 2, mac_ha, IP_HA, mac_a, IP_A1, 60);
+	inject(dev_a, f, n);
+	sim_at(8200 * MS);
+	sim_at(15100 * MS);
+	ck_assert_uint_eq(n_tx, 2);
+	ck_assert_ptr_nonnull(nbr_get(dev_a, IP_HA));
+	/* Unanswered probes at 15.2, 16.2 and 17.2 s; forgotten at 18.2 s. */
+	sim_at(15200 * MS);
+	sim_at(16200 * MS);
+	sim_at(17200 * MS);
+	ck_assert_uint_eq(n_tx, 5);
+	for (uint32_t i = 2; i < 5; i++)
+		expect_tx(i, dev_a, want, wn);
+	ck_assert_ptr_nonnull(nbr_get(dev_a, IP_HA));
+	ck_assert_uint_eq(errors_of("ip4-neighbor", 4), 0);
+	sim_at(18200 * MS);
+	ck_assert_uint_eq(n_tx, 5);
+	ck_assert_ptr_null(nbr_get(dev_a, IP_HA));
+	ck_assert_uint_eq(errors_of("ip4-neighbor", 3), 5); /* probes */
+	ck_assert_uint_eq(errors_of("ip4-neighbor", 4), 1); /* aged out */
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, IP_HA, 32, &r), -ENOENT);
+	/* The next packet to A resolves afresh: held, broadcast request. */
+	n = udp_frame(f, mac_b, mac_hb, IP_HB, IP_HA, 64, 20, 0);
+	inject(dev_b, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 6);
+	wn = arp_frame(want, bcast, mac_a, 1, mac_a, IP_A1, (const uint8_t[6]){ 0 }, IP_HA, 60);
+	expect_tx(5, dev_a, want, wn);
+	ck_assert_uint_eq(errors_of("ip4-arp", 0), 1); /* held */
+}
+END_TEST
+
+START_TEST(neighbor_static_and_clear)
+{
+	uint8_t f[128], want[128];
+	const uint8_t other[6] = { 0x02, 0xcc, 0, 0, 0, 0x09 };
+	sim_ns = SIM_T0;
+	ip4_nbr_clock = sim_clock;
+	ip4_nbr_reachable_timeout_ns = 10 * SEC;
+	uint64_t applied = errors_of("ip4-neighbor", 1);
+	ck_assert_int_eq(ip4_nbr_set(dev_b->index, htonl(IP_HB), mac_hb, true, err, sizeof(err)), 0);
+	wait_applied(applied);
+	/* A -> B leaves at once, no ARP. */
+	uint32_t n = udp_frame(f, mac_a, mac_ha, IP_HA, IP_HB, 64, 30, 0);
+	memcpy(want, f, n);
+	memcpy(want, mac_hb, 6);
+	memcpy(want + 6, mac_b, 6);
+	want[14 + 8] = 63;
+	put16(want + 14 + 10, 0);
+	put16(want + 14 + 10, ref_csum(want + 14, 20));
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 1);
+	expect_tx(0, dev_b, want, n);
+	/* ARP claiming another MAC for B does not change a static entry, nor
+	 * does time: no probe, no aging. */
+	uint8_t a[64];
+	uint32_t an = arp_frame(a, mac_b, other, 2, other, IP_HB, mac_b, IP_B1, 60);
+	inject(dev_b, a, an);
+	sim_at(100 * SEC);
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 2);
+	expect_tx(1, dev_b, want, n);
+	ck_assert_uint_eq(errors_of("ip4-neighbor", 3), 0);
+	ck_assert_uint_eq(errors_of("ip4-neighbor", 4), 0);
+	const struct ip4_nbr *e = nbr_get(dev_b, IP_HB);
+	ck_assert_ptr_nonnull(e);
+	ck_assert(e->flags & IP4_NBR_F_STATIC);
+	ck_assert_mem_eq(e->mac, mac_hb, 6);
+
+	/* clear ip neighbors: the dynamic A goes (its host route too), the
+	 * static B stays. */
+	n_tx = 0;
+	resolve_ha();
+	uint32_t r;
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, IP_HA, 32, &r), 0);
+	ck_assert_uint_eq(ip4_nbr_count(), 2);
+	ck_assert_uint_eq(ip4_nbr_clear_dynamic(), 1);
+	ck_assert_uint_eq(ip4_nbr_count(), 1);
+	ck_assert_ptr_nonnull(nbr_get(dev_b, IP_HB));
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, IP_HA, 32, &r), -ENOENT);
+	n = udp_frame(f, mac_b, mac_hb, IP_HB, IP_HA, 64, 20, 0);
+	inject(dev_b, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 1);
+	uint32_t wn = arp_frame(want, bcast, mac_a, 1, mac_a, IP_A1, (const uint8_t[6]){ 0 }, IP_HA, 60);
+	expect_tx(0, dev_a, want, wn);
+
+	/* set ip neighbor without static: dynamic again, so it ages. */
+	applied = errors_of("ip4-neighbor", 1);
+	ck_assert_int_eq(ip4_nbr_set(dev_b->index, htonl(IP_HB), other, false, err, sizeof(err)), 0);
+	wait_applied(applied);
+	e = nbr_get(dev_b, IP_HB);
+	ck_assert(!(e->flags & IP4_NBR_F_STATIC));
+	ck_assert_mem_eq(e->mac, other, 6);
+	sim_at(111 * SEC);
+	ck_assert_ptr_null(nbr_get(dev_b, IP_HB));
+	ck_assert_uint_eq(errors_of("ip4-neighbor", 4), 1);
+}
+END_TEST
+
+START_TEST(delete_interface_clears_ip4)
+{
+	uint8_t f[128];
+	uint32_t r;
+	uint32_t b_index = dev_b->index;
+	uint64_t applied = errors_of("ip4-neighbor", 1);
+	ck_assert_int_eq(ip4_nbr_set(b_index, htonl(IP_HB), mac_hb, true, err, sizeof(err)), 0);
+	wait_applied(applied);
+	ck_assert_msg(ip4_route_add(htonl(0xc0a80000u), 16, htonl(IP_HB), DEV_INDEX_INVALID, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_msg(ip4_route_add(htonl(0x0b000000u), 8, htonl(IP_HA), DEV_INDEX_INVALID, err, sizeof(err)) == 0,
+		      "%s", err);
+	/* The delete path (as `delete interface b` takes it). */
+	dev_delete(dev_b);
+	dev_b = NULL;
+	ck_assert_uint_eq(ip4_interfaces[b_index].n_addrs, 0);
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, IP_B1, 32, &r), -ENOENT);
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, 0x0a020000u, 24, &r), -ENOENT);
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, 0xc0a80000u, 16, &r), -ENOENT);
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, IP_HB, 32, &r), -ENOENT);
+	ck_assert_uint_eq(ip4_nbr_count(), 0);
+	/* a's state is untouched. */
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, 0x0b000000u, 8, &r), 0);
+	ck_assert_uint_eq(ip4_interfaces[dev_a->index].n_addrs, 1);
+	/* Packets for what was behind b: no route. */
+	uint32_t n = udp_frame(f, mac_a, mac_ha, IP_HA, 0xc0a80105u, 64, 20, 0);
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 0);
+	ck_assert_uint_eq(errors_of("ip4-lookup", 0), 1);
+}
+END_TEST
+
 static Suite *ip4_suite(void)
 {
 	Suite *s = suite_create("ip4");
@@ -736,6 +947,9 @@ static Suite *ip4_suite(void)
 	tcase_add_test(tc, time_exceeded_exact_and_rate_limited);
 	tcase_add_test(tc, frag_needed_for_df);
 	tcase_add_test(tc, addresses_and_routes);
+	tcase_add_test(tc, neighbor_ages_with_reprobes);
+	tcase_add_test(tc, neighbor_static_and_clear);
+	tcase_add_test(tc, delete_interface_clears_ip4);
 	suite_add_tcase(s, tc);
 	return s;
 }
