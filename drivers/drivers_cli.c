@@ -506,6 +506,9 @@ static void capture_writer(struct cli_session *s, bool on)
 	int node = g ? graph_node_index(g, "pcap-capture") : -1;
 	if (node >= 0)
 		graph_node_set_state(g, 0, (uint32_t)node, on ? NODE_STATE_POLLING : NODE_STATE_DISABLED);
+	/* Drops are seen in error-drop; the tap does nothing unless drop is armed. */
+	if (g)
+		graph_set_drop_tap(g, on ? dev_capture_drop_tap : NULL, NULL);
 }
 
 static int capture_off(struct cli_session *s)
@@ -568,8 +571,10 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 			p.what |= DEV_CAPTURE_TX;
 			continue;
 		}
-		if (!strcmp(w, "drop"))
-			return cli_fail(s, -EOPNOTSUPP, "drop capture is not available yet (error-drop has no tap)");
+		if (!strcmp(w, "drop")) {
+			p.what |= DEV_CAPTURE_DROP;
+			continue;
+		}
 		if (i + 1 >= argc)
 			return cli_fail(s, -EINVAL, "'%s' needs a value", w);
 		const char *v = argv[++i];
@@ -591,7 +596,7 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 		}
 	}
 	if (!p.what)
-		return cli_fail(s, -EINVAL, "expected rx and/or tx (or off, status)");
+		return cli_fail(s, -EINVAL, "expected rx, tx and/or drop (or off, status)");
 	if (!p.max || !p.path)
 		return cli_fail(s, -EINVAL, "max N and file FILE are required");
 	if (ifname && strcmp(ifname, "any")) {
@@ -607,8 +612,9 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 	if (rc)
 		return cli_fail(s, rc, "pcap capture: %s", err);
 	capture_writer(s, true);
-	cli_printf(s, "pcap capture%s%s on %s: up to %u packet(s) to %s", p.what & DEV_CAPTURE_RX ? " rx" : "",
-		   p.what & DEV_CAPTURE_TX ? " tx" : "", ifname ? ifname : "any", p.max, p.path);
+	cli_printf(s, "pcap capture%s%s%s on %s: up to %u packet(s) to %s", p.what & DEV_CAPTURE_RX ? " rx" : "",
+		   p.what & DEV_CAPTURE_TX ? " tx" : "", p.what & DEV_CAPTURE_DROP ? " drop" : "",
+		   ifname ? ifname : "any", p.max, p.path);
 	return 0;
 }
 
@@ -637,5 +643,5 @@ DRIVERS_CLI(set_interface_l3_cmd, "set interface l3", "set interface l3 NAME", "
 DRIVERS_CLI(clear_interfaces_cmd, "clear interfaces", "clear interfaces", "Zero every interface's counters",
 	    clear_interfaces)
 DRIVERS_CLI(pcap_capture_cmd, "pcap capture",
-	    "pcap capture rx|tx [interface NAME|any] max N file FILE [max-bytes-per-pkt N] | off | status",
+	    "pcap capture rx|tx|drop [interface NAME|any] max N file FILE [max-bytes-per-pkt N] | off | status",
 	    "Copy packets an interface receives or sends into a pcap file", pcap_capture)
