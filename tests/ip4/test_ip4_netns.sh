@@ -27,54 +27,9 @@ if_b=ip4b$id
 host_a=ip4a${id}h # namespace ends
 host_b=ip4b${id}h
 tmp=$(mktemp -d /tmp/sluice-ip4-XXXXXX)
-pid=
-iperf_pid=
-dump_pid=
-
-fail() {
-	echo "FAIL: $*" >&2
-	[ -f "$tmp/err" ] && sed 's/^/  | /' "$tmp/err" | tail -40 >&2
-	exit 1
-}
-cleanup() {
-	[ -n "$iperf_pid" ] && kill -KILL "$iperf_pid" 2>/dev/null
-	[ -n "$dump_pid" ] && kill -KILL "$dump_pid" 2>/dev/null
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null
-		for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null
-	fi
-	ip netns del "$ns_a" 2>/dev/null
-	ip netns del "$ns_b" 2>/dev/null
-	ip link del "$if_a" 2>/dev/null
-	ip link del "$if_b" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-[ "$(id -u)" -eq 0 ] || fail "needs root (network namespaces, packet sockets)"
-for tool in ip ping iperf3 tcpdump timeout; do
-	command -v "$tool" > /dev/null || fail "$tool not found (scripts/deps.sh test installs it)"
-done
-
-wait_for_line() { # pattern tenths file
-	for _ in $(seq "$2"); do
-		grep -q "$1" "$3" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# ---- two hosts, each on its own subnet behind a veth pair ----
-ip netns add "$ns_a" || fail "ip netns add $ns_a"
-ip netns add "$ns_b" || fail "ip netns add $ns_b"
-ip link add "$if_a" type veth peer name "$host_a" netns "$ns_a" || fail "veth $if_a"
-ip link add "$if_b" type veth peer name "$host_b" netns "$ns_b" || fail "veth $if_b"
-for ifn in "$if_a" "$if_b"; do
-	echo 1 > "/proc/sys/net/ipv6/conf/$ifn/disable_ipv6" || fail "disable IPv6 on $ifn"
-	ip link set "$ifn" up || fail "$ifn up"
-done
+. "$(dirname "$0")/../lib/netns.sh"
+netns_preflight ip ping iperf3 tcpdump timeout
+netns_make_pairs
 setup_host() { # ns ifname address gateway
 	ip netns exec "$1" sh -c "echo 1 > /proc/sys/net/ipv6/conf/$2/disable_ipv6 &&
 		ip link set lo up && ip addr add $3/24 dev $2 && ip link set $2 up &&

@@ -1,0 +1,61 @@
+# Shared by the tests that put sluice between two network namespaces.
+# The sourcing script sets tmp, ns_a, ns_b, if_a, if_b, host_a, host_b and,
+# as it starts them, pid (sluice, stopped gently) and iperf_pid / dump_pid
+# (killed). Everything made here is removed on exit, failure included.
+
+pid=
+iperf_pid=
+dump_pid=
+
+fail() {
+	echo "FAIL: $*" >&2
+	[ -f "$tmp/err" ] && sed 's/^/  | /' "$tmp/err" | tail -40 >&2
+	exit 1
+}
+
+netns_cleanup() {
+	[ -n "$iperf_pid" ] && kill -KILL "$iperf_pid" 2>/dev/null
+	[ -n "$dump_pid" ] && kill -KILL "$dump_pid" 2>/dev/null
+	if [ -n "$pid" ]; then
+		kill -TERM "$pid" 2>/dev/null
+		for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	ip netns del "$ns_a" 2>/dev/null
+	ip netns del "$ns_b" 2>/dev/null
+	ip link del "$if_a" 2>/dev/null
+	ip link del "$if_b" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap netns_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# Root and the named tools, or a failure that says what is missing.
+netns_preflight() {
+	[ "$(id -u)" -eq 0 ] || fail "needs root (network namespaces, packet sockets)"
+	for tool in "$@"; do
+		command -v "$tool" > /dev/null || fail "$tool not found (scripts/deps.sh test installs it)"
+	done
+}
+
+# Wait up to $2 tenths of a second for pattern $1 in file $3.
+wait_for_line() {
+	for _ in $(seq "$2"); do
+		grep -q "$1" "$3" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Two namespaces, each holding one end of a veth pair whose other end
+# (if_a, if_b) stays here for sluice; IPv6 off so only the test's traffic flows.
+netns_make_pairs() {
+	ip netns add "$ns_a" || fail "ip netns add $ns_a"
+	ip netns add "$ns_b" || fail "ip netns add $ns_b"
+	ip link add "$if_a" type veth peer name "$host_a" netns "$ns_a" || fail "veth $if_a"
+	ip link add "$if_b" type veth peer name "$host_b" netns "$ns_b" || fail "veth $if_b"
+	for ifn in "$if_a" "$if_b"; do
+		echo 1 > "/proc/sys/net/ipv6/conf/$ifn/disable_ipv6" || fail "disable IPv6 on $ifn"
+		ip link set "$ifn" up || fail "$ifn up"
+	done
+}
