@@ -65,21 +65,27 @@ struct distributor_data {
 	uint8_t reason[FRAME_SIZE];
 	uint8_t assigned[FRAME_SIZE];
 	uint8_t nic_hash[FRAME_SIZE];
+	/* Traced packets: taken before dist_process hands them to a worker,
+	 * after which the packet (and its trace slot's count) is the worker's. */
+	uint8_t *detail[FRAME_SIZE];
+	uint32_t flow_hash[FRAME_SIZE];
 };
 
-static void trace_frame(struct node_runtime *rt, const struct distributor_data *d, const uint32_t *bi, uint32_t n)
+/* Fills the records found by trace_prepare; touches no buffer, since the
+ * workers may already be running the packets. The record itself is this
+ * node's own: a worker only appends after it. */
+static void trace_frame(const struct distributor_data *d, uint32_t n)
 {
 	uint32_t k = 0; /* walks the dropped list alongside */
 	for (uint32_t i = 0; i < n; i++) {
-		struct buffer *b = buffer_get(bi[i]);
 		uint8_t reason = 0;
 		if (!d->assigned[i])
 			reason = d->reason[k++];
-		uint8_t *detail = node_trace_detail(rt, b);
+		uint8_t *detail = d->detail[i];
 		if (!detail)
 			continue;
 		struct distributor_trace t = {
-			.flow_hash = b->flow_hash,
+			.flow_hash = d->flow_hash[i],
 			.tag = d->tags[i],
 			.worker = d->assigned[i],
 			.reason = reason,
@@ -103,16 +109,20 @@ static uint32_t distributor_fn(struct node_runtime *rt, struct frame *f)
 	bool traced = false;
 	for (uint32_t i = 0; i < n; i++) {
 		struct buffer *b = buffer_get(f->buffers[i]);
+		d->detail[i] = NULL;
+		bool nic_hash = (b->flags & BUFFER_F_FLOW_HASH) != 0;
+		d->tags[i] = dist_buffer_tag(b);
 		if (unlikely(b->flags & BUFFER_F_TRACED)) {
 			traced = true;
-			d->nic_hash[i] = (b->flags & BUFFER_F_FLOW_HASH) != 0;
+			d->nic_hash[i] = nic_hash;
+			d->flow_hash[i] = b->flow_hash;
+			d->detail[i] = node_trace_detail(rt, b);
 		}
-		d->tags[i] = dist_buffer_tag(b);
 	}
 	uint32_t taken = dist_process(dist, f->buffers, d->tags, n, d->dropped, d->reason,
 				      traced ? d->assigned : NULL);
 	if (unlikely(traced))
-		trace_frame(rt, d, f->buffers, n);
+		trace_frame(d, n);
 	if (unlikely(taken < n)) {
 		for (uint32_t i = 0; i < n - taken; i++)
 			buffer_get(d->dropped[i])->error = node_error(rt, d->reason[i]);
