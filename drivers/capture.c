@@ -124,7 +124,8 @@ static void close_file(void)
 /* Write ready slots in order, up to budget; caller holds the lock. */
 static uint32_t write_ready(uint32_t budget)
 {
-	uint64_t claimed = MIN(__atomic_load_n(&cap.n_claimed, __ATOMIC_RELAXED), (uint64_t)cap.max);
+	uint64_t n_claimed = __atomic_load_n(&cap.n_claimed, __ATOMIC_RELAXED); /* once: MIN reads twice */
+	uint64_t claimed = MIN(n_claimed, (uint64_t)cap.max);
 	uint32_t k = 0;
 	while (k < budget && cap.n_written < claimed) {
 		struct slot *s = &cap.slots[cap.n_written];
@@ -256,7 +257,8 @@ void dev_capture_get_status(struct dev_capture_status *st)
 	st->open = cap.dumper != NULL;
 	st->what = __atomic_load_n(&dev_capture.what, __ATOMIC_RELAXED);
 	st->max = cap.started ? cap.max : 0;
-	st->captured = cap.started ? MIN(__atomic_load_n(&cap.n_claimed, __ATOMIC_RELAXED), (uint64_t)cap.max) : 0;
+	uint64_t n_claimed = __atomic_load_n(&cap.n_claimed, __ATOMIC_RELAXED);
+	st->captured = cap.started ? MIN(n_claimed, (uint64_t)cap.max) : 0;
 	st->written = cap.started ? cap.n_written : 0;
 	snprintf(st->path, sizeof(st->path), "%s", cap.started ? cap.path : "");
 	pthread_mutex_unlock(&cap.lock);

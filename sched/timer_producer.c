@@ -133,7 +133,8 @@ static uint32_t ring_room(struct timer_producer *p)
 static uint32_t ring_arm(struct timer_producer *p, const struct timer_spec *spec, uint32_t n, timer_handle_t *h)
 {
 	uint32_t i = 0;
-	n = MIN(n, ring_room(p));
+	uint32_t room = ring_room(p); /* once: MIN evaluates its arguments twice */
+	n = MIN(n, room);
 	if (p->n_stack < n)
 		refill(p);
 	for (; i < n && p->n_stack; i++) {
