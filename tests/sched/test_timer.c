@@ -741,10 +741,15 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, test_periodic);
 	tcase_add_test(tc, test_batches);
 	tcase_add_test(tc, test_memory);
-	tcase_add_test(tc, test_cross_thread_ring);
-	tcase_add_test(tc, test_cross_thread_shard);
 	tcase_add_test(tc, test_node_target);
 	suite_add_tcase(s, tc);
+	/* Its own case so that the ThreadSanitizer stage can run just these
+	 * (CK_RUN_CASE=cross-thread): producers on other threads. */
+	TCase *xt = tcase_create("cross-thread");
+	tcase_set_timeout(xt, 300);
+	tcase_add_test(xt, test_cross_thread_ring);
+	tcase_add_test(xt, test_cross_thread_shard);
+	suite_add_tcase(s, xt);
 	return s;
 }
 
