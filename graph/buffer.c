@@ -428,3 +428,45 @@ uint32_t buffer_from_bytes(const void *bytes, uint32_t n, int numa_node)
 	b->current_length = (uint16_t)n;
 	return bi;
 }
+
+uint32_t buffer_chain_from_bytes(const void *bytes, uint32_t n, int numa_node)
+{
+	uint32_t size = buffer_main.data_size;
+	uint32_t first = n < size ? n : size;
+	uint32_t bi = buffer_from_bytes(bytes, first, numa_node);
+	if (bi == BUFFER_INVALID)
+		return BUFFER_INVALID;
+	struct buffer *head = buffer_get(bi), *tail = head;
+	for (uint32_t off = first; off < n;) {
+		uint32_t k = n - off < size ? n - off : size;
+		uint32_t ni = buffer_from_bytes((const uint8_t *)bytes + off, k, numa_node);
+		if (ni == BUFFER_INVALID) {
+			buffer_free(&bi, 1);
+			return BUFFER_INVALID;
+		}
+		tail->flags |= BUFFER_F_NEXT_PRESENT;
+		tail->next_buffer = ni;
+		head->total_length_not_including_first += k;
+		tail = buffer_get(ni);
+		off += k;
+	}
+	return bi;
+}
+
+uint32_t buffer_chain_copy_out(const struct buffer *b, void *dst, uint32_t max, uint32_t *total)
+{
+	uint32_t off = 0, len = 0;
+	for (;;) {
+		uint32_t k = b->current_length;
+		len += k;
+		if (k > max - off)
+			k = max - off;
+		memcpy((uint8_t *)dst + off, buffer_data((struct buffer *)b), k);
+		off += k;
+		if (!(b->flags & BUFFER_F_NEXT_PRESENT))
+			break;
+		b = buffer_get(b->next_buffer);
+	}
+	*total = len;
+	return off;
+}

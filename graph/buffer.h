@@ -157,4 +157,12 @@ uint64_t buffer_n_in_use(void);
  * BUFFER_INVALID. A control-path helper (tests, generators), not for rx. */
 uint32_t buffer_from_bytes(const void *bytes, uint32_t n, int numa_node);
 
+/* The same for any n: the bytes beyond one buffer's data size go into a
+ * chain, as a driver receiving a jumbo frame builds it. Control path. */
+uint32_t buffer_chain_from_bytes(const void *bytes, uint32_t n, int numa_node);
+
+/* Copy the packet starting at b (its whole chain) into dst, at most max
+ * bytes; returns the bytes copied and sets *total to the packet's length. */
+uint32_t buffer_chain_copy_out(const struct buffer *b, void *dst, uint32_t max, uint32_t *total);
+
 #endif

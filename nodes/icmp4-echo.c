@@ -1,7 +1,10 @@
 /* icmp4-echo: answers ICMP echo requests to the router's addresses
  * (RFC 792), the buffer at the IP header, from ip4-local.
  *
- * The request's ICMP checksum is verified over the whole message. The reply
+ * The request's ICMP checksum is verified over the whole message, across
+ * a buffer chain when the request is larger than one buffer (the IP and
+ * ICMP headers must lie in the first: a driver's chain always has them
+ * there). The reply
  * is the same buffer: addresses swapped (the source is the address that was
  * pinged), TTL 64, a fresh header checksum, type 0, and the ICMP checksum
  * patched for the type change with RFC 1624 (the payload is not summed
@@ -57,16 +60,51 @@ static int icmp4_echo_format_trace(char *buf, size_t len, const uint8_t *detail)
 
 /* ---- helpers ---- */
 
+/* One's-complement sum of the len bytes that follow skip bytes of the
+ * first buffer, walking the chain. A segment that starts at an odd offset
+ * of the message has its bytes in the other halves of the 16-bit words:
+ * its folded sum is byte-swapped (RFC 1071 §2(B)). Returns false when the
+ * chain holds fewer than len bytes. */
+static bool chain_sum(struct buffer *b, uint32_t skip, uint32_t len, uint32_t *sum)
+{
+	uint32_t s = 0, done = 0;
+	const uint8_t *p = buffer_data(b) + skip;
+	uint32_t have = b->current_length - skip;
+	for (;;) {
+		uint32_t k = have < len - done ? have : len - done;
+		uint16_t part = ip4_csum_fold(ip4_csum_add(0, p, k));
+		s += (done & 1) ? (uint16_t)((part >> 8) | (part << 8)) : part;
+		done += k;
+		if (done == len)
+			break;
+		if (!(b->flags & BUFFER_F_NEXT_PRESENT))
+			return false;
+		b = buffer_get(b->next_buffer);
+		p = buffer_data(b);
+		have = b->current_length;
+	}
+	*sum = s;
+	return true;
+}
+
 /* Check the request and turn it into the reply. Returns REPLIED or an error. */
 static uint16_t reply(struct buffer *b)
 {
 	struct ip4_header *h = (struct ip4_header *)buffer_data(b);
 	uint32_t ihl = ip4_header_bytes(h);
 	uint32_t total = ntohs(h->total_length);
-	if (total < ihl + ICMP4_HDR_LEN || total > b->current_length)
+	if (total < ihl + ICMP4_HDR_LEN || ihl + ICMP4_HDR_LEN > b->current_length)
 		return ICMP4_ECHO_ERROR_TRUNCATED;
 	struct icmp4_header *icmp = (struct icmp4_header *)((uint8_t *)h + ihl);
-	if (ip4_csum_fold(ip4_csum_add(0, icmp, total - ihl)) != 0xffff)
+	uint32_t sum;
+	if (likely(!(b->flags & BUFFER_F_NEXT_PRESENT))) {
+		if (total > b->current_length)
+			return ICMP4_ECHO_ERROR_TRUNCATED;
+		sum = ip4_csum_add(0, icmp, total - ihl);
+	} else if (!chain_sum(b, ihl, total - ihl, &sum)) {
+		return ICMP4_ECHO_ERROR_TRUNCATED;
+	}
+	if (ip4_csum_fold(sum) != 0xffff)
 		return ICMP4_ECHO_ERROR_CHECKSUM;
 	uint16_t old_word, new_word;
 	memcpy(&old_word, icmp, 2);

@@ -136,26 +136,11 @@ int pkt_graph_inject(uint32_t port, const uint8_t *bytes, uint32_t len)
 {
 	if (n_inq == FRAME_SIZE)
 		pkt_graph_run();
-	uint32_t size = buffer_main.data_size;
-	uint32_t first_len = len < size ? len : size;
-	uint32_t bi = buffer_from_bytes(bytes, first_len, -1);
+	/* Beyond one buffer: a chain, as a driver receiving a jumbo frame makes it. */
+	uint32_t bi = buffer_chain_from_bytes(bytes, len, -1);
 	if (bi == BUFFER_INVALID)
 		return -1;
-	struct buffer *head = buffer_get(bi), *tail = head;
-	/* The rest in a chain, as a driver receiving a jumbo frame makes it. */
-	for (uint32_t off = first_len; off < len;) {
-		uint32_t n = len - off < size ? len - off : size;
-		uint32_t ni = buffer_from_bytes(bytes + off, n, -1);
-		if (ni == BUFFER_INVALID) {
-			buffer_free(&bi, 1);
-			return -1;
-		}
-		tail->flags |= BUFFER_F_NEXT_PRESENT;
-		tail->next_buffer = ni;
-		head->total_length_not_including_first += n;
-		tail = buffer_get(ni);
-		off += n;
-	}
+	struct buffer *head = buffer_get(bi);
 	head->rx_if = port < PKT_N_PORTS ? ports[port]->index : DEV_INDEX_INVALID - 1;
 	inq[n_inq++] = bi;
 	return 0;

@@ -231,10 +231,14 @@ case(S, 'jumbo-df', '3000 bytes (two buffers) with DF on a 1500 MTU: fragmentati
      [('a', fwd(payload=udp(2980), frag=0x4000))], [(FRAG_NEEDED, 1)], {'a': 1})
 case(S, 'jumbo-no-df', '3000 bytes (two buffers) without DF: no fragmentation here, counted',
      [('a', fwd(payload=udp(2980)))], [(NO_FRAG, 1)])
-case(S, 'jumbo-to-router', '4000-byte echo request (two buffers) to the router: icmp4-echo reads one buffer, '
-     'so it counts it as truncated and does not answer',
+case(S, 'jumbo-to-router', '4000-byte echo request (two buffers) to the router: answered across the chain, '
+     'and the 4000-byte reply (no DF) is over the 1500 MTU back to A: counted, not fragmented',
      [('a', v4('a', HA, A1, icmp(8, body=b'\x00\x01\x00\x01' + udp(3972)), proto=1))],
-     [(ECHO_SHORT, 1)])
+     [(ECHO_REPLIED, 1), (NO_FRAG, 1)])
+case(S, 'jumbo-to-router-bad-checksum', '4000-byte echo request whose ICMP checksum is wrong: '
+     'checked over both buffers, dropped',
+     [('a', v4('a', HA, A1, icmp(8, body=b'\x00\x01\x00\x01' + udp(3972), bad_csum=True), proto=1))],
+     [(ECHO_CSUM, 1)])
 case(S, 'icmp-error-about-icmp-error', 'TTL 1 destination-unreachable: no error about an error',
      [('a', v4('a', HA, HB, icmp(3, 1), proto=1, ttl=1))], [(NOT_ALLOWED, 1)])
 case(S, 'ttl-1-rate-limited', '12 expiring packets at once: 10 answered (the burst), 2 counted',
