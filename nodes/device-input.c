@@ -106,7 +106,7 @@ static uint32_t poll_queue(struct node_runtime *rt, const struct dev_poll *p)
 	for (uint32_t i = 0; i < n; i++) {
 		struct buffer *b = buffer_get(bi[i]);
 		b->rx_if = rx_if;
-		bytes += b->current_length;
+		bytes += eth_packet_length(b); /* a chained jumbo frame whole */
 	}
 	bool tracing = rt->trace_budget != 0;
 	node_trace_input(rt, bi, n);

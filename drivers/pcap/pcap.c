@@ -11,8 +11,9 @@
  * times (0: forever), then produces nothing. Paced, a poll with nothing due
  * allocates nothing; the precision is the graph's idle sleep (up to
  * idle-max-us) plus one poll. A
- * frame longer than a buffer's data area is counted as RX-errors and
- * skipped. tx appends every frame to tx-file (pcap, Ethernet link type,
+ * frame longer than a buffer's data area arrives as a chain of buffers, as
+ * a NIC receives a jumbo frame; one the pool cannot hold now is counted as
+ * RX-dropped, and one beyond PCAP_RX_MAX_CHAIN buffers as RX-errors. tx appends every frame to tx-file (pcap, Ethernet link type,
  * stamped with the time of the burst) through a 1 MB stdio buffer, so the
  * file sees one write per megabyte, not one per packet; stop flushes and
  * destroy closes, so the file is complete and readable after either. Without
@@ -33,6 +34,7 @@
 #define PCAP_PATH_SIZE 240
 #define PCAP_TX_SNAPLEN 65535
 #define PCAP_TX_STDIO_BUFFER (1u << 20)
+#define PCAP_RX_MAX_CHAIN 64 /* buffers after the first: 128 KB at the default data size */
 
 enum pcap_pace { PCAP_PACE_FAST = 0, PCAP_PACE_RECORDED };
 static const char *const pcap_pace_names[] = { "fast", "recorded", NULL };
@@ -152,6 +154,37 @@ static bool rx_due(const struct pcap_dev *pd, const struct pcap_pkthdr *h, uint6
 	return now - pd->rx_pass_start_ns >= stamp - pd->rx_pass_stamp_ns;
 }
 
+/* The bytes beyond the first buffer into a chain of buffers taken from
+ * the pool now: jumbo frames are rare, the common frame pays one branch.
+ * Returns 0, or the counter to charge when the frame cannot be kept. */
+static int rx_chain(struct buffer *b, const u_char *data, uint32_t len, uint32_t size)
+{
+	uint32_t extra[PCAP_RX_MAX_CHAIN];
+	uint32_t n = (len - 1) / size;
+	if (n > PCAP_RX_MAX_CHAIN)
+		return -EMSGSIZE;
+	uint32_t got = buffer_alloc(extra, n, -1);
+	if (got != n) {
+		buffer_free(extra, got);
+		return -ENOBUFS;
+	}
+	memcpy(buffer_data(b), data, size);
+	b->current_length = (uint16_t)size;
+	struct buffer *tail = b;
+	for (uint32_t i = 0, off = size; i < n; i++) {
+		uint32_t k = len - off < size ? len - off : size;
+		struct buffer *x = buffer_get(extra[i]);
+		memcpy(buffer_data(x), data + off, k);
+		x->current_length = (uint16_t)k;
+		tail->flags |= BUFFER_F_NEXT_PRESENT;
+		tail->next_buffer = extra[i];
+		tail = x;
+		off += k;
+	}
+	b->total_length_not_including_first = len - size;
+	return 0;
+}
+
 static uint32_t pcapdev_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
 {
 	struct pcap_dev *pd = container_of(dev, struct pcap_dev, dev);
@@ -187,13 +220,18 @@ static uint32_t pcapdev_rx_burst(struct device *dev, uint16_t queue, uint32_t *b
 				break;
 			}
 		}
-		if (unlikely(h->caplen > data_size)) {
-			stat_add(&c->rx_errors, 1);
-			continue;
+		struct buffer *b = buffer_get(bi[k]);
+		if (likely(h->caplen <= data_size)) {
+			memcpy(buffer_data(b), data, h->caplen);
+			b->current_length = (uint16_t)h->caplen;
+		} else {
+			int e = rx_chain(b, data, h->caplen, data_size);
+			if (e) {
+				stat_add(e == -ENOBUFS ? &c->rx_dropped : &c->rx_errors, 1);
+				continue;
+			}
 		}
-		struct buffer *b = buffer_get(bi[k++]);
-		memcpy(buffer_data(b), data, h->caplen);
-		b->current_length = (uint16_t)h->caplen;
+		k++;
 	}
 	if (k < got)
 		buffer_free(bi + k, got - k);
