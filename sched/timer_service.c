@@ -18,21 +18,27 @@
 
 /* ---- clock ---- */
 
-static double ns_per_cycle;
+static _Atomic double ns_per_cycle;
 static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
 
 static void clock_init(void)
 {
-	ns_per_cycle = 1e9 / cpu_ticks_per_second();
+	atomic_store_explicit(&ns_per_cycle, 1e9 / cpu_ticks_per_second(), memory_order_release);
 }
 
 /* The cycle counter scaled by a double: monotonic (rounding is), exact to
- * the ns for 104 days of uptime, and cheaper than clock_gettime. */
+ * the ns for 104 days of uptime, and cheaper than clock_gettime. Every arm
+ * reads it: once the scale is known, a load (free on x86) instead of a
+ * call to pthread_once. */
 uint64_t timer_clock_ns(void *unused)
 {
 	(void)unused;
-	pthread_once(&clock_once, clock_init);
-	return (uint64_t)((double)cpu_ticks() * ns_per_cycle);
+	double k = atomic_load_explicit(&ns_per_cycle, memory_order_acquire);
+	if (unlikely(k == 0)) {
+		pthread_once(&clock_once, clock_init);
+		k = atomic_load_explicit(&ns_per_cycle, memory_order_acquire);
+	}
+	return (uint64_t)((double)cpu_ticks() * k);
 }
 
 uint64_t timer_now(const struct timer_service *ts)
@@ -164,22 +170,6 @@ int timer_target_node(struct timer_service *ts, uint32_t node_index)
 }
 
 /* ---- operations ---- */
-
-/* Spec to wheel arguments: absolute deadline, period. False when the spec
- * is malformed. Callers on other threads use it too: it reads only the
- * target count (fixed once producers run) and the clock. */
-bool service_resolve(struct timer_service *ts, const struct timer_spec *spec, struct wheel_arm_args *a)
-{
-	bool periodic = spec->flags & TIMER_PERIODIC;
-	if (spec->target >= ts->n_targets || (periodic && !spec->interval_ns))
-		return false;
-	a->deadline_ns = spec->deadline_ns ? spec->deadline_ns : ts->clock(ts->clock_arg) + spec->interval_ns;
-	a->period_ns = periodic ? spec->interval_ns : 0;
-	a->cookie = spec->cookie;
-	a->target = spec->target;
-	a->flags = spec->flags & TIMER_PRECISE;
-	return true;
-}
 
 int timer_arm(struct timer_service *ts, const struct timer_spec *spec, timer_handle_t *h)
 {
