@@ -305,9 +305,9 @@ static void i40e_stats(struct device *dev, struct dev_counters *c)
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
 	i40e_hw_stats_update(id);
 	const struct i40e_hw_stats *h = &id->hw, *b = &id->hw_base;
-	c->rx_dropped += (uint32_t)(h->rdpc - b->rdpc);
-	c->rx_errors += (uint32_t)(h->crcerrs - b->crcerrs) + (uint32_t)(h->illerrc - b->illerrc) +
-			(uint32_t)(h->rlec - b->rlec) + (uint32_t)(h->ruc - b->ruc) + (uint32_t)(h->roc - b->roc);
+	c->rx_dropped += I40E_SINCE32(h, b, rdpc);
+	c->rx_errors += I40E_SINCE32(h, b, crcerrs) + I40E_SINCE32(h, b, illerrc) + I40E_SINCE32(h, b, rlec) +
+			I40E_SINCE32(h, b, ruc) + I40E_SINCE32(h, b, roc);
 }
 
 static void i40e_destroy(struct device *dev)
@@ -332,5 +332,6 @@ const struct device_ops i40e_ops = {
 	.tx_burst = i40e_tx_burst,
 	.link = i40e_link,
 	.stats = i40e_stats,
+	.format_hw = i40e_format_hw,
 	.destroy = i40e_destroy,
 };

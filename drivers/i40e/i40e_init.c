@@ -142,14 +142,17 @@ void i40e_hw_stats_update(struct i40e_dev *id)
 }
 
 /*
- * sluice> show nic xl0
- * xl0: i40e 0000:05:00.0 8086:1583, mac 02:00:00:00:00:20, fw 9.20 api 1.15
+ * sluice> show hardware xl0
+ * ...
+ *   xl0: i40e 0000:05:00.0 8086:1583, mac 02:00:00:00:00:20, fw 9.20 api 1.15
  *   link up 40000 Mb/s, promisc on, pf 0 port 0, vsi seid 512 qs 7, running
  *   rx queue 0: QRX_TAIL 1023 ENA 0x5 next 0
- *   tx queue 0: QTX_TAIL 0 ENA 0x5 clean 0
- *   hw: GORC 0 UPRC 0 GOTC 0 UPTC 0 RDPC 0 CRCERRS 0 RLEC 0 ROC 0
+ *   tx queue 0: QTX_HEAD 0 QTX_TAIL 0 ENA 0x5 clean 0
+ *   hw: GORC 0 UPRC 0 GOTC 0 UPTC 0 RDPC 0 CRCERRS 0 ILLERRC 0 RLEC 0 RUC 0 ROC 0
+ * (the rx head lives in the queue context, not in a register; RDPC is the
+ * port's rx drops, counted since bring-up)
  */
-static int i40e_format_hw(struct device *dev, char *buf, size_t len)
+int i40e_format_hw(struct device *dev, char *buf, size_t len)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
 	struct dev_link link;
@@ -167,13 +170,14 @@ static int i40e_format_hw(struct device *dev, char *buf, size_t len)
 		OUT("  rx queue %u: QRX_TAIL %u ENA 0x%x next %u\n", q, rd(id, I40E_QRX_TAIL(q)),
 		    rd(id, I40E_QRX_ENA(q)), id->rxq[q].next);
 	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
-		OUT("  tx queue %u: QTX_TAIL %u ENA 0x%x clean %u\n", q, rd(id, I40E_QTX_TAIL(q)),
-		    rd(id, I40E_QTX_ENA(q)), id->txq[q].clean);
+		OUT("  tx queue %u: QTX_HEAD %u QTX_TAIL %u ENA 0x%x clean %u\n", q, rd(id, I40E_QTX_HEAD(q)),
+		    rd(id, I40E_QTX_TAIL(q)), rd(id, I40E_QTX_ENA(q)), id->txq[q].clean);
 	const struct i40e_hw_stats *h = &id->hw, *b = &id->hw_base;
 	OUT("  hw: GORC %" PRIu64 " UPRC %" PRIu64 " GOTC %" PRIu64 " UPTC %" PRIu64 " RDPC %" PRIu64
-	    " CRCERRS %" PRIu64 " RLEC %" PRIu64 " ROC %" PRIu64 "\n",
-	    h->gorc - b->gorc, h->uprc - b->uprc, h->gotc - b->gotc, h->uptc - b->uptc, h->rdpc - b->rdpc,
-	    h->crcerrs - b->crcerrs, h->rlec - b->rlec, h->roc - b->roc);
+	    " CRCERRS %" PRIu64 " ILLERRC %" PRIu64 " RLEC %" PRIu64 " RUC %" PRIu64 " ROC %" PRIu64 "\n",
+	    I40E_SINCE48(h, b, gorc), I40E_SINCE48(h, b, uprc), I40E_SINCE48(h, b, gotc), I40E_SINCE48(h, b, uptc),
+	    I40E_SINCE32(h, b, rdpc), I40E_SINCE32(h, b, crcerrs), I40E_SINCE32(h, b, illerrc),
+	    I40E_SINCE32(h, b, rlec), I40E_SINCE32(h, b, ruc), I40E_SINCE32(h, b, roc));
 #undef OUT
 	return (int)o;
 }
@@ -455,6 +459,13 @@ static struct device *i40e_create(const void *conf, char *err, size_t errlen)
 		goto fail;
 	}
 	pci_claim(id->addr, &id->dev);
+	if (id->dev.n_rx_queues > 1 && i40e_is_x722(id->io->device)) {
+		snprintf(err, errlen,
+			 "i40e: %s: X722 (8086:%04x) takes its RSS key and lookup table through the admin queue, "
+			 "which this driver does not do yet: configure rx-queues 1",
+			 id->addr, id->io->device);
+		goto fail;
+	}
 	int rc = pci_dma_map_buffers(id->io);
 	if (rc) {
 		snprintf(err, errlen, "i40e: %s: cannot map the buffer pools for DMA: %s", id->addr, strerror(-rc));
@@ -476,7 +487,7 @@ static const struct dev_driver i40e_driver = {
 };
 DEV_DRIVER_REGISTER(i40e_driver)
 
-/* Facts 2.1: the X710 / XL710 / XXV710 physical functions. */
+/* Facts 2.1: the X710 / XL710 / XXV710 / X722 physical functions. */
 static const struct pci_id i40e_ids[] = {
 	{ 0x8086, 0x1572, "X710 SFP+" },        { 0x8086, 0x1580, "XL710 KX_B" },
 	{ 0x8086, 0x1581, "XL710 KX_C" },       { 0x8086, 0x1583, "XL710 QSFP+ A" },
@@ -487,6 +498,13 @@ static const struct pci_id i40e_ids[] = {
 	{ 0x8086, 0x15FF, "X710-T BC 10G" },    { 0x8086, 0x101F, "X710-T BC 5G" },
 	{ 0x8086, 0x0DD2, "X710-T BC 1G" },     { 0x8086, 0x104E, "X710 10G SFP" },
 	{ 0x8086, 0x104F, "X710 10G B" },
+	/* X722 (Lewisburg): the same PF programming but for RSS (key and LUT
+	 * through admin commands 0x0B02/0x0B03, facts 2.4 and 6), so with one
+	 * rx queue only. */
+	{ 0x8086, 0x37CE, "X722 KX" },         { 0x8086, 0x37CF, "X722 QSFP" },
+	{ 0x8086, 0x37D0, "X722 SFP" },        { 0x8086, 0x37D1, "X722 1G-T" },
+	{ 0x8086, 0x37D2, "X722 10G-T" },      { 0x8086, 0x37D3, "X722 SFP_I" },
+	{ 0x8086, 0x0DDA, "X722 SFP_A" },
 	{ 0, 0, NULL },
 };
 

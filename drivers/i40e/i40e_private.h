@@ -60,6 +60,9 @@ struct i40e_aq_ring {
 struct i40e_hw_stats {
 	uint64_t gorc, uprc, gotc, uptc, rdpc, crcerrs, rlec, illerrc, ruc, roc;
 };
+/* A free-running counter's count since bring-up (h now, b at bring-up). */
+#define I40E_SINCE32(h, b, f) ((uint64_t)(uint32_t)((h)->f - (b)->f))
+#define I40E_SINCE48(h, b, f) (((h)->f - (b)->f) & (((uint64_t)1 << 48) - 1))
 
 struct i40e_dev {
 	struct device dev;
@@ -100,6 +103,12 @@ static inline void wr(struct i40e_dev *id, uint32_t reg, uint32_t v)
 	pci_write32(id->io, reg, v);
 }
 
+/* X722 (facts 2.1): RSS key and LUT only through the admin queue. */
+static inline bool i40e_is_x722(uint16_t device)
+{
+	return (device >= 0x37CE && device <= 0x37D3) || device == 0x0DDA;
+}
+
 /* ---- i40e_adminq.c ---- */
 
 /* Set up both admin rings and hand the ARQ's buffers to firmware (2.4).
@@ -134,5 +143,8 @@ void i40e_ctx_set(uint8_t *ctx, uint32_t lsb, uint32_t width, uint64_t value);
 
 extern const struct device_ops i40e_ops;
 void i40e_link(struct device *dev, struct dev_link *link);
+/* `show hardware` and `show nic`: link, queue tails, the tx heads, enable
+ * registers, drop and error counters, read from the registers. */
+int i40e_format_hw(struct device *dev, char *buf, size_t len);
 
 #endif

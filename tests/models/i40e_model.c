@@ -1009,6 +1009,11 @@ struct i40e_model *i40e_model_create(const char *addr, const uint8_t mac[6])
 	return m;
 }
 
+void i40e_model_set_device_id(struct i40e_model *m, uint16_t device)
+{
+	m->io.device = device;
+}
+
 void i40e_model_destroy(struct i40e_model *m)
 {
 	for (int i = 0; i < MAX_MODELS; i++)

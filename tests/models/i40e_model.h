@@ -64,6 +64,10 @@ typedef void(i40e_model_tx_fn)(void *ctx, uint16_t queue, const uint8_t *frame, 
 struct i40e_model *i40e_model_create(const char *addr, const uint8_t mac[6]);
 void i40e_model_destroy(struct i40e_model *m);
 
+/* Answer as another device ID of the family (an X722, 0x37D0): set before
+ * the driver opens the model. */
+void i40e_model_set_device_id(struct i40e_model *m, uint16_t device);
+
 /* The pci_io provider for every live model (pci_io_provider_set). */
 struct pci_io *i40e_model_open(void *ctx, const char *addr, char *err, size_t errlen);
 

@@ -577,6 +577,83 @@ START_TEST(nic_drops_folded)
 }
 END_TEST
 
+/* `show hardware`'s driver lines (ops->format_hw) say what the model holds:
+ * tails, tx head, enable state, the port's drops and octets. */
+START_TEST(format_hw_matches_model)
+{
+	const char *w[] = { "rx-desc", "64", "tx-desc", "64" };
+	struct device *d0, *d1;
+	pair(w, 4, w, 4, &d0, &d1);
+	for (uint32_t i = 0; i < 100; i++)
+		make_frame(&frames[i], i, 60, 200);
+	uint64_t octets = 0;
+	for (uint32_t i = 0; i < 100; i++)
+		if (i40e_model_rx(m0, frames[i].bytes, frames[i].len) == 0)
+			octets += frames[i].len + 4;
+	wire_expect(frames, 63);
+	run();
+	i40e_model_tx_hold(m1, true);
+	ck_assert_int_eq(i40e_model_rx(m0, frames[0].bytes, frames[0].len), 0);
+	octets += frames[0].len + 4;
+	run();
+
+	struct i40e_model_queue rq, tq;
+	i40e_model_queue(m0, true, 0, &rq);
+	i40e_model_queue(m1, false, 0, &tq);
+	ck_assert_uint_ne(tq.head, tq.tail); /* one frame held */
+	char buf[2048], want[256];
+	ck_assert_ptr_nonnull(d0->ops->format_hw);
+	ck_assert_int_gt(d0->ops->format_hw(d0, buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "  rx queue 0: QRX_TAIL %u ENA 0x5 next %u\n", rq.tail, rq.head);
+	ck_assert_msg(strstr(buf, want), "want '%s' in:\n%s", want, buf);
+	snprintf(want, sizeof(want), "GORC %" PRIu64 " UPRC 64 GOTC 0 UPTC 0 RDPC 37 CRCERRS 0", octets);
+	ck_assert_msg(strstr(buf, want), "want '%s' in:\n%s", want, buf);
+	ck_assert_msg(strstr(buf, "link up 40000 Mb/s") && strstr(buf, "running"), "%s", buf);
+
+	ck_assert_int_gt(d1->ops->format_hw(d1, buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "  tx queue 0: QTX_HEAD %u QTX_TAIL %u ENA 0x5 clean ", tq.head, tq.tail);
+	ck_assert_msg(strstr(buf, want), "want '%s' in:\n%s", want, buf);
+	ck_assert_msg(strstr(buf, "UPTC 63 RDPC 0"), "%s", buf);
+	i40e_model_tx_hold(m1, false);
+	ck_assert_uint_eq(wire.seen, 64);
+	ck_assert_uint_eq(wire.mismatches, 0);
+}
+END_TEST
+
+/* An X722 is driven like an XL710 with one rx queue; asking it for RSS
+ * (which goes through admin commands on the X722) is refused, nothing
+ * touched. */
+START_TEST(x722_one_queue)
+{
+	i40e_model_set_device_id(m0, 0x37D0);
+	i40e_model_set_device_id(m1, 0x37D0);
+	const char *w4[] = { "dev", ADDR0, "rx-queues", "4" };
+	ck_assert_ptr_null(dev_create("xl0", "i40e", w4, 4, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "0000:05:00.0: X722 (8086:37d0)") && strstr(err, "configure rx-queues 1"), "%s",
+		      err);
+	struct i40e_model_stats st;
+	i40e_model_stats(m0, &st);
+	ck_assert_uint_eq(st.resets, 0);
+	ck_assert_uint_eq(st.aq_commands, 0);
+	ck_assert_ptr_null(pci_claimed_by(ADDR0));
+
+	struct device *d0, *d1;
+	pair(NULL, 0, NULL, 0, &d0, &d1);
+	for (uint32_t i = 0; i < 300; i++)
+		make_frame(&frames[i], i, 60, 1514);
+	wire_expect(frames, 300);
+	inject(frames, 300);
+	ck_assert_uint_eq(wire.seen, 300);
+	ck_assert_uint_eq(wire.mismatches, 0);
+	char buf[2048];
+	ck_assert_int_gt(d0->ops->format_hw(d0, buf, sizeof(buf)), 0);
+	ck_assert_msg(strstr(buf, "i40e 0000:05:00.0 8086:37d0"), "%s", buf);
+	const struct pci_id *id;
+	ck_assert_ptr_eq(pci_driver_match(0x8086, 0x37D0, &id), pci_driver_find("i40e"));
+	ck_assert_str_eq(id->name, "X722 SFP");
+}
+END_TEST
+
 /* ---- RSS ---- */
 
 struct flow {
@@ -1032,6 +1109,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, ring_wrap);
 	tcase_add_test(tc, rx_refill_exhaustion);
 	tcase_add_test(tc, nic_drops_folded);
+	tcase_add_test(tc, format_hw_matches_model);
+	tcase_add_test(tc, x722_one_queue);
 	tcase_add_test(tc, rss_four_queues);
 	tcase_add_test(tc, tx_ring_full);
 	tcase_add_test(tc, model_catches_unaligned_ring);

@@ -1,7 +1,7 @@
 /* The PCI layer against a fake sysfs tree: address parsing, the scan of
- * supported functions, and the errors a configured ixgbe port gets when it
- * is absent, not an ixgbe device, bound to another driver or to none, or
- * without an IOMMU group; `show pci` over the same tree. */
+ * supported functions, and the errors a configured ixgbe or i40e port gets
+ * when it is absent, not a device of its driver, bound to another driver or
+ * to none, or without an IOMMU group; `show pci` over the same tree. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +73,9 @@ static void setup(void)
 	fake("0000:05:00.0", "0x8086", "0x1234", "e1000e", "19");
 	fake("0000:06:00.0", "0x8086", "0x1563", "vfio-pci", NULL);
 	fake("0000:00:1f.2", "0x8086", "0xa102", "ahci", "3");
+	fake("0000:81:00.0", "0x8086", "0x1583", "i40e", "40");
+	fake("0000:81:00.1", "0x8086", "0x1572", NULL, "41");
+	fake("0000:82:00.0", "0x8086", "0x37d0", "vfio-pci", NULL);
 	pci_sysfs_root_set(root);
 }
 
@@ -107,7 +110,7 @@ START_TEST(scan_lists_supported)
 {
 	struct pci_info infos[PCI_SCAN_MAX];
 	int n = pci_scan(infos, PCI_SCAN_MAX);
-	ck_assert_int_eq(n, 4);
+	ck_assert_int_eq(n, 7);
 	ck_assert_str_eq(infos[0].addr, "0000:03:00.0");
 	ck_assert_str_eq(infos[0].kernel_driver, "ixgbe");
 	ck_assert_str_eq(infos[0].iommu_group, "16");
@@ -117,22 +120,33 @@ START_TEST(scan_lists_supported)
 	ck_assert_str_eq(infos[2].kernel_driver, "");
 	ck_assert_str_eq(infos[3].addr, "0000:06:00.0");
 	ck_assert_str_eq(infos[3].iommu_group, "");
+	ck_assert_str_eq(infos[4].addr, "0000:81:00.0");
+	ck_assert_str_eq(infos[4].kernel_driver, "i40e");
+	ck_assert_uint_eq(infos[4].device, 0x1583);
+	ck_assert_str_eq(infos[5].kernel_driver, "");
+	ck_assert_uint_eq(infos[6].device, 0x37d0);
 
 	char *out = NULL;
 	ck_assert_int_eq(cli_exec_line("show pci", &out), 0);
 	ck_assert_msg(strstr(out, "0000:03:00.0") && strstr(out, "82599 SFP+") && strstr(out, "X540-T") &&
-			      strstr(out, "vfio-pci") && !strstr(out, "0000:00:1f.2") && !strstr(out, "0000:05:00.0"),
+			      strstr(out, "vfio-pci") && strstr(out, "XL710 QSFP+ A") && strstr(out, "X710 SFP+") &&
+			      strstr(out, "X722 SFP") && !strstr(out, "0000:00:1f.2") && !strstr(out, "0000:05:00.0"),
 		      "%s", out);
 	free(out);
 }
 END_TEST
 
-static const char *create_err(const char *addr)
+static const char *create_err_for(const char *driver, const char *addr)
 {
 	const char *w[] = { "dev", addr };
-	struct device *d = dev_create("xe0", "ixgbe", w, 2, err, sizeof(err));
+	struct device *d = dev_create("xe0", driver, w, 2, err, sizeof(err));
 	ck_assert_ptr_null(d);
 	return err;
+}
+
+static const char *create_err(const char *addr)
+{
+	return create_err_for("ixgbe", addr);
 }
 
 START_TEST(absent_device)
@@ -194,6 +208,34 @@ START_TEST(bound_to_vfio)
 }
 END_TEST
 
+/* The same answers for i40e addresses. */
+START_TEST(i40e_absent_or_misbound)
+{
+	const char *e = create_err_for("i40e", "0000:81:00.7");
+	ck_assert_msg(strstr(e, "i40e: ") && strstr(e, "PCI device 0000:81:00.7 not found") && strstr(e, "show pci"),
+		      "%s", e);
+	e = create_err_for("i40e", "0000:81:00.0");
+	ck_assert_msg(strstr(e, "bound to i40e, not vfio-pci") &&
+			      strstr(e, "echo 0000:81:00.0 > /sys/bus/pci/devices/0000:81:00.0/driver/unbind") &&
+			      strstr(e, "echo vfio-pci > /sys/bus/pci/devices/0000:81:00.0/driver_override") &&
+			      strstr(e, "echo 0000:81:00.0 > /sys/bus/pci/drivers/vfio-pci/bind") &&
+			      strstr(e, "dpdk-devbind.py --bind=vfio-pci 0000:81:00.0"),
+		      "%s", e);
+	e = create_err_for("i40e", "0000:81:00.1");
+	ck_assert_msg(strstr(e, "not bound to any driver") && !strstr(e, "unbind") &&
+			      strstr(e, "/sys/bus/pci/drivers/vfio-pci/bind"),
+		      "%s", e);
+	e = create_err_for("i40e", "0000:82:00.0");
+	ck_assert_msg(strstr(e, "no IOMMU group") && strstr(e, "intel_iommu=on"), "%s", e);
+	/* An 82599 is not an i40e, nor an XL710 an ixgbe. */
+	e = create_err_for("i40e", "0000:03:00.1");
+	ck_assert_msg(strstr(e, "8086:10fb") && strstr(e, "does not support"), "%s", e);
+	e = create_err_for("ixgbe", "0000:81:00.0");
+	ck_assert_msg(strstr(e, "8086:1583") && strstr(e, "does not support"), "%s", e);
+	ck_assert_ptr_null(pci_claimed_by("0000:81:00.0"));
+}
+END_TEST
+
 START_TEST(config_errors)
 {
 	const char *bad_addr[] = { "dev", "eth0" };
@@ -222,6 +264,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, not_an_ixgbe);
 	tcase_add_test(tc, no_iommu_group);
 	tcase_add_test(tc, bound_to_vfio);
+	tcase_add_test(tc, i40e_absent_or_misbound);
 	tcase_add_test(tc, config_errors);
 	suite_add_tcase(s, tc);
 	return s;
