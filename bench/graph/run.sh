@@ -30,84 +30,23 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/bench-graph.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
 log() { echo "# $*" >&2; }
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
 
 # ---- packages -------------------------------------------------------------
-need=()
-have_cmd() { command -v "$1" >/dev/null 2>&1; }
-have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-have_cmd meson || need+=(meson)
-have_cmd ninja || need+=(ninja-build)
-have_cmd cc || need+=(gcc)
-have_cmd pkg-config || need+=(pkg-config)
-have_cmd valgrind || need+=(valgrind)
-have_cmd python3 || need+=(python3)
-have_cmd dpdk-test || need+=(dpdk dpdk-dev) # Debian ships dpdk-test in dpdk-dev
-for p in libnuma-dev libcjson-dev libpcap-dev libcli-dev; do have_pkg "$p" || need+=("$p"); done
-if [ "${#need[@]}" -gt 0 ]; then
-	log "installing: ${need[*]}"
-	apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+bench_need dpdk-test="dpdk dpdk-dev"
 
 # ---- build ----------------------------------------------------------------
-setup_build() { # dir, extra meson args...
-	local dir=$1
-	shift
-	if [ ! -f "$dir/build.ninja" ]; then
-		meson setup "$dir" "$root" -Dtests=false "$@" >"$out/meson-$(basename "$dir").log" 2>&1 ||
-			{ cat "$out/meson-$(basename "$dir").log" >&2; exit 1; }
-	fi
-}
-setup_build "$build"
-setup_build "$build_cg" -Dcpu_arch=x86-64-v3
+bench_build "$build"
+bench_build "$build_cg" -Dcpu_arch=x86-64-v3
 ninja -C "$build" bench/sluice-bench-graph bench/sluice-bench-classify >"$out/ninja.log" 2>&1 ||
 	{ cat "$out/ninja.log" >&2; exit 1; }
 ninja -C "$build_cg" bench/sluice-bench-classify >"$out/ninja-cg.log" 2>&1 ||
 	{ cat "$out/ninja-cg.log" >&2; exit 1; }
 
 # ---- memory mode (the DPDK anchor scripts' set-up) ------------------------
-mem_label=""
-dpdk_mem=(--no-huge -m 1024)
-sluice_mem=(--no-huge)
-if [ "$DPDK_MEM_MODE" = huge ]; then
-	total=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
-	[ "${total:-0}" -ge 1024 ] || echo 1024 >/proc/sys/vm/nr_hugepages 2>/dev/null || true
-	if ! grep -q ' hugetlbfs ' /proc/mounts; then
-		mkdir -p /dev/hugepages
-		mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null || true
-	fi
-	total=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
-	if [ "${total:-0}" -ge 256 ] && grep -q ' hugetlbfs ' /proc/mounts; then
-		dpdk_mem=(--in-memory)
-		sluice_mem=()
-		mem_label="2 MB hugepages (HugePages_Total=$total)"
-	fi
-fi
-[ -n "$mem_label" ] || mem_label="4 KB pages (--no-huge)"
+bench_mem_mode
 log "memory: $mem_label"
-
-# ---- quiet box ------------------------------------------------------------
-busy_pct() { # share of all CPUs busy over one second
-	local a b
-	read -ra a < <(head -1 /proc/stat)
-	sleep 1
-	read -ra b < <(head -1 /proc/stat)
-	local idle=$(((b[4] + b[5]) - (a[4] + a[5]))) total=0 i
-	for i in 1 2 3 4 5 6 7 8; do total=$((total + b[i] - a[i])); done
-	echo $((total > 0 ? 100 * (total - idle) / total : 0))
-}
-wait_quiet() {
-	local waited=0 busy
-	while busy=$(busy_pct) && [ "$busy" -ge 10 ]; do
-		if [ "$waited" -ge "$QUIET_MAX" ]; then
-			log "WARNING: box still ${busy}% busy after ${waited}s; figures may be low"
-			return 0
-		fi
-		sleep 4
-		waited=$((waited + 5))
-	done
-	[ "$waited" -eq 0 ] || log "waited ${waited}s for an idle box"
-}
 
 # ---- rounds ---------------------------------------------------------------
 ncpu=$(nproc)
@@ -115,13 +54,13 @@ ncpu=$(nproc)
 tsv=$out/results.tsv
 : >"$tsv"
 for r in $(seq 1 "$ROUNDS"); do
-	wait_quiet
+	bench_wait_quiet
 	log "round $r/$ROUNDS: sluice (load $(cut -d' ' -f1 /proc/loadavg))"
 	timeout 120 "$build/bench/sluice-bench-graph" --cpu "$CPU" --seconds "$SECONDS_PER_TOPO" \
 		"${sluice_mem[@]}" --tsv "$out/sluice-$r.tsv" >"$out/sluice-$r.txt" 2>&1 ||
 		{ cat "$out/sluice-$r.txt" >&2; exit 1; }
 	sed "s/^/$r\t/" "$out/sluice-$r.tsv" >>"$tsv"
-	wait_quiet
+	bench_wait_quiet
 	log "round $r/$ROUNDS: rte_graph (load $(cut -d' ' -f1 /proc/loadavg))"
 	DPDK_TEST=graph_perf_autotest timeout 180 dpdk-test -l 0,"$CPU" --no-pci "${dpdk_mem[@]}" \
 		--file-prefix="bg$$_$r" >"$out/dpdk-$r.txt" 2>&1 || { cat "$out/dpdk-$r.txt" >&2; exit 1; }

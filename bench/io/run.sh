@@ -45,97 +45,36 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/bench-io.XXXXXX")
 trap 'rm -rf "$out"; rm -rf /var/run/dpdk/io$$_* 2>/dev/null || true' EXIT
 
 log() { echo "# $*" >&2; }
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
 
 # ---- packages -------------------------------------------------------------
-need=()
-have_cmd() { command -v "$1" >/dev/null 2>&1; }
-have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-have_cmd meson || need+=(meson)
-have_cmd ninja || need+=(ninja-build)
-have_cmd cc || need+=(gcc)
-have_cmd pkg-config || need+=(pkg-config)
-have_cmd valgrind || need+=(valgrind)
-have_cmd dpdk-testpmd || need+=(dpdk)
-for p in libnuma-dev libcjson-dev libpcap-dev libcli-dev; do have_pkg "$p" || need+=("$p"); done
-if [ "${#need[@]}" -gt 0 ]; then
-	log "installing: ${need[*]}"
-	apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+bench_need dpdk-testpmd=dpdk
 
 # ---- build ----------------------------------------------------------------
-setup_build() { # dir, extra meson args...
-	local dir=$1
-	shift
-	if [ ! -f "$dir/build.ninja" ]; then
-		meson setup "$dir" "$root" -Dtests=false "$@" >"$out/meson-$(basename "$dir").log" 2>&1 ||
-			{ cat "$out/meson-$(basename "$dir").log" >&2; exit 1; }
-	fi
-}
-setup_build "$build"
+bench_build "$build"
 ninja -C "$build" bench/sluice-bench-io >"$out/ninja.log" 2>&1 || { cat "$out/ninja.log" >&2; exit 1; }
 if [ "$SKIP_CG" != 1 ]; then
-	setup_build "$build_cg" -Dcpu_arch=x86-64-v3
+	bench_build "$build_cg" -Dcpu_arch=x86-64-v3
 	ninja -C "$build_cg" bench/sluice-bench-io >"$out/ninja-cg.log" 2>&1 || { cat "$out/ninja-cg.log" >&2; exit 1; }
 fi
 
 # ---- memory mode (the DPDK anchor scripts' set-up) ------------------------
-dpdk_mem=(--no-huge -m 1024)
-sluice_mem=(--no-huge)
-mem_label="4 KB pages (sluice --no-huge, testpmd --no-huge -m 1024)"
-if [ "$DPDK_MEM_MODE" = huge ]; then
-	total=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
-	[ "${total:-0}" -ge 1024 ] || echo 1024 >/proc/sys/vm/nr_hugepages 2>/dev/null || true
-	if ! grep -q ' hugetlbfs ' /proc/mounts; then
-		mkdir -p /dev/hugepages
-		mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null || true
-	fi
-	total=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
-	if [ "${total:-0}" -ge 256 ] && grep -q ' hugetlbfs ' /proc/mounts; then
-		dpdk_mem=(--in-memory)
-		sluice_mem=()
-		mem_label="2 MB hugepages (HugePages_Total=$total; testpmd --in-memory)"
-	else
-		log "hugepages unavailable: both sides on 4 KB pages"
-	fi
-fi
+bench_mem_mode
 log "memory: $mem_label"
 other=$((CPU == 0 ? 1 : 0))
-
-# ---- quiet box ------------------------------------------------------------
-busy_pct() {
-	local a b
-	read -ra a < <(head -1 /proc/stat)
-	sleep 1
-	read -ra b < <(head -1 /proc/stat)
-	local idle=$(((b[4] + b[5]) - (a[4] + a[5]))) total=0 i
-	for i in 1 2 3 4 5 6 7 8; do total=$((total + b[i] - a[i])); done
-	echo $((total > 0 ? 100 * (total - idle) / total : 0))
-}
-wait_quiet() {
-	local waited=0 busy
-	while busy=$(busy_pct) && [ "$busy" -ge 10 ]; do
-		if [ "$waited" -ge "$QUIET_MAX" ]; then
-			log "WARNING: box still ${busy}% busy after ${waited}s; figures may be low"
-			return 0
-		fi
-		sleep 4
-		waited=$((waited + 5))
-	done
-	[ "$waited" -eq 0 ] || log "waited ${waited}s for an idle box"
-}
 
 # ---- rounds ---------------------------------------------------------------
 : >"$out/sluice.txt"
 : >"$out/testpmd.txt"
 for r in $(seq 1 "$ROUNDS"); do
-	wait_quiet
+	bench_wait_quiet
 	log "round $r/$ROUNDS: sluice (load $(cut -d' ' -f1 /proc/loadavg))"
 	timeout $((SECS + WARM + 30)) "$build/bench/sluice-bench-io" --cpu "$CPU" --seconds "$SECS" \
 		--warmup "$WARM" "${sluice_mem[@]}" >"$out/sluice-$r.txt" 2>&1 ||
 		{ cat "$out/sluice-$r.txt" >&2; exit 1; }
 	awk '/ Mpps$/ {print $(NF-1)}' "$out/sluice-$r.txt" >>"$out/sluice.txt"
-	wait_quiet
+	bench_wait_quiet
 	log "round $r/$ROUNDS: testpmd io (load $(cut -d' ' -f1 /proc/loadavg))"
 	( sleep 1; echo start; sleep "$WARM"; echo "show port stats all"; sleep "$SECS"
 	  echo "show port stats all"; echo stop; sleep 0.5; echo quit ) |

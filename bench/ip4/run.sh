@@ -37,35 +37,16 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/bench-ip4.XXXXXX")
 trap 'rm -rf "$out"; rm -rf /var/run/dpdk/fib$$_* 2>/dev/null || true' EXIT
 
 log() { echo "# $*" >&2; }
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
 
 # ---- packages -------------------------------------------------------------
-need=()
-have_cmd() { command -v "$1" >/dev/null 2>&1; }
-have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-have_cmd meson || need+=(meson)
-have_cmd ninja || need+=(ninja-build)
-have_cmd cc || need+=(gcc)
-have_cmd pkg-config || need+=(pkg-config)
-have_cmd python3 || need+=(python3)
-have_cmd valgrind || need+=(valgrind)
-have_cmd dpdk-test || need+=(dpdk dpdk-dev) # Debian ships dpdk-test in dpdk-dev
-for p in libnuma-dev libcjson-dev libpcap-dev libcli-dev; do have_pkg "$p" || need+=("$p"); done
-if [ "${#need[@]}" -gt 0 ]; then
-	log "installing: ${need[*]}"
-	apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+bench_need dpdk-test="dpdk dpdk-dev"
 
 # ---- build ----------------------------------------------------------------
-if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" "$root" -Dtests=false >"$out/meson.log" 2>&1 ||
-		{ cat "$out/meson.log" >&2; exit 1; }
-fi
 build_cg=${build}-cg
-if [ ! -f "$build_cg/build.ninja" ]; then
-	meson setup "$build_cg" "$root" -Dtests=false -Dcpu_arch=x86-64-v3 >"$out/meson-cg.log" 2>&1 ||
-		{ cat "$out/meson-cg.log" >&2; exit 1; }
-fi
+bench_build "$build"
+bench_build "$build_cg" -Dcpu_arch=x86-64-v3
 ninja -C "$build" bench/sluice-bench-ip4-fib bench/sluice-bench-ip4-path >"$out/ninja.log" 2>&1 ||
 	{ cat "$out/ninja.log" >&2; exit 1; }
 ninja -C "$build_cg" bench/sluice-bench-ip4-path >"$out/ninja-cg.log" 2>&1 ||
