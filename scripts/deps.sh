@@ -5,7 +5,7 @@
 set -euo pipefail
 
 build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcjson-dev libpcap-dev check)
-test_pkgs=(iproute2 iputils-ping iperf3 tcpdump tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev)
+test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = test ]; then

@@ -25,7 +25,13 @@
  *     ring, is an RX-error;
  *   - a VLAN tag the kernel moved into the frame header (TP_STATUS_VLAN_VALID)
  *     is put back into the frame, so L2 forwarding is transparent;
- *   - the kernel's rx hash (TP_FT_REQ_FILL_RXHASH) becomes the flow hash.
+ *   - the kernel's rx hash is not taken as the flow hash: on a veth or tap
+ *     it is the sending socket's random tx hash, which the kernel changes
+ *     on a retransmission timeout (and which control-socket replies lack),
+ *     so one TCP stream would carry several hashes over its life and the
+ *     distributor would treat its parts as different flows and let them
+ *     overtake each other. Consumers compute the Toeplitz hash of the
+ *     5-tuple instead (dist_buffer_tag).
  * Kernel drops (PACKET_STATISTICS, read-and-reset by the kernel, so summed
  * here) are added to RX-dropped; so are frames for which no buffer was left.
  *
@@ -34,8 +40,9 @@
  * to tx). A burst copies each packet into the next free frame, marks it for
  * sending, and kicks the kernel with one sendto(MSG_DONTWAIT) per burst;
  * PACKET_LOSS makes the kernel skip a frame it cannot send rather than stop
- * the ring, and PACKET_QDISC_BYPASS skips the qdisc layer. Threads sharing
- * a tx queue take its lock once per burst.
+ * the ring, and PACKET_QDISC_BYPASS skips the qdisc layer; the send buffer
+ * holds the whole ring, so a kick never stops part way for want of it.
+ * Threads sharing a tx queue take its lock once per burst.
  *
  * The MTU is read from the kernel at creation and on every start. Sockets
  * exist only while the interface is up; stop closes them (after folding
@@ -44,6 +51,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -232,10 +240,6 @@ static enum take take_frame(struct afp_dev *ad, struct dev_counters *c, const st
 		}
 		if (unlikely(vlan))
 			vlan_insert(b, h);
-		if (h->hv1.tp_rxhash) {
-			b->flow_hash = h->hv1.tp_rxhash;
-			b->flags |= BUFFER_F_FLOW_HASH;
-		}
 	}
 	*got += need;
 	return TAKEN;
@@ -399,7 +403,6 @@ static int rxq_open(struct afp_dev *ad, struct afp_rxq *rq, int *fanout)
 		.tp_frame_size = AFP_RX_FRAME_HINT,
 		.tp_frame_nr = bs / AFP_RX_FRAME_HINT * ad->conf.rx_blocks,
 		.tp_retire_blk_tov = AFP_RX_RETIRE_MS,
-		.tp_feature_req_word = TP_FT_REQ_FILL_RXHASH,
 	};
 	TRY("rx ring", setsockopt(rq->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)));
 	void *ring = mmap(NULL, ad->rx_ring_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, rq->fd, 0);
@@ -447,6 +450,16 @@ static int txq_open(struct afp_dev *ad, struct afp_txq *tq)
 	}
 	int one = 1;
 	TRY("tx loss mode", setsockopt(tq->fd, SOL_PACKET, PACKET_LOSS, &one, sizeof(one)));
+	/* A sent frame's skb holds send-buffer memory until the peer consumes
+	 * it. With the default buffer (about 90 full frames) a slow peer made
+	 * the kick fail with EAGAIN part way through the ring, leaving frames
+	 * marked for sending until a later burst kicked again: late, or never
+	 * at the end of a stream, and counted nowhere. Room for the whole ring
+	 * (which itself bounds the frames in flight) takes that failure away;
+	 * without CAP_NET_ADMIN the plain option, capped by wmem_max. */
+	int sndbuf = (int)MIN((uint64_t)ad->tx_n_frames * (ad->conf.tx_frame_size + 1024u), (uint64_t)INT_MAX / 2);
+	if (setsockopt(tq->fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
+		(void)setsockopt(tq->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	(void)setsockopt(tq->fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
 	struct tpacket_req req = {
 		.tp_block_size = ad->tx_block_size,
