@@ -50,9 +50,7 @@ interfaces {
   b { driver af-packet  host-if $if_b }
 }
 CONF
-"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
-pid=$!
-wait_for_line "main: running" 50 "$tmp/err" || fail "sluice did not come up within 5 s"
+netns_start_sluice
 ctl() {
 	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"
 }
@@ -107,13 +105,6 @@ iperf_pid=
 ctl show errors > "$tmp/errors" 2>&1 && grep -E "ip4|arp|icmp" "$tmp/errors"
 
 # ---- shutdown ----
-kill -TERM "$pid"
-for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null && fail "sluice still running 5 s after SIGTERM"
-wait "$pid"
-rc=$?
-pid=
-[ "$rc" -eq 0 ] || fail "sluice exit status $rc"
-grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
+netns_stop_sluice
 echo "PASS"
 exit 0

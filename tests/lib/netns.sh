@@ -1,7 +1,7 @@
 # Shared by the tests that put sluice between two network namespaces.
-# The sourcing script sets tmp, ns_a, ns_b, if_a, if_b, host_a, host_b and,
-# as it starts them, pid (sluice, stopped gently) and iperf_pid / dump_pid
-# (killed). Everything made here is removed on exit, failure included.
+# The sourcing script sets tmp, ns_a, ns_b, if_a, if_b, host_a, host_b,
+# sluice (netns_start_sluice runs it on $tmp/startup.conf) and, as it starts
+# them, pid (sluice, stopped gently) and iperf_pid / dump_pid (killed). Everything made here is removed on exit, failure included.
 
 pid=
 iperf_pid=
@@ -58,4 +58,25 @@ netns_make_pairs() {
 		echo 1 > "/proc/sys/net/ipv6/conf/$ifn/disable_ipv6" || fail "disable IPv6 on $ifn"
 		ip link set "$ifn" up || fail "$ifn up"
 	done
+}
+
+# Start sluice ($sluice) on $tmp/startup.conf, its log in $tmp/err, and wait
+# up to 5 s for it to run.
+netns_start_sluice() {
+	"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
+	pid=$!
+	wait_for_line "main: running" 50 "$tmp/err" || fail "sluice did not come up within 5 s"
+}
+
+# Stop sluice ($pid) with SIGTERM, 5 s at most: it must exit 0 and log that
+# every buffer came back.
+netns_stop_sluice() {
+	kill -TERM "$pid"
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$pid" 2>/dev/null && fail "sluice still running 5 s after SIGTERM"
+	wait "$pid"
+	local rc=$?
+	pid=
+	[ "$rc" -eq 0 ] || fail "sluice exit status $rc"
+	grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
 }
