@@ -405,6 +405,21 @@ static void log_node_counters(struct graph *g)
 	graph_log("exit", "%llu packets processed", (unsigned long long)processed);
 }
 
+/* Who still holds buffers at exit: what a holder names was not released
+ * by its subsystem's shutdown; "unattributed" was leaked. */
+static void log_buffer_holders(void)
+{
+	struct buffer_attribution a;
+	if (buffer_attribute(&a))
+		return;
+	for (uint32_t i = 0; i < a.n_holdings; i++)
+		if (a.holdings[i].n)
+			graph_log("exit", "  held by %s %s: %llu", a.holdings[i].holder, a.holdings[i].where,
+				  (unsigned long long)a.holdings[i].n);
+	graph_log("exit", "  unattributed: %lld", (long long)a.n_unattributed);
+	buffer_attribution_free(&a);
+}
+
 /* Returns the buffers not back in their pools. */
 static uint64_t log_buffer_accounting(void)
 {
@@ -415,9 +430,10 @@ static uint64_t log_buffer_accounting(void)
 			  st.n_total, st.n_free_pool, st.n_cached, st.n_in_use);
 		in_use += st.n_in_use;
 	}
-	if (in_use)
+	if (in_use) {
 		graph_log("exit", "%llu buffers not returned", (unsigned long long)in_use);
-	else
+		log_buffer_holders();
+	} else
 		graph_log("exit", "every buffer returned");
 	return in_use;
 }

@@ -244,6 +244,32 @@ int dev_rx_placement_round_robin(uint32_t first, uint32_t n)
 
 /* ---- counters ---- */
 
+/* Holder "device": what each driver keeps in its rings, per queue. */
+static void device_holder(void *ctx, struct buffer_tally *t)
+{
+	(void)ctx;
+	struct device *dev;
+	DEV_FOREACH(dev)
+	{
+		if (!dev->ops->n_buffers_held)
+			continue;
+		char where[BUFFER_WHERE_SIZE];
+		for (uint16_t q = 0; q < dev->n_rx_queues; q++) {
+			snprintf(where, sizeof(where), "%s rx %u", dev->name, q);
+			buffer_tally_add(t, where, dev->ops->n_buffers_held(dev, true, q));
+		}
+		for (uint16_t q = 0; q < dev->n_tx_queues; q++) {
+			snprintf(where, sizeof(where), "%s tx %u", dev->name, q);
+			buffer_tally_add(t, where, dev->ops->n_buffers_held(dev, false, q));
+		}
+	}
+}
+
+static void __attribute__((constructor)) device_holder_register(void)
+{
+	buffer_holder_register("device", device_holder, NULL);
+}
+
 static void counters_add(struct dev_counters *c, const struct dev_counters *x)
 {
 	c->rx_packets += stat_read(&x->rx_packets);

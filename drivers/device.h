@@ -95,6 +95,11 @@ struct device_ops {
 	 * '\n'-separated lines into buf; returns the snprintf-style length.
 	 * Control thread, datapath parked. Optional. */
 	int (*format_hw)(struct device *dev, char *buf, size_t len);
+	/* Buffers the driver keeps on a queue now (rx: armed in the ring or in
+	 * a frame being assembled; tx: handed to the NIC, not yet reclaimed),
+	 * for `show buffers`. Control thread, datapath parked. Optional:
+	 * drivers that copy (af-packet, pcap, null) keep none. */
+	uint32_t (*n_buffers_held)(struct device *dev, bool rx, uint16_t queue);
 	/* Stop if running, release everything, free the driver's struct. */
 	void (*destroy)(struct device *dev);
 };

@@ -119,6 +119,16 @@ static inline void buffer_advance(struct buffer *b, int delta)
 	b->current_length = (uint16_t)(b->current_length - delta);
 }
 
+/* Buffers in the chain starting at bi (1 for a lone buffer): what holders
+ * count, since a chain's buffers leave the pool together. */
+static inline uint32_t buffer_chain_length(uint32_t bi)
+{
+	uint32_t n = 1;
+	for (struct buffer *b = buffer_get(bi); b->flags & BUFFER_F_NEXT_PRESENT; b = buffer_get(b->next_buffer))
+		n++;
+	return n;
+}
+
 /* Reset a buffer's metadata to the state a fresh allocation has. */
 static inline void buffer_reset(struct buffer *b)
 {
@@ -164,5 +174,61 @@ uint32_t buffer_chain_from_bytes(const void *bytes, uint32_t n, int numa_node);
 /* Copy the packet starting at b (its whole chain) into dst, at most max
  * bytes; returns the bytes copied and sets *total to the packet's length. */
 uint32_t buffer_chain_copy_out(const struct buffer *b, void *dst, uint32_t max, uint32_t *total);
+
+/* ---- who holds the buffers in use (`show buffers`) ---- */
+
+/* Every buffer outside the pools and the thread caches is held by someone: a
+ * device ring, a frame pending at a node, a handoff ring, a backlog, a timer
+ * event, a packet waiting for ARP or for its release time. Each subsystem
+ * that keeps buffers past its own call registers a holder that says how many
+ * it holds now, per place; whatever the holders do not account for is
+ * "unattributed": a leak, or a subsystem that forgot to register. */
+#define BUFFER_MAX_HOLDERS 32
+#define BUFFER_HOLDER_NAME_SIZE 24
+#define BUFFER_WHERE_SIZE 48
+
+struct buffer_tally;
+
+/* From a holder's report: n buffers held at `where` ("eth0 rx 0", "worker 1
+ * backlog"; NULL or "": the holder as a whole). Call once per place; places
+ * holding nothing may be left out. */
+void buffer_tally_add(struct buffer_tally *t, const char *where, uint64_t n);
+
+/* A holder's report of what ctx holds now. Runs on a control thread with the
+ * datapath parked (see buffer_attribute), so it may read datapath state
+ * plainly; it must not block, allocate buffers or free them. */
+typedef void(buffer_holder_fn_t)(void *ctx, struct buffer_tally *t);
+
+/* Register fn(ctx) as holder `name` (the subsystem: "device", "frames",
+ * "distributor", "sched"). Control path, any thread. Returns 0, -EEXIST
+ * (fn and ctx already registered) or -ENOSPC (BUFFER_MAX_HOLDERS). */
+int buffer_holder_register(const char *name, buffer_holder_fn_t *fn, void *ctx);
+
+/* Forget the holder registered with fn and ctx; nothing when there is none.
+ * After it returns, fn(ctx) is not running and will not run again. */
+void buffer_holder_unregister(buffer_holder_fn_t *fn, void *ctx);
+
+struct buffer_holding {
+	char holder[BUFFER_HOLDER_NAME_SIZE];
+	char where[BUFFER_WHERE_SIZE];
+	uint64_t n;
+};
+
+struct buffer_attribution {
+	uint64_t n_total, n_free_pool, n_cached, n_in_use; /* over every pool */
+	uint64_t n_attributed;    /* sum of the holdings */
+	int64_t n_unattributed;   /* in use - attributed: > 0 a leak, < 0 a holder counting twice */
+	uint32_t n_holdings;
+	struct buffer_holding *holdings; /* in holder registration order; a holder
+					  * that reported nothing has one line of 0 */
+};
+
+/* Ask every holder what it holds and set it against the pools. Exact only
+ * while no buffer moves: call it with the datapath parked (graph barrier)
+ * and no control thread allocating; while traffic runs the figures are a
+ * mix of moments. Returns 0 or -ENOMEM; release with
+ * buffer_attribution_free. */
+int buffer_attribute(struct buffer_attribution *a);
+void buffer_attribution_free(struct buffer_attribution *a);
 
 #endif

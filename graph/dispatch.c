@@ -173,6 +173,25 @@ void graph_thread_free_pending(struct graph_thread *t)
 	t->ready_count = 0;
 }
 
+/* Holder "frames": buffers in frames pending at each node, summed over
+ * threads. Under the barrier every thread sits at its loop boundary, where
+ * its pending lists are empty; what shows here is a thread that is not
+ * looping (a test driving graph_main_poll, a worker that has stopped). */
+void graph_frames_holder(void *ctx, struct buffer_tally *tally)
+{
+	struct graph *g = ctx;
+	uint32_t n_threads = atomic_load(&g->n_threads_published);
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		uint64_t n = 0;
+		for (uint32_t k = 0; k < n_threads; k++)
+			for (struct frame *f = g->threads[k]->rts[i].pending_head; f; f = f->next)
+				for (uint32_t j = 0; j < f->n_vectors; j++)
+					n += buffer_chain_length(f->buffers[j]);
+		if (n)
+			buffer_tally_add(tally, g->nodes[i].reg->name, n);
+	}
+}
+
 void graph_thread_update_lists(struct graph *g, struct graph_thread *t)
 {
 	uint32_t *inputs = realloc(t->inputs, (g->n_nodes + 1) * sizeof(uint32_t));

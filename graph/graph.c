@@ -276,6 +276,7 @@ int graph_build(struct graph *g, char *err, size_t errlen)
 	t->tid = (int)gettid();
 	graph_thread_current = t;
 	buffer_thread_register();
+	buffer_holder_register("frames", graph_frames_holder, g);
 	return 0;
 }
 
@@ -283,6 +284,7 @@ void graph_destroy(struct graph *g)
 {
 	if (!g)
 		return;
+	buffer_holder_unregister(graph_frames_holder, g);
 	graph_workers_stop(g);
 	if (g->n_threads) {
 		struct graph_thread *t0 = g->threads[0];

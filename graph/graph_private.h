@@ -99,6 +99,7 @@ uint32_t graph_thread_loop_once(struct graph_thread *t);
 void graph_thread_idle(struct graph_thread *t, uint32_t produced);
 void graph_thread_free_pending(struct graph_thread *t);
 void graph_frame_free(struct graph_thread *t, struct frame *f);
+buffer_holder_fn_t graph_frames_holder;
 
 /* threads.c */
 void graph_barrier_check(struct graph_thread *t);

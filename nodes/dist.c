@@ -34,10 +34,28 @@ uint32_t dist_n_workers(const struct dist *d)
 	return d->n_workers;
 }
 
+/* Holder "distributor": per worker, its ring to the worker and its
+ * backlog. The return rings carry indices of packets already finished (freed
+ * or sent), so they hold nothing. */
+static void dist_holder(void *ctx, struct buffer_tally *t)
+{
+	const struct dist *d = ctx;
+	char where[BUFFER_WHERE_SIZE];
+	for (uint32_t w = 0; w < d->n_workers; w++) {
+		struct handoff_stats hs;
+		handoff_ring_stats(d->tx[w].ring, &hs);
+		snprintf(where, sizeof(where), "worker %u ring", w);
+		buffer_tally_add(t, where, hs.buffers_in - hs.buffers_out);
+		snprintf(where, sizeof(where), "worker %u backlog", w);
+		buffer_tally_add(t, where, d->tx[w].n_backlog);
+	}
+}
+
 void dist_free(struct dist *d)
 {
 	if (!d)
 		return;
+	buffer_holder_unregister(dist_holder, d);
 	for (uint32_t w = 0; d->tx && w < d->n_workers; w++) {
 		handoff_ring_free(d->tx[w].ring);
 		handoff_ring_free(d->tx[w].ret);
@@ -86,6 +104,7 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 		if (!tx->ring || !tx->ret || !tx->backlog_bi || !tx->backlog_tag)
 			goto oom;
 	}
+	buffer_holder_register("distributor", dist_holder, d);
 	return d;
 oom:
 	snprintf(err, errlen, "distributor: out of memory");

@@ -101,6 +101,25 @@ void ip4_nbr_unlock(void)
 	atomic_flag_clear_explicit(&nbr.lock, memory_order_release);
 }
 
+/* Holder "ip4-neighbor": packets waiting for their next hop's MAC. */
+static void nbr_holder(void *ctx, struct buffer_tally *t)
+{
+	(void)ctx;
+	uint64_t n = 0;
+	ip4_nbr_lock();
+	for (uint32_t i = 0; i < IP4_NBR_MAX; i++)
+		if (nbr.e[i].state != IP4_NBR_FREE)
+			for (uint32_t k = 0; k < nbr.e[i].n_held; k++)
+				n += buffer_chain_length(nbr.e[i].held[k]);
+	ip4_nbr_unlock();
+	buffer_tally_add(t, "held for ARP", n);
+}
+
+static void __attribute__((constructor)) nbr_holder_register(void)
+{
+	buffer_holder_register("ip4-neighbor", nbr_holder, NULL);
+}
+
 struct ip4_nbr *ip4_nbr_lookup(uint32_t if_index, uint32_t ip)
 {
 	for (uint32_t i = 0, seen = 0; i < IP4_NBR_MAX && seen < nbr.n_used; i++) {

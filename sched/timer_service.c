@@ -95,6 +95,14 @@ static bool config_ok(const struct timer_config *c, char *err, size_t errlen)
 	return !why;
 }
 
+/* Holder "timers": the buffers a service keeps ready for node events (an
+ * event in flight is in a frame, and the wheel itself holds none). */
+static void timer_holder(void *ctx, struct buffer_tally *t)
+{
+	const struct timer_service *ts = ctx;
+	buffer_tally_add(t, "event spares", ts->n_spare);
+}
+
 struct timer_service *timer_service_create(const struct timer_config *cfg, timer_clock_fn_t *clock,
 					   void *clock_arg, char *err, size_t errlen)
 {
@@ -118,6 +126,7 @@ struct timer_service *timer_service_create(const struct timer_config *cfg, timer
 	}
 	ts->w.foreign_free = return_to_producer;
 	ts->w.foreign_arg = ts;
+	buffer_holder_register("timers", timer_holder, ts);
 	return ts;
 }
 
@@ -125,6 +134,7 @@ void timer_service_destroy(struct timer_service *ts)
 {
 	if (!ts)
 		return;
+	buffer_holder_unregister(timer_holder, ts);
 	for (uint32_t i = 0; i < atomic_load(&ts->n_producers); i++)
 		producer_free(ts->producers[i]);
 	if (ts->n_spare)

@@ -310,6 +310,20 @@ static void i40e_stats(struct device *dev, struct dev_counters *c)
 			I40E_SINCE32(h, b, ruc) + I40E_SINCE32(h, b, roc);
 }
 
+/* The ring's buffers, and what was sent and not yet reclaimed. */
+static uint32_t i40e_n_buffers_held(struct device *dev, bool rx, uint16_t queue)
+{
+	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
+	if (rx)
+		return id->rxq[queue].bufs ? id->rxq[queue].mask + 1 : 0;
+	struct i40e_txq *tq = &id->txq[queue];
+	uint32_t n = 0;
+	if (tq->bufs)
+		for (uint32_t s = tq->clean; s != tq->tail; s = (s + 1) & tq->mask)
+			n += buffer_chain_length(tq->bufs[s]);
+	return n;
+}
+
 static void i40e_destroy(struct device *dev)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
@@ -333,5 +347,6 @@ const struct device_ops i40e_ops = {
 	.link = i40e_link,
 	.stats = i40e_stats,
 	.format_hw = i40e_format_hw,
+	.n_buffers_held = i40e_n_buffers_held,
 	.destroy = i40e_destroy,
 };

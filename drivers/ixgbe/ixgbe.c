@@ -363,6 +363,28 @@ static void ixgbe_stats(struct device *dev, struct dev_counters *c)
 	c->rx_errors += h->crcerrs + h->illerrc + h->rlec + h->ruc + h->rfc + h->roc + h->rjc;
 }
 
+/* The ring's buffers, the frame being assembled, and the frames sent and
+ * not yet reclaimed (each slot holding a head counts its whole chain). */
+static uint32_t ixgbe_n_buffers_held(struct device *dev, bool rx, uint16_t queue)
+{
+	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
+	uint32_t n = 0;
+	if (rx) {
+		struct ixgbe_rxq *rq = &xd->rxq[queue];
+		if (rq->bufs)
+			n = rq->mask + 1;
+		if (rq->head != BUFFER_INVALID)
+			n += buffer_chain_length(rq->head);
+		return n;
+	}
+	struct ixgbe_txq *tq = &xd->txq[queue];
+	if (tq->bufs)
+		for (uint32_t s = 0; s <= tq->mask; s++)
+			if (tq->bufs[s] != BUFFER_INVALID)
+				n += buffer_chain_length(tq->bufs[s]);
+	return n;
+}
+
 static void ixgbe_destroy(struct device *dev)
 {
 	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
@@ -384,5 +406,6 @@ const struct device_ops ixgbe_ops = {
 	.link = ixgbe_link,
 	.stats = ixgbe_stats,
 	.format_hw = ixgbe_format_hw,
+	.n_buffers_held = ixgbe_n_buffers_held,
 	.destroy = ixgbe_destroy,
 };

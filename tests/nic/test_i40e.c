@@ -21,6 +21,7 @@
 #include "graph/buffer.h"
 #include "graph/graph.h"
 #include "graph/toeplitz.h"
+#include "tests/buffer_check.h"
 #include "tests/check_run.h"
 #include "tests/models/i40e_model.h"
 
@@ -235,6 +236,7 @@ START_TEST(bring_up_link)
 	ck_assert_uint_eq(q.rdylist, I40E_MODEL_QS_HANDLE);
 	ck_assert_uint_eq(i40e_model_peek(m0, 0x120000) & 5, 5); /* QRX_ENA(0) REQ|STAT */
 	ck_assert_uint_eq(buffer_n_in_use(), 1024);
+	buffer_check_held("device", "xl0 rx 0", 1024); /* the ring armed, named by `show buffers` */
 
 	struct dev_link l;
 	dev_link_get(d, &l);

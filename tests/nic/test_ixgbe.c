@@ -19,6 +19,7 @@
 #include "graph/buffer.h"
 #include "graph/graph.h"
 #include "graph/toeplitz.h"
+#include "tests/buffer_check.h"
 #include "tests/check_run.h"
 #include "tests/models/ixgbe_model.h"
 
@@ -218,6 +219,7 @@ START_TEST(bring_up_link)
 	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x01018), 1023);           /* RDT: the ring starts full */
 	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x01014) >> 25 & 7, 1);    /* advanced one buffer */
 	ck_assert_uint_eq(buffer_n_in_use(), 1024);
+	buffer_check_held("device", "xe0 rx 0", 1024); /* the ring armed, named by `show buffers` */
 
 	struct dev_link l;
 	dev_link_get(d, &l);
