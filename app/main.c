@@ -326,6 +326,8 @@ static int stage_threads(struct app *a)
 		rc = start_distributor(a, n);
 	if (rc == 0)
 		rc = devices_up(a, n);
+	if (rc == 0)
+		rc = graph_watchdog_start(a->g, a->cfg.cpu.stall_warn_ns, a->err, sizeof(a->err));
 	if (rc)
 		return rc;
 	char list[128];

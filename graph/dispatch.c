@@ -254,8 +254,10 @@ uint32_t graph_thread_loop_once(struct graph_thread *t)
 		produced += g->loop_hook(t, g->loop_hook_arg);
 		graph_dispatch_pending(t);
 	}
+	/* The heartbeat the watchdog reads: a fresh reading, since a node may
+	 * have taken long after `now` was last taken. */
 	stat_add(&t->loops, 1);
-	__atomic_store_n(&t->last_loop_ticks, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->last_loop_ticks, cpu_ticks(), __ATOMIC_RELAXED);
 	return produced;
 }
 

@@ -335,11 +335,30 @@ struct graph_thread_info {
 	int numa_node;
 	int tid;
 	uint64_t loops;
-	uint64_t last_loop_ns; /* heartbeat */
+	uint64_t last_loop_ns; /* heartbeat: end of its last loop, ns since graph creation */
+	uint64_t heartbeat_age_ns; /* how long ago that was */
 	uint64_t idle_loops;
 	bool running;
+	bool parked;  /* at the barrier */
+	bool stalled; /* the watchdog judged it stalled and has not seen it loop since */
 };
 int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_thread_info *info);
+
+/* ---- watchdog ---- */
+
+/* Start a control thread that reads every datapath thread's heartbeat (its
+ * loop count and the time its last loop ended) a few times per stall_ns and
+ * logs one line when a thread has not ended a loop for stall_ns ("watchdog:
+ * thread 1 (worker 0) stalled: ...") and one when it loops again ("...
+ * recovered after ..."). A thread parked at the barrier is not judged.
+ * stall_ns must exceed the idle sleep bound (an idle thread ends a loop at
+ * least that often). stall_ns 0: nothing started. Call after the workers
+ * started; graph_workers_stop and graph_destroy stop it. Returns 0 or a
+ * negative errno with the reason in err. */
+int graph_watchdog_start(struct graph *g, uint64_t stall_ns, char *err, size_t errlen);
+
+/* Stop the watchdog thread (nothing when none runs). Control thread. */
+void graph_watchdog_stop(struct graph *g);
 
 /* ---- statistics ---- */
 

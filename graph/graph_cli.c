@@ -85,26 +85,72 @@ static int show_version(struct cli_session *s, int argc, char **argv)
 	return rc;
 }
 
+static const char *thread_state(const struct graph_thread_info *ti)
+{
+	if (!ti->running)
+		return "stopped";
+	if (ti->stalled)
+		return "stalled";
+	return ti->parked ? "parked" : "running";
+}
+
+/* A heartbeat age for people: us below 1 ms, ms below 1 s, then s. */
+static void format_age(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000000)
+		snprintf(buf, len, "%lluus", (unsigned long long)(ns / 1000));
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.1fms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.2fs", (double)ns / 1e9);
+}
+
 /*
  * sluice> show threads
- * ID  Name      TID    CPU  NUMA    Loops  Idle loops  State
- *  0  main      41233    0     0  1893321     1890002  running
- *  1  worker 0  41240    2     0  2210003     2209876  running
+ * ID  Name      TID    CPU  NUMA    Loops  Idle loops  Heartbeat  State
+ *  0  main      41233    0     0  1893321     1890002      412us  running
+ *  1  worker 0  41240    2     0  2210003     2209876      2.31s  stalled
+ *
+ * Heartbeat: how long ago the thread last ended a dispatch loop (an idle
+ * thread ends one at least every idle-max). "stalled": the watchdog
+ * (cpu { stall-warn }) saw no loop for that long and logged it; "parked":
+ * at the barrier. `json`: {"threads": [{"index", "name", "tid", "cpu",
+ * "numa", "loops", "idle_loops", "heartbeat_age_ns", "state"}]}.
  */
 static int show_threads(struct cli_session *s, int argc, char **argv)
 {
+	bool json = false;
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
 	struct graph *g = need_graph(s);
-	int rc = g ? cli_args_parse(s, argc, argv, NULL, 0) : -ENODEV;
+	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
 	if (rc)
 		return rc;
-	static const struct cli_table_col cols[] = { { "ID", true },	{ "Name", false }, { "TID", true },
-						     { "CPU", true },	{ "NUMA", true },  { "Loops", true },
-						     { "Idle loops", true }, { "State", false } };
-	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	static const struct cli_table_col cols[] = { { "ID", true },	{ "Name", false },	{ "TID", true },
+						     { "CPU", true },	{ "NUMA", true },	{ "Loops", true },
+						     { "Idle loops", true }, { "Heartbeat", true }, { "State", false } };
+	struct cli_table *t = json ? NULL : cli_table_create(cols, ARRAY_LEN(cols));
+	cJSON *root = json ? cJSON_CreateObject() : NULL;
+	cJSON *list = json ? cJSON_AddArrayToObject(root, "threads") : NULL;
 	for (uint32_t i = 0; i < graph_n_threads(g); i++) {
 		struct graph_thread_info ti;
 		if (graph_thread_info(g, i, &ti))
 			continue;
+		if (json) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddNumberToObject(o, "index", i);
+			cJSON_AddStringToObject(o, "name", ti.name);
+			cJSON_AddNumberToObject(o, "tid", ti.tid);
+			cJSON_AddNumberToObject(o, "cpu", ti.cpu);
+			cJSON_AddNumberToObject(o, "numa", ti.numa_node);
+			cJSON_AddNumberToObject(o, "loops", (double)ti.loops);
+			cJSON_AddNumberToObject(o, "idle_loops", (double)ti.idle_loops);
+			cJSON_AddNumberToObject(o, "heartbeat_age_ns", (double)ti.heartbeat_age_ns);
+			cJSON_AddStringToObject(o, "state", thread_state(&ti));
+			cJSON_AddItemToArray(list, o);
+			continue;
+		}
+		char age[32];
+		format_age(age, sizeof(age), ti.heartbeat_age_ns);
 		cli_table_cell(t, "%u", i);
 		cli_table_cell(t, "%s", ti.name);
 		cli_table_cell(t, "%d", ti.tid);
@@ -112,9 +158,13 @@ static int show_threads(struct cli_session *s, int argc, char **argv)
 		cli_table_cell(t, "%d", ti.numa_node);
 		cli_table_cell(t, "%llu", (unsigned long long)ti.loops);
 		cli_table_cell(t, "%llu", (unsigned long long)ti.idle_loops);
-		cli_table_cell(t, "%s", ti.running ? "running" : "stopped");
+		cli_table_cell(t, "%s", age);
+		cli_table_cell(t, "%s", thread_state(&ti));
 	}
-	cli_table_print(s, t);
+	if (json)
+		cli_json_print(s, root);
+	else
+		cli_table_print(s, t);
 	return 0;
 }
 
@@ -665,7 +715,8 @@ static int show_graph(struct cli_session *s, int argc, char **argv)
 
 
 GRAPH_CLI(show_version_cmd, "show version", "show version", "Version and build of this sluice", show_version)
-GRAPH_CLI(show_threads_cmd, "show threads", "show threads", "Datapath threads, cores and loop counts", show_threads)
+GRAPH_CLI(show_threads_cmd, "show threads", "show threads [json]",
+	  "Datapath threads: cores, loop counts, heartbeat age, stalls", show_threads)
 GRAPH_CLI(show_runtime_cmd, "show runtime", "show runtime [verbose] [json]",
 	  "Per thread and node: calls, vectors, suspends, clocks", show_runtime)
 GRAPH_CLI(clear_runtime_cmd, "clear runtime", "clear runtime", "Zero the runtime statistics", clear_runtime)

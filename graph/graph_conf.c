@@ -28,6 +28,9 @@ static const struct conf_key cpu_keys[] = {
 	  CONF_FIELD(struct graph_cpu_config, idle_mode), .doc = "what an idle thread does: spin or sleep" },
 	{ .name = "idle-max", .type = CONF_DURATION, .def = "1ms", .min = 1000, .max = 1000000000,
 	  CONF_FIELD(struct graph_cpu_config, idle_max_ns), .doc = "longest idle sleep" },
+	{ .name = "stall-warn", .type = CONF_DURATION, .def = "1s", .max = 3600000000000ull,
+	  CONF_FIELD(struct graph_cpu_config, stall_warn_ns),
+	  .doc = "log a thread that ends no loop for this long (show threads: stalled); 0s: off" },
 	{ 0 },
 };
 
@@ -83,6 +86,11 @@ static int cpu_check(void *obj, struct conf_check *chk)
 		chk->warn_key = "corelist-workers";
 		snprintf(chk->warning, sizeof(chk->warning),
 			 "worker core %u is also main-core: the main thread and a worker share it", c->main_core);
+	}
+	if (c->stall_warn_ns && c->stall_warn_ns <= c->idle_max_ns) {
+		chk->key = "stall-warn";
+		snprintf(chk->msg, sizeof(chk->msg), "must exceed idle-max (an idle thread sleeps that long between loops)");
+		return -EINVAL;
 	}
 	return cpu_check_workers(c, chk);
 }

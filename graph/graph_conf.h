@@ -1,6 +1,6 @@
 /* The startup.conf sections the engine owns: `cpu`, `buffers`, `trace`.
  *
- *   cpu     { main-core 0  corelist-workers 1-2  idle-mode sleep  idle-max 1ms }
+ *   cpu     { main-core 0  corelist-workers 1-2  idle-mode sleep  idle-max 1ms  stall-warn 1s }
  *   buffers { buffers-per-numa 16384  data-size 2048  page-size 2M }
  *   trace   { max-packets 1024  start-node pg-input  start-count 10 }
  *
@@ -21,6 +21,7 @@ struct graph_cpu_config {
 	uint32_t skip_cores;                  /* cores left alone by automatic placement */
 	uint32_t idle_mode;                   /* enum graph_idle_mode */
 	uint64_t idle_max_ns;
+	uint64_t stall_warn_ns;               /* watchdog threshold, 0: no watchdog */
 };
 
 struct graph_trace_config {

@@ -44,6 +44,7 @@ struct graph_thread {
 	uint64_t idle_loops;
 	uint64_t last_loop_ns;
 	uint64_t last_loop_ticks;
+	atomic_bool stalled; /* set and cleared by the watchdog */
 	uint32_t idle_sleep_us;
 	uint64_t wake_within_ns; /* cap on the next idle sleep, UINT64_MAX: none */
 	uint32_t *inputs; /* node indices of input nodes polling here */
@@ -79,6 +80,11 @@ struct graph {
 	void *drop_tap_arg;
 	graph_loop_hook_fn_t *loop_hook;
 	void *loop_hook_arg;
+	/* watchdog */
+	pthread_t watchdog;
+	bool watchdog_running;
+	atomic_bool watchdog_stop;
+	uint64_t stall_ns;
 	/* trace */
 	struct trace_packet *trace;
 	uint32_t trace_cap;
@@ -103,6 +109,10 @@ buffer_holder_fn_t graph_frames_holder;
 
 /* threads.c */
 void graph_barrier_check(struct graph_thread *t);
+
+/* watchdog.c: time since t last ended a loop; 0 when it is not looping or
+ * is parked at the barrier. */
+uint64_t graph_thread_heartbeat_age(struct graph_thread *t);
 
 /* trace.c */
 void graph_trace_frame(struct node_runtime *rt, const struct frame *f);

@@ -29,6 +29,8 @@ void graph_barrier_check(struct graph_thread *t)
 			atomic_store_explicit(&t->parked, gen, memory_order_release);
 		cpu_relax();
 	}
+	/* Parked time is not stall time: the watchdog judges from here. */
+	__atomic_store_n(&t->last_loop_ticks, cpu_ticks(), __ATOMIC_RELAXED);
 	atomic_store_explicit(&t->parked, 0, memory_order_release);
 }
 
@@ -138,6 +140,7 @@ int graph_workers_start(struct graph *g, const int *cpus, uint32_t n, char *err,
 
 void graph_workers_stop(struct graph *g)
 {
+	graph_watchdog_stop(g); /* it reads the threads released below */
 	if (g->n_threads <= 1)
 		return;
 	atomic_store(&g->workers_stop, true);
@@ -185,6 +188,9 @@ int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_threa
 	info->idle_loops = stat_read(&t->idle_loops);
 	uint64_t last = __atomic_load_n(&t->last_loop_ticks, __ATOMIC_RELAXED);
 	info->last_loop_ns = last ? (uint64_t)(graph_ticks_to_seconds(g, last) * 1e9) : 0;
+	info->heartbeat_age_ns = graph_thread_heartbeat_age(t);
 	info->running = atomic_load(&t->active) != 0;
+	info->parked = atomic_load(&t->parked) != 0;
+	info->stalled = atomic_load(&t->stalled);
 	return 0;
 }
