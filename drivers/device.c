@@ -170,9 +170,26 @@ void dev_delete_all(void)
 
 /* ---- control ---- */
 
+/* Up on an interface already up whose driver reports its link down: the
+ * driver is restarted, so that it finds its lower interface again (an
+ * af-packet host-if deleted and made anew). */
+static bool restart_wanted(struct device *dev)
+{
+	if (!dev->admin_up || !dev->ops->link || !dev->ops->start)
+		return false;
+	struct dev_link l;
+	dev_link_get(dev, &l);
+	if (l.up)
+		return false;
+	if (dev->ops->stop)
+		dev->ops->stop(dev);
+	dev->admin_up = false;
+	return true;
+}
+
 int dev_set_admin_up(struct device *dev, bool up)
 {
-	if (up == dev->admin_up)
+	if (up == dev->admin_up && !(up && restart_wanted(dev)))
 		return 0;
 	if (up) {
 		if (dev->ops->start) {

@@ -206,7 +206,10 @@ void dev_delete_all(void);
 
 /* ---- control ---- */
 
-/* Admin state: start/stop the driver. 0 or a negative errno from start. */
+/* Admin state: start/stop the driver. Up on an interface already up whose
+ * link is down (its driver's link op says so) stops and starts the driver
+ * again: how an af-packet interface recovers once its host-if is made anew.
+ * 0 or a negative errno from start (the interface is then admin down). */
 int dev_set_admin_up(struct device *dev, bool up);
 
 /* Put dev in L2 mode sending everything it receives out of peer (one way,

@@ -199,6 +199,17 @@ static cJSON *interface_json(struct device *d)
 	return o;
 }
 
+/* "up", "down" (admin), or "no-link": admin up, and the driver says its
+ * link is gone (an af-packet host-if deleted under it). */
+static const char *state_name(struct device *d)
+{
+	if (!d->admin_up)
+		return "down";
+	struct dev_link l;
+	dev_link_get(d, &l);
+	return l.up ? "up" : "no-link";
+}
+
 static void interface_row(struct cli_table *t, struct device *d)
 {
 	struct dev_counters c;
@@ -207,7 +218,7 @@ static void interface_row(struct cli_table *t, struct device *d)
 	counter_values(&c, v);
 	cli_table_cell(t, "%s", d->name);
 	cli_table_cell(t, "%u", d->index);
-	cli_table_cell(t, "%s", d->admin_up ? "up" : "down");
+	cli_table_cell(t, "%s", state_name(d));
 	cli_table_cell(t, "%s", mode_name(d));
 	cli_table_cell(t, "%s", peer_name(d));
 	for (size_t i = 0; i < ARRAY_LEN(v); i++)
@@ -251,6 +262,9 @@ static void queue_rows(struct cli_session *s, struct device *d)
  * Name  Idx  State  Mode         Peer  RX-packets  RX-bytes  RX-dropped  RX-errors  TX-packets  TX-bytes  TX-dropped
  * pg0     0  up     l2-xconnect  nul0           0         0           0          0           0         0           0
  * nul0    1  up     l3           -              0         0           0          0       20480   1310720           0
+ *
+ * State: up, down (admin), or no-link (admin up, link gone: an af-packet
+ * host-if deleted; `set interface state NAME up` restarts it once it is back).
  *
  * sluice> show interface nul0
  * (the row above, then one line per queue:)

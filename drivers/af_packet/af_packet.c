@@ -44,6 +44,13 @@
  * holds the whole ring, so a kick never stops part way for want of it.
  * Threads sharing a tx queue take its lock once per burst.
  *
+ * The host-if deleted under a running interface: the kernel unbinds the
+ * sockets, rx sees nothing more, and the first tx kick that fails with ENXIO
+ * marks the queue gone (later bursts take nothing, no system call: the
+ * caller counts TX-dropped); the link reads down from then on, since the
+ * name no longer leads to the index the sockets were bound to. `set
+ * interface state NAME up` once it exists again restarts the driver, which
+ * looks the index up by name anew.
  * The MTU is read from the kernel at creation and on every start. Sockets
  * exist only while the interface is up; stop closes them (after folding
  * their kernel drops into the totals).
@@ -147,6 +154,7 @@ struct afp_txq {
 	bool lock;
 	uint8_t *ring;
 	uint32_t head; /* next frame to fill */
+	bool gone;     /* the kernel said the host-if is gone: take nothing until restart */
 };
 
 struct afp_dev {
@@ -299,6 +307,13 @@ static uint32_t copy_out(struct buffer *b, uint8_t *dst, uint32_t max)
 	}
 }
 
+/* The errors a tx kick gets once the interface the socket was bound to is
+ * unregistered (the kernel drops its cached device: ENXIO). */
+static bool host_if_gone(int err)
+{
+	return err == ENXIO || err == ENODEV;
+}
+
 /* Takes a prefix of bi: it stops at a full ring, or at a packet longer than
  * a tx frame can hold (which cannot happen between interfaces of the same
  * MTU: creation checks the frame holds MTU + 18). The caller drops and
@@ -309,6 +324,10 @@ static uint32_t afp_tx_burst(struct device *dev, uint16_t queue, const uint32_t 
 	struct afp_txq *tq = &ad->txq[queue];
 	while (__atomic_test_and_set(&tq->lock, __ATOMIC_ACQUIRE))
 		cpu_relax();
+	if (unlikely(tq->gone)) {
+		__atomic_clear(&tq->lock, __ATOMIC_RELEASE);
+		return 0;
+	}
 	uint32_t i;
 	bool full = false;
 	for (i = 0; i < n; i++) {
@@ -326,8 +345,13 @@ static uint32_t afp_tx_burst(struct device *dev, uint16_t queue, const uint32_t 
 	}
 	/* One kick per burst; also when the ring is full, so frames left
 	 * waiting by an earlier failed kick (ENOBUFS) get another chance. */
-	if (i || full)
-		(void)sendto(tq->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	if ((i || full) && sendto(tq->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && host_if_gone(errno)) {
+		/* The host-if was deleted: what was put in the ring will never
+		 * leave, so none of it counts as sent. From now on bursts return
+		 * at once (no system call); the caller counts TX-dropped. */
+		tq->gone = true;
+		i = 0;
+	}
 	__atomic_clear(&tq->lock, __ATOMIC_RELEASE);
 	buffer_free(bi, i);
 	return i;
@@ -473,6 +497,7 @@ static int txq_open(struct afp_dev *ad, struct afp_txq *tq)
 	tq->ring = ring;
 	tq->head = 0;
 	tq->lock = false;
+	tq->gone = false;
 	/* Protocol 0: this socket sends only; the kernel takes the protocol
 	 * from each frame's Ethernet header. */
 	rc = bind_if(tq->fd, ad->ifindex, 0);
@@ -517,6 +542,15 @@ static void afp_stop(struct device *dev)
 static int afp_start(struct device *dev)
 {
 	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
+	/* By name each time: a host-if deleted and made again has a new index,
+	 * and sockets bound to the old one would never see a frame. */
+	int ifindex = (int)if_nametoindex(ad->conf.host_if);
+	if (!ifindex) {
+		int rc = -errno;
+		graph_log("af-packet", "%s: host-if %s: %s", dev->name, ad->conf.host_if, strerror(errno));
+		return rc;
+	}
+	ad->ifindex = ifindex;
 	int mtu = host_mtu(ad->conf.host_if);
 	if (mtu > 0)
 		dev->mtu = (uint16_t)MIN(mtu, UINT16_MAX);
@@ -535,7 +569,12 @@ static void afp_link(struct device *dev, struct dev_link *link)
 {
 	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
 	struct ifreq ifr;
-	if (host_ioctl(ad->conf.host_if, SIOCGIFFLAGS, &ifr) == 0)
+	/* Up only while the host-if our sockets are bound to exists: once it
+	 * is deleted they are bound to nothing (the kernel unbinds them), even
+	 * after an interface of the same name comes back; `set interface state
+	 * NAME up` then restarts the driver on the new one. */
+	bool same = (int)if_nametoindex(ad->conf.host_if) == ad->ifindex;
+	if (same && host_ioctl(ad->conf.host_if, SIOCGIFFLAGS, &ifr) == 0)
 		link->up = dev->admin_up && (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
 	link->full_duplex = link->up;
 }
@@ -574,7 +613,8 @@ static int afp_format_hw(struct device *dev, char *buf, size_t len)
 		    __atomic_load_n(&ad->rxq[q].kernel_drops, __ATOMIC_RELAXED));
 	}
 	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
-		OUT("\ntx queue %u: fd %d, head %u", q, ad->txq[q].fd, ad->txq[q].head);
+		OUT("\ntx queue %u: fd %d, head %u%s", q, ad->txq[q].fd, ad->txq[q].head,
+		    ad->txq[q].gone ? ", host-if gone" : "");
 #undef OUT
 	return (int)o;
 }

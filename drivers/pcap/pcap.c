@@ -17,7 +17,10 @@
  * stamped with the time of the burst) through a 1 MB stdio buffer, so the
  * file sees one write per megabyte, not one per packet; stop flushes and
  * destroy closes, so the file is complete and readable after either. Without
- * tx-file nothing is taken and the caller counts TX-dropped.
+ * tx-file nothing is taken and the caller counts TX-dropped. A write that
+ * fails (disk full) is logged once and shown by `show hardware`; from then
+ * on nothing is taken, so every frame sent counts as TX-dropped, and the
+ * frames that were waiting in the stdio buffer are lost with it.
  * One rx queue and one tx queue: a file has one position.
  */
 #include <errno.h>
@@ -82,6 +85,7 @@ struct pcap_dev {
 	pcap_t *tx_dead;        /* the link type and snaplen pcap_dump needs */
 	pcap_dumper_t *tx;
 	FILE *tx_file;
+	int tx_error;           /* errno of the write that failed (disk full): tx takes nothing more */
 	char *tx_stdio;         /* the FILE's buffer */
 	uint8_t *tx_linear;     /* chained buffers are copied here before writing */
 	char rx_path[PCAP_PATH_SIZE];
@@ -264,7 +268,7 @@ static uint32_t pcapdev_tx_burst(struct device *dev, uint16_t queue, const uint3
 {
 	struct pcap_dev *pd = container_of(dev, struct pcap_dev, dev);
 	(void)queue;
-	if (!pd->tx)
+	if (!pd->tx || pd->tx_error)
 		return 0;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -274,6 +278,12 @@ static uint32_t pcapdev_tx_burst(struct device *dev, uint16_t queue, const uint3
 		const uint8_t *p = tx_bytes(pd, buffer_get(bi[i]), &len);
 		h.caplen = h.len = len;
 		pcap_dump((u_char *)pd->tx, &h, p);
+	}
+	if (unlikely(ferror(pd->tx_file))) {
+		pd->tx_error = errno ? errno : EIO;
+		graph_log("pcap", "%s: tx-file: %s: nothing more is written, what is sent counts as TX-dropped", dev->name,
+			  strerror(pd->tx_error));
+		return 0; /* this burst is not in the file either: the caller drops and counts it */
 	}
 	buffer_free(bi, n);
 	return n;
@@ -323,7 +333,10 @@ static int pcapdev_format_hw(struct device *dev, char *buf, size_t len)
 	else
 		OUT("rx-file %s: pass %u (looping forever), %" PRIu64 " frames read in this pass%s\n", pd->rx_path,
 		    pd->rx_loops_done + 1, pd->rx_pass_packets, pd->rx_paced ? ", paced" : "");
-	OUT("tx-file: %s", pd->tx ? "open" : "none");
+	if (pd->tx_error)
+		OUT("tx-file: write failed: %s", strerror(pd->tx_error));
+	else
+		OUT("tx-file: %s", pd->tx ? "open" : "none");
 #undef OUT
 	return (int)o;
 }

@@ -1,0 +1,143 @@
+#!/bin/bash
+# Fault: the veth under an af-packet interface is deleted while traffic
+# runs, then made again. Two namespaces joined through sluice (af-packet a
+# and b, cross-connected both ways, as tests/drivers/test_af_packet_xconnect),
+# a ping at 200/s from a's host to b's running throughout. Expects:
+#   - after `ip link del` of b's veth, `show interface` says b is no-link
+#     within 3 s; b's RX-packets and TX-packets then stop (equal over 1 s
+#     while the ping still sends), and what is sent to b counts TX-dropped;
+#   - sluice keeps running: a's RX-packets still rise, `show threads` works;
+#   - the veth made again under the same names (b's host keeps its MAC):
+#     `set interface state b up` answers "b up", b is up, and pings from a
+#     reach b again within 5 s; -c 20 then loses nothing;
+#   - `show buffers`: nothing unattributed; SIGTERM: exit 0, every buffer
+#     returned.
+# Prints: time to no-link, drops while gone, recovery time (state up to the
+# first answered ping). Needs root, ip, ping, python3. Names carry the PID;
+# the trap removes namespaces, veths, ping and sluice even on failure.
+#
+#   test_veth_delete.sh SLUICE SLUICECTL
+set -u
+sluice=$1
+sluicectl=$2
+id=$$
+ns_a=flt-vd-a-$id
+ns_b=flt-vd-b-$id
+if_a=fltva$id
+if_b=fltvb$id
+host_a=fltva${id}h
+host_b=fltvb${id}h
+tmp=$(mktemp -d /tmp/flt-vd-XXXXXX)
+ping_pid=
+. "$(dirname "$0")/../lib/netns.sh"
+cleanup() {
+	[ -n "$ping_pid" ] && kill -KILL "$ping_pid" 2>/dev/null
+	netns_cleanup
+}
+trap cleanup EXIT
+netns_preflight ip ping python3 timeout
+netns_make_pairs
+setup_host() { # ns ifname address
+	ip netns exec "$1" sh -c "echo 1 > /proc/sys/net/ipv6/conf/$2/disable_ipv6 &&
+		ip link set lo up && ip addr add $3/24 dev $2 && ip link set $2 up" || fail "host $3 in $1"
+}
+setup_host "$ns_a" "$host_a" 10.97.0.1
+setup_host "$ns_b" "$host_b" 10.97.0.2
+mac_a=$(ip netns exec "$ns_a" cat "/sys/class/net/$host_a/address")
+mac_b=$(ip netns exec "$ns_b" cat "/sys/class/net/$host_b/address")
+ip netns exec "$ns_a" ip neigh add 10.97.0.2 lladdr "$mac_b" dev "$host_a" nud permanent || fail "neighbour in $ns_a"
+ip netns exec "$ns_b" ip neigh add 10.97.0.1 lladdr "$mac_a" dev "$host_b" nud permanent || fail "neighbour in $ns_b"
+
+cat > "$tmp/setup.cli" <<CLI
+set interface l2 xconnect a b
+set interface l2 xconnect b a
+CLI
+cat > "$tmp/startup.conf" <<CONF
+unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
+interfaces {
+  a { driver af-packet  host-if $if_a }
+  b { driver af-packet  host-if $if_b }
+}
+CONF
+netns_start_sluice
+
+ctl() {
+	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"
+}
+# "RX-packets TX-packets TX-dropped" of interface $1.
+counters() {
+	ctl show interface "$1" json | python3 -c '
+import json, sys
+c = json.load(sys.stdin)[0]["counters"]
+print(c["RX-packets"], c["TX-packets"], c["TX-dropped"])'
+}
+# The State column of interface $1 in `show interface`.
+state() {
+	ctl show interface | awk -v n="$1" '$1 == n { print $3 }'
+}
+now_ms() {
+	date +%s%3N
+}
+
+ip netns exec "$ns_a" ping -i 0.005 -w 60 -W 1 10.97.0.2 > "$tmp/ping_bg" 2>&1 &
+ping_pid=$!
+sleep 1
+read -r b_rx0 b_tx0 _ <<< "$(counters b)"
+[ "$b_rx0" -gt 0 ] && [ "$b_tx0" -gt 0 ] || fail "no traffic through b before the fault (rx $b_rx0 tx $b_tx0)"
+[ "$(state b)" = up ] || fail "b is $(state b) before the fault"
+
+# ---- the fault ----
+t0=$(now_ms)
+ip link del "$if_b" || fail "ip link del $if_b"
+gone=
+for _ in $(seq 30); do
+	[ "$(state b)" = no-link ] && { gone=$(now_ms); break; }
+	sleep 0.1
+done
+[ -n "$gone" ] || { ctl show interface >&2; fail "b not no-link 3 s after its veth was deleted"; }
+echo "veth deleted: b no-link after $((gone - t0)) ms"
+sleep 0.5 # what was in flight settles
+read -r b_rx1 b_tx1 b_txdrop1 <<< "$(counters b)"
+read -r a_rx1 _ <<< "$(counters a)"
+sleep 1
+read -r b_rx2 b_tx2 b_txdrop2 <<< "$(counters b)"
+read -r a_rx2 _ <<< "$(counters a)"
+kill -0 "$pid" 2>/dev/null || fail "sluice died after the veth was deleted"
+echo "while gone (1 s): b RX-packets +$((b_rx2 - b_rx1)) TX-packets +$((b_tx2 - b_tx1)) TX-dropped +$((b_txdrop2 - b_txdrop1)), a RX-packets +$((a_rx2 - a_rx1))"
+[ "$b_rx2" -eq "$b_rx1" ] || fail "b RX-packets still rising after its veth went ($b_rx1 -> $b_rx2)"
+[ "$b_tx2" -eq "$b_tx1" ] || fail "b TX-packets still rising after its veth went ($b_tx1 -> $b_tx2)"
+[ "$b_txdrop2" -gt "$b_txdrop1" ] || fail "what a sends to b is not counted as TX-dropped ($b_txdrop1 -> $b_txdrop2)"
+[ "$a_rx2" -gt "$a_rx1" ] || fail "a stopped receiving while b was gone"
+ctl show threads > "$tmp/threads" || fail "show threads while b is gone"
+grep -q "stalled" "$tmp/threads" && { cat "$tmp/threads" >&2; fail "a thread stalled while b was gone"; }
+ctl show hardware b | grep -q "host-if gone" || { ctl show hardware b >&2; fail "show hardware b does not say the host-if is gone"; }
+
+# ---- the veth back ----
+ip link add "$if_b" type veth peer name "$host_b" address "$mac_b" netns "$ns_b" || fail "veth $if_b again"
+echo 1 > "/proc/sys/net/ipv6/conf/$if_b/disable_ipv6"
+ip link set "$if_b" up || fail "$if_b up"
+setup_host "$ns_b" "$host_b" 10.97.0.2
+ip netns exec "$ns_b" ip neigh add 10.97.0.1 lladdr "$mac_a" dev "$host_b" nud permanent || fail "neighbour in $ns_b again"
+t1=$(now_ms)
+ctl set interface state b up > "$tmp/up" || { cat "$tmp/up" >&2; fail "set interface state b up"; }
+grep -qx "b up" "$tmp/up" || { cat "$tmp/up" >&2; fail "set interface state b up said something else"; }
+back=
+for _ in $(seq 50); do
+	ip netns exec "$ns_a" ping -c 1 -W 0.1 10.97.0.2 > /dev/null 2>&1 && { back=$(now_ms); break; }
+done
+[ -n "$back" ] || fail "no ping through b within 5 s of set interface state b up"
+echo "recovered: first ping answered $((back - t1)) ms after set interface state b up"
+[ "$(state b)" = up ] || fail "b is $(state b) after recovery"
+kill -KILL "$ping_pid" 2>/dev/null
+wait "$ping_pid" 2>/dev/null
+ping_pid=
+timeout 20 ip netns exec "$ns_a" ping -c 20 -i 0.05 -W 2 10.97.0.2 > "$tmp/ping" 2>&1
+grep -q " 0% packet loss" "$tmp/ping" || { cat "$tmp/ping" >&2; fail "ping through the recovered b lost packets"; }
+read -r b_rx3 b_tx3 _ <<< "$(counters b)"
+[ "$b_rx3" -gt "$b_rx2" ] && [ "$b_tx3" -gt "$b_tx2" ] || fail "b counters did not move after recovery"
+
+ctl show buffers > "$tmp/buffers" || fail "show buffers"
+grep -Eq "^unattributed +- +0$" "$tmp/buffers" || { cat "$tmp/buffers" >&2; fail "show buffers: buffers unattributed"; }
+
+netns_stop_sluice
+echo PASS
