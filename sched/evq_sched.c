@@ -1,0 +1,241 @@
+/* Event queues: the scheduling pass, on the owner thread only.
+ *
+ * A pass (1) takes in each port's completions, in the order the port
+ * dequeued them: atomic flows' in-flight counts drop (a flow at 0 is
+ * unpinned), ordered events land in their queue's reorder window, other
+ * forwards go to their queue; (2) releases each reorder window from its
+ * oldest sequence while completed; (3) dispatches: the lowest level with
+ * queued events first, round robin between that level's queues, `weight`
+ * events per turn; a queue that cannot go on (its ports full, an atomic
+ * head pinned to a full port, its window full) gives its turn up for the
+ * pass; (4) publishes each port's new tail once.
+ *
+ * An atomic queue's head waits while its flow's port is full (no events
+ * set aside and put back as event_sw does): the queue's other flows wait
+ * behind it for the pass. Simple and order-preserving; the cost is some
+ * head-of-line blocking behind one slow port.
+ */
+#include "sched/evq_private.h"
+
+#define NO_PORT UINT32_MAX
+#define FLOW_HASH 0x9e3779b1u /* Fibonacci hashing: the top bits of tag * 2^32/phi */
+
+/* ---- completions ---------------------------------------------------- */
+
+static void take_completions(struct evq *q, struct evq_port *p)
+{
+	uint32_t done = atomic_load_explicit(&p->done, memory_order_acquire);
+	uint32_t seen = p->o_seen;
+	uint32_t n_fwd = 0;
+	while (seen != done) {
+		uint32_t idx = seen & p->mask;
+		const struct evq_hist *h = &p->hist[idx];
+		struct evq_event *slot = &p->ring[idx];
+		struct evq_queue *eq = &q->queues[h->queue];
+		bool fwd = slot->op == EVQ_OP_FORWARD;
+		if (h->type == EVQ_ORDERED) {
+			/* The window entry takes the forward (op FORWARD) or
+			 * just the mark that the event is done. */
+			struct evq_event *w = &eq->window[h->key & eq->window_mask];
+			if (fwd)
+				*w = *slot;
+			else
+				w->op = EVQ_OP_RELEASE;
+			eq->window_ready++;
+		} else {
+			if (fwd && !evq_place(q, slot))
+				break; /* destination full: retried next pass, the flow stays pinned */
+			if (h->type == EVQ_ATOMIC)
+				eq->flows[h->key].count--;
+		}
+		n_fwd += fwd;
+		seen++;
+	}
+	q->st.completed += seen - p->o_seen;
+	q->st.forwarded += n_fwd;
+	p->o_seen = seen;
+}
+
+static void release_window(struct evq *q, struct evq_queue *eq)
+{
+	while (eq->window_head != eq->window_tail) {
+		struct evq_event *w = &eq->window[eq->window_head & eq->window_mask];
+		if (w->op == EVQ_OP_PENDING)
+			break;
+		if (w->op == EVQ_OP_FORWARD && !evq_place(q, w))
+			break;
+		eq->window_head++;
+		eq->window_ready--;
+	}
+}
+
+/* ---- dispatch --------------------------------------------------------- */
+
+/* The next of the queue's ports with room, round robin. */
+static inline uint32_t pick_port(struct evq *q, struct evq_queue *eq)
+{
+	uint64_t cand = eq->ports & q->space_ports;
+	if (!cand)
+		return NO_PORT;
+	uint64_t from = cand & (~0ull << eq->rr_port);
+	uint32_t p = (uint32_t)__builtin_ctzll(from ? from : cand);
+	eq->rr_port = (p + 1) & (EVQ_MAX_PORTS - 1);
+	return p;
+}
+
+static inline void put(struct evq *q, uint32_t pi, const struct evq_event *ev, uint32_t key, uint32_t queue,
+		       uint8_t type)
+{
+	struct evq_port *p = q->ports[pi];
+	uint32_t idx = p->o_tail++ & p->mask;
+	struct evq_event e = *ev;
+	e.type = type;
+	e.op = EVQ_OP_RELEASE;
+	p->ring[idx] = e;
+	p->hist[idx] = (struct evq_hist){.key = key, .queue = (uint8_t)queue, .type = type};
+	if (--q->space[pi] == 0)
+		q->space_ports &= ~(1ull << pi);
+	q->dirty_ports |= 1ull << pi;
+}
+
+static uint32_t serve_atomic(struct evq *q, struct evq_queue *eq, const struct evq_iq *iq, uint32_t queue,
+			     uint32_t max)
+{
+	uint32_t i;
+	for (i = 0; i < max; i++) {
+		const struct evq_event *ev = &iq->ev[(iq->head + i) & eq->iq_mask];
+		uint32_t slot = (ev->flow * FLOW_HASH) >> eq->flow_shift;
+		struct evq_flow *f = &eq->flows[slot];
+		uint32_t pi;
+		if (f->count) {
+			pi = f->port;
+			if (!q->space[pi])
+				break;
+		} else {
+			pi = pick_port(q, eq);
+			if (pi == NO_PORT)
+				break;
+			f->port = (uint8_t)pi;
+		}
+		f->count++;
+		put(q, pi, ev, slot, queue, EVQ_ATOMIC);
+	}
+	return i;
+}
+
+static uint32_t serve_ordered(struct evq *q, struct evq_queue *eq, const struct evq_iq *iq, uint32_t queue,
+			      uint32_t max)
+{
+	uint32_t room = eq->window_mask + 1 - (eq->window_tail - eq->window_head);
+	if (max > room)
+		max = room;
+	uint32_t i;
+	for (i = 0; i < max; i++) {
+		uint32_t pi = pick_port(q, eq);
+		if (pi == NO_PORT)
+			break;
+		uint32_t seq = eq->window_tail++;
+		eq->window[seq & eq->window_mask].op = EVQ_OP_PENDING;
+		put(q, pi, &iq->ev[(iq->head + i) & eq->iq_mask], seq, queue, EVQ_ORDERED);
+	}
+	return i;
+}
+
+static uint32_t serve_parallel(struct evq *q, struct evq_queue *eq, const struct evq_iq *iq, uint32_t queue,
+			       uint32_t max)
+{
+	uint32_t i;
+	for (i = 0; i < max; i++) {
+		uint32_t pi = pick_port(q, eq);
+		if (pi == NO_PORT)
+			break;
+		put(q, pi, &iq->ev[(iq->head + i) & eq->iq_mask], 0, queue, EVQ_PARALLEL);
+	}
+	return i;
+}
+
+/* Dispatch up to max events of one (queue, level); returns how many went. */
+static uint32_t serve(struct evq *q, uint32_t queue, uint32_t lvl, uint32_t max)
+{
+	struct evq_queue *eq = &q->queues[queue];
+	struct evq_iq *iq = &eq->iq[lvl];
+	uint32_t avail = iq->tail - iq->head;
+	if (max > avail)
+		max = avail;
+	uint32_t n;
+	switch (eq->type) {
+	case EVQ_ATOMIC:
+		n = serve_atomic(q, eq, iq, queue, max);
+		break;
+	case EVQ_ORDERED:
+		n = serve_ordered(q, eq, iq, queue, max);
+		break;
+	default:
+		n = serve_parallel(q, eq, iq, queue, max);
+		break;
+	}
+	iq->head += n;
+	eq->held -= n;
+	eq->n_dispatched += n;
+	q->st.dispatched += n;
+	q->st.dispatched_level[lvl] += n;
+	if (iq->head == iq->tail) {
+		q->level_queues[lvl] &= ~(1ull << queue);
+		if (!q->level_queues[lvl])
+			q->level_mask &= (uint8_t)~(1u << lvl);
+	}
+	return n;
+}
+
+/* The lowest set bit of cand above `after`, else the lowest. */
+static inline uint32_t next_queue(uint64_t cand, uint32_t after)
+{
+	uint64_t above = after >= 63 ? 0 : cand & (~0ull << (after + 1));
+	return (uint32_t)__builtin_ctzll(above ? above : cand);
+}
+
+/* Round robin within one level. A turn survives the end of a pass only
+ * when the ports ran out of room in the middle of it, so that weights
+ * hold exactly while every queue of the level stays backlogged. */
+static void dispatch_level(struct evq *q, uint32_t lvl)
+{
+	uint64_t cand = q->level_queues[lvl];
+	while (cand && q->space_ports) {
+		uint32_t queue = q->rr_queue[lvl];
+		if (!q->rr_left[lvl] || !(cand & (1ull << queue))) {
+			queue = next_queue(cand, queue);
+			q->rr_queue[lvl] = queue;
+			q->rr_left[lvl] = q->queues[queue].weight;
+		}
+		uint32_t want = q->rr_left[lvl];
+		uint32_t n = serve(q, queue, lvl, want);
+		q->rr_left[lvl] -= n;
+		if (n < want)
+			cand &= ~(1ull << queue); /* emptied or blocked: its turn is over for this pass */
+	}
+}
+
+uint32_t evq_schedule(struct evq *q)
+{
+	uint64_t before = q->st.dispatched;
+	q->space_ports = 0;
+	for (uint32_t pi = 0; pi < q->n_ports; pi++) {
+		struct evq_port *p = q->ports[pi];
+		take_completions(q, p);
+		q->space[pi] = q->port_depth - (p->o_tail - p->o_seen);
+		if (q->space[pi])
+			q->space_ports |= 1ull << pi;
+	}
+	for (uint64_t m = q->ordered_queues; m; m &= m - 1)
+		release_window(q, &q->queues[__builtin_ctzll(m)]);
+	/* Strict priority: a level is served only once every queue of the
+	 * levels above it is empty or blocked. */
+	for (uint32_t levels = q->level_mask; levels && q->space_ports; levels &= levels - 1)
+		dispatch_level(q, (uint32_t)__builtin_ctz(levels));
+	for (uint64_t m = q->dirty_ports; m; m &= m - 1) {
+		struct evq_port *p = q->ports[__builtin_ctzll(m)];
+		atomic_store_explicit(&p->tail, p->o_tail, memory_order_release);
+	}
+	q->dirty_ports = 0;
+	return (uint32_t)(q->st.dispatched - before);
+}
