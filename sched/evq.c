@@ -198,32 +198,70 @@ struct evq_port *evq_port(struct evq *q, uint32_t index)
 	return index < q->n_ports ? q->ports[index] : NULL;
 }
 
+static inline void mark_queued(struct evq *q, uint32_t queue, uint32_t lvl)
+{
+	q->level_queues[lvl] |= 1ull << queue;
+	q->level_mask |= (uint8_t)(1u << lvl);
+}
+
 static inline void iq_push(struct evq *q, struct evq_queue *eq, uint32_t queue, const struct evq_event *ev)
 {
 	struct evq_iq *iq = &eq->iq[ev->priority];
 	iq->ev[iq->tail++ & eq->iq_mask] = *ev;
 	eq->held++;
 	eq->n_enqueued++;
-	q->level_queues[ev->priority] |= 1ull << queue;
-	q->level_mask |= (uint8_t)(1u << ev->priority);
+	mark_queued(q, queue, ev->priority);
 }
 
+/* queue and priority side by side: one compare finds a run's end */
+static inline uint16_t run_key(const struct evq_event *ev)
+{
+	return (uint16_t)(ev->queue | ev->priority << 8);
+}
+
+/* Copy a run of n events of one (queue, level) into its FIFO: at most two
+ * memcpy, as the FIFO wraps. */
+static void iq_copy(struct evq_queue *eq, struct evq_iq *iq, const struct evq_event *ev, uint32_t n)
+{
+	uint32_t at = iq->tail & eq->iq_mask, first = eq->iq_mask + 1 - at;
+	if (first > n)
+		first = n;
+	memcpy(&iq->ev[at], ev, first * sizeof(*ev));
+	memcpy(&iq->ev[0], ev + first, (n - first) * sizeof(*ev));
+	iq->tail += n;
+}
+
+/* Runs of one (queue, priority) are taken whole: checks and bookkeeping
+ * once a run, a copy per event (a producer's burst is usually one run). */
 uint32_t evq_enqueue(struct evq *q, const struct evq_event *ev, uint32_t n)
 {
-	uint32_t i;
-	for (i = 0; i < n; i++) {
-		uint32_t queue = ev[i].queue;
-		if (unlikely(queue >= q->n_queues || ev[i].priority >= EVQ_LEVELS || !q->queues[queue].configured)) {
+	uint32_t i = 0;
+	while (i < n) {
+		uint32_t queue = ev[i].queue, lvl = ev[i].priority;
+		if (unlikely(queue >= q->n_queues || lvl >= EVQ_LEVELS || !q->queues[queue].configured)) {
 			q->st.invalid++;
 			break;
 		}
 		struct evq_queue *eq = &q->queues[queue];
-		if (unlikely(eq->held == eq->depth)) {
+		uint16_t key = run_key(&ev[i]);
+		uint32_t end = i + 1;
+		while (end < n && run_key(&ev[end]) == key)
+			end++;
+		uint32_t room = eq->depth - eq->held, take = end - i;
+		if (take > room)
+			take = room;
+		if (likely(take)) {
+			iq_copy(eq, &eq->iq[lvl], ev + i, take);
+			eq->held += take;
+			eq->n_enqueued += take;
+			mark_queued(q, queue, lvl);
+			i += take;
+		}
+		if (unlikely(i < end)) {
 			eq->n_refused += n - i;
 			q->st.refused += n - i;
 			break;
 		}
-		iq_push(q, eq, queue, &ev[i]);
 	}
 	q->st.enqueued += i;
 	return i;

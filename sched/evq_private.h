@@ -19,6 +19,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "graph/util.h"
 #include "sched/evq.h"
@@ -29,6 +30,14 @@ enum {
 	EVQ_OP_FORWARD,     /* the consumer wrote a forward into the slot */
 	EVQ_OP_PENDING,     /* reorder window: dispatched, not completed yet */
 };
+
+/* The event's first 8 bytes as a little-endian word: flow in bits 0-31,
+ * queue 32-39, priority 40-47, type 48-55, op 56-63. */
+#define EVQ_W0_TYPE_SHIFT 48
+#define EVQ_W0_OP_SHIFT 56
+#define EVQ_W0_KEEP ((1ull << EVQ_W0_TYPE_SHIFT) - 1)
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "EVQ_W0_* assume little-endian");
+_Static_assert(offsetof(struct evq_event, type) == 6 && offsetof(struct evq_event, op) == 7, "EVQ_W0_* layout");
 
 /* What the owner remembers of each dispatched event, by ring slot:
  * the flow slot (atomic) or the reorder sequence (ordered). */
@@ -96,6 +105,7 @@ struct evq_port {
 	struct evq_hist *hist;
 	uint32_t mask;
 	uint32_t o_tail;       /* dispatched */
+	uint32_t o_published;  /* last tail stored */
 	uint32_t o_seen;       /* completions taken in */
 	uint64_t n_dispatched;
 };
@@ -111,7 +121,6 @@ struct evq {
 	uint32_t rr_left[EVQ_LEVELS];    /* events left in that turn */
 	uint64_t ordered_queues;
 	uint64_t space_ports;            /* ports with ring room, during a pass */
-	uint64_t dirty_ports;            /* ports dispatched to, during a pass */
 	uint32_t space[EVQ_MAX_PORTS];   /* ring room per port, during a pass */
 	/* output ring (owner only) */
 	struct evq_event *out;

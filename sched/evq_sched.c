@@ -15,6 +15,8 @@
  * behind it for the pass. Simple and order-preserving; the cost is some
  * head-of-line blocking behind one slow port.
  */
+#include <string.h>
+
 #include "sched/evq_private.h"
 
 #define NO_PORT UINT32_MAX
@@ -25,12 +27,14 @@
 static void take_completions(struct evq *q, struct evq_port *p)
 {
 	uint32_t done = atomic_load_explicit(&p->done, memory_order_acquire);
-	uint32_t seen = p->o_seen;
+	uint32_t seen = p->o_seen, mask = p->mask;
+	const struct evq_hist *hist = p->hist;
+	struct evq_event *ring = p->ring;
 	uint32_t n_fwd = 0;
 	while (seen != done) {
-		uint32_t idx = seen & p->mask;
-		const struct evq_hist *h = &p->hist[idx];
-		struct evq_event *slot = &p->ring[idx];
+		uint32_t idx = seen & mask;
+		const struct evq_hist *h = &hist[idx];
+		struct evq_event *slot = &ring[idx];
 		struct evq_queue *eq = &q->queues[h->queue];
 		bool fwd = slot->op == EVQ_OP_FORWARD;
 		if (h->type == EVQ_ORDERED) {
@@ -83,33 +87,74 @@ static inline uint32_t pick_port(struct evq *q, struct evq_queue *eq)
 	return p;
 }
 
-static inline void put(struct evq *q, uint32_t pi, const struct evq_event *ev, uint32_t key, uint32_t queue,
-		       uint8_t type)
+/* The port being written to, its tail and room kept in locals while
+ * consecutive events go to it: the build has -fno-strict-aliasing, so
+ * fields read through pointers are reloaded after every ring store. With
+ * the word copy in cur_put: 67 -> 57 instructions per atomic dispatch
+ * (callgrind, bench/sched, one flow per event, so each picks a port). */
+struct cursor {
+	uint32_t pi; /* NO_PORT: none */
+	uint32_t tail;
+	uint32_t room;
+	uint32_t mask;
+	struct evq_event *ring;
+	struct evq_hist *hist;
+};
+
+static inline void cur_flush(struct evq *q, struct cursor *c)
 {
-	struct evq_port *p = q->ports[pi];
-	uint32_t idx = p->o_tail++ & p->mask;
-	struct evq_event e = *ev;
-	e.type = type;
-	e.op = EVQ_OP_RELEASE;
-	p->ring[idx] = e;
-	p->hist[idx] = (struct evq_hist){.key = key, .queue = (uint8_t)queue, .type = type};
-	if (--q->space[pi] == 0)
-		q->space_ports &= ~(1ull << pi);
-	q->dirty_ports |= 1ull << pi;
+	if (c->pi == NO_PORT)
+		return;
+	q->ports[c->pi]->o_tail = c->tail;
+	q->space[c->pi] = c->room;
+	c->pi = NO_PORT;
 }
 
-static uint32_t serve_atomic(struct evq *q, struct evq_queue *eq, const struct evq_iq *iq, uint32_t queue,
-			     uint32_t max)
+static inline void cur_to(struct evq *q, struct cursor *c, uint32_t pi)
 {
-	uint32_t i;
+	if (c->pi == pi)
+		return;
+	cur_flush(q, c);
+	const struct evq_port *p = q->ports[pi];
+	*c = (struct cursor){.pi = pi, .tail = p->o_tail, .room = q->space[pi], .mask = p->mask, .ring = p->ring,
+			     .hist = p->hist};
+}
+
+/* Room of a port, whether or not the cursor holds it. */
+static inline uint32_t room_of(const struct evq *q, const struct cursor *c, uint32_t pi)
+{
+	return pi == c->pi ? c->room : q->space[pi];
+}
+
+static inline void cur_put(struct evq *q, struct cursor *c, const struct evq_event *ev, struct evq_hist h)
+{
+	uint32_t idx = c->tail++ & c->mask;
+	/* As two words, type and op set in the first: the field-wise copy
+	 * compiled to 14 instructions. */
+	uint64_t w[2];
+	memcpy(w, ev, sizeof(w));
+	w[0] = (w[0] & EVQ_W0_KEEP) | (uint64_t)h.type << EVQ_W0_TYPE_SHIFT | (uint64_t)EVQ_OP_RELEASE << EVQ_W0_OP_SHIFT;
+	memcpy(&c->ring[idx], w, sizeof(w));
+	c->hist[idx] = h;
+	if (--c->room == 0)
+		q->space_ports &= ~(1ull << c->pi); /* pick_port reads the mask only */
+}
+
+static uint32_t serve_atomic(struct evq *q, struct cursor *cp, struct evq_queue *eq, const struct evq_iq *iq,
+			     uint32_t queue, uint32_t max)
+{
+	struct cursor cc = *cp, *c = &cc; /* in registers: see struct cursor */
+	const struct evq_event *iqev = iq->ev;
+	struct evq_flow *flows = eq->flows;
+	uint32_t head = iq->head, mask = eq->iq_mask, shift = eq->flow_shift, i;
 	for (i = 0; i < max; i++) {
-		const struct evq_event *ev = &iq->ev[(iq->head + i) & eq->iq_mask];
-		uint32_t slot = (ev->flow * FLOW_HASH) >> eq->flow_shift;
-		struct evq_flow *f = &eq->flows[slot];
+		const struct evq_event *ev = &iqev[(head + i) & mask];
+		uint32_t slot = (ev->flow * FLOW_HASH) >> shift;
+		struct evq_flow *f = &flows[slot];
 		uint32_t pi;
 		if (f->count) {
 			pi = f->port;
-			if (!q->space[pi])
+			if (!room_of(q, c, pi))
 				break;
 		} else {
 			pi = pick_port(q, eq);
@@ -118,62 +163,52 @@ static uint32_t serve_atomic(struct evq *q, struct evq_queue *eq, const struct e
 			f->port = (uint8_t)pi;
 		}
 		f->count++;
-		put(q, pi, ev, slot, queue, EVQ_ATOMIC);
+		cur_to(q, c, pi);
+		cur_put(q, c, ev, (struct evq_hist){.key = slot, .queue = (uint8_t)queue, .type = EVQ_ATOMIC});
 	}
+	*cp = cc;
 	return i;
 }
 
-static uint32_t serve_ordered(struct evq *q, struct evq_queue *eq, const struct evq_iq *iq, uint32_t queue,
-			      uint32_t max)
+/* Ordered and parallel: round robin between the ports. */
+static uint32_t serve_spread(struct evq *q, struct cursor *cp, struct evq_queue *eq, const struct evq_iq *iq,
+			     uint32_t queue, uint32_t max)
 {
-	uint32_t room = eq->window_mask + 1 - (eq->window_tail - eq->window_head);
-	if (max > room)
-		max = room;
-	uint32_t i;
+	struct cursor cc = *cp, *c = &cc; /* in registers: see struct cursor */
+	const struct evq_event *iqev = iq->ev;
+	uint32_t head = iq->head, mask = eq->iq_mask, i;
+	bool ordered = eq->type == EVQ_ORDERED;
+	if (ordered) {
+		uint32_t room = eq->window_mask + 1 - (eq->window_tail - eq->window_head);
+		if (max > room)
+			max = room;
+	}
+	uint32_t seq = eq->window_tail;
 	for (i = 0; i < max; i++) {
 		uint32_t pi = pick_port(q, eq);
 		if (pi == NO_PORT)
 			break;
-		uint32_t seq = eq->window_tail++;
-		eq->window[seq & eq->window_mask].op = EVQ_OP_PENDING;
-		put(q, pi, &iq->ev[(iq->head + i) & eq->iq_mask], seq, queue, EVQ_ORDERED);
+		if (ordered)
+			eq->window[seq & eq->window_mask].op = EVQ_OP_PENDING;
+		cur_to(q, c, pi);
+		cur_put(q, c, &iqev[(head + i) & mask], (struct evq_hist){.key = seq++, .queue = (uint8_t)queue, .type = eq->type});
 	}
-	return i;
-}
-
-static uint32_t serve_parallel(struct evq *q, struct evq_queue *eq, const struct evq_iq *iq, uint32_t queue,
-			       uint32_t max)
-{
-	uint32_t i;
-	for (i = 0; i < max; i++) {
-		uint32_t pi = pick_port(q, eq);
-		if (pi == NO_PORT)
-			break;
-		put(q, pi, &iq->ev[(iq->head + i) & eq->iq_mask], 0, queue, EVQ_PARALLEL);
-	}
+	if (ordered)
+		eq->window_tail = seq;
+	*cp = cc;
 	return i;
 }
 
 /* Dispatch up to max events of one (queue, level); returns how many went. */
-static uint32_t serve(struct evq *q, uint32_t queue, uint32_t lvl, uint32_t max)
+static uint32_t serve(struct evq *q, struct cursor *c, uint32_t queue, uint32_t lvl, uint32_t max)
 {
 	struct evq_queue *eq = &q->queues[queue];
 	struct evq_iq *iq = &eq->iq[lvl];
 	uint32_t avail = iq->tail - iq->head;
 	if (max > avail)
 		max = avail;
-	uint32_t n;
-	switch (eq->type) {
-	case EVQ_ATOMIC:
-		n = serve_atomic(q, eq, iq, queue, max);
-		break;
-	case EVQ_ORDERED:
-		n = serve_ordered(q, eq, iq, queue, max);
-		break;
-	default:
-		n = serve_parallel(q, eq, iq, queue, max);
-		break;
-	}
+	uint32_t n = eq->type == EVQ_ATOMIC ? serve_atomic(q, c, eq, iq, queue, max)
+					    : serve_spread(q, c, eq, iq, queue, max);
 	iq->head += n;
 	eq->held -= n;
 	eq->n_dispatched += n;
@@ -197,9 +232,15 @@ static inline uint32_t next_queue(uint64_t cand, uint32_t after)
 /* Round robin within one level. A turn survives the end of a pass only
  * when the ports ran out of room in the middle of it, so that weights
  * hold exactly while every queue of the level stays backlogged. */
-static void dispatch_level(struct evq *q, uint32_t lvl)
+static void dispatch_level(struct evq *q, struct cursor *c, uint32_t lvl)
 {
 	uint64_t cand = q->level_queues[lvl];
+	if (!(cand & (cand - 1))) {
+		/* One queue at this level: no turns to keep, serve it whole. */
+		if (cand)
+			serve(q, c, (uint32_t)__builtin_ctzll(cand), lvl, UINT32_MAX);
+		return;
+	}
 	while (cand && q->space_ports) {
 		uint32_t queue = q->rr_queue[lvl];
 		if (!q->rr_left[lvl] || !(cand & (1ull << queue))) {
@@ -208,7 +249,7 @@ static void dispatch_level(struct evq *q, uint32_t lvl)
 			q->rr_left[lvl] = q->queues[queue].weight;
 		}
 		uint32_t want = q->rr_left[lvl];
-		uint32_t n = serve(q, queue, lvl, want);
+		uint32_t n = serve(q, c, queue, lvl, want);
 		q->rr_left[lvl] -= n;
 		if (n < want)
 			cand &= ~(1ull << queue); /* emptied or blocked: its turn is over for this pass */
@@ -230,12 +271,16 @@ uint32_t evq_schedule(struct evq *q)
 		release_window(q, &q->queues[__builtin_ctzll(m)]);
 	/* Strict priority: a level is served only once every queue of the
 	 * levels above it is empty or blocked. */
+	struct cursor c = {.pi = NO_PORT};
 	for (uint32_t levels = q->level_mask; levels && q->space_ports; levels &= levels - 1)
-		dispatch_level(q, (uint32_t)__builtin_ctz(levels));
-	for (uint64_t m = q->dirty_ports; m; m &= m - 1) {
-		struct evq_port *p = q->ports[__builtin_ctzll(m)];
-		atomic_store_explicit(&p->tail, p->o_tail, memory_order_release);
+		dispatch_level(q, &c, (uint32_t)__builtin_ctz(levels));
+	cur_flush(q, &c);
+	for (uint32_t pi = 0; pi < q->n_ports; pi++) {
+		struct evq_port *p = q->ports[pi];
+		if (p->o_tail != p->o_published) {
+			p->o_published = p->o_tail;
+			atomic_store_explicit(&p->tail, p->o_tail, memory_order_release);
+		}
 	}
-	q->dirty_ports = 0;
 	return (uint32_t)(q->st.dispatched - before);
 }
