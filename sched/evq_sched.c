@@ -24,36 +24,92 @@
 
 /* ---- completions ---------------------------------------------------- */
 
+/* Completions come in runs from one queue (a queue has one type): each
+ * run is taken by a loop of its type, with the queue's tables in locals. */
+static uint32_t complete_atomic(struct evq *q, struct evq_port *p, struct evq_queue *eq, uint32_t queue,
+				uint32_t seen, uint32_t done, uint32_t *n_fwd)
+{
+	const struct evq_hist *hist = p->hist;
+	struct evq_event *ring = p->ring;
+	struct evq_flow *flows = eq->flows;
+	uint32_t mask = p->mask;
+	for (; seen != done; seen++) {
+		uint32_t idx = seen & mask;
+		struct evq_hist h = hist[idx];
+		if (h.queue != queue)
+			break;
+		if (unlikely(ring[idx].op == EVQ_OP_FORWARD)) {
+			if (!evq_place(q, &ring[idx]))
+				break; /* destination full: retried next pass, the flow stays pinned */
+			(*n_fwd)++;
+		}
+		flows[h.key].count--;
+	}
+	return seen;
+}
+
+static uint32_t complete_ordered(struct evq_port *p, struct evq_queue *eq, uint32_t queue, uint32_t seen,
+				 uint32_t done, uint32_t *n_fwd)
+{
+	const struct evq_hist *hist = p->hist;
+	const struct evq_event *ring = p->ring;
+	struct evq_event *window = eq->window;
+	uint32_t mask = p->mask, wmask = eq->window_mask, start = seen;
+	for (; seen != done; seen++) {
+		uint32_t idx = seen & mask;
+		struct evq_hist h = hist[idx];
+		if (h.queue != queue)
+			break;
+		/* The window entry takes the forward (op FORWARD) or just the
+		 * mark that the event is done. */
+		struct evq_event *w = &window[h.key & wmask];
+		if (ring[idx].op == EVQ_OP_FORWARD) {
+			*w = ring[idx];
+			(*n_fwd)++;
+		} else {
+			w->op = EVQ_OP_RELEASE;
+		}
+	}
+	eq->window_ready += seen - start;
+	return seen;
+}
+
+static uint32_t complete_parallel(struct evq *q, struct evq_port *p, uint32_t queue, uint32_t seen, uint32_t done,
+				  uint32_t *n_fwd)
+{
+	const struct evq_hist *hist = p->hist;
+	struct evq_event *ring = p->ring;
+	uint32_t mask = p->mask;
+	for (; seen != done; seen++) {
+		uint32_t idx = seen & mask;
+		if (hist[idx].queue != queue)
+			break;
+		if (ring[idx].op == EVQ_OP_FORWARD) {
+			if (!evq_place(q, &ring[idx]))
+				break;
+			(*n_fwd)++;
+		}
+	}
+	return seen;
+}
+
 static void take_completions(struct evq *q, struct evq_port *p)
 {
 	uint32_t done = atomic_load_explicit(&p->done, memory_order_acquire);
-	uint32_t seen = p->o_seen, mask = p->mask;
-	const struct evq_hist *hist = p->hist;
-	struct evq_event *ring = p->ring;
-	uint32_t n_fwd = 0;
+	uint32_t seen = p->o_seen, n_fwd = 0;
 	while (seen != done) {
-		uint32_t idx = seen & mask;
-		const struct evq_hist *h = &hist[idx];
-		struct evq_event *slot = &ring[idx];
-		struct evq_queue *eq = &q->queues[h->queue];
-		bool fwd = slot->op == EVQ_OP_FORWARD;
-		if (h->type == EVQ_ORDERED) {
-			/* The window entry takes the forward (op FORWARD) or
-			 * just the mark that the event is done. */
-			struct evq_event *w = &eq->window[h->key & eq->window_mask];
-			if (fwd)
-				*w = *slot;
-			else
-				w->op = EVQ_OP_RELEASE;
-			eq->window_ready++;
-		} else {
-			if (fwd && !evq_place(q, slot))
-				break; /* destination full: retried next pass, the flow stays pinned */
-			if (h->type == EVQ_ATOMIC)
-				eq->flows[h->key].count--;
-		}
-		n_fwd += fwd;
-		seen++;
+		uint32_t queue = p->hist[seen & p->mask].queue, next;
+		struct evq_queue *eq = &q->queues[queue];
+		if (eq->type == EVQ_ATOMIC)
+			next = complete_atomic(q, p, eq, queue, seen, done, &n_fwd);
+		else if (eq->type == EVQ_ORDERED)
+			next = complete_ordered(p, eq, queue, seen, done, &n_fwd);
+		else
+			next = complete_parallel(q, p, queue, seen, done, &n_fwd);
+		bool blocked = next != done && p->hist[next & p->mask].queue == queue;
+		seen = next;
+		if (blocked)
+			break;
 	}
 	q->st.completed += seen - p->o_seen;
 	q->st.forwarded += n_fwd;
@@ -81,6 +137,8 @@ static inline uint32_t pick_port(struct evq *q, struct evq_queue *eq)
 	uint64_t cand = eq->ports & q->space_ports;
 	if (!cand)
 		return NO_PORT;
+	if (!(cand & (cand - 1)))
+		return (uint32_t)__builtin_ctzll(cand); /* one choice: nothing to rotate */
 	uint64_t from = cand & (~0ull << eq->rr_port);
 	uint32_t p = (uint32_t)__builtin_ctzll(from ? from : cand);
 	eq->rr_port = (p + 1) & (EVQ_MAX_PORTS - 1);
