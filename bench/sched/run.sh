@@ -18,7 +18,8 @@
 #
 # Environment: ROUNDS (3), SECS (3 per measurement), BURST (32),
 # QUIET_MAX (60 s of waiting for an idle box per measurement),
-# DPDK_DIR (../shared/bench/dpdk beside the repository), DPDK_MEM_MODE.
+# DPDK_DIR (../shared/bench/dpdk beside the repository), DPDK_MEM_MODE
+# (for the harness, as the anchor scripts take it).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -32,22 +33,18 @@ DPDK_DIR=${DPDK_DIR:-$root/../shared/bench/dpdk}
 harness="$DPDK_DIR/eventdev_2core_harness.sh"
 out=$(mktemp -d "${TMPDIR:-/tmp}/bench-sched.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-log() { echo "# $*" >&2; }
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
 
 [ -x "$harness" ] || { echo "no $harness (set DPDK_DIR)" >&2; exit 1; }
-need=()
-command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
-command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
-pkg-config --exists libdpdk 2>/dev/null || need+=(dpdk dpdk-dev libdpdk-dev)
-if [ ${#need[@]} -gt 0 ]; then
-	log "installing ${need[*]}"
-	apt-get install -y "${need[@]}" >/dev/null
-fi
-# shellcheck source=/dev/null
-. "$DPDK_DIR/common.sh"
-
-[ -f "$build/build.ninja" ] || meson setup "$build" "$root" -Dtests=false >/dev/null
-[ -f "$build_cg/build.ninja" ] || meson setup "$build_cg" "$root" -Dtests=false -Dcpu_arch=x86-64-v2 >/dev/null
+# The harness builds against libdpdk with gcc and pkg-config.
+bench_need dpdk-test=dpdk
+pkg-config --exists libdpdk 2>/dev/null || {
+	bench_log "installing libdpdk-dev"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpdk-dev libdpdk-dev >/dev/null
+}
+bench_build "$build"
+bench_build "$build_cg" -Dcpu_arch=x86-64-v2
 ninja -C "$build" bench/sluice-bench-sched >/dev/null
 ninja -C "$build_cg" bench/sluice-bench-sched >/dev/null
 bench="$build/bench/sluice-bench-sched"
@@ -56,20 +53,20 @@ median() { sort -g | awk '{a[NR]=$1} END { if (!NR) { print "nan"; exit } print 
 
 sluice_run() { # name args...
 	local name=$1; shift
-	wait_quiet
+	bench_wait_quiet
 	"$bench" "$@" --secs "$SECS" --burst "$BURST" --cpus 0,1 2>/dev/null | tee -a "$out/raw" |
 		grep -oE 'mpps=[0-9.]+' | cut -d= -f2 >> "$out/sluice-$name"
 }
 dpdk_run() { # dev sched
 	local line
 	line=$("$harness" "$1" "$2" "$BURST" "$BURST" 1 "$SECS" 2>/dev/null | grep -E '^run 1:') ||
-		{ log "harness $1 $2 failed"; echo nan >> "$out/$1-$2"; return 0; }
+		{ bench_log "harness $1 $2 failed"; echo nan >> "$out/$1-$2"; return 0; }
 	echo "$line" >> "$out/raw"
 	sed 's/.*Mpps=//' <<<"$line" >> "$out/$1-$2"
 }
 
 for r in $(seq 1 "$ROUNDS"); do
-	log "round $r of $ROUNDS (load $(cut -d' ' -f1-3 /proc/loadavg))"
+	bench_log "round $r of $ROUNDS (load $(cut -d' ' -f1-3 /proc/loadavg))"
 	for t in atomic ordered parallel; do
 		sluice_run "$t" "$t"
 		dpdk_run sw "$t"
@@ -95,7 +92,7 @@ echo "| ordered, every event forwarded and restored in order at the output | $(g
 echo "(CPU0: producer + scheduler (sluice; event_sw runs its service inline) or producer alone (dsw); CPU1: consumer)"
 
 echo
-log "callgrind: instructions per event, enqueue + schedule + dequeue, one thread"
+bench_log "callgrind: instructions per event, enqueue + schedule + dequeue, one thread"
 rounds=20000
 printf '| callgrind, burst %s, one thread | instructions per event |\n|---|---|\n' "$BURST"
 for m in atomic ordered parallel ordered-out; do
