@@ -5,6 +5,11 @@
  * An event is 16 bytes: a flow tag, a queue, a priority, a scheduling type
  * and a 64-bit payload (a buffer index, a pointer, a word).
  *
+ * Priority is work-conserving: a level is served only when every queue of
+ * the levels above is empty or cannot go on (its ports are full, or an
+ * atomic head waits for its flow's port: the queue's other flows wait
+ * behind it until that port has room).
+ *
  * Scheduling types (a property of the queue; the event's `type` says it on
  * dequeue):
  *   - atomic: a flow is held by at most one port at a time. Its first event
