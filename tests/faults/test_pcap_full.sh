@@ -19,23 +19,10 @@ sluice=$1
 sluicectl=$2
 tmp=$(mktemp -d /tmp/flt-pcapfull-XXXXXX)
 mnt=$tmp/disk
-pid=
-fail() {
-	echo "FAIL: $*" >&2
-	[ -f "$tmp/err" ] && sed 's/^/  | /' "$tmp/err" | tail -40 >&2
-	exit 1
-}
-cleanup() {
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null
-		for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null
-	fi
+extra_cleanup() {
 	mountpoint -q "$mnt" && umount "$mnt"
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || fail "needs root (mount)"
 mkdir "$mnt" && mount -t tmpfs -o size=64k tmpfs "$mnt" || fail "mount a 64k tmpfs"
 
@@ -52,15 +39,9 @@ packet-generator {
   to-null { rate 10kpps  size 64  next-node ethernet-input  rx-if 2 }
 }
 CONF
-"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
-pid=$!
-t0=$(date +%s%3N)
-for _ in $(seq 50); do grep -q "main: running" "$tmp/err" && break; sleep 0.1; done
-grep -q "main: running" "$tmp/err" || fail "sluice did not come up within 5 s"
+daemon_start
+t0=$(now_ms)
 
-ctl() {
-	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"
-}
 # "TX-packets TX-dropped" of interface $1.
 tx() {
 	ctl show interface "$1" json | python3 -c '
@@ -71,7 +52,7 @@ print(c["TX-packets"], c["TX-dropped"])'
 
 failed=
 for _ in $(seq 100); do
-	grep -q "pcap: cap0: tx-file: No space left on device" "$tmp/err" && { failed=$(date +%s%3N); break; }
+	grep -q "pcap: cap0: tx-file: No space left on device" "$tmp/err" && { failed=$(now_ms); break; }
 	sleep 0.1
 done
 [ -n "$failed" ] || { df "$mnt" >&2; fail "no write failure logged within 10 s"; }
@@ -90,15 +71,7 @@ echo "after (1 s): cap0 TX-packets +$((cap_tx2 - cap_tx1)) TX-dropped +$((cap_dr
 [ "$nul_tx2" -gt "$nul_tx1" ] || fail "forwarding to nul0 stopped ($nul_tx1 -> $nul_tx2)"
 [ "$(grep -c "No space left on device" "$tmp/err")" -eq 1 ] || fail "the failure is not logged exactly once"
 
-ctl show buffers > "$tmp/buffers" || fail "show buffers"
-grep -Eq "^unattributed +- +0$" "$tmp/buffers" || { cat "$tmp/buffers" >&2; fail "show buffers: buffers unattributed"; }
+assert_all_attributed
 
-kill -TERM "$pid"
-for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null && fail "sluice still running 5 s after SIGTERM"
-wait "$pid"
-rc=$?
-pid=
-[ "$rc" -eq 0 ] || fail "sluice exited $rc"
-grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
+daemon_stop
 echo PASS

@@ -105,19 +105,21 @@ static bool wait_stalled(struct graph *g, bool want, uint32_t ms)
 }
 
 /* A worker that sleeps 1 s in a node: `show threads` material says
- * stalled with an age past the threshold, one line says so, and one line
- * says it recovered, after about the time it slept. The main thread, which
- * is not looping here, is never judged. */
+ * stalled with an age past the threshold, a line says so, and a line says
+ * it recovered, after about the time it slept. The main thread, which is
+ * not looping here, is never judged. On a loaded machine the worker may
+ * also miss the threshold on its own (descheduled): such stalls are real
+ * and logged too, so the test looks at the lines its stall made and checks
+ * that every stall line has its recovery. */
 START_TEST(test_stall_reported_then_recovered)
 {
 	struct graph *g = start();
 	sleep_ms(300);
 	struct graph_thread_info ti = worker_info(g);
-	ck_assert(!ti.stalled);
 	ck_assert(ti.running);
 	ck_assert_uint_gt(ti.loops, 0);
-	ck_assert_uint_lt(ti.heartbeat_age_ns, STALL_WARN_NS);
-	ck_assert_uint_eq(log_count("watchdog:", NULL, 0), 0);
+	ck_assert_msg(wait_stalled(g, false, 3000), "worker stalled before the test stalled it");
+	uint32_t stalls_before = log_count("thread 1 (worker 0) stalled", NULL, 0);
 
 	atomic_store(&stall_ms[1], 1000);
 	ck_assert_msg(wait_stalled(g, true, 1000), "no stall seen within 1 s of a 1 s stall");
@@ -125,39 +127,37 @@ START_TEST(test_stall_reported_then_recovered)
 	ck_assert_uint_ge(ti.heartbeat_age_ns, STALL_WARN_NS);
 	uint64_t loops_stalled = ti.loops;
 	char line[512];
-	ck_assert_uint_eq(log_count("stalled", line, sizeof(line)), 1);
-	ck_assert_msg(strstr(line, "watchdog: thread 1 (worker 0) stalled: no loop for"), "%s", line);
+	ck_assert_uint_eq(log_count("thread 1 (worker 0) stalled: no loop for", line, sizeof(line)), stalls_before + 1);
 
 	ck_assert_msg(wait_stalled(g, false, 3000), "no recovery within 3 s");
 	ck_assert_uint_gt(worker_info(g).loops, loops_stalled);
-	ck_assert_uint_eq(log_count("recovered", line, sizeof(line)), 1);
+	uint32_t n_recovered = log_count("thread 1 (worker 0) recovered after", line, sizeof(line));
+	ck_assert_uint_eq(n_recovered, stalls_before + 1);
 	double after = 0;
 	const char *p = strstr(line, "thread 1 (worker 0) recovered after ");
 	ck_assert_msg(p && sscanf(p, "thread 1 (worker 0) recovered after %lf", &after) == 1, "%s", line);
 	ck_assert_msg(after >= 0.8 && after <= 2.5, "recovered after %.2f s of a 1 s stall", after);
-	sleep_ms(300);
-	ck_assert_uint_eq(log_count("watchdog:", NULL, 0), 2);
 	ck_assert_uint_eq(log_count("thread 0", NULL, 0), 0);
 	stop(g);
 }
 END_TEST
 
 /* Held at the barrier for twice the threshold, the worker is parked, not
- * stalled: nothing is logged. */
+ * stalled: its age reads 0 and no stall is logged while it waits. */
 START_TEST(test_barrier_is_not_a_stall)
 {
 	struct graph *g = start();
 	sleep_ms(100);
+	ck_assert_msg(wait_stalled(g, false, 3000), "worker stalled before the barrier");
 	graph_barrier_sync(g);
+	uint32_t stalls_before = log_count("stalled", NULL, 0);
 	sleep_ms(2 * STALL_WARN_NS / 1000000);
 	struct graph_thread_info ti = worker_info(g);
 	ck_assert(ti.parked);
 	ck_assert(!ti.stalled);
 	ck_assert_uint_eq(ti.heartbeat_age_ns, 0);
+	ck_assert_uint_eq(log_count("stalled", NULL, 0), stalls_before);
 	graph_barrier_release(g);
-	sleep_ms(300);
-	ck_assert(!worker_info(g).stalled);
-	ck_assert_uint_eq(log_count("watchdog:", NULL, 0), 0);
 	stop(g);
 }
 END_TEST

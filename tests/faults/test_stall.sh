@@ -1,0 +1,83 @@
+#!/bin/bash
+# Fault: a worker stops making progress. sluice-test (the daemon with the
+# test-only test-stall node) runs one worker behind the distributor with the
+# packet generator at 20 kpps and cpu { stall-warn 500ms }; `test stall 1
+# 2000` makes worker 0 sleep 2 s inside its loop. Expects:
+#   - `show threads` says worker 0 is stalled with a heartbeat age of at
+#     least 0.5 s while it sleeps;
+#   - the log says "watchdog: thread 1 (worker 0) stalled", then
+#     "... recovered after S s" with S about the 2 s it slept (1.5 to 4);
+#   - afterwards worker 0 is running, its loop count rising, and packets
+#     reach nul0 again;
+#   - SIGTERM: exit 0, every buffer returned.
+# On a loaded machine the main thread (at full speed here) may itself miss
+# the threshold while descheduled; such lines are real and not judged here.
+#
+#   test_stall.sh SLUICE_TEST SLUICECTL
+set -u
+sluice=$1
+sluicectl=$2
+tmp=$(mktemp -d /tmp/flt-stall-XXXXXX)
+. "$(dirname "$0")/lib.sh"
+
+cat > "$tmp/startup.conf" <<CONF
+unix { nodaemon  cli-listen $tmp/cli.sock }
+cpu { workers 1  stall-warn 500ms }
+interfaces {
+  pg0  { driver null  l2-xconnect nul0 }
+  nul0 { driver null }
+}
+packet-generator { s0 { rate 20kpps  size 64  next-node ethernet-input  rx-if 0 } }
+distributor { enable }
+CONF
+daemon_start
+# Field $2 ("loops", "heartbeat_age_ns", "state") of thread $1.
+thread() {
+	ctl show threads json | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["threads"][int(sys.argv[1])]
+print(t[sys.argv[2]])' "$1" "$2"
+}
+nul0_tx() {
+	ctl show interface nul0 json | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["counters"]["TX-packets"])'
+}
+sleep 1
+[ "$(thread 1 state)" != stalled ] || fail "worker 0 stalled before the test stalled it"
+
+t0=$(now_ms)
+ctl test stall 1 2000 | grep -qx "thread 1 stalls for 2000 ms" || fail "test stall 1 2000"
+seen=
+for _ in $(seq 30); do
+	ctl show threads > "$tmp/threads"
+	if awk '$1 == 1 && $NF == "stalled"' "$tmp/threads" | grep -q .; then seen=$(now_ms); break; fi
+	sleep 0.1
+done
+[ -n "$seen" ] || { cat "$tmp/threads" >&2; fail "show threads did not say worker 0 stalled within 3 s"; }
+age=$(thread 1 heartbeat_age_ns)
+echo "stalled: show threads says so $((seen - t0)) ms after the stall began, heartbeat age $((age / 1000000)) ms"
+cat "$tmp/threads"
+[ "$age" -ge 500000000 ] || fail "heartbeat age $age ns while stalled, expected at least 0.5 s"
+grep -q "watchdog: thread 1 (worker 0) stalled: no loop for" "$tmp/err" || fail "no stall line in the log"
+
+line=
+for _ in $(seq 50); do
+	line=$(grep "watchdog: thread 1 (worker 0) recovered after" "$tmp/err" | tail -1)
+	[ -n "$line" ] && break
+	sleep 0.1
+done
+[ -n "$line" ] || fail "no recovery line within 5 s"
+after=$(sed 's/.*recovered after \([0-9.]*\) s.*/\1/' <<< "$line")
+echo "recovered: $line"
+python3 -c "import sys; a = float(sys.argv[1]); sys.exit(0 if 1.5 <= a <= 4.0 else 1)" "$after" \
+	|| fail "recovered after $after s of a 2 s stall"
+l1=$(thread 1 loops)
+tx1=$(nul0_tx)
+sleep 0.5
+l2=$(thread 1 loops)
+tx2=$(nul0_tx)
+[ "$l2" -gt "$l1" ] || fail "worker 0 loops not rising after recovery ($l1 -> $l2)"
+[ "$tx2" -gt "$tx1" ] || fail "nul0 TX-packets not rising after recovery ($tx1 -> $tx2)"
+[ "$(thread 1 state)" != stalled ] || fail "worker 0 still stalled after its recovery line"
+
+daemon_stop
+echo PASS
