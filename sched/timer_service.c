@@ -100,7 +100,12 @@ static bool config_ok(const struct timer_config *c, char *err, size_t errlen)
 static void timer_holder(void *ctx, struct buffer_tally *t)
 {
 	const struct timer_service *ts = ctx;
-	buffer_tally_add(t, "event spares", ts->n_spare);
+	char where[BUFFER_WHERE_SIZE];
+	if (ts->thread)
+		snprintf(where, sizeof(where), "thread %u event spares", graph_thread_index(ts->thread));
+	else
+		snprintf(where, sizeof(where), "event spares");
+	buffer_tally_add(t, where, ts->n_spare);
 }
 
 struct timer_service *timer_service_create(const struct timer_config *cfg, timer_clock_fn_t *clock,
