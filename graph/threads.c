@@ -69,7 +69,7 @@ static void *worker_main(void *arg)
 	struct graph *g = t->graph;
 	graph_thread_current = t;
 	buffer_thread_register();
-	t->tid = (int)gettid();
+	__atomic_store_n(&t->tid, (int)gettid(), __ATOMIC_RELAXED); /* `show threads` reads it */
 	char name[16];
 	snprintf(name, sizeof(name), "sluice-wk%u", (t->index - 1) % 1000u);
 	pthread_setname_np(pthread_self(), name);
@@ -183,7 +183,7 @@ int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_threa
 		snprintf(info->name, sizeof(info->name), "worker %u", (thread_index - 1) % 1000u);
 	info->cpu = t->cpu;
 	info->numa_node = t->numa_node;
-	info->tid = t->tid;
+	info->tid = __atomic_load_n(&t->tid, __ATOMIC_RELAXED);
 	info->loops = stat_read(&t->loops);
 	info->idle_loops = stat_read(&t->idle_loops);
 	uint64_t last = __atomic_load_n(&t->last_loop_ticks, __ATOMIC_RELAXED);
