@@ -10,6 +10,8 @@
 #   - the veth made again under the same names (b's host keeps its MAC):
 #     `set interface state b up` answers "b up", b is up, and pings from a
 #     reach b again within 5 s; -c 20 then loses nothing;
+#   - deleted again, `set interface state b up` is refused with "No such
+#     device" and leaves b down;
 #   - `show buffers`: nothing unattributed; SIGTERM: exit 0, every buffer
 #     returned.
 # Prints: time to no-link, drops while gone, recovery time (state up to the
@@ -135,6 +137,14 @@ timeout 20 ip netns exec "$ns_a" ping -c 20 -i 0.05 -W 2 10.97.0.2 > "$tmp/ping"
 grep -q " 0% packet loss" "$tmp/ping" || { cat "$tmp/ping" >&2; fail "ping through the recovered b lost packets"; }
 read -r b_rx3 b_tx3 _ <<< "$(counters b)"
 [ "$b_rx3" -gt "$b_rx2" ] && [ "$b_tx3" -gt "$b_tx2" ] || fail "b counters did not move after recovery"
+
+# Up while the host-if is gone: refused with the reason, the interface
+# left down, sluice running.
+ip link del "$if_b" || fail "ip link del $if_b (second time)"
+ctl set interface state b up > "$tmp/up_gone" 2>&1
+grep -q "cannot bring it up: No such device" "$tmp/up_gone" || { cat "$tmp/up_gone" >&2; fail "up with no host-if: no reason given"; }
+[ "$(state b)" = down ] || fail "b is $(state b) after a refused up, expected down"
+kill -0 "$pid" 2>/dev/null || fail "sluice died on a refused up"
 
 ctl show buffers > "$tmp/buffers" || fail "show buffers"
 grep -Eq "^unattributed +- +0$" "$tmp/buffers" || { cat "$tmp/buffers" >&2; fail "show buffers: buffers unattributed"; }
