@@ -440,9 +440,24 @@ static void holders_text(struct cli_session *s, const struct buffer_attribution 
 	cli_table_print(s, t);
 }
 
-static cJSON *buffers_json(const struct buffer_pool_stats *st, uint32_t n, const struct buffer_attribution *a)
+/* The first thread the watchdog calls stalled, or -1. The barrier would
+ * wait for it for as long as it stalls, and `show buffers` is what one
+ * runs to look at a stall. */
+static int stalled_thread(struct graph *g)
+{
+	for (uint32_t i = 0; i < graph_n_threads(g); i++) {
+		struct graph_thread_info ti;
+		if (graph_thread_info(g, i, &ti) == 0 && ti.stalled)
+			return (int)i;
+	}
+	return -1;
+}
+
+static cJSON *buffers_json(const struct buffer_pool_stats *st, uint32_t n, const struct buffer_attribution *a,
+			   bool exact)
 {
 	cJSON *root = cJSON_CreateObject();
+	cJSON_AddBoolToObject(root, "exact", exact);
 	cJSON *pools = cJSON_AddArrayToObject(root, "pools");
 	for (uint32_t p = 0; p < n; p++) {
 		cJSON *o = cJSON_CreateObject();
@@ -488,9 +503,11 @@ static cJSON *buffers_json(const struct buffer_pool_stats *st, uint32_t n, const
  * Every buffer in use is set against the holder that has it (see
  * buffer_holder_register); "unattributed" is what no holder claims: a leak
  * (or, negative, a holder counting twice). The pools and holders are read
- * with the datapath parked, so the figures are one moment's and add up.
+ * with the datapath parked, so the figures are one moment's and add up
+ * (unless a thread is stalled: then they are read as they are, and a line
+ * says so, rather than wait at the barrier for that thread).
  * Packet trace and pcap capture copy bytes and hold no buffer. `json`:
- * {"pools": [{"index", "numa", "total", "free", "cached", "in_use",
+ * {"exact", "pools": [{"index", "numa", "total", "free", "cached", "in_use",
  * "hugepages", "thread_caches": [n...]}], "holders": [{"holder", "where",
  * "buffers"}], "in_use", "attributed", "unattributed"}.
  */
@@ -505,17 +522,21 @@ static int show_buffers(struct cli_session *s, int argc, char **argv)
 	struct buffer_pool_stats st[BUFFER_MAX_POOLS];
 	struct buffer_attribution a;
 	uint32_t n = 0;
-	if (g)
+	int stalled = g ? stalled_thread(g) : -1;
+	bool parked = g && stalled < 0;
+	if (parked)
 		graph_barrier_sync(g);
 	while (n < BUFFER_MAX_POOLS && buffer_pool_stats(n, &st[n]) == 0)
 		n++;
 	rc = buffer_attribute(&a);
-	if (g)
+	if (parked)
 		graph_barrier_release(g);
 	if (rc)
 		return cli_fail(s, rc, "out of memory");
+	if (stalled >= 0 && !json)
+		cli_printf(s, "thread %d is stalled: read without the barrier, the figures are approximate", stalled);
 	if (json)
-		cli_json_print(s, buffers_json(st, n, &a));
+		cli_json_print(s, buffers_json(st, n, &a, stalled < 0));
 	else if (n) {
 		pools_text(s, st, n);
 		holders_text(s, &a);
