@@ -6,14 +6,15 @@
  * taken as a batch, one bulk allocation gives their replacements and one
  * QRX_TAIL write hands the batch back. Without a replacement the frame is
  * dropped, its buffer re-armed and the drop counted as RX-dropped, so the
- * ring never runs dry. Frames fit one buffer (rxmax 1518 <= buffer size);
- * a descriptor without EOF, or with RXE, is counted as RX-errors.
- * tx: 16-byte data descriptors, EOP|ICRC on each; RS on every 32nd slot
- * (DPDK's rs_thresh) and on a burst's last descriptor, so that a partial
- * batch does not hold the ring; everything up to an RS descriptor that
- * reads DTYPE 0xF is reclaimed at once (2.11), the RS slots kept in order.
- * A burst writes its descriptors and QTX_TAIL once; what does not fit is
- * left to the caller, who counts it as TX-dropped.
+ * ring never runs dry. A frame over several descriptors (mtu above the
+ * buffer size) becomes a buffer chain; one with RXE is counted as
+ * RX-errors. The common case (one descriptor a frame, no error, a
+ * replacement for each) runs in rx_fast without per-packet state.
+ * tx: 16-byte data descriptors, ICRC on each, EOP on a frame's last; RS on
+ * every 32nd slot and on a burst's last descriptor (drivers/pci/tx_slots.h),
+ * everything up to an RS descriptor that reads DTYPE 0xF reclaimed at once
+ * (2.11). A burst writes its descriptors and QTX_TAIL once; what does not
+ * fit is left to the caller, who counts it as TX-dropped.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,49 +27,139 @@
 
 /* ---- rx ---- */
 
+/* How many descriptors from next the NIC has finished, in order, at most
+ * n: four DD bits at a time up to the ring's end, then one by one. */
+static inline uint32_t rx_done(volatile union i40e_rx_desc *ring, uint32_t mask, uint32_t next, uint32_t n)
+{
+	uint32_t c = 0, lim = MIN(n, mask + 1 - next) & ~3u;
+	for (volatile union i40e_rx_desc *d = &ring[next]; c < lim; c += 4, d += 4)
+		if (!(d[0].q[1] & d[1].q[1] & d[2].q[1] & d[3].q[1] & I40E_RXD_DD))
+			break;
+	while (c < n && (ring[(next + c) & mask].q[1] & I40E_RXD_DD))
+		c++;
+	return c;
+}
+
+static inline void rx_hash(struct buffer *b, uint64_t q0, uint64_t q1)
+{
+	if (((q1 >> I40E_RXD_FLTSTAT_SHIFT) & 3) == I40E_RXD_FLTSTAT_RSS) {
+		b->flow_hash = (uint32_t)(q0 >> 32);
+		b->flags |= BUFFER_F_FLOW_HASH;
+	}
+}
+
+/* The rx fast path over n descriptors in a row (no wrap): one descriptor
+ * per frame, no error; each frame's buffer goes to out[], its slot is
+ * re-armed with fresh[]. Stops at the first other descriptor; returns how
+ * many it took. */
+static inline uint32_t rx_fast(volatile union i40e_rx_desc *d, uint32_t *bufs, const uint32_t *fresh,
+			       uint32_t *out, uint32_t n, uint8_t *base, uint64_t stride, uint64_t iova0)
+{
+	uint32_t i;
+	for (i = 0; i < n; i++, d++) {
+		uint64_t q1 = d->q[1];
+		if (unlikely((q1 & (I40E_RXD_EOF | I40E_RXD_ERR_RXE)) != I40E_RXD_EOF))
+			break;
+		uint32_t b_i = bufs[i];
+		struct buffer *b = (struct buffer *)(base + b_i * stride);
+		b->current_length = (uint16_t)((q1 >> I40E_RXD_LEN_SHIFT) & I40E_RXD_LEN_MASK);
+		rx_hash(b, d->q[0], q1);
+		out[i] = b_i;
+		uint32_t f = fresh[i];
+		bufs[i] = f;
+		d->read.pkt_addr = iova0 + f * stride;
+		d->read.hdr_addr = 0; /* DD lands here: clear before handing back */
+	}
+	return i;
+}
+
+/* The frame being assembled is complete (or abandoned): hand it up or drop
+ * it. Returns 1 when it goes to *out. */
+static uint32_t rx_frame_end(struct device *dev, uint16_t queue, struct i40e_rxq *rq, uint32_t *out)
+{
+	uint32_t head = rq->head, taken = 0;
+	if (!rq->drop && !rq->error) {
+		*out = head;
+		taken = 1;
+	} else {
+		if (head != BUFFER_INVALID)
+			buffer_free(&head, 1);
+		stat_add(rq->error ? &dev->rxq[queue].c.rx_errors : &dev->rxq[queue].c.rx_dropped, 1);
+	}
+	rq->head = BUFFER_INVALID;
+	rq->drop = rq->error = false;
+	return taken;
+}
+
+/* Descriptors i.. of the batch one by one: frames over several buffers
+ * (chained, the hash from the last descriptor), errors, frames without a
+ * replacement buffer. Returns the frames handed to bi[] from n_out on. */
+static uint32_t rx_slow(struct device *dev, uint16_t queue, struct i40e_rxq *rq, uint32_t i, uint32_t c,
+			uint32_t got, uint32_t *bi, uint32_t n_out)
+{
+	volatile union i40e_rx_desc *ring = rq->ring;
+	uint32_t mask = rq->mask, next = rq->next;
+	for (; i < c; i++) {
+		uint32_t slot = (next + i) & mask;
+		volatile union i40e_rx_desc *d = &ring[slot];
+		uint64_t q0 = d->q[0], q1 = d->q[1];
+		uint32_t b_i = rq->bufs[slot];
+		if (likely(i < got)) {
+			rq->bufs[slot] = rq->fresh[i];
+			struct buffer *b = buffer_get(b_i);
+			b->current_length = (uint16_t)((q1 >> I40E_RXD_LEN_SHIFT) & I40E_RXD_LEN_MASK);
+			if (rq->head == BUFFER_INVALID) {
+				rq->head = b_i;
+			} else {
+				struct buffer *t = buffer_get(rq->tail);
+				t->next_buffer = b_i;
+				t->flags |= BUFFER_F_NEXT_PRESENT;
+				buffer_get(rq->head)->total_length_not_including_first += b->current_length;
+			}
+			rq->tail = b_i;
+		} else {
+			rq->drop = true; /* no replacement: the frame is lost, the buffer stays */
+		}
+		if (unlikely(q1 & I40E_RXD_ERR_RXE))
+			rq->error = true;
+		d->read.pkt_addr = rq->iova_data0 + (uint64_t)rq->bufs[slot] * rq->stride;
+		d->read.hdr_addr = 0;
+		if (q1 & I40E_RXD_EOF) {
+			if (rq->head != BUFFER_INVALID)
+				rx_hash(buffer_get(rq->head), q0, q1);
+			n_out += rx_frame_end(dev, queue, rq, &bi[n_out]);
+		}
+	}
+	return n_out;
+}
+
 static uint32_t i40e_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
 	struct i40e_rxq *rq = &id->rxq[queue];
 	volatile union i40e_rx_desc *ring = rq->ring;
 	uint32_t mask = rq->mask, next = rq->next;
-	if (n > I40E_RX_BURST_MAX)
-		n = I40E_RX_BURST_MAX;
-	uint32_t c = 0;
-	while (c < n && (ring[(next + c) & mask].q[1] & I40E_RXD_DD))
-		c++;
+	uint32_t c = rx_done(ring, mask, next, MIN(n, (uint32_t)I40E_RX_BURST_MAX));
 	if (!c)
 		return 0;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the rest of each descriptor after DD */
 	uint32_t got = buffer_alloc(rq->fresh, c, -1);
-	uint32_t n_out = 0, n_drop = 0, n_err = 0;
-	for (uint32_t i = 0; i < c; i++) {
-		uint32_t slot = (next + i) & mask;
-		volatile union i40e_rx_desc *d = &ring[slot];
-		uint64_t q0 = d->q[0], q1 = d->q[1];
-		if (unlikely(i >= got)) {
-			n_drop++; /* no replacement: the buffer stays armed */
-		} else if (unlikely(!(q1 & I40E_RXD_EOF) || (q1 & I40E_RXD_ERR_RXE))) {
-			n_err++;
-			buffer_free(&rq->fresh[i], 1);
-		} else {
-			uint32_t b_i = rq->bufs[slot];
-			struct buffer *b = buffer_get(b_i);
-			b->current_length = (uint16_t)((q1 >> I40E_RXD_LEN_SHIFT) & I40E_RXD_LEN_MASK);
-			if (((q1 >> I40E_RXD_FLTSTAT_SHIFT) & 3) == I40E_RXD_FLTSTAT_RSS) {
-				b->flow_hash = (uint32_t)(q0 >> 32);
-				b->flags |= BUFFER_F_FLOW_HASH;
-			}
-			bi[n_out++] = b_i;
-			rq->bufs[slot] = rq->fresh[i];
-		}
-		d->read.pkt_addr = rq->iova_data0 + (uint64_t)rq->bufs[slot] * rq->stride;
-		d->read.hdr_addr = 0; /* DD lands here: clear before handing back */
+
+	/* Fast path: a replacement for each and no frame in progress, in at
+	 * most two runs (before and after the ring's end); anything else
+	 * finishes the batch in rx_slow. The queue's fields go in as values:
+	 * with -fno-strict-aliasing every store through a buffer would reload
+	 * them. */
+	uint32_t i = 0;
+	if (likely(got == c && rq->head == BUFFER_INVALID)) {
+		uint8_t *base = buffer_main.base;
+		uint64_t stride = rq->stride, iova0 = rq->iova_data0;
+		uint32_t run = MIN(c, mask + 1 - next);
+		i = rx_fast(&ring[next], &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0);
+		if (i == run && run < c)
+			i += rx_fast(ring, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0);
 	}
-	if (n_drop)
-		stat_add(&dev->rxq[queue].c.rx_dropped, n_drop);
-	if (n_err)
-		stat_add(&dev->rxq[queue].c.rx_errors, n_err);
+	uint32_t n_out = i < c ? rx_slow(dev, queue, rq, i, c, got, bi, i) : i;
 	rq->next = (next + c) & mask;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	pci_write32(rq->io, rq->tail_reg, (rq->next - 1) & mask);
@@ -77,57 +168,90 @@ static uint32_t i40e_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, 
 
 /* ---- tx ---- */
 
-/* Free everything up to each RS descriptor that reads done, oldest first. */
-static inline void tx_reclaim(struct i40e_txq *tq)
+static inline uint64_t tx_cmd(uint32_t len, bool eop)
 {
-	uint32_t mask = tq->mask;
-	while (tq->rs_head != tq->rs_tail) {
-		uint32_t last = tq->rs[tq->rs_head & mask];
-		if ((tq->ring[last].cmd & I40E_TXD_DTYPE_MASK) != I40E_TXD_DTYPE_DONE)
+	return I40E_TXD_DTYPE_DATA | I40E_TXD_CMD_ICRC | (eop ? I40E_TXD_CMD_EOP : 0) |
+	       (uint64_t)len << I40E_TXD_SIZE_SHIFT;
+}
+
+/* Frames from bi[i] on, any of them chained: one descriptor per buffer.
+ * Returns the index of the first frame that did not fit. */
+static uint32_t tx_chains(struct i40e_txq *tq, const uint32_t *bi, uint32_t i, uint32_t n)
+{
+	struct tx_slots *t = &tq->slots;
+	uint32_t room = tx_slots_room(t);
+	for (; i < n; i++) {
+		uint32_t n_seg = 1;
+		for (struct buffer *s = buffer_get(bi[i]); s->flags & BUFFER_F_NEXT_PRESENT; s = buffer_get(s->next_buffer))
+			n_seg++;
+		if (n_seg > room)
 			break;
-		uint32_t k = 0;
-		for (uint32_t s = tq->clean;; s = (s + 1) & mask) {
-			tq->done[k++] = tq->bufs[s];
-			if (k == I40E_TX_RS_BATCH || s == last) {
-				buffer_free(tq->done, k);
-				k = 0;
-			}
-			if (s == last)
+		room -= n_seg;
+		t->n_chain_slots += n_seg - 1;
+		for (struct buffer *s = buffer_get(bi[i]);; s = buffer_get(s->next_buffer)) {
+			bool last = !(s->flags & BUFFER_F_NEXT_PRESENT);
+			volatile struct i40e_tx_desc *d = &tq->ring[t->tail];
+			d->addr = pci_iova(tq->io, buffer_data(s));
+			d->cmd = tx_cmd(s->current_length, last);
+			t->bufs[t->tail] = last ? bi[i] : BUFFER_INVALID;
+			t->tail = (t->tail + 1) & t->mask;
+			if (last)
 				break;
 		}
-		tq->clean = (last + 1) & mask;
-		tq->rs_head++;
 	}
+	return i;
+}
+
+/* The tx fast path over n descriptors in a row (no wrap): frames of one
+ * buffer each, one descriptor each (RS comes after, tx_slots_mark_rs).
+ * Stops at the first chain; returns how many it wrote. */
+static inline uint32_t tx_fast(volatile struct i40e_tx_desc *d, uint32_t *bufs, const uint32_t *bi, uint32_t n,
+			       uint8_t *base, uint64_t stride, uint64_t data0)
+{
+	uint32_t i;
+	for (i = 0; i < n; i++, d++) {
+		uint32_t b_i = bi[i];
+		struct buffer *b = (struct buffer *)(base + b_i * stride);
+		if (unlikely(b->flags & BUFFER_F_NEXT_PRESENT))
+			break;
+		d->addr = (uint64_t)(uintptr_t)b + data0 + (uint64_t)(int64_t)b->current_data;
+		d->cmd = tx_cmd(b->current_length, true);
+		bufs[i] = b_i;
+	}
+	return i;
 }
 
 static uint32_t i40e_tx_burst(struct device *dev, uint16_t queue, const uint32_t *bi, uint32_t n)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
 	struct i40e_txq *tq = &id->txq[queue];
-	tx_reclaim(tq);
-	uint32_t mask = tq->mask, tail = tq->tail;
-	uint32_t room = mask - ((tail - tq->clean) & mask); /* one slot stays empty */
-	if (n > room)
-		n = room;
-	if (!n)
+	struct tx_slots *t = &tq->slots;
+	int64_t rs;
+	while ((rs = tx_slots_oldest_rs(t)) >= 0 && (tq->ring[rs].cmd & I40E_TXD_DTYPE_MASK) == I40E_TXD_DTYPE_DONE)
+		tx_slots_reclaim_rs(t);
+
+	/* Fast path in at most two runs (before and after the ring's end). */
+	uint32_t mask = t->mask, start = t->tail;
+	uint32_t n_fit = MIN(n, tx_slots_room(t));
+	uint8_t *base = buffer_main.base;
+	uint64_t stride = buffer_main.stride;
+	uint64_t data0 = (uint64_t)tq->io->iova_offset + sizeof(struct buffer) + BUFFER_HEADROOM;
+	uint32_t run = MIN(n_fit, mask + 1 - start);
+	uint32_t i = tx_fast(&tq->ring[start], &t->bufs[start], bi, run, base, stride, data0);
+	if (i == run && run < n_fit)
+		i += tx_fast(tq->ring, t->bufs, bi + run, n_fit - run, base, stride, data0);
+	t->tail = (start + i) & mask;
+	if (unlikely(i < n_fit))
+		i = tx_chains(tq, bi, i, n);
+	if (!i)
 		return 0;
-	struct pci_io *io = tq->io;
-	for (uint32_t i = 0; i < n; i++) {
-		struct buffer *b = buffer_get(bi[i]);
-		volatile struct i40e_tx_desc *d = &tq->ring[tail];
-		bool rs = (tail & (I40E_TX_RS_BATCH - 1)) == I40E_TX_RS_BATCH - 1 || i == n - 1;
-		d->addr = pci_iova(io, buffer_data(b));
-		d->cmd = I40E_TXD_DTYPE_DATA | I40E_TXD_CMD_EOP | I40E_TXD_CMD_ICRC | (rs ? I40E_TXD_CMD_RS : 0) |
-			 (uint64_t)b->current_length << I40E_TXD_SIZE_SHIFT;
-		tq->bufs[tail] = bi[i];
-		if (rs)
-			tq->rs[tq->rs_tail++ & mask] = tail;
-		tail = (tail + 1) & mask;
-	}
-	tq->tail = tail;
+	uint32_t k = t->rs_tail;
+	tx_slots_mark_rs(t, start);
+	for (; k != t->rs_tail; k++)
+		tq->ring[t->rs[k & mask]].cmd |= I40E_TXD_CMD_RS;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	pci_write32(io, tq->tail_reg, tail);
-	return n;
+	pci_write32(tq->io, tq->tail_reg, t->tail);
+	return i;
 }
 
 /* ---- queue contexts and the enable handshake (2.7 - 2.9) ---- */
@@ -169,19 +293,18 @@ static void rxq_release(struct i40e_dev *id, struct i40e_rxq *rq)
 		buffer_free(rq->bufs, rq->mask + 1);
 		free(rq->bufs);
 	}
+	if (rq->head != BUFFER_INVALID)
+		buffer_free(&rq->head, 1);
 	pci_dma_free(id->io, (void *)rq->ring, (rq->mask + 1) * sizeof(union i40e_rx_desc));
 	memset(rq, 0, sizeof(*rq));
+	rq->head = BUFFER_INVALID;
 }
 
 static void txq_release(struct i40e_dev *id, struct i40e_txq *tq)
 {
-	if (tq->bufs) {
-		for (uint32_t s = tq->clean; s != tq->tail; s = (s + 1) & tq->mask)
-			buffer_free(&tq->bufs[s], 1);
-		free(tq->bufs);
-	}
-	free(tq->rs);
-	pci_dma_free(id->io, (void *)tq->ring, (tq->mask + 1) * sizeof(struct i40e_tx_desc));
+	size_t ring_bytes = (tq->slots.mask + 1) * sizeof(struct i40e_tx_desc);
+	tx_slots_release(&tq->slots);
+	pci_dma_free(id->io, (void *)tq->ring, ring_bytes);
 	memset(tq, 0, sizeof(*tq));
 }
 
@@ -189,6 +312,7 @@ static int rxq_start(struct i40e_dev *id, uint16_t q)
 {
 	struct i40e_rxq *rq = &id->rxq[q];
 	uint32_t n = id->n_rx_desc;
+	rq->head = BUFFER_INVALID;
 	rq->io = id->io;
 	rq->mask = n - 1;
 	rq->tail_reg = I40E_QRX_TAIL(q);
@@ -220,7 +344,7 @@ static int rxq_start(struct i40e_dev *id, uint16_t q)
 	i40e_ctx_set(ctx, I40E_RXCTX_DSIZE, 1);    /* 32-byte descriptors */
 	i40e_ctx_set(ctx, I40E_RXCTX_CRCSTRIP, 1);
 	i40e_ctx_set(ctx, I40E_RXCTX_L2TSEL, 1);
-	i40e_ctx_set(ctx, I40E_RXCTX_RXMAX, I40E_MAX_FRAME);
+	i40e_ctx_set(ctx, I40E_RXCTX_RXMAX, id->max_frame);
 	i40e_ctx_set(ctx, I40E_RXCTX_LRXQTHRESH, 2);
 	i40e_ctx_set(ctx, I40E_RXCTX_PREFENA, 1);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -233,12 +357,9 @@ static int txq_start(struct i40e_dev *id, uint16_t q)
 	struct i40e_txq *tq = &id->txq[q];
 	uint32_t n = id->n_tx_desc;
 	tq->io = id->io;
-	tq->mask = n - 1;
 	tq->tail_reg = I40E_QTX_TAIL(q);
 	tq->ring = pci_dma_alloc(id->io, n * sizeof(struct i40e_tx_desc));
-	tq->bufs = malloc(n * sizeof(uint32_t));
-	tq->rs = malloc(n * sizeof(uint32_t));
-	if (!tq->ring || !tq->bufs || !tq->rs)
+	if (!tq->ring || tx_slots_init(&tq->slots, n))
 		return -ENOMEM;
 	uint8_t *ctx = id->hmc + (size_t)q * I40E_HMC_TX_CTX_SIZE;
 	memset(ctx, 0, I40E_HMC_TX_CTX_SIZE);
@@ -310,17 +431,17 @@ static void i40e_stats(struct device *dev, struct dev_counters *c)
 			I40E_SINCE32(h, b, ruc) + I40E_SINCE32(h, b, roc);
 }
 
-/* The ring's buffers, and what was sent and not yet reclaimed. */
+/* The ring's buffers, the frame being assembled, and the frames sent and
+ * not yet reclaimed (each chain whole). */
 static uint32_t i40e_n_buffers_held(struct device *dev, bool rx, uint16_t queue)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
-	if (rx)
-		return id->rxq[queue].bufs ? id->rxq[queue].mask + 1 : 0;
-	struct i40e_txq *tq = &id->txq[queue];
-	uint32_t n = 0;
-	if (tq->bufs)
-		for (uint32_t s = tq->clean; s != tq->tail; s = (s + 1) & tq->mask)
-			n += buffer_chain_length(tq->bufs[s]);
+	if (!rx)
+		return tx_slots_n_held(&id->txq[queue].slots);
+	struct i40e_rxq *rq = &id->rxq[queue];
+	uint32_t n = rq->bufs ? rq->mask + 1 : 0;
+	if (rq->head != BUFFER_INVALID)
+		n += buffer_chain_length(rq->head);
 	return n;
 }
 

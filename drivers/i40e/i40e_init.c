@@ -4,6 +4,11 @@
  *
  *   xl0 { driver i40e  dev 0000:05:00.0  rx-queues 4  rx-desc 1024  tx-desc 1024 }
  *
+ * Frames up to mtu + 18 bytes (the MAC's max frame and the rx queues'
+ * rxmax); a frame longer than one buffer arrives over several descriptors
+ * and becomes a buffer chain, and a chain goes out one descriptor per
+ * buffer.
+ *
  * Create brings the PF up in the facts sheet's order (2.5): wait out a
  * global reset and the firmware's configuration, PF software reset,
  * interrupts off, admin queue, get version (retried while firmware is busy,
@@ -47,6 +52,7 @@ struct i40e_conf {
 	uint32_t tx_queues;
 	uint32_t rx_desc;
 	uint32_t tx_desc;
+	uint32_t mtu;
 	bool promisc;
 };
 _Static_assert(sizeof(struct i40e_conf) <= CONF_DRIVER_CONF_SIZE, "i40e conf fits");
@@ -62,6 +68,8 @@ static const struct conf_key i40e_keys[] = {
 	  CONF_FIELD(struct i40e_conf, rx_desc), .doc = "rx ring size (power of two)" },
 	{ .name = "tx-desc", .type = CONF_UINT, .def = "1024", .min = 64, .max = 4096,
 	  CONF_FIELD(struct i40e_conf, tx_desc), .doc = "tx ring size (power of two)" },
+	{ .name = "mtu", .type = CONF_UINT, .def = "1500", .min = 68, .max = I40E_MAX_FRAME_HW - 18,
+	  CONF_FIELD(struct i40e_conf, mtu), .doc = "largest IP packet; above the buffer size frames chain" },
 	{ .name = "promisc", .type = CONF_BOOL, .def = "on", CONF_FIELD(struct i40e_conf, promisc),
 	  .doc = "unicast and multicast promiscuous mode on the main VSI" },
 	{ 0 },
@@ -145,7 +153,7 @@ void i40e_hw_stats_update(struct i40e_dev *id)
  * sluice> show hardware xl0
  * ...
  *   xl0: i40e 0000:05:00.0 8086:1583, mac 02:00:00:00:00:20, fw 9.20 api 1.15
- *   link up 40000 Mb/s, promisc on, pf 0 port 0, vsi seid 512 qs 7, running
+ *   link up 40000 Mb/s, promisc on, max frame 1518, pf 0 port 0, vsi seid 512 qs 7, running
  *   rx queue 0: QRX_TAIL 1023 ENA 0x5 next 0
  *   tx queue 0: QTX_HEAD 0 QTX_TAIL 0 ENA 0x5 clean 0
  *   hw: GORC 0 UPRC 0 GOTC 0 UPTC 0 RDPC 0 CRCERRS 0 ILLERRC 0 RLEC 0 RUC 0 ROC 0
@@ -163,15 +171,15 @@ int i40e_format_hw(struct device *dev, char *buf, size_t len)
 	OUT("%s: i40e %s %04x:%04x, mac %02x:%02x:%02x:%02x:%02x:%02x, fw %u.%u api %u.%u\n", dev->name, id->addr,
 	    id->io->vendor, id->io->device, id->mac[0], id->mac[1], id->mac[2], id->mac[3], id->mac[4], id->mac[5],
 	    id->fw_major, id->fw_minor, id->api_major, id->api_minor);
-	OUT("  link %s %u Mb/s, promisc %s, pf %u port %u, vsi seid %u qs %u, %s\n", link.up ? "up" : "down",
-	    link.speed_mbps, id->promisc ? "on" : "off", id->pf_id, id->port, id->vsi_seid, id->qs_handle,
-	    id->running ? "running" : "stopped");
+	OUT("  link %s %u Mb/s, promisc %s, max frame %u, pf %u port %u, vsi seid %u qs %u, %s\n",
+	    link.up ? "up" : "down", link.speed_mbps, id->promisc ? "on" : "off", id->max_frame, id->pf_id, id->port,
+	    id->vsi_seid, id->qs_handle, id->running ? "running" : "stopped");
 	for (uint16_t q = 0; q < dev->n_rx_queues; q++)
 		OUT("  rx queue %u: QRX_TAIL %u ENA 0x%x next %u\n", q, rd(id, I40E_QRX_TAIL(q)),
 		    rd(id, I40E_QRX_ENA(q)), id->rxq[q].next);
 	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
 		OUT("  tx queue %u: QTX_HEAD %u QTX_TAIL %u ENA 0x%x clean %u\n", q, rd(id, I40E_QTX_HEAD(q)),
-		    rd(id, I40E_QTX_TAIL(q)), rd(id, I40E_QTX_ENA(q)), id->txq[q].clean);
+		    rd(id, I40E_QTX_TAIL(q)), rd(id, I40E_QTX_ENA(q)), id->txq[q].slots.clean);
 	const struct i40e_hw_stats *h = &id->hw, *b = &id->hw_base;
 	OUT("  hw: GORC %" PRIu64 " UPRC %" PRIu64 " GOTC %" PRIu64 " UPTC %" PRIu64 " RDPC %" PRIu64
 	    " CRCERRS %" PRIu64 " ILLERRC %" PRIu64 " RLEC %" PRIu64 " RUC %" PRIu64 " ROC %" PRIu64 "\n",
@@ -397,7 +405,7 @@ static int bring_up(struct i40e_dev *id, char *err, size_t errlen)
 	if ((rc = vsi_setup(id, buf, err, errlen)))
 		goto out;
 	memset(&d, 0, sizeof(d));
-	uint16_t max_frame = I40E_MAX_FRAME;
+	uint16_t max_frame = (uint16_t)id->max_frame;
 	memcpy(d.params.raw, &max_frame, 2);
 	d.params.raw[2] = 1u << 2; /* CRC enable */
 	if ((rc = aq(id, I40E_AQC_SET_MAC_CONFIG, &d, NULL, 0, false, err, errlen, "set MAC config")))
@@ -426,9 +434,9 @@ out:
 static struct device *i40e_create(const void *conf, char *err, size_t errlen)
 {
 	const struct i40e_conf *c = conf;
-	if (buffer_main.data_size < I40E_MAX_FRAME) {
-		snprintf(err, errlen, "i40e: buffers of %u data bytes cannot hold a %u-byte frame",
-			 buffer_main.data_size, I40E_MAX_FRAME);
+	if (buffer_main.data_size < 1024) {
+		snprintf(err, errlen, "i40e: buffers of %u data bytes are too small for the NIC (1 KB at least)",
+			 buffer_main.data_size);
 		return NULL;
 	}
 	struct i40e_dev *id = aligned_alloc(64, ROUND_UP(sizeof(*id), 64));
@@ -440,10 +448,13 @@ static struct device *i40e_create(const void *conf, char *err, size_t errlen)
 	id->dev.ops = &i40e_ops;
 	id->dev.n_rx_queues = (uint16_t)c->rx_queues;
 	id->dev.n_tx_queues = (uint16_t)c->tx_queues;
-	id->dev.mtu = DEV_MTU_DEFAULT;
+	id->dev.mtu = (uint16_t)c->mtu;
+	id->max_frame = c->mtu + 18;
 	id->n_rx_desc = c->rx_desc;
 	id->n_tx_desc = c->tx_desc;
 	id->promisc = c->promisc;
+	for (uint16_t q = 0; q < I40E_MAX_QUEUES; q++)
+		id->rxq[q].head = BUFFER_INVALID;
 	if (pci_addr_canon(c->dev, id->addr)) {
 		snprintf(err, errlen, "i40e: '%s' is not a PCI address", c->dev);
 		goto fail;

@@ -11,9 +11,9 @@
 #include "drivers/device.h"
 #include "drivers/i40e/i40e_regs.h"
 #include "drivers/pci/pci.h"
+#include "drivers/pci/tx_slots.h"
 
 #define I40E_MAX_QUEUES 16      /* DEV_MAX_QUEUES; a VSI TC spans a power of two */
-#define I40E_TX_RS_BATCH 32     /* RS at least every 32nd descriptor */
 #define I40E_RX_BURST_MAX 256   /* descriptors looked at per rx burst */
 #define I40E_POLL_TIMEOUT_MS 1000
 #define I40E_AQ_ENTRIES 32      /* DPDK's admin ring size */
@@ -21,7 +21,7 @@
 #define I40E_AQ_TIMEOUT_US 250000 /* I40E_ASQ_CMD_TIMEOUT (2.4) */
 #define I40E_AQ_POLL_US 50
 #define I40E_API_MAJOR 1        /* newest admin-queue API major we speak */
-#define I40E_MAX_FRAME 1518
+#define I40E_MAX_FRAME_HW 9728 /* the MAC's largest max frame size */
 
 struct i40e_rxq {
 	alignas(64) volatile union i40e_rx_desc *ring;
@@ -32,20 +32,17 @@ struct i40e_rxq {
 	uint32_t mask;
 	uint32_t next;        /* next descriptor to look at */
 	uint32_t tail_reg;    /* QRX_TAIL offset */
+	/* The frame being assembled across descriptors (and bursts). */
+	uint32_t head, tail;
+	bool drop, error;
 	uint32_t fresh[I40E_RX_BURST_MAX];
 };
 
 struct i40e_txq {
 	alignas(64) volatile struct i40e_tx_desc *ring;
-	uint32_t *bufs;       /* the buffer each descriptor sends */
-	uint32_t *rs;         /* FIFO of the slots sent with RS, oldest first */
 	struct pci_io *io;
-	uint32_t mask;
-	uint32_t tail;        /* next free descriptor */
-	uint32_t clean;       /* oldest descriptor not yet reclaimed */
-	uint32_t rs_head, rs_tail; /* rs[] indices (free running, masked) */
 	uint32_t tail_reg;    /* QTX_TAIL offset */
-	uint32_t done[I40E_TX_RS_BATCH];
+	struct tx_slots slots;
 };
 
 /* One admin ring (ATQ or ARQ) and its buffers, in DMA memory. */
@@ -74,6 +71,7 @@ struct i40e_dev {
 	uint32_t base_queue;      /* absolute index of PF queue 0 (capability 0x0041) */
 	uint32_t n_hw_queues;     /* queue pairs the function has */
 	uint32_t lut_size;        /* RSS LUT entries: 128 or 512 */
+	uint32_t max_frame;       /* mtu + 18: MAC config and rxmax */
 	uint16_t vsi_seid;
 	uint16_t qs_handle;       /* TC0's queue set: TX contexts' rdylist */
 	uint16_t fw_major, fw_minor, api_major, api_minor;

@@ -7,12 +7,14 @@
  * batch back (facts 1.9). Without a replacement buffer the frame is dropped,
  * the descriptor re-armed with its own buffer and the drop counted as
  * RX-dropped, so the ring never runs dry of buffers. A frame spanning
- * descriptors (mtu above the buffer size) becomes a buffer chain.
- * tx: completions are reclaimed 32 descriptors at a time by the DD bit of
- * the batch's last descriptor (one by one only when a burst finds too little
- * room, so that a partial batch never blocks the ring); a burst writes its
- * descriptors (a chain takes one per buffer) and TDT once. What does not fit
- * is left to the caller, who counts it as TX-dropped.
+ * descriptors (mtu above the buffer size) becomes a buffer chain. The
+ * common case (one descriptor a frame, no error, a replacement for each)
+ * runs in rx_fast without per-packet state.
+ * tx: RS on every 32nd descriptor and on a burst's last
+ * (drivers/pci/tx_slots.h); everything up to an RS descriptor whose DD is
+ * set is reclaimed at once. A burst writes its descriptors (a chain takes
+ * one per buffer) and TDT once. What does not fit is left to the caller,
+ * who counts it as TX-dropped.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,27 +45,57 @@ static inline uint32_t rx_frame_end(struct device *dev, uint16_t queue, struct i
 	return taken;
 }
 
-static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+/* How many descriptors from next the NIC has finished, in order, at most
+ * n: four DD bits at a time up to the ring's end, then one by one. */
+static inline uint32_t rx_done(volatile union ixgbe_rx_desc *ring, uint32_t mask, uint32_t next, uint32_t n)
 {
-	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
-	struct ixgbe_rxq *rq = &xd->rxq[queue];
-	volatile union ixgbe_rx_desc *ring = rq->ring;
-	uint32_t mask = rq->mask, next = rq->next;
-	if (n > IXGBE_RX_BURST_MAX)
-		n = IXGBE_RX_BURST_MAX;
-
-	/* How many descriptors the NIC has finished, in order. */
-	uint32_t c = 0;
+	uint32_t c = 0, lim = MIN(n, mask + 1 - next) & ~3u;
+	for (volatile union ixgbe_rx_desc *d = &ring[next]; c < lim; c += 4, d += 4)
+		if (!(d[0].wb.status_error & d[1].wb.status_error & d[2].wb.status_error & d[3].wb.status_error &
+		      IXGBE_RXD_STAT_DD))
+			break;
 	while (c < n && (ring[(next + c) & mask].wb.status_error & IXGBE_RXD_STAT_DD))
 		c++;
-	if (!c)
-		return 0;
-	/* The fields below are read after DD. */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	uint32_t got = buffer_alloc(rq->fresh, c, -1);
+	return c;
+}
 
-	uint32_t n_out = 0;
-	for (uint32_t i = 0; i < c; i++) {
+/* The rx fast path over n descriptors in a row (no wrap): one descriptor
+ * per frame, no error; each frame's buffer goes to out[], its slot is
+ * re-armed with fresh[]. Stops at the first other descriptor; returns how
+ * many it took. Measured: 18 instructions per packet (bench/nic). */
+static inline uint32_t rx_fast(volatile union ixgbe_rx_desc *d, uint32_t *bufs, const uint32_t *fresh,
+			       uint32_t *out, uint32_t n, uint8_t *base, uint64_t stride, uint64_t iova0)
+{
+	uint32_t i;
+	for (i = 0; i < n; i++, d++) {
+		uint64_t q1 = d->q[1];
+		if (unlikely(((uint32_t)q1 & (IXGBE_RXD_STAT_EOP | IXGBE_RXD_ERR_RXE)) != IXGBE_RXD_STAT_EOP))
+			break;
+		uint32_t b_i = bufs[i];
+		struct buffer *b = (struct buffer *)(base + b_i * stride);
+		b->current_length = (uint16_t)(q1 >> 32);
+		uint64_t q0 = d->q[0];
+		if (q0 & IXGBE_RXD_RSSTYPE_MASK) {
+			b->flow_hash = (uint32_t)(q0 >> 32);
+			b->flags |= BUFFER_F_FLOW_HASH;
+		}
+		out[i] = b_i;
+		uint32_t f = fresh[i];
+		bufs[i] = f;
+		d->read.pkt_addr = iova0 + f * stride;
+		d->read.hdr_addr = 0;
+	}
+	return i;
+}
+
+/* Descriptors i.. of the batch one by one: chains, errors, frames without
+ * a replacement buffer. Returns the frames handed to bi[] from n_out on. */
+static uint32_t rx_slow(struct device *dev, uint16_t queue, struct ixgbe_rxq *rq, uint32_t i, uint32_t c,
+			uint32_t got, uint32_t *bi, uint32_t n_out)
+{
+	volatile union ixgbe_rx_desc *ring = rq->ring;
+	uint32_t mask = rq->mask, next = rq->next;
+	for (; i < c; i++) {
 		uint32_t slot = (next + i) & mask;
 		volatile union ixgbe_rx_desc *d = &ring[slot];
 		uint64_t q0 = d->q[0], q1 = d->q[1];
@@ -97,6 +129,37 @@ static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi,
 		if (status & IXGBE_RXD_STAT_EOP)
 			n_out += rx_frame_end(dev, queue, rq, &bi[n_out]);
 	}
+	return n_out;
+}
+
+static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+{
+	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
+	struct ixgbe_rxq *rq = &xd->rxq[queue];
+	volatile union ixgbe_rx_desc *ring = rq->ring;
+	uint32_t mask = rq->mask, next = rq->next;
+	uint32_t c = rx_done(ring, mask, next, MIN(n, (uint32_t)IXGBE_RX_BURST_MAX));
+	if (!c)
+		return 0;
+	/* The fields below are read after DD. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	uint32_t got = buffer_alloc(rq->fresh, c, -1);
+
+	/* Fast path: a replacement for each and no frame in progress, in at
+	 * most two runs (before and after the ring's end). Anything else
+	 * finishes the batch in rx_slow. The queue's fields go in as values:
+	 * with -fno-strict-aliasing every store through a buffer would reload
+	 * them. */
+	uint32_t i = 0;
+	if (likely(got == c && rq->head == BUFFER_INVALID)) {
+		uint8_t *base = buffer_main.base;
+		uint64_t stride = rq->stride, iova0 = rq->iova_data0;
+		uint32_t run = MIN(c, mask + 1 - next);
+		i = rx_fast(&ring[next], &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0);
+		if (i == run && run < c)
+			i += rx_fast(ring, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0);
+	}
+	uint32_t n_out = i < c ? rx_slow(dev, queue, rq, i, c, got, bi, i) : i;
 	rq->next = (next + c) & mask;
 	/* Descriptors re-armed before the NIC may use them: one tail write
 	 * naming the last descriptor handed back (facts 1.9). */
@@ -107,66 +170,17 @@ static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi,
 
 /* ---- tx ---- */
 
-/* Free every batch of 32 whose last descriptor is done. */
-static inline void tx_reclaim(struct ixgbe_txq *tq)
+/* Frames from bi[i] on, any of them chained: one descriptor per buffer.
+ * Returns the index of the first frame that did not fit. */
+static uint32_t tx_chains(struct ixgbe_txq *tq, const uint32_t *bi, uint32_t i, uint32_t n)
 {
-	uint32_t mask = tq->mask;
-	while (((tq->tail - tq->clean) & mask) >= IXGBE_TX_CLEAN_BATCH) {
-		uint32_t last = (tq->clean + IXGBE_TX_CLEAN_BATCH - 1) & mask;
-		if (!(tq->ring[last].wb.status & IXGBE_TXD_STAT_DD))
-			break;
-		uint32_t k = 0;
-		for (uint32_t i = 0; i < IXGBE_TX_CLEAN_BATCH; i++) {
-			uint32_t slot = (tq->clean + i) & mask;
-			if (tq->bufs[slot] != BUFFER_INVALID) {
-				tq->done[k++] = tq->bufs[slot];
-				tq->bufs[slot] = BUFFER_INVALID;
-			}
-		}
-		if (k)
-			buffer_free(tq->done, k);
-		tq->clean = (tq->clean + IXGBE_TX_CLEAN_BATCH) & mask;
-	}
-}
-
-/* Short of room: reclaim descriptor by descriptor what the batches left
- * (fewer than 32 outstanding, all of them possibly done). */
-static void tx_reclaim_rest(struct ixgbe_txq *tq)
-{
-	uint32_t mask = tq->mask, k = 0;
-	while (tq->clean != tq->tail && (tq->ring[tq->clean].wb.status & IXGBE_TXD_STAT_DD)) {
-		if (tq->bufs[tq->clean] != BUFFER_INVALID) {
-			tq->done[k++] = tq->bufs[tq->clean];
-			tq->bufs[tq->clean] = BUFFER_INVALID;
-			if (k == IXGBE_TX_CLEAN_BATCH) {
-				buffer_free(tq->done, k);
-				k = 0;
-			}
-		}
-		tq->clean = (tq->clean + 1) & mask;
-	}
-	if (k)
-		buffer_free(tq->done, k);
-}
-
-static uint32_t ixgbe_tx_burst(struct device *dev, uint16_t queue, const uint32_t *bi, uint32_t n)
-{
-	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
-	struct ixgbe_txq *tq = &xd->txq[queue];
-	tx_reclaim(tq);
-	uint32_t mask = tq->mask, tail = tq->tail;
-	uint32_t room = mask - ((tail - tq->clean) & mask); /* one slot stays empty */
-	if (unlikely(room < n)) {
-		tx_reclaim_rest(tq);
-		room = mask - ((tail - tq->clean) & mask);
-	}
-	struct pci_io *io = tq->io;
-	uint32_t i;
-	for (i = 0; i < n; i++) {
+	struct tx_slots *t = &tq->slots;
+	uint32_t room = tx_slots_room(t);
+	for (; i < n; i++) {
 		struct buffer *b = buffer_get(bi[i]);
 		uint32_t n_seg = 1;
 		uint32_t total = b->current_length;
-		if (unlikely(b->flags & BUFFER_F_NEXT_PRESENT)) {
+		if (b->flags & BUFFER_F_NEXT_PRESENT) {
 			total += b->total_length_not_including_first;
 			for (struct buffer *s = b; s->flags & BUFFER_F_NEXT_PRESENT; s = buffer_get(s->next_buffer))
 				n_seg++;
@@ -174,25 +188,78 @@ static uint32_t ixgbe_tx_burst(struct device *dev, uint16_t queue, const uint32_
 		if (n_seg > room)
 			break;
 		room -= n_seg;
+		t->n_chain_slots += n_seg - 1;
 		uint32_t olinfo = total << IXGBE_TXD_PAYLEN_SHIFT;
 		for (struct buffer *s = b;; s = buffer_get(s->next_buffer)) {
 			bool last = !(s->flags & BUFFER_F_NEXT_PRESENT);
-			volatile union ixgbe_tx_desc *d = &tq->ring[tail];
-			d->read.buffer_addr = pci_iova(io, buffer_data(s));
+			volatile union ixgbe_tx_desc *d = &tq->ring[t->tail];
+			d->read.buffer_addr = pci_iova(tq->io, buffer_data(s));
 			d->read.cmd_type_len = IXGBE_TXD_DTYP_DATA | IXGBE_TXD_CMD_DEXT | IXGBE_TXD_CMD_IFCS |
-					       IXGBE_TXD_CMD_RS | (last ? IXGBE_TXD_CMD_EOP : 0) | s->current_length;
+					       (last ? IXGBE_TXD_CMD_EOP : 0) | s->current_length;
 			d->read.olinfo_status = olinfo;
-			tq->bufs[tail] = last ? bi[i] : BUFFER_INVALID;
-			tail = (tail + 1) & mask;
+			t->bufs[t->tail] = last ? bi[i] : BUFFER_INVALID;
+			t->tail = (t->tail + 1) & t->mask;
 			if (last)
 				break;
 		}
 	}
-	if (i) {
-		tq->tail = tail;
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		pci_write32(io, tq->tdt, tail);
+	return i;
+}
+
+/* The tx fast path over n descriptors in a row (no wrap): frames of one
+ * buffer each, one descriptor each (RS comes after, tx_slots_mark_rs).
+ * Stops at the first chain; returns how many it wrote. Measured: 14
+ * instructions per packet (bench/nic). */
+static inline uint32_t tx_fast(volatile union ixgbe_tx_desc *d, uint32_t *bufs, const uint32_t *bi, uint32_t n,
+			       uint8_t *base, uint64_t stride, uint64_t data0)
+{
+	uint32_t i;
+	for (i = 0; i < n; i++, d++) {
+		uint32_t b_i = bi[i];
+		struct buffer *b = (struct buffer *)(base + b_i * stride);
+		if (unlikely(b->flags & BUFFER_F_NEXT_PRESENT))
+			break;
+		uint32_t len = b->current_length;
+		d->read.buffer_addr = (uint64_t)(uintptr_t)b + data0 + (uint64_t)(int64_t)b->current_data;
+		d->read.cmd_type_len = IXGBE_TXD_DTYP_DATA | IXGBE_TXD_CMD_DEXT | IXGBE_TXD_CMD_IFCS |
+				       IXGBE_TXD_CMD_EOP | len;
+		d->read.olinfo_status = len << IXGBE_TXD_PAYLEN_SHIFT;
+		bufs[i] = b_i;
 	}
+	return i;
+}
+
+static uint32_t ixgbe_tx_burst(struct device *dev, uint16_t queue, const uint32_t *bi, uint32_t n)
+{
+	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
+	struct ixgbe_txq *tq = &xd->txq[queue];
+	struct tx_slots *t = &tq->slots;
+	int64_t rs;
+	while ((rs = tx_slots_oldest_rs(t)) >= 0 && (tq->ring[rs].wb.status & IXGBE_TXD_STAT_DD))
+		tx_slots_reclaim_rs(t);
+
+	/* Fast path in at most two runs (before and after the ring's end);
+	 * the queue's fields go in as values, see ixgbe_rx_burst. */
+	uint32_t mask = t->mask, start = t->tail;
+	uint32_t n_fit = MIN(n, tx_slots_room(t));
+	uint8_t *base = buffer_main.base;
+	uint64_t stride = buffer_main.stride;
+	uint64_t data0 = (uint64_t)tq->io->iova_offset + sizeof(struct buffer) + BUFFER_HEADROOM;
+	uint32_t run = MIN(n_fit, mask + 1 - start);
+	uint32_t i = tx_fast(&tq->ring[start], &t->bufs[start], bi, run, base, stride, data0);
+	if (i == run && run < n_fit)
+		i += tx_fast(tq->ring, t->bufs, bi + run, n_fit - run, base, stride, data0);
+	t->tail = (start + i) & mask;
+	if (unlikely(i < n_fit))
+		i = tx_chains(tq, bi, i, n);
+	if (!i)
+		return 0;
+	uint32_t k = t->rs_tail;
+	tx_slots_mark_rs(t, start);
+	for (; k != t->rs_tail; k++)
+		tq->ring[t->rs[k & mask]].read.cmd_type_len |= IXGBE_TXD_CMD_RS;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pci_write32(tq->io, tq->tdt, t->tail);
 	return i;
 }
 
@@ -213,13 +280,9 @@ static void rxq_release(struct ixgbe_dev *xd, struct ixgbe_rxq *rq)
 
 static void txq_release(struct ixgbe_dev *xd, struct ixgbe_txq *tq)
 {
-	if (tq->bufs) {
-		for (uint32_t s = 0; s <= tq->mask; s++)
-			if (tq->bufs[s] != BUFFER_INVALID)
-				buffer_free(&tq->bufs[s], 1);
-		free(tq->bufs);
-	}
-	pci_dma_free(xd->io, (void *)tq->ring, (tq->mask + 1) * sizeof(union ixgbe_tx_desc));
+	size_t ring_bytes = (tq->slots.mask + 1) * sizeof(union ixgbe_tx_desc);
+	tx_slots_release(&tq->slots);
+	pci_dma_free(xd->io, (void *)tq->ring, ring_bytes);
 	memset(tq, 0, sizeof(*tq));
 }
 
@@ -276,14 +339,10 @@ static int txq_start(struct ixgbe_dev *xd, uint16_t q)
 	uint32_t n = xd->n_tx_desc;
 	size_t ring_bytes = n * sizeof(union ixgbe_tx_desc);
 	tq->io = xd->io;
-	tq->mask = n - 1;
 	tq->tdt = IXGBE_TDT(q);
 	tq->ring = pci_dma_alloc(xd->io, ring_bytes);
-	tq->bufs = malloc(n * sizeof(uint32_t));
-	if (!tq->ring || !tq->bufs)
+	if (!tq->ring || tx_slots_init(&tq->slots, n))
 		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		tq->bufs[i] = BUFFER_INVALID;
 	uint64_t iova = pci_iova(xd->io, (const void *)tq->ring);
 	wr(xd, IXGBE_TDBAL(q), (uint32_t)iova);
 	wr(xd, IXGBE_TDBAH(q), (uint32_t)(iova >> 32));
@@ -291,7 +350,7 @@ static int txq_start(struct ixgbe_dev *xd, uint16_t q)
 	wr(xd, IXGBE_TDH(q), 0);
 	wr(xd, IXGBE_TDT(q), 0);
 	/* PTHRESH 36, HTHRESH 8 as ixy; WTHRESH 0: every RS descriptor is
-	 * written back at once, which the batched DD check relies on. */
+	 * written back at once, which the reclaim by RS slots relies on. */
 	wr(xd, IXGBE_TXDCTL(q), 36 | 8 << 8);
 	ixgbe_set_bits(xd, IXGBE_TXDCTL(q), IXGBE_TXDCTL_ENABLE);
 	return ixgbe_wait_reg(xd, IXGBE_TXDCTL(q), IXGBE_TXDCTL_ENABLE, IXGBE_TXDCTL_ENABLE);
@@ -368,20 +427,12 @@ static void ixgbe_stats(struct device *dev, struct dev_counters *c)
 static uint32_t ixgbe_n_buffers_held(struct device *dev, bool rx, uint16_t queue)
 {
 	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
-	uint32_t n = 0;
-	if (rx) {
-		struct ixgbe_rxq *rq = &xd->rxq[queue];
-		if (rq->bufs)
-			n = rq->mask + 1;
-		if (rq->head != BUFFER_INVALID)
-			n += buffer_chain_length(rq->head);
-		return n;
-	}
-	struct ixgbe_txq *tq = &xd->txq[queue];
-	if (tq->bufs)
-		for (uint32_t s = 0; s <= tq->mask; s++)
-			if (tq->bufs[s] != BUFFER_INVALID)
-				n += buffer_chain_length(tq->bufs[s]);
+	if (!rx)
+		return tx_slots_n_held(&xd->txq[queue].slots);
+	struct ixgbe_rxq *rq = &xd->rxq[queue];
+	uint32_t n = rq->bufs ? rq->mask + 1 : 0;
+	if (rq->head != BUFFER_INVALID)
+		n += buffer_chain_length(rq->head);
 	return n;
 }
 

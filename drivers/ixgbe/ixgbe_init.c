@@ -165,7 +165,7 @@ int ixgbe_format_hw(struct device *dev, char *buf, size_t len)
 		    rd(xd, IXGBE_RDT(q)), xd->rxq[q].next, xd->hw.qprdc[q]);
 	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
 		OUT("  tx queue %u: TDH %u TDT %u clean %u\n", q, rd(xd, IXGBE_TDH(q)), rd(xd, IXGBE_TDT(q)),
-		    xd->txq[q].clean);
+		    xd->txq[q].slots.clean);
 	const struct ixgbe_hw_stats *h = &xd->hw;
 	OUT("  hw: GPRC %" PRIu64 " GPTC %" PRIu64 " GORC %" PRIu64 " GOTC %" PRIu64 " MPC %" PRIu64
 	    " CRCERRS %" PRIu64 " RLEC %" PRIu64 " ROC %" PRIu64 "\n",

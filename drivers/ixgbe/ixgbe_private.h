@@ -10,9 +10,9 @@
 #include "drivers/device.h"
 #include "drivers/ixgbe/ixgbe_regs.h"
 #include "drivers/pci/pci.h"
+#include "drivers/pci/tx_slots.h"
 
 #define IXGBE_MAX_QUEUES 16     /* 82599 RSS spans at most 16 queues */
-#define IXGBE_TX_CLEAN_BATCH 32 /* descriptors reclaimed per DD check */
 #define IXGBE_RX_BURST_MAX 256  /* descriptors looked at per rx burst */
 #define IXGBE_POLL_TIMEOUT_MS 1000
 #define IXGBE_MAX_FRAME_HW 9728 /* largest frame we let MAXFRS accept */
@@ -34,13 +34,9 @@ struct ixgbe_rxq {
 
 struct ixgbe_txq {
 	alignas(64) volatile union ixgbe_tx_desc *ring;
-	uint32_t *bufs;       /* on a frame's last descriptor: its head buffer */
 	struct pci_io *io;
-	uint32_t mask;
-	uint32_t tail;        /* next free descriptor */
-	uint32_t clean;       /* oldest descriptor not yet reclaimed */
 	uint32_t tdt;         /* TDT register offset */
-	uint32_t done[IXGBE_TX_CLEAN_BATCH];
+	struct tx_slots slots;
 };
 
 /* Clear-on-read statistics registers, accumulated. */

@@ -524,11 +524,6 @@ static bool rx_load(struct i40e_model *m, uint32_t q)
 		fail(m, "rx queue %u context: dbuff %u or rxmax %u out of range", q, dbuff, rxmax);
 		return false;
 	}
-	if (rxmax > dbuff) {
-		fail(m, "rx queue %u context: rxmax %u above the %u-byte data buffer (chaining not modelled)", q,
-		     rxmax, dbuff);
-		return false;
-	}
 	if (ctx_get(c, 116, 1) != 1 || ctx_get(c, 114, 2) != 0) {
 		fail(m, "rx queue %u context: dsize/dtype out of range (the model does 32-byte, no split)", q);
 		return false;
@@ -918,32 +913,43 @@ int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len)
 		m->st.rx_filtered++;
 		return -1;
 	}
-	if (i40e_model_rx_room(m, (uint16_t)q) == 0) {
+	uint32_t data_len = Q->crcstrip ? len : len + 4;
+	uint32_t n_desc = (data_len + Q->dbuff - 1) / Q->dbuff; /* a frame over several buffers */
+	if (i40e_model_rx_room(m, (uint16_t)q) < n_desc) {
 		add48(m, S_RDPC, 0, 1);
 		m->st.rx_dropped++;
 		return -1;
 	}
-	uint32_t data_len = Q->crcstrip ? len : len + 4;
-	volatile uint64_t *d = dma(m, Q->base + 32ull * Q->head, 32, "rx descriptor");
-	if (!d)
-		return -1;
-	if (d[1] & 1)
-		fail(m, "rx queue %u descriptor %u handed over with DD set (hdr_addr bit 0 not cleared)", q, Q->head);
-	uint8_t *dst = dma(m, d[0], data_len, "rx data buffer");
-	if (!dst)
-		return -1;
-	memcpy(dst, frame, len);
+	uint8_t whole[TX_FRAME_MAX + 4];
+	memcpy(whole, frame, len);
 	if (!Q->crcstrip) {
 		uint32_t fcs = crc32_eth(frame, len);
-		memcpy(dst + len, &fcs, 4);
+		memcpy(whole + len, &fcs, 4);
 	}
-	d[0] = c.hashed ? (uint64_t)c.hash << 32 : 0;
-	d[2] = d[3] = 0;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	d[1] = 1u | 2u | (c.hashed ? 3ull << 12 : 0) | (uint64_t)c.ptype << 30 | (uint64_t)data_len << 38;
-	Q->head = (Q->head + 1) % Q->qlen;
-	if (Q->head == 0)
-		m->st.rx_wraps[q % 16]++;
+	for (uint32_t off = 0, k = 0; k < n_desc; k++) {
+		uint32_t part = MIN(Q->dbuff, data_len - off);
+		bool eof = k == n_desc - 1;
+		volatile uint64_t *d = dma(m, Q->base + 32ull * Q->head, 32, "rx descriptor");
+		if (!d)
+			return -1;
+		if (d[1] & 1)
+			fail(m, "rx queue %u descriptor %u handed over with DD set (hdr_addr bit 0 not cleared)", q,
+			     Q->head);
+		uint8_t *dst = dma(m, d[0], part, "rx data buffer");
+		if (!dst)
+			return -1;
+		memcpy(dst, whole + off, part);
+		off += part;
+		/* Hash, filter status and packet type on the frame's last. */
+		d[0] = eof && c.hashed ? (uint64_t)c.hash << 32 : 0;
+		d[2] = d[3] = 0;
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		d[1] = 1u | (eof ? 2u | (c.hashed ? 3ull << 12 : 0) | (uint64_t)c.ptype << 30 : 0) |
+		       (uint64_t)part << 38;
+		Q->head = (Q->head + 1) % Q->qlen;
+		if (Q->head == 0)
+			m->st.rx_wraps[q % 16]++;
+	}
 	add48(m, S_GORCL, S_GORCH, len + 4);
 	if (!(frame[0] & 1))
 		add48(m, S_UPRCL, S_UPRCH, 1);

@@ -20,8 +20,9 @@
  * context from the HMC segment the driver registered (SD 0, direct) and
  * check it; QENA_STAT follows QENA_REQ only after a number of reads of the
  * register (default 3), so a driver that does not wait is caught. rx
- * (i40e_model_rx) writes 32-byte descriptors back (DD, EOF, length, RSS
- * hash with FLTSTAT 3, PTYPE) only up to QRX_TAIL; tx runs on QTX_TAIL
+ * (i40e_model_rx) writes 32-byte descriptors back (DD, length; on a
+ * frame's last EOF, RSS hash with FLTSTAT 3, PTYPE) only up to QRX_TAIL, a
+ * frame longer than the context's dbuff over several; tx runs on QTX_TAIL
  * writes, gathers data descriptors to EOP and marks RS descriptors done
  * (DTYPE 0xF).
  *

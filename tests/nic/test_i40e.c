@@ -3,7 +3,8 @@
  * completions and a firmware that stops answering; the queue-enable waits;
  * a 1,000-frame pcap replayed 1,000 times through model rx -> i40e-input ->
  * l2-xconnect -> interface-output -> model tx, byte-identical and in order;
- * ring wrap; rx refill under buffer exhaustion; NIC drops folded into the
+ * ring wrap; jumbo frames as chains; rx refill under buffer exhaustion;
+ * NIC drops folded into the
  * counters; RSS over 4 queues exactly as the LUT and the Toeplitz hash say;
  * tx ring full; and the model catching each class of misprogramming. */
 #include <check.h>
@@ -31,7 +32,7 @@
 #define REPLAYS 1000
 #endif
 #define N_FRAMES 1000
-#define MAX_FRAME 1514
+#define MAX_FRAME 9100
 #define ADDR0 "0000:05:00.0"
 #define ADDR1 "0000:05:00.1"
 
@@ -505,6 +506,50 @@ START_TEST(ring_wrap)
 	i40e_model_queue(m1, false, 0, &q);
 	ck_assert_uint_eq(q.head, q.tail);
 	ck_assert_uint_eq(q.head, 3000 % 64);
+}
+END_TEST
+
+/* ---- jumbo frames, oversize ---- */
+
+START_TEST(jumbo_chains)
+{
+	const char *w[] = { "mtu", "9000" };
+	struct device *d0, *d1;
+	pair(w, 2, w, 2, &d0, &d1);
+	struct i40e_model_stats st;
+	i40e_model_stats(m0, &st);
+	ck_assert_uint_eq(st.max_frame, 9018); /* set MAC config */
+	struct i40e_model_queue q;
+	i40e_model_queue(m0, true, 0, &q);
+	ck_assert_uint_eq(q.rxmax, 9018);
+	ck_assert_uint_eq(d0->mtu, 9000);
+	for (uint32_t i = 0; i < 40; i++)
+		make_frame(&frames[i], i, i % 2 ? 60 : 2049, i % 2 ? 1514 : 9014);
+	wire_expect(frames, 40);
+	inject(frames, 40);
+	ck_assert_uint_eq(wire.seen, 40);
+	ck_assert_uint_eq(wire.mismatches, 0);
+	struct dev_counters c0, c1;
+	dev_counters_get(d0, &c0);
+	dev_counters_get(d1, &c1);
+	ck_assert_uint_eq(c0.rx_packets, 40);
+	ck_assert_uint_eq(c1.tx_packets, 40);
+	ck_assert_uint_eq(c0.rx_dropped + c0.rx_errors + c1.tx_dropped, 0);
+	i40e_model_queue(m0, true, 0, &q);
+	uint32_t n_desc = 0;
+	for (uint32_t i = 0; i < 40; i++)
+		n_desc += (frames[i].len + q.dbuff - 1) / q.dbuff;
+	ck_assert_uint_eq(q.head, n_desc % 1024); /* several descriptors a jumbo frame */
+	ck_assert_uint_gt(n_desc, 40);
+
+	/* Without the mtu a 9000-byte frame is the MAC's oversize error. */
+	dev_delete(d0);
+	dev_delete(d1);
+	pair(NULL, 0, NULL, 0, &d0, &d1);
+	ck_assert_int_eq(i40e_model_rx(m0, frames[0].bytes, 9000), -1);
+	dev_counters_get(d0, &c0);
+	ck_assert_uint_eq(c0.rx_errors, 1); /* ROC */
+	ck_assert_uint_eq(c0.rx_packets, 0);
 }
 END_TEST
 
@@ -1025,7 +1070,7 @@ START_TEST(model_catches_context_out_of_range)
 		{ I40E_RXCTX_QLEN, 0, "qlen 0 out of range" },
 		{ I40E_RXCTX_DBUFF, 0, "dbuff 0 or rxmax 1518 out of range" },
 		{ I40E_RXCTX_RXMAX, 9729, "rxmax 9729 out of range" },
-		{ I40E_RXCTX_RXMAX, 4000, "rxmax 4000 above the 2048-byte data buffer" },
+		{ I40E_RXCTX_RXMAX, 40, "rxmax 40 out of range" },
 		{ I40E_RXCTX_DSIZE, 0, "dsize/dtype out of range" },
 		{ I40E_RXCTX_PREFENA, 0, "prefena is 0" },
 	};
@@ -1109,6 +1154,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_enable_waits);
 	tcase_add_test(tc, pcap_million_through_xconnect);
 	tcase_add_test(tc, ring_wrap);
+	tcase_add_test(tc, jumbo_chains);
 	tcase_add_test(tc, rx_refill_exhaustion);
 	tcase_add_test(tc, nic_drops_folded);
 	tcase_add_test(tc, format_hw_matches_model);

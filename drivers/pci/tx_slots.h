@@ -1,0 +1,127 @@
+/* The software side of a NIC tx ring, shared by the native drivers (ixgbe,
+ * i40e): the buffer behind each descriptor, the FIFO of descriptors sent
+ * with RS, and reclaim up to an RS descriptor the NIC reports done. The
+ * descriptors themselves (layout, the RS bit, how "done" reads) stay in the
+ * driver.
+ *
+ * RS goes on every TX_SLOTS_RS_BATCH-th descriptor and on each burst's
+ * last (DPDK's tx_rs_thresh): the NIC writes back only those, a done RS
+ * descriptor means every earlier one is done (facts 1.9, 2.11), and a
+ * burst's tail end never waits for a batch to fill.
+ *
+ * Single-threaded: one queue, one thread.
+ */
+#ifndef SLUICE_DRIVERS_PCI_TX_SLOTS_H
+#define SLUICE_DRIVERS_PCI_TX_SLOTS_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "graph/buffer.h"
+#include "graph/util.h"
+
+#define TX_SLOTS_RS_BATCH 32   /* RS at least every 32nd descriptor */
+#define TX_SLOTS_FREE_BATCH 32 /* frames per buffer_free on the chain path */
+
+struct tx_slots {
+	uint32_t *bufs;         /* a frame's last descriptor: its head buffer;
+				 * a chain's other descriptors: BUFFER_INVALID */
+	uint32_t *rs;           /* FIFO of the slots sent with RS, oldest first */
+	uint32_t mask;
+	uint32_t tail;          /* next free descriptor */
+	uint32_t clean;         /* oldest descriptor not yet reclaimed */
+	uint32_t rs_head, rs_tail; /* rs[] indices (free running, masked) */
+	uint32_t n_chain_slots; /* BUFFER_INVALID slots in flight */
+	uint32_t done[TX_SLOTS_FREE_BATCH];
+};
+
+/* Arrays for a ring of n (a power of two) descriptors. 0 or -ENOMEM. */
+static inline int tx_slots_init(struct tx_slots *t, uint32_t n)
+{
+	*t = (struct tx_slots){ .mask = n - 1 };
+	t->bufs = malloc(n * sizeof(uint32_t));
+	t->rs = malloc(n * sizeof(uint32_t));
+	return t->bufs && t->rs ? 0 : -ENOMEM;
+}
+
+/* Free the frames still in flight and the arrays. */
+static inline void tx_slots_release(struct tx_slots *t)
+{
+	if (t->bufs)
+		for (uint32_t s = t->clean; s != t->tail; s = (s + 1) & t->mask)
+			if (t->bufs[s] != BUFFER_INVALID)
+				buffer_free(&t->bufs[s], 1);
+	free(t->bufs);
+	free(t->rs);
+	*t = (struct tx_slots){ 0 };
+}
+
+/* Buffers in flight (handed to the NIC, not yet reclaimed), each chain
+ * whole: for `show buffers`. */
+static inline uint32_t tx_slots_n_held(const struct tx_slots *t)
+{
+	uint32_t n = 0;
+	if (t->bufs)
+		for (uint32_t s = t->clean; s != t->tail; s = (s + 1) & t->mask)
+			if (t->bufs[s] != BUFFER_INVALID)
+				n += buffer_chain_length(t->bufs[s]);
+	return n;
+}
+
+/* Descriptors free for a burst (one slot always stays empty). */
+static inline uint32_t tx_slots_room(const struct tx_slots *t)
+{
+	return t->mask - ((t->tail - t->clean) & t->mask);
+}
+
+/* The oldest RS descriptor not yet reclaimed, or -1. */
+static inline int64_t tx_slots_oldest_rs(const struct tx_slots *t)
+{
+	return t->rs_head != t->rs_tail ? (int64_t)t->rs[t->rs_head & t->mask] : -1;
+}
+
+/* The oldest RS descriptor reads done: free every frame up to it. Without
+ * a chain in flight every slot holds a frame and they go to buffer_free
+ * straight from the ring, in at most two runs. */
+static inline void tx_slots_reclaim_rs(struct tx_slots *t)
+{
+	uint32_t mask = t->mask, from = t->clean, last = t->rs[t->rs_head++ & mask];
+	uint32_t n = ((last - from) & mask) + 1;
+	t->clean = (last + 1) & mask;
+	if (likely(!t->n_chain_slots)) {
+		uint32_t first = MIN(n, mask + 1 - from);
+		buffer_free(&t->bufs[from], first);
+		if (n > first)
+			buffer_free(t->bufs, n - first);
+		return;
+	}
+	uint32_t k = 0;
+	for (uint32_t s = from;; s = (s + 1) & mask) {
+		if (t->bufs[s] == BUFFER_INVALID)
+			t->n_chain_slots--;
+		else
+			t->done[k++] = t->bufs[s];
+		if (k == TX_SLOTS_FREE_BATCH || s == last) {
+			buffer_free(t->done, k);
+			k = 0;
+		}
+		if (s == last)
+			break;
+	}
+}
+
+/* A burst wrote descriptors from..t->tail - 1 (at least one): the slots
+ * that get RS join the FIFO, at rs[rs_tail before the call ..
+ * rs_tail after) (masked); the driver sets its RS bit in each. */
+static inline void tx_slots_mark_rs(struct tx_slots *t, uint32_t from)
+{
+	uint32_t mask = t->mask, last = (t->tail - 1) & mask;
+	uint32_t n = (t->tail - from) & mask;
+	uint32_t s = from | (TX_SLOTS_RS_BATCH - 1);
+	for (uint32_t off = (s - from) & mask; off < n - 1; off += TX_SLOTS_RS_BATCH, s = (s + TX_SLOTS_RS_BATCH) & mask)
+		t->rs[t->rs_tail++ & mask] = s;
+	t->rs[t->rs_tail++ & mask] = last;
+}
+
+#endif
