@@ -31,6 +31,7 @@
 #include "graph/graph.h"
 #include "tests/models/i40e_model.h"
 #include "tests/models/ixgbe_model.h"
+#include "tests/models/nic_model.h"
 
 struct opts {
 	const char *driver;
@@ -117,17 +118,17 @@ static int models_create(const char *driver)
 		if (!strcmp(driver, "ixgbe")) {
 			if (!(xm[i] = ixgbe_model_create(addr[i], mac[i])))
 				return -1;
-			ixgbe_model_on_error(xm[i], on_error, NULL);
-			ixgbe_model_on_tx(xm[i], on_tx, NULL);
+			nic_model_on_error(ixgbe_model_nic(xm[i]), on_error, NULL);
+			nic_model_on_tx(ixgbe_model_nic(xm[i]), on_tx, NULL);
 		} else {
 			if (!(im[i] = i40e_model_create(addr[i], mac[i])))
 				return -1;
 			i40e_model_set_ena_delay(im[i], 0);
-			i40e_model_on_error(im[i], on_error, NULL);
-			i40e_model_on_tx(im[i], on_tx, NULL);
+			nic_model_on_error(i40e_model_nic(im[i]), on_error, NULL);
+			nic_model_on_tx(i40e_model_nic(im[i]), on_tx, NULL);
 		}
 	}
-	pci_io_provider_set(xm[0] ? ixgbe_model_open : i40e_model_open, NULL);
+	pci_io_provider_set(nic_model_open, NULL);
 	return 0;
 }
 

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +15,10 @@
 #include "graph/toeplitz.h"
 #include "graph/util.h"
 #include "tests/models/i40e_model.h"
+#include "tests/models/nic_model.h"
 
 #define BAR_SIZE 0x400000u
 #define NQ I40E_MODEL_N_QUEUES
-#define MAX_REGIONS 64
-#define MAX_MODELS 8
 #define TX_FRAME_MAX 16384
 #define IOVA_OFFSET 0x200000000000ll
 
@@ -69,11 +67,6 @@ enum {
 
 enum { A_KNOWN = 1, A_RO = 2 };
 
-struct region {
-	uintptr_t va;
-	size_t len;
-};
-
 struct queue {
 	bool enabled;           /* QENA_STAT */
 	uint32_t pending;       /* reads until STAT follows REQ */
@@ -86,8 +79,7 @@ struct queue {
 };
 
 struct i40e_model {
-	struct pci_io io;
-	bool open;
+	struct nic_model base;
 	uint32_t *regs;
 	uint8_t *attr;
 	uint32_t reset_reads;
@@ -100,30 +92,12 @@ struct i40e_model {
 	uint8_t mac[6];
 	bool txpre_qdis[NQ];
 	struct queue rxq[NQ], txq[NQ];
-	struct region regions[MAX_REGIONS];
-	uint32_t n_regions;
-	i40e_model_error_fn *on_error;
-	void *error_ctx;
-	i40e_model_tx_fn *on_tx;
-	void *tx_ctx;
-	uint64_t n_errors;
-	char last_error[256];
 	struct i40e_model_stats st;
 };
 
-static struct i40e_model *models[MAX_MODELS];
-
-static void fail(struct i40e_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(struct i40e_model *m, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(m->last_error, sizeof(m->last_error), fmt, ap);
-	va_end(ap);
-	m->n_errors++;
-	if (m->on_error)
-		m->on_error(m->error_ctx, m->last_error);
-}
+/* The common part (tests/models/nic_model.h), through the model. */
+#define fail(m, ...) nic_model_fail(&(m)->base, __VA_ARGS__)
+#define dma(m, iova, len, what) nic_model_dma(&(m)->base, iova, len, what)
 
 #define REG(m, off) ((m)->regs[(off) / 4])
 
@@ -205,40 +179,6 @@ static void add48(struct i40e_model *m, uint32_t lo, uint32_t hi, uint64_t v)
 	REG(m, lo) = (uint32_t)x;
 	if (hi)
 		REG(m, hi) = (uint32_t)(x >> 32) & 0xFFFF;
-}
-
-/* ---- DMA ---- */
-
-static int io_dma_map(struct pci_io *io, void *va, size_t len)
-{
-	struct i40e_model *m = container_of(io, struct i40e_model, io);
-	if (m->n_regions == MAX_REGIONS)
-		return -ENOSPC;
-	m->regions[m->n_regions++] = (struct region){ (uintptr_t)va, len };
-	return 0;
-}
-
-static void io_dma_unmap(struct pci_io *io, void *va, size_t len)
-{
-	struct i40e_model *m = container_of(io, struct i40e_model, io);
-	for (uint32_t i = 0; i < m->n_regions; i++)
-		if (m->regions[i].va == (uintptr_t)va && m->regions[i].len == len) {
-			m->regions[i] = m->regions[--m->n_regions];
-			return;
-		}
-	fail(m, "DMA unmap of %zu bytes at %p that were never mapped", len, va);
-}
-
-static void *dma(struct i40e_model *m, uint64_t iova, size_t len, const char *what)
-{
-	uintptr_t va = (uintptr_t)(iova - (uint64_t)m->io.iova_offset);
-	for (uint32_t i = 0; i < m->n_regions; i++) {
-		const struct region *r = &m->regions[i];
-		if (va >= r->va && va - r->va <= r->len && len <= r->len - (va - r->va))
-			return (void *)va;
-	}
-	fail(m, "DMA outside registered memory: %s at IOVA 0x%" PRIx64 " (%zu bytes)", what, iova, len);
-	return NULL;
 }
 
 /* ---- admin queue (2.4, 2.13) ---- */
@@ -625,8 +565,7 @@ static void tx_emit(struct i40e_model *m, uint32_t q)
 	if (!(Q->txbuf[0] & 1))
 		add48(m, S_UPTCL, S_UPTCH, 1);
 	m->st.tx_frames++;
-	if (m->on_tx)
-		m->on_tx(m->tx_ctx, (uint16_t)q, Q->txbuf, len);
+	nic_model_emit(&m->base, (uint16_t)q, Q->txbuf, len);
 	Q->txlen = 0;
 }
 
@@ -680,7 +619,7 @@ static bool in(uint32_t off, uint32_t base, uint32_t *q)
 
 static uint32_t io_read32(struct pci_io *io, uint32_t off)
 {
-	struct i40e_model *m = container_of(io, struct i40e_model, io);
+	struct i40e_model *m = container_of(io, struct i40e_model, base.io);
 	if (off % 4 || off >= BAR_SIZE || !(m->attr[off / 4] & A_KNOWN)) {
 		fail(m, "read of unmodelled register 0x%06x", off);
 		return 0xFFFFFFFF;
@@ -702,7 +641,7 @@ static uint32_t io_read32(struct pci_io *io, uint32_t off)
 
 static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 {
-	struct i40e_model *m = container_of(io, struct i40e_model, io);
+	struct i40e_model *m = container_of(io, struct i40e_model, base.io);
 	if (off % 4 || off >= BAR_SIZE || !(m->attr[off / 4] & A_KNOWN)) {
 		fail(m, "write of 0x%x to unmodelled register 0x%06x", v, off);
 		return;
@@ -800,17 +739,6 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 }
 
 /* ---- rx (2.10, 3.2, 3.5) ---- */
-
-static uint32_t crc32_eth(const uint8_t *p, uint32_t n)
-{
-	uint32_t c = 0xFFFFFFFF;
-	for (uint32_t i = 0; i < n; i++) {
-		c ^= p[i];
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
-	}
-	return ~c;
-}
 
 struct rx_class {
 	uint32_t ptype;  /* DPDK's PTYPE numbers: 1 L2, 11 ARP, 22..28 IPv4, 87..93 IPv6 */
@@ -923,7 +851,7 @@ int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len)
 	uint8_t whole[TX_FRAME_MAX + 4];
 	memcpy(whole, frame, len);
 	if (!Q->crcstrip) {
-		uint32_t fcs = crc32_eth(frame, len);
+		uint32_t fcs = nic_model_crc32(frame, len);
 		memcpy(whole + len, &fcs, 4);
 	}
 	for (uint32_t off = 0, k = 0; k < n_desc; k++) {
@@ -964,48 +892,36 @@ int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len)
 
 static void io_close(struct pci_io *io)
 {
-	struct i40e_model *m = container_of(io, struct i40e_model, io);
+	struct i40e_model *m = container_of(io, struct i40e_model, base.io);
 	for (uint32_t q = 0; q < NQ; q++)
 		if (m->rxq[q].enabled || m->txq[q].enabled)
 			fail(m, "closed with queue pair %u still enabled", q);
 	if ((REG(m, R_ATQLEN) | REG(m, R_ARQLEN)) & (1u << 31))
 		fail(m, "closed with the admin queue still enabled");
-	m->open = false;
+	m->base.open = false;
 }
 
 static const struct pci_io_ops model_ops = {
 	.read32 = io_read32,
 	.write32 = io_write32,
-	.dma_map = io_dma_map,
-	.dma_unmap = io_dma_unmap,
+	.dma_map = nic_model_dma_map,
+	.dma_unmap = nic_model_dma_unmap,
 	.close = io_close,
 };
 
 struct i40e_model *i40e_model_create(const char *addr, const uint8_t mac[6])
 {
-	int slot = 0;
-	while (slot < MAX_MODELS && models[slot])
-		slot++;
-	if (slot == MAX_MODELS)
-		return NULL;
 	struct i40e_model *m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
 	m->regs = calloc(BAR_SIZE / 4, sizeof(uint32_t));
 	m->attr = calloc(BAR_SIZE / 4, 1);
-	if (!m->regs || !m->attr) {
+	if (!m->regs || !m->attr || nic_model_register(&m->base, &model_ops, addr, 0x1583, IOVA_OFFSET)) {
 		free(m->regs);
 		free(m->attr);
 		free(m);
 		return NULL;
 	}
-	models[slot] = m;
-	m->io.ops = &model_ops;
-	m->io.iova_offset = IOVA_OFFSET;
-	m->io.vendor = 0x8086;
-	m->io.device = 0x1583;
-	m->io.numa_node = -1;
-	snprintf(m->io.addr, sizeof(m->io.addr), "%s", addr);
 	memcpy(m->mac, mac, 6);
 	m->cable = true;
 	m->ena_delay = 3;
@@ -1017,57 +933,20 @@ struct i40e_model *i40e_model_create(const char *addr, const uint8_t mac[6])
 
 void i40e_model_set_device_id(struct i40e_model *m, uint16_t device)
 {
-	m->io.device = device;
+	m->base.io.device = device;
 }
 
 void i40e_model_destroy(struct i40e_model *m)
 {
-	for (int i = 0; i < MAX_MODELS; i++)
-		if (models[i] == m)
-			models[i] = NULL;
+	nic_model_unregister(&m->base);
 	free(m->regs);
 	free(m->attr);
 	free(m);
 }
 
-struct pci_io *i40e_model_open(void *ctx, const char *addr, char *err, size_t errlen)
+struct nic_model *i40e_model_nic(struct i40e_model *m)
 {
-	(void)ctx;
-	for (int i = 0; i < MAX_MODELS; i++) {
-		struct i40e_model *m = models[i];
-		if (!m || strcmp(m->io.addr, addr))
-			continue;
-		if (m->open) {
-			snprintf(err, errlen, "model %s is already open", addr);
-			return NULL;
-		}
-		m->open = true;
-		return &m->io;
-	}
-	snprintf(err, errlen, "PCI device %s not found (no model answers for it)", addr);
-	return NULL;
-}
-
-void i40e_model_on_error(struct i40e_model *m, i40e_model_error_fn *fn, void *ctx)
-{
-	m->on_error = fn;
-	m->error_ctx = ctx;
-}
-
-void i40e_model_on_tx(struct i40e_model *m, i40e_model_tx_fn *fn, void *ctx)
-{
-	m->on_tx = fn;
-	m->tx_ctx = ctx;
-}
-
-uint64_t i40e_model_errors(const struct i40e_model *m)
-{
-	return m->n_errors;
-}
-
-const char *i40e_model_last_error(const struct i40e_model *m)
-{
-	return m->last_error;
+	return &m->base;
 }
 
 void i40e_model_aq_inject_error(struct i40e_model *m, uint16_t opcode, uint16_t rc, uint32_t n)

@@ -45,9 +45,8 @@
 
 struct i40e_model;
 struct pci_io;
+struct nic_model;
 
-typedef void(i40e_model_error_fn)(void *ctx, const char *msg);
-typedef void(i40e_model_tx_fn)(void *ctx, uint16_t queue, const uint8_t *frame, uint32_t len);
 
 /* The model's firmware identity and resources. */
 #define I40E_MODEL_FW_MAJOR 9
@@ -69,13 +68,9 @@ void i40e_model_destroy(struct i40e_model *m);
  * the driver opens the model. */
 void i40e_model_set_device_id(struct i40e_model *m, uint16_t device);
 
-/* The pci_io provider for every live model (pci_io_provider_set). */
-struct pci_io *i40e_model_open(void *ctx, const char *addr, char *err, size_t errlen);
-
-void i40e_model_on_error(struct i40e_model *m, i40e_model_error_fn *fn, void *ctx);
-void i40e_model_on_tx(struct i40e_model *m, i40e_model_tx_fn *fn, void *ctx);
-uint64_t i40e_model_errors(const struct i40e_model *m);
-const char *i40e_model_last_error(const struct i40e_model *m);
+/* The common part: error and tx hooks, misprogramming seen, the pci_io
+ * provider (nic_model_open) for every live model (tests/models/nic_model.h). */
+struct nic_model *i40e_model_nic(struct i40e_model *m);
 
 /* The next n commands with this opcode complete with ERR and retval rc. */
 void i40e_model_aq_inject_error(struct i40e_model *m, uint16_t opcode, uint16_t rc, uint32_t n);

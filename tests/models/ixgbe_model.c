@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +14,11 @@
 #include "graph/toeplitz.h"
 #include "graph/util.h"
 #include "tests/models/ixgbe_model.h"
+#include "tests/models/nic_model.h"
 
 #define BAR_SIZE 0x20000u
 #define N_RXQ 64
 #define N_TXQ 64
-#define MAX_REGIONS 64
-#define MAX_MODELS 8
 #define TX_FRAME_MAX 16384
 #define IOVA_OFFSET 0x100000000000ll /* device addresses differ from virtual ones */
 
@@ -85,29 +83,15 @@ enum { Q_BAL = 0x00, Q_BAH = 0x04, Q_LEN = 0x08, Q_DCA = 0x0C, Q_HEAD = 0x10, Q_
 /* register attributes */
 enum { A_KNOWN = 1, A_RO = 2, A_COR = 4 };
 
-struct region {
-	uintptr_t va;
-	size_t len;
-};
-
 struct ixgbe_model {
-	struct pci_io io;
-	bool open;
+	struct nic_model base;
 	uint32_t regs[BAR_SIZE / 4];
 	uint8_t attr[BAR_SIZE / 4];
 	uint32_t rst_reads;        /* CTRL reads until the reset bits self-clear */
 	bool an_done, cable, tx_hold;
 	uint64_t gorc, gotc, tor;  /* 64-bit octet counters behind L/H pairs */
 	uint32_t latch_gorch, latch_gotch, latch_torh;
-	struct region regions[MAX_REGIONS];
-	uint32_t n_regions;
 	uint8_t mac[6];
-	ixgbe_model_error_fn *on_error;
-	void *error_ctx;
-	ixgbe_model_tx_fn *on_tx;
-	void *tx_ctx;
-	uint64_t n_errors;
-	char last_error[256];
 	struct ixgbe_model_stats st;
 	uint32_t txlen[N_TXQ];     /* bytes gathered of the frame in progress */
 	uint32_t paylen[N_TXQ];
@@ -115,19 +99,9 @@ struct ixgbe_model {
 	uint8_t txbuf[N_TXQ][TX_FRAME_MAX];
 };
 
-static struct ixgbe_model *models[MAX_MODELS];
-
-static void fail(struct ixgbe_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(struct ixgbe_model *m, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(m->last_error, sizeof(m->last_error), fmt, ap);
-	va_end(ap);
-	m->n_errors++;
-	if (m->on_error)
-		m->on_error(m->error_ctx, m->last_error);
-}
+/* The common part (tests/models/nic_model.h), through the model. */
+#define fail(m, ...) nic_model_fail(&(m)->base, __VA_ARGS__)
+#define dma(m, iova, len, what) nic_model_dma(&(m)->base, iova, len, what)
 
 /* ---- register map ---- */
 
@@ -238,43 +212,6 @@ static void device_reset(struct ixgbe_model *m)
 	m->st.resets++;
 }
 
-/* ---- DMA ---- */
-
-static int io_dma_map(struct pci_io *io, void *va, size_t len)
-{
-	struct ixgbe_model *m = container_of(io, struct ixgbe_model, io);
-	if (m->n_regions == MAX_REGIONS)
-		return -ENOSPC;
-	m->regions[m->n_regions++] = (struct region){ (uintptr_t)va, len };
-	return 0;
-}
-
-static void io_dma_unmap(struct pci_io *io, void *va, size_t len)
-{
-	struct ixgbe_model *m = container_of(io, struct ixgbe_model, io);
-	for (uint32_t i = 0; i < m->n_regions; i++)
-		if (m->regions[i].va == (uintptr_t)va && m->regions[i].len == len) {
-			m->regions[i] = m->regions[--m->n_regions];
-			return;
-		}
-	fail(m, "DMA unmap of %zu bytes at %p that were never mapped", len, va);
-}
-
-/* The host memory behind [iova, iova+len), or NULL (reported). */
-static void *dma(struct ixgbe_model *m, uint64_t iova, size_t len, const char *what)
-{
-	uintptr_t va = (uintptr_t)(iova - (uint64_t)m->io.iova_offset);
-	for (uint32_t i = 0; i < m->n_regions; i++) {
-		const struct region *r = &m->regions[i];
-		if (va >= r->va && va - r->va <= r->len && len <= r->len - (va - r->va))
-			return (void *)va;
-	}
-	fail(m, "DMA outside registered memory: %s at IOVA 0x%" PRIx64 " (%zu bytes)", what, iova, len);
-	return NULL;
-}
-
-/* ---- rings ---- */
-
 static bool ring_check(struct ixgbe_model *m, uint32_t block, const char *name, uint32_t n)
 {
 	uint64_t base = (uint64_t)REG(m, block + Q_BAH) << 32 | REG(m, block + Q_BAL);
@@ -306,7 +243,7 @@ static void tx_run(struct ixgbe_model *m, uint32_t n);
 
 static uint32_t io_read32(struct pci_io *io, uint32_t off)
 {
-	struct ixgbe_model *m = container_of(io, struct ixgbe_model, io);
+	struct ixgbe_model *m = container_of(io, struct ixgbe_model, base.io);
 	if (off % 4 || off >= BAR_SIZE) {
 		fail(m, "read of BAR0 offset 0x%05x: unaligned or outside BAR0", off);
 		return 0xFFFFFFFF;
@@ -410,7 +347,7 @@ static bool queue_write(struct ixgbe_model *m, uint32_t off, uint32_t v)
 
 static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 {
-	struct ixgbe_model *m = container_of(io, struct ixgbe_model, io);
+	struct ixgbe_model *m = container_of(io, struct ixgbe_model, base.io);
 	if (off % 4 || off >= BAR_SIZE) {
 		fail(m, "write of BAR0 offset 0x%05x: unaligned or outside BAR0", off);
 		return;
@@ -499,8 +436,7 @@ static void tx_emit(struct ixgbe_model *m, uint32_t n)
 	if (n < 16)
 		cor_add(m, TXQ(n, Q_STAT0), 1);
 	m->st.tx_frames++;
-	if (m->on_tx)
-		m->on_tx(m->tx_ctx, (uint16_t)n, m->txbuf[n], len);
+	nic_model_emit(&m->base, (uint16_t)n, m->txbuf[n], len);
 	m->txlen[n] = 0;
 }
 
@@ -552,17 +488,6 @@ static void tx_run(struct ixgbe_model *m, uint32_t n)
 }
 
 /* ---- rx ---- */
-
-static uint32_t crc32_eth(const uint8_t *p, uint32_t n)
-{
-	uint32_t c = 0xFFFFFFFF;
-	for (uint32_t i = 0; i < n; i++) {
-		c ^= p[i];
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
-	}
-	return ~c;
-}
 
 struct rx_class {
 	uint32_t ptype;    /* packet type bits, at their place in the low dword */
@@ -703,7 +628,7 @@ int ixgbe_model_rx(struct ixgbe_model *m, const uint8_t *frame, uint32_t len)
 	}
 	/* The frame as the NIC stores it: FCS stripped or kept. */
 	uint8_t crc[4];
-	uint32_t fcs = crc32_eth(frame, len);
+	uint32_t fcs = nic_model_crc32(frame, len);
 	memcpy(crc, &fcs, 4);
 	uint32_t data_len = (hl & HLREG0_RXCRCSTRP) ? len : len + 4;
 	uint32_t srrctl = REG(m, block + Q_SRRCTL);
@@ -764,18 +689,18 @@ int ixgbe_model_rx(struct ixgbe_model *m, const uint8_t *frame, uint32_t len)
 
 static void io_close(struct pci_io *io)
 {
-	struct ixgbe_model *m = container_of(io, struct ixgbe_model, io);
+	struct ixgbe_model *m = container_of(io, struct ixgbe_model, base.io);
 	for (uint32_t n = 0; n < N_RXQ; n++)
 		if (queue_enabled(m, RXQ(n, 0)))
 			fail(m, "closed with rx queue %u still enabled", n);
-	m->open = false;
+	m->base.open = false;
 }
 
 static const struct pci_io_ops model_ops = {
 	.read32 = io_read32,
 	.write32 = io_write32,
-	.dma_map = io_dma_map,
-	.dma_unmap = io_dma_unmap,
+	.dma_map = nic_model_dma_map,
+	.dma_unmap = nic_model_dma_unmap,
 	.close = io_close,
 };
 
@@ -784,20 +709,10 @@ struct ixgbe_model *ixgbe_model_create(const char *addr, const uint8_t mac[6])
 	struct ixgbe_model *m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
-	int slot = 0;
-	while (slot < MAX_MODELS && models[slot])
-		slot++;
-	if (slot == MAX_MODELS) {
+	if (nic_model_register(&m->base, &model_ops, addr, 0x10FB, IOVA_OFFSET)) {
 		free(m);
 		return NULL;
 	}
-	models[slot] = m;
-	m->io.ops = &model_ops;
-	m->io.iova_offset = IOVA_OFFSET;
-	m->io.vendor = 0x8086;
-	m->io.device = 0x10FB;
-	m->io.numa_node = -1;
-	snprintf(m->io.addr, sizeof(m->io.addr), "%s", addr);
 	memcpy(m->mac, mac, 6);
 	m->cable = true;
 	build_map(m);
@@ -808,50 +723,13 @@ struct ixgbe_model *ixgbe_model_create(const char *addr, const uint8_t mac[6])
 
 void ixgbe_model_destroy(struct ixgbe_model *m)
 {
-	for (int i = 0; i < MAX_MODELS; i++)
-		if (models[i] == m)
-			models[i] = NULL;
+	nic_model_unregister(&m->base);
 	free(m);
 }
 
-struct pci_io *ixgbe_model_open(void *ctx, const char *addr, char *err, size_t errlen)
+struct nic_model *ixgbe_model_nic(struct ixgbe_model *m)
 {
-	(void)ctx;
-	for (int i = 0; i < MAX_MODELS; i++) {
-		struct ixgbe_model *m = models[i];
-		if (!m || strcmp(m->io.addr, addr))
-			continue;
-		if (m->open) {
-			snprintf(err, errlen, "model %s is already open", addr);
-			return NULL;
-		}
-		m->open = true;
-		return &m->io;
-	}
-	snprintf(err, errlen, "PCI device %s not found (no model answers for it)", addr);
-	return NULL;
-}
-
-void ixgbe_model_on_error(struct ixgbe_model *m, ixgbe_model_error_fn *fn, void *ctx)
-{
-	m->on_error = fn;
-	m->error_ctx = ctx;
-}
-
-void ixgbe_model_on_tx(struct ixgbe_model *m, ixgbe_model_tx_fn *fn, void *ctx)
-{
-	m->on_tx = fn;
-	m->tx_ctx = ctx;
-}
-
-uint64_t ixgbe_model_errors(const struct ixgbe_model *m)
-{
-	return m->n_errors;
-}
-
-const char *ixgbe_model_last_error(const struct ixgbe_model *m)
-{
-	return m->last_error;
+	return &m->base;
 }
 
 void ixgbe_model_tx_hold(struct ixgbe_model *m, bool hold)

@@ -33,25 +33,17 @@
 
 struct ixgbe_model;
 struct pci_io;
+struct nic_model;
 
-typedef void(ixgbe_model_error_fn)(void *ctx, const char *msg);
-typedef void(ixgbe_model_tx_fn)(void *ctx, uint16_t queue, const uint8_t *frame, uint32_t len);
 
 /* A model answering for PCI address addr ("0000:03:00.0"), device ID 0x10FB,
  * port MAC mac, cable connected. NULL when out of memory. */
 struct ixgbe_model *ixgbe_model_create(const char *addr, const uint8_t mac[6]);
 void ixgbe_model_destroy(struct ixgbe_model *m);
 
-/* The pci_io provider for every live model (pci_io_provider_set). An
- * address no model answers for is "not found". */
-struct pci_io *ixgbe_model_open(void *ctx, const char *addr, char *err, size_t errlen);
-
-void ixgbe_model_on_error(struct ixgbe_model *m, ixgbe_model_error_fn *fn, void *ctx);
-void ixgbe_model_on_tx(struct ixgbe_model *m, ixgbe_model_tx_fn *fn, void *ctx);
-
-/* Misprogramming seen so far, and the last message. */
-uint64_t ixgbe_model_errors(const struct ixgbe_model *m);
-const char *ixgbe_model_last_error(const struct ixgbe_model *m);
+/* The common part: error and tx hooks, misprogramming seen, the pci_io
+ * provider (nic_model_open) for every live model (tests/models/nic_model.h). */
+struct nic_model *ixgbe_model_nic(struct ixgbe_model *m);
 
 /* A frame from the wire (len bytes, no FCS). Returns the rx queue it was
  * written to, or -1 when the NIC dropped it (counted where the NIC counts). */

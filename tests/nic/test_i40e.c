@@ -10,7 +10,6 @@
 #include <check.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,177 +24,62 @@
 #include "tests/buffer_check.h"
 #include "tests/check_run.h"
 #include "tests/models/i40e_model.h"
+#include "tests/models/nic_model.h"
+#include "tests/nic/nic_harness.h"
 
-#ifdef TEST_SANITIZED
-#define REPLAYS 100
-#else
-#define REPLAYS 1000
-#endif
-#define N_FRAMES 1000
-#define MAX_FRAME 9100
 #define ADDR0 "0000:05:00.0"
 #define ADDR1 "0000:05:00.1"
 
-struct wframe {
-	uint32_t len;
-	uint8_t bytes[MAX_FRAME];
-};
-
-static struct graph *g;
 static struct i40e_model *m0, *m1;
-static char err[1024];
-static struct wframe *frames;
-static uint32_t n_frames;
-static bool expect_errors;
 
-static struct {
-	const struct wframe *want;
-	uint32_t n_want;
-	uint64_t seen;
-	uint64_t mismatches;
-	uint64_t first_bad;
-} wire;
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(void)
+static int wire_rx(const uint8_t *frame, uint32_t len)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng >> 11);
+	return i40e_model_rx(m0, frame, len);
 }
 
-/* ---- model hooks ---- */
-
-static void model_error(void *ctx, const char *msg)
+static uint32_t wire_rx_room(void)
 {
-	(void)ctx;
-	if (!expect_errors)
-		ck_abort_msg("device model: %s", msg);
+	return i40e_model_rx_room(m0, 0);
 }
 
-static void wire_tx(void *ctx, uint16_t queue, const uint8_t *bytes, uint32_t len)
+static void wire_tx_hold(bool hold)
 {
-	(void)ctx;
-	(void)queue;
-	const struct wframe *w = wire.n_want ? &wire.want[wire.seen % wire.n_want] : NULL;
-	if (!w || w->len != len || memcmp(w->bytes, bytes, len)) {
-		if (!wire.mismatches)
-			wire.first_bad = wire.seen;
-		wire.mismatches++;
-	}
-	wire.seen++;
+	i40e_model_tx_hold(m1, hold);
 }
 
-static void wire_expect(const struct wframe *want, uint32_t n)
-{
-	memset(&wire, 0, sizeof(wire));
-	wire.want = want;
-	wire.n_want = n;
-}
-
-/* ---- fixture ---- */
+const struct nic_suite nic_suite = {
+	.driver = "i40e",
+	.name = { "xl0", "xl1" },
+	.addr = { ADDR0, ADDR1 },
+	.wire_rx = wire_rx,
+	.wire_rx_room = wire_rx_room,
+	.wire_tx_hold = wire_tx_hold,
+};
 
 static void setup(void)
 {
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 8192;
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
+	nic_setup();
 	static const uint8_t mac0[6] = { 0x02, 0, 0, 0, 0, 0x20 }, mac1[6] = { 0x02, 0, 0, 0, 0, 0x21 };
 	m0 = i40e_model_create(ADDR0, mac0);
 	m1 = i40e_model_create(ADDR1, mac1);
 	ck_assert(m0 && m1);
-	expect_errors = false;
-	i40e_model_on_error(m0, model_error, NULL);
-	i40e_model_on_error(m1, model_error, NULL);
-	i40e_model_on_tx(m1, wire_tx, NULL);
-	pci_io_provider_set(i40e_model_open, NULL);
-	frames = calloc(N_FRAMES, sizeof(*frames));
-	ck_assert_ptr_nonnull(frames);
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	nic_model_on_error(i40e_model_nic(m0), nic_model_error, NULL);
+	nic_model_on_error(i40e_model_nic(m1), nic_model_error, NULL);
+	nic_model_on_tx(i40e_model_nic(m1), nic_wire_tx, NULL);
+	pci_io_provider_set(nic_model_open, NULL);
 }
 
 static void teardown(void)
 {
-	graph_destroy(g);
-	dev_delete_all();
-	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	nic_teardown_devices();
 	if (!expect_errors) {
-		ck_assert_msg(i40e_model_errors(m0) == 0, "%s", i40e_model_last_error(m0));
-		ck_assert_msg(i40e_model_errors(m1) == 0, "%s", i40e_model_last_error(m1));
+		ck_assert_msg(nic_model_errors(i40e_model_nic(m0)) == 0, "%s", nic_model_last_error(i40e_model_nic(m0)));
+		ck_assert_msg(nic_model_errors(i40e_model_nic(m1)) == 0, "%s", nic_model_last_error(i40e_model_nic(m1)));
 	}
 	pci_io_provider_set(NULL, NULL);
 	i40e_model_destroy(m0);
 	i40e_model_destroy(m1);
-	free(frames);
-	buffer_thread_unregister();
-	buffer_main_free();
-}
-
-static struct device *xl(const char *name, const char *addr, const char *const *words, uint32_t n)
-{
-	const char *w[16] = { "dev", addr };
-	for (uint32_t i = 0; i < n; i++)
-		w[2 + i] = words[i];
-	struct device *d = dev_create(name, "i40e", w, n + 2, err, sizeof(err));
-	ck_assert_msg(d, "%s", err);
-	return d;
-}
-
-static void pair(const char *const *w0, uint32_t n0, const char *const *w1, uint32_t n1, struct device **d0,
-		 struct device **d1)
-{
-	*d0 = xl("xl0", ADDR0, w0, n0);
-	*d1 = xl("xl1", ADDR1, w1, n1);
-	ck_assert_int_eq(dev_set_xconnect(*d0, *d1), 0);
-	ck_assert_int_eq(dev_set_admin_up(*d0, true), 0);
-	ck_assert_int_eq(dev_set_admin_up(*d1, true), 0);
-}
-
-static uint64_t run(void)
-{
-	uint64_t total = 0;
-	for (uint32_t idle = 0; idle < 3;) {
-		uint32_t n = graph_main_poll(g);
-		total += n;
-		idle = n ? 0 : idle + 1;
-	}
-	return total;
-}
-
-static void feed(const struct wframe *f, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		while (i40e_model_rx_room(m0, 0) == 0)
-			graph_main_poll(g);
-		ck_assert_int_eq(i40e_model_rx(m0, f[i].bytes, f[i].len), 0);
-		if (i % 64 == 63)
-			graph_main_poll(g);
-	}
-}
-
-static void inject(const struct wframe *f, uint32_t n)
-{
-	feed(f, n);
-	run();
-}
-
-/* Frame i of a random size in [lo, hi], unicast, not IP (one rx queue). */
-static void make_frame(struct wframe *f, uint32_t i, uint32_t lo, uint32_t hi)
-{
-	static const uint16_t types[] = { 0x0800, 0x86dd, 0x0806, 0x88b5 };
-	f->len = lo + rnd() % (hi - lo + 1);
-	for (uint32_t k = 0; k < f->len; k++)
-		f->bytes[k] = (uint8_t)rnd();
-	f->bytes[0] &= 0xfe;
-	f->bytes[12] = (uint8_t)(types[i % 4] >> 8);
-	f->bytes[13] = (uint8_t)types[i % 4];
-	memcpy(f->bytes + 14, &i, sizeof(i));
+	nic_teardown_buffers();
 }
 
 static struct i40e_dev *priv(struct device *d)
@@ -207,7 +91,7 @@ static struct i40e_dev *priv(struct device *d)
 
 START_TEST(bring_up_link)
 {
-	struct device *d = xl("xl0", ADDR0, NULL, 0);
+	struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
 	struct i40e_model_stats st;
 	i40e_model_stats(m0, &st);
 	ck_assert_uint_eq(st.resets, 1);
@@ -279,7 +163,7 @@ END_TEST
 
 START_TEST(aq_round_trip)
 {
-	struct device *d = xl("xl0", ADDR0, NULL, 0);
+	struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
 	struct i40e_dev *id = priv(d);
 	struct i40e_model_stats st;
 	i40e_model_stats(m0, &st);
@@ -328,7 +212,7 @@ START_TEST(aq_error_completion)
 {
 	/* EBUSY on get version: retried, and bring-up goes on. */
 	i40e_model_aq_inject_error(m0, I40E_AQC_GET_VERSION, I40E_AQ_RC_EBUSY, 2);
-	struct device *d = xl("xl0", ADDR0, NULL, 0);
+	struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
 	struct i40e_model_stats st;
 	i40e_model_stats(m0, &st);
 	ck_assert_uint_eq(st.aq_error_completions, 2);
@@ -340,7 +224,7 @@ START_TEST(aq_error_completion)
 	ck_assert_msg(strstr(err, "update VSI parameters failed: firmware returned EINVAL (14)"), "%s", err);
 	/* The port is free again and comes up once the firmware agrees. */
 	ck_assert_ptr_null(pci_claimed_by(ADDR1));
-	struct device *d1 = xl("xl1", ADDR1, NULL, 0);
+	struct device *d1 = nic_dev("xl1", ADDR1, NULL, 0);
 	ck_assert_int_eq(dev_set_admin_up(d1, true), 0);
 	/* A command failing at run time leaves the queue usable. */
 	struct i40e_dev *id = priv(d);
@@ -358,7 +242,7 @@ END_TEST
 
 START_TEST(aq_timeout)
 {
-	struct device *d = xl("xl0", ADDR0, NULL, 0);
+	struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
 	struct i40e_dev *id = priv(d);
 	i40e_model_aq_stall(m0, true);
 	struct i40e_aq_desc desc = { .opcode = I40E_AQC_GET_VERSION };
@@ -383,7 +267,7 @@ START_TEST(queue_enable_waits)
 {
 	i40e_model_set_ena_delay(m0, 5);
 	const char *w[] = { "rx-queues", "2", "tx-queues", "2" };
-	struct device *d = xl("xl0", ADDR0, w, 4);
+	struct device *d = nic_dev("xl0", ADDR0, w, 4);
 	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
 	struct i40e_model_stats st;
 	i40e_model_stats(m0, &st);
@@ -408,76 +292,16 @@ END_TEST
 
 /* ---- the million ---- */
 
-static void write_pcap(const char *path)
-{
-	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
-	pcap_dumper_t *dp = pcap_dump_open(dead, path);
-	ck_assert_msg(dp, "%s", pcap_geterr(dead));
-	struct wframe f;
-	for (uint32_t i = 0; i < N_FRAMES; i++) {
-		make_frame(&f, i, 60, 1514);
-		struct pcap_pkthdr h = { .ts = { .tv_sec = i }, .caplen = f.len, .len = f.len };
-		pcap_dump((u_char *)dp, &h, f.bytes);
-	}
-	pcap_dump_close(dp);
-	pcap_close(dead);
-}
-
-static void read_pcap(const char *path)
-{
-	char pe[PCAP_ERRBUF_SIZE];
-	pcap_t *p = pcap_open_offline(path, pe);
-	ck_assert_msg(p, "%s", pe);
-	struct pcap_pkthdr *h;
-	const u_char *data;
-	n_frames = 0;
-	while (pcap_next_ex(p, &h, &data) == 1) {
-		ck_assert_uint_lt(n_frames, N_FRAMES);
-		frames[n_frames].len = h->caplen;
-		memcpy(frames[n_frames].bytes, data, h->caplen);
-		n_frames++;
-	}
-	pcap_close(p);
-	ck_assert_uint_eq(n_frames, N_FRAMES);
-}
-
 START_TEST(pcap_million_through_xconnect)
 {
-	char path[] = "/tmp/sluice-i40e-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	write_pcap(path);
-	read_pcap(path);
-	unlink(path);
-
 	struct device *d0, *d1;
-	pair(NULL, 0, NULL, 0, &d0, &d1);
-	wire_expect(frames, n_frames);
-	uint64_t bytes = 0;
-	for (uint32_t i = 0; i < n_frames; i++)
-		bytes += frames[i].len;
-	for (uint32_t r = 0; r < REPLAYS; r++)
-		feed(frames, n_frames);
-	run();
-
-	uint64_t total = (uint64_t)REPLAYS * n_frames;
-	ck_assert_uint_eq(wire.seen, total);
-	ck_assert_msg(wire.mismatches == 0, "%" PRIu64 " frames differ, first at %" PRIu64, wire.mismatches,
-		      wire.first_bad);
-	struct dev_counters c0, c1;
-	dev_counters_get(d0, &c0);
-	dev_counters_get(d1, &c1);
-	ck_assert_uint_eq(c0.rx_packets, total);
-	ck_assert_uint_eq(c0.rx_bytes, bytes * REPLAYS);
-	ck_assert_uint_eq(c0.rx_dropped + c0.rx_errors, 0);
-	ck_assert_uint_eq(c1.tx_packets, total);
-	ck_assert_uint_eq(c1.tx_bytes, bytes * REPLAYS);
-	ck_assert_uint_eq(c1.tx_dropped, 0);
+	nic_pcap_replay(&d0, &d1);
+	uint64_t total = (uint64_t)REPLAYS * N_FRAMES;
 	struct i40e_model_stats st;
 	i40e_model_stats(m1, &st);
 	ck_assert_uint_eq(st.tx_no_crc, 0);
-	/* The port counters agree: good octets include the FCS. */
+	ck_assert_uint_eq(st.tx_frames, total);
+	/* The port counters agree. */
 	ck_assert_uint_eq(i40e_model_peek(m0, 0x3005A0), total); /* GLPRT_UPRCL */
 }
 END_TEST
@@ -703,131 +527,17 @@ END_TEST
 
 /* ---- RSS ---- */
 
-struct flow {
-	uint32_t len;
-	uint8_t bytes[128];
-	bool hashed;
-	uint32_t hash;
-	uint16_t queue;
-};
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-/* Flow i: IPv4 TCP/UDP/other, IPv6 TCP/UDP/other or ARP, with the hash and
- * queue the NIC must give it: the default key's Toeplitz hash, a 512-entry
- * LUT filled round robin over 4 queues. */
-static void make_flow(struct flow *f, uint32_t i)
-{
-	memset(f, 0, sizeof(*f));
-	uint8_t *p = f->bytes;
-	memset(p, 0x02, 6);
-	memset(p + 6, 0x04, 6);
-	uint32_t kind = i % 7;
-	uint8_t in[36];
-	size_t n_in = 0;
-	if (kind <= 2) {
-		put16(p + 12, 0x0800);
-		uint8_t *ip = p + 14;
-		ip[0] = 0x45;
-		ip[8] = 64;
-		ip[9] = kind == 0 ? 6 : kind == 1 ? 17 : 47;
-		uint32_t src = 0x0a000000 | rnd() % 0xffffff, dst = 0xc0a80000 | rnd() % 0xffff;
-		uint16_t sp = (uint16_t)rnd(), dp = (uint16_t)rnd();
-		for (int k = 0; k < 4; k++) {
-			ip[12 + k] = (uint8_t)(src >> (24 - 8 * k));
-			ip[16 + k] = (uint8_t)(dst >> (24 - 8 * k));
-		}
-		put16(ip + 20, sp);
-		put16(ip + 22, dp);
-		f->len = 14 + 20 + 40;
-		put16(ip + 2, 60);
-		n_in = toeplitz_ip4_input(in, src, dst, sp, dp, kind <= 1);
-	} else if (kind <= 5) {
-		put16(p + 12, 0x86dd);
-		uint8_t *ip = p + 14;
-		ip[0] = 0x60;
-		ip[6] = kind == 3 ? 6 : kind == 4 ? 17 : 59;
-		ip[7] = 64;
-		for (int k = 0; k < 32; k++)
-			ip[8 + k] = (uint8_t)rnd();
-		uint16_t sp = (uint16_t)rnd(), dp = (uint16_t)rnd();
-		put16(ip + 40, sp);
-		put16(ip + 42, dp);
-		f->len = 14 + 40 + 40;
-		n_in = toeplitz_ip6_input(in, ip + 8, ip + 24, sp, dp, kind <= 4);
-	} else {
-		put16(p + 12, 0x0806);
-		f->len = 60;
-	}
-	memcpy(p + f->len - 4, &i, 4);
-	f->hashed = n_in != 0;
-	f->hash = f->hashed ? toeplitz_hash(toeplitz_default_key, TOEPLITZ_KEY_SIZE_DEFAULT, in, n_in) : 0;
-	f->queue = f->hashed ? (uint16_t)((f->hash & 511) % 4) : 0;
-}
-
 START_TEST(rss_four_queues)
 {
 	const char *w[] = { "rx-queues", "4" };
-	struct device *d = xl("xl0", ADDR0, w, 2);
+	struct device *d = nic_dev("xl0", ADDR0, w, 2);
 	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
 	ck_assert_uint_eq(i40e_model_peek(m0, 0x269BA4) & 2, 2);          /* GLQF_CTL.HTOEP */
 	ck_assert_uint_eq(i40e_model_peek(m0, 0x1C0AC0) >> 16 & 1, 1);    /* 512-entry LUT */
 	ck_assert_uint_eq(i40e_model_peek(m0, 0x244800), 0xda565a6d);     /* HKEY(0): key bytes 0..3 */
 	ck_assert_uint_eq(i40e_model_peek(m0, 0x240080), 0x03020100);     /* HLUT(1): entries 4..7 */
 
-	enum { N_FLOWS = 700 };
-	struct flow *flows = calloc(N_FLOWS + 1, sizeof(*flows));
-	for (uint32_t i = 0; i < N_FLOWS; i++)
-		make_flow(&flows[i], i);
-	/* Microsoft's first row: 66.9.149.187:2794 -> 161.142.100.80:1766 TCP. */
-	struct flow *ms = &flows[N_FLOWS];
-	make_flow(ms, 0);
-	uint8_t *ip = ms->bytes + 14;
-	static const uint8_t src[4] = { 66, 9, 149, 187 }, dst[4] = { 161, 142, 100, 80 };
-	memcpy(ip + 12, src, 4);
-	memcpy(ip + 16, dst, 4);
-	put16(ip + 20, 2794);
-	put16(ip + 22, 1766);
-	uint32_t ms_index = N_FLOWS;
-	memcpy(ms->bytes + ms->len - 4, &ms_index, 4);
-	ms->hash = 0x51ccc178;
-	ms->queue = (0x51ccc178 & 511) % 4; /* entry 376 (facts 3.4) -> queue 0 */
-
-	uint32_t want[4] = { 0 };
-	for (uint32_t i = 0; i <= N_FLOWS; i++) {
-		int q = i40e_model_rx(m0, flows[i].bytes, flows[i].len);
-		ck_assert_int_eq(q, flows[i].queue);
-		want[q]++;
-	}
-	uint32_t got[4] = { 0 };
-	uint32_t bi[256];
-	for (uint16_t q = 0; q < 4; q++) {
-		ck_assert_uint_gt(want[q], 100);
-		uint32_t n;
-		while ((n = dev_rx_burst(d, q, bi, 256)) > 0) {
-			for (uint32_t k = 0; k < n; k++) {
-				struct buffer *b = buffer_get(bi[k]);
-				uint32_t idx;
-				memcpy(&idx, buffer_data(b) + b->current_length - 4, 4);
-				ck_assert_uint_le(idx, N_FLOWS);
-				const struct flow *f = &flows[idx];
-				ck_assert_uint_eq(b->current_length, f->len);
-				ck_assert_uint_eq(f->queue, q);
-				ck_assert_uint_eq(!!(b->flags & BUFFER_F_FLOW_HASH), f->hashed);
-				if (f->hashed)
-					ck_assert_uint_eq(b->flow_hash, f->hash);
-				got[q]++;
-			}
-			buffer_free(bi, n);
-		}
-	}
-	for (uint16_t q = 0; q < 4; q++)
-		ck_assert_uint_eq(got[q], want[q]);
-	free(flows);
+	nic_check_rss(d, 512);
 }
 END_TEST
 
@@ -835,36 +545,7 @@ END_TEST
 
 START_TEST(tx_ring_full)
 {
-	const char *w[] = { "tx-desc", "64" };
-	struct device *d0, *d1;
-	pair(NULL, 0, w, 2, &d0, &d1);
-	for (uint32_t i = 0; i < 200; i++)
-		make_frame(&frames[i], i, 60, 1514);
-	i40e_model_tx_hold(m1, true);
-	for (uint32_t i = 0; i < 200; i++)
-		ck_assert_int_eq(i40e_model_rx(m0, frames[i].bytes, frames[i].len), 0);
-	wire_expect(frames, 63);
-	run();
-	struct dev_counters c1;
-	dev_counters_get(d1, &c1);
-	ck_assert_uint_eq(c1.tx_packets, 63); /* a ring of 64 holds 63 */
-	ck_assert_uint_eq(c1.tx_dropped, 137);
-	ck_assert_uint_eq(wire.seen, 0);
-	i40e_model_tx_hold(m1, false);
-	ck_assert_uint_eq(wire.seen, 63);
-	ck_assert_uint_eq(wire.mismatches, 0);
-
-	wire_expect(frames, 100);
-	for (uint32_t i = 0; i < 100; i += 8) {
-		for (uint32_t k = i; k < MIN(i + 8, 100u); k++)
-			ck_assert_int_eq(i40e_model_rx(m0, frames[k].bytes, frames[k].len), 0);
-		run();
-	}
-	ck_assert_uint_eq(wire.seen, 100);
-	ck_assert_uint_eq(wire.mismatches, 0);
-	dev_counters_get(d1, &c1);
-	ck_assert_uint_eq(c1.tx_packets, 163);
-	ck_assert_uint_eq(c1.tx_dropped, 137);
+	nic_check_tx_ring_full();
 }
 END_TEST
 
@@ -896,8 +577,8 @@ static void raw_close(struct raw *r)
 
 static void expect_caught(uint64_t before, const char *what)
 {
-	ck_assert_msg(i40e_model_errors(m0) > before, "not caught: %s", what);
-	ck_assert_msg(strstr(i40e_model_last_error(m0), what), "%s", i40e_model_last_error(m0));
+	ck_assert_msg(nic_model_errors(i40e_model_nic(m0)) > before, "not caught: %s", what);
+	ck_assert_msg(strstr(nic_model_last_error(i40e_model_nic(m0)), what), "%s", nic_model_last_error(i40e_model_nic(m0)));
 }
 
 static void raw_atq(struct raw *r, uint64_t iova, uint32_t entries)
@@ -944,7 +625,7 @@ START_TEST(model_catches_unaligned_ring)
 {
 	struct raw r;
 	raw_open(&r);
-	uint64_t e = i40e_model_errors(m0);
+	uint64_t e = nic_model_errors(i40e_model_nic(m0));
 	raw_atq(&r, pci_iova(r.io, r.ring + 32), 32);
 	pci_write32(r.io, 0x80400, 1); /* ATQT */
 	expect_caught(e, "not 64-byte aligned");
@@ -958,7 +639,7 @@ START_TEST(model_catches_tail_past_ring)
 {
 	struct raw r;
 	raw_open(&r);
-	uint64_t e = i40e_model_errors(m0);
+	uint64_t e = nic_model_errors(i40e_model_nic(m0));
 	raw_atq(&r, pci_iova(r.io, r.ring), 32);
 	pci_write32(r.io, 0x80400, 32);
 	expect_caught(e, "tail 32 past the ring of 32");
@@ -967,8 +648,8 @@ START_TEST(model_catches_tail_past_ring)
 	raw_rx_ctx(&r, ctx);
 	pci_write32(r.io, 0x128000, 63); /* QRX_TAIL */
 	raw_rx_enable(&r);
-	e = i40e_model_errors(m0);
-	ck_assert_uint_eq(e, i40e_model_errors(m0));
+	e = nic_model_errors(i40e_model_nic(m0));
+	ck_assert_uint_eq(e, nic_model_errors(i40e_model_nic(m0)));
 	pci_write32(r.io, 0x128000, 64);
 	expect_caught(e, "tail 64 past the ring of 64");
 	pci_write32(r.io, 0x120000, 0);
@@ -983,7 +664,7 @@ START_TEST(model_catches_dma_outside)
 	struct raw r;
 	raw_open(&r);
 	uint8_t *heap = aligned_alloc(4096, 4096);
-	uint64_t e = i40e_model_errors(m0);
+	uint64_t e = nic_model_errors(i40e_model_nic(m0));
 	raw_atq(&r, pci_iova(r.io, heap), 32); /* never mapped */
 	pci_write32(r.io, 0x80400, 1);
 	expect_caught(e, "DMA outside registered memory: admin send queue");
@@ -998,7 +679,7 @@ START_TEST(model_catches_dma_outside)
 	raw_rx_enable(&r);
 	/* promiscuous: the test has no admin queue, so address the port */
 	uint8_t f[64] = { 0x02, 0, 0, 0, 0, 0x20, 0x02 };
-	e = i40e_model_errors(m0);
+	e = nic_model_errors(i40e_model_nic(m0));
 	ck_assert_int_eq(i40e_model_rx(m0, f, sizeof(f)), -1);
 	expect_caught(e, "DMA outside registered memory: rx data buffer");
 	pci_write32(r.io, 0x120000, 0);
@@ -1013,22 +694,22 @@ START_TEST(model_catches_wrong_state)
 {
 	struct raw r;
 	raw_open(&r);
-	uint64_t e = i40e_model_errors(m0);
+	uint64_t e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x80400, 1); /* ATQT with the ATQ disabled */
 	expect_caught(e, "while the queue is disabled");
-	e = i40e_model_errors(m0);
+	e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x92400, 1); /* PF reset, then a write without waiting */
 	pci_write32(r.io, 0x38800, 0);
 	expect_caught(e, "while the PF reset is in progress");
 	while (pci_read32(r.io, 0x92400) & 1)
 		;
-	e = i40e_model_errors(m0);
+	e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x108000, 1); /* QTX_TAIL of a disabled queue */
 	expect_caught(e, "tail written while the queue is not enabled");
-	e = i40e_model_errors(m0);
+	e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x100000, 1); /* QTX_ENA before QTX_CTL */
 	expect_caught(e, "before QTX_CTL");
-	e = i40e_model_errors(m0);
+	e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x104000, 2); /* PF queue, PF 0: but still pre-disabled */
 	pci_write32(r.io, 0x100000, 1);
 	expect_caught(e, "GLLAN_TXPRE_QDIS");
@@ -1036,7 +717,7 @@ START_TEST(model_catches_wrong_state)
 	uint8_t *ctx = raw_hmc(&r);
 	raw_rx_ctx(&r, ctx);
 	pci_write32(r.io, 0x128000, 63);
-	e = i40e_model_errors(m0);
+	e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x120000, 1);
 	pci_write32(r.io, 0x120000, 0);
 	expect_caught(e, "while a request is in flight");
@@ -1045,10 +726,10 @@ START_TEST(model_catches_wrong_state)
 	pci_write32(r.io, 0x120000, 0);
 	while (pci_read32(r.io, 0x120000) & 4)
 		;
-	e = i40e_model_errors(m0);
+	e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x0B8188, 0); /* GLGEN_RSTAT is read-only */
 	expect_caught(e, "read-only");
-	e = i40e_model_errors(m0);
+	e = nic_model_errors(i40e_model_nic(m0));
 	(void)pci_read32(r.io, 0x00004);
 	expect_caught(e, "unmodelled register 0x000004");
 	raw_close(&r);
@@ -1077,7 +758,7 @@ START_TEST(model_catches_context_out_of_range)
 	for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
 		raw_rx_ctx(&r, ctx);
 		i40e_ctx_set(ctx, bad[i].lsb, bad[i].width, bad[i].value);
-		uint64_t e = i40e_model_errors(m0);
+		uint64_t e = nic_model_errors(i40e_model_nic(m0));
 		pci_write32(r.io, 0x120000, 1);
 		expect_caught(e, bad[i].what);
 		ck_assert_uint_eq(i40e_model_peek(m0, 0x120000), 0); /* refused */
@@ -1089,13 +770,13 @@ START_TEST(model_catches_context_out_of_range)
 	i40e_ctx_set(r.hmc, I40E_TXCTX_BASE, pci_iova(r.io, r.ring) >> 7);
 	i40e_ctx_set(r.hmc, I40E_TXCTX_QLEN, 64);
 	i40e_ctx_set(r.hmc, I40E_TXCTX_RDYLIST, 3);
-	uint64_t e = i40e_model_errors(m0);
+	uint64_t e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x100000, 1);
 	expect_caught(e, "rdylist 3 out of range");
 	/* A context beyond the HMC memory the driver registered. */
 	pci_write32(r.io, 0xC6400, 0x100000); /* RX contexts 512 MB in: past the segment's memory */
 	raw_rx_ctx(&r, ctx);
-	e = i40e_model_errors(m0);
+	e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x120000, 1);
 	expect_caught(e, "DMA outside registered memory: rx queue context (HMC)");
 	raw_close(&r);

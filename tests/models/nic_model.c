@@ -1,0 +1,138 @@
+/* The device models' common part: see nic_model.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/util.h"
+#include "tests/models/nic_model.h"
+
+#define MAX_MODELS 8
+
+static struct nic_model *models[MAX_MODELS];
+
+int nic_model_register(struct nic_model *b, const struct pci_io_ops *ops, const char *addr, uint16_t device,
+		       int64_t iova_offset)
+{
+	int slot = 0;
+	while (slot < MAX_MODELS && models[slot])
+		slot++;
+	if (slot == MAX_MODELS)
+		return -ENOSPC;
+	models[slot] = b;
+	b->io.ops = ops;
+	b->io.iova_offset = iova_offset;
+	b->io.vendor = 0x8086;
+	b->io.device = device;
+	b->io.numa_node = -1;
+	snprintf(b->io.addr, sizeof(b->io.addr), "%s", addr);
+	return 0;
+}
+
+void nic_model_unregister(struct nic_model *b)
+{
+	for (int i = 0; i < MAX_MODELS; i++)
+		if (models[i] == b)
+			models[i] = NULL;
+}
+
+struct pci_io *nic_model_open(void *ctx, const char *addr, char *err, size_t errlen)
+{
+	(void)ctx;
+	for (int i = 0; i < MAX_MODELS; i++) {
+		struct nic_model *b = models[i];
+		if (!b || strcmp(b->io.addr, addr))
+			continue;
+		if (b->open) {
+			snprintf(err, errlen, "model %s is already open", addr);
+			return NULL;
+		}
+		b->open = true;
+		return &b->io;
+	}
+	snprintf(err, errlen, "PCI device %s not found (no model answers for it)", addr);
+	return NULL;
+}
+
+void nic_model_on_error(struct nic_model *b, nic_model_error_fn *fn, void *ctx)
+{
+	b->on_error = fn;
+	b->error_ctx = ctx;
+}
+
+void nic_model_on_tx(struct nic_model *b, nic_model_tx_fn *fn, void *ctx)
+{
+	b->on_tx = fn;
+	b->tx_ctx = ctx;
+}
+
+uint64_t nic_model_errors(const struct nic_model *b)
+{
+	return b->n_errors;
+}
+
+const char *nic_model_last_error(const struct nic_model *b)
+{
+	return b->last_error;
+}
+
+void nic_model_fail(struct nic_model *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(b->last_error, sizeof(b->last_error), fmt, ap);
+	va_end(ap);
+	b->n_errors++;
+	if (b->on_error)
+		b->on_error(b->error_ctx, b->last_error);
+}
+
+int nic_model_dma_map(struct pci_io *io, void *va, size_t len)
+{
+	struct nic_model *b = container_of(io, struct nic_model, io);
+	if (b->n_regions == NIC_MODEL_MAX_REGIONS)
+		return -ENOSPC;
+	b->regions[b->n_regions++] = (struct nic_model_region){ (uintptr_t)va, len };
+	return 0;
+}
+
+void nic_model_dma_unmap(struct pci_io *io, void *va, size_t len)
+{
+	struct nic_model *b = container_of(io, struct nic_model, io);
+	for (uint32_t i = 0; i < b->n_regions; i++)
+		if (b->regions[i].va == (uintptr_t)va && b->regions[i].len == len) {
+			b->regions[i] = b->regions[--b->n_regions];
+			return;
+		}
+	nic_model_fail(b, "DMA unmap of %zu bytes at %p that were never mapped", len, va);
+}
+
+void *nic_model_dma(struct nic_model *b, uint64_t iova, size_t len, const char *what)
+{
+	uintptr_t va = (uintptr_t)(iova - (uint64_t)b->io.iova_offset);
+	for (uint32_t i = 0; i < b->n_regions; i++) {
+		const struct nic_model_region *r = &b->regions[i];
+		if (va >= r->va && va - r->va <= r->len && len <= r->len - (va - r->va))
+			return (void *)va;
+	}
+	nic_model_fail(b, "DMA outside registered memory: %s at IOVA 0x%" PRIx64 " (%zu bytes)", what, iova, len);
+	return NULL;
+}
+
+void nic_model_emit(struct nic_model *b, uint16_t queue, const uint8_t *frame, uint32_t len)
+{
+	if (b->on_tx)
+		b->on_tx(b->tx_ctx, queue, frame, len);
+}
+
+uint32_t nic_model_crc32(const uint8_t *p, uint32_t n)
+{
+	uint32_t c = 0xFFFFFFFF;
+	for (uint32_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+	}
+	return ~c;
+}

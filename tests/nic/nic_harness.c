@@ -1,0 +1,371 @@
+/* The shared part of the ixgbe and i40e suites: see nic_harness.h. */
+#include <check.h>
+#include <inttypes.h>
+#include <pcap/pcap.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graph/buffer.h"
+#include "graph/toeplitz.h"
+#include "tests/nic/nic_harness.h"
+
+struct graph *g;
+char err[1024];
+struct wframe *frames;
+uint32_t n_frames;
+bool expect_errors;
+struct nic_wire wire;
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 11);
+}
+
+void nic_model_error(void *ctx, const char *msg)
+{
+	(void)ctx;
+	if (!expect_errors)
+		ck_abort_msg("device model: %s", msg);
+}
+
+void nic_wire_tx(void *ctx, uint16_t queue, const uint8_t *bytes, uint32_t len)
+{
+	(void)ctx;
+	(void)queue;
+	const struct wframe *w = wire.n_want ? &wire.want[wire.seen % wire.n_want] : NULL;
+	if (!w || w->len != len || memcmp(w->bytes, bytes, len)) {
+		if (!wire.mismatches)
+			wire.first_bad = wire.seen;
+		wire.mismatches++;
+	}
+	wire.seen++;
+}
+
+void wire_expect(const struct wframe *want, uint32_t n)
+{
+	memset(&wire, 0, sizeof(wire));
+	wire.want = want;
+	wire.n_want = n;
+}
+
+void nic_setup(void)
+{
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	bc.buffers_per_numa = 8192;
+	bc.page_size = 4096;
+	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
+	expect_errors = false;
+	frames = calloc(N_FRAMES, sizeof(*frames));
+	ck_assert_ptr_nonnull(frames);
+	g = graph_create(NULL, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+}
+
+void nic_teardown_devices(void)
+{
+	graph_destroy(g);
+	dev_delete_all();
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+}
+
+void nic_teardown_buffers(void)
+{
+	free(frames);
+	buffer_thread_unregister();
+	buffer_main_free();
+}
+
+struct device *nic_dev(const char *name, const char *addr, const char *const *words, uint32_t n)
+{
+	const char *w[16] = { "dev", addr };
+	for (uint32_t i = 0; i < n; i++)
+		w[2 + i] = words[i];
+	struct device *d = dev_create(name, nic_suite.driver, w, n + 2, err, sizeof(err));
+	ck_assert_msg(d, "%s", err);
+	return d;
+}
+
+void pair(const char *const *w0, uint32_t n0, const char *const *w1, uint32_t n1, struct device **d0,
+	  struct device **d1)
+{
+	*d0 = nic_dev(nic_suite.name[0], nic_suite.addr[0], w0, n0);
+	*d1 = nic_dev(nic_suite.name[1], nic_suite.addr[1], w1, n1);
+	ck_assert_int_eq(dev_set_xconnect(*d0, *d1), 0);
+	ck_assert_int_eq(dev_set_admin_up(*d0, true), 0);
+	ck_assert_int_eq(dev_set_admin_up(*d1, true), 0);
+}
+
+uint64_t run(void)
+{
+	uint64_t total = 0;
+	for (uint32_t idle = 0; idle < 3;) {
+		uint32_t n = graph_main_poll(g);
+		total += n;
+		idle = n ? 0 : idle + 1;
+	}
+	return total;
+}
+
+void feed(const struct wframe *f, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		while (nic_suite.wire_rx_room() == 0)
+			graph_main_poll(g);
+		ck_assert_int_eq(nic_suite.wire_rx(f[i].bytes, f[i].len), 0);
+		if (i % 64 == 63)
+			graph_main_poll(g);
+	}
+}
+
+void inject(const struct wframe *f, uint32_t n)
+{
+	feed(f, n);
+	run();
+}
+
+void make_frame(struct wframe *f, uint32_t i, uint32_t lo, uint32_t hi)
+{
+	static const uint16_t types[] = { 0x0800, 0x86dd, 0x0806, 0x88b5 };
+	f->len = lo + rnd() % (hi - lo + 1);
+	for (uint32_t k = 0; k < f->len; k++)
+		f->bytes[k] = (uint8_t)rnd();
+	f->bytes[0] &= 0xfe; /* unicast */
+	f->bytes[12] = (uint8_t)(types[i % 4] >> 8);
+	f->bytes[13] = (uint8_t)types[i % 4];
+	memcpy(f->bytes + 14, &i, sizeof(i));
+}
+
+static void write_pcap(const char *path)
+{
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	pcap_dumper_t *dp = pcap_dump_open(dead, path);
+	ck_assert_msg(dp, "%s", pcap_geterr(dead));
+	struct wframe *f = malloc(sizeof(*f));
+	ck_assert_ptr_nonnull(f);
+	for (uint32_t i = 0; i < N_FRAMES; i++) {
+		make_frame(f, i, 60, 1514);
+		struct pcap_pkthdr h = { .ts = { .tv_sec = i }, .caplen = f->len, .len = f->len };
+		pcap_dump((u_char *)dp, &h, f->bytes);
+	}
+	free(f);
+	pcap_dump_close(dp);
+	pcap_close(dead);
+}
+
+static void read_pcap(const char *path)
+{
+	char pe[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, pe);
+	ck_assert_msg(p, "%s", pe);
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	n_frames = 0;
+	while (pcap_next_ex(p, &h, &data) == 1) {
+		ck_assert_uint_lt(n_frames, N_FRAMES);
+		frames[n_frames].len = h->caplen;
+		memcpy(frames[n_frames].bytes, data, h->caplen);
+		n_frames++;
+	}
+	pcap_close(p);
+	ck_assert_uint_eq(n_frames, N_FRAMES);
+}
+
+void nic_pcap_replay(struct device **d0, struct device **d1)
+{
+	char path[] = "/tmp/sluice-nic-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	write_pcap(path);
+	read_pcap(path);
+	unlink(path);
+
+	pair(NULL, 0, NULL, 0, d0, d1);
+	wire_expect(frames, n_frames);
+	uint64_t bytes = 0;
+	for (uint32_t i = 0; i < n_frames; i++)
+		bytes += frames[i].len;
+	for (uint32_t r = 0; r < REPLAYS; r++)
+		feed(frames, n_frames);
+	run();
+
+	uint64_t total = (uint64_t)REPLAYS * n_frames;
+	ck_assert_uint_eq(wire.seen, total);
+	ck_assert_msg(wire.mismatches == 0, "%" PRIu64 " frames differ, first at %" PRIu64, wire.mismatches,
+		      wire.first_bad);
+	struct dev_counters c0, c1;
+	dev_counters_get(*d0, &c0);
+	dev_counters_get(*d1, &c1);
+	ck_assert_uint_eq(c0.rx_packets, total);
+	ck_assert_uint_eq(c0.rx_bytes, bytes * REPLAYS);
+	ck_assert_uint_eq(c0.rx_dropped + c0.rx_errors, 0);
+	ck_assert_uint_eq(c1.tx_packets, total);
+	ck_assert_uint_eq(c1.tx_bytes, bytes * REPLAYS);
+	ck_assert_uint_eq(c1.tx_dropped, 0);
+}
+
+/* ---- RSS ---- */
+
+struct flow {
+	uint32_t len;
+	uint8_t bytes[128];
+	bool hashed;
+	uint32_t hash;
+	uint16_t queue;
+};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* Flow i: IPv4 TCP/UDP/other, IPv6 TCP/UDP/other or ARP, with the hash and
+ * queue the NIC must give it under the default key and a table of lut
+ * entries filled i % 4. */
+static void make_flow(struct flow *f, uint32_t i, uint32_t lut)
+{
+	memset(f, 0, sizeof(*f));
+	uint8_t *p = f->bytes;
+	memset(p, 0x02, 6);
+	memset(p + 6, 0x04, 6);
+	uint32_t kind = i % 7;
+	uint8_t in[36];
+	size_t n_in = 0;
+	if (kind <= 2) {
+		put16(p + 12, 0x0800);
+		uint8_t *ip = p + 14;
+		ip[0] = 0x45;
+		ip[8] = 64;
+		ip[9] = kind == 0 ? 6 : kind == 1 ? 17 : 47;
+		uint32_t src = 0x0a000000 | rnd() % 0xffffff, dst = 0xc0a80000 | rnd() % 0xffff;
+		uint16_t sp = (uint16_t)rnd(), dp = (uint16_t)rnd();
+		for (int k = 0; k < 4; k++) {
+			ip[12 + k] = (uint8_t)(src >> (24 - 8 * k));
+			ip[16 + k] = (uint8_t)(dst >> (24 - 8 * k));
+		}
+		put16(ip + 20, sp);
+		put16(ip + 22, dp);
+		f->len = 14 + 20 + 40;
+		put16(ip + 2, 60);
+		n_in = toeplitz_ip4_input(in, src, dst, sp, dp, kind <= 1);
+	} else if (kind <= 5) {
+		put16(p + 12, 0x86dd);
+		uint8_t *ip = p + 14;
+		ip[0] = 0x60;
+		ip[6] = kind == 3 ? 6 : kind == 4 ? 17 : 59;
+		ip[7] = 64;
+		for (int k = 0; k < 32; k++)
+			ip[8 + k] = (uint8_t)rnd();
+		uint16_t sp = (uint16_t)rnd(), dp = (uint16_t)rnd();
+		put16(ip + 40, sp);
+		put16(ip + 42, dp);
+		f->len = 14 + 40 + 40;
+		n_in = toeplitz_ip6_input(in, ip + 8, ip + 24, sp, dp, kind <= 4);
+	} else {
+		put16(p + 12, 0x0806);
+		f->len = 60;
+	}
+	memcpy(p + f->len - 4, &i, 4); /* the flow's number, at the end */
+	f->hashed = n_in != 0;
+	f->hash = f->hashed ? toeplitz_hash(toeplitz_default_key, TOEPLITZ_KEY_SIZE_DEFAULT, in, n_in) : 0;
+	f->queue = f->hashed ? (uint16_t)((f->hash & (lut - 1)) % 4) : 0;
+}
+
+void nic_check_rss(struct device *d, uint32_t lut)
+{
+	enum { N_FLOWS = 700 };
+	struct flow *flows = calloc(N_FLOWS + 1, sizeof(*flows));
+	for (uint32_t i = 0; i < N_FLOWS; i++)
+		make_flow(&flows[i], i, lut);
+	/* Microsoft's first row: 66.9.149.187:2794 -> 161.142.100.80:1766 TCP. */
+	struct flow *ms = &flows[N_FLOWS];
+	make_flow(ms, 0, lut);
+	uint8_t *ip = ms->bytes + 14;
+	static const uint8_t src[4] = { 66, 9, 149, 187 }, dst[4] = { 161, 142, 100, 80 };
+	memcpy(ip + 12, src, 4);
+	memcpy(ip + 16, dst, 4);
+	put16(ip + 20, 2794);
+	put16(ip + 22, 1766);
+	uint32_t ms_index = N_FLOWS;
+	memcpy(ms->bytes + ms->len - 4, &ms_index, 4);
+	ms->hash = 0x51ccc178;
+	ms->queue = (0x51ccc178 & (lut - 1)) % 4;
+
+	uint32_t want[4] = { 0 };
+	for (uint32_t i = 0; i <= N_FLOWS; i++) {
+		int q = nic_suite.wire_rx(flows[i].bytes, flows[i].len);
+		ck_assert_int_eq(q, flows[i].queue);
+		want[q]++;
+	}
+	uint32_t got[4] = { 0 };
+	uint32_t bi[256];
+	for (uint16_t q = 0; q < 4; q++) {
+		ck_assert_uint_gt(want[q], 100);
+		uint32_t n;
+		while ((n = dev_rx_burst(d, q, bi, 256)) > 0) {
+			for (uint32_t k = 0; k < n; k++) {
+				struct buffer *b = buffer_get(bi[k]);
+				uint32_t idx;
+				memcpy(&idx, buffer_data(b) + b->current_length - 4, 4);
+				ck_assert_uint_le(idx, N_FLOWS);
+				const struct flow *f = &flows[idx];
+				ck_assert_uint_eq(b->current_length, f->len);
+				ck_assert_uint_eq(f->queue, q);
+				ck_assert_uint_eq(!!(b->flags & BUFFER_F_FLOW_HASH), f->hashed);
+				if (f->hashed)
+					ck_assert_uint_eq(b->flow_hash, f->hash);
+				got[q]++;
+			}
+			buffer_free(bi, n);
+		}
+	}
+	for (uint16_t q = 0; q < 4; q++)
+		ck_assert_uint_eq(got[q], want[q]);
+	free(flows);
+}
+
+/* ---- tx ring full ---- */
+
+void nic_check_tx_ring_full(void)
+{
+	const char *w[] = { "tx-desc", "64" };
+	struct device *d0, *d1;
+	pair(NULL, 0, w, 2, &d0, &d1);
+	for (uint32_t i = 0; i < 200; i++)
+		make_frame(&frames[i], i, 60, 1514);
+	nic_suite.wire_tx_hold(true);
+	for (uint32_t i = 0; i < 200; i++)
+		ck_assert_int_eq(nic_suite.wire_rx(frames[i].bytes, frames[i].len), 0);
+	wire_expect(frames, 63);
+	run();
+	struct dev_counters c1;
+	dev_counters_get(d1, &c1);
+	ck_assert_uint_eq(c1.tx_packets, 63); /* a ring of 64 holds 63 */
+	ck_assert_uint_eq(c1.tx_dropped, 137);
+	ck_assert_uint_eq(wire.seen, 0);
+	nic_suite.wire_tx_hold(false);
+	ck_assert_uint_eq(wire.seen, 63);
+	ck_assert_uint_eq(wire.mismatches, 0);
+
+	/* Afterwards traffic flows again, small bursts at a time. */
+	wire_expect(frames, 100);
+	for (uint32_t i = 0; i < 100; i += 8) {
+		for (uint32_t k = i; k < MIN(i + 8, 100u); k++)
+			ck_assert_int_eq(nic_suite.wire_rx(frames[k].bytes, frames[k].len), 0);
+		run();
+	}
+	ck_assert_uint_eq(wire.seen, 100);
+	ck_assert_uint_eq(wire.mismatches, 0);
+	dev_counters_get(d1, &c1);
+	ck_assert_uint_eq(c1.tx_packets, 163);
+	ck_assert_uint_eq(c1.tx_dropped, 137);
+}

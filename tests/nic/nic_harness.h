@@ -1,0 +1,112 @@
+/* What the ixgbe and i40e suites share: two ports of one driver against
+ * their device models, xconnected, frames onto port 0's wire and port 1's
+ * wire compared with what was expected, the fixture's buffers and graph, a
+ * 1,000-frame pcap replayed through it all.
+ *
+ * Each suite defines nic_suite (its driver, port names and addresses, and
+ * how to put a frame on port 0's wire) and installs nic_model_error and
+ * nic_wire_tx as its models' error and tx hooks.
+ */
+#ifndef SLUICE_TESTS_NIC_HARNESS_H
+#define SLUICE_TESTS_NIC_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "drivers/device.h"
+#include "graph/graph.h"
+
+#ifdef TEST_SANITIZED
+#define REPLAYS 100
+#else
+#define REPLAYS 1000
+/* RSS over 4 rx queues of d (up, nothing else running): 700 flows of every
+ * kind and Microsoft's first IPv4 row onto port 0's wire, each must land in
+ * the queue the Toeplitz hash and a table of lut entries filled i % 4 say,
+ * with that hash in its buffer. */
+void nic_check_rss(struct device *d, uint32_t lut);
+
+/* Port 1's ring of 64 full (the partner holds): 63 sent, 137 counted as
+ * TX-dropped, then traffic flows again. */
+void nic_check_tx_ring_full(void);
+
+#endif
+#define N_FRAMES 1000
+#define MAX_FRAME 9100
+
+struct wframe {
+	uint32_t len;
+	uint8_t bytes[MAX_FRAME];
+};
+
+struct nic_suite {
+	const char *driver;          /* "ixgbe" */
+	const char *name[2];         /* "xe0", "xe1" */
+	const char *addr[2];
+	/* A frame onto port 0's wire: the rx queue it landed in, or -1. */
+	int (*wire_rx)(const uint8_t *frame, uint32_t len);
+	/* Descriptors port 0's rx queue 0 can still fill. */
+	uint32_t (*wire_rx_room)(void);
+	/* Port 1's link partner stops taking frames (true) or takes them
+	 * again, what was held going out then. */
+	void (*wire_tx_hold)(bool hold);
+};
+extern const struct nic_suite nic_suite;
+
+extern struct graph *g;
+extern char err[1024];
+extern struct wframe *frames; /* N_FRAMES of them */
+extern uint32_t n_frames;
+extern bool expect_errors;    /* negative tests: the models' reports are wanted */
+
+/* What port 1's wire carried, compared with the expected sequence. */
+extern struct nic_wire {
+	const struct wframe *want;
+	uint32_t n_want;
+	uint64_t seen;
+	uint64_t mismatches;
+	uint64_t first_bad;
+} wire;
+
+uint32_t rnd(void);
+/* Model hooks: an error fails the test unless expect_errors. */
+void nic_model_error(void *ctx, const char *msg);
+void nic_wire_tx(void *ctx, uint16_t queue, const uint8_t *bytes, uint32_t len);
+void wire_expect(const struct wframe *want, uint32_t n);
+
+/* Fixture halves around the suite's models: buffers, frames and graph up;
+ * graph and interfaces down with every buffer back; the rest freed. */
+void nic_setup(void);
+void nic_teardown_devices(void);
+void nic_teardown_buffers(void);
+
+/* An interface of the suite's driver on addr, created or the test fails. */
+struct device *nic_dev(const char *name, const char *addr, const char *const *words, uint32_t n);
+/* Port 0 -> port 1 cross-connected and up. */
+void pair(const char *const *w0, uint32_t n0, const char *const *w1, uint32_t n1, struct device **d0,
+	  struct device **d1);
+/* Poll until three idle polls; the packets moved. */
+uint64_t run(void);
+/* Frames f[0..n) onto port 0's wire, polling whenever its ring is full and
+ * after every 64; inject() also runs the graph dry. */
+void feed(const struct wframe *f, uint32_t n);
+void inject(const struct wframe *f, uint32_t n);
+/* Ethernet frame i of a random size in [lo, hi], unicast, not IP. */
+void make_frame(struct wframe *f, uint32_t i, uint32_t lo, uint32_t hi);
+
+/* The acceptance replay: a 1,000-frame pcap written and read back into
+ * frames[], replayed REPLAYS times from port 0 to port 1; asserts the
+ * wire byte-identical and in order and the interface counters exact. */
+void nic_pcap_replay(struct device **d0, struct device **d1);
+
+/* RSS over 4 rx queues of d (up, nothing else running): 700 flows of every
+ * kind and Microsoft's first IPv4 row onto port 0's wire, each must land in
+ * the queue the Toeplitz hash and a table of lut entries filled i % 4 say,
+ * with that hash in its buffer. */
+void nic_check_rss(struct device *d, uint32_t lut);
+
+/* Port 1's ring of 64 full (the partner holds): 63 sent, 137 counted as
+ * TX-dropped, then traffic flows again. */
+void nic_check_tx_ring_full(void);
+
+#endif
