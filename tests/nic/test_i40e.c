@@ -485,6 +485,7 @@ START_TEST(format_hw_matches_model)
 	snprintf(want, sizeof(want), "  tx queue 0: QTX_HEAD %u QTX_TAIL %u ENA 0x5 clean ", tq.head, tq.tail);
 	ck_assert_msg(strstr(buf, want), "want '%s' in:\n%s", want, buf);
 	ck_assert_msg(strstr(buf, "UPTC 63 RDPC 0"), "%s", buf);
+	buffer_check_held("device", "xl1 tx 0", 1); /* the held frame; the 63 before it reclaimed */
 	i40e_model_tx_hold(m1, false);
 	ck_assert_uint_eq(wire.seen, 64);
 	ck_assert_uint_eq(wire.mismatches, 0);
