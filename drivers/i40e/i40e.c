@@ -73,24 +73,6 @@ static inline uint32_t rx_fast(volatile union i40e_rx_desc *d, uint32_t *bufs, c
 	return i;
 }
 
-/* The frame being assembled is complete (or abandoned): hand it up or drop
- * it. Returns 1 when it goes to *out. */
-static uint32_t rx_frame_end(struct device *dev, uint16_t queue, struct i40e_rxq *rq, uint32_t *out)
-{
-	uint32_t head = rq->head, taken = 0;
-	if (!rq->drop && !rq->error) {
-		*out = head;
-		taken = 1;
-	} else {
-		if (head != BUFFER_INVALID)
-			buffer_free(&head, 1);
-		stat_add(rq->error ? &dev->rxq[queue].c.rx_errors : &dev->rxq[queue].c.rx_dropped, 1);
-	}
-	rq->head = BUFFER_INVALID;
-	rq->drop = rq->error = false;
-	return taken;
-}
-
 /* Descriptors i.. of the batch one by one: frames over several buffers
  * (chained, the hash from the last descriptor), errors, frames without a
  * replacement buffer. Returns the frames handed to bi[] from n_out on. */
@@ -106,28 +88,19 @@ static uint32_t rx_slow(struct device *dev, uint16_t queue, struct i40e_rxq *rq,
 		uint32_t b_i = rq->bufs[slot];
 		if (likely(i < got)) {
 			rq->bufs[slot] = rq->fresh[i];
-			struct buffer *b = buffer_get(b_i);
-			b->current_length = (uint16_t)((q1 >> I40E_RXD_LEN_SHIFT) & I40E_RXD_LEN_MASK);
-			if (rq->head == BUFFER_INVALID) {
-				rq->head = b_i;
-			} else {
-				struct buffer *t = buffer_get(rq->tail);
-				t->next_buffer = b_i;
-				t->flags |= BUFFER_F_NEXT_PRESENT;
-				buffer_get(rq->head)->total_length_not_including_first += b->current_length;
-			}
-			rq->tail = b_i;
+			buffer_get(b_i)->current_length = (uint16_t)((q1 >> I40E_RXD_LEN_SHIFT) & I40E_RXD_LEN_MASK);
+			rx_chain_add(&rq->chain, b_i);
 		} else {
-			rq->drop = true; /* no replacement: the frame is lost, the buffer stays */
+			rq->chain.drop = true; /* no replacement: the frame is lost, the buffer stays */
 		}
 		if (unlikely(q1 & I40E_RXD_ERR_RXE))
-			rq->error = true;
+			rq->chain.error = true;
 		d->read.pkt_addr = rq->iova_data0 + (uint64_t)rq->bufs[slot] * rq->stride;
 		d->read.hdr_addr = 0;
 		if (q1 & I40E_RXD_EOF) {
-			if (rq->head != BUFFER_INVALID)
-				rx_hash(buffer_get(rq->head), q0, q1);
-			n_out += rx_frame_end(dev, queue, rq, &bi[n_out]);
+			if (rq->chain.head != BUFFER_INVALID)
+				rx_hash(buffer_get(rq->chain.head), q0, q1);
+			n_out += rx_chain_end(&rq->chain, dev, queue, &bi[n_out]);
 		}
 	}
 	return n_out;
@@ -151,7 +124,7 @@ static uint32_t i40e_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, 
 	 * with -fno-strict-aliasing every store through a buffer would reload
 	 * them. */
 	uint32_t i = 0;
-	if (likely(got == c && rq->head == BUFFER_INVALID)) {
+	if (likely(got == c && rq->chain.head == BUFFER_INVALID)) {
 		uint8_t *base = buffer_main.base;
 		uint64_t stride = rq->stride, iova0 = rq->iova_data0;
 		uint32_t run = MIN(c, mask + 1 - next);
@@ -293,11 +266,11 @@ static void rxq_release(struct i40e_dev *id, struct i40e_rxq *rq)
 		buffer_free(rq->bufs, rq->mask + 1);
 		free(rq->bufs);
 	}
-	if (rq->head != BUFFER_INVALID)
-		buffer_free(&rq->head, 1);
+	if (rq->chain.head != BUFFER_INVALID)
+		buffer_free(&rq->chain.head, 1);
 	pci_dma_free(id->io, (void *)rq->ring, (rq->mask + 1) * sizeof(union i40e_rx_desc));
 	memset(rq, 0, sizeof(*rq));
-	rq->head = BUFFER_INVALID;
+	rx_chain_reset(&rq->chain);
 }
 
 static void txq_release(struct i40e_dev *id, struct i40e_txq *tq)
@@ -312,7 +285,7 @@ static int rxq_start(struct i40e_dev *id, uint16_t q)
 {
 	struct i40e_rxq *rq = &id->rxq[q];
 	uint32_t n = id->n_rx_desc;
-	rq->head = BUFFER_INVALID;
+	rx_chain_reset(&rq->chain);
 	rq->io = id->io;
 	rq->mask = n - 1;
 	rq->tail_reg = I40E_QRX_TAIL(q);
@@ -440,8 +413,8 @@ static uint32_t i40e_n_buffers_held(struct device *dev, bool rx, uint16_t queue)
 		return tx_slots_n_held(&id->txq[queue].slots);
 	struct i40e_rxq *rq = &id->rxq[queue];
 	uint32_t n = rq->bufs ? rq->mask + 1 : 0;
-	if (rq->head != BUFFER_INVALID)
-		n += buffer_chain_length(rq->head);
+	if (rq->chain.head != BUFFER_INVALID)
+		n += buffer_chain_length(rq->chain.head);
 	return n;
 }
 

@@ -454,7 +454,7 @@ static struct device *i40e_create(const void *conf, char *err, size_t errlen)
 	id->n_tx_desc = c->tx_desc;
 	id->promisc = c->promisc;
 	for (uint16_t q = 0; q < I40E_MAX_QUEUES; q++)
-		id->rxq[q].head = BUFFER_INVALID;
+		rx_chain_reset(&id->rxq[q].chain);
 	if (pci_addr_canon(c->dev, id->addr)) {
 		snprintf(err, errlen, "i40e: '%s' is not a PCI address", c->dev);
 		goto fail;

@@ -11,6 +11,7 @@
 #include "drivers/device.h"
 #include "drivers/i40e/i40e_regs.h"
 #include "drivers/pci/pci.h"
+#include "drivers/pci/rx_chain.h"
 #include "drivers/pci/tx_slots.h"
 
 #define I40E_MAX_QUEUES 16      /* DEV_MAX_QUEUES; a VSI TC spans a power of two */
@@ -32,9 +33,7 @@ struct i40e_rxq {
 	uint32_t mask;
 	uint32_t next;        /* next descriptor to look at */
 	uint32_t tail_reg;    /* QRX_TAIL offset */
-	/* The frame being assembled across descriptors (and bursts). */
-	uint32_t head, tail;
-	bool drop, error;
+	struct rx_chain chain; /* the frame being assembled (across bursts) */
 	uint32_t fresh[I40E_RX_BURST_MAX];
 };
 

@@ -26,25 +26,6 @@
 
 /* ---- rx ---- */
 
-/* The frame being assembled is complete (or abandoned): hand it up or drop
- * it. Returns 1 when it goes to bi[]. */
-static inline uint32_t rx_frame_end(struct device *dev, uint16_t queue, struct ixgbe_rxq *rq, uint32_t *out)
-{
-	uint32_t head = rq->head;
-	uint32_t taken = 0;
-	if (likely(!rq->drop && !rq->error)) {
-		*out = head;
-		taken = 1;
-	} else {
-		if (head != BUFFER_INVALID)
-			buffer_free(&head, 1);
-		stat_add(rq->error ? &dev->rxq[queue].c.rx_errors : &dev->rxq[queue].c.rx_dropped, 1);
-	}
-	rq->head = BUFFER_INVALID;
-	rq->drop = rq->error = false;
-	return taken;
-}
-
 /* How many descriptors from next the NIC has finished, in order, at most
  * n: four DD bits at a time up to the ring's end, then one by one. */
 static inline uint32_t rx_done(volatile union ixgbe_rx_desc *ring, uint32_t mask, uint32_t next, uint32_t n)
@@ -105,29 +86,21 @@ static uint32_t rx_slow(struct device *dev, uint16_t queue, struct ixgbe_rxq *rq
 			rq->bufs[slot] = rq->fresh[i];
 			struct buffer *b = buffer_get(b_i);
 			b->current_length = (uint16_t)(q1 >> 32);
-			if (rq->head == BUFFER_INVALID) {
-				rq->head = b_i;
-				if (q0 & IXGBE_RXD_RSSTYPE_MASK) {
-					b->flow_hash = (uint32_t)(q0 >> 32);
-					b->flags |= BUFFER_F_FLOW_HASH;
-				}
-			} else {
-				struct buffer *t = buffer_get(rq->tail);
-				t->next_buffer = b_i;
-				t->flags |= BUFFER_F_NEXT_PRESENT;
-				buffer_get(rq->head)->total_length_not_including_first += b->current_length;
+			if (rq->chain.head == BUFFER_INVALID && (q0 & IXGBE_RXD_RSSTYPE_MASK)) {
+				b->flow_hash = (uint32_t)(q0 >> 32);
+				b->flags |= BUFFER_F_FLOW_HASH;
 			}
-			rq->tail = b_i;
+			rx_chain_add(&rq->chain, b_i);
 		} else {
 			/* No replacement: the frame is lost, the buffer stays. */
-			rq->drop = true;
+			rq->chain.drop = true;
 		}
 		if (unlikely(status & IXGBE_RXD_ERR_RXE))
-			rq->error = true;
+			rq->chain.error = true;
 		d->read.pkt_addr = rq->iova_data0 + (uint64_t)rq->bufs[slot] * rq->stride;
 		d->read.hdr_addr = 0;
 		if (status & IXGBE_RXD_STAT_EOP)
-			n_out += rx_frame_end(dev, queue, rq, &bi[n_out]);
+			n_out += rx_chain_end(&rq->chain, dev, queue, &bi[n_out]);
 	}
 	return n_out;
 }
@@ -151,7 +124,7 @@ static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi,
 	 * with -fno-strict-aliasing every store through a buffer would reload
 	 * them. */
 	uint32_t i = 0;
-	if (likely(got == c && rq->head == BUFFER_INVALID)) {
+	if (likely(got == c && rq->chain.head == BUFFER_INVALID)) {
 		uint8_t *base = buffer_main.base;
 		uint64_t stride = rq->stride, iova0 = rq->iova_data0;
 		uint32_t run = MIN(c, mask + 1 - next);
@@ -271,11 +244,11 @@ static void rxq_release(struct ixgbe_dev *xd, struct ixgbe_rxq *rq)
 		buffer_free(rq->bufs, rq->mask + 1);
 		free(rq->bufs);
 	}
-	if (rq->head != BUFFER_INVALID)
-		buffer_free(&rq->head, 1);
+	if (rq->chain.head != BUFFER_INVALID)
+		buffer_free(&rq->chain.head, 1);
 	pci_dma_free(xd->io, (void *)rq->ring, (rq->mask + 1) * sizeof(union ixgbe_rx_desc));
 	memset(rq, 0, sizeof(*rq));
-	rq->head = BUFFER_INVALID;
+	rx_chain_reset(&rq->chain);
 }
 
 static void txq_release(struct ixgbe_dev *xd, struct ixgbe_txq *tq)
@@ -293,7 +266,7 @@ static int rxq_start(struct ixgbe_dev *xd, uint16_t q)
 	struct ixgbe_rxq *rq = &xd->rxq[q];
 	uint32_t n = xd->n_rx_desc;
 	size_t ring_bytes = n * sizeof(union ixgbe_rx_desc);
-	rq->head = BUFFER_INVALID;
+	rx_chain_reset(&rq->chain);
 	rq->io = xd->io;
 	rq->mask = n - 1;
 	rq->rdt = IXGBE_RDT(q);
@@ -431,8 +404,8 @@ static uint32_t ixgbe_n_buffers_held(struct device *dev, bool rx, uint16_t queue
 		return tx_slots_n_held(&xd->txq[queue].slots);
 	struct ixgbe_rxq *rq = &xd->rxq[queue];
 	uint32_t n = rq->bufs ? rq->mask + 1 : 0;
-	if (rq->head != BUFFER_INVALID)
-		n += buffer_chain_length(rq->head);
+	if (rq->chain.head != BUFFER_INVALID)
+		n += buffer_chain_length(rq->chain.head);
 	return n;
 }
 

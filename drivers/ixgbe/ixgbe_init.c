@@ -275,7 +275,7 @@ static struct device *ixgbe_create(const void *conf, char *err, size_t errlen)
 	xd->max_frame = c->mtu + 18;
 	xd->promisc = c->promisc;
 	for (uint16_t q = 0; q < IXGBE_MAX_QUEUES; q++)
-		xd->rxq[q].head = BUFFER_INVALID;
+		rx_chain_reset(&xd->rxq[q].chain);
 	if (pci_addr_canon(c->dev, xd->addr)) {
 		snprintf(err, errlen, "ixgbe: '%s' is not a PCI address", c->dev);
 		goto fail;

@@ -10,6 +10,7 @@
 #include "drivers/device.h"
 #include "drivers/ixgbe/ixgbe_regs.h"
 #include "drivers/pci/pci.h"
+#include "drivers/pci/rx_chain.h"
 #include "drivers/pci/tx_slots.h"
 
 #define IXGBE_MAX_QUEUES 16     /* 82599 RSS spans at most 16 queues */
@@ -26,9 +27,7 @@ struct ixgbe_rxq {
 	uint32_t mask;
 	uint32_t next;        /* next descriptor to look at */
 	uint32_t rdt;         /* RDT register offset */
-	/* The frame being assembled across descriptors (and bursts). */
-	uint32_t head, tail;
-	bool drop, error;
+	struct rx_chain chain; /* the frame being assembled (across bursts) */
 	uint32_t fresh[IXGBE_RX_BURST_MAX];
 };
 
