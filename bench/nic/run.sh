@@ -50,24 +50,11 @@ TESTPMD=${TESTPMD:-0}
 out=$(mktemp -d "${TMPDIR:-/tmp}/bench-nic.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
-log() { echo "# $*" >&2; }
+. "$root/bench/lib.sh"
+log() { bench_log "$@"; }
 
 # ---- packages -------------------------------------------------------------
-need=()
-have_cmd() { command -v "$1" >/dev/null 2>&1; }
-have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-have_cmd meson || need+=(meson)
-have_cmd ninja || need+=(ninja-build)
-have_cmd cc || need+=(gcc)
-have_cmd pkg-config || need+=(pkg-config)
-have_cmd valgrind || need+=(valgrind)
-[ "$TESTPMD" != 1 ] || have_cmd dpdk-testpmd || need+=(dpdk)
-for p in libnuma-dev libcjson-dev libpcap-dev libcli-dev; do have_pkg "$p" || need+=("$p"); done
-if [ "${#need[@]}" -gt 0 ]; then
-	log "installing: ${need[*]}"
-	apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+if [ "$TESTPMD" = 1 ]; then bench_need dpdk-testpmd=dpdk; else bench_need; fi
 
 # ---- build ----------------------------------------------------------------
 build_bench() { # source dir, build dir
