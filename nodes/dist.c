@@ -59,8 +59,7 @@ void dist_free(struct dist *d)
 	for (uint32_t w = 0; d->tx && w < d->n_workers; w++) {
 		handoff_ring_free(d->tx[w].ring);
 		handoff_ring_free(d->tx[w].ret);
-		free(d->tx[w].backlog_bi);
-		free(d->tx[w].backlog_tag);
+		free(d->tx[w].backlog);
 	}
 	free(d->tx);
 	free(d->rx);
@@ -99,10 +98,11 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 		/* Room for everything the worker can hold, so that reporting a
 		 * batch normally never waits. */
 		tx->ret = handoff_ring_create(c->ring_lines + DIST_WORKER_BATCH_LINES, -1);
-		tx->backlog_bi = malloc(d->cfg.backlog * sizeof(uint32_t));
-		tx->backlog_tag = malloc(d->cfg.backlog * sizeof(uint16_t));
-		if (!tx->ring || !tx->ret || !tx->backlog_bi || !tx->backlog_tag)
+		size_t bl = d->cfg.backlog / HANDOFF_LINE_SLOTS * sizeof(struct handoff_line);
+		tx->backlog = aligned_alloc(64, bl);
+		if (!tx->ring || !tx->ret || !tx->backlog)
 			goto oom;
+		memset(tx->backlog, 0, bl);
 	}
 	buffer_holder_register("distributor", dist_holder, d);
 	return d;
@@ -114,11 +114,18 @@ oom:
 
 /* ---- completions ---- */
 
+/* Whether entry e is owned by owner byte w1 with packets outstanding: its
+ * low 24 bits lie in [w1 << 16 | 1, w1 << 16 | 0xffff]. */
+static inline bool owned_by(uint32_t e, uint32_t w1)
+{
+	return ((e & 0xffffffu) - (w1 << 16 | 1)) < DIST_E_COUNT_MASK;
+}
+
 /* Release one completed packet of worker w (owner byte w + 1). */
 static inline void release_tag(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_t tag)
 {
 	uint32_t *e = &d->table[tag & HANDOFF_TAG_MASK];
-	if (unlikely(DIST_E_OWNER(*e) != w1 || (*e & DIST_E_COUNT_MASK) == 0)) {
+	if (unlikely(!owned_by(*e, w1))) {
 		d->bad_returns++;
 		return;
 	}
@@ -130,12 +137,17 @@ static inline void release_tag(struct dist *d, struct dist_tx *tx, uint32_t w1, 
 	*e = v;
 }
 
-/* n completed packets of worker w. */
-static void release_tags(struct dist *d, uint32_t w, const uint16_t *tags, uint32_t n)
+/* Completed lines of worker w, as they came back: one pass, the counters
+ * once. */
+static void release_lines(struct dist *d, uint32_t w, const struct handoff_line *lines, uint32_t n_lines)
 {
 	struct dist_tx *tx = &d->tx[w];
-	for (uint32_t i = 0; i < n; i++)
-		release_tag(d, tx, w + 1, tags[i]);
+	uint32_t n = 0;
+	for (uint32_t l = 0; l < n_lines; l++) {
+		for (uint32_t s = 0; s < lines[l].n; s++)
+			release_tag(d, tx, w + 1, lines[l].tag[s]);
+		n += lines[l].n;
+	}
 	tx->in_flight -= n;
 	tx->st.returned += n;
 }
@@ -143,16 +155,15 @@ static void release_tags(struct dist *d, uint32_t w, const uint16_t *tags, uint3
 /* Harvest every worker's completions; returns packets released. */
 static uint32_t harvest(struct dist *d)
 {
-	uint32_t bi[DIST_WORKER_BATCH];
-	uint16_t tags[DIST_WORKER_BATCH];
+	struct handoff_line lines[DIST_WORKER_BATCH_LINES];
 	uint32_t total = 0;
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
 		if (!tx->in_flight)
 			continue;
 		uint32_t before = tx->in_flight, k;
-		while ((k = handoff_dequeue(tx->ret, bi, tags, DIST_WORKER_BATCH)) != 0)
-			release_tags(d, w, tags, k);
+		while ((k = handoff_dequeue_lines(tx->ret, lines, DIST_WORKER_BATCH_LINES)) != 0)
+			release_lines(d, w, lines, k);
 		if (tx->in_flight != before) {
 			total += before - tx->in_flight;
 			tx->last_return_ticks = cpu_ticks();
@@ -164,18 +175,23 @@ static uint32_t harvest(struct dist *d)
 /* ---- publishing ---- */
 
 /* Hand worker w's backlog to its ring: whole lines only, or everything
- * (the last line partial) when `all`. Returns packets published. */
-static uint32_t publish(struct dist_tx *tx, bool all)
+ * (the last line partial) when `all`. Returns packets published. Out of
+ * line: the per-packet paths call it only when a backlog is full. */
+static __attribute__((noinline)) uint32_t publish(struct dist_tx *tx, bool all)
 {
-	uint32_t n = all ? tx->n_backlog : tx->n_backlog & ~(uint32_t)(HANDOFF_LINE_SLOTS - 1);
-	if (!n)
+	uint32_t full = tx->n_backlog / HANDOFF_LINE_SLOTS, part = tx->n_backlog % HANDOFF_LINE_SLOTS;
+	uint32_t want = full + (all && part);
+	if (!want)
 		return 0;
-	uint32_t k = handoff_enqueue(tx->ring, tx->backlog_bi, tx->backlog_tag, n);
-	if (k < tx->n_backlog && k) {
-		/* A full ring took part: keep the rest at the front, in order. */
-		memmove(tx->backlog_bi, tx->backlog_bi + k, (tx->n_backlog - k) * sizeof(uint32_t));
-		memmove(tx->backlog_tag, tx->backlog_tag + k, (tx->n_backlog - k) * sizeof(uint16_t));
-	}
+	for (uint32_t l = 0; l < full; l++)
+		tx->backlog[l].n = HANDOFF_LINE_SLOTS;
+	if (want > full)
+		tx->backlog[full].n = (uint8_t)part;
+	uint32_t taken = handoff_enqueue_lines(tx->ring, tx->backlog, want);
+	uint32_t k = taken == want && want > full ? tx->n_backlog : taken * HANDOFF_LINE_SLOTS;
+	uint32_t held = full + (part != 0);
+	if (taken && taken < held) /* a full ring took part: keep the rest at the front, in order */
+		memmove(tx->backlog, tx->backlog + taken, (held - taken) * sizeof(struct handoff_line));
 	tx->n_backlog -= k;
 	if (!tx->in_flight && k)
 		tx->last_return_ticks = cpu_ticks(); /* idle time counts from here */
@@ -216,6 +232,8 @@ static uint32_t publish_all(struct dist *d)
  * its index + 1, or 0 when every worker is full. */
 static inline uint32_t least_loaded(struct dist *d)
 {
+	if (d->n_workers == 1) /* nothing to compare */
+		return d->tx[0].n_backlog < d->cfg.backlog || publish(&d->tx[0], false);
 	uint32_t best = 0, best_load = UINT32_MAX, w = d->cursor;
 	for (uint32_t i = 0; i < d->n_workers; i++) {
 		struct dist_tx *tx = &d->tx[w];
@@ -237,8 +255,9 @@ static inline bool stage(struct dist *d, uint32_t w1, uint32_t bi, uint16_t tag)
 	struct dist_tx *tx = &d->tx[w1 - 1];
 	if (unlikely(tx->n_backlog == d->cfg.backlog) && !publish(tx, false))
 		return false;
-	tx->backlog_bi[tx->n_backlog] = bi;
-	tx->backlog_tag[tx->n_backlog] = tag;
+	struct handoff_line *l = &tx->backlog[tx->n_backlog / HANDOFF_LINE_SLOTS];
+	l->bi[tx->n_backlog % HANDOFF_LINE_SLOTS] = bi;
+	l->tag[tx->n_backlog % HANDOFF_LINE_SLOTS] = tag;
 	tx->n_backlog++;
 	tx->st.handed++;
 	return true;
@@ -251,8 +270,12 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 	harvest(d);
 	for (uint32_t c = 0; c < n; c += 8) {
 		uint32_t k = MIN(8u, n - c);
-		alignas(16) uint16_t chunk[8] = { 0 };
-		memcpy(chunk, tags + c, k * sizeof(uint16_t));
+		const uint16_t *chunk = tags + c;
+		alignas(16) uint16_t last[8] = { 0 };
+		if (unlikely(k < 8)) { /* the matcher reads 8 lanes */
+			memcpy(last, chunk, k * sizeof(uint16_t));
+			chunk = last;
+		}
 		struct dist_match m;
 		dist_match_vector(d->table, chunk, &m);
 		for (uint32_t i = 0; i < k; i++) {
@@ -333,7 +356,7 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 	/* What each worker took is done, reported or not. */
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_rx *rx = &d->rx[w];
-		release_tags(d, w, rx->tag + rx->first, rx->n_held);
+		release_lines(d, w, rx->lines + rx->first, rx->n_held);
 		rx->n_held = 0;
 	}
 	harvest(d);
@@ -350,11 +373,17 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 		}
 		k = MIN(max - got, tx->n_backlog);
 		for (uint32_t i = 0; i < k; i++) {
-			release_tag(d, tx, w + 1, tx->backlog_tag[i]);
-			bi[got + i] = tx->backlog_bi[i];
+			const struct handoff_line *l = &tx->backlog[i / HANDOFF_LINE_SLOTS];
+			release_tag(d, tx, w + 1, l->tag[i % HANDOFF_LINE_SLOTS]);
+			bi[got + i] = l->bi[i % HANDOFF_LINE_SLOTS];
 		}
-		memmove(tx->backlog_bi, tx->backlog_bi + k, (tx->n_backlog - k) * sizeof(uint32_t));
-		memmove(tx->backlog_tag, tx->backlog_tag + k, (tx->n_backlog - k) * sizeof(uint16_t));
+		/* The rest to the front, slot by slot (shutdown only). */
+		for (uint32_t i = k; i < tx->n_backlog; i++) {
+			const struct handoff_line *from = &tx->backlog[i / HANDOFF_LINE_SLOTS];
+			struct handoff_line *to = &tx->backlog[(i - k) / HANDOFF_LINE_SLOTS];
+			to->bi[(i - k) % HANDOFF_LINE_SLOTS] = from->bi[i % HANDOFF_LINE_SLOTS];
+			to->tag[(i - k) % HANDOFF_LINE_SLOTS] = from->tag[i % HANDOFF_LINE_SLOTS];
+		}
 		tx->n_backlog -= k;
 		got += k;
 	}
@@ -371,7 +400,7 @@ static bool report(struct dist *d, uint32_t w)
 	struct dist_rx *rx = &d->rx[w];
 	if (!rx->n_held)
 		return true;
-	uint32_t k = handoff_enqueue(d->tx[w].ret, rx->bi + rx->first, rx->tag + rx->first, rx->n_held);
+	uint32_t k = handoff_enqueue_lines(d->tx[w].ret, rx->lines + rx->first, rx->n_held);
 	rx->first += k;
 	rx->n_held -= k;
 	return rx->n_held == 0;
@@ -382,12 +411,20 @@ uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *ta
 	struct dist_rx *rx = &d->rx[w];
 	if (unlikely(!report(d, w)))
 		return 0;
-	uint32_t n = handoff_dequeue(d->tx[w].ring, rx->bi, rx->tag, MIN(max, (uint32_t)DIST_WORKER_BATCH));
-	memcpy(bi, rx->bi, n * sizeof(uint32_t));
-	if (tags)
-		memcpy(tags, rx->tag, n * sizeof(uint16_t));
+	uint32_t n_lines = handoff_dequeue_lines(d->tx[w].ring, rx->lines, MIN(max / HANDOFF_LINE_SLOTS,
+									      (uint32_t)DIST_WORKER_BATCH_LINES));
+	uint32_t n = 0;
+	/* Whole lines copied (fixed sizes, no calls): a line's unused slots
+	 * land below max, since at most max / 8 lines were taken. */
+	for (uint32_t l = 0; l < n_lines; l++) {
+		const struct handoff_line *line = &rx->lines[l];
+		memcpy(bi + n, line->bi, sizeof(line->bi));
+		if (tags)
+			memcpy(tags + n, line->tag, sizeof(line->tag));
+		n += line->n;
+	}
 	rx->first = 0;
-	rx->n_held = n;
+	rx->n_held = n_lines;
 	if (n)
 		stat_add(&rx->polled, n);
 	return n;

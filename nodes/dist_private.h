@@ -40,13 +40,16 @@ void dist_match_scalar(const uint32_t *table, const uint16_t *tags, struct dist_
 void dist_match_vector(const uint32_t *table, const uint16_t *tags, struct dist_match *m);
 extern const char dist_match_vector_isa[]; /* "avx2", "sse4.2" or "scalar" */
 
-/* The distributor's side of one worker. */
+/* The distributor's side of one worker. The backlog is kept as the lines
+ * it will be published in: staging writes a packet's index and tag straight
+ * into its slot, and publishing copies whole 64-byte lines into the ring
+ * (packet n of the backlog is slot n % 8 of line n / 8; a line's count is
+ * set as it is published). */
 struct dist_tx {
 	alignas(64) struct handoff_ring *ring; /* to the worker */
 	struct handoff_ring *ret;              /* completions from it */
-	uint32_t *backlog_bi;
-	uint16_t *backlog_tag;
-	uint32_t n_backlog;
+	struct handoff_line *backlog;          /* cfg.backlog / 8 lines */
+	uint32_t n_backlog;                    /* packets */
 	uint32_t in_flight;   /* published and not yet complete */
 	uint32_t flows;       /* tags owned */
 	uint64_t last_return_ticks;
@@ -58,15 +61,14 @@ struct dist_tx {
 
 #define DIST_WORKER_BATCH (DIST_WORKER_BATCH_LINES * HANDOFF_LINE_SLOTS)
 
-/* Worker w's side: the batch it holds, to be reported complete. Kept flat
- * (not as lines) because only handoff_enqueue/handoff_dequeue bound their
- * counts safely: the *_lines calls can exceed max (see the report). */
+/* Worker w's side: the batch it holds, to be reported complete, as the
+ * lines it came in; they go back unchanged (same indices, tags and counts)
+ * through the return ring. */
 struct dist_rx {
-	alignas(64) uint32_t n_held; /* packets of the batch not yet reported */
-	uint32_t first;              /* first of them in bi[] / tag[] */
+	alignas(64) uint32_t n_held; /* lines of the batch not yet reported */
+	uint32_t first;              /* first of them in lines[] */
 	uint64_t polled;             /* packets taken (read by any thread) */
-	alignas(64) uint32_t bi[DIST_WORKER_BATCH];
-	uint16_t tag[DIST_WORKER_BATCH];
+	alignas(64) struct handoff_line lines[DIST_WORKER_BATCH_LINES];
 };
 
 struct dist {

@@ -8,9 +8,18 @@
  *
  *   sluice-bench-distributor [--workers N] [--calls C] [--backlog B]
  *                            [--ring-lines L] [--dist-cpu C] [--worker-cpus a,b,...]
+ *                            [--inline | --inline-hold]
+ *
+ * --inline runs no worker threads: after each call the main thread plays
+ * every worker (take the lines, report them complete at once), so that
+ * callgrind counts one fixed interleaving: each call's flows are all new
+ * again, as when a worker on its own core keeps up. --inline-hold has the
+ * workers hold each batch until the next call, so every flow is still in
+ * flight when its next packet comes (the matched path).
  *
  * Prints one line: workers, cpus, ticks/packet, Mpps at the TSC rate,
- * ticks per call, drops (always 0: the loop waits for room), the matcher.
+ * ticks per call, drops (always 0: the loop waits for room), the share of
+ * packets whose flow was still in flight (matched), the matcher.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -26,6 +35,7 @@
 #define BURST 64
 
 static struct dist *d;
+static bool inline_workers, inline_hold;
 static atomic_bool stop;
 static atomic_uint ready;
 
@@ -63,9 +73,27 @@ static void *worker(void *p)
 	return NULL;
 }
 
+/* --inline: every worker takes its lines and reports them complete. */
+static void play_workers(void)
+{
+	uint32_t bi[256];
+	for (uint32_t w = 0; w < dist_n_workers(d); w++) {
+		/* Holding: one poll reports the previous batch and takes this one. */
+		if (inline_hold) {
+			dist_worker_poll(d, w, bi, NULL, 256);
+			continue;
+		}
+		while (dist_worker_poll(d, w, bi, NULL, 256))
+			;
+		dist_worker_done(d, w);
+	}
+}
+
 /* Room for a whole burst at every worker (a burst may all go to one). */
 static bool room(void)
 {
+	if (inline_workers)
+		play_workers();
 	for (uint32_t w = 0; w < dist_n_workers(d); w++)
 		if (dist_room(d, w) < BURST)
 			return false;
@@ -78,9 +106,13 @@ int main(int argc, char **argv)
 	int dist_cpu = 0, wcpus[DIST_MAX_WORKERS];
 	for (uint32_t i = 0; i < DIST_MAX_WORKERS; i++)
 		wcpus[i] = 1;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		const char *k = argv[i], *v = argv[i + 1];
-		if (!strcmp(k, "--workers"))
+	for (int i = 1; i < argc; i += 2) {
+		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
+		if (!strcmp(k, "--inline") || !strcmp(k, "--inline-hold")) {
+			inline_workers = true;
+			inline_hold = !strcmp(k, "--inline-hold");
+			i--;
+		} else if (!strcmp(k, "--workers"))
 			workers = (uint32_t)atoi(v);
 		else if (!strcmp(k, "--calls"))
 			calls = (uint32_t)strtoul(v, NULL, 0);
@@ -116,11 +148,12 @@ int main(int argc, char **argv)
 	}
 	pin(dist_cpu);
 	struct worker_arg wa[DIST_MAX_WORKERS];
-	for (uint32_t w = 0; w < workers; w++) {
+	uint32_t threads = inline_workers ? 0 : workers;
+	for (uint32_t w = 0; w < threads; w++) {
 		wa[w] = (struct worker_arg){ .w = w, .cpu = wcpus[w] };
 		pthread_create(&wa[w].th, NULL, worker, &wa[w]);
 	}
-	while (atomic_load(&ready) < workers)
+	while (atomic_load(&ready) < threads)
 		cpu_relax();
 	uint32_t bi[BURST], dropped[BURST];
 	uint16_t tags[BURST];
@@ -145,18 +178,32 @@ int main(int argc, char **argv)
 		drops += BURST - k;
 	}
 	uint64_t ticks = cpu_ticks() - t0;
-	while (dist_outstanding(d))
+	const char *mode = inline_hold ? " inline-hold" : inline_workers ? " inline" : "";
+	inline_hold = false; /* let the last batches complete */
+	while (dist_outstanding(d)) {
+		if (inline_workers)
+			play_workers();
 		dist_flush(d);
+	}
 	atomic_store(&stop, true);
-	for (uint32_t w = 0; w < workers; w++)
+	for (uint32_t w = 0; w < threads; w++)
 		pthread_join(wa[w].th, NULL);
+	uint64_t matched = 0, all = 0;
+	for (uint32_t w = 0; w < workers; w++) {
+		struct dist_worker_stats st;
+		dist_worker_stats(d, w, &st);
+		matched += st.matched;
+		all += st.handed;
+	}
 	double tpp = (double)ticks / (double)handed;
 	printf("workers=%u dist_cpu=%d worker_cpus=", workers, dist_cpu);
 	for (uint32_t w = 0; w < workers; w++)
 		printf("%s%d", w ? "," : "", wcpus[w]);
-	printf(" backlog=%u ring_lines=%u ticks_per_packet=%.2f mpps=%.1f ticks_per_call=%.0f drops=%llu matcher=%s\n",
+	printf(" backlog=%u ring_lines=%u ticks_per_packet=%.2f mpps=%.1f ticks_per_call=%.0f drops=%llu "
+	       "matched=%.1f%% matcher=%s%s\n",
 	       backlog, ring_lines, tpp, cpu_ticks_per_second() / tpp / 1e6, (double)ticks / calls,
-	       (unsigned long long)drops, dist_match_vector_isa);
+	       (unsigned long long)drops, all ? 100.0 * (double)matched / (double)all : 0.0, dist_match_vector_isa,
+	       mode);
 	dist_free(d);
 	return 0;
 }
