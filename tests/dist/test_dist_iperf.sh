@@ -95,7 +95,7 @@ ctl show distributor > "$tmp/show" || fail "sluicectl show distributor"
 grep -q "^1 " "$tmp/show" || { cat "$tmp/show" >&2; fail "distributor not running with 2 workers"; }
 
 # ---- resolve both hosts, then start counting from zero ----
-timeout 30 ip netns exec "$ns_a" ping -c 10 -i 0.05 -W 2 10.2.0.2 > "$tmp/ping" 2>&1 ||
+timeout 30 ip netns exec "$ns_a" ping -c 10 -i 0.05 -W 2 -w 15 10.2.0.2 > "$tmp/ping" 2>&1 ||
 	{ cat "$tmp/ping" >&2; fail "ping A -> B failed"; }
 ctl clear interfaces > /dev/null && ctl clear distributor > /dev/null || fail "clear counters"
 

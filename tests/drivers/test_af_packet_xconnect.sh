@@ -79,7 +79,7 @@ read -r b_rx0 b_tx0 _ <<< "$(counters b)" || fail "counters of b"
 [ -n "$a_rx0" ] && [ -n "$b_rx0" ] || fail "no counters from show interface json"
 
 # ---- ping ----
-timeout 20 ip netns exec "$ns_a" ping -c 20 -i 0.05 -W 2 10.99.0.2 > "$tmp/ping" 2>&1
+timeout 20 ip netns exec "$ns_a" ping -c 20 -i 0.05 -W 2 -w 15 10.99.0.2 > "$tmp/ping" 2>&1
 ping_rc=$?
 grep -q " 0% packet loss" "$tmp/ping" && [ "$ping_rc" -eq 0 ] || { cat "$tmp/ping" >&2; fail "ping lost packets (rc $ping_rc)"; }
 grep "rtt" "$tmp/ping"
