@@ -31,6 +31,7 @@
 #include "nodes/dist.h"
 #include "nodes/ip4_interface.h"
 #include "nodes/pg.h"
+#include "nodes/sched_io.h"
 #include "sched/timer.h"
 
 #define EXIT_CONFIG 2
@@ -350,6 +351,7 @@ static int stage_timers(struct app *a)
 	if (rc)
 		return rc;
 	a->timers_up = true;
+	sched_io_set_max_held(a->cfg.sched.max_held);
 	graph_log("timers", "%u service(s): tick %lluns, %u levels, %u timers each", graph_n_threads(a->g),
 		  (unsigned long long)c->tick_ns, c->levels, c->max_timers);
 	return 0;

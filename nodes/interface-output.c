@@ -11,7 +11,9 @@
  * dropped under this node's errors.
  *
  * Next nodes: error-drop, then one <driver>-tx per driver (a new driver adds
- * its tx node's name to the list below; init maps each to its driver).
+ * its tx node's name to the list below; init maps each to its driver), and
+ * sched-egress, which takes the frames of shaped or delayed interfaces
+ * (sched_egress_on) and passes them on to the same tx node in time.
  * Errors: interface down; no such tx interface; no tx node for the driver.
  * Trace: tx interface name and index, tx queue, length, Ethernet header.
  * CLI: `show interface`, `show errors`, `show trace`.
@@ -23,6 +25,7 @@
 #include "graph/graph.h"
 #include "nodes/device_tx.h"
 #include "nodes/ethernet.h"
+#include "nodes/sched_io.h"
 
 enum interface_output_next {
 	INTERFACE_OUTPUT_NEXT_DROP = 0,
@@ -31,6 +34,7 @@ enum interface_output_next {
 	INTERFACE_OUTPUT_NEXT_AF_PACKET_TX,
 	INTERFACE_OUTPUT_NEXT_IXGBE_TX,
 	INTERFACE_OUTPUT_NEXT_I40E_TX,
+	INTERFACE_OUTPUT_NEXT_SCHED_EGRESS,
 	INTERFACE_OUTPUT_N_NEXT,
 };
 
@@ -84,17 +88,7 @@ struct interface_output_data {
 static int interface_output_init(struct node_runtime *rt)
 {
 	struct interface_output_data *d = rt->data;
-	for (uint16_t k = 0; k < MIN(rt->n_next, (uint16_t)INTERFACE_OUTPUT_N_NEXT); k++) {
-		int node = graph_node_next(rt->graph, rt->node_index, k);
-		const char *name = node >= 0 ? graph_node_reg(rt->graph, (uint32_t)node)->name : "";
-		size_t len = strlen(name);
-		char driver[CONF_NAME_SIZE];
-		if (len <= 3 || len - 3 >= sizeof(driver) || strcmp(name + len - 3, "-tx") != 0)
-			continue;
-		memcpy(driver, name, len - 3);
-		driver[len - 3] = 0;
-		d->tx_driver[k] = dev_driver_find(driver);
-	}
+	device_tx_map_init(rt, d->tx_driver, INTERFACE_OUTPUT_N_NEXT);
 	d->last_next = INTERFACE_OUTPUT_NEXT_DROP;
 	return 0;
 }
@@ -104,14 +98,12 @@ static inline uint16_t tx_next(struct interface_output_data *d, const struct dev
 {
 	if (likely(dev->driver == d->last_driver))
 		return d->last_next;
-	for (uint16_t k = 0; k < INTERFACE_OUTPUT_N_NEXT; k++) {
-		if (d->tx_driver[k] && d->tx_driver[k] == dev->driver) {
-			d->last_driver = dev->driver;
-			d->last_next = k;
-			return k;
-		}
+	uint16_t k = device_tx_map_find(d->tx_driver, INTERFACE_OUTPUT_N_NEXT, dev->driver, INTERFACE_OUTPUT_NEXT_DROP);
+	if (k != INTERFACE_OUTPUT_NEXT_DROP) {
+		d->last_driver = dev->driver;
+		d->last_next = k;
 	}
-	return INTERFACE_OUTPUT_NEXT_DROP;
+	return k;
 }
 
 /* Drop n packets under error `code`; TX-dropped when the interface exists. */
@@ -165,6 +157,10 @@ static void send_group(struct node_runtime *rt, uint32_t tx_if, const uint32_t *
 		drop(rt, &dev->txq[q].c, bi, n, INTERFACE_OUTPUT_ERROR_NO_TX_NODE);
 		return;
 	}
+	/* A shaped or delayed interface: sched-egress holds the packets and
+	 * hands them to the same tx node in time (one test per frame). */
+	if (unlikely(sched_egress_on[tx_if]))
+		next = INTERFACE_OUTPUT_NEXT_SCHED_EGRESS;
 	struct device_tx_scalar s = { .tx_if = tx_if, .queue = q, .traced = traced, .bytes = bytes };
 	if (f) {
 		device_tx_set(f, &s);
@@ -252,6 +248,7 @@ static const struct node_reg interface_output_node = {
 		[INTERFACE_OUTPUT_NEXT_AF_PACKET_TX] = "af-packet-tx",
 		[INTERFACE_OUTPUT_NEXT_IXGBE_TX] = "ixgbe-tx",
 		[INTERFACE_OUTPUT_NEXT_I40E_TX] = "i40e-tx",
+		[INTERFACE_OUTPUT_NEXT_SCHED_EGRESS] = "sched-egress",
 	},
 	.n_errors = INTERFACE_OUTPUT_N_ERROR,
 	.error_strings = interface_output_error_strings,

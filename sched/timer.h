@@ -104,6 +104,9 @@ struct timer_config {
 	uint32_t producer_timers; /* armed at once per producer, default 65536 */
 	uint32_t ring_size;       /* requests per producer ring (power of two), default 4096 */
 	uint32_t xmode;           /* enum timer_xmode for producers, default ring */
+	/* Not the timer service's own: the packet schedules that the same
+	 * `sched` section configures (sched/egress.h, nodes/sched_io.h). */
+	uint32_t max_held;        /* packets sched-egress holds per interface, default 4096 */
 };
 
 void timer_config_default(struct timer_config *cfg);

@@ -11,12 +11,15 @@
  *     producer-timers 65536  armed at once per producer
  *     ring-size 4096       producer request ring (power of two)
  *     producer-mode ring   ring | shard: how producers reach the owner
+ *     max-held 4096        packets sched-egress holds per shaped or delayed
+ *                          interface; more are dropped (and counted)
  *   }
  */
 #include <errno.h>
 #include <stdio.h>
 
 #include "graph/conf.h"
+#include "sched/egress.h"
 #include "sched/timer.h"
 
 #define TC_FIELD(m) CONF_FIELD(struct timer_config, m)
@@ -42,6 +45,8 @@ static const struct conf_key timer_keys[] = {
 	  .doc = "producer request ring entries, a power of two" },
 	{ .name = "producer-mode", .type = CONF_ENUM, .def = "ring", .choices = xmodes, TC_FIELD(xmode),
 	  .doc = "ring: requests drained by the owner; shard: a locked wheel per producer" },
+	{ .name = "max-held", .type = CONF_UINT, .def = "4096", .min = 1, .max = SCHED_HELD_MAX, TC_FIELD(max_held),
+	  .doc = "packets sched-egress holds per shaped or delayed interface" },
 	{ 0 },
 };
 

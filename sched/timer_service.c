@@ -60,6 +60,7 @@ void timer_config_default(struct timer_config *cfg)
 		.producer_timers = 65536,
 		.ring_size = 4096,
 		.xmode = TIMER_XMODE_RING,
+		.max_held = 4096,
 	};
 }
 

@@ -60,6 +60,13 @@ netns_make_pairs() {
 	done
 }
 
+# A host end: address/24 on ifname in ns, IPv6 off, default route via gw.
+netns_setup_host() { # ns ifname address gateway
+	ip netns exec "$1" sh -c "echo 1 > /proc/sys/net/ipv6/conf/$2/disable_ipv6 &&
+		ip link set lo up && ip addr add $3/24 dev $2 && ip link set $2 up &&
+		ip route add default via $4" || fail "host $3 in $1"
+}
+
 # Start sluice ($sluice) on $tmp/startup.conf, its log in $tmp/err, and wait
 # up to 5 s for it to run.
 netns_start_sluice() {

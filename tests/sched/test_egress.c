@@ -1,0 +1,304 @@
+/* sched/egress.h on a simulated clock: shaper byte accounting and release
+ * times (exact, in ns), delay and jitter release order and times, strict
+ * priority under the shaper, max-held overflow, and the pool whole after
+ * every case.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/buffer.h"
+#include "sched/egress.h"
+#include "tests/check_run.h"
+
+#define MS 1000000ull
+#define US 1000ull
+
+static uint8_t prio[SCHED_MAX_CLASSES];
+
+static void setup(void)
+{
+	char err[256];
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	bc.buffers_per_numa = 4096;
+	bc.page_size = 4096;
+	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++)
+		prio[c] = SCHED_PRIO_LOWEST;
+}
+
+static void teardown(void)
+{
+	buffer_thread_unregister();
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_main_free();
+}
+
+/* A packet of len bytes in class c; its first byte is tag. */
+static uint32_t pkt(uint32_t len, uint32_t c, uint8_t tag)
+{
+	uint32_t bi;
+	ck_assert_uint_eq(buffer_alloc(&bi, 1, -1), 1);
+	struct buffer *b = buffer_get(bi);
+	b->current_length = (uint16_t)len;
+	buffer_data(b)[0] = tag;
+	sched_buffer_set_class(b, c);
+	return bi;
+}
+
+static uint8_t tag_of(uint32_t bi)
+{
+	return buffer_data(buffer_get(bi))[0];
+}
+
+static struct sched_egress *make(uint32_t max_held)
+{
+	char err[256];
+	struct sched_egress *e = sched_egress_create(max_held, 42, err, sizeof(err));
+	ck_assert_msg(e, "%s", err);
+	return e;
+}
+
+static void enqueue_one(struct sched_egress *e, uint32_t bi, uint64_t now)
+{
+	uint32_t drop;
+	ck_assert_uint_eq(sched_egress_enqueue(e, &bi, 1, prio, now, &drop), 0);
+}
+
+/* Dequeue at now, expecting exactly n packets; frees them and returns the
+ * tag of the first. */
+static int take(struct sched_egress *e, uint64_t now, uint32_t n)
+{
+	uint32_t out[256];
+	uint32_t got = sched_egress_dequeue(e, now, out, 256);
+	ck_assert_msg(got == n, "at %llu ns: %u released, expected %u", (unsigned long long)now, got, n);
+	int first = got ? tag_of(out[0]) : -1;
+	buffer_free(out, got);
+	return first;
+}
+
+/* 10 Mbit/s, 3000-byte bucket, 1000-byte frames: three leave at once (the
+ * full bucket), then one every 8000 bits / 10 Mbit/s = 800 us exactly. */
+START_TEST(test_shaper_times)
+{
+	struct sched_egress *e = make(64);
+	uint64_t t0 = 5 * MS;
+	ck_assert_int_eq(sched_egress_set_shaper(e, 10000000, 3000, t0), 0);
+	for (uint8_t i = 0; i < 10; i++)
+		enqueue_one(e, pkt(1000, 0, i), t0);
+	ck_assert_int_eq(take(e, t0, 3), 0);
+	for (uint32_t k = 1; k <= 7; k++) {
+		uint64_t due = t0 + k * 800 * US;
+		ck_assert_uint_eq(sched_egress_next_ns(e), due);
+		take(e, due - 1, 0);
+		ck_assert_int_eq(take(e, due, 1), (int)(2 + k));
+	}
+	ck_assert_uint_eq(sched_egress_next_ns(e), UINT64_MAX);
+	struct sched_egress_stats st;
+	sched_egress_stats(e, &st);
+	ck_assert_uint_eq(st.enqueued, 10);
+	ck_assert_uint_eq(st.released, 10);
+	ck_assert_uint_eq(st.held, 0);
+	ck_assert_int_eq(st.tokens_bytes, 0);
+	sched_egress_destroy(e);
+}
+END_TEST
+
+/* Frame bytes, chain included: a 1514-byte frame in two buffers costs
+ * 12112 bits, 1211.2 us at 10 Mbit/s; a late run releases what the
+ * elapsed time paid for, up to the bucket's depth. */
+START_TEST(test_shaper_bytes)
+{
+	struct sched_egress *e = make(64);
+	ck_assert_int_eq(sched_egress_set_shaper(e, 10000000, 2 * 1514, 0), 0);
+	for (uint8_t i = 0; i < 5; i++) {
+		uint32_t bi = pkt(1000, 0, i);
+		struct buffer *b = buffer_get(bi);
+		uint32_t tail = pkt(514, 0, 99);
+		b->flags |= BUFFER_F_NEXT_PRESENT;
+		b->next_buffer = tail;
+		b->total_length_not_including_first = 514;
+		enqueue_one(e, bi, 0);
+	}
+	ck_assert_int_eq(take(e, 0, 2), 0);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 1211200);
+	take(e, 1211199, 0);
+	ck_assert_int_eq(take(e, 1211200, 1), 2);
+	/* Two frame times and 5 ns later: two frames' worth, the bucket's depth. */
+	ck_assert_uint_eq(take(e, 1211200 + 2 * 1211200 + 5, 2), 3);
+	sched_egress_destroy(e);
+}
+END_TEST
+
+/* A packet waiting for tokens is overtaken by a higher class that arrives
+ * later; the lower one leaves at the next token time. */
+START_TEST(test_strict_priority)
+{
+	struct sched_egress *e = make(256);
+	prio[1] = 0; /* class 1: highest */
+	prio[2] = 5;
+	ck_assert_int_eq(sched_egress_set_shaper(e, 8000000, 1000, 0), 0); /* 1 byte per us */
+	for (uint8_t i = 0; i < 50; i++)
+		enqueue_one(e, pkt(1000, 0, i), 0); /* unclassified: lowest */
+	ck_assert_int_eq(take(e, 0, 1), 0);
+	enqueue_one(e, pkt(1000, 2, 200), 10 * US);
+	enqueue_one(e, pkt(1000, 1, 100), 20 * US);
+	enqueue_one(e, pkt(1000, 1, 101), 20 * US);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 1000 * US);
+	ck_assert_int_eq(take(e, 1000 * US, 1), 100);
+	ck_assert_int_eq(take(e, 2000 * US, 1), 101);
+	ck_assert_int_eq(take(e, 3000 * US, 1), 200);
+	ck_assert_int_eq(take(e, 4000 * US, 1), 1);
+	struct sched_egress_stats st;
+	sched_egress_stats(e, &st);
+	ck_assert_uint_eq(st.released_class[1], 2);
+	ck_assert_uint_eq(st.released_class[2], 1);
+	ck_assert_uint_eq(st.held_class[0], 48);
+	sched_egress_destroy(e); /* frees the 48 still held */
+}
+END_TEST
+
+/* Fixed delay: each packet leaves delay after it came, in order. */
+START_TEST(test_delay_times)
+{
+	struct sched_egress *e = make(64);
+	ck_assert_int_eq(sched_egress_set_delay(e, 20 * MS, 0), 0);
+	enqueue_one(e, pkt(100, 0, 0), 1 * MS);
+	enqueue_one(e, pkt(100, 0, 1), 6 * MS);
+	enqueue_one(e, pkt(100, 0, 2), 6 * MS);
+	take(e, 6 * MS, 0);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 21 * MS);
+	take(e, 21 * MS - 1, 0);
+	ck_assert_int_eq(take(e, 21 * MS, 1), 0);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 26 * MS);
+	ck_assert_int_eq(take(e, 30 * MS, 2), 1);
+	ck_assert_uint_eq(sched_egress_next_ns(e), UINT64_MAX);
+	sched_egress_destroy(e);
+}
+END_TEST
+
+/* Jitter: release within delay +- jitter of arrival and never reordered;
+ * packets further apart than the jitter's span really spread both ways
+ * (closer ones are held back behind their predecessor instead). */
+/* 400 dense (100 us apart), then 600 sparse (5 ms apart). */
+static uint64_t arrival_of(uint32_t i)
+{
+	return i < 400 ? i * 100 * US : 40 * MS + (i - 400) * 5 * MS;
+}
+
+START_TEST(test_delay_jitter)
+{
+	struct sched_egress *e = make(2048);
+	ck_assert_int_eq(sched_egress_set_delay(e, 10 * MS, 2 * MS), 0);
+	for (uint32_t i = 0; i < 1000; i++)
+		enqueue_one(e, pkt(100, 0, (uint8_t)i), arrival_of(i));
+	uint64_t last = 0, early = 0, late = 0;
+	uint32_t n = 0, out[1];
+	for (uint64_t t = 0; n < 1000; t = sched_egress_next_ns(e)) {
+		while (sched_egress_dequeue(e, t, out, 1) == 1) {
+			uint64_t arrival = arrival_of(n);
+			ck_assert_uint_eq(tag_of(out[0]), (uint8_t)n);
+			ck_assert_uint_ge(t, last);
+			ck_assert_uint_le(t, arrival + 12 * MS);
+			ck_assert_uint_ge(t, arrival + 8 * MS);
+			early += t < arrival + 10 * MS;
+			late += t > arrival + 10 * MS;
+			last = t;
+			n++;
+			buffer_free(out, 1);
+		}
+	}
+	ck_assert_uint_gt(early, 200);
+	ck_assert_uint_gt(late, 200);
+	sched_egress_destroy(e);
+}
+END_TEST
+
+/* Shaper then delay: a packet leaves the shaper at its token time and the
+ * line delay after that. */
+START_TEST(test_shaper_and_delay)
+{
+	struct sched_egress *e = make(64);
+	ck_assert_int_eq(sched_egress_set_shaper(e, 8000000, 1000, 0), 0);
+	ck_assert_int_eq(sched_egress_set_delay(e, 5 * MS, 0), 0);
+	enqueue_one(e, pkt(1000, 0, 0), 0);
+	enqueue_one(e, pkt(1000, 0, 1), 0);
+	take(e, 0, 0);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 1 * MS); /* the shaper's, first */
+	take(e, 1 * MS, 0);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 5 * MS);
+	ck_assert_int_eq(take(e, 5 * MS, 1), 0);
+	ck_assert_int_eq(take(e, 6 * MS, 1), 1);
+	sched_egress_destroy(e);
+}
+END_TEST
+
+/* Over max-held the arriving packets are refused, in order, and counted
+ * per class; a slot freed by a release is usable again. */
+START_TEST(test_max_held)
+{
+	struct sched_egress *e = make(5);
+	ck_assert_int_eq(sched_egress_set_delay(e, 1 * MS, 0), 0);
+	uint32_t bi[8], drop[8];
+	for (uint32_t i = 0; i < 8; i++)
+		bi[i] = pkt(100, i < 6 ? 0 : 3, (uint8_t)i);
+	ck_assert_uint_eq(sched_egress_enqueue(e, bi, 8, prio, 0, drop), 3);
+	ck_assert_uint_eq(tag_of(drop[0]), 5);
+	ck_assert_uint_eq(tag_of(drop[2]), 7);
+	buffer_free(drop, 3);
+	struct sched_egress_stats st;
+	sched_egress_stats(e, &st);
+	ck_assert_uint_eq(st.held, 5);
+	ck_assert_uint_eq(st.dropped, 3);
+	ck_assert_uint_eq(st.dropped_class[0], 1);
+	ck_assert_uint_eq(st.dropped_class[3], 2);
+	take(e, 1 * MS, 5);
+	bi[0] = pkt(100, 0, 8);
+	ck_assert_uint_eq(sched_egress_enqueue(e, bi, 1, prio, 1 * MS, drop), 0);
+	sched_egress_destroy(e);
+}
+END_TEST
+
+START_TEST(test_bad_config)
+{
+	char err[256];
+	struct sched_egress *e = make(4);
+	ck_assert_int_eq(sched_egress_set_shaper(e, 999, 16384, 0), -EINVAL);
+	ck_assert_int_eq(sched_egress_set_shaper(e, 10000000, 10, 0), -EINVAL);
+	ck_assert_int_eq(sched_egress_set_delay(e, 1 * MS, 2 * MS), -EINVAL);
+	ck_assert_int_eq(sched_egress_set_max_held(e, 0), -EINVAL);
+	struct sched_egress_stats st;
+	sched_egress_stats(e, &st);
+	ck_assert_uint_eq(st.cfg.rate_bps, 0);
+	ck_assert_uint_eq(st.cfg.delay_ns, 0);
+	ck_assert_ptr_null(sched_egress_create(0, 1, err, sizeof(err)));
+	/* Nothing configured: due at once. */
+	enqueue_one(e, pkt(60, 0, 7), 123);
+	ck_assert_int_eq(take(e, 123, 1), 7);
+	sched_egress_destroy(e);
+}
+END_TEST
+
+static Suite *egress_suite(void)
+{
+	Suite *s = suite_create("sched-egress");
+	TCase *tc = tcase_create("egress");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_shaper_times);
+	tcase_add_test(tc, test_shaper_bytes);
+	tcase_add_test(tc, test_strict_priority);
+	tcase_add_test(tc, test_delay_times);
+	tcase_add_test(tc, test_delay_jitter);
+	tcase_add_test(tc, test_shaper_and_delay);
+	tcase_add_test(tc, test_max_held);
+	tcase_add_test(tc, test_bad_config);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run_suite(egress_suite());
+}
