@@ -3,6 +3,7 @@
  * through the buffer's opaque area.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "sched/egress.h"
 
 #define UNITS_PER_BYTE 8000000000ll /* credit units: 1/8e9 byte, so 1 ns at r bit/s adds r */
+#define CATCH_UP_MAX (INT64_MAX / 4)   /* credit a late run may spend on a backlog: 288 MB */
 
 /* A FIFO of buffers linked through opaque[0..3]. */
 struct pktq {
@@ -20,6 +22,7 @@ struct sched_egress {
 	struct pktq cls[SCHED_N_PRIO];
 	struct pktq line; /* the delay line, in release order */
 	uint32_t mask;    /* bit p: cls[p] is not empty */
+	bool backlogged;  /* the class queues held packets at the last run's end */
 	uint32_t held, max_held;
 	uint64_t rate_bps, burst_bytes;
 	uint64_t delay_ns, jitter_ns;
@@ -141,17 +144,23 @@ int sched_egress_set_max_held(struct sched_egress *e, uint32_t max_held)
 	return 0;
 }
 
-/* Tokens as of now: t ns add t * rate units, up to the bucket's depth. */
+/* Tokens as of now: t ns add t * rate units, up to the bucket's depth;
+ * but while packets wait, without that cap: a shaper served continuously
+ * would have spent the credit on them as it came, so a run that comes
+ * late (its thread did not get the CPU) releases what that shaper would
+ * have sent meanwhile, and only what is left when the queues run empty is
+ * capped (run_shaper). */
 static void refill(struct sched_egress *e, uint64_t now_ns)
 {
 	if (now_ns <= e->last_ns)
 		return;
 	uint64_t dt = now_ns - e->last_ns;
+	int64_t limit = e->backlogged && e->cap < CATCH_UP_MAX ? CATCH_UP_MAX : e->cap;
 	e->last_ns = now_ns;
-	if (e->tokens >= e->cap)
+	if (e->tokens >= limit)
 		return;
-	uint64_t room = (uint64_t)(e->cap - e->tokens);
-	int64_t t = dt > room / e->rate_bps ? e->cap : e->tokens + (int64_t)(dt * e->rate_bps);
+	uint64_t room = (uint64_t)(limit - e->tokens);
+	int64_t t = dt > room / e->rate_bps ? limit : e->tokens + (int64_t)(dt * e->rate_bps);
 	__atomic_store_n(&e->tokens, t, __ATOMIC_RELAXED);
 }
 
@@ -245,6 +254,9 @@ static uint32_t run_shaper(struct sched_egress *e, uint64_t now_ns, uint32_t *ou
 			line_push(e, bi, now_ns);
 		}
 	}
+	if (!e->mask && e->tokens > e->cap)
+		__atomic_store_n(&e->tokens, e->cap, __ATOMIC_RELAXED);
+	e->backlogged = e->mask != 0;
 	return n;
 }
 

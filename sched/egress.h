@@ -14,7 +14,11 @@
  * leaves at the first time t with tokens(t) >= its cost (a frame longer
  * than the burst waits for a full bucket and leaves the bucket in debt);
  * so a high-priority packet never waits behind a saturated lower class,
- * only for tokens. Priority 0 is the highest, 7 the lowest.
+ * only for tokens. Priority 0 is the highest, 7 the lowest. A run that
+ * comes late (the owner thread was off the CPU) releases what an ideal
+ * shaper would have sent meanwhile: while packets wait, credit accrues
+ * past the bucket's depth, and only what is left when the queues run
+ * empty is capped to it.
  *
  * Delay. A packet leaving the shaper (or arriving, without one) at t is
  * released at t + delay + U[-jitter, +jitter], but never before t and

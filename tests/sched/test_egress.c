@@ -132,6 +132,26 @@ START_TEST(test_shaper_bytes)
 }
 END_TEST
 
+/* A late run catches up: credit accrued while packets waited is not lost
+ * to the bucket's cap; once the queues are empty, it is. */
+START_TEST(test_shaper_catch_up)
+{
+	struct sched_egress *e = make(64);
+	ck_assert_int_eq(sched_egress_set_shaper(e, 8000000, 1000, 0), 0); /* 1 byte per us */
+	for (uint8_t i = 0; i < 10; i++)
+		enqueue_one(e, pkt(1000, 0, i), 0);
+	ck_assert_int_eq(take(e, 0, 1), 0);
+	ck_assert_int_eq(take(e, 5000 * US, 5), 1); /* 5 ms late: 5 frames paid for */
+	ck_assert_uint_eq(sched_egress_next_ns(e), 6000 * US);
+	ck_assert_int_eq(take(e, 20000 * US, 4), 6); /* 14 ms of credit, 4 frames left */
+	enqueue_one(e, pkt(1000, 0, 10), 20000 * US);
+	enqueue_one(e, pkt(1000, 0, 11), 20000 * US);
+	ck_assert_int_eq(take(e, 20000 * US, 1), 10); /* the leftover was capped to one frame */
+	ck_assert_uint_eq(sched_egress_next_ns(e), 21000 * US);
+	sched_egress_destroy(e);
+}
+END_TEST
+
 /* A packet waiting for tokens is overtaken by a higher class that arrives
  * later; the lower one leaves at the next token time. */
 START_TEST(test_strict_priority)
@@ -288,6 +308,7 @@ static Suite *egress_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_shaper_times);
 	tcase_add_test(tc, test_shaper_bytes);
+	tcase_add_test(tc, test_shaper_catch_up);
 	tcase_add_test(tc, test_strict_priority);
 	tcase_add_test(tc, test_delay_times);
 	tcase_add_test(tc, test_delay_jitter);
