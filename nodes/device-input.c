@@ -9,7 +9,8 @@
  * node's name ("pcap-input" -> driver "pcap"), so a new software driver
  * needs one registration line here.
  *
- * Next nodes: ethernet-input.
+ * Next nodes: ethernet-input; sched-ingress instead while a scheduling
+ *   class is defined.
  * Errors: none (the driver counts RX-dropped and RX-errors on the queue).
  * Trace: interface name and index, rx queue, length, Ethernet header.
  * CLI: `show interface`, `show interface rx-placement`, `trace add pcap-input N`,
@@ -24,9 +25,11 @@
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/ethernet.h"
+#include "sched/class.h"
 
 enum device_input_next {
 	DEVICE_INPUT_NEXT_ETHERNET_INPUT = 0,
+	DEVICE_INPUT_NEXT_SCHED_INGRESS,
 	DEVICE_INPUT_N_NEXT,
 };
 
@@ -91,11 +94,15 @@ static void trace_fill(struct node_runtime *rt, const struct dev_poll *p, const 
 	}
 }
 
-/* One burst from one queue into ethernet-input's frame; returns its size. */
+/* One burst from one queue into ethernet-input's frame (sched-ingress's
+ * while a scheduling class is defined: one test per burst); returns its
+ * size. */
 static uint32_t poll_queue(struct node_runtime *rt, const struct dev_poll *p)
 {
 	struct device *dev = p->dev;
-	uint32_t *bi = node_next_slots(rt, DEVICE_INPUT_NEXT_ETHERNET_INPUT, FRAME_SIZE);
+	uint16_t next = unlikely(sched_classes_active()) ? DEVICE_INPUT_NEXT_SCHED_INGRESS
+							 : DEVICE_INPUT_NEXT_ETHERNET_INPUT;
+	uint32_t *bi = node_next_slots(rt, next, FRAME_SIZE);
 	uint32_t n = dev_rx_burst(dev, p->queue, bi, FRAME_SIZE);
 	if (!n)
 		return 0;
@@ -114,7 +121,7 @@ static uint32_t poll_queue(struct node_runtime *rt, const struct dev_poll *p)
 		trace_fill(rt, p, bi, n);
 	if (dev_capture_on(DEV_CAPTURE_RX))
 		dev_capture_packets(rx_if, bi, n);
-	node_next_commit(rt, DEVICE_INPUT_NEXT_ETHERNET_INPUT, n);
+	node_next_commit(rt, next, n);
 	struct dev_counters *c = &dev->rxq[p->queue].c;
 	stat_add(&c->rx_packets, n);
 	stat_add(&c->rx_bytes, bytes);
@@ -144,7 +151,8 @@ static uint32_t device_input_fn(struct node_runtime *rt, struct frame *frame)
 		.type = NODE_TYPE_INPUT,                                                      \
 		.fn = device_input_fn,                                                        \
 		.n_next = DEVICE_INPUT_N_NEXT,                                                \
-		.next_nodes = { [DEVICE_INPUT_NEXT_ETHERNET_INPUT] = "ethernet-input" },      \
+		.next_nodes = { [DEVICE_INPUT_NEXT_ETHERNET_INPUT] = "ethernet-input",        \
+				[DEVICE_INPUT_NEXT_SCHED_INGRESS] = "sched-ingress" },        \
 		.format_trace = device_input_format_trace,                                    \
 		.runtime_data_size = sizeof(struct device_input_data),                        \
 		.init = device_input_init,                                                    \

@@ -2,7 +2,8 @@
  * draining and detaching a distributor (dist.h, "the graph").
  *
  * Attached, the main thread is the rx thread: every input node whose arc
- * led to ethernet-input now leads to `distributor`, distributor-flush polls
+ * led to ethernet-input (and sched-ingress, which sits between them) now
+ * leads to `distributor`, distributor-flush polls
  * there, and each worker runs handoff-input -> ethernet-input -> ... and
  * transmits itself.
  */
@@ -103,8 +104,10 @@ int dist_graph_attach(struct graph *g, struct dist *d, char *err, size_t errlen)
 	}
 	__atomic_store_n(&attached, d, __ATOMIC_RELEASE);
 	n_repointed = 0;
+	/* The inputs, and sched-ingress between them and ethernet-input. */
+	int sin = graph_node_index(g, "sched-ingress");
 	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
-		if (graph_node_reg(g, n)->type != NODE_TYPE_INPUT || (int)n == hin)
+		if ((graph_node_reg(g, n)->type != NODE_TYPE_INPUT && (int)n != sin) || (int)n == hin)
 			continue;
 		for (uint16_t k = 0; graph_node_next(g, n, k) >= 0; k++) {
 			if (graph_node_next(g, n, k) != eth || n_repointed == MAX_REPOINTED)

@@ -10,7 +10,8 @@
 #   ef      with that shaped link saturated by iperf3 A -> B, pings marked
 #           EF (ping -Q 0xb8), put by `sched class ef priority 0 match dscp
 #           46` ahead of the bulk, keep their median RTT within 2 ms of the
-#           idle median measured in the same run.
+#           idle median measured in the same run; unmarked pings meanwhile
+#           must be more than 2 ms off it (the link really was saturated).
 # Time is physical here, on a shared box: each measurement is retried up
 # to 3 times, and the figures of every attempt are printed. Every run
 # ends with `show sched`, a clean SIGTERM and every buffer returned.
@@ -169,9 +170,47 @@ check_shaper() {
 	[ -n "$ok" ] || fail "goodput ${g:-?} Mbit/s, expected 10 +- 5%"
 }
 
+check_ef() {
+	local ok= idle= loaded= diff= plain= held= held2= g= client=
+	ctl sched class ef priority 0 match dscp 46 || fail "sched class ef priority 0 match dscp 46"
+	ctl sched shaper interface b rate 10mbit burst 16k || fail "sched shaper interface b rate 10mbit burst 16k"
+	for attempt in 1 2 3; do
+		idle=$(median_rtt 20 -Q 0xb8) || { echo "ef attempt $attempt: pings lost (idle)"; continue; }
+		iperf_server
+		timeout 50 ip netns exec "$ns_a" iperf3 -c 10.2.0.2 -t 15 -f m > "$tmp/iperf" 2>&1 &
+		client=$!
+		sleep 3 # past slow start: the shaper's queue is standing
+		ctl show sched > "$tmp/sched_loaded"
+		loaded=$(median_rtt 20 -Q 0xb8) || { echo "ef attempt $attempt: pings lost (loaded)"; wait "$client"; iperf_done; continue; }
+		ctl show sched > "$tmp/sched_after"
+		plain=$(median_rtt 10) || plain=
+		wait "$client"
+		iperf_done
+		g=$(awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "Mbits/sec") print $(i - 1) }' "$tmp/iperf" | tail -1)
+		held=$(awk '/max-held/ { gsub(",", ""); for (i = 1; i <= NF; i++) if ($i == "held") print $(i + 1) }' "$tmp/sched_loaded")
+		held2=$(awk '/max-held/ { gsub(",", ""); for (i = 1; i <= NF; i++) if ($i == "held") print $(i + 1) }' "$tmp/sched_after")
+		diff=$(awk -v a="$loaded" -v b="$idle" 'BEGIN { printf "%.3f", a - b }')
+		echo "ef attempt $attempt: EF ping median idle ${idle} ms, beside a saturating iperf3 (${g:-?} Mbit/s," \
+			"${held:-?} and ${held2:-?} packets held by the shaper before and after) ${loaded} ms, difference ${diff} ms;" \
+			"unmarked pings meanwhile ${plain:-lost} ms"
+		# The link really was saturated throughout: packets held before and
+		# after the EF pings, and unmarked pings queued behind the bulk.
+		if [ "${held:-0}" -gt 0 ] && [ "${held2:-0}" -gt 0 ] && [ -n "$plain" ] && ! within "$plain" "$idle" 2 &&
+			within "$diff" 0 2; then
+			ok=1
+			break
+		fi
+		echo "  RTTs (ms): $(rtts)"
+	done
+	ctl show sched
+	[ -n "$ok" ] || fail "EF pings: median RTT ${diff:-?} ms from idle with the link saturated (2 ms allowed)," \
+		"or the link was not saturated (unmarked pings ${plain:-lost} ms)"
+}
+
 case "$check" in
 delay) check_delay ;;
 shaper) check_shaper ;;
+ef) check_ef ;;
 *) fail "unknown check $check" ;;
 esac
 
