@@ -1,0 +1,387 @@
+/* sched-ingress and sched-egress in a graph, on a simulated clock.
+ *
+ * sched-ingress: a test input node hands it one frame of exact packets and
+ * a sink standing in for ethernet-input records the order they leave in
+ * and the class each carries. sched-egress: the whole registered graph, a
+ * test input node handing packets to interface-output for a test device
+ * (served by null-tx) that records what it sends and when, and thread 0's
+ * timer service on a clock the test sets; expiries run when the test
+ * advances it. Every case ends with every buffer back in its pool.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drivers/device.h"
+#include "graph/graph.h"
+#include "nodes/sched_io.h"
+#include "tests/check_run.h"
+
+#define US 1000ull
+#define MS 1000000ull
+#define MAX_REC 64
+
+static char err[256];
+static struct graph *g;
+
+/* ---- packets ---- */
+
+enum { TCP = 6, UDP = 17, ICMP = 1 };
+
+/* A 64-byte frame: IPv4 with tos and proto (proto 0: ARP instead), one
+ * VLAN tag when vlan; byte 60 is the tag the test follows it by. */
+static uint32_t frame(uint8_t tag, uint8_t proto, uint8_t tos, bool vlan, uint32_t rx_if, uint32_t tx_if)
+{
+	uint8_t p[64] = { 0 };
+	uint32_t off = 12;
+	if (vlan) {
+		p[off] = 0x81, p[off + 1] = 0x00, p[off + 3] = 5;
+		off += 4;
+	}
+	p[off] = 0x08, p[off + 1] = proto ? 0x00 : 0x06;
+	off += 2;
+	if (proto) {
+		p[off] = 0x45;
+		p[off + 1] = tos;
+		p[off + 9] = proto;
+	}
+	p[60] = tag;
+	uint32_t bi = buffer_from_bytes(p, sizeof(p), -1);
+	ck_assert_uint_ne(bi, BUFFER_INVALID);
+	buffer_get(bi)->rx_if = rx_if;
+	buffer_get(bi)->tx_if = tx_if;
+	return bi;
+}
+
+static uint8_t tag_of(uint32_t bi)
+{
+	return buffer_data(buffer_get(bi))[60];
+}
+
+/* ---- a test input node: hands over what the test staged ---- */
+
+static uint32_t staged[FRAME_SIZE], n_staged;
+
+static uint32_t stage_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)f;
+	uint32_t n = n_staged;
+	if (n)
+		node_enqueue(rt, 0, staged, n);
+	n_staged = 0;
+	return n;
+}
+
+/* ---- sched-ingress ---- */
+
+static uint32_t sunk[MAX_REC], n_sunk;
+
+static uint32_t sink_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)rt;
+	for (uint32_t i = 0; i < f->n_vectors; i++) {
+		ck_assert_uint_lt(n_sunk, MAX_REC);
+		sunk[n_sunk++] = f->buffers[i];
+	}
+	return f->n_vectors;
+}
+
+static const struct node_reg stage_ingress = {
+	.name = "test-rx", .type = NODE_TYPE_INPUT, .fn = stage_fn, .n_next = 1, .next_nodes = { "sched-ingress" },
+};
+static const struct node_reg eth_sink = { .name = "ethernet-input", .type = NODE_TYPE_INTERNAL, .fn = sink_fn };
+
+static void fixture_up(void)
+{
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	bc.buffers_per_numa = 4096;
+	bc.page_size = 4096;
+	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
+	n_sunk = n_staged = 0;
+}
+
+static void fixture_down(void)
+{
+	sched_io_free_all();
+	dev_delete_all();
+	buffer_thread_unregister();
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_main_free();
+}
+
+static int set_class(const char *name, uint8_t prio, uint16_t weight, enum sched_match m, uint32_t v)
+{
+	struct sched_class c = { .priority = prio, .weight = weight, .match = (uint8_t)m, .value = v };
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	return sched_io_class_set(g, &c, err, sizeof(err));
+}
+
+/* Classes by first match in definition order; the frame leaves priority
+ * by priority, weighted turns within one, arrival order within a class. */
+START_TEST(test_ingress_order)
+{
+	g = graph_create(NULL, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_int_ge(graph_add_node(g, node_registry_find("sched-ingress"), err, sizeof(err)), 0);
+	ck_assert_int_ge(graph_add_node(g, &stage_ingress, err, sizeof(err)), 0);
+	ck_assert_int_ge(graph_add_node(g, &eth_sink, err, sizeof(err)), 0);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(set_class("ef", 0, 1, SCHED_MATCH_DSCP, 46), 1);
+	ck_assert_int_eq(set_class("tcp", 3, 2, SCHED_MATCH_PROTOCOL, TCP), 2);
+	ck_assert_int_eq(set_class("udp", 3, 1, SCHED_MATCH_PROTOCOL, UDP), 3);
+	ck_assert_int_eq(set_class("port7", 5, 1, SCHED_MATCH_INTERFACE, 7), 4);
+	ck_assert_int_eq(set_class("bad", 8, 1, SCHED_MATCH_DSCP, 1), -EINVAL);
+	ck_assert_int_eq(set_class("bad", 1, 1, SCHED_MATCH_DSCP, 64), -EINVAL);
+	ck_assert_int_eq(set_class("bad", 1, 0, SCHED_MATCH_DSCP, 1), -EINVAL);
+	ck_assert_uint_eq(sched_class_table.n, 4);
+	const struct {
+		uint8_t proto, dscp;
+		bool vlan;
+		uint32_t rx_if, want_class;
+	} in[] = {
+		{ TCP, 0, false, 0, 2 }, { UDP, 0, false, 0, 3 },  { ICMP, 0, false, 0, 0 }, { ICMP, 46, false, 0, 1 },
+		{ TCP, 0, false, 0, 2 }, { TCP, 0, false, 0, 2 },  { UDP, 0, false, 0, 3 },  { TCP, 46, false, 0, 1 },
+		{ 0, 0, false, 7, 4 },   { UDP, 10, true, 0, 3 },
+	};
+	for (uint32_t i = 0; i < ARRAY_LEN(in); i++)
+		staged[n_staged++] = frame((uint8_t)i, in[i].proto, (uint8_t)(in[i].dscp << 2), in[i].vlan, in[i].rx_if, 0);
+	graph_main_poll(g);
+	const uint8_t want[] = { 3, 7, 0, 4, 1, 5, 6, 9, 8, 2 };
+	ck_assert_uint_eq(n_sunk, ARRAY_LEN(want));
+	for (uint32_t i = 0; i < n_sunk; i++) {
+		uint8_t t = tag_of(sunk[i]);
+		ck_assert_msg(t == want[i], "position %u: packet %u, expected %u", i, t, want[i]);
+		ck_assert_uint_eq(sched_buffer_class(buffer_get(sunk[i])), in[t].want_class);
+	}
+	const struct sched_ingress_counts {
+		uint64_t classified[SCHED_MAX_CLASSES];
+	} *counts = graph_node_runtime(g, 0, (uint32_t)graph_node_index(g, "sched-ingress"))->data;
+	const uint64_t want_counts[] = { 1, 2, 3, 3, 1 };
+	for (uint32_t c = 0; c < ARRAY_LEN(want_counts); c++)
+		ck_assert_uint_eq(counts->classified[c], want_counts[c]);
+	/* One class only: the frame goes on whole, in order. */
+	ck_assert_int_eq(sched_io_class_remove(g, "tcp"), 0);
+	ck_assert_int_eq(sched_io_class_remove(g, "tcp"), -ENOENT);
+	buffer_free(sunk, n_sunk);
+	n_sunk = 0;
+	for (uint32_t i = 0; i < 5; i++)
+		staged[n_staged++] = frame((uint8_t)i, TCP, 0, false, 0, 0);
+	graph_main_poll(g);
+	ck_assert_uint_eq(n_sunk, 5);
+	for (uint32_t i = 0; i < 5; i++) {
+		ck_assert_uint_eq(tag_of(sunk[i]), i);
+		ck_assert_uint_eq(sched_buffer_class(buffer_get(sunk[i])), 0);
+	}
+	buffer_free(sunk, n_sunk);
+	graph_destroy(g);
+}
+END_TEST
+
+/* ---- sched-egress ---- */
+
+static uint64_t sim_now;
+static struct {
+	uint8_t tag;
+	uint64_t at;
+} sent[MAX_REC];
+static uint32_t n_sent;
+
+static uint64_t sim_clock(void *arg)
+{
+	(void)arg;
+	return sim_now;
+}
+
+static uint32_t tdev_rx(struct device *d, uint16_t q, uint32_t *bi, uint32_t n)
+{
+	(void)d, (void)q, (void)bi, (void)n;
+	return 0;
+}
+
+static uint32_t tdev_tx(struct device *d, uint16_t q, const uint32_t *bi, uint32_t n)
+{
+	(void)d, (void)q;
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert_uint_lt(n_sent, MAX_REC);
+		sent[n_sent].tag = tag_of(bi[i]);
+		sent[n_sent++].at = sim_now;
+	}
+	buffer_free(bi, n);
+	return n;
+}
+
+static void tdev_destroy(struct device *d)
+{
+	free(d);
+}
+
+static const struct device_ops tdev_ops = { .rx_burst = tdev_rx, .tx_burst = tdev_tx, .destroy = tdev_destroy };
+
+static struct device *tdev_create(const char *name)
+{
+	struct device *d = aligned_alloc(64, ROUND_UP(sizeof(*d), 64));
+	ck_assert_ptr_nonnull(d);
+	memset(d, 0, sizeof(*d));
+	d->ops = &tdev_ops;
+	d->driver = dev_driver_find("null"); /* served by null-tx */
+	d->n_tx_queues = 1;
+	ck_assert_int_eq(dev_register(d, name), 0);
+	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
+	return d;
+}
+
+static const struct node_reg stage_egress = {
+	.name = "test-tx-source", .type = NODE_TYPE_INPUT, .fn = stage_fn, .n_next = 1,
+	.next_nodes = { "interface-output" },
+};
+
+static struct timer_service *ts;
+static struct device *dev;
+
+/* The registered graph plus the source, a test device, thread 0's timer
+ * service on the simulated clock. */
+static void egress_up(uint32_t max_held)
+{
+	g = graph_create(NULL, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_ge(graph_add_node(g, &stage_egress, err, sizeof(err)), 0);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	struct timer_config c;
+	timer_config_default(&c);
+	c.max_timers = 1024;
+	sim_now = 1 * MS;
+	ts = timer_service_create(&c, sim_clock, NULL, err, sizeof(err));
+	ck_assert_msg(ts, "%s", err);
+	ck_assert_int_eq(timer_service_bind(ts, g, 0), 0);
+	graph_thread_set_user(graph_thread_get(g, 0), ts);
+	dev = tdev_create("e0");
+	sched_io_set_max_held(max_held);
+	n_sent = 0;
+}
+
+static void egress_down(void)
+{
+	graph_thread_set_user(graph_thread_get(g, 0), NULL);
+	timer_service_destroy(ts);
+	graph_destroy(g);
+}
+
+/* The clock moves to t; due timers run and what they release is sent. */
+static void advance(uint64_t t)
+{
+	sim_now = t;
+	timer_advance(ts, t);
+	graph_dispatch_pending(graph_thread_get(g, 0));
+}
+
+static void send_now(const uint8_t *tags, uint32_t n, uint32_t class_id)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t bi = frame(tags[i], UDP, 0, false, 0, dev->index);
+		buffer_get(bi)->current_length = 1000;
+		sched_buffer_set_class(buffer_get(bi), class_id);
+		staged[n_staged++] = bi;
+	}
+	graph_main_poll(g);
+}
+
+/* A 5 ms delay: nothing leaves before, all leave at 5 ms, by the timer. */
+START_TEST(test_egress_delay)
+{
+	egress_up(64);
+	ck_assert_int_eq(sched_io_set_delay(g, dev->index, 5 * MS, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_io_set_delay(g, dev->index, 1 * MS, 2 * MS, err, sizeof(err)), -EINVAL);
+	send_now((const uint8_t[]){ 0, 1, 2 }, 3, 0);
+	ck_assert_uint_eq(n_sent, 0);
+	ck_assert_uint_eq(sched_egress_held(sched_io_ifs[dev->index].e), 3);
+	advance(6 * MS - 1);
+	ck_assert_uint_eq(n_sent, 0);
+	advance(6 * MS);
+	ck_assert_uint_eq(n_sent, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		ck_assert_uint_eq(sent[i].tag, i);
+		ck_assert_uint_eq(sent[i].at, 6 * MS);
+	}
+	/* Off: packets pass at once. */
+	ck_assert_int_eq(sched_io_set_delay(g, dev->index, 0, 0, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sched_egress_on[dev->index], 0);
+	send_now((const uint8_t[]){ 9 }, 1, 0);
+	ck_assert_uint_eq(n_sent, 4);
+	egress_down();
+}
+END_TEST
+
+/* 8 Mbit/s (a byte a microsecond), bucket of one 1000-byte frame: bulk
+ * leaves a frame a millisecond; an EF frame arriving later overtakes the
+ * bulk still waiting and takes the next slot. */
+START_TEST(test_egress_shaper_priority)
+{
+	egress_up(64);
+	struct sched_class ef = { .name = "ef", .priority = 0, .weight = 1, .match = SCHED_MATCH_DSCP, .value = 46 };
+	ck_assert_int_eq(sched_io_class_set(g, &ef, err, sizeof(err)), 1);
+	ck_assert_int_eq(sched_io_set_shaper(g, dev->index, 8000000, 1000, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_io_set_shaper(g, dev->index, 999, 1000, err, sizeof(err)), -EINVAL);
+	send_now((const uint8_t[]){ 0, 1, 2, 3 }, 4, 0);
+	ck_assert_uint_eq(n_sent, 1); /* the full bucket */
+	advance(1 * MS + 300 * US);
+	send_now((const uint8_t[]){ 100 }, 1, 1);
+	ck_assert_uint_eq(n_sent, 1);
+	for (uint64_t t = 2 * MS; t <= 5 * MS; t += 1 * MS) {
+		advance(t - 1);
+		advance(t);
+	}
+	const uint8_t want[] = { 0, 100, 1, 2, 3 };
+	ck_assert_uint_eq(n_sent, ARRAY_LEN(want));
+	for (uint32_t i = 0; i < n_sent; i++) {
+		ck_assert_uint_eq(sent[i].tag, want[i]);
+		ck_assert_uint_eq(sent[i].at, (i + 1) * MS);
+	}
+	struct sched_egress_stats st;
+	sched_egress_stats(sched_io_ifs[dev->index].e, &st);
+	ck_assert_uint_eq(st.released_class[1], 1);
+	ck_assert_uint_eq(st.released_class[0], 4);
+	egress_down();
+}
+END_TEST
+
+/* max-held 2: the rest of a frame is dropped under the node's named error
+ * and as TX-dropped; a packet still held at the end goes back to the pool
+ * with the schedule. */
+START_TEST(test_egress_max_held)
+{
+	egress_up(2);
+	ck_assert_int_eq(sched_io_set_delay(g, dev->index, 10 * MS, 0, err, sizeof(err)), 0);
+	send_now((const uint8_t[]){ 0, 1, 2, 3, 4 }, 5, 0);
+	int node = graph_node_index(g, "sched-egress");
+	ck_assert_int_ge(node, 0);
+	ck_assert_uint_eq(graph_node_error_count(g, (uint32_t)node, 0), 3);
+	struct dev_counters c;
+	dev_counters_get(dev, &c);
+	ck_assert_uint_eq(c.tx_dropped, 3);
+	advance(11 * MS);
+	ck_assert_uint_eq(n_sent, 2);
+	send_now((const uint8_t[]){ 5 }, 1, 0); /* held when the test ends */
+	egress_down();
+}
+END_TEST
+
+static Suite *nodes_suite(void)
+{
+	Suite *s = suite_create("sched-nodes");
+	TCase *tc = tcase_create("nodes");
+	tcase_add_checked_fixture(tc, fixture_up, fixture_down);
+	tcase_add_test(tc, test_ingress_order);
+	tcase_add_test(tc, test_egress_delay);
+	tcase_add_test(tc, test_egress_shaper_priority);
+	tcase_add_test(tc, test_egress_max_held);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run_suite(nodes_suite());
+}
