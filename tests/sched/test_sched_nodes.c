@@ -66,6 +66,8 @@ static uint32_t staged[FRAME_SIZE], n_staged;
 static uint32_t stage_fn(struct node_runtime *rt, struct frame *f)
 {
 	(void)f;
+	if (rt->thread_index != 0) /* the staged packets are thread 0's */
+		return 0;
 	uint32_t n = n_staged;
 	if (n)
 		node_enqueue(rt, 0, staged, n);
@@ -181,12 +183,13 @@ END_TEST
 
 /* ---- sched-egress ---- */
 
-static uint64_t sim_now;
+static uint64_t sim_now; /* 0: tdev_tx records real time */
 static struct {
 	uint8_t tag;
 	uint64_t at;
+	uint32_t thread;
 } sent[MAX_REC];
-static uint32_t n_sent;
+static uint32_t n_sent; /* written by the sending thread, read with acquire */
 
 static uint64_t sim_clock(void *arg)
 {
@@ -203,10 +206,13 @@ static uint32_t tdev_rx(struct device *d, uint16_t q, uint32_t *bi, uint32_t n)
 static uint32_t tdev_tx(struct device *d, uint16_t q, const uint32_t *bi, uint32_t n)
 {
 	(void)d, (void)q;
+	struct graph_thread *self = graph_thread_self();
 	for (uint32_t i = 0; i < n; i++) {
 		ck_assert_uint_lt(n_sent, MAX_REC);
 		sent[n_sent].tag = tag_of(bi[i]);
-		sent[n_sent++].at = sim_now;
+		sent[n_sent].at = sim_now ? sim_now : timer_clock_ns(NULL);
+		sent[n_sent].thread = self ? graph_thread_index(self) : UINT32_MAX;
+		__atomic_store_n(&n_sent, n_sent + 1, __ATOMIC_RELEASE);
 	}
 	buffer_free(bi, n);
 	return n;
@@ -368,6 +374,48 @@ START_TEST(test_egress_max_held)
 }
 END_TEST
 
+/* One worker: the interface's owner is thread 1. Packets that thread 0
+ * sends for it are handed over, held by thread 1's schedule and timer
+ * (real time here: the services the daemon installs) and sent by thread 1
+ * only, in order, no earlier than the delay. */
+START_TEST(test_egress_owner_handoff)
+{
+	g = graph_create(NULL, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_ge(graph_add_node(g, &stage_egress, err, sizeof(err)), 0);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(graph_workers_start(g, NULL, 1, err, sizeof(err)) == 0, "%s", err);
+	struct timer_config c;
+	timer_config_default(&c);
+	c.max_timers = 1024;
+	ck_assert_int_eq(timer_services_install(g, &c, err, sizeof(err)), 0);
+	dev = tdev_create("e0");
+	sched_io_set_max_held(64);
+	n_sent = 0;
+	sim_now = 0;
+	ck_assert_int_eq(sched_io_set_delay(g, dev->index, 2 * MS, 0, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sched_io_ifs[dev->index].owner, 1);
+	ck_assert_ptr_nonnull(sched_io_ifs[dev->index].ring[0]);
+	ck_assert_ptr_null(sched_io_ifs[dev->index].ring[1]);
+	uint64_t t0 = timer_clock_ns(NULL);
+	send_now((const uint8_t[]){ 0, 1, 2, 3 }, 4, 0);
+	while (__atomic_load_n(&n_sent, __ATOMIC_ACQUIRE) < 4 && timer_clock_ns(NULL) - t0 < 2000 * MS)
+		graph_main_poll(g);
+	graph_workers_stop(g);
+	ck_assert_uint_eq(n_sent, 4);
+	for (uint32_t i = 0; i < 4; i++) {
+		ck_assert_uint_eq(sent[i].tag, i);
+		ck_assert_uint_eq(sent[i].thread, 1);
+		ck_assert_uint_ge(sent[i].at, t0 + 2 * MS); /* never early */
+	}
+	int node = graph_node_index(g, "sched-egress");
+	ck_assert_uint_eq(graph_node_error_count(g, (uint32_t)node, 1), 0); /* no handoff drop */
+	timer_services_uninstall(g);
+	graph_destroy(g);
+}
+END_TEST
+
 static Suite *nodes_suite(void)
 {
 	Suite *s = suite_create("sched-nodes");
@@ -377,6 +425,7 @@ static Suite *nodes_suite(void)
 	tcase_add_test(tc, test_egress_delay);
 	tcase_add_test(tc, test_egress_shaper_priority);
 	tcase_add_test(tc, test_egress_max_held);
+	tcase_add_test(tc, test_egress_owner_handoff);
 	suite_add_tcase(s, tc);
 	return s;
 }
