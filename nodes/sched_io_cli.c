@@ -15,14 +15,17 @@
  *
  * sluice> show sched
  * Interface b (if 1), owner thread 0
- *   shaper rate 10mbit burst 16K, tokens 1514 bytes
- *   delay 20ms jitter 0ns
- *   max-held 4096: held 12, enqueued 80412, released 80400, dropped 0
- *     class      held   released  dropped
- *     (none)       12      80380        0
- *     ef            0         20        0
+ *   shaper rate 10mbit burst 16384, tokens 11942 bytes
+ *   delay off
+ *   max-held 512: held 11, enqueued 1212, released 1201, dropped 0
+ *     class                  held     released    dropped
+ *     (none)                   11         1161          0
+ *     ef                        0           40          0
  * Classes (match order)
- *   ef priority 0 weight 1 match dscp 46: 20 packets
+ *   ef priority 0 weight 1 match dscp 46: 80 packets
+ *
+ * pg streams reach sched-ingress only when they name it as next-node (the
+ * inputs' test sends af-packet, pcap, null, ixgbe and i40e traffic there).
  *
  * Built as its own library (sluice_sched_io_cli) that the daemon links
  * whole, so that nodes/ does not depend on cli/.
