@@ -146,7 +146,8 @@ static void arm(struct node_runtime *rt, struct sched_io_if *sif, uint32_t if_in
 	if (sif->timer && sif->timer_ns == next)
 		return;
 	if (next == UINT64_MAX) {
-		timer_cancel(ts, sif->timer);
+		if (sif->timer)
+			timer_cancel(ts, sif->timer);
 		sif->timer = 0;
 		return;
 	}
