@@ -222,8 +222,8 @@ void timer_stats(const struct timer_service *ts, struct timer_stats *st);
  * Returns 0 or a negative errno with the reason in err. */
 int timer_services_install(struct graph *g, const struct timer_config *cfg, char *err, size_t errlen);
 
-/* Remove the hook and destroy every thread's service (workers stopped or
- * parked). */
+/* Remove the hook and destroy every service installed, those of workers
+ * already stopped included (workers stopped or parked). */
 void timer_services_uninstall(struct graph *g);
 
 /* The service of datapath thread t (NULL when none is installed). */

@@ -371,6 +371,11 @@ struct timer_service *timer_service_of(const struct graph_thread *t)
 	return graph_thread_user(t);
 }
 
+/* Every installed service, so that uninstall after the workers stopped
+ * (their threads, and the user pointers, are gone then) still frees them. */
+static struct timer_service *installed[GRAPH_MAX_THREADS];
+static uint32_t n_installed;
+
 int timer_services_install(struct graph *g, const struct timer_config *cfg, char *err, size_t errlen)
 {
 	uint32_t n = graph_n_threads(g);
@@ -382,6 +387,8 @@ int timer_services_install(struct graph *g, const struct timer_config *cfg, char
 		}
 		timer_service_bind(ts, g, i);
 		graph_thread_set_user(graph_thread_get(g, i), ts);
+		installed[i] = ts;
+		n_installed = i + 1;
 	}
 	/* The hook's barrier publishes the user pointers set above. */
 	graph_set_loop_hook(g, loop_hook, NULL);
@@ -391,9 +398,11 @@ int timer_services_install(struct graph *g, const struct timer_config *cfg, char
 void timer_services_uninstall(struct graph *g)
 {
 	graph_set_loop_hook(g, NULL, NULL);
-	for (uint32_t i = 0; i < graph_n_threads(g); i++) {
-		struct graph_thread *t = graph_thread_get(g, i);
-		timer_service_destroy(graph_thread_user(t));
-		graph_thread_set_user(t, NULL);
+	for (uint32_t i = 0; i < graph_n_threads(g); i++)
+		graph_thread_set_user(graph_thread_get(g, i), NULL);
+	for (uint32_t i = 0; i < n_installed; i++) {
+		timer_service_destroy(installed[i]);
+		installed[i] = NULL;
 	}
+	n_installed = 0;
 }
