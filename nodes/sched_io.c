@@ -179,7 +179,34 @@ void sched_io_free_all(void)
 	sched_class_clear();
 }
 
-static void __attribute__((constructor)) sched_io_register_delete_hook(void)
+/* `show buffers`: what each schedule holds, and what waits in the
+ * handoff rings to its owner (datapath parked). */
+static void holder(void *ctx, struct buffer_tally *t)
+{
+	(void)ctx;
+	for (uint32_t i = 0; i < DEV_MAX; i++) {
+		const struct sched_io_if *sif = &sched_io_ifs[i];
+		const struct device *d = dev_by_index(i);
+		char where[BUFFER_WHERE_SIZE];
+		uint64_t ring = 0;
+		if (!sif->e)
+			continue;
+		for (uint32_t k = 0; k < GRAPH_MAX_THREADS; k++) {
+			struct handoff_stats st;
+			if (!sif->ring[k])
+				continue;
+			handoff_ring_stats(sif->ring[k], &st);
+			ring += st.buffers_in - st.buffers_out;
+		}
+		snprintf(where, sizeof(where), "%s egress held", d ? d->name : "?");
+		buffer_tally_add(t, where, sched_egress_held_buffers(sif->e));
+		snprintf(where, sizeof(where), "%s egress handoff", d ? d->name : "?");
+		buffer_tally_add(t, where, ring);
+	}
+}
+
+static void __attribute__((constructor)) sched_io_register_hooks(void)
 {
 	dev_on_delete(if_free);
+	buffer_holder_register("sched", holder, NULL);
 }

@@ -316,6 +316,23 @@ uint32_t sched_egress_held(const struct sched_egress *e)
 	return __atomic_load_n(&e->held, __ATOMIC_RELAXED);
 }
 
+static uint64_t q_buffers(const struct pktq *q)
+{
+	uint64_t n = 0;
+	uint32_t bi = q->head;
+	for (uint32_t k = 0; k < q->n; k++, bi = *link_of(bi))
+		n += buffer_chain_length(bi);
+	return n;
+}
+
+uint64_t sched_egress_held_buffers(const struct sched_egress *e)
+{
+	uint64_t n = q_buffers(&e->line);
+	for (uint32_t p = 0; p < SCHED_N_PRIO; p++)
+		n += q_buffers(&e->cls[p]);
+	return n;
+}
+
 void sched_egress_stats(const struct sched_egress *e, struct sched_egress_stats *st)
 {
 	memset(st, 0, sizeof(*st));

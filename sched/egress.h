@@ -132,6 +132,10 @@ uint32_t sched_egress_flush(struct sched_egress *e, uint32_t *out, uint32_t max)
 /* Packets held now. */
 uint32_t sched_egress_held(const struct sched_egress *e);
 
+/* Buffers held now, chains counted whole (`show buffers`). Walks the
+ * queues: owner thread, or control thread with the owner parked. */
+uint64_t sched_egress_held_buffers(const struct sched_egress *e);
+
 /* Configuration and counters; any thread. */
 void sched_egress_stats(const struct sched_egress *e, struct sched_egress_stats *st);
 

@@ -367,6 +367,16 @@ START_TEST(test_egress_max_held)
 	struct dev_counters c;
 	dev_counters_get(dev, &c);
 	ck_assert_uint_eq(c.tx_dropped, 3);
+	/* show buffers: the two held are the sched holder's, nobody else's. */
+	struct buffer_attribution a;
+	ck_assert_int_eq(buffer_attribute(&a), 0);
+	uint64_t held = 0;
+	for (uint32_t i = 0; i < a.n_holdings; i++)
+		if (strcmp(a.holdings[i].holder, "sched") == 0 && strcmp(a.holdings[i].where, "e0 egress held") == 0)
+			held = a.holdings[i].n;
+	ck_assert_uint_eq(held, 2);
+	ck_assert_int_eq(a.n_unattributed, 0);
+	buffer_attribution_free(&a);
 	advance(11 * MS);
 	ck_assert_uint_eq(n_sent, 2);
 	send_now((const uint8_t[]){ 5 }, 1, 0); /* held when the test ends */
