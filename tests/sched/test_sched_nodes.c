@@ -395,12 +395,12 @@ START_TEST(test_egress_owner_handoff)
 	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_ge(graph_add_node(g, &stage_egress, err, sizeof(err)), 0);
 	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	dev = tdev_create("e0"); /* before the worker polls the interface table */
 	ck_assert_msg(graph_workers_start(g, NULL, 1, err, sizeof(err)) == 0, "%s", err);
 	struct timer_config c;
 	timer_config_default(&c);
 	c.max_timers = 1024;
 	ck_assert_int_eq(timer_services_install(g, &c, err, sizeof(err)), 0);
-	dev = tdev_create("e0");
 	sched_io_set_max_held(64);
 	n_sent = 0;
 	sim_now = 0;
