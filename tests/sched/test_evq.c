@@ -8,7 +8,10 @@
  *   - weighted round robin: shares of 3 backlogged queues within 1% of
  *     their weights over EVQ_SHARE_EVENTS dispatches;
  *   - atomic: an owner word per tag claimed by CAS: zero overlaps, per-flow
- *     order exact, flows did move between consumers;
+ *     order exact, flows did move between consumers; and step by step on
+ *     one thread: a flow stays on its port until its last event there is
+ *     released (explicitly or by the next dequeue), and waits while that
+ *     port is full;
  *   - ordered: what leaves equals arrival order exactly, per queue, with
  *     releases leaving no gaps; then ordered -> atomic -> output;
  *   - parallel: every consumer gets a share;
@@ -475,6 +478,71 @@ START_TEST(test_atomic_exclusive)
 }
 END_TEST
 
+/* Pinning step by step on one thread: a flow stays on its port while any
+ * of its events there is outstanding (the implicit release on the next
+ * dequeue ends that), and while that port is full the flow waits, with
+ * the queue's later events behind it, rather than moving. */
+static uint32_t deq_flows(struct evq_port *p, uint32_t *flows, uint32_t max)
+{
+	struct evq_event ev[16];
+	uint32_t n = evq_port_dequeue(p, ev, max);
+	for (uint32_t i = 0; i < n; i++)
+		flows[i] = ev[i].flow;
+	return n;
+}
+
+START_TEST(test_atomic_pinning)
+{
+	struct evq *q = make_evq(1, 2, 8);
+	setup_queue(q, 0, EVQ_ATOMIC, 1, 64, 2);
+	struct evq_port *p0 = evq_port(q, 0), *p1 = evq_port(q, 1);
+	struct evq_event a = {.flow = 1}, b = {.flow = 2};
+	uint32_t f[16];
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(evq_enqueue(q, &a, 1), 1);
+	ck_assert_uint_eq(evq_enqueue(q, &b, 1), 1);
+	ck_assert_uint_eq(evq_schedule(q), 4);
+	/* flow 1 opened on port 0 and stayed there; flow 2 went round to port 1 */
+	ck_assert_uint_eq(deq_flows(p0, f, 16), 3);
+	ck_assert(f[0] == 1 && f[1] == 1 && f[2] == 1);
+	ck_assert_uint_eq(deq_flows(p1, f, 16), 1);
+	ck_assert_uint_eq(f[0], 2);
+	/* Two of three released: the flow is still port 0's. Port 1 is
+	 * emptier, and still does not get it. */
+	ck_assert_uint_eq(evq_port_release(p0, 2), 2);
+	ck_assert_uint_eq(evq_enqueue(q, &a, 1), 1);
+	ck_assert_uint_eq(evq_schedule(q), 1);
+	ck_assert_uint_eq(deq_flows(p1, f, 16), 0); /* also releases flow 2 */
+	ck_assert_uint_eq(deq_flows(p0, f, 16), 1); /* releases the third, takes the fourth */
+	ck_assert_uint_eq(f[0], 1);
+	/* Port 0 full of flow 1: more of flow 1 waits, and flow 2 behind it. */
+	for (int i = 0; i < 7; i++)
+		ck_assert_uint_eq(evq_enqueue(q, &a, 1), 1);
+	ck_assert_uint_eq(evq_schedule(q), 7);
+	ck_assert_uint_eq(evq_enqueue(q, &a, 1), 1);
+	ck_assert_uint_eq(evq_enqueue(q, &b, 1), 1);
+	ck_assert_uint_eq(evq_schedule(q), 0);
+	struct evq_queue_stats qs;
+	evq_queue_stats(q, 0, &qs);
+	ck_assert_uint_eq(qs.held, 2);
+	/* Port 0 drains and both go: each flow is unpinned by then and opens
+	 * round robin (flow 1 on port 0 again, flow 2 on port 1). */
+	ck_assert_uint_eq(deq_flows(p0, f, 16), 7);
+	ck_assert_uint_eq(evq_port_release(p0, 7), 7);
+	ck_assert_uint_eq(evq_port_release(p0, 1), 0);
+	ck_assert_uint_eq(evq_schedule(q), 2);
+	ck_assert_uint_eq(deq_flows(p0, f, 16), 1);
+	ck_assert_uint_eq(f[0], 1);
+	ck_assert_uint_eq(deq_flows(p1, f, 16), 1);
+	ck_assert_uint_eq(f[0], 2);
+	evq_port_release(p0, 1);
+	evq_port_release(p1, 1);
+	evq_schedule(q);
+	ck_assert_uint_eq(evq_in_flight(q), 0);
+	evq_destroy(q);
+}
+END_TEST
+
 /* ---- ordered ------------------------------------------------------------ */
 
 struct ord {
@@ -780,6 +848,7 @@ static Suite *evq_suite(void)
 	tcase_add_test(tc, test_forward_backpressure);
 	tcase_add_test(tc, test_strict_priority);
 	tcase_add_test(tc, test_weighted_shares);
+	tcase_add_test(tc, test_atomic_pinning);
 	tcase_add_test(tc, test_atomic_exclusive);
 	tcase_add_test(tc, test_ordered_restores);
 	tcase_add_test(tc, test_ordered_then_atomic);
