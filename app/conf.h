@@ -33,6 +33,12 @@ struct app_unix_config {
 	char pidfile[APP_PATH_SIZE];    /* write the pid here ("": none) */
 	char cli_listen[APP_PATH_SIZE]; /* unix socket path or HOST:PORT */
 	uint32_t cli_mode;              /* unix socket permissions */
+	char cli_group[64];             /* unix socket group ("": the process's) */
+	uint32_t cli_max_sessions;      /* concurrent CLI sessions */
+	uint64_t cli_idle_timeout_ns;   /* whole seconds; 0: sessions never time out */
+	uint32_t cli_max_line;          /* longest command line, bytes */
+	char cli_password_file[APP_PATH_SIZE]; /* USER:SECRET lines; "": no login */
+	char cli_file_dir[APP_PATH_SIZE]; /* where commands may write files ("": anywhere) */
 	char exec[APP_PATH_SIZE];       /* CLI commands run once the graph is up */
 };
 

@@ -3,12 +3,16 @@
  * (`sluice --check`, `show config`).
  */
 #include <errno.h>
+#include <grp.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "app/conf.h"
 #include "app/conf_private.h"
+#include "cli/cli.h"
 #include "sluice_version.h"
 
 static const struct conf_key unix_keys[] = {
@@ -24,16 +28,67 @@ static const struct conf_key unix_keys[] = {
 	  CONF_FIELD(struct app_unix_config, cli_listen), .doc = "CLI socket path, or HOST:PORT for TCP" },
 	{ .name = "cli-mode", .type = CONF_MODE, .def = "0600", CONF_FIELD(struct app_unix_config, cli_mode),
 	  .doc = "permissions of the CLI unix socket" },
+	{ .name = "cli-group", .type = CONF_STRING, CONF_FIELD(struct app_unix_config, cli_group),
+	  .doc = "group of the CLI unix socket (default: the process's)" },
+	{ .name = "cli-max-sessions", .type = CONF_UINT, .def = "8", .min = 1, .max = 1024,
+	  CONF_FIELD(struct app_unix_config, cli_max_sessions), .doc = "concurrent CLI sessions; more are refused" },
+	{ .name = "cli-idle-timeout", .type = CONF_DURATION, .def = "5m", .max = 86400000000000ull,
+	  CONF_FIELD(struct app_unix_config, cli_idle_timeout_ns),
+	  .doc = "close a CLI session silent this long, whole seconds (0s: never)" },
+	{ .name = "cli-max-line", .type = CONF_UINT, .def = "4094", .min = CLI_LINE_MIN, .max = CLI_LINE_MAX,
+	  CONF_FIELD(struct app_unix_config, cli_max_line), .doc = "longest CLI command line in bytes" },
+	{ .name = "cli-password-file", .type = CONF_STRING, CONF_FIELD(struct app_unix_config, cli_password_file),
+	  .doc = "USER:PASSWORD or USER:$HASH lines; every CLI session logs in" },
+	{ .name = "cli-file-dir", .type = CONF_STRING, CONF_FIELD(struct app_unix_config, cli_file_dir),
+	  .doc = "files CLI commands write (trace save, pcap capture) must lie under it" },
 	{ .name = "exec", .type = CONF_STRING, CONF_FIELD(struct app_unix_config, exec),
 	  .doc = "CLI commands to run once the graph is up" },
 	{ 0 },
 };
 
+static int refuse(struct conf_check *chk, const char *key, const char *fmt, const char *what)
+{
+	chk->key = key;
+	snprintf(chk->msg, sizeof(chk->msg), fmt, what);
+	return -EINVAL;
+}
+
+/* What the CLI server would refuse at start is refused here, so that
+ * --check finds it and blames the line. */
+static int unix_check(void *obj, struct conf_check *chk)
+{
+	const struct app_unix_config *u = obj;
+	char why[CONF_MSG_SIZE];
+	if (u->cli_group[0] && !getgrnam(u->cli_group))
+		return refuse(chk, "cli-group", "no group '%s' on this system", u->cli_group);
+	if (u->cli_idle_timeout_ns % 1000000000ull)
+		return refuse(chk, "cli-idle-timeout", "expected whole seconds%s", "");
+	if (u->cli_password_file[0]) {
+		struct cli_auth *a = cli_auth_load(u->cli_password_file, why, sizeof(why));
+		if (!a)
+			return refuse(chk, "cli-password-file", "%s", why);
+		cli_auth_free(a);
+	}
+	if (cli_listen_is_tcp(u->cli_listen) && !cli_listen_is_loopback(u->cli_listen) && !u->cli_password_file[0])
+		return refuse(chk, "cli-listen", "not a loopback address: a CLI reachable from %s needs cli-password-file",
+			      "the network");
+	if (u->cli_file_dir[0]) {
+		char real[PATH_MAX];
+		struct stat st;
+		if (!realpath(u->cli_file_dir, real) || stat(real, &st) < 0)
+			return refuse(chk, "cli-file-dir", "%s", strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return refuse(chk, "cli-file-dir", "%s", strerror(ENOTDIR));
+	}
+	return 0;
+}
+
 const struct conf_section app_unix_conf_section = {
 	.name = "unix",
-	.doc = "the process: daemon, log, pidfile, CLI socket, exec",
+	.doc = "the process: daemon, log, pidfile, CLI socket and access, exec",
 	.size = sizeof(struct app_unix_config),
 	.keys = unix_keys,
+	.check = unix_check,
 };
 
 /* Interface blocks are parsed by the driver they name (see conf.c); these

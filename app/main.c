@@ -361,8 +361,15 @@ static int stage_cli(struct app *a)
 {
 	struct cli_server_config cc;
 	cli_server_config_default(&cc);
-	snprintf(cc.listen, sizeof(cc.listen), "%s", a->cfg.unix_conf.cli_listen);
-	cc.socket_mode = (mode_t)a->cfg.unix_conf.cli_mode;
+	const struct app_unix_config *u = &a->cfg.unix_conf;
+	snprintf(cc.listen, sizeof(cc.listen), "%s", u->cli_listen);
+	cc.socket_mode = (mode_t)u->cli_mode;
+	snprintf(cc.socket_group, sizeof(cc.socket_group), "%s", u->cli_group);
+	cc.max_sessions = u->cli_max_sessions;
+	cc.idle_timeout_s = (uint32_t)(u->cli_idle_timeout_ns / 1000000000ull);
+	cc.max_line = u->cli_max_line;
+	snprintf(cc.password_file, sizeof(cc.password_file), "%s", u->cli_password_file);
+	snprintf(cc.file_dir, sizeof(cc.file_dir), "%s", u->cli_file_dir);
 	cc.graph = a->g;
 	app_cli_set_config(&a->cfg);
 	int rc = cli_server_start(&cc, a->err, sizeof(a->err));

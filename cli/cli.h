@@ -27,26 +27,40 @@ struct cli_session; /* one connected client, one exec file, or one cli_exec_line
 /* ---- server ---- */
 
 #define CLI_SOCKET_MODE_DEFAULT 0600
-#define CLI_MAX_SESSIONS_DEFAULT 16
-#define CLI_LINE_MAX 4096 /* longest command line in bytes, newline excluded */
+#define CLI_MAX_SESSIONS_DEFAULT 8
+#define CLI_IDLE_TIMEOUT_DEFAULT_S 300
+/* Longest command line in bytes, newline excluded: the default and the
+ * upper bound of cli-max-line, and the limit of exec files. libcli's line
+ * editor holds 4095 characters and cuts a longer typed line; one less keeps
+ * a cut line distinguishable from a whole one, so it is still refused. */
+#define CLI_LINE_MAX 4094
+#define CLI_LINE_MIN 64
 
 struct cli_server_config {
 	/* A unix socket path ("/run/sluice/cli.sock"), or HOST:PORT for TCP
 	 * ("127.0.0.1:5002"; an empty HOST means loopback). Empty: the
-	 * build's default socket (meson option cli_socket). */
+	 * build's default socket (meson option cli_socket). A TCP address
+	 * that is not loopback needs password_file. */
 	char listen[256];
-	mode_t socket_mode;    /* unix socket permissions, default 0600 */
-	uint32_t max_sessions; /* concurrent sessions; more are told so and closed */
-	struct graph *graph;   /* handed to every command */
+	mode_t socket_mode;      /* unix socket permissions, default 0600 */
+	char socket_group[64];   /* unix socket group ("": the process's) */
+	uint32_t max_sessions;   /* concurrent sessions; more are told so and closed */
+	uint32_t idle_timeout_s; /* close a session silent this long (0: never) */
+	uint32_t max_line;       /* longest command line accepted, CLI_LINE_MIN..CLI_LINE_MAX */
+	char password_file[256]; /* "": no login; else every session logs in (cli_auth_load) */
+	char file_dir[256];      /* "": commands write anywhere; else only under it */
+	struct graph *graph;     /* handed to every command */
 };
 
-/* Defaults: the build's default socket, mode 0600, 16 sessions, no graph. */
+/* Defaults: the build's default socket, mode 0600, 8 sessions, 300 s idle
+ * timeout, CLI_LINE_MAX, no login, no file directory, no graph. */
 void cli_server_config_default(struct cli_server_config *cfg);
 
 /* Create the socket (and a unix socket's directory), then accept sessions on
  * a thread of its own. Also makes cfg->graph the graph cli_exec_file and
- * cli_exec_line use. Returns 0 or a negative errno with the reason in err.
- * Call from the control thread, once. */
+ * cli_exec_line use, and cfg->file_dir their file directory. Returns 0 or a
+ * negative errno with the reason in err. Call from the control thread,
+ * once. */
 int cli_server_start(const struct cli_server_config *cfg, char *err, size_t errlen);
 
 /* Close the listener, end every session, join their threads and remove the
@@ -67,6 +81,48 @@ int cli_exec_file(const char *path, char *err, size_t errlen);
  * *out (malloc'd, NUL-terminated; the caller frees it) when out is not
  * NULL. Returns 0, or a negative errno when the command failed. */
 int cli_exec_line(const char *line, char **out);
+
+/* ---- access ---- */
+
+/* Whether listen names TCP (HOST:PORT, [HOST]:PORT, :PORT) rather than a
+ * unix socket path. */
+bool cli_listen_is_tcp(const char *listen);
+
+/* Whether a TCP listen address stays on this host: 127.0.0.0/8, ::1,
+ * ::ffff:127.x, "localhost" or an empty host. Other names are not resolved
+ * and count as not loopback. */
+bool cli_listen_is_loopback(const char *listen);
+
+/* Logins read from a password file: one USER:SECRET per line, '#' comments
+ * and blank lines skipped. A SECRET starting with '$' is a crypt(3) hash
+ * (`mkpasswd -m yescrypt`, `openssl passwd -6`); anything else is the
+ * password itself. The file must be a regular file that others can neither
+ * read nor write. */
+struct cli_auth;
+
+/* NULL with "PATH: reason" or "PATH:LINE: reason" in err. */
+struct cli_auth *cli_auth_load(const char *path, char *err, size_t errlen);
+
+/* Whether user and password match a line of the file. Thread-safe. */
+bool cli_auth_check(const struct cli_auth *a, const char *user, const char *password);
+
+/* Wipes the secrets. NULL is fine. */
+void cli_auth_free(struct cli_auth *a);
+
+/* Confine the files commands write to dir and below ("" or NULL: anywhere,
+ * the default). dir is resolved now and must be a directory. Returns 0 or
+ * a negative errno with the reason in err. cli_server_start calls it. */
+int cli_set_file_dir(const char *dir, char *err, size_t errlen);
+
+/* For a command about to create or write path: check it against the file
+ * directory and put into out the path to open. With a file directory the
+ * parent directory of path is resolved (realpath) and must lie under it,
+ * and the last component must be a plain name ("..", "." refused) that is
+ * not an existing symbolic link or directory; out is the resolved parent
+ * joined with that name. Without one, out is path. Returns 0, or prints
+ * "error: ..." and returns a negative errno (the command then changes
+ * nothing). */
+int cli_file_path(struct cli_session *s, const char *path, char *out, size_t outlen);
 
 /* ---- registration ---- */
 

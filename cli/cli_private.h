@@ -8,18 +8,28 @@
  *     closes. This is how `sluicectl CMD` learns that a command failed.
  *   "SLUICECTL/1 interactive\n": a libcli session without telnet option
  *     negotiation, for sluicectl's raw terminal relay.
+ *   "SLUICECTL/1 exec+auth\n" or "SLUICECTL/1 interactive+auth\n", then a
+ *     user line and a password line ('\n'-terminated, at most
+ *     CLI_AUTH_LINE_MAX bytes each): the same after a login, for a server
+ *     with a password file (one without ignores the two lines). A refused
+ *     login gets "error: ..." and status EACCES, then the close.
  * A client that sends nothing within CLI_HELLO_WAIT_MS, or something else,
  * gets a telnet-style libcli session (nc -U, socat, telnet to the TCP port);
- * what it sent is left for libcli to read.
+ * what it sent is left for libcli to read. With a password file, libcli asks
+ * for the user and password first.
  */
 #ifndef SLUICE_CLI_CLI_PRIVATE_H
 #define SLUICE_CLI_CLI_PRIVATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CLI_HELLO_EXEC "SLUICECTL/1 exec\n"
 #define CLI_HELLO_INTERACTIVE "SLUICECTL/1 interactive\n"
+#define CLI_HELLO_EXEC_AUTH "SLUICECTL/1 exec+auth\n"
+#define CLI_HELLO_INTERACTIVE_AUTH "SLUICECTL/1 interactive+auth\n"
+#define CLI_AUTH_LINE_MAX 600
 #define CLI_HELLO_WAIT_MS 200
 #define CLI_STATUS_MARK '\0'
 
@@ -43,6 +53,7 @@ struct cli_session {
 	enum cli_out out_mode;
 	int fd;
 	int status;   /* negative errno of the last command run, 0 when it worked */
+	uint32_t max_line; /* longer command lines are refused */
 	bool printed; /* the last command printed something */
 	char *out;
 	size_t out_len, out_cap;
@@ -58,6 +69,13 @@ int cli_session_run(struct cli_session *s, const char *line);
 
 /* The graph new sessions get. */
 struct graph *cli_current_graph(void);
+
+/* HOST:PORT, [HOST]:PORT or :PORT (loopback) split; host gets "127.0.0.1"
+ * for an empty host. */
+void cli_split_host_port(const char *listen, char *host, size_t hostlen, const char **port);
+
+/* Count a command line refused for its length (for `show cli`). */
+void cli_server_count_long_line(void);
 
 #endif
 #endif

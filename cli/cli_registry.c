@@ -283,11 +283,29 @@ static void print_usage(struct cli_session *s, const struct cli_command_reg *reg
 	cli_printf(s, "usage: %s", reg->usage ? reg->usage : reg->path);
 }
 
+/* A line longer than the session's cap runs nothing. The line is libcli's
+ * own copy: its editor cuts typed lines at CLI_LINE_MAX + 1 characters,
+ * which is still more than any cap, so a cut line is refused too. */
+static bool refuse_long_line(struct cli_session *s)
+{
+	const struct cli_pipeline *pl = s->def->pipeline;
+	size_t n = pl && pl->cmdline ? strlen(pl->cmdline) : 0;
+	if (n <= s->max_line)
+		return false;
+	cli_server_count_long_line();
+	cli_printf(s, "error: command line of %s%zu bytes is longer than %u; nothing was run",
+		   n > CLI_LINE_MAX ? "at least " : "", n, s->max_line);
+	s->status = -EMSGSIZE;
+	return true;
+}
+
 /* The one libcli callback of every registered command. `command` is the
  * full path libcli matched (abbreviations expanded). */
 static int dispatch(struct cli_def *def, const char *command, char **argv, int argc)
 {
 	struct cli_session *s = cli_get_context(def);
+	if (refuse_long_line(s))
+		return CLI_ERROR;
 	const struct cli_command_reg *reg = registry_find(command);
 	if (!reg) {
 		s->status = -ENOENT;
@@ -332,6 +350,8 @@ static void list_commands(struct cli_session *s, const char *prefix)
 static int group(struct cli_def *def, const char *command, char **argv, int argc)
 {
 	struct cli_session *s = cli_get_context(def);
+	if (refuse_long_line(s))
+		return CLI_ERROR;
 	if (argc && strcmp(argv[0], "?"))
 		cli_printf(s, "error: unknown command '%s %s'", command, argv[0]);
 	else if (!argc)
@@ -352,6 +372,8 @@ static int help(struct cli_def *def, const char *command, char **argv, int argc)
 {
 	(void)command, (void)argv, (void)argc;
 	struct cli_session *s = cli_get_context(def);
+	if (refuse_long_line(s))
+		return CLI_ERROR;
 	list_commands(s, "");
 	cli_printf(s, "Words may be abbreviated; '?' lists what may follow, TAB completes.");
 	s->status = 0;
@@ -431,6 +453,7 @@ struct cli_session *cli_session_create(struct graph *g, enum cli_out mode, int f
 	s->graph = g;
 	s->out_mode = mode;
 	s->fd = fd;
+	s->max_line = CLI_LINE_MAX;
 	s->def = cli_init();
 	if (!s->def || !build_tree(s->def)) {
 		cli_session_destroy(s);

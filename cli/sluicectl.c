@@ -1,14 +1,19 @@
 /* sluicectl: talk to a running sluice.
  *
- *   sluicectl [-s SOCKET] CMD...   run one command, print its output, exit 0
- *                                  when it worked, 1 when it failed, 2 when
- *                                  sluice could not be reached
- *   sluicectl [-s SOCKET]          interactive: the terminal is put in raw
- *                                  mode and relayed to a libcli session, so
- *                                  history, '?' and TAB are libcli's
+ *   sluicectl [-s SOCKET] [-a FILE] CMD...   run one command, print its
+ *                           output, exit 0 when it worked, 1 when it failed
+ *                           (or the login was refused), 2 when sluice could
+ *                           not be reached
+ *   sluicectl [-s SOCKET] [-a FILE]          interactive: the terminal is
+ *                           put in raw mode and relayed to a libcli session,
+ *                           so history, '?' and TAB are libcli's
  *
  * SOCKET is a unix socket path or HOST:PORT (default: the build's socket).
- * The wire protocol is described in cli/cli_private.h.
+ * FILE (or $SLUICECTL_AUTH_FILE) holds one USER:PASSWORD line for a sluice
+ * with cli-password-file; like ssh with its keys, sluicectl refuses a file
+ * that others may read. Credentials are never taken from the command line,
+ * where ps would show them. The wire protocol is described in
+ * cli/cli_private.h.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -18,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
@@ -26,12 +32,51 @@
 #include "cli/cli_private.h"
 #include "sluice_version.h"
 
+/* A login to send after the hello; user[0] == 0: none. */
+struct login {
+	char user[CLI_AUTH_LINE_MAX + 1];
+	char password[CLI_AUTH_LINE_MAX + 1];
+};
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sluicectl [-s SOCKET] [COMMAND...]\n"
+	fprintf(f, "usage: sluicectl [-s SOCKET] [-a FILE] [COMMAND...]\n"
 		   "  -s SOCKET  unix socket path or HOST:PORT (default %s)\n"
+		   "  -a FILE    log in with the USER:PASSWORD line of FILE (default $SLUICECTL_AUTH_FILE)\n"
 		   "  With a COMMAND, run it and exit with its status; without, run interactively.\n",
 		SLUICE_DEFAULT_CLI_SOCKET);
+}
+
+/* One USER:PASSWORD line; false after saying what is wrong. */
+static bool read_login(const char *path, struct login *l)
+{
+	FILE *f = fopen(path, "re");
+	struct stat st;
+	char line[2 * CLI_AUTH_LINE_MAX + 4];
+	const char *why = NULL;
+	if (!f)
+		why = strerror(errno);
+	else if (fstat(fileno(f), &st) < 0 || (st.st_mode & (S_IROTH | S_IWOTH)))
+		why = "others may read or write it (chmod o-rw)";
+	else if (!fgets(line, sizeof(line), f) || !strchr(line, ':'))
+		why = "expected one USER:PASSWORD line";
+	if (f)
+		fclose(f);
+	if (why) {
+		fprintf(stderr, "sluicectl: %s: %s\n", path, why);
+		return false;
+	}
+	line[strcspn(line, "\r\n")] = 0;
+	char *colon = strchr(line, ':');
+	*colon = 0;
+	if (strlen(line) > CLI_AUTH_LINE_MAX || strlen(colon + 1) > CLI_AUTH_LINE_MAX) {
+		fprintf(stderr, "sluicectl: %s: user or password longer than %d bytes\n", path, CLI_AUTH_LINE_MAX);
+		return false;
+	}
+	snprintf(l->user, sizeof(l->user), "%s", line);
+	snprintf(l->password, sizeof(l->password), "%s", colon + 1);
+	explicit_bzero(line, sizeof(line));
+	return true;
 }
 
 static int connect_unix(const char *path)
@@ -150,7 +195,21 @@ static int read_answer(int fd)
 	return atoi(status) ? 1 : 0;
 }
 
-static int run_one(const char *where, int argc, char **argv)
+/* The hello, and the login when there is one. */
+static void send_hello(int fd, bool exec, const struct login *l)
+{
+	const char *hello = exec ? (l->user[0] ? CLI_HELLO_EXEC_AUTH : CLI_HELLO_EXEC)
+				 : (l->user[0] ? CLI_HELLO_INTERACTIVE_AUTH : CLI_HELLO_INTERACTIVE);
+	write_all(fd, hello, strlen(hello));
+	if (!l->user[0])
+		return;
+	write_all(fd, l->user, strlen(l->user));
+	write_all(fd, "\n", 1);
+	write_all(fd, l->password, strlen(l->password));
+	write_all(fd, "\n", 1);
+}
+
+static int run_one(const char *where, const struct login *l, int argc, char **argv)
 {
 	char *line = join_args(argc, argv);
 	int fd = line ? connect_to(where) : -1;
@@ -158,7 +217,7 @@ static int run_one(const char *where, int argc, char **argv)
 		free(line);
 		return 2;
 	}
-	write_all(fd, CLI_HELLO_EXEC, strlen(CLI_HELLO_EXEC));
+	send_hello(fd, true, l);
 	write_all(fd, line, strlen(line));
 	free(line);
 	shutdown(fd, SHUT_WR);
@@ -232,12 +291,12 @@ static void send_some(int fd, struct pending *p)
 		p->off = p->len; /* sluice left; its close ends the loop */
 }
 
-static int run_interactive(const char *where)
+static int run_interactive(const char *where, const struct login *l)
 {
 	int fd = connect_to(where);
 	if (fd < 0)
 		return 2;
-	write_all(fd, CLI_HELLO_INTERACTIVE, strlen(CLI_HELLO_INTERACTIVE));
+	send_hello(fd, false, l);
 	enter_raw_mode();
 	struct pending in = { .off = 0, .len = 0 };
 	bool stdin_open = true;
@@ -272,11 +331,16 @@ static int run_interactive(const char *where)
 int main(int argc, char **argv)
 {
 	const char *where = SLUICE_DEFAULT_CLI_SOCKET;
+	const char *auth_file = getenv("SLUICECTL_AUTH_FILE");
+	static struct login login;
 	int opt;
-	while ((opt = getopt(argc, argv, "+s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "+s:a:h")) != -1) {
 		switch (opt) {
 		case 's':
 			where = optarg;
+			break;
+		case 'a':
+			auth_file = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -286,7 +350,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (auth_file && auth_file[0] && !read_login(auth_file, &login))
+		return 2;
 	if (optind < argc)
-		return run_one(where, argc - optind, argv + optind);
-	return run_interactive(where);
+		return run_one(where, &login, argc - optind, argv + optind);
+	return run_interactive(where, &login);
 }

@@ -13,6 +13,7 @@
  * so that drivers/ does not depend on cli/.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +77,35 @@ static uint32_t least_loaded_thread(struct cli_session *s)
 	return best;
 }
 
+/* The value of every key the driver writes to (CONF_F_FILE_OUT: pcap's
+ * tx-file) is held to cli-file-dir and replaced by the path to open, kept
+ * in paths. */
+static int check_output_files(struct cli_session *s, const char *driver, int n, char **words,
+			      char (*paths)[PATH_MAX])
+{
+	const struct conf_driver *drv = conf_driver_find(driver);
+	for (int i = 0; drv && i + 1 < n; i++) {
+		const struct conf_key *k = conf_key_find(drv->keys, words[i]);
+		if (!k || k->type == CONF_FLAG)
+			continue;
+		i++; /* the value */
+		if (!(k->flags & CONF_F_FILE_OUT))
+			continue;
+		int rc = cli_file_path(s, words[i], paths[i], PATH_MAX);
+		if (rc)
+			return rc;
+		words[i] = paths[i];
+	}
+	return 0;
+}
+
 /*
  * sluice> create interface nul1 driver null rx-queues 2
  * nul1 (index 2) created, admin down
  * sluice> create interface cap0 driver pcap rx-file in.pcap tx-file out.pcap
  * cap0 (index 3) created, admin down
+ *
+ * A tx-file must lie under cli-file-dir when that is set.
  */
 static int create_interface(struct cli_session *s, int argc, char **argv)
 {
@@ -88,11 +113,19 @@ static int create_interface(struct cli_session *s, int argc, char **argv)
 		return cli_fail(s, -EINVAL, "expected NAME driver DRIVER");
 	if (argc - 3 > CREATE_MAX_WORDS)
 		return cli_fail(s, -EINVAL, "too many words");
+	char(*paths)[PATH_MAX] = calloc(CREATE_MAX_WORDS, PATH_MAX);
+	int rc = paths ? check_output_files(s, argv[2], argc - 3, argv + 3, paths) : -ENOMEM;
+	if (rc == -ENOMEM)
+		cli_fail(s, rc, "out of memory");
+	if (rc) {
+		free(paths);
+		return rc;
+	}
 	char err[CONF_MSG_SIZE * 2];
 	barrier_sync(s);
 	struct device *d = dev_create(argv[0], argv[2], (const char *const *)argv + 3, (uint32_t)(argc - 3), err,
 				      sizeof(err));
-	int rc = 0;
+	free(paths);
 	if (d) {
 		uint32_t t = least_loaded_thread(s);
 		for (uint16_t q = 0; q < d->n_rx_queues && rc == 0; q++) {
@@ -613,6 +646,11 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 		return cli_fail(s, -EINVAL, "expected rx, tx and/or drop (or off, status)");
 	if (!p.max || !p.path)
 		return cli_fail(s, -EINVAL, "max N and file FILE are required");
+	char path[PATH_MAX];
+	int rc = cli_file_path(s, p.path, path, sizeof(path));
+	if (rc)
+		return rc;
+	p.path = path;
 	if (ifname && strcmp(ifname, "any")) {
 		struct device *d = need_dev(s, ifname);
 		if (!d)
@@ -621,7 +659,7 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 	}
 	char err[320];
 	barrier_sync(s);
-	int rc = dev_capture_start(&p, err, sizeof(err));
+	rc = dev_capture_start(&p, err, sizeof(err));
 	barrier_release(s);
 	if (rc)
 		return cli_fail(s, rc, "pcap capture: %s", err);

@@ -72,7 +72,7 @@ static const struct unit pps_units[] = {
 	{ "mpps", 1000000ull }, { "kpps", 1000ull }, { "pps", 1 }, { "", 1 }, { NULL, 0 },
 };
 static const struct unit duration_units[] = {
-	{ "s", 1000000000ull }, { "ms", 1000000ull }, { "us", 1000ull }, { "ns", 1 }, { NULL, 0 },
+	{ "h", 3600000000000ull }, { "m", 60000000000ull }, { "s", 1000000000ull }, { "ms", 1000000ull }, { "us", 1000ull }, { "ns", 1 }, { NULL, 0 },
 };
 
 /* Decimal or 0x hex digits at s; *end gets the first byte after them.

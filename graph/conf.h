@@ -57,7 +57,7 @@ enum conf_type {
 	CONF_SIZE,      /* bytes, suffix K M G (1024-based): 2048, 2K, 1G; 4- or 8-byte field */
 	CONF_RATE,      /* bits per second, unit required: bit kbit mbit gbit (1000-based); uint64_t */
 	CONF_PPS,       /* packets per second, unit optional: 100, 10kpps, 1mpps; uint64_t */
-	CONF_DURATION,  /* nanoseconds, unit required: ns us ms s; 4- or 8-byte field */
+	CONF_DURATION,  /* nanoseconds, unit required: ns us ms s m h; 4- or 8-byte field */
 	CONF_MODE,      /* octal permission bits 0..07777 (0600); uint32_t */
 	CONF_STRING,    /* one word or a "quoted string"; char[size] */
 	CONF_ENUM,      /* one of choices[]; stores the index as uint32_t (or an enum) */
@@ -70,6 +70,9 @@ enum conf_type {
 
 /* conf_key.flags */
 #define CONF_F_NEGATE (1u << 0) /* CONF_FLAG: the key stores false (nodaemon vs daemon) */
+/* CONF_STRING: a file the owner creates or writes. Commands taking the key
+ * at run time (`create interface`) hold it to the CLI's cli-file-dir. */
+#define CONF_F_FILE_OUT (1u << 1)
 
 struct conf_key;
 

@@ -5,6 +5,7 @@
  * into memory and printed after release: a slow client never holds workers.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,13 +162,18 @@ static int show_trace(struct cli_session *s, int argc, char **argv)
  * saved 5 packets to /tmp/trace.json
  *
  * The file holds what `show trace json` prints, for every traced packet.
+ * With cli-file-dir set, FILE must lie under it.
  */
 static int trace_save(struct cli_session *s, int argc, char **argv)
 {
-	const char *path = NULL;
-	const struct cli_arg args[] = { { CLI_ARG_WORD, "FILE", &path, 0, 0 } };
+	const char *arg = NULL;
+	char path[PATH_MAX];
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "FILE", &arg, 0, 0 } };
 	struct graph *g = need_graph(s);
 	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
+	if (rc)
+		return rc;
+	rc = cli_file_path(s, arg, path, sizeof(path));
 	if (rc)
 		return rc;
 	cJSON *root = trace_json(g, UINT32_MAX);

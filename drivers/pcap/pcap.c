@@ -57,7 +57,7 @@ static const struct conf_key pcapdev_keys[] = {
 	  .doc = "times to read rx-file (0: forever)" },
 	{ .name = "rx-pace", .type = CONF_ENUM, .def = "fast", .choices = pcap_pace_names,
 	  CONF_FIELD(struct pcap_conf, rx_pace), .doc = "fast, or recorded: the file's own timing" },
-	{ .name = "tx-file", .type = CONF_STRING, CONF_FIELD(struct pcap_conf, tx_file),
+	{ .name = "tx-file", .type = CONF_STRING, CONF_FIELD(struct pcap_conf, tx_file), .flags = CONF_F_FILE_OUT,
 	  .doc = "pcap file to write what is sent" },
 	{ 0 },
 };

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,6 +60,19 @@ static const struct conf_case cases[] = {
 	{ .text = "unix { log \"/tmp/my log.txt\" }", { "unix.log=\"/tmp/my log.txt\"" } },
 	{ .text = "unix { exec \"a\\\"b\" }", { "unix.exec=\"a\\\"b\"" } },
 	{ .text = "unix { cli-listen ./cli.sock cli-mode 600 }", { "unix.cli-listen=./cli.sock", "unix.cli-mode=0600" } },
+	/* CLI access: defaults, every key, loopback TCP without a password */
+	{ .text = "unix { }", { "unix.cli-group=\"\"", "unix.cli-max-sessions=8", "unix.cli-idle-timeout=5m",
+		"unix.cli-max-line=4094", "unix.cli-password-file=\"\"", "unix.cli-file-dir=\"\"" } },
+	{ .text = "unix { cli-group root cli-max-sessions 2 cli-idle-timeout 2s cli-max-line 128 cli-file-dir /tmp }",
+	  { "unix.cli-group=root", "unix.cli-max-sessions=2", "unix.cli-idle-timeout=2s", "unix.cli-max-line=128",
+	    "unix.cli-file-dir=/tmp" } },
+	{ .text = "unix { cli-idle-timeout 120s cli-max-sessions 1024 cli-max-line 64 }",
+	  { "unix.cli-idle-timeout=2m", "unix.cli-max-sessions=1024", "unix.cli-max-line=64" } },
+	{ .text = "unix { cli-idle-timeout 0s }", { "unix.cli-idle-timeout=0ns" } },
+	{ .text = "unix { cli-idle-timeout 1h }", { "unix.cli-idle-timeout=1h" } },
+	{ .text = "unix { cli-listen 127.0.0.2:5002 }", { "unix.cli-listen=127.0.0.2:5002" } },
+	{ .text = "unix { cli-listen [::1]:5002 }", { "unix.cli-listen=[::1]:5002" } },
+	{ .text = "unix { cli-listen localhost:5002 }", { "unix.cli-listen=localhost:5002" } },
 	{ .text = "buffers { data-size 4K page-size 2M buffers-per-numa 0x8000 }",
 	  { "buffers.data-size=4096", "buffers.page-size=2M", "buffers.buffers-per-numa=32768" } },
 	{ .text = "buffers { page-size 1G }", { "buffers.page-size=1G" } },
@@ -98,7 +112,8 @@ static const struct conf_case cases[] = {
 	/* ---- unknown key ---- */
 	{ .text = "unix {\n  log /tmp/x\n  foo bar\n}", .line = 3, .col = 3,
 	  .msg = "unknown key 'foo' in section 'unix': expected one of nodaemon, daemon, log, pidfile, cli-listen, "
-		 "cli-mode, exec" },
+		 "cli-mode, cli-group, cli-max-sessions, cli-idle-timeout, cli-max-line, cli-password-file, cli-file-dir, "
+		 "exec" },
 	{ .text = "cpu { main-cores 1 }", .line = 1, .col = 7,
 	  .msg = "unknown key 'main-cores' in section 'cpu': expected one of main-core, corelist-workers, workers, "
 		 "skip-cores, idle-mode, idle-max, stall-warn" },
@@ -106,7 +121,8 @@ static const struct conf_case cases[] = {
 	  .msg = "unknown key 'enable' in section 'trace': expected one of max-packets, start-node, start-count" },
 	{ .text = "unix { foo { } }", .line = 1, .col = 8,
 	  .msg = "unknown key 'foo' in section 'unix': expected one of nodaemon, daemon, log, pidfile, cli-listen, "
-		 "cli-mode, exec" },
+		 "cli-mode, cli-group, cli-max-sessions, cli-idle-timeout, cli-max-line, cli-password-file, cli-file-dir, "
+		 "exec" },
 	{ .text = "unix { \"log\" x }", .line = 1, .col = 8,
 	  .msg = "unexpected '\"log\"' in section 'unix': expected a key or '}'" },
 	{ .text = "packet-generator { { } }", .line = 1, .col = 20,
@@ -134,6 +150,40 @@ static const struct conf_case cases[] = {
 	  .msg = "bad value 'localhost:99999' for 'cli-listen': expected a port from 1 to 65535 after 'localhost:'" },
 	{ .text = "unix { cli-listen sock }", .line = 1, .col = 19,
 	  .msg = "bad value 'sock' for 'cli-listen': expected a socket path (starting with / or .) or HOST:PORT" },
+	{ .text = "unix {\n  cli-listen 0.0.0.0:5002\n}", .line = 2, .col = 14,
+	  .msg = "'cli-listen 0.0.0.0:5002': not a loopback address: a CLI reachable from the network needs "
+		 "cli-password-file" },
+	{ .text = "unix { cli-listen [::]:5002 }", .line = 1, .col = 19,
+	  .msg = "'cli-listen [::]:5002': not a loopback address: a CLI reachable from the network needs "
+		 "cli-password-file" },
+	{ .text = "unix { cli-listen 10.1.2.3:5002 }", .line = 1, .col = 19,
+	  .msg = "'cli-listen 10.1.2.3:5002': not a loopback address: a CLI reachable from the network needs "
+		 "cli-password-file" },
+	{ .text = "unix { cli-listen example.com:5002 }", .line = 1, .col = 19,
+	  .msg = "'cli-listen example.com:5002': not a loopback address: a CLI reachable from the network needs "
+		 "cli-password-file" },
+	{ .text = "unix {\n  cli-mode 0660\n  cli-group no-such-group-here\n}", .line = 3, .col = 13,
+	  .msg = "'cli-group no-such-group-here': no group 'no-such-group-here' on this system" },
+	{ .text = "unix { cli-max-sessions 0 }", .line = 1, .col = 25,
+	  .msg = "bad value '0' for 'cli-max-sessions': out of range: expected 1 to 1024" },
+	{ .text = "unix { cli-max-sessions 1025 }", .line = 1, .col = 25,
+	  .msg = "bad value '1025' for 'cli-max-sessions': out of range: expected 1 to 1024" },
+	{ .text = "unix { cli-max-line 4095 }", .line = 1, .col = 21,
+	  .msg = "bad value '4095' for 'cli-max-line': out of range: expected 64 to 4094" },
+	{ .text = "unix { cli-max-line 63 }", .line = 1, .col = 21,
+	  .msg = "bad value '63' for 'cli-max-line': out of range: expected 64 to 4094" },
+	{ .text = "unix { cli-idle-timeout 5 }", .line = 1, .col = 25,
+	  .msg = "bad value '5' for 'cli-idle-timeout': expected a duration such as 500us, 10ms or 2s" },
+	{ .text = "unix { cli-idle-timeout 1500ms }", .line = 1, .col = 25,
+	  .msg = "'cli-idle-timeout 1500ms': expected whole seconds" },
+	{ .text = "unix { cli-idle-timeout 25h }", .line = 1, .col = 25,
+	  .msg = "bad value '25h' for 'cli-idle-timeout': out of range: expected 0ns to 24h" },
+	{ .text = "unix { cli-file-dir /nonexistent/sluice }", .line = 1, .col = 21,
+	  .msg = "'cli-file-dir /nonexistent/sluice': No such file or directory" },
+	{ .text = "unix { cli-file-dir /etc/passwd }", .line = 1, .col = 21,
+	  .msg = "'cli-file-dir /etc/passwd': Not a directory" },
+	{ .text = "unix { cli-password-file /nonexistent/pw }", .line = 1, .col = 26,
+	  .msg = "'cli-password-file /nonexistent/pw': /nonexistent/pw: No such file or directory" },
 	{ .text = "cpu { idle-mode fast }", .line = 1, .col = 17,
 	  .msg = "bad value 'fast' for 'idle-mode': expected one of: poll, sleep" },
 	{ .text = "cpu { idle-max 5 }", .line = 1, .col = 16,
@@ -335,6 +385,95 @@ START_TEST(test_case)
 }
 END_TEST
 
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+/* Parse `unix { cli-listen 0.0.0.0:5002 cli-password-file PW }` with PW
+ * holding text at mode; return the message ("" when it parsed). The error
+ * points at the value of cli-password-file (line 2, column 21). */
+static void password_case(const char *dir, const char *text, mode_t mode, char *msg, size_t len)
+{
+	char pw[128], conf[512];
+	static struct sluice_config cfg;
+	struct app_conf_msg err;
+	snprintf(pw, sizeof(pw), "%s/pw", dir);
+	write_file(pw, text, mode);
+	snprintf(conf, sizeof(conf), "unix {\n  cli-password-file %s\n  cli-listen 0.0.0.0:5002\n}\n", pw);
+	int rc = sluice_config_parse(&cfg, "t.conf", conf, &err);
+	snprintf(msg, len, "%s", rc ? err.msg : "");
+	if (rc) {
+		ck_assert_uint_eq(err.line, 2);
+		ck_assert_uint_eq(err.col, 21);
+	} else {
+		ck_assert_str_eq(cfg.unix_conf.cli_password_file, pw);
+	}
+	unlink(pw);
+}
+
+/* A password file lets a non-loopback address through; a file others may
+ * read, a malformed line, no line, a user twice or a hash crypt(3) does not
+ * know are refused at the key's position, naming the file's own line. The
+ * binary's --check says the same. */
+START_TEST(test_password_file)
+{
+	char dir[] = "/tmp/sluice-pw-XXXXXX", msg[600], want[600];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	password_case(dir, "# operators\nadmin:s3cret\nops:$6$saltsalt$As4wrv0kZlfch1du9WeH7qhskyLriQWySXrZzynnvi46nFnNxjdpl6ksRegrrKexvhIa/Iny8S8uF3fVWTMuC1\n",
+		      0600, msg, sizeof(msg));
+	ck_assert_str_eq(msg, "");
+	password_case(dir, "admin:s3cret\n", 0640, msg, sizeof(msg));
+	ck_assert_str_eq(msg, "");
+	password_case(dir, "admin:s3cret\n", 0644, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "'cli-password-file %s/pw': %s/pw: mode 0644 lets others read or write it (chmod o-rw)",
+		 dir, dir);
+	ck_assert_str_eq(msg, want);
+	password_case(dir, "admin:s3cret\n", 0602, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "'cli-password-file %s/pw': %s/pw: mode 0602 lets others read or write it (chmod o-rw)",
+		 dir, dir);
+	ck_assert_str_eq(msg, want);
+	password_case(dir, "admin:s3cret\njust-a-word\n", 0600, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "'cli-password-file %s/pw': %s/pw:2: expected USER:PASSWORD or USER:$HASH", dir, dir);
+	ck_assert_str_eq(msg, want);
+	password_case(dir, "admin:\n", 0600, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "'cli-password-file %s/pw': %s/pw:1: expected USER:PASSWORD or USER:$HASH", dir, dir);
+	ck_assert_str_eq(msg, want);
+	password_case(dir, "# nobody\n\n", 0600, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "'cli-password-file %s/pw': %s/pw: no USER:PASSWORD line", dir, dir);
+	ck_assert_str_eq(msg, want);
+	password_case(dir, "a:x\nb:y\na:z\n", 0600, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "'cli-password-file %s/pw': %s/pw:3: user 'a' listed twice", dir, dir);
+	ck_assert_str_eq(msg, want);
+	password_case(dir, "a:$9$nothing\n", 0600, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "'cli-password-file %s/pw': %s/pw:1: a hash this system's crypt(3) does not know",
+		 dir, dir);
+	ck_assert_str_eq(msg, want);
+
+	if (sluice_bin) {
+		char pw[128], conf[128], out[2048], text[512];
+		snprintf(pw, sizeof(pw), "%s/pw", dir);
+		snprintf(conf, sizeof(conf), "%s/c.conf", dir);
+		write_file(pw, "admin:s3cret\n", 0644);
+		snprintf(text, sizeof(text), "unix {\n  cli-password-file %s\n  cli-listen 0.0.0.0:5002\n}\n", pw);
+		write_file(conf, text, 0644);
+		ck_assert_int_eq(run_bin("--check", conf, out, sizeof(out)), 2);
+		snprintf(want, sizeof(want),
+			 "sluice: config: %s:2:21: error: 'cli-password-file %s': %s: mode 0644 lets others read or write "
+			 "it (chmod o-rw)\n",
+			 conf, pw, pw);
+		ck_assert_str_eq(out, want);
+		unlink(pw);
+		unlink(conf);
+	}
+	rmdir(dir);
+}
+END_TEST
+
 /* The printed effective configuration parses back to itself. */
 START_TEST(test_round_trip)
 {
@@ -431,6 +570,7 @@ int main(int argc, char **argv)
 	TCase *tc = tcase_create("configs");
 	tcase_add_loop_test(tc, test_case, 0, (int)ARRAY_LEN(cases));
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_password_file);
 	tcase_add_test(tc, test_default_text);
 	tcase_add_test(tc, test_load_missing);
 	tcase_add_test(tc, test_codec);

@@ -4,6 +4,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,32 @@ static int test_fail(struct cli_session *s, int argc, char **argv)
 	(void)argc, (void)argv;
 	return cli_fail(s, -EIO, "always fails");
 }
+
+/*
+ * sluice> test write /srv/x.txt
+ * wrote /srv/x.txt
+ */
+static int test_write(struct cli_session *s, int argc, char **argv)
+{
+	char path[4096];
+	if (argc != 1)
+		return cli_fail(s, -EINVAL, "expected FILE");
+	int rc = cli_file_path(s, argv[0], path, sizeof(path));
+	if (rc)
+		return rc;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return cli_fail(s, -errno, "%s: %s", path, strerror(errno));
+	fputs("x\n", f);
+	fclose(f);
+	cli_printf(s, "wrote %s", path);
+	return 0;
+}
+
+static const struct cli_command_reg write_cmd = {
+	.path = "test write", .usage = "test write FILE", .help = "Write a file through cli_file_path", .fn = test_write
+};
+CLI_COMMAND_REGISTER(write_cmd)
 
 static const struct cli_command_reg echo_cmd = {
 	.path = "test echo", .usage = "test echo WORD [max N] [json]", .help = "Echo a word", .fn = test_echo
@@ -222,6 +249,137 @@ START_TEST(overlong_line_rejected)
 }
 END_TEST
 
+/* ---- the file directory ---- */
+
+static bool exists(const char *dir, const char *name)
+{
+	char p[256];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return lstat(p, &st) == 0;
+}
+
+/* Under DIR/in as cli-file-dir: plain names and `..` that stay inside are
+ * written; `..` out, a symlinked directory out, a symlink as the file, a
+ * missing parent and a name that is no file name are refused with the
+ * reason, and nothing is written. Without a file directory, anywhere. */
+START_TEST(file_dir_confines_writes)
+{
+	char d[] = "/tmp/cli-fdir-XXXXXX", p[256], err[256], *out;
+	ck_assert_ptr_nonnull(mkdtemp(d));
+	const char *dirs[] = { "in", "in/sub", "out" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%s", d, dirs[i]);
+		ck_assert_int_eq(mkdir(p, 0700), 0);
+	}
+	snprintf(p, sizeof(p), "%s/in/link-out", d);
+	ck_assert_int_eq(symlink("../out", p), 0);
+	snprintf(p, sizeof(p), "%s/in/evil", d);
+	ck_assert_int_eq(symlink("../out/evil-target", p), 0);
+	snprintf(p, sizeof(p), "%s/in", d);
+	ck_assert_int_eq(cli_set_file_dir(p, err, sizeof(err)), 0);
+
+	char line[512], want[512];
+	snprintf(line, sizeof(line), "test write %s/in/a.txt", d);
+	ck_assert_int_eq(run(line, &out), 0);
+	snprintf(want, sizeof(want), "wrote %s/in/a.txt\n", d);
+	ck_assert_str_eq(out, want);
+	free(out);
+	snprintf(line, sizeof(line), "test write %s/in/sub/../b.txt", d);
+	ck_assert_int_eq(run(line, &out), 0);
+	snprintf(want, sizeof(want), "wrote %s/in/b.txt\n", d);
+	ck_assert_str_eq(out, want);
+	free(out);
+	ck_assert(exists(d, "in/a.txt") && exists(d, "in/b.txt"));
+
+	snprintf(line, sizeof(line), "test write %s/in/../out/c.txt", d);
+	ck_assert_int_eq(run(line, &out), -EACCES);
+	snprintf(want, sizeof(want), "error: %s/in/../out/c.txt: outside cli-file-dir %s/in\n", d, d);
+	ck_assert_str_eq(out, want);
+	free(out);
+	snprintf(line, sizeof(line), "test write %s/in/link-out/d.txt", d);
+	ck_assert_int_eq(run(line, &out), -EACCES);
+	ck_assert_msg(strstr(out, "outside cli-file-dir"), "%s", out);
+	free(out);
+	snprintf(line, sizeof(line), "test write %s/in/evil", d);
+	ck_assert_int_eq(run(line, &out), -EACCES);
+	snprintf(want, sizeof(want), "error: %s/in/evil: is a symbolic link; cli-file-dir takes plain files only\n", d);
+	ck_assert_str_eq(out, want);
+	free(out);
+	snprintf(line, sizeof(line), "test write %s/in/sub", d);
+	ck_assert_int_eq(run(line, &out), -EACCES);
+	free(out);
+	snprintf(line, sizeof(line), "test write %s/in/..", d);
+	ck_assert_int_eq(run(line, &out), -EINVAL);
+	ck_assert_msg(strstr(out, "expected a file name at the end"), "%s", out);
+	free(out);
+	snprintf(line, sizeof(line), "test write %s/in/nodir/e.txt", d);
+	ck_assert_int_eq(run(line, &out), -ENOENT);
+	free(out);
+	ck_assert_int_eq(run("test write /tmp/cli-fdir-never.txt", NULL), -EACCES);
+	ck_assert(!exists(d, "out/c.txt") && !exists(d, "out/d.txt") && !exists(d, "out/evil-target"));
+	ck_assert(!exists("/tmp", "cli-fdir-never.txt"));
+
+	snprintf(p, sizeof(p), "%s/in/a.txt", d);
+	ck_assert_int_eq(cli_set_file_dir(p, err, sizeof(err)), -ENOTDIR);
+	ck_assert_int_eq(cli_set_file_dir("", err, sizeof(err)), 0);
+	snprintf(line, sizeof(line), "test write %s/out/f.txt", d);
+	ck_assert_int_eq(run(line, NULL), 0);
+	ck_assert(exists(d, "out/f.txt"));
+
+	const char *files[] = { "in/a.txt", "in/b.txt", "in/link-out", "in/evil", "out/f.txt" };
+	for (int i = 0; i < 5; i++) {
+		snprintf(p, sizeof(p), "%s/%s", d, files[i]);
+		unlink(p);
+	}
+	for (int i = 2; i >= 0; i--) {
+		snprintf(p, sizeof(p), "%s/%s", d, dirs[i]);
+		rmdir(p);
+	}
+	rmdir(d);
+}
+END_TEST
+
+/* ---- logins ---- */
+
+static char *write_secret(const char *text)
+{
+	char *path = strdup("/tmp/cli-pw-XXXXXX");
+	int fd = mkstemp(path); /* 0600 */
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+/* Plain and crypt(3) secrets: the right password of the right user only. */
+START_TEST(auth_file_checks_logins)
+{
+	char err[256];
+	/* perl -e 'print crypt("hash pw", q($6$abcdefgh$))' */
+	char *pw = write_secret("plain:pass word\n"
+				"hashed:$6$abcdefgh$VSBX.v1a9RXVIL9INXQIsRvdPoeGXw4xe/2GDbK2XXJiWjZ2ei2hsIyQJRTX1dAQQmNYsP.3QLkfUC3t5dUJw1\n");
+	struct cli_auth *a = cli_auth_load(pw, err, sizeof(err));
+	ck_assert_msg(a != NULL, "%s", err);
+	ck_assert(cli_auth_check(a, "plain", "pass word"));
+	ck_assert(!cli_auth_check(a, "plain", "pass"));
+	ck_assert(!cli_auth_check(a, "plain", "pass word "));
+	ck_assert(!cli_auth_check(a, "plain", ""));
+	ck_assert(cli_auth_check(a, "hashed", "hash pw"));
+	ck_assert(!cli_auth_check(a, "hashed", "hash pw2"));
+	ck_assert(!cli_auth_check(a, "hashed",
+				  "$6$abcdefgh$VSBX.v1a9RXVIL9INXQIsRvdPoeGXw4xe/2GDbK2XXJiWjZ2ei2hsIyQJRTX1dAQQmNYsP.3QLkfUC3t5dUJw1"));
+	ck_assert(!cli_auth_check(a, "nobody", "pass word"));
+	ck_assert(!cli_auth_check(a, "hashed", "pass word"));
+	cli_auth_free(a);
+	ck_assert_int_eq(chmod(pw, 0604), 0);
+	ck_assert_ptr_null(cli_auth_load(pw, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "lets others read or write it"), "%s", err);
+	unlink(pw);
+	free(pw);
+}
+END_TEST
+
 /* ---- exec files ---- */
 
 static char *write_temp(const char *text)
@@ -260,7 +418,8 @@ END_TEST
 static char sock_dir[64];
 static char sock_path[100];
 
-static void server_up(void)
+/* Start on a fresh socket; tweak (may be NULL) changes the config first. */
+static void server_up_with(void (*tweak)(struct cli_server_config *))
 {
 	snprintf(sock_dir, sizeof(sock_dir), "/tmp/cli-unit-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(sock_dir));
@@ -268,8 +427,15 @@ static void server_up(void)
 	struct cli_server_config cfg;
 	cli_server_config_default(&cfg);
 	snprintf(cfg.listen, sizeof(cfg.listen), "%s", sock_path);
+	if (tweak)
+		tweak(&cfg);
 	char err[256];
 	ck_assert_msg(cli_server_start(&cfg, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void server_up(void)
+{
+	server_up_with(NULL);
 }
 
 static void server_down(void)
@@ -290,11 +456,15 @@ static int dial(void)
 	return fd;
 }
 
-/* Send the one-shot hello and a line; return everything sent back. */
-static char *oneshot(const char *line, size_t *len)
+/* Send the one-shot hello (with a login when login is "USER\nPASSWORD\n")
+ * and a line; return everything sent back. */
+static char *oneshot_login(const char *login, const char *line, size_t *len)
 {
 	int fd = dial();
-	send(fd, CLI_HELLO_EXEC, strlen(CLI_HELLO_EXEC), MSG_NOSIGNAL);
+	const char *hello = login ? CLI_HELLO_EXEC_AUTH : CLI_HELLO_EXEC;
+	send(fd, hello, strlen(hello), MSG_NOSIGNAL);
+	if (login)
+		send(fd, login, strlen(login), MSG_NOSIGNAL);
 	send(fd, line, strlen(line), MSG_NOSIGNAL);
 	send(fd, "\n", 1, MSG_NOSIGNAL);
 	static char buf[65536];
@@ -306,6 +476,17 @@ static char *oneshot(const char *line, size_t *len)
 	buf[n] = 0;
 	*len = n;
 	return buf;
+}
+
+static char *oneshot(const char *line, size_t *len)
+{
+	return oneshot_login(NULL, line, len);
+}
+
+/* The status after the output's NUL mark. */
+static int status_of(const char *r)
+{
+	return atoi(r + strlen(r) + 1);
 }
 
 START_TEST(socket_is_private_and_removed)
@@ -380,6 +561,129 @@ START_TEST(stale_socket_replaced_live_refused)
 }
 END_TEST
 
+static char *pw_path;
+
+static void with_password(struct cli_server_config *c)
+{
+	snprintf(c->password_file, sizeof(c->password_file), "%s", pw_path);
+}
+
+/* With a password file: no login, a wrong one and a right one. */
+START_TEST(oneshot_login_required)
+{
+	pw_path = write_secret("op:right\n");
+	server_up_with(with_password);
+	size_t n;
+	char *r = oneshot("test echo x", &n);
+	ck_assert_str_eq(r, "error: this CLI needs a login (sluicectl -a FILE)\n");
+	ck_assert_int_eq(status_of(r), EACCES);
+	int before = n_echo_runs;
+	r = oneshot_login("op\nwrong\n", "test echo x", &n);
+	ck_assert_str_eq(r, "error: login refused\n");
+	ck_assert_int_eq(status_of(r), EACCES);
+	r = oneshot_login("other\nright\n", "test echo x", &n);
+	ck_assert_str_eq(r, "error: login refused\n");
+	ck_assert_int_eq(n_echo_runs, before);
+	r = oneshot_login("op\nright\n", "test echo x", &n);
+	ck_assert_str_eq(r, "echo x max 7\n");
+	ck_assert_int_eq(status_of(r), 0);
+	r = oneshot_login("op\nright\n", "show cli", &n);
+	ck_assert_msg(strstr(r, "logins          2\n") && strstr(r, "login-failures  2\n"), "%s", r);
+	server_down();
+	unlink(pw_path);
+	free(pw_path);
+}
+END_TEST
+
+static void max_line_100(struct cli_server_config *c)
+{
+	c->max_line = 100;
+}
+
+/* cli-max-line 100: a line of exactly 100 bytes runs, 101 is refused
+ * and runs nothing, the session after it works. */
+START_TEST(oneshot_max_line_exact)
+{
+	server_up_with(max_line_100);
+	char line[128];
+	size_t n;
+	snprintf(line, sizeof(line), "test echo %090d", 0);
+	ck_assert_uint_eq(strlen(line), 100);
+	char *r = oneshot(line, &n);
+	ck_assert_int_eq(status_of(r), 0);
+	snprintf(line, sizeof(line), "test echo %091d", 0);
+	int before = n_echo_runs;
+	r = oneshot(line, &n);
+	ck_assert_str_eq(r, "error: command line longer than 100 bytes; nothing was run\n");
+	ck_assert_int_eq(status_of(r), EMSGSIZE);
+	ck_assert_int_eq(n_echo_runs, before);
+	r = oneshot("show cli", &n);
+	ck_assert_msg(strstr(r, "long-lines      1\n") && strstr(r, "max-line        100\n"), "%s", r);
+	server_down();
+}
+END_TEST
+
+static void one_session_group_0660(struct cli_server_config *c)
+{
+	c->max_sessions = 1;
+	c->socket_mode = 0660;
+	snprintf(c->socket_group, sizeof(c->socket_group), "daemon");
+}
+
+/* cli-max-sessions 1: a second client while one is connected is told so
+ * and closed, and counted; cli-group and cli-mode land on the socket. */
+START_TEST(max_sessions_and_group)
+{
+	server_up_with(one_session_group_0660);
+	struct stat st;
+	ck_assert_int_eq(stat(sock_path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0660);
+	struct group *gr = getgrnam("daemon");
+	ck_assert_ptr_nonnull(gr);
+	ck_assert_int_eq(st.st_gid, gr->gr_gid);
+	int first = dial();
+	send(first, CLI_HELLO_INTERACTIVE, strlen(CLI_HELLO_INTERACTIVE), MSG_NOSIGNAL);
+	char buf[256];
+	ck_assert_int_gt(recv(first, buf, sizeof(buf), 0), 0); /* the banner: the session runs */
+	size_t n;
+	char *r = oneshot("test echo x", &n);
+	ck_assert_str_eq(r, "error: too many CLI sessions (cli-max-sessions 1), try again later\n");
+	close(first);
+	/* the slot frees once the session thread sees the close */
+	for (int i = 0; i < 200; i++) {
+		r = oneshot("show cli", &n);
+		if (strstr(r, "refused-busy"))
+			break;
+		usleep(10000);
+	}
+	ck_assert_msg(strstr(r, "refused-busy    "), "%s", r);
+	/* the refused client, and those the loop above met before the slot freed */
+	ck_assert_msg(!strstr(r, "refused-busy    0\n") && strstr(r, "sessions        1 open of 1\n"), "%s", r);
+	server_down();
+}
+END_TEST
+
+static void tcp_any(struct cli_server_config *c)
+{
+	snprintf(c->listen, sizeof(c->listen), "0.0.0.0:0");
+}
+
+START_TEST(non_loopback_needs_password)
+{
+	struct cli_server_config cfg;
+	char err[256];
+	cli_server_config_default(&cfg);
+	tcp_any(&cfg);
+	ck_assert_int_eq(cli_server_start(&cfg, err, sizeof(err)), -EPERM);
+	ck_assert_str_eq(err, "cli: 0.0.0.0:0 is not a loopback address: refusing to listen without cli-password-file");
+	ck_assert(cli_listen_is_loopback("127.0.0.1:1") && cli_listen_is_loopback("[::1]:1") &&
+		  cli_listen_is_loopback("localhost:1") && cli_listen_is_loopback(":1") &&
+		  cli_listen_is_loopback("[::ffff:127.0.0.9]:1"));
+	ck_assert(!cli_listen_is_loopback("0.0.0.0:1") && !cli_listen_is_loopback("[::]:1") &&
+		  !cli_listen_is_loopback("128.0.0.1:1") && !cli_listen_is_loopback("localhost.example:1"));
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -397,12 +701,18 @@ static Suite *cli_suite(void)
 	tcase_add_test(reg, failure_status_and_help);
 	tcase_add_test(reg, overlong_line_rejected);
 	tcase_add_test(reg, exec_file_runs_and_names_line);
+	tcase_add_test(reg, file_dir_confines_writes);
+	tcase_add_test(reg, auth_file_checks_logins);
 	suite_add_tcase(s, reg);
 	TCase *srv = tcase_create("server");
 	tcase_add_test(srv, socket_is_private_and_removed);
 	tcase_add_test(srv, oneshot_reports_status);
 	tcase_add_test(srv, oneshot_overlong_line);
 	tcase_add_test(srv, stale_socket_replaced_live_refused);
+	tcase_add_test(srv, oneshot_login_required);
+	tcase_add_test(srv, oneshot_max_line_exact);
+	tcase_add_test(srv, max_sessions_and_group);
+	tcase_add_test(srv, non_loopback_needs_password);
 	suite_add_tcase(s, srv);
 	return s;
 }
