@@ -384,8 +384,12 @@ static int libcli_login(const char *user, const char *password)
 	if (login_ok(user, password))
 		return CLI_OK;
 	struct slot *sl = current_slot;
-	if (sl && ++sl->n_login_failures >= LOGIN_MAX_TRIES)
-		shutdown(sl->fd, SHUT_RD); /* libcli prints its refusal, then reads EOF */
+	if (sl && ++sl->n_login_failures >= LOGIN_MAX_TRIES) {
+		/* Both ways: shutting reads alone would still hand libcli what
+		 * the client already sent, such as a fourth try. */
+		send_text(sl->fd, "\r\nAccess denied: too many failed logins\r\n");
+		shutdown(sl->fd, SHUT_RDWR);
+	}
 	return CLI_ERROR;
 }
 

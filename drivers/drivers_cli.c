@@ -78,9 +78,9 @@ static uint32_t least_loaded_thread(struct cli_session *s)
 }
 
 /* The value of every key the driver writes to (CONF_F_FILE_OUT: pcap's
- * tx-file) is held to cli-file-dir and replaced by the path to open, kept
- * in paths. */
-static int check_output_files(struct cli_session *s, const char *driver, int n, char **words,
+ * tx-file) is held to cli-file-dir and replaced in words (a copy: libcli
+ * owns argv) by the path to open, kept in paths. */
+static int check_output_files(struct cli_session *s, const char *driver, int n, const char **words,
 			      char (*paths)[PATH_MAX])
 {
 	const struct conf_driver *drv = conf_driver_find(driver);
@@ -113,8 +113,10 @@ static int create_interface(struct cli_session *s, int argc, char **argv)
 		return cli_fail(s, -EINVAL, "expected NAME driver DRIVER");
 	if (argc - 3 > CREATE_MAX_WORDS)
 		return cli_fail(s, -EINVAL, "too many words");
+	const char *words[CREATE_MAX_WORDS];
+	memcpy(words, argv + 3, (size_t)(argc - 3) * sizeof(*words));
 	char(*paths)[PATH_MAX] = calloc(CREATE_MAX_WORDS, PATH_MAX);
-	int rc = paths ? check_output_files(s, argv[2], argc - 3, argv + 3, paths) : -ENOMEM;
+	int rc = paths ? check_output_files(s, argv[2], argc - 3, words, paths) : -ENOMEM;
 	if (rc == -ENOMEM)
 		cli_fail(s, rc, "out of memory");
 	if (rc) {
@@ -123,8 +125,7 @@ static int create_interface(struct cli_session *s, int argc, char **argv)
 	}
 	char err[CONF_MSG_SIZE * 2];
 	barrier_sync(s);
-	struct device *d = dev_create(argv[0], argv[2], (const char *const *)argv + 3, (uint32_t)(argc - 3), err,
-				      sizeof(err));
+	struct device *d = dev_create(argv[0], argv[2], words, (uint32_t)(argc - 3), err, sizeof(err));
 	free(paths);
 	if (d) {
 		uint32_t t = least_loaded_thread(s);
