@@ -4,7 +4,7 @@
 #   scripts/deps.sh test     also what the tests use
 set -euo pipefail
 
-build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcjson-dev libpcap-dev check)
+build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev libcjson-dev libpcap-dev check)
 test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev)
 
 want=("${build_pkgs[@]}")
