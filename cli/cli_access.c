@@ -9,12 +9,14 @@
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli_private.h"
 #include "graph/util.h"
@@ -175,9 +177,14 @@ static int auth_file_mode(FILE *f, const char *path, char *err, size_t errlen)
 
 struct cli_auth *cli_auth_load(const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "re");
+	/* O_NONBLOCK: a FIFO named by mistake must not hang --check; the
+	 * mode check below refuses anything but a regular file. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	struct cli_auth *a = calloc(1, sizeof(*a));

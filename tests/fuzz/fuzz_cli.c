@@ -7,7 +7,9 @@
  * before the CLI sees them: `create interface` (af-packet opens host
  * sockets, ixgbe probes PCI), `trace save` and `pcap capture` (write
  * files), `packet-generator` (reads pcap files). The process works in a
- * private temporary directory. Seeds: tests/fuzz/seeds/cli. */
+ * private temporary directory, which is also its cli-file-dir: a write
+ * that slips past the word check (libcli expands abbreviations such as
+ * `tr sa`) still lands there. Seeds: tests/fuzz/seeds/cli. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
 	char err[256], dir[] = "/tmp/sluice-fuzz-cli-XXXXXX";
-	if (!mkdtemp(dir) || chdir(dir) != 0 || pkt_graph_init(err, sizeof(err)) != 0) {
+	if (!mkdtemp(dir) || chdir(dir) != 0 || cli_set_file_dir(dir, err, sizeof(err)) != 0 ||
+	    pkt_graph_init(err, sizeof(err)) != 0) {
 		fprintf(stderr, "fuzz_cli: set-up failed\n");
 		abort();
 	}
