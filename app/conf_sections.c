@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,15 @@ static const struct conf_key unix_keys[] = {
 	{ 0 },
 };
 
-static int refuse(struct conf_check *chk, const char *key, const char *fmt, const char *what)
+static int refuse(struct conf_check *chk, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int refuse(struct conf_check *chk, const char *key, const char *fmt, ...)
 {
+	va_list ap;
 	chk->key = key;
-	snprintf(chk->msg, sizeof(chk->msg), fmt, what);
+	va_start(ap, fmt);
+	vsnprintf(chk->msg, sizeof(chk->msg), fmt, ap);
+	va_end(ap);
 	return -EINVAL;
 }
 
@@ -62,7 +68,7 @@ static int unix_check(void *obj, struct conf_check *chk)
 	if (u->cli_group[0] && !getgrnam(u->cli_group))
 		return refuse(chk, "cli-group", "no group '%s' on this system", u->cli_group);
 	if (u->cli_idle_timeout_ns % 1000000000ull)
-		return refuse(chk, "cli-idle-timeout", "expected whole seconds%s", "");
+		return refuse(chk, "cli-idle-timeout", "expected whole seconds");
 	if (u->cli_password_file[0]) {
 		struct cli_auth *a = cli_auth_load(u->cli_password_file, why, sizeof(why));
 		if (!a)
@@ -70,8 +76,8 @@ static int unix_check(void *obj, struct conf_check *chk)
 		cli_auth_free(a);
 	}
 	if (cli_listen_is_tcp(u->cli_listen) && !cli_listen_is_loopback(u->cli_listen) && !u->cli_password_file[0])
-		return refuse(chk, "cli-listen", "not a loopback address: a CLI reachable from %s needs cli-password-file",
-			      "the network");
+		return refuse(chk, "cli-listen",
+			      "not a loopback address: a CLI reachable from the network needs cli-password-file");
 	if (u->cli_file_dir[0]) {
 		char real[PATH_MAX];
 		struct stat st;
