@@ -67,8 +67,7 @@ refused() {
 	grep -q "^error: " "$tmp/out" || { cat "$tmp/out" >&2; fail "'$*' printed no error"; }
 }
 ping20() {
-	timeout 20 ip netns exec "$ns_a" ping -c 20 -i 0.05 -W 2 -w 15 10.99.0.2 > "$tmp/ping" 2>&1 &&
-		grep -q " 0% packet loss" "$tmp/ping" || { cat "$tmp/ping" >&2; fail "ping lost packets"; }
+	netns_ping_all "$ns_a" 10.99.0.2 20 "$tmp/ping" || { cat "$tmp/ping" >&2; fail "ping lost packets"; }
 }
 # Packets tcpdump reads from $1 with filter $2 (tcpdump's stderr in $tmp/dump_err).
 count() {

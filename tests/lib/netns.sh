@@ -87,3 +87,17 @@ netns_stop_sluice() {
 	[ "$rc" -eq 0 ] || fail "sluice exit status $rc"
 	grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
 }
+
+# netns_ping_all NS DST COUNT OUT: COUNT pings 50 ms apart from NS to DST,
+# output in OUT; succeeds when every request 1..COUNT was answered. The
+# deadline (-w) makes ping wait for replies still in flight after its last
+# request (on a loaded box RTTs reach 100 ms); it may then send a few more
+# requests, which is why the answered sequence numbers are checked, not
+# "0% packet loss".
+netns_ping_all() {
+	local ns=$1 dst=$2 count=$3 out=$4 s
+	timeout $((count / 10 + 20)) ip netns exec "$ns" ping -c "$count" -i 0.05 -W 2 -w 15 "$dst" >"$out" 2>&1
+	for s in $(seq 1 "$count"); do
+		grep -q "icmp_seq=$s ttl=" "$out" || return 1
+	done
+}
