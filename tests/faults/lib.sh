@@ -36,8 +36,8 @@ now_ms() {
 daemon_start() {
 	"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
 	pid=$!
-	for _ in $(seq 50); do grep -q "main: running" "$tmp/err" && return 0; sleep 0.1; done
-	fail "$(basename "$sluice") did not come up within 5 s"
+	for _ in $(seq 200); do grep -q "main: running" "$tmp/err" && return 0; sleep 0.1; done
+	fail "$(basename "$sluice") did not come up within 20 s"
 }
 
 # Stop it with SIGTERM, 5 s at most: exit 0, every buffer returned.

@@ -53,7 +53,7 @@ diff -u "$tmp/check_default" "$tmp/check_file" || fail "startup.conf differs fro
 # ---- foreground ----
 "$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
 pid=$!
-wait_for_line "main: running" 50 "$tmp/err" || fail "sluice did not come up within 5 s"
+wait_for_line "main: running" 200 "$tmp/err" || fail "sluice did not come up within 20 s"
 for stage in config buffers interfaces graph threads cli; do
 	grep -q "^sluice: $stage:" "$tmp/err" || fail "no start-up line for stage $stage"
 done
@@ -98,7 +98,7 @@ echo "foreground: $n packets processed, every buffer returned"
 sed -i "s|^  nodaemon .*|  daemon\n  pidfile $tmp/sluice.pid\n  log $tmp/sluice.log|" "$tmp/startup.conf"
 rm -f "$tmp/err"
 timeout 10 "$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" || fail "daemon start returned non-zero"
-wait_for_line "main: running" 50 "$tmp/sluice.log" || fail "daemon did not log running within 5 s"
+wait_for_line "main: running" 200 "$tmp/sluice.log" || fail "daemon did not log running within 20 s"
 [ -s "$tmp/sluice.pid" ] || fail "no pidfile"
 pid=$(cat "$tmp/sluice.pid")
 kill -0 "$pid" || fail "pidfile names no process"

@@ -72,7 +72,7 @@ netns_setup_host() { # ns ifname address gateway
 netns_start_sluice() {
 	"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
 	pid=$!
-	wait_for_line "main: running" 50 "$tmp/err" || fail "sluice did not come up within 5 s"
+	wait_for_line "main: running" 200 "$tmp/err" || fail "sluice did not come up within 20 s"
 }
 
 # Stop sluice ($pid) with SIGTERM, 5 s at most: it must exit 0 and log that

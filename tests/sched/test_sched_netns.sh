@@ -67,7 +67,7 @@ CONF
 # barrier spin, and would starve the CLI thread sharing their core.)
 "$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
 pid=$!
-wait_for_line "main: running" 50 "$tmp/err" || fail "sluice did not come up within 5 s"
+wait_for_line "main: running" 200 "$tmp/err" || fail "sluice did not come up within 20 s"
 for tid in /proc/"$pid"/task/*; do renice -n -15 -p "${tid##*/}" > /dev/null 2>&1; done
 ctl() {
 	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"
