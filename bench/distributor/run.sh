@@ -80,7 +80,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	if [ -n "$before_bench" ]; then
 		wait_quiet
 		"$before_bench" --workers 1 --calls "$CALLS" --backlog "$BACKLOG" --dist-cpu 0 --worker-cpus 1 |
-			tee -a "$out/before"
+			tee -a "$out/before.txt"
 	fi
 	wait_quiet
 	DPDK_TEST=distributor_perf_autotest timeout 300 dpdk-test -l 0,1 --file-prefix="bd$$_$r" --no-pci \
@@ -95,7 +95,7 @@ echo "|---|---|---|"
 echo "| sluice distributor (backlog $BACKLOG) | $s | $(awk -v t="$s" 'BEGIN{printf "%.1f", 2100/t}') |"
 echo "| DPDK rte_distributor burst | $d | $(awk -v t="$d" 'BEGIN{printf "%.1f", 2100/t}') |"
 if [ -n "$before_bench" ]; then
-	bs=$(grep -oE 'ticks_per_packet=[0-9.]+' "$out/before" | cut -d= -f2 | median)
+	bs=$(grep -oE 'ticks_per_packet=[0-9.]+' "$out/before.txt" | cut -d= -f2 | median)
 	echo "| sluice distributor at $BEFORE (before) | $bs | $(awk -v t="$bs" 'BEGIN{printf "%.1f", 2100/t}') |"
 	echo "| ratio (DPDK / before) | $(awk -v a="$d" -v b="$bs" 'BEGIN{printf "%.2fx", a/b}') | |"
 fi
