@@ -84,6 +84,8 @@ struct graph {
 	pthread_t watchdog;
 	bool watchdog_running;
 	atomic_bool watchdog_stop;
+	pthread_mutex_t watchdog_lock; /* with watchdog_wake: stop ends its wait at once */
+	pthread_cond_t watchdog_wake;
 	uint64_t stall_ns;
 	/* trace */
 	struct trace_packet *trace;

@@ -58,15 +58,32 @@ static void judge(struct graph *g, struct graph_thread *t, uint64_t since_ns[])
 	}
 }
 
+/* Sleep for period_ns, or less when stop is asked (shutdown must not wait
+ * out a quarter of the threshold). True when stop was asked. */
+static bool watchdog_wait(struct graph *g, uint64_t period_ns)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	uint64_t ns = (uint64_t)until.tv_nsec + period_ns;
+	until.tv_sec += (time_t)(ns / 1000000000ull);
+	until.tv_nsec = (long)(ns % 1000000000ull);
+	pthread_mutex_lock(&g->watchdog_lock);
+	while (!atomic_load(&g->watchdog_stop) &&
+	       pthread_cond_timedwait(&g->watchdog_wake, &g->watchdog_lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&g->watchdog_lock);
+	return atomic_load(&g->watchdog_stop);
+}
+
 static void *watchdog_main(void *arg)
 {
 	struct graph *g = arg;
 	uint64_t since_ns[GRAPH_MAX_THREADS] = { 0 };
 	/* A quarter of the threshold: a stall is reported at most 25% late. */
 	uint64_t period = g->stall_ns / 4;
-	while (!atomic_load(&g->watchdog_stop)) {
-		struct timespec d = { (time_t)(period / 1000000000ull), (long)(period % 1000000000ull) };
-		nanosleep(&d, NULL);
+	for (;;) {
+		if (watchdog_wait(g, period))
+			break;
 		uint32_t n = atomic_load(&g->n_threads_published);
 		for (uint32_t i = 0; i < n; i++)
 			judge(g, g->threads[i], since_ns);
@@ -84,9 +101,17 @@ int graph_watchdog_start(struct graph *g, uint64_t stall_ns, char *err, size_t e
 	}
 	g->stall_ns = stall_ns;
 	atomic_store(&g->watchdog_stop, false);
+	pthread_mutex_init(&g->watchdog_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g->watchdog_wake, &ca);
+	pthread_condattr_destroy(&ca);
 	int rv = pthread_create(&g->watchdog, NULL, watchdog_main, g);
 	if (rv) {
 		snprintf(err, errlen, "graph: cannot start the watchdog: %s", strerror(rv));
+		pthread_cond_destroy(&g->watchdog_wake);
+		pthread_mutex_destroy(&g->watchdog_lock);
 		return -rv;
 	}
 	pthread_setname_np(g->watchdog, "sluice-watchdog");
@@ -98,8 +123,13 @@ void graph_watchdog_stop(struct graph *g)
 {
 	if (!g->watchdog_running)
 		return;
+	pthread_mutex_lock(&g->watchdog_lock);
 	atomic_store(&g->watchdog_stop, true);
+	pthread_cond_signal(&g->watchdog_wake);
+	pthread_mutex_unlock(&g->watchdog_lock);
 	pthread_join(g->watchdog, NULL);
+	pthread_cond_destroy(&g->watchdog_wake);
+	pthread_mutex_destroy(&g->watchdog_lock);
 	g->watchdog_running = false;
 	for (uint32_t i = 0; i < g->n_threads; i++)
 		atomic_store(&g->threads[i]->stalled, false);

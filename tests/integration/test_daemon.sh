@@ -32,10 +32,13 @@ wait_for_line() {
 	return 1
 }
 
-# Wait up to $2 tenths of a second for a process to end.
+# Wait up to $2 tenths of a second for a process to end. An exited daemon
+# waits as a zombie until its new parent (pid 1) reaps it, which here can
+# take a second: a zombie has ended.
 wait_gone() {
 	for _ in $(seq "$2"); do
 		kill -0 "$1" 2>/dev/null || return 0
+		[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
 		sleep 0.1
 	done
 	return 1
