@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 secs=${1:-600}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(pkt conf cli pcap)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(pkt conf cli pcap dist)
 [ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
 	-Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link >/dev/null
 ninja -C build-fuzz "${harnesses[@]/#/tests/fuzz/fuzz_}" >/dev/null || exit 1

@@ -12,4 +12,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int fuzz_seed_check(void);
 
+/* For harnesses without a graph (fuzz_pool.c): a pool of n_buffers small
+ * buffers on 4 KB pages, or abort with the reason. */
+void fuzz_pool_init(const char *harness, uint32_t n_buffers);
+
 #endif

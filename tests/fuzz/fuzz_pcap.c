@@ -18,15 +18,7 @@ static uint64_t n_frames, n_files;
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
-	struct buffer_config bc;
-	char err[256];
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 1024;
-	bc.page_size = 4096;
-	if (buffer_main_init(&bc, err, sizeof(err)) != 0) {
-		fprintf(stderr, "fuzz_pcap: %s\n", err);
-		abort();
-	}
+	fuzz_pool_init("fuzz_pcap", 1024);
 	snprintf(path, sizeof(path), "/tmp/sluice-fuzz-pcap-%d", (int)getpid());
 	return 0;
 }

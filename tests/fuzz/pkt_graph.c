@@ -9,6 +9,7 @@
 #include "graph/graph.h"
 #include "nodes/ip4_interface.h"
 #include "nodes/ip4_neighbor.h"
+#include "sched/class.h"
 #include "tests/fuzz/pkt_graph.h"
 
 static const uint8_t port_mac[PKT_N_PORTS][6] = {
@@ -23,12 +24,18 @@ static uint32_t n_inq;
 
 /* ---- the test input node ---- */
 
+enum { PKT_INPUT_NEXT_ETHERNET_INPUT = 0, PKT_INPUT_NEXT_SCHED_INGRESS, PKT_INPUT_N_NEXT };
+
+/* As device-input: sched-ingress first while a scheduling class is defined. */
 static uint32_t pkt_input_fn(struct node_runtime *rt, struct frame *f)
 {
 	(void)f;
 	uint32_t n = n_inq;
-	if (n)
-		node_enqueue(rt, 0, inq, n);
+	if (n) {
+		node_trace_input(rt, inq, n);
+		node_enqueue(rt, sched_classes_active() ? PKT_INPUT_NEXT_SCHED_INGRESS : PKT_INPUT_NEXT_ETHERNET_INPUT,
+			     inq, n);
+	}
 	n_inq = 0;
 	return n;
 }
@@ -37,8 +44,9 @@ static const struct node_reg pkt_input_node = {
 	.name = "hardening-input",
 	.type = NODE_TYPE_INPUT,
 	.fn = pkt_input_fn,
-	.n_next = 1,
-	.next_nodes = { "ethernet-input" },
+	.n_next = PKT_INPUT_N_NEXT,
+	.next_nodes = { [PKT_INPUT_NEXT_ETHERNET_INPUT] = "ethernet-input",
+			[PKT_INPUT_NEXT_SCHED_INGRESS] = "sched-ingress" },
 };
 NODE_REGISTER(pkt_input_node)
 
@@ -117,6 +125,7 @@ uint32_t pkt_graph_fini(void)
 		graph_destroy(g);
 	g = NULL;
 	ip4_main_free();
+	sched_class_clear();
 	dev_delete_all();
 	memset(ports, 0, sizeof(ports));
 	uint32_t left = buffer_n_in_use();
@@ -152,6 +161,11 @@ void pkt_graph_run(void)
 	 * added at run time and the process nodes settle. */
 	for (int i = 0; i < 4; i++)
 		graph_main_poll(g);
+}
+
+uint32_t pkt_graph_if_index(uint32_t port)
+{
+	return ports[port]->index;
 }
 
 uint64_t pkt_graph_tx(uint32_t port)

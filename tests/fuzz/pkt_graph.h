@@ -6,7 +6,9 @@
  *
  * a, b and c are null-driver interfaces (tx counted, nothing received);
  * A's and B's MACs are known before the first packet. A test input node
- * hands injected frames to ethernet-input. Not thread-safe: one user.
+ * (hardening-input, traceable) hands injected frames to ethernet-input, or
+ * to sched-ingress while a scheduling class is defined, as device-input
+ * does; fini removes the classes. Not thread-safe: one user.
  */
 #ifndef SLUICE_TESTS_FUZZ_PKT_GRAPH_H
 #define SLUICE_TESTS_FUZZ_PKT_GRAPH_H
@@ -31,6 +33,8 @@ struct graph *pkt_graph(void);
 int pkt_graph_inject(uint32_t port, const uint8_t *bytes, uint32_t len);
 /* Run the graph until everything queued has been dispatched. */
 void pkt_graph_run(void);
+/* The interface index of port (< PKT_N_PORTS). */
+uint32_t pkt_graph_if_index(uint32_t port);
 /* Packets sent out of port since init. */
 uint64_t pkt_graph_tx(uint32_t port);
 
