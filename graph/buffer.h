@@ -31,6 +31,7 @@
 #define BUFFER_F_NEXT_PRESENT (1u << 1) /* next_buffer chains more data */
 #define BUFFER_F_FLOW_HASH (1u << 2)   /* flow_hash is set (NIC RSS or software) */
 #define BUFFER_F_L4_CSUM_PENDING (1u << 3)
+#define BUFFER_F_DIST_ORDERED (1u << 4) /* on a distributor worker: hand back for reordering (flow_tag) */
 
 /* The hot header: everything a node reads per packet sits in this line. */
 struct buffer {
@@ -47,7 +48,8 @@ struct buffer {
 	uint8_t pool_index;
 	uint8_t l2_len;
 	uint16_t l3_offset;              /* relative to data[] */
-	uint16_t flow_tag;               /* 15-bit tag for the distributor */
+	uint16_t flow_tag;               /* 15-bit tag for the distributor; on a worker, with
+					  * BUFFER_F_DIST_ORDERED: the handoff tag (sequence number) */
 	uint64_t timestamp_ns;           /* rx time or release time (sched) */
 	uint8_t opaque[16];              /* scratch for the node that owns the packet now */
 };

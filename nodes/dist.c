@@ -20,6 +20,15 @@ const char *const dist_drop_reason_strings[DIST_N_DROP] = {
 	[DIST_DROP_WORKER_FULL] = "flow's worker busy (ring and backlog full)",
 	[DIST_DROP_ALL_FULL] = "new flow, every worker busy",
 	[DIST_DROP_SHUTDOWN] = "queued for a worker at shutdown",
+	[DIST_DROP_SPREAD_FULL] = "ordered/parallel: every worker busy",
+	[DIST_DROP_WINDOW_FULL] = "ordered: reorder window full",
+	[DIST_DROP_UNORDERED_FULL] = "ordered: returned out of order, no room",
+};
+
+const char *const dist_type_strings[DIST_N_TYPES] = {
+	[DIST_ATOMIC] = "atomic",
+	[DIST_ORDERED] = "ordered",
+	[DIST_PARALLEL] = "parallel",
 };
 
 void dist_config_default(struct dist_config *c)
@@ -27,6 +36,7 @@ void dist_config_default(struct dist_config *c)
 	c->n_workers = 1;
 	c->backlog = DIST_BACKLOG_DEFAULT;
 	c->ring_lines = DIST_RING_LINES_DEFAULT;
+	c->window = DIST_WINDOW_DEFAULT;
 }
 
 uint32_t dist_n_workers(const struct dist *d)
@@ -34,9 +44,11 @@ uint32_t dist_n_workers(const struct dist *d)
 	return d->n_workers;
 }
 
-/* Holder "distributor": per worker, its ring to the worker and its
- * backlog. The return rings carry indices of packets already finished (freed
- * or sent), so they hold nothing. */
+/* Holder "distributor": per worker, its ring to the worker, its backlog,
+ * and the ordered packets it handed back (ring and staged line); then the
+ * reorder window's packets and those to be sent unordered. The return
+ * rings carry indices of packets already finished (freed or sent), so they
+ * hold nothing. */
 static void dist_holder(void *ctx, struct buffer_tally *t)
 {
 	const struct dist *d = ctx;
@@ -48,7 +60,12 @@ static void dist_holder(void *ctx, struct buffer_tally *t)
 		buffer_tally_add(t, where, hs.buffers_in - hs.buffers_out);
 		snprintf(where, sizeof(where), "worker %u backlog", w);
 		buffer_tally_add(t, where, d->tx[w].n_backlog);
+		handoff_ring_stats(d->tx[w].reorder, &hs);
+		snprintf(where, sizeof(where), "worker %u reorder ring", w);
+		buffer_tally_add(t, where, hs.buffers_in - hs.buffers_out + d->rx[w].ret_line.n);
 	}
+	buffer_tally_add(t, "reorder window", d->win.n_placed);
+	buffer_tally_add(t, "to send unordered", d->win.n_loose);
 }
 
 void dist_free(struct dist *d)
@@ -59,8 +76,11 @@ void dist_free(struct dist *d)
 	for (uint32_t w = 0; d->tx && w < d->n_workers; w++) {
 		handoff_ring_free(d->tx[w].ring);
 		handoff_ring_free(d->tx[w].ret);
+		handoff_ring_free(d->tx[w].reorder);
 		free(d->tx[w].backlog);
 	}
+	free(d->win.slot);
+	free(d->win.loose);
 	free(d->tx);
 	free(d->rx);
 	free(d->worker_base);
@@ -69,10 +89,13 @@ void dist_free(struct dist *d)
 
 struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 {
+	uint32_t window = c->window ? c->window : DIST_WINDOW_DEFAULT;
 	if (c->n_workers < 1 || c->n_workers > DIST_MAX_WORKERS || c->backlog < 1 || c->backlog > DIST_BACKLOG_MAX ||
-	    c->ring_lines < 2 || c->ring_lines > DIST_RING_LINES_MAX) {
-		snprintf(err, errlen, "distributor: expected 1-%d workers, backlog 1-%d, ring-lines 2-%d",
-			 DIST_MAX_WORKERS, DIST_BACKLOG_MAX, DIST_RING_LINES_MAX);
+	    c->ring_lines < 2 || c->ring_lines > DIST_RING_LINES_MAX || window < 8 || window > DIST_WINDOW_MAX ||
+	    (window & (window - 1))) {
+		snprintf(err, errlen,
+			 "distributor: expected 1-%d workers, backlog 1-%d, ring-lines 2-%d, window a power of two 8-%d",
+			 DIST_MAX_WORKERS, DIST_BACKLOG_MAX, DIST_RING_LINES_MAX, DIST_WINDOW_MAX);
 		return NULL;
 	}
 	struct dist *d = aligned_alloc(64, ROUND_UP(sizeof(*d), 64));
@@ -81,7 +104,14 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 	memset(d, 0, sizeof(*d));
 	d->cfg = *c;
 	d->cfg.backlog = ROUND_UP(c->backlog, HANDOFF_LINE_SLOTS);
+	d->cfg.window = window;
 	d->n_workers = c->n_workers;
+	d->win.size = window;
+	d->win.mask = window - 1;
+	d->win.slot = calloc(window, sizeof(*d->win.slot));
+	d->win.loose = calloc(window, sizeof(*d->win.loose));
+	if (!d->win.slot || !d->win.loose)
+		goto oom;
 	d->tx = aligned_alloc(64, ROUND_UP(sizeof(*d->tx) * c->n_workers, 64));
 	d->rx = aligned_alloc(64, ROUND_UP(sizeof(*d->rx) * c->n_workers, 64));
 	d->worker_base = calloc(c->n_workers, sizeof(*d->worker_base));
@@ -98,9 +128,18 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 		/* Room for everything the worker can hold, so that reporting a
 		 * batch normally never waits. */
 		tx->ret = handoff_ring_create(c->ring_lines + DIST_WORKER_BATCH_LINES, -1);
+		/* Ordered packets handed back wait there until the batch they
+		 * came in is harvested: at most the batches the return ring
+		 * holds plus the one being processed, in whole lines but for
+		 * one partial line per batch. So it cannot fill. */
+		struct handoff_stats hs;
+		if (tx->ret) {
+			handoff_ring_stats(tx->ret, &hs);
+			tx->reorder = handoff_ring_create(2 * (hs.n_lines + DIST_WORKER_BATCH_LINES), -1);
+		}
 		size_t bl = d->cfg.backlog / HANDOFF_LINE_SLOTS * sizeof(struct handoff_line);
 		tx->backlog = aligned_alloc(64, bl);
-		if (!tx->ring || !tx->ret || !tx->backlog)
+		if (!tx->ring || !tx->ret || !tx->reorder || !tx->backlog)
 			goto oom;
 		memset(tx->backlog, 0, bl);
 	}
@@ -137,22 +176,133 @@ static inline void release_tag(struct dist *d, struct dist_tx *tx, uint32_t w1, 
 	*e = v;
 }
 
+/* ---- the reorder window ---- */
+
+/* The slot of 14-bit sequence number seq when it is issued and not yet
+ * done, else NULL (stale, or a bug). */
+static inline struct dist_slot *issued_slot(struct dist_window *win, uint16_t seq)
+{
+	struct dist_slot *sl = &win->slot[seq & win->mask];
+	return sl->state == DIST_SLOT_ISSUED && sl->seq == seq ? sl : NULL;
+}
+
+/* A packet handed back for sequence number seq: into its slot, or sent
+ * unordered when the slot is not waiting for one (a second packet for the
+ * number, or a stale one); freed and counted when even that has no room. */
+static void place(struct dist *d, uint32_t bi, uint16_t seq)
+{
+	struct dist_window *win = &d->win;
+	struct dist_slot *sl = issued_slot(win, seq & DIST_SEQ_MASK);
+	if (likely(sl && sl->bi == BUFFER_INVALID)) {
+		sl->bi = bi;
+		win->n_placed++;
+		return;
+	}
+	win->unordered++;
+	d->typed_stats = true;
+	if (win->n_loose < win->size) {
+		win->loose[win->n_loose++] = bi;
+		return;
+	}
+	d->drops[DIST_DROP_UNORDERED_FULL]++;
+	buffer_free(&bi, 1);
+}
+
+/* Everything worker w has handed back so far, into the window. */
+static void drain_reorder(struct dist *d, uint32_t w)
+{
+	uint32_t bi[DIST_WORKER_BATCH];
+	uint16_t seq[DIST_WORKER_BATCH];
+	uint32_t k;
+	while ((k = handoff_dequeue(d->tx[w].reorder, bi, seq, DIST_WORKER_BATCH)) != 0)
+		for (uint32_t i = 0; i < k; i++)
+			place(d, bi[i], seq[i]);
+}
+
+/* Sequence number seq's packet is finished on its worker: whatever it
+ * handed back for it has been placed. */
+static void seq_done(struct dist *d, uint16_t seq)
+{
+	struct dist_slot *sl = issued_slot(&d->win, seq & DIST_SEQ_MASK);
+	if (unlikely(!sl)) {
+		d->bad_returns++;
+		return;
+	}
+	sl->state = DIST_SLOT_DONE;
+}
+
+uint32_t dist_ordered_next(const struct dist *d)
+{
+	return d->win.next;
+}
+
+uint32_t dist_ordered_take(struct dist *d, uint32_t *bi, uint32_t max)
+{
+	struct dist_window *win = &d->win;
+	uint32_t n = MIN(max, win->n_loose);
+	memcpy(bi, win->loose, n * sizeof(*bi));
+	memmove(win->loose, win->loose + n, (win->n_loose - n) * sizeof(*bi));
+	win->n_loose -= n;
+	/* The in-order prefix: done slots from head, gaps skipped. */
+	while (n < max && win->head != win->next) {
+		struct dist_slot *sl = &win->slot[win->head & win->mask];
+		if (sl->state != DIST_SLOT_DONE)
+			break;
+		if (sl->bi != BUFFER_INVALID) {
+			bi[n++] = sl->bi;
+			win->n_placed--;
+			win->released++;
+		} else {
+			win->gaps++;
+		}
+		sl->state = DIST_SLOT_FREE;
+		win->head++;
+	}
+	d->typed_stats |= n != 0;
+	return n;
+}
+
+/* ---- completions ---- */
+
+/* One completed (or taken back) packet of worker w, whatever its type. */
+static void release_one(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_t tag)
+{
+	if (!(tag & DIST_TAG_SPREAD)) {
+		release_tag(d, tx, w1, tag);
+		return;
+	}
+	tx->spread_in_flight--;
+	if (tag & DIST_TAG_ORDERED)
+		seq_done(d, tag);
+}
+
 /* Completed lines of worker w, as they came back: one pass, the counters
- * once. */
+ * once. Lines of atomic packets only (flags 0) release tags straight. */
 static void release_lines(struct dist *d, uint32_t w, const struct handoff_line *lines, uint32_t n_lines)
 {
 	struct dist_tx *tx = &d->tx[w];
 	uint32_t n = 0;
-	for (uint32_t l = 0; l < n_lines; l++) {
-		for (uint32_t s = 0; s < lines[l].n; s++)
-			release_tag(d, tx, w + 1, lines[l].tag[s]);
-		n += lines[l].n;
+	if (unlikely(tx->spread_in_flight)) {
+		for (uint32_t l = 0; l < n_lines; l++) {
+			for (uint32_t s = 0; s < lines[l].n; s++)
+				release_one(d, tx, w + 1, lines[l].tag[s]);
+			n += lines[l].n;
+		}
+	} else {
+		for (uint32_t l = 0; l < n_lines; l++) {
+			for (uint32_t s = 0; s < lines[l].n; s++)
+				release_tag(d, tx, w + 1, lines[l].tag[s]);
+			n += lines[l].n;
+		}
 	}
 	tx->in_flight -= n;
 	tx->st.returned += n;
 }
 
-/* Harvest every worker's completions; returns packets released. */
+/* Harvest every worker's completions; returns packets released. With
+ * ordered packets out, a worker's completions are read first, then what it
+ * handed back (all of it enqueued before those completions were), and only
+ * then are the completed sequence numbers marked done. */
 static uint32_t harvest(struct dist *d)
 {
 	struct handoff_line lines[DIST_WORKER_BATCH_LINES];
@@ -162,8 +312,11 @@ static uint32_t harvest(struct dist *d)
 		if (!tx->in_flight)
 			continue;
 		uint32_t before = tx->in_flight, k;
-		while ((k = handoff_dequeue_lines(tx->ret, lines, DIST_WORKER_BATCH_LINES)) != 0)
+		while ((k = handoff_dequeue_lines(tx->ret, lines, DIST_WORKER_BATCH_LINES)) != 0) {
+			if (d->win.head != d->win.next)
+				drain_reorder(d, w);
 			release_lines(d, w, lines, k);
+		}
 		if (tx->in_flight != before) {
 			total += before - tx->in_flight;
 			tx->last_return_ticks = cpu_ticks();
@@ -192,6 +345,11 @@ static __attribute__((noinline)) uint32_t publish(struct dist_tx *tx, bool all)
 	uint32_t held = full + (part != 0);
 	if (taken && taken < held) /* a full ring took part: keep the rest at the front, in order */
 		memmove(tx->backlog, tx->backlog + taken, (held - taken) * sizeof(struct handoff_line));
+	if (unlikely(tx->spread_staged)) {
+		for (uint32_t l = held - taken; l < held; l++) /* reused lines start unflagged */
+			tx->backlog[l].flags = 0;
+		tx->spread_staged = tx->n_backlog != k;
+	}
 	tx->n_backlog -= k;
 	if (!tx->in_flight && k)
 		tx->last_return_ticks = cpu_ticks(); /* idle time counts from here */
@@ -201,6 +359,22 @@ static __attribute__((noinline)) uint32_t publish(struct dist_tx *tx, bool all)
 
 /* Copy one thread's counter for readers elsewhere (relaxed, tear-free). */
 #define PUB(dst, src) __atomic_store_n(&(dst), (src), __ATOMIC_RELAXED)
+
+/* The ordered and parallel counters, only after they changed: the atomic
+ * path pays one test per call for them. */
+static __attribute__((noinline)) void publish_typed(struct dist *d)
+{
+	for (uint32_t w = 0; w < d->n_workers; w++) {
+		struct dist_tx *tx = &d->tx[w];
+		PUB(tx->pub.ordered, tx->st.ordered);
+		PUB(tx->pub.parallel, tx->st.parallel);
+	}
+	PUB(d->pub_released, d->win.released);
+	PUB(d->pub_gaps, d->win.gaps);
+	PUB(d->pub_unordered, d->win.unordered);
+	PUB(d->pub_window_used, d->win.next - d->win.head);
+	d->typed_stats = d->win.next != d->win.head || d->win.n_loose; /* until the window is empty */
+}
 
 static uint32_t publish_all(struct dist *d)
 {
@@ -222,6 +396,8 @@ static uint32_t publish_all(struct dist *d)
 	for (uint32_t r = 0; r < DIST_N_DROP; r++)
 		PUB(d->pub_drops[r], d->drops[r]);
 	PUB(d->pub_bad_returns, d->bad_returns);
+	if (unlikely(d->typed_stats))
+		publish_typed(d);
 	return n;
 }
 
@@ -263,11 +439,53 @@ static inline bool stage(struct dist *d, uint32_t w1, uint32_t bi, uint16_t tag)
 	return true;
 }
 
-uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, uint32_t n, uint32_t *dropped,
-		      uint8_t *reason, uint8_t *assigned)
+/* An ordered or parallel packet: to the least-loaded worker, no flow-table
+ * entry; an ordered one also takes the next sequence number. Returns the
+ * worker index + 1, or 0 with the drop reason in *why. */
+static uint32_t spread(struct dist *d, uint32_t bi, uint16_t tag, uint8_t type, uint8_t *why)
+{
+	struct dist_window *win = &d->win;
+	bool ordered = type == DIST_ORDERED;
+	uint16_t t = (uint16_t)(DIST_TAG_SPREAD | (tag & DIST_SEQ_MASK));
+	if (ordered) {
+		*why = DIST_DROP_WINDOW_FULL;
+		if (win->next - win->head == win->size)
+			return 0;
+		t = (uint16_t)(DIST_TAG_SPREAD | DIST_TAG_ORDERED | (win->next & DIST_SEQ_MASK));
+	}
+	*why = DIST_DROP_SPREAD_FULL;
+	uint32_t w1 = least_loaded(d);
+	if (!w1 || !stage(d, w1, bi, t))
+		return 0;
+	struct dist_tx *tx = &d->tx[w1 - 1];
+	tx->backlog[(tx->n_backlog - 1) / HANDOFF_LINE_SLOTS].flags |= ordered ? DIST_LINE_SPREAD | DIST_LINE_ORDERED
+										 : DIST_LINE_SPREAD;
+	tx->spread_staged = true;
+	tx->spread_in_flight++;
+	d->typed_stats = true;
+	if (ordered) {
+		struct dist_slot *sl = &win->slot[win->next & win->mask];
+		sl->bi = BUFFER_INVALID;
+		sl->seq = t & DIST_SEQ_MASK;
+		sl->state = DIST_SLOT_ISSUED;
+		win->next++;
+		tx->st.ordered++;
+	} else {
+		tx->st.parallel++;
+	}
+	return w1;
+}
+
+/* The packets, 8 at a time through the matcher. Inlined twice: with types
+ * NULL the compiler drops every test of a type, so the atomic path costs
+ * what it did before types existed. A lane of another type may share a
+ * chunk with an atomic one of the same tag: it changes no table entry, so
+ * the atomic lane's fallback (reading the table) stays right. */
+static inline __attribute__((always_inline)) uint32_t assign(struct dist *d, const uint32_t *bi,
+							     const uint16_t *tags, const uint8_t *types, uint32_t n,
+							     uint32_t *dropped, uint8_t *reason, uint8_t *assigned)
 {
 	uint32_t n_drop = 0;
-	harvest(d);
 	for (uint32_t c = 0; c < n; c += 8) {
 		uint32_t k = MIN(8u, n - c);
 		const uint16_t *chunk = tags + c;
@@ -280,18 +498,27 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 		dist_match_vector(d->table, chunk, &m);
 		for (uint32_t i = 0; i < k; i++) {
 			uint16_t tag = chunk[i] & HANDOFF_TAG_MASK;
+			uint8_t why;
+			uint32_t w1;
+			if (types && types[c + i] != DIST_ATOMIC) {
+				w1 = spread(d, bi[c + i], tag, types[c + i], &why);
+				if (w1)
+					goto placed;
+				goto drop;
+			}
 			uint32_t *e = &d->table[tag];
-			uint32_t w1 = m.owner[i];
+			w1 = m.owner[i];
 			/* An earlier lane of this chunk may have opened the flow. */
 			if (!w1 && m.lead[i] != i)
 				w1 = DIST_E_OWNER(*e);
-			uint8_t why = DIST_DROP_WORKER_FULL;
+			why = DIST_DROP_WORKER_FULL;
 			if (likely(w1)) {
 				if (likely(stage(d, w1, bi[c + i], tag))) {
 					(*e)++;
 					d->tx[w1 - 1].st.matched += m.owner[i] != 0;
 					goto placed;
 				}
+				d->tx[w1 - 1].st.drops++;
 			} else {
 				w1 = least_loaded(d);
 				why = DIST_DROP_ALL_FULL;
@@ -304,9 +531,7 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 					goto placed;
 				}
 			}
-			/* Dropped: the flow keeps whatever it owned. */
-			if (why == DIST_DROP_WORKER_FULL)
-				d->tx[w1 - 1].st.drops++;
+drop:			/* The flow keeps whatever it owned. */
 			d->drops[why]++;
 			dropped[n_drop] = bi[c + i];
 			reason[n_drop++] = why;
@@ -318,6 +543,33 @@ placed:
 		if (++d->cursor >= d->n_workers)
 			d->cursor = 0;
 	}
+	return n_drop;
+}
+
+/* Whether types[0..n) holds anything but DIST_ATOMIC (0), 8 at a time. */
+static bool any_typed(const uint8_t *types, uint32_t n)
+{
+	uint64_t or = 0;
+	uint32_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t v;
+		memcpy(&v, types + i, sizeof(v));
+		or |= v;
+	}
+	for (; i < n; i++)
+		or |= types[i];
+	return or != 0;
+}
+
+uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, const uint8_t *types, uint32_t n,
+		      uint32_t *dropped, uint8_t *reason, uint8_t *assigned)
+{
+	harvest(d);
+	uint32_t n_drop;
+	if (unlikely(types && any_typed(types, n)))
+		n_drop = assign(d, bi, tags, types, n, dropped, reason, assigned);
+	else
+		n_drop = assign(d, bi, tags, NULL, n, dropped, reason, assigned);
 	publish_all(d);
 	return n - n_drop;
 }
@@ -333,7 +585,7 @@ uint64_t dist_outstanding(const struct dist *d)
 	uint64_t n = 0;
 	for (uint32_t w = 0; w < d->n_workers; w++)
 		n += d->tx[w].in_flight + d->tx[w].n_backlog;
-	return n;
+	return n + (d->win.next - d->win.head) + d->win.n_loose;
 }
 
 uint32_t dist_room(const struct dist *d, uint32_t w)
@@ -353,9 +605,15 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 {
 	uint16_t tags[DIST_WORKER_BATCH];
 	uint32_t got = 0;
-	/* What each worker took is done, reported or not. */
+	/* What each worker handed back goes into the window first (the worker
+	 * is gone: this thread may take its staged line), then what it took
+	 * is done, reported or not. */
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_rx *rx = &d->rx[w];
+		drain_reorder(d, w);
+		for (uint32_t s = 0; s < rx->ret_line.n; s++)
+			place(d, rx->ret_line.bi[s], rx->ret_line.tag[s]);
+		rx->ret_line.n = 0;
 		release_lines(d, w, rx->lines + rx->first, rx->n_held);
 		rx->n_held = 0;
 	}
@@ -367,26 +625,30 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 		uint32_t k;
 		while ((k = handoff_dequeue(tx->ring, bi + got, tags, MIN(max - got, (uint32_t)DIST_WORKER_BATCH))) != 0) {
 			for (uint32_t i = 0; i < k; i++)
-				release_tag(d, tx, w + 1, tags[i]);
+				release_one(d, tx, w + 1, tags[i]);
 			tx->in_flight -= k;
 			got += k;
 		}
 		k = MIN(max - got, tx->n_backlog);
 		for (uint32_t i = 0; i < k; i++) {
 			const struct handoff_line *l = &tx->backlog[i / HANDOFF_LINE_SLOTS];
-			release_tag(d, tx, w + 1, l->tag[i % HANDOFF_LINE_SLOTS]);
+			release_one(d, tx, w + 1, l->tag[i % HANDOFF_LINE_SLOTS]);
 			bi[got + i] = l->bi[i % HANDOFF_LINE_SLOTS];
 		}
-		/* The rest to the front, slot by slot (shutdown only). */
+		/* The rest to the front, slot by slot (shutdown only); a moved
+		 * line keeps the slow path on completion. */
 		for (uint32_t i = k; i < tx->n_backlog; i++) {
 			const struct handoff_line *from = &tx->backlog[i / HANDOFF_LINE_SLOTS];
 			struct handoff_line *to = &tx->backlog[(i - k) / HANDOFF_LINE_SLOTS];
 			to->bi[(i - k) % HANDOFF_LINE_SLOTS] = from->bi[i % HANDOFF_LINE_SLOTS];
 			to->tag[(i - k) % HANDOFF_LINE_SLOTS] = from->tag[i % HANDOFF_LINE_SLOTS];
+			to->flags |= from->flags;
 		}
 		tx->n_backlog -= k;
 		got += k;
 	}
+	/* Every batch is complete now: the window releases all it holds. */
+	got += dist_ordered_take(d, bi + got, max - got);
 	d->drops[DIST_DROP_SHUTDOWN] += got;
 	publish_all(d);
 	return got;
@@ -394,12 +656,16 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 
 /* ---- worker side ---- */
 
-/* Report the held batch; true when all of it went. */
+/* Report the held batch; true when all of it went. The ordered packets
+ * handed back go first, so that the distributor finds them before it
+ * reads the completion. */
 static bool report(struct dist *d, uint32_t w)
 {
 	struct dist_rx *rx = &d->rx[w];
 	if (!rx->n_held)
 		return true;
+	if (unlikely(rx->ret_line.n) && handoff_enqueue_lines(d->tx[w].reorder, &rx->ret_line, 1))
+		rx->ret_line.n = 0;
 	uint32_t k = handoff_enqueue_lines(d->tx[w].ret, rx->lines + rx->first, rx->n_held);
 	rx->first += k;
 	rx->n_held -= k;
@@ -414,6 +680,7 @@ uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *ta
 	uint32_t n_lines = handoff_dequeue_lines(d->tx[w].ring, rx->lines, MIN(max / HANDOFF_LINE_SLOTS,
 									      (uint32_t)DIST_WORKER_BATCH_LINES));
 	uint32_t n = 0;
+	uint8_t flags = 0;
 	/* Whole lines copied (fixed sizes, no calls): a line's unused slots
 	 * land below max, since at most max / 8 lines were taken. */
 	for (uint32_t l = 0; l < n_lines; l++) {
@@ -422,7 +689,9 @@ uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *ta
 		if (tags)
 			memcpy(tags + n, line->tag, sizeof(line->tag));
 		n += line->n;
+		flags |= line->flags;
 	}
+	rx->flags = flags;
 	rx->first = 0;
 	rx->n_held = n_lines;
 	if (n)
@@ -435,6 +704,31 @@ int dist_worker_done(struct dist *d, uint32_t w)
 	return report(d, w) ? 0 : -EAGAIN;
 }
 
+bool dist_worker_has_ordered(const struct dist *d, uint32_t w)
+{
+	return (d->rx[w].flags & DIST_LINE_ORDERED) != 0;
+}
+
+uint32_t dist_worker_return(struct dist *d, uint32_t w, const uint32_t *bi, const uint16_t *seqs, uint32_t n)
+{
+	struct dist_rx *rx = &d->rx[w];
+	struct handoff_line *l = &rx->ret_line;
+	uint32_t i = 0;
+	for (; i < n; i++) {
+		if (l->n == HANDOFF_LINE_SLOTS) {
+			if (unlikely(!handoff_enqueue_lines(d->tx[w].reorder, l, 1)))
+				break;
+			l->n = 0;
+		}
+		l->bi[l->n] = bi[i];
+		l->tag[l->n++] = seqs[i];
+	}
+	stat_add(&rx->returned_ordered, i);
+	if (unlikely(i < n))
+		stat_add(&rx->reorder_full, n - i);
+	return i;
+}
+
 /* ---- statistics ---- */
 
 void dist_stats(const struct dist *d, struct dist_stats *st)
@@ -443,6 +737,11 @@ void dist_stats(const struct dist *d, struct dist_stats *st)
 	for (uint32_t r = 0; r < DIST_N_DROP; r++)
 		st->drops[r] = stat_read(&d->pub_drops[r]) - d->base.drops[r];
 	st->bad_returns = stat_read(&d->pub_bad_returns);
+	st->released = stat_read(&d->pub_released) - d->base.released;
+	st->gaps = stat_read(&d->pub_gaps) - d->base.gaps;
+	st->unordered = stat_read(&d->pub_unordered) - d->base.unordered;
+	st->window_used = __atomic_load_n(&d->pub_window_used, __ATOMIC_RELAXED);
+	st->window_size = d->win.size;
 	st->n_workers = d->n_workers;
 }
 
@@ -459,6 +758,10 @@ int dist_worker_stats(const struct dist *d, uint32_t w, struct dist_worker_stats
 	st->migrations = stat_read(&p->migrations) - b->migrations;
 	st->drops = stat_read(&p->drops) - b->drops;
 	st->polled = stat_read(&d->rx[w].polled) - b->polled;
+	st->ordered = stat_read(&p->ordered) - b->ordered;
+	st->parallel = stat_read(&p->parallel) - b->parallel;
+	st->returned_ordered = stat_read(&d->rx[w].returned_ordered) - b->returned_ordered;
+	st->reorder_full = stat_read(&d->rx[w].reorder_full) - b->reorder_full;
 	st->in_flight = __atomic_load_n(&p->in_flight, __ATOMIC_RELAXED);
 	st->backlog = __atomic_load_n(&p->backlog, __ATOMIC_RELAXED);
 	st->flows = __atomic_load_n(&p->flows, __ATOMIC_RELAXED);
@@ -478,6 +781,9 @@ void dist_clear_stats(struct dist *d)
 {
 	for (uint32_t r = 0; r < DIST_N_DROP; r++)
 		d->base.drops[r] = stat_read(&d->pub_drops[r]);
+	d->base.released = stat_read(&d->pub_released);
+	d->base.gaps = stat_read(&d->pub_gaps);
+	d->base.unordered = stat_read(&d->pub_unordered);
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		const struct dist_worker_stats *p = &d->tx[w].pub;
 		struct dist_worker_stats *b = &d->worker_base[w];
@@ -487,5 +793,9 @@ void dist_clear_stats(struct dist *d)
 		b->migrations = stat_read(&p->migrations);
 		b->drops = stat_read(&p->drops);
 		b->polled = stat_read(&d->rx[w].polled);
+		b->ordered = stat_read(&p->ordered);
+		b->parallel = stat_read(&p->parallel);
+		b->returned_ordered = stat_read(&d->rx[w].returned_ordered);
+		b->reorder_full = stat_read(&d->rx[w].reorder_full);
 	}
 }

@@ -16,10 +16,11 @@
 
 /*
  * sluice> show distributor
- * Worker  In flight  Backlog  Flows  Ring   Handed    Returned  Matched  Migrations  Drops  State
- * 0              24        0      9  3/64   1843200   1843176   71.2%    10233       0      ok
- * 1             512        8    130  64/64  1204417   1203897   69.8%    9987        4121   stalled 2.3 s
- * drops: flow's worker busy 4121, new flow with every worker busy 0, at shutdown 0
+ * Worker  In flight  Backlog  Flows  Ring   Handed    Returned  Matched  Migrations  Drops  Ordered  Parallel  State
+ * 0              24        0      9  3/64   1843200   1843176   71.2%    10233       0      20480    0         ok
+ * 1             512        8    130  64/64  1204417   1203897   69.8%    9987        4121   19968    0         stalled 2.3 s
+ * drops: flow's worker busy 4121, new flow with every worker busy 0, at shutdown 0, ordered/parallel with every worker busy 0, reorder window full 0
+ * reorder window: 12/4096 in use, released in order 40436, gaps skipped 0, sent unordered 0
  */
 static int show_dist(struct cli_session *s, int argc, char **argv)
 {
@@ -34,7 +35,8 @@ static int show_dist(struct cli_session *s, int argc, char **argv)
 	static const struct cli_table_col cols[] = {
 		{ "Worker", false }, { "In flight", true }, { "Backlog", true },    { "Flows", true },
 		{ "Ring", true },    { "Handed", true },    { "Returned", true },   { "Matched", true },
-		{ "Migrations", true }, { "Drops", true },  { "State", false },
+		{ "Migrations", true }, { "Drops", true },  { "Ordered", true },    { "Parallel", true },
+		{ "State", false },
 	};
 	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
 	if (!t)
@@ -53,6 +55,8 @@ static int show_dist(struct cli_session *s, int argc, char **argv)
 		cli_table_cell(t, "%.1f%%", st.handed ? 100.0 * (double)st.matched / (double)st.handed : 0.0);
 		cli_table_cell(t, "%llu", (unsigned long long)st.migrations);
 		cli_table_cell(t, "%llu", (unsigned long long)st.drops);
+		cli_table_cell(t, "%llu", (unsigned long long)st.ordered);
+		cli_table_cell(t, "%llu", (unsigned long long)st.parallel);
 		if (st.idle_ns > STALLED_NS)
 			cli_table_cell(t, "stalled %.1f s", (double)st.idle_ns / 1e9);
 		else
@@ -61,9 +65,17 @@ static int show_dist(struct cli_session *s, int argc, char **argv)
 	cli_table_print(s, t);
 	struct dist_stats ds;
 	dist_stats(d, &ds);
-	cli_printf(s, "drops: flow's worker busy %llu, new flow with every worker busy %llu, at shutdown %llu",
+	cli_printf(s,
+		   "drops: flow's worker busy %llu, new flow with every worker busy %llu, at shutdown %llu, "
+		   "ordered/parallel with every worker busy %llu, reorder window full %llu",
 		   (unsigned long long)ds.drops[DIST_DROP_WORKER_FULL], (unsigned long long)ds.drops[DIST_DROP_ALL_FULL],
-		   (unsigned long long)ds.drops[DIST_DROP_SHUTDOWN]);
+		   (unsigned long long)ds.drops[DIST_DROP_SHUTDOWN], (unsigned long long)ds.drops[DIST_DROP_SPREAD_FULL],
+		   (unsigned long long)ds.drops[DIST_DROP_WINDOW_FULL]);
+	cli_printf(s, "reorder window: %u/%u in use, released in order %llu, gaps skipped %llu, sent unordered %llu",
+		   ds.window_used, ds.window_size, (unsigned long long)ds.released, (unsigned long long)ds.gaps,
+		   (unsigned long long)ds.unordered);
+	if (ds.drops[DIST_DROP_UNORDERED_FULL])
+		cli_printf(s, "sent unordered, no room (freed): %llu", (unsigned long long)ds.drops[DIST_DROP_UNORDERED_FULL]);
 	if (ds.bad_returns)
 		cli_printf(s, "completions for tags not owned: %llu (a bug)", (unsigned long long)ds.bad_returns);
 	return 0;
@@ -86,7 +98,8 @@ static int clear_dist(struct cli_session *s, int argc, char **argv)
 static const struct cli_command_reg show_dist_cmd = {
 	.path = "show distributor",
 	.usage = "show distributor",
-	.help = "Per worker: packets in flight, backlog, flows, handed, returned, matched share, migrations, drops",
+	.help = "Per worker: packets in flight, backlog, flows, handed (ordered, parallel), returned, matched share, "
+		"migrations, drops; the reorder window",
 	.fn = show_dist,
 };
 CLI_COMMAND_REGISTER(show_dist_cmd)

@@ -40,6 +40,11 @@ void dist_match_scalar(const uint32_t *table, const uint16_t *tags, struct dist_
 void dist_match_vector(const uint32_t *table, const uint16_t *tags, struct dist_match *m);
 extern const char dist_match_vector_isa[]; /* "avx2", "sse4.2" or "scalar" */
 
+/* handoff_line.flags of a line holding ordered or parallel packets: only
+ * those lines take the slow path when completed. */
+#define DIST_LINE_SPREAD 0x1u
+#define DIST_LINE_ORDERED 0x2u
+
 /* The distributor's side of one worker. The backlog is kept as the lines
  * it will be published in: staging writes a packet's index and tag straight
  * into its slot, and publishing copies whole 64-byte lines into the ring
@@ -48,10 +53,14 @@ extern const char dist_match_vector_isa[]; /* "avx2", "sse4.2" or "scalar" */
 struct dist_tx {
 	alignas(64) struct handoff_ring *ring; /* to the worker */
 	struct handoff_ring *ret;              /* completions from it */
+	struct handoff_ring *reorder;          /* ordered packets it hands back */
 	struct handoff_line *backlog;          /* cfg.backlog / 8 lines */
 	uint32_t n_backlog;                    /* packets */
 	uint32_t in_flight;   /* published and not yet complete */
 	uint32_t flows;       /* tags owned */
+	uint32_t spread_in_flight; /* ordered and parallel packets staged or in flight: while 0,
+				    * completions take the atomic loop alone */
+	bool spread_staged;   /* the backlog may hold flagged lines */
 	uint64_t last_return_ticks;
 	struct dist_worker_stats st; /* counters and levels, this thread's working copy */
 	/* The same, copied once per call for readers on other threads. */
@@ -67,8 +76,34 @@ struct dist_tx {
 struct dist_rx {
 	alignas(64) uint32_t n_held; /* lines of the batch not yet reported */
 	uint32_t first;              /* first of them in lines[] */
+	uint8_t flags;               /* DIST_LINE_* over the batch's lines */
 	uint64_t polled;             /* packets taken (read by any thread) */
+	uint64_t returned_ordered;   /* ordered packets handed back (read by any thread) */
+	uint64_t reorder_full;       /* ordered packets sent here, the ring full (read by any thread) */
+	/* Ordered packets being handed back, staged into whole lines; the
+	 * partial line goes just before the batch is reported. */
+	struct handoff_line ret_line;
 	alignas(64) struct handoff_line lines[DIST_WORKER_BATCH_LINES];
+};
+
+/* A reorder window slot: sequence number s lives in slot s & mask. */
+enum { DIST_SLOT_FREE = 0, DIST_SLOT_ISSUED, DIST_SLOT_DONE };
+struct dist_slot {
+	uint32_t bi;  /* the packet handed back, BUFFER_INVALID until then */
+	uint16_t seq; /* the 14-bit sequence number it was issued as */
+	uint8_t state;
+};
+
+/* The reorder window, the distributor thread's: sequence numbers issued in
+ * [head, next), released from head in order once done. */
+struct dist_window {
+	struct dist_slot *slot; /* [size] */
+	uint32_t size, mask;
+	uint32_t head, next;    /* free-running, compared by difference */
+	uint32_t *loose;        /* [size] handed back out of their slot: sent unordered */
+	uint32_t n_loose;
+	uint32_t n_placed;      /* slots holding a packet */
+	uint64_t released, gaps, unordered;
 };
 
 struct dist {
@@ -79,11 +114,18 @@ struct dist {
 	uint64_t bad_returns;
 	uint64_t pub_drops[DIST_N_DROP]; /* copied once per call, for other threads */
 	uint64_t pub_bad_returns;
+	uint64_t pub_released, pub_gaps, pub_unordered;
+	uint32_t pub_window_used;
+	bool typed_stats; /* ordered/parallel counters changed since publish_all copied them */
+	struct dist_window win;
 	struct dist_tx *tx;   /* [n_workers] */
 	struct dist_rx *rx;   /* [n_workers] */
 	struct dist_stats base;                 /* dist_clear_stats baselines */
 	struct dist_worker_stats *worker_base;  /* [n_workers] */
 	alignas(64) uint32_t table[DIST_N_TAGS];
 };
+
+/* dist_graph_set_type_fn's hook, for the distributor node (NULL: none). */
+dist_type_fn_t *dist_graph_type_fn(void);
 
 #endif

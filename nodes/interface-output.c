@@ -24,6 +24,7 @@
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/device_tx.h"
+#include "nodes/dist.h"
 #include "nodes/ethernet.h"
 #include "nodes/sched_io.h"
 
@@ -202,16 +203,23 @@ static uint32_t interface_output_fn(struct node_runtime *rt, struct frame *f)
 		flags |= b->flags;
 		bytes += b->current_length;
 	}
-	if (likely(!diff && !(flags & BUFFER_F_NEXT_PRESENT))) {
+	if (likely(!diff && !(flags & (BUFFER_F_NEXT_PRESENT | BUFFER_F_DIST_ORDERED)))) {
 		send_group(rt, tx_if, bi, n, bytes, flags & BUFFER_F_TRACED, f);
 		return n;
+	}
+
+	const uint32_t *todo = bi;
+	uint32_t n_todo = n;
+	/* Ordered packets on a distributor worker go back to the distributor,
+	 * which sends them in arrival order (nodes/dist.h); the rest go on. */
+	if (unlikely(flags & BUFFER_F_DIST_ORDERED)) {
+		n_todo = dist_output_divert(rt->thread_index, bi, n, d->rest);
+		todo = d->rest;
 	}
 
 	/* Mixed frame (or chains): peel off one interface's packets at a time
 	 * (in order), each into a frame of its own; O(packets x interfaces),
 	 * and a frame rarely spans more than a few. */
-	const uint32_t *todo = bi;
-	uint32_t n_todo = n;
 	while (n_todo) {
 		uint32_t n_group = 0, n_rest = 0;
 		tx_if = buffer_get(todo[0])->tx_if;
@@ -228,7 +236,8 @@ static uint32_t interface_output_fn(struct node_runtime *rt, struct frame *f)
 			}
 		}
 		/* The input frame itself when it is all one interface. */
-		send_group(rt, tx_if, d->group, n_group, bytes, flags & BUFFER_F_TRACED, n_group == n ? f : NULL);
+		send_group(rt, tx_if, d->group, n_group, bytes, flags & BUFFER_F_TRACED,
+			   n_group == n && todo == bi ? f : NULL);
 		/* rest may be compacted in place: reads stay ahead of writes. */
 		todo = d->rest;
 		n_todo = n_rest;

@@ -167,13 +167,13 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < 10000; i++) {
 		while (!room())
 			dist_flush(d);
-		dist_process(d, bi, tags, BURST, dropped, reason, NULL);
+		dist_process(d, bi, tags, NULL, BURST, dropped, reason, NULL);
 	}
 	uint64_t t0 = cpu_ticks();
 	for (uint32_t i = 0; i < calls; i++) {
 		while (unlikely(!room()))
 			dist_flush(d);
-		uint32_t k = dist_process(d, bi, tags, BURST, dropped, reason, NULL);
+		uint32_t k = dist_process(d, bi, tags, NULL, BURST, dropped, reason, NULL);
 		handed += k;
 		drops += BURST - k;
 	}

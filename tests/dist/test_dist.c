@@ -89,7 +89,7 @@ static uint32_t process(struct dist *d, const uint32_t *bi, const uint16_t *tags
 {
 	uint32_t dropped[256];
 	uint8_t reason[256];
-	uint32_t taken = dist_process(d, bi, tags, n, dropped, reason, assigned);
+	uint32_t taken = dist_process(d, bi, tags, NULL, n, dropped, reason, assigned);
 	if (n_drop)
 		*n_drop = n - taken;
 	return taken;
@@ -233,6 +233,232 @@ START_TEST(test_backpressure_isolates_a_stalled_worker)
 	dist_clear_stats(d);
 	dist_stats(d, &st);
 	ck_assert_uint_eq(st.drops[DIST_DROP_SHUTDOWN], 0);
+	dist_free(d);
+}
+END_TEST
+
+/* ---- scheduling types, single-threaded ---- */
+
+static struct dist *make_window(uint32_t workers, uint32_t window)
+{
+	struct dist_config c;
+	dist_config_default(&c);
+	c.n_workers = workers;
+	c.backlog = 64;
+	c.ring_lines = 8;
+	c.window = window;
+	char err[256];
+	struct dist *d = dist_create(&c, err, sizeof(err));
+	ck_assert_msg(d, "%s", err);
+	return d;
+}
+
+static uint32_t process_typed(struct dist *d, const uint32_t *bi, const uint16_t *tags, const uint8_t *types,
+			      uint32_t n, uint8_t *assigned, uint8_t *reason)
+{
+	uint32_t dropped[256];
+	uint8_t why[256];
+	uint32_t taken = dist_process(d, bi, tags, types, n, dropped, why, assigned);
+	if (reason)
+		memcpy(reason, why, n - taken);
+	return taken;
+}
+
+/* Parallel packets of one flow go to every worker, own no flow-table entry,
+ * carry DIST_TAG_SPREAD, and complete without touching the table. */
+START_TEST(test_parallel_spreads_one_flow)
+{
+	struct dist *d = make_window(2, 0);
+	uint32_t bi[16], got[256];
+	uint16_t tags[16], gtags[256];
+	uint8_t types[16], as[16];
+	for (int i = 0; i < 16; i++) {
+		bi[i] = (uint32_t)i;
+		tags[i] = 100;
+		types[i] = DIST_PARALLEL;
+	}
+	ck_assert_uint_eq(process_typed(d, bi, tags, types, 16, as, NULL), 16);
+	uint32_t per[3] = { 0 };
+	for (int i = 0; i < 16; i++)
+		per[as[i]]++;
+	ck_assert_uint_eq(per[1], 8);
+	ck_assert_uint_eq(per[2], 8);
+	ck_assert_uint_eq(dist_flows_owned(d), 0);
+	ck_assert_uint_eq(d->table[100], 0);
+	for (uint32_t w = 0; w < 2; w++) {
+		uint32_t n = dist_worker_poll(d, w, got, gtags, 256);
+		ck_assert_uint_eq(n, 8);
+		ck_assert(!dist_worker_has_ordered(d, w));
+		for (uint32_t i = 0; i < n; i++)
+			ck_assert_uint_eq(gtags[i], DIST_TAG_SPREAD | 100);
+		ck_assert_int_eq(dist_worker_done(d, w), 0);
+	}
+	dist_flush(d);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	struct dist_worker_stats ws;
+	dist_worker_stats(d, 0, &ws);
+	ck_assert_uint_eq(ws.parallel, 8);
+	ck_assert_uint_eq(ws.returned, 8);
+	struct dist_stats st;
+	dist_stats(d, &st);
+	ck_assert_uint_eq(st.bad_returns, 0);
+	ck_assert_uint_eq(d->table[100], 0);
+	dist_free(d);
+}
+END_TEST
+
+/* Ordered packets of one flow spread over both workers; worker 1 finishes
+ * first, so nothing is released until worker 0's batch completes; a packet
+ * worker 0 consumed is a gap, skipped; a second packet for one sequence
+ * number goes out unordered, counted. */
+START_TEST(test_ordered_restores_order)
+{
+	struct dist *d = make_window(2, 0);
+	uint32_t bi[16], got[256], out[64];
+	uint16_t tags[16], gtags[256];
+	uint8_t types[16], as[16];
+	for (int i = 0; i < 16; i++) {
+		bi[i] = 1000 + (uint32_t)i;
+		tags[i] = 100;
+		types[i] = DIST_ORDERED;
+	}
+	ck_assert_uint_eq(dist_ordered_next(d), 0);
+	ck_assert_uint_eq(process_typed(d, bi, tags, types, 16, as, NULL), 16);
+	ck_assert_uint_eq(dist_ordered_next(d), 16);
+	ck_assert_uint_eq(dist_flows_owned(d), 0);
+	uint32_t n1 = dist_worker_poll(d, 1, got, gtags, 256);
+	ck_assert_uint_eq(n1, 8);
+	ck_assert(dist_worker_has_ordered(d, 1));
+	for (uint32_t i = 0; i < n1; i++)
+		ck_assert_uint_eq(gtags[i], DIST_TAG_SPREAD | DIST_TAG_ORDERED | (got[i] - 1000));
+	ck_assert_uint_eq(dist_worker_return(d, 1, got, gtags, n1), n1);
+	ck_assert_uint_eq(dist_worker_return(d, 1, got, gtags, 1), 1); /* the same seq again */
+	ck_assert_int_eq(dist_worker_done(d, 1), 0);
+	dist_flush(d);
+	/* Only the duplicate is out: seq 0 is worker 0's, not done. */
+	ck_assert_uint_eq(dist_ordered_take(d, out, 64), 1);
+	ck_assert_uint_eq(out[0], got[0]);
+	uint32_t n0 = dist_worker_poll(d, 0, got, gtags, 256);
+	ck_assert_uint_eq(n0, 8);
+	/* Worker 0 consumed its packet of seq 4 (1004): it hands back the rest. */
+	uint32_t keep[8], kt = 0;
+	uint16_t ktags[8];
+	for (uint32_t i = 0; i < n0; i++) {
+		if (got[i] == 1004)
+			continue;
+		keep[kt] = got[i];
+		ktags[kt++] = gtags[i];
+	}
+	ck_assert_uint_eq(kt, 7);
+	ck_assert_uint_eq(dist_worker_return(d, 0, keep, ktags, kt), kt);
+	ck_assert_uint_eq(dist_outstanding(d), 16 + 8);
+	ck_assert_int_eq(dist_worker_done(d, 0), 0);
+	dist_flush(d);
+	ck_assert_uint_eq(dist_ordered_take(d, out, 64), 15);
+	for (uint32_t i = 0, want = 1000; i < 15; i++, want++) {
+		if (want == 1004)
+			want++;
+		ck_assert_uint_eq(out[i], want);
+	}
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	dist_flush(d);
+	struct dist_stats st;
+	dist_stats(d, &st);
+	ck_assert_uint_eq(st.released, 15);
+	ck_assert_uint_eq(st.gaps, 1);
+	ck_assert_uint_eq(st.unordered, 1);
+	ck_assert_uint_eq(st.window_used, 0);
+	ck_assert_uint_eq(st.bad_returns, 0);
+	struct dist_worker_stats w0, w1;
+	dist_worker_stats(d, 0, &w0);
+	dist_worker_stats(d, 1, &w1);
+	ck_assert_uint_eq(w0.ordered + w1.ordered, 16);
+	ck_assert_uint_eq(w0.returned_ordered, 7);
+	ck_assert_uint_eq(w1.returned_ordered, 9);
+	dist_free(d);
+}
+END_TEST
+
+/* A full window drops new ordered packets at the distributor (its own
+ * reason), consuming no sequence number; drops for a full worker consume
+ * none either, so neither leaves a gap that would hold the window. */
+START_TEST(test_ordered_window_full)
+{
+	struct dist *d = make_window(1, 8);
+	uint32_t bi[12], got[256], out[64];
+	uint16_t tags[12], gtags[256];
+	uint8_t types[12], why[12];
+	for (int i = 0; i < 12; i++) {
+		bi[i] = (uint32_t)i;
+		tags[i] = (uint16_t)i;
+		types[i] = DIST_ORDERED;
+	}
+	ck_assert_uint_eq(process_typed(d, bi, tags, types, 12, NULL, why), 8);
+	for (int i = 0; i < 4; i++)
+		ck_assert_uint_eq(why[i], DIST_DROP_WINDOW_FULL);
+	ck_assert_uint_eq(dist_ordered_next(d), 8);
+	uint32_t n = dist_worker_poll(d, 0, got, gtags, 256);
+	ck_assert_uint_eq(dist_worker_return(d, 0, got, gtags, n), 8);
+	ck_assert_int_eq(dist_worker_done(d, 0), 0);
+	dist_flush(d);
+	ck_assert_uint_eq(dist_ordered_take(d, out, 64), 8);
+	/* Room again. */
+	ck_assert_uint_eq(process_typed(d, bi, tags, types, 8, NULL, why), 8);
+	struct dist_stats st;
+	dist_stats(d, &st);
+	ck_assert_uint_eq(st.drops[DIST_DROP_WINDOW_FULL], 4);
+	ck_assert_uint_eq(st.window_used, 8);
+	uint32_t k, total = 0;
+	while ((k = dist_reclaim(d, got, 256)) != 0)
+		total += k;
+	ck_assert_uint_eq(total, 8);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	dist_free(d);
+}
+END_TEST
+
+/* One call mixing the three types on one tag: only the atomic packets pin
+ * the flow; releasing them all leaves the table as it was. */
+START_TEST(test_mixed_types_one_call)
+{
+	struct dist *d = make_window(2, 0);
+	uint32_t bi[24], got[256], out[64];
+	uint16_t tags[24], gtags[256];
+	uint8_t types[24], as[24];
+	for (int i = 0; i < 24; i++) {
+		bi[i] = (uint32_t)i;
+		tags[i] = 7;
+		types[i] = (uint8_t)(i % 3);
+	}
+	ck_assert_uint_eq(process_typed(d, bi, tags, types, 24, as, NULL), 24);
+	ck_assert_uint_eq(dist_flows_owned(d), 1);
+	uint32_t atomic_worker = as[0];
+	for (int i = 0; i < 24; i += 3)
+		ck_assert_uint_eq(as[i], atomic_worker);
+	ck_assert_uint_eq(d->table[7] & DIST_E_COUNT_MASK, 8);
+	uint32_t returned = 0;
+	for (uint32_t w = 0; w < 2; w++) {
+		uint32_t n = dist_worker_poll(d, w, got, gtags, 256);
+		uint32_t ord[256], no = 0;
+		uint16_t otags[256];
+		for (uint32_t i = 0; i < n; i++) {
+			ck_assert_uint_eq(types[got[i]] == DIST_ATOMIC, !(gtags[i] & DIST_TAG_SPREAD));
+			if (types[got[i]] == DIST_ORDERED) {
+				ord[no] = got[i];
+				otags[no++] = gtags[i];
+			}
+		}
+		returned += dist_worker_return(d, w, ord, otags, no);
+		ck_assert_int_eq(dist_worker_done(d, w), 0);
+	}
+	ck_assert_uint_eq(returned, 8);
+	dist_flush(d);
+	ck_assert_uint_eq(dist_ordered_take(d, out, 64), 8);
+	for (uint32_t i = 0; i < 8; i++)
+		ck_assert_uint_eq(out[i], 3 * i + 1);
+	ck_assert_uint_eq(dist_flows_owned(d), 0);
+	ck_assert_uint_eq(d->table[7] & 0xffffff, 0);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
 	dist_free(d);
 }
 END_TEST
@@ -405,7 +631,7 @@ static void run_go(struct run *r)
 			bi[n] = p;
 			tags[n++] = r->tag_of_flow[r->flow_of[p]];
 		}
-		uint32_t taken = dist_process(r->d, bi, tags, n, dropped, reason, NULL);
+		uint32_t taken = dist_process(r->d, bi, tags, NULL, n, dropped, reason, NULL);
 		for (uint32_t i = 0; i < n - taken; i++)
 			r->dropped[dropped[i]]++;
 		call++;
@@ -603,6 +829,10 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_matchers_agree);
 	tcase_add_test(tc, test_pinning_and_release);
 	tcase_add_test(tc, test_backpressure_isolates_a_stalled_worker);
+	tcase_add_test(tc, test_parallel_spreads_one_flow);
+	tcase_add_test(tc, test_ordered_restores_order);
+	tcase_add_test(tc, test_ordered_window_full);
+	tcase_add_test(tc, test_mixed_types_one_call);
 	tcase_add_test(tc, test_slow_worker_scenario);
 	tcase_add_loop_test(tc, test_stress_heavy_tail, 0, (int)opt_max_workers);
 	tcase_add_loop_test(tc, test_balance_equal_workers, 0, (int)opt_max_workers - 1);
