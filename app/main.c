@@ -253,6 +253,8 @@ static int stage_graph(struct app *a)
 	int rc = graph_add_registered(a->g, a->err, sizeof(a->err));
 	if (rc == 0)
 		rc = graph_build(a->g, a->err, sizeof(a->err));
+	if (rc == 0) /* arcs to the tx nodes of the interfaces made so far and later */
+		rc = dev_graph_attach(a->g, a->err, sizeof(a->err));
 	if (rc == 0 && (rc = pg_attach(a->g, a->err, sizeof(a->err))) == 0)
 		a->pg_attached = true;
 	if (rc == 0)
@@ -472,6 +474,7 @@ static int shutdown_app(struct app *a)
 		if (a->pg_attached)
 			pg_detach();
 		pg_stream_delete_all();
+		dev_graph_detach(a->g);
 		graph_destroy(a->g);
 		ip4_main_free(); /* packets held for ARP, routes, the FIB */
 	} else {

@@ -53,6 +53,91 @@ static int poll_rebuild(void)
 	return 0;
 }
 
+/* ---- tx arcs ---- */
+
+#define DEV_MAX_TX_SENDERS 4
+
+static struct dev_tx_sender *tx_senders[DEV_MAX_TX_SENDERS];
+static uint32_t n_tx_senders;
+static struct graph *tx_graph; /* the attached graph */
+
+void dev_tx_sender_register(struct dev_tx_sender *s)
+{
+	/* A constructor cannot report; a fifth sender is a build bug its
+	 * node's tests show as packets dropped for want of a tx node. */
+	if (n_tx_senders < DEV_MAX_TX_SENDERS)
+		tx_senders[n_tx_senders++] = s;
+}
+
+struct graph *dev_graph(void)
+{
+	return tx_graph;
+}
+
+/* Each sender's arc to dev's tx node in the attached graph, into its
+ * table at dev->index; 0 where the graph lacks the sender or the tx node.
+ * Nothing is written unless every arc could be made. graph_add_next
+ * reuses an arc to the same node, so a sender has one per driver. */
+static int tx_arcs_add(const struct device *dev, char *err, size_t errlen)
+{
+	uint16_t next[DEV_MAX_TX_SENDERS] = { 0 };
+	char why[128];
+	const char *tx = dev->ops->tx_node;
+	if (!tx_graph || !tx || graph_node_index(tx_graph, tx) < 0)
+		goto write;
+	for (uint32_t k = 0; k < n_tx_senders; k++) {
+		int node = graph_node_index(tx_graph, tx_senders[k]->node);
+		if (node < 0)
+			continue;
+		int r = graph_add_next(tx_graph, (uint32_t)node, tx, why, sizeof(why));
+		if (r < 0) {
+			if (err)
+				snprintf(err, errlen, "%s", why);
+			return -EMLINK;
+		}
+		next[k] = (uint16_t)r;
+	}
+write:
+	for (uint32_t k = 0; k < n_tx_senders; k++)
+		tx_senders[k]->next[dev->index] = next[k];
+	return 0;
+}
+
+static void tx_arcs_clear(uint32_t index)
+{
+	for (uint32_t k = 0; k < n_tx_senders; k++)
+		tx_senders[k]->next[index] = 0;
+}
+
+int dev_graph_attach(struct graph *g, char *err, size_t errlen)
+{
+	struct device *d;
+	int rc = 0;
+	graph_barrier_sync(g);
+	tx_graph = g;
+	DEV_FOREACH(d)
+	if (rc == 0)
+		rc = tx_arcs_add(d, err, errlen);
+	if (rc) {
+		tx_graph = NULL;
+		for (uint32_t i = 0; i < DEV_MAX; i++)
+			tx_arcs_clear(i);
+	}
+	graph_barrier_release(g);
+	return rc;
+}
+
+void dev_graph_detach(struct graph *g)
+{
+	if (!g || g != tx_graph)
+		return;
+	graph_barrier_sync(g);
+	tx_graph = NULL;
+	for (uint32_t i = 0; i < DEV_MAX; i++)
+		tx_arcs_clear(i);
+	graph_barrier_release(g);
+}
+
 /* ---- the table ---- */
 
 /* 02:fe then four random bytes: locally administered, unicast. */
@@ -108,11 +193,15 @@ int dev_register(struct device *dev, const char *name)
 		memset(&dev->txq[q], 0, sizeof(dev->txq[q]));
 	}
 	memset(&dev->base, 0, sizeof(dev->base));
+	int rc = tx_arcs_add(dev, NULL, 0);
+	if (rc)
+		return rc;
 	dev_table.devs[i] = dev;
 	dev_table.n_devs++;
 	if (poll_rebuild()) {
 		dev_table.devs[i] = NULL;
 		dev_table.n_devs--;
+		tx_arcs_clear(i);
 		return -ENOMEM;
 	}
 	return 0;
@@ -128,6 +217,7 @@ void dev_unregister(struct device *dev)
 		dev_set_l3(d);
 	dev_table.devs[dev->index] = NULL;
 	dev_table.n_devs--;
+	tx_arcs_clear(dev->index);
 	if (poll_rebuild()) {
 		/* The lists still name dev: empty them rather than poll freed memory. */
 		for (uint32_t t = 0; t < DEV_MAX_THREADS; t++)
@@ -415,6 +505,7 @@ struct device *dev_create_conf(const char *name, const struct conf_driver *cd, c
 		snprintf(err, errlen, "interface %s: %s", name,
 			 rc == -ENOSPC   ? "the interface table is full"
 			 : rc == -EINVAL ? "bad name (1 to 31 characters) or queue counts"
+			 : rc == -EMLINK ? "a node sending to the tx nodes has no room for another arc"
 					 : strerror(-rc));
 		dev->ops->destroy(dev);
 		return NULL;

@@ -74,6 +74,11 @@ struct dev_queue {
 };
 
 struct device_ops {
+	/* The graph node that sends on this driver's interfaces ("null-tx":
+	 * nodes/device-tx.c); the device layer adds the arcs to it (dev tx
+	 * senders below). NULL: none, and what is sent to the interface is
+	 * dropped by interface-output as "no tx node". */
+	const char *tx_node;
 	/* Bring the device up / down. 0 or a negative errno. Optional. */
 	int (*start)(struct device *dev);
 	void (*stop)(struct device *dev);
@@ -181,8 +186,10 @@ uint32_t dev_count(void);
  * (02:fe:xx:xx:xx:xx, as VPP gives its af-packet interfaces: the host
  * kernel keeps its own address, so frames for sluice are not also taken up
  * by the host stack); places its rx queues on thread 0, starts admin down
- * in L3 mode. 0, -EEXIST (name taken), -ENOSPC,
- * -EINVAL (bad name or queue counts). */
+ * in L3 mode; in the attached graph (dev_graph_attach) the senders get
+ * their arcs to its tx node. 0, -EEXIST (name taken), -ENOSPC,
+ * -EINVAL (bad name or queue counts), -EMLINK (a sender has no room for
+ * another arc). */
 int dev_register(struct device *dev, const char *name);
 
 /* Take a device out of the table (interfaces cross-connected to it fall back
@@ -203,6 +210,46 @@ int dev_on_delete(void (*fn)(uint32_t if_index));
 
 /* Unregister and destroy every interface (shutdown, tests). */
 void dev_delete_all(void);
+
+/* ---- tx arcs ---- */
+
+/* A node that hands packets to the drivers' tx nodes (interface-output,
+ * sched-egress) registers one of these: next[if_index] is its arc to that
+ * interface's tx node (ops->tx_node) in the attached graph, 0 when there is
+ * none (no graph, no tx node, or that node not in the graph), so a sender's
+ * arc 0 must not be a tx node (it is error-drop). Only the device layer
+ * writes it, with the datapath parked; the datapath reads it per frame. */
+struct dev_tx_sender {
+	const char *node; /* the sender's name in the graph */
+	uint16_t next[DEV_MAX];
+};
+
+/* From a constructor: see DEV_TX_SENDER_REGISTER. */
+void dev_tx_sender_register(struct dev_tx_sender *s);
+#define DEV_TX_SENDER_REGISTER(s)                                                              \
+	static void __attribute__((constructor)) dev_tx_sender_register_##s(void)              \
+	{                                                                                      \
+		dev_tx_sender_register(&(s));                                                  \
+	}
+
+struct graph;
+
+/* Make g the graph whose arcs carry packets to the interfaces: adds, with
+ * graph_add_next, an arc from every registered sender in g to the tx node
+ * of every interface there is, and from then on of every interface
+ * registered, until dev_graph_detach (which must come before
+ * graph_destroy). Replaces the graph attached before, if any. Control
+ * thread; takes the barrier. 0, or a negative errno with the reason in err
+ * (-EMLINK: a sender has no room for another arc), and then no graph is
+ * attached. */
+int dev_graph_attach(struct graph *g, char *err, size_t errlen);
+
+/* Forget g (nothing when another graph or none is attached): every
+ * sender's table back to 0. The arcs stay in g. */
+void dev_graph_detach(struct graph *g);
+
+/* The graph attached, or NULL. */
+struct graph *dev_graph(void);
 
 /* ---- control ---- */
 

@@ -8,8 +8,8 @@
  * what the driver took. What it did not take comes back to us (the burst
  * contract): counted as TX-dropped and sent to error-drop, which frees it.
  * The driver is found at init from the node's name ("pcap-tx" -> driver
- * "pcap"); a new driver needs one line here and its name among
- * interface-output's next nodes.
+ * "pcap"); a new driver needs one line here and the node's name in its
+ * ops (tx_node), from which the device layer adds the arcs to it.
  *
  * Next nodes: error-drop.
  * Errors: tx queue full (not taken by the driver); frame not for this

@@ -52,33 +52,4 @@ static inline void device_tx_enqueue_batch(struct node_runtime *rt, uint16_t nex
 	rt->arc_packets[next] += n;
 }
 
-/* For a node whose next nodes include "<driver>-tx" ones (interface-output,
- * sched-egress): map[k] is the driver next node k serves, NULL for nodes
- * of another kind. At init. */
-static inline void device_tx_map_init(struct node_runtime *rt, const struct dev_driver **map, uint16_t n)
-{
-	for (uint16_t k = 0; k < MIN(rt->n_next, n); k++) {
-		int node = graph_node_next(rt->graph, rt->node_index, k);
-		const char *name = node >= 0 ? graph_node_reg(rt->graph, (uint32_t)node)->name : "";
-		size_t len = strlen(name);
-		char driver[CONF_NAME_SIZE];
-		map[k] = NULL;
-		if (len <= 3 || len - 3 >= sizeof(driver) || strcmp(name + len - 3, "-tx") != 0)
-			continue;
-		memcpy(driver, name, len - 3);
-		driver[len - 3] = 0;
-		map[k] = dev_driver_find(driver);
-	}
-}
-
-/* The next node serving driver d in map[0..n), or none. */
-static inline uint16_t device_tx_map_find(const struct dev_driver *const *map, uint16_t n, const struct dev_driver *d,
-					  uint16_t none)
-{
-	for (uint16_t k = 0; k < n; k++)
-		if (map[k] && map[k] == d)
-			return k;
-	return none;
-}
-
 #endif

@@ -10,10 +10,11 @@
  * driver has no tx node, is counted here as TX-dropped on that queue and
  * dropped under this node's errors.
  *
- * Next nodes: error-drop, then one <driver>-tx per driver (a new driver adds
- * its tx node's name to the list below; init maps each to its driver), and
- * sched-egress, which takes the frames of shaped or delayed interfaces
- * (sched_egress_on) and passes them on to the same tx node in time.
+ * Next nodes: error-drop, sched-egress, which takes the frames of shaped or
+ *   delayed interfaces (sched_egress_on) and passes them on to the same tx
+ *   node in time, then the <driver>-tx nodes, each added when the first
+ *   interface whose driver's ops name it is created (drivers/device.h,
+ *   dev tx senders; the arc per interface is in interface_output_tx).
  * Errors: interface down; no such tx interface; no tx node for the driver.
  * Trace: tx interface name and index, tx queue, length, Ethernet header.
  * CLI: `show interface`, `show errors`, `show trace`.
@@ -29,14 +30,9 @@
 #include "nodes/sched_io.h"
 
 enum interface_output_next {
-	INTERFACE_OUTPUT_NEXT_DROP = 0,
-	INTERFACE_OUTPUT_NEXT_NULL_TX,
-	INTERFACE_OUTPUT_NEXT_PCAP_TX,
-	INTERFACE_OUTPUT_NEXT_AF_PACKET_TX,
-	INTERFACE_OUTPUT_NEXT_IXGBE_TX,
-	INTERFACE_OUTPUT_NEXT_I40E_TX,
+	INTERFACE_OUTPUT_NEXT_DROP = 0, /* also "no tx node" in interface_output_tx */
 	INTERFACE_OUTPUT_NEXT_SCHED_EGRESS,
-	INTERFACE_OUTPUT_N_NEXT,
+	INTERFACE_OUTPUT_N_NEXT, /* the tx nodes' arcs follow, added at run time */
 };
 
 enum interface_output_error {
@@ -74,38 +70,16 @@ static int interface_output_format_trace(char *buf, size_t len, const uint8_t *d
 
 /* ---- helpers ---- */
 
-/* Per thread: room to gather one interface's packets out of a mixed frame,
- * and which next node serves which driver (resolved at init). The last
- * driver looked up is remembered: a run of frames rarely changes it. */
+/* Per interface: the arc to its driver's tx node (the device layer keeps
+ * it, the same on every thread). */
+static struct dev_tx_sender interface_output_tx = { .node = "interface-output" };
+DEV_TX_SENDER_REGISTER(interface_output_tx)
+
+/* Per thread: room to gather one interface's packets out of a mixed frame. */
 struct interface_output_data {
-	const struct dev_driver *tx_driver[INTERFACE_OUTPUT_N_NEXT];
-	const struct dev_driver *last_driver;
-	uint16_t last_next;
 	uint32_t group[FRAME_SIZE];
 	uint32_t rest[FRAME_SIZE];
 };
-
-/* Each "<driver>-tx" next node -> its driver. */
-static int interface_output_init(struct node_runtime *rt)
-{
-	struct interface_output_data *d = rt->data;
-	device_tx_map_init(rt, d->tx_driver, INTERFACE_OUTPUT_N_NEXT);
-	d->last_next = INTERFACE_OUTPUT_NEXT_DROP;
-	return 0;
-}
-
-/* The next node serving dev's driver, or INTERFACE_OUTPUT_NEXT_DROP. */
-static inline uint16_t tx_next(struct interface_output_data *d, const struct device *dev)
-{
-	if (likely(dev->driver == d->last_driver))
-		return d->last_next;
-	uint16_t k = device_tx_map_find(d->tx_driver, INTERFACE_OUTPUT_N_NEXT, dev->driver, INTERFACE_OUTPUT_NEXT_DROP);
-	if (k != INTERFACE_OUTPUT_NEXT_DROP) {
-		d->last_driver = dev->driver;
-		d->last_next = k;
-	}
-	return k;
-}
 
 /* Drop n packets under error `code`; TX-dropped when the interface exists. */
 static void drop(struct node_runtime *rt, struct dev_counters *c, const uint32_t *bi, uint32_t n, uint16_t code)
@@ -140,7 +114,6 @@ static void trace_group(struct node_runtime *rt, uint32_t tx_if, uint16_t queue,
 static void send_group(struct node_runtime *rt, uint32_t tx_if, const uint32_t *bi, uint32_t n, uint64_t bytes,
 		       bool traced, struct frame *f)
 {
-	struct interface_output_data *d = rt->data;
 	struct device *dev = dev_by_index(tx_if);
 	if (unlikely(!dev)) {
 		drop(rt, NULL, bi, n, INTERFACE_OUTPUT_ERROR_NO_INTERFACE);
@@ -153,7 +126,7 @@ static void send_group(struct node_runtime *rt, uint32_t tx_if, const uint32_t *
 		drop(rt, &dev->txq[q].c, bi, n, INTERFACE_OUTPUT_ERROR_DOWN);
 		return;
 	}
-	uint16_t next = tx_next(d, dev);
+	uint16_t next = interface_output_tx.next[tx_if];
 	if (unlikely(next == INTERFACE_OUTPUT_NEXT_DROP)) {
 		drop(rt, &dev->txq[q].c, bi, n, INTERFACE_OUTPUT_ERROR_NO_TX_NODE);
 		return;
@@ -252,17 +225,11 @@ static const struct node_reg interface_output_node = {
 	.n_next = INTERFACE_OUTPUT_N_NEXT,
 	.next_nodes = {
 		[INTERFACE_OUTPUT_NEXT_DROP] = "error-drop",
-		[INTERFACE_OUTPUT_NEXT_NULL_TX] = "null-tx",
-		[INTERFACE_OUTPUT_NEXT_PCAP_TX] = "pcap-tx",
-		[INTERFACE_OUTPUT_NEXT_AF_PACKET_TX] = "af-packet-tx",
-		[INTERFACE_OUTPUT_NEXT_IXGBE_TX] = "ixgbe-tx",
-		[INTERFACE_OUTPUT_NEXT_I40E_TX] = "i40e-tx",
 		[INTERFACE_OUTPUT_NEXT_SCHED_EGRESS] = "sched-egress",
 	},
 	.n_errors = INTERFACE_OUTPUT_N_ERROR,
 	.error_strings = interface_output_error_strings,
 	.format_trace = interface_output_format_trace,
 	.runtime_data_size = sizeof(struct interface_output_data),
-	.init = interface_output_init,
 };
 NODE_REGISTER(interface_output_node)

@@ -12,8 +12,9 @@
  * frame goes, whole, into the handoff ring from that thread to the owner
  * (sched-handoff-input brings it back here on the owner).
  *
- * Next nodes: error-drop, then one <driver>-tx per driver (as
- *   interface-output's).
+ * Next nodes: error-drop, then the <driver>-tx nodes, added at run time
+ *   as interface-output's are (drivers/device.h, dev tx senders; the arc
+ *   per interface is in sched_egress_tx).
  * Errors: held packets over max-held (dropped); handoff ring to the owner
  *   full (dropped); interface down or gone at release (dropped); no timer
  *   service on the owner thread (sent at once, unscheduled).
@@ -30,13 +31,8 @@
 #include "nodes/sched_io.h"
 
 enum sched_egress_next {
-	SCHED_EGRESS_NEXT_DROP = 0,
-	SCHED_EGRESS_NEXT_NULL_TX,
-	SCHED_EGRESS_NEXT_PCAP_TX,
-	SCHED_EGRESS_NEXT_AF_PACKET_TX,
-	SCHED_EGRESS_NEXT_IXGBE_TX,
-	SCHED_EGRESS_NEXT_I40E_TX,
-	SCHED_EGRESS_N_NEXT,
+	SCHED_EGRESS_NEXT_DROP = 0, /* also "no tx node" in sched_egress_tx */
+	SCHED_EGRESS_N_NEXT, /* the tx nodes' arcs follow, added at run time */
 };
 
 enum sched_egress_error {
@@ -86,8 +82,12 @@ static int sched_egress_format_trace(char *buf, size_t len, const uint8_t *detai
 
 /* ---- helpers ---- */
 
+/* Per interface: the arc to its driver's tx node (kept by the device
+ * layer). */
+static struct dev_tx_sender sched_egress_tx = { .node = "sched-egress" };
+DEV_TX_SENDER_REGISTER(sched_egress_tx)
+
 struct sched_egress_data {
-	const struct dev_driver *tx_driver[SCHED_EGRESS_N_NEXT];
 	int target; /* timer callback on this thread's service; -1 until first needed */
 	uint32_t out[FRAME_SIZE];
 	uint32_t drop[FRAME_SIZE];
@@ -96,7 +96,6 @@ struct sched_egress_data {
 static int sched_egress_init(struct node_runtime *rt)
 {
 	struct sched_egress_data *d = rt->data;
-	device_tx_map_init(rt, d->tx_driver, SCHED_EGRESS_N_NEXT);
 	d->target = -1;
 	return 0;
 }
@@ -113,11 +112,8 @@ static void drop(struct node_runtime *rt, const uint32_t *bi, uint32_t n, uint16
  * their own on this thread's tx queue. */
 static void send_tx(struct node_runtime *rt, uint32_t if_index, const uint32_t *bi, uint32_t n)
 {
-	struct sched_egress_data *d = rt->data;
 	struct device *dev = dev_by_index(if_index);
-	uint16_t next = dev && dev->admin_up ? device_tx_map_find(d->tx_driver, SCHED_EGRESS_N_NEXT, dev->driver,
-								 SCHED_EGRESS_NEXT_DROP)
-					     : SCHED_EGRESS_NEXT_DROP;
+	uint16_t next = dev && dev->admin_up ? sched_egress_tx.next[if_index] : SCHED_EGRESS_NEXT_DROP;
 	if (unlikely(next == SCHED_EGRESS_NEXT_DROP)) {
 		drop(rt, bi, n, SCHED_EGRESS_ERROR_DOWN);
 		if (dev)
@@ -281,11 +277,6 @@ static const struct node_reg sched_egress_node = {
 	.n_next = SCHED_EGRESS_N_NEXT,
 	.next_nodes = {
 		[SCHED_EGRESS_NEXT_DROP] = "error-drop",
-		[SCHED_EGRESS_NEXT_NULL_TX] = "null-tx",
-		[SCHED_EGRESS_NEXT_PCAP_TX] = "pcap-tx",
-		[SCHED_EGRESS_NEXT_AF_PACKET_TX] = "af-packet-tx",
-		[SCHED_EGRESS_NEXT_IXGBE_TX] = "ixgbe-tx",
-		[SCHED_EGRESS_NEXT_I40E_TX] = "i40e-tx",
 	},
 	.n_errors = SCHED_EGRESS_N_ERROR,
 	.error_strings = sched_egress_error_strings,

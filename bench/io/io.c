@@ -151,7 +151,8 @@ int main(int argc, char **argv)
 	graph_config_default(&cfg);
 	cfg.idle_mode = GRAPH_IDLE_POLL;
 	struct graph *g = graph_create(&cfg, err, sizeof(err));
-	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err))) {
+	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err)) ||
+	    dev_graph_attach(g, err, sizeof(err))) {
 		fprintf(stderr, "io: graph: %s\n", err);
 		return 1;
 	}
@@ -192,6 +193,7 @@ int main(int argc, char **argv)
 		printf("io: %.3f s, %llu packets, %.2f Mpps\n", secs, (unsigned long long)(s.n1 - s.n0),
 		       (double)(s.n1 - s.n0) / secs / 1e6);
 	}
+	dev_graph_detach(g);
 	graph_destroy(g);
 	dev_delete_all();
 	buffer_main_free();

@@ -246,7 +246,8 @@ int main(int argc, char **argv)
 	graph_config_default(&cfg);
 	cfg.idle_mode = GRAPH_IDLE_POLL;
 	struct graph *g = graph_create(&cfg, err, sizeof(err));
-	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err)))
+	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err)) ||
+	    dev_graph_attach(g, err, sizeof(err)))
 		return fail("graph", err);
 
 	struct device *in = dev_create("nul0", "null", NULL, 0, err, sizeof(err));
@@ -319,6 +320,7 @@ int main(int argc, char **argv)
 		printf("ip4-path: %.3f s, %llu packets in, %llu forwarded, %.2f Mpps\n", secs,
 		       (unsigned long long)(src.produced - sent0), (unsigned long long)fw, (double)fw / secs / 1e6);
 	}
+	dev_graph_detach(g);
 	graph_destroy(g);
 	ip4_main_free();
 	dev_delete_all();

@@ -149,7 +149,8 @@ int main(int argc, char **argv)
 	graph_config_default(&cfg);
 	cfg.idle_mode = GRAPH_IDLE_POLL;
 	struct graph *g = graph_create(&cfg, err, sizeof(err));
-	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err))) {
+	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err)) ||
+	    dev_graph_attach(g, err, sizeof(err))) {
 		fprintf(stderr, "nic: graph: %s\n", err);
 		return 1;
 	}
@@ -191,6 +192,7 @@ int main(int argc, char **argv)
 			(unsigned long long)n_model_errors);
 		rc = 1;
 	}
+	dev_graph_detach(g);
 	graph_destroy(g);
 	dev_delete_all();
 	pci_io_provider_set(NULL, NULL);

@@ -620,6 +620,7 @@ static int afp_format_hw(struct device *dev, char *buf, size_t len)
 }
 
 static const struct device_ops afp_ops = {
+	.tx_node = "af-packet-tx",
 	.format_hw = afp_format_hw,
 	.start = afp_start,
 	.stop = afp_stop,

@@ -434,6 +434,7 @@ static void i40e_destroy(struct device *dev)
 }
 
 const struct device_ops i40e_ops = {
+	.tx_node = "i40e-tx",
 	.start = i40e_start,
 	.stop = i40e_stop,
 	.rx_burst = i40e_rx_burst,

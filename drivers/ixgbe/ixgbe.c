@@ -423,6 +423,7 @@ static void ixgbe_destroy(struct device *dev)
 }
 
 const struct device_ops ixgbe_ops = {
+	.tx_node = "ixgbe-tx",
 	.start = ixgbe_start,
 	.stop = ixgbe_stop,
 	.rx_burst = ixgbe_rx_burst,

@@ -108,6 +108,7 @@ static int null_format_hw(struct device *dev, char *buf, size_t len)
 }
 
 static const struct device_ops null_ops = {
+	.tx_node = "null-tx",
 	.format_hw = null_format_hw,
 	.rx_burst = null_rx_burst,
 	.tx_burst = null_tx_burst,

@@ -342,6 +342,7 @@ static int pcapdev_format_hw(struct device *dev, char *buf, size_t len)
 }
 
 static const struct device_ops pcapdev_ops = {
+	.tx_node = "pcap-tx",
 	.format_hw = pcapdev_format_hw,
 	.stop = pcapdev_stop,
 	.rx_burst = pcapdev_rx_burst,

@@ -145,10 +145,12 @@ static void setup(void)
 	ck_assert_msg(g, "%s", err);
 	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
 }
 
 static void teardown(void)
 {
+	dev_graph_detach(g);
 	graph_destroy(g);
 	g = NULL;
 	dev_delete_all();
@@ -609,6 +611,180 @@ START_TEST(capture_drop)
 }
 END_TEST
 
+/* ---- tx arcs: made by the device layer as interfaces come ---- */
+
+/* The arc of `node` to `target` in g, or -1. */
+static int arc_to(const char *node, const char *target)
+{
+	int n = graph_node_index(g, node), t = graph_node_index(g, target);
+	ck_assert_int_ge(n, 0);
+	ck_assert_int_ge(t, 0);
+	for (uint16_t k = 0; k < graph_node_n_next(g, (uint32_t)n); k++)
+		if (graph_node_next(g, (uint32_t)n, k) == t)
+			return k;
+	return -1;
+}
+
+/* Arcs of `node` to nodes whose name ends in "-tx". */
+static uint32_t n_tx_arcs(const char *node)
+{
+	int n = graph_node_index(g, node);
+	ck_assert_int_ge(n, 0);
+	uint32_t count = 0;
+	for (uint16_t k = 0; k < graph_node_n_next(g, (uint32_t)n); k++) {
+		const char *name = graph_node_reg(g, (uint32_t)graph_node_next(g, (uint32_t)n, k))->name;
+		size_t len = strlen(name);
+		count += len > 3 && strcmp(name + len - 3, "-tx") == 0;
+	}
+	return count;
+}
+
+/* A null source recycling 60-byte frames (FRAME_SIZE a poll), cross-
+ * connected to dst: after `polls` polls, dst has sent exactly that many
+ * (TX-packets, TX-bytes), or dropped them all when `dropped`. */
+static void expect_tx_through(struct device *src, struct device *dst, uint32_t polls, bool dropped)
+{
+	ck_assert_int_eq(dev_set_xconnect(src, dst), 0);
+	ck_assert_int_eq(dev_set_admin_up(dst, true), 0);
+	ck_assert_int_eq(dev_set_admin_up(src, true), 0);
+	dev_clear_counters(dst);
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < polls; i++)
+		total += graph_main_poll(g);
+	ck_assert_int_eq(dev_set_admin_up(src, false), 0);
+	run();
+	ck_assert_uint_eq(total, (uint64_t)polls * FRAME_SIZE);
+	struct dev_counters c;
+	dev_counters_get(dst, &c);
+	ck_assert_uint_eq(c.tx_packets, (dropped ? 0 : total));
+	ck_assert_uint_eq(c.tx_bytes, (dropped ? 0 : total * 60));
+	ck_assert_uint_eq(c.tx_dropped, (dropped ? total : 0));
+}
+
+static uint32_t notx_tx(struct device *dev, uint16_t queue, const uint32_t *bi, uint32_t n)
+{
+	(void)dev;
+	(void)queue;
+	buffer_free(bi, n);
+	return n;
+}
+
+static uint32_t notx_rx(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+{
+	(void)dev;
+	(void)queue;
+	(void)bi;
+	(void)n;
+	return 0;
+}
+
+static void notx_destroy(struct device *dev)
+{
+	free(dev);
+}
+
+/* A driver whose ops name no tx node. */
+static const struct device_ops notx_ops = { .rx_burst = notx_rx, .tx_burst = notx_tx, .destroy = notx_destroy };
+
+static struct device *notx_create(const char *name)
+{
+	struct device *d = aligned_alloc(64, ROUND_UP(sizeof(*d), 64));
+	ck_assert_ptr_nonnull(d);
+	memset(d, 0, sizeof(*d));
+	d->ops = &notx_ops;
+	d->n_tx_queues = 1;
+	ck_assert_int_eq(dev_register(d, name), 0);
+	return d;
+}
+
+static uint32_t pcap_frames(const char *path)
+{
+	char pe[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, pe);
+	ck_assert_msg(p, "%s", pe);
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	uint32_t n = 0;
+	while (pcap_next_ex(p, &h, &data) == 1) {
+		ck_assert_uint_eq(h->caplen, 60);
+		n++;
+	}
+	pcap_close(p);
+	return n;
+}
+
+/* Interfaces made while the graph runs: the first of each driver adds an
+ * arc from interface-output and from sched-egress to the tx node its ops
+ * name (the next reuses it), and packets sent to each reach its tx; an
+ * interface whose ops name no tx node gets none, and what is sent to it
+ * is dropped as "no tx node". */
+START_TEST(tx_arcs_at_run_time)
+{
+	const char *senders[] = { "interface-output", "sched-egress" };
+	for (uint32_t i = 0; i < 2; i++)
+		ck_assert_uint_eq(n_tx_arcs(senders[i]), 0);
+	const char *recycle[] = { "rx-recycle", "rx-size", "60" };
+	struct device *src = create("src", "null", recycle, 3);
+	for (uint32_t i = 0; i < 2; i++) {
+		ck_assert_int_gt(arc_to(senders[i], "null-tx"), 0);
+		ck_assert_int_lt(arc_to(senders[i], "pcap-tx"), 0);
+		ck_assert_uint_eq(n_tx_arcs(senders[i]), 1);
+	}
+	struct device *n1 = create("n1", "null", NULL, 0);
+	ck_assert_uint_eq(n_tx_arcs("interface-output"), 1); /* the same arc */
+	expect_tx_through(src, n1, 3, false);
+
+	const char *tx_words[] = { "tx-file", out_path };
+	struct device *p1 = create("p1", "pcap", tx_words, 2);
+	for (uint32_t i = 0; i < 2; i++) {
+		ck_assert_int_gt(arc_to(senders[i], "pcap-tx"), 0);
+		ck_assert_uint_eq(n_tx_arcs(senders[i]), 2);
+	}
+	expect_tx_through(src, p1, 2, false);
+	ck_assert_int_eq(dev_set_admin_up(p1, false), 0); /* flushes the file */
+	ck_assert_uint_eq(pcap_frames(out_path), 2 * FRAME_SIZE);
+
+	struct device *x = notx_create("x");
+	ck_assert_uint_eq(n_tx_arcs("interface-output"), 2);
+	expect_tx_through(src, x, 2, true);
+	ck_assert_uint_eq(errors_of("interface-output", 2), 2 * FRAME_SIZE); /* no tx node */
+
+	/* A deleted interface's index, taken by an interface of another
+	 * driver, leads to that driver's tx node. */
+	uint32_t index = n1->index;
+	dev_delete(n1);
+	struct device *p2 = create("p2", "pcap", tx_words, 2);
+	ck_assert_uint_eq(p2->index, index);
+	expect_tx_through(src, p2, 1, false);
+	ck_assert_uint_eq(errors_of("interface-output", 2), 2 * FRAME_SIZE);
+}
+END_TEST
+
+/* Start-up order: interfaces made before the graph is attached get their
+ * arcs when it is; detached, nothing leads to a tx node any more. */
+START_TEST(tx_arcs_attach_after_create)
+{
+	dev_graph_detach(g);
+	ck_assert_ptr_null(dev_graph());
+	const char *recycle[] = { "rx-recycle", "rx-size", "60" };
+	struct device *src = create("src", "null", recycle, 3);
+	const char *tx_words[] = { "tx-file", out_path };
+	struct device *p1 = create("p1", "pcap", tx_words, 2);
+	ck_assert_uint_eq(n_tx_arcs("interface-output"), 0);
+	expect_tx_through(src, p1, 1, true);
+	ck_assert_uint_eq(errors_of("interface-output", 2), FRAME_SIZE);
+
+	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_ptr_eq(dev_graph(), g);
+	ck_assert_int_gt(arc_to("interface-output", "null-tx"), 0);
+	ck_assert_int_gt(arc_to("sched-egress", "pcap-tx"), 0);
+	expect_tx_through(src, p1, 2, false);
+	ck_assert_uint_eq(errors_of("interface-output", 2), FRAME_SIZE);
+	ck_assert_int_eq(dev_set_admin_up(p1, false), 0); /* flushes the file */
+	ck_assert_uint_eq(pcap_frames(out_path), 2 * FRAME_SIZE);
+}
+END_TEST
+
 static Suite *drivers_suite(void)
 {
 	Suite *s = suite_create("drivers");
@@ -625,6 +801,11 @@ static Suite *drivers_suite(void)
 	tcase_add_test(tc, table_and_placement);
 	tcase_add_test(tc, create_errors);
 	tcase_add_test(tc, trace_records);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tx-arcs");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, tx_arcs_at_run_time);
+	tcase_add_test(tc, tx_arcs_attach_after_create);
 	suite_add_tcase(s, tc);
 	return s;
 }

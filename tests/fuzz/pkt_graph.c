@@ -86,7 +86,8 @@ int pkt_graph_init(char *err, size_t errlen)
 		return -1;
 	n_inq = 0;
 	g = graph_create(NULL, err, errlen);
-	if (!g || graph_add_registered(g, err, errlen) != 0 || graph_build(g, err, errlen) != 0)
+	if (!g || graph_add_registered(g, err, errlen) != 0 || graph_build(g, err, errlen) != 0 ||
+	    dev_graph_attach(g, err, errlen) != 0)
 		return -1;
 	static const char *const names[PKT_N_PORTS] = { "a", "b", "c" };
 	for (uint32_t i = 0; i < PKT_N_PORTS; i++)
@@ -121,6 +122,7 @@ int pkt_graph_init(char *err, size_t errlen)
 uint32_t pkt_graph_fini(void)
 {
 	pkt_graph_run();
+	dev_graph_detach(g);
 	if (g)
 		graph_destroy(g);
 	g = NULL;

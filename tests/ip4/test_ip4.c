@@ -58,7 +58,9 @@ static void tdev_destroy(struct device *d)
 	free(d);
 }
 
-static const struct device_ops tdev_ops = { .rx_burst = tdev_rx, .tx_burst = tdev_tx, .destroy = tdev_destroy };
+static const struct device_ops tdev_ops = {
+	.tx_node = "null-tx", .rx_burst = tdev_rx, .tx_burst = tdev_tx, .destroy = tdev_destroy
+};
 
 /* ---- the test input: frames queued by inject() ---- */
 
@@ -249,8 +251,9 @@ static struct device *tdev_create(const char *name, const uint8_t mac[6])
 	ck_assert_ptr_nonnull(d);
 	memset(d, 0, sizeof(*d));
 	d->ops = &tdev_ops;
-	/* interface-output hands packets to the driver's tx node: null-tx
-	 * calls these ops like any driver's. */
+	/* interface-output hands packets to the tx node the ops name:
+	 * null-tx, which serves the null driver's interfaces, calls these
+	 * ops like any driver's. */
 	d->driver = dev_driver_find("null");
 	d->n_tx_queues = 1;
 	memcpy(d->mac, mac, 6);
@@ -277,6 +280,7 @@ static void setup(void)
 	ck_assert_msg(g, "%s", err);
 	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
 	dev_a = tdev_create("a", mac_a);
 	dev_b = tdev_create("b", mac_b);
 	addr(dev_a, IP_A1, 24);
@@ -285,6 +289,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+	dev_graph_detach(g);
 	graph_destroy(g);
 	g = NULL;
 	ip4_main_free();

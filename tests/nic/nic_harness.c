@@ -67,10 +67,12 @@ void nic_setup(void)
 	ck_assert_msg(g, "%s", err);
 	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
 }
 
 void nic_teardown_devices(void)
 {
+	dev_graph_detach(g);
 	graph_destroy(g);
 	dev_delete_all();
 	ck_assert_uint_eq(buffer_n_in_use(), 0);

@@ -223,7 +223,9 @@ static void tdev_destroy(struct device *d)
 	free(d);
 }
 
-static const struct device_ops tdev_ops = { .rx_burst = tdev_rx, .tx_burst = tdev_tx, .destroy = tdev_destroy };
+static const struct device_ops tdev_ops = {
+	.tx_node = "null-tx", .rx_burst = tdev_rx, .tx_burst = tdev_tx, .destroy = tdev_destroy
+};
 
 static struct device *tdev_create(const char *name)
 {
@@ -255,6 +257,7 @@ static void egress_up(uint32_t max_held)
 	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_ge(graph_add_node(g, &stage_egress, err, sizeof(err)), 0);
 	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
 	struct timer_config c;
 	timer_config_default(&c);
 	c.max_timers = 1024;
@@ -272,6 +275,7 @@ static void egress_down(void)
 {
 	graph_thread_set_user(graph_thread_get(g, 0), NULL);
 	timer_service_destroy(ts);
+	dev_graph_detach(g);
 	graph_destroy(g);
 }
 
@@ -395,6 +399,7 @@ START_TEST(test_egress_owner_handoff)
 	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_ge(graph_add_node(g, &stage_egress, err, sizeof(err)), 0);
 	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
 	dev = tdev_create("e0"); /* before the worker polls the interface table */
 	ck_assert_msg(graph_workers_start(g, NULL, 1, err, sizeof(err)) == 0, "%s", err);
 	struct timer_config c;
@@ -422,6 +427,7 @@ START_TEST(test_egress_owner_handoff)
 	int node = graph_node_index(g, "sched-egress");
 	ck_assert_uint_eq(graph_node_error_count(g, (uint32_t)node, 1), 0); /* no handoff drop */
 	timer_services_uninstall(g);
+	dev_graph_detach(g);
 	graph_destroy(g);
 }
 END_TEST
