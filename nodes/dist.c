@@ -236,14 +236,16 @@ uint32_t dist_ordered_next(const struct dist *d)
 	return d->win.next;
 }
 
-uint32_t dist_ordered_take(struct dist *d, uint32_t *bi, uint32_t max)
+/* The loose packets, then the window's in-order prefix: done slots from
+ * head, gaps skipped. Counted as released when `send` (else they are being
+ * taken back at shutdown). */
+static uint32_t window_take(struct dist *d, uint32_t *bi, uint32_t max, bool send)
 {
 	struct dist_window *win = &d->win;
 	uint32_t n = MIN(max, win->n_loose);
 	memcpy(bi, win->loose, n * sizeof(*bi));
 	memmove(win->loose, win->loose + n, (win->n_loose - n) * sizeof(*bi));
 	win->n_loose -= n;
-	/* The in-order prefix: done slots from head, gaps skipped. */
 	while (n < max && win->head != win->next) {
 		struct dist_slot *sl = &win->slot[win->head & win->mask];
 		if (sl->state != DIST_SLOT_DONE)
@@ -251,7 +253,7 @@ uint32_t dist_ordered_take(struct dist *d, uint32_t *bi, uint32_t max)
 		if (sl->bi != BUFFER_INVALID) {
 			bi[n++] = sl->bi;
 			win->n_placed--;
-			win->released++;
+			win->released += send;
 		} else {
 			win->gaps++;
 		}
@@ -260,6 +262,11 @@ uint32_t dist_ordered_take(struct dist *d, uint32_t *bi, uint32_t max)
 	}
 	d->typed_stats |= n != 0;
 	return n;
+}
+
+uint32_t dist_ordered_take(struct dist *d, uint32_t *bi, uint32_t max)
+{
+	return window_take(d, bi, max, true);
 }
 
 /* ---- completions ---- */
@@ -648,7 +655,7 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 		got += k;
 	}
 	/* Every batch is complete now: the window releases all it holds. */
-	got += dist_ordered_take(d, bi + got, max - got);
+	got += window_take(d, bi + got, max - got, false);
 	d->drops[DIST_DROP_SHUTDOWN] += got;
 	publish_all(d);
 	return got;

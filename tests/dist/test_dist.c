@@ -475,15 +475,24 @@ struct run {
 	uint32_t pace_us;        /* pause between calls */
 	uint32_t stop_at;        /* packets offered before stopping */
 	bool abrupt;             /* workers leave without draining */
+	uint8_t type_mode;       /* TYPES_*: the scheduling type of each flow */
+	uint32_t consume_one_in; /* workers consume (drop) 1 in N ordered packets (0: none) */
+	uint32_t window;         /* reorder window (0: default) */
 	/* per packet and per flow */
 	uint16_t *flow_of;
 	uint32_t *seq_of;
 	uint16_t *tag_of_flow;
+	uint8_t *type_of_flow;
 	uint32_t *last_out; /* per flow: last sequence + 1 seen at the output */
 	uint8_t *seen, *dropped;
 	_Atomic uint32_t owner[DIST_N_TAGS];
 	/* results */
 	_Atomic uint64_t violations, order_errors, tag_errors;
+	_Atomic uint64_t consumed;      /* ordered packets workers consumed */
+	_Atomic uint64_t late_returns;  /* ordered packets handed back after a later one */
+	_Atomic uint32_t max_returned;  /* highest packet id handed back + 1 */
+	uint32_t last_ordered_out;      /* thread 0: last ordered packet id sent + 1 */
+	uint64_t ordered_out, out_order_errors;
 	atomic_bool stop;
 	struct dist *d;
 };
@@ -499,6 +508,64 @@ static void spin_ns(uint64_t ns)
 	uint64_t end = time_now_ns() + ns;
 	while (time_now_ns() < end)
 		cpu_relax();
+}
+
+enum { TYPES_NONE = 0, TYPES_ORDERED, TYPES_PARALLEL, TYPES_MIXED };
+
+/* Flow f's scheduling type in mode m: every flow of one type, or a third
+ * of the flows each. */
+static uint8_t flow_type(uint8_t m, uint32_t f)
+{
+	switch (m) {
+	case TYPES_ORDERED:
+		return DIST_ORDERED;
+	case TYPES_PARALLEL:
+		return DIST_PARALLEL;
+	case TYPES_MIXED:
+		return (uint8_t)(f % 3);
+	default:
+		return DIST_ATOMIC;
+	}
+}
+
+/* A packet's random wait on a worker: 1 in 100 waits 200 ns / u^(2/3)
+ * (mean 600 ns, a long tail). */
+static void heavy_tail_wait(uint64_t *s)
+{
+	if (rng_next(s) % 100 == 0) {
+		double u = (double)(rng_next(s) % 1000000 + 1) / 1e6;
+		spin_ns(MIN((uint64_t)(200.0 / (cbrt(u) * cbrt(u))), 200000u));
+	}
+}
+
+/* An ordered or parallel packet on worker c: its tag says its type; an
+ * ordered one is handed back (or now and then consumed), a parallel one
+ * is delivered here. Returns whether it was handed back (into ret). */
+static bool worker_spread(struct wctx *c, uint32_t bi, uint16_t tag, uint64_t *s)
+{
+	struct run *r = c->r;
+	uint32_t f = r->flow_of[bi];
+	bool ordered = (tag & DIST_TAG_ORDERED) != 0;
+	if (ordered != (r->type_of_flow[f] == DIST_ORDERED) ||
+	    (!ordered && (tag & DIST_SEQ_MASK) != (r->tag_of_flow[f] & DIST_SEQ_MASK)))
+		atomic_fetch_add(&r->tag_errors, 1);
+	if (r->heavy_tail)
+		heavy_tail_wait(s);
+	if (!ordered) {
+		r->seen[bi]++;
+		return false;
+	}
+	if (r->consume_one_in && rng_next(s) % r->consume_one_in == 0) {
+		r->dropped[bi]++;
+		atomic_fetch_add(&r->consumed, 1);
+		return false;
+	}
+	uint32_t m = atomic_load(&r->max_returned);
+	while (m < bi + 1 && !atomic_compare_exchange_weak(&r->max_returned, &m, bi + 1))
+		;
+	if (m > bi + 1)
+		atomic_fetch_add(&r->late_returns, 1);
+	return true;
 }
 
 static void *worker(void *arg)
@@ -525,7 +592,16 @@ static void *worker(void *arg)
 			continue;
 		}
 		idle = 0;
+		uint32_t ret[256], n_ret = 0;
+		uint16_t ret_tags[256];
 		for (uint32_t i = 0; i < n; i++) {
+			if (tags[i] & DIST_TAG_SPREAD) {
+				if (worker_spread(c, bi[i], tags[i], &s)) {
+					ret[n_ret] = bi[i];
+					ret_tags[n_ret++] = tags[i];
+				}
+				continue;
+			}
 			uint32_t f = r->flow_of[bi[i]];
 			uint16_t t = tags[i] & HANDOFF_TAG_MASK;
 			if (t != r->tag_of_flow[f])
@@ -538,18 +614,19 @@ static void *worker(void *arg)
 				atomic_fetch_add(&r->order_errors, 1);
 			r->last_out[f] = seq + 1;
 			r->seen[bi[i]]++;
-			if (r->heavy_tail && rng_next(&s) % 100 == 0) {
-				/* 1 in 100 waits 200 ns / u^(2/3): mean 600 ns, a long tail */
-				double u = (double)(rng_next(&s) % 1000000 + 1) / 1e6;
-				spin_ns(MIN((uint64_t)(200.0 / (cbrt(u) * cbrt(u))), 200000u));
-			}
+			if (r->heavy_tail)
+				heavy_tail_wait(&s);
 		}
+		/* As interface-output does: before the batch is reported. */
+		if (n_ret && dist_worker_return(r->d, c->w, ret, ret_tags, n_ret) != n_ret)
+			atomic_fetch_add(&r->tag_errors, 1); /* sized never to refuse */
 		if (r->heavy_tail && rng_next(&s) % 4000 == 0)
 			usleep(1000); /* now and then a stall, as a descheduled core */
 		if (r->slow_worker_ms && c->w == 0)
 			usleep(r->slow_worker_ms * 1000);
 		for (uint32_t i = 0; i < n; i++)
-			atomic_store_explicit(&r->owner[tags[i] & HANDOFF_TAG_MASK], 0, memory_order_release);
+			if (!(tags[i] & DIST_TAG_SPREAD))
+				atomic_store_explicit(&r->owner[tags[i] & HANDOFF_TAG_MASK], 0, memory_order_release);
 	}
 	return NULL;
 }
@@ -561,14 +638,17 @@ static void run_setup(struct run *r)
 	r->seen = calloc(r->packets, 1);
 	r->dropped = calloc(r->packets, 1);
 	r->tag_of_flow = malloc(r->flows * sizeof(uint16_t));
+	r->type_of_flow = malloc(r->flows);
 	r->last_out = calloc(r->flows, sizeof(uint32_t));
 	uint32_t *next = calloc(r->flows, sizeof(uint32_t));
-	ck_assert(r->flow_of && r->seq_of && r->seen && r->dropped && r->tag_of_flow && r->last_out && next);
+	ck_assert(r->flow_of && r->seq_of && r->seen && r->dropped && r->tag_of_flow && r->type_of_flow && r->last_out &&
+		  next);
 	const struct toeplitz_table *t = toeplitz_default_table();
 	for (uint32_t f = 0; f < r->flows; f++) {
 		uint8_t in[12];
 		toeplitz_ip4_input(in, 0x0a000000u + f, 0xc0a80001u, (uint16_t)(1024 + f), 80, 1);
 		r->tag_of_flow[f] = (uint16_t)(toeplitz_hash_table(t, in, 12) & HANDOFF_TAG_MASK);
+		r->type_of_flow[f] = flow_type(r->type_mode, f);
 	}
 	uint64_t s = 0x2545f4914f6cdd1dull;
 	for (uint32_t i = 0; i < r->packets; i++) {
@@ -581,7 +661,15 @@ static void run_setup(struct run *r)
 		atomic_init(&r->owner[i], 0);
 	if (!r->stop_at)
 		r->stop_at = r->packets;
-	r->d = make(r->n_workers, r->backlog, r->ring_lines);
+	struct dist_config c;
+	dist_config_default(&c);
+	c.n_workers = r->n_workers;
+	c.backlog = r->backlog;
+	c.ring_lines = r->ring_lines;
+	c.window = r->window;
+	char err[256];
+	r->d = dist_create(&c, err, sizeof(err));
+	ck_assert_msg(r->d, "%s", err);
 }
 
 static void run_free(struct run *r)
@@ -592,12 +680,29 @@ static void run_free(struct run *r)
 	free(r->seen);
 	free(r->dropped);
 	free(r->tag_of_flow);
+	free(r->type_of_flow);
 	free(r->last_out);
+}
+
+/* Thread 0 sends what the window released: ordered packets leave in
+ * arrival order, which is packet id order. */
+static void take_ordered(struct run *r)
+{
+	uint32_t out[256], k;
+	while ((k = dist_ordered_take(r->d, out, 256)) != 0) {
+		for (uint32_t i = 0; i < k; i++) {
+			if (out[i] + 1 <= r->last_ordered_out)
+				r->out_order_errors++;
+			r->last_ordered_out = out[i] + 1;
+			r->seen[out[i]]++;
+		}
+		r->ordered_out += k;
+	}
 }
 
 /* Offer packets 0..stop_at as the rx thread would, stop as configured, and
  * check: no overlap, per-flow order, every packet seen or dropped exactly
- * once, nothing owned at the end. */
+ * once, ordered packets sent in arrival order, nothing owned at the end. */
 static void run_go(struct run *r)
 {
 	struct wctx w[DIST_MAX_WORKERS];
@@ -607,7 +712,7 @@ static void run_go(struct run *r)
 	}
 	uint32_t bi[300], dropped[300];
 	uint16_t tags[300];
-	uint8_t reason[300];
+	uint8_t reason[300], types[300];
 	uint64_t s = 0x853c49e6748fea9bull;
 	uint32_t next = 0, call = 0, held = UINT32_MAX; /* skip_flow: packet of flow 0 held back */
 	while (next < r->stop_at || held != UINT32_MAX) {
@@ -615,6 +720,7 @@ static void run_go(struct run *r)
 		uint32_t n = 0;
 		if (r->skip_flow && (call & 1) == 0 && held != UINT32_MAX) {
 			bi[n] = held; /* flow 0 only in even calls */
+			types[n] = r->type_of_flow[0];
 			tags[n++] = r->tag_of_flow[0];
 			held = UINT32_MAX;
 		}
@@ -629,9 +735,11 @@ static void run_go(struct run *r)
 				continue;
 			}
 			bi[n] = p;
+			types[n] = r->type_of_flow[r->flow_of[p]];
 			tags[n++] = r->tag_of_flow[r->flow_of[p]];
 		}
-		uint32_t taken = dist_process(r->d, bi, tags, NULL, n, dropped, reason, NULL);
+		uint32_t taken = dist_process(r->d, bi, tags, r->type_mode ? types : NULL, n, dropped, reason, NULL);
+		take_ordered(r);
 		for (uint32_t i = 0; i < n - taken; i++)
 			r->dropped[dropped[i]]++;
 		call++;
@@ -644,9 +752,11 @@ static void run_go(struct run *r)
 	}
 	if (!r->abrupt) {
 		uint64_t deadline = time_now_ns() + 60000000000ull;
-		while (dist_outstanding(r->d) && time_now_ns() < deadline)
+		while (dist_outstanding(r->d) && time_now_ns() < deadline) {
 			if (!dist_flush(r->d))
 				sched_yield();
+			take_ordered(r);
+		}
 		ck_assert_uint_eq(dist_outstanding(r->d), 0);
 	}
 	atomic_store(&r->stop, true);
@@ -661,12 +771,18 @@ static void run_go(struct run *r)
 	ck_assert_uint_eq(atomic_load(&r->violations), 0);
 	ck_assert_uint_eq(atomic_load(&r->order_errors), 0);
 	ck_assert_uint_eq(atomic_load(&r->tag_errors), 0);
+	ck_assert_uint_eq(r->out_order_errors, 0);
 	for (uint32_t i = 0; i < r->stop_at; i++)
 		if (r->seen[i] + r->dropped[i] != 1)
 			ck_abort_msg("packet %u seen %u dropped %u", i, r->seen[i], r->dropped[i]);
 	struct dist_stats st;
 	dist_stats(r->d, &st);
 	ck_assert_uint_eq(st.bad_returns, 0);
+	ck_assert_uint_eq(st.unordered, 0);
+	ck_assert_uint_eq(st.window_used, 0);
+	ck_assert_uint_eq(st.released, r->ordered_out);
+	if (!r->abrupt) /* else the sequence numbers of packets taken back are gaps too */
+		ck_assert_uint_eq(st.gaps, atomic_load(&r->consumed));
 	ck_assert_uint_eq(dist_outstanding(r->d), 0);
 	ck_assert_uint_eq(dist_flows_owned(r->d), 0);
 }
@@ -813,6 +929,163 @@ START_TEST(test_shutdown_mid_stream)
 }
 END_TEST
 
+/* Ordered packets of one flow, 2..max workers with heavy-tailed delays:
+ * every worker gets some, they come back out of order (asserted), and
+ * they leave in exactly their arrival order, consumed ones skipped. */
+START_TEST(test_ordered_one_flow_threads)
+{
+	static struct run r;
+	uint32_t n = (uint32_t)_i + 2;
+	memset(&r, 0, sizeof(r));
+	r.n_workers = n;
+	r.packets = MAX(opt_packets / 10, 20000u);
+	r.flows = 1;
+	r.backlog = 64;
+	r.ring_lines = 16;
+	r.min_burst = 1;
+	r.max_burst = 64;
+	r.heavy_tail = true;
+	r.type_mode = TYPES_ORDERED;
+	r.consume_one_in = 64;
+	run_setup(&r);
+	run_go(&r);
+	struct dist_stats st;
+	dist_stats(r.d, &st);
+	printf("ordered, one flow, %u workers: %u packets, %llu sent in order, %llu consumed (gaps %llu), "
+	       "%llu handed back late, drops: workers busy %llu, window full %llu; per worker",
+	       n, r.packets, (unsigned long long)r.ordered_out, (unsigned long long)atomic_load(&r.consumed),
+	       (unsigned long long)st.gaps, (unsigned long long)atomic_load(&r.late_returns),
+	       (unsigned long long)st.drops[DIST_DROP_SPREAD_FULL], (unsigned long long)st.drops[DIST_DROP_WINDOW_FULL]);
+	for (uint32_t w = 0; w < n; w++) {
+		struct dist_worker_stats ws;
+		dist_worker_stats(r.d, w, &ws);
+		printf(" %llu", (unsigned long long)ws.ordered);
+		ck_assert_uint_gt(ws.ordered, 0);
+		ck_assert_uint_eq(ws.flows, 0);
+	}
+	printf("\n");
+	ck_assert_uint_gt(atomic_load(&r.late_returns), 0);
+	ck_assert_uint_gt(atomic_load(&r.consumed), 0);
+	ck_assert_uint_gt(r.ordered_out, r.packets / 2);
+	run_free(&r);
+}
+END_TEST
+
+/* Parallel packets of one flow reach every worker, pin nothing, and are
+ * each delivered exactly once. */
+START_TEST(test_parallel_one_flow_threads)
+{
+	static struct run r;
+	uint32_t n = (uint32_t)_i + 2;
+	memset(&r, 0, sizeof(r));
+	r.n_workers = n;
+	r.packets = MAX(opt_packets / 10, 20000u);
+	r.flows = 1;
+	r.backlog = 64;
+	r.ring_lines = 16;
+	r.min_burst = 1;
+	r.max_burst = 64;
+	r.heavy_tail = true;
+	r.type_mode = TYPES_PARALLEL;
+	run_setup(&r);
+	run_go(&r);
+	printf("parallel, one flow, %u workers:", n);
+	for (uint32_t w = 0; w < n; w++) {
+		struct dist_worker_stats ws;
+		dist_worker_stats(r.d, w, &ws);
+		printf(" %llu", (unsigned long long)ws.parallel);
+		ck_assert_uint_gt(ws.parallel, 0);
+		ck_assert_uint_eq(ws.matched, 0);
+	}
+	printf(" (%llu delivered of %u)\n", (unsigned long long)total_seen(&r), r.packets);
+	ck_assert_uint_gt(total_seen(&r), r.packets / 2);
+	run_free(&r);
+}
+END_TEST
+
+/* A third of 1,000 flows each type in one stream: atomic flows keep their
+ * guarantees (the owner-word CAS sees no overlap, per-flow order at the
+ * worker), ordered ones leave in arrival order, parallel ones arrive once.
+ * Then the same with a window of 64 and small rings: packets are dropped
+ * for a full window and for busy workers, and none of it stalls the window
+ * or leaves a packet unaccounted. */
+START_TEST(test_mixed_types_threads)
+{
+	static struct run r;
+	bool tight = _i == 1;
+	memset(&r, 0, sizeof(r));
+	r.n_workers = MIN(3u, opt_max_workers);
+	r.packets = opt_packets / 4;
+	r.flows = 1000;
+	r.backlog = tight ? 8 : 256;
+	r.ring_lines = tight ? 4 : 64;
+	r.window = tight ? 64 : 0;
+	r.min_burst = 1;
+	r.max_burst = 64;
+	r.heavy_tail = true;
+	r.type_mode = TYPES_MIXED;
+	r.consume_one_in = 100;
+	run_setup(&r);
+	run_go(&r);
+	struct dist_stats st;
+	dist_stats(r.d, &st);
+	uint64_t ordered = 0, parallel = 0, handed = 0;
+	for (uint32_t w = 0; w < r.n_workers; w++) {
+		struct dist_worker_stats ws;
+		dist_worker_stats(r.d, w, &ws);
+		ordered += ws.ordered;
+		parallel += ws.parallel;
+		handed += ws.handed;
+	}
+	printf("mixed types%s, %u workers: %llu handed (ordered %llu, parallel %llu), %llu ordered sent in order, "
+	       "drops: worker busy %llu, new flow %llu, ordered/parallel %llu, window full %llu\n",
+	       tight ? " (window 64, small rings)" : "", r.n_workers, (unsigned long long)handed,
+	       (unsigned long long)ordered, (unsigned long long)parallel, (unsigned long long)r.ordered_out,
+	       (unsigned long long)st.drops[DIST_DROP_WORKER_FULL], (unsigned long long)st.drops[DIST_DROP_ALL_FULL],
+	       (unsigned long long)st.drops[DIST_DROP_SPREAD_FULL], (unsigned long long)st.drops[DIST_DROP_WINDOW_FULL]);
+	ck_assert_uint_gt(ordered, 0);
+	ck_assert_uint_gt(parallel, 0);
+	ck_assert_uint_gt(handed - ordered - parallel, 0);
+	if (tight) {
+		ck_assert_uint_gt(st.drops[DIST_DROP_WINDOW_FULL], 0);
+		ck_assert_uint_gt(st.drops[DIST_DROP_SPREAD_FULL] + st.drops[DIST_DROP_WORKER_FULL], 0);
+	}
+	run_free(&r);
+}
+END_TEST
+
+/* Shutdown in the middle of a mixed stream, workers leaving at once: what
+ * they handed back, what sat in the window and what they never took all
+ * come back through reclaim; every packet is accounted exactly once. */
+START_TEST(test_shutdown_mixed_types)
+{
+	static struct run r;
+	memset(&r, 0, sizeof(r));
+	r.n_workers = MIN(3u, opt_max_workers);
+	r.packets = opt_packets / 10;
+	r.flows = 300;
+	r.backlog = 64;
+	r.ring_lines = 16;
+	r.min_burst = 1;
+	r.max_burst = 64;
+	r.heavy_tail = true;
+	r.type_mode = TYPES_MIXED;
+	r.consume_one_in = 100;
+	r.stop_at = r.packets / 2 + r.packets / 7;
+	r.abrupt = _i == 1;
+	run_setup(&r);
+	run_go(&r);
+	struct dist_stats st;
+	dist_stats(r.d, &st);
+	printf("shutdown mixed types (%s) after %u packets: %llu delivered, %llu reclaimed, %llu ordered sent\n",
+	       r.abrupt ? "abrupt" : "drained", r.stop_at, (unsigned long long)total_seen(&r),
+	       (unsigned long long)st.drops[DIST_DROP_SHUTDOWN], (unsigned long long)r.ordered_out);
+	if (!r.abrupt)
+		ck_assert_uint_eq(st.drops[DIST_DROP_SHUTDOWN], 0);
+	run_free(&r);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -837,6 +1110,10 @@ int main(int argc, char **argv)
 	tcase_add_loop_test(tc, test_stress_heavy_tail, 0, (int)opt_max_workers);
 	tcase_add_loop_test(tc, test_balance_equal_workers, 0, (int)opt_max_workers - 1);
 	tcase_add_loop_test(tc, test_shutdown_mid_stream, 0, 2);
+	tcase_add_loop_test(tc, test_ordered_one_flow_threads, 0, (int)MIN(opt_max_workers, 3u) - 1);
+	tcase_add_loop_test(tc, test_parallel_one_flow_threads, 0, (int)MIN(opt_max_workers, 3u) - 1);
+	tcase_add_loop_test(tc, test_mixed_types_threads, 0, 2);
+	tcase_add_loop_test(tc, test_shutdown_mixed_types, 0, 2);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
