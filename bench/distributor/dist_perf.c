@@ -8,7 +8,7 @@
  *
  *   sluice-bench-distributor [--workers N] [--calls C] [--backlog B]
  *                            [--ring-lines L] [--dist-cpu C] [--worker-cpus a,b,...]
- *                            [--inline | --inline-hold]
+ *                            [--inline | --inline-hold] [--type atomic|ordered|parallel]
  *
  * --inline runs no worker threads: after each call the main thread plays
  * every worker (take the lines, report them complete at once), so that
@@ -16,6 +16,11 @@
  * again, as when a worker on its own core keeps up. --inline-hold has the
  * workers hold each batch until the next call, so every flow is still in
  * flight when its next packet comes (the matched path).
+ *
+ * --type gives every packet that scheduling type through dist_process's
+ * types array (without it: types NULL, the atomic fast path). Ordered
+ * packets are handed back by the workers as they take them and released by
+ * the main thread (dist_ordered_take) inside the measured loop.
  *
  * Prints one line: workers, cpus, ticks/packet, Mpps at the TSC rate,
  * ticks per call, drops (always 0: the loop waits for room), the share of
@@ -36,6 +41,7 @@
 
 static struct dist *d;
 static bool inline_workers, inline_hold;
+static int type = -1; /* enum dist_type, -1: types NULL */
 static atomic_bool stop;
 static atomic_uint ready;
 
@@ -60,10 +66,13 @@ static void *worker(void *p)
 {
 	struct worker_arg *a = p;
 	uint32_t bi[256];
+	uint16_t tags[256];
 	pin(a->cpu);
 	atomic_fetch_add(&ready, 1);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		uint32_t n = dist_worker_poll(d, a->w, bi, NULL, 256);
+		uint32_t n = dist_worker_poll(d, a->w, bi, tags, 256);
+		if (n && type == DIST_ORDERED)
+			dist_worker_return(d, a->w, bi, tags, n);
 		a->got += n;
 		if (!n)
 			cpu_relax();
@@ -73,20 +82,36 @@ static void *worker(void *p)
 	return NULL;
 }
 
-/* --inline: every worker takes its lines and reports them complete. */
+/* --inline: every worker takes its lines and reports them complete (an
+ * ordered batch handed back first). */
 static void play_workers(void)
 {
-	uint32_t bi[256];
+	static uint32_t bi[DIST_MAX_WORKERS][256], held[DIST_MAX_WORKERS];
+	static uint16_t tags[DIST_MAX_WORKERS][256];
 	for (uint32_t w = 0; w < dist_n_workers(d); w++) {
+		if (type == DIST_ORDERED && held[w])
+			dist_worker_return(d, w, bi[w], tags[w], held[w]);
+		held[w] = 0;
 		/* Holding: one poll reports the previous batch and takes this one. */
 		if (inline_hold) {
-			dist_worker_poll(d, w, bi, NULL, 256);
+			held[w] = dist_worker_poll(d, w, bi[w], tags[w], 256);
 			continue;
 		}
-		while (dist_worker_poll(d, w, bi, NULL, 256))
-			;
+		uint32_t n;
+		while ((n = dist_worker_poll(d, w, bi[w], tags[w], 256)) != 0)
+			if (type == DIST_ORDERED)
+				dist_worker_return(d, w, bi[w], tags[w], n);
 		dist_worker_done(d, w);
 	}
+}
+
+/* The main thread sends what the window released (ordered only). */
+static void take_ordered(void)
+{
+	uint32_t out[256];
+	if (type == DIST_ORDERED)
+		while (dist_ordered_take(d, out, 256))
+			;
 }
 
 /* Room for a whole burst at every worker (a burst may all go to one). */
@@ -94,6 +119,7 @@ static bool room(void)
 {
 	if (inline_workers)
 		play_workers();
+	take_ordered();
 	for (uint32_t w = 0; w < dist_n_workers(d); w++)
 		if (dist_room(d, w) < BURST)
 			return false;
@@ -114,7 +140,15 @@ int main(int argc, char **argv)
 			i--;
 		} else if (!strcmp(k, "--workers"))
 			workers = (uint32_t)atoi(v);
-		else if (!strcmp(k, "--calls"))
+		else if (!strcmp(k, "--type")) {
+			for (int t = 0; t < DIST_N_TYPES; t++)
+				if (!strcmp(v, dist_type_strings[t]))
+					type = t;
+			if (type < 0) {
+				fprintf(stderr, "--type: atomic, ordered or parallel\n");
+				return 2;
+			}
+		} else if (!strcmp(k, "--calls"))
 			calls = (uint32_t)strtoul(v, NULL, 0);
 		else if (!strcmp(k, "--backlog"))
 			backlog = (uint32_t)atoi(v);
@@ -157,23 +191,25 @@ int main(int argc, char **argv)
 		cpu_relax();
 	uint32_t bi[BURST], dropped[BURST];
 	uint16_t tags[BURST];
-	uint8_t reason[BURST];
+	uint8_t reason[BURST], types_all[BURST];
 	for (uint32_t i = 0; i < BURST; i++) {
 		bi[i] = i;
 		tags[i] = (uint16_t)i;
+		types_all[i] = (uint8_t)(type < 0 ? 0 : type);
 	}
+	const uint8_t *types = type < 0 ? NULL : types_all;
 	uint64_t handed = 0, drops = 0;
 	/* Warm up, then measure. */
 	for (uint32_t i = 0; i < 10000; i++) {
 		while (!room())
 			dist_flush(d);
-		dist_process(d, bi, tags, NULL, BURST, dropped, reason, NULL);
+		dist_process(d, bi, tags, types, BURST, dropped, reason, NULL);
 	}
 	uint64_t t0 = cpu_ticks();
 	for (uint32_t i = 0; i < calls; i++) {
 		while (unlikely(!room()))
 			dist_flush(d);
-		uint32_t k = dist_process(d, bi, tags, NULL, BURST, dropped, reason, NULL);
+		uint32_t k = dist_process(d, bi, tags, types, BURST, dropped, reason, NULL);
 		handed += k;
 		drops += BURST - k;
 	}
@@ -184,6 +220,7 @@ int main(int argc, char **argv)
 		if (inline_workers)
 			play_workers();
 		dist_flush(d);
+		take_ordered();
 	}
 	atomic_store(&stop, true);
 	for (uint32_t w = 0; w < threads; w++)
@@ -200,10 +237,10 @@ int main(int argc, char **argv)
 	for (uint32_t w = 0; w < workers; w++)
 		printf("%s%d", w ? "," : "", wcpus[w]);
 	printf(" backlog=%u ring_lines=%u ticks_per_packet=%.2f mpps=%.1f ticks_per_call=%.0f drops=%llu "
-	       "matched=%.1f%% matcher=%s%s\n",
+	       "matched=%.1f%% matcher=%s%s%s%s\n",
 	       backlog, ring_lines, tpp, cpu_ticks_per_second() / tpp / 1e6, (double)ticks / calls,
 	       (unsigned long long)drops, all ? 100.0 * (double)matched / (double)all : 0.0, dist_match_vector_isa,
-	       mode);
+	       mode, type < 0 ? "" : " type ", type < 0 ? "" : dist_type_strings[type]);
 	dist_free(d);
 	return 0;
 }
