@@ -368,7 +368,9 @@ static void tdev_destroy(struct device *d)
 	free(d);
 }
 
-static const struct device_ops tdev_ops = { .rx_burst = tdev_rx, .tx_burst = tdev_tx, .destroy = tdev_destroy };
+static const struct device_ops tdev_ops = {
+	.tx_node = "null-tx", .rx_burst = tdev_rx, .tx_burst = tdev_tx, .destroy = tdev_destroy
+};
 
 START_TEST(test_graph_scheduling_types)
 {
@@ -387,7 +389,7 @@ START_TEST(test_graph_scheduling_types)
 	ck_assert_ptr_nonnull(dev);
 	memset(dev, 0, sizeof(*dev));
 	dev->ops = &tdev_ops;
-	dev->driver = dev_driver_find("null"); /* served by null-tx */
+	dev->driver = dev_driver_find("null");
 	dev->n_tx_queues = N_WORKERS + 1;    /* one per thread */
 	ck_assert_int_eq(dev_register(dev, "t0"), 0);
 	ck_assert_int_eq(dev_set_admin_up(dev, true), 0);
@@ -399,6 +401,7 @@ START_TEST(test_graph_scheduling_types)
 	struct graph *g = graph_create(&gc, err, sizeof(err));
 	ck_assert_msg(g && graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err); /* the arc to null-tx */
 	ck_assert_msg(graph_workers_start(g, NULL, N_WORKERS, err, sizeof(err)) == 0, "%s", err);
 	struct dist_config dc;
 	dist_config_default(&dc);
@@ -498,6 +501,7 @@ START_TEST(test_graph_scheduling_types)
 	ck_assert_uint_eq(n_atomic, 2);
 
 	dist_free(d);
+	dev_graph_detach(g);
 	graph_destroy(g);
 	dev_delete_all();
 	ck_assert_uint_eq(buffer_n_in_use(), 0);
