@@ -112,7 +112,7 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 	d->win.loose = calloc(window, sizeof(*d->win.loose));
 	if (!d->win.slot || !d->win.loose)
 		goto oom;
-	d->tx = aligned_alloc(64, ROUND_UP(sizeof(*d->tx) * c->n_workers, 64));
+	d->tx = aligned_alloc(DIST_TX_SIZE, sizeof(*d->tx) * c->n_workers);
 	d->rx = aligned_alloc(64, ROUND_UP(sizeof(*d->rx) * c->n_workers, 64));
 	d->worker_base = calloc(c->n_workers, sizeof(*d->worker_base));
 	if (!d->tx || !d->rx || !d->worker_base) {
@@ -205,6 +205,7 @@ static void place(struct dist *d, uint32_t bi, uint16_t seq)
 		return;
 	}
 	d->drops[DIST_DROP_UNORDERED_FULL]++;
+	d->drops_changed = true;
 	buffer_free(&bi, 1);
 }
 
@@ -285,22 +286,32 @@ static void release_one(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_
 
 /* Completed lines of worker w, as they came back: one pass, the counters
  * once. Lines of atomic packets only (flags 0) release tags straight. */
-static void release_lines(struct dist *d, uint32_t w, const struct handoff_line *lines, uint32_t n_lines)
+static __attribute__((noinline)) void release_lines_typed(struct dist *d, uint32_t w, const struct handoff_line *lines,
+							     uint32_t n_lines)
 {
 	struct dist_tx *tx = &d->tx[w];
 	uint32_t n = 0;
+	for (uint32_t l = 0; l < n_lines; l++) {
+		for (uint32_t s = 0; s < lines[l].n; s++)
+			release_one(d, tx, w + 1, lines[l].tag[s]);
+		n += lines[l].n;
+	}
+	tx->in_flight -= n;
+	tx->st.returned += n;
+}
+
+static void release_lines(struct dist *d, uint32_t w, const struct handoff_line *lines, uint32_t n_lines)
+{
+	struct dist_tx *tx = &d->tx[w];
 	if (unlikely(tx->spread_in_flight)) {
-		for (uint32_t l = 0; l < n_lines; l++) {
-			for (uint32_t s = 0; s < lines[l].n; s++)
-				release_one(d, tx, w + 1, lines[l].tag[s]);
-			n += lines[l].n;
-		}
-	} else {
-		for (uint32_t l = 0; l < n_lines; l++) {
-			for (uint32_t s = 0; s < lines[l].n; s++)
-				release_tag(d, tx, w + 1, lines[l].tag[s]);
-			n += lines[l].n;
-		}
+		release_lines_typed(d, w, lines, n_lines);
+		return;
+	}
+	uint32_t n = 0;
+	for (uint32_t l = 0; l < n_lines; l++) {
+		for (uint32_t s = 0; s < lines[l].n; s++)
+			release_tag(d, tx, w + 1, lines[l].tag[s]);
+		n += lines[l].n;
 	}
 	tx->in_flight -= n;
 	tx->st.returned += n;
@@ -400,8 +411,11 @@ static uint32_t publish_all(struct dist *d)
 		PUB(tx->pub.flows, tx->flows);
 		PUB(tx->pub_last_return_ticks, tx->last_return_ticks);
 	}
-	for (uint32_t r = 0; r < DIST_N_DROP; r++)
-		PUB(d->pub_drops[r], d->drops[r]);
+	if (unlikely(d->drops_changed)) {
+		for (uint32_t r = 0; r < DIST_N_DROP; r++)
+			PUB(d->pub_drops[r], d->drops[r]);
+		d->drops_changed = false;
+	}
 	PUB(d->pub_bad_returns, d->bad_returns);
 	if (unlikely(d->typed_stats))
 		publish_typed(d);
@@ -540,6 +554,7 @@ static inline __attribute__((always_inline)) uint32_t assign(struct dist *d, con
 			}
 drop:			/* The flow keeps whatever it owned. */
 			d->drops[why]++;
+			d->drops_changed = true;
 			dropped[n_drop] = bi[c + i];
 			reason[n_drop++] = why;
 			w1 = 0;
@@ -551,6 +566,14 @@ placed:
 			d->cursor = 0;
 	}
 	return n_drop;
+}
+
+/* The typed copy, out of line: the atomic one keeps dist_process to itself. */
+static __attribute__((noinline)) uint32_t assign_typed(struct dist *d, const uint32_t *bi, const uint16_t *tags,
+						       const uint8_t *types, uint32_t n, uint32_t *dropped,
+						       uint8_t *reason, uint8_t *assigned)
+{
+	return assign(d, bi, tags, types, n, dropped, reason, assigned);
 }
 
 /* Whether types[0..n) holds anything but DIST_ATOMIC (0), 8 at a time. */
@@ -574,7 +597,7 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 	harvest(d);
 	uint32_t n_drop;
 	if (unlikely(types && any_typed(types, n)))
-		n_drop = assign(d, bi, tags, types, n, dropped, reason, assigned);
+		n_drop = assign_typed(d, bi, tags, types, n, dropped, reason, assigned);
 	else
 		n_drop = assign(d, bi, tags, NULL, n, dropped, reason, assigned);
 	publish_all(d);
@@ -657,6 +680,7 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 	/* Every batch is complete now: the window releases all it holds. */
 	got += window_take(d, bi + got, max - got, false);
 	d->drops[DIST_DROP_SHUTDOWN] += got;
+	d->drops_changed = true;
 	publish_all(d);
 	return got;
 }

@@ -45,13 +45,17 @@ extern const char dist_match_vector_isa[]; /* "avx2", "sse4.2" or "scalar" */
 #define DIST_LINE_SPREAD 0x1u
 #define DIST_LINE_ORDERED 0x2u
 
+#define DIST_TX_SIZE 512
+
 /* The distributor's side of one worker. The backlog is kept as the lines
  * it will be published in: staging writes a packet's index and tag straight
  * into its slot, and publishing copies whole 64-byte lines into the ring
  * (packet n of the backlog is slot n % 8 of line n / 8; a line's count is
  * set as it is published). */
 struct dist_tx {
-	alignas(64) struct handoff_ring *ring; /* to the worker */
+	/* Aligned to its power-of-two size: d->tx[w] is then a shift, not a
+	 * multiply (callgrind: one instruction a packet on the atomic path). */
+	alignas(DIST_TX_SIZE) struct handoff_ring *ring; /* to the worker */
 	struct handoff_ring *ret;              /* completions from it */
 	struct handoff_ring *reorder;          /* ordered packets it hands back */
 	struct handoff_line *backlog;          /* cfg.backlog / 8 lines */
@@ -67,6 +71,8 @@ struct dist_tx {
 	alignas(64) struct dist_worker_stats pub;
 	uint64_t pub_last_return_ticks;
 };
+
+_Static_assert(sizeof(struct dist_tx) == DIST_TX_SIZE, "struct dist_tx fills DIST_TX_SIZE exactly");
 
 #define DIST_WORKER_BATCH (DIST_WORKER_BATCH_LINES * HANDOFF_LINE_SLOTS)
 
@@ -117,6 +123,7 @@ struct dist {
 	uint64_t pub_released, pub_gaps, pub_unordered;
 	uint32_t pub_window_used;
 	bool typed_stats; /* ordered/parallel counters changed since publish_all copied them */
+	bool drops_changed; /* drops[] changed since publish_all copied it */
 	struct dist_window win;
 	struct dist_tx *tx;   /* [n_workers] */
 	struct dist_rx *rx;   /* [n_workers] */
