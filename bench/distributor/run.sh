@@ -15,7 +15,9 @@
 # distributor's dist_process and the worker's dist_worker_poll, with the
 # workers played inline: flows all new each call (--inline) and all still
 # in flight (--inline-hold); built for x86-64-v3, since valgrind 3.19
-# cannot run AVX-512.
+# cannot run AVX-512. Then the same per type (--type atomic|parallel|
+# ordered through dist_process's types array; ordered adds the release on
+# the distributor thread and the hand-back on the worker).
 #
 # Environment: ROUNDS (3), CALLS (2097152, DPDK's count), BACKLOG (64),
 # MAX_WORKERS (4), QUIET_MAX (120), DPDK_MEM_MODE (huge|nohuge), BEFORE
@@ -137,4 +139,16 @@ for b in ${BEFORE:+before} now; do
 		[ "$b" = before ] && label="$label, at $BEFORE"
 		echo "| $label | $(per_packet "$out/cg.$b.$mode" dist_process) | $(per_packet "$out/cg.$b.$mode" dist_worker_poll) |"
 	done
+done
+
+# The other scheduling types (this build only): every packet parallel, or
+# ordered (handed back by the worker and released by the main thread).
+echo
+echo "| callgrind, --inline, all packets of one type | dist_process instr/packet | dist_ordered_take | dist_worker_return |"
+echo "|---|---|---|---|"
+for t in atomic parallel ordered; do
+	valgrind --tool=callgrind --callgrind-out-file="$out/cg.type.$t" "$build_cg/bench/sluice-bench-distributor" \
+		--inline --calls "$cg_calls" --type "$t" >/dev/null 2>&1
+	echo "| $t (types array) | $(per_packet "$out/cg.type.$t" dist_process) | $(per_packet "$out/cg.type.$t" dist_ordered_take) |" \
+		"$(per_packet "$out/cg.type.$t" dist_worker_return) |"
 done
