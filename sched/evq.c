@@ -185,6 +185,17 @@ int evq_queue_setup(struct evq *q, uint32_t queue, const struct evq_queue_config
 	return 0;
 }
 
+int evq_queue_set_weight(struct evq *q, uint32_t queue, uint32_t weight)
+{
+	if (queue >= q->n_queues || !q->queues[queue].configured || weight < 1 || weight > 65535)
+		return -EINVAL;
+	q->queues[queue].weight = (uint16_t)weight;
+	for (uint32_t l = 0; l < EVQ_LEVELS; l++)
+		if (q->rr_queue[l] == queue && q->rr_left[l] > weight)
+			q->rr_left[l] = weight;
+	return 0;
+}
+
 int evq_port_link(struct evq *q, uint32_t port, uint32_t queue)
 {
 	if (port >= q->n_ports || queue >= q->n_queues || !q->queues[queue].configured)

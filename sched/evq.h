@@ -134,6 +134,12 @@ void evq_destroy(struct evq *q);
  * errno (-EINVAL: bad index or sizes, -EBUSY: already set up, -ENOMEM). */
 int evq_queue_setup(struct evq *q, uint32_t queue, const struct evq_queue_config *qc);
 
+/* Owner: change queue `queue`'s round-robin weight (1 .. 65535) while
+ * events flow. A turn in progress is cut to the new weight at most; the
+ * next turns take the new weight. 0, or -EINVAL (bad index, queue not set
+ * up, weight out of range: nothing changed). */
+int evq_queue_set_weight(struct evq *q, uint32_t queue, uint32_t weight);
+
 /* Let port `port` take events of queue `queue` (before any event enters
  * the queue). 0 or -EINVAL. */
 int evq_port_link(struct evq *q, uint32_t port, uint32_t queue);

@@ -429,6 +429,81 @@ START_TEST(test_weighted_shares)
 }
 END_TEST
 
+/* Weights changed while both queues stay backlogged, on one thread (the
+ * owner drains its own port, as sched-dist does): shares follow the new
+ * weights exactly from the next turn on; bad changes are refused and
+ * change nothing. */
+static void set_weight_fill(struct evq *q, uint64_t *seq)
+{
+	struct evq_event ev[64];
+	for (uint32_t i = 0; i < 2; i++) {
+		struct evq_queue_stats qs;
+		ck_assert_int_eq(evq_queue_stats(q, i, &qs), 0);
+		uint32_t n = MIN(1024 - qs.held, 64u);
+		for (uint32_t k = 0; k < n; k++)
+			ev[k] = (struct evq_event){.flow = (uint32_t)*seq, .queue = (uint8_t)i, .priority = 2, .u64 = (*seq)++};
+		ck_assert_uint_eq(evq_enqueue(q, ev, n), n);
+	}
+}
+
+/* Dispatch `passes` passes of 8 (the port's depth) and count per queue. */
+static void set_weight_run(struct evq *q, uint32_t passes, uint64_t got[2], uint64_t *seq)
+{
+	struct evq_port *p = evq_port(q, 0);
+	struct evq_event ev[8];
+	got[0] = got[1] = 0;
+	for (uint32_t i = 0; i < passes; i++) {
+		set_weight_fill(q, seq);
+		ck_assert_uint_eq(evq_schedule(q), 8);
+		ck_assert_uint_eq(evq_port_dequeue(p, ev, 8), 8);
+		ck_assert_uint_eq(evq_port_release(p, 8), 8);
+		for (uint32_t k = 0; k < 8; k++)
+			got[ev[k].queue]++;
+	}
+}
+
+START_TEST(test_set_weight)
+{
+	struct evq *q = make_evq(3, 1, 8);
+	setup_queue(q, 0, EVQ_PARALLEL, 1, 1024, 1);
+	setup_queue(q, 1, EVQ_PARALLEL, 1, 1024, 1);
+	uint64_t seq = 0, got[2];
+	set_weight_run(q, 100, got, &seq);
+	ck_assert_uint_eq(got[0], 400);
+	ck_assert_uint_eq(got[1], 400);
+	ck_assert_int_eq(evq_queue_set_weight(q, 1, 3), 0);
+	set_weight_run(q, 1, got, &seq); /* the turn in progress ends */
+	set_weight_run(q, 100, got, &seq);
+	ck_assert_uint_eq(got[0], 200);
+	ck_assert_uint_eq(got[1], 600);
+	/* Refused, nothing changed: the shares stay 1:3. */
+	ck_assert_int_eq(evq_queue_set_weight(q, 1, 0), -EINVAL);
+	ck_assert_int_eq(evq_queue_set_weight(q, 1, 65536), -EINVAL);
+	ck_assert_int_eq(evq_queue_set_weight(q, 2, 5), -EINVAL); /* never set up */
+	ck_assert_int_eq(evq_queue_set_weight(q, 3, 5), -EINVAL); /* no such queue */
+	set_weight_run(q, 100, got, &seq);
+	ck_assert_uint_eq(got[0], 200);
+	ck_assert_uint_eq(got[1], 600);
+	/* A turn in progress is cut to a lower new weight. The 1:3 passes end
+	 * with queue 0's turn; at weight 20 queue 1 takes a whole pass and has
+	 * 12 left in its turn; cut to 2, it takes 2, then the turns alternate
+	 * 1, 2 (uncut, it would take the next pass whole). */
+	ck_assert_int_eq(evq_queue_set_weight(q, 1, 20), 0);
+	set_weight_run(q, 1, got, &seq);
+	ck_assert_uint_eq(got[0], 0);
+	ck_assert_uint_eq(got[1], 8);
+	ck_assert_int_eq(evq_queue_set_weight(q, 1, 2), 0);
+	set_weight_fill(q, &seq);
+	ck_assert_uint_eq(evq_schedule(q), 8);
+	struct evq_event ev[8];
+	ck_assert_uint_eq(evq_port_dequeue(evq_port(q, 0), ev, 8), 8);
+	static const uint8_t want[8] = {1, 1, 0, 1, 1, 0, 1, 1};
+	for (uint32_t k = 0; k < 8; k++)
+		ck_assert_uint_eq(ev[k].queue, want[k]);
+	evq_destroy(q);
+}
+END_TEST
+
 /* ---- atomic ------------------------------------------------------------- */
 
 struct flow_mk {
@@ -848,6 +923,7 @@ static Suite *evq_suite(void)
 	tcase_add_test(tc, test_forward_backpressure);
 	tcase_add_test(tc, test_strict_priority);
 	tcase_add_test(tc, test_weighted_shares);
+	tcase_add_test(tc, test_set_weight);
 	tcase_add_test(tc, test_atomic_pinning);
 	tcase_add_test(tc, test_atomic_exclusive);
 	tcase_add_test(tc, test_ordered_restores);
