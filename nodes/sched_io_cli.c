@@ -5,7 +5,7 @@
  *   sched shaper interface NAME off
  *   sched delay interface NAME 20ms [jitter 2ms]
  *   sched delay interface NAME off
- *   sched class NAME priority P [weight W] match dscp D|protocol icmp|tcp|udp|interface NAME
+ *   sched class NAME priority P [weight W] [type atomic|ordered|parallel] match dscp D|protocol icmp|tcp|udp|interface NAME
  *   no sched class NAME
  *   show sched [json]
  *
@@ -15,14 +15,14 @@
  *
  * sluice> show sched
  * Interface b (if 1), owner thread 0
- *   shaper rate 10mbit burst 16384, tokens 11942 bytes
+ *   shaper rate 10mbit burst 16k, tokens 11942 bytes
  *   delay off
  *   max-held 512: held 11, enqueued 1212, released 1201, dropped 0
  *     class                  held     released    dropped
  *     (none)                   11         1161          0
  *     ef                        0           40          0
  * Classes (match order)
- *   ef priority 0 weight 1 match dscp 46: 80 packets
+ *   ef priority 0 weight 1 type atomic match dscp 46: 80 packets
  *
  * pg streams reach sched-ingress only when they name it as next-node (the
  * inputs' test sends af-packet, pcap, null, ixgbe and i40e traffic there).
@@ -56,6 +56,22 @@ static void format_unit(enum conf_type type, uint64_t v, char *buf, size_t len)
 {
 	struct conf_key k = { .type = type, .offset = 0, .size = sizeof(uint64_t) };
 	conf_value_format(&k, &v, buf, len);
+}
+
+/* A size as the commands take it: 16k, 2m, 1g when it is a whole number
+ * of those, else "1500 bytes" (startup.conf's formatter prints sizes under
+ * 1M in bytes, which for a burst reads as an unexplained 16384). */
+static void format_bytes(uint64_t v, char *buf, size_t len)
+{
+	static const char suffix[] = { 'g', 'm', 'k' };
+	for (uint32_t i = 0; i < 3; i++) {
+		uint64_t unit = 1ull << (10 * (3 - i));
+		if (v >= unit && v % unit == 0) {
+			snprintf(buf, len, "%llu%c", (unsigned long long)(v / unit), suffix[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%llu bytes", (unsigned long long)v);
 }
 
 static struct device *find_if(struct cli_session *s, const char *name)
@@ -197,6 +213,11 @@ static int sched_class_cmd(struct cli_session *s, int argc, char **argv)
 			if (!parse_u32(argv[i + 1], SCHED_WEIGHT_MAX, &v) || !v)
 				return cli_fail(s, -EINVAL, "weight %s: expected 1..%d", argv[i + 1], SCHED_WEIGHT_MAX);
 			c.weight = (uint16_t)v;
+		} else if (strcmp(argv[i], "type") == 0) {
+			int type = sched_type_parse(argv[i + 1]);
+			if (type < 0)
+				return cli_fail(s, -EINVAL, "type %s: expected atomic, ordered or parallel", argv[i + 1]);
+			c.type = (uint8_t)type;
 		} else if (strcmp(argv[i], "match") == 0) {
 			if (i + 2 >= argc)
 				return cli_fail(s, -EINVAL, "match: expected dscp D, protocol P or interface NAME");
@@ -274,7 +295,7 @@ static void show_if_text(struct cli_session *s, const struct device *d, const st
 	cli_printf(s, "Interface %s (if %u), owner thread %u", d->name, d->index, sif->owner);
 	if (st.cfg.rate_bps) {
 		format_unit(CONF_RATE, st.cfg.rate_bps, a, sizeof(a));
-		format_unit(CONF_SIZE, st.cfg.burst_bytes, b, sizeof(b));
+		format_bytes(st.cfg.burst_bytes, b, sizeof(b));
 		cli_printf(s, "  shaper rate %s burst %s, tokens %lld bytes", a, b, (long long)st.tokens_bytes);
 	} else {
 		cli_printf(s, "  shaper off");
@@ -364,8 +385,8 @@ static int show_sched(struct cli_session *s, int argc, char **argv)
 		char m[64];
 		match_text(c, m, sizeof(m));
 		if (!json) {
-			cli_printf(s, "  %s priority %u weight %u match %s: %llu packets", c->name, c->priority, c->weight,
-				   m, (unsigned long long)counts[t->order[k]]);
+			cli_printf(s, "  %s priority %u weight %u type %s match %s: %llu packets", c->name, c->priority,
+				   c->weight, sched_type_names[c->type], m, (unsigned long long)counts[t->order[k]]);
 			continue;
 		}
 		cJSON *x = cJSON_CreateObject();
@@ -373,6 +394,7 @@ static int show_sched(struct cli_session *s, int argc, char **argv)
 		cJSON_AddNumberToObject(x, "id", t->order[k]);
 		cJSON_AddNumberToObject(x, "priority", c->priority);
 		cJSON_AddNumberToObject(x, "weight", c->weight);
+		cJSON_AddStringToObject(x, "type", sched_type_names[c->type]);
 		cJSON_AddStringToObject(x, "match", m);
 		cJSON_AddNumberToObject(x, "packets", (double)counts[t->order[k]]);
 		cJSON_AddItemToArray(cls, x);
@@ -400,7 +422,8 @@ CLI_COMMAND_REGISTER(sched_delay_cmd)
 
 static const struct cli_command_reg sched_class_reg = {
 	.path = "sched class",
-	.usage = "sched class NAME priority 0-7 [weight W] match dscp D|protocol icmp|tcp|udp|interface NAME",
+	.usage = "sched class NAME priority 0-7 [weight W] [type atomic|ordered|parallel] match dscp D|protocol "
+		 "icmp|tcp|udp|interface NAME",
 	.help = "Define (or redefine) a scheduling class that sched-ingress assigns",
 	.fn = sched_class_cmd,
 };

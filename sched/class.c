@@ -9,6 +9,20 @@ struct sched_class_table sched_class_table = {
 	.prio = { [0 ... SCHED_MAX_CLASSES - 1] = SCHED_PRIO_LOWEST },
 };
 
+const char *const sched_type_names[SCHED_N_TYPES] = {
+	[SCHED_TYPE_ATOMIC] = "atomic",
+	[SCHED_TYPE_ORDERED] = "ordered",
+	[SCHED_TYPE_PARALLEL] = "parallel",
+};
+
+int sched_type_parse(const char *name)
+{
+	for (int i = 0; i < SCHED_N_TYPES; i++)
+		if (strcmp(name, sched_type_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
 int sched_class_find(const char *name)
 {
 	for (uint32_t id = 1; id < SCHED_MAX_CLASSES; id++)
@@ -30,6 +44,10 @@ static int check(const struct sched_class *c, char *err, size_t errlen)
 	}
 	if (c->weight < 1 || c->weight > SCHED_WEIGHT_MAX) {
 		snprintf(err, errlen, "weight %u: expected 1..%d", c->weight, SCHED_WEIGHT_MAX);
+		return -EINVAL;
+	}
+	if (c->type >= SCHED_N_TYPES) {
+		snprintf(err, errlen, "type %u: expected atomic, ordered or parallel", c->type);
 		return -EINVAL;
 	}
 	if ((c->match == SCHED_MATCH_DSCP && c->value > 63) || (c->match == SCHED_MATCH_PROTOCOL && c->value > 255) ||
@@ -59,6 +77,7 @@ int sched_class_set(const struct sched_class *c, char *err, size_t errlen)
 	}
 	t->cls[id] = *c;
 	t->prio[id] = c->priority;
+	t->type[id] = c->type;
 	return id;
 }
 
@@ -75,6 +94,7 @@ int sched_class_remove(const char *name)
 	__atomic_store_n(&t->n, t->n - 1, __ATOMIC_RELAXED);
 	memset(&t->cls[id], 0, sizeof(t->cls[id]));
 	t->prio[id] = SCHED_PRIO_LOWEST;
+	t->type[id] = SCHED_TYPE_ATOMIC;
 	return 0;
 }
 

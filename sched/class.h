@@ -1,5 +1,7 @@
 /* Scheduling classes: named, with a priority (0 highest .. 7 lowest), a
- * weight for round robin among classes of one priority, and one match
+ * weight for round robin among classes of one priority, a scheduling type
+ * for the workers (atomic, ordered, parallel: what the distributor does
+ * with the class's packets when workers run), and one match
  * (DSCP, IP protocol or rx interface). sched-ingress gives each packet the
  * id of the first class, in the order they were defined, that matches it
  * (sched_buffer_class, egress.h); sched-egress queues it at that class's
@@ -27,20 +29,33 @@ enum sched_match {
 	SCHED_MATCH_INTERFACE, /* value: rx interface index */
 };
 
+/* Numbered as enum evq_type and enum dist_type. */
+enum sched_type {
+	SCHED_TYPE_ATOMIC = 0, /* a flow on one worker at a time (the default) */
+	SCHED_TYPE_ORDERED,    /* spread over the workers, arrival order restored before transmit */
+	SCHED_TYPE_PARALLEL,   /* spread over the workers, no promise of order */
+	SCHED_N_TYPES,
+};
+
+extern const char *const sched_type_names[SCHED_N_TYPES]; /* "atomic", "ordered", "parallel" */
+
 struct sched_class {
 	char name[SCHED_CLASS_NAME_SIZE];
 	uint8_t priority;
 	uint8_t match; /* enum sched_match */
 	uint16_t weight;
 	uint32_t value;
+	uint8_t type; /* enum sched_type */
 };
 
 /* What the datapath reads. order[0..n) are the class ids (1..15) in match
- * order; prio maps every id (0 included) to its priority. */
+ * order; prio and type map every id (0 included) to its priority and its
+ * scheduling type (unclassified: lowest priority, atomic). */
 struct sched_class_table {
 	uint32_t n;
 	uint8_t order[SCHED_MAX_CLASSES];
 	uint8_t prio[SCHED_MAX_CLASSES];
+	uint8_t type[SCHED_MAX_CLASSES];
 	struct sched_class cls[SCHED_MAX_CLASSES]; /* by id; name "" is free */
 };
 
@@ -54,7 +69,7 @@ static inline bool sched_classes_active(void)
 
 /* Define a class, or redefine the class of that name in place (same id,
  * same place in the match order). Returns its id (1..15), or -EINVAL (bad
- * priority, weight, match value or name: reason in err) or -ENOSPC. */
+ * priority, weight, type, match value or name: reason in err) or -ENOSPC. */
 int sched_class_set(const struct sched_class *c, char *err, size_t errlen);
 
 /* Remove the class called name. Returns 0 or -ENOENT. Packets carrying its
@@ -63,6 +78,9 @@ int sched_class_remove(const char *name);
 
 /* The id of the class called name, or -ENOENT. */
 int sched_class_find(const char *name);
+
+/* The type called name ("atomic", "ordered", "parallel"), or -EINVAL. */
+int sched_type_parse(const char *name);
 
 /* Remove every class (tests, shutdown). */
 void sched_class_clear(void);
