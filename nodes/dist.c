@@ -623,6 +623,11 @@ uint32_t dist_room(const struct dist *d, uint32_t w)
 	return w < d->n_workers ? d->cfg.backlog - d->tx[w].n_backlog : 0;
 }
 
+uint32_t dist_flow_owner(const struct dist *d, uint16_t tag)
+{
+	return DIST_E_OWNER(d->table[tag & HANDOFF_TAG_MASK]);
+}
+
 uint32_t dist_flows_owned(const struct dist *d)
 {
 	uint32_t n = 0;

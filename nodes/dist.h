@@ -152,6 +152,11 @@ uint64_t dist_outstanding(const struct dist *d);
 /* Packets worker w can still be given without a drop: free backlog slots. */
 uint32_t dist_room(const struct dist *d, uint32_t w);
 
+/* The worker (index + 1) that owns flow tag `tag` now, 0 when none: where
+ * an atomic packet of the flow goes while its earlier ones are not
+ * complete. Distributor thread. */
+uint32_t dist_flow_owner(const struct dist *d, uint16_t tag);
+
 /* After the workers have stopped for good: take back the packets no worker
  * received (backlogs, then rings) into bi[0..max), counting them as
  * DIST_DROP_SHUTDOWN, and treat every batch a worker received as complete;
@@ -258,9 +263,24 @@ struct buffer;
 typedef uint8_t(dist_type_fn_t)(const struct buffer *b);
 void dist_graph_set_type_fn(dist_type_fn_t *fn);
 
+/* A stage on thread 0 that holds packets in front of the distributor
+ * (sched's class queues, nodes/sched_io.h). dist_graph_drain leaves its
+ * input node polling and waits for held() to reach 0 as well;
+ * dist_graph_detach calls release(g), which frees what the stage still
+ * holds (counting it under its own reason) and returns how many. */
+struct dist_front {
+	const char *node;
+	uint64_t (*held)(void);
+	uint64_t (*release)(struct graph *g);
+};
+
+/* Register the front stage (NULL: none). Control thread. */
+void dist_graph_set_front(const struct dist_front *f);
+
 /* On thread 0 at shutdown, workers still running: stop thread 0's other
- * inputs and run its loop until every packet taken is complete or
- * timeout_ns passes. Returns the packets still outstanding. */
+ * inputs and run its loop until every packet taken (and every packet the
+ * front stage holds) is complete or timeout_ns passes. Returns the packets
+ * still outstanding. */
 uint64_t dist_graph_drain(struct graph *g, struct dist *d, uint64_t timeout_ns);
 
 /* After graph_workers_stop: free what no worker received (counted as

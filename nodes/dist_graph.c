@@ -25,6 +25,17 @@ static struct {
 	uint16_t next;
 } repointed[MAX_REPOINTED];
 static uint32_t n_repointed;
+static const struct dist_front *front;
+
+void dist_graph_set_front(const struct dist_front *f)
+{
+	front = f;
+}
+
+static uint64_t front_held(void)
+{
+	return front ? front->held() : 0;
+}
 
 struct dist *dist_attached(void)
 {
@@ -169,24 +180,25 @@ int dist_graph_attach(struct graph *g, struct dist *d, char *err, size_t errlen)
 uint64_t dist_graph_drain(struct graph *g, struct dist *d, uint64_t timeout_ns)
 {
 	int flush = graph_node_index(g, "distributor-flush");
+	int fnode = front ? graph_node_index(g, front->node) : -1;
 	for (uint32_t n = 0; n < graph_n_nodes(g); n++)
-		if (graph_node_reg(g, n)->type == NODE_TYPE_INPUT && (int)n != flush)
+		if (graph_node_reg(g, n)->type == NODE_TYPE_INPUT && (int)n != flush && (int)n != fnode)
 			graph_node_set_state(g, 0, n, NODE_STATE_DISABLED);
 	uint64_t deadline = time_now_ns() + timeout_ns;
 	graph_main_poll(g);
-	while (dist_outstanding(d) && time_now_ns() < deadline) {
+	while ((dist_outstanding(d) || front_held()) && time_now_ns() < deadline) {
 		if (!graph_main_poll(g)) {
 			struct timespec ts = { 0, 20000 };
 			nanosleep(&ts, NULL);
 		}
 	}
-	return dist_outstanding(d);
+	return dist_outstanding(d) + front_held();
 }
 
 uint64_t dist_graph_detach(struct graph *g, struct dist *d)
 {
 	uint32_t bi[256], k;
-	uint64_t freed = 0;
+	uint64_t freed = front ? front->release(g) : 0;
 	while ((k = dist_reclaim(d, bi, ARRAY_LEN(bi))) != 0) {
 		buffer_free(bi, k);
 		freed += k;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "nodes/dist.h"
 #include "nodes/sched_io.h"
 
 #define SCHED_IO_RING_LINES 512 /* per (thread, owner): 4096 packets */
@@ -133,10 +134,121 @@ int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, ui
 	return rc;
 }
 
+/* ---- the class queues in front of the distributor ---- */
+
+struct sched_front sched_front;
+
+#define FRONT_PORT_DEPTH 8 /* the most a later, higher priority waits behind */
+
+/* A pass first: the events sched-dist released are counted in flight
+ * until the scheduler takes the release in. */
+uint64_t sched_front_held(void)
+{
+	if (!sched_front.evq)
+		return 0;
+	evq_schedule(sched_front.evq);
+	return evq_in_flight(sched_front.evq) + sched_front.n_stash;
+}
+
+uint32_t sched_front_held_class(uint32_t id)
+{
+	struct evq_queue_stats st;
+	if (!sched_front.evq || evq_queue_stats(sched_front.evq, id, &st))
+		return 0;
+	uint32_t n = st.held;
+	for (uint32_t i = 0; i < sched_front.n_stash; i++)
+		n += sched_front.stash[i].queue == id;
+	return n;
+}
+
+/* Everything still held goes back to the pool, counted per class as
+ * dropped at shutdown; then the queues go. Workers stopped (or the
+ * datapath parked). Returns the packets freed. */
+static uint64_t front_release(struct graph *g)
+{
+	struct sched_front *f = &sched_front;
+	if (!f->evq)
+		return 0;
+	uint64_t freed = 0;
+	struct evq_event ev[FRONT_PORT_DEPTH];
+	uint32_t bi[FRONT_PORT_DEPTH];
+	for (uint32_t i = 0; i < f->n_stash; i++) {
+		stat_add(&f->shutdown[f->stash[i].queue], 1);
+		buffer_free(&f->stash[i].buffer_index, 1);
+	}
+	freed += f->n_stash;
+	f->n_stash = 0;
+	while (evq_in_flight(f->evq)) {
+		evq_schedule(f->evq);
+		uint32_t n = evq_port_dequeue(f->port, ev, FRONT_PORT_DEPTH);
+		evq_port_release(f->port, n);
+		for (uint32_t i = 0; i < n; i++) {
+			bi[i] = ev[i].buffer_index;
+			stat_add(&f->shutdown[ev[i].queue], 1);
+		}
+		buffer_free(bi, n);
+		freed += n;
+	}
+	evq_destroy(f->evq);
+	f->evq = NULL;
+	f->port = NULL;
+	int node = g ? graph_node_index(g, "sched-dist") : -1;
+	if (node >= 0)
+		graph_node_set_state(g, 0, (uint32_t)node, NODE_STATE_DISABLED);
+	dist_graph_set_front(NULL);
+	return freed;
+}
+
+static const struct dist_front front_hooks = {
+	.node = "sched-dist",
+	.held = sched_front_held,
+	.release = front_release,
+};
+
+/* The queues, once a distributor is attached and a class defined (the
+ * daemon defines classes from the CLI, after the distributor attached).
+ * Barrier held. A failure leaves the classes working as without workers'
+ * queues: packets go straight to the distributor. */
+static void front_sync(struct graph *g)
+{
+	struct sched_front *f = &sched_front;
+	const struct sched_class_table *t = &sched_class_table;
+	int node = graph_node_index(g, "sched-dist");
+	if (!f->evq && dist_attached() && t->n && node >= 0) {
+		struct evq_config cfg = { .n_queues = SCHED_MAX_CLASSES, .n_ports = 1, .port_depth = FRONT_PORT_DEPTH,
+					  .output_size = 8 };
+		char err[128];
+		struct evq *q = evq_create(&cfg, err, sizeof(err));
+		struct evq_queue_config qc;
+		evq_queue_config_default(&qc);
+		qc.type = EVQ_PARALLEL; /* one port: the distributor applies the class's type */
+		qc.depth = SCHED_FRONT_DEPTH;
+		for (uint32_t id = 0; q && id < SCHED_MAX_CLASSES; id++) {
+			if (evq_queue_setup(q, id, &qc) || evq_port_link(q, 0, id)) {
+				evq_destroy(q);
+				q = NULL;
+			}
+		}
+		if (!q) {
+			graph_log("sched", "warning: no class queues for the workers (out of memory)");
+			return;
+		}
+		f->port = evq_port(q, 0);
+		f->evq = q;
+		f->n_stash = 0;
+		dist_graph_set_front(&front_hooks);
+		graph_node_set_state(g, 0, (uint32_t)node, NODE_STATE_POLLING);
+	}
+	for (uint32_t id = 1; f->evq && id < SCHED_MAX_CLASSES; id++)
+		evq_queue_set_weight(f->evq, id, t->cls[id].name[0] ? t->cls[id].weight : 1);
+}
+
 int sched_io_class_set(struct graph *g, const struct sched_class *c, char *err, size_t errlen)
 {
 	graph_barrier_sync(g);
 	int rc = sched_class_set(c, err, errlen);
+	if (rc >= 0)
+		front_sync(g);
 	graph_barrier_release(g);
 	return rc;
 }
@@ -145,6 +257,8 @@ int sched_io_class_remove(struct graph *g, const char *name)
 {
 	graph_barrier_sync(g);
 	int rc = sched_class_remove(name);
+	if (rc == 0)
+		front_sync(g);
 	graph_barrier_release(g);
 	return rc;
 }
@@ -176,6 +290,8 @@ void sched_io_free_all(void)
 {
 	for (uint32_t i = 0; i < DEV_MAX; i++)
 		if_free(i);
+	front_release(NULL);
+	memset(&sched_front, 0, sizeof(sched_front));
 	sched_class_clear();
 }
 
@@ -203,6 +319,8 @@ static void holder(void *ctx, struct buffer_tally *t)
 		snprintf(where, sizeof(where), "%s egress handoff", d ? d->name : "?");
 		buffer_tally_add(t, where, ring);
 	}
+	if (sched_front.evq)
+		buffer_tally_add(t, "class queues for the workers", sched_front_held());
 }
 
 static void __attribute__((constructor)) sched_io_register_hooks(void)

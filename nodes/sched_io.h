@@ -25,6 +25,7 @@
 #include "graph/handoff.h"
 #include "sched/class.h"
 #include "sched/egress.h"
+#include "sched/evq.h"
 #include "sched/timer.h"
 
 struct graph;
@@ -70,8 +71,65 @@ int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, ui
 int sched_io_class_set(struct graph *g, const struct sched_class *c, char *err, size_t errlen);
 int sched_io_class_remove(struct graph *g, const char *name);
 
-/* Free every schedule and the buffers they hold, and every class
- * (shutdown, after the workers stopped; tests). */
+/* ---- the class queues in front of the distributor ----
+ *
+ * With a distributor attached (workers run) and a class defined,
+ * sched-ingress on thread 0 puts each packet in its class's event queue
+ * (sched/evq.h: queue = class id, priority = the class's, flow = the
+ * packet's flow tag, payload = its buffer index; SCHED_FRONT_DEPTH packets
+ * per class at most, more are dropped as "class queue full"), and
+ * sched-dist, polled on thread 0, hands the distributor only as many as
+ * the workers have room for: highest priority first, the classes of one
+ * priority in turns of their weights, each packet with its class's
+ * scheduling type. Under worker backpressure packets wait in their class
+ * queue, where priority still applies, instead of being dropped at the
+ * distributor regardless of priority.
+ *
+ * The queues are the evq's (all parallel, one port that sched-dist itself
+ * drains, 8 deep: a packet of higher priority arriving later waits behind
+ * at most 8 already dispatched); the distributor applies the types.
+ * A packet the distributor refuses (its flow's worker full, or every
+ * worker) waits in a small stash and is offered again first (up to
+ * SCHED_FRONT_STASH; past that it is dropped under the distributor's
+ * reason; sched-dist.c says why order holds).
+ *
+ * Created the first time a class is defined while a distributor is
+ * attached; freed by dist_graph_detach (what it holds then is freed and
+ * counted as dropped at shutdown) or sched_io_free_all. Thread 0's, and
+ * the control thread's under the barrier; counters read with stat_read. */
+#define SCHED_FRONT_DEPTH 1024
+#define SCHED_FRONT_STASH 128 /* half a frame: a poll always has room for new packets */
+
+struct sched_front {
+	struct evq *evq;       /* NULL: not in use */
+	struct evq_port *port; /* drained by sched-dist */
+	uint32_t n_stash;
+	struct evq_event stash[SCHED_FRONT_STASH]; /* refused by the distributor, in order */
+	/* per class id */
+	uint64_t queued[SCHED_MAX_CLASSES];     /* taken into the class queue */
+	uint64_t queue_full[SCHED_MAX_CLASSES]; /* dropped by sched-ingress: class queue full */
+	uint64_t sent[SCHED_MAX_CLASSES];       /* taken by the distributor */
+	uint64_t dist_dropped[SCHED_MAX_CLASSES]; /* dropped by the distributor (reasons in show errors) */
+	uint64_t shutdown[SCHED_MAX_CLASSES];   /* still held at detach: freed */
+};
+
+extern struct sched_front sched_front;
+
+/* Whether sched-ingress on thread_index queues for the distributor. */
+static inline bool sched_front_on(uint32_t thread_index)
+{
+	return thread_index == 0 && sched_front.evq != NULL;
+}
+
+/* Packets the front holds (class queues and stash). Thread 0 or barrier. */
+uint64_t sched_front_held(void);
+
+/* Held per class now (barrier or thread 0). */
+uint32_t sched_front_held_class(uint32_t id);
+
+/* Free every schedule and the buffers they hold, the class queues and
+ * what they hold, and every class (shutdown, after the workers stopped;
+ * tests). */
 void sched_io_free_all(void);
 
 #endif

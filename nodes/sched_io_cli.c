@@ -23,6 +23,10 @@
  *     ef                        0           40          0
  * Classes (match order)
  *   ef priority 0 weight 1 type atomic match dscp 46: 80 packets
+ * Class queues for the workers (1024 packets per class)
+ *     class                  held     queued       sent queue full  dist drop   shutdown
+ *     (none)                 1024     120233     119209        211          0          0
+ *     ef                        0         80         80          0          0          0
  *
  * pg streams reach sched-ingress only when they name it as next-node (the
  * inputs' test sends af-packet, pcap, null, ixgbe and i40e traffic there).
@@ -349,6 +353,48 @@ static cJSON *if_json(const struct device *d, const struct sched_io_if *sif)
 	return o;
 }
 
+/* The class queues in front of the distributor: levels read with the
+ * datapath parked (they are thread 0's), counters as they run. */
+static void show_front(struct cli_session *s, struct graph *g, cJSON *root)
+{
+	const struct sched_front *f = &sched_front;
+	uint32_t held[SCHED_MAX_CLASSES];
+	graph_barrier_sync(g);
+	bool on = f->evq != NULL;
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++)
+		held[c] = sched_front_held_class(c);
+	graph_barrier_release(g);
+	if (!on)
+		return;
+	cJSON *arr = root ? cJSON_AddArrayToObject(root, "class_queues") : NULL;
+	if (!root) {
+		cli_printf(s, "Class queues for the workers (%u packets per class)", SCHED_FRONT_DEPTH);
+		cli_printf(s, "    %-16s %10s %10s %10s %10s %10s %10s", "class", "held", "queued", "sent", "queue full",
+			   "dist drop", "shutdown");
+	}
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++) {
+		uint64_t v[] = { stat_read(&f->queued[c]), stat_read(&f->sent[c]), stat_read(&f->queue_full[c]),
+				 stat_read(&f->dist_dropped[c]), stat_read(&f->shutdown[c]) };
+		if (!held[c] && !v[0] && !v[2] && !(c && sched_class_table.cls[c].name[0]))
+			continue;
+		if (!root) {
+			cli_printf(s, "    %-16s %10u %10llu %10llu %10llu %10llu %10llu", class_name(c), held[c],
+				   (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
+				   (unsigned long long)v[3], (unsigned long long)v[4]);
+			continue;
+		}
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "class", class_name(c));
+		cJSON_AddNumberToObject(x, "held", held[c]);
+		cJSON_AddNumberToObject(x, "queued", (double)v[0]);
+		cJSON_AddNumberToObject(x, "sent", (double)v[1]);
+		cJSON_AddNumberToObject(x, "queue_full", (double)v[2]);
+		cJSON_AddNumberToObject(x, "dist_dropped", (double)v[3]);
+		cJSON_AddNumberToObject(x, "shutdown", (double)v[4]);
+		cJSON_AddItemToArray(arr, x);
+	}
+}
+
 static int show_sched(struct cli_session *s, int argc, char **argv)
 {
 	struct graph *g;
@@ -399,6 +445,7 @@ static int show_sched(struct cli_session *s, int argc, char **argv)
 		cJSON_AddNumberToObject(x, "packets", (double)counts[t->order[k]]);
 		cJSON_AddItemToArray(cls, x);
 	}
+	show_front(s, g, root);
 	if (json)
 		cli_json_print(s, root);
 	return 0;

@@ -11,7 +11,15 @@
 #           EF (ping -Q 0xb8), put by `sched class ef priority 0 match dscp
 #           46` ahead of the bulk, keep their median RTT within 2 ms of the
 #           idle median measured in the same run; unmarked pings meanwhile
-#           must be more than 2 ms off it (the link really was saturated).
+#           must be more than 2 ms off it (the link really was saturated);
+#   workers with the distributor and 2 workers, classes of each type in
+#           front of it: TCP `type ordered` (priority 7), EF pings `type
+#           parallel` (priority 0): 8 iperf3 streams A -> B complete, 20 EF
+#           pings meanwhile are all answered, both workers were handed
+#           ordered packets and parallel ones reached the workers (show
+#           distributor), the class queues handed TCP on (show sched).
+#           (Per-stream order at the egress is tests/dist's tcp-order
+#           check, run there on this same path.)
 # Time is physical here, on a shared box: each measurement is retried up
 # to 3 times, and the figures of every attempt are printed. Every run
 # ends with `show sched`, a clean SIGTERM and every buffer returned.
@@ -19,7 +27,7 @@
 # and the prefix sio; the trap removes namespaces, veths and processes even
 # on failure; every wait is bounded.
 #
-#   test_sched_netns.sh SLUICE SLUICECTL delay|shaper|ef
+#   test_sched_netns.sh SLUICE SLUICECTL delay|shaper|ef|workers
 set -u
 sluice=$1
 sluicectl=$2
@@ -41,7 +49,7 @@ netns_make_pairs
 # anything; with 9000-byte frames the ceiling is 8948/9014 (99.3%). The
 # wire rate the shaper let through is printed beside the goodput.
 mtu=1500
-[ "$check" = delay ] || mtu=9000
+[ "$check" = delay ] || [ "$check" = workers ] || mtu=9000
 ip link set "$if_a" mtu "$mtu" && ip link set "$if_b" mtu "$mtu" || fail "mtu $mtu"
 ip -n "$ns_a" link set "$host_a" mtu "$mtu" && ip -n "$ns_b" link set "$host_b" mtu "$mtu" || fail "mtu $mtu"
 netns_setup_host "$ns_a" "$host_a" 10.1.0.2 10.1.0.1
@@ -60,6 +68,14 @@ interfaces {
 }
 sched { max-held 512 }
 CONF
+# Two workers: on spare cores when there are any, else sharing (as in
+# tests/dist/test_dist_iperf.sh).
+if [ "$check" = workers ]; then
+	n_cpus=$(nproc)
+	if [ "$n_cpus" -ge 3 ]; then workers=1,2; elif [ "$n_cpus" -eq 2 ]; then workers=0,1; else workers=0,0; fi
+	printf 'cpu { corelist-workers %s }\ndistributor { enable  ring-lines 256  backlog 64 }\n' "$workers" \
+		>> "$tmp/startup.conf"
+fi
 # sluice runs at nice -15 (as a data plane on a shared box would be given
 # precedence): its wake-ups, hence the release times under test, then do
 # not queue behind everything else the box runs. It sleeps when idle, so
@@ -209,10 +225,49 @@ check_ef() {
 		"or the link was not saturated (unmarked pings ${plain:-lost} ms)"
 }
 
+# Column $2 of worker $1's row in show distributor (Worker, In flight,
+# Backlog, Flows, Ring, Handed, Returned, Matched, Migrations, Drops,
+# Ordered, Parallel: one word per cell in a row).
+dist_col() {
+	awk -v w="$1" -v c="$2" '$1 == w { print $c }' "$tmp/dist"
+}
+
+check_workers() {
+	ctl sched class ef priority 0 type parallel match dscp 46 || fail "sched class ef ... type parallel"
+	ctl sched class tcp priority 7 type ordered match protocol tcp || fail "sched class tcp ... type ordered"
+	ctl clear distributor > /dev/null || fail "clear distributor"
+	iperf_server
+	timeout 50 ip netns exec "$ns_a" iperf3 -c 10.2.0.2 -P 8 -t 6 -f m > "$tmp/iperf" 2>&1 &
+	client=$!
+	sleep 1
+	median_rtt 20 -Q 0xb8 > "$tmp/ef" || fail "EF pings beside 8 iperf3 streams: not all answered"
+	wait "$client"
+	local rc=$?
+	iperf_done
+	[ "$rc" -eq 0 ] && grep -q "SUM.*receiver" "$tmp/iperf" || { cat "$tmp/iperf" >&2; fail "iperf3 -P 8 did not complete"; }
+	grep "SUM" "$tmp/iperf"
+	echo "EF pings (parallel) beside them: median $(cat "$tmp/ef") ms"
+	ctl show distributor > "$tmp/dist" || fail "show distributor"
+	ctl show sched > "$tmp/sched" || fail "show sched"
+	cat "$tmp/dist" "$tmp/sched"
+	local parallel=0
+	for w in 0 1; do
+		[ "$(dist_col "$w" 11)" -gt 0 ] || fail "worker $w was handed no ordered packet"
+		parallel=$((parallel + $(dist_col "$w" 12)))
+	done
+	[ "$parallel" -ge 20 ] || fail "$parallel parallel packets handed, 20 EF pings at least expected"
+	# Class queues: the tcp row's "sent" column (class held queued sent ...)
+	local sent
+	sent=$(awk '/^Class queues/ { q = 1; next } q && $1 == "tcp" { print $4 }' "$tmp/sched")
+	[ "${sent:-0}" -gt 1000 ] || fail "the class queues handed ${sent:-no} TCP packets to the distributor"
+	grep -q "type ordered match protocol tcp" "$tmp/sched" || fail "show sched does not say type ordered"
+}
+
 case "$check" in
 delay) check_delay ;;
 shaper) check_shaper ;;
 ef) check_ef ;;
+workers) check_workers ;;
 *) fail "unknown check $check" ;;
 esac
 

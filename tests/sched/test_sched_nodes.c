@@ -127,6 +127,7 @@ START_TEST(test_ingress_order)
 	g = graph_create(NULL, err, sizeof(err));
 	ck_assert_msg(g, "%s", err);
 	ck_assert_int_ge(graph_add_node(g, node_registry_find("sched-ingress"), err, sizeof(err)), 0);
+	ck_assert_int_ge(graph_add_node(g, node_registry_find("error-drop"), err, sizeof(err)), 0);
 	ck_assert_int_ge(graph_add_node(g, &stage_ingress, err, sizeof(err)), 0);
 	ck_assert_int_ge(graph_add_node(g, &eth_sink, err, sizeof(err)), 0);
 	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
