@@ -15,7 +15,8 @@
  *   - weights 1:3 between two classes of one priority: their shares of
  *     what the workers took while both were backlogged are 1/4 and 3/4
  *     (within 0.03);
- *   - detach with packets still queued: they are freed and counted as
+ *   - detach with packets still queued: show buffers names them under
+ *     "sched", nothing unattributed; they are freed and counted as
  *     dropped at shutdown, the pool is whole;
  *   - the CLI: type parsed and shown, a bad type refused with nothing
  *     changed; traces name class, priority, type and worker.
@@ -359,6 +360,18 @@ START_TEST(test_detach_frees_queued)
 	const struct sched_front *f = &sched_front;
 	uint64_t held = sched_front_held();
 	ck_assert_uint_gt(held, 0);
+	/* show buffers: the class queues name what they hold, and every
+	 * buffer in use has a holder. */
+	struct buffer_attribution ba;
+	ck_assert_int_eq(buffer_attribute(&ba), 0);
+	uint64_t in_queues = 0;
+	for (uint32_t i = 0; i < ba.n_holdings; i++)
+		if (!strcmp(ba.holdings[i].holder, "sched") && !strcmp(ba.holdings[i].where, "class queues for the workers"))
+			in_queues += ba.holdings[i].n;
+	int64_t unattributed = ba.n_unattributed;
+	buffer_attribution_free(&ba);
+	ck_assert_uint_eq(in_queues, held);
+	ck_assert_int_eq(unattributed, 0);
 	uint64_t freed = dist_graph_detach(g, d);
 	ck_assert_uint_ge(freed, held);
 	ck_assert_uint_eq(f->shutdown[bulk], held);
