@@ -43,7 +43,7 @@ uint64_t timer_clock_ns(void *unused)
 
 uint64_t timer_now(const struct timer_service *ts)
 {
-	return ts->clock(ts->clock_arg);
+	return service_clock(ts);
 }
 
 /* ---- life ---- */
@@ -123,6 +123,10 @@ struct timer_service *timer_service_create(const struct timer_config *cfg, timer
 	ts->cfg = *cfg;
 	ts->clock = clock ? clock : timer_clock_ns;
 	ts->clock_arg = clock_arg;
+	if (!clock) {
+		timer_clock_ns(NULL); /* sets the scale */
+		ts->ns_per_cycle = atomic_load_explicit(&ns_per_cycle, memory_order_acquire);
+	}
 	uint32_t n_foreign = cfg->xmode == TIMER_XMODE_RING ? cfg->max_producers * cfg->producer_timers : 0;
 	if (wheel_init(&ts->w, cfg->max_timers, n_foreign, cfg->levels, cfg->tick_ns, cfg->max_skiplist,
 		       cfg->max_periodic, 0, ts->clock(clock_arg))) {
@@ -187,16 +191,34 @@ int timer_target_node(struct timer_service *ts, uint32_t node_index)
 
 /* ---- operations ---- */
 
-int timer_arm(struct timer_service *ts, const struct timer_spec *spec, timer_handle_t *h)
+/* The slow paths of the three below: anything but a common wheel timer. */
+static __attribute__((noinline)) int arm_slow(struct timer_service *ts, const struct timer_spec *spec,
+					      uint64_t deadline_ns, timer_handle_t *h)
 {
 	struct wheel_arm_args a;
-	if (!service_resolve(ts, spec, &a))
+	if (!service_resolve(ts, &(struct timer_spec){ .deadline_ns = deadline_ns, .interval_ns = spec->interval_ns,
+						       .cookie = spec->cookie, .target = spec->target,
+						       .flags = spec->flags },
+			     &a))
 		return -EINVAL;
 	return wheel_arm(&ts->w, &a, h);
 }
 
+int timer_arm(struct timer_service *ts, const struct timer_spec *spec, timer_handle_t *h)
+{
+	uint64_t d = spec->deadline_ns;
+	if (!d) /* read once: the slow path must see the same deadline */
+		d = service_clock(ts) + spec->interval_ns;
+	if (likely(!spec->flags && spec->target < ts->n_targets) &&
+	    likely(wheel_arm_fast(&ts->w, d, spec->cookie, spec->target, h)))
+		return 0;
+	return arm_slow(ts, spec, d, h);
+}
+
 int timer_cancel(struct timer_service *ts, timer_handle_t h)
 {
+	if (likely(wheel_cancel_fast(&ts->w, h)))
+		return 0;
 	if (likely(handle_shard(h) == 0))
 		return wheel_cancel(&ts->w, h);
 	struct timer_producer *p = producer_of(ts, h);
@@ -211,7 +233,9 @@ int timer_cancel(struct timer_service *ts, timer_handle_t h)
 int timer_rearm(struct timer_service *ts, timer_handle_t h, uint64_t deadline_ns, uint64_t interval_ns)
 {
 	if (!deadline_ns)
-		deadline_ns = ts->clock(ts->clock_arg) + interval_ns;
+		deadline_ns = service_clock(ts) + interval_ns;
+	if (likely(wheel_rearm_fast(&ts->w, h, deadline_ns)))
+		return 0;
 	if (likely(handle_shard(h) == 0))
 		return wheel_rearm(&ts->w, h, deadline_ns, interval_ns);
 	struct timer_producer *p = producer_of(ts, h);
@@ -296,7 +320,7 @@ uint32_t timer_advance(struct timer_service *ts, uint64_t now_ns)
 
 uint32_t timer_service_run(struct timer_service *ts)
 {
-	return timer_advance(ts, ts->clock(ts->clock_arg));
+	return timer_advance(ts, service_clock(ts));
 }
 
 uint64_t timer_next_ticks(const struct timer_service *ts)

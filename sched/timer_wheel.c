@@ -39,21 +39,6 @@ static inline bool list_empty(const struct timer *t, uint32_t h)
 	return t[h].next == h;
 }
 
-static inline void list_add(struct timer *t, uint32_t h, uint32_t i)
-{
-	uint32_t last = t[h].prev;
-	t[i].next = h;
-	t[i].prev = last;
-	t[last].next = i;
-	t[h].prev = i;
-}
-
-static inline void list_del(struct timer *t, uint32_t i)
-{
-	t[t[i].prev].next = t[i].next;
-	t[t[i].next].prev = t[i].prev;
-}
-
 /* ---- pools ---- */
 
 static uint32_t per_alloc(struct timer_wheel *w)
@@ -76,7 +61,7 @@ static void per_release(struct timer_wheel *w, uint32_t p)
 /* Bump the generation so every handle to the old timer goes stale; a
  * timer whose generation wraps is retired instead, so no handle can ever
  * alias a later timer. Producers' timers go back to their producer. */
-static void free_timer(struct timer_wheel *w, uint32_t i)
+void wheel_free_slow(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *t = &w->t[i];
 	if (t->flags & TF_PERIODIC)
@@ -98,19 +83,9 @@ static void free_timer(struct timer_wheel *w, uint32_t i)
 
 /* ---- placement ---- */
 
-static inline uint32_t level_of(const struct timer_wheel *w, uint64_t e)
-{
-	return (uint32_t)(63 - __builtin_clzll(e ^ w->cur)) / SLOT_BITS;
-}
-
-static inline uint32_t digit(uint64_t e, uint32_t level)
-{
-	return (uint32_t)(e >> (level * SLOT_BITS)) & (SLOTS - 1);
-}
-
 static inline bool beyond_horizon(const struct timer_wheel *w, uint64_t e)
 {
-	return ((e ^ w->cur) >> (SLOT_BITS * w->levels)) != 0;
+	return ((e ^ w->cur) >> w->horizon_bits) != 0;
 }
 
 static void make_due(struct timer_wheel *w, uint32_t i, uint32_t head)
@@ -136,27 +111,8 @@ static int place(struct timer_wheel *w, uint32_t i)
 			t->state = TS_FAR;
 		return rc;
 	}
-	uint32_t l = level_of(w, e), s = digit(e, l);
-	list_add(w->t, slot_head(w, l, s), i);
-	w->occupied[l] |= 1ull << s;
-	w->n_level[l]++;
-	t->state = TS_WHEEL;
+	wheel_link(w, i, e, e ^ w->cur, t->flags & TF_KIND);
 	return 0;
-}
-
-/* Round up, never down: E * tick >= deadline. A multiply by the
- * reciprocal instead of a 64-bit divide (a third of an arm's cycles when
- * measured): the product's high half is floor(ns / tick) or one less, and
- * a compare corrects it. */
-static inline uint64_t to_tick(const struct timer_wheel *w, uint64_t ns)
-{
-	uint64_t q = (uint64_t)(((unsigned __int128)ns * w->tick_recip) >> 64);
-	uint64_t r = ns - q * w->tick_ns;
-	while (unlikely(r >= w->tick_ns)) { /* once at most below 2^63 ns */
-		q++;
-		r -= w->tick_ns;
-	}
-	return q + (r != 0);
 }
 
 static int place_deadline(struct timer_wheel *w, uint32_t i, uint64_t deadline_ns)
@@ -182,14 +138,9 @@ static void unlink_timer(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *t = &w->t[i];
 	switch (t->state) {
-	case TS_WHEEL: {
-		uint32_t l = level_of(w, t->expiry), s = digit(t->expiry, l);
-		list_del(w->t, i);
-		w->n_level[l]--;
-		if (list_empty(w->t, slot_head(w, l, s)))
-			w->occupied[l] &= ~(1ull << s);
+	case TS_WHEEL:
+		wheel_unlink(w, i);
 		break;
-	}
 	case TS_DUE:
 		list_del(w->t, i);
 		w->n_due--;
@@ -253,36 +204,12 @@ static int setup(struct timer_wheel *w, uint32_t i, const struct wheel_arm_args 
 
 int wheel_arm(struct timer_wheel *w, const struct wheel_arm_args *a, timer_handle_t *h)
 {
+	if (!a->period_ns && !a->flags && wheel_arm_fast(w, a->deadline_ns, a->cookie, a->target, h))
+		return 0;
 	uint32_t i = w->free_head;
 	if (i == NIL)
 		return -ENOSPC;
-	struct timer *t = &w->t[i];
-	w->free_head = t->next;
-	/* Freed in expiry order, the free list wanders over the pool: fetch
-	 * the next arm's line now rather than miss on it then. */
-	if (w->free_head != NIL)
-		PREFETCH_WRITE(&w->t[w->free_head]);
-	/* The common arm (one-shot, on tick, ahead, within the horizon) in a
-	 * straight line: what setup and place do for it, without their calls
-	 * and the branches for periodic, precise, due and far timers. */
-	if (likely(!a->period_ns && !a->flags)) {
-		uint64_t e = to_tick(w, a->deadline_ns);
-		if (likely(e > w->cur && !beyond_horizon(w, e))) {
-			uint32_t l = level_of(w, e), s = digit(e, l);
-			t->expiry = e;
-			t->cookie = a->cookie;
-			t->target = a->target;
-			t->flags = 0;
-			t->state = TS_WHEEL;
-			list_add(w->t, slot_head(w, l, s), i);
-			w->occupied[l] |= 1ull << s;
-			w->n_level[l]++;
-			w->n_armed++;
-			w->arms++;
-			*h = make_handle(w, i, t->gen);
-			return 0;
-		}
-	}
+	w->free_head = w->t[i].next;
 	int rc = setup(w, i, a);
 	if (rc) {
 		w->t[i].next = w->free_head;
@@ -309,7 +236,7 @@ int wheel_arm_reserved(struct timer_wheel *w, timer_handle_t h, const struct whe
 		/* Hand the index back under a new generation: the producer's
 		 * handle is dead, and the producer gets its timer back. */
 		w->n_armed++;
-		free_timer(w, i);
+		wheel_free_slow(w, i);
 		return rc;
 	}
 	w->n_armed++;
@@ -320,10 +247,12 @@ int wheel_arm_reserved(struct timer_wheel *w, timer_handle_t h, const struct whe
 int wheel_cancel(struct timer_wheel *w, timer_handle_t h)
 {
 	uint32_t i;
+	if (wheel_cancel_fast(w, h))
+		return 0;
 	if (!lookup(w, h, &i))
 		return -ENOENT;
 	unlink_timer(w, i);
-	free_timer(w, i);
+	wheel_free_slow(w, i);
 	w->cancels++;
 	return 0;
 }
@@ -331,6 +260,8 @@ int wheel_cancel(struct timer_wheel *w, timer_handle_t h)
 int wheel_rearm(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns, uint64_t period_ns)
 {
 	uint32_t i;
+	if (wheel_rearm_fast(w, h, deadline_ns))
+		return 0;
 	struct timer *t = lookup(w, h, &i);
 	if (!t)
 		return -ENOENT;
@@ -346,8 +277,9 @@ int wheel_rearm(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns, u
 	/* Same slot: only the expiry changes (Linux's mod_timer shortcut). */
 	if (t->state == TS_WHEEL && !(t->flags & TF_PRECISE)) {
 		uint64_t e = to_tick(w, deadline_ns);
-		if (e > w->cur && !beyond_horizon(w, e) && level_of(w, e) == level_of(w, t->expiry) &&
-		    digit(e, level_of(w, e)) == digit(t->expiry, level_of(w, e))) {
+		uint32_t l = timer_level(t);
+		if (e > w->cur && !beyond_horizon(w, e) && level_of_x(e ^ w->cur) == l &&
+		    digit(e, l) == digit(t->expiry, l)) {
 			t->expiry = e;
 			return 0;
 		}
@@ -472,11 +404,18 @@ static void account_late(struct timer_wheel *w, const struct timer *t)
 {
 	uint64_t fire_ns = (t->flags & TF_PRECISE) ? t->expiry : t->expiry * w->tick_ns;
 	uint64_t late = w->now_ns > fire_ns ? w->now_ns - fire_ns : 0;
-	uint64_t q = w->tick_ns / 4;
+	uint64_t q = w->late_q;
 	uint32_t b = 0;
-	while (b < TIMER_LATE_BUCKETS - 1 && late >= q) {
-		b++;
-		q *= 2;
+	/* Bucket b >= 1 holds q * 2^(b-1) <= late < q * 2^b: 1 + floor(log2(late
+	 * / q)), from the two leading-bit positions and one compare. */
+	if (late >= q) {
+		uint32_t k = TIMER_LATE_BUCKETS - 2;
+		if (q) {
+			k = (uint32_t)(__builtin_clzll(q) - __builtin_clzll(late));
+			if ((q << k) > late)
+				k--;
+		}
+		b = 1 + MIN(k, (uint32_t)TIMER_LATE_BUCKETS - 2);
 	}
 	w->late[b]++;
 }
@@ -491,7 +430,7 @@ static void next_period(struct timer_wheel *w, uint32_t i)
 		d = p->deadline_ns + ((w->now_ns - p->deadline_ns) / p->period_ns + 1) * p->period_ns;
 	p->deadline_ns = d;
 	if (place_deadline(w, i, d)) /* its skiplist node went to another timer meanwhile */
-		free_timer(w, i);
+		wheel_free_slow(w, i);
 }
 
 uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *target, uint32_t max)
@@ -511,7 +450,7 @@ uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *tar
 			next_period(w, i);
 		} else {
 			target[n] = t->target;
-			free_timer(w, i);
+			wheel_free_oneshot(w, i);
 		}
 		n++;
 	}
@@ -574,6 +513,8 @@ int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t
 	w->levels = levels;
 	w->tick_ns = tick_ns;
 	w->tick_recip = UINT64_MAX / tick_ns;
+	w->horizon_bits = SLOT_BITS * levels;
+	w->late_q = tick_ns / 4;
 	w->shard = shard;
 	w->sn_cap = max_skiplist;
 	w->per_cap = max_periodic;

@@ -2,8 +2,12 @@
  * operation so that they sit beside rte_timer's timer_perf_autotest (run.sh
  * runs both and prints the ratios).
  *
- *   sluice-bench-timers [sizes...]      default 1000 100000 1000000
- *   sluice-bench-timers producer SECS   the cross-thread figures only
+ *   sluice-bench-timers [--sim] [sizes...]  default 1000 100000 1000000
+ *   sluice-bench-timers producer SECS       the cross-thread figures only
+ *
+ * --sim: a simulated clock (20 ns per read; the 1.1 s sleeps are steps of
+ * the clock) so that every run does exactly the same work, for counting
+ * instructions with callgrind (callgrind.sh); its cycles mean nothing.
  *
  * Per size N, one thread, as timer_perf_autotest does:
  *   arm     N timers, all 1 s ahead (relative form: one clock read each)
@@ -33,6 +37,14 @@
 #include "sched/timer.h"
 
 static uint64_t n_callbacks;
+static bool sim;
+static uint64_t sim_ns = 1000000000ull;
+
+static uint64_t sim_clock(void *arg)
+{
+	(void)arg;
+	return sim_ns += 20;
+}
 
 static void count_cb(struct timer_service *ts, const struct timer_event *ev, uint32_t n, void *arg)
 {
@@ -143,7 +155,10 @@ static void timed_pass(struct size_run *r, enum op op, struct pass *p)
  * service until every pending timer's callback ran; cycles per expiry. */
 static double expire_all(struct size_run *r)
 {
-	usleep(1100000);
+	if (sim)
+		sim_ns += 1100000000ull;
+	else
+		usleep(1100000);
 	n_callbacks = 0;
 	uint64_t t0 = cpu_ticks();
 	while (n_callbacks < r->n)
@@ -154,7 +169,7 @@ static double expire_all(struct size_run *r)
 static void run_size(uint32_t n)
 {
 	struct size_run r = { .n = n };
-	r.ts = make_service(n, TIMER_TICK_NS_DEFAULT, TIMER_XMODE_RING, 0, NULL);
+	r.ts = make_service(n, TIMER_TICK_NS_DEFAULT, TIMER_XMODE_RING, 0, sim ? sim_clock : NULL);
 	r.tg = timer_target_callback(r.ts, count_cb, NULL);
 	r.h = malloc((size_t)n * sizeof(*r.h));
 	r.delay = malloc((size_t)n * sizeof(*r.delay));
@@ -299,8 +314,13 @@ int main(int argc, char **argv)
 	pin(0);
 	srand(1);
 	printf("tsc_hz=%.0f\n", cpu_ticks_per_second());
-	if (argc > 1) {
-		for (int i = 1; i < argc; i++)
+	int first = 1;
+	if (argc > 1 && !strcmp(argv[1], "--sim")) {
+		sim = true;
+		first = 2;
+	}
+	if (argc > first) {
+		for (int i = first; i < argc; i++)
 			run_size((uint32_t)strtoul(argv[i], NULL, 0));
 		return 0;
 	}

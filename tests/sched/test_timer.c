@@ -461,6 +461,101 @@ START_TEST(test_handles)
 }
 END_TEST
 
+/* The late-fire histogram's bounds, as timer.h states them: run time
+ * minus fire time < tick/4, < tick/2, < 1, 2, 4, 8, 16 ticks, and more;
+ * each lateness lands in exactly its bucket, on both sides of every bound. */
+START_TEST(test_late_buckets)
+{
+	const uint64_t q = TICK / 4;
+	static const struct {
+		uint64_t late_q; /* in quarter ticks, then -1 ns when `below` */
+		bool below;
+		uint32_t bucket;
+	} cases[] = {
+		{ 0, false, 0 },  { 1, true, 0 },   { 1, false, 1 },  { 2, true, 1 },	{ 2, false, 2 },
+		{ 4, true, 2 },	  { 4, false, 3 },  { 8, true, 3 },   { 8, false, 4 },	{ 16, true, 4 },
+		{ 16, false, 5 }, { 32, true, 5 },  { 32, false, 6 }, { 64, true, 6 },	{ 64, false, 7 },
+		{ 1000, false, 7 },
+	};
+	sim_now = 100 * TICK;
+	struct timer_service *ts = sim_service(6, 4);
+	struct count c = { 0 };
+	int tg = timer_target_callback(ts, on_count, &c);
+	uint64_t want[TIMER_LATE_BUCKETS] = { 0 };
+	for (uint32_t k = 0; k < ARRAY_LEN(cases); k++) {
+		uint64_t d = (sim_now / TICK + 5) * TICK; /* on a tick: fire time = d */
+		uint64_t late = cases[k].late_q * q - (cases[k].below ? 1 : 0);
+		timer_handle_t h;
+		ck_assert_int_eq(timer_arm(ts, &(struct timer_spec){ .deadline_ns = d, .target = (uint16_t)tg }, &h), 0);
+		timer_advance(ts, sim_now = d + late);
+		ck_assert_uint_eq(c.n, k + 1);
+		want[cases[k].bucket]++;
+		struct timer_stats st;
+		timer_stats(ts, &st);
+		for (uint32_t b = 0; b < TIMER_LATE_BUCKETS; b++)
+			ck_assert_msg(st.late[b] == want[b], "case %u (late %llu ns): bucket %u holds %llu, not %llu", k,
+				      (unsigned long long)late, b, (unsigned long long)st.late[b],
+				      (unsigned long long)want[b]);
+	}
+	timer_service_destroy(ts);
+}
+END_TEST
+
+/* The per-level bitmaps follow their slots exactly: a slot's bit goes when
+ * its last timer leaves (cancel, re-arm elsewhere, cascade), not before,
+ * so timer_next_ticks names the earliest non-empty slot throughout. */
+START_TEST(test_slot_bitmap)
+{
+	sim_now = 64 * 64 * TICK; /* cur = 4096: every digit below level 2 is 0 */
+	struct timer_service *ts = sim_service(4, 8);
+	struct count c = { 0 };
+	int tg = timer_target_callback(ts, on_count, &c);
+	timer_handle_t a, b, x;
+	struct timer_spec s = { .target = (uint16_t)tg };
+	ck_assert_uint_eq(timer_next_ticks(ts), UINT64_MAX);
+	/* Two timers in one level-1 slot (ticks 4096 + 128 and + 130). */
+	s.deadline_ns = sim_now + 128 * TICK;
+	ck_assert_int_eq(timer_arm(ts, &s, &a), 0);
+	s.deadline_ns = sim_now + 130 * TICK;
+	ck_assert_int_eq(timer_arm(ts, &s, &b), 0);
+	ck_assert_uint_eq(timer_next_ticks(ts), 128);
+	ck_assert_int_eq(timer_cancel(ts, a), 0);
+	ck_assert_uint_eq(timer_next_ticks(ts), 128); /* b still there */
+	/* b re-armed within its slot: the slot keeps it. */
+	ck_assert_int_eq(timer_rearm(ts, b, sim_now + 129 * TICK, 0), 0);
+	ck_assert_uint_eq(timer_next_ticks(ts), 128);
+	/* b moved to level 0 (tick 4096 + 7): its old slot empties. */
+	ck_assert_int_eq(timer_rearm(ts, b, sim_now + 7 * TICK, 0), 0);
+	ck_assert_uint_eq(timer_next_ticks(ts), 7);
+	/* and to level 2 (tick 16404: slot 4 there, from tick 16384 on):
+	 * level 0 empties too. */
+	uint64_t t0 = sim_now;
+	ck_assert_int_eq(timer_rearm(ts, b, t0 + (3 * 4096 + 20) * TICK, 0), 0);
+	ck_assert_uint_eq(timer_next_ticks(ts), 3 * 4096);
+	/* x at tick 16454, in the same level-2 slot. Moving to tick 16389
+	 * cascades both: b to level 0 (slot 20), x to level 1 (slot 1). */
+	s.deadline_ns = t0 + (3 * 4096 + 70) * TICK;
+	ck_assert_int_eq(timer_arm(ts, &s, &x), 0);
+	timer_advance(ts, sim_now = t0 + (3 * 4096 + 5) * TICK);
+	ck_assert_uint_eq(c.n, 0);
+	ck_assert_uint_eq(timer_next_ticks(ts), 15);
+	ck_assert_int_eq(timer_cancel(ts, b), 0);
+	ck_assert_uint_eq(timer_next_ticks(ts), 59); /* x's slot begins at tick 16448 */
+	timer_advance(ts, sim_now = t0 + (3 * 4096 + 69) * TICK);
+	ck_assert_uint_eq(c.n, 0);
+	timer_advance(ts, sim_now = t0 + (3 * 4096 + 70) * TICK);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert_uint_eq(c.last_handle, x);
+	ck_assert_uint_eq(timer_next_ticks(ts), UINT64_MAX);
+	struct timer_stats st;
+	timer_stats(ts, &st);
+	for (uint32_t l = 0; l < st.levels; l++)
+		ck_assert_uint_eq(st.armed_level[l], 0);
+	ck_assert_uint_eq(st.armed_total, 0);
+	timer_service_destroy(ts);
+}
+END_TEST
+
 /* ---- periodic ---- */
 
 struct per_ctl {
@@ -738,6 +833,8 @@ static Suite *timer_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_boundaries);
 	tcase_add_test(tc, test_handles);
+	tcase_add_test(tc, test_late_buckets);
+	tcase_add_test(tc, test_slot_bitmap);
 	tcase_add_test(tc, test_periodic);
 	tcase_add_test(tc, test_batches);
 	tcase_add_test(tc, test_memory);
