@@ -213,6 +213,7 @@ struct timer_service {
 	double ns_per_cycle; /* the default clock's scale, read inline; 0: call clock */
 	struct graph *graph;
 	struct graph_thread *thread;
+	bool slack_set; /* the owner thread's timer slack is 1 ns (loop_hook) */
 	uint32_t n_targets;
 	bool has_node_targets;
 	struct timer_target targets[TIMER_MAX_TARGETS];

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "graph/graph.h"
 #include "sched/timer_private.h"
@@ -373,20 +374,34 @@ void timer_stats(const struct timer_service *ts, struct timer_stats *st)
 /* ---- the graph's threads ---- */
 
 /* Runs due timers, then tells the thread how long it may idle: until the
- * earliest wheel slot, or one tick when precise timers or producers may
- * need a look sooner (their deadlines are not in the wheel's bitmaps). */
+ * first tick of the earliest wheel slot, or one tick when precise timers or
+ * producers may need a look sooner (their deadlines are not in the wheel's
+ * bitmaps). The bound is from the run's time to that tick, not a count of
+ * whole ticks from now, which would add up to a tick.
+ *
+ * An idle thread sleeps in nanosleep, which Linux lets run late by the
+ * thread's timer slack (50 us by default): five ticks at the default tick,
+ * beyond the one-tick promise. The owner thread's slack goes to 1 ns the
+ * first time its hook runs (prctl: per thread, so it must be that thread). */
 static uint32_t loop_hook(struct graph_thread *t, void *arg)
 {
 	(void)arg;
 	struct timer_service *ts = graph_thread_user(t);
 	if (!ts)
 		return 0;
+	if (unlikely(!ts->slack_set)) {
+		prctl(PR_SET_TIMERSLACK, 1ul, 0ul, 0ul, 0ul);
+		ts->slack_set = true;
+	}
 	uint32_t n = timer_service_run(ts);
+	const struct timer_wheel *w = &ts->w;
 	uint64_t ticks = timer_next_ticks(ts);
-	if (ts->w.precise.n || atomic_load_explicit(&ts->n_producers, memory_order_relaxed))
+	if (w->precise.n || atomic_load_explicit(&ts->n_producers, memory_order_relaxed))
 		ticks = MIN(ticks, (uint64_t)1);
-	if (ticks != UINT64_MAX)
-		graph_thread_wake_within(t, ticks * ts->w.tick_ns);
+	if (ticks != UINT64_MAX) {
+		uint64_t at = (w->cur + ticks) * w->tick_ns;
+		graph_thread_wake_within(t, at > w->now_ns ? at - w->now_ns : 0);
+	}
 	return n;
 }
 

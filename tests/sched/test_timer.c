@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "graph/graph.h"
@@ -822,6 +823,30 @@ START_TEST(test_node_target)
 }
 END_TEST
 
+/* A datapath thread idles in nanosleep between runs of its service: with
+ * Linux's default 50 us timer slack a sleep could end five ticks late. The
+ * thread that runs a service's hook gets a slack of 1 ns. */
+START_TEST(test_owner_slack)
+{
+	char err[256];
+	struct graph *g = graph_create(NULL, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_int_ge(graph_add_node(g, &sink_node, err, sizeof(err)), 0);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(prctl(PR_SET_TIMERSLACK, 50000ul, 0ul, 0ul, 0ul), 0);
+	ck_assert_int_eq(prctl(PR_GET_TIMERSLACK, 0ul, 0ul, 0ul, 0ul), 50000);
+	struct timer_config c;
+	timer_config_default(&c);
+	c.max_timers = 64;
+	ck_assert_int_eq(timer_services_install(g, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(prctl(PR_GET_TIMERSLACK, 0ul, 0ul, 0ul, 0ul), 50000); /* not before its hook runs */
+	graph_main_poll(g); /* thread 0's loop, hook included, on this thread */
+	ck_assert_int_eq(prctl(PR_GET_TIMERSLACK, 0ul, 0ul, 0ul, 0ul), 1);
+	timer_services_uninstall(g);
+	graph_destroy(g);
+}
+END_TEST
+
 static Suite *timer_suite(void)
 {
 	Suite *s = suite_create("timer");
@@ -839,6 +864,7 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, test_batches);
 	tcase_add_test(tc, test_memory);
 	tcase_add_test(tc, test_node_target);
+	tcase_add_test(tc, test_owner_slack);
 	suite_add_tcase(s, tc);
 	/* Its own case so that the ThreadSanitizer stage can run just these
 	 * (CK_RUN_CASE=cross-thread): producers on other threads. */
