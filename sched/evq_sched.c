@@ -198,34 +198,87 @@ static inline void cur_put(struct evq *q, struct cursor *c, const struct evq_eve
 		q->space_ports &= ~(1ull << c->pi); /* pick_port reads the mask only */
 }
 
-static uint32_t serve_atomic(struct evq *q, struct cursor *cp, struct evq_queue *eq, const struct evq_iq *iq,
-			     uint32_t queue, uint32_t max)
+/* An atomic event's port when the fast path below cannot take it: its
+ * flow is pinned to another port than the cursor's or the cursor's port is
+ * full, or it is a new flow with several ports to choose from. Moves the
+ * cursor there; false when the event must wait (its port full, or no port
+ * with room for a new flow). */
+static bool atomic_port(struct evq *q, struct cursor *c, struct evq_queue *eq, struct evq_flow *f)
+{
+	uint32_t pi;
+	if (f->count) {
+		pi = f->port;
+		if (!room_of(q, c, pi))
+			return false;
+	} else {
+		pi = pick_port(q, eq);
+		if (pi == NO_PORT)
+			return false;
+		f->port = (uint8_t)pi;
+	}
+	cur_to(q, c, pi);
+	return true;
+}
+
+/* The one port with room that new flows of eq would go to, NO_PORT when
+ * there are several (they rotate: atomic_port) or none. */
+static inline uint32_t sole_port(const struct evq *q, const struct evq_queue *eq)
+{
+	uint64_t cand = eq->ports & q->space_ports;
+	return cand && !(cand & (cand - 1)) ? (uint32_t)__builtin_ctzll(cand) : NO_PORT;
+}
+
+/* The common event goes in a straight line: its flow pinned to the
+ * cursor's port, or new while that port is the only one with room; the
+ * cursor's port has room. Everything else takes atomic_port. One run of
+ * the FIFO without wrapping, walked by pointer, and the history entry as
+ * one word, so that the loop's state fits in registers. */
+static uint32_t atomic_run(struct evq *q, struct cursor *cp, struct evq_queue *eq, const struct evq_event *ev,
+			   uint32_t n, uint64_t hist_word)
 {
 	struct cursor cc = *cp, *c = &cc; /* in registers: see struct cursor */
-	const struct evq_event *iqev = iq->ev;
 	struct evq_flow *flows = eq->flows;
-	uint32_t head = iq->head, mask = eq->iq_mask, shift = eq->flow_shift, i;
-	for (i = 0; i < max; i++) {
-		const struct evq_event *ev = &iqev[(head + i) & mask];
+	const struct evq_event *start = ev, *end = ev + n;
+	uint32_t shift = eq->flow_shift, sole = sole_port(q, eq);
+	for (; ev != end; ev++) {
 		uint32_t slot = (ev->flow * FLOW_HASH) >> shift;
 		struct evq_flow *f = &flows[slot];
-		uint32_t pi;
-		if (f->count) {
-			pi = f->port;
-			if (!room_of(q, c, pi))
-				break;
-		} else {
-			pi = pick_port(q, eq);
-			if (pi == NO_PORT)
-				break;
+		uint32_t pi = f->count ? f->port : sole;
+		if (likely(pi == c->pi && c->room)) {
 			f->port = (uint8_t)pi;
+		} else {
+			if (!atomic_port(q, c, eq, f))
+				break;
+			sole = sole_port(q, eq);
 		}
 		f->count++;
-		cur_to(q, c, pi);
-		cur_put(q, c, ev, (struct evq_hist){.key = slot, .queue = (uint8_t)queue, .type = EVQ_ATOMIC});
+		uint32_t idx = c->tail++ & c->mask;
+		uint64_t w[2], hw = hist_word | slot;
+		memcpy(w, ev, sizeof(w));
+		w[0] = (w[0] & EVQ_W0_KEEP) | (uint64_t)EVQ_ATOMIC << EVQ_W0_TYPE_SHIFT |
+		       (uint64_t)EVQ_OP_RELEASE << EVQ_W0_OP_SHIFT;
+		memcpy(&c->ring[idx], w, sizeof(w));
+		memcpy(&c->hist[idx], &hw, sizeof(hw));
+		if (--c->room == 0)
+			q->space_ports &= ~(1ull << c->pi);
 	}
 	*cp = cc;
-	return i;
+	return (uint32_t)(ev - start);
+}
+
+/* Callgrind, bench/sched atomic (one consumer port, a new flow per
+ * event): 55.8 -> 39.8 instructions per dispatch, serve() inclusive. */
+static uint32_t serve_atomic(struct evq *q, struct cursor *c, struct evq_queue *eq, const struct evq_iq *iq,
+			     uint32_t queue, uint32_t max)
+{
+	struct evq_hist h = {.queue = (uint8_t)queue, .type = EVQ_ATOMIC};
+	uint64_t hist_word;
+	memcpy(&hist_word, &h, sizeof(hist_word));
+	uint32_t first = iq->head & eq->iq_mask, n1 = MIN(max, eq->iq_mask + 1 - first);
+	uint32_t n = atomic_run(q, c, eq, &iq->ev[first], n1, hist_word);
+	if (n == n1 && n < max)
+		n += atomic_run(q, c, eq, iq->ev, max - n, hist_word);
+	return n;
 }
 
 /* Ordered and parallel: round robin between the ports in runs of up to
@@ -233,44 +286,73 @@ static uint32_t serve_atomic(struct evq *q, struct cursor *cp, struct evq_queue 
  * per run instead of per event: 71 -> 54 instructions per ordered dispatch). */
 #define SPREAD_RUN 8
 
+/* k events from the FIFO (from index `from`) to the cursor's port, which
+ * has room for them: copies with type and op set, history entries of one
+ * word (ordered: the sequence as key, and each window entry pending). */
+static inline __attribute__((always_inline)) void spread_put(struct evq *q, struct cursor *c, struct evq_queue *eq,
+							     const struct evq_iq *iq, uint32_t from, uint32_t k,
+							     uint64_t hist_word, bool ordered)
+{
+	const struct evq_event *iqev = iq->ev;
+	struct evq_event *ring = c->ring, *window = eq->window;
+	struct evq_hist *hist = c->hist;
+	uint32_t fmask = eq->iq_mask, rmask = c->mask, tail = c->tail, seq = eq->window_tail, wmask = eq->window_mask;
+	uint64_t tw = (uint64_t)eq->type << EVQ_W0_TYPE_SHIFT | (uint64_t)EVQ_OP_RELEASE << EVQ_W0_OP_SHIFT;
+	for (uint32_t j = 0; j < k; j++) {
+		uint32_t idx = (tail + j) & rmask;
+		uint64_t w[2], hw = hist_word;
+		memcpy(w, &iqev[(from + j) & fmask], sizeof(w));
+		w[0] = (w[0] & EVQ_W0_KEEP) | tw;
+		memcpy(&ring[idx], w, sizeof(w));
+		if (ordered) {
+			hw |= seq + j;
+			window[(seq + j) & wmask].op = EVQ_OP_PENDING;
+		}
+		memcpy(&hist[idx], &hw, sizeof(hw));
+	}
+	if (ordered)
+		eq->window_tail = seq + k;
+	c->tail = tail + k;
+	c->room -= k;
+	if (!c->room)
+		q->space_ports &= ~(1ull << c->pi); /* pick_port reads the mask only */
+}
+
+static inline __attribute__((always_inline)) uint32_t spread(struct evq *q, struct cursor *c, struct evq_queue *eq,
+							     const struct evq_iq *iq, uint32_t max, uint64_t hist_word,
+							     bool ordered)
+{
+	uint32_t i = 0;
+	while (i < max) {
+		uint32_t pi = pick_port(q, eq);
+		if (pi == NO_PORT)
+			break;
+		cur_to(q, c, pi);
+		uint32_t k = MIN(c->room, MIN(max - i, SPREAD_RUN));
+		spread_put(q, c, eq, iq, iq->head + i, k, hist_word, ordered);
+		i += k;
+	}
+	return i;
+}
+
+/* Callgrind, bench/sched (one consumer port), instructions per dispatch,
+ * serve() inclusive: parallel 36.9 -> 28.5, ordered 53.1 -> 37.4. */
 static uint32_t serve_spread(struct evq *q, struct cursor *cp, struct evq_queue *eq, const struct evq_iq *iq,
 			     uint32_t queue, uint32_t max)
 {
-	struct cursor cc = *cp, *c = &cc; /* in registers: see struct cursor */
-	const struct evq_event *iqev = iq->ev;
-	uint32_t head = iq->head, mask = eq->iq_mask, i = 0;
-	const struct evq_hist h = {.queue = (uint8_t)queue, .type = eq->type};
+	struct cursor cc = *cp; /* in registers: see struct cursor */
+	struct evq_hist h = {.queue = (uint8_t)queue, .type = eq->type};
+	uint64_t hist_word;
+	memcpy(&hist_word, &h, sizeof(hist_word));
+	uint32_t n;
 	if (eq->type == EVQ_ORDERED) {
 		uint32_t room = eq->window_mask + 1 - (eq->window_tail - eq->window_head);
-		if (max > room)
-			max = room;
-		struct evq_event *window = eq->window;
-		uint32_t seq = eq->window_tail, wmask = eq->window_mask;
-		while (i < max) {
-			uint32_t pi = pick_port(q, eq);
-			if (pi == NO_PORT)
-				break;
-			cur_to(q, c, pi);
-			uint32_t end = i + MIN(c->room, MIN(max - i, SPREAD_RUN));
-			for (; i < end; i++, seq++) {
-				window[seq & wmask].op = EVQ_OP_PENDING;
-				cur_put(q, c, &iqev[(head + i) & mask], (struct evq_hist){.key = seq, .queue = h.queue, .type = h.type});
-			}
-		}
-		eq->window_tail = seq;
+		n = spread(q, &cc, eq, iq, MIN(max, room), hist_word, true);
 	} else {
-		while (i < max) {
-			uint32_t pi = pick_port(q, eq);
-			if (pi == NO_PORT)
-				break;
-			cur_to(q, c, pi);
-			uint32_t end = i + MIN(c->room, MIN(max - i, SPREAD_RUN));
-			for (; i < end; i++)
-				cur_put(q, c, &iqev[(head + i) & mask], h);
-		}
+		n = spread(q, &cc, eq, iq, max, hist_word, false);
 	}
 	*cp = cc;
-	return i;
+	return n;
 }
 
 /* Dispatch up to max events of one (queue, level); returns how many went. */
