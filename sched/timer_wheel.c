@@ -311,22 +311,25 @@ static void expire_now(struct timer_wheel *w, uint32_t i)
  * expired list, the others one level down (or more). */
 static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t t_now)
 {
-	uint32_t h = slot_head(w, l, s);
-	uint32_t i = w->t[h].next, last = w->t[h].prev;
-	list_init(w->t, h);
+	struct timer *pool = w->t;
+	uint32_t h = slot_head(w, l, s), eh = expired_head(w);
+	uint32_t i = pool[h].next, last = pool[h].prev, n = 1;
+	list_init(pool, h);
 	w->occupied[l] &= ~(1ull << s);
-	for (;;) {
-		uint32_t next = w->t[i].next;
-		PREFETCH_WRITE(&w->t[next]); /* the walk's misses overlap the placing */
-		w->n_level[l]--;
-		if (w->t[i].expiry <= t_now)
-			expire_now(w, i);
-		else
-			place(w, i); /* a lower level: cannot fail */
+	for (;; n++) {
+		struct timer *t = &pool[i];
+		uint32_t next = t->next;
+		uint64_t e = t->expiry;
+		PREFETCH_WRITE(&pool[next]); /* the walk's misses overlap the placing */
+		if (e <= t_now)
+			make_due(w, i, eh);
+		else /* cur is t_now already: a lower level, within the horizon */
+			wheel_link(w, i, e, e ^ t_now, t->flags & TF_KIND);
 		if (i == last)
 			break;
 		i = next;
 	}
+	w->n_level[l] -= n;
 }
 
 /* Level by level from the bottom: timers that move down land on levels
@@ -400,24 +403,22 @@ void wheel_advance(struct timer_wheel *w, uint64_t now_ns)
 	expire_precise(w);
 }
 
-static void account_late(struct timer_wheel *w, const struct timer *t)
+/* The late-histogram bucket of a timer that should have fired at fire_ns
+ * and fires now. Bucket b >= 1 holds q * 2^(b-1) <= late < q * 2^b: 1 +
+ * floor(log2(late / q)), from the two leading-bit positions and one compare. */
+static uint32_t late_bucket(const struct timer_wheel *w, uint64_t fire_ns)
 {
-	uint64_t fire_ns = (t->flags & TF_PRECISE) ? t->expiry : t->expiry * w->tick_ns;
 	uint64_t late = w->now_ns > fire_ns ? w->now_ns - fire_ns : 0;
 	uint64_t q = w->late_q;
-	uint32_t b = 0;
-	/* Bucket b >= 1 holds q * 2^(b-1) <= late < q * 2^b: 1 + floor(log2(late
-	 * / q)), from the two leading-bit positions and one compare. */
-	if (late >= q) {
-		uint32_t k = TIMER_LATE_BUCKETS - 2;
-		if (q) {
-			k = (uint32_t)(__builtin_clzll(q) - __builtin_clzll(late));
-			if ((q << k) > late)
-				k--;
-		}
-		b = 1 + MIN(k, (uint32_t)TIMER_LATE_BUCKETS - 2);
+	if (late < q)
+		return 0;
+	uint32_t k = TIMER_LATE_BUCKETS - 2;
+	if (q) {
+		k = (uint32_t)(__builtin_clzll(q) - __builtin_clzll(late));
+		if ((q << k) > late)
+			k--;
 	}
-	w->late[b]++;
+	return 1 + MIN(k, (uint32_t)TIMER_LATE_BUCKETS - 2);
 }
 
 /* A periodic timer goes on to its next period boundary after now (missed
@@ -433,16 +434,25 @@ static void next_period(struct timer_wheel *w, uint32_t i)
 		wheel_free_slow(w, i);
 }
 
+/* The expired list is walked, not unlinked from, one timer at a time: the
+ * taken prefix is cut off at the end (nothing here adds to that list).
+ * Timers of one slot share their fire time, so the late bucket of the one
+ * before is usually the one. */
 uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *target, uint32_t max)
 {
-	uint32_t h = expired_head(w), n = 0;
-	while (n < max && !list_empty(w->t, h)) {
-		uint32_t i = w->t[h].next;
-		struct timer *t = &w->t[i];
-		PREFETCH_WRITE(&w->t[t->next]);
-		list_del(w->t, i);
-		w->n_due--;
-		account_late(w, t);
+	struct timer *pool = w->t;
+	uint32_t h = expired_head(w), i = pool[h].next, n = 0, bucket = 0;
+	uint64_t last_fire = UINT64_MAX;
+	for (; n < max && i != h; n++) {
+		struct timer *t = &pool[i];
+		uint32_t next = t->next;
+		PREFETCH_WRITE(&pool[next]);
+		uint64_t fire_ns = (t->flags & TF_PRECISE) ? t->expiry : t->expiry * w->tick_ns;
+		if (fire_ns != last_fire) {
+			last_fire = fire_ns;
+			bucket = late_bucket(w, fire_ns);
+		}
+		w->late[bucket]++;
 		ev[n].cookie = t->cookie;
 		ev[n].handle = make_handle(w, i, t->gen);
 		if (t->flags & TF_PERIODIC) {
@@ -452,8 +462,11 @@ uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *tar
 			target[n] = t->target;
 			wheel_free_oneshot(w, i);
 		}
-		n++;
+		i = next;
 	}
+	pool[h].next = i;
+	pool[i].prev = h;
+	w->n_due -= n;
 	w->expiries += n;
 	return n;
 }
