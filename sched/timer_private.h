@@ -91,6 +91,7 @@ struct timer_wheel {
 	uint64_t late_q;       /* tick_ns / 4: the first bound of the late histogram */
 	uint64_t cur;          /* last tick processed: every expiry <= cur has fired */
 	uint64_t now_ns;       /* time of the last advance */
+	uint64_t next_tick_ns; /* (cur + 1) * tick_ns: from then on a run has a tick to process */
 	uint64_t occupied[TIMER_MAX_LEVELS]; /* bit s: slot s of the level is not empty */
 	uint32_t n_level[TIMER_MAX_LEVELS];
 	uint32_t n_due; /* on the due and expired lists */

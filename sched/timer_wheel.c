@@ -338,6 +338,7 @@ static void advance_wheel(struct timer_wheel *w, uint64_t t_now)
 {
 	uint64_t old = w->cur;
 	w->cur = t_now;
+	w->next_tick_ns = (t_now + 1) * w->tick_ns;
 	for (uint32_t l = 0; l < w->levels; l++) {
 		uint64_t bits = w->occupied[l] & slots_passed(old, t_now, l);
 		while (bits) {
@@ -533,6 +534,7 @@ int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t
 	w->per_cap = max_periodic;
 	w->now_ns = now_ns;
 	w->cur = now_ns / tick_ns;
+	w->next_tick_ns = (w->cur + 1) * tick_ns;
 	w->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)shard << 17);
 	uint32_t n_entries = w->cap + levels * SLOTS + 3;
 	if (alloc_pools(w, n_entries)) {
