@@ -32,7 +32,8 @@ uint32_t evq_port_dequeue(struct evq_port *p, struct evq_event *ev, uint32_t max
 	/* At most two runs of the ring: memcpy moves a burst in a few
 	 * instructions where a loop took 8.5 an event. */
 	memcpy(ev, &ring[first], (size_t)n1 * sizeof(*ev));
-	memcpy(ev + n1, ring, (size_t)(n - n1) * sizeof(*ev));
+	if (unlikely(n > n1))
+		memcpy(ev + n1, ring, (size_t)(n - n1) * sizeof(*ev));
 	p->c_deq = at + n;
 	return n;
 }
