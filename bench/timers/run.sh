@@ -9,7 +9,8 @@
 # then the producer-thread figures for both cross-thread paths.
 #
 # DPDK's test has no stop/cancel pass; cancel is set beside rte_timer's
-# arm, the nearest operation it measures. Waits for a quiet box first, as
+# arm, the nearest operation it measures. On a shared box, where cycles
+# mean little, callgrind.sh counts instructions per operation instead. Waits for a quiet box first, as
 # the anchor scripts do (../shared/bench/dpdk/common.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
