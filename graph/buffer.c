@@ -134,9 +134,7 @@ static int pool_init(struct buffer_pool *p, uint32_t pool_index, int numa_node, 
 	/* Lowest indices on top of the stack: allocation order is predictable in tests. */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t bi = p->first_index + n - 1 - i;
-		struct buffer *b = buffer_get(bi);
-		buffer_reset(b);
-		b->pool_index = (uint8_t)pool_index;
+		buffer_reset(buffer_get(bi), (uint8_t)pool_index);
 		p->free[i] = bi;
 	}
 	p->n_free = n;
@@ -285,29 +283,19 @@ static uint32_t pool_for(int numa_node)
 	return (uint32_t)pool_of_numa[numa_node];
 }
 
-static void reset_all(const uint32_t *bi, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		buffer_reset(buffer_get(bi[i]));
-}
-
+/* Buffers in pools and caches are already reset (buffer_free does it), so
+ * allocation is a copy of indices. */
 uint32_t buffer_alloc(uint32_t *bi, uint32_t n, int numa_node)
 {
 	uint32_t pi = pool_for(numa_node);
 	struct buffer_cache *c = thread_cache;
-	if (unlikely(!c)) {
-		uint32_t k = pool_get(&pools[pi], bi, n);
-		reset_all(bi, k);
-		return k;
-	}
+	if (unlikely(!c))
+		return pool_get(&pools[pi], bi, n);
 	struct buffer_cache_pool *cp = &c->pools[pi];
 	if (unlikely(cp->n < n)) {
+		if (n > BUFFER_CACHE_MAX)
+			return pool_get(&pools[pi], bi, n);
 		uint32_t want = MIN((uint32_t)BUFFER_CACHE_MAX, n + BUFFER_CACHE_BATCH) - cp->n;
-		if (n > BUFFER_CACHE_MAX) {
-			uint32_t k = pool_get(&pools[pi], bi, n);
-			reset_all(bi, k);
-			return k;
-		}
 		uint32_t got = pool_get(&pools[pi], cp->bi + cp->n, want);
 		__atomic_store_n(&cp->n, cp->n + got, __ATOMIC_RELAXED);
 		n = MIN(n, cp->n);
@@ -315,7 +303,6 @@ uint32_t buffer_alloc(uint32_t *bi, uint32_t n, int numa_node)
 	uint32_t left = cp->n - n;
 	memcpy(bi, cp->bi + left, n * sizeof(uint32_t));
 	__atomic_store_n(&cp->n, left, __ATOMIC_RELAXED);
-	reset_all(bi, n);
 	return n;
 }
 
@@ -340,44 +327,63 @@ static void free_chain(struct buffer_cache *c, uint32_t cur)
 	for (;;) {
 		struct buffer *b = buffer_get(cur);
 		uint32_t next = (b->flags & BUFFER_F_NEXT_PRESENT) ? b->next_buffer : BUFFER_INVALID;
-		cache_put(c, b->pool_index, cur);
+		uint8_t pi = b->pool_index;
+		buffer_reset(b, pi);
+		cache_put(c, pi, cur);
 		if (next == BUFFER_INVALID)
 			return;
 		cur = next;
 	}
 }
 
-/* The common case, one pool and a registered cache: append the indices to
- * the cache with one header read each (the chain flag) and spill in
- * batches. Callgrind, bench/io (null -> xconnect -> null): the whole path
- * went from 109.9 to 93.2 instructions per packet with this loop; it costs
- * 15 per packet itself. */
-static void free_one_pool(struct buffer_cache_pool *cp, const uint32_t *bi, uint32_t n)
+/* The common case, one pool and a registered cache: four buffers a turn,
+ * one test of their four chain flags, two stores each to reset them, one
+ * 16-byte copy of their indices into the cache; room for four is checked
+ * once a turn (the cache stays below its spill mark, as cache_put keeps
+ * it). A turn with a chain frees its four one by one. Callgrind, bench/nic
+ * ixgbe burst 32, instructions per packet: buffer_alloc 15.4 -> 2.2 (no
+ * reset left in it), buffer_free 13.2 -> 10.8 with the resets it took on. */
+static void free_one_pool(struct buffer_cache *c, const uint32_t *bi, uint32_t n)
 {
 	const uint32_t spill_at = BUFFER_CACHE_MAX + BUFFER_CACHE_BATCH;
+	struct buffer_cache_pool *cp = &c->pools[0];
+	uint8_t *base = buffer_main.base;
+	uint64_t stride = buffer_main.stride;
+	const uint32_t *end4 = bi + (n & ~3u), *end = bi + n;
 	uint32_t k = cp->n;
-	for (uint32_t i = 0; i < n; i++) {
-		struct buffer *b = buffer_get(bi[i]);
-		if (unlikely(b->flags & BUFFER_F_NEXT_PRESENT)) {
+	for (; bi < end4; bi += 4) {
+		struct buffer *b0 = (struct buffer *)(base + bi[0] * stride);
+		struct buffer *b1 = (struct buffer *)(base + bi[1] * stride);
+		struct buffer *b2 = (struct buffer *)(base + bi[2] * stride);
+		struct buffer *b3 = (struct buffer *)(base + bi[3] * stride);
+		if (unlikely((b0->flags | b1->flags | b2->flags | b3->flags) & BUFFER_F_NEXT_PRESENT)) {
 			__atomic_store_n(&cp->n, k, __ATOMIC_RELAXED);
-			free_chain(thread_cache, bi[i]);
+			for (uint32_t j = 0; j < 4; j++)
+				free_chain(c, bi[j]);
 			k = cp->n;
 			continue;
 		}
-		cp->bi[k++] = bi[i];
-		if (unlikely(k == spill_at)) {
+		buffer_reset(b0, 0);
+		buffer_reset(b1, 0);
+		buffer_reset(b2, 0);
+		buffer_reset(b3, 0);
+		if (unlikely(k + 4 >= spill_at)) {
 			k -= BUFFER_CACHE_BATCH;
 			pool_put(&pools[0], cp->bi + k, BUFFER_CACHE_BATCH);
 		}
+		memcpy(cp->bi + k, bi, 4 * sizeof(uint32_t));
+		k += 4;
 	}
 	__atomic_store_n(&cp->n, k, __ATOMIC_RELAXED);
+	for (; bi < end; bi++)
+		free_chain(c, *bi);
 }
 
 void buffer_free(const uint32_t *bi, uint32_t n)
 {
 	struct buffer_cache *c = thread_cache;
 	if (likely(c && buffer_main.n_pools == 1)) {
-		free_one_pool(&c->pools[0], bi, n);
+		free_one_pool(c, bi, n);
 		return;
 	}
 	for (uint32_t i = 0; i < n; i++)

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "graph/util.h"
 
@@ -131,16 +132,36 @@ static inline uint32_t buffer_chain_length(uint32_t bi)
 	return n;
 }
 
-/* Reset a buffer's metadata to the state a fresh allocation has. */
-static inline void buffer_reset(struct buffer *b)
+/* The state of a buffer in a pool, a cache or fresh from buffer_alloc:
+ * current_data 0, current_length 0, flags 0, next_buffer BUFFER_INVALID,
+ * total_length_not_including_first 0, trace_handle 0, error 0, l2_len 0 and
+ * pool_index its pool's. The other fields (rx_if, tx_if, flow_hash,
+ * l3_offset, flow_tag, timestamp_ns, opaque) hold whatever the last user
+ * left: the node that needs one writes it first (flow_hash counts only with
+ * BUFFER_F_FLOW_HASH, trace_handle only with BUFFER_F_TRACED).
+ *
+ * Two stores do it, which is why the fields sit where they do: the first 16
+ * bytes from a constant, and the 8 bytes from trace_handle to l2_len with
+ * the pool index in place. Buffers are reset when freed (the header is in
+ * cache then, its flags just read), so buffer_alloc only copies indices. */
+_Static_assert(offsetof(struct buffer, current_length) == 2 && offsetof(struct buffer, flags) == 4 &&
+		       offsetof(struct buffer, next_buffer) == 8 &&
+		       offsetof(struct buffer, total_length_not_including_first) == 12,
+	       "buffer_reset's first store covers these fields");
+_Static_assert(offsetof(struct buffer, error) == offsetof(struct buffer, trace_handle) + 4 &&
+		       offsetof(struct buffer, pool_index) == offsetof(struct buffer, trace_handle) + 6 &&
+		       offsetof(struct buffer, l2_len) == offsetof(struct buffer, trace_handle) + 7,
+	       "buffer_reset's second store covers these fields");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "buffer_reset's constants are little-endian");
+
+typedef uint64_t buffer_u64x2 __attribute__((vector_size(16)));
+
+static inline void buffer_reset(struct buffer *b, uint8_t pool_index)
 {
-	b->current_data = 0;
-	b->current_length = 0;
-	b->flags = 0;
-	b->next_buffer = BUFFER_INVALID;
-	b->total_length_not_including_first = 0;
-	b->trace_handle = 0;
-	b->error = 0;
+	/* next_buffer (bytes 8..11) is BUFFER_INVALID, the rest 0. */
+	*(buffer_u64x2 *)b = (buffer_u64x2){ 0, BUFFER_INVALID };
+	uint64_t w = (uint64_t)pool_index << 48;
+	memcpy((uint8_t *)b + offsetof(struct buffer, trace_handle), &w, sizeof(w));
 }
 
 /* Register the calling thread's buffer cache. Threads that never register
@@ -153,10 +174,11 @@ void buffer_thread_unregister(void);
 
 /* Allocate up to n buffers from the pool of numa_node (-1: the calling
  * thread's node). Returns how many were allocated (fewer only when the pool
- * is exhausted); their metadata is reset. Thread-safe. */
+ * is exhausted), in the state buffer_reset describes. Thread-safe. */
 uint32_t buffer_alloc(uint32_t *bi, uint32_t n, int numa_node);
 
-/* Return n buffers (and their chains) to their pools. Thread-safe. */
+/* Return n buffers (and their chains) to their pools, resetting each
+ * (buffer_reset). Thread-safe. */
 void buffer_free(const uint32_t *bi, uint32_t n);
 
 /* Accounting for one pool; returns 0 or -ENOENT. */

@@ -123,6 +123,79 @@ START_TEST(test_accounting_two_threads)
 }
 END_TEST
 
+/* Scribble over every field buffer_reset defines. */
+static void scribble(uint32_t bi)
+{
+	struct buffer *b = buffer_get(bi);
+	b->current_data = -14;
+	b->current_length = 60;
+	b->flags = BUFFER_F_TRACED | BUFFER_F_FLOW_HASH;
+	b->next_buffer = 123;
+	b->total_length_not_including_first = 7;
+	b->trace_handle = 5;
+	b->error = 3;
+	b->l2_len = 14;
+}
+
+static void assert_fresh(uint32_t bi)
+{
+	const struct buffer *b = buffer_get(bi);
+	ck_assert_int_eq(b->current_data, 0);
+	ck_assert_uint_eq(b->current_length, 0);
+	ck_assert_uint_eq(b->flags, 0);
+	ck_assert_uint_eq(b->next_buffer, BUFFER_INVALID);
+	ck_assert_uint_eq(b->total_length_not_including_first, 0);
+	ck_assert_uint_eq(b->trace_handle, 0);
+	ck_assert_uint_eq(b->error, 0);
+	ck_assert_uint_eq(b->l2_len, 0);
+	ck_assert_uint_eq(b->pool_index, 0);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Allocate n (+1 chained behind the sixth), scribble, free, allocate n + 1
+ * again: the same buffers come back (a thread's cache and the pool are both
+ * last in, first out), every one of them in the fresh state. */
+static void reuse_round(uint32_t n)
+{
+	uint32_t bi[16], again[16];
+	ck_assert_uint_le(n + 1, ARRAY_LEN(bi));
+	ck_assert_uint_eq(buffer_alloc(bi, n + 1, -1), n + 1);
+	for (uint32_t i = 0; i <= n; i++)
+		scribble(bi[i]);
+	struct buffer *head = buffer_get(bi[5]);
+	head->flags |= BUFFER_F_NEXT_PRESENT;
+	head->next_buffer = bi[n];
+	buffer_free(bi, n);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	ck_assert_uint_eq(buffer_alloc(again, n + 1, -1), n + 1);
+	qsort(bi, n + 1, sizeof(bi[0]), cmp_u32);
+	qsort(again, n + 1, sizeof(again[0]), cmp_u32);
+	ck_assert_mem_eq(bi, again, (n + 1) * sizeof(bi[0]));
+	for (uint32_t i = 0; i <= n; i++)
+		assert_fresh(again[i]);
+	buffer_free(again, n + 1);
+}
+
+START_TEST(test_reset_on_reuse)
+{
+	tn_buffers(1000);
+	/* No cache: straight to and from the pool, one by one. */
+	reuse_round(9);
+	/* A cache: four at a time, a turn with a chain, a tail of one. */
+	ck_assert_int_ge(buffer_thread_register(), 0);
+	reuse_round(9);
+	reuse_round(12);
+	buffer_thread_unregister();
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_main_free();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("buffer");
@@ -130,6 +203,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_layout_and_index);
 	tcase_add_test(tc, test_exhaustion_and_chains);
+	tcase_add_test(tc, test_reset_on_reuse);
 	tcase_add_test(tc, test_accounting_two_threads);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
