@@ -33,6 +33,7 @@
 #define BUFFER_F_FLOW_HASH (1u << 2)   /* flow_hash is set (NIC RSS or software) */
 #define BUFFER_F_L4_CSUM_PENDING (1u << 3)
 #define BUFFER_F_DIST_ORDERED (1u << 4) /* on a distributor worker: hand back for reordering (flow_tag) */
+#define BUFFER_F_L2_GROUP (1u << 7)    /* came in a broadcast or multicast frame (ethernet-input, L3) */
 
 /* The hot header: everything a node reads per packet sits in this line. */
 struct buffer {

@@ -5,7 +5,8 @@
  * whole frame is handed on without a copy when all of it goes there).
  * Frames of an interface in L3 mode must be addressed to the interface's MAC
  * or be broadcast/multicast (af-packet interfaces are promiscuous and see
- * the whole segment); those are classified by ethertype, their Ethernet
+ * the whole segment; group frames get BUFFER_F_L2_GROUP, which ip4-input
+ * reads); those are classified by ethertype, their Ethernet
  * header stripped (l2_len and l3_offset say where it was), IPv4 to
  * ip4-input and ARP to arp-input; 802.1Q and 802.1ad (QinQ) tags on these
  * untagged interfaces are counted apart from other ethertypes (IPv6
@@ -91,8 +92,11 @@ static int ethernet_input_format_trace(char *buf, size_t len, const uint8_t *det
 static uint16_t l3_next(struct buffer *b, const struct device *dev, uint16_t *error)
 {
 	const uint8_t *p = buffer_data(b);
-	/* Group bit: broadcast and multicast are for every station. */
-	if (unlikely(!(p[0] & 1) && memcmp(p, dev->mac, 6) != 0)) {
+	/* Group bit: broadcast and multicast are for every station; the flag
+	 * saves ip4-input a look back at the Ethernet header. */
+	if (p[0] & 1) {
+		b->flags |= BUFFER_F_L2_GROUP;
+	} else if (unlikely(memcmp(p, dev->mac, 6) != 0)) {
 		*error = ETHERNET_INPUT_ERROR_NOT_FOR_US;
 		return ETHERNET_INPUT_NEXT_DROP;
 	}

@@ -104,7 +104,7 @@ static uint32_t ip4_lookup_fn(struct node_runtime *rt, struct frame *f)
 	/* Locals: stores to buffers could otherwise alias the pool geometry. */
 	uint8_t *const base = buffer_main.base;
 	const uint64_t stride = buffer_main.stride;
-	uint32_t i = 0, flags = 0, n_same = 0;
+	uint32_t i = 0, flags = 0;
 
 	if (unlikely(!fib)) {
 		for (i = 0; i < n; i++)
@@ -117,55 +117,55 @@ static uint32_t ip4_lookup_fn(struct node_runtime *rt, struct frame *f)
 	 * adjacency (a frame to one next hop decides it once). */
 	uint32_t last_adj = ip4_fib_lookup(fib, dst_of(B(0)));
 	uint16_t last_next = next_of_adj(fib, last_adj);
+	const uint16_t first_next = last_next;
 
-	/* Four at a time: the four tbl24 loads (the misses that matter with
-	 * 1M routes) are issued together. No header prefetch: ip4-input read
-	 * these headers within the same frame; prefetching them again cost 6
-	 * instructions per packet for nothing. Instructions per packet
-	 * (bench/ip4, callgrind, vector 256, ~1.07M routes): 65.1 with
-	 * buffer_get, next_of and node_enqueue_to_nexts per packet; 28.3 with
-	 * the run cache and the whole-frame hand-off. */
+	/* Four at a time while the four share the first packet's adjacency:
+	 * the four tbl24 loads (the misses that matter with 1M routes) are
+	 * issued together, and nothing is kept per packet but the adjacency
+	 * in its opaque. The first other adjacency, and the frame's last
+	 * n % 4, go to the general loop below. No header prefetch: ip4-input
+	 * read these headers within the same frame; prefetching them again
+	 * cost 6 instructions per packet for nothing. Instructions per packet
+	 * (bench/ip4, callgrind, vector 256, 1 route): 65.1 with buffer_get,
+	 * next_of and node_enqueue_to_nexts per packet; 26.7 with a run cache,
+	 * nexts[] per packet and the whole-frame hand-off; 17.9 here. */
 	for (i = 0; i + 4 <= n; i += 4) {
 		struct buffer *b0 = B(i), *b1 = B(i + 1), *b2 = B(i + 2), *b3 = B(i + 3);
 		uint32_t dst[4] = { dst_of(b0), dst_of(b1), dst_of(b2), dst_of(b3) };
 		uint32_t adj[4];
 		ip4_fib_lookup_x4(fib, dst, adj);
-		ip4_opaque(b0)->adj_index = adj[0];
-		ip4_opaque(b1)->adj_index = adj[1];
-		ip4_opaque(b2)->adj_index = adj[2];
-		ip4_opaque(b3)->adj_index = adj[3];
+		if (unlikely((adj[0] ^ last_adj) | (adj[1] ^ last_adj) | (adj[2] ^ last_adj) | (adj[3] ^ last_adj)))
+			break;
+		ip4_opaque(b0)->adj_index = last_adj;
+		ip4_opaque(b1)->adj_index = last_adj;
+		ip4_opaque(b2)->adj_index = last_adj;
+		ip4_opaque(b3)->adj_index = last_adj;
 		flags |= b0->flags | b1->flags | b2->flags | b3->flags;
-		if (likely((adj[0] ^ last_adj) | (adj[1] ^ last_adj) | (adj[2] ^ last_adj) | (adj[3] ^ last_adj)) == 0) {
-			nexts[i] = nexts[i + 1] = nexts[i + 2] = nexts[i + 3] = last_next;
-			n_same += 4;
-			continue;
-		}
-		for (uint32_t k = 0; k < 4; k++) {
-			if (adj[k] != last_adj) {
-				last_adj = adj[k];
-				last_next = next_of_adj(fib, last_adj);
-			}
-			nexts[i + k] = last_next;
-		}
 	}
-	for (; i < n; i++) {
-		uint32_t adj = ip4_fib_lookup(fib, dst_of(B(i)));
-		ip4_opaque(B(i))->adj_index = adj;
-		flags |= B(i)->flags;
+
+	/* One by one from the first packet the loop above did not take:
+	 * nexts[] from here on, and whether all of them still go where the
+	 * first packet goes (then the frame is handed on whole). */
+	bool whole = true;
+	for (uint32_t k = i; k < n; k++) {
+		struct buffer *b = B(k);
+		uint32_t adj = ip4_fib_lookup(fib, dst_of(b));
+		ip4_opaque(b)->adj_index = adj;
+		flags |= b->flags;
 		if (adj != last_adj) {
 			last_adj = adj;
 			last_next = next_of_adj(fib, last_adj);
-		} else {
-			n_same++;
 		}
-		nexts[i] = last_next;
+		nexts[k] = last_next;
+		whole &= last_next == first_next;
 	}
+	if (unlikely(!whole))
+		for (uint32_t k = 0; k < i; k++)
+			nexts[k] = first_next;
 
-	/* n_same == n: every packet had the first packet's adjacency. */
-	bool whole = n_same == n;
-	if (unlikely(!whole || last_next == IP4_LOOKUP_NEXT_DROP))
+	if (unlikely(!whole || first_next == IP4_LOOKUP_NEXT_DROP))
 		for (i = 0; i < n; i++)
-			if (nexts[i] == IP4_LOOKUP_NEXT_DROP)
+			if ((whole ? first_next : nexts[i]) == IP4_LOOKUP_NEXT_DROP)
 				B(i)->error = node_error(rt, IP4_LOOKUP_ERROR_NO_ROUTE);
 	if (unlikely(flags & BUFFER_F_TRACED))
 		for (i = 0; i < n; i++)
@@ -173,7 +173,7 @@ static uint32_t ip4_lookup_fn(struct node_runtime *rt, struct frame *f)
 				trace_one(rt, fib, B(i));
 #undef B
 	if (likely(whole))
-		node_forward_frame(rt, last_next, f);
+		node_forward_frame(rt, first_next, f);
 	else
 		node_enqueue_to_nexts(rt, bi, nexts, n);
 	return n;

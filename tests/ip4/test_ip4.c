@@ -448,6 +448,29 @@ START_TEST(ip4_input_malformed_counted)
 }
 END_TEST
 
+/* Unicast IP in a broadcast or multicast frame (ethernet-input flags the
+ * frame, ip4-input drops it, RFC 1812 §5.3.4); the same packet in a frame
+ * to our MAC is punted. */
+START_TEST(ip4_input_l2_group_dropped)
+{
+	static const uint8_t mcast[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+	uint8_t f[128];
+	uint32_t n = udp_frame(f, bcast, mac_ha, IP_HA, IP_A1, 64, 30, 0);
+	inject(dev_a, f, n);
+	n = udp_frame(f, mcast, mac_ha, IP_HA, IP_A1, 64, 30, 0);
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(errors_of("ip4-input", 9), 2);
+	ck_assert_uint_eq(errors_of("ip4-local", 0), 0);
+	n = udp_frame(f, mac_a, mac_ha, IP_HA, IP_A1, 64, 30, 0);
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(errors_of("ip4-input", 9), 2);
+	ck_assert_uint_eq(errors_of("ip4-local", 0), 1);
+	ck_assert_uint_eq(n_tx, 0);
+}
+END_TEST
+
 /* ---- arp ---- */
 
 START_TEST(arp_request_answered)
@@ -979,6 +1002,7 @@ static Suite *ip4_suite(void)
 	tcase_add_test(tc, checksum_examples);
 	tcase_add_test(tc, ethernet_l3_dispatch);
 	tcase_add_test(tc, ip4_input_malformed_counted);
+	tcase_add_test(tc, ip4_input_l2_group_dropped);
 	tcase_add_test(tc, arp_request_answered);
 	tcase_add_test(tc, forward_resolves_and_rewrites);
 	tcase_add_test(tc, arp_hold_bounded_and_timeout);
