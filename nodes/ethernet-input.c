@@ -19,6 +19,7 @@
  * Trace: rx interface name and index, length, Ethernet header, next node.
  * CLI: `show errors`, `trace add pcap-input N` / `show trace`.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,53 +136,150 @@ static void trace_one(struct node_runtime *rt, struct buffer *b, uint16_t next, 
 
 /* ---- the node ---- */
 
+/* Whether b is the common case: a frame of interface rx_if (L3, MAC
+ * mac_0..mac_4), at least a header long, addressed to that MAC, carrying
+ * IPv4, not traced. (Short-circuit: each test is one compare.) */
+static inline bool ip4_fast_ok(struct buffer *b, uint32_t rx_if, uint32_t mac_0, uint16_t mac_4)
+{
+	const uint8_t *p = buffer_data(b);
+	uint32_t d0;
+	uint16_t d4, type;
+	memcpy(&d0, p, sizeof(d0));
+	memcpy(&d4, p + 4, sizeof(d4));
+	memcpy(&type, p + 12, sizeof(type));
+	return b->rx_if == rx_if && b->current_length >= ETH_HDR_LEN && d0 == mac_0 && d4 == mac_4 &&
+	       type == htons(ETH_TYPE_IP4) && !(b->flags & BUFFER_F_TRACED);
+}
+
+/* What l3_next and the loop do for such a frame. */
+static inline void ip4_take(struct buffer *b)
+{
+	b->l2_len = ETH_HDR_LEN;
+	b->l3_offset = (uint16_t)(b->current_data + ETH_HDR_LEN);
+	buffer_advance(b, ETH_HDR_LEN);
+}
+
+/* Whether b is the common case of an L2 cross-connect interface rx_if: a
+ * frame of it, at least a header long, not traced. */
+static inline bool l2_fast_ok(const struct buffer *b, uint32_t rx_if)
+{
+	return b->rx_if == rx_if && b->current_length >= ETH_HDR_LEN && !(b->flags & BUFFER_F_TRACED);
+}
+
+/* Every case for one frame; returns its next node. */
+static uint16_t input_one(struct node_runtime *rt, struct buffer *b, const struct device *dev, uint32_t *n_l2)
+{
+	uint16_t next = ETHERNET_INPUT_NEXT_DROP;
+	uint16_t error;
+	if (unlikely(b->current_length < ETH_HDR_LEN))
+		error = ETHERNET_INPUT_ERROR_RUNT;
+	else if (unlikely(!dev))
+		error = ETHERNET_INPUT_ERROR_NO_INTERFACE;
+	else if (dev->mode == DEV_MODE_L2_XCONNECT) {
+		next = ETHERNET_INPUT_NEXT_L2_XCONNECT;
+		error = 0;
+		b->l2_len = ETH_HDR_LEN;
+		(*n_l2)++;
+	} else {
+		error = 0;
+		next = l3_next(b, dev, &error);
+	}
+	if (next == ETHERNET_INPUT_NEXT_DROP)
+		b->error = node_error(rt, error);
+	if (unlikely(b->flags & BUFFER_F_TRACED))
+		trace_one(rt, b, next, error);
+	/* The L3 nodes start at their header; the trace saw the frame. */
+	if (next >= ETHERNET_INPUT_NEXT_IP4_INPUT)
+		buffer_advance(b, ETH_HDR_LEN);
+	return next;
+}
+
 static uint32_t ethernet_input_fn(struct node_runtime *rt, struct frame *f)
 {
 	uint32_t n = f->n_vectors;
 	const uint32_t *bi = f->buffers;
 	uint16_t nexts[FRAME_SIZE];
-	uint32_t n_l2 = 0;
-	uint32_t last_if = DEV_INDEX_INVALID;
-	const struct device *dev = NULL;
+	uint32_t n_l2 = 0, n_ip4 = 0, i = 0;
+	/* Locals: stores to buffers could otherwise alias the pool geometry. */
+	uint8_t *const base = buffer_main.base;
+	const uint64_t stride = buffer_main.stride;
+#define B(k) ((struct buffer *)(base + bi[k] * stride))
 
-	/* Plain loop: frames come from one input burst, so the interface
-	 * lookup is cached across runs of one rx_if; an L2 interface's frames
-	 * are decided from the header line alone, without touching data. */
-	for (uint32_t i = 0; i < n; i++) {
-		struct buffer *b = buffer_get(bi[i]);
-		uint16_t next = ETHERNET_INPUT_NEXT_DROP;
-		uint16_t error;
+	/* Frames come from one input burst: four at a time while all four are
+	 * frames of the first one's interface that need nothing but the
+	 * common case (an L2 interface's frames are decided from the header
+	 * line alone; an L3 one's are IPv4 to its MAC); no per-frame
+	 * interface lookup, no nexts[]. Instructions per packet (callgrind,
+	 * vector 256, bench/ip4): 48.1 one at a time; 32.6 four at a time;
+	 * 38.8 with the L3 loop's prefetch (taken from ip4-input, which had
+	 * it as the first node to read the IP header). */
+	const struct device *dev = n ? dev_by_index(B(0)->rx_if) : NULL;
+	uint16_t fast_next = ETHERNET_INPUT_NEXT_IP4_INPUT;
+	if (dev && dev->mode == DEV_MODE_L2_XCONNECT) {
+		uint32_t rx_if = dev->index;
+		for (; i + 4 <= n; i += 4) {
+			struct buffer *b0 = B(i), *b1 = B(i + 1), *b2 = B(i + 2), *b3 = B(i + 3);
+			if (unlikely(!(l2_fast_ok(b0, rx_if) && l2_fast_ok(b1, rx_if) && l2_fast_ok(b2, rx_if) &&
+				       l2_fast_ok(b3, rx_if))))
+				break;
+			b0->l2_len = b1->l2_len = b2->l2_len = b3->l2_len = ETH_HDR_LEN;
+		}
+		fast_next = ETHERNET_INPUT_NEXT_L2_XCONNECT;
+		n_l2 = i;
+	} else if (dev) {
+		uint32_t rx_if = dev->index, mac_0;
+		uint16_t mac_4;
+		memcpy(&mac_0, dev->mac, sizeof(mac_0));
+		memcpy(&mac_4, dev->mac + 4, sizeof(mac_4));
+		/* The first node to read the packets: the next four's data
+		 * lines are prefetched, through pointers the next turn uses. */
+		struct buffer *c0 = NULL, *c1 = NULL, *c2 = NULL, *c3 = NULL;
+		if (n >= 4)
+			c0 = B(0), c1 = B(1), c2 = B(2), c3 = B(3);
+		for (; i + 4 <= n; i += 4) {
+			struct buffer *b0 = c0, *b1 = c1, *b2 = c2, *b3 = c3;
+			if (i + 8 <= n) {
+				c0 = B(i + 4), c1 = B(i + 5), c2 = B(i + 6), c3 = B(i + 7);
+				PREFETCH_READ(buffer_data(c0));
+				PREFETCH_READ(buffer_data(c1));
+				PREFETCH_READ(buffer_data(c2));
+				PREFETCH_READ(buffer_data(c3));
+			}
+			if (unlikely(!(ip4_fast_ok(b0, rx_if, mac_0, mac_4) && ip4_fast_ok(b1, rx_if, mac_0, mac_4) &&
+				       ip4_fast_ok(b2, rx_if, mac_0, mac_4) && ip4_fast_ok(b3, rx_if, mac_0, mac_4))))
+				break;
+			ip4_take(b0);
+			ip4_take(b1);
+			ip4_take(b2);
+			ip4_take(b3);
+		}
+		n_ip4 = i;
+	}
+
+	/* One by one from there, the interface looked up again only when
+	 * rx_if changes; an L2 interface's frames are decided from the header
+	 * line alone, without touching data. */
+	uint32_t last_if = DEV_INDEX_INVALID;
+	for (uint32_t k = i; k < n; k++) {
+		struct buffer *b = B(k);
 		if (unlikely(b->rx_if != last_if)) {
 			last_if = b->rx_if;
 			dev = dev_by_index(last_if);
 		}
-		if (unlikely(b->current_length < ETH_HDR_LEN))
-			error = ETHERNET_INPUT_ERROR_RUNT;
-		else if (unlikely(!dev))
-			error = ETHERNET_INPUT_ERROR_NO_INTERFACE;
-		else if (dev->mode == DEV_MODE_L2_XCONNECT) {
-			next = ETHERNET_INPUT_NEXT_L2_XCONNECT;
-			error = 0;
-			b->l2_len = ETH_HDR_LEN;
-			n_l2++;
-		} else {
-			error = 0;
-			next = l3_next(b, dev, &error);
-		}
-		if (next == ETHERNET_INPUT_NEXT_DROP)
-			b->error = node_error(rt, error);
-		nexts[i] = next;
-		if (unlikely(b->flags & BUFFER_F_TRACED))
-			trace_one(rt, b, next, error);
-		/* The L3 nodes start at their header; the trace saw the frame. */
-		if (next >= ETHERNET_INPUT_NEXT_IP4_INPUT)
-			buffer_advance(b, ETH_HDR_LEN);
+		nexts[k] = input_one(rt, b, dev, &n_l2);
+		n_ip4 += nexts[k] == ETHERNET_INPUT_NEXT_IP4_INPUT;
 	}
+#undef B
 
-	if (likely(n_l2 == n))
+	if (likely(n_ip4 == n))
+		node_forward_frame(rt, ETHERNET_INPUT_NEXT_IP4_INPUT, f);
+	else if (n_l2 == n)
 		node_forward_frame(rt, ETHERNET_INPUT_NEXT_L2_XCONNECT, f);
-	else
+	else {
+		for (uint32_t k = 0; k < i; k++)
+			nexts[k] = fast_next;
 		node_enqueue_to_nexts(rt, bi, nexts, n);
+	}
 	return n;
 }
 

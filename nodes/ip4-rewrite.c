@@ -189,10 +189,11 @@ struct rw_state {
 	const struct ip4_fib *fib;
 	uint32_t last_adj;
 	const struct ip4_adj *a;
-	uint32_t mtu;
+	uint32_t mtu, if_index;
+	uint64_t rw_0, rw_6; /* the rewrite's bytes 0..7 and 6..13, for rewrite_fast */
 	bool dev_ok;
 	uint64_t now;
-	uint32_t n_out, n_time_exceeded, n_frag_needed;
+	uint32_t n_other, n_time_exceeded, n_frag_needed; /* n_other: not to interface-output */
 };
 
 static inline void use_adj(struct rw_state *st, uint32_t adj_index)
@@ -202,6 +203,9 @@ static inline void use_adj(struct rw_state *st, uint32_t adj_index)
 	const struct device *dev = dev_by_index(st->a->if_index);
 	st->dev_ok = dev != NULL;
 	st->mtu = st->a->mtu ? st->a->mtu : dev ? dev->mtu : 0;
+	st->if_index = st->a->if_index;
+	memcpy(&st->rw_0, st->a->rewrite, sizeof(st->rw_0));
+	memcpy(&st->rw_6, st->a->rewrite + 6, sizeof(st->rw_6));
 }
 
 /* Every case for one packet; returns its next node. */
@@ -244,8 +248,8 @@ static uint16_t rewrite_one(struct node_runtime *rt, struct ip4_rewrite_data *d,
 		memcpy(buffer_data(b), a->rewrite, ETH_HDR_LEN);
 		b->tx_if = a->if_index;
 		next = IP4_REWRITE_NEXT_OUTPUT;
-		st->n_out++;
 	}
+	st->n_other += next != IP4_REWRITE_NEXT_OUTPUT;
 	if (next == IP4_REWRITE_NEXT_DROP)
 		b->error = node_error(rt, what);
 	if (unlikely(b->flags & BUFFER_F_TRACED))
@@ -282,12 +286,12 @@ static inline void rewrite_fast(struct buffer *b, uint8_t *ip, uint32_t if_index
 /* Whether rewrite_fast applies: a forwarded packet on the current
  * adjacency, TTL above 1, within the MTU, not traced. (Short-circuit: the
  * branch-free form measured 49.7 instructions per packet against 46.4.) */
-static inline bool fast_ok(const struct buffer *b, const uint8_t *ip, uint32_t adj, uint32_t mtu)
+static inline bool fast_ok(const struct buffer *b, const uint8_t *ip, uint32_t adj, uint16_t mtu)
 {
 	const struct ip4_header *h = (const struct ip4_header *)ip;
 	const struct ip4_opaque *o = (const struct ip4_opaque *)b->opaque;
-	return o->adj_index == adj && h->ttl > 1 && ntohs(h->total_length) <= mtu &&
-	       !((b->flags & BUFFER_F_TRACED) | (o->flags & IP4_OPAQUE_F_LOCAL_ORIGIN));
+	return o->adj_index == adj && h->ttl > 1 && (uint16_t)ntohs(h->total_length) <= mtu &&
+	       !(b->flags & BUFFER_F_TRACED) && !(o->flags & IP4_OPAQUE_F_LOCAL_ORIGIN);
 }
 
 static uint32_t ip4_rewrite_fn(struct node_runtime *rt, struct frame *f)
@@ -310,25 +314,23 @@ static uint32_t ip4_rewrite_fn(struct node_runtime *rt, struct frame *f)
 	 * cost 8 instructions per packet for nothing. Instructions per packet
 	 * (bench/ip4, callgrind, vector 256, 1 route): 73.3 with one general
 	 * loop; 46.4 with a 14-byte memcpy from the adjacency and RFC 1624
-	 * eqn. 3 per packet; 35.7 here. */
+	 * eqn. 3 per packet; 34.7 here (35.7 with the rewrite's bytes loaded
+	 * per turn and nexts[] counted). */
 	for (; i + 4 <= n; i += 4) {
+		const uint32_t adj = st.last_adj;
+		const uint16_t mtu = (uint16_t)MIN(st.mtu, 0xffffu);
 		struct buffer *b0 = (struct buffer *)(base + bi[i] * stride);
 		struct buffer *b1 = (struct buffer *)(base + bi[i + 1] * stride);
 		struct buffer *b2 = (struct buffer *)(base + bi[i + 2] * stride);
 		struct buffer *b3 = (struct buffer *)(base + bi[i + 3] * stride);
 		uint8_t *p0 = buffer_data(b0), *p1 = buffer_data(b1), *p2 = buffer_data(b2), *p3 = buffer_data(b3);
-		if (likely(st.dev_ok && fast_ok(b0, p0, st.last_adj, st.mtu) && fast_ok(b1, p1, st.last_adj, st.mtu) &&
-			   fast_ok(b2, p2, st.last_adj, st.mtu) && fast_ok(b3, p3, st.last_adj, st.mtu))) {
-			uint64_t rw_0, rw_6;
-			memcpy(&rw_0, st.a->rewrite, sizeof(rw_0));
-			memcpy(&rw_6, st.a->rewrite + 6, sizeof(rw_6));
-			uint32_t if_index = st.a->if_index;
-			rewrite_fast(b0, p0, if_index, rw_0, rw_6);
-			rewrite_fast(b1, p1, if_index, rw_0, rw_6);
-			rewrite_fast(b2, p2, if_index, rw_0, rw_6);
-			rewrite_fast(b3, p3, if_index, rw_0, rw_6);
+		if (likely(st.dev_ok && fast_ok(b0, p0, adj, mtu) && fast_ok(b1, p1, adj, mtu) && fast_ok(b2, p2, adj, mtu) &&
+			   fast_ok(b3, p3, adj, mtu))) {
+			rewrite_fast(b0, p0, st.if_index, st.rw_0, st.rw_6);
+			rewrite_fast(b1, p1, st.if_index, st.rw_0, st.rw_6);
+			rewrite_fast(b2, p2, st.if_index, st.rw_0, st.rw_6);
+			rewrite_fast(b3, p3, st.if_index, st.rw_0, st.rw_6);
 			nexts[i] = nexts[i + 1] = nexts[i + 2] = nexts[i + 3] = IP4_REWRITE_NEXT_OUTPUT;
-			st.n_out += 4;
 			continue;
 		}
 		nexts[i] = rewrite_one(rt, d, &st, b0);
@@ -343,7 +345,7 @@ static uint32_t ip4_rewrite_fn(struct node_runtime *rt, struct frame *f)
 		node_count_error(rt, IP4_REWRITE_ERROR_TIME_EXCEEDED, st.n_time_exceeded);
 	if (unlikely(st.n_frag_needed))
 		node_count_error(rt, IP4_REWRITE_ERROR_FRAG_NEEDED, st.n_frag_needed);
-	if (likely(st.n_out == n))
+	if (likely(!st.n_other))
 		node_forward_frame(rt, IP4_REWRITE_NEXT_OUTPUT, f);
 	else
 		node_enqueue_to_nexts(rt, bi, nexts, n);

@@ -84,9 +84,13 @@ struct ip4_fib_config {
 
 struct ip4_fib;
 
-/* The entries' layout, public only so that the lookups below inline. */
+/* The entries' layout, public only so that the lookups below inline (and
+ * ip4-lookup can tell runs of one result from the entries alone: two tbl24
+ * entries without EXT give the same result when they agree outside the
+ * depth bits). */
 #define IP4_FIB_E_EXT (1u << 31)           /* value is a tbl8 group index */
 #define IP4_FIB_E_DEPTH_SHIFT 25           /* 6 bits: 0..32 */
+#define IP4_FIB_E_DEPTH_MASK (0x3fu << IP4_FIB_E_DEPTH_SHIFT)
 #define IP4_FIB_E_VALUE_MASK (IP4_FIB_RESULT_LIMIT - 1)
 
 /* The first member of every struct ip4_fib, so the lookups reach the tables
@@ -161,6 +165,12 @@ static inline const struct ip4_fib_tables *ip4_fib_tables(const struct ip4_fib *
 
 /* ---- lookups: any thread, no lock ---- */
 
+/* The tbl8 step of a lookup whose tbl24 entry e is a group (EXT). */
+static inline uint32_t ip4_fib_tbl8(const struct ip4_fib_tables *t, uint32_t e, uint32_t addr)
+{
+	return __atomic_load_n(&t->tbl8[((e & IP4_FIB_E_VALUE_MASK) << 8) | (addr & 0xff)], __ATOMIC_RELAXED);
+}
+
 /* Longest-prefix match of one address (host order): the route's result, or
  * IP4_FIB_MISS. */
 static inline uint32_t ip4_fib_lookup(const struct ip4_fib *fib, uint32_t addr)
@@ -173,17 +183,26 @@ static inline uint32_t ip4_fib_lookup(const struct ip4_fib *fib, uint32_t addr)
 	return e & IP4_FIB_E_VALUE_MASK;
 }
 
+/* The tbl24 entry of addr (host order), as ip4_fib_lookup reads it. */
+static inline uint32_t ip4_fib_entry24(const struct ip4_fib *fib, uint32_t addr)
+{
+	return __atomic_load_n(&ip4_fib_tables(fib)->tbl24[addr >> 8], __ATOMIC_ACQUIRE);
+}
+
+/* The result of addr (host order) from its tbl24 entry e: e's own value,
+ * or the tbl8 entry e leads to (ip4_fib_lookup in two steps). */
+static inline uint32_t ip4_fib_entry_result(const struct ip4_fib *fib, uint32_t e, uint32_t addr)
+{
+	if (__builtin_expect(e & IP4_FIB_E_EXT, 0))
+		e = ip4_fib_tbl8(ip4_fib_tables(fib), e, addr);
+	return e & IP4_FIB_E_VALUE_MASK;
+}
+
 /* Hint the tbl24 entry of addr into cache, e.g. for packets i+4..i+7 while
  * looking up i..i+3. */
 static inline void ip4_fib_prefetch(const struct ip4_fib *fib, uint32_t addr)
 {
 	__builtin_prefetch(&ip4_fib_tables(fib)->tbl24[addr >> 8]);
-}
-
-/* The tbl8 step of a lookup whose tbl24 entry e is a group (EXT). */
-static inline uint32_t ip4_fib_tbl8(const struct ip4_fib_tables *t, uint32_t e, uint32_t addr)
-{
-	return __atomic_load_n(&t->tbl8[((e & IP4_FIB_E_VALUE_MASK) << 8) | (addr & 0xff)], __ATOMIC_RELAXED);
 }
 
 /* Four lookups with their loads issued together (the misses overlap).

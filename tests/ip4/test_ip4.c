@@ -402,6 +402,33 @@ START_TEST(ethernet_l3_dispatch)
 }
 END_TEST
 
+/* One vector that leaves ethernet-input's four-at-a-time run in the
+ * middle (an ARP request, another rx interface, a runt) and ends in a tail
+ * of three: every frame still goes where it would alone. */
+START_TEST(ethernet_mixed_vector)
+{
+	uint8_t f[128];
+	uint32_t n = udp_frame(f, mac_a, mac_ha, IP_HA, IP_A1, 64, 30, 0);
+	for (int k = 0; k < 4; k++)
+		inject(dev_a, f, n);
+	uint8_t a[64];
+	uint32_t an = arp_frame(a, bcast, mac_ha, 1, mac_ha, IP_HA, (const uint8_t[6]){ 0 }, IP_A1, 60);
+	inject(dev_a, a, an);
+	for (int k = 0; k < 3; k++)
+		inject(dev_a, f, n);
+	uint8_t fb[128];
+	uint32_t nb = udp_frame(fb, mac_b, mac_hb, IP_HB, IP_B1, 64, 30, 0);
+	inject(dev_b, fb, nb);
+	inject(dev_a, f, 10); /* runt */
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(errors_of("ip4-local", 0), 9);
+	ck_assert_uint_eq(errors_of("arp-input", 0), 1); /* answered */
+	ck_assert_uint_eq(errors_of("ethernet-input", 0), 1); /* runt */
+	ck_assert_uint_eq(n_tx, 1);
+}
+END_TEST
+
 /* ---- ip4-input ---- */
 
 START_TEST(ip4_input_malformed_counted)
@@ -1001,6 +1028,7 @@ static Suite *ip4_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, checksum_examples);
 	tcase_add_test(tc, ethernet_l3_dispatch);
+	tcase_add_test(tc, ethernet_mixed_vector);
 	tcase_add_test(tc, ip4_input_malformed_counted);
 	tcase_add_test(tc, ip4_input_l2_group_dropped);
 	tcase_add_test(tc, arp_request_answered);
