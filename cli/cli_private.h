@@ -7,12 +7,15 @@
  *     decimal status (0, or the positive errno of the failure) and '\n', and
  *     closes. This is how `sluicectl CMD` learns that a command failed.
  *   "SLUICECTL/1 interactive\n": a libcli session without telnet option
- *     negotiation, for sluicectl's raw terminal relay.
+ *     negotiation, for sluicectl's raw terminal relay. When libcli's own
+ *     login prompt refuses a third time, the session ends like a refused
+ *     login below (the NUL, the status, the close).
  *   "SLUICECTL/1 exec+auth\n" or "SLUICECTL/1 interactive+auth\n", then a
  *     user line and a password line ('\n'-terminated, at most
  *     CLI_AUTH_LINE_MAX bytes each): the same after a login, for a server
  *     with a password file (one without ignores the two lines). A refused
- *     login gets "error: ..." and status EACCES, then the close.
+ *     login gets "error: ..." and status EACCES (NUL, decimal, '\n', as
+ *     above, after either hello), then the close.
  * A client that sends nothing within CLI_HELLO_WAIT_MS, or something else,
  * gets a telnet-style libcli session (nc -U, socat, telnet to the TCP port);
  * what it sent is left for libcli to read. With a password file, libcli asks

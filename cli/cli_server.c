@@ -50,6 +50,7 @@ struct slot {
 	bool used;     /* a thread was started and not yet joined */
 	bool finished; /* the thread is about to return */
 	uint32_t n_login_failures;
+	bool sluicectl; /* a sluicectl hello: a refusal ends with a status */
 };
 
 /* For `show cli`; updated with atomics by every session thread. */
@@ -388,6 +389,8 @@ static int libcli_login(const char *user, const char *password)
 		/* Both ways: shutting reads alone would still hand libcli what
 		 * the client already sent, such as a fourth try. */
 		send_text(sl->fd, "\r\nAccess denied: too many failed logins\r\n");
+		if (sl->sluicectl)
+			send_status(sl->fd, -EACCES);
 		shutdown(sl->fd, SHUT_RDWR);
 	}
 	return CLI_ERROR;
@@ -469,10 +472,10 @@ static void *session_main(void *arg)
 	bool login;
 	enum hello h = read_hello(fd, &login);
 	bool logged_in = login && read_login(fd);
+	slot->sluicectl = h != HELLO_NONE;
 	if (login && !logged_in) {
 		send_text(fd, "error: login refused\n");
-		if (h == HELLO_EXEC)
-			send_status(fd, -EACCES);
+		send_status(fd, -EACCES);
 	} else if (h == HELLO_EXEC) {
 		run_oneshot(fd, logged_in);
 	} else {

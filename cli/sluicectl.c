@@ -6,7 +6,10 @@
  *                           not be reached
  *   sluicectl [-s SOCKET] [-a FILE]          interactive: the terminal is
  *                           put in raw mode and relayed to a libcli session,
- *                           so history, '?' and TAB are libcli's
+ *                           so history, '?' and TAB are libcli's; exit 0
+ *                           when the session ends, 1 when the login was
+ *                           refused (-a, or three times at libcli's prompt),
+ *                           2 when sluice could not be reached
  *
  * SOCKET is a unix socket path or HOST:PORT (default: the build's socket).
  * FILE (or $SLUICECTL_AUTH_FILE) holds one USER:PASSWORD line for a sluice
@@ -160,39 +163,61 @@ static char *join_args(int argc, char **argv)
 	return line;
 }
 
+/* The status the server sends after CLI_STATUS_MARK: at the end of a
+ * one-shot command, or when it refuses a login. */
+struct status {
+	bool marked;
+	size_t len;
+	char text[32];
+};
+
+/* Take one chunk from the server: returns how much of it is output to
+ * print; what follows the mark is kept in st. */
+static size_t take_status(struct status *st, const char *buf, size_t n)
+{
+	size_t out = n;
+	if (!st->marked) {
+		const char *mark = memchr(buf, CLI_STATUS_MARK, n);
+		if (!mark)
+			return n;
+		st->marked = true;
+		out = (size_t)(mark - buf);
+		buf = mark + 1;
+		n -= out + 1;
+	} else {
+		out = 0;
+	}
+	for (size_t i = 0; i < n && st->len < sizeof(st->text) - 1; i++)
+		st->text[st->len++] = buf[i];
+	st->text[st->len] = 0;
+	return out;
+}
+
+/* 1 when the server sent a failure status, else 0. */
+static int status_exit(const struct status *st)
+{
+	return st->marked && atoi(st->text) ? 1 : 0;
+}
+
 /* Print the output up to the status mark; return the exit code. */
 static int read_answer(int fd)
 {
 	char buf[65536];
-	char status[32];
-	size_t status_len = 0;
-	bool marked = false;
+	struct status st = { .marked = false };
 	for (;;) {
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		size_t start = 0;
-		if (!marked) {
-			char *mark = memchr(buf, CLI_STATUS_MARK, (size_t)n);
-			size_t out = mark ? (size_t)(mark - buf) : (size_t)n;
-			fwrite(buf, 1, out, stdout);
-			if (!mark)
-				continue;
-			marked = true;
-			start = out + 1;
-		}
-		for (size_t i = start; i < (size_t)n && status_len < sizeof(status) - 1; i++)
-			status[status_len++] = buf[i];
+		fwrite(buf, 1, take_status(&st, buf, (size_t)n), stdout);
 	}
 	fflush(stdout);
-	if (!marked) {
+	if (!st.marked) {
 		fprintf(stderr, "sluicectl: connection closed before the command finished\n");
 		return 2;
 	}
-	status[status_len] = 0;
-	return atoi(status) ? 1 : 0;
+	return status_exit(&st);
 }
 
 /* The hello, and the login when there is one. */
@@ -249,10 +274,11 @@ static void enter_raw_mode(void)
 	}
 }
 
-static void copy_to_stdout(int fd)
+static void copy_to_stdout(int fd, struct status *st)
 {
 	char buf[4096];
-	ssize_t n = recv(fd, buf, sizeof(buf), 0);
+	ssize_t got = recv(fd, buf, sizeof(buf), 0);
+	ssize_t n = got > 0 ? (ssize_t)take_status(st, buf, (size_t)got) : got;
 	for (ssize_t off = 0; n > 0 && off < n;) {
 		ssize_t k = write(STDOUT_FILENO, buf + off, (size_t)(n - off));
 		if (k <= 0 && errno != EINTR)
@@ -291,6 +317,8 @@ static void send_some(int fd, struct pending *p)
 		p->off = p->len; /* sluice left; its close ends the loop */
 }
 
+/* Exits 0 when the session ends (quit, or sluice went away), 1 when sluice
+ * refused the login (its status after the session's last output). */
 static int run_interactive(const char *where, const struct login *l)
 {
 	int fd = connect_to(where);
@@ -298,6 +326,7 @@ static int run_interactive(const char *where, const struct login *l)
 		return 2;
 	send_hello(fd, false, l);
 	enter_raw_mode();
+	struct status st = { .marked = false };
 	struct pending in = { .off = 0, .len = 0 };
 	bool stdin_open = true;
 	for (;;) {
@@ -313,7 +342,7 @@ static int run_interactive(const char *where, const struct login *l)
 			char c;
 			if (recv(fd, &c, 1, MSG_PEEK) <= 0)
 				break; /* `quit`, or sluice went away */
-			copy_to_stdout(fd);
+			copy_to_stdout(fd, &st);
 		}
 		if (waiting && (p[0].revents & POLLOUT))
 			send_some(fd, &in);
@@ -325,7 +354,7 @@ static int run_interactive(const char *where, const struct login *l)
 	}
 	restore_terminal();
 	close(fd);
-	return 0;
+	return status_exit(&st);
 }
 
 int main(int argc, char **argv)

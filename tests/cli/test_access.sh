@@ -4,7 +4,8 @@
 # interactive), cli-file-dir for trace save, pcap capture and a pcap
 # tx-file (`..`, symlinked files and directories refused, nothing written);
 # then TCP on 127.0.0.1 with a password file (sluicectl -a, the env var, a
-# wrong password, libcli's own login prompt, cli-idle-timeout closing an
+# wrong password, interactive sluicectl's exit status after a refused
+# login, libcli's own login prompt, cli-idle-timeout closing an
 # idle session); and --check refusing what sluice would refuse at start.
 # Every wait is bounded; daemons are stopped and files removed on any exit.
 #
@@ -212,6 +213,29 @@ pass
 SLUICECTL_AUTH_FILE=$tmp/good-hash ctl show version || fail "\$SLUICECTL_AUTH_FILE with a hashed entry failed"
 pass
 refused "error: login refused" -a "$tmp/bad" show version
+# Interactive sluicectl exits as the one-shot does: 1 after a refused login
+# (-a, or three wrong passwords at libcli's prompt), 0 after a session; the
+# status the server sends after a refusal is not printed.
+# interactive RC INPUT [ARGS...]: pipe INPUT into sluicectl; it must exit RC.
+interactive() {
+	local want=$1 input=$2
+	shift 2
+	printf '%b' "$input" | timeout 20 "$sluicectl" -s "$where" "$@" > "$tmp/out" 2>&1
+	local rc=$?
+	[ "$rc" = "$want" ] || fail "interactive sluicectl $* exited $rc, expected $want"
+	[ "$(tr -cd '\000' < "$tmp/out" | wc -c)" = 0 ] || fail "interactive sluicectl printed the status mark"
+}
+interactive 1 'show version\rquit\r' -a "$tmp/bad"
+grep -q "error: login refused" "$tmp/out" || fail "interactive: the refusal was not said"
+grep -q "^sluice [0-9.]*, built" "$tmp/out" && fail "interactive: a refused login ran show version"
+pass
+interactive 1 'op\rno1\rop\rno2\rop\rno3\rshow version\r'
+grep -q "too many failed logins" "$tmp/out" || fail "interactive: no refusal after three wrong passwords"
+grep -q "^sluice [0-9.]*, built" "$tmp/out" && fail "interactive: show version ran after three refusals"
+pass
+interactive 0 'show version\rquit\r' -a "$tmp/good"
+grep -q "^sluice [0-9.]*, built" "$tmp/out" || fail "interactive -a with the right password: no version"
+pass
 chmod 0644 "$tmp/good"
 ctl -a "$tmp/good" show version
 [ $? = 2 ] || fail "sluicectl used a credentials file others may read"
