@@ -121,8 +121,21 @@ int cli_set_file_dir(const char *dir, char *err, size_t errlen);
  * not an existing symbolic link or directory; out is the resolved parent
  * joined with that name. Without one, out is path. Returns 0, or prints
  * "error: ..." and returns a negative errno (the command then changes
- * nothing). */
+ * nothing). The check is only as good as the moment it was made: for a
+ * file the command writes itself, cli_file_open is the one to use. */
 int cli_file_path(struct cli_session *s, const char *path, char *out, size_t outlen);
+
+/* Check path as cli_file_path does and open it for writing in the same
+ * step: from the file directory down, every directory is opened without
+ * following a symbolic link and so is the file, so a link planted after
+ * the check cannot lead outside. The file is created (mode 0666 less the
+ * umask) if need be but not truncated: the caller truncates once it is
+ * sure to write. A FIFO, a device or a file with other hard links is
+ * refused. Without a file directory, path is opened as it is (links
+ * followed), still only if it is a plain file. out gets the path opened.
+ * Returns the descriptor (close-on-exec), or prints "error: ..." and
+ * returns a negative errno. */
+int cli_file_open(struct cli_session *s, const char *path, char *out, size_t outlen);
 
 /* ---- registration ---- */
 

@@ -268,17 +268,16 @@ static bool under(const char *p, const char *dir)
 	return !strncmp(p, dir, n) && (p[n] == 0 || p[n] == '/');
 }
 
-int cli_file_path(struct cli_session *s, const char *path, char *out, size_t outlen)
+/* The resolved parent directory of path, which must lie under the file
+ * directory, into real; its last component, a plain name, in *name; the
+ * two joined in out. */
+static int resolve_parent(struct cli_session *s, const char *path, char real[PATH_MAX], const char **name, char *out,
+			  size_t outlen)
 {
-	if (!file_dir[0]) {
-		if ((size_t)snprintf(out, outlen, "%s", path) >= outlen)
-			return cli_fail(s, -ENAMETOOLONG, "%s: path too long", path);
-		return 0;
-	}
-	char parent[PATH_MAX], real[PATH_MAX];
+	char parent[PATH_MAX];
 	const char *slash = strrchr(path, '/');
-	const char *name = slash ? slash + 1 : path;
-	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+	*name = slash ? slash + 1 : path;
+	if (!**name || !strcmp(*name, ".") || !strcmp(*name, ".."))
 		return cli_fail(s, -EINVAL, "%s: expected a file name at the end", path);
 	if (!slash)
 		snprintf(parent, sizeof(parent), ".");
@@ -292,11 +291,117 @@ int cli_file_path(struct cli_session *s, const char *path, char *out, size_t out
 		return cli_fail(s, -errno, "%s: %s", parent, strerror(errno));
 	if (!under(real, file_dir))
 		return cli_fail(s, -EACCES, "%s: outside cli-file-dir %s", path, file_dir);
-	if ((size_t)snprintf(out, outlen, "%s/%s", strcmp(real, "/") ? real : "", name) >= outlen)
+	if ((size_t)snprintf(out, outlen, "%s/%s", strcmp(real, "/") ? real : "", *name) >= outlen)
 		return cli_fail(s, -ENAMETOOLONG, "%s: path too long", path);
+	return 0;
+}
+
+int cli_file_path(struct cli_session *s, const char *path, char *out, size_t outlen)
+{
+	if (!file_dir[0]) {
+		if ((size_t)snprintf(out, outlen, "%s", path) >= outlen)
+			return cli_fail(s, -ENAMETOOLONG, "%s: path too long", path);
+		return 0;
+	}
+	char real[PATH_MAX];
+	const char *name;
+	int rc = resolve_parent(s, path, real, &name, out, outlen);
+	if (rc)
+		return rc;
 	struct stat st;
 	if (lstat(out, &st) == 0 && (S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode)))
 		return cli_fail(s, -EACCES, "%s: is a %s; cli-file-dir takes plain files only", path,
 				S_ISLNK(st.st_mode) ? "symbolic link" : "directory");
 	return 0;
+}
+
+/* Directory real (resolved, at or under the file directory), opened from
+ * the file directory one component at a time without following links:
+ * what realpath saw may have been swapped for a link since. -1 with errno
+ * (ELOOP or ENOTDIR for a link) when it cannot. */
+static int open_dir_beneath(const char *real)
+{
+	int dfd = open(file_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *rest = real + (strcmp(file_dir, "/") ? strlen(file_dir) : 0);
+	char comp[NAME_MAX + 1];
+	for (;;) {
+		rest += strspn(rest, "/");
+		if (dfd < 0 || !*rest)
+			break;
+		size_t n = strcspn(rest, "/");
+		if (n > NAME_MAX) {
+			close(dfd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(comp, rest, n);
+		comp[n] = 0;
+		rest += n;
+		int next = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(dfd);
+		errno = e;
+		dfd = next;
+	}
+	return dfd;
+}
+
+/* Why fd is not a plain file with no other name, or NULL. */
+static const char *not_plain(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return strerror(errno);
+	if (!S_ISREG(st.st_mode))
+		return "not a plain file; cli-file-dir takes plain files only";
+	if (st.st_nlink > 1)
+		return "has other hard links; cli-file-dir takes plain files only";
+	return NULL;
+}
+
+/* fd made blocking, and under a file directory checked by not_plain; or a
+ * negative errno after saying why (fd closed). */
+static int take_fd(struct cli_session *s, const char *path, int fd)
+{
+	const char *why = file_dir[0] ? not_plain(fd) : NULL;
+	if (!why && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		why = strerror(errno);
+	if (!why)
+		return fd;
+	close(fd);
+	return cli_fail(s, -EACCES, "%s: %s", path, why);
+}
+
+int cli_file_open(struct cli_session *s, const char *path, char *out, size_t outlen)
+{
+	/* O_NONBLOCK: a FIFO must not hang the session until someone reads it. */
+	const int flags = O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC;
+	if (!file_dir[0]) {
+		int rc = cli_file_path(s, path, out, outlen);
+		if (rc)
+			return rc;
+		int fd = open(path, flags, 0666);
+		if (fd < 0)
+			return cli_fail(s, -errno, "cannot write %s: %s", path, strerror(errno));
+		return take_fd(s, path, fd);
+	}
+	char real[PATH_MAX];
+	const char *name;
+	int rc = resolve_parent(s, path, real, &name, out, outlen);
+	if (rc)
+		return rc;
+	int dfd = open_dir_beneath(real);
+	if (dfd < 0)
+		return cli_fail(s, -EACCES, "%s: its directory changed under cli-file-dir (%s)", path, strerror(errno));
+	int fd = openat(dfd, name, flags | O_NOFOLLOW, 0666);
+	int e = errno;
+	close(dfd);
+	if (fd >= 0)
+		return take_fd(s, path, fd);
+	if (e == ELOOP || e == EISDIR)
+		return cli_fail(s, -EACCES, "%s: is a %s; cli-file-dir takes plain files only", path,
+				e == ELOOP ? "symbolic link" : "directory");
+	if (e == ENXIO) /* a FIFO nobody reads */
+		return cli_fail(s, -EACCES, "%s: not a plain file; cli-file-dir takes plain files only", path);
+	return cli_fail(s, -e, "cannot write %s: %s", out, strerror(e));
 }

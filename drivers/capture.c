@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "drivers/capture.h"
 #include "drivers/device.h"
@@ -182,7 +183,7 @@ int dev_capture_stop(uint64_t *n, char *path, size_t pathlen)
 	return 0;
 }
 
-int dev_capture_start(const struct dev_capture_params *p, char *err, size_t errlen)
+static int capture_start(const struct dev_capture_params *p, bool *file_taken, char *err, size_t errlen)
 {
 	uint32_t snaplen = p->snaplen ? p->snaplen : DEV_CAPTURE_SNAPLEN_DEFAULT;
 	if (!p->what || (p->what & ~(DEV_CAPTURE_RX | DEV_CAPTURE_TX | DEV_CAPTURE_DROP))) {
@@ -219,8 +220,9 @@ int dev_capture_start(const struct dev_capture_params *p, char *err, size_t errl
 		goto fail;
 	}
 	memset(cap.data, 0, (size_t)p->max * snaplen);
-	cap.file = fopen(p->path, "wb");
-	if (!cap.file) {
+	*file_taken = p->file != NULL;
+	cap.file = p->file ? p->file : fopen(p->path, "wb");
+	if (!cap.file || (p->file && ftruncate(fileno(p->file), 0) < 0)) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s", p->path, strerror(errno));
 		goto fail;
@@ -247,6 +249,15 @@ fail:
 	release_slots();
 out:
 	pthread_mutex_unlock(&cap.lock);
+	return rc;
+}
+
+int dev_capture_start(const struct dev_capture_params *p, char *err, size_t errlen)
+{
+	bool taken = false;
+	int rc = capture_start(p, &taken, err, errlen);
+	if (p->file && !taken)
+		fclose(p->file);
 	return rc;
 }
 

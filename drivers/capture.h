@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "graph/util.h"
 
@@ -63,11 +64,15 @@ struct dev_capture_params {
 	uint32_t max;        /* packets, 1..DEV_CAPTURE_MAX_PACKETS */
 	uint32_t snaplen;    /* bytes kept per packet, 0: the default */
 	const char *path;
+	FILE *file;          /* path opened by the caller (the CLI, held to
+			      * cli-file-dir), or NULL: open path here */
 };
 
-/* Open the file, preallocate the slots and arm the datapath. 0, -EBUSY (a
- * capture is running or its file not yet written), -EINVAL, -ENOMEM, or the
- * errno of opening the file; a message for a person in err. */
+/* Open the file (or take p->file: truncated once the capture starts,
+ * closed in every case), preallocate the slots and arm the datapath. 0,
+ * -EBUSY (a capture is running or its file not yet written), -EINVAL,
+ * -ENOMEM, or the errno of opening the file; a message for a person in
+ * err. */
 int dev_capture_start(const struct dev_capture_params *p, char *err, size_t errlen);
 
 /* Write up to budget ready packets, in order; close the file once all max

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "drivers/capture.h"
@@ -647,20 +648,26 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 		return cli_fail(s, -EINVAL, "expected rx, tx and/or drop (or off, status)");
 	if (!p.max || !p.path)
 		return cli_fail(s, -EINVAL, "max N and file FILE are required");
-	char path[PATH_MAX];
-	int rc = cli_file_path(s, p.path, path, sizeof(path));
-	if (rc)
-		return rc;
-	p.path = path;
 	if (ifname && strcmp(ifname, "any")) {
 		struct device *d = need_dev(s, ifname);
 		if (!d)
 			return -EINVAL;
 		p.if_index = d->index;
 	}
+	/* Checked and opened in one step (cli-file-dir); the capture takes it. */
+	char path[PATH_MAX];
+	int fd = cli_file_open(s, p.path, path, sizeof(path));
+	if (fd < 0)
+		return fd;
+	p.path = path;
+	p.file = fdopen(fd, "wb");
+	if (!p.file) {
+		close(fd);
+		return cli_fail(s, -ENOMEM, "out of memory");
+	}
 	char err[320];
 	barrier_sync(s);
-	rc = dev_capture_start(&p, err, sizeof(err));
+	int rc = dev_capture_start(&p, err, sizeof(err));
 	barrier_release(s);
 	if (rc)
 		return cli_fail(s, rc, "pcap capture: %s", err);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "graph/graph.h"
@@ -173,16 +174,21 @@ static int trace_save(struct cli_session *s, int argc, char **argv)
 	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
 	if (rc)
 		return rc;
-	rc = cli_file_path(s, arg, path, sizeof(path));
-	if (rc)
-		return rc;
 	cJSON *root = trace_json(g, UINT32_MAX);
 	int n = cJSON_GetArraySize(cJSON_GetObjectItem(root, "packets"));
 	char *text = cJSON_Print(root);
 	cJSON_Delete(root);
 	if (!text)
 		return cli_fail(s, -ENOMEM, "out of memory");
-	FILE *f = fopen(path, "w");
+	/* Checked and opened in one step (cli-file-dir), then truncated. */
+	int fd = cli_file_open(s, arg, path, sizeof(path));
+	if (fd < 0) {
+		free(text);
+		return fd;
+	}
+	FILE *f = ftruncate(fd, 0) == 0 ? fdopen(fd, "w") : NULL;
+	if (!f)
+		close(fd);
 	bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
 	rc = f && fclose(f) == 0 && ok ? 0 : -errno;
 	free(text);

@@ -2,7 +2,8 @@
 # CLI access against the real daemon, through its real sockets: the unix
 # socket's mode and group, cli-max-sessions, cli-max-line (one-shot and
 # interactive), cli-file-dir for trace save, pcap capture and a pcap
-# tx-file (`..`, symlinked files and directories refused, nothing written);
+# tx-file (`..`, symlinked files and directories, FIFOs and hard links
+# refused, nothing written);
 # then TCP on 127.0.0.1 with a password file (sluicectl -a, the env var, a
 # wrong password, interactive sluicectl's exit status after a refused
 # login, libcli's own login prompt, cli-idle-timeout closing an
@@ -91,6 +92,9 @@ pass
 mkdir -p "$tmp/files/sub" "$tmp/outside"
 ln -s "$tmp/outside/stolen.json" "$tmp/files/link.json"
 ln -s "$tmp/outside" "$tmp/files/outdir"
+mkfifo "$tmp/files/fifo"
+echo "outside" > "$tmp/outside/kept"
+ln "$tmp/outside/kept" "$tmp/files/hard"
 cat > "$tmp/unix.conf" << EOF
 unix {
   cli-listen $where
@@ -168,6 +172,13 @@ refused "outside cli-file-dir" trace save "$tmp/files/outdir/via-dir-link.json"
 refused "is a symbolic link" trace save "$tmp/files/link.json"
 refused "outside cli-file-dir" pcap capture rx max 1 file "$tmp/files/../outside/c.pcap"
 refused "is a symbolic link" pcap capture rx max 1 file "$tmp/files/link.json"
+# Opened as checked, not after: a FIFO is refused at once (no reader
+# needed), a hard link to a file outside is refused and the file keeps its bytes.
+refused "not a plain file" trace save "$tmp/files/fifo"
+refused "has other hard links" trace save "$tmp/files/hard"
+refused "has other hard links" pcap capture rx max 1 file "$tmp/files/hard"
+[ "$(cat "$tmp/outside/kept")" = outside ] || fail "a file outside was changed through its hard link"
+rm "$tmp/files/hard"
 ok pcap capture rx max 1 file "$tmp/files/c.pcap"
 ok pcap capture off
 [ -s "$tmp/files/c.pcap" ] || fail "pcap capture inside cli-file-dir wrote nothing"
@@ -175,7 +186,7 @@ refused "outside cli-file-dir" create interface p0 driver pcap tx-file "$tmp/out
 ctl show interface p0 && fail "a refused create interface made p0"
 ok create interface p0 driver pcap tx-file "$tmp/files/tx.pcap"
 [ -e "$tmp/files/tx.pcap" ] || fail "pcap tx-file inside cli-file-dir not created"
-[ -z "$(ls -A "$tmp/outside")" ] || fail "something was written outside: $(ls "$tmp/outside")"
+[ "$(ls -A "$tmp/outside")" = kept ] || fail "something was written outside: $(ls "$tmp/outside")"
 pass
 stop
 

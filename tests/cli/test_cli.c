@@ -4,13 +4,16 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -66,20 +69,19 @@ static int test_write(struct cli_session *s, int argc, char **argv)
 	char path[4096];
 	if (argc != 1)
 		return cli_fail(s, -EINVAL, "expected FILE");
-	int rc = cli_file_path(s, argv[0], path, sizeof(path));
-	if (rc)
-		return rc;
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return cli_fail(s, -errno, "%s: %s", path, strerror(errno));
-	fputs("x\n", f);
-	fclose(f);
+	int fd = cli_file_open(s, argv[0], path, sizeof(path));
+	if (fd < 0)
+		return fd;
+	bool ok = ftruncate(fd, 0) == 0 && write(fd, "x\n", 2) == 2;
+	close(fd);
+	if (!ok)
+		return cli_fail(s, -EIO, "%s: cannot write", path);
 	cli_printf(s, "wrote %s", path);
 	return 0;
 }
 
 static const struct cli_command_reg write_cmd = {
-	.path = "test write", .usage = "test write FILE", .help = "Write a file through cli_file_path", .fn = test_write
+	.path = "test write", .usage = "test write FILE", .help = "Write a file through cli_file_open", .fn = test_write
 };
 CLI_COMMAND_REGISTER(write_cmd)
 
@@ -335,6 +337,155 @@ START_TEST(file_dir_confines_writes)
 	for (int i = 2; i >= 0; i--) {
 		snprintf(p, sizeof(p), "%s/%s", d, dirs[i]);
 		rmdir(p);
+	}
+	rmdir(d);
+}
+END_TEST
+
+static void read_file(const char *dir, const char *name, char *buf, size_t len)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *f = fopen(p, "r");
+	ck_assert_msg(f, "%s: %s", p, strerror(errno));
+	size_t n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+/* What a lstat-then-open check cannot see: a link planted after a
+ * cli_file_path check is refused when the command opens the file
+ * (cli_file_open re-checks as it opens); a hard link to a file outside,
+ * a FIFO (at once, not when someone reads it) and a directory are refused;
+ * the file outside keeps its bytes. */
+START_TEST(file_dir_open_refuses_planted_links)
+{
+	char d[] = "/tmp/cli-fopen-XXXXXX", p[768], q[512], err[256], *out;
+	ck_assert_ptr_nonnull(mkdtemp(d));
+	snprintf(p, sizeof(p), "%s/in", d);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/out", d);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/out/secret", d);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("outside\n", f);
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/in", d);
+	ck_assert_int_eq(cli_set_file_dir(p, err, sizeof(err)), 0);
+
+	/* Checked while nothing is there, then a link appears. */
+	char path[512], line[600];
+	struct cli_session *s = cli_session_create(NULL, CLI_OUT_BUFFER, -1);
+	ck_assert_ptr_nonnull(s);
+	snprintf(p, sizeof(p), "%s/in/late", d);
+	ck_assert_int_eq(cli_file_path(s, p, path, sizeof(path)), 0);
+	ck_assert_int_eq(symlink("../out/secret", p), 0);
+	ck_assert_int_eq(cli_file_open(s, p, path, sizeof(path)), -EACCES);
+	cli_session_destroy(s);
+
+	snprintf(p, sizeof(p), "%s/out/secret", d);
+	snprintf(q, sizeof(q), "%s/in/hard", d);
+	ck_assert_int_eq(link(p, q), 0);
+	snprintf(line, sizeof(line), "test write %s", q);
+	ck_assert_int_eq(run(line, &out), -EACCES);
+	snprintf(p, sizeof(p), "error: %s: has other hard links; cli-file-dir takes plain files only\n", q);
+	ck_assert_str_eq(out, p);
+	free(out);
+
+	snprintf(q, sizeof(q), "%s/in/fifo", d);
+	ck_assert_int_eq(mkfifo(q, 0600), 0);
+	snprintf(line, sizeof(line), "test write %s", q);
+	ck_assert_int_eq(run(line, &out), -EACCES);
+	snprintf(p, sizeof(p), "error: %s: not a plain file; cli-file-dir takes plain files only\n", q);
+	ck_assert_str_eq(out, p);
+	free(out);
+
+	char text[64];
+	read_file(d, "out/secret", text, sizeof(text));
+	ck_assert_str_eq(text, "outside\n");
+	/* An existing plain file inside is rewritten whole. */
+	snprintf(line, sizeof(line), "test write %s/in/plain", d);
+	snprintf(p, sizeof(p), "%s/in/plain", d);
+	f = fopen(p, "w");
+	fputs("a longer text than the command writes\n", f);
+	fclose(f);
+	ck_assert_int_eq(run(line, NULL), 0);
+	read_file(d, "in/plain", text, sizeof(text));
+	ck_assert_str_eq(text, "x\n");
+
+	ck_assert_int_eq(cli_set_file_dir("", err, sizeof(err)), 0);
+	const char *files[] = { "in/late", "in/hard", "in/fifo", "in/plain", "out/secret", "in", "out" };
+	for (int i = 0; i < 7; i++) {
+		snprintf(p, sizeof(p), "%s/%s", d, files[i]);
+		(i < 5 ? unlink : rmdir)(p);
+	}
+	rmdir(d);
+}
+END_TEST
+
+/* The race itself: a thread swaps DIR/in/sub between a directory and a
+ * link to DIR/out (renameat2 RENAME_EXCHANGE, atomic) while `test write
+ * in/sub/f` runs again and again. A check followed by an open writes
+ * DIR/out/f now and then; cli_file_open never may. Bounded: 1 s or 20000
+ * writes. */
+struct swapper {
+	char a[512], b[512];
+	volatile bool stop;
+	uint64_t n_swaps;
+};
+
+static void *swap_main(void *arg)
+{
+	struct swapper *w = arg;
+	while (!w->stop)
+		if (renameat2(AT_FDCWD, w->a, AT_FDCWD, w->b, RENAME_EXCHANGE) == 0)
+			w->n_swaps++;
+	return NULL;
+}
+
+START_TEST(file_dir_open_survives_swapped_directory)
+{
+	char d[] = "/tmp/cli-fswap-XXXXXX", p[512], err[256], line[600];
+	ck_assert_ptr_nonnull(mkdtemp(d));
+	const char *dirs[] = { "in", "in/sub", "out" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%s", d, dirs[i]);
+		ck_assert_int_eq(mkdir(p, 0700), 0);
+	}
+	struct swapper w = { .stop = false };
+	snprintf(w.a, sizeof(w.a), "%s/in/sub", d);
+	snprintf(w.b, sizeof(w.b), "%s/in/alt", d);
+	ck_assert_int_eq(symlink("../out", w.b), 0);
+	snprintf(p, sizeof(p), "%s/in", d);
+	ck_assert_int_eq(cli_set_file_dir(p, err, sizeof(err)), 0);
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, swap_main, &w), 0);
+	snprintf(line, sizeof(line), "test write %s/in/sub/f", d);
+	uint32_t n_written = 0, n_refused = 0;
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 20000 && !exists(d, "out/f"); i++) {
+		if (run(line, NULL) == 0)
+			n_written++;
+		else
+			n_refused++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000000000ll + (now.tv_nsec - t0.tv_nsec) >= 1000000000ll)
+			break;
+	}
+	w.stop = true;
+	pthread_join(t, NULL);
+	printf("swapped directory: %llu swaps, %u writes inside, %u refused\n", (unsigned long long)w.n_swaps,
+	       n_written, n_refused);
+	ck_assert_msg(!exists(d, "out/f"), "a write landed outside cli-file-dir");
+	ck_assert_uint_gt(w.n_swaps, 0);
+
+	ck_assert_int_eq(cli_set_file_dir("", err, sizeof(err)), 0);
+	const char *files[] = { "in/sub/f", "in/alt/f", "out/f", "in/sub", "in/alt", "out", "in" };
+	for (int i = 0; i < 7; i++) {
+		snprintf(p, sizeof(p), "%s/%s", d, files[i]);
+		(void)(unlink(p) == 0 || rmdir(p) == 0);
 	}
 	rmdir(d);
 }
@@ -702,6 +853,8 @@ static Suite *cli_suite(void)
 	tcase_add_test(reg, overlong_line_rejected);
 	tcase_add_test(reg, exec_file_runs_and_names_line);
 	tcase_add_test(reg, file_dir_confines_writes);
+	tcase_add_test(reg, file_dir_open_refuses_planted_links);
+	tcase_add_test(reg, file_dir_open_survives_swapped_directory);
 	tcase_add_test(reg, auth_file_checks_logins);
 	suite_add_tcase(s, reg);
 	TCase *srv = tcase_create("server");
