@@ -49,7 +49,7 @@ packet-generator {
 # shared machine does not pass for overload once the load has dropped.
 distributor { enable  ring-lines 1024  backlog 4096 }
 CONF
-daemon_start
+netns_start_sluice
 # "generated sent handoff_drops no_buffers": the generator's packets (both
 # streams), nul0's TX-packets, the distributor's drops, pg-input's no-buffers.
 figures() {
@@ -145,5 +145,5 @@ read -r g2 s2 d2 nb2 <<< "$(figures)"
 echo "accounted: generated $g2 = sent $s2 + dropped at the handoff $d2"
 [ "$g2" -eq $((s2 + d2)) ] || fail "generated $g2, sent $s2 + dropped $d2 = $((s2 + d2))"
 
-daemon_stop
+netns_stop_sluice
 echo PASS

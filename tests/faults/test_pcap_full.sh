@@ -39,7 +39,7 @@ packet-generator {
   to-null { rate 10kpps  size 64  next-node ethernet-input  rx-if 2 }
 }
 CONF
-daemon_start
+netns_start_sluice
 t0=$(now_ms)
 
 # "TX-packets TX-dropped" of interface $1.
@@ -73,5 +73,5 @@ echo "after (1 s): cap0 TX-packets +$((cap_tx2 - cap_tx1)) TX-dropped +$((cap_dr
 
 assert_all_attributed
 
-daemon_stop
+netns_stop_sluice
 echo PASS

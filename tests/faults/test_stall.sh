@@ -31,7 +31,7 @@ interfaces {
 packet-generator { s0 { rate 20kpps  size 64  next-node ethernet-input  rx-if 0 } }
 distributor { enable }
 CONF
-daemon_start
+netns_start_sluice
 # Field $2 ("loops", "heartbeat_age_ns", "state") of thread $1.
 thread() {
 	ctl show threads json | python3 -c '
@@ -83,5 +83,5 @@ tx2=$(nul0_tx)
 [ "$tx2" -gt "$tx1" ] || fail "nul0 TX-packets not rising after recovery ($tx1 -> $tx2)"
 [ "$(thread 1 state)" != stalled ] || fail "worker 0 still stalled after its recovery line"
 
-daemon_stop
+netns_stop_sluice
 echo PASS

@@ -39,33 +39,10 @@ cleanup() {
 trap cleanup EXIT
 netns_preflight ip ping python3 timeout
 netns_make_pairs
-setup_host() { # ns ifname address
-	ip netns exec "$1" sh -c "echo 1 > /proc/sys/net/ipv6/conf/$2/disable_ipv6 &&
-		ip link set lo up && ip addr add $3/24 dev $2 && ip link set $2 up" || fail "host $3 in $1"
-}
-setup_host "$ns_a" "$host_a" 10.97.0.1
-setup_host "$ns_b" "$host_b" 10.97.0.2
-mac_a=$(ip netns exec "$ns_a" cat "/sys/class/net/$host_a/address")
-mac_b=$(ip netns exec "$ns_b" cat "/sys/class/net/$host_b/address")
-ip netns exec "$ns_a" ip neigh add 10.97.0.2 lladdr "$mac_b" dev "$host_a" nud permanent || fail "neighbour in $ns_a"
-ip netns exec "$ns_b" ip neigh add 10.97.0.1 lladdr "$mac_a" dev "$host_b" nud permanent || fail "neighbour in $ns_b"
-
-cat > "$tmp/setup.cli" <<CLI
-set interface l2 xconnect a b
-set interface l2 xconnect b a
-CLI
-cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
-}
-CONF
+netns_setup_l2_hosts 10.97.0.1 10.97.0.2
+netns_xconnect_conf
 netns_start_sluice
 
-ctl() {
-	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"
-}
 # "RX-packets TX-packets TX-dropped" of interface $1.
 counters() {
 	ctl show interface "$1" json | python3 -c '
@@ -76,9 +53,6 @@ print(c["RX-packets"], c["TX-packets"], c["TX-dropped"])'
 # The State column of interface $1 in `show interface`.
 state() {
 	ctl show interface | awk -v n="$1" '$1 == n { print $3 }'
-}
-now_ms() {
-	date +%s%3N
 }
 
 ip netns exec "$ns_a" ping -i 0.005 -w 60 -W 1 10.97.0.2 > "$tmp/ping_bg" 2>&1 &
@@ -118,8 +92,8 @@ ctl show hardware b | grep -q "host-if gone" || { ctl show hardware b >&2; fail 
 ip link add "$if_b" type veth peer name "$host_b" address "$mac_b" netns "$ns_b" || fail "veth $if_b again"
 echo 1 > "/proc/sys/net/ipv6/conf/$if_b/disable_ipv6"
 ip link set "$if_b" up || fail "$if_b up"
-setup_host "$ns_b" "$host_b" 10.97.0.2
-ip netns exec "$ns_b" ip neigh add 10.97.0.1 lladdr "$mac_a" dev "$host_b" nud permanent || fail "neighbour in $ns_b again"
+netns_setup_l2_host "$ns_b" "$host_b" 10.97.0.2
+netns_neighbour "$ns_b" 10.97.0.1 "$mac_a" "$host_b"
 t1=$(now_ms)
 ctl set interface state b up > "$tmp/up" || { cat "$tmp/up" >&2; fail "set interface state b up"; }
 grep -qx "b up" "$tmp/up" || { cat "$tmp/up" >&2; fail "set interface state b up said something else"; }
@@ -145,8 +119,7 @@ grep -q "cannot bring it up: No such device" "$tmp/up_gone" || { cat "$tmp/up_go
 [ "$(state b)" = down ] || fail "b is $(state b) after a refused up, expected down"
 kill -0 "$pid" 2>/dev/null || fail "sluice died on a refused up"
 
-ctl show buffers > "$tmp/buffers" || fail "show buffers"
-grep -Eq "^unattributed +- +0$" "$tmp/buffers" || { cat "$tmp/buffers" >&2; fail "show buffers: buffers unattributed"; }
+assert_all_attributed
 
 netns_stop_sluice
 echo PASS

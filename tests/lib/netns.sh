@@ -101,3 +101,55 @@ netns_ping_all() {
 		grep -q "icmp_seq=$s ttl=" "$out" || return 1
 	done
 }
+
+# A host end for tests that cross-connect a and b (no router between the
+# hosts): address/24 on ifname in ns, IPv6 off, no route.
+netns_setup_l2_host() { # ns ifname address
+	ip netns exec "$1" sh -c "echo 1 > /proc/sys/net/ipv6/conf/$2/disable_ipv6 &&
+		ip link set lo up && ip addr add $3/24 dev $2 && ip link set $2 up" || fail "host $3 in $1"
+}
+
+# A permanent neighbour in ns: address at mac, through ifname.
+netns_neighbour() { # ns address mac ifname
+	ip netns exec "$1" ip neigh add "$2" lladdr "$3" dev "$4" nud permanent || fail "neighbour $2 in $1"
+}
+
+# Both host ends on one subnet, address_a on host_a and address_b on
+# host_b, each knowing the other's MAC (set in mac_a and mac_b), so that
+# no ARP has to cross sluice.
+netns_setup_l2_hosts() { # address_a address_b
+	netns_setup_l2_host "$ns_a" "$host_a" "$1"
+	netns_setup_l2_host "$ns_b" "$host_b" "$2"
+	mac_a=$(ip netns exec "$ns_a" cat "/sys/class/net/$host_a/address")
+	mac_b=$(ip netns exec "$ns_b" cat "/sys/class/net/$host_b/address")
+	netns_neighbour "$ns_a" "$2" "$mac_b" "$host_a"
+	netns_neighbour "$ns_b" "$1" "$mac_a" "$host_b"
+}
+
+# $tmp/startup.conf for af-packet interfaces a (on if_a) and b (on if_b),
+# cross-connected both ways, the CLI on $tmp/cli.sock.
+netns_xconnect_conf() {
+	printf 'set interface l2 xconnect a b\nset interface l2 xconnect b a\n' > "$tmp/setup.cli"
+	cat > "$tmp/startup.conf" <<CONF
+unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
+interfaces {
+  a { driver af-packet  host-if $if_a }
+  b { driver af-packet  host-if $if_b }
+}
+CONF
+}
+
+# sluicectl on $tmp/cli.sock, 5 s at most (a script may define its own).
+ctl() {
+	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"
+}
+
+now_ms() {
+	date +%s%3N
+}
+
+# `show buffers` names a holder for every buffer in use.
+assert_all_attributed() {
+	ctl show buffers > "$tmp/buffers" || fail "show buffers"
+	grep -Eq "^unattributed +- +0$" "$tmp/buffers" || { cat "$tmp/buffers" >&2; fail "show buffers: buffers unattributed${1:+ $1}"; }
+}
