@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "drivers/capture.h"
@@ -506,23 +507,82 @@ END_TEST
 
 /* ---- rx at recorded pace ---- */
 
-/* 16 frames stamped 40 ms apart (one 15 ms late, one stamped before its
- * predecessor), replayed with rx-pace recorded into a pcap tx file: the tx
- * stamps (the time of each burst) keep the gaps within a tolerance of 15 ms
- * (the test polls without sleeping; the daemon's idle sleep adds up to
- * idle-max-us), and the whole pass takes the recorded time. */
+/* Gaps of 200 ms and 80 ms of tolerance: a loaded 2-core box deschedules
+ * the poll loop for tens of ms, which must not read as a pacing fault; a
+ * frame sent a gap early or late still does. */
+enum { PACE_N = 16, PACE_GAP_US = 200000, PACE_TOL_US = 80000 };
+
+/* One replay of the file at in_path (stamps rec_us) through cap0 -> cap1.
+ * Asserts that every frame arrives, in order, never before it was due,
+ * counted from the start of the pass; returns how late the latest one was
+ * (us), the whole pass's overrun included. */
+static int64_t pace_replay(const int64_t *rec_us, uint32_t *worst_frame)
+{
+	const char *rx_words[] = { "rx-file", in_path, "rx-pace", "recorded" };
+	const char *tx_words[] = { "tx-file", out_path };
+	struct device *cap0 = create("cap0", "pcap", rx_words, 4);
+	struct device *cap1 = create("cap1", "pcap", tx_words, 2);
+	ck_assert_int_eq(dev_set_xconnect(cap0, cap1), 0);
+	ck_assert_int_eq(dev_set_admin_up(cap0, true), 0);
+	ck_assert_int_eq(dev_set_admin_up(cap1, true), 0);
+	/* The pass starts when the first poll reads frame 0, after this: the
+	 * reference for every frame. Frame 0's own tx stamp is not one: a
+	 * loaded box (or ASan) may take milliseconds to carry it to the tx,
+	 * and the frames after it would then seem early. The tx stamps are
+	 * CLOCK_REALTIME; 1 ms of margin for its slewing. */
+	struct timespec start;
+	clock_gettime(CLOCK_REALTIME, &start);
+	uint64_t t0 = time_now_ns(), total = 0;
+	while (total < PACE_N && time_now_ns() - t0 < 5000000000ull)
+		total += graph_main_poll(g);
+	int64_t elapsed_us = (int64_t)((time_now_ns() - t0) / 1000);
+	ck_assert_uint_eq(total, PACE_N);
+	ck_assert_int_ge(elapsed_us, rec_us[PACE_N - 1]);
+	ck_assert_int_eq(dev_set_admin_up(cap1, false), 0); /* flushes the file */
+
+	char pe[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(out_path, pe);
+	ck_assert_msg(p, "%s", pe);
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	int64_t start_us = (int64_t)start.tv_sec * 1000000 + start.tv_nsec / 1000, prev_rec = 0, clock_rec = 0;
+	int64_t worst = (elapsed_us - rec_us[PACE_N - 1]) / 2;
+	*worst_frame = PACE_N; /* the pass as a whole */
+	for (uint32_t i = 0; i < PACE_N; i++) {
+		ck_assert_int_eq(pcap_next_ex(p, &h, &data), 1);
+		ck_assert_uint_eq(data[14], i);
+		int64_t at = (int64_t)h->ts.tv_sec * 1000000 + h->ts.tv_usec;
+		/* when it was due: its own stamp, or at once when out of order */
+		clock_rec = rec_us[i] > prev_rec ? rec_us[i] : clock_rec;
+		prev_rec = rec_us[i] > prev_rec ? rec_us[i] : prev_rec;
+		int64_t late = (at - start_us) - clock_rec;
+		ck_assert_msg(late > -1000, "frame %u sent %lld us before it was due", i, (long long)-late);
+		if (late > worst) {
+			worst = late;
+			*worst_frame = i;
+		}
+	}
+	pcap_close(p);
+	dev_delete(cap0);
+	dev_delete(cap1);
+	return worst;
+}
+
+/* 16 frames stamped 200 ms apart (one a third of a gap late, one stamped
+ * before its predecessor), replayed with rx-pace recorded into a pcap tx
+ * file: each tx stamp (the time of its burst) is never before the frame was
+ * due and within the tolerance after it (the test polls without sleeping;
+ * the daemon's idle sleep adds up to idle-max-us), and the whole pass takes
+ * the recorded time (within twice the tolerance). Lateness is physical
+ * time on a shared box: up to three replays, one must be on time. */
 START_TEST(pcap_rx_pace_recorded)
 {
-	/* Gaps of 200 ms and 80 ms of tolerance: a loaded 2-core box
-	 * deschedules the poll loop for tens of ms, which must not read as a
-	 * pacing fault; a frame sent a gap early or late still does. */
-	enum { N = 16, GAP_US = 200000, TOL_US = 80000 };
-	int64_t rec_us[N];
+	int64_t rec_us[PACE_N];
 	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
 	pcap_dumper_t *d = pcap_dump_open(dead, in_path);
 	ck_assert_ptr_nonnull(d);
-	for (uint32_t i = 0; i < N; i++) {
-		rec_us[i] = (int64_t)i * GAP_US + (i == 5 ? GAP_US / 3 : 0);
+	for (uint32_t i = 0; i < PACE_N; i++) {
+		rec_us[i] = (int64_t)i * PACE_GAP_US + (i == 5 ? PACE_GAP_US / 3 : 0);
 		if (i == 9)
 			rec_us[i] = rec_us[8] - 1000; /* out of order: goes at once */
 		struct pcap_pkthdr h = { .ts = { .tv_sec = 1700000000 + rec_us[i] / 1000000,
@@ -534,42 +594,15 @@ START_TEST(pcap_rx_pace_recorded)
 	pcap_dump_close(d);
 	pcap_close(dead);
 
-	const char *rx_words[] = { "rx-file", in_path, "rx-pace", "recorded" };
-	const char *tx_words[] = { "tx-file", out_path };
-	struct device *cap0 = create("cap0", "pcap", rx_words, 4);
-	struct device *cap1 = create("cap1", "pcap", tx_words, 2);
-	ck_assert_int_eq(dev_set_xconnect(cap0, cap1), 0);
-	ck_assert_int_eq(dev_set_admin_up(cap0, true), 0);
-	ck_assert_int_eq(dev_set_admin_up(cap1, true), 0);
-	uint64_t t0 = time_now_ns(), total = 0;
-	while (total < N && time_now_ns() - t0 < 5000000000ull)
-		total += graph_main_poll(g);
-	uint64_t elapsed_us = (time_now_ns() - t0) / 1000;
-	ck_assert_uint_eq(total, N);
-	ck_assert_int_eq(dev_set_admin_up(cap1, false), 0); /* flushes the file */
-
-	char pe[PCAP_ERRBUF_SIZE];
-	pcap_t *p = pcap_open_offline(out_path, pe);
-	ck_assert_msg(p, "%s", pe);
-	struct pcap_pkthdr *h;
-	const u_char *data;
-	int64_t first = 0, prev_rec = 0, clock_rec = 0;
-	for (uint32_t i = 0; i < N; i++) {
-		ck_assert_int_eq(pcap_next_ex(p, &h, &data), 1);
-		ck_assert_uint_eq(data[14], i);
-		int64_t at = (int64_t)h->ts.tv_sec * 1000000 + h->ts.tv_usec;
-		if (i == 0)
-			first = at;
-		/* when it was due: its own stamp, or at once when out of order */
-		clock_rec = rec_us[i] > prev_rec ? rec_us[i] : clock_rec;
-		prev_rec = rec_us[i] > prev_rec ? rec_us[i] : prev_rec;
-		int64_t late = (at - first) - clock_rec;
-		ck_assert_msg(late > -1000 && late < TOL_US, "frame %u sent %lld us off its recorded time", i,
-			      (long long)late);
+	for (uint32_t attempt = 1;; attempt++) {
+		uint32_t frame;
+		int64_t worst = pace_replay(rec_us, &frame);
+		if (worst < PACE_TOL_US)
+			break;
+		fprintf(stderr, "pace attempt %u: %s %u sent %lld us late\n", attempt,
+			frame < PACE_N ? "frame" : "the pass of", frame < PACE_N ? frame : PACE_N, (long long)worst);
+		ck_assert_msg(attempt < 3, "sent late in 3 replays out of 3 (last: %lld us)", (long long)worst);
 	}
-	pcap_close(p);
-	ck_assert_uint_ge(elapsed_us, (uint64_t)rec_us[N - 1]);
-	ck_assert_uint_lt(elapsed_us, (uint64_t)rec_us[N - 1] + 2 * TOL_US);
 }
 END_TEST
 
