@@ -149,7 +149,9 @@ static void send_group(struct node_runtime *rt, uint32_t tx_if, const uint32_t *
 /* Common case first: one pass, four packets a turn and no branch per
  * packet, over the header lines (tx interface, flags, length), then the
  * frame goes on whole to the tx node. Callgrind, bench/io (256 per frame,
- * one interface per frame): 11.5 instructions per packet. Before
+ * one interface per frame, x86-64-v3): 11.8 instructions per packet, its
+ * tx arc one table read per frame (the loop bound is n & ~3: with i + 4 <= n
+ * gcc spilled i, one more instruction per turn). Before
  * the tx nodes, this node called the driver itself: 19.5 per packet, of
  * which 8.7 were a one-packet loop with a branch per packet and 4 the byte
  * count. */
@@ -163,7 +165,7 @@ static uint32_t interface_output_fn(struct node_runtime *rt, struct frame *f)
 	uint64_t bytes = 0;
 	uint32_t i = 0;
 
-	for (; i + 4 <= n; i += 4) {
+	for (const uint32_t n4 = n & ~3u; i < n4; i += 4) {
 		const struct buffer *b0 = buffer_get(bi[i]), *b1 = buffer_get(bi[i + 1]);
 		const struct buffer *b2 = buffer_get(bi[i + 2]), *b3 = buffer_get(bi[i + 3]);
 		diff |= (b0->tx_if ^ tx_if) | (b1->tx_if ^ tx_if) | (b2->tx_if ^ tx_if) | (b3->tx_if ^ tx_if);
