@@ -184,7 +184,7 @@ static inline uint32_t room_of(const struct evq *q, const struct cursor *c, uint
 	return pi == c->pi ? c->room : q->space[pi];
 }
 
-static inline void cur_put(struct evq *q, struct cursor *c, const struct evq_event *ev, struct evq_hist h)
+static inline __attribute__((unused)) void cur_put(struct evq *q, struct cursor *c, const struct evq_event *ev, struct evq_hist h)
 {
 	uint32_t idx = c->tail++ & c->mask;
 	/* As two words, type and op set in the first: the field-wise copy
