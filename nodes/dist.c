@@ -285,36 +285,39 @@ static void release_one(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_
 }
 
 /* Completed lines of worker w, as they came back: one pass, the counters
- * once. Lines of atomic packets only (flags 0) release tags straight. */
-static __attribute__((noinline)) void release_lines_typed(struct dist *d, uint32_t w, const struct handoff_line *lines,
-							     uint32_t n_lines)
+ * once. Inlined twice: lines of atomic packets only (no ordered or
+ * parallel packet out) release tags straight, the rest out of line. */
+__attribute__((always_inline)) static inline void release_lines_as(struct dist *d, uint32_t w,
+								   const struct handoff_line *lines, uint32_t n_lines,
+								   bool typed)
 {
 	struct dist_tx *tx = &d->tx[w];
 	uint32_t n = 0;
 	for (uint32_t l = 0; l < n_lines; l++) {
-		for (uint32_t s = 0; s < lines[l].n; s++)
-			release_one(d, tx, w + 1, lines[l].tag[s]);
+		for (uint32_t s = 0; s < lines[l].n; s++) {
+			if (typed)
+				release_one(d, tx, w + 1, lines[l].tag[s]);
+			else
+				release_tag(d, tx, w + 1, lines[l].tag[s]);
+		}
 		n += lines[l].n;
 	}
 	tx->in_flight -= n;
 	tx->st.returned += n;
 }
 
+static __attribute__((noinline)) void release_lines_typed(struct dist *d, uint32_t w, const struct handoff_line *lines,
+							     uint32_t n_lines)
+{
+	release_lines_as(d, w, lines, n_lines, true);
+}
+
 static void release_lines(struct dist *d, uint32_t w, const struct handoff_line *lines, uint32_t n_lines)
 {
-	struct dist_tx *tx = &d->tx[w];
-	if (unlikely(tx->spread_in_flight)) {
+	if (unlikely(d->tx[w].spread_in_flight))
 		release_lines_typed(d, w, lines, n_lines);
-		return;
-	}
-	uint32_t n = 0;
-	for (uint32_t l = 0; l < n_lines; l++) {
-		for (uint32_t s = 0; s < lines[l].n; s++)
-			release_tag(d, tx, w + 1, lines[l].tag[s]);
-		n += lines[l].n;
-	}
-	tx->in_flight -= n;
-	tx->st.returned += n;
+	else
+		release_lines_as(d, w, lines, n_lines, false);
 }
 
 /* Harvest every worker's completions; returns packets released. With

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "graph/buffer.h"
 #include "graph/util.h"
@@ -122,6 +123,48 @@ static inline void tx_slots_mark_rs(struct tx_slots *t, uint32_t from)
 	for (uint32_t off = (s - from) & mask; off < n - 1; off += TX_SLOTS_RS_BATCH, s = (s + TX_SLOTS_RS_BATCH) & mask)
 		t->rs[t->rs_tail++ & mask] = s;
 	t->rs[t->rs_tail++ & mask] = last;
+}
+
+/* Writes one frame of one buffer b into the descriptor at d, in the
+ * driver's layout. */
+typedef void tx_slots_put_fn(volatile void *d, const struct buffer *b, uint64_t data0);
+
+/* The tx fast path over n descriptors of desc_size bytes in a row from d
+ * (no wrap): frames of one buffer each, one descriptor each (RS comes
+ * after, tx_slots_mark_rs). Four a turn with one test of their chain flags;
+ * stops at the first chain; returns how many it wrote, with their buffers
+ * in bufs[]. Always inlined, so that put and desc_size are the driver's
+ * constants. Measured (bench/nic, burst 32, callgrind): a driver's tx
+ * burst less its buffer_free, 26.7-28.6 instructions per packet one at a
+ * time, 23.0-24.9 four at a time. */
+__attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile void *d, size_t desc_size,
+								    tx_slots_put_fn *put, uint32_t *bufs,
+								    const uint32_t *bi, uint32_t n, uint8_t *base,
+								    uint64_t stride, uint64_t data0)
+{
+	volatile uint8_t *p = d;
+	uint32_t i = 0;
+	for (; i + 4 <= n; i += 4, p += 4 * desc_size) {
+		const struct buffer *b0 = (const struct buffer *)(base + bi[i] * stride);
+		const struct buffer *b1 = (const struct buffer *)(base + bi[i + 1] * stride);
+		const struct buffer *b2 = (const struct buffer *)(base + bi[i + 2] * stride);
+		const struct buffer *b3 = (const struct buffer *)(base + bi[i + 3] * stride);
+		if (unlikely((b0->flags | b1->flags | b2->flags | b3->flags) & BUFFER_F_NEXT_PRESENT))
+			break;
+		put(p, b0, data0);
+		put(p + desc_size, b1, data0);
+		put(p + 2 * desc_size, b2, data0);
+		put(p + 3 * desc_size, b3, data0);
+		memcpy(&bufs[i], &bi[i], 4 * sizeof(uint32_t));
+	}
+	for (; i < n; i++, p += desc_size) {
+		const struct buffer *b = (const struct buffer *)(base + bi[i] * stride);
+		if (unlikely(b->flags & BUFFER_F_NEXT_PRESENT))
+			break;
+		put(p, b, data0);
+		bufs[i] = bi[i];
+	}
+	return i;
 }
 
 #endif
