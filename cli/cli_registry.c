@@ -434,10 +434,48 @@ static void trim_builtins(struct cli_def *def)
 			     "List every command with its usage");
 }
 
+/* libcli 1.10's match filters (include, exclude, grep, egrep) tell which
+ * they are from the word as typed: an abbreviation ("| inc x") falls to the
+ * regex branch without its flag, so it filters out every line and never
+ * frees the compiled pattern (about 600 bytes a command; found by fuzz_cli).
+ * libcli has matched the word to its filter by then, so the word is written
+ * out in full (a heap string of the pipeline's, which libcli frees) before
+ * its init reads it. */
+static int (*libcli_match_init)(struct cli_def *, int, char **, struct cli_filter *);
+
+static int match_init_full_name(struct cli_def *def, int argc, char **argv, struct cli_filter *filt)
+{
+	const struct cli_pipeline_stage *st = def->pipeline ? def->pipeline->current_stage : NULL;
+	if (st && st->command && argc > 0 && argv == st->words && strcmp(argv[0], st->command->command)) {
+		char *full = strdup(st->command->command);
+		if (!full)
+			return CLI_ERROR;
+		free(argv[0]);
+		argv[0] = full;
+	}
+	return libcli_match_init(def, argc, argv, filt);
+}
+
+static void wrap_match_filters(struct cli_def *def)
+{
+	static const char *const names[] = { "include", "exclude", "grep", "egrep" };
+	for (struct cli_command *c = def->commands; c; c = c->next) {
+		if (c->command_type != CLI_FILTER_COMMAND || !c->init || c->init == match_init_full_name)
+			continue;
+		for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+			if (strcmp(c->command, names[i]))
+				continue;
+			libcli_match_init = c->init; /* one libcli, one function */
+			c->init = match_init_full_name;
+		}
+	}
+}
+
 static bool build_tree(struct cli_def *def)
 {
 	bool ok = true;
 	trim_builtins(def);
+	wrap_match_filters(def);
 	pthread_mutex_lock(&registry.lock);
 	for (uint32_t i = 0; i < registry.n && ok; i++)
 		ok = add_path(def, registry.regs[i]);
@@ -477,60 +515,10 @@ void cli_session_destroy(struct cli_session *s)
 	free(s);
 }
 
-/* libcli 1.10 leaks the compiled pattern of a regex filter (include,
- * exclude, grep, egrep) named by an abbreviation ("| inc x"), about 600
- * bytes a command (found by fuzz_cli); spelled in full it frees it. So each
- * unquoted '|' has its filter's name written out when the word is a prefix
- * of exactly one regex filter and of no other filter. false: no room
- * (outlen counts the terminating NUL). */
-static bool expand_filter_names(const char *line, char *out, size_t outlen)
-{
-	static const char *const regex_filters[] = { "include", "exclude", "grep", "egrep" };
-	static const char *const other_filters[] = { "begin", "between", "count" };
-	size_t o = 0;
-	bool quoted = false;
-	for (const char *p = line; *p;) {
-		char ch = *p++;
-		if (o + 1 >= outlen)
-			return false;
-		out[o++] = ch;
-		if (ch == '"')
-			quoted = !quoted;
-		if (ch != '|' || quoted)
-			continue;
-		while (*p == ' ' || *p == '\t') {
-			if (o + 1 >= outlen)
-				return false;
-			out[o++] = *p++;
-		}
-		size_t len = strcspn(p, " \t|");
-		const char *full = NULL;
-		uint32_t hits = 0;
-		for (size_t i = 0; len && i < ARRAY_LEN(regex_filters); i++)
-			if (!strncmp(p, regex_filters[i], len))
-				full = regex_filters[i], hits++;
-		for (size_t i = 0; len && i < ARRAY_LEN(other_filters); i++)
-			hits += !strncmp(p, other_filters[i], len);
-		const char *word = hits == 1 && full ? full : p;
-		size_t wlen = word == p ? len : strlen(full);
-		if (o + wlen >= outlen)
-			return false;
-		memcpy(out + o, word, wlen);
-		o += wlen;
-		p += len;
-	}
-	out[o] = 0;
-	return true;
-}
-
 int cli_session_run(struct cli_session *s, const char *line)
 {
 	s->status = -EINVAL; /* stays so when libcli rejects the line itself */
 	s->printed = false;
-	/* Only when the result fits the line cap: a line near it stays as typed. */
-	char expanded[CLI_LINE_MAX + 1];
-	if (strchr(line, '|') && expand_filter_names(line, expanded, MIN(sizeof(expanded), s->max_line + (size_t)1)))
-		line = expanded;
 	int rc = cli_run_command(s->def, line);
 	if (rc == CLI_QUIT)
 		return 0;
