@@ -17,8 +17,10 @@
  * packet of its flow that waits, and the distributor is offered only what
  * it should take. (It may still refuse one, when a flow's last packet
  * completes between the placing and the call and the flow then opens on
- * another worker: that packet is dropped with the distributor's reason,
- * not retried, which could reorder its flow.) The stash holds
+ * a worker that is full. Such a packet goes back to the front of the
+ * stash, to be offered first next time, unless a later packet of its flow
+ * tag was taken in the same call: a retry would then leave after it, so
+ * it is dropped with the distributor's reason instead.) The stash holds
  * SCHED_FRONT_STASH packets: past that, the lowest priority is dropped.
  *
  * Next nodes: error-drop.
@@ -52,6 +54,8 @@ struct sched_dist_data {
 	uint8_t reason[FRAME_SIZE];
 	uint32_t dropped[FRAME_SIZE];      /* to error-drop */
 	uint8_t assigned[FRAME_SIZE];
+	uint8_t overtaken[FRAME_SIZE];     /* refused, and a later packet of its tag was taken */
+	struct evq_event retry[FRAME_SIZE]; /* refused, offered again first next poll */
 	uint32_t room[DIST_MAX_WORKERS];   /* free slots left on paper */
 	uint16_t touched[FRAME_SIZE];      /* tags marked below, to unmark */
 	uint8_t opened[DIST_N_TAGS];       /* worker + 1 an atomic flow opens on this poll */
@@ -187,6 +191,43 @@ static uint32_t sort_out(struct node_runtime *rt, struct sched_dist_data *d, str
 	return n_off;
 }
 
+/* The distributor refused some of off[0..n): each goes back to the front
+ * of the stash, in order, ahead of the packets held back this poll (all of
+ * them later in their flows), unless a later packet of its tag was taken
+ * (a retry would reorder the flow) or the stash has no room: those are
+ * dropped with the distributor's reason. Cold: placement on paper makes a
+ * refusal rare. */
+static __attribute__((noinline)) void refused(struct node_runtime *rt, struct sched_dist_data *d,
+					      struct sched_front *fr, uint32_t n, uint32_t *n_drop)
+{
+	uint32_t n_touched = 0, n_retry = 0;
+	for (uint32_t i = n; i--;) { /* backwards: "taken later" is known when i is reached */
+		uint16_t tag = d->tags[i];
+		bool later = d->blocked[tag / 8] & (1u << (tag % 8));
+		d->overtaken[i] = !d->assigned[i] && later;
+		if (d->assigned[i] && !later) {
+			d->blocked[tag / 8] |= (uint8_t)(1u << (tag % 8));
+			d->touched[n_touched++] = tag;
+		}
+	}
+	for (uint32_t i = 0; i < n_touched; i++)
+		d->blocked[d->touched[i] / 8] = 0;
+	for (uint32_t i = 0, k = 0; i < n; i++) {
+		if (likely(d->assigned[i])) {
+			stat_add(&fr->sent[d->off[i].queue], 1);
+			continue;
+		}
+		uint8_t reason = d->reason[k++];
+		if (!d->overtaken[i] && fr->n_stash + n_retry < SCHED_FRONT_STASH)
+			d->retry[n_retry++] = d->off[i];
+		else
+			drop(rt, d, fr, n_drop, &d->off[i], reason);
+	}
+	memmove(fr->stash + n_retry, fr->stash, fr->n_stash * sizeof(fr->stash[0]));
+	memcpy(fr->stash, d->retry, n_retry * sizeof(fr->stash[0]));
+	fr->n_stash += n_retry;
+}
+
 /* ---- the node ---- */
 
 static uint32_t sched_dist_fn(struct node_runtime *rt, struct frame *f)
@@ -210,12 +251,11 @@ static uint32_t sched_dist_fn(struct node_runtime *rt, struct frame *f)
 			d->tags[i] = (uint16_t)d->off[i].flow;
 		}
 		taken = dist_process(dist, d->bi, d->tags, d->types, n_off, d->refused, d->reason, d->assigned);
-		for (uint32_t i = 0, k = 0; i < n_off; i++) {
-			if (likely(d->assigned[i]))
+		if (likely(taken == n_off))
+			for (uint32_t i = 0; i < n_off; i++)
 				stat_add(&fr->sent[d->off[i].queue], 1);
-			else
-				drop(rt, d, fr, &n_drop, &d->off[i], d->reason[k++]);
-		}
+		else
+			refused(rt, d, fr, n_off, &n_drop);
 	}
 	if (n_drop)
 		node_enqueue(rt, SCHED_DIST_NEXT_DROP, d->dropped, n_drop);
