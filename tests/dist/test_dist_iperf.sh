@@ -13,6 +13,12 @@
 #   - both workers handled packets (show distributor), no completion for a
 #     tag its worker did not own;
 #   - sluice exits 0 with every buffer returned.
+# With a fourth argument `ordered`, the TCP packets are first put in a
+# scheduling class of type ordered (`sched class tcp priority 7 type ordered
+# match protocol tcp`): the distributor then spreads each stream over both
+# workers and restores its order on the rx thread before transmit, and the
+# same per-stream order check holds; each worker must have been handed
+# ordered packets, and show sched must say the class queue handed TCP on.
 # Where it looks: ingress is tcpdump on sluice's own veth end (-Q in: the
 # kernel hands each frame to sluice's socket and tcpdump's in turn); egress
 # is tcpdump on the far end in the host namespace, because sluice transmits
@@ -28,11 +34,13 @@
 # carry the PID; the trap removes namespaces, veths, sluice, iperf3 and
 # tcpdump even on failure; every wait is bounded.
 #
-#   test_dist_iperf.sh SLUICE SLUICECTL TCP_ORDER
+#   test_dist_iperf.sh SLUICE SLUICECTL TCP_ORDER [ordered]
 set -u
 sluice=$1
 sluicectl=$2
 tcp_order=$3
+mode=${4:-atomic}
+case "$mode" in atomic | ordered) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
 id=$$
 ns_a=sluice-di-a-$id
 ns_b=sluice-di-b-$id
@@ -78,6 +86,7 @@ cat > "$tmp/setup.cli" <<CLI
 set interface ip address a 10.1.0.1/24
 set interface ip address b 10.2.0.1/24
 CLI
+[ "$mode" = ordered ] && echo "sched class tcp priority 7 type ordered match protocol tcp" >> "$tmp/setup.cli"
 cat > "$tmp/startup.conf" <<CONF
 unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
 cpu { corelist-workers $workers }
@@ -163,7 +172,19 @@ for w in 0 1; do
 	returned=$(awk -v w="$w" '$1 == w { print $7 }' "$tmp/dist")
 	[ -n "$handed" ] && [ "$handed" -ge 100 ] || fail "worker $w handled ${handed:-no} packets: the run did not use 2 workers"
 	[ "$handed" -eq "$returned" ] || fail "worker $w: $handed handed, $returned returned after the run"
+	if [ "$mode" = ordered ]; then
+		# Column 11 is Ordered (Worker, In flight, Backlog, Flows, Ring,
+		# Handed, Returned, Matched, Migrations, Drops, Ordered, Parallel).
+		ordered=$(awk -v w="$w" '$1 == w { print $11 }' "$tmp/dist")
+		[ -n "$ordered" ] && [ "$ordered" -ge 100 ] || fail "worker $w was handed ${ordered:-no} ordered packets"
+	fi
 done
+if [ "$mode" = ordered ]; then
+	ctl show sched > "$tmp/sched" || fail "show sched"
+	cat "$tmp/sched"
+	sent=$(awk '/^Class queues/ { q = 1; next } q && $1 == "tcp" { print $4 }' "$tmp/sched")
+	[ "${sent:-0}" -gt 1000 ] || fail "the class queue handed ${sent:-no} TCP packets to the distributor"
+fi
 grep -q "completions for tags not owned" "$tmp/dist" && fail "completions for tags a worker did not own"
 dist_drops=$(sed -n 's/^drops: flow.s worker busy \([0-9]*\), new flow with every worker busy \([0-9]*\),.*/\1 \2/p' "$tmp/dist" |
 	awk '{print $1 + $2}')

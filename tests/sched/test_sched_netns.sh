@@ -18,8 +18,8 @@
 #           pings meanwhile are all answered, both workers were handed
 #           ordered packets and parallel ones reached the workers (show
 #           distributor), the class queues handed TCP on (show sched).
-#           (Per-stream order at the egress is tests/dist's tcp-order
-#           check, run there on this same path.)
+#           (Per-stream order at the egress with TCP of type ordered is
+#           tests/dist's `dist iperf3 ordered`, on this same path.)
 # Time is physical here, on a shared box: each measurement is retried up
 # to 3 times, and the figures of every attempt are printed. Every run
 # ends with `show sched`, a clean SIGTERM and every buffer returned.
