@@ -36,7 +36,7 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/bench-dist.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 log() { echo "# $*" >&2; }
 
-command -v dpdk-test >/dev/null 2>&1 || { log "installing dpdk"; apt-get install -y dpdk >/dev/null; }
+command -v dpdk-test >/dev/null 2>&1 || { log "installing dpdk dpdk-dev (dpdk-test is in dpdk-dev on Debian 12)"; apt-get install -y dpdk dpdk-dev >/dev/null; }
 [ -f "$build/build.ninja" ] || meson setup "$build" "$root" -Dtests=false >/dev/null
 ninja -C "$build" bench/sluice-bench-distributor >/dev/null
 bench="$build/bench/sluice-bench-distributor"
