@@ -354,6 +354,7 @@ static int stage_timers(struct app *a)
 		return rc;
 	a->timers_up = true;
 	sched_io_set_max_held(a->cfg.sched.max_held);
+	sched_io_set_class_depth(a->cfg.sched.class_depth);
 	graph_log("timers", "%u service(s): tick %lluns, %u levels, %u timers each", graph_n_threads(a->g),
 		  (unsigned long long)c->tick_ns, c->levels, c->max_timers);
 	return 0;

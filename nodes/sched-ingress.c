@@ -21,7 +21,7 @@
  *
  * Next nodes: ethernet-input, error-drop.
  * Errors: class queue full (workers busy: the class's queue holds
- *   SCHED_FRONT_DEPTH packets).
+ *   class-queue-depth packets, 1024 by default).
  * Trace: class id and name, priority, type, DSCP and IP protocol seen (or
  *   "not IPv4"), and "queued for the workers" when it was.
  * CLI: `sched class ...`, `no sched class NAME`, `show sched` (packets per

@@ -26,6 +26,13 @@ uint32_t sched_io_max_held(void)
 	return max_held;
 }
 
+static uint32_t class_depth = SCHED_FRONT_DEPTH;
+
+void sched_io_set_class_depth(uint32_t depth)
+{
+	class_depth = depth;
+}
+
 /* The owner's clock: the schedule's times are on it. */
 static uint64_t owner_now(struct graph *g, const struct sched_io_if *sif)
 {
@@ -222,7 +229,7 @@ static void front_sync(struct graph *g)
 		struct evq_queue_config qc;
 		evq_queue_config_default(&qc);
 		qc.type = EVQ_PARALLEL; /* one port: the distributor applies the class's type */
-		qc.depth = SCHED_FRONT_DEPTH;
+		qc.depth = class_depth;
 		for (uint32_t id = 0; q && id < SCHED_MAX_CLASSES; id++) {
 			if (evq_queue_setup(q, id, &qc) || evq_port_link(q, 0, id)) {
 				evq_destroy(q);
@@ -235,6 +242,7 @@ static void front_sync(struct graph *g)
 		}
 		f->port = evq_port(q, 0);
 		f->evq = q;
+		f->depth = class_depth;
 		f->n_stash = 0;
 		dist_graph_set_front(&front_hooks);
 		graph_node_set_state(g, 0, (uint32_t)node, NODE_STATE_POLLING);

@@ -59,6 +59,11 @@ static inline uint16_t sched_io_owner(uint32_t if_index, uint32_t n_threads)
 void sched_io_set_max_held(uint32_t max_held);
 uint32_t sched_io_max_held(void);
 
+/* Packets per class queue in front of the workers (the `sched {
+ * class-queue-depth }` key, a power of two), for queues made from now on;
+ * queues that exist keep theirs until the distributor detaches. */
+void sched_io_set_class_depth(uint32_t depth);
+
 /* Shaper on if_index: rate_bps 0 removes it. Delay: delay_ns and
  * jitter_ns 0 remove it. Take the barrier; return 0 or a negative errno
  * with the reason in err (nothing changed then). */
@@ -76,8 +81,9 @@ int sched_io_class_remove(struct graph *g, const char *name);
  * With a distributor attached (workers run) and a class defined,
  * sched-ingress on thread 0 puts each packet in its class's event queue
  * (sched/evq.h: queue = class id, priority = the class's, flow = the
- * packet's flow tag, payload = its buffer index; SCHED_FRONT_DEPTH packets
- * per class at most, more are dropped as "class queue full"), and
+ * packet's flow tag, payload = its buffer index; class-queue-depth packets
+ * per class at most, SCHED_FRONT_DEPTH unless configured, more are dropped
+ * as "class queue full"), and
  * sched-dist, polled on thread 0, hands the distributor only as many as
  * the workers have room for: highest priority first, the classes of one
  * priority in turns of their weights, each packet with its class's
@@ -97,12 +103,13 @@ int sched_io_class_remove(struct graph *g, const char *name);
  * attached; freed by dist_graph_detach (what it holds then is freed and
  * counted as dropped at shutdown) or sched_io_free_all. Thread 0's, and
  * the control thread's under the barrier; counters read with stat_read. */
-#define SCHED_FRONT_DEPTH 1024
+#define SCHED_FRONT_DEPTH 1024 /* the default class-queue-depth */
 #define SCHED_FRONT_STASH 128 /* half a frame: a poll always has room for new packets */
 
 struct sched_front {
 	struct evq *evq;       /* NULL: not in use */
 	struct evq_port *port; /* drained by sched-dist */
+	uint32_t depth;        /* packets per class queue */
 	uint32_t n_stash;
 	struct evq_event stash[SCHED_FRONT_STASH]; /* refused by the distributor, in order */
 	/* per class id */

@@ -367,8 +367,10 @@ static void show_front(struct cli_session *s, struct graph *g, cJSON *root)
 	if (!on)
 		return;
 	cJSON *arr = root ? cJSON_AddArrayToObject(root, "class_queues") : NULL;
+	if (root)
+		cJSON_AddNumberToObject(root, "class_queue_depth", f->depth);
 	if (!root) {
-		cli_printf(s, "Class queues for the workers (%u packets per class)", SCHED_FRONT_DEPTH);
+		cli_printf(s, "Class queues for the workers (%u packets per class)", f->depth);
 		cli_printf(s, "    %-16s %10s %10s %10s %10s %10s %10s", "class", "held", "queued", "sent", "queue full",
 			   "dist drop", "shutdown");
 	}

@@ -107,6 +107,7 @@ struct timer_config {
 	/* Not the timer service's own: the packet schedules that the same
 	 * `sched` section configures (sched/egress.h, nodes/sched_io.h). */
 	uint32_t max_held;        /* packets sched-egress holds per interface, default 4096 */
+	uint32_t class_depth;     /* packets per class queue in front of the workers, default 1024 */
 };
 
 void timer_config_default(struct timer_config *cfg);

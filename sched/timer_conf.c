@@ -13,6 +13,9 @@
  *     producer-mode ring   ring | shard: how producers reach the owner
  *     max-held 4096        packets sched-egress holds per shaped or delayed
  *                          interface; more are dropped (and counted)
+ *     class-queue-depth 1024  packets each class queue in front of the
+ *                          workers holds (power of two, 64-65536); more
+ *                          are dropped as "class queue full"
  *   }
  */
 #include <errno.h>
@@ -47,6 +50,8 @@ static const struct conf_key timer_keys[] = {
 	  .doc = "ring: requests drained by the owner; shard: a locked wheel per producer" },
 	{ .name = "max-held", .type = CONF_UINT, .def = "4096", .min = 1, .max = SCHED_HELD_MAX, TC_FIELD(max_held),
 	  .doc = "packets sched-egress holds per shaped or delayed interface" },
+	{ .name = "class-queue-depth", .type = CONF_UINT, .def = "1024", .min = 64, .max = 65536,
+	  TC_FIELD(class_depth), .doc = "packets per class queue in front of the workers, a power of two" },
 	{ 0 },
 };
 
@@ -56,6 +61,11 @@ static int timer_conf_check(void *obj, struct conf_check *chk)
 	if (c->ring_size & (c->ring_size - 1)) {
 		chk->key = "ring-size";
 		snprintf(chk->msg, sizeof(chk->msg), "expected a power of two, got %u", c->ring_size);
+		return -EINVAL;
+	}
+	if (c->class_depth & (c->class_depth - 1)) {
+		chk->key = "class-queue-depth";
+		snprintf(chk->msg, sizeof(chk->msg), "expected a power of two, got %u", c->class_depth);
 		return -EINVAL;
 	}
 	if ((uint64_t)c->max_timers + (uint64_t)c->max_producers * c->producer_timers > TIMER_MAX_TIMERS) {

@@ -62,6 +62,7 @@ void timer_config_default(struct timer_config *cfg)
 		.ring_size = 4096,
 		.xmode = TIMER_XMODE_RING,
 		.max_held = 4096,
+		.class_depth = 1024,
 	};
 }
 

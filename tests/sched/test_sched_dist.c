@@ -383,6 +383,40 @@ START_TEST(test_detach_frees_queued)
 }
 END_TEST
 
+/* ---- class-queue-depth ---- */
+
+/* `sched { class-queue-depth 128 }`: with the workers too slow the queue
+ * fills to exactly 128 (1024 by default), the rest is "class queue full",
+ * and show sched says the depth. */
+START_TEST(test_class_queue_depth)
+{
+	sched_io_set_class_depth(128);
+	cli_ok("sched class bulk priority 7 match dscp 10");
+	int bulk = sched_class_find("bulk");
+	const struct sched_front *f = &sched_front;
+	ck_assert_uint_eq(f->depth, 128);
+	for (uint32_t i = 0; i < BURST; i++)
+		t.plan[i] = 10;
+	atomic_store(&t.slow_ns, 200000); /* 0.2 ms a packet: the queue stays full */
+	run_source(SOURCE_LEAD);
+	struct evq_queue_stats st;
+	ck_assert_int_eq(evq_queue_stats(f->evq, (uint32_t)bulk, &st), 0);
+	ck_assert_uint_eq(st.held, 128);
+	ck_assert_uint_gt(f->queue_full[bulk], 0);
+	char *out = NULL;
+	ck_assert_int_eq(cli_exec_line("show sched", &out), 0);
+	ck_assert_msg(out && strstr(out, "Class queues for the workers (128 packets per class)"), "%s", out);
+	free(out);
+	atomic_store(&t.slow_ns, 0);
+	ck_assert_uint_eq(dist_graph_drain(g, d, 60000000000ull), 0);
+	graph_workers_stop(g);
+	dist_graph_detach(g, d);
+	ck_assert_uint_eq(atomic_load(&t.delivered_dscp[10]) + f->queue_full[bulk] + f->dist_dropped[bulk],
+			  t.sent_dscp[10]);
+	sched_io_set_class_depth(SCHED_FRONT_DEPTH);
+}
+END_TEST
+
 /* ---- the CLI ---- */
 
 START_TEST(test_cli_type)
@@ -431,6 +465,7 @@ int main(void)
 	tcase_add_test(tc, test_priority_under_backpressure);
 	tcase_add_test(tc, test_weights_under_backpressure);
 	tcase_add_test(tc, test_detach_frees_queued);
+	tcase_add_test(tc, test_class_queue_depth);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

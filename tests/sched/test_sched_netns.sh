@@ -17,7 +17,8 @@
 #           parallel` (priority 0): 8 iperf3 streams A -> B complete, 20 EF
 #           pings meanwhile are all answered, both workers were handed
 #           ordered packets and parallel ones reached the workers (show
-#           distributor), the class queues handed TCP on (show sched).
+#           distributor), the class queues handed TCP on and are 2048 deep as
+#           `sched { class-queue-depth 2048 }` says (show sched).
 #           (Per-stream order at the egress with TCP of type ordered is
 #           tests/dist's `dist iperf3 ordered`, on this same path.)
 # Time is physical here, on a shared box: each measurement is retried up
@@ -66,7 +67,7 @@ interfaces {
   a { driver af-packet  host-if $if_a  tx-frame-size 10240 }
   b { driver af-packet  host-if $if_b  tx-frame-size 10240 }
 }
-sched { max-held 512 }
+sched { max-held 512  class-queue-depth 2048 }
 CONF
 # Two workers: on spare cores when there are any, else sharing (as in
 # tests/dist/test_dist_iperf.sh).
@@ -261,6 +262,8 @@ check_workers() {
 	sent=$(awk '/^Class queues/ { q = 1; next } q && $1 == "tcp" { print $4 }' "$tmp/sched")
 	[ "${sent:-0}" -gt 1000 ] || fail "the class queues handed ${sent:-no} TCP packets to the distributor"
 	grep -q "type ordered match protocol tcp" "$tmp/sched" || fail "show sched does not say type ordered"
+	grep -q "^Class queues for the workers (2048 packets per class)" "$tmp/sched" ||
+		fail "show sched does not say class-queue-depth 2048"
 }
 
 case "$check" in
