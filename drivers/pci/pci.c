@@ -21,11 +21,22 @@
 
 /* ---- addresses ---- */
 
+/* Whether text has the shape of pattern, 'h' standing for a hex digit:
+ * sscanf's %x alone would take a sign or a space ("0000:-1:00.0" read as
+ * bus 0xffffffff: a fuzz_conf finding). */
+static bool shaped(const char *text, const char *pattern)
+{
+	for (; *pattern; text++, pattern++)
+		if (*pattern == 'h' ? !isxdigit((unsigned char)*text) : *text != *pattern)
+			return false;
+	return *text == 0;
+}
+
 int pci_addr_canon(const char *text, char out[PCI_ADDR_SIZE])
 {
 	unsigned dom = 0, bus, dev, fn;
 	int n = 0;
-	if (!text)
+	if (!text || !(shaped(text, "hhhh:hh:hh.h") || shaped(text, "hh:hh.h")))
 		return -EINVAL;
 	if (sscanf(text, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) == 4 && text[n] == 0 && n == 12) {
 		/* full form */

@@ -100,7 +100,10 @@ START_TEST(addresses)
 	ck_assert_int_eq(pci_addr_canon("0000:AF:1F.7", a), 0);
 	ck_assert_str_eq(a, "0000:af:1f.7");
 	const char *bad[] = { "", "03:00", "0000:03:00", "0000:03:20.0", "0000:03:00.8", "x0000:03:00.0",
-			      "0000:03:00.0 ", "00000:03:00.0", "eth0" };
+			      "0000:03:00.0 ", "00000:03:00.0", "eth0",
+			      /* signs and spaces that %x takes (fuzz_conf finding: bus -1) */
+			      "0000:-1:00.0", "0000:+1:00.0", "0000: 1:00.0", "-000:01:00.0", "0000:01:-1.0",
+			      "-1:00.0", " 3:00.0", "0000:01:00.-" };
 	for (size_t i = 0; i < ARRAY_LEN(bad); i++)
 		ck_assert_msg(pci_addr_canon(bad[i], a) < 0, "'%s' accepted", bad[i]);
 }
