@@ -392,18 +392,33 @@ static int format_cpulist(const struct conf_cpulist *l, char *buf, size_t len)
 
 /* ---- addresses ---- */
 
-static int parse_mac(const struct conf_key *k, const char *text, void *obj, char *err, size_t errlen)
+bool conf_text_shaped(const char *text, const char *pattern)
+{
+	for (; *pattern; text++, pattern++)
+		if (*pattern == 'h' ? !isxdigit((unsigned char)*text) : *text != *pattern)
+			return false;
+	return *text == 0;
+}
+
+int conf_mac_parse(const char *text, uint8_t mac[6])
 {
 	unsigned b[6];
-	char tail;
-	if (sscanf(text, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6 ||
-	    strlen(text) != 17) {
+	if (!conf_text_shaped(text, "hh:hh:hh:hh:hh:hh") ||
+	    sscanf(text, "%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
+static int parse_mac(const struct conf_key *k, const char *text, void *obj, char *err, size_t errlen)
+{
+	uint8_t mac[6];
+	if (conf_mac_parse(text, mac)) {
 		snprintf(err, errlen, "expected %s", expected_of(k));
 		return -EINVAL;
 	}
-	uint8_t *p = (uint8_t *)obj + k->offset;
-	for (int i = 0; i < 6; i++)
-		p[i] = (uint8_t)b[i];
+	memcpy((uint8_t *)obj + k->offset, mac, sizeof(mac));
 	return 0;
 }
 

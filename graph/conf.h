@@ -213,4 +213,13 @@ bool conf_check_was_set(const struct conf_check *chk, const char *name);
 /* Whether cpu appears in the list. */
 bool conf_cpulist_has(const struct conf_cpulist *l, uint32_t cpu);
 
+/* Whether text has exactly the shape of pattern, where 'h' stands for one
+ * hex digit and any other character for itself ("hh:hh.h"). Check it
+ * before sscanf's %x, which also takes a sign or leading spaces. */
+bool conf_text_shaped(const char *text, const char *pattern);
+
+/* "aa:bb:cc:dd:ee:ff" (two hex digits each, either case) -> mac; -EINVAL
+ * for anything else. */
+int conf_mac_parse(const char *text, uint8_t mac[6]);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "drivers/device.h"
+#include "graph/conf.h"
 #include "graph/graph.h"
 #include "nodes/ip4.h"
 #include "nodes/ip4_fib.h"
@@ -342,13 +343,7 @@ static int show_neighbors(struct cli_session *s, int argc, char **argv)
 /* "aa:bb:cc:dd:ee:ff" -> bytes. */
 static bool parse_mac(const char *w, uint8_t m[6])
 {
-	unsigned v[6];
-	char tail;
-	if (sscanf(w, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
-		return false;
-	for (int i = 0; i < 6; i++)
-		m[i] = (uint8_t)v[i];
-	return true;
+	return conf_mac_parse(w, m) == 0;
 }
 
 /*

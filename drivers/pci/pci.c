@@ -2,7 +2,6 @@
  * vfio-pci binding check with its instructions, the io provider and DMA
  * memory helpers. vfio itself is in vfio.c.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +13,7 @@
 
 #include "drivers/pci/pci.h"
 #include "graph/buffer.h"
+#include "graph/conf.h"
 #include "graph/util.h"
 
 #define PCI_MAX_DRIVERS 8
@@ -21,22 +21,13 @@
 
 /* ---- addresses ---- */
 
-/* Whether text has the shape of pattern, 'h' standing for a hex digit:
- * sscanf's %x alone would take a sign or a space ("0000:-1:00.0" read as
- * bus 0xffffffff: a fuzz_conf finding). */
-static bool shaped(const char *text, const char *pattern)
-{
-	for (; *pattern; text++, pattern++)
-		if (*pattern == 'h' ? !isxdigit((unsigned char)*text) : *text != *pattern)
-			return false;
-	return *text == 0;
-}
-
 int pci_addr_canon(const char *text, char out[PCI_ADDR_SIZE])
 {
 	unsigned dom = 0, bus, dev, fn;
 	int n = 0;
-	if (!text || !(shaped(text, "hhhh:hh:hh.h") || shaped(text, "hh:hh.h")))
+	/* The shape first: %x alone takes a sign or a space ("0000:-1:00.0"
+	 * read as bus 0xffffffff, a fuzz_conf finding). */
+	if (!text || !(conf_text_shaped(text, "hhhh:hh:hh.h") || conf_text_shaped(text, "hh:hh.h")))
 		return -EINVAL;
 	if (sscanf(text, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) == 4 && text[n] == 0 && n == 12) {
 		/* full form */

@@ -562,6 +562,17 @@ START_TEST(test_codec)
 	conf_value_format(&keys[2], &v, out, sizeof(out));
 	ck_assert_str_eq(out, "02:00:0a:0b:0c:0d");
 	ck_assert_int_eq(conf_value_parse(&keys[2], "02:00:0a:0b:0c", &v, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(conf_value_parse(&keys[2], "0A:0B:0C:0D:0E:0F", &v, err, sizeof(err)), 0);
+	conf_value_format(&keys[2], &v, out, sizeof(out));
+	ck_assert_str_eq(out, "0a:0b:0c:0d:0e:0f");
+	/* Signs and spaces that sscanf's %x takes, the length kept at 17. */
+	static const char *const bad_macs[] = { "-1:00:0a:0b:0c:0d", "02:+1:0a:0b:0c:0d", "02: 1:0a:0b:0c:0d",
+						"02:00:0a:0b:0c:-d", "02-00-0a-0b-0c-0d", "02:00:0a:0b:0c:0g" };
+	for (size_t i = 0; i < sizeof(bad_macs) / sizeof(bad_macs[0]); i++) {
+		ck_assert_msg(conf_value_parse(&keys[2], bad_macs[i], &v, err, sizeof(err)) == -EINVAL, "%s accepted",
+			      bad_macs[i]);
+		ck_assert_int_eq(conf_mac_parse(bad_macs[i], v.mac), -EINVAL);
+	}
 	ck_assert_int_eq(conf_value_parse(&keys[3], "10.1.2.3", &v, err, sizeof(err)), 0);
 	ck_assert_uint_eq(v.ip, 0x0a010203);
 	ck_assert_int_eq(conf_value_parse(&keys[3], "10.1.2.256", &v, err, sizeof(err)), -EINVAL);

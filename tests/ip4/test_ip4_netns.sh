@@ -9,8 +9,9 @@
 #   - `ping -t 1` from A to B gets "Time to live exceeded" from 10.1.0.1;
 #   - an iperf3 TCP run A -> B of 3 s completes;
 #   - tcpdump in B sees A's packets with TTL 63 (A sends 64);
-#   - show ip neighbors lists both hosts; sluice exits 0 with every
-#     buffer returned.
+#   - show ip neighbors lists both hosts; `set ip neighbor` refuses a MAC
+#     with a sign (usage, nothing added) and takes a good static one;
+#     sluice exits 0 with every buffer returned.
 # Needs root, ip, ping, iperf3, tcpdump (scripts/deps.sh test). Names carry
 # the PID; the trap removes namespaces, veths, sluice, iperf3 and tcpdump
 # even on failure; every wait is bounded.
@@ -69,6 +70,15 @@ echo "ping 10.1.0.1: $(grep rtt "$tmp/ping_gw")"
 ctl show ip neighbors > "$tmp/nbr"
 cat "$tmp/nbr"
 grep -q "10.1.0.2 .*reachable" "$tmp/nbr" && grep -q "10.2.0.2 .*reachable" "$tmp/nbr" || fail "neighbours not resolved"
+
+# ---- set ip neighbor: a MAC with a sign is refused and changes nothing ----
+ctl set ip neighbor b 10.2.0.9 -1:00:00:00:00:09 static > "$tmp/nbr_bad" 2>&1 &&
+	fail "set ip neighbor took the MAC -1:00:00:00:00:09"
+grep -q "set ip neighbor NAME A.B.C.D MAC" "$tmp/nbr_bad" || { cat "$tmp/nbr_bad" >&2; fail "no usage for a bad MAC"; }
+ctl set ip neighbor b 10.2.0.9 02:00:00:00:00:09 static > /dev/null || fail "set ip neighbor with a good MAC"
+ctl show ip neighbors > "$tmp/nbr"
+grep -q "10.2.0.9 .*02:00:00:00:00:09" "$tmp/nbr" || { cat "$tmp/nbr" >&2; fail "static neighbour 10.2.0.9 missing"; }
+[ "$(grep -c "10.2.0.9 " "$tmp/nbr")" -eq 1 ] || fail "10.2.0.9 listed more than once"
 
 # ---- TTL 1: time-exceeded from sluice ----
 timeout 10 ip netns exec "$ns_a" ping -c 1 -t 1 -W 2 10.2.0.2 > "$tmp/ping_ttl" 2>&1
