@@ -340,12 +340,6 @@ static int show_neighbors(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-/* "aa:bb:cc:dd:ee:ff" -> bytes. */
-static bool parse_mac(const char *w, uint8_t m[6])
-{
-	return conf_mac_parse(w, m) == 0;
-}
-
 /*
  * sluice> set ip neighbor b 10.2.0.7 02:00:00:00:00:07 static
  * b: 10.2.0.7 is at 02:00:00:00:00:07 (static)
@@ -370,7 +364,7 @@ static int set_neighbor(struct cli_session *s, int argc, char **argv)
 	uint8_t mac[6];
 	if (!parse_addr(ip, &addr))
 		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D", ip);
-	if (!parse_mac(macw, mac) || (mac[0] & 1))
+	if (conf_mac_parse(macw, mac) || (mac[0] & 1))
 		return cli_fail(s, -EINVAL, "'%s' is not a unicast MAC (aa:bb:cc:dd:ee:ff)", macw);
 	char err[128] = "";
 	barrier_sync(s);

@@ -24,18 +24,17 @@
 int pci_addr_canon(const char *text, char out[PCI_ADDR_SIZE])
 {
 	unsigned dom = 0, bus, dev, fn;
-	int n = 0;
-	/* The shape first: %x alone takes a sign or a space ("0000:-1:00.0"
-	 * read as bus 0xffffffff, a fuzz_conf finding). */
-	if (!text || !(conf_text_shaped(text, "hhhh:hh:hh.h") || conf_text_shaped(text, "hh:hh.h")))
+	/* The shape decides the form, and comes first: %x alone takes a sign
+	 * or a space ("0000:-1:00.0" read as bus 0xffffffff, a fuzz_conf
+	 * finding). */
+	if (!text)
 		return -EINVAL;
-	if (sscanf(text, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) == 4 && text[n] == 0 && n == 12) {
-		/* full form */
-	} else if (dom = 0, n = 0, sscanf(text, "%2x:%2x.%1x%n", &bus, &dev, &fn, &n) == 3 && text[n] == 0 && n == 7) {
-		/* short form, domain 0 */
-	} else {
+	if (conf_text_shaped(text, "hhhh:hh:hh.h"))
+		sscanf(text, "%4x:%2x:%2x.%1x", &dom, &bus, &dev, &fn);
+	else if (conf_text_shaped(text, "hh:hh.h")) /* short form, domain 0 */
+		sscanf(text, "%2x:%2x.%1x", &bus, &dev, &fn);
+	else
 		return -EINVAL;
-	}
 	if (dev > 0x1f || fn > 7)
 		return -EINVAL;
 	snprintf(out, PCI_ADDR_SIZE, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
