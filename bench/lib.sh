@@ -4,12 +4,37 @@
 #   bench_need [CMD=PKG...]   install what is missing (Debian packages): the
 #                             build tools, the libraries, valgrind, plus the
 #                             extra command=package pairs given
+#   bench_need_peer CMD...    the DPDK programs the bench measures against
+#                             (dpdk-test, dpdk-testpmd, dpdk-test-fib: all in
+#                             Debian 12's dpdk-dev); installs them, and exits
+#                             3 naming the one still missing
+#   bench_need_libdpdk        libdpdk-dev for the peer harnesses of our own
 #   bench_build DIR [ARGS...] meson setup DIR (tests off) once, with ARGS
+#   bench_builds TARGET...    the shared builds every bench uses, built for
+#                             TARGET...: $native (-march=native) and $isa
+#                             (-march= the peer's baseline, bench_peer_isa;
+#                             also the callgrind build: no AVX-512 there);
+#                             with BEFORE=REV also $before and $before_isa
+#   bench_peer_isa            the -march Debian's DPDK was built for
+#   bench_tsc_hz              the TSC rate, measured here (Hz)
 #   bench_mem_mode            DPDK_MEM_MODE=huge|nohuge as the DPDK anchor
 #                             scripts set it up; sets dpdk_mem, sluice_mem,
 #                             mem_label (falls back to 4 KB pages)
 #   bench_busy_pct            share of all CPUs busy over one second
-#   bench_wait_quiet          wait (up to QUIET_MAX s) for a box < 10% busy
+#   bench_wait_quiet          wait (up to QUIET_MAX s) for a box < 10% busy;
+#                             nothing under QUICK=1
+#   bench_mmm                 numbers on stdin -> "min median max"
+#   bench_row ARGS...         one comparison row of the summary (see
+#                             bench/summary.py row --help); appended to
+#                             $BENCH_ROWS
+#   bench_report              this bench's rows as a markdown table
+#
+# QUICK=1 (bench/run.sh --quick): small sizes, one round, no waiting for a
+# quiet box; the figures are not judged, only that every bench still builds,
+# runs and finds its peer.
+QUICK=${QUICK:-0}
+BENCH_ROWS=${BENCH_ROWS:-$out/rows.jsonl}
+BENCH_BUILD_ROOT=${BENCH_BUILD_ROOT:-${TMPDIR:-/tmp}/sluice-bench}
 
 bench_log() { echo "# $*" >&2; }
 
@@ -74,6 +99,7 @@ bench_busy_pct() {
 }
 
 bench_wait_quiet() {
+	[ "$QUICK" != 1 ] || return 0
 	local waited=0 busy
 	while busy=$(bench_busy_pct) && [ "$busy" -ge 10 ]; do
 		if [ "$waited" -ge "${QUIET_MAX:-120}" ]; then
@@ -84,4 +110,117 @@ bench_wait_quiet() {
 		waited=$((waited + 5))
 	done
 	[ "$waited" -eq 0 ] || bench_log "waited ${waited}s for an idle box"
+}
+
+# The DPDK programs a bench runs as its peer. A peer that cannot run makes
+# the bench fail: a table with a missing peer is not a comparison.
+bench_need_peer() {
+	local c missing=()
+	for c in "$@"; do command -v "$c" >/dev/null 2>&1 || missing+=("$c"); done
+	if [ "${#missing[@]}" -gt 0 ] && [ "${BENCH_NO_INSTALL:-0}" != 1 ]; then
+		bench_log "installing dpdk dpdk-dev (${missing[*]}: Debian 12 ships them in dpdk-dev)"
+		apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null 2>&1 || true
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+			dpdk dpdk-dev >/dev/null 2>&1 || true
+	fi
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 && continue
+		echo "bench: peer $c is missing and could not be installed (Debian 12: apt-get install dpdk-dev)" >&2
+		exit 3
+	done
+}
+
+bench_need_libdpdk() {
+	pkg-config --exists libdpdk 2>/dev/null && return 0
+	if [ "${BENCH_NO_INSTALL:-0}" != 1 ]; then
+		bench_log "installing libdpdk-dev (the peer harnesses build against it)"
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+			dpdk-dev libdpdk-dev >/dev/null 2>&1 || true
+	fi
+	pkg-config --exists libdpdk 2>/dev/null && return 0
+	echo "bench: peer library libdpdk is missing and could not be installed (apt-get install libdpdk-dev)" >&2
+	exit 3
+}
+
+# Debian builds DPDK for a generic baseline (its pkg-config flags carry the
+# -march), sluice for -march=native: the $isa build matches the peer.
+bench_peer_isa() {
+	local m
+	m=$(pkg-config --cflags libdpdk 2>/dev/null | tr ' ' '\n' | sed -n 's/^-march=//p' | head -1)
+	echo "${m:-corei7}"
+}
+
+# bench_builds TARGET...: the shared builds, set up once per BENCH_BUILD_ROOT
+# (bench/run.sh shares them between the benches), each built for TARGETs.
+bench_builds() {
+	local peer_isa
+	bench_need_libdpdk
+	peer_isa=$(bench_peer_isa)
+	native=$BENCH_BUILD_ROOT/native
+	isa=$BENCH_BUILD_ROOT/isa-$peer_isa
+	isa_label="-march=$peer_isa (Debian's DPDK baseline)"
+	native_label="-march=native ($(bench_native_isa))"
+	bench_build "$native"
+	bench_build "$isa" -Dcpu_arch="$peer_isa"
+	bench_ninja "$native" bench/sluice-bench-tsc "$@"
+	bench_ninja "$isa" "$@"
+	before= before_isa=
+	[ -n "${BEFORE:-}" ] || return 0
+	local rev src
+	rev=$(git -C "$root" rev-parse --short "$BEFORE")
+	src=$BENCH_BUILD_ROOT/src-$rev
+	if [ ! -d "$src" ]; then
+		# That revision's engine with today's bench programs (their options may
+		# be newer than the revision), unless BEFORE_BENCH=old keeps its own.
+		mkdir -p "$src"
+		git -C "$root" archive "$BEFORE" | tar -x -C "$src"
+		[ "${BEFORE_BENCH:-new}" = old ] || { rm -rf "$src/bench"; cp -r "$root/bench" "$src/bench"; }
+	fi
+	before=$BENCH_BUILD_ROOT/before-$rev
+	before_isa=$BENCH_BUILD_ROOT/before-$rev-isa-$peer_isa
+	before_label="sluice at $rev"
+	(root=$src; bench_build "$before"; bench_build "$before_isa" -Dcpu_arch="$peer_isa")
+	bench_ninja "$before" "$@"
+	bench_ninja "$before_isa" "$@"
+}
+
+bench_ninja() {
+	local dir=$1
+	shift
+	ninja -C "$dir" "$@" >"$out/ninja-$(basename "$dir").log" 2>&1 ||
+		{ cat "$out/ninja-$(basename "$dir").log" >&2; exit 1; }
+}
+
+# The widest vector ISA -march=native gives this box, for the row labels.
+bench_native_isa() {
+	local f
+	f=$(grep -m1 '^flags' /proc/cpuinfo)
+	case "$f" in
+	*avx512f*) echo "AVX-512" ;;
+	*avx2*) echo "AVX2" ;;
+	*) echo "SSE" ;;
+	esac
+}
+
+bench_tsc_hz() {
+	if [ -z "${BENCH_TSC_HZ:-}" ]; then
+		BENCH_TSC_HZ=$("$BENCH_BUILD_ROOT/native/bench/sluice-bench-tsc")
+		export BENCH_TSC_HZ
+	fi
+	echo "$BENCH_TSC_HZ"
+}
+
+bench_mmm() {
+	sort -g | awk '{a[NR] = $1} END {
+		if (!NR) { print "nan nan nan"; exit }
+		med = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+		print a[1], med, a[NR] }'
+}
+
+bench_row() {
+	python3 "$root/bench/summary.py" row --file "$BENCH_ROWS" "$@"
+}
+
+bench_report() {
+	python3 "$root/bench/summary.py" table "$BENCH_ROWS"
 }

@@ -38,8 +38,8 @@ log() { echo "# $*" >&2; }
 
 command -v dpdk-test >/dev/null 2>&1 || { log "installing dpdk dpdk-dev (dpdk-test is in dpdk-dev on Debian 12)"; apt-get install -y dpdk dpdk-dev >/dev/null; }
 [ -f "$build/build.ninja" ] || meson setup "$build" "$root" -Dtests=false >/dev/null
-ninja -C "$build" bench/sluice-bench-distributor >/dev/null
-bench="$build/bench/sluice-bench-distributor"
+ninja -C "$build" bench/distributor/sluice-bench-distributor >/dev/null
+bench="$build/bench/distributor/sluice-bench-distributor"
 # BEFORE: that revision's library with this bench driver (its options may
 # be newer than the revision).
 before_bench=
@@ -50,9 +50,9 @@ if [ -n "${BEFORE:-}" ]; then
 	cp "$here/dist_perf.c" "$src/bench/distributor/dist_perf.c"
 	meson setup "$out/before" "$src" -Dtests=false >/dev/null
 	meson setup "$out/before-cg" "$src" -Dtests=false -Dcpu_arch=x86-64-v3 >/dev/null
-	ninja -C "$out/before" bench/sluice-bench-distributor >/dev/null
-	ninja -C "$out/before-cg" bench/sluice-bench-distributor >/dev/null
-	before_bench="$out/before/bench/sluice-bench-distributor"
+	ninja -C "$out/before" bench/distributor/sluice-bench-distributor >/dev/null
+	ninja -C "$out/before-cg" bench/distributor/sluice-bench-distributor >/dev/null
+	before_bench="$out/before/bench/distributor/sluice-bench-distributor"
 fi
 
 # Hugepages for DPDK, as the anchor scripts reserve them.
@@ -118,7 +118,7 @@ done
 command -v valgrind >/dev/null 2>&1 || { log "installing valgrind"; apt-get install -y valgrind >/dev/null; }
 build_cg=${build}-cg
 [ -f "$build_cg/build.ninja" ] || meson setup "$build_cg" "$root" -Dtests=false -Dcpu_arch=x86-64-v3 >/dev/null
-ninja -C "$build_cg" bench/sluice-bench-distributor >/dev/null
+ninja -C "$build_cg" bench/distributor/sluice-bench-distributor >/dev/null
 cg_calls=20000
 cg_pkts=$(( (cg_calls + 10000) * 64 )) # the bench's 10,000 warm-up calls count too
 per_packet() { # callgrind-out function: inclusive instructions per packet
@@ -129,8 +129,8 @@ echo
 echo "| callgrind, 1 worker played inline | dist_process instr/packet | dist_worker_poll instr/packet |"
 echo "|---|---|---|"
 for b in ${BEFORE:+before} now; do
-	bin="$build_cg/bench/sluice-bench-distributor"
-	[ "$b" = before ] && bin="$out/before-cg/bench/sluice-bench-distributor"
+	bin="$build_cg/bench/distributor/sluice-bench-distributor"
+	[ "$b" = before ] && bin="$out/before-cg/bench/distributor/sluice-bench-distributor"
 	for mode in inline inline-hold; do
 		valgrind --tool=callgrind --callgrind-out-file="$out/cg.$b.$mode" "$bin" --"$mode" --calls "$cg_calls" \
 			>/dev/null 2>&1
@@ -147,7 +147,7 @@ echo
 echo "| callgrind, --inline, all packets of one type | dist_process instr/packet | dist_ordered_take | dist_worker_return |"
 echo "|---|---|---|---|"
 for t in atomic parallel ordered; do
-	valgrind --tool=callgrind --callgrind-out-file="$out/cg.type.$t" "$build_cg/bench/sluice-bench-distributor" \
+	valgrind --tool=callgrind --callgrind-out-file="$out/cg.type.$t" "$build_cg/bench/distributor/sluice-bench-distributor" \
 		--inline --calls "$cg_calls" --type "$t" >/dev/null 2>&1
 	echo "| $t (types array) | $(per_packet "$out/cg.type.$t" dist_process) | $(per_packet "$out/cg.type.$t" dist_ordered_take) |" \
 		"$(per_packet "$out/cg.type.$t" dist_worker_return) |"

@@ -39,9 +39,9 @@ bench_need dpdk-test="dpdk dpdk-dev"
 # ---- build ----------------------------------------------------------------
 bench_build "$build"
 bench_build "$build_cg" -Dcpu_arch=x86-64-v3
-ninja -C "$build" bench/sluice-bench-graph bench/sluice-bench-classify >"$out/ninja.log" 2>&1 ||
+ninja -C "$build" bench/graph/sluice-bench-graph bench/graph/sluice-bench-classify >"$out/ninja.log" 2>&1 ||
 	{ cat "$out/ninja.log" >&2; exit 1; }
-ninja -C "$build_cg" bench/sluice-bench-classify >"$out/ninja-cg.log" 2>&1 ||
+ninja -C "$build_cg" bench/graph/sluice-bench-classify >"$out/ninja-cg.log" 2>&1 ||
 	{ cat "$out/ninja-cg.log" >&2; exit 1; }
 
 # ---- memory mode (the DPDK anchor scripts' set-up) ------------------------
@@ -56,7 +56,7 @@ tsv=$out/results.tsv
 for r in $(seq 1 "$ROUNDS"); do
 	bench_wait_quiet
 	log "round $r/$ROUNDS: sluice (load $(cut -d' ' -f1 /proc/loadavg))"
-	timeout 120 "$build/bench/sluice-bench-graph" --cpu "$CPU" --seconds "$SECONDS_PER_TOPO" \
+	timeout 120 "$build/bench/graph/sluice-bench-graph" --cpu "$CPU" --seconds "$SECONDS_PER_TOPO" \
 		"${sluice_mem[@]}" --tsv "$out/sluice-$r.tsv" >"$out/sluice-$r.txt" 2>&1 ||
 		{ cat "$out/sluice-$r.txt" >&2; exit 1; }
 	sed "s/^/$r\t/" "$out/sluice-$r.tsv" >>"$tsv"
@@ -84,11 +84,11 @@ done
 log "callgrind: classify node, vector 256"
 calls=4000
 ( cd "$out" && timeout 300 valgrind --tool=callgrind --toggle-collect=classify_node \
-	--callgrind-out-file="$out/cg.out" "$build_cg/bench/sluice-bench-classify" --calls "$calls" \
+	--callgrind-out-file="$out/cg.out" "$build_cg/bench/graph/sluice-bench-classify" --calls "$calls" \
 	"${sluice_mem[@]}" >"$out/cg.txt" 2>&1 ) || { cat "$out/cg.txt" >&2; exit 1; }
 cg_ir=$(awk '/^summary:/ {print $2}' "$out/cg.out")
 cg_pkts=$(awk '/^classify:/ {print $3}' "$out/cg.txt")
-timeout 60 taskset -c "$CPU" "$build/bench/sluice-bench-classify" --calls 1000000 "${sluice_mem[@]}" \
+timeout 60 taskset -c "$CPU" "$build/bench/graph/sluice-bench-classify" --calls 1000000 "${sluice_mem[@]}" \
 	>"$out/classify-native.txt" 2>&1
 cl_ticks=$(awk '/^classify:/ {print $NF}' "$out/classify-native.txt")
 

@@ -53,10 +53,10 @@ bench_need dpdk-testpmd=dpdk
 
 # ---- build ----------------------------------------------------------------
 bench_build "$build"
-ninja -C "$build" bench/sluice-bench-io >"$out/ninja.log" 2>&1 || { cat "$out/ninja.log" >&2; exit 1; }
+ninja -C "$build" bench/io/sluice-bench-io >"$out/ninja.log" 2>&1 || { cat "$out/ninja.log" >&2; exit 1; }
 if [ "$SKIP_CG" != 1 ]; then
 	bench_build "$build_cg" -Dcpu_arch=x86-64-v3
-	ninja -C "$build_cg" bench/sluice-bench-io >"$out/ninja-cg.log" 2>&1 || { cat "$out/ninja-cg.log" >&2; exit 1; }
+	ninja -C "$build_cg" bench/io/sluice-bench-io >"$out/ninja-cg.log" 2>&1 || { cat "$out/ninja-cg.log" >&2; exit 1; }
 fi
 
 # ---- memory mode (the DPDK anchor scripts' set-up) ------------------------
@@ -70,7 +70,7 @@ other=$((CPU == 0 ? 1 : 0))
 for r in $(seq 1 "$ROUNDS"); do
 	bench_wait_quiet
 	log "round $r/$ROUNDS: sluice (load $(cut -d' ' -f1 /proc/loadavg))"
-	timeout $((SECS + WARM + 30)) "$build/bench/sluice-bench-io" --cpu "$CPU" --seconds "$SECS" \
+	timeout $((SECS + WARM + 30)) "$build/bench/io/sluice-bench-io" --cpu "$CPU" --seconds "$SECS" \
 		--warmup "$WARM" "${sluice_mem[@]}" >"$out/sluice-$r.txt" 2>&1 ||
 		{ cat "$out/sluice-$r.txt" >&2; exit 1; }
 	awk '/ Mpps$/ {print $(NF-1)}' "$out/sluice-$r.txt" >>"$out/sluice.txt"
@@ -92,7 +92,7 @@ sl_ipp=- pmd_ipp=-
 if [ "$SKIP_CG" != 1 ]; then
 	log "callgrind: sluice io_polls, $CG_POLLS loops"
 	( cd "$out" && timeout 600 valgrind --tool=callgrind --toggle-collect=io_polls \
-		--callgrind-out-file="$out/cg-sluice.out" "$build_cg/bench/sluice-bench-io" --polls "$CG_POLLS" \
+		--callgrind-out-file="$out/cg-sluice.out" "$build_cg/bench/io/sluice-bench-io" --polls "$CG_POLLS" \
 		--no-huge >"$out/cg-sluice.txt" 2>&1 ) || { cat "$out/cg-sluice.txt" >&2; exit 1; }
 	ir=$(awk '/^summary:/ {print $2}' "$out/cg-sluice.out")
 	pk=$(awk '/^io: polls/ {print $5}' "$out/cg-sluice.txt")

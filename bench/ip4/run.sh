@@ -47,9 +47,9 @@ bench_need dpdk-test="dpdk dpdk-dev"
 build_cg=${build}-cg
 bench_build "$build"
 bench_build "$build_cg" -Dcpu_arch=x86-64-v3
-ninja -C "$build" bench/sluice-bench-ip4-fib bench/sluice-bench-ip4-path >"$out/ninja.log" 2>&1 ||
+ninja -C "$build" bench/ip4/sluice-bench-ip4-fib bench/ip4/sluice-bench-ip4-path >"$out/ninja.log" 2>&1 ||
 	{ cat "$out/ninja.log" >&2; exit 1; }
-ninja -C "$build_cg" bench/sluice-bench-ip4-path >"$out/ninja-cg.log" 2>&1 ||
+ninja -C "$build_cg" bench/ip4/sluice-bench-ip4-path >"$out/ninja-cg.log" 2>&1 ||
 	{ cat "$out/ninja-cg.log" >&2; exit 1; }
 PATH_SECONDS=${PATH_SECONDS:-3}
 SKIP_FIB=${SKIP_FIB:-0}
@@ -76,7 +76,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	for mode in one full; do
 		QUIET_MAX=$QUIET_MAX wait_quiet
 		log "round $r/$ROUNDS: ip4 path, routes $mode (load $(cut -d' ' -f1 /proc/loadavg))"
-		timeout 300 "$build/bench/sluice-bench-ip4-path" --routes "$mode" --cpu "$CPU" \
+		timeout 300 "$build/bench/ip4/sluice-bench-ip4-path" --routes "$mode" --cpu "$CPU" \
 			--seconds "$PATH_SECONDS" >"$out/path-$mode-$r.txt" 2>&1 ||
 			{ cat "$out/path-$mode-$r.txt" >&2; exit 1; }
 		awk -v m="$mode" '/Mpps$/ { print m "\tmpps\t" $(NF - 1) }' "$out/path-$mode-$r.txt" >>"$path_tsv"
@@ -85,7 +85,7 @@ done
 for mode in one full; do
 	log "callgrind: ip4 path, routes $mode, vector 256"
 	( cd "$out" && timeout 900 valgrind --tool=callgrind '--toggle-collect=ip4_path_polls*' \
-		--callgrind-out-file="$out/cg-$mode.out" "$build_cg/bench/sluice-bench-ip4-path" \
+		--callgrind-out-file="$out/cg-$mode.out" "$build_cg/bench/ip4/sluice-bench-ip4-path" \
 		--routes "$mode" --polls 200 >"$out/cg-$mode.txt" 2>&1 ) ||
 		{ cat "$out/cg-$mode.txt" >&2; exit 1; }
 	pk=$(awk '/^ip4-path: polls/ { print $5 }' "$out/cg-$mode.txt")
@@ -140,7 +140,7 @@ tsv=$out/results.tsv
 for r in $(seq 1 "$ROUNDS"); do
 	QUIET_MAX=$QUIET_MAX wait_quiet
 	log "round $r/$ROUNDS: sluice (load $(cut -d' ' -f1 /proc/loadavg))"
-	timeout 300 taskset -c "$CPU" "$build/bench/sluice-bench-ip4-fib" --seed "$((r * 7919))" \
+	timeout 300 taskset -c "$CPU" "$build/bench/ip4/sluice-bench-ip4-fib" --seed "$((r * 7919))" \
 		>"$out/sluice-$r.txt" 2>&1 || { cat "$out/sluice-$r.txt" >&2; exit 1; }
 	awk -v r="$r" '/^fib: / { print r "\tsluice\t" $2 "\t" $3 }' "$out/sluice-$r.txt" >>"$tsv"
 	QUIET_MAX=$QUIET_MAX wait_quiet

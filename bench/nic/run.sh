@@ -62,11 +62,11 @@ build_bench() { # source dir, build dir
 		meson setup "$2" "$1" -Dtests=false -Dcpu_arch=x86-64-v3 >"$out/meson.log" 2>&1 ||
 			{ cat "$out/meson.log" >&2; exit 1; }
 	fi
-	ninja -C "$2" bench/sluice-bench-nic >"$out/ninja.log" 2>&1 || { cat "$out/ninja.log" >&2; exit 1; }
+	ninja -C "$2" bench/nic/sluice-bench-nic >"$out/ninja.log" 2>&1 || { cat "$out/ninja.log" >&2; exit 1; }
 }
 build_bench "$root" "$build"
 trees=(after)
-bins=("$build/bench/sluice-bench-nic")
+bins=("$build/bench/nic/sluice-bench-nic")
 if [ -n "$BEFORE" ]; then
 	src=$out/src-before
 	mkdir -p "$src"
@@ -78,7 +78,7 @@ if [ -n "$BEFORE" ]; then
 	log "building the drivers of $BEFORE ($(git -C "$root" log -1 --format=%h "$BEFORE"))"
 	build_bench "$src" "$out/build-before"
 	trees=(before after)
-	bins=("$out/build-before/bench/sluice-bench-nic" "${bins[0]}")
+	bins=("$out/build-before/bench/nic/sluice-bench-nic" "${bins[0]}")
 fi
 
 # ---- callgrind --------------------------------------------------------------

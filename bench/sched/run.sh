@@ -45,9 +45,9 @@ pkg-config --exists libdpdk 2>/dev/null || {
 }
 bench_build "$build"
 bench_build "$build_cg" -Dcpu_arch=x86-64-v2
-ninja -C "$build" bench/sluice-bench-sched >/dev/null
-ninja -C "$build_cg" bench/sluice-bench-sched >/dev/null
-bench="$build/bench/sluice-bench-sched"
+ninja -C "$build" bench/sched/sluice-bench-sched >/dev/null
+ninja -C "$build_cg" bench/sched/sluice-bench-sched >/dev/null
+bench="$build/bench/sched/sluice-bench-sched"
 
 median() { sort -g | awk '{a[NR]=$1} END { if (!NR) { print "nan"; exit } print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2 }'; }
 
@@ -97,7 +97,7 @@ rounds=20000
 printf '| callgrind, burst %s, one thread | instructions per event |\n|---|---|\n' "$BURST"
 for m in atomic ordered parallel ordered-out; do
 	( cd "$out" && timeout 300 valgrind --tool=callgrind --toggle-collect=evq_bench_rounds \
-		--callgrind-out-file="$out/cg-$m.out" "$build_cg/bench/sluice-bench-sched" "$m" --rounds "$rounds" \
+		--callgrind-out-file="$out/cg-$m.out" "$build_cg/bench/sched/sluice-bench-sched" "$m" --rounds "$rounds" \
 		--burst "$BURST" >/dev/null 2>&1 )
 	# inclusive cost of the library's calls, without the bench making its events
 	ir=$(callgrind_annotate --inclusive=yes "$out/cg-$m.out" 2>/dev/null |

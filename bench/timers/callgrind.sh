@@ -35,7 +35,7 @@ incl() { # file function: inclusive instructions of the function's own symbol
 printf '| build | clock | timers | arm | rearm | cancel | run per expiry | bytes per timer |\n|---|---|---|---|---|---|---|---|\n'
 for clk in $CLOCKS; do
 for b in "$@"; do
-	bench=$(realpath -e "$b/bench/sluice-bench-timers" 2>/dev/null) || { echo "no $b/bench/sluice-bench-timers: build first" >&2; exit 1; }
+	bench=$(realpath -e "$b/bench/timers/sluice-bench-timers" 2>/dev/null) || { echo "no $b/bench/timers/sluice-bench-timers: build first" >&2; exit 1; }
 	sim=; [ "$clk" = sim ] && sim=--sim
 	for n in $SIZES; do
 		f="$out/cg.$clk.$(echo "$b" | tr / _).$n"

@@ -18,7 +18,7 @@ BUILD=${1:-build}
 RUNS=${2:-1}
 PSECS=${3:-1}
 DPDK_DIR=${DPDK_DIR:-$here/../../../shared/bench/dpdk}
-bench="$BUILD/bench/sluice-bench-timers"
+bench="$BUILD/bench/timers/sluice-bench-timers"
 [ -x "$bench" ] || { echo "no $bench: build first (ninja -C $BUILD)" >&2; exit 1; }
 command -v dpdk-test >/dev/null || { echo "dpdk-test missing: apt-get install -y dpdk dpdk-dev (Debian 12 ships it in dpdk-dev)" >&2; exit 1; }
 # shellcheck source=/dev/null

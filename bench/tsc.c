@@ -1,0 +1,12 @@
+/* Prints the TSC rate in Hz as the engine measures it (graph/util.h
+ * cpu_ticks_per_second), so that every bench converts ticks with a rate it
+ * read on this box rather than one it assumed. */
+#include <stdio.h>
+
+#include "graph/util.h"
+
+int main(void)
+{
+	printf("%.0f\n", cpu_ticks_per_second());
+	return 0;
+}
