@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/check_run.h"
 #include "cli/cli.h"
 #include "cli/cli_private.h"
 
@@ -903,9 +904,5 @@ static Suite *cli_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(cli_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(cli_suite());
 }

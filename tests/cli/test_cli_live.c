@@ -26,6 +26,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "tests/check_run.h"
+
 static char dir[64];
 static char sock[100];
 static pid_t daemon_pid;
@@ -516,9 +518,5 @@ int main(void)
 		return EXIT_FAILURE;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	SRunner *sr = srunner_create(live_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(live_suite());
 }

@@ -206,8 +206,12 @@ for dir in ab ba; do
 	rc=$?
 	cat "$tmp/$dir.order"
 	[ "$rc" -eq 0 ] || fail "$dir: a TCP stream left sluice out of order (tcp-order rc $rc)"
-	m=$(sed -n 's/^total: .* missing \(-*[0-9]*\)$/\1/p' "$tmp/$dir.order")
-	[ -n "$m" ] && [ "$m" -ge 0 ] || fail "$dir: no total from tcp-order"
+	read -r i e m < <(sed -n 's/^total: streams [0-9]* ingress \([0-9]*\) egress \([0-9]*\) missing \(-*[0-9]*\)$/\1 \2 \3/p' "$tmp/$dir.order")
+	[ -n "${m:-}" ] || fail "$dir: no total from tcp-order"
+	# Each direction carried real traffic, and sluice invented nothing:
+	# more segments out than in would be duplicates.
+	[ "$i" -ge 1000 ] || fail "$dir: only $i TCP segments captured at ingress"
+	[ "$e" -le "$i" ] || fail "$dir: egress $e segments, more than the $i that came in (duplicates)"
 	missing=$((missing + m))
 done
 n_streams=$(grep -c "^ok 10.1.0.2:[0-9]* > 10.2.0.2:5201: ingress [0-9]\{3,\}" "$tmp/ab.order")

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/check_run.h"
 #include "drivers/capture.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
@@ -845,9 +846,5 @@ static Suite *drivers_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(drivers_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(drivers_suite());
 }

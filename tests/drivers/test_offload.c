@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_run.h"
 #include "drivers/af_packet/offload.h"
 
 #define ETH 14
@@ -343,9 +344,5 @@ static Suite *offload_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(offload_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(offload_suite());
 }

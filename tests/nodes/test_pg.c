@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/check_run.h"
 #include "graph/conf.h"
 #include "graph/graph.h"
 #include "nodes/pg.h"
@@ -689,9 +690,5 @@ static Suite *pg_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(pg_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(pg_suite());
 }

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bench/run.sh and bench/summary.py keep their promises:
+#  - with the DPDK peers missing and nothing installable, bench/run.sh exits
+#    non-zero naming the missing peer, before it builds anything;
+#  - a row whose peer has no figure (did not run) or a nan is refused;
+#  - rows carry min / median / max per side and the ratio of the medians,
+#    the verdict follows which way is better, and the JSON parses.
+#   test_bench_contract.sh REPO
+set -uo pipefail
+repo=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# ---- a peer missing: a PATH with every program but DPDK's ------------------
+mkdir "$tmp/bin"
+for d in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
+	for f in "$d"/*; do
+		n=$(basename "$f")
+		case "$n" in dpdk-*) continue ;; esac
+		[ -e "$tmp/bin/$n" ] || ln -s "$f" "$tmp/bin/$n"
+	done
+done
+PATH=$tmp/bin BENCH_NO_INSTALL=1 BENCH_OUT=$tmp/out BENCH_BUILD_ROOT=$tmp/builds \
+	"$repo/bench/run.sh" --quick >"$tmp/run.out" 2>&1
+rc=$?
+cat "$tmp/run.out"
+[ "$rc" -ne 0 ] || fail "bench/run.sh exited 0 with no DPDK peer on PATH"
+grep -q "peer dpdk-testpmd is missing" "$tmp/run.out" || fail "bench/run.sh did not name the missing peer"
+[ ! -d "$tmp/builds" ] || fail "bench/run.sh built before checking its peers"
+
+# ---- rows ----------------------------------------------------------------
+rows=$tmp/rows.jsonl
+row() { python3 "$repo/bench/summary.py" row --file "$rows" --burst 32 --memory "4 KB pages" --isa corei7 \
+	--statistic "median of rounds" "$@"; }
+row --bench io --what fwd --unit Mpps --better higher --sluice "90 100 95" --peer-name testpmd --peer "70 80 60" ||
+	fail "a good row was refused"
+row --bench timers --what arm --unit ticks --better lower --sluice "60 50 55" --peer-name rte_timer --peer "50" ||
+	fail "a good row was refused"
+row --bench x --what y --unit u --better lower --sluice 1 --peer-name p --peer "" 2>"$tmp/err" &&
+	fail "a row with no peer figure was taken"
+grep -q "no figure" "$tmp/err" || fail "no reason given for the refused row: $(cat "$tmp/err")"
+row --bench x --what y --unit u --better lower --sluice 1 --peer-name p --peer "nan" 2>/dev/null &&
+	fail "a row with a nan was taken"
+[ "$(wc -l <"$rows")" -eq 2 ] || fail "refused rows were written"
+python3 "$repo/bench/summary.py" json "$rows" --meta tsc_hz=2100000000 >"$tmp/s.json" || fail "summary.py json failed"
+python3 - "$tmp/s.json" <<'PY' || fail "the summary JSON is not what the rows say"
+import json, sys
+d = json.load(open(sys.argv[1]))
+io, tm = d["rows"]
+assert d["meta"]["tsc_hz"] == "2100000000"
+assert (io["sluice"]["min"], io["sluice"]["median"], io["sluice"]["max"]) == (90, 95, 100), io["sluice"]
+assert (io["peer"]["min"], io["peer"]["median"], io["peer"]["max"]) == (60, 70, 80), io["peer"]
+assert abs(io["ratio"] - 95 / 70) < 1e-9 and io["verdict"] == "ahead", io
+# lower is better: 55 ticks against 50 is behind
+assert abs(tm["ratio"] - 1.1) < 1e-9 and tm["verdict"] == "behind", tm
+for r in (io, tm):
+    assert set(r["matched"]) == {"burst", "memory", "isa", "statistic"}
+print("summary.json: ok")
+PY
+python3 "$repo/bench/summary.py" table "$rows" >"$tmp/t.md"
+grep -q "| io | fwd | Mpps (higher) | 90.0 / \*\*95.0\*\* / 100 | testpmd | 60.0 / \*\*70.0\*\* / 80.0 | 1.36 | ahead |" "$tmp/t.md" ||
+	{ cat "$tmp/t.md"; fail "the table row for io is not as expected"; }
+grep -q "^- timers: arm (sluice): 55.0 vs rte_timer 50.0 ticks" "$tmp/t.md" ||
+	{ cat "$tmp/t.md"; fail "the row where sluice is behind is not listed"; }
+echo PASS
