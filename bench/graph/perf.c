@@ -14,6 +14,8 @@
  *            the peer's work, whose worker walks each run calling
  *            rte_node_enqueue_x4 / _x2 / _x1 (each checks the next's room
  *            and stores the pointers) rather than copying the run at once;
+ *            sluice has no _x4, so each object is one node_enqueue_x1 call
+ *            (node_enqueue with n = 1: a room check per object);
  *   runs     one node_enqueue per run (a memcpy of the run into the next's
  *            frame): less work than the peer on the fan-out topologies, so
  *            its figures are a labelled second row, never the matched one.
