@@ -4,19 +4,32 @@
  * with the share of objects every node sends to each of its next nodes. A
  * source hands on a fixed set of buffer indices every call (no allocation,
  * as rte_graph's test source hands on object pointers it never fills); a
- * stage with one next node forwards its frame whole, a stage with several
- * splits it in contiguous runs by percentage (the last next also takes the
- * rounding remainder, as rte_graph's test worker does); a sink discards.
+ * stage with one next node forwards its frame whole (rte_graph's test worker
+ * moves its stream: rte_node_next_stream_move); a sink discards.
+ *
+ * A stage with several next nodes gives each next its share of the frame as
+ * a contiguous run (the last next also takes the rounding remainder, as
+ * rte_graph's test worker does). How it hands a run on is --stage:
+ *   objects  (default) one object at a time, node_enqueue_x1 per buffer:
+ *            the peer's work, whose worker walks each run calling
+ *            rte_node_enqueue_x4 / _x2 / _x1 (each checks the next's room
+ *            and stores the pointers) rather than copying the run at once;
+ *            sluice has no _x4, so each object is one node_enqueue_x1 call
+ *            (node_enqueue with n = 1: a room check per object);
+ *   runs     one node_enqueue per run (a memcpy of the run into the next's
+ *            frame): less work than the peer on the fan-out topologies, so
+ *            its figures are a labelled second row, never the matched one.
  *
  * The graph runs in graph_main_loop on the calling thread (pinned with
  * --cpu); a sampler thread, mostly asleep, reads the counters after --warmup
- * and again --seconds later, then stops the loop. Printed per node: calls, objects, objects/s and TSC
- * ticks per call. Our ticks per call count from the end of the previous
- * node's call (the engine's `show runtime` clocks), so they include the
- * dispatch between nodes; rte_graph's test counts only inside the call.
+ * and again --seconds later, then stops the loop (rte_graph's test: 0.3 s,
+ * then 1 s). Printed per node: calls, objects, objects/s and TSC ticks per
+ * call. Our ticks per call count from the end of the previous node's call
+ * (the engine's `show runtime` clocks), so they include the dispatch between
+ * nodes; rte_graph's test counts only inside the call.
  *
- * Usage: sluice-bench-graph [--seconds S] [--warmup S] [--cpu N] [--no-huge]
- *                           [--tsv FILE] [--only NAME]
+ * Usage: sluice-bench-graph [--stage objects|runs] [--seconds S] [--warmup S]
+ *                           [--cpu N] [--no-huge] [--tsv FILE] [--only NAME]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -124,7 +137,8 @@ static uint32_t source_fn(struct node_runtime *rt, struct frame *frame)
 	return total;
 }
 
-static uint32_t stage_fn(struct node_runtime *rt, struct frame *frame)
+/* --stage runs: each next's share handed on as one run. */
+static uint32_t stage_runs_fn(struct node_runtime *rt, struct frame *frame)
 {
 	const struct bench_rt *d = rt->data;
 	uint32_t n = frame->n_vectors;
@@ -142,6 +156,30 @@ static uint32_t stage_fn(struct node_runtime *rt, struct frame *frame)
 	node_enqueue(rt, last, frame->buffers + off, n - off);
 	return n;
 }
+
+/* --stage objects: the same shares, each object enqueued on its own, as
+ * graph_perf_autotest's worker does. */
+static uint32_t stage_objects_fn(struct node_runtime *rt, struct frame *frame)
+{
+	const struct bench_rt *d = rt->data;
+	uint32_t n = frame->n_vectors;
+	if (d->n_next == 1) {
+		node_forward_frame(rt, 0, frame);
+		return n;
+	}
+	const uint32_t *bi = frame->buffers;
+	uint32_t i = 0;
+	uint16_t last = (uint16_t)(d->n_next - 1);
+	for (uint16_t k = 0; k < last; k++) {
+		for (uint32_t end = i + d->pct[k] * n / 100; i < end; i++)
+			node_enqueue_x1(rt, k, bi[i]);
+	}
+	for (; i < n; i++)
+		node_enqueue_x1(rt, last, bi[i]);
+	return n;
+}
+
+static node_fn_t *stage_fn = stage_objects_fn;
 
 static uint32_t sink_fn(struct node_runtime *rt, struct frame *frame)
 {
@@ -292,6 +330,7 @@ struct opts {
 	bool no_huge;
 	const char *tsv;
 	const char *only;
+	const char *stage;
 };
 
 static int run_topo(const struct topo *t, const struct opts *o, FILE *tsv)
@@ -347,8 +386,8 @@ static int run_topo(const struct topo *t, const struct opts *o, FILE *tsv)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sluice-bench-graph [--seconds S] [--warmup S] [--cpu N] [--no-huge] "
-			"[--tsv FILE] [--only TOPOLOGY]\n");
+	fprintf(stderr, "usage: sluice-bench-graph [--stage objects|runs] [--seconds S] [--warmup S] "
+			"[--cpu N] [--no-huge] [--tsv FILE] [--only TOPOLOGY]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -356,6 +395,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->seconds = 1.0;
 	o->warmup = 0.3;
 	o->cpu = -1;
+	o->stage = "objects";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -377,11 +417,19 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->tsv = v;
 		else if (strcmp(a, "--only") == 0)
 			o->only = v;
+		else if (strcmp(a, "--stage") == 0)
+			o->stage = v;
 		else {
 			usage();
 			return -1;
 		}
 		i++;
+	}
+	if (strcmp(o->stage, "runs") == 0)
+		stage_fn = stage_runs_fn;
+	else if (strcmp(o->stage, "objects") != 0) {
+		usage();
+		return -1;
 	}
 	return o->seconds > 0 ? 0 : -1;
 }
@@ -411,8 +459,9 @@ int main(int argc, char **argv)
 	}
 	struct buffer_pool_stats ps;
 	buffer_pool_stats(0, &ps);
-	printf("sluice graph-perf: buffers %s, frames in malloc'd memory (4 KB pages), cpu %d, %.2f GHz TSC\n",
-	       ps.hugepages ? "on 2 MB hugepages" : "on 4 KB pages", o.cpu, cpu_ticks_per_second() / 1e9);
+	printf("sluice graph-perf: stage %s, buffers %s, frames in malloc'd memory (4 KB pages), cpu %d, "
+	       "%.2f GHz TSC\n", o.stage, ps.hugepages ? "on 2 MB hugepages" : "on 4 KB pages", o.cpu,
+	       cpu_ticks_per_second() / 1e9);
 	if (buffer_alloc(src_indices, FRAME_SIZE, -1) != FRAME_SIZE) {
 		fprintf(stderr, "graph-perf: cannot allocate %d buffers\n", FRAME_SIZE);
 		return 1;

@@ -1,70 +1,99 @@
 #!/usr/bin/env bash
 # sluice's graph engine beside rte_graph, on graph_perf_autotest's topologies.
 #
-#   bench/graph/run.sh [BUILD_DIR]
+#   bench/graph/run.sh
 #
-# Installs what it uses (Debian packages) when missing, builds the benchmarks
-# with meson (into BUILD_DIR, default $TMPDIR/sluice-bench-graph, plus
-# BUILD_DIR-cg for callgrind, which cannot run AVX-512 code), reserves 2 MB
-# hugepages as the DPDK anchor scripts do, then for ROUNDS rounds runs
-# sluice's bench and `dpdk-test graph_perf_autotest` one after the other,
-# each after waiting for an idle box. It ends with callgrind instructions per
-# packet of the two-way classify node and a side-by-side table (medians over
-# the rounds).
+# Checks for its peer (`dpdk-test`, Debian 12's dpdk-dev), builds
+# bench/graph/sluice-bench-graph and -classify in the shared builds ($isa:
+# Debian's DPDK baseline, -march=corei7; $native: -march=native), sets up the
+# memory mode (bench_mem_mode: 2 MB hugepages on both sides, or 4 KB pages on
+# both), then for ROUNDS rounds runs, each after waiting for a quiet box:
+#   sluice $isa,    per-object stage (--stage objects)  the matched figure
+#   sluice $isa,    run-splitting stage (--stage runs)  differs: less work
+#   sluice $native, per-object stage                    differs: ISA
+#   sluice BEFORE's $before_isa, per-object stage       (with BEFORE=REV)
+#   `dpdk-test graph_perf_autotest`                     the peer
+# The per-object stage enqueues every object on its own (node_enqueue_x1),
+# as graph_perf_autotest's worker does (rte_node_enqueue_x4/_x2/_x1); the
+# run-splitting stage copies each next's run at once, which is less work on
+# the fan-out topologies (on the chains both forward whole frames).
 #
-# Environment: ROUNDS (3), SECONDS_PER_TOPO (1), DPDK_MEM_MODE (huge|nohuge),
-# QUIET_MAX (120 s of waiting for an idle box per run), CPU (1: the core both
-# graphs run on; rte_graph's worker lcore is 1 too).
+# Figures: objects/s through the sinks (the sum over a topology's sinks of
+# each sink's objects over the measured interval), per round; a row is the
+# median over the rounds of each side, higher is better. graph_perf_autotest
+# has a fixed duration (per topology 0.3 s warm-up, 1 s measured, 1 s more
+# for the worker to stop: about 10 s for its 7 topologies) that no option
+# shortens; QUICK shortens only sluice's intervals.
+#
+# Its own output: the matched variant's last round, a per-node table (Mobjs/s
+# and TSC ticks per call of every node, each variant beside rte_graph's
+# cycles per call), the side-by-side sink rates with min/median/max, and the
+# classify node's callgrind instructions per packet (sluice only: a node
+# reading one header byte and choosing between two next nodes, $isa build,
+# which valgrind can run) with its TSC ticks per packet natively. Then the
+# summary rows (bench_report): the matched row for every topology, plus
+# -march=native for the 1->4->1 chain and the tree, and the run-splitting
+# stage for the tree (on the chain it is the same code as the per-object one).
+#
+# Environment: ROUNDS (3; QUICK 1), SECONDS_PER_TOPO (1; QUICK 0.2), WARMUP
+# (0.3; QUICK 0.1), CG_CALLS (callgrind's node calls, 4000; QUICK 200),
+# DPDK_MEM_MODE (huge|nohuge), QUIET_MAX, CPU (1: the core both graphs run
+# on; rte_graph's worker lcore is CPU, its main lcore 0), BEFORE (a git
+# revision), QUICK.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=${1:-${TMPDIR:-/tmp}/sluice-bench-graph}
-build_cg=${build}-cg
-ROUNDS=${ROUNDS:-3}
-SECONDS_PER_TOPO=${SECONDS_PER_TOPO:-1}
-DPDK_MEM_MODE=${DPDK_MEM_MODE:-huge}
-QUIET_MAX=${QUIET_MAX:-120}
-CPU=${CPU:-1}
 out=$(mktemp -d "${TMPDIR:-/tmp}/bench-graph.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-
-log() { echo "# $*" >&2; }
 # shellcheck source=../lib.sh
-. "$here/../lib.sh"
+. "$root/bench/lib.sh"
 
-# ---- packages -------------------------------------------------------------
-bench_need dpdk-test="dpdk dpdk-dev"
+if [ "$QUICK" = 1 ]; then
+	ROUNDS=${ROUNDS:-1} SECONDS_PER_TOPO=${SECONDS_PER_TOPO:-0.2} WARMUP=${WARMUP:-0.1}
+	CG_CALLS=${CG_CALLS:-200} CL_CALLS=${CL_CALLS:-20000}
+else
+	ROUNDS=${ROUNDS:-3} SECONDS_PER_TOPO=${SECONDS_PER_TOPO:-1} WARMUP=${WARMUP:-0.3}
+	CG_CALLS=${CG_CALLS:-4000} CL_CALLS=${CL_CALLS:-1000000}
+fi
+CPU=${CPU:-1}
 
-# ---- build ----------------------------------------------------------------
-bench_build "$build"
-bench_build "$build_cg" -Dcpu_arch=x86-64-v3
-ninja -C "$build" bench/graph/sluice-bench-graph bench/graph/sluice-bench-classify >"$out/ninja.log" 2>&1 ||
-	{ cat "$out/ninja.log" >&2; exit 1; }
-ninja -C "$build_cg" bench/graph/sluice-bench-classify >"$out/ninja-cg.log" 2>&1 ||
-	{ cat "$out/ninja-cg.log" >&2; exit 1; }
-
-# ---- memory mode (the DPDK anchor scripts' set-up) ------------------------
+bench_need_peer dpdk-test
+bench_builds bench/graph/sluice-bench-graph bench/graph/sluice-bench-classify
 bench_mem_mode
-log "memory: $mem_label"
+bench_log "memory: $mem_label"
+peer_isa=$(bench_peer_isa)
+hz=$(bench_tsc_hz)
+[ "$(nproc)" -ge 2 ] || bench_log "WARNING: fewer than 2 CPUs: rte_graph's main lcore and worker share a core"
 
-# ---- rounds ---------------------------------------------------------------
-ncpu=$(nproc)
-[ "$ncpu" -ge 2 ] || log "WARNING: fewer than 2 CPUs: rte_graph's main lcore and worker share a core"
+# variant name, build, --stage
+variants=("objects $isa objects" "runs $isa runs" "native $native objects")
+[ -z "$before_isa" ] || variants+=("before $before_isa objects")
+
 tsv=$out/results.tsv
 : >"$tsv"
-for r in $(seq 1 "$ROUNDS"); do
+
+# sluice_round ROUND VARIANT BUILD STAGE: one pass over every topology.
+sluice_round() {
+	local r=$1 v=$2 build=$3 stage=$4 txt=$out/sluice-$2-$1.txt
 	bench_wait_quiet
-	log "round $r/$ROUNDS: sluice (load $(cut -d' ' -f1 /proc/loadavg))"
-	timeout 120 "$build/bench/graph/sluice-bench-graph" --cpu "$CPU" --seconds "$SECONDS_PER_TOPO" \
-		"${sluice_mem[@]}" --tsv "$out/sluice-$r.tsv" >"$out/sluice-$r.txt" 2>&1 ||
-		{ cat "$out/sluice-$r.txt" >&2; exit 1; }
-	sed "s/^/$r\t/" "$out/sluice-$r.tsv" >>"$tsv"
+	bench_log "round $r/$ROUNDS: sluice $v (load $(cut -d' ' -f1 /proc/loadavg))"
+	timeout 120 "$build/bench/graph/sluice-bench-graph" --stage "$stage" --cpu "$CPU" \
+		--seconds "$SECONDS_PER_TOPO" --warmup "$WARMUP" "${sluice_mem[@]}" \
+		--tsv "$out/sluice-$v-$r.tsv" >"$txt" 2>&1 || { cat "$txt" >&2; exit 1; }
+	sed "s/^sluice\t/$r\t$v\t/" "$out/sluice-$v-$r.tsv" >>"$tsv"
+}
+
+# dpdk_round ROUND: graph_perf_autotest, its per-node tables into the TSV.
+dpdk_round() {
+	local r=$1 txt=$out/dpdk-$1.txt prefix=bg$$_$1
 	bench_wait_quiet
-	log "round $r/$ROUNDS: rte_graph (load $(cut -d' ' -f1 /proc/loadavg))"
+	bench_log "round $r/$ROUNDS: rte_graph (load $(cut -d' ' -f1 /proc/loadavg))"
+	local t0=$SECONDS
 	DPDK_TEST=graph_perf_autotest timeout 180 dpdk-test -l 0,"$CPU" --no-pci "${dpdk_mem[@]}" \
-		--file-prefix="bg$$_$r" >"$out/dpdk-$r.txt" 2>&1 || { cat "$out/dpdk-$r.txt" >&2; exit 1; }
-	grep -q 'Test OK' "$out/dpdk-$r.txt" || { cat "$out/dpdk-$r.txt" >&2; exit 1; }
+		--file-prefix="$prefix" >"$txt" 2>&1 || { cat "$txt" >&2; exit 1; }
+	bench_log "graph_perf_autotest took $((SECONDS - t0)) s (its duration is fixed)"
+	grep -q 'Test OK' "$txt" || { cat "$txt" >&2; exit 1; }
 	# | test_graph_perf_<node> | calls | objs | realloc | objs/call | objs/sec(10E6) | cycles/call |
 	# then " + TestCase [ k] : <name> succeeded" closes that table.
 	awk -v r="$r" -F'|' '
@@ -76,60 +105,77 @@ for r in $(seq 1 "$ROUNDS"); do
 			name = $0; sub(/.*: /, "", name); sub(/ .*/, "", name)
 			for (i = 1; i <= k; i++) print r "\trte_graph\t" name "\t" row[i]
 			k = 0
-		}' "$out/dpdk-$r.txt" >>"$tsv"
-	rm -rf /var/run/dpdk/"bg$$_$r"
+		}' "$txt" >>"$tsv"
+	rm -rf /var/run/dpdk/"$prefix"
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+	for v in "${variants[@]}"; do
+		# shellcheck disable=SC2086
+		sluice_round "$r" $v
+	done
+	dpdk_round "$r"
 done
 
 # ---- callgrind: instructions per packet of the two-way classify node ------
-log "callgrind: classify node, vector 256"
-calls=4000
-( cd "$out" && timeout 300 valgrind --tool=callgrind --toggle-collect=classify_node \
-	--callgrind-out-file="$out/cg.out" "$build_cg/bench/graph/sluice-bench-classify" --calls "$calls" \
-	"${sluice_mem[@]}" >"$out/cg.txt" 2>&1 ) || { cat "$out/cg.txt" >&2; exit 1; }
+bench_log "callgrind: classify node, vector 256, $CG_CALLS calls, $isa"
+(cd "$out" && timeout 300 valgrind --tool=callgrind --toggle-collect=classify_node \
+	--callgrind-out-file="$out/cg.out" "$isa/bench/graph/sluice-bench-classify" --calls "$CG_CALLS" \
+	"${sluice_mem[@]}" >"$out/cg.txt" 2>&1) || { cat "$out/cg.txt" >&2; exit 1; }
 cg_ir=$(awk '/^summary:/ {print $2}' "$out/cg.out")
 cg_pkts=$(awk '/^classify:/ {print $3}' "$out/cg.txt")
-timeout 60 taskset -c "$CPU" "$build/bench/graph/sluice-bench-classify" --calls 1000000 "${sluice_mem[@]}" \
-	>"$out/classify-native.txt" 2>&1
-cl_ticks=$(awk '/^classify:/ {print $NF}' "$out/classify-native.txt")
+for b in isa native; do
+	timeout 60 taskset -c "$CPU" "${!b}/bench/graph/sluice-bench-classify" --calls "$CL_CALLS" \
+		"${sluice_mem[@]}" >"$out/classify-$b.txt" 2>&1 || { cat "$out/classify-$b.txt" >&2; exit 1; }
+done
+cl_isa=$(awk '/^classify:/ {print $NF}' "$out/classify-isa.txt")
+cl_native=$(awk '/^classify:/ {print $NF}' "$out/classify-native.txt")
 
-# ---- report ---------------------------------------------------------------
-echo "== sluice graph bench, last round =="
-cat "$out/sluice-$ROUNDS.txt"
+# ---- its own tables -------------------------------------------------------
+echo "== sluice graph bench ($isa_label, per-object stage), last round =="
+cat "$out/sluice-objects-$ROUNDS.txt"
 echo
-python3 - "$tsv" "$ROUNDS" "$mem_label" "$cg_ir" "$cg_pkts" "$cl_ticks" <<'EOF'
+python3 - "$tsv" "$ROUNDS" "$mem_label" "$hz" "$out/sinks.tsv" <<'EOF'
 import sys, statistics as st
 from collections import defaultdict
-path, rounds, mem, cg_ir, cg_pkts, cl_ticks = sys.argv[1:7]
-rows = defaultdict(list)  # (side, topo, node) -> [(calls, objs, mobjs, cyc)]
-order = []
+path, rounds, mem, hz, sinks_out = sys.argv[1:6]
+rows = defaultdict(list)  # (side, topo, node) -> [(calls, objs, mobjs, cyc)] per round
+order, sides = [], []
 for line in open(path):
-    f = line.rstrip("\n").split("\t")
-    r, side, topo, node = f[0], f[1], f[2], f[3]
-    calls, objs, mobjs, cyc = float(f[4]), float(f[5]), float(f[6]), float(f[7])
+    r, side, topo, node, calls, objs, mobjs, cyc = line.rstrip("\n").split("\t")
     if (topo, node) not in order:
         order.append((topo, node))
-    rows[(side, topo, node)].append((calls, objs, mobjs, cyc))
+    if side not in sides:
+        sides.append(side)
+    rows[(side, topo, node)].append((float(calls), float(objs), float(mobjs), float(cyc)))
+variants = [s for s in sides if s != "rte_graph"]
+names = {"objects": "per-object", "runs": "run-split", "native": "native", "before": "before"}
+topos = []
+for t, _ in order:
+    if t not in topos:
+        topos.append(t)
 
 def med(side, topo, node, i):
     v = rows.get((side, topo, node))
     return st.median(x[i] for x in v) if v else None
 
-topos = []
-for t, _ in order:
-    if t not in topos:
-        topos.append(t)
-print(f"== per node, medians of {rounds} rounds: Mobjs/s and TSC ticks per call "
-      "(sluice ticks include dispatch between nodes; rte_graph's only the node call) ==")
+def fmt(x, p):
+    return f"{x:.{p}f}" if x is not None else "-"
+
+print(f"== stage cost per call, medians of {rounds} rounds: Mobjs/s, and TSC ticks per call of each "
+      "sluice variant beside rte_graph's cycles per call ==")
+print("(sluice's ticks include the dispatch between nodes; rte_graph's only the node call; "
+      f"TSC {float(hz) / 1e9:.3f} GHz)")
 for t in topos:
     print(f"\n{t}")
-    print(f"  {'node':<13}{'sluice Mobj/s':>15}{'ticks/call':>12}{'rte_graph Mobj/s':>18}{'cycles/call':>13}{'ratio':>8}")
-    nodes = [n for tt, n in order if tt == t]
-    for n in nodes:
-        a, ac = med("sluice", t, n, 2), med("sluice", t, n, 3)
-        b, bc = med("rte_graph", t, n, 2), med("rte_graph", t, n, 3)
-        fmt = lambda x, p: f"{x:.{p}f}" if x is not None else "-"
-        ratio = f"{a / b:.2f}" if a and b else "-"
-        print(f"  {n:<13}{fmt(a, 1):>15}{fmt(ac, 1):>12}{fmt(b, 1):>18}{fmt(bc, 1):>13}{ratio:>8}")
+    head = f"  {'node':<13}{'sluice Mobj/s':>14}" + "".join(f"{names.get(v, v) + ' t/c':>15}" for v in variants)
+    print(head + f"{'rte_graph Mobj/s':>18}{'cycles/call':>13}")
+    for tt, n in order:
+        if tt != t:
+            continue
+        line = f"  {n:<13}{fmt(med('objects', t, n, 2), 1):>14}"
+        line += "".join(f"{fmt(med(v, t, n, 3), 1):>15}" for v in variants)
+        print(line + f"{fmt(med('rte_graph', t, n, 2), 1):>18}{fmt(med('rte_graph', t, n, 3), 1):>13}")
 
 def sink_rounds(side, t):
     per_round = defaultdict(float)
@@ -140,28 +186,83 @@ def sink_rounds(side, t):
     return [per_round[i] for i in sorted(per_round)]
 
 def mmm(vals):
-    return (min(vals), st.median(vals), max(vals)) if vals else None
+    return f"{min(vals):.1f} / **{st.median(vals):.1f}** / {max(vals):.1f}" if vals else "-"
 
-def stage_cyc(side, t):
-    v = [med(side, t, n, 3) for tt, n in order if tt == t and n.startswith("worker")]
-    v = [x for x in v if x is not None]
-    return f"{min(v):.0f}-{max(v):.0f}" if v else "-"
-
-print(f"\n== side by side: objects/s through the sinks (min / median / max of {rounds} rounds) ==")
-print(f"memory: sluice buffers and rte_graph both on {mem}; sluice frames in malloc'd memory")
-print("ratio: sluice / rte_graph of the same round (the two run back to back), min / median / max")
-print(f"| topology | sluice M objs/s | rte_graph M objs/s | ratio | stage ticks/call sluice | rte_graph |")
-print("|---|---|---|---|---|---|")
-for t in topos:
-    ra, rb = sink_rounds("sluice", t), sink_rounds("rte_graph", t)
-    if not ra or not rb:
-        continue
-    a, b = mmm(ra), mmm(rb)
-    q = mmm([x / y for x, y in zip(ra, rb) if y > 0])
-    print(f"| {t} | {a[0]:.1f} / **{a[1]:.1f}** / {a[2]:.1f} | {b[0]:.1f} / **{b[1]:.1f}** / {b[2]:.1f} "
-          f"| {q[0]:.2f} / **{q[1]:.2f}** / {q[2]:.2f} | {stage_cyc('sluice', t)} | {stage_cyc('rte_graph', t)} |")
-if cg_ir and cg_pkts and float(cg_pkts) > 0:
-    print(f"\nclassify node (reads 1 header byte, 2 next nodes), vector 256: callgrind "
-          f"**{float(cg_ir) / float(cg_pkts):.2f} instructions/packet** (goal <= 10); "
-          f"{cl_ticks} TSC ticks/packet natively")
+print(f"\n== objects/s through the sinks, M objs/s: min / median / max of {rounds} rounds ==")
+print(f"memory: {mem}; sluice frames in malloc'd memory")
+print("| topology | " + " | ".join(f"sluice {names.get(v, v)}" for v in variants)
+      + " | rte_graph | per-object / rte_graph |")
+print("|---" * (len(variants) + 3) + "|")
+with open(sinks_out, "w") as f:
+    for t in topos:
+        peer = sink_rounds("rte_graph", t)
+        cells = []
+        for v in variants:
+            vals = sink_rounds(v, t)
+            cells.append(mmm(vals))
+            f.write(f"{v}\t{t}\t{' '.join(f'{x:.3f}' for x in vals)}\n")
+        f.write(f"rte_graph\t{t}\t{' '.join(f'{x:.3f}' for x in peer)}\n")
+        mine = sink_rounds("objects", t)
+        ratio = f"{st.median(mine) / st.median(peer):.2f}" if mine and peer and st.median(peer) else "-"
+        print(f"| {t} | " + " | ".join(cells) + f" | {mmm(peer)} | {ratio} |")
+if "before" in variants:
+    print("\nbefore / after (per-object stage, isa build, medians):")
+    for t in topos:
+        a, b = sink_rounds("before", t), sink_rounds("objects", t)
+        if a and b:
+            print(f"  {t}: {st.median(a):.1f} -> {st.median(b):.1f} M objs/s ({st.median(b) / st.median(a):.2f}x)")
 EOF
+if [ -n "$cg_ir" ] && [ -n "$cg_pkts" ] && [ "$cg_pkts" -gt 0 ]; then
+	awk -v ir="$cg_ir" -v p="$cg_pkts" -v a="$cl_isa" -v n="$cl_native" 'BEGIN {
+		printf "\nclassify node (reads 1 header byte, 2 next nodes), vector 256, sluice only: callgrind "
+		printf "%.2f instructions/packet (-march=corei7 build; goal <= 10); ", ir / p
+		printf "TSC ticks/packet natively: %s (-march=corei7), %s (-march=native)\n", a, n }'
+else
+	echo "classify: callgrind gave no count" >&2
+	exit 1
+fi
+
+# ---- summary rows ---------------------------------------------------------
+figs() { awk -F'\t' -v s="$1" -v t="$2" '$1 == s && $2 == t {print $3}' "$out/sinks.tsv"; }
+declare -A shape=(
+	[graph_hr_4s_1n_1src_1snk]="1 src -> 4 stages -> 1 sink"
+	[graph_hr_4s_1n_1src_1snk_brst_one]="the same chain, 1 object per call"
+	[graph_hr_4s_1n_2src_1snk]="2 src -> 4 stages -> 1 sink"
+	[graph_hr_4s_1n_1src_2snk]="1 src -> 4 stages -> 2 sinks 50/50"
+	[graph_tree_4s_4n_1src_4snk]="tree 1-2-3-4 nodes, 4 sinks"
+	[graph_reverse_tree_3s_4n_1src_1snk]="reverse tree 4-3-2 nodes, 1 sink"
+	[graph_parallel_tree_5s_4n_4src_4snk]="4 parallel chains of 5 stages"
+)
+topos=(graph_hr_4s_1n_1src_1snk graph_hr_4s_1n_1src_1snk_brst_one graph_hr_4s_1n_2src_1snk
+	graph_hr_4s_1n_1src_2snk graph_tree_4s_4n_1src_4snk graph_reverse_tree_3s_4n_1src_1snk
+	graph_parallel_tree_5s_4n_4src_4snk)
+differing=(graph_hr_4s_1n_1src_1snk graph_tree_4s_4n_1src_4snk)
+if [ "$SECONDS_PER_TOPO" = 1 ] && [ "$WARMUP" = 0.3 ]; then
+	statistic="median over rounds of each round's mean over 1 s after 0.3 s warm-up (both)"
+else
+	statistic="median over rounds of each round's mean: sluice over ${SECONDS_PER_TOPO} s after ${WARMUP} s warm-up, rte_graph over 1 s after 0.3 s"
+fi
+
+row() { # row VARIANT TOPO [bench_row options...]
+	local v=$1 t=$2 burst="256 objects per source call, both"
+	shift 2
+	[ "$t" != graph_hr_4s_1n_1src_1snk_brst_one ] || burst="1 object per source call, both"
+	bench_row --bench graph --what "$t ($([ "$v" = runs ] && echo "run-splitting stage" || echo "per-object stage"): ${shape[$t]}), objects/s through the sinks" \
+		--unit "M objs/s" --better higher --sluice "$(figs "$v" "$t")" \
+		--peer-name "rte_graph (graph_perf_autotest)" --peer "$(figs rte_graph "$t")" \
+		--burst "$burst" --memory "$mem_label" --statistic "$statistic" "$@"
+}
+for t in "${topos[@]}"; do
+	row objects "$t" --isa "both -march=$peer_isa"
+done
+for t in "${differing[@]}"; do
+	row native "$t" --isa "sluice $native_label, DPDK -march=$peer_isa" \
+		--differs "ISA: sluice built -march=native" --sluice-label "sluice -march=native"
+	[ -z "$before_isa" ] || row before "$t" --isa "both -march=$peer_isa" --sluice-label "$before_label"
+done
+# On the chain every stage has one next and both stages forward the frame
+# whole: the run-splitting row would be the matched row again.
+row runs graph_tree_4s_4n_1src_4snk --isa "both -march=$peer_isa" \
+	--differs "sluice's stage enqueues runs, not objects" --sluice-label "sluice, run-splitting stage"
+echo
+bench_report
