@@ -44,10 +44,12 @@
 #define MAX_BURST 256
 #define ARENA_BYTES (4u << 20)
 
-/* The hugepage arena. The executable is linked with --wrap=aligned_alloc
- * and --wrap=free (meson.build), so evq.c's allocations come here without
- * the library knowing; nothing in the arena is freed on its own (it is the
- * queues' memory for the whole run). Empty: the C heap. */
+/* The hugepage arena: the peer's event device lives in hugepage memzones
+ * (DPDK --in-memory), so evq's memory is on 2 MB pages too. The executable
+ * is linked with --wrap=aligned_alloc and --wrap=free (meson.build), so
+ * evq.c's allocations come here without the library knowing; nothing in the
+ * arena is freed on its own (it is the queues' memory for the whole run).
+ * Not mapped (--no-huge): the C heap's 4 KB pages. */
 static struct {
 	char *base;
 	size_t used;

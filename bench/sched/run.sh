@@ -14,9 +14,11 @@
 # event_sw (--vdev=event_sw0; its scheduler is a service the producer's
 # lcore runs inline, rte_service_run_iter_on_app_lcore) and event_dsw
 # (--vdev=event_dsw0: distributed, scheduling inside enqueue and dequeue;
-# it has no ordered queues). Port depth: sluice's port ring and the peer
-# consumer's dequeue depth are both DEPTH (128, event_sw's maximum, which
-# sizes its completion ring; event_dsw's input ring is its own, deeper).
+# it has no ordered queues). An ordered queue's reorder window is 1024
+# events on both (evq's default window; the peer's sequence numbers). Port
+# depth: sluice's port ring and the peer consumer's dequeue depth are both
+# DEPTH (128, event_sw's maximum, which sizes its completion ring;
+# event_dsw's input ring is its own, deeper).
 # Memory as bench_mem_mode sets it: 2 MB hugepages on both sides (DPDK
 # --in-memory; evq's memory in one MAP_HUGETLB mapping), or 4 KB pages on
 # both (--no-huge).
@@ -147,6 +149,11 @@ if [ -n "$before_isa" ]; then
 	done
 fi
 echo "(CPU0: producer + scheduler (sluice; event_sw's service run inline) or producer alone (event_dsw); CPU1: consumer. Memory: $mem_text)"
+if [ -n "$before_isa" ]; then
+	for t in "${types[@]}"; do
+		echo "before/after, $t: $before_label $(med "before-$t") Mpps -> now $(med "isa-$t") Mpps ($(ratio "$(med "isa-$t")" "$(med "before-$t")"))"
+	done
+fi
 
 # ---- callgrind --------------------------------------------------------------
 echo
