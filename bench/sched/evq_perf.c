@@ -1,24 +1,30 @@
 /* Event queue throughput: one queue, one producer and one consumer thread,
- * the shape of ../shared/bench/dpdk/harness/evsched_2core.c so the figures
- * sit beside event_sw's and event_dsw's: the producer thread (CPU0) is
- * also the scheduler's owner and runs evq_schedule after every enqueue
- * burst, as that harness runs event_sw's scheduler inline; the consumer
- * (CPU1) dequeues bursts with implicit release and sums the payloads.
- * Events carry a 64-bit counter, 1024 flows round robin.
+ * the work peer_eventdev.c gives DPDK's event_sw and event_dsw, so the
+ * figures sit beside theirs: the producer thread (CPU0) is also the
+ * scheduler's owner and runs evq_schedule after every enqueue burst, as the
+ * peer runs event_sw's scheduler service inline; the consumer (CPU1)
+ * dequeues bursts with implicit release and sums the payloads. Events
+ * carry a 64-bit counter, 1024 flows round robin, and an atomic queue has
+ * 1024 flow slots (the peer configures 1024 flows).
  *
- *   sluice-bench-sched MODE [--secs S] [--burst B] [--depth D] [--prio mixed]
+ *   sluice-bench-sched MODE [--secs S] [--warmup S] [--burst B] [--depth D]
+ *                      [--prio mixed] [--cpus P,C] [--no-huge]
  *   sluice-bench-sched MODE --rounds N       (one thread, for callgrind)
  *
  * MODE: atomic | ordered | parallel | ordered-out. ordered-out: the
  * consumer forwards every event to the output and the producer takes the
  * output back in restored order (the reorder window's whole path).
  * --prio mixed: events cycle through the 8 levels.
+ * Memory: the event queues' memory is on 2 MB hugepages (one MAP_HUGETLB
+ * mapping; the bench fails without them), as DPDK's event devices are under
+ * --in-memory; --no-huge leaves it on the C heap's 4 KB pages, as DPDK's
+ * --no-huge.
  *
- * Prints one line: "mode=... events=N seconds=S mpps=M" (events counted by
- * the consumer over S seconds after a 1 s warm-up). With --rounds, the
- * function evq_bench_rounds does N rounds of enqueue B, schedule, dequeue B
- * on one thread: run it under `valgrind --tool=callgrind
- * --toggle-collect=evq_bench_rounds` and divide Ir by N * B.
+ * Prints one line: "mode=... pages=2M|4K events=N seconds=S mpps=M"
+ * (events counted by the consumer over S seconds after the warm-up, 1 s by
+ * default). With --rounds, the function evq_bench_rounds does N rounds of
+ * enqueue B, schedule, dequeue B on one thread: run it under `valgrind
+ * --tool=callgrind --toggle-collect=evq_bench_rounds` and divide Ir by N * B.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -29,12 +35,60 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "graph/util.h"
 #include "sched/evq.h"
 
 #define FLOWS 1024
 #define MAX_BURST 256
+#define ARENA_BYTES (4u << 20)
+
+/* The hugepage arena: the peer's event device lives in hugepage memzones
+ * (DPDK --in-memory), so evq's memory is on 2 MB pages too. The executable
+ * is linked with --wrap=aligned_alloc and --wrap=free (meson.build), so
+ * evq.c's allocations come here without the library knowing; nothing in the
+ * arena is freed on its own (it is the queues' memory for the whole run).
+ * Not mapped (--no-huge): the C heap's 4 KB pages. */
+static struct {
+	char *base;
+	size_t used;
+} arena;
+
+void *__real_aligned_alloc(size_t align, size_t size);
+void __real_free(void *p);
+
+void *__wrap_aligned_alloc(size_t align, size_t size)
+{
+	if (!arena.base)
+		return __real_aligned_alloc(align, size);
+	size_t at = ROUND_UP(arena.used, align);
+	if (at + size > ARENA_BYTES) {
+		fprintf(stderr, "sluice-bench-sched: the %u MB hugepage arena is too small\n", ARENA_BYTES >> 20);
+		exit(1);
+	}
+	arena.used = at + size;
+	return arena.base + at;
+}
+
+void __wrap_free(void *p)
+{
+	if (arena.base && (char *)p >= arena.base && (char *)p < arena.base + ARENA_BYTES)
+		return;
+	__real_free(p);
+}
+
+static bool arena_map(void)
+{
+	void *p = mmap(NULL, ARENA_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("sluice-bench-sched: 2 MB hugepages (use --no-huge for 4 KB pages)");
+		return false;
+	}
+	arena.base = p;
+	return true;
+}
 
 struct bench {
 	struct evq *q;
@@ -110,8 +164,8 @@ __attribute__((noinline)) uint64_t evq_bench_rounds(struct bench *b, uint64_t ro
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: sluice-bench-sched atomic|ordered|parallel|ordered-out [--secs S] [--burst B] "
-			"[--depth D] [--prio mixed] [--rounds N] [--cpus P,C]\n");
+	fprintf(stderr, "usage: sluice-bench-sched atomic|ordered|parallel|ordered-out [--secs S] [--warmup S] "
+			"[--burst B] [--depth D] [--prio mixed] [--rounds N] [--cpus P,C] [--no-huge]\n");
 	return 2;
 }
 
@@ -132,29 +186,41 @@ int main(int argc, char **argv)
 		type = EVQ_PARALLEL;
 	else
 		return usage();
-	double secs = 5;
+	double secs = 5, warmup = 1;
 	uint32_t burst = 32, depth = 256;
 	uint64_t rounds = 0;
-	bool mixed = false;
+	bool mixed = false, huge = true;
 	int prod_cpu = 0, cons_cpu = 1;
-	for (int i = 2; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--secs"))
-			secs = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--burst"))
-			burst = (uint32_t)atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--depth"))
-			depth = (uint32_t)atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--prio"))
-			mixed = !strcmp(argv[i + 1], "mixed");
-		else if (!strcmp(argv[i], "--rounds"))
-			rounds = strtoull(argv[i + 1], NULL, 0);
-		else if (!strcmp(argv[i], "--cpus"))
-			sscanf(argv[i + 1], "%d,%d", &prod_cpu, &cons_cpu);
+	for (int i = 2; i < argc; i++) {
+		const char *k = argv[i];
+		if (!strcmp(k, "--no-huge")) {
+			huge = false;
+			continue;
+		}
+		if (i + 1 >= argc)
+			return usage();
+		const char *v = argv[++i];
+		if (!strcmp(k, "--secs"))
+			secs = atof(v);
+		else if (!strcmp(k, "--warmup"))
+			warmup = atof(v);
+		else if (!strcmp(k, "--burst"))
+			burst = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--depth"))
+			depth = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--prio"))
+			mixed = !strcmp(v, "mixed");
+		else if (!strcmp(k, "--rounds"))
+			rounds = strtoull(v, NULL, 0);
+		else if (!strcmp(k, "--cpus"))
+			sscanf(v, "%d,%d", &prod_cpu, &cons_cpu);
 		else
 			return usage();
 	}
-	if (burst < 1 || burst > MAX_BURST)
+	if (burst < 1 || burst > MAX_BURST || warmup < 0)
 		return usage();
+	if (huge && !arena_map())
+		return 1;
 
 	struct evq_config cfg;
 	evq_config_default(&cfg);
@@ -168,7 +234,7 @@ int main(int argc, char **argv)
 	struct evq_queue_config qc;
 	evq_queue_config_default(&qc);
 	qc.type = type;
-	qc.flows = FLOWS * 4;
+	qc.flows = FLOWS;
 	if (evq_queue_setup(q, 0, &qc) || evq_port_link(q, 0, 0)) {
 		fprintf(stderr, "queue setup failed\n");
 		return 1;
@@ -192,7 +258,7 @@ int main(int argc, char **argv)
 	uint64_t seq = 0, calls = 0, c0 = 0, t_c0 = 0;
 	uint32_t pending = 0;
 	const double hz = cpu_ticks_per_second();
-	const uint64_t t_start = cpu_ticks(), t_warm = t_start + (uint64_t)hz;
+	const uint64_t t_start = cpu_ticks(), t_warm = t_start + (uint64_t)(warmup * hz);
 	const uint64_t t_end = t_warm + (uint64_t)(secs * hz);
 	bool warmed = false;
 	for (;;) {
@@ -214,8 +280,10 @@ int main(int argc, char **argv)
 			} else if (warmed && now >= t_end) {
 				uint64_t c1 = atomic_load_explicit(&b->consumed, memory_order_relaxed);
 				double dt = (double)(now - t_c0) / hz;
-				printf("mode=%s prio=%s burst=%u depth=%u events=%" PRIu64 " seconds=%.4f mpps=%.3f\n", mode,
-				       mixed ? "mixed" : "one", burst, depth, c1 - c0, dt, (double)(c1 - c0) / dt / 1e6);
+				printf("mode=%s prio=%s burst=%u depth=%u flows=%u pages=%s events=%" PRIu64
+				       " seconds=%.4f mpps=%.3f\n",
+				       mode, mixed ? "mixed" : "one", burst, depth, FLOWS, huge ? "2M" : "4K", c1 - c0, dt,
+				       (double)(c1 - c0) / dt / 1e6);
 				break;
 			}
 		}
@@ -224,8 +292,10 @@ int main(int argc, char **argv)
 	pthread_join(th, NULL);
 	struct evq_stats st;
 	evq_stats(q, &st);
-	fprintf(stderr, "# enqueued %" PRIu64 " refused %" PRIu64 " dispatched %" PRIu64 " output %" PRIu64 "\n",
-		st.enqueued, st.refused, st.dispatched, st.output);
+	fprintf(stderr,
+		"# enqueued %" PRIu64 " refused %" PRIu64 " dispatched %" PRIu64 " output %" PRIu64
+		" hugepage arena %zu KB\n",
+		st.enqueued, st.refused, st.dispatched, st.output, arena.used >> 10);
 	evq_destroy(q);
 	free(b);
 	return 0;
