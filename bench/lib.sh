@@ -53,6 +53,10 @@ bench_need() {
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 	done
 	[ "${#need[@]}" -gt 0 ] || return 0
+	if [ "${BENCH_NO_INSTALL:-0}" = 1 ]; then
+		echo "bench: missing ${need[*]} (BENCH_NO_INSTALL=1: not installing)" >&2
+		exit 3
+	fi
 	bench_log "installing: ${need[*]}"
 	apt-get update -qq >/dev/null
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
