@@ -4,7 +4,8 @@
  * compiles it against Debian's libdpdk with pkg-config (never meson: DPDK
  * is a peer, not a dependency of sluice).
  *
- *   peer-timer EAL-ARGS... -- [sizes...]   default 1000 100000 1000000
+ *   peer-timer EAL-ARGS... -- [--rte-malloc] [sizes...]
+ *                                    default 1000 100000 1000000
  *
  * One lcore (EAL's -l 0: CPU 0, where timers.c pins itself). Per size N,
  * the passes of timers.c, each figure the MEAN over the pass (its ticks over
@@ -31,8 +32,14 @@
  * subsystem_bytes the timer library's own memzones (per-lcore lists,
  * fixed, found by name); bytes_per_timer counts all three over N, as
  * sluice's figure counts everything its service holds.
+ *
+ * --rte-malloc: the timers in rte_malloc memory instead, as
+ * timer_perf_autotest keeps them (EAL's hugepages when it has them): not
+ * matched, since sluice's pools are on the ordinary heap; run.sh prints it
+ * as rte_timer at its best memory.
  */
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +49,7 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_memzone.h>
 #include <rte_timer.h>
 
@@ -49,6 +57,7 @@
 #define NS_PER_SECOND 1000000000ull
 
 static uint64_t n_callbacks;
+static bool use_rte_malloc;
 
 static void count_cb(struct rte_timer *t, void *arg)
 {
@@ -157,7 +166,7 @@ static void run_size(uint32_t n)
 {
 	struct size_run r = { .n = n, .second = rte_get_timer_hz(), .lcore = rte_lcore_id() };
 	size_t want = RTE_ALIGN_CEIL((size_t)n * sizeof(struct rte_timer), 64);
-	r.t = aligned_alloc(64, want);
+	r.t = use_rte_malloc ? rte_malloc("timers", want, 64) : aligned_alloc(64, want);
 	r.delay = malloc((size_t)n * sizeof(*r.delay));
 	struct pass p = { .chunk = malloc((n / CHUNK + 1) * sizeof(uint64_t)) };
 	if (!r.t || !r.delay || !p.chunk) {
@@ -182,7 +191,12 @@ static void run_size(uint32_t n)
 	for (uint32_t i = 0; i < 1000; i++)
 		rte_timer_manage();
 	double idle = (double)(rte_rdtsc() - t0) / 1000;
-	double overhead = (double)(malloc_usable_size(r.t) - (size_t)n * sizeof(struct rte_timer)) / n;
+	size_t usable = 0;
+	if (use_rte_malloc)
+		rte_malloc_validate(r.t, &usable);
+	else
+		usable = malloc_usable_size(r.t);
+	double overhead = ((double)usable - (double)n * sizeof(struct rte_timer)) / n;
 	size_t sub = subsystem_bytes();
 	printf("rte_timer n=%u arm=%.1f rearm=%.1f cancel=%.1f expire=%.1f expire_random=%.1f idle=%.1f "
 	       "arm_median=%.1f rearm_median=%.1f cancel_median=%.1f timer_bytes=%zu alloc_overhead=%.2f "
@@ -191,7 +205,10 @@ static void run_size(uint32_t n)
 	       med[OP_REARM], med[OP_CANCEL], sizeof(struct rte_timer), overhead, sub,
 	       sizeof(struct rte_timer) + overhead + (double)sub / n);
 	fflush(stdout);
-	free(r.t);
+	if (use_rte_malloc)
+		rte_free(r.t);
+	else
+		free(r.t);
 	free(r.delay);
 	free(p.chunk);
 }
@@ -212,8 +229,13 @@ int main(int argc, char **argv)
 	srand(1); /* timers.c's seed: the same delays */
 	printf("tsc_hz=%llu timer_hz=%llu\n", (unsigned long long)rte_get_tsc_hz(),
 	       (unsigned long long)rte_get_timer_hz());
-	if (argc > 1) {
-		for (int i = 1; i < argc; i++)
+	int first = 1;
+	if (argc > 1 && !strcmp(argv[1], "--rte-malloc")) {
+		use_rte_malloc = true;
+		first = 2;
+	}
+	if (argc > first) {
+		for (int i = first; i < argc; i++)
 			run_size((uint32_t)strtoul(argv[i], NULL, 0));
 	} else {
 		static const uint32_t sizes[] = { 1000, 100000, 1000000 };

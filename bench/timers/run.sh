@@ -29,14 +29,22 @@
 # caller's), what the allocator adds per timer, and the timer library's
 # memzones over N.
 #
-# Then, sluice only: the producer-thread figures (both cross-thread paths),
-# and, once, DPDK's own timer_perf_autotest as a cross-check of the
-# harness's arm and expire figures (its "Resetting" pass resets expired
-# timers, not armed ones). callgrind.sh counts instructions per operation.
+# Rows: arm, cancel, rearm, expire per size (matched: both -march= the peer's baseline);
+# arm and rearm at the largest size with sluice -march=native (labelled);
+# the idle run (a poll with nothing due); memory per timer at the largest.
+#
+# Then, once, not in QUICK: DPDK's own timer_perf_autotest as a cross-check
+# of the harness's arm and expire figures (its "Resetting" pass resets
+# expired timers, not armed ones); with hugepages, rte_timer with its timers
+# in rte_malloc'd hugepages (its best memory; not matched, printed only);
+# the producer-thread figures (sluice only, both cross-thread paths).
+# callgrind.sh counts sluice's instructions per operation.
 #
 # Environment: ROUNDS (3), SIZES ("1000 100000 1000000"), NATIVE_SIZE (the
 # largest size: the -march=native rows), PRODUCER_SECS (1), DPDK_MEM_MODE
-# (huge|nohuge), BEFORE (a revision: its $isa build's rows too), QUIET_MAX.
+# (huge|nohuge), BEFORE (a revision: its $isa build's rows "sluice at REV"
+# against the same rte_timer figures, and a before/after table; it runs
+# today's timers.c on that engine: BEFORE_BENCH=old's output differs), QUIET_MAX.
 # QUICK=1: one round, 1K and 100K timers, no producer table, no autotest.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -75,7 +83,11 @@ cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libdpdk) "$here/peer_timer.c"
 bench_mem_mode
 hz=$(bench_tsc_hz)
 thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)
-memtext="timers in the ordinary heap both (aligned_alloc, 4 KB pages, THP $thp); EAL: $mem_label"
+if [ "$thp" = always ]; then
+	memtext="timers in the ordinary heap both (aligned_alloc; THP always: 2 MB pages where the kernel gives them); EAL: $mem_label"
+else
+	memtext="timers in the ordinary heap both (aligned_alloc, 4 KB pages, THP $thp); EAL: $mem_label"
+fi
 bench_log "memory: $memtext; TSC $hz Hz; sizes $SIZES; $ROUNDS round(s)"
 
 # A program's output must have one line per size: a side that did not run
@@ -109,7 +121,7 @@ done
 # Every figure once: "side n key value" per round (side: sluice, rte, native,
 # before), plus bytes_all, the memory per timer each side's row compares.
 for f in "$out"/{sluice,rte,native,before}.[0-9]*; do
-	[ -f "$f" ] && [ "${f%.err}" = "$f" ] || continue
+	if [ ! -f "$f" ] || [ "${f%.err}" != "$f" ]; then continue; fi
 	side=$(basename "$f")
 	awk -v side="${side%.*}" '/^(sluice|rte_timer) n=/ {
 		delete kv
@@ -188,6 +200,19 @@ if [ "$QUICK" != 1 ]; then
 		bench_log "timer_perf_autotest did not complete (cross-check only):"
 		tail -5 "$out/autotest.txt" >&2
 	fi
+	if [ "${dpdk_mem[0]}" = --in-memory ]; then
+		# rte_timer at its best memory: its timers in rte_malloc's
+		# hugepages, as timer_perf_autotest keeps them (not matched:
+		# sluice's pools are on the ordinary heap).
+		bench_wait_quiet
+		prefix="btimerhp$$"
+		prefixes+=("$prefix")
+		run_side "rte_timer (rte_malloc)" "$out/hp" 1 "$out/peer-timer" -l 0 --no-pci "${dpdk_mem[@]}" \
+			--file-prefix "$prefix" --log-level lib.eal:warning -- --rte-malloc "$NATIVE_SIZE"
+		echo
+		echo "rte_timer with its timers in rte_malloc'd 2 MB hugepages, $(k "$NATIVE_SIZE"), one run (not matched):" \
+			"$(grep -oE ' (arm|cancel|rearm|expire)=[0-9.]+' "$out/hp" | tr '\n' ' ')ticks"
+	fi
 	echo
 	echo "producer thread (sluice only, -march=$peer_isa, $PRODUCER_SECS s each):"
 	bench_wait_quiet
@@ -203,28 +228,33 @@ what_of() {
 	expire) echo "expire, all due, per expiry (rte_timer_manage)" ;;
 	esac
 }
-common=(--bench timers --better lower --peer-name rte_timer --burst "1 timer per call both"
-	--memory "$memtext")
+common=(--bench timers --better lower --peer-name rte_timer --memory "$memtext")
+one=(--burst "1 timer per call both")
 stat="median over rounds of each round's mean over the pass (ticks / operations)"
 for n in "${sizes[@]}"; do
 	for op in arm cancel rearm expire; do
-		bench_row "${common[@]}" --what "$(what_of "$op"), $(k "$n") timers" --unit "ticks/op" \
+		bench_row "${common[@]}" "${one[@]}" --what "$(what_of "$op"), $(k "$n") timers" --unit "ticks/op" \
 			--sluice "$(fig sluice "$n" "$op")" --peer "$(fig rte "$n" "$op")" \
 			--isa "both -march=$peer_isa" --statistic "$stat"
 		[ -n "$before_isa" ] || continue
-		bench_row "${common[@]}" --what "$(what_of "$op"), $(k "$n") timers" --unit "ticks/op" \
+		bench_row "${common[@]}" "${one[@]}" --what "$(what_of "$op"), $(k "$n") timers" --unit "ticks/op" \
 			--sluice "$(fig before "$n" "$op")" --peer "$(fig rte "$n" "$op")" \
 			--isa "both -march=$peer_isa" --statistic "$stat" --sluice-label "$before_label"
 	done
 done
 for op in arm rearm; do
-	bench_row "${common[@]}" --what "$(what_of "$op"), $(k "$NATIVE_SIZE") timers" --unit "ticks/op" \
+	bench_row "${common[@]}" "${one[@]}" --what "$(what_of "$op"), $(k "$NATIVE_SIZE") timers" --unit "ticks/op" \
 		--sluice "$(fig native "$NATIVE_SIZE" "$op")" --peer "$(fig rte "$NATIVE_SIZE" "$op")" \
 		--isa "sluice $native_label, DPDK -march=$peer_isa" --statistic "$stat" \
 		--sluice-label "sluice -march=native" \
 		--differs "sluice built -march=native (the matched -march=$peer_isa row is above)"
 done
-bench_row "${common[@]}" --what "memory per armed timer, $(k "${sizes[-1]}") armed" --unit "bytes" \
+# what a poll costs with nothing due (timer_perf_autotest's "rte_timer_manage
+# with zero timers"), after the cancel pass
+bench_row "${common[@]}" --what "idle run, nothing armed (rte_timer_manage), after $(k "${sizes[-1]}") timers" \
+	--unit "ticks/call" --burst "one timer_service_run / rte_timer_manage per call" --sluice "$(fig sluice "${sizes[-1]}" idle)" --peer "$(fig rte "${sizes[-1]}" idle)" \
+	--isa "both -march=$peer_isa" --statistic "median over rounds of each round's mean of 1000 calls"
+bench_row "${common[@]}" --burst "n/a" --what "memory per armed timer, $(k "${sizes[-1]}") armed" --unit "bytes" \
 	--sluice "$(fig sluice "${sizes[-1]}" bytes_all)" --peer "$(fig rte "${sizes[-1]}" bytes_all)" \
 	--isa "both -march=$peer_isa" \
 	--statistic "bytes held with N armed over N: sluice service + 8 B handle; rte_timer struct + allocator + library memzones"
