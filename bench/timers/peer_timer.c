@@ -53,7 +53,8 @@
 #include <rte_memzone.h>
 #include <rte_timer.h>
 
-#define CHUNK 1024
+#include "pass.h"
+
 #define NS_PER_SECOND 1000000000ull
 
 static uint64_t n_callbacks;
@@ -91,40 +92,12 @@ static void do_op(struct size_run *r, enum op op, uint32_t i)
 	}
 }
 
-struct pass {
-	uint64_t *chunk;
-	uint32_t n_chunks;
-	uint64_t total;
-};
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double pass_median(struct pass *p, uint32_t n)
-{
-	if (!p->n_chunks)
-		return (double)p->total / n;
-	qsort(p->chunk, p->n_chunks, sizeof(uint64_t), cmp_u64);
-	return (double)p->chunk[p->n_chunks / 2] / CHUNK;
-}
-
-/* The whole pass between one rdtsc pair, chunks inside it (as timers.c). */
+/* The pass of op over every timer, timed by pass.h (as timers.c). */
 static void timed_pass(struct size_run *r, enum op op, struct pass *p)
 {
-	p->n_chunks = 0;
-	uint64_t start = rte_rdtsc();
-	for (uint32_t i = 0; i < r->n; i += CHUNK) {
-		uint32_t end = RTE_MIN(r->n, i + CHUNK);
-		uint64_t t0 = rte_rdtsc();
-		for (uint32_t k = i; k < end; k++)
-			do_op(r, op, k);
-		if (end - i == CHUNK)
-			p->chunk[p->n_chunks++] = rte_rdtsc() - t0;
-	}
-	p->total = rte_rdtsc() - start;
+#define DO_OP(k) do_op(r, op, k)
+	PASS_TIME(p, r->n, rte_rdtsc, DO_OP);
+#undef DO_OP
 }
 
 static double expire_all(struct size_run *r)
@@ -155,11 +128,8 @@ static size_t subsystem_bytes(void)
 static void draw_delays(struct size_run *r)
 {
 	double ticks_per_ns = (double)rte_get_timer_hz() / NS_PER_SECOND;
-	for (uint32_t i = 0; i < r->n; i++) {
-		uint64_t hi = (uint64_t)rand();
-		uint64_t lo = (uint64_t)rand();
-		r->delay[i] = (uint64_t)((double)((hi << 16 ^ lo) % NS_PER_SECOND) * ticks_per_ns);
-	}
+	for (uint32_t i = 0; i < r->n; i++)
+		r->delay[i] = (uint64_t)((double)pass_delay_ns() * ticks_per_ns);
 }
 
 static void run_size(uint32_t n)
@@ -168,7 +138,7 @@ static void run_size(uint32_t n)
 	size_t want = RTE_ALIGN_CEIL((size_t)n * sizeof(struct rte_timer), 64);
 	r.t = use_rte_malloc ? rte_malloc("timers", want, 64) : aligned_alloc(64, want);
 	r.delay = malloc((size_t)n * sizeof(*r.delay));
-	struct pass p = { .chunk = malloc((n / CHUNK + 1) * sizeof(uint64_t)) };
+	struct pass p = { .chunk = malloc((n / PASS_CHUNK + 1) * sizeof(uint64_t)) };
 	if (!r.t || !r.delay || !p.chunk) {
 		fprintf(stderr, "out of memory for %u timers\n", n);
 		exit(1);

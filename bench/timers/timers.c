@@ -45,6 +45,8 @@
 #include "graph/util.h"
 #include "sched/timer.h"
 
+#include "pass.h"
+
 static uint64_t n_callbacks;
 static bool sim;
 static uint64_t sim_ns = 1000000000ull;
@@ -93,31 +95,6 @@ static struct timer_service *make_service(uint32_t n, uint64_t tick_ns, enum tim
 
 /* ---- single thread, per size ---- */
 
-/* Each pass is timed as a whole (the mean, the figure compared) and in
- * chunks of CHUNK operations (the median chunk, printed beside): two more
- * rdtsc per 1024 operations, on both sides alike. */
-#define CHUNK 1024
-
-struct pass {
-	uint64_t *chunk;
-	uint32_t n_chunks;
-	uint64_t total;
-};
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double pass_median(struct pass *p, uint32_t n)
-{
-	if (!p->n_chunks)
-		return (double)p->total / n;
-	qsort(p->chunk, p->n_chunks, sizeof(uint64_t), cmp_u64);
-	return (double)p->chunk[p->n_chunks / 2] / CHUNK;
-}
-
 enum op { OP_ARM, OP_REARM, OP_CANCEL };
 
 struct size_run {
@@ -144,19 +121,12 @@ static void do_op(struct size_run *r, enum op op, uint32_t i)
 	}
 }
 
+/* The pass of op over every timer, timed by pass.h (as peer_timer.c). */
 static void timed_pass(struct size_run *r, enum op op, struct pass *p)
 {
-	p->n_chunks = 0;
-	uint64_t start = cpu_ticks();
-	for (uint32_t i = 0; i < r->n; i += CHUNK) {
-		uint32_t end = MIN(r->n, i + CHUNK);
-		uint64_t t0 = cpu_ticks();
-		for (uint32_t k = i; k < end; k++)
-			do_op(r, op, k);
-		if (end - i == CHUNK)
-			p->chunk[p->n_chunks++] = cpu_ticks() - t0;
-	}
-	p->total = cpu_ticks() - start;
+#define DO_OP(k) do_op(r, op, k)
+	PASS_TIME(p, r->n, cpu_ticks, DO_OP);
+#undef DO_OP
 }
 
 /* Sleep past the deadlines (as timer_perf_autotest does), then run the
@@ -181,15 +151,10 @@ static void run_size(uint32_t n)
 	r.tg = timer_target_callback(r.ts, count_cb, NULL);
 	r.h = malloc((size_t)n * sizeof(*r.h));
 	r.delay = malloc((size_t)n * sizeof(*r.delay));
-	struct pass p = { .chunk = malloc((n / CHUNK + 1) * sizeof(uint64_t)) };
+	struct pass p = { .chunk = malloc((n / PASS_CHUNK + 1) * sizeof(uint64_t)) };
 	memset(r.h, 0, (size_t)n * sizeof(*r.h)); /* fault the pages in before timing */
-	for (uint32_t i = 0; i < n; i++) {
-		/* two statements: the order of two rand() calls in one
-		 * expression is unspecified, and peer_timer.c draws the same */
-		uint64_t hi = (uint64_t)rand();
-		uint64_t lo = (uint64_t)rand();
-		r.delay[i] = (uint32_t)((hi << 16 ^ lo) % 1000000000ull);
-	}
+	for (uint32_t i = 0; i < n; i++)
+		r.delay[i] = pass_delay_ns();
 	double mean[3], med[3];
 	timed_pass(&r, OP_ARM, &p);
 	mean[OP_ARM] = (double)p.total / n, med[OP_ARM] = pass_median(&p, n);
