@@ -211,7 +211,7 @@ if [ "$QUICK" != 1 ]; then
 			--file-prefix "$prefix" --log-level lib.eal:warning -- --rte-malloc "$NATIVE_SIZE"
 		echo
 		echo "rte_timer with its timers in rte_malloc'd 2 MB hugepages, $(k "$NATIVE_SIZE"), one run (not matched):" \
-			"$(grep -oE ' (arm|cancel|rearm|expire)=[0-9.]+' "$out/hp" | tr '\n' ' ')ticks"
+			"$(grep -oE '(arm|cancel|rearm|expire)=[0-9.]+' "$out/hp" | tr '\n' ' ')ticks"
 	fi
 	echo
 	echo "producer thread (sluice only, -march=$peer_isa, $PRODUCER_SECS s each):"
