@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# bench/timers/callgrind.sh BUILD_DIR [BUILD_DIR...]
+# bench/timers/callgrind.sh [BUILD_DIR...]
 #
 # Instructions per timer operation, counted by callgrind (a shared box
 # changes cycles, not instructions): sluice-bench-timers of each build at
 # each size, the inclusive cost of the library's entry points divided by
 # their calls in the bench (arm 3N: three arm passes; rearm N; cancel N;
 # run: the runs that expire the 2N timers of the two expiry passes plus
-# 1000 idle runs, per expired timer). Give a build of another revision
-# first to see before and after in one run. Valgrind cannot run AVX-512
-# code: build with -Dcpu_arch=x86-64-v2 (or v3).
+# 1000 idle runs, per expired timer). Sluice only: rte_timer is not counted.
+#
+# Without BUILD_DIR: the shared $isa build of bench/lib.sh (-march= Debian's
+# DPDK baseline, built here when missing; valgrind cannot run AVX-512 code,
+# so not the -march=native one), and with BEFORE=REV that revision's $isa
+# build first, to see before and after in one run. A BUILD_DIR given must
+# have bench/timers/sluice-bench-timers built for an ISA valgrind runs
+# (-Dcpu_arch=corei7, x86-64-v2 or v3).
 #
 # Two clocks: "tsc", the service's own (arm and cancel counts are exact,
 # but under valgrind time passes ~50x slower per instruction, so where the
@@ -16,14 +21,22 @@
 # run to run), and "sim", the bench's --sim clock (every count exact and
 # repeatable; its clock is a plain call, cheaper than the default's).
 #
-# Environment: SIZES ("1000 100000 1000000"), CLOCKS ("tsc sim").
+# Environment: SIZES ("1000 100000 1000000"), CLOCKS ("tsc sim"),
+# BENCH_BUILD_ROOT (the shared builds), BEFORE.
 set -euo pipefail
-[ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR [BUILD_DIR...]" >&2; exit 2; }
-command -v valgrind >/dev/null || { echo "valgrind missing: apt-get install -y valgrind" >&2; exit 1; }
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
 SIZES=${SIZES:-1000 100000 1000000}
 CLOCKS=${CLOCKS:-tsc sim}
 out=$(mktemp -d "${TMPDIR:-/tmp}/bench-timers-cg.XXXXXX")
 trap 'rm -rf "$out"' EXIT
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
+bench_need
+if [ $# -eq 0 ]; then
+	bench_builds bench/timers/sluice-bench-timers
+	set -- ${before_isa:+"$before_isa"} "$isa"
+fi
 
 incl() { # file function: inclusive instructions of the function's own symbol
 	# from a directory without the sources: run from the repository,

@@ -1,27 +1,36 @@
-/* bench/timers: the timer service's costs, printed in TSC cycles per
- * operation so that they sit beside rte_timer's timer_perf_autotest (run.sh
- * runs both and prints the ratios).
+/* bench/timers: the timer service's costs, in TSC ticks per operation,
+ * measured the way bench/timers/peer_timer.c measures rte_timer (run.sh runs
+ * both and emits the comparison rows).
  *
  *   sluice-bench-timers [--sim] [sizes...]  default 1000 100000 1000000
  *   sluice-bench-timers producer SECS       the cross-thread figures only
  *
  * --sim: a simulated clock (20 ns per read; the 1.1 s sleeps are steps of
  * the clock) so that every run does exactly the same work, for counting
- * instructions with callgrind (callgrind.sh); its cycles mean nothing.
+ * instructions with callgrind (callgrind.sh); its ticks mean nothing.
  *
- * Per size N, one thread, as timer_perf_autotest does:
+ * Per size N, one thread on CPU 0; the figure of each pass is its MEAN, the
+ * whole pass's ticks over its operations, as DPDK's timer_perf_autotest
+ * reports rte_timer (one rdtsc pair around the loop; "Time per timer",
+ * "Time per callback"). The median 1024-operation chunk is printed beside
+ * (the *_median keys): on a shared box a preempted chunk costs millions of
+ * ticks, and the median shows what the code costs when nothing intervenes.
  *   arm     N timers, all 1 s ahead (relative form: one clock read each)
- *   expire  sleep 1.1 s, then run the service until all N callbacks ran; cycles per expiry (timer_perf_autotest's
- *           "Time per callback": the same 1 s timers)
- *   rearm   arm N again, then re-arm every one to a random delay in [0, 1 s)
- *   expire_random  the re-armed ones expired the same way (no DPDK figure:
- *           its test does not time this pass)
- *   cancel  arm N timers 1 s ahead again, cancel each
- * and the service's memory with N armed.
+ *   expire  sleep 1.1 s, then run the service until all N callbacks ran;
+ *           ticks per expiry (timer_perf_autotest's "Time per callback")
+ *   rearm   arm N again (not timed), then move every armed one to a random
+ *           delay in [0, 1 s) (rand() after srand(1), the draw
+ *           peer_timer.c makes: the same delays on both sides)
+ *   expire_random  the re-armed ones expired the same way
+ *   cancel  arm N timers 1 s ahead again (not timed), cancel each
+ *   idle    a run with nothing armed (mean of 1000)
+ * and the service's memory with N armed (memory_bytes, everything the
+ * service holds; bytes_per_timer is that over N) plus the handle the caller
+ * keeps per timer (handle_bytes).
  *
  * Producer: the owner runs its loop on CPU 1, a producer on CPU 0 arms
  * timers 10 us ahead (tick 1 us) as fast as the service lets it, singly or
- * in bursts of 32, through each cross-thread path. Printed: arms/s, cycles
+ * in bursts of 32, through each cross-thread path. Printed: arms/s, ticks
  * per arm call (what DPDK calls arm latency), expiries/s at the owner, and
  * how late expiries were delivered after their deadline (mean, p99).
  */
@@ -35,6 +44,8 @@
 
 #include "graph/util.h"
 #include "sched/timer.h"
+
+#include "pass.h"
 
 static uint64_t n_callbacks;
 static bool sim;
@@ -84,32 +95,6 @@ static struct timer_service *make_service(uint32_t n, uint64_t tick_ns, enum tim
 
 /* ---- single thread, per size ---- */
 
-/* Each pass is timed in chunks of CHUNK operations and both the mean and
- * the median chunk are kept: on a shared 2-CPU box a preempted chunk costs
- * millions of cycles, and the median shows what the code costs while the
- * mean shows what a pass cost. */
-#define CHUNK 1024
-
-struct pass {
-	uint64_t *chunk;
-	uint32_t n_chunks;
-	uint64_t total;
-};
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double pass_median(struct pass *p, uint32_t n)
-{
-	if (!p->n_chunks)
-		return (double)p->total / n;
-	qsort(p->chunk, p->n_chunks, sizeof(uint64_t), cmp_u64);
-	return (double)p->chunk[p->n_chunks / 2] / CHUNK;
-}
-
 enum op { OP_ARM, OP_REARM, OP_CANCEL };
 
 struct size_run {
@@ -136,23 +121,16 @@ static void do_op(struct size_run *r, enum op op, uint32_t i)
 	}
 }
 
+/* The pass of op over every timer, timed by pass.h (as peer_timer.c). */
 static void timed_pass(struct size_run *r, enum op op, struct pass *p)
 {
-	p->n_chunks = 0;
-	uint64_t start = cpu_ticks();
-	for (uint32_t i = 0; i < r->n; i += CHUNK) {
-		uint32_t end = MIN(r->n, i + CHUNK);
-		uint64_t t0 = cpu_ticks();
-		for (uint32_t k = i; k < end; k++)
-			do_op(r, op, k);
-		if (end - i == CHUNK)
-			p->chunk[p->n_chunks++] = cpu_ticks() - t0;
-	}
-	p->total = cpu_ticks() - start;
+#define DO_OP(k) do_op(r, op, k)
+	PASS_TIME(p, r->n, cpu_ticks, DO_OP);
+#undef DO_OP
 }
 
 /* Sleep past the deadlines (as timer_perf_autotest does), then run the
- * service until every pending timer's callback ran; cycles per expiry. */
+ * service until every pending timer's callback ran; ticks per expiry. */
 static double expire_all(struct size_run *r)
 {
 	if (sim)
@@ -173,10 +151,10 @@ static void run_size(uint32_t n)
 	r.tg = timer_target_callback(r.ts, count_cb, NULL);
 	r.h = malloc((size_t)n * sizeof(*r.h));
 	r.delay = malloc((size_t)n * sizeof(*r.delay));
-	struct pass p = { .chunk = malloc((n / CHUNK + 1) * sizeof(uint64_t)) };
+	struct pass p = { .chunk = malloc((n / PASS_CHUNK + 1) * sizeof(uint64_t)) };
 	memset(r.h, 0, (size_t)n * sizeof(*r.h)); /* fault the pages in before timing */
 	for (uint32_t i = 0; i < n; i++)
-		r.delay[i] = (uint32_t)(((uint64_t)rand() << 16 ^ (uint64_t)rand()) % 1000000000ull);
+		r.delay[i] = pass_delay_ns();
 	double mean[3], med[3];
 	timed_pass(&r, OP_ARM, &p);
 	mean[OP_ARM] = (double)p.total / n, med[OP_ARM] = pass_median(&p, n);
@@ -194,11 +172,12 @@ static void run_size(uint32_t n)
 	for (uint32_t i = 0; i < 1000; i++)
 		timer_service_run(r.ts);
 	double idle = (double)(cpu_ticks() - t0) / 1000;
-	printf("sluice n=%u arm=%.1f rearm=%.1f cancel=%.1f expire=%.1f expire_random=%.1f (median chunk; means: "
-	       "arm=%.1f rearm=%.1f cancel=%.1f) idle_run=%.1f memory_bytes=%llu bytes_per_timer=%.1f\n",
-	       n, med[OP_ARM], med[OP_REARM], med[OP_CANCEL], expire, expire_random, mean[OP_ARM], mean[OP_REARM],
-	       mean[OP_CANCEL],
-	       idle, (unsigned long long)st.memory_bytes, (double)st.memory_bytes / n);
+	printf("sluice n=%u arm=%.1f rearm=%.1f cancel=%.1f expire=%.1f expire_random=%.1f idle=%.1f "
+	       "arm_median=%.1f rearm_median=%.1f cancel_median=%.1f memory_bytes=%llu bytes_per_timer=%.1f "
+	       "handle_bytes=%zu\n",
+	       n, mean[OP_ARM], mean[OP_REARM], mean[OP_CANCEL], expire, expire_random, idle, med[OP_ARM],
+	       med[OP_REARM], med[OP_CANCEL], (unsigned long long)st.memory_bytes, (double)st.memory_bytes / n,
+	       sizeof(timer_handle_t));
 	free(r.h);
 	free(r.delay);
 	free(p.chunk);
