@@ -52,21 +52,27 @@
 # net_null has no descriptors (rx hands out fresh mbufs, tx frees them), the
 # ixgbe and i40e PMDs need hardware; so testpmd's figure is a floor for
 # "poll, rx, forward, tx" no descriptor-ring driver gets under, and sluice's
-# loop also parses Ethernet and looks up the cross-connect. Memory: both on
-# 4 KB pages (sluice's buffers page_size 4096, testpmd --no-huge).
+# loop also parses Ethernet and looks up the cross-connect, and polls port
+# 1's rx, empty, every loop (its cost, counted; net_null's rx is never
+# empty). Memory: both on 4 KB pages (sluice's buffers page_size 4096,
+# testpmd --no-huge). At burst 256 testpmd's mempool cache (250, its
+# default) is smaller than a burst: its figure there includes going to the
+# pool's ring (the table shows it; the rows are at burst 32).
 #
 # BEFORE=REV (no default: unset, there is no before column): the contract's
 # $before_isa build (bench_builds: REV's whole tree, engine, drivers and
 # device models, with today's bench/), run the same way, as rows "sluice at
 # REV" against the same testpmd figures and a before/after table. The old
-# drivers meet the device models of their own revision: their cost is taken
-# out either way, and today's models refuse drivers from before
-# 2fe114d (a driver's ops name its tx node; overlaying only drivers/ixgbe
-# and drivers/i40e of ca21b6d onto today's tree put 0 of 16384 frames on
-# port 1's wire), and an overlay would not be "sluice at REV" for the whole
-# loop anyway. A revision that cannot build today's bench/nic/nic.c (before
-# e6f7ba9, which gave the models nic_model.h) or whose frames do not reach
-# the wire fails the bench (exit 1) with the reason.
+# drivers run with the device layer, graph and device models of their own
+# revision (the models' cost is taken out either way). The script used to
+# overlay only REV's drivers/ixgbe and drivers/i40e onto today's tree: that
+# mixes revisions (since 2fe114d the device layer reaches a driver's tx node
+# only through the node its ops name, so ca21b6d's drivers put 0 of 16384
+# frames on port 1's wire) and would not be "sluice at REV" for the whole
+# loop. A revision that cannot build today's bench/nic/nic.c (before
+# e6f7ba9, which gave the models nic_model.h: ca21b6d, the old default, is
+# one) or whose frames do not reach the wire fails the bench (exit 1) with
+# the reason.
 #
 # Environment: BURSTS ("32 64 256"; QUICK 32), PKTS (packets per sluice
 # measurement, 16384; QUICK 2048), WARM (warm-up polls, 200; QUICK 50),
