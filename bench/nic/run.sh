@@ -103,9 +103,11 @@ BEFORE=${BEFORE:-}
 # Burst 32 always (the rows), then BURSTS, each once.
 bursts=$(printf '%s\n' 32 $BURSTS | awk '!seen[$1]++' | tr '\n' ' ')
 
-bench_need
+bench_need objdump=binutils
 bench_need_peer dpdk-testpmd
-# A revision that does not build fails here with bench_builds' log; say why.
+# Today's builds first; then a revision that does not build fails here with
+# bench_builds' log, and this says why.
+BEFORE='' bench_builds bench/nic/sluice-bench-nic
 if [ -n "$BEFORE" ]; then
 	(bench_builds bench/nic/sluice-bench-nic) || {
 		echo "bench/nic: BEFORE=$BEFORE: today's bench/nic/nic.c does not build against that revision's" \
