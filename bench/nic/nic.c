@@ -11,12 +11,15 @@
  * --burst descriptors done and its tx burst sends that many.
  *
  * Instructions: the loops run inside nic_polls(); run it under
- * `valgrind --tool=callgrind --toggle-collect=nic_polls` and read the
- * inclusive costs of the driver's rx_burst and tx_burst, minus the model's
- * register functions they call (bench/nic/run.sh does): what is left is the
- * driver's own work per packet, buffer allocation and freeing included.
- * The model's share (frames onto the wire, register decoding, transmission
- * on the tail write) is reported apart.
+ * `valgrind --tool=callgrind --dump-before=nic_polls --dump-after=nic_polls`
+ * (one profile of exactly that region, its call counts too) and read the
+ * inclusive costs of graph_main_poll (the forwarding loop) and of the
+ * driver's rx_burst and tx_burst, minus the model's register functions they
+ * call, each call counted as vfio's accessor instead (bench/nic/run.sh
+ * does): what is left is sluice's own work per packet, buffer allocation
+ * and freeing included. The model's share (frames onto the wire, register
+ * decoding, transmission on the tail write) is reported apart. Port 1's rx
+ * is polled every loop and comes back empty (counted: it is sluice's).
  *
  * Usage: sluice-bench-nic --driver ixgbe|i40e [--burst N] [--polls N]
  *                         [--warm N] [--size BYTES]
