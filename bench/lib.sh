@@ -183,7 +183,7 @@ bench_builds() {
 	before=$BENCH_BUILD_ROOT/before-$rev
 	before_isa=$BENCH_BUILD_ROOT/before-$rev-isa-$peer_isa
 	before_label="sluice at $rev"
-	(root=$src; bench_build "$before"; bench_build "$before_isa" -Dcpu_arch="$peer_isa")
+	(root=$src; bench_build "$before" && bench_build "$before_isa" -Dcpu_arch="$peer_isa") || exit 1
 	bench_ninja "$before" "$@"
 	bench_ninja "$before_isa" "$@"
 }
