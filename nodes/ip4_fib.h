@@ -74,7 +74,9 @@ _Static_assert(sizeof(struct ip4_adj) == 32, "two adjacencies per cache line");
 #define IP4_FIB_MISS 0u                   /* no route: == IP4_ADJ_INDEX_DROP */
 #define IP4_FIB_RESULT_LIMIT (1u << 25)   /* results are < this */
 
-/* Where the tables (tbl24, 64 MB, and the tbl8 groups) live. */
+/* Where the tables (tbl24, 64 MB, and the tbl8 groups) live. (The macro
+ * lets bench programs built against older revisions, BEFORE=REV, tell.) */
+#define IP4_FIB_HAS_MEM_MODE 1
 enum ip4_fib_mem {
 	/* tbl24 on 2 MB hugepages when some are free, else THP-advised pages;
 	 * the groups THP-advised, reserved but touched only as used. */

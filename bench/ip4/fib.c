@@ -194,13 +194,18 @@ static void one_route(struct ip4_fib *fib, const struct route *routes, uint32_t 
 
 static void report_memory(const struct ip4_fib *fib)
 {
-	struct ip4_fib_stats st;
 	char got24[160], got8[160];
-	ip4_fib_stats(fib, &st);
 	page_report(ip4_fib_tables(fib)->tbl24, got24, sizeof(got24));
 	page_report(ip4_fib_tables(fib)->tbl8, got8, sizeof(got8));
+#ifdef IP4_FIB_HAS_MEM_MODE
+	struct ip4_fib_stats st;
+	ip4_fib_stats(fib, &st);
 	printf("mem: sluice tbl24 %s (mapped %s)\nmem: sluice tbl8 %s (mapped %s)\n", got24,
 	       ip4_fib_pages_name(st.tbl24_pages), got8, ip4_fib_pages_name(st.tbl8_pages));
+#else /* an engine before the memory modes (BEFORE=REV): its own choice */
+	printf("mem: sluice tbl24 %s (no memory mode)\nmem: sluice tbl8 %s (no memory mode)\n",
+	       got24, got8);
+#endif
 }
 
 int main(int argc, char **argv)
@@ -241,7 +246,11 @@ int main(int argc, char **argv)
 	char err[256];
 	struct ip4_fib_config cfg;
 	ip4_fib_config_default(&cfg);
+#ifdef IP4_FIB_HAS_MEM_MODE
 	cfg.mem = no_huge ? IP4_FIB_MEM_4K : IP4_FIB_MEM_HUGETLB;
+#else
+	(void)no_huge;
+#endif
 	struct ip4_fib *fib = ip4_fib_create(&cfg, err, sizeof(err));
 	if (!fib) {
 		fprintf(stderr, "%s\n", err);
