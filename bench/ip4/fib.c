@@ -26,7 +26,6 @@
  * table. Output: human lines, then "bench: sluice.KEY VALUE" and
  * "mem: ..." lines for run.sh.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +104,7 @@ static struct lookup_figures measure_lookups(const struct ip4_fib *fib, uint32_t
 {
 	struct lookup_figures f;
 	uint64_t miss, s4, sb;
+	pass_single(fib, MIN(iterations, WARMUP), &s4, &miss); /* untimed: caches and TLB warm */
 	f.single = pass_single(fib, iterations, &f.sum, &miss);
 	f.x4 = pass_x4(fib, iterations, &s4);
 	f.bulk = pass_bulk(fib, iterations, &sb);
@@ -210,46 +210,18 @@ static void report_memory(const struct ip4_fib *fib)
 
 int main(int argc, char **argv)
 {
-	uint32_t iterations = 1024, div = 1, churn = 100000;
-	uint64_t seed = 0;
-	bool no_huge = false;
-	static const struct option opts[] = {
-		{ "seed", required_argument, NULL, 's' },
-		{ "iterations", required_argument, NULL, 'i' },
-		{ "route-div", required_argument, NULL, 'd' },
-		{ "churn", required_argument, NULL, 'c' },
-		{ "no-huge", no_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
-	for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-		if (c == 's')
-			seed = strtoull(optarg, NULL, 0);
-		else if (c == 'i')
-			iterations = (uint32_t)strtoul(optarg, NULL, 0);
-		else if (c == 'd')
-			div = (uint32_t)strtoul(optarg, NULL, 0);
-		else if (c == 'c')
-			churn = (uint32_t)strtoul(optarg, NULL, 0);
-		else if (c == 'n')
-			no_huge = true;
-		else
-			return 2;
-	}
-	if (seed)
-		rng_state = seed;
-	batch = malloc(BATCH * sizeof(*batch));
-	struct route *routes = malloc(ROUTES_MAX * sizeof(*routes));
-	if (!batch || !routes || !iterations || !div)
-		return 1;
-	uint32_t n = make_routes_div(routes, div);
+	struct fib_opts o;
+	struct route *routes = NULL;
+	uint32_t n = fib_setup(argc, argv, &o, &routes, &batch);
+	if (!n)
+		return 2;
+	uint32_t iterations = o.iterations;
 
 	char err[256];
 	struct ip4_fib_config cfg;
 	ip4_fib_config_default(&cfg);
 #ifdef IP4_FIB_HAS_MEM_MODE
-	cfg.mem = no_huge ? IP4_FIB_MEM_4K : IP4_FIB_MEM_HUGETLB;
-#else
-	(void)no_huge;
+	cfg.mem = o.no_huge ? IP4_FIB_MEM_4K : IP4_FIB_MEM_HUGETLB;
 #endif
 	struct ip4_fib *fib = ip4_fib_create(&cfg, err, sizeof(err));
 	if (!fib) {
@@ -297,13 +269,13 @@ int main(int argc, char **argv)
 		ip4_fib_add(fib, routes[i].prefix, routes[i].len, result_of(i));
 	double churn_del, churn_add;
 	uint64_t worst;
-	measure_churn(fib, routes, n, churn, &churn_del, &churn_add, &worst);
+	measure_churn(fib, routes, n, o.churn, &churn_del, &churn_add, &worst);
 	printf("  churn in the full table: delete %.0f, re-add %.0f ticks (worst add %llu)\n",
 	       churn_del, churn_add, (unsigned long long)worst);
 	printf("bench: sluice.churn_add %.0f\nbench: sluice.churn_del %.0f\n", churn_add, churn_del);
 	ip4_fib_flush(fib);
 	ip4_fib_quiesce(fib);
-	one_route(fib, routes, n, iterations, churn);
+	one_route(fib, routes, n, iterations, o.churn);
 	ip4_fib_destroy(fib);
 	free(routes);
 	free(batch);

@@ -4,25 +4,34 @@
  *   - the lookup addresses: uniformly random 32-bit addresses from their
  *     own generator, restarted for every pass, so each lookup pass of each
  *     table sees the same stream, batch by batch;
+ *   - a warm-up: WARMUP batches of single lookups, untimed, first;
  *   - the batching: BATCH addresses are generated outside the timed region,
  *     then looked up inside it (single, x4, or bulk of BULK); ticks per
  *     lookup = the pass's ticks over its lookups (the mean over the pass);
  *   - what a pass keeps of each result: its sum (a miss adds 0), printed so
  *     run.sh can check that every table answered the same;
  *   - the clock: fib_ticks(), rdtsc;
+ *   - the options (--seed, --iterations, --route-div) and the route set;
  *   - the report of which pages a table actually got (/proc/self/smaps).
  * Header-only, plain C: no sluice and no DPDK header beyond routes.h. */
 #ifndef SLUICE_BENCH_IP4_FIBBENCH_H
 #define SLUICE_BENCH_IP4_FIBBENCH_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/ip4/routes.h"
 
 #define BATCH 4096
 #define BULK 32 /* lpm_perf_autotest's bulk and a sluice frame's quarter */
+#define WARMUP 16 /* batches of single lookups, untimed, before the passes */
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
 
 /* The TSC, read the same way on both sides (sluice's cpu_ticks, DPDK's
  * rte_rdtsc: a plain rdtsc, no fence). */
@@ -91,6 +100,57 @@ static void page_report(const void *addr, char *buf, size_t len)
 			 sep, name);
 	else if (kps)
 		snprintf(buf, len, "4 KB%s%s", sep, name);
+}
+
+/* The options both benches take; the peer ignores --churn and --no-huge
+ * (its memory is EAL's). */
+struct fib_opts {
+	uint64_t seed;       /* the route set's (0: routes.h's default) */
+	uint32_t iterations; /* lookup batches per pass */
+	uint32_t div;        /* the mix divided by */
+	uint32_t churn;      /* sluice only: churn operations */
+	bool no_huge;        /* sluice only: IP4_FIB_MEM_4K */
+};
+
+/* Parse the options, then make the route set (*routes, returned count) and
+ * the batch buffer; 0 on a bad option or no memory. */
+static uint32_t fib_setup(int argc, char **argv, struct fib_opts *o, struct route **routes,
+			  uint32_t **batch)
+{
+	static const struct option opts[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "iterations", required_argument, NULL, 'i' },
+		{ "route-div", required_argument, NULL, 'd' },
+		{ "churn", required_argument, NULL, 'c' },
+		{ "no-huge", no_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	*o = (struct fib_opts){ .iterations = 1024, .div = 1, .churn = 100000 };
+	optind = 1;
+	for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+		if (c == 's')
+			o->seed = strtoull(optarg, NULL, 0);
+		else if (c == 'i')
+			o->iterations = (uint32_t)strtoul(optarg, NULL, 0);
+		else if (c == 'd')
+			o->div = (uint32_t)strtoul(optarg, NULL, 0);
+		else if (c == 'c')
+			o->churn = (uint32_t)strtoul(optarg, NULL, 0);
+		else if (c == 'n')
+			o->no_huge = true;
+		else
+			return 0;
+	}
+	if (o->seed)
+		rng_state = o->seed;
+	*batch = malloc(BATCH * sizeof(**batch));
+	*routes = malloc(ROUTES_MAX * sizeof(**routes));
+	if (!*batch || !*routes || !o->iterations || !o->div) {
+		fprintf(stderr, "usage: [--seed N] [--iterations N>0] [--route-div N>0] [--churn N] "
+				"[--no-huge]\n");
+		return 0;
+	}
+	return make_routes_div(*routes, o->div);
 }
 
 #endif

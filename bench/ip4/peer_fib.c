@@ -32,7 +32,6 @@
  * Output: "bench: lpm.KEY VALUE", "bench: fib.KEY VALUE" and "mem: ..."
  * lines (the pages each table actually got, from /proc/self/smaps).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +46,7 @@
 #define N_TBL8 65536
 
 static uint32_t *batch;
-static uint32_t iterations = 1024;
+static uint32_t iterations, all; /* this pass's batches; the option's */
 
 static uint32_t result_of(uint32_t i)
 {
@@ -143,6 +142,9 @@ static int run_lpm(const struct route *r, uint32_t n)
 		return -1;
 	}
 	uint64_t sum, s4, sb, miss;
+	iterations = MIN(all, WARMUP); /* untimed: caches and TLB warm */
+	lpm_single(lpm, &sum, &miss);
+	iterations = all;
 	double single = lpm_single(lpm, &sum, &miss);
 	double x4 = lpm_x4(lpm, &s4);
 	double bulk = lpm_bulk(lpm, &sb);
@@ -220,6 +222,9 @@ static int run_fib(const struct route *r, uint32_t n)
 		return -1;
 	}
 	uint64_t sum, s1, sv, miss, m;
+	iterations = MIN(all, WARMUP); /* untimed: caches and TLB warm */
+	fib_pass(fib, 1, &s1, &m);
+	iterations = all;
 	double single = fib_pass(fib, 1, &s1, &m);
 	double bulk = fib_pass(fib, BULK, &sum, &miss);
 	double vec = 0;
@@ -265,32 +270,12 @@ int main(int argc, char **argv)
 	}
 	argc -= e;
 	argv += e;
-	uint32_t div = 1;
-	uint64_t seed = 0;
-	static const struct option opts[] = {
-		{ "seed", required_argument, NULL, 's' },
-		{ "iterations", required_argument, NULL, 'i' },
-		{ "route-div", required_argument, NULL, 'd' },
-		{ NULL, 0, NULL, 0 },
-	};
-	optind = 1;
-	for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-		if (c == 's')
-			seed = strtoull(optarg, NULL, 0);
-		else if (c == 'i')
-			iterations = (uint32_t)strtoul(optarg, NULL, 0);
-		else if (c == 'd')
-			div = (uint32_t)strtoul(optarg, NULL, 0);
-		else
-			return 2;
-	}
-	if (seed)
-		rng_state = seed;
-	batch = malloc(BATCH * sizeof(*batch));
-	struct route *routes = malloc(ROUTES_MAX * sizeof(*routes));
-	if (!batch || !routes || !iterations || !div)
-		return 1;
-	uint32_t n = make_routes_div(routes, div);
+	struct fib_opts o;
+	struct route *routes = NULL;
+	uint32_t n = fib_setup(argc, argv, &o, &routes, &batch);
+	if (!n)
+		return 2;
+	all = iterations = o.iterations;
 	int rc = run_lpm(routes, n) || run_fib(routes, n);
 	free(routes);
 	free(batch);
