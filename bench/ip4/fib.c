@@ -9,7 +9,10 @@
  *   delete: ticks of the loop deleting all routes in order / routes
  *
  *   sluice-bench-ip4-fib [--seed N] [--iterations N] [--route-div N]
- *                        [--no-huge] [--churn N]
+ *                        [--no-huge] [--churn N] [--dump PATH]
+ *
+ * --dump PATH writes the route set and the lookup addresses for
+ * dpdk-test-fib (PATH.routes, PATH.ips) and exits.
  *
  * Memory: by default the FIB's tables on 2 MB hugepages (IP4_FIB_MEM_HUGETLB:
  * no FIB, exit 1, when there are none), with --no-huge on 4 KB pages without
@@ -192,6 +195,31 @@ static void one_route(struct ip4_fib *fib, const struct route *routes, uint32_t 
 	ip4_fib_quiesce(fib);
 }
 
+/* The route set and the lookup addresses as dpdk-test-fib reads them (-f:
+ * "a.b.c.d/len nexthop" lines, -t: one address a line), for its figures
+ * beside ours: DIR.routes and DIR.ips. */
+static int dump_set(const char *dir, const struct route *r, uint32_t n, uint32_t iterations)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s.routes", dir);
+	FILE *f = fopen(path, "w");
+	for (uint32_t i = 0; f && i < n; i++)
+		fprintf(f, "%u.%u.%u.%u/%u %u\n", r[i].prefix >> 24, (r[i].prefix >> 16) & 0xff,
+			(r[i].prefix >> 8) & 0xff, r[i].prefix & 0xff, r[i].len, result_of(i));
+	if (!f || fclose(f))
+		return 1;
+	snprintf(path, sizeof(path), "%s.ips", dir);
+	f = fopen(path, "w");
+	addr_restart();
+	for (uint32_t i = 0; f && i < iterations; i++) {
+		fill_batch(batch);
+		for (uint32_t j = 0; j < BATCH; j++)
+			fprintf(f, "%u.%u.%u.%u\n", batch[j] >> 24, (batch[j] >> 16) & 0xff,
+				(batch[j] >> 8) & 0xff, batch[j] & 0xff);
+	}
+	return !f || fclose(f);
+}
+
 static void report_memory(const struct ip4_fib *fib)
 {
 	char got24[160], got8[160];
@@ -216,6 +244,8 @@ int main(int argc, char **argv)
 	if (!n)
 		return 2;
 	uint32_t iterations = o.iterations;
+	if (o.dump)
+		return dump_set(o.dump, routes, n, iterations);
 
 	char err[256];
 	struct ip4_fib_config cfg;

@@ -102,14 +102,15 @@ static void page_report(const void *addr, char *buf, size_t len)
 		snprintf(buf, len, "4 KB%s%s", sep, name);
 }
 
-/* The options both benches take; the peer ignores --churn and --no-huge
- * (its memory is EAL's). */
+/* The options both benches take; the peer ignores --churn, --no-huge (its
+ * memory is EAL's) and --dump. */
 struct fib_opts {
 	uint64_t seed;       /* the route set's (0: routes.h's default) */
 	uint32_t iterations; /* lookup batches per pass */
 	uint32_t div;        /* the mix divided by */
 	uint32_t churn;      /* sluice only: churn operations */
 	bool no_huge;        /* sluice only: IP4_FIB_MEM_4K */
+	const char *dump;    /* sluice only: write the set for dpdk-test-fib */
 };
 
 /* Parse the options, then make the route set (*routes, returned count) and
@@ -123,6 +124,7 @@ static uint32_t fib_setup(int argc, char **argv, struct fib_opts *o, struct rout
 		{ "route-div", required_argument, NULL, 'd' },
 		{ "churn", required_argument, NULL, 'c' },
 		{ "no-huge", no_argument, NULL, 'n' },
+		{ "dump", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	*o = (struct fib_opts){ .iterations = 1024, .div = 1, .churn = 100000 };
@@ -138,6 +140,8 @@ static uint32_t fib_setup(int argc, char **argv, struct fib_opts *o, struct rout
 			o->churn = (uint32_t)strtoul(optarg, NULL, 0);
 		else if (c == 'n')
 			o->no_huge = true;
+		else if (c == 'w')
+			o->dump = optarg;
 		else
 			return 0;
 	}
@@ -147,7 +151,7 @@ static uint32_t fib_setup(int argc, char **argv, struct fib_opts *o, struct rout
 	*routes = malloc(ROUTES_MAX * sizeof(**routes));
 	if (!*batch || !*routes || !o->iterations || !o->div) {
 		fprintf(stderr, "usage: [--seed N] [--iterations N>0] [--route-div N>0] [--churn N] "
-				"[--no-huge]\n");
+				"[--no-huge] [--dump PATH]\n");
 		return 0;
 	}
 	return make_routes_div(*routes, o->div);

@@ -31,6 +31,10 @@
 #   BEFORE=REV the four operations at REV's $before_isa vs rte_fib.
 #   Statistic: the median over rounds of each round's mean over the pass.
 #
+# Cross-check (its own output, no row): dpdk-test-fib on round 1's routes and
+#   the first 64 batches of addresses (sluice-bench-ip4-fib --dump), DIR-24-8
+#   with 4-byte next hops: rte_fib timed by DPDK's own tool.
+#
 # Path (sluice only, its own table): sluice-bench-ip4-path, a source node of
 # prebuilt frames -> ethernet-input -> ip4-input -> ip4-lookup -> ip4-rewrite
 # -> interface-output -> null-tx, with 1 route and with the mix: Mpps on one
@@ -66,7 +70,7 @@ SKIP_PATH=${SKIP_PATH:-0}
 
 # ---- peer, builds, memory -------------------------------------------------
 bench_need
-bench_need_peer dpdk-test
+bench_need_peer dpdk-test dpdk-test-fib
 bench_need_libdpdk
 bench_builds bench/ip4/sluice-bench-ip4-fib bench/ip4/sluice-bench-ip4-path
 peer_isa=$(bench_peer_isa)
@@ -189,12 +193,29 @@ for r in $(seq 1 "$ROUNDS"); do
 		"$out/peer-$r.txt" >>"$tsv"
 done
 
+# ---- cross-check: dpdk-test-fib on the same set (its own timing) ---------
+# Not a row: it times its own way (per-chunk averages, its own lookup batch).
+bench_log "cross-check: dpdk-test-fib on the same routes and addresses"
+"$isa/bench/ip4/sluice-bench-ip4-fib" --seed 7919 --route-div "$ROUTE_DIV" --iterations 64 \
+	--dump "$out/set" >"$out/dump.txt" 2>&1 || { cat "$out/dump.txt" >&2; exit 1; }
+timeout 600 taskset -c "$CPU" dpdk-test-fib -l "$CPU" --no-pci "${dpdk_mem[@]}" \
+	--file-prefix="ip4fib$$_tf" --log-level=lib.eal:warning -- -f "$out/set.routes" \
+	-t "$out/set.ips" -b dir -e 4 -g 65536 >"$out/test-fib.txt" 2>&1 ||
+	{ cat "$out/test-fib.txt" >&2; exit 1; }
+test_fib=$(awk '/^AVG FIB add/ { a += $4; na++ } /^AVG FIB lookup/ { l = $4 }
+	/^AVG FIB delete/ { d += $4; nd++ }
+	END { if (na && nd && l) printf "add %.0f, lookup %.1f, delete %.0f", a / na, l, d / nd }' "$out/test-fib.txt")
+[ -n "$test_fib" ] || { cat "$out/test-fib.txt" >&2; echo "bench/ip4: dpdk-test-fib printed no figures" >&2; exit 1; }
+
 # ---- report ----------------------------------------------------------------
 echo "== sluice FIB ($isa_label), last round =="
 grep -v '^bench: ' "$out/isa-$ROUNDS.txt"
 echo
 echo "== rte_lpm and rte_fib (bench/ip4/peer_fib.c), last round =="
 grep -v -e '^bench: ' -e '^TELEMETRY' -e '^EAL: ' "$out/peer-$ROUNDS.txt"
+echo
+echo "cross-check, dpdk-test-fib (rte_fib DIR-24-8, 4-byte next hops, 65,536 tbl8 groups; the round-1 routes"
+echo "  and the first 64 batches of addresses; its own timing: mean of its per-chunk averages): $test_fib ticks"
 echo
 python3 - "$tsv" "$ROUNDS" "$mem_label" "$tsc_hz" <<'EOF'
 import sys, statistics as st
