@@ -28,7 +28,8 @@
 #   single lookup: its bulk of 1), delete, sluice $isa vs rte_lpm and vs
 #   rte_fib; the bulk lookup on sluice $native vs rte_fib's AVX-512 lookup
 #   when this CPU and DPDK build have it (else its default lookup); with
-#   BEFORE=REV the four operations at REV's $before_isa vs rte_fib.
+#   BEFORE=REV the four operations at REV's $before_isa vs rte_fib (a FIB
+#   from before the memory modes picks its own pages: the row says which).
 #   Statistic: the median over rounds of each round's mean over the pass.
 #
 # Cross-check (its own output, no row): dpdk-test-fib on round 1's routes and
@@ -273,6 +274,13 @@ if ("before", "add_all") in v:
 EOF
 
 # ---- rows -----------------------------------------------------------------
+# A FIB from before the memory modes picks its own pages: say so where they
+# are not the mode's.
+before_differs=()
+if [ -n "$before_isa" ] && grep -h '^mem: ' "$out"/before-*.txt | grep -qv "^mem: [^ ]* [^ ]* $want_pages"; then
+	before_differs=(--differs "memory: $before_label's FIB chose its own pages ($(grep -h '^mem: ' \
+		"$out/before-1.txt" | sed 's/^mem: sluice //; s/ (no memory mode)//' | paste -sd ';' -))")
+fi
 vals() { awk -v s="$1" -v k="$2" '$2 == s && $3 == k { printf "%s%s", sep, $4; sep = " " }' "$tsv"; }
 if [ "$ROUTE_DIV" = 1 ]; then
 	set_what="the ~1.07M routes of lpm_perf_autotest's mix"
@@ -304,8 +312,8 @@ for op in add_all lookup_bulk lookup_single del_all; do
 	done
 	[ -z "$before_isa" ] || bench_row --bench ip4 --what "${what[$op]}" --unit "TSC ticks" \
 		--better lower --sluice "$(vals before "$op")" --peer-name rte_fib --peer "$(vals fib "$op")" \
-		--burst "${burst[$op]}" --memory "$mem_label (BEFORE's FIB: its own page choice)" \
-		--isa "$matched" --statistic "$stat" --sluice-label "$before_label"
+		--burst "${burst[$op]}" --memory "$mem_label" --isa "$matched" --statistic "$stat" \
+		--sluice-label "$before_label" "${before_differs[@]}"
 done
 if [ -n "$(vals fib lookup_bulk_avx512)" ]; then
 	bench_row --bench ip4 --what "${what[lookup_bulk]}" --unit "TSC ticks" --better lower \
