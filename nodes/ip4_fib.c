@@ -84,7 +84,7 @@ struct ip4_fib {
 	uint32_t *tbl24;
 	uint32_t *tbl8;
 	struct ip4_adj *adj;
-	bool tbl24_huge;
+	enum ip4_fib_pages tbl24_pages, tbl8_pages;
 	uint32_t n_tbl8;
 	uint32_t max_routes;
 	uint32_t n_routes;
@@ -225,22 +225,67 @@ void ip4_fib_config_default(struct ip4_fib_config *c)
 	};
 }
 
-static void *map_table(size_t bytes, bool try_huge, bool *huge)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Fault every page in now, writable, so that no add pays for a fault (as
+ * DPDK's tables, zeroed by rte_zmalloc at create). After the madvise that
+ * chose the page size: MAP_POPULATE would fault before it. */
+static void populate(void *p, size_t bytes)
 {
-	void *p = MAP_FAILED;
-	/* Populated: the datapath never takes the fault (2 MB zeroed) itself. */
-	if (try_huge && bytes % HUGE_2M == 0)
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
-	*huge = p != MAP_FAILED;
-	if (p == MAP_FAILED) {
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (p == MAP_FAILED)
-			return NULL;
+	if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0)
+		return;
+	for (size_t o = 0; o < bytes; o += 4096) /* kernels before 5.14 */
+		((volatile uint8_t *)p)[o] = 0;
+}
+
+/* bytes (a multiple of 2 MB) of zeroed table on the pages mem asks for;
+ * NULL when that fails. *pages says what was mapped. */
+static void *map_table(size_t bytes, enum ip4_fib_mem mem, bool try_huge,
+		       enum ip4_fib_pages *pages)
+{
+	const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
+	void *p;
+	if (mem == IP4_FIB_MEM_HUGETLB || (mem == IP4_FIB_MEM_AUTO && try_huge)) {
+		/* Populated: the datapath never takes the fault (2 MB zeroed) itself. */
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, anon | MAP_HUGETLB | MAP_POPULATE, -1, 0);
+		*pages = IP4_FIB_PAGES_HUGETLB;
+		if (p != MAP_FAILED || mem == IP4_FIB_MEM_HUGETLB)
+			return p == MAP_FAILED ? NULL : p;
+	}
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, anon | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mem == IP4_FIB_MEM_4K) {
+		/* EINVAL on a kernel without THP: 4 KB pages then anyway. */
+		madvise(p, bytes, MADV_NOHUGEPAGE);
+		populate(p, bytes);
+		*pages = IP4_FIB_PAGES_4K;
+	} else {
 		madvise(p, bytes, MADV_HUGEPAGE); /* advice only: THP may be off */
+		*pages = IP4_FIB_PAGES_THP;
 	}
 	return p;
+}
+
+const char *ip4_fib_pages_name(enum ip4_fib_pages p)
+{
+	switch (p) {
+	case IP4_FIB_PAGES_HUGETLB:
+		return "2 MB hugetlb";
+	case IP4_FIB_PAGES_THP:
+		return "THP-advised";
+	default:
+		return "4 KB";
+	}
+}
+
+/* The groups' mapping: whole 2 MB pages, so hugetlb can hold it. */
+static size_t tbl8_bytes(uint32_t n_tbl8)
+{
+	size_t b = (size_t)n_tbl8 * GROUP_BYTES;
+	return (b + HUGE_2M - 1) / HUGE_2M * HUGE_2M;
 }
 
 struct ip4_fib *ip4_fib_create(const struct ip4_fib_config *c, char *err, size_t err_len)
@@ -259,15 +304,18 @@ struct ip4_fib *ip4_fib_create(const struct ip4_fib_config *c, char *err, size_t
 			 IP4_FIB_RESULT_LIMIT);
 		return NULL;
 	}
+	if (c->mem > IP4_FIB_MEM_4K) {
+		snprintf(err, err_len, "ip4 fib: unknown memory mode %d", (int)c->mem);
+		return NULL;
+	}
 	struct ip4_fib *fib = calloc(1, sizeof(*fib));
 	if (!fib)
 		goto nomem;
 	fib->n_tbl8 = c->n_tbl8;
 	fib->max_routes = c->max_routes;
 	fib->max_adj = c->max_adj;
-	bool huge8;
-	fib->tbl24 = map_table(TBL24_BYTES, true, &fib->tbl24_huge);
-	fib->tbl8 = map_table((size_t)c->n_tbl8 * GROUP_BYTES, false, &huge8);
+	fib->tbl24 = map_table(TBL24_BYTES, c->mem, true, &fib->tbl24_pages);
+	fib->tbl8 = map_table(tbl8_bytes(c->n_tbl8), c->mem, false, &fib->tbl8_pages);
 	fib->n_long = calloc(c->n_tbl8, sizeof(*fib->n_long));
 	fib->free_groups = malloc((size_t)c->n_tbl8 * sizeof(uint32_t));
 	fib->pending_groups = malloc((size_t)c->n_tbl8 * sizeof(uint32_t));
@@ -290,8 +338,9 @@ struct ip4_fib *ip4_fib_create(const struct ip4_fib_config *c, char *err, size_t
 	fib->t.adj = fib->adj;
 	return fib;
 nomem:
-	snprintf(err, err_len, "ip4 fib: out of memory (tbl24 %zu MB, %u tbl8 groups)",
-		 TBL24_BYTES >> 20, c->n_tbl8);
+	snprintf(err, err_len, "ip4 fib: out of memory (tbl24 %zu MB, %u tbl8 groups%s)",
+		 TBL24_BYTES >> 20, c->n_tbl8,
+		 c->mem == IP4_FIB_MEM_HUGETLB ? ", on 2 MB hugepages: are enough reserved?" : "");
 	return NULL;
 }
 
@@ -302,7 +351,7 @@ void ip4_fib_destroy(struct ip4_fib *fib)
 	if (fib->tbl24)
 		munmap(fib->tbl24, TBL24_BYTES);
 	if (fib->tbl8)
-		munmap(fib->tbl8, (size_t)fib->n_tbl8 * GROUP_BYTES);
+		munmap(fib->tbl8, tbl8_bytes(fib->n_tbl8));
 	for (int l = 0; l <= 32; l++)
 		free(fib->rules[l].slots);
 	free(fib->n_long);
@@ -499,7 +548,9 @@ void ip4_fib_stats(const struct ip4_fib *fib, struct ip4_fib_stats *s)
 		.n_tbl8_pending = fib->n_pending,
 		.n_tbl8 = fib->n_tbl8,
 		.n_adj = fib->n_adj,
-		.tbl24_hugepages = fib->tbl24_huge,
+		.tbl24_hugepages = fib->tbl24_pages == IP4_FIB_PAGES_HUGETLB,
+		.tbl24_pages = fib->tbl24_pages,
+		.tbl8_pages = fib->tbl8_pages,
 	};
 	uint64_t bytes = TBL24_BYTES + (uint64_t)(fib->n_tbl8 - fib->n_free) * GROUP_BYTES;
 	for (uint32_t l = 0; l <= 32; l++) {

@@ -74,7 +74,23 @@ _Static_assert(sizeof(struct ip4_adj) == 32, "two adjacencies per cache line");
 #define IP4_FIB_MISS 0u                   /* no route: == IP4_ADJ_INDEX_DROP */
 #define IP4_FIB_RESULT_LIMIT (1u << 25)   /* results are < this */
 
+/* Where the tables (tbl24, 64 MB, and the tbl8 groups) live. (The macro
+ * lets bench programs built against older revisions, BEFORE=REV, tell.) */
+#define IP4_FIB_HAS_MEM_MODE 1
+enum ip4_fib_mem {
+	/* tbl24 on 2 MB hugepages when some are free, else THP-advised pages;
+	 * the groups THP-advised, reserved but touched only as used. */
+	IP4_FIB_MEM_AUTO = 0,
+	/* Both on 2 MB hugepages, populated at create; create fails when the
+	 * pages are not there. As DPDK's rte_lpm/rte_fib with hugepages. */
+	IP4_FIB_MEM_HUGETLB,
+	/* Both on 4 KB pages: no MAP_HUGETLB, MADV_NOHUGEPAGE (no THP), then
+	 * populated at create. As DPDK's tables under EAL --no-huge. */
+	IP4_FIB_MEM_4K,
+};
+
 struct ip4_fib_config {
+	enum ip4_fib_mem mem; /* default IP4_FIB_MEM_AUTO */
 	uint32_t max_routes; /* default 0: bounded only by memory */
 	uint32_t n_tbl8;     /* tbl8 groups (1 KB each, reserved not touched);
 	                      * default 65536; at most 2^24 */
@@ -105,7 +121,8 @@ void ip4_fib_config_default(struct ip4_fib_config *c);
 
 /* Create an empty FIB (and its adjacency table, holding only the drop
  * adjacency at index 0). Returns NULL with a reason in err on bad config or
- * no memory. The tbl24 uses 2 MB hugepages when some are free, else THP. */
+ * no memory (or no free hugepages for IP4_FIB_MEM_HUGETLB). The tables' pages
+ * follow c->mem; ip4_fib_stats says how each table was mapped. */
 struct ip4_fib *ip4_fib_create(const struct ip4_fib_config *c, char *err, size_t err_len);
 
 /* Free everything. The caller ensures no lookup runs. NULL is a no-op. */
@@ -144,6 +161,17 @@ struct ip4_route {
 int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r, void *ctx),
 		 void *ctx);
 
+/* How a table was mapped. THP is advice: the kernel may still give 4 KB
+ * pages (AnonHugePages in /proc/self/smaps says what it gave). */
+enum ip4_fib_pages {
+	IP4_FIB_PAGES_4K,      /* 4 KB pages, THP refused (MADV_NOHUGEPAGE) */
+	IP4_FIB_PAGES_THP,     /* 4 KB pages with MADV_HUGEPAGE */
+	IP4_FIB_PAGES_HUGETLB, /* 2 MB hugetlbfs pages (MAP_HUGETLB) */
+};
+
+/* "4 KB", "THP-advised" or "2 MB hugetlb". */
+const char *ip4_fib_pages_name(enum ip4_fib_pages p);
+
 struct ip4_fib_stats {
 	uint32_t n_routes;
 	uint32_t n_routes_by_len[33];
@@ -151,7 +179,8 @@ struct ip4_fib_stats {
 	uint32_t n_tbl8_pending; /* freed, waiting for ip4_fib_quiesce */
 	uint32_t n_tbl8;         /* configured */
 	uint32_t n_adj;          /* live adjacencies, drop included */
-	bool tbl24_hugepages;    /* hugetlbfs pages (else THP advised) */
+	bool tbl24_hugepages;    /* tbl24_pages == IP4_FIB_PAGES_HUGETLB */
+	enum ip4_fib_pages tbl24_pages, tbl8_pages; /* how each was mapped */
 	uint64_t mem_bytes;      /* tbl24 + tbl8 groups used or pending + route
 	                          * store + adjacency table */
 };

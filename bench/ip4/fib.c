@@ -1,21 +1,34 @@
-/* The IPv4 FIB alone: TSC ticks per lookup (single, x4, bulk of 32) and per
- * add and delete, with 1 route and with ~1.07M routes of a BGP-like
- * prefix-length mix, shaped like DPDK's lpm_perf_autotest so that
- * bench/ip4/run.sh can print the two side by side.
+/* sluice's IPv4 FIB alone: TSC ticks per add and per delete (the whole
+ * table, in order) and per lookup (single, x4, bulk of 32), with the route
+ * set and lookup addresses that bench/ip4/peer_fib.c gives rte_lpm and
+ * rte_fib, timed the same way (bench/ip4/fibbench.h):
  *
- *   sluice-bench-ip4-fib [--seed N] [--iterations N]
+ *   add:    ticks of the loop adding all routes in order / routes offered
+ *   lookup: per pass, batches of 4096 addresses generated untimed, looked
+ *           up timed; ticks of the pass / lookups (--iterations batches)
+ *   delete: ticks of the loop deleting all routes in order / routes
  *
- * Output: human lines, then "key value" lines prefixed "fib:" for run.sh.
+ *   sluice-bench-ip4-fib [--seed N] [--iterations N] [--route-div N]
+ *                        [--no-huge] [--churn N] [--dump PATH]
  *
- * The route mix: per address class (leading bits 0, 10, 110) and depth, the
- * route counts of the real table dump that lpm_perf_autotest also uses
- * (1,076,806 routes, 64% /24, most of the rest /16../23), each depth's
- * routes spread evenly over the class from a random start; then the same
- * five extra routes. Lookups: uniformly random 32-bit addresses in batches
- * of 4096, 1024 batches, as there.
+ * --dump PATH writes the route set and the lookup addresses for
+ * dpdk-test-fib (PATH.routes, PATH.ips) and exits.
+ *
+ * Memory: by default the FIB's tables on 2 MB hugepages (IP4_FIB_MEM_HUGETLB:
+ * no FIB, exit 1, when there are none), with --no-huge on 4 KB pages without
+ * THP (IP4_FIB_MEM_4K), like DPDK's tables under --in-memory / --no-huge.
+ * The pages each table actually got are printed (/proc/self/smaps).
+ *
+ * The route mix (bench/ip4/routes.h): lpm_perf_autotest's ~1.07M routes,
+ * each depth's count divided by --route-div (QUICK runs use a smaller set).
+ * Each route i gets result 1 + i % 65535, so the sum of the lookup results
+ * tells whether two tables answered the same.
+ *
+ * After the matched part, sluice-only figures: churn in the full table
+ * (delete and re-add one route at a time, --churn routes) and the 1-route
+ * table. Output: human lines, then "bench: sluice.KEY VALUE" and
+ * "mem: ..." lines for run.sh.
  */
-#include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,72 +36,97 @@
 #include "graph/util.h"
 #include "nodes/ip4_fib.h"
 
-#include "bench/ip4/routes.h"
-
-#define BATCH 4096
-#define BULK 32
-#define CHURN 100000 /* routes deleted and re-added one at a time */
+#include "bench/ip4/fibbench.h"
 
 struct lookup_figures {
 	double single, x4, bulk, miss_pct;
+	uint64_t sum;
 };
 
 static uint32_t *batch;
 
-static void fill_batch(void)
+static double pass_single(const struct ip4_fib *fib, uint32_t iterations, uint64_t *sum,
+			  uint64_t *miss)
 {
-	for (uint32_t j = 0; j < BATCH; j++)
-		batch[j] = (uint32_t)(rnd64() >> 32);
+	uint64_t ticks = 0, s = 0, m = 0;
+	addr_restart();
+	for (uint32_t i = 0; i < iterations; i++) {
+		fill_batch(batch);
+		uint64_t t0 = fib_ticks();
+		for (uint32_t j = 0; j < BATCH; j++) {
+			uint32_t r = ip4_fib_lookup(fib, batch[j]);
+			s += r;
+			m += r == IP4_FIB_MISS;
+		}
+		ticks += fib_ticks() - t0;
+	}
+	*sum = s;
+	*miss = m;
+	return (double)ticks / ((double)iterations * BATCH);
 }
 
-static struct lookup_figures measure_lookups(const struct ip4_fib *fib, uint32_t iterations)
+static double pass_x4(const struct ip4_fib *fib, uint32_t iterations, uint64_t *sum)
 {
-	struct lookup_figures f;
-	uint64_t ticks = 0, miss = 0;
+	uint64_t ticks = 0, s = 0;
+	addr_restart();
 	for (uint32_t i = 0; i < iterations; i++) {
-		fill_batch();
-		uint64_t t0 = cpu_ticks();
-		for (uint32_t j = 0; j < BATCH; j++)
-			miss += ip4_fib_lookup(fib, batch[j]) == IP4_FIB_MISS;
-		ticks += cpu_ticks() - t0;
-	}
-	f.single = (double)ticks / ((double)iterations * BATCH);
-	f.miss_pct = 100.0 * (double)miss / ((double)iterations * BATCH);
-
-	ticks = 0;
-	for (uint32_t i = 0; i < iterations; i++) {
-		fill_batch();
-		uint64_t t0 = cpu_ticks();
+		fill_batch(batch);
+		uint64_t t0 = fib_ticks();
 		for (uint32_t j = 0; j < BATCH; j += 4) {
 			uint32_t out[4];
 			ip4_fib_lookup_x4(fib, &batch[j], out);
-			for (int k = 0; k < 4; k++)
-				miss += out[k] == IP4_FIB_MISS;
+			s += out[0] + out[1] + out[2] + out[3];
 		}
-		ticks += cpu_ticks() - t0;
+		ticks += fib_ticks() - t0;
 	}
-	f.x4 = (double)ticks / ((double)iterations * BATCH);
+	*sum = s;
+	return (double)ticks / ((double)iterations * BATCH);
+}
 
-	ticks = 0;
+static double pass_bulk(const struct ip4_fib *fib, uint32_t iterations, uint64_t *sum)
+{
+	uint64_t ticks = 0, s = 0;
+	addr_restart();
 	for (uint32_t i = 0; i < iterations; i++) {
-		fill_batch();
-		uint64_t t0 = cpu_ticks();
+		fill_batch(batch);
+		uint64_t t0 = fib_ticks();
 		for (uint32_t j = 0; j < BATCH; j += BULK) {
 			uint32_t out[BULK];
 			ip4_fib_lookup_bulk(fib, &batch[j], out, BULK);
 			for (int k = 0; k < BULK; k++)
-				miss += out[k] == IP4_FIB_MISS;
+				s += out[k];
 		}
-		ticks += cpu_ticks() - t0;
+		ticks += fib_ticks() - t0;
 	}
-	f.bulk = (double)ticks / ((double)iterations * BATCH);
-	if (miss == UINT64_MAX) /* keeps the counting loops alive */
-		puts("");
+	*sum = s;
+	return (double)ticks / ((double)iterations * BATCH);
+}
+
+/* The three passes; exits when they disagree (a lookup variant is wrong). */
+static struct lookup_figures measure_lookups(const struct ip4_fib *fib, uint32_t iterations)
+{
+	struct lookup_figures f;
+	uint64_t miss, s4, sb;
+	pass_single(fib, MIN(iterations, WARMUP), &s4, &miss); /* untimed: caches and TLB warm */
+	f.single = pass_single(fib, iterations, &f.sum, &miss);
+	f.x4 = pass_x4(fib, iterations, &s4);
+	f.bulk = pass_bulk(fib, iterations, &sb);
+	f.miss_pct = 100.0 * (double)miss / ((double)iterations * BATCH);
+	if (s4 != f.sum || sb != f.sum) {
+		fprintf(stderr, "lookup sums differ: single %llu, x4 %llu, bulk %llu\n",
+			(unsigned long long)f.sum, (unsigned long long)s4, (unsigned long long)sb);
+		exit(1);
+	}
 	return f;
 }
 
+static uint32_t result_of(uint32_t i)
+{
+	return 1 + i % 65535;
+}
+
 /* Delete then re-add routes of the table one at a time, timing each call:
- * the churn of a full table. Returns the mean ticks of each in *del, *add. */
+ * the churn of a full table. Mean ticks of each in *del, *add. */
 static void measure_churn(struct ip4_fib *fib, const struct route *r, uint32_t n_routes,
 			  uint32_t n, double *del, double *add, uint64_t *worst_add)
 {
@@ -100,11 +138,11 @@ static void measure_churn(struct ip4_fib *fib, const struct route *r, uint32_t n
 		if (ip4_fib_get(fib, x->prefix, x->len, &result))
 			continue;
 		ip4_fib_quiesce(fib); /* as under the barrier */
-		uint64_t t0 = cpu_ticks();
+		uint64_t t0 = fib_ticks();
 		int rc = ip4_fib_del(fib, x->prefix, x->len);
-		uint64_t t1 = cpu_ticks();
+		uint64_t t1 = fib_ticks();
 		rc |= ip4_fib_add(fib, x->prefix, x->len, result);
-		uint64_t t2 = cpu_ticks();
+		uint64_t t2 = fib_ticks();
 		if (rc) {
 			fprintf(stderr, "churn: update failed (%d)\n", rc);
 			exit(1);
@@ -114,112 +152,160 @@ static void measure_churn(struct ip4_fib *fib, const struct route *r, uint32_t n
 		w = MAX(w, t2 - t1);
 		done++;
 	}
-	*del = (double)td / done;
-	*add = (double)ta / done;
+	*del = done ? (double)td / done : 0;
+	*add = done ? (double)ta / done : 0;
 	*worst_add = w;
+}
+
+/* The 1-route table: lookups, then mix routes added and deleted one at a
+ * time beside it. */
+static void one_route(struct ip4_fib *fib, const struct route *routes, uint32_t n,
+		      uint32_t iterations, uint32_t churn)
+{
+	if (ip4_fib_add(fib, 0x0a000000, 8, 1))
+		exit(1);
+	struct lookup_figures l1 = measure_lookups(fib, iterations);
+	uint64_t ta = 0, td = 0;
+	uint32_t n1 = 0;
+	for (uint32_t i = 0; i < churn; i++) {
+		const struct route *x = &routes[rnd64() % n];
+		if (x->prefix == 0x0a000000 && x->len == 8)
+			continue;
+		uint64_t t0 = fib_ticks();
+		int rc = ip4_fib_add(fib, x->prefix, x->len, 2);
+		uint64_t t1 = fib_ticks();
+		rc |= ip4_fib_del(fib, x->prefix, x->len);
+		uint64_t t2 = fib_ticks();
+		ip4_fib_quiesce(fib);
+		if (rc)
+			exit(1);
+		ta += t1 - t0;
+		td += t2 - t1;
+		n1++;
+	}
+	double add1 = n1 ? (double)ta / n1 : 0, del1 = n1 ? (double)td / n1 : 0;
+	printf("1 route: lookup single %.1f, x4 %.1f, bulk(32) %.1f ticks (miss %.1f%%); "
+	       "add %.0f, delete %.0f ticks (mix routes, one at a time)\n",
+	       l1.single, l1.x4, l1.bulk, l1.miss_pct, add1, del1);
+	printf("bench: sluice.one.lookup_single %.2f\nbench: sluice.one.lookup_x4 %.2f\n"
+	       "bench: sluice.one.lookup_bulk %.2f\nbench: sluice.one.add %.0f\n"
+	       "bench: sluice.one.del %.0f\n",
+	       l1.single, l1.x4, l1.bulk, add1, del1);
+	ip4_fib_del(fib, 0x0a000000, 8);
+	ip4_fib_quiesce(fib);
+}
+
+/* The route set and the lookup addresses as dpdk-test-fib reads them (-f:
+ * "a.b.c.d/len nexthop" lines, -t: one address a line), for its figures
+ * beside ours: DIR.routes and DIR.ips. */
+static int dump_set(const char *dir, const struct route *r, uint32_t n, uint32_t iterations)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s.routes", dir);
+	FILE *f = fopen(path, "w");
+	for (uint32_t i = 0; f && i < n; i++)
+		fprintf(f, "%u.%u.%u.%u/%u %u\n", r[i].prefix >> 24, (r[i].prefix >> 16) & 0xff,
+			(r[i].prefix >> 8) & 0xff, r[i].prefix & 0xff, r[i].len, result_of(i));
+	if (!f || fclose(f))
+		return 1;
+	snprintf(path, sizeof(path), "%s.ips", dir);
+	f = fopen(path, "w");
+	addr_restart();
+	for (uint32_t i = 0; f && i < iterations; i++) {
+		fill_batch(batch);
+		for (uint32_t j = 0; j < BATCH; j++)
+			fprintf(f, "%u.%u.%u.%u\n", batch[j] >> 24, (batch[j] >> 16) & 0xff,
+				(batch[j] >> 8) & 0xff, batch[j] & 0xff);
+	}
+	return !f || fclose(f);
+}
+
+static void report_memory(const struct ip4_fib *fib)
+{
+	char got24[160], got8[160];
+	page_report(ip4_fib_tables(fib)->tbl24, got24, sizeof(got24));
+	page_report(ip4_fib_tables(fib)->tbl8, got8, sizeof(got8));
+#ifdef IP4_FIB_HAS_MEM_MODE
+	struct ip4_fib_stats st;
+	ip4_fib_stats(fib, &st);
+	printf("mem: sluice tbl24 %s (mapped %s)\nmem: sluice tbl8 %s (mapped %s)\n", got24,
+	       ip4_fib_pages_name(st.tbl24_pages), got8, ip4_fib_pages_name(st.tbl8_pages));
+#else /* an engine before the memory modes (BEFORE=REV): its own choice */
+	printf("mem: sluice tbl24 %s (no memory mode)\nmem: sluice tbl8 %s (no memory mode)\n",
+	       got24, got8);
+#endif
 }
 
 int main(int argc, char **argv)
 {
-	uint32_t iterations = 1024;
-	uint64_t seed = 0;
-	static const struct option opts[] = {
-		{ "seed", required_argument, NULL, 's' },
-		{ "iterations", required_argument, NULL, 'i' },
-		{ NULL, 0, NULL, 0 },
-	};
-	for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-		if (c == 's')
-			seed = strtoull(optarg, NULL, 0);
-		else if (c == 'i')
-			iterations = (uint32_t)strtoul(optarg, NULL, 0);
-		else
-			return 2;
-	}
-	if (seed)
-		rng_state = seed;
-	batch = malloc(BATCH * sizeof(*batch));
-	struct route *routes = malloc(1200000 * sizeof(*routes));
-	if (!batch || !routes)
-		return 1;
-	uint32_t n = make_routes(routes);
+	struct fib_opts o;
+	struct route *routes = NULL;
+	uint32_t n = fib_setup(argc, argv, &o, &routes, &batch);
+	if (!n)
+		return 2;
+	uint32_t iterations = o.iterations;
+	if (o.dump)
+		return dump_set(o.dump, routes, n, iterations);
 
 	char err[256];
 	struct ip4_fib_config cfg;
 	ip4_fib_config_default(&cfg);
+#ifdef IP4_FIB_HAS_MEM_MODE
+	cfg.mem = o.no_huge ? IP4_FIB_MEM_4K : IP4_FIB_MEM_HUGETLB;
+#endif
 	struct ip4_fib *fib = ip4_fib_create(&cfg, err, sizeof(err));
 	if (!fib) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	struct ip4_fib_stats st;
+	report_memory(fib);
 
-	/* ---- one route ---- */
-	if (ip4_fib_add(fib, 0x0a000000, 8, 1))
-		return 1;
-	struct lookup_figures l1 = measure_lookups(fib, iterations);
-	/* add and delete the mix's routes one at a time beside the one route */
-	uint64_t ta = 0, td = 0;
-	uint32_t n1 = 0;
-	for (uint32_t i = 0; i < CHURN; i++) {
-		const struct route *x = &routes[rnd64() % n];
-		if (x->prefix == 0x0a000000 && x->len == 8)
-			continue;
-		uint64_t t0 = cpu_ticks();
-		int rc = ip4_fib_add(fib, x->prefix, x->len, 2);
-		uint64_t t1 = cpu_ticks();
-		rc |= ip4_fib_del(fib, x->prefix, x->len);
-		uint64_t t2 = cpu_ticks();
-		ip4_fib_quiesce(fib);
-		if (rc)
-			return 1;
-		ta += t1 - t0;
-		td += t2 - t1;
-		n1++;
-	}
-	double add1 = (double)ta / n1, del1 = (double)td / n1;
-	ip4_fib_stats(fib, &st);
-	printf("1 route: lookup single %.1f, x4 %.1f, bulk(32) %.1f ticks (miss %.1f%%); "
-	       "add %.0f, delete %.0f ticks (mix routes, one at a time)\n",
-	       l1.single, l1.x4, l1.bulk, l1.miss_pct, add1, del1);
-	ip4_fib_del(fib, 0x0a000000, 8);
-
-	/* ---- the full table, in the dump's order, as lpm_perf_autotest adds ---- */
-	uint64_t t0 = cpu_ticks();
+	/* ---- matched with peer_fib.c: add all in order, lookups, delete all ---- */
+	uint64_t t0 = fib_ticks();
 	uint32_t n_ok = 0;
 	for (uint32_t i = 0; i < n; i++)
-		n_ok += ip4_fib_add(fib, routes[i].prefix, routes[i].len, 0xaa) == 0;
-	double add_all = (double)(cpu_ticks() - t0) / n;
+		n_ok += ip4_fib_add(fib, routes[i].prefix, routes[i].len, result_of(i)) == 0;
+	double add_all = (double)(fib_ticks() - t0) / n;
+	struct ip4_fib_stats st;
 	ip4_fib_stats(fib, &st);
-	printf("%u routes (%u unique): add %.0f ticks each; %u tbl8 groups, %.1f MB, tbl24 on %s\n",
-	       n, st.n_routes, add_all, st.n_tbl8_used, (double)st.mem_bytes / (1 << 20),
-	       st.tbl24_hugepages ? "2 MB hugepages" : "THP-advised pages");
+	uint32_t unique = st.n_routes;
+	printf("%u routes (%u unique): add %.0f ticks each; %u of %u tbl8 groups, %.1f MB\n", n,
+	       unique, add_all, st.n_tbl8_used, st.n_tbl8, (double)st.mem_bytes / (1 << 20));
 	if (n_ok != n) {
 		fprintf(stderr, "%u adds failed\n", n - n_ok);
 		return 1;
 	}
 	struct lookup_figures lm = measure_lookups(fib, iterations);
-	printf("  lookup single %.1f, x4 %.1f, bulk(32) %.1f ticks (miss %.1f%%)\n", lm.single,
-	       lm.x4, lm.bulk, lm.miss_pct);
-	double churn_del, churn_add;
-	uint64_t worst;
-	measure_churn(fib, routes, n, CHURN, &churn_del, &churn_add, &worst);
-	printf("  churn in the full table: delete %.0f, re-add %.0f ticks (worst add %llu)\n",
-	       churn_del, churn_add, (unsigned long long)worst);
-	t0 = cpu_ticks();
+	printf("  lookup single %.1f, x4 %.1f, bulk(32) %.1f ticks (miss %.1f%%, sum %llu)\n",
+	       lm.single, lm.x4, lm.bulk, lm.miss_pct, (unsigned long long)lm.sum);
+	t0 = fib_ticks();
 	for (uint32_t i = 0; i < n; i++)
 		ip4_fib_del(fib, routes[i].prefix, routes[i].len);
-	double del_all = (double)(cpu_ticks() - t0) / n;
+	double del_all = (double)(fib_ticks() - t0) / n;
 	ip4_fib_stats(fib, &st);
 	printf("  delete all in order: %.0f ticks each; %u routes left\n", del_all, st.n_routes);
+	if (st.n_routes)
+		return 1;
+	printf("bench: sluice.routes %u\nbench: sluice.unique %u\nbench: sluice.add_all %.1f\n"
+	       "bench: sluice.lookup_single %.3f\nbench: sluice.lookup_x4 %.3f\n"
+	       "bench: sluice.lookup_bulk %.3f\nbench: sluice.del_all %.1f\n"
+	       "bench: sluice.miss_pct %.2f\nbench: sluice.sum %llu\n",
+	       n, unique, add_all, lm.single, lm.x4, lm.bulk, del_all, lm.miss_pct,
+	       (unsigned long long)lm.sum);
 
-	printf("fib: one.lookup_single %.2f\nfib: one.lookup_x4 %.2f\nfib: one.lookup_bulk %.2f\n"
-	       "fib: one.add %.0f\nfib: one.del %.0f\n",
-	       l1.single, l1.x4, l1.bulk, add1, del1);
-	printf("fib: big.routes %u\nfib: big.lookup_single %.2f\nfib: big.lookup_x4 %.2f\n"
-	       "fib: big.lookup_bulk %.2f\nfib: big.miss_pct %.1f\nfib: big.add_all %.0f\n"
-	       "fib: big.del_all %.0f\nfib: big.churn_add %.0f\nfib: big.churn_del %.0f\n",
-	       n, lm.single, lm.x4, lm.bulk, lm.miss_pct, add_all, del_all, churn_add, churn_del);
+	/* ---- sluice only: churn in the full table, the 1-route table ---- */
+	ip4_fib_quiesce(fib);
+	for (uint32_t i = 0; i < n; i++)
+		ip4_fib_add(fib, routes[i].prefix, routes[i].len, result_of(i));
+	double churn_del, churn_add;
+	uint64_t worst;
+	measure_churn(fib, routes, n, o.churn, &churn_del, &churn_add, &worst);
+	printf("  churn in the full table: delete %.0f, re-add %.0f ticks (worst add %llu)\n",
+	       churn_del, churn_add, (unsigned long long)worst);
+	printf("bench: sluice.churn_add %.0f\nbench: sluice.churn_del %.0f\n", churn_add, churn_del);
+	ip4_fib_flush(fib);
+	ip4_fib_quiesce(fib);
+	one_route(fib, routes, n, iterations, o.churn);
 	ip4_fib_destroy(fib);
 	free(routes);
 	free(batch);

@@ -26,7 +26,9 @@
  *
  * Usage: sluice-bench-ip4-path [--routes one|full] [--seconds S]
  *          [--warmup S] [--cpu N] [--no-huge] [--polls N] [--vector N]
- *          [--seed N]
+ *          [--seed N] [--route-div N]
+ *
+ * --route-div N divides each depth's count of the mix by N (QUICK runs).
  */
 #include <arpa/inet.h>
 #include <sched.h>
@@ -51,6 +53,7 @@ struct opts {
 	uint64_t polls;
 	uint32_t vector;
 	uint64_t seed;
+	uint32_t route_div; /* the mix divided (QUICK: fewer routes to add) */
 };
 
 /* ---- the source node ---- */
@@ -177,13 +180,13 @@ static uint64_t forwarded(struct device *d)
 static void usage(void)
 {
 	fprintf(stderr, "usage: sluice-bench-ip4-path [--routes one|full] [--seconds S] [--warmup S] [--cpu N] "
-			"[--no-huge] [--polls N] [--vector N] [--seed N]\n");
+			"[--no-huge] [--polls N] [--vector N] [--seed N] [--route-div N]\n");
 	exit(2);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){ .seconds = 3, .warmup = 1, .cpu = -1, .vector = FRAME_SIZE };
+	*o = (struct opts){ .seconds = 3, .warmup = 1, .cpu = -1, .vector = FRAME_SIZE, .route_div = 1 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--no-huge")) {
@@ -207,10 +210,12 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->vector = (uint32_t)strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--seed"))
 			o->seed = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--route-div"))
+			o->route_div = (uint32_t)strtoul(v, NULL, 10);
 		else
 			usage();
 	}
-	if (!o->vector || o->vector > FRAME_SIZE)
+	if (!o->vector || o->vector > FRAME_SIZE || !o->route_div)
 		usage();
 }
 
@@ -270,7 +275,7 @@ int main(int argc, char **argv)
 		routes = malloc(ROUTES_MAX * sizeof(*routes));
 		if (!routes)
 			return fail("routes", "out of memory");
-		n_routes = make_routes(routes);
+		n_routes = make_routes_div(routes, o.route_div);
 		for (uint32_t i = 0; i < n_routes; i++) {
 			uint32_t p = htonl(routes[i].prefix);
 			/* The few mix routes that cover the two connected /24s lose
@@ -291,7 +296,7 @@ int main(int argc, char **argv)
 		return fail("destinations", "too few reach the next hop");
 	printf("ip4-path: %u routes in the FIB (%s, added in %.1f s), %u destinations, vector %u, %u-byte frames, "
 	       "%s\n",
-	       st.n_routes, o.full ? "the ~1.07M mix" : "0.0.0.0/0 and the connected ones", add_s, N_DST, o.vector,
+	       st.n_routes, !o.full ? "0.0.0.0/0 and the connected ones" : o.route_div == 1 ? "the ~1.07M mix" : "the mix, divided", add_s, N_DST, o.vector,
 	       FRAME_BYTES, o.no_huge ? "4 KB pages" : "hugepages when available");
 
 	uint64_t sent0, out0;

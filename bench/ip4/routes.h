@@ -3,14 +3,14 @@
  * dump that DPDK's lpm_perf_autotest also uses (1,076,806 routes, 64% /24,
  * most of the rest /16../23), each depth's routes spread evenly over the
  * class from a random start, then the dump's five extras at random places.
- * Header-only: each bench is one file plus this. */
+ * Header-only: each bench is one file plus this (bench/ip4/peer_fib.c, our
+ * rte_lpm/rte_fib harness, includes it too: the same routes, same order). */
 #ifndef SLUICE_BENCH_IP4_ROUTES_H
 #define SLUICE_BENCH_IP4_ROUTES_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
-
-#include "graph/util.h"
 
 #define ROUTES_MAX 1200000 /* room for the mix */
 
@@ -44,14 +44,16 @@ static uint64_t rnd64(void)
 	return rng_state = x;
 }
 
-static uint32_t make_routes(struct route *r)
+/* The mix with every depth's count divided by div (1: the whole ~1.07M;
+ * QUICK runs use 8), same shape, same order. */
+static uint32_t make_routes_div(struct route *r, uint32_t div)
 {
 	static const uint32_t lead[3] = { 0x00000000, 0x80000000, 0xc0000000 };
 	static const uint32_t lead_bits[3] = { 1, 2, 3 };
 	uint32_t n = 0;
 	for (int c = 0; c < 3; c++) {
 		for (uint32_t d = 1; d <= 32; d++) {
-			uint32_t count = mix[c][d - 1];
+			uint32_t count = (mix[c][d - 1] + div / 2) / div;
 			if (!count)
 				continue;
 			uint32_t free_bits = d - lead_bits[c];
@@ -68,12 +70,17 @@ static uint32_t make_routes(struct route *r)
 		{ IPV4(192, 168, 100, 10), 24 }, { IPV4(192, 168, 25, 100), 24 },
 		{ IPV4(192, 168, 129, 124), 32 },
 	};
-	for (size_t i = 0; i < ARRAY_LEN(extra); i++) {
+	for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
 		uint32_t at = (uint32_t)(rnd64() % n);
 		r[n++] = r[at];
 		r[at] = extra[i];
 	}
 	return n;
+}
+
+static inline uint32_t make_routes(struct route *r)
+{
+	return make_routes_div(r, 1);
 }
 
 #endif

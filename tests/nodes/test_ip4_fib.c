@@ -4,10 +4,13 @@
  * per prefix length, searched longest first) over 100,000 random routes with
  * deletes interleaved and 1,000,000 random lookups, scalar, x4 and bulk.
  * A reader thread checks that updates never show it a torn or foreign
- * result. Sanitizer builds (TEST_SANITIZED) run a tenth of the random load. */
+ * result. The memory modes: 4 KB pages without THP and 2 MB hugetlb (or a
+ * refusal) as /proc/self/smaps shows them, same lookups as the default mode.
+ * Sanitizer builds (TEST_SANITIZED) run a tenth of the random load. */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -550,6 +553,128 @@ START_TEST(test_random_against_reference)
 }
 END_TEST
 
+/* ---- memory modes ---- */
+
+/* The /proc/self/smaps fields (kB) of the mapping holding addr. */
+struct smaps_kb {
+	long kernel_page, rss, anon_huge;
+};
+
+static bool smaps_of(const void *addr, struct smaps_kb *m)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	ck_assert_ptr_nonnull(f);
+	char line[512];
+	bool in = false, found = false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char c;
+		/* a mapping's first line ("lo-hi perms ..."): no field parses so */
+		if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3) {
+			if (in)
+				break;
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+			found |= in;
+			continue;
+		}
+		if (!in)
+			continue;
+		sscanf(line, "KernelPageSize: %ld", &m->kernel_page);
+		sscanf(line, "Rss: %ld", &m->rss);
+		sscanf(line, "AnonHugePages: %ld", &m->anon_huge);
+	}
+	fclose(f);
+	return found;
+}
+
+/* Routes of every length over a few /8s, then the same addresses through
+ * fib and the default-mode ref: the mode changes pages, never results. */
+static void check_same_as_auto(struct ip4_fib *fib)
+{
+	struct ip4_fib *ref_fib = make(1u << 12, 0);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 8000; i++) { /* ~2,600 groups */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint32_t p = (uint32_t)(x >> 32) & 0x0fffffffu, r = 1 + (uint32_t)x % 1000;
+		uint8_t l = (uint8_t)(8 + x % 25);
+		ck_assert_int_eq(ip4_fib_add(fib, p, l, r), 0);
+		ck_assert_int_eq(ip4_fib_add(ref_fib, p, l, r), 0);
+	}
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint32_t a = (uint32_t)(x >> 32) & 0x0fffffffu;
+		ck_assert_uint_eq(ip4_fib_lookup(fib, a), ip4_fib_lookup(ref_fib, a));
+	}
+	ip4_fib_destroy(ref_fib);
+}
+
+/* IP4_FIB_MEM_4K: both tables on 4 KB pages, no THP (AnonHugePages 0 even
+ * where THP is "always"), faulted in at create (Rss is the whole table). */
+START_TEST(test_mem_4k)
+{
+	struct ip4_fib_config c;
+	ip4_fib_config_default(&c);
+	c.mem = IP4_FIB_MEM_4K;
+	c.n_tbl8 = 1u << 12;
+	struct ip4_fib *fib = ip4_fib_create(&c, err, sizeof(err));
+	ck_assert_msg(fib, "%s", err);
+	struct ip4_fib_stats s;
+	ip4_fib_stats(fib, &s);
+	ck_assert_int_eq(s.tbl24_pages, IP4_FIB_PAGES_4K);
+	ck_assert_int_eq(s.tbl8_pages, IP4_FIB_PAGES_4K);
+	ck_assert(!s.tbl24_hugepages);
+	ck_assert_str_eq(ip4_fib_pages_name(s.tbl24_pages), "4 KB");
+	const void *tables[2] = { ip4_fib_tables(fib)->tbl24, ip4_fib_tables(fib)->tbl8 };
+	const long kb[2] = { 64 << 10, 4 << 10 };
+	for (int t = 0; t < 2; t++) {
+		struct smaps_kb m = { 0 };
+		ck_assert(smaps_of(tables[t], &m));
+		ck_assert_int_eq(m.kernel_page, 4);
+		ck_assert_int_eq(m.anon_huge, 0);
+		ck_assert_int_ge(m.rss, kb[t]);
+	}
+	check_same_as_auto(fib);
+	ip4_fib_destroy(fib);
+}
+END_TEST
+
+/* IP4_FIB_MEM_HUGETLB: 2 MB hugetlb pages for both, or no FIB at all (with
+ * a reason) when the box has too few reserved: never a silent fallback. */
+START_TEST(test_mem_hugetlb)
+{
+	struct ip4_fib_config c;
+	ip4_fib_config_default(&c);
+	c.mem = IP4_FIB_MEM_HUGETLB;
+	c.n_tbl8 = 1u << 12;
+	err[0] = 0;
+	struct ip4_fib *fib = ip4_fib_create(&c, err, sizeof(err));
+	if (!fib) {
+		ck_assert_msg(strstr(err, "hugepages"), "%s", err);
+		return;
+	}
+	struct ip4_fib_stats s;
+	ip4_fib_stats(fib, &s);
+	ck_assert_int_eq(s.tbl24_pages, IP4_FIB_PAGES_HUGETLB);
+	ck_assert_int_eq(s.tbl8_pages, IP4_FIB_PAGES_HUGETLB);
+	ck_assert(s.tbl24_hugepages);
+	struct smaps_kb m = { 0 };
+	ck_assert(smaps_of(ip4_fib_tables(fib)->tbl24, &m));
+	ck_assert_int_eq(m.kernel_page, 2048);
+	check_same_as_auto(fib);
+	ip4_fib_destroy(fib);
+}
+END_TEST
+
+START_TEST(test_mem_bad_mode)
+{
+	struct ip4_fib_config c;
+	ip4_fib_config_default(&c);
+	c.mem = (enum ip4_fib_mem)7;
+	ck_assert_ptr_null(ip4_fib_create(&c, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "memory mode"));
+}
+END_TEST
+
 /* ---- a reader during updates ---- */
 
 static struct ip4_fib *rd_fib;
@@ -614,6 +739,9 @@ static Suite *ip4_fib_suite(void)
 	tcase_add_test(tc, test_adjacencies);
 	tcase_add_test(tc, test_random_against_reference);
 	tcase_add_test(tc, test_concurrent_reader);
+	tcase_add_test(tc, test_mem_4k);
+	tcase_add_test(tc, test_mem_hugetlb);
+	tcase_add_test(tc, test_mem_bad_mode);
 	suite_add_tcase(s, tc);
 	return s;
 }
