@@ -23,8 +23,9 @@
 #     (DPDK --in-memory) or, with DPDK_MEM_MODE=nohuge or no hugepages,
 #     4 KB pages (sluice --no-huge, DPDK --no-huge -m 1024).
 #  3. testpmd's best burst on this box: SWEEP_ROUNDS rounds over the bursts
-#     of SWEEP_BURSTS (16 32 64 128 256; QUICK: 32 only), the best being the
-#     highest median of its rounds.
+#     of SWEEP_BURSTS (16 32 64 128 256), the best being the highest median
+#     of its rounds. QUICK sweeps 32 only, which has nothing to choose: it is
+#     taken without measuring.
 #  4. ROUNDS rounds, interleaved, each run after waiting for a quiet box:
 #     testpmd at its best burst B; sluice ($isa) at B, the MATCHED row;
 #     sluice ($isa) at 256, the "each at its own burst" row (differs: burst;
@@ -84,6 +85,7 @@ bench_need_peer dpdk-testpmd
 bench_builds bench/io/sluice-bench-io
 bench_mem_mode
 dpdk_ver=$(pkg-config --modversion libdpdk 2>/dev/null || echo "?")
+peer_isa=$(bench_peer_isa)
 bench_log "memory: $mem_label; sluice $isa_label and $native_label; testpmd (DPDK $dpdk_ver)"
 io_bin() { echo "$1/bench/io/sluice-bench-io"; }
 
@@ -191,16 +193,23 @@ cg_pmd() {
 	pmd_close "$tag"
 	pk=$(grep -A1 'Accumulated forward statistics' "$out/pmd-$tag.txt" | grep -oE 'RX-packets: [0-9]+' |
 		awk '{print $2}' || true)
+	# Threads under 1% of the busiest (interrupts, telemetry) are not it.
 	for f in "$out"/cg-pmd.*-*; do
+		echo "$(awk '/^summary:/ {s = $2} /^totals:/ {t = $2} END {print (t ? t : s) + 0}' "$f") $f"
+	done | sort -rn | awk 'NR == 1 {top = $1} $1 * 100 >= top' >"$out/cg-pmd-threads.txt"
+	while read -r t f; do
 		nn=$(callgrind_annotate --threshold=100 "$f" 2>/dev/null |
 			awk '/librte_net_null/ {gsub(",", "", $1); s += $1} END {print s + 0}')
-		t=$(awk '/^summary:/ {s = $2} /^totals:/ {t = $2} END {print (t ? t : s) + 0}' "$f")
 		if [ "$nn" -gt "$best_nn" ]; then best_nn=$nn best=$t; fi
-	done
+	done <"$out/cg-pmd-threads.txt"
 	awk -v i="$best" -v p="${pk:-0}" 'BEGIN {if (p > 0 && i > 0) printf "%.1f\n", i / p; else print "nan"}'
 }
 
 # ---- 3. testpmd's best burst ----------------------------------------------------
+# A sweep of one burst (QUICK) has nothing to choose: that burst is taken
+# and the rounds measure it.
+read -ra sweep <<<"$SWEEP_BURSTS"
+[ "${#sweep[@]}" -gt 1 ] || SWEEP_ROUNDS=0
 for r in $(seq 1 "$SWEEP_ROUNDS"); do
 	for b in $SWEEP_BURSTS; do
 		v=$(pmd_rate "$b" "sweep$b-$r")
@@ -208,13 +217,14 @@ for r in $(seq 1 "$SWEEP_ROUNDS"); do
 		bench_log "sweep round $r/$SWEEP_ROUNDS: testpmd burst $b: $v Mpps"
 	done
 done
-best='' best_med=0
+best=${sweep[0]} best_med=0
 for b in $SWEEP_BURSTS; do
+	[ "$SWEEP_ROUNDS" -gt 0 ] || break
 	read -r _ med _ < <(bench_mmm <"$out/sweep-$b.txt")
 	if awk -v a="$med" -v b="$best_med" 'BEGIN {exit !(a > b)}'; then best=$b best_med=$med; fi
 done
-[ -n "$best" ] || { bench_log "the sweep measured nothing"; exit 1; }
-bench_log "testpmd's best burst on this box: $best ($best_med Mpps, median of $SWEEP_ROUNDS)"
+bench_log "testpmd's burst: $best ($([ "$SWEEP_ROUNDS" -gt 0 ] &&
+	echo "best of $SWEEP_BURSTS, median $best_med Mpps over $SWEEP_ROUNDS rounds" || echo "no sweep"))"
 
 # ---- BEFORE: at the matched burst when its engine has the rx burst ----------------
 before_burst=$best
@@ -250,8 +260,14 @@ figs() { tr '\n' ' ' <"$out/$1.txt"; }
 mmm() { bench_mmm <"$out/$1.txt" | awk '{printf "%7.2f %7.2f %7.2f", $1, $2, $3}'; }
 echo "== bench/io: one core (CPU $CPU), $ROUNDS rounds of $SECS s after $WARM s, memory: $mem_label =="
 echo "   $(nproc) CPUs, TSC $(awk -v h="$(bench_tsc_hz)" 'BEGIN {printf "%.3f GHz", h / 1e9}'), load $(cut -d' ' -f1-3 /proc/loadavg), DPDK $dpdk_ver"
-echo "testpmd io burst sweep ($SWEEP_ROUNDS rounds of $SECS s each), Mpps min / median / max:"
-for b in $SWEEP_BURSTS; do printf '  burst %-4s %s%s\n' "$b" "$(mmm "sweep-$b")" "$([ "$b" = "$best" ] && echo '   <- best')"; done
+if [ "$SWEEP_ROUNDS" -gt 0 ]; then
+	echo "testpmd io burst sweep ($SWEEP_ROUNDS rounds of $SECS s each), Mpps min / median / max:"
+	for b in $SWEEP_BURSTS; do
+		printf '  burst %-4s %s%s\n' "$b" "$(mmm "sweep-$b")" "$([ "$b" = "$best" ] && echo '   <- best')"
+	done
+else
+	echo "testpmd io burst: $best (SWEEP_BURSTS has one burst: no sweep)"
+fi
 printf '%-58s %23s\n' "" "Mpps min / median / max"
 printf '%-58s %s\n' "testpmd io net_null<->net_null, burst $best" "$(mmm pmd)"
 printf '%-58s %s\n' "sluice null->eth->l2-xconnect->null, burst $best, corei7" "$(mmm s-match)"
@@ -266,19 +282,20 @@ if [ -n "$before_isa" ]; then
 fi
 
 stat="median over rounds of each run's mean rate over $SECS s (both directions)"
-isa_both="both -march=$(bench_peer_isa) (Debian's DPDK baseline)"
+isa_both="both -march=$peer_isa (Debian's DPDK baseline)"
 common=(--bench io --peer-name "testpmd io (DPDK $dpdk_ver)" --memory "$mem_label")
 rate=("${common[@]}" --unit Mpps --better higher --peer "$(figs pmd)" --statistic "$stat")
 bench_row "${rate[@]}" --what "forwarding rate, same burst" --sluice "$(figs s-match)" \
-	--burst "$best both (testpmd's best of $SWEEP_BURSTS)" --isa "$isa_both"
+	--burst "$best both ($([ "$SWEEP_ROUNDS" -gt 0 ] && echo "testpmd's best of $SWEEP_BURSTS" || echo "QUICK: no sweep"))" \
+	--isa "$isa_both"
 [ "$best" = 256 ] ||
 	bench_row "${rate[@]}" --what "forwarding rate, each at its own burst" --sluice "$(figs s-256)" \
 		--burst "sluice 256, testpmd $best" --isa "$isa_both" \
 		--differs "burst: sluice polls a whole frame (256, its default), testpmd its best burst ($best)" \
 		--sluice-label "sluice at 256"
 bench_row "${rate[@]}" --what "forwarding rate, same burst" --sluice "$(figs s-native)" \
-	--burst "$best both" --isa "sluice $native_label, DPDK -march=$(bench_peer_isa)" \
-	--differs "ISA: sluice built -march=native, Debian's DPDK -march=$(bench_peer_isa)" \
+	--burst "$best both" --isa "sluice $native_label, DPDK -march=$peer_isa" \
+	--differs "ISA: sluice built -march=native, Debian's DPDK -march=$peer_isa" \
 	--sluice-label "sluice -march=native"
 cg_mem="4 KB pages on both (valgrind: sluice --no-huge, testpmd --no-huge -m 256)"
 cg_stat="one callgrind run: Ir of sluice's io_polls() or of testpmd's forwarding thread / packets forwarded"
