@@ -96,6 +96,7 @@ sluice_rate() {
 	bench_wait_quiet
 	timeout 120 "$(io_bin "$1")" --cpu "$CPU" --seconds "$SECS" --warmup "$WARM" --burst "$2" \
 		"${sluice_mem[@]}" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+	grep -q ' Mpps$' "$log" || { bench_log "sluice ($3) printed no rate:"; cat "$log" >&2; exit 1; }
 	awk '/ Mpps$/ {print $(NF-1)}' "$log"
 }
 
@@ -303,14 +304,14 @@ bench_row "${common[@]}" --memory "$cg_mem" --unit "instructions/packet" --bette
 	--what "instructions per packet, same burst" --sluice "$cg_s" --peer "$cg_p" \
 	--burst "$best both" --isa "$isa_both" --statistic "$cg_stat"
 if [ -n "$before_isa" ]; then
-	differs=
+	differs='' same="same burst"
 	[ "$before_burst" = "$best" ] ||
-		differs="burst: $before_label has no rx burst and polls 256, testpmd $best"
-	bench_row "${rate[@]}" --what "forwarding rate, same burst" --sluice "$(figs s-before)" \
+		differs="burst: $before_label has no rx burst and polls 256, testpmd $best" same="each at its own burst"
+	bench_row "${rate[@]}" --what "forwarding rate, $same" --sluice "$(figs s-before)" \
 		--burst "sluice $before_burst, testpmd $best" --isa "$isa_both" --differs "$differs" \
 		--sluice-label "$before_label"
 	bench_row "${common[@]}" --memory "$cg_mem" --unit "instructions/packet" --better lower \
-		--what "instructions per packet, same burst" --sluice "$cg_b" --peer "$cg_p" \
+		--what "instructions per packet, $same" --sluice "$cg_b" --peer "$cg_p" \
 		--burst "sluice $before_burst, testpmd $best" --isa "$isa_both" --statistic "$cg_stat" \
 		--differs "$differs" --sluice-label "$before_label"
 fi
