@@ -17,8 +17,13 @@
  * Burst: --burst N (1..256, default 256 = a frame) sets both interfaces'
  * rx burst (the engine's per-interface `rx-burst`, as `set interface
  * rx-burst`): each poll of each interface takes at most N packets, as
- * testpmd's --burst=N does per rte_eth_rx_burst call. bench/io/run.sh runs
- * it at testpmd's best burst (the matched row) and at 256.
+ * testpmd's --burst=N does per rte_eth_rx_burst call. bench/io/run.sh
+ * sweeps testpmd's burst for its best on the box, then runs this program
+ * built -march=corei7 (Debian's DPDK baseline) at that burst (the matched
+ * row), at 256 (each side at its own burst), built -march=native at that
+ * burst (the ISA row), and under callgrind at that burst. Built against an
+ * engine from before the per-interface rx burst (BEFORE=REV), it polls a
+ * whole frame and refuses any other --burst (exit 3).
  *
  * Instructions: with --polls N it runs N loops of graph_main_poll inside
  * io_polls() and prints the packets forwarded; run it under

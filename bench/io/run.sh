@@ -50,6 +50,10 @@
 # matched; with BEFORE the matched Mpps and instructions of that revision.
 # Then its own table (every run's figures, the sweep) and bench_report.
 #
+# Time after the shared builds: QUICK about 40 s; a full run about 6
+# minutes on a quiet box (27 timed runs and two callgrind runs), more while
+# it waits for one (QUIET_MAX per run).
+#
 # Environment: ROUNDS (3; QUICK 1), SECS (5; QUICK 1), WARM (2; QUICK 0.5),
 # SWEEP_BURSTS, SWEEP_ROUNDS (ROUNDS), CPU (1), CG_PACKETS (2000000; QUICK
 # 100000), CG_SECS (5; QUICK 1), DPDK_MEM_MODE (huge|nohuge), QUIET_MAX,
