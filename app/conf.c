@@ -341,7 +341,8 @@ static int interface_block(struct parser *p, struct conf_interfaces *ifs, const 
 	snprintf(ifc->name, sizeof(ifc->name), "%s", nt->text);
 	ifc->driver = d;
 	ifc->line = nt->line;
-	if (conf_defaults(d->keys, ifc->driver_conf, show, sizeof(show)))
+	if (conf_defaults(d->keys, ifc->driver_conf, show, sizeof(show)) ||
+	    conf_defaults(app_interface_keys, ifc, show, sizeof(show)))
 		return fail(p, dt, "%s", show);
 	snprintf(where, sizeof(where), "interface '%s' (driver %s)", nt->text, d->name);
 	/* The driver's keys, and the keys of every interface (app_interface_keys). */

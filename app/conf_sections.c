@@ -14,6 +14,7 @@
 #include "app/conf.h"
 #include "app/conf_private.h"
 #include "cli/cli.h"
+#include "drivers/device.h"
 #include "sluice_version.h"
 
 static const struct conf_key unix_keys[] = {
@@ -99,9 +100,13 @@ const struct conf_section app_unix_conf_section = {
 
 /* Interface blocks are parsed by the driver they name (see conf.c); these
  * keys are every interface's, whatever its driver. */
+_Static_assert(DEV_RX_BURST_MAX == 256, "rx-burst's default is the whole range's top");
 const struct conf_key app_interface_keys[] = {
 	{ .name = "l2-xconnect", .type = CONF_STRING, CONF_FIELD(struct conf_interface, l2_xconnect),
 	  .doc = "send everything received out of this interface of the section (one way)" },
+	{ .name = "rx-burst", .type = CONF_UINT, .def = "256", .min = 1, .max = DEV_RX_BURST_MAX,
+	  CONF_FIELD(struct conf_interface, rx_burst),
+	  .doc = "packets the input node takes per poll of each rx queue (testpmd's --burst); 256 is a frame" },
 	{ 0 },
 };
 
@@ -192,14 +197,25 @@ static void print_keys(FILE *f, const struct conf_key *keys, const void *obj, in
 	}
 }
 
+/* Every interface's own keys but an empty one (no l2-xconnect: L3), which
+ * would print as "". */
+static void print_interface_keys(FILE *f, const struct conf_interface *ifc)
+{
+	for (const struct conf_key *k = app_interface_keys; k->name; k++) {
+		char val[CONF_MSG_SIZE];
+		conf_value_format(k, ifc, val, sizeof(val));
+		if (strcmp(val, "\"\"") != 0)
+			fprintf(f, "    %s %s\n", k->name, val);
+	}
+}
+
 static void print_interfaces(FILE *f, const struct conf_interfaces *ifs)
 {
 	for (uint32_t i = 0; i < ifs->n; i++) {
 		const struct conf_interface *ifc = &ifs->ifs[i];
 		fprintf(f, "  %s {\n    driver %s\n", ifc->name, ifc->driver->name);
 		print_keys(f, ifc->driver->keys, ifc->driver_conf, 4);
-		if (ifc->l2_xconnect[0]) /* an empty string would print as "" */
-			print_keys(f, app_interface_keys, ifc, 4);
+		print_interface_keys(f, ifc);
 		fprintf(f, "  }\n");
 	}
 }

@@ -203,11 +203,13 @@ static int stage_interfaces(struct app *a)
 	size_t off = 0;
 	for (uint32_t i = 0; i < ifs->n; i++) {
 		const struct conf_interface *ifc = &ifs->ifs[i];
-		if (!dev_create_conf(ifc->name, ifc->driver, ifc->driver_conf, why, sizeof(why))) {
+		struct device *dev = dev_create_conf(ifc->name, ifc->driver, ifc->driver_conf, why, sizeof(why));
+		if (!dev) {
 			snprintf(a->err, sizeof(a->err), "%s:%u: interface %s: %s", a->cfg.file, ifc->line, ifc->name,
 				 why);
 			return -EINVAL;
 		}
+		dev_set_rx_burst(dev, ifc->rx_burst); /* in range: the parser checked it */
 		a->n_devs++;
 		if (off < sizeof(names))
 			off += (size_t)snprintf(names + off, sizeof(names) - off, " %s", ifc->name);

@@ -15,6 +15,11 @@
 
 struct dev_table dev_table;
 
+/* The input node receives a burst straight into one frame. */
+_Static_assert(DEV_RX_BURST_MAX == FRAME_SIZE, "an rx burst fills at most one frame");
+/* Read per poll with the rest of the device's first line. */
+_Static_assert(offsetof(struct device, rx_burst) + sizeof(uint16_t) <= 64, "rx_burst in the first line");
+
 /* ---- poll lists ---- */
 
 /* Rebuild every thread's list from the queues' placement. A failed
@@ -183,6 +188,7 @@ int dev_register(struct device *dev, const char *name)
 	dev->mode = DEV_MODE_L3;
 	dev->xconnect_peer = DEV_INDEX_INVALID;
 	dev->admin_up = false;
+	dev->rx_burst = DEV_RX_BURST_MAX;
 	if (!dev->mtu)
 		dev->mtu = DEV_MTU_DEFAULT;
 	static const uint8_t zero_mac[6];
@@ -316,6 +322,14 @@ void dev_set_l3(struct device *dev)
 {
 	dev->mode = DEV_MODE_L3;
 	dev->xconnect_peer = DEV_INDEX_INVALID;
+}
+
+int dev_set_rx_burst(struct device *dev, uint32_t n)
+{
+	if (n < 1 || n > DEV_RX_BURST_MAX)
+		return -ERANGE;
+	dev->rx_burst = (uint16_t)n;
+	return 0;
 }
 
 /* ---- placement ---- */

@@ -41,6 +41,10 @@
 #define DEV_MAX_THREADS 64        /* graph threads that may poll rx queues */
 #define DEV_INDEX_INVALID UINT32_MAX
 #define DEV_MTU_DEFAULT 1500
+/* Packets one poll of an rx queue may take (the input node's rx burst):
+ * 1..DEV_RX_BURST_MAX, a frame by default. A smaller burst is testpmd's
+ * --burst: shorter vectors, lower latency per poll, more polls per packet. */
+#define DEV_RX_BURST_MAX 256
 
 struct device;
 
@@ -123,6 +127,7 @@ struct device {
 	uint16_t n_tx_queues;
 	uint16_t mtu;
 	uint8_t mac[6]; /* the driver's, or a locally administered 02:fe:.. made at registration */
+	uint16_t rx_burst; /* packets per poll of each rx queue, 1..DEV_RX_BURST_MAX (dev_set_rx_burst) */
 	const struct dev_driver *driver;
 	char name[DEV_NAME_SIZE];
 	struct dev_queue rxq[DEV_MAX_QUEUES];
@@ -265,6 +270,12 @@ int dev_set_xconnect(struct device *dev, struct device *peer);
 
 /* Back to L3 mode. */
 void dev_set_l3(struct device *dev);
+
+/* Packets the input node asks of each rx queue per poll (a registered
+ * interface starts at DEV_RX_BURST_MAX, a whole frame). Read once per poll,
+ * so it costs nothing per packet. 0, or -ERANGE outside
+ * 1..DEV_RX_BURST_MAX (nothing changed). */
+int dev_set_rx_burst(struct device *dev, uint32_t n);
 
 /* ---- rx placement ---- */
 

@@ -215,6 +215,7 @@ static cJSON *interface_json(struct device *d)
 	else
 		cJSON_AddNullToObject(o, "xconnect");
 	cJSON_AddNumberToObject(o, "mtu", d->mtu);
+	cJSON_AddNumberToObject(o, "rx-burst", d->rx_burst);
 	cJSON_AddItemToObject(o, "counters", counters_json(&c, 0, 7));
 	cJSON *rxq = cJSON_AddArrayToObject(o, "rx-queues");
 	for (uint16_t q = 0; q < d->n_rx_queues; q++) {
@@ -258,6 +259,7 @@ static void interface_row(struct cli_table *t, struct device *d)
 	cli_table_cell(t, "%s", peer_name(d));
 	for (size_t i = 0; i < ARRAY_LEN(v); i++)
 		cli_table_cell(t, "%llu", (unsigned long long)v[i]);
+	cli_table_cell(t, "%u", d->rx_burst);
 }
 
 /* One interface's queues, under its row. */
@@ -294,12 +296,14 @@ static void queue_rows(struct cli_session *s, struct device *d)
 
 /*
  * sluice> show interface
- * Name  Idx  State  Mode         Peer  RX-packets  RX-bytes  RX-dropped  RX-errors  TX-packets  TX-bytes  TX-dropped
- * pg0     0  up     l2-xconnect  nul0           0         0           0          0           0         0           0
- * nul0    1  up     l3           -              0         0           0          0       20480   1310720           0
+ * Name  Idx  State  Mode         Peer  RX-packets  RX-bytes  RX-dropped  RX-errors  TX-packets  TX-bytes  TX-dropped  RX-burst
+ * pg0     0  up     l2-xconnect  nul0           0         0           0          0           0         0           0       256
+ * nul0    1  up     l3           -              0         0           0          0       20480   1310720           0       256
  *
  * State: up, down (admin), or no-link (admin up, link gone: an af-packet
  * host-if deleted; `set interface state NAME up` restarts it once it is back).
+ * RX-burst: packets taken per poll of each rx queue (set interface rx-burst),
+ * last so that the counters keep their columns.
  *
  * sluice> show interface nul0
  * (the row above, then one line per queue:)
@@ -309,7 +313,7 @@ static void queue_rows(struct cli_session *s, struct device *d)
  *
  * sluice> show interface json
  * [{ "name": "nul0", "index": 1, "driver": "null", "state": "up", "link": "up", "mode": "l3",
- *    "xconnect": null, "mtu": 1500, "counters": { "RX-packets": 0, ..., "TX-dropped": 0 },
+ *    "xconnect": null, "mtu": 1500, "rx-burst": 256, "counters": { "RX-packets": 0, ..., "TX-dropped": 0 },
  *    "rx-queues": [{ ..., "queue": 0, "thread": 0 }], "tx-queues": [{ ..., "queue": 0 }] }]
  */
 static int show_interface(struct cli_session *s, int argc, char **argv)
@@ -340,6 +344,7 @@ static int show_interface(struct cli_session *s, int argc, char **argv)
 		{ "Name", false },	{ "Idx", true },	{ "State", false },	{ "Mode", false },
 		{ "Peer", false },	{ "RX-packets", true }, { "RX-bytes", true },	{ "RX-dropped", true },
 		{ "RX-errors", true }, { "TX-packets", true }, { "TX-bytes", true },	{ "TX-dropped", true },
+		{ "RX-burst", true },
 	};
 	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
 	if (!t)
@@ -371,7 +376,7 @@ static void hw_lines(struct cli_session *s, struct device *d)
 /*
  * sluice> show hardware nul0
  * nul0 (index 1): driver null, admin up, link up
- *   mtu 1500, 1 rx queue(s), 1 tx queue(s)
+ *   mtu 1500, 1 rx queue(s) of burst 256, 1 tx queue(s)
  *   rx queue 0 on thread 0
  *   rx recycle, 64-byte frames (no packet data written)
  * (a driver that knows its link adds ", 10000 Mb/s full duplex"; the last
@@ -408,7 +413,8 @@ static int show_hardware(struct cli_session *s, int argc, char **argv)
 		cli_printf(s, "%s (index %u): driver %s, admin %s, link %s%s", d->name, d->index,
 			   d->driver ? d->driver->name : "?", d->admin_up ? "up" : "down", link.up ? "up" : "down",
 			   speed);
-		cli_printf(s, "  mtu %u, %u rx queue(s), %u tx queue(s)", d->mtu, d->n_rx_queues, d->n_tx_queues);
+		cli_printf(s, "  mtu %u, %u rx queue(s) of burst %u, %u tx queue(s)", d->mtu, d->n_rx_queues,
+			   d->rx_burst, d->n_tx_queues);
 		for (uint16_t q = 0; q < d->n_rx_queues; q++)
 			cli_printf(s, "  rx queue %u on thread %u", q, d->rxq[q].thread_index);
 		if (d->ops->format_hw)
@@ -502,6 +508,35 @@ static int set_interface_xconnect(struct cli_session *s, int argc, char **argv)
 	if (rc)
 		return cli_fail(s, -EINVAL, "cannot cross-connect %s to %s", a, b);
 	cli_printf(s, "%s l2-xconnect -> %s", da->name, db->name);
+	return 0;
+}
+
+/*
+ * sluice> set interface rx-burst nul0 32
+ * nul0 rx-burst 32
+ *
+ * Packets the input node takes per poll of each of the interface's rx
+ * queues, 1..256 (a frame, the default): testpmd's --burst. startup.conf's
+ * `rx-burst N` in the interface's block sets it at start.
+ */
+static int set_interface_rx_burst(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	uint32_t n = 0;
+	const struct cli_arg args[] = {
+		{ CLI_ARG_WORD, "NAME", &name, 0, 0 },
+		{ CLI_ARG_U32, "N", &n, 1, DEV_RX_BURST_MAX },
+	};
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	struct device *d = rc ? NULL : need_dev(s, name);
+	if (!d)
+		return -EINVAL;
+	barrier_sync(s);
+	rc = dev_set_rx_burst(d, n);
+	barrier_release(s);
+	if (rc) /* cli_args_parse held n to the range */
+		return cli_fail(s, -EINVAL, "rx-burst %u: expected 1..%u", n, DEV_RX_BURST_MAX);
+	cli_printf(s, "%s rx-burst %u", d->name, d->rx_burst);
 	return 0;
 }
 
@@ -698,6 +733,8 @@ DRIVERS_CLI(set_interface_state_cmd, "set interface state", "set interface state
 	    "Bring an interface up or down", set_interface_state)
 DRIVERS_CLI(set_interface_xconnect_cmd, "set interface l2 xconnect", "set interface l2 xconnect A B",
 	    "Send everything A receives out of B (one way; A goes to L2 mode)", set_interface_xconnect)
+DRIVERS_CLI(set_interface_rx_burst_cmd, "set interface rx-burst", "set interface rx-burst NAME N",
+	    "Packets taken per poll of each rx queue, 1..256 (a frame, the default)", set_interface_rx_burst)
 DRIVERS_CLI(set_interface_l3_cmd, "set interface l3", "set interface l3 NAME", "Put an interface back in L3 mode",
 	    set_interface_l3)
 DRIVERS_CLI(clear_interfaces_cmd, "clear interfaces", "clear interfaces", "Zero every interface's counters",

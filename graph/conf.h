@@ -163,6 +163,7 @@ struct conf_interface {
 	const struct conf_driver *driver;
 	uint32_t line; /* where the block starts, for errors at creation time */
 	char l2_xconnect[CONF_NAME_SIZE]; /* `l2-xconnect PEER`: send what it receives out of PEER; "": L3 */
+	uint32_t rx_burst; /* `rx-burst N`: packets per poll of each rx queue, 1..256 (a frame) */
 	alignas(16) uint8_t driver_conf[CONF_DRIVER_CONF_SIZE]; /* the driver's struct */
 };
 

@@ -3,8 +3,9 @@
  *
  * Each call polls the rx queues placed on the calling thread (dev_poll_list)
  * that belong to this node's driver and whose interface is up: one burst of
- * up to a frame per queue, received straight into ethernet-input's open
- * frame. Each buffer gets rx_if; RX-packets and RX-bytes are added to the
+ * up to the interface's rx burst (a frame by default; startup.conf
+ * `rx-burst N`, `set interface rx-burst NAME N`) per queue, received
+ * straight into ethernet-input's open frame. Each buffer gets rx_if; RX-packets and RX-bytes are added to the
  * queue's counters once per burst. The driver is found at init from the
  * node's name ("pcap-input" -> driver "pcap"), so a new software driver
  * needs one registration line here.
@@ -13,7 +14,8 @@
  *   class is defined.
  * Errors: none (the driver counts RX-dropped and RX-errors on the queue).
  * Trace: interface name and index, rx queue, length, Ethernet header.
- * CLI: `show interface`, `show interface rx-placement`, `trace add pcap-input N`,
+ * CLI: `show interface`, `show interface rx-placement`, `set interface rx-burst`,
+ *   `trace add pcap-input N`,
  *   `pcap capture rx` (each burst is copied there while it runs).
  */
 #include <errno.h>
@@ -94,16 +96,17 @@ static void trace_fill(struct node_runtime *rt, const struct dev_poll *p, const 
 	}
 }
 
-/* One burst from one queue into ethernet-input's frame (sched-ingress's
- * while a scheduling class is defined: one test per burst); returns its
- * size. */
+/* One burst of up to the interface's rx burst (dev->rx_burst, a frame
+ * unless `rx-burst` or `set interface rx-burst` said less: read once per
+ * poll) from one queue into ethernet-input's frame (sched-ingress's while
+ * a scheduling class is defined: one test per burst); returns its size. */
 static uint32_t poll_queue(struct node_runtime *rt, const struct dev_poll *p)
 {
 	struct device *dev = p->dev;
 	uint16_t next = unlikely(sched_classes_active()) ? DEVICE_INPUT_NEXT_SCHED_INGRESS
 							 : DEVICE_INPUT_NEXT_ETHERNET_INPUT;
 	uint32_t *bi = node_next_slots(rt, next, FRAME_SIZE);
-	uint32_t n = dev_rx_burst(dev, p->queue, bi, FRAME_SIZE);
+	uint32_t n = dev_rx_burst(dev, p->queue, bi, dev->rx_burst);
 	if (!n)
 		return 0;
 	/* Plain loop: one store and one load in the header line per packet,

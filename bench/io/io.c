@@ -14,13 +14,24 @@
  * forwarded per second by the one core (both directions), as testpmd's
  * Rx-pps of port 0 plus port 1.
  *
+ * Burst: --burst N (1..256, default 256 = a frame) sets both interfaces'
+ * rx burst (the engine's per-interface `rx-burst`, as `set interface
+ * rx-burst`): each poll of each interface takes at most N packets, as
+ * testpmd's --burst=N does per rte_eth_rx_burst call. bench/io/run.sh
+ * sweeps testpmd's burst for its best on the box, then runs this program
+ * built -march=corei7 (Debian's DPDK baseline) at that burst (the matched
+ * row), at 256 (each side at its own burst), built -march=native at that
+ * burst (the ISA row), and under callgrind at that burst. Built against an
+ * engine from before the per-interface rx burst (BEFORE=REV), it polls a
+ * whole frame and refuses any other --burst (exit 3).
+ *
  * Instructions: with --polls N it runs N loops of graph_main_poll inside
  * io_polls() and prints the packets forwarded; run it under
  * `valgrind --tool=callgrind --toggle-collect=io_polls` and divide the
  * collected Ir by those packets (bench/io/run.sh does).
  *
  * Usage: sluice-bench-io [--seconds S] [--warmup S] [--cpu N] [--no-huge]
- *                        [--polls N] [--size BYTES]
+ *                        [--polls N] [--size BYTES] [--burst N]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -40,9 +51,30 @@ struct opts {
 	bool no_huge;
 	uint64_t polls;
 	const char *size;
+	uint32_t burst;
 };
 
 static struct device *nul[2];
+
+#ifdef DEV_RX_BURST_MAX
+#define IO_BURST_MAX DEV_RX_BURST_MAX
+/* Both interfaces take at most n packets per poll. */
+static int set_burst(uint32_t n)
+{
+	return dev_set_rx_burst(nul[0], n) || dev_set_rx_burst(nul[1], n);
+}
+#else
+/* An engine from before the per-interface rx burst (BEFORE=REV builds this
+ * file against older revisions): it always polls a whole frame. */
+#define IO_BURST_MAX FRAME_SIZE
+static int set_burst(uint32_t n)
+{
+	if (n == FRAME_SIZE)
+		return 0;
+	fprintf(stderr, "io: this engine polls a whole frame (%u) and has no rx burst to set\n", FRAME_SIZE);
+	exit(3);
+}
+#endif
 
 static uint64_t forwarded(void)
 {
@@ -93,13 +125,24 @@ __attribute__((noinline)) static uint64_t io_polls(struct graph *g, uint64_t n)
 static void usage(void)
 {
 	fprintf(stderr, "usage: sluice-bench-io [--seconds S] [--warmup S] [--cpu N] [--no-huge] [--polls N] "
-			"[--size BYTES]\n");
+			"[--size BYTES] [--burst 1..%u]\n", IO_BURST_MAX);
 	exit(2);
+}
+
+/* 1..IO_BURST_MAX, whole: anything else is a usage error, not a silently
+ * different burst. */
+static uint32_t burst_arg(const char *v)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end || n < 1 || n > IO_BURST_MAX)
+		usage();
+	return (uint32_t)n;
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){ .seconds = 5, .warmup = 2, .cpu = -1, .size = "64" };
+	*o = (struct opts){ .seconds = 5, .warmup = 2, .cpu = -1, .size = "64", .burst = IO_BURST_MAX };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--no-huge")) {
@@ -119,6 +162,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->polls = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--size"))
 			o->size = v;
+		else if (!strcmp(a, "--burst"))
+			o->burst = burst_arg(v);
 		else
 			usage();
 	}
@@ -167,11 +212,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (dev_set_xconnect(nul[0], nul[1]) || dev_set_xconnect(nul[1], nul[0]) ||
+	    set_burst(o.burst) ||
 	    dev_set_admin_up(nul[0], true) || dev_set_admin_up(nul[1], true)) {
 		fprintf(stderr, "io: cannot set up the cross-connect\n");
 		return 1;
 	}
-	printf("io: nul0 <-> nul1 l2-xconnect, null rx-recycle %s bytes, burst %u, %s\n", o.size, FRAME_SIZE,
+	printf("io: nul0 <-> nul1 l2-xconnect, null rx-recycle %s bytes, burst %u, %s\n", o.size, o.burst,
 	       o.no_huge ? "4 KB pages" : "hugepages when available (see the buffers line)");
 
 	if (o.polls) {

@@ -97,6 +97,11 @@ static const struct conf_case cases[] = {
 	  { "packet-generator.a.limit=5", "packet-generator.b.rate=10kpps", "packet-generator.b.disabled=disabled" } },
 	{ .text = "interfaces {\n  eth0 { driver test host-if veth0 rx-queues 2 }\n  eth1 { driver test }\n}",
 	  { "interfaces.eth0.rx-queues=2", "interfaces.eth0.host-if=veth0", "interfaces.eth1.rx-queues=1" } },
+	/* rx-burst: every interface's, whatever its driver; a frame by default */
+	{ .text = "interfaces {\n  a { driver null  rx-burst 32 }\n  b { driver test  rx-burst 1 }\n  c { driver null }\n}",
+	  { "interfaces.a.rx-burst=32", "interfaces.b.rx-burst=1", "interfaces.c.rx-burst=256" } },
+	{ .text = "interfaces { a { driver null  rx-burst 0x100  l2-xconnect b }  b { driver null } }",
+	  { "interfaces.a.rx-burst=256", "interfaces.a.l2-xconnect=b" } },
 
 	/* ---- unknown section ---- */
 	{ .text = "shaper { }", .line = 1, .col = 1,
@@ -248,6 +253,16 @@ static const struct conf_case cases[] = {
 	{ .text = "interfaces { an-interface-name-far-too-long-for-us { driver test } }", .line = 1, .col = 14,
 	  .msg = "interface name 'an-interface-name-far-too-long-for-us' is longer than 31 characters",
 	  .test_driver = true },
+	{ .text = "interfaces { a { driver null  rx-burst 0 } }", .line = 1, .col = 40,
+	  .msg = "bad value '0' for 'rx-burst': out of range: expected 1 to 256" },
+	{ .text = "interfaces {\n  a { driver null\n      rx-burst 257 }\n}", .line = 3, .col = 16,
+	  .msg = "bad value '257' for 'rx-burst': out of range: expected 1 to 256" },
+	{ .text = "interfaces { a { driver null  rx-burst lots } }", .line = 1, .col = 40,
+	  .msg = "bad value 'lots' for 'rx-burst': expected an unsigned integer" },
+	{ .text = "interfaces { a { driver null  rx-burst 32x } }", .line = 1, .col = 40,
+	  .msg = "bad value '32x' for 'rx-burst': expected an unsigned integer" },
+	{ .text = "interfaces { a { driver null  rx-burst -1 } }", .line = 1, .col = 40,
+	  .msg = "bad value '-1' for 'rx-burst': expected an unsigned integer" },
 	{ .text = "interfaces {\n  a { driver test  l2-xconnect b }\n}", .line = 1, .col = 1,
 	  .msg = "section 'interfaces': interface 'a' (line 2): l2-xconnect b: expected another interface of this section",
 	  .test_driver = true },
@@ -289,11 +304,15 @@ static void effective(const struct sluice_config *cfg, const char *path, char *o
 		if (as->interfaces) {
 			const struct conf_interfaces *ifs = (const void *)obj;
 			obj = NULL;
-			for (uint32_t i = 0; i < ifs->n; i++)
-				if (strcmp(ifs->ifs[i].name, rest) == 0) {
-					obj = ifs->ifs[i].driver_conf;
-					keys = ifs->ifs[i].driver->keys;
-				}
+			const char *key = strchr(dot + 1, '.') ? "" : dot + 1;
+			for (uint32_t i = 0; i < ifs->n; i++) {
+				if (strcmp(ifs->ifs[i].name, rest) != 0)
+					continue;
+				/* The driver's keys, else every interface's own. */
+				bool own = !conf_key_find(ifs->ifs[i].driver->keys, key);
+				obj = own ? (const void *)&ifs->ifs[i] : ifs->ifs[i].driver_conf;
+				keys = own ? app_interface_keys : ifs->ifs[i].driver->keys;
+			}
 		} else {
 			const struct conf_block *b = as->sec->block;
 			uint32_t n;

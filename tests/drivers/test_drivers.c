@@ -3,7 +3,9 @@
  * interface-output -> pcap tx byte for byte; counters exact; runts
  * accounted, frames larger than a buffer carried as chains; L3 drops, admin down, the null driver,
  * placement, trace records, creation errors, rx at recorded pace (with a
- * tolerance); no buffer leaks. */
+ * tolerance), the rx burst (frames of at most rx-burst packets per poll;
+ * `set interface rx-burst` refusing bad values and changing nothing); no
+ * buffer leaks. */
 #include <check.h>
 #include <errno.h>
 #include <pcap/pcap.h>
@@ -13,10 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/check_run.h"
+#include "cli/cli.h"
 #include "drivers/capture.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
+#include "tests/check_run.h"
 
 #define N_FRAMES 1200
 #define N_RUNTS 7
@@ -401,6 +404,98 @@ START_TEST(null_recycle_xconnect)
 	ck_assert_uint_eq(c1.tx_bytes, total * 60);
 	dev_rx_queue_counters(n0, 1, &q);
 	ck_assert_uint_eq(q.rx_packets, total / 2);
+}
+END_TEST
+
+/* ---- the rx burst ---- */
+
+/* calls and vectors of ethernet-input on thread 0. */
+static struct node_stats eth_stats(void)
+{
+	struct node_stats st;
+	int i = graph_node_index(g, "ethernet-input");
+	ck_assert_int_ge(i, 0);
+	ck_assert_int_eq(graph_node_stats(g, 0, (uint32_t)i, &st), 0);
+	return st;
+}
+
+/* nul0 (rx-recycle, rx-burst 32) -> nul1: each poll hands ethernet-input
+ * one frame of exactly 32 packets (the null driver fills what is asked),
+ * never more; counters agree. */
+START_TEST(null_rx_burst_frames)
+{
+	const char *words[] = { "rx-recycle" };
+	struct device *n0 = create("nul0", "null", words, 1);
+	struct device *n1 = create("nul1", "null", NULL, 0);
+	ck_assert_uint_eq(n0->rx_burst, FRAME_SIZE); /* the default: a frame */
+	ck_assert_int_eq(dev_set_rx_burst(n0, 32), 0);
+	ck_assert_int_eq(dev_set_rx_burst(n0, 0), -ERANGE);
+	ck_assert_int_eq(dev_set_rx_burst(n0, DEV_RX_BURST_MAX + 1), -ERANGE);
+	ck_assert_uint_eq(n0->rx_burst, 32);
+	ck_assert_int_eq(dev_set_xconnect(n0, n1), 0);
+	ck_assert_int_eq(dev_set_admin_up(n0, true), 0);
+	ck_assert_int_eq(dev_set_admin_up(n1, true), 0);
+	graph_clear_runtime(g);
+	for (int i = 0; i < 100; i++) {
+		struct node_stats a = eth_stats();
+		ck_assert_uint_eq(graph_main_poll(g), 32);
+		struct node_stats b = eth_stats();
+		ck_assert_uint_eq(b.calls - a.calls, 1);
+		ck_assert_uint_eq(b.vectors - a.vectors, 32);
+	}
+	struct dev_counters c0, c1;
+	dev_counters_get(n0, &c0);
+	dev_counters_get(n1, &c1);
+	ck_assert_uint_eq(c0.rx_packets, 100 * 32);
+	ck_assert_uint_eq(c1.tx_packets, 100 * 32);
+	/* Back to a frame: full frames again. */
+	ck_assert_int_eq(dev_set_rx_burst(n0, DEV_RX_BURST_MAX), 0);
+	ck_assert_uint_eq(graph_main_poll(g), FRAME_SIZE);
+}
+END_TEST
+
+/* Run line; returns its status, *out its output (freed by the caller). */
+static int cli(const char *line, char **out)
+{
+	*out = NULL;
+	int rc = cli_exec_line(line, out);
+	ck_assert_ptr_nonnull(*out);
+	return rc;
+}
+
+/* `set interface rx-burst`: a good value is taken and shown (text and
+ * json); a bad one prints the reason and the usage and changes nothing. */
+START_TEST(cli_rx_burst)
+{
+	struct device *n0 = create("nul0", "null", NULL, 0);
+	char *out;
+	cli_set_graph(g);
+	ck_assert_int_eq(cli("set interface rx-burst nul0 32", &out), 0);
+	ck_assert_str_eq(out, "nul0 rx-burst 32\n");
+	free(out);
+	ck_assert_uint_eq(n0->rx_burst, 32);
+	static const char *const bad[] = {
+		"set interface rx-burst nul0 0",    "set interface rx-burst nul0 257", "set interface rx-burst nul0 lots",
+		"set interface rx-burst nul0 -1",   "set interface rx-burst nul0 32x", "set interface rx-burst nul0",
+		"set interface rx-burst nul9 64",   "set interface rx-burst nul0 64 1", "set interface rx-burst",
+	};
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+		ck_assert_msg(cli(bad[i], &out) < 0, "'%s' accepted: %s", bad[i], out);
+		ck_assert_msg(strstr(out, "error: ") && strstr(out, "usage: set interface rx-burst NAME N"),
+			      "'%s': %s", bad[i], out);
+		free(out);
+		ck_assert_msg(n0->rx_burst == 32, "'%s' changed it to %u", bad[i], n0->rx_burst);
+	}
+	ck_assert_int_eq(cli("show interface nul0 json", &out), 0);
+	ck_assert_msg(strstr(out, "\"rx-burst\":\t32") || strstr(out, "\"rx-burst\": 32"), "%s", out);
+	free(out);
+	ck_assert_int_eq(cli("show interface", &out), 0);
+	ck_assert_msg(strstr(out, "RX-burst\n") && strstr(out, " 32\n"), "%s", out);
+	free(out);
+	ck_assert_int_eq(cli("show hardware nul0", &out), 0);
+	ck_assert_msg(strstr(out, "1 rx queue(s) of burst 32"), "%s", out);
+	free(out);
+	cli_set_graph(NULL);
 }
 END_TEST
 
@@ -832,6 +927,8 @@ static Suite *drivers_suite(void)
 	tcase_add_test(tc, admin_down_drops_counted);
 	tcase_add_test(tc, null_rx_nothing_tx_frees);
 	tcase_add_test(tc, null_recycle_xconnect);
+	tcase_add_test(tc, null_rx_burst_frames);
+	tcase_add_test(tc, cli_rx_burst);
 	tcase_add_test(tc, table_and_placement);
 	tcase_add_test(tc, create_errors);
 	tcase_add_test(tc, trace_records);
