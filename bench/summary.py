@@ -11,7 +11,8 @@
       sluice is ahead, level (within 2%) or behind given which way is better.
       A side with no figure, or a figure that is not a number, fails (exit 2):
       a peer that did not run is not a row.
-  summary.py table ROWS...   the rows as one markdown table
+  summary.py table [--compact] ROWS...   the rows as one markdown table
+      (--compact: medians with the range, without the matched properties)
   summary.py json ROWS... [--meta K=V ...]   the rows and the run's facts as
       one JSON document
 
@@ -94,8 +95,24 @@ def mmm(s):
     return f"{num(s['min'])} / **{num(s['median'])}** / {num(s['max'])}"
 
 
+def cmd_compact(rows):
+    """One line per row without the matched properties (docs/benchmarks.md
+    says how each family matches them): for the README."""
+    print("| bench | measure | unit (better) | sluice median (min–max) | peer | peer median (min–max) "
+          "| sluice / peer | sluice is | differs |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        label = r["sluice"]["label"]
+        what = r["what"] if label == "sluice" else f"{r['what']} ({label})"
+        cell = lambda x: num(x["median"]) + ("" if x["min"] == x["max"] else f" ({num(x['min'])}–{num(x['max'])})")
+        print(f"| {r['bench']} | {what} | {r['unit']} ({r['better']}) | {cell(r['sluice'])} | {r['peer']['name']} "
+              f"| {cell(r['peer'])} | {r['ratio']:.2f} | {r['verdict']} | {r['differs'] or 'nothing'} |")
+
+
 def cmd_table(a):
     rows = load(a.rows)
+    if a.compact:
+        return cmd_compact(rows)
     print("| bench | measure | unit (better) | sluice min / median / max | peer | peer min / median / max "
           "| ratio of medians (sluice / peer) | sluice is | burst · memory · ISA · statistic | differs |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -132,6 +149,7 @@ def main():
     r.add_argument("--sluice-label", default="")
     t = sub.add_parser("table")
     t.add_argument("rows", nargs="+")
+    t.add_argument("--compact", action="store_true")
     j = sub.add_parser("json")
     j.add_argument("rows", nargs="+")
     j.add_argument("--meta", action="append")
