@@ -39,7 +39,7 @@
 #                in scheduling (spread + reorder window, not flow pinning).
 #   BEFORE=REV   that revision's library at the matched depth ($before_isa;
 #                ring-lines 2 if it has no 1-line ring, said in its row).
-# Then the 1..MAX_WORKERS scaling table (matched depth, $isa; on a 2-CPU box
+# Then the 1..MAX_WORKERS scaling table (sluice's default depth, $isa; on a 2-CPU box
 # every worker beyond the first time-shares CPU1 with the others, which the
 # table says per row), and callgrind instructions per packet for
 # dist_process and dist_worker_poll from the $isa build (valgrind cannot run
@@ -54,8 +54,9 @@
 # QUICK=1: one round, 2^18 calls for sluice, 2 workers in the scaling table,
 # 2,000 callgrind calls. distributor_perf_autotest has a fixed size (2^25
 # cache-line round trips, then 2^21 calls of 64 in single and in burst
-# mode): it cannot be shortened, and takes about 20 s on a quiet 2-CPU box
-# (its wall time is printed).
+# mode) and cannot be shortened: by its own tick counts about 30 s at
+# 2.1 GHz; 91 s measured on a shared 2-CPU box, where the whole QUICK run
+# took 2 min (its wall time is printed).
 #
 # DPDK's burst-mode test can stall for good when its worker is not yet
 # polling as the timed loop starts (see dpdk_round): such a run is killed
@@ -209,15 +210,18 @@ echo
 echo "distributor_perf_autotest wall time per run (fixed size: 2^25 cache-line round trips, 2^21 calls single, 2^21 burst): $(tr '\n' ' ' <"$out/dpdk.secs")s"
 echo "memory: $memory"
 
-# ---- scaling: matched depth, $isa ----
+# ---- scaling: sluice's default depth, $isa ----
+# Not at the matched depth: with one line in flight, workers that time-share
+# a CPU hand over one line per scheduler slice (a QUICK run here took
+# 200,000 ticks/packet for 2 workers on CPU1), which measures the scheduler.
 ncpu=$(nproc)
 echo
-echo "| workers | CPUs | ticks/packet (mean, 1 run of $((CALLS / 4)) calls) | Mpps at $ghz GHz | shares cores |"
+echo "| workers (default depth: backlog 64 + 64 lines) | CPUs | ticks/packet (mean, 1 run of $((CALLS / 4)) calls) | Mpps at $ghz GHz | shares cores |"
 echo "|---|---|---|---|---|"
 for n in $(seq 1 "$MAX_WORKERS"); do
 	cpus=$(seq 1 $((ncpu - 1)) | head -n "$n" | paste -sd,)
 	bench_wait_quiet
-	l=$("$isa/$prog" --workers "$n" --calls $((CALLS / 4)) --warmup 0 "${matched[@]}" --dist-cpu 0 --worker-cpus "$cpus")
+	l=$("$isa/$prog" --workers "$n" --calls $((CALLS / 4)) --warmup 0 "${deep[@]}" --dist-cpu 0 --worker-cpus "$cpus")
 	t=$(grep -oE 'ticks_per_packet=[0-9.]+' <<<"$l" | cut -d= -f2)
 	share=no
 	[ "$n" -lt "$ncpu" ] || share="yes: $n workers time-share CPU(s) $cpus ($ncpu CPUs here)"
