@@ -91,10 +91,10 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 {
 	uint32_t window = c->window ? c->window : DIST_WINDOW_DEFAULT;
 	if (c->n_workers < 1 || c->n_workers > DIST_MAX_WORKERS || c->backlog < 1 || c->backlog > DIST_BACKLOG_MAX ||
-	    c->ring_lines < 2 || c->ring_lines > DIST_RING_LINES_MAX || window < 8 || window > DIST_WINDOW_MAX ||
+	    c->ring_lines < 1 || c->ring_lines > DIST_RING_LINES_MAX || window < 8 || window > DIST_WINDOW_MAX ||
 	    (window & (window - 1))) {
 		snprintf(err, errlen,
-			 "distributor: expected 1-%d workers, backlog 1-%d, ring-lines 2-%d, window a power of two 8-%d",
+			 "distributor: expected 1-%d workers, backlog 1-%d, ring-lines 1-%d, window a power of two 8-%d",
 			 DIST_MAX_WORKERS, DIST_BACKLOG_MAX, DIST_RING_LINES_MAX, DIST_WINDOW_MAX);
 		return NULL;
 	}
@@ -124,7 +124,10 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 	memset(d->rx, 0, sizeof(*d->rx) * c->n_workers);
 	for (uint32_t w = 0; w < c->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
+		/* A handoff ring holds at least 2 lines; ring_lines 1 is kept by
+		 * publish (tx->one_line). */
 		tx->ring = handoff_ring_create(c->ring_lines, -1);
+		tx->one_line = c->ring_lines == 1;
 		/* Room for everything the worker can hold, so that reporting a
 		 * batch normally never waits. */
 		tx->ret = handoff_ring_create(c->ring_lines + DIST_WORKER_BATCH_LINES, -1);
@@ -357,6 +360,14 @@ static __attribute__((noinline)) uint32_t publish(struct dist_tx *tx, bool all)
 	uint32_t want = full + (all && part);
 	if (!want)
 		return 0;
+	/* One line in flight (ring_lines 1, DPDK's burst distributor's depth:
+	 * one cache line of 8 per worker): none while the worker has not taken
+	 * the last one. The worker's index is read only on this path. */
+	if (unlikely(tx->one_line)) {
+		if (handoff_count(tx->ring))
+			return 0;
+		want = 1;
+	}
 	for (uint32_t l = 0; l < full; l++)
 		tx->backlog[l].n = HANDOFF_LINE_SLOTS;
 	if (want > full)
@@ -807,7 +818,7 @@ int dist_worker_stats(const struct dist *d, uint32_t w, struct dist_worker_stats
 	struct handoff_stats hs;
 	handoff_ring_stats(d->tx[w].ring, &hs);
 	st->ring_used = hs.used;
-	st->ring_lines = hs.n_lines;
+	st->ring_lines = d->tx[w].one_line ? 1 : hs.n_lines;
 	uint64_t last = __atomic_load_n(&d->tx[w].pub_last_return_ticks, __ATOMIC_RELAXED);
 	if (st->in_flight && last) {
 		uint64_t now = cpu_ticks();

@@ -90,7 +90,8 @@ struct graph;
 struct dist_config {
 	uint32_t n_workers;  /* 1..DIST_MAX_WORKERS */
 	uint32_t backlog;    /* packets held per worker while its ring is full; rounded up to 8s */
-	uint32_t ring_lines; /* lines per worker ring (power of two, >= 2) */
+	uint32_t ring_lines; /* lines per worker ring (a power of two; 1: one line in flight at a
+			      * time, the depth of DPDK's burst distributor) */
 	uint32_t window;     /* reorder window: power of two 8..DIST_WINDOW_MAX; 0: the default */
 };
 

@@ -65,6 +65,7 @@ struct dist_tx {
 	uint32_t spread_in_flight; /* ordered and parallel packets staged or in flight: while 0,
 				    * completions take the atomic loop alone */
 	bool spread_staged;   /* the backlog may hold flagged lines */
+	bool one_line;        /* ring_lines 1: at most one line in the ring */
 	uint64_t last_return_ticks;
 	struct dist_worker_stats st; /* counters and levels, this thread's working copy */
 	/* The same, copied once per call for readers on other threads. */

@@ -1,154 +1,277 @@
 #!/usr/bin/env bash
-# sluice's distributor beside rte_distributor's burst mode, in one run.
+# sluice's distributor beside rte_distributor's burst mode (DPDK 22.11's
+# `dpdk-test distributor_perf_autotest`), in one run.
 #
-#   bench/distributor/run.sh [BUILD_DIR]
+#   bench/distributor/run.sh
 #
-# Builds sluice-bench-distributor (meson, into BUILD_DIR, default
-# $TMPDIR/sluice-bench-dist), installs Debian's dpdk when dpdk-test is
-# missing, then for ROUNDS rounds, each after waiting for an idle box (up to
-# QUIET_MAX s): sluice with 1 worker (distributor on CPU0, worker on CPU1,
-# 64 packets of tags 0..63 per call, as distributor_perf_autotest does) and
-# `dpdk-test distributor_perf_autotest` (-l 0,1, same placement). Then the
-# 1..MAX_WORKERS scaling table: beyond 1 worker the workers share CPU1 on
-# this 2-CPU box (oversubscribed), which the table says per row. Last,
-# callgrind instructions per packet (noise-free, unlike the ticks) for the
-# distributor's dist_process and the worker's dist_worker_poll, with the
-# workers played inline: flows all new each call (--inline) and all still
-# in flight (--inline-hold); built for x86-64-v3, since valgrind 3.19
-# cannot run AVX-512. Then the same per type (--type atomic|parallel|
-# ordered through dist_process's types array; ordered adds the release on
-# the distributor thread and the hand-back on the worker).
+# What DPDK's test does (app/test/test_distributor_perf.c): one worker per
+# lcore beyond the main one (-l 0,1: one worker on CPU1, the distributor on
+# CPU0); the main thread calls rte_distributor_process() 2^21 times with
+# the same 64 mbufs (flow tags 0..63); each worker calls
+# rte_distributor_get_pkt() handing back every packet it got the call
+# before. "Time per packet" is (end - start) >> 21 / 64 in TSC ticks: the
+# mean over the whole timed loop (we read "Time per burst" / 64, the same
+# mean without the second truncation). rte_distributor (burst) buffers one
+# cache line of 8 packets per worker (RTE_DIST_BURST_SIZE) plus a backlog of
+# 8 (struct rte_distributor_backlog), and process() spins in release() on a
+# worker whose backlog is full.
 #
-# Environment: ROUNDS (3), CALLS (2097152, DPDK's count), BACKLOG (64),
-# MAX_WORKERS (4), QUIET_MAX (120), DPDK_MEM_MODE (huge|nohuge), BEFORE
-# (a git revision: its distributor, built beside, runs in every round too,
-# and in the callgrind table, for a before/after in one run).
+# Rows (ticks per packet, lower is better; min/median/max over ROUNDS rounds,
+# each round's figure the mean over its whole run, as DPDK's):
+#   matched      sluice built -march=<DPDK's baseline> ($isa), the same 2^21
+#                calls of 64, the same depth (--backlog 8 --ring-lines 1
+#                --poll-max 8: one line of 8 in flight per worker, a
+#                backlog of 8, the worker takes one line per poll), no
+#                warm-up (DPDK has none), vs rte_distributor burst. The
+#                hand-back: sluice's worker returns the same lines (indices
+#                and tags) at its next poll and dist_process harvests them
+#                (each packet's flow-table count released); DPDK's process()
+#                also copies each returned mbuf into its 128-entry returns
+#                array (never read by the test's timed loop). sluice has no
+#                returned-packets API for atomic packets: the row says so.
+#   deeper rings sluice's defaults (64 lines + backlog 64 per worker, 256
+#                per poll), labelled --differs.
+#   native       the matched depth built -march=native (--differs ISA).
+#   ordered      every packet ordered: the worker hands each back with
+#                dist_worker_return and the main thread collects them
+#                (dist_ordered_take) in the timed loop: sluice's one API
+#                that returns packets to the distributor's caller; differs
+#                in scheduling (spread + reorder window, not flow pinning).
+#   BEFORE=REV   that revision's library at the matched depth ($before_isa;
+#                ring-lines 2 if it has no 1-line ring, said in its row).
+# Then the 1..MAX_WORKERS scaling table (sluice's default depth, $isa; on a 2-CPU box
+# every worker beyond the first time-shares CPU1 with the others, which the
+# table says per row), and callgrind instructions per packet for
+# dist_process and dist_worker_poll from the $isa build (valgrind cannot run
+# AVX-512), the workers played inline: flows all new each call (--inline)
+# and all still in flight (--inline-hold), at the matched and the deeper
+# depth; then per scheduling type.
+#
+# Memory: sluice's distributor allocates its state on the heap (4 KB pages),
+# so DPDK runs on 4 KB pages too (--no-huge -m 1024) unless DPDK_MEM_MODE=
+# huge is set, which the rows then name as a difference.
+#
+# QUICK=1: one round, 2^18 calls for sluice, 2 workers in the scaling table,
+# 2,000 callgrind calls. distributor_perf_autotest has a fixed size (2^25
+# cache-line round trips, then 2^21 calls of 64 in single and in burst
+# mode) and cannot be shortened: by its own tick counts about 30 s at
+# 2.1 GHz; 91 s measured on a shared 2-CPU box, where the whole QUICK run
+# took 2 min (its wall time is printed).
+#
+# DPDK's burst-mode test can stall for good when its worker is not yet
+# polling as the timed loop starts (see dpdk_round): such a run is killed
+# after DPDK_TIMEOUT s and tried again (DPDK_TRIES); the bench fails if none
+# finishes.
+#
+# Environment: ROUNDS (3; QUICK 1), CALLS (2097152, DPDK's count),
+# MAX_WORKERS (4), QUIET_MAX (120), DPDK_TIMEOUT (150), DPDK_TRIES (3), DPDK_MEM_MODE (nohuge|huge; nohuge
+# here), BEFORE (a git revision), BENCH_BUILD_ROOT, QUICK.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=${1:-${TMPDIR:-/tmp}/sluice-bench-dist}
-ROUNDS=${ROUNDS:-3}
-CALLS=${CALLS:-2097152}
-BACKLOG=${BACKLOG:-64}
-MAX_WORKERS=${MAX_WORKERS:-4}
-QUIET_MAX=${QUIET_MAX:-120}
 out=$(mktemp -d "${TMPDIR:-/tmp}/bench-dist.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-log() { echo "# $*" >&2; }
-
-command -v dpdk-test >/dev/null 2>&1 || { log "installing dpdk dpdk-dev (dpdk-test is in dpdk-dev on Debian 12)"; apt-get install -y dpdk dpdk-dev >/dev/null; }
-[ -f "$build/build.ninja" ] || meson setup "$build" "$root" -Dtests=false >/dev/null
-ninja -C "$build" bench/distributor/sluice-bench-distributor >/dev/null
-bench="$build/bench/distributor/sluice-bench-distributor"
-# BEFORE: that revision's library with this bench driver (its options may
-# be newer than the revision).
-before_bench=
-if [ -n "${BEFORE:-}" ]; then
-	src="$out/before-src"
-	mkdir -p "$src"
-	git -C "$root" archive "$BEFORE" | tar -x -C "$src"
-	cp "$here/dist_perf.c" "$src/bench/distributor/dist_perf.c"
-	meson setup "$out/before" "$src" -Dtests=false >/dev/null
-	meson setup "$out/before-cg" "$src" -Dtests=false -Dcpu_arch=x86-64-v3 >/dev/null
-	ninja -C "$out/before" bench/distributor/sluice-bench-distributor >/dev/null
-	ninja -C "$out/before-cg" bench/distributor/sluice-bench-distributor >/dev/null
-	before_bench="$out/before/bench/distributor/sluice-bench-distributor"
+export DPDK_MEM_MODE=${DPDK_MEM_MODE:-nohuge}
+# shellcheck source=../lib.sh
+. "$root/bench/lib.sh"
+if [ "$QUICK" = 1 ]; then
+	ROUNDS=${ROUNDS:-1}
+	CALLS=${CALLS:-262144}
+	MAX_WORKERS=${MAX_WORKERS:-2}
+	cg_calls=2000 cg_warm=1000
+else
+	ROUNDS=${ROUNDS:-3}
+	CALLS=${CALLS:-2097152}
+	MAX_WORKERS=${MAX_WORKERS:-4}
+	cg_calls=20000 cg_warm=10000
 fi
+DPDK_TIMEOUT=${DPDK_TIMEOUT:-150}
+DPDK_TRIES=${DPDK_TRIES:-3}
 
-# Hugepages for DPDK, as the anchor scripts reserve them.
-mem=(--no-huge -m 1024)
-if [ "${DPDK_MEM_MODE:-huge}" = huge ]; then
-	echo 1024 > /proc/sys/vm/nr_hugepages 2>/dev/null || true
-	grep -q ' hugetlbfs ' /proc/mounts || { mkdir -p /dev/hugepages; mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null || true; }
-	grep -q ' hugetlbfs ' /proc/mounts && mem=(--in-memory)
+bench_need
+bench_need_peer dpdk-test
+bench_builds bench/distributor/sluice-bench-distributor
+bench_mem_mode
+hz=$(bench_tsc_hz)
+prog=bench/distributor/sluice-bench-distributor
+matched=(--backlog 8 --ring-lines 1 --poll-max 8)
+deep=(--backlog 64 --ring-lines 64 --poll-max 256)
+one=(--workers 1 --calls "$CALLS" --warmup 0 --dist-cpu 0 --worker-cpus 1)
+ghz=$(awk -v h="$hz" 'BEGIN { printf "%.2f", h / 1e9 }')
+peer_isa=$(bench_peer_isa)
+
+if [ "${dpdk_mem[0]}" = --no-huge ]; then
+	memory="4 KB pages both (DPDK --no-huge -m 1024; sluice's distributor state on the heap)"
+	mem_differs=
+else
+	memory="DPDK 2 MB hugepages (--in-memory); sluice's distributor state on the heap (4 KB pages)"
+	mem_differs="memory: DPDK on 2 MB hugepages, sluice on 4 KB pages (DPDK_MEM_MODE=huge)"
 fi
+handback="hand-back: DPDK's process() also copies each returned mbuf into its 128-entry returns array; sluice harvests the returned lines (flow-table counts) and hands no index to its caller"
 
-busy() { # percent of both CPUs busy over 1 s
-	read -r _ a b c d e f g _ < /proc/stat; t1=$((a+b+c+d+e+f+g)); i1=$d
-	sleep 1
-	read -r _ a b c d e f g _ < /proc/stat; t2=$((a+b+c+d+e+f+g)); i2=$d
-	echo $(( 100 * ((t2-t1) - (i2-i1)) / (t2-t1) ))
+# sluice NAME BUILD ARGS...: one run, its mean ticks/packet appended to $out/NAME.
+sluice() {
+	local name=$1 build=$2
+	shift 2
+	bench_wait_quiet
+	"$build/$prog" "$@" | tee -a "$out/$name.log" | grep -oE 'ticks_per_packet=[0-9.]+' | cut -d= -f2 >>"$out/$name"
 }
-wait_quiet() {
-	local end=$((SECONDS + QUIET_MAX)) b
-	while b=$(busy) && [ "$b" -ge 10 ] && [ $SECONDS -lt $end ]; do :; done
-	log "box busy ${b}% before the run, load $(cut -d' ' -f1-3 /proc/loadavg)"
-}
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
+# One distributor_perf_autotest, line-buffered (stdbuf) so that a stalled
+# run shows how far it got. Its burst mode can wait forever: when the
+# worker lcore has not yet asked for packets as the timed loop starts,
+# rte_distributor_process() returns without taking the burst (no active
+# worker) and the test then waits for packets that were never handed. A
+# preempted worker (a busy box) makes that likely: such a run is killed
+# after DPDK_TIMEOUT s and tried again, up to DPDK_TRIES times.
+dpdk_once() {
+	local log=$1 t0=$SECONDS
+	bench_wait_quiet
+	DPDK_TEST=distributor_perf_autotest timeout "$DPDK_TIMEOUT" stdbuf -oL dpdk-test -l 0,1 \
+		--file-prefix="bd$$_${log##*.}" --no-pci "${dpdk_mem[@]}" >"$log" 2>&1 || return 1
+	echo $((SECONDS - t0)) >>"$out/dpdk.secs"
+}
+
+dpdk_round() {
+	local r=$1 try b
+	for try in $(seq 1 "$DPDK_TRIES"); do
+		dpdk_once "$out/dpdk.$r.$try" && break
+		bench_log "distributor_perf_autotest try $try: no result in ${DPDK_TIMEOUT}s; it got to: $(grep '===' "$out/dpdk.$r.$try" | tail -1)"
+		[ "$try" -lt "$DPDK_TRIES" ] || { tail -20 "$out/dpdk.$r.$try" >&2; echo "bench: distributor_perf_autotest did not finish in $DPDK_TRIES tries" >&2; exit 1; }
+	done
+	# The second "Time per burst" is burst mode's (the first, single mode's).
+	b=$(grep -oE 'Time per burst: +[0-9]+' "$out/dpdk.$r.$try" | sed -n 2p | awk '{print $4}')
+	[ -n "$b" ] || { echo "bench: distributor_perf_autotest printed no burst-mode figure" >&2; tail -20 "$out/dpdk.$r.$try" >&2; exit 1; }
+	awk -v b="$b" 'BEGIN { printf "%.2f\n", b / 64 }' | tee -a "$out/dpdk"
+}
+
+before_ring=1
 for r in $(seq 1 "$ROUNDS"); do
-	wait_quiet
-	"$bench" --workers 1 --calls "$CALLS" --backlog "$BACKLOG" --dist-cpu 0 --worker-cpus 1 | tee -a "$out/sluice"
-	if [ -n "$before_bench" ]; then
-		wait_quiet
-		"$before_bench" --workers 1 --calls "$CALLS" --backlog "$BACKLOG" --dist-cpu 0 --worker-cpus 1 |
-			tee -a "$out/before.txt"
+	bench_log "round $r of $ROUNDS"
+	sluice matched "$isa" "${one[@]}" "${matched[@]}"
+	sluice deep "$isa" "${one[@]}" "${deep[@]}"
+	sluice native "$native" "${one[@]}" "${matched[@]}"
+	sluice ordered "$isa" "${one[@]}" "${matched[@]}" --type ordered
+	if [ -n "$before_isa" ]; then
+		# A revision before the 1-line ring refuses --ring-lines 1: it runs at 2.
+		"$before_isa/$prog" --calls 1 --warmup 0 --ring-lines "$before_ring" >/dev/null 2>&1 || before_ring=2
+		sluice before "$before_isa" "${one[@]}" --backlog 8 --ring-lines "$before_ring" --poll-max 8
 	fi
-	wait_quiet
-	DPDK_TEST=distributor_perf_autotest timeout 300 dpdk-test -l 0,1 --file-prefix="bd$$_$r" --no-pci \
-		"${mem[@]}" > "$out/dpdk.$r" 2>&1 || { tail -20 "$out/dpdk.$r" >&2; exit 1; }
-	grep -oE 'Time per packet: [0-9]+' "$out/dpdk.$r" | sed -n 2p | awk '{print $4}' | tee -a "$out/dpdk"
+	dpdk_round "$r"
 done
-s=$(grep -oE 'ticks_per_packet=[0-9.]+' "$out/sluice" | cut -d= -f2 | median)
-d=$(median < "$out/dpdk")
-echo
-echo "| 1 worker (dist CPU0, worker CPU1) | ticks/packet (median of $ROUNDS) | Mpps at 2.1 GHz |"
-echo "|---|---|---|"
-echo "| sluice distributor (backlog $BACKLOG) | $s | $(awk -v t="$s" 'BEGIN{printf "%.1f", 2100/t}') |"
-echo "| DPDK rte_distributor burst | $d | $(awk -v t="$d" 'BEGIN{printf "%.1f", 2100/t}') |"
-if [ -n "$before_bench" ]; then
-	bs=$(grep -oE 'ticks_per_packet=[0-9.]+' "$out/before.txt" | cut -d= -f2 | median)
-	echo "| sluice distributor at $BEFORE (before) | $bs | $(awk -v t="$bs" 'BEGIN{printf "%.1f", 2100/t}') |"
-	echo "| ratio (DPDK / before) | $(awk -v a="$d" -v b="$bs" 'BEGIN{printf "%.2fx", a/b}') | |"
+
+mmm() { bench_mmm <"$out/$1"; }
+list() { tr '\n' ' ' <"$out/$1"; }
+mpps() { awk -v t="$1" -v h="$hz" 'BEGIN { printf "%.1f", h / 1e6 / t }'; }
+join() { # the non-empty arguments, "; " between them
+	local s= a
+	for a in "$@"; do [ -z "$a" ] || s="${s:+$s; }$a"; done
+	echo "$s"
+}
+row() { # NAME WHAT ISA DIFFERS [LABEL]
+	bench_row --bench distributor --what "$2" --unit "TSC ticks/packet" --better lower \
+		--sluice "$(list "$1")" --peer-name "rte_distributor burst (DPDK 22.11)" --peer "$(list dpdk)" \
+		--burst "64 per call both, in lines of 8" --memory "$memory" --isa "$3" \
+		--statistic "median over rounds of each run's mean (total ticks / packets over $CALLS calls; DPDK 2^21)" \
+		${4:+--differs "$4"} ${5:+--sluice-label "$5"}
+}
+what="1 worker (dist CPU0, worker CPU1), 64 flows, every packet handed back"
+both_isa="both -march=$peer_isa"
+row matched "$what" "$both_isa" "$(join "$handback" "$mem_differs")" "sluice (1 line + backlog 8 per worker)"
+row deep "$what" "$both_isa" \
+	"$(join "deeper rings: sluice 64 lines + backlog 64 per worker, 256 per poll (DPDK 1 line of 8 + backlog 8)" "$handback" "$mem_differs")" \
+	"sluice, its default depth"
+row native "$what" "sluice -march=native ($(bench_native_isa)), DPDK $peer_isa" \
+	"$(join "ISA: sluice -march=native" "$handback" "$mem_differs")" "sluice -march=native"
+row ordered "$what" "$both_isa" \
+	"$(join "scheduling: every packet ordered (spread over workers, reorder window), returned with dist_worker_return and collected with dist_ordered_take; DPDK atomic" "$mem_differs")" \
+	"sluice, ordered packets handed back"
+if [ -n "$before_isa" ]; then
+	bd=$handback
+	[ "$before_ring" = 1 ] || bd="ring-lines 2 (that revision has no 1-line ring); $handback"
+	row before "$what" "$both_isa" "$(join "$bd" "$mem_differs")" "$before_label"
 fi
-echo "| ratio (DPDK / sluice) | $(awk -v a="$d" -v b="$s" 'BEGIN{printf "%.2fx", a/b}') | |"
+
 echo
-echo "| workers | CPUs | ticks/packet | Mpps | shares cores |"
+echo "| 1 worker (dist CPU0, worker CPU1), ticks/packet, mean over each run | min | median | max | Mpps at $ghz GHz (median) | ratio of medians (DPDK / this) |"
+echo "|---|---|---|---|---|---|"
+d_med=$(mmm dpdk | awk '{print $2}')
+line() { # LABEL NAME
+	read -r lo med hi < <(mmm "$2")
+	echo "| $1 | $lo | $med | $hi | $(mpps "$med") | $(awk -v a="$d_med" -v b="$med" 'BEGIN { printf "%.2fx", a / b }') |"
+}
+line "sluice matched: $isa_label, backlog 8 + 1 line of 8, 1 line per poll" matched
+line "sluice deeper rings: backlog 64 + 64 lines, 256 per poll" deep
+line "sluice $native_label, matched depth" native
+line "sluice, every packet ordered and handed back (dist_worker_return)" ordered
+[ -z "$before_isa" ] || line "$before_label ($isa_label, ring-lines $before_ring)" before
+line "DPDK rte_distributor burst (distributor_perf_autotest)" dpdk
+echo
+echo "distributor_perf_autotest wall time per run (fixed size: 2^25 cache-line round trips, 2^21 calls single, 2^21 burst): $(tr '\n' ' ' <"$out/dpdk.secs")s"
+echo "memory: $memory"
+
+# ---- scaling: sluice's default depth, $isa ----
+# Not at the matched depth: with one line in flight, workers that time-share
+# a CPU hand over one line per scheduler slice (a QUICK run here took
+# 200,000 ticks/packet for 2 workers on CPU1), which measures the scheduler.
+ncpu=$(nproc)
+echo
+echo "| workers (default depth: backlog 64 + 64 lines) | CPUs | ticks/packet (mean, 1 run of $((CALLS / 4)) calls) | Mpps at $ghz GHz | shares cores |"
 echo "|---|---|---|---|---|"
 for n in $(seq 1 "$MAX_WORKERS"); do
-	wait_quiet
-	line=$("$bench" --workers "$n" --calls $((CALLS / 4)) --backlog "$BACKLOG" --dist-cpu 0 --worker-cpus 1)
-	t=$(grep -oE 'ticks_per_packet=[0-9.]+' <<<"$line" | cut -d= -f2)
-	m=$(grep -oE 'mpps=[0-9.]+' <<<"$line" | cut -d= -f2)
-	share=no; [ "$n" -gt 1 ] && share="yes: $n workers time-share CPU1"
-	echo "| $n | dist 0, workers 1 | $t | $m | $share |"
+	cpus=$(seq 1 $((ncpu - 1)) | head -n "$n" | paste -sd,)
+	bench_wait_quiet
+	l=$("$isa/$prog" --workers "$n" --calls $((CALLS / 4)) --warmup 0 "${deep[@]}" --dist-cpu 0 --worker-cpus "$cpus")
+	t=$(grep -oE 'ticks_per_packet=[0-9.]+' <<<"$l" | cut -d= -f2)
+	share=no
+	[ "$n" -lt "$ncpu" ] || share="yes: $n workers time-share CPU(s) $cpus ($ncpu CPUs here)"
+	echo "| $n | dist 0, workers $cpus | $t | $(mpps "$t") | $share |"
 done
 
 # ---- callgrind: instructions per packet, workers played inline ----
-command -v valgrind >/dev/null 2>&1 || { log "installing valgrind"; apt-get install -y valgrind >/dev/null; }
-build_cg=${build}-cg
-[ -f "$build_cg/build.ninja" ] || meson setup "$build_cg" "$root" -Dtests=false -Dcpu_arch=x86-64-v3 >/dev/null
-ninja -C "$build_cg" bench/distributor/sluice-bench-distributor >/dev/null
-cg_calls=20000
-cg_pkts=$(( (cg_calls + 10000) * 64 )) # the bench's 10,000 warm-up calls count too
+cg_pkts=$(((cg_calls + cg_warm) * 64)) # the warm-up calls count too
 per_packet() { # callgrind-out function: inclusive instructions per packet
 	callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
 		awk -v f="nodes/dist.c:$2 " -v p="$cg_pkts" 'index($0, f) && !/=>/ { n = $1; gsub(",", "", n); printf "%.1f", n / p; exit }'
 }
+cg() { # OUT BIN ARGS...
+	local o=$1 bin=$2
+	shift 2
+	valgrind --tool=callgrind --callgrind-out-file="$out/cg.$o" "$bin/$prog" --calls "$cg_calls" --warmup "$cg_warm" "$@" \
+		>/dev/null 2>&1 || { echo "bench: callgrind run $o failed" >&2; exit 1; }
+}
 echo
-echo "| callgrind, 1 worker played inline | dist_process instr/packet | dist_worker_poll instr/packet |"
+echo "| callgrind ($isa_label), 1 worker played inline | dist_process instr/packet | dist_worker_poll instr/packet |"
 echo "|---|---|---|"
-for b in ${BEFORE:+before} now; do
-	bin="$build_cg/bench/distributor/sluice-bench-distributor"
-	[ "$b" = before ] && bin="$out/before-cg/bench/distributor/sluice-bench-distributor"
-	for mode in inline inline-hold; do
-		valgrind --tool=callgrind --callgrind-out-file="$out/cg.$b.$mode" "$bin" --"$mode" --calls "$cg_calls" \
-			>/dev/null 2>&1
-		label="flows all new"
-		[ "$mode" = inline-hold ] && label="flows in flight"
-		[ "$b" = before ] && label="$label, at $BEFORE"
-		echo "| $label | $(per_packet "$out/cg.$b.$mode" dist_process) | $(per_packet "$out/cg.$b.$mode" dist_worker_poll) |"
+for b in ${before_isa:+before} now; do
+	bin=$isa
+	[ "$b" = before ] && bin=$before_isa
+	for depth in matched deep; do
+		[ "$b" = before ] && [ "$depth" = deep ] && continue
+		args=("${matched[@]}")
+		[ "$depth" = deep ] && args=("${deep[@]}")
+		[ "$b" = before ] && args=(--backlog 8 --ring-lines "$before_ring" --poll-max 8)
+		for mode in inline inline-hold; do
+			cg "$b.$depth.$mode" "$bin" --"$mode" "${args[@]}"
+			label="flows all new"
+			[ "$mode" = inline-hold ] && label="flows in flight"
+			label="$label, $depth depth"
+			[ "$b" = before ] && label="$label, $before_label"
+			echo "| $label | $(per_packet "$out/cg.$b.$depth.$mode" dist_process) | $(per_packet "$out/cg.$b.$depth.$mode" dist_worker_poll) |"
+		done
 	done
 done
 
-# The other scheduling types (this build only): every packet parallel, or
-# ordered (handed back by the worker and released by the main thread).
+# The other scheduling types (this build, matched depth): every packet
+# parallel, or ordered (handed back by the worker, released by the main thread).
 echo
-echo "| callgrind, --inline, all packets of one type | dist_process instr/packet | dist_ordered_take | dist_worker_return |"
+echo "| callgrind, --inline, matched depth, all packets of one type | dist_process instr/packet | dist_ordered_take | dist_worker_return |"
 echo "|---|---|---|---|"
 for t in atomic parallel ordered; do
-	valgrind --tool=callgrind --callgrind-out-file="$out/cg.type.$t" "$build_cg/bench/distributor/sluice-bench-distributor" \
-		--inline --calls "$cg_calls" --type "$t" >/dev/null 2>&1
+	cg "type.$t" "$isa" --inline "${matched[@]}" --type "$t"
 	echo "| $t (types array) | $(per_packet "$out/cg.type.$t" dist_process) | $(per_packet "$out/cg.type.$t" dist_ordered_take) |" \
 		"$(per_packet "$out/cg.type.$t" dist_worker_return) |"
 done
+
+echo
+bench_report

@@ -238,6 +238,50 @@ START_TEST(test_backpressure_isolates_a_stalled_worker)
 }
 END_TEST
 
+/* ring_lines 1: one line of 8 in flight per worker, as DPDK's burst
+ * distributor has (one cache line per worker and a backlog of 8): a stalled
+ * worker is given 8 in its ring and 8 in the backlog, no more; the next
+ * line goes only once the worker has taken the last one. */
+START_TEST(test_one_line_in_flight)
+{
+	struct dist *d = make(1, 8, 1);
+	uint32_t bi[32], got[256], n_drop;
+	uint16_t tags[32];
+	for (int i = 0; i < 32; i++) {
+		bi[i] = (uint32_t)i;
+		tags[i] = (uint16_t)i;
+	}
+	ck_assert_uint_eq(process(d, bi, tags, 32, NULL, &n_drop), 16);
+	ck_assert_uint_eq(n_drop, 16);
+	struct dist_worker_stats w0;
+	dist_worker_stats(d, 0, &w0);
+	ck_assert_uint_eq(w0.ring_used, 1);
+	ck_assert_uint_eq(w0.ring_lines, 1);
+	ck_assert_uint_eq(w0.backlog, 8);
+	ck_assert_uint_eq(w0.in_flight, 8);
+	/* A flush publishes nothing while the line is still in the ring. */
+	ck_assert_uint_eq(dist_flush(d), 0);
+	/* The worker takes the line (at most 256 asked: still one line). */
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 256), 8);
+	for (uint32_t i = 0; i < 8; i++)
+		ck_assert_uint_eq(got[i], i);
+	/* Now the backlog goes, and a partial backlog goes whole. */
+	ck_assert_uint_eq(dist_flush(d), 8);
+	ck_assert_uint_eq(process(d, bi + 16, tags + 16, 3, NULL, &n_drop), 3);
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 256), 8);
+	ck_assert_uint_eq(got[0], 8);
+	/* The first batch's completions came back with that poll. */
+	ck_assert_uint_eq(dist_flush(d), 8 + 3);
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 256), 3);
+	ck_assert_uint_eq(got[0], 16);
+	ck_assert_int_eq(dist_worker_done(d, 0), 0);
+	dist_flush(d);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	ck_assert_uint_eq(dist_flows_owned(d), 0);
+	dist_free(d);
+}
+END_TEST
+
 /* ---- scheduling types, single-threaded ---- */
 
 static struct dist *make_window(uint32_t workers, uint32_t window)
@@ -1164,6 +1208,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_matchers_agree);
 	tcase_add_test(tc, test_pinning_and_release);
 	tcase_add_test(tc, test_backpressure_isolates_a_stalled_worker);
+	tcase_add_test(tc, test_one_line_in_flight);
 	tcase_add_test(tc, test_parallel_spreads_one_flow);
 	tcase_add_test(tc, test_ordered_restores_order);
 	tcase_add_test(tc, test_ordered_window_full);
