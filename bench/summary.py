@@ -106,7 +106,7 @@ def cmd_compact(rows):
         what = r["what"] if label == "sluice" else f"{r['what']} ({label})"
         cell = lambda x: num(x["median"]) + ("" if x["min"] == x["max"] else f" ({num(x['min'])}–{num(x['max'])})")
         print(f"| {r['bench']} | {what} | {r['unit']} ({r['better']}) | {cell(r['sluice'])} | {r['peer']['name']} "
-              f"| {cell(r['peer'])} | {r['ratio']:.2f} | {r['verdict']} | {r['differs'] or 'nothing'} |")
+              f"| {cell(r['peer'])} | {r['ratio']:.3g} | {r['verdict']} | {r['differs'] or 'nothing'} |")
 
 
 def cmd_table(a):
@@ -121,7 +121,7 @@ def cmd_table(a):
         label = r["sluice"]["label"]
         what = r["what"] if label == "sluice" else f"{r['what']} ({label})"
         print(f"| {r['bench']} | {what} | {r['unit']} ({r['better']}) | {mmm(r['sluice'])} | {r['peer']['name']} "
-              f"| {mmm(r['peer'])} | {r['ratio']:.2f} | {r['verdict']} "
+              f"| {mmm(r['peer'])} | {r['ratio']:.3g} | {r['verdict']} "
               f"| {m['burst']} · {m['memory']} · {m['isa']} · {m['statistic']} | {r['differs'] or 'nothing'} |")
     behind = [r for r in rows if r["verdict"] == "behind"]
     if behind:
