@@ -54,13 +54,23 @@ def cmd_row(a):
     if p["median"] == 0:
         sys.exit(f"summary.py: {a.bench} / {a.what}: {a.peer_name}'s median is 0")
     ratio = s["median"] / p["median"]
-    adv = ratio if a.better == "higher" else (1 / ratio if ratio else math.inf)
+    paired = None
+    if a.paired:
+        if len(s["values"]) != len(p["values"]):
+            sys.exit(f"summary.py: {a.bench} / {a.what}: --paired needs one figure per round on each side")
+        paired = statistics.median(x / y for x, y in zip(s["values"], p["values"]))
+    # Paired rounds (the two sides run back to back) judge by the median of
+    # the per-round ratios: where the box's speed changes between rounds
+    # (two vCPUs that move between cores), medians of each side may come
+    # from different modes and flatter either side.
+    judged = paired if paired is not None else ratio
+    adv = judged if a.better == "higher" else (1 / judged if judged else math.inf)
     verdict = "level" if abs(adv - 1) <= 0.02 else ("ahead" if adv > 1 else "behind")
     row = {
         "bench": a.bench, "what": a.what, "unit": a.unit, "better": a.better,
         "sluice": dict(s, label=a.sluice_label or "sluice"),
         "peer": dict(p, name=a.peer_name),
-        "ratio": ratio, "advantage": adv, "verdict": verdict,
+        "ratio": ratio, "paired_ratio": paired, "advantage": adv, "verdict": verdict,
         "matched": {"burst": a.burst, "memory": a.memory, "isa": a.isa, "statistic": a.statistic},
         "differs": a.differs or "",
     }
@@ -95,6 +105,11 @@ def mmm(s):
     return f"{num(s['min'])} / **{num(s['median'])}** / {num(s['max'])}"
 
 
+def ratio_cell(r):
+    p = r.get("paired_ratio")
+    return f"{r['ratio']:.3g}" + (f" (paired rounds: {p:.3g})" if p is not None else "")
+
+
 def cmd_compact(rows):
     """One line per row without the matched properties (docs/benchmarks.md
     says how each family matches them): for the README."""
@@ -106,7 +121,7 @@ def cmd_compact(rows):
         what = r["what"] if label == "sluice" else f"{r['what']} ({label})"
         cell = lambda x: num(x["median"]) + ("" if x["min"] == x["max"] else f" ({num(x['min'])}–{num(x['max'])})")
         print(f"| {r['bench']} | {what} | {r['unit']} ({r['better']}) | {cell(r['sluice'])} | {r['peer']['name']} "
-              f"| {cell(r['peer'])} | {r['ratio']:.3g} | {r['verdict']} | {r['differs'] or 'nothing'} |")
+              f"| {cell(r['peer'])} | {ratio_cell(r)} | {r['verdict']} | {r['differs'] or 'nothing'} |")
 
 
 def cmd_table(a):
@@ -121,7 +136,7 @@ def cmd_table(a):
         label = r["sluice"]["label"]
         what = r["what"] if label == "sluice" else f"{r['what']} ({label})"
         print(f"| {r['bench']} | {what} | {r['unit']} ({r['better']}) | {mmm(r['sluice'])} | {r['peer']['name']} "
-              f"| {mmm(r['peer'])} | {r['ratio']:.3g} | {r['verdict']} "
+              f"| {mmm(r['peer'])} | {ratio_cell(r)} | {r['verdict']} "
               f"| {m['burst']} · {m['memory']} · {m['isa']} · {m['statistic']} | {r['differs'] or 'nothing'} |")
     behind = [r for r in rows if r["verdict"] == "behind"]
     if behind:
@@ -147,6 +162,9 @@ def main():
     r.add_argument("--better", required=True, choices=("higher", "lower"))
     r.add_argument("--differs", default="")
     r.add_argument("--sluice-label", default="")
+    r.add_argument("--paired", action="store_true",
+                   help="the i-th figures of the two sides were measured back to back: also the median "
+                        "of the per-round ratios, which then decides the verdict")
     t = sub.add_parser("table")
     t.add_argument("rows", nargs="+")
     t.add_argument("--compact", action="store_true")

@@ -151,7 +151,11 @@ dpdk_round() {
 before_ring=1
 for r in $(seq 1 "$ROUNDS"); do
 	bench_log "round $r of $ROUNDS"
+	# The peer right after the matched run: the rows pair each round's
+	# figures (--paired), since these two-CPU runs change speed between
+	# rounds when the vCPUs move (seen: either side 60 or 260 ticks).
 	sluice matched "$isa" "${one[@]}" "${matched[@]}"
+	dpdk_round "$r"
 	sluice deep "$isa" "${one[@]}" "${deep[@]}"
 	sluice native "$native" "${one[@]}" "${matched[@]}"
 	sluice ordered "$isa" "${one[@]}" "${matched[@]}" --type ordered
@@ -160,7 +164,6 @@ for r in $(seq 1 "$ROUNDS"); do
 		"$before_isa/$prog" --calls 1 --warmup 0 --ring-lines "$before_ring" >/dev/null 2>&1 || before_ring=2
 		sluice before "$before_isa" "${one[@]}" --backlog 8 --ring-lines "$before_ring" --poll-max 8
 	fi
-	dpdk_round "$r"
 done
 
 mmm() { bench_mmm <"$out/$1"; }
@@ -176,7 +179,7 @@ row() { # NAME WHAT ISA DIFFERS [LABEL]
 		--sluice "$(list "$1")" --peer-name "rte_distributor burst (DPDK 22.11, autotest loop in our harness)" --peer "$(list dpdk)" \
 		--burst "64 per call both, in lines of 8" --memory "$memory" --isa "$3" \
 		--statistic "median over rounds of each run's mean (total ticks / packets over $CALLS calls; the peer 2^$calls_log2)" \
-		${4:+--differs "$4"} ${5:+--sluice-label "$5"}
+		${4:+--differs "$4"} ${5:+--sluice-label "$5"} --paired
 }
 what="1 worker (dist CPU0, worker CPU1), 64 flows, every packet handed back"
 both_isa="both -march=$peer_isa"

@@ -39,12 +39,20 @@ row --bench x --what y --unit u --better lower --sluice 1 --peer-name p --peer "
 grep -q "no figure" "$tmp/err" || fail "no reason given for the refused row: $(cat "$tmp/err")"
 row --bench x --what y --unit u --better lower --sluice 1 --peer-name p --peer "nan" 2>/dev/null &&
 	fail "a row with a nan was taken"
-[ "$(wc -l <"$rows")" -eq 2 ] || fail "refused rows were written"
+# Paired rounds where the box changed speed between rounds: the medians
+# (63 vs 119) flatter sluice; the per-round ratios (1.7, 2.1, 1.6) do not.
+row --bench distributor --what tpp --unit ticks --better lower --sluice "62 264 63" --peer-name rte \
+	--peer "38 123 119" --paired || fail "a paired row was refused"
+row --bench x --what y --unit u --better lower --sluice "1 2" --peer-name p --peer "1" --paired 2>/dev/null &&
+	fail "a paired row with unequal rounds was taken"
+[ "$(wc -l <"$rows")" -eq 3 ] || fail "refused rows were written"
 python3 "$repo/bench/summary.py" json "$rows" --meta tsc_hz=2100000000 >"$tmp/s.json" || fail "summary.py json failed"
 python3 - "$tmp/s.json" <<'PY' || fail "the summary JSON is not what the rows say"
 import json, sys
 d = json.load(open(sys.argv[1]))
-io, tm = d["rows"]
+io, tm, dist = d["rows"]
+assert dist["ratio"] < 1 and dist["paired_ratio"] > 1.6 and dist["verdict"] == "behind", dist
+assert io["paired_ratio"] is None
 assert d["meta"]["tsc_hz"] == "2100000000"
 assert (io["sluice"]["min"], io["sluice"]["median"], io["sluice"]["max"]) == (90, 95, 100), io["sluice"]
 assert (io["peer"]["min"], io["peer"]["median"], io["peer"]["max"]) == (60, 70, 80), io["peer"]
