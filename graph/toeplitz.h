@@ -1,5 +1,6 @@
 /* The Toeplitz hash exactly as RSS NICs compute it (Microsoft RSS, 82599,
- * X540, X550, XL710): ../shared/facts/nic-facts.md section 3.
+ * X540, X550, XL710): Microsoft's "RSS hashing functions" (Microsoft Learn,
+ * Network Driver Design Guide) and the 82599 datasheet section 7.1.2.8.
  *
  * Definition: for every input bit i that is 1 (bit 0 = the most
  * significant bit of in[0]), XOR the 32 key bits starting at key bit i

@@ -1,4 +1,4 @@
-/* The i40e admin queue (facts 2.4): the ATQ carries our commands to the
+/* The i40e admin queue (X710/XL710 datasheet, the admin queue chapter): the ATQ carries our commands to the
  * NIC's firmware, the ARQ brings its events back. Both are rings of 32-byte
  * descriptors in DMA memory; the ATQ has one 4 KB buffer for indirect
  * commands (one command is in flight at a time), the ARQ one 4 KB buffer

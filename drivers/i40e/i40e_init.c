@@ -9,7 +9,7 @@
  * and becomes a buffer chain, and a chain goes out one descriptor per
  * buffer.
  *
- * Create brings the PF up in the facts sheet's order (2.5): wait out a
+ * Create brings the PF up in the order DPDK's i40e PF start-up uses (eth_i40e_dev_init): wait out a
  * global reset and the firmware's configuration, PF software reset,
  * interrupts off, admin queue, get version (retried while firmware is busy,
  * newer API majors refused), clear PXE mode, function capabilities (queue
@@ -510,7 +510,7 @@ static const struct pci_id i40e_ids[] = {
 	{ 0x8086, 0x0DD2, "X710-T BC 1G" },     { 0x8086, 0x104E, "X710 10G SFP" },
 	{ 0x8086, 0x104F, "X710 10G B" },
 	/* X722 (Lewisburg): the same PF programming but for RSS (key and LUT
-	 * through admin commands 0x0B02/0x0B03, facts 2.4 and 6), so with one
+	 * through admin commands 0x0B02/0x0B03, X710/XL710 datasheet admin queue commands), so with one
 	 * rx queue only. */
 	{ 0x8086, 0x37CE, "X722 KX" },         { 0x8086, 0x37CF, "X722 QSFP" },
 	{ 0x8086, 0x37D0, "X722 SFP" },        { 0x8086, 0x37D1, "X722 1G-T" },

@@ -100,7 +100,7 @@ static inline void wr(struct i40e_dev *id, uint32_t reg, uint32_t v)
 	pci_write32(id->io, reg, v);
 }
 
-/* X722 (facts 2.1): RSS key and LUT only through the admin queue. */
+/* X722 (as the Linux and DPDK i40e drivers treat it): RSS key and LUT only through the admin queue. */
 static inline bool i40e_is_x722(uint16_t device)
 {
 	return (device >= 0x37CE && device <= 0x37D3) || device == 0x0DDA;

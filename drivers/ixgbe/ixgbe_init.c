@@ -3,7 +3,7 @@
  *
  *   xe0 { driver ixgbe  dev 0000:03:00.0  rx-queues 2  rx-desc 1024  tx-desc 1024 }
  *
- * Create resets and initialises the NIC in the facts sheet's order (1.8):
+ * Create resets and initialises the NIC in the 82599 datasheet's order (section 4.6):
  * interrupts off, global reset, EEPROM and DMA-init waits, 10G serial link
  * with auto-negotiation restarted, statistics cleared, rx and tx global
  * setup, RSS (key, RETA round robin over the rx queues, MRQC) when there is
@@ -28,7 +28,7 @@
 #include "graph/buffer.h"
 #include "graph/graph.h"
 
-/* 82599 datasheet 7.1.2.8.3 / facts 3.3: the Microsoft default key. */
+/* 82599 datasheet 7.1.2.8.3: the Microsoft default key. */
 static const uint8_t ixgbe_rss_key[40] = {
 	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
 	0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,

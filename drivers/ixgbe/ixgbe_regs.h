@@ -1,6 +1,7 @@
 /* ixgbe (82599 / X540 / X550) BAR0 registers, bits and descriptor layouts
- * the driver uses, from ../shared/facts/nic-facts.md section 1 (datasheet
- * section numbers in the comments are those the facts sheet cites).
+ * the driver uses, from the Intel 82599 10 GbE Controller datasheet (section
+ * numbers in the comments) and the public Linux ixgbe and DPDK ixgbe base
+ * headers, which agree with it.
  * Private to drivers/ixgbe: the device model keeps its own decode, so that
  * a wrong offset here is caught rather than shared.
  */
@@ -52,7 +53,8 @@
 #define IXGBE_FCTRL_BAM (1u << 10)
 #define IXGBE_RAL(i) (0x05400 + 8 * (i))
 #define IXGBE_RAH(i) (0x05404 + 8 * (i))
-#define IXGBE_MRQC 0x05818 /* the facts sheet's advice: drivers use 0x05818 */
+#define IXGBE_MRQC 0x05818 /* the address Linux and DPDK use; the 82599
+                            * datasheet also lists an alias at 0x0EC80 */
 #define IXGBE_MRQC_RSSEN 0x1u
 #define IXGBE_MRQC_TCPIPV4 (1u << 16)
 #define IXGBE_MRQC_IPV4 (1u << 17)

@@ -6,7 +6,7 @@
  *
  * RS goes on every TX_SLOTS_RS_BATCH-th descriptor and on each burst's
  * last (DPDK's tx_rs_thresh): the NIC writes back only those, a done RS
- * descriptor means every earlier one is done (facts 1.9, 2.11), and a
+ * descriptor means every earlier one is done (82599 datasheet 7.2.3; X710/XL710 datasheet, transmit descriptors), and a
  * burst's tail end never waits for a batch to fill.
  *
  * Single-threaded: one queue, one thread.

@@ -1,7 +1,7 @@
 /* vfio-pci: one container shared by every device (so each NIC can DMA into
  * every buffer pool), one group per IOMMU group, a device fd per function,
  * BAR0 mapped with mmap, bus mastering set in config space, DMA mapped with
- * IOVA = VA (the ioctl sequence of nic-facts 4.2, 4.3).
+ * IOVA = VA (the ioctl sequence of the kernel's Documentation/driver-api/vfio.rst).
  *
  * DMA mappings live in the container, so a range mapped for one device is
  * mapped for all: they are reference-counted here and unmapped when the
@@ -218,7 +218,7 @@ static int group_get(const char *name, char *err, size_t errlen)
 	return free_slot;
 }
 
-/* Bus master (and memory space) on in the command register (facts 4.3). */
+/* Bus master (and memory space) on in the command register (PCI Local Bus Specification 3.0, 6.2.2: bits 1 and 2). */
 static int bus_master(int device_fd)
 {
 	struct vfio_region_info r = { .argsz = sizeof(r), .index = VFIO_PCI_CONFIG_REGION_INDEX };

@@ -1,6 +1,6 @@
 /* Distributor library suite: matching, pinning, backpressure, reclaim, and
- * the threaded invariants of the design facts (6.1): the slow-worker
- * scenario DPDK's burst mode fails (2.1), and stress with heavy-tailed
+ * the threaded invariants of flow pinning: the slow-worker scenario
+ * DPDK's burst mode fails, and stress with heavy-tailed
  * worker delays. Workers check atomicity themselves with an owner word per
  * tag claimed by compare-and-swap, and per-flow order with sequence numbers
  * kept in plain memory (so ThreadSanitizer also checks that the handoff
@@ -896,7 +896,7 @@ static uint64_t total_seen(const struct run *r)
 	return n;
 }
 
-/* The design facts' 2.1 scenario: worker 0 takes ~10 ms per batch, worker 1
+/* The slow-worker scenario: worker 0 takes ~10 ms per batch, worker 1
  * is fast, 64 flows, 1-4 packets per call, and flow 0 present in every
  * other call only (the call in between is where DPDK forgets its tag). */
 START_TEST(test_slow_worker_scenario)

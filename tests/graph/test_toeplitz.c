@@ -1,5 +1,6 @@
 /* Toeplitz suite: Microsoft's published RSS verification rows (IPv4 and
- * IPv6, 2-tuple and 4-tuple; ../shared/facts/nic-facts.md 3.4), exact, by
+ * IPv6, 2-tuple and 4-tuple; the 82599 datasheet section 7.1.2.8.4's
+ * verification table), exact, by
  * the bitwise reference, the tables and the packet-pointer helpers. */
 #include <arpa/inet.h>
 #include <check.h>
@@ -89,7 +90,7 @@ START_TEST(test_ip6_rows)
 END_TEST
 
 /* The worked byte string, the derived RETA indices and the byte-order
- * mistakes the facts sheet lists, so a wrong field order cannot pass. */
+ * mistakes that published implementations made, so a wrong field order cannot pass. */
 START_TEST(test_worked_example_and_mistakes)
 {
 	const struct toeplitz_table *t = toeplitz_default_table();

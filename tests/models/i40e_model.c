@@ -1,6 +1,6 @@
 /* The XL710 PF device model: see i40e_model.h. Offsets, bits, context
- * fields and descriptor layouts are transcribed from the facts sheet
- * (section 2) independently of drivers/i40e/i40e_regs.h. Where the sheet
+ * fields and descriptor layouts are transcribed from the X710/XL710 datasheet
+ * independently of drivers/i40e/i40e_regs.h. Where the datasheet
  * names a structure but not its layout (VSI properties, switch elements,
  * link status response, PTYPE values), the model follows the firmware
  * interface as DPDK's headers describe it; those spots say so.

@@ -1,10 +1,10 @@
 /* An in-process XL710 physical function for tests: BAR0's registers, the
  * firmware behind the admin queue, the HMC-held LAN queue contexts and the
- * NIC's DMA, as ../shared/facts/nic-facts.md section 2 describes them,
+ * NIC's DMA, as the X710/XL710 datasheet describes them,
  * behind a struct pci_io that the real i40e driver programs unchanged.
  *
  * Register offsets, context bit positions and descriptor layouts are
- * transcribed here from the facts sheet independently of the driver's
+ * transcribed here from the datasheet independently of the driver's
  * header. DMA goes only through memory the driver mapped, at IOVA = VA + a
  * non-zero offset, so a driver handing the NIC virtual addresses is caught.
  *

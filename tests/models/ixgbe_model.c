@@ -1,5 +1,5 @@
 /* The 82599 device model: see ixgbe_model.h. Register offsets and bits are
- * transcribed here from the facts sheet independently of the driver's
+ * transcribed here from the 82599 datasheet independently of the driver's
  * header, aliases included (MRQC at 0x05818 and 0x0EC80, SRRCTL and
  * DCA_RXCTRL 0..15 in both windows, RAL/RAH 0..15 at 0x05400 and 0x0A200,
  * QPTC at 0x06030 + 0x40n and 0x08680 + 4n).
@@ -22,7 +22,7 @@
 #define TX_FRAME_MAX 16384
 #define IOVA_OFFSET 0x100000000000ll /* device addresses differ from virtual ones */
 
-/* registers (facts 1.2 - 1.5) */
+/* registers (82599 datasheet chapter 8) */
 enum {
 	R_CTRL = 0x00000, R_STATUS = 0x00008, R_CTRL_EXT = 0x00018, R_EICR = 0x00800, R_EIAC = 0x00810,
 	R_EIMS = 0x00880, R_EIMC = 0x00888, R_EIAM = 0x00890, R_RDRXCTL = 0x02F00, R_RXDGPC = 0x02F50,
@@ -167,7 +167,7 @@ static void build_map(struct ixgbe_model *m)
 	}
 }
 
-/* The facts sheet's aliases, to the one offset the model keeps. */
+/* The datasheet's register aliases, to the one offset the model keeps. */
 static uint32_t canon(uint32_t off)
 {
 	if (off == R_MRQC_ALIAS)
@@ -440,7 +440,7 @@ static void tx_emit(struct ixgbe_model *m, uint32_t n)
 	m->txlen[n] = 0;
 }
 
-/* Send what lies between TDH and TDT (facts 1.10). */
+/* Send what lies between TDH and TDT (82599 datasheet 7.2). */
 static void tx_run(struct ixgbe_model *m, uint32_t n)
 {
 	uint32_t block = TXQ(n, 0);
@@ -501,7 +501,7 @@ static void rss_key(const struct ixgbe_model *m, uint8_t key[40])
 		key[k] = (uint8_t)(m->regs[R_RSSRK(k / 4) / 4] >> (8 * (k % 4)));
 }
 
-/* Packet type and RSS hash of a frame (facts 1.6, 3.2; MRQC fields 1.3). */
+/* Packet type and RSS hash of a frame (82599 datasheet 7.1.6 and 7.1.2.8; MRQC fields 8.2.3.7.12). */
 static void classify(const struct ixgbe_model *m, const uint8_t *f, uint32_t len, struct rx_class *c)
 {
 	memset(c, 0, sizeof(*c));

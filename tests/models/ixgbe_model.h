@@ -1,9 +1,9 @@
 /* An in-process 82599 for tests: BAR0's register file and the NIC's DMA
- * behaviour, as ../shared/facts/nic-facts.md section 1 describes them, behind
+ * behaviour, as the 82599 datasheet describes them, behind
  * a struct pci_io that the real ixgbe driver programs unchanged.
  *
- * The model decodes register offsets itself (with the aliases the facts
- * sheet lists), so a wrong offset in the driver is an unknown register here,
+ * The model decodes register offsets itself (with the aliases the
+ * datasheet lists), so a wrong offset in the driver is an unknown register here,
  * not a shared mistake. DMA goes only through memory the driver mapped,
  * translated from IOVA with a non-zero offset so that a driver handing the
  * NIC virtual addresses is caught.
