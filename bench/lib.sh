@@ -28,6 +28,10 @@
 #                             bench/summary.py row --help); appended to
 #                             $BENCH_ROWS
 #   bench_report              this bench's rows as a markdown table
+#   bench_pmd_open/_cmd/_close  testpmd -i driven through a fifo, each
+#                             command waiting for the prompt after it
+#   bench_testpmd_cg BURST SECS TAG   testpmd io between net_null ports
+#                             under callgrind: "instructions/packet packets"
 #
 # QUICK=1 (bench/run.sh --quick): small sizes, one round, no waiting for a
 # quiet box; the figures are not judged, only that every bench still builds,
@@ -227,4 +231,80 @@ bench_row() {
 
 bench_report() {
 	python3 "$root/bench/summary.py" table "$BENCH_ROWS"
+}
+
+# testpmd -i driven through a fifo: each command waits for the prompt that
+# follows it (the prompt is written unbuffered), so a slow start (EAL init,
+# valgrind) never eats into a timed interval.
+bench_pmd_prompts() { grep -o 'testpmd> ' "$out/pmd-$1.txt" 2>/dev/null | wc -l; }
+
+bench_pmd_wait() { # TAG N LIMIT_S: until the Nth prompt
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		[ "$(bench_pmd_prompts "$1")" -ge "$2" ] && return 0
+		kill -0 "$pmd_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	bench_log "testpmd ($1): no prompt after ${3}s:"
+	tail -20 "$out/pmd-$1.txt" >&2
+	exit 1
+}
+
+bench_pmd_open() { # TAG LIMIT_S COMMAND...
+	local tag=$1 limit=$2
+	shift 2
+	mkfifo "$out/pmd-$tag.in"
+	timeout -k 10 "$limit" "$@" <"$out/pmd-$tag.in" >"$out/pmd-$tag.txt" 2>&1 &
+	pmd_pid=$!
+	exec {pmd_fd}>"$out/pmd-$tag.in"
+	bench_pmd_wait "$tag" 1 "$limit"
+}
+
+bench_pmd_cmd() { # TAG COMMAND
+	local n
+	n=$(bench_pmd_prompts "$1")
+	echo "$2" >&"$pmd_fd"
+	bench_pmd_wait "$1" $((n + 1)) 120
+}
+
+bench_pmd_close() { # TAG: quit, and the exit status must be 0
+	echo quit >&"$pmd_fd"
+	exec {pmd_fd}>&-
+	wait "$pmd_pid" || { bench_log "testpmd ($1) failed:"; tail -20 "$out/pmd-$1.txt" >&2; exit 1; }
+	pmd_pid=
+}
+
+# bench_testpmd_cg BURST SECS TAG: "instructions/packet packets" of
+# testpmd's io forwarding lcore between two net_null ports under callgrind
+# (--no-huge: valgrind). A small mbuf pool (8192) and -m 256 keep valgrind's
+# start and exit short; the per-packet path (per-lcore mempool cache,
+# net_null rx/tx) is the same. Debian's testpmd has no symbols: the
+# forwarding thread is the one, among those of >= 1% of the busiest, that
+# ran the most of librte_net_null (the busiest can be the main thread).
+bench_testpmd_cg() {
+	local b=$1 secs=$2 tag=$3 f t nn best=0 best_nn=0 pk
+	bench_pmd_open "$tag" $((600 + secs)) valgrind --tool=callgrind --separate-threads=yes --fair-sched=yes \
+		--callgrind-out-file="$out/cg-$tag.%p" dpdk-testpmd -l 0,1 --main-lcore 0 --no-pci \
+		--file-prefix="pmd$$_$tag" --no-huge -m 256 --vdev=net_null0 --vdev=net_null1 -- -i \
+		--forward-mode=io --nb-cores=1 --burst="$b" --rxq=1 --txq=1 --total-num-mbufs=8192
+	bench_pmd_cmd "$tag" start
+	sleep "$secs"
+	bench_pmd_cmd "$tag" stop
+	bench_pmd_close "$tag"
+	pk=$(grep -A1 'Accumulated forward statistics' "$out/pmd-$tag.txt" | grep -oE 'RX-packets: [0-9]+' |
+		awk '{print $2}' | tail -1)
+	for f in "$out"/cg-"$tag".*-*; do
+		echo "$(awk '/^summary:/ {s = $2} /^totals:/ {t = $2} END {print (t ? t : s) + 0}' "$f") $f"
+	done | sort -rn | awk 'NR == 1 {top = $1} $1 * 100 >= top' >"$out/cg-$tag-threads.txt"
+	while read -r t f; do
+		nn=$(callgrind_annotate --threshold=100 "$f" 2>/dev/null |
+			awk '/librte_net_null/ {gsub(",", "", $1); s += $1} END {print s + 0}')
+		if [ "$nn" -gt "$best_nn" ]; then best_nn=$nn best=$t; fi
+	done <"$out/cg-$tag-threads.txt"
+	if [ -z "$pk" ] || [ "$pk" -eq 0 ] || [ "$best" -eq 0 ]; then
+		bench_log "testpmd burst $b under callgrind forwarded nothing (packets ${pk:-none}):"
+		tail -20 "$out/pmd-$tag.txt" >&2
+		return 1
+	fi
+	awk -v i="$best" -v p="$pk" 'BEGIN {printf "%.1f %d\n", i / p, p}'
 }

@@ -5,9 +5,10 @@
  * that belong to this node's driver and whose interface is up: one burst of
  * up to the interface's rx burst (a frame by default; startup.conf
  * `rx-burst N`, `set interface rx-burst NAME N`) per queue, received
- * straight into ethernet-input's open frame. Each buffer gets rx_if; RX-packets and RX-bytes are added to the
- * queue's counters once per burst. The driver is found at init from the
- * node's name ("pcap-input" -> driver "pcap"), so a new software driver
+ * straight into ethernet-input's open frame. Each buffer gets rx_if;
+ * RX-packets and RX-bytes are added to the queue's counters once per burst.
+ * The driver is found at init from the node's name ("pcap-input" -> driver
+ * "pcap"), so a new software driver
  * needs one registration line here.
  *
  * Next nodes: ethernet-input; sched-ingress instead while a scheduling

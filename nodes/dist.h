@@ -10,7 +10,8 @@
  * worker. A tag is released only when its owner reports the last of those
  * packets complete, through a return ring in the same line format: DPDK's
  * burst distributor forgets a slow worker's tags when it publishes the next
- * line (DPDK Programmer's Guide, "Distributor Library"); here nothing but a completion releases one.
+ * line (DPDK Programmer's Guide, "Distributor Library"); here nothing but a
+ * completion releases one.
  *
  * Completion: a worker's packets are complete when the worker polls again
  * (dist_worker_poll) or says so (dist_worker_done). In the graph, that

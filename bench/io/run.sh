@@ -66,7 +66,8 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/bench-io.XXXXXX")
 pmd_pid=
 cleanup() {
 	[ -z "$pmd_pid" ] || kill "$pmd_pid" 2>/dev/null || true
-	rm -rf "$out" /var/run/dpdk/io$$_* 2>/dev/null || true
+	pkill -f -- "--file-prefix=pmd$$_" 2>/dev/null || true
+	rm -rf "$out" /var/run/dpdk/io$$_* /var/run/dpdk/pmd$$_* 2>/dev/null || true
 }
 trap cleanup EXIT
 # shellcheck source=../lib.sh
@@ -122,92 +123,24 @@ takes_burst() {
 }
 
 # ---- testpmd -----------------------------------------------------------------
-# testpmd -i driven through a fifo: each command waits for the prompt that
-# follows it (the prompt is written unbuffered), so a slow start (EAL init,
-# valgrind) never eats into a timed interval.
-pmd_prompts() { grep -o 'testpmd> ' "$out/pmd-$1.txt" 2>/dev/null | wc -l; }
-
-pmd_wait() { # TAG N LIMIT_S: until the Nth prompt
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		[ "$(pmd_prompts "$1")" -ge "$2" ] && return 0
-		kill -0 "$pmd_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	bench_log "testpmd ($1): no prompt after ${3}s:"
-	tail -20 "$out/pmd-$1.txt" >&2
-	exit 1
-}
-
-pmd_open() { # TAG LIMIT_S COMMAND...
-	local tag=$1 limit=$2
-	shift 2
-	mkfifo "$out/pmd-$tag.in"
-	timeout -k 10 "$limit" "$@" <"$out/pmd-$tag.in" >"$out/pmd-$tag.txt" 2>&1 &
-	pmd_pid=$!
-	exec {pmd_fd}>"$out/pmd-$tag.in"
-	pmd_wait "$tag" 1 "$limit"
-}
-
-pmd_cmd() { # TAG COMMAND
-	local n
-	n=$(pmd_prompts "$1")
-	echo "$2" >&"$pmd_fd"
-	pmd_wait "$1" $((n + 1)) 120
-}
-
-pmd_close() { # TAG: quit, and the exit status must be 0
-	echo quit >&"$pmd_fd"
-	exec {pmd_fd}>&-
-	wait "$pmd_pid" || { bench_log "testpmd ($1) failed:"; tail -20 "$out/pmd-$1.txt" >&2; exit 1; }
-	pmd_pid=
-}
-
 # pmd_rate BURST TAG: one timed run at that burst, prints its Mpps.
 pmd_rate() {
 	local tag=$2 v
 	bench_wait_quiet
-	pmd_open "$tag" $((60 + SECS)) dpdk-testpmd -l "$other,$CPU" --main-lcore "$other" --no-pci \
+	bench_pmd_open "$tag" $((60 + SECS)) dpdk-testpmd -l "$other,$CPU" --main-lcore "$other" --no-pci \
 		--file-prefix="io$$_$tag" "${dpdk_mem[@]}" --vdev=net_null0 --vdev=net_null1 -- -i \
 		--forward-mode=io --nb-cores=1 --burst="$1" --rxq=1 --txq=1
-	pmd_cmd "$tag" start
+	bench_pmd_cmd "$tag" start
 	sleep "$WARM"
-	pmd_cmd "$tag" "show port stats all"
+	bench_pmd_cmd "$tag" "show port stats all"
 	sleep "$SECS"
-	pmd_cmd "$tag" "show port stats all"
-	pmd_cmd "$tag" stop
-	pmd_close "$tag"
+	bench_pmd_cmd "$tag" "show port stats all"
+	bench_pmd_cmd "$tag" stop
+	bench_pmd_close "$tag"
 	# The second call's Rx-pps of port 0 and port 1: the mean over SECS.
 	v=$(grep -E '^\s*Rx-pps:' "$out/pmd-$tag.txt" | tail -2 | awk '{s += $2; n++} END {if (n == 2) printf "%.2f\n", s / 1e6}')
 	[ -n "$v" ] || { bench_log "testpmd ($tag) printed no Rx-pps:"; tail -20 "$out/pmd-$tag.txt" >&2; exit 1; }
 	echo "$v"
-}
-
-# cg_pmd BURST: instructions per packet of testpmd's forwarding lcore. A
-# small mbuf pool (8192) and -m 256 keep valgrind's start and exit short;
-# the per-packet path (per-lcore mempool cache, net_null rx/tx) is the same.
-cg_pmd() {
-	local tag=cg f t nn best=0 best_nn=0 pk
-	pmd_open "$tag" $((600 + CG_SECS)) valgrind --tool=callgrind --separate-threads=yes --fair-sched=yes \
-		--callgrind-out-file="$out/cg-pmd.%p" dpdk-testpmd -l 0,1 --main-lcore 0 --no-pci \
-		--file-prefix="io$$_cg" --no-huge -m 256 --vdev=net_null0 --vdev=net_null1 -- -i \
-		--forward-mode=io --nb-cores=1 --burst="$1" --rxq=1 --txq=1 --total-num-mbufs=8192
-	pmd_cmd "$tag" start
-	sleep "$CG_SECS"
-	pmd_cmd "$tag" stop
-	pmd_close "$tag"
-	pk=$(grep -A1 'Accumulated forward statistics' "$out/pmd-$tag.txt" | grep -oE 'RX-packets: [0-9]+' |
-		awk '{print $2}' || true)
-	# Threads under 1% of the busiest (interrupts, telemetry) are not it.
-	for f in "$out"/cg-pmd.*-*; do
-		echo "$(awk '/^summary:/ {s = $2} /^totals:/ {t = $2} END {print (t ? t : s) + 0}' "$f") $f"
-	done | sort -rn | awk 'NR == 1 {top = $1} $1 * 100 >= top' >"$out/cg-pmd-threads.txt"
-	while read -r t f; do
-		nn=$(callgrind_annotate --threshold=100 "$f" 2>/dev/null |
-			awk '/librte_net_null/ {gsub(",", "", $1); s += $1} END {print s + 0}')
-		if [ "$nn" -gt "$best_nn" ]; then best_nn=$nn best=$t; fi
-	done <"$out/cg-pmd-threads.txt"
-	awk -v i="$best" -v p="${pk:-0}" 'BEGIN {if (p > 0 && i > 0) printf "%.1f\n", i / p; else print "nan"}'
 }
 
 # ---- 3. testpmd's best burst ----------------------------------------------------
@@ -253,7 +186,7 @@ done
 # ---- 5. callgrind -----------------------------------------------------------------
 bench_log "callgrind at burst $best: sluice io_polls over $CG_PACKETS packets, testpmd io for $CG_SECS s"
 cg_s=$(cg_sluice "$isa" "$best" isa)
-cg_p=$(cg_pmd "$best")
+cg_p=$(bench_testpmd_cg "$best" "$CG_SECS" cg | cut -d" " -f1)
 cg_b='' cg_s_bb=$cg_s
 if [ -n "$before_isa" ]; then
 	cg_b=$(cg_sluice "$before_isa" "$before_burst" before)

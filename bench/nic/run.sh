@@ -87,8 +87,8 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/bench-nic.XXXXXX")
 # (it starts no other), then the valgrind it is waiting for.
 cleanup() {
 	[ -z "${pmd_job:-}" ] || kill "$pmd_job" 2>/dev/null || true
-	[ ! -s "$out/pmd.pid" ] || kill "$(cat "$out/pmd.pid")" 2>/dev/null || true
-	rm -rf "$out" /var/run/dpdk/nic$$_* 2>/dev/null || true
+	pkill -f -- "--file-prefix=pmd$$_" 2>/dev/null || true
+	rm -rf "$out" /var/run/dpdk/pmd$$_* 2>/dev/null || true
 }
 trap cleanup EXIT
 # shellcheck source=../lib.sh
@@ -125,64 +125,12 @@ if [ -n "$before_isa" ]; then
 fi
 
 # ---- testpmd under callgrind ------------------------------------------------
-# pmd_prompts LOG: how many prompts testpmd has written (it writes each one
-# after the command before has finished; its printf output is buffered).
-pmd_prompts() { grep -o 'testpmd> ' "$1" 2>/dev/null | wc -l; }
-
-# pmd_wait LOG PID N: until the Nth prompt, or fail if testpmd has gone.
-pmd_wait() {
-	local t=0
-	until [ "$(pmd_prompts "$1")" -ge "$3" ]; do
-		kill -0 "$2" 2>/dev/null || return 1
-		[ "$t" -lt 6000 ] || return 1
-		sleep 0.1
-		t=$((t + 1))
-	done
-}
-
-# pmd_callgrind BURST: "BURST instructions/packet" of the forwarding thread.
+# pmd_callgrind BURST: "BURST instructions/packet packets" of the forwarding
+# thread (bench/lib.sh bench_testpmd_cg).
 pmd_callgrind() {
-	local b=$1 d=$out/pmd-$1 pid fd pk best=0 f n
-	mkdir -p "$d"
-	mkfifo "$d/in"
-	valgrind --tool=callgrind --separate-threads=yes --fair-sched=yes --callgrind-out-file="$d/cg.%p" \
-		dpdk-testpmd -l 0,1 --main-lcore 0 --file-prefix="nic$$_$b" --no-pci --no-huge -m 64 \
-		--vdev=net_null0 --vdev=net_null1 -- -i --forward-mode=io --nb-cores=1 --rxq=1 --txq=1 \
-		--burst="$b" --total-num-mbufs=4096 <"$d/in" >"$d/log" 2>&1 &
-	pid=$!
-	echo "$pid" >"$out/pmd.pid"
-	exec {fd}>"$d/in"
-	if pmd_wait "$d/log" "$pid" 1; then
-		echo start >&"$fd"
-		sleep "$PMD_SECS"
-		echo stop >&"$fd"
-		! pmd_wait "$d/log" "$pid" 3 || echo quit >&"$fd"
-	fi
-	exec {fd}>&-
-	# Closing its input ends testpmd too; one still there after 120 s is stopped.
-	n=0
-	while kill -0 "$pid" 2>/dev/null && [ "$n" -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done
-	kill "$pid" 2>/dev/null || true
-	local rc=0
-	wait "$pid" || rc=$?
-	: >"$out/pmd.pid"
-	[ "$rc" -eq 0 ] || { echo "testpmd burst $b under callgrind failed (exit $rc):" >&2; tail -20 "$d/log" >&2; return 1; }
-	pk=$(grep -A1 'Accumulated forward statistics for all ports' "$d/log" | grep -oE 'RX-packets: [0-9]+' |
-		tail -1 | awk '{print $2}')
-	# Thread 01 is the main lcore (EAL set-up, the prompt); the forwarding
-	# lcore is the busiest of the others (interrupt, mp and telemetry threads
-	# sleep).
-	for f in "$d"/cg.*-[0-9][0-9]; do
-		case "$f" in *-01) continue ;; esac
-		n=$(awk '/^totals:/ {print $2}' "$f")
-		[ "${n:-0}" -gt "$best" ] && best=$n
-	done
-	if [ -z "$pk" ] || [ "$pk" -eq 0 ] || [ "$best" -eq 0 ]; then
-		echo "testpmd burst $b under callgrind forwarded nothing (packets ${pk:-none}, thread $best):" >&2
-		tail -20 "$d/log" >&2
-		return 1
-	fi
-	awk -v b="$b" -v i="$best" -v p="$pk" 'BEGIN {printf "%s %.1f %d\n", b, i / p, p}'
+	local r
+	r=$(bench_testpmd_cg "$1" "$PMD_SECS" "nic$1") || return 1
+	echo "$1 $r"
 }
 
 bench_log "testpmd io net_null<->net_null under callgrind, bursts $bursts, $PMD_SECS s each (in the background)"

@@ -501,7 +501,8 @@ static void rss_key(const struct ixgbe_model *m, uint8_t key[40])
 		key[k] = (uint8_t)(m->regs[R_RSSRK(k / 4) / 4] >> (8 * (k % 4)));
 }
 
-/* Packet type and RSS hash of a frame (82599 datasheet 7.1.6 and 7.1.2.8; MRQC fields 8.2.3.7.12). */
+/* Packet type and RSS hash of a frame (82599 datasheet 7.1.6 and 7.1.2.8;
+ * MRQC fields 8.2.3.7.12). */
 static void classify(const struct ixgbe_model *m, const uint8_t *f, uint32_t len, struct rx_class *c)
 {
 	memset(c, 0, sizeof(*c));
