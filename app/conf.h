@@ -3,7 +3,7 @@
  * The file is VPP-shaped: sections of `key value` words and nested `{ }`
  * blocks; line breaks carry no meaning; `#` and `//` start comments at the
  * beginning of a word; "quoted strings" take \" and \\. Each section is
- * described by its subsystem's table (graph/conf.h); this parser only reads
+ * described by its subsystem's table (base/conf.h); this parser only reads
  * tokens, finds keys and blames positions. An empty file gives the defaults.
  */
 #ifndef SLUICE_APP_CONF_H
@@ -14,10 +14,10 @@
 #include <stdint.h>
 
 #include "graph/buffer.h"
-#include "graph/conf.h"
+#include "base/conf.h"
 #include "graph/graph_conf.h"
-#include "nodes/dist.h"
-#include "nodes/pg.h"
+#include "sched/dist/dist.h"
+#include "nodes/pg/pg.h"
 #include "sched/timer.h"
 
 #define APP_PATH_SIZE 256

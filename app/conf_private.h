@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "graph/conf.h"
+#include "base/conf.h"
 
 #define APP_MAX_SECTIONS 16
 #define APP_MAX_BLOCKS 256 /* named blocks per section */

@@ -28,10 +28,10 @@
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
-#include "nodes/dist.h"
-#include "nodes/ip4_interface.h"
-#include "nodes/pg.h"
-#include "nodes/sched_io.h"
+#include "sched/dist/dist.h"
+#include "nodes/ip4/ip4_interface.h"
+#include "nodes/pg/pg.h"
+#include "nodes/sched/sched_io.h"
 #include "sched/timer.h"
 
 #define EXIT_CONFIG 2
@@ -81,7 +81,7 @@ static void log_conf_msg(const struct app_conf_msg *m, const char *kind)
 {
 	char line[1024];
 	app_conf_msg_format(m, kind, line, sizeof(line));
-	graph_log("config", "%s", line);
+	base_log("config", "%s", line);
 }
 
 /* Parse the file (or the default); on error the message is logged exactly
@@ -106,7 +106,7 @@ static int check_config(struct sluice_config *cfg, const char *path)
 		return EXIT_CONFIG;
 	char *text = sluice_config_format(cfg);
 	if (!text) {
-		graph_log("config", "out of memory");
+		base_log("config", "out of memory");
 		return 1;
 	}
 	fputs(text, stdout);
@@ -155,7 +155,7 @@ static int open_log(struct app *a)
 		return -errno;
 	}
 	setvbuf(a->log, NULL, _IOLBF, 0);
-	graph_log_set_file(a->log);
+	base_log_set_file(a->log);
 	return 0;
 }
 
@@ -224,7 +224,7 @@ static int stage_interfaces(struct app *a)
 			return -EINVAL;
 		}
 	}
-	graph_log("interfaces", "%u created%s", ifs->n, ifs->n ? names : "");
+	base_log("interfaces", "%u created%s", ifs->n, ifs->n ? names : "");
 	return 0;
 }
 
@@ -265,7 +265,7 @@ static int stage_graph(struct app *a)
 		rc = graph_trace_add(a->g, a->cfg.trace.start_node, a->cfg.trace.start_count, a->err,
 				     sizeof(a->err));
 	if (rc == 0)
-		graph_log("graph", "%u nodes, %u generator stream(s)", graph_n_nodes(a->g), pg_stream_count());
+		base_log("graph", "%u nodes, %u generator stream(s)", graph_n_nodes(a->g), pg_stream_count());
 	return rc;
 }
 
@@ -275,7 +275,7 @@ static void pin_main_thread(struct app *a)
 {
 	char err[256];
 	if (graph_main_pin(a->g, (int)a->cfg.cpu.main_core, err, sizeof(err)))
-		graph_log("threads", "warning: %s", err);
+		base_log("threads", "warning: %s", err);
 }
 
 /* distributor { enable }: thread 0 becomes the rx thread and hands every
@@ -287,7 +287,7 @@ static int start_distributor(struct app *a, uint32_t n_workers)
 	if (!c->enable)
 		return 0;
 	if (!n_workers) {
-		graph_log("distributor", "warning: enabled without workers; the main thread runs the whole graph");
+		base_log("distributor", "warning: enabled without workers; the main thread runs the whole graph");
 		return 0;
 	}
 	struct dist_config dc = { .n_workers = n_workers, .backlog = c->backlog, .ring_lines = c->ring_lines };
@@ -296,7 +296,7 @@ static int start_distributor(struct app *a, uint32_t n_workers)
 		return -ENOMEM;
 	int rc = dist_graph_attach(a->g, a->dist, a->err, sizeof(a->err));
 	if (rc == 0)
-		graph_log("distributor", "main thread receives for %u worker(s): backlog %u, rings of %u lines",
+		base_log("distributor", "main thread receives for %u worker(s): backlog %u, rings of %u lines",
 			  n_workers, c->backlog, c->ring_lines);
 	return rc;
 }
@@ -308,14 +308,14 @@ static void drain_distributor(struct app *a)
 {
 	uint64_t left = dist_graph_drain(a->g, a->dist, 1000000000ull);
 	if (left)
-		graph_log("distributor", "%llu packet(s) still with the workers after 1 s", (unsigned long long)left);
+		base_log("distributor", "%llu packet(s) still with the workers after 1 s", (unsigned long long)left);
 }
 
 static void stop_distributor(struct app *a)
 {
 	uint64_t n = dist_graph_detach(a->g, a->dist);
 	if (n)
-		graph_log("distributor", "%llu packet(s) dropped at shutdown (never reached a worker)",
+		base_log("distributor", "%llu packet(s) dropped at shutdown (never reached a worker)",
 			  (unsigned long long)n);
 	dist_free(a->dist);
 	a->dist = NULL;
@@ -341,7 +341,7 @@ static int stage_threads(struct app *a)
 	for (uint32_t i = 0; i < n; i++)
 		placed.corelist_workers.cpu[i] = (uint16_t)cpus[i];
 	conf_value_format(&k, &placed, list, sizeof(list));
-	graph_log("threads", "main on core %u, %u worker(s)%s%s", a->cfg.cpu.main_core, n, n ? " on cores " : "",
+	base_log("threads", "main on core %u, %u worker(s)%s%s", a->cfg.cpu.main_core, n, n ? " on cores " : "",
 		  list);
 	return 0;
 }
@@ -357,7 +357,7 @@ static int stage_timers(struct app *a)
 	a->timers_up = true;
 	sched_io_set_max_held(a->cfg.sched.max_held);
 	sched_io_set_class_depth(a->cfg.sched.class_depth);
-	graph_log("timers", "%u service(s): tick %lluns, %u levels, %u timers each", graph_n_threads(a->g),
+	base_log("timers", "%u service(s): tick %lluns, %u levels, %u timers each", graph_n_threads(a->g),
 		  (unsigned long long)c->tick_ns, c->levels, c->max_timers);
 	return 0;
 }
@@ -384,7 +384,7 @@ static int stage_cli(struct app *a)
 	if (a->cfg.unix_conf.exec[0]) {
 		rc = cli_exec_file(a->cfg.unix_conf.exec, a->err, sizeof(a->err));
 		if (rc == 0)
-			graph_log("cli", "ran %s", a->cfg.unix_conf.exec);
+			base_log("cli", "ran %s", a->cfg.unix_conf.exec);
 	}
 	return rc;
 }
@@ -415,10 +415,10 @@ static void log_node_counters(struct graph *g)
 			continue;
 		if (graph_node_reg(g, n)->type == NODE_TYPE_INPUT)
 			processed += sum.vectors;
-		graph_log("exit", "node %s: %llu vectors in %llu calls", graph_node_reg(g, n)->name,
+		base_log("exit", "node %s: %llu vectors in %llu calls", graph_node_reg(g, n)->name,
 			  (unsigned long long)sum.vectors, (unsigned long long)sum.calls);
 	}
-	graph_log("exit", "%llu packets processed", (unsigned long long)processed);
+	base_log("exit", "%llu packets processed", (unsigned long long)processed);
 }
 
 /* Who still holds buffers at exit: what a holder names was not released
@@ -430,9 +430,9 @@ static void log_buffer_holders(void)
 		return;
 	for (uint32_t i = 0; i < a.n_holdings; i++)
 		if (a.holdings[i].n)
-			graph_log("exit", "  held by %s %s: %llu", a.holdings[i].holder, a.holdings[i].where,
+			base_log("exit", "  held by %s %s: %llu", a.holdings[i].holder, a.holdings[i].where,
 				  (unsigned long long)a.holdings[i].n);
-	graph_log("exit", "  unattributed: %lld", (long long)a.n_unattributed);
+	base_log("exit", "  unattributed: %lld", (long long)a.n_unattributed);
 	buffer_attribution_free(&a);
 }
 
@@ -442,15 +442,15 @@ static uint64_t log_buffer_accounting(void)
 	uint64_t in_use = 0;
 	struct buffer_pool_stats st;
 	for (uint32_t i = 0; buffer_pool_stats(i, &st) == 0; i++) {
-		graph_log("exit", "buffer pool %u (numa %u): %u total, %u free, %u cached, %u in use", i, st.numa_node,
+		base_log("exit", "buffer pool %u (numa %u): %u total, %u free, %u cached, %u in use", i, st.numa_node,
 			  st.n_total, st.n_free_pool, st.n_cached, st.n_in_use);
 		in_use += st.n_in_use;
 	}
 	if (in_use) {
-		graph_log("exit", "%llu buffers not returned", (unsigned long long)in_use);
+		base_log("exit", "%llu buffers not returned", (unsigned long long)in_use);
 		log_buffer_holders();
 	} else
-		graph_log("exit", "every buffer returned");
+		base_log("exit", "every buffer returned");
 	return in_use;
 }
 
@@ -490,8 +490,8 @@ static int shutdown_app(struct app *a)
 	}
 	if (a->pidfile_written)
 		unlink(a->cfg.unix_conf.pidfile);
-	graph_log("exit", "done");
-	graph_log_set_file(NULL);
+	base_log("exit", "done");
+	base_log_set_file(NULL);
 	if (a->log)
 		fclose(a->log);
 	return leaked ? 1 : 0;
@@ -510,7 +510,7 @@ static int start(struct app *a)
 	for (size_t i = 0; i < ARRAY_LEN(stages); i++) {
 		a->err[0] = 0;
 		if (stages[i].fn(a)) {
-			graph_log(stages[i].name, "failed: %s", a->err[0] ? a->err : "unknown reason");
+			base_log(stages[i].name, "failed: %s", a->err[0] ? a->err : "unknown reason");
 			return -1;
 		}
 	}
@@ -522,16 +522,16 @@ static int run(const char *path)
 	static struct app a; /* large (the config holds every table); lives for the process */
 	if (load_config(&a.cfg, path))
 		return EXIT_CONFIG;
-	graph_log("config", "%s: %u interface(s), %u stream(s), %u warning(s)", a.cfg.file, a.cfg.interfaces.n,
+	base_log("config", "%s: %u interface(s), %u stream(s), %u warning(s)", a.cfg.file, a.cfg.interfaces.n,
 		  a.cfg.pg.n_streams, a.cfg.n_warnings);
 	install_signals();
 	if (start(&a)) {
 		shutdown_app(&a);
 		return 1;
 	}
-	graph_log("main", "running; SIGINT or SIGTERM stops");
+	base_log("main", "running; SIGINT or SIGTERM stops");
 	graph_main_loop(a.g, &stop_requested);
-	graph_log("main", "stopping");
+	base_log("main", "stopping");
 	return shutdown_app(&a);
 }
 

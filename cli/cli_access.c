@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli_private.h"
-#include "graph/util.h"
+#include "base/util.h"
 
 /* ---- listen addresses ---- */
 

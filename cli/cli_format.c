@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/cli_private.h"
-#include "graph/util.h"
+#include "base/util.h"
 
 /* A growing string. */
 struct strbuf {

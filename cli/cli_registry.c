@@ -16,7 +16,7 @@
 #include <libcli.h>
 
 #include "cli/cli_private.h"
-#include "graph/util.h"
+#include "base/util.h"
 #include "sluice_version.h"
 
 static struct {
@@ -55,7 +55,7 @@ static bool registry_grow(void)
 void cli_command_add(const struct cli_command_reg *reg)
 {
 	if (!reg->path || !reg->path[0] || !reg->fn) {
-		graph_log("cli", "command without a path or function ignored");
+		base_log("cli", "command without a path or function ignored");
 		return;
 	}
 	pthread_mutex_lock(&registry.lock);
@@ -63,7 +63,7 @@ void cli_command_add(const struct cli_command_reg *reg)
 	while (i < registry.n && strcmp(registry.regs[i]->path, reg->path) < 0)
 		i++;
 	if (i < registry.n && !strcmp(registry.regs[i]->path, reg->path))
-		graph_log("cli", "command '%s' registered twice; keeping the first", reg->path);
+		base_log("cli", "command '%s' registered twice; keeping the first", reg->path);
 	else if (registry.n < registry.cap || registry_grow()) {
 		memmove(registry.regs + i + 1, registry.regs + i, (registry.n - i) * sizeof(*registry.regs));
 		registry.regs[i] = reg;
@@ -130,7 +130,7 @@ static void print_line(struct cli_def *def, const char *line)
 		buffer_append(s, line);
 		break;
 	case CLI_OUT_LOG:
-		graph_log("cli", "%s", line);
+		base_log("cli", "%s", line);
 		break;
 	case CLI_OUT_CLIENT:
 		break;

@@ -35,7 +35,7 @@
 #include <libcli.h>
 
 #include "cli/cli_private.h"
-#include "graph/util.h"
+#include "base/util.h"
 #include "sluice_version.h"
 
 #define ONESHOT_TIMEOUT_S 10 /* a one-shot client must send its line within this */
@@ -361,7 +361,7 @@ static bool login_ok(const char *user, const char *password)
 		return true;
 	}
 	count(&srv.n.login_failures);
-	graph_log("cli", "login refused for user '%.64s'", user);
+	base_log("cli", "login refused for user '%.64s'", user);
 	struct timespec ts = { LOGIN_FAIL_DELAY_NS / 1000000000ull, LOGIN_FAIL_DELAY_NS % 1000000000ull };
 	nanosleep(&ts, NULL);
 	return false;
@@ -641,7 +641,7 @@ int cli_server_start(const struct cli_server_config *cfg, char *err, size_t errl
 		return rc;
 	}
 	srv.running = true;
-	graph_log("cli", "listening on %s: %s, %u session(s), idle timeout %us, lines up to %u bytes%s%s", c->listen,
+	base_log("cli", "listening on %s: %s, %u session(s), idle timeout %us, lines up to %u bytes%s%s", c->listen,
 		  srv.auth ? "login required" : "no login", c->max_sessions, c->idle_timeout_s, c->max_line,
 		  c->file_dir[0] ? ", files under " : "", c->file_dir);
 	return 0;
@@ -652,7 +652,7 @@ void cli_server_stop(void)
 	if (!srv.running)
 		return;
 	if (write(srv.wake[1], "x", 1) < 0)
-		graph_log("cli", "cannot wake the accept thread: %s", strerror(errno));
+		base_log("cli", "cannot wake the accept thread: %s", strerror(errno));
 	pthread_join(srv.accept_thread, NULL);
 	for (uint32_t i = 0; i < srv.cfg.max_sessions; i++) {
 		struct slot *sl = &srv.slots[i];
@@ -767,7 +767,7 @@ int cli_exec_file(const char *path, char *err, size_t errlen)
 		line[n] = 0;
 		if (skip_line(line))
 			continue;
-		graph_log("cli", "exec %s:%u: %s", path, no, line);
+		base_log("cli", "exec %s:%u: %s", path, no, line);
 		rc = cli_session_run(s, line);
 		if (rc)
 			snprintf(err, errlen, "%s:%u: %s: %s", path, no, line, strerror(-rc));

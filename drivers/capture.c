@@ -155,7 +155,7 @@ uint32_t dev_capture_flush(uint32_t budget)
 		if (cap.n_written == cap.max) {
 			close_file();
 			release_slots();
-			graph_log("pcap", "capture: %u packets written to %s", cap.n_written, cap.path);
+			base_log("pcap", "capture: %u packets written to %s", cap.n_written, cap.path);
 		}
 	}
 	pthread_mutex_unlock(&cap.lock);

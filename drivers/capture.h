@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "graph/util.h"
+#include "base/util.h"
 
 /* What to capture (dev_capture.what). */
 #define DEV_CAPTURE_RX (1u << 0)

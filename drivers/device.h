@@ -32,8 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "graph/conf.h"
-#include "graph/util.h"
+#include "base/conf.h"
+#include "base/util.h"
 
 #define DEV_NAME_SIZE CONF_NAME_SIZE
 #define DEV_MAX 64                /* interfaces in the table */

@@ -191,7 +191,7 @@ int buffer_main_init(const struct buffer_config *cfg, char *errbuf, size_t errle
 			pool_of_numa[nodes[i]] = (int)i;
 		buffer_main.n_pools = i + 1;
 	}
-	graph_log("buffers", "%u pool(s) of %u buffers, %u bytes data, %s", n_pools, cfg->buffers_per_numa,
+	base_log("buffers", "%u pool(s) of %u buffers, %u bytes data, %s", n_pools, cfg->buffers_per_numa,
 		  cfg->data_size,
 		  pools[0].hugepages ? "backed by 2 MB hugepages" : "backed by 4 KB pages (no hugepages available)");
 	return 0;

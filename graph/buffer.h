@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "graph/util.h"
+#include "base/util.h"
 
 #define BUFFER_INVALID UINT32_MAX
 /* Fixed at build time, as VPP does: the data start is then a constant offset

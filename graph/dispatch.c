@@ -28,7 +28,7 @@ static __attribute__((noinline)) void frame_pool_grow(struct graph_thread *t)
 	void **chunks = realloc(t->frame_chunks, (t->n_frame_chunks + 1) * sizeof(void *));
 	if (!chunk || !chunks) {
 		/* Nowhere to put packets: the process cannot go on without frames. */
-		graph_log("graph", "thread %u: out of memory for frames", t->index);
+		base_log("graph", "thread %u: out of memory for frames", t->index);
 		abort();
 	}
 	t->frame_chunks = chunks;

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "graph/buffer.h"
-#include "graph/util.h"
+#include "base/util.h"
 
 #define FRAME_SIZE 256
 #define FRAME_SCALAR_SIZE 16

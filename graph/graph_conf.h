@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "graph/conf.h"
+#include "base/conf.h"
 #include "graph/graph.h"
 
 struct graph_cpu_config {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "graph/handoff.h"
-#include "graph/util.h"
+#include "base/util.h"
 
 struct handoff_ring {
 	alignas(64) atomic_uint head; /* written by the producer */

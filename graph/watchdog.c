@@ -48,11 +48,11 @@ static void judge(struct graph *g, struct graph_thread *t, uint64_t since_ns[])
 	/* The line first, then the flag: whoever sees the flag finds the line. */
 	if (!stalled && age >= g->stall_ns) {
 		since_ns[t->index] = time_now_ns() - age;
-		graph_log("watchdog", "thread %u (%s) stalled: no loop for %.2f s (loops %llu)", t->index, name,
+		base_log("watchdog", "thread %u (%s) stalled: no loop for %.2f s (loops %llu)", t->index, name,
 			  (double)age / 1e9, (unsigned long long)stat_read(&t->loops));
 		atomic_store(&t->stalled, true);
 	} else if (stalled && age < g->stall_ns) {
-		graph_log("watchdog", "thread %u (%s) recovered after %.2f s (loops %llu)", t->index, name,
+		base_log("watchdog", "thread %u (%s) recovered after %.2f s (loops %llu)", t->index, name,
 			  (double)(time_now_ns() - since_ns[t->index]) / 1e9, (unsigned long long)stat_read(&t->loops));
 		atomic_store(&t->stalled, false);
 	}

@@ -25,9 +25,9 @@
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/device_tx.h"
-#include "nodes/dist.h"
+#include "sched/dist/dist.h"
 #include "nodes/ethernet.h"
-#include "nodes/sched_io.h"
+#include "nodes/sched/sched_io.h"
 
 enum interface_output_next {
 	INTERFACE_OUTPUT_NEXT_DROP = 0, /* also "no tx node" in interface_output_tx */
@@ -186,7 +186,7 @@ static uint32_t interface_output_fn(struct node_runtime *rt, struct frame *f)
 	const uint32_t *todo = bi;
 	uint32_t n_todo = n;
 	/* Ordered packets on a distributor worker go back to the distributor,
-	 * which sends them in arrival order (nodes/dist.h); the rest go on. */
+	 * which sends them in arrival order (sched/dist/dist.h); the rest go on. */
 	if (unlikely(flags & BUFFER_F_DIST_ORDERED)) {
 		n_todo = dist_output_divert(rt->thread_index, bi, n, d->rest);
 		todo = d->rest;

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "graph/util.h"
+#include "base/util.h"
 #include "sched/evq.h"
 
 /* struct evq_event.op in a ring slot and in the reorder window */

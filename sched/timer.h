@@ -105,7 +105,7 @@ struct timer_config {
 	uint32_t ring_size;       /* requests per producer ring (power of two), default 4096 */
 	uint32_t xmode;           /* enum timer_xmode for producers, default ring */
 	/* Not the timer service's own: the packet schedules that the same
-	 * `sched` section configures (sched/egress.h, nodes/sched_io.h). */
+	 * `sched` section configures (sched/egress.h, nodes/sched/sched_io.h). */
 	uint32_t max_held;        /* packets sched-egress holds per interface, default 4096 */
 	uint32_t class_depth;     /* packets per class queue in front of the workers, default 1024 */
 };

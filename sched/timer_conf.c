@@ -1,5 +1,5 @@
 /* The `sched` startup.conf section, read through one declarative table
- * (graph/conf.h) into struct timer_config:
+ * (base/conf.h) into struct timer_config:
  *
  *   sched {
  *     tick 10us            wheel resolution (1us-1s)
@@ -21,7 +21,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "graph/conf.h"
+#include "base/conf.h"
 #include "sched/egress.h"
 #include "sched/timer.h"
 

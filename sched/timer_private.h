@@ -10,7 +10,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 
-#include "graph/util.h"
+#include "base/util.h"
 #include "sched/timer.h"
 
 #define SLOT_BITS 6

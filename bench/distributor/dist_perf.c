@@ -59,9 +59,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/util.h"
-#include "nodes/dist.h"
-#include "nodes/dist_private.h"
+#include "base/util.h"
+#include "sched/dist/dist.h"
+#include "sched/dist/dist_private.h"
 
 #define BURST 64
 

@@ -238,7 +238,7 @@ done
 cg_pkts=$(((cg_calls + cg_warm) * 64)) # the warm-up calls count too
 per_packet() { # callgrind-out function: inclusive instructions per packet
 	callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
-		awk -v f="nodes/dist.c:$2 " -v p="$cg_pkts" 'index($0, f) && !/=>/ { n = $1; gsub(",", "", n); printf "%.1f", n / p; exit }'
+		awk -v f="sched/dist/dist.c:$2 " -v p="$cg_pkts" 'index($0, f) && !/=>/ { n = $1; gsub(",", "", n); printf "%.1f", n / p; exit }'
 }
 cg() { # OUT BIN ARGS...
 	local o=$1 bin=$2

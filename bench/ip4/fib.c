@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/util.h"
-#include "nodes/ip4_fib.h"
+#include "base/util.h"
+#include "nodes/ip4/ip4_fib.h"
 
 #include "bench/ip4/fibbench.h"
 

@@ -37,7 +37,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "graph/util.h"
+#include "base/util.h"
 #include "sched/evq.h"
 
 #define FLOWS 1024

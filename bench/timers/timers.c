@@ -42,7 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "graph/util.h"
+#include "base/util.h"
 #include "sched/timer.h"
 
 #include "pass.h"

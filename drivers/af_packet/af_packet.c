@@ -406,7 +406,7 @@ static int bind_if(int fd, int ifindex, uint16_t proto)
 	do {                                                                                   \
 		if ((call) < 0) {                                                              \
 			rc = -errno;                                                           \
-			graph_log("af-packet", "%s: %s: %s", ad->dev.name, what, strerror(errno)); \
+			base_log("af-packet", "%s: %s: %s", ad->dev.name, what, strerror(errno)); \
 			return rc;                                                             \
 		}                                                                              \
 	} while (0)
@@ -417,7 +417,7 @@ static int rxq_open(struct afp_dev *ad, struct afp_rxq *rq, int *fanout)
 	int rc;
 	rq->fd = packet_socket(TPACKET_V3);
 	if (rq->fd < 0) {
-		graph_log("af-packet", "%s: packet socket: %s", ad->dev.name, strerror(-rq->fd));
+		base_log("af-packet", "%s: packet socket: %s", ad->dev.name, strerror(-rq->fd));
 		return rq->fd;
 	}
 	uint32_t bs = ad->conf.rx_block_size;
@@ -436,7 +436,7 @@ static int rxq_open(struct afp_dev *ad, struct afp_rxq *rq, int *fanout)
 	rq->pkts_left = 0;
 	rc = bind_if(rq->fd, ad->ifindex, ETH_P_ALL);
 	if (rc < 0) {
-		graph_log("af-packet", "%s: bind: %s", ad->dev.name, strerror(-rc));
+		base_log("af-packet", "%s: bind: %s", ad->dev.name, strerror(-rc));
 		return rc;
 	}
 	if (ad->dev.n_rx_queues > 1) {
@@ -469,7 +469,7 @@ static int txq_open(struct afp_dev *ad, struct afp_txq *tq)
 	int rc;
 	tq->fd = packet_socket(TPACKET_V2);
 	if (tq->fd < 0) {
-		graph_log("af-packet", "%s: packet socket: %s", ad->dev.name, strerror(-tq->fd));
+		base_log("af-packet", "%s: packet socket: %s", ad->dev.name, strerror(-tq->fd));
 		return tq->fd;
 	}
 	int one = 1;
@@ -502,7 +502,7 @@ static int txq_open(struct afp_dev *ad, struct afp_txq *tq)
 	 * from each frame's Ethernet header. */
 	rc = bind_if(tq->fd, ad->ifindex, 0);
 	if (rc < 0)
-		graph_log("af-packet", "%s: tx bind: %s", ad->dev.name, strerror(-rc));
+		base_log("af-packet", "%s: tx bind: %s", ad->dev.name, strerror(-rc));
 	return rc;
 }
 
@@ -547,7 +547,7 @@ static int afp_start(struct device *dev)
 	int ifindex = (int)if_nametoindex(ad->conf.host_if);
 	if (!ifindex) {
 		int rc = -errno;
-		graph_log("af-packet", "%s: host-if %s: %s", dev->name, ad->conf.host_if, strerror(errno));
+		base_log("af-packet", "%s: host-if %s: %s", dev->name, ad->conf.host_if, strerror(errno));
 		return rc;
 	}
 	ad->ifindex = ifindex;

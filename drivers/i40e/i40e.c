@@ -408,7 +408,7 @@ static int i40e_start(struct device *dev)
 	for (uint16_t q = 0; q < dev->n_rx_queues && !rc; q++)
 		rc = rxq_start(id, q);
 	if (rc) {
-		graph_log("i40e", "%s: start failed: %s", id->addr, strerror(-rc));
+		base_log("i40e", "%s: start failed: %s", id->addr, strerror(-rc));
 		i40e_stop(dev);
 	}
 	return rc;

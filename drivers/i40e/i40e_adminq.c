@@ -129,7 +129,7 @@ int i40e_aq_cmd(struct i40e_dev *id, struct i40e_aq_desc *desc, void *buf, uint1
 	while ((rd(id, I40E_PF_ATQH) & I40E_AQH_MASK) != id->atq.next) {
 		if (waited >= I40E_AQ_TIMEOUT_US) {
 			bool crit = rd(id, I40E_PF_ATQLEN) & I40E_AQLEN_CRIT;
-			graph_log("i40e", "%s: admin command 0x%04x timed out%s", id->addr, desc->opcode,
+			base_log("i40e", "%s: admin command 0x%04x timed out%s", id->addr, desc->opcode,
 				  crit ? " (ATQLEN.CRIT: critical queue error)" : "");
 			return -ETIMEDOUT;
 		}

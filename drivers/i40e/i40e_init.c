@@ -111,7 +111,7 @@ int i40e_wait_reg(struct i40e_dev *id, uint32_t reg, uint32_t mask, uint32_t wan
 			return 0;
 		usleep(1000);
 	}
-	graph_log("i40e", "%s: register 0x%08x did not reach 0x%x under mask 0x%x", id->addr, reg, want, mask);
+	base_log("i40e", "%s: register 0x%08x did not reach 0x%x under mask 0x%x", id->addr, reg, want, mask);
 	return -ETIMEDOUT;
 }
 

@@ -398,7 +398,7 @@ static int ixgbe_start(struct device *dev)
 	for (uint16_t q = 0; q < dev->n_rx_queues && !rc; q++)
 		rc = rxq_start(xd, q);
 	if (rc) {
-		graph_log("ixgbe", "%s: start failed: %s", xd->addr, strerror(-rc));
+		base_log("ixgbe", "%s: start failed: %s", xd->addr, strerror(-rc));
 		ixgbe_stop(dev);
 		return rc;
 	}

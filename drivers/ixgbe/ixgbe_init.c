@@ -112,7 +112,7 @@ int ixgbe_wait_reg(struct ixgbe_dev *xd, uint32_t reg, uint32_t mask, uint32_t w
 			return 0;
 		usleep(1000);
 	}
-	graph_log("ixgbe", "%s: register 0x%05x did not reach 0x%x under mask 0x%x", xd->addr, reg, want, mask);
+	base_log("ixgbe", "%s: register 0x%05x did not reach 0x%x under mask 0x%x", xd->addr, reg, want, mask);
 	return -ETIMEDOUT;
 }
 

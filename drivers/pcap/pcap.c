@@ -122,7 +122,7 @@ static bool rx_next_pass(struct pcap_dev *pd)
 	pd->rx = rx_open(pd->rx_path, err, sizeof(err));
 	pd->rx_pass_packets = 0;
 	if (!pd->rx)
-		graph_log("pcap", "%s: %s", pd->dev.name, err);
+		base_log("pcap", "%s: %s", pd->dev.name, err);
 	return pd->rx != NULL;
 }
 
@@ -140,7 +140,7 @@ static bool rx_read(struct pcap_dev *pd, struct dev_counters *c, struct pcap_pkt
 			return true;
 		}
 		if (r != PCAP_ERROR_BREAK) { /* a damaged file: stop reading it */
-			graph_log("pcap", "%s: rx-file: %s", pd->dev.name, pcap_geterr(pd->rx));
+			base_log("pcap", "%s: rx-file: %s", pd->dev.name, pcap_geterr(pd->rx));
 			stat_add(&c->rx_errors, 1);
 			pd->rx_pass_packets = 0;
 		}
@@ -281,7 +281,7 @@ static uint32_t pcapdev_tx_burst(struct device *dev, uint16_t queue, const uint3
 	}
 	if (unlikely(ferror(pd->tx_file))) {
 		pd->tx_error = errno ? errno : EIO;
-		graph_log("pcap", "%s: tx-file: %s: nothing more is written, what is sent counts as TX-dropped", dev->name,
+		base_log("pcap", "%s: tx-file: %s: nothing more is written, what is sent counts as TX-dropped", dev->name,
 			  strerror(pd->tx_error));
 		return 0; /* this burst is not in the file either: the caller drops and counts it */
 	}
@@ -295,7 +295,7 @@ static void pcapdev_stop(struct device *dev)
 {
 	struct pcap_dev *pd = container_of(dev, struct pcap_dev, dev);
 	if (pd->tx && pcap_dump_flush(pd->tx) != 0)
-		graph_log("pcap", "%s: tx-file: flush failed", dev->name);
+		base_log("pcap", "%s: tx-file: flush failed", dev->name);
 }
 
 static void pcapdev_destroy(struct device *dev)

@@ -13,8 +13,8 @@
 
 #include "drivers/pci/pci.h"
 #include "graph/buffer.h"
-#include "graph/conf.h"
-#include "graph/util.h"
+#include "base/conf.h"
+#include "base/util.h"
 
 #define PCI_MAX_DRIVERS 8
 #define PCI_MAX_CLAIMS 64

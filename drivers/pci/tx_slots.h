@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "graph/buffer.h"
-#include "graph/util.h"
+#include "base/util.h"
 
 #define TX_SLOTS_RS_BATCH 32   /* RS at least every 32nd descriptor */
 #define TX_SLOTS_FREE_BATCH 32 /* frames per buffer_free on the chain path */

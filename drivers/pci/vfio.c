@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "drivers/pci/pci.h"
-#include "graph/util.h"
+#include "base/util.h"
 
 #define VFIO_MAX_GROUPS 16
 #define VFIO_MAX_MAPS 64
@@ -102,7 +102,7 @@ static void vfio_dma_unmap(struct pci_io *io, void *va, size_t len)
 				.argsz = sizeof(u), .iova = (uintptr_t)va, .size = len,
 			};
 			if (ioctl(container.fd, VFIO_IOMMU_UNMAP_DMA, &u) < 0)
-				graph_log("vfio", "unmap of %zu bytes failed: %s", len, strerror(errno));
+				base_log("vfio", "unmap of %zu bytes failed: %s", len, strerror(errno));
 		}
 		return;
 	}

@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 #include "graph/buffer.h"
-#include "graph/toeplitz.h"
-#include "graph/util.h"
-#include "nodes/dist.h"
-#include "nodes/dist_private.h"
+#include "base/toeplitz.h"
+#include "base/util.h"
+#include "sched/dist/dist.h"
+#include "sched/dist/dist_private.h"
 #include "tests/check_run.h"
 
 static uint32_t opt_packets = 2000000;

@@ -23,8 +23,8 @@
 
 #include "drivers/device.h"
 #include "graph/graph.h"
-#include "graph/toeplitz.h"
-#include "nodes/dist.h"
+#include "base/toeplitz.h"
+#include "sched/dist/dist.h"
 #include "tests/check_run.h"
 
 #define N_FLOWS 512

@@ -1,9 +1,9 @@
 /* Flow-tag harness: bytes -> one received frame (chained past one buffer,
  * as a driver builds it) -> dist_buffer_tag, the software flow hash the
- * distributor computes when the NIC gave none (nodes/dist_graph.c). No
+ * distributor computes when the NIC gave none (nodes/dist/dist_graph.c). No
  * threads, no graph.
  *
- * Each input is checked against an oracle written from graph/toeplitz.h's
+ * Each input is checked against an oracle written from base/toeplitz.h's
  * definition, not from the node: the IPv4 or IPv6 address pair, with the
  * TCP/UDP ports when a whole port pair is there and the packet is not an
  * IPv4 fragment, after one 802.1Q tag at most; otherwise the MAC pair; 0
@@ -19,8 +19,8 @@
 
 #include "graph/buffer.h"
 #include "graph/handoff.h"
-#include "graph/toeplitz.h"
-#include "nodes/dist.h"
+#include "base/toeplitz.h"
+#include "sched/dist/dist.h"
 #include "tests/fuzz/fuzz.h"
 
 enum kind { KIND_RUNT, KIND_MAC_PAIR, KIND_IP4, KIND_IP4_PORTS, KIND_IP6, KIND_IP6_PORTS, N_KINDS };

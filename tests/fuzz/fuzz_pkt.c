@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
-#include "nodes/ip4_neighbor.h"
+#include "nodes/ip4/ip4_neighbor.h"
 #include "sched/class.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/fuzz/pkt_graph.h"

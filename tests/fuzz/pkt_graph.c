@@ -7,8 +7,8 @@
 
 #include "drivers/device.h"
 #include "graph/graph.h"
-#include "nodes/ip4_interface.h"
-#include "nodes/ip4_neighbor.h"
+#include "nodes/ip4/ip4_interface.h"
+#include "nodes/ip4/ip4_neighbor.h"
 #include "sched/class.h"
 #include "tests/fuzz/pkt_graph.h"
 

@@ -5,7 +5,7 @@
 #include <pthread.h>
 
 #include "graph/handoff.h"
-#include "graph/util.h"
+#include "base/util.h"
 
 START_TEST(test_full_empty_wrap)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/toeplitz.h"
+#include "base/toeplitz.h"
 #include "tests/check_run.h"
 
 struct row4 {

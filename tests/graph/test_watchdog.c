@@ -4,7 +4,7 @@
  * One worker polls tw-stall, a test-only input node that sleeps for as
  * long as the test asks, once, on the thread it names; everything else
  * about the loop is the engine's. Log lines are read from the file
- * graph_log_set_file copies them to. Times are physical (sleeps), so the
+ * base_log_set_file copies them to. Times are physical (sleeps), so the
  * bounds are tolerances around the stall the test made. */
 #include <check.h>
 
@@ -70,7 +70,7 @@ static struct graph *start(void)
 	tn_buffers(1024);
 	log_file = tmpfile();
 	ck_assert_ptr_nonnull(log_file);
-	graph_log_set_file(log_file);
+	base_log_set_file(log_file);
 	struct graph *g = tn_graph(regs, ARRAY_LEN(regs));
 	ck_assert_int_eq(graph_workers_start(g, NULL, 1, err, sizeof(err)), 0);
 	ck_assert_msg(graph_watchdog_start(g, STALL_WARN_NS, err, sizeof(err)) == 0, "%s", err);
@@ -81,7 +81,7 @@ static struct graph *start(void)
 static void stop(struct graph *g)
 {
 	graph_destroy(g);
-	graph_log_set_file(NULL);
+	base_log_set_file(NULL);
 	fclose(log_file);
 	buffer_main_free();
 }

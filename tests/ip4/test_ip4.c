@@ -2,7 +2,7 @@
  * input node hands exact frames to ethernet-input on interface a or b, and
  * a test driver under both interfaces records the exact frames
  * interface-output gives it. Checksums of expected packets are computed
- * here with a plain reference sum, independent of nodes/ip4.h.
+ * here with a plain reference sum, independent of nodes/ip4/ip4.h.
  *
  *   host A 10.1.0.2 (02:aa:..) -- a 10.1.0.1/24 [sluice] b 10.2.0.1/24 -- host B 10.2.0.2 (02:bb:..)
  *
@@ -16,9 +16,9 @@
 
 #include "drivers/device.h"
 #include "graph/graph.h"
-#include "nodes/ip4.h"
-#include "nodes/ip4_interface.h"
-#include "nodes/ip4_neighbor.h"
+#include "nodes/ip4/ip4.h"
+#include "nodes/ip4/ip4_interface.h"
+#include "nodes/ip4/ip4_neighbor.h"
 #include "tests/check_run.h"
 
 /* ---- the test driver: records what it is given ---- */

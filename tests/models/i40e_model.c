@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "drivers/pci/pci.h"
-#include "graph/toeplitz.h"
-#include "graph/util.h"
+#include "base/toeplitz.h"
+#include "base/util.h"
 #include "tests/models/i40e_model.h"
 #include "tests/models/nic_model.h"
 

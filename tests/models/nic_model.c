@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/util.h"
+#include "base/util.h"
 #include "tests/models/nic_model.h"
 
 #define MAX_MODELS 8

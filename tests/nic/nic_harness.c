@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "graph/buffer.h"
-#include "graph/toeplitz.h"
+#include "base/toeplitz.h"
 #include "tests/nic/nic_harness.h"
 
 struct graph *g;

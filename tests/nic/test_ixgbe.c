@@ -17,7 +17,7 @@
 #include "drivers/pci/pci.h"
 #include "graph/buffer.h"
 #include "graph/graph.h"
-#include "graph/toeplitz.h"
+#include "base/toeplitz.h"
 #include "tests/buffer_check.h"
 #include "tests/check_run.h"
 #include "tests/models/ixgbe_model.h"

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "tests/check_run.h"
-#include "graph/conf.h"
+#include "base/conf.h"
 #include "graph/graph.h"
-#include "nodes/pg.h"
+#include "nodes/pg/pg.h"
 
 /* ---- the sink: records the bytes of what reaches it ---- */
 

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "graph/util.h"
+#include "base/util.h"
 #include "sched/evq.h"
 #include "tests/check_run.h"
 

@@ -30,8 +30,8 @@
 
 #include "cli/cli.h"
 #include "graph/graph.h"
-#include "nodes/dist.h"
-#include "nodes/sched_io.h"
+#include "sched/dist/dist.h"
+#include "nodes/sched/sched_io.h"
 #include "tests/check_run.h"
 
 #define N_WORKERS 2

@@ -15,7 +15,7 @@
 
 #include "drivers/device.h"
 #include "graph/graph.h"
-#include "nodes/sched_io.h"
+#include "nodes/sched/sched_io.h"
 #include "tests/check_run.h"
 
 #define US 1000ull

@@ -1,0 +1,482 @@
+/* IPv4 CLI commands, VPP spelling: interface addresses, static routes, and
+ * the FIB, neighbour and interface views.
+ *
+ * Every command checks all of its words before it changes anything, so a
+ * bad command prints usage and leaves the state as it was. Changes run
+ * under the graph barrier (the datapath reads the FIB, the adjacencies and
+ * the interface addresses without locks).
+ *
+ * Built as its own library (sluice_ip4_cli) that the daemon links whole, so
+ * that nodes/ does not depend on cli/.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "drivers/device.h"
+#include "base/conf.h"
+#include "graph/graph.h"
+#include "nodes/ip4/ip4.h"
+#include "nodes/ip4/ip4_fib.h"
+#include "nodes/ip4/ip4_interface.h"
+#include "nodes/ip4/ip4_neighbor.h"
+
+static void barrier_sync(struct cli_session *s)
+{
+	struct graph *g = cli_graph(s);
+	if (g)
+		graph_barrier_sync(g);
+}
+
+static void barrier_release(struct cli_session *s)
+{
+	struct graph *g = cli_graph(s);
+	if (g)
+		graph_barrier_release(g);
+}
+
+/* "A.B.C.D" -> network order. */
+static bool parse_addr(const char *w, uint32_t *addr)
+{
+	return inet_pton(AF_INET, w, addr) == 1;
+}
+
+/* "A.B.C.D/L" -> network order and length; plen_optional lets "A.B.C.D"
+ * through with *plen 32 and *had_plen false. */
+static bool parse_prefix(const char *w, uint32_t *addr, uint8_t *plen, bool plen_optional, bool *had_plen)
+{
+	char buf[32];
+	const char *slash = strchr(w, '/');
+	if (had_plen)
+		*had_plen = slash != NULL;
+	if (!slash) {
+		*plen = 32;
+		return plen_optional && parse_addr(w, addr);
+	}
+	size_t n = (size_t)(slash - w);
+	if (n >= sizeof(buf) || !slash[1])
+		return false;
+	memcpy(buf, w, n);
+	buf[n] = 0;
+	char *end;
+	unsigned long l = strtoul(slash + 1, &end, 10);
+	if (*end || l > 32)
+		return false;
+	*plen = (uint8_t)l;
+	return parse_addr(buf, addr);
+}
+
+static const char *fmt_mac(char *buf, const uint8_t m[6])
+{
+	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+	return buf;
+}
+
+static const char *if_name(uint32_t if_index)
+{
+	const struct device *d = dev_by_index(if_index);
+	return d ? d->name : "-";
+}
+
+/* ---- addresses ---- */
+
+static int address_change(struct cli_session *s, int argc, char **argv, bool add)
+{
+	const char *name = NULL, *pfx = NULL;
+	const struct cli_arg args[] = {
+		{ CLI_ARG_WORD, "NAME", &name, 0, 0 },
+		{ CLI_ARG_WORD, "A.B.C.D/L", &pfx, 0, 0 },
+	};
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	struct device *d = dev_by_name(name);
+	if (!d)
+		return cli_fail(s, -EINVAL, "no interface %s", name);
+	uint32_t addr;
+	uint8_t plen;
+	if (!parse_prefix(pfx, &addr, &plen, false, NULL))
+		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D/L", pfx);
+	char err[128] = "";
+	barrier_sync(s);
+	rc = add ? ip4_if_addr_add(d->index, addr, plen, err, sizeof(err))
+		 : ip4_if_addr_del(d->index, addr, plen, err, sizeof(err));
+	barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc == -EINVAL ? -EINVAL : rc, "%s", err);
+	cli_printf(s, "%s: %s %s", d->name, add ? "added" : "deleted", pfx);
+	return 0;
+}
+
+/*
+ * sluice> set interface ip address a 10.1.0.1/24
+ * a: added 10.1.0.1/24
+ */
+static int set_address(struct cli_session *s, int argc, char **argv)
+{
+	return address_change(s, argc, argv, true);
+}
+
+/*
+ * sluice> set interface ip address del a 10.1.0.1/24
+ * a: deleted 10.1.0.1/24
+ */
+static int del_address(struct cli_session *s, int argc, char **argv)
+{
+	return address_change(s, argc, argv, false);
+}
+
+/* ---- routes ---- */
+
+/*
+ * sluice> ip route add 0.0.0.0/0 via 10.2.0.254
+ * route 0.0.0.0/0 via 10.2.0.254 b
+ * sluice> ip route add 192.168.0.0/16 via 10.1.0.9 a
+ * route 192.168.0.0/16 via 10.1.0.9 a
+ */
+static int route_add(struct cli_session *s, int argc, char **argv)
+{
+	if (argc < 3 || argc > 4 || strcmp(argv[1], "via") != 0)
+		return cli_fail(s, -EINVAL, "expected PREFIX via ADDR [NAME]");
+	uint32_t prefix, nh;
+	uint8_t plen;
+	if (!parse_prefix(argv[0], &prefix, &plen, false, NULL))
+		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D/L", argv[0]);
+	if (!parse_addr(argv[2], &nh))
+		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D", argv[2]);
+	uint32_t if_index = DEV_INDEX_INVALID;
+	if (argc == 4) {
+		struct device *d = dev_by_name(argv[3]);
+		if (!d)
+			return cli_fail(s, -EINVAL, "no interface %s", argv[3]);
+		if_index = d->index;
+	}
+	char err[128] = "";
+	barrier_sync(s);
+	int rc = ip4_route_add(prefix, plen, nh, if_index, err, sizeof(err));
+	uint32_t r;
+	if (rc == 0 && ip4_fib_get(ip4_fib_main, ntohl(prefix & ip4_plen_mask(plen)), plen, &r) == 0)
+		if_index = ip4_adj_get(ip4_fib_main, r)->if_index;
+	barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "%s", err);
+	cli_printf(s, "route %s via %s %s", argv[0], argv[2], if_name(if_index));
+	return 0;
+}
+
+/*
+ * sluice> ip route del 192.168.0.0/16
+ * route 192.168.0.0/16 deleted
+ */
+static int route_del(struct cli_session *s, int argc, char **argv)
+{
+	const char *pfx = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "PREFIX", &pfx, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	uint32_t prefix;
+	uint8_t plen;
+	if (!parse_prefix(pfx, &prefix, &plen, false, NULL))
+		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D/L", pfx);
+	char err[128] = "";
+	barrier_sync(s);
+	rc = ip4_route_del(prefix, plen, err, sizeof(err));
+	barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "%s", err);
+	cli_printf(s, "route %s deleted", pfx);
+	return 0;
+}
+
+/* ---- show ip fib ---- */
+
+static const char *const kind_names[] = { "drop", "local", "glean", "rewrite" };
+
+struct fib_show {
+	struct cli_table *t;
+	uint32_t addr_h; /* one address: only the longest route holding it */
+	bool one;
+	struct ip4_route best;
+	bool found;
+};
+
+static void route_row(struct cli_table *t, const struct ip4_route *r)
+{
+	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r->result);
+	char p[16], nh[16], mac[18];
+	uint32_t pn = htonl(r->prefix), nhn = htonl(a->next_hop);
+	cli_table_cell(t, "%s/%u", ip4_format_addr(p, pn), r->len);
+	cli_table_cell(t, "%u", r->result);
+	cli_table_cell(t, "%s", a->kind < ARRAY_LEN(kind_names) ? kind_names[a->kind] : "?");
+	cli_table_cell(t, "%s", a->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, nhn) : "-");
+	cli_table_cell(t, "%s", a->kind == IP4_ADJ_DROP ? "-" : if_name(a->if_index));
+	if (a->kind != IP4_ADJ_REWRITE)
+		cli_table_cell(t, "-");
+	else if (!a->rewrite_len)
+		cli_table_cell(t, "unresolved");
+	else
+		cli_table_cell(t, "%s", fmt_mac(mac, a->rewrite));
+}
+
+static int fib_visit(const struct ip4_route *r, void *ctx)
+{
+	struct fib_show *fs = ctx;
+	if (!fs->one) {
+		route_row(fs->t, r);
+		return 0;
+	}
+	uint32_t mask = r->len ? ~0u << (32 - r->len) : 0;
+	if ((fs->addr_h & mask) == r->prefix && (!fs->found || r->len > fs->best.len)) {
+		fs->best = *r;
+		fs->found = true;
+	}
+	return 0;
+}
+
+/*
+ * sluice> show ip fib
+ * Prefix       Adjacency  Kind     Next hop  Interface  Rewrite
+ * 10.1.0.0/24          2  glean    -         a          -
+ * 10.1.0.1/32          1  local    -         a          -
+ * 10.1.0.2/32          5  rewrite  10.1.0.2  a          02:aa:00:00:00:01
+ * sluice> show ip fib 10.1.0.7
+ * (the one longest-prefix route holding the address, same columns)
+ */
+static int show_fib(struct cli_session *s, int argc, char **argv)
+{
+	struct fib_show fs = { 0 };
+	if (argc > 1)
+		return cli_fail(s, -EINVAL, "one prefix or address at most");
+	uint32_t addr = 0;
+	uint8_t plen = 32;
+	bool had_plen = false;
+	if (argc == 1 && !parse_prefix(argv[0], &addr, &plen, true, &had_plen))
+		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D or A.B.C.D/L", argv[0]);
+	if (!ip4_fib_main) {
+		cli_printf(s, "no IPv4 configured");
+		return 0;
+	}
+	static const struct cli_table_col cols[] = {
+		{ "Prefix", false }, { "Adjacency", true }, { "Kind", false },
+		{ "Next hop", false }, { "Interface", false }, { "Rewrite", false },
+	};
+	fs.t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!fs.t)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	barrier_sync(s);
+	int rc = 0;
+	if (argc == 1 && had_plen) {
+		struct ip4_route r = { .prefix = ntohl(addr & ip4_plen_mask(plen)), .len = plen };
+		if (ip4_fib_get(ip4_fib_main, r.prefix, plen, &r.result) == 0)
+			route_row(fs.t, &r);
+		else
+			rc = -ENOENT;
+	} else {
+		fs.one = argc == 1;
+		fs.addr_h = ntohl(addr);
+		rc = ip4_fib_walk(ip4_fib_main, fib_visit, &fs);
+		if (fs.one && fs.found)
+			route_row(fs.t, &fs.best);
+		else if (fs.one)
+			rc = -ENOENT;
+	}
+	barrier_release(s);
+	if (rc) {
+		cli_table_free(fs.t);
+		return cli_fail(s, rc, rc == -ENOENT ? "no route for %s" : "cannot walk the FIB (%s)", argv[0]);
+	}
+	cli_table_print(s, fs.t);
+	return 0;
+}
+
+/* ---- show ip neighbors ---- */
+
+struct nbr_show {
+	struct cli_table *t;
+	uint64_t now;
+};
+
+static int nbr_row(const struct ip4_nbr *n, void *ctx)
+{
+	struct nbr_show *ns = ctx;
+	char a[16], mac[18];
+	cli_table_cell(ns->t, "%s", ip4_format_addr(a, n->ip));
+	cli_table_cell(ns->t, "%s", if_name(n->if_index));
+	cli_table_cell(ns->t, "%s", n->state == IP4_NBR_REACHABLE ? fmt_mac(mac, n->mac) : "-");
+	cli_table_cell(ns->t, "%s",
+		       n->state != IP4_NBR_REACHABLE	   ? "incomplete"
+		       : (n->flags & IP4_NBR_F_STATIC) ? "static"
+						       : "reachable");
+	cli_table_cell(ns->t, "%u", n->n_held);
+	uint64_t since = n->state == IP4_NBR_REACHABLE ? n->updated_ns : n->created_ns;
+	cli_table_cell(ns->t, "%.1f", (double)(ns->now - since) / 1e9);
+	return 0;
+}
+
+/*
+ * sluice> show ip neighbors
+ * Address   Interface  MAC                State      Held  Age (s)
+ * 10.1.0.2  a          6e:1c:9a:20:3b:01  reachable     0     12.4
+ * 10.2.0.9  b          -                  incomplete    2      0.3
+ * 10.2.0.7  b          02:00:00:00:00:07  static        0    600.0
+ */
+static int show_neighbors(struct cli_session *s, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return cli_fail(s, -EINVAL, "no arguments");
+	static const struct cli_table_col cols[] = {
+		{ "Address", false }, { "Interface", false }, { "MAC", false },
+		{ "State", false },   { "Held", true },       { "Age (s)", true },
+	};
+	struct nbr_show ns = { .t = cli_table_create(cols, ARRAY_LEN(cols)), .now = ip4_nbr_now() };
+	if (!ns.t)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	ip4_nbr_walk(nbr_row, &ns);
+	cli_table_print(s, ns.t);
+	return 0;
+}
+
+/*
+ * sluice> set ip neighbor b 10.2.0.7 02:00:00:00:00:07 static
+ * b: 10.2.0.7 is at 02:00:00:00:00:07 (static)
+ */
+static int set_neighbor(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL, *ip = NULL, *macw = NULL;
+	bool is_static = false;
+	const struct cli_arg args[] = {
+		{ CLI_ARG_WORD, "NAME", &name, 0, 0 },
+		{ CLI_ARG_WORD, "A.B.C.D", &ip, 0, 0 },
+		{ CLI_ARG_WORD, "MAC", &macw, 0, 0 },
+		{ CLI_ARG_FLAG, "static", &is_static, 0, 0 },
+	};
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	struct device *d = dev_by_name(name);
+	if (!d)
+		return cli_fail(s, -EINVAL, "no interface %s", name);
+	uint32_t addr;
+	uint8_t mac[6];
+	if (!parse_addr(ip, &addr))
+		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D", ip);
+	if (conf_mac_parse(macw, mac) || (mac[0] & 1))
+		return cli_fail(s, -EINVAL, "'%s' is not a unicast MAC (aa:bb:cc:dd:ee:ff)", macw);
+	char err[128] = "";
+	barrier_sync(s);
+	rc = ip4_nbr_set(d->index, addr, mac, is_static, err, sizeof(err));
+	barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "%s", err);
+	char m[18];
+	cli_printf(s, "%s: %s is at %s (%s)", d->name, ip, fmt_mac(m, mac), is_static ? "static" : "dynamic");
+	return 0;
+}
+
+/*
+ * sluice> clear ip neighbors
+ * 3 dynamic neighbour(s) cleared
+ */
+static int clear_neighbors(struct cli_session *s, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return cli_fail(s, -EINVAL, "no arguments");
+	barrier_sync(s);
+	uint32_t n = ip4_nbr_clear_dynamic();
+	barrier_release(s);
+	cli_printf(s, "%u dynamic neighbour(s) cleared", n);
+	return 0;
+}
+
+/*
+ * sluice> set ip neighbor-config age 300
+ * reachable neighbours age out after 300 s (re-ARP in the last 3 s)
+ */
+static int neighbor_config(struct cli_session *s, int argc, char **argv)
+{
+	uint32_t secs = UINT32_MAX;
+	const struct cli_arg args[] = { { CLI_ARG_KEY_U32, "age", &secs, 0, 86400 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	if (secs == UINT32_MAX)
+		return cli_fail(s, -EINVAL, "expected age SECONDS (0: never)");
+	barrier_sync(s);
+	ip4_nbr_reachable_timeout_ns = (uint64_t)secs * 1000000000ull;
+	barrier_release(s);
+	if (secs)
+		cli_printf(s, "reachable neighbours age out after %u s (re-ARP in the last %.0f s)", secs,
+			   (double)(IP4_NBR_PROBES * ip4_nbr_request_interval_ns) / 1e9);
+	else
+		cli_printf(s, "reachable neighbours do not age");
+	return 0;
+}
+
+/* ---- show ip interface ---- */
+
+/*
+ * sluice> show ip interface
+ * Interface  MAC                MTU   Addresses
+ * a          02:fe:3a:91:0c:7e  1500  10.1.0.1/24
+ * b          02:fe:55:02:e1:9d  1500  10.2.0.1/24 10.2.1.1/24
+ */
+static int show_ip_interface(struct cli_session *s, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return cli_fail(s, -EINVAL, "no arguments");
+	static const struct cli_table_col cols[] = {
+		{ "Interface", false }, { "MAC", false }, { "MTU", true }, { "Addresses", false },
+	};
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!t)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	struct device *d;
+	DEV_FOREACH(d)
+	{
+		char mac[18], list[IP4_IF_MAX_ADDRS * 20] = "";
+		size_t used = 0;
+		const struct ip4_interface *ifc = &ip4_interfaces[d->index];
+		for (uint32_t i = 0; i < ifc->n_addrs; i++) {
+			char a[16];
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s/%u", i ? " " : "",
+						 ip4_format_addr(a, ifc->addrs[i].addr), ifc->addrs[i].plen);
+		}
+		cli_table_cell(t, "%s", d->name);
+		cli_table_cell(t, "%s", fmt_mac(mac, d->mac));
+		cli_table_cell(t, "%u", d->mtu);
+		cli_table_cell(t, "%s", ifc->n_addrs ? list : "-");
+	}
+	cli_table_print(s, t);
+	return 0;
+}
+
+/* ---- registration ---- */
+
+#define IP4_CLI(id, p, u, h, f)                                                                     \
+	static const struct cli_command_reg id = { .path = p, .usage = u, .help = h, .fn = f };    \
+	CLI_COMMAND_REGISTER(id)
+
+IP4_CLI(set_address_cmd, "set interface ip address", "set interface ip address NAME A.B.C.D/L",
+	"Add an IPv4 address (with its local /32 and connected routes)", set_address)
+IP4_CLI(del_address_cmd, "set interface ip address del", "set interface ip address del NAME A.B.C.D/L",
+	"Remove an IPv4 address, its routes and its neighbours", del_address)
+IP4_CLI(route_add_cmd, "ip route add", "ip route add PREFIX via ADDR [NAME]",
+	"Add or replace a static route via a next hop", route_add)
+IP4_CLI(route_del_cmd, "ip route del", "ip route del PREFIX", "Remove a static route", route_del)
+IP4_CLI(show_fib_cmd, "show ip fib", "show ip fib [PREFIX|ADDR]",
+	"IPv4 routes with their adjacencies (an address: its longest match)", show_fib)
+IP4_CLI(show_neighbors_cmd, "show ip neighbors", "show ip neighbors", "The ARP neighbour table", show_neighbors)
+IP4_CLI(set_neighbor_cmd, "set ip neighbor", "set ip neighbor NAME A.B.C.D MAC [static]",
+	"Add or replace a neighbour (static: never ages, ARP does not change it)", set_neighbor)
+IP4_CLI(clear_neighbors_cmd, "clear ip neighbors", "clear ip neighbors",
+	"Forget every dynamic neighbour (static ones stay)", clear_neighbors)
+IP4_CLI(neighbor_config_cmd, "set ip neighbor-config", "set ip neighbor-config age SECONDS",
+	"How long a learnt neighbour stays reachable without ARP (0: forever)", neighbor_config)
+IP4_CLI(show_ip_interface_cmd, "show ip interface", "show ip interface", "Interfaces' MACs and IPv4 addresses",
+	show_ip_interface)

@@ -1,0 +1,305 @@
+/* IPv4 addresses, routes and the FIB instance (see ip4_interface.h).
+ * Control path only: every call runs with the datapath parked. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nodes/ip4/ip4.h"
+#include "nodes/ip4/ip4_interface.h"
+#include "nodes/ip4/ip4_neighbor.h"
+
+struct ip4_interface ip4_interfaces[DEV_MAX];
+struct ip4_fib *ip4_fib_main;
+
+int ip4_main_init(char *err, size_t errlen)
+{
+	if (ip4_fib_main)
+		return 0;
+	struct ip4_fib_config c;
+	ip4_fib_config_default(&c);
+	ip4_fib_main = ip4_fib_create(&c, err, errlen);
+	return ip4_fib_main ? 0 : -ENOMEM;
+}
+
+void ip4_main_free(void)
+{
+	ip4_nbr_flush(DEV_INDEX_INVALID, 0, 0);
+	ip4_fib_destroy(ip4_fib_main);
+	ip4_fib_main = NULL;
+	memset(ip4_interfaces, 0, sizeof(ip4_interfaces));
+}
+
+void ip4_eth_rewrite(uint8_t rw[14], uint32_t if_index, const uint8_t dst_mac[6])
+{
+	const struct device *d = dev_by_index(if_index);
+	memcpy(rw, dst_mac, 6);
+	if (d)
+		memcpy(rw + 6, d->mac, 6);
+	else
+		memset(rw + 6, 0, 6);
+	rw[12] = 0x08;
+	rw[13] = 0x00;
+}
+
+/* Point prefix/len at a fresh reference to adjacency (kind, if, nh): the
+ * route's old adjacency, if any, loses its reference. */
+static int route_set(uint32_t prefix_h, uint8_t len, enum ip4_adj_kind kind, uint32_t if_index, uint32_t nh_h,
+		     char *err, size_t errlen)
+{
+	int adj = ip4_adj_add(ip4_fib_main, kind, if_index, nh_h);
+	if (adj < 0) {
+		snprintf(err, errlen, "adjacency table full");
+		return adj;
+	}
+	uint32_t old;
+	bool had = ip4_fib_get(ip4_fib_main, prefix_h, len, &old) == 0;
+	int rc = ip4_fib_add(ip4_fib_main, prefix_h, len, (uint32_t)adj);
+	if (rc) {
+		ip4_adj_release(ip4_fib_main, (uint32_t)adj);
+		snprintf(err, errlen, "FIB: %s", strerror(-rc));
+		return rc;
+	}
+	if (had)
+		ip4_adj_release(ip4_fib_main, old);
+	return 0;
+}
+
+/* Remove prefix/len and release its adjacency. */
+static int route_unset(uint32_t prefix_h, uint8_t len)
+{
+	uint32_t old;
+	if (ip4_fib_get(ip4_fib_main, prefix_h, len, &old))
+		return -ENOENT;
+	int rc = ip4_fib_del(ip4_fib_main, prefix_h, len);
+	if (rc == 0)
+		ip4_adj_release(ip4_fib_main, old);
+	return rc;
+}
+
+static const struct ip4_adj *route_adj(uint32_t prefix_h, uint8_t len)
+{
+	uint32_t r;
+	if (!ip4_fib_main || ip4_fib_get(ip4_fib_main, prefix_h, len, &r))
+		return NULL;
+	return ip4_adj_get(ip4_fib_main, r);
+}
+
+int ip4_if_addr_add(uint32_t if_index, uint32_t addr, uint8_t plen, char *err, size_t errlen)
+{
+	if (if_index >= DEV_MAX || !dev_by_index(if_index) || plen > 32) {
+		snprintf(err, errlen, "bad interface or prefix length");
+		return -EINVAL;
+	}
+	struct ip4_interface *ifc = &ip4_interfaces[if_index];
+	uint32_t mask = ip4_plen_mask(plen);
+	uint32_t subnet_h = ntohl(addr & mask);
+	for (uint32_t i = 0; i < ifc->n_addrs; i++)
+		if (ifc->addrs[i].addr == addr) {
+			snprintf(err, errlen, "address already on the interface");
+			return -EEXIST;
+		}
+	if (ifc->n_addrs == IP4_IF_MAX_ADDRS) {
+		snprintf(err, errlen, "at most %u addresses per interface", IP4_IF_MAX_ADDRS);
+		return -ENOSPC;
+	}
+	int rc = ip4_main_init(err, errlen);
+	if (rc)
+		return rc;
+	ip4_fib_quiesce(ip4_fib_main);
+	const struct ip4_adj *a = route_adj(subnet_h, plen);
+	if (plen < 32 && a && (a->kind != IP4_ADJ_GLEAN || a->if_index != if_index)) {
+		snprintf(err, errlen, "the subnet is routed already (ip route del it, or its other address)");
+		return -EEXIST;
+	}
+	a = route_adj(ntohl(addr), 32);
+	if (a && a->kind == IP4_ADJ_LOCAL) {
+		snprintf(err, errlen, "the address is another interface's");
+		return -EEXIST;
+	}
+	rc = route_set(ntohl(addr), 32, IP4_ADJ_LOCAL, if_index, 0, err, errlen);
+	if (rc)
+		return rc;
+	if (plen < 32) {
+		rc = route_set(subnet_h, plen, IP4_ADJ_GLEAN, if_index, 0, err, errlen);
+		if (rc) {
+			route_unset(ntohl(addr), 32);
+			return rc;
+		}
+	}
+	ifc->addrs[ifc->n_addrs++] = (struct ip4_if_addr){ .addr = addr, .mask = mask, .plen = plen };
+	return 0;
+}
+
+int ip4_if_addr_del(uint32_t if_index, uint32_t addr, uint8_t plen, char *err, size_t errlen)
+{
+	if (if_index >= DEV_MAX) {
+		snprintf(err, errlen, "no such interface");
+		return -ENOENT;
+	}
+	struct ip4_interface *ifc = &ip4_interfaces[if_index];
+	uint32_t i = 0;
+	while (i < ifc->n_addrs && (ifc->addrs[i].addr != addr || ifc->addrs[i].plen != plen))
+		i++;
+	if (i == ifc->n_addrs) {
+		snprintf(err, errlen, "no such address on the interface");
+		return -ENOENT;
+	}
+	uint32_t mask = ifc->addrs[i].mask;
+	ip4_fib_quiesce(ip4_fib_main);
+	/* Another address of this interface on the same subnet keeps it. */
+	bool subnet_shared = false;
+	for (uint32_t k = 0; k < ifc->n_addrs; k++)
+		if (k != i && ifc->addrs[k].plen == plen && ((ifc->addrs[k].addr ^ addr) & mask) == 0)
+			subnet_shared = true;
+	if (!subnet_shared) {
+		ip4_nbr_flush(if_index, addr, mask);
+		if (plen < 32)
+			route_unset(ntohl(addr & mask), plen);
+	}
+	route_unset(ntohl(addr), 32);
+	memmove(&ifc->addrs[i], &ifc->addrs[i + 1], (ifc->n_addrs - i - 1) * sizeof(ifc->addrs[0]));
+	ifc->n_addrs--;
+	return 0;
+}
+
+/* Routes out of one interface, gathered by a walk (the FIB must not change
+ * during it) and removed after. */
+struct if_routes {
+	uint32_t if_index;
+	uint32_t n, cap;
+	struct ip4_route *r;
+};
+
+static int gather_if_route(const struct ip4_route *r, void *ctx)
+{
+	struct if_routes *l = ctx;
+	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r->result);
+	if (a->kind != IP4_ADJ_REWRITE || a->if_index != l->if_index)
+		return 0;
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? 2 * l->cap : 64;
+		struct ip4_route *nr = realloc(l->r, cap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		l->r = nr;
+		l->cap = cap;
+	}
+	l->r[l->n++] = *r;
+	return 0;
+}
+
+void ip4_if_clear(uint32_t if_index)
+{
+	char err[64];
+	if (if_index >= DEV_MAX)
+		return;
+	while (ip4_interfaces[if_index].n_addrs) {
+		const struct ip4_if_addr *a = &ip4_interfaces[if_index].addrs[0];
+		ip4_if_addr_del(if_index, a->addr, a->plen, err, sizeof(err));
+	}
+	ip4_nbr_flush(if_index, 0, 0);
+	if (!ip4_fib_main)
+		return;
+	/* Routes via a next hop out of it: a later interface may reuse the
+	 * index. Out of memory leaves the rest (they then go nowhere). */
+	struct if_routes l = { .if_index = if_index };
+	ip4_fib_walk(ip4_fib_main, gather_if_route, &l);
+	if (l.n)
+		ip4_fib_quiesce(ip4_fib_main);
+	for (uint32_t i = 0; i < l.n; i++)
+		route_unset(l.r[i].prefix, l.r[i].len);
+	free(l.r);
+}
+
+/* Interface deletion (drivers/device.h) clears its IPv4 state. */
+static void __attribute__((constructor)) ip4_if_register_delete_hook(void)
+{
+	dev_on_delete(ip4_if_clear);
+}
+
+/* The interface whose connected subnet holds nh (the longest such), or
+ * DEV_INDEX_INVALID. */
+static uint32_t connected_if(uint32_t nh)
+{
+	uint32_t best = DEV_INDEX_INVALID;
+	int best_plen = -1;
+	for (uint32_t i = 0; i < DEV_MAX; i++)
+		for (uint32_t k = 0; k < ip4_interfaces[i].n_addrs; k++) {
+			const struct ip4_if_addr *a = &ip4_interfaces[i].addrs[k];
+			if (((a->addr ^ nh) & a->mask) == 0 && a->plen > best_plen) {
+				best = i;
+				best_plen = a->plen;
+			}
+		}
+	return best;
+}
+
+int ip4_route_add(uint32_t prefix, uint8_t plen, uint32_t next_hop, uint32_t if_index, char *err, size_t errlen)
+{
+	if (plen > 32) {
+		snprintf(err, errlen, "prefix length above 32");
+		return -EINVAL;
+	}
+	int rc = ip4_main_init(err, errlen);
+	if (rc)
+		return rc;
+	if (if_index == DEV_INDEX_INVALID) {
+		if_index = connected_if(next_hop);
+		if (if_index == DEV_INDEX_INVALID) {
+			snprintf(err, errlen, "next hop is on no connected subnet: name the interface");
+			return -EINVAL;
+		}
+	} else if (!dev_by_index(if_index)) {
+		snprintf(err, errlen, "no such interface");
+		return -EINVAL;
+	}
+	uint32_t prefix_h = ntohl(prefix & ip4_plen_mask(plen));
+	const struct ip4_adj *old = route_adj(prefix_h, plen);
+	if (old && (old->kind == IP4_ADJ_LOCAL || old->kind == IP4_ADJ_GLEAN)) {
+		snprintf(err, errlen, "a connected or local route: remove the address instead");
+		return -EPERM;
+	}
+	ip4_fib_quiesce(ip4_fib_main);
+	rc = route_set(prefix_h, plen, IP4_ADJ_REWRITE, if_index, ntohl(next_hop), err, errlen);
+	if (rc)
+		return rc;
+	/* Already resolved: the adjacency is complete from the start. */
+	uint32_t r;
+	ip4_fib_get(ip4_fib_main, prefix_h, plen, &r);
+	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r);
+	if (a->rewrite_len == 0) {
+		uint8_t rw[14];
+		bool known = false;
+		ip4_nbr_lock();
+		const struct ip4_nbr *n = ip4_nbr_lookup(if_index, next_hop);
+		if (n && n->state == IP4_NBR_REACHABLE) {
+			ip4_eth_rewrite(rw, if_index, n->mac);
+			known = true;
+		}
+		ip4_nbr_unlock();
+		if (known)
+			ip4_adj_set_rewrite(ip4_fib_main, r, rw, sizeof(rw));
+	}
+	return 0;
+}
+
+int ip4_route_del(uint32_t prefix, uint8_t plen, char *err, size_t errlen)
+{
+	if (plen > 32) {
+		snprintf(err, errlen, "prefix length above 32");
+		return -EINVAL;
+	}
+	uint32_t prefix_h = ntohl(prefix & ip4_plen_mask(plen));
+	const struct ip4_adj *a = route_adj(prefix_h, plen);
+	if (!a) {
+		snprintf(err, errlen, "no such route");
+		return -ENOENT;
+	}
+	if (a->kind == IP4_ADJ_LOCAL || a->kind == IP4_ADJ_GLEAN) {
+		snprintf(err, errlen, "a connected or local route: remove the address instead");
+		return -EPERM;
+	}
+	ip4_fib_quiesce(ip4_fib_main);
+	return route_unset(prefix_h, plen);
+}

@@ -1,0 +1,129 @@
+/* IPv4 state outside the nodes: the FIB instance they look up, the
+ * addresses configured on each interface, and the control calls that keep
+ * the two consistent (`set interface ip address` adds a local /32 and a
+ * connected glean route; `ip route add` makes an adjacency via a next hop).
+ * The interface's MAC is struct device's.
+ *
+ * Addresses in this API are in network byte order (as on the wire and in
+ * the nodes); the FIB's own API is in host order.
+ *
+ * Thread-safety: the datapath reads ip4_fib_main and ip4_interfaces[]
+ * without locks. Every control call here runs with the datapath parked
+ * (graph barrier) or before it starts, one at a time; each begins with
+ * ip4_fib_quiesce as the FIB's grace-period rule asks. The one other FIB
+ * updater is the ip4-neighbor process node on thread 0, which never runs
+ * while the barrier is held.
+ */
+#ifndef SLUICE_NODES_IP4_INTERFACE_H
+#define SLUICE_NODES_IP4_INTERFACE_H
+
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drivers/device.h"
+#include "nodes/ip4/ip4_fib.h"
+
+#define IP4_IF_MAX_ADDRS 8
+
+struct ip4_if_addr {
+	uint32_t addr; /* network order */
+	uint32_t mask; /* network order, from plen */
+	uint8_t plen;
+};
+
+struct ip4_interface {
+	uint32_t n_addrs;
+	struct ip4_if_addr addrs[IP4_IF_MAX_ADDRS]; /* first: the primary, used as ICMP source */
+};
+
+extern struct ip4_interface ip4_interfaces[DEV_MAX];
+
+/* The FIB the nodes use; NULL until IPv4 is first configured (the nodes
+ * then drop everything as unrouted). */
+extern struct ip4_fib *ip4_fib_main;
+
+/* Network-order mask of a prefix length (0..32). */
+static inline uint32_t ip4_plen_mask(uint8_t plen)
+{
+	return plen ? htonl(~0u << (32 - plen)) : 0;
+}
+
+/* True when addr is one of if_index's own addresses. */
+static inline bool ip4_if_is_local(uint32_t if_index, uint32_t addr)
+{
+	if (if_index >= DEV_MAX)
+		return false;
+	const struct ip4_interface *ifc = &ip4_interfaces[if_index];
+	for (uint32_t i = 0; i < ifc->n_addrs; i++)
+		if (ifc->addrs[i].addr == addr)
+			return true;
+	return false;
+}
+
+/* The interface's address on the subnet of `peer`, else its primary
+ * address, else 0. Source of ARP requests and ICMP errors. */
+static inline uint32_t ip4_if_source_for(uint32_t if_index, uint32_t peer)
+{
+	if (if_index >= DEV_MAX || !ip4_interfaces[if_index].n_addrs)
+		return 0;
+	const struct ip4_interface *ifc = &ip4_interfaces[if_index];
+	for (uint32_t i = 0; i < ifc->n_addrs; i++)
+		if (((ifc->addrs[i].addr ^ peer) & ifc->addrs[i].mask) == 0)
+			return ifc->addrs[i].addr;
+	return ifc->addrs[0].addr;
+}
+
+/* True when addr is the broadcast address of one of the interface's
+ * subnets (shorter than /31). */
+static inline bool ip4_if_is_subnet_broadcast(uint32_t if_index, uint32_t addr)
+{
+	if (if_index >= DEV_MAX)
+		return false;
+	const struct ip4_interface *ifc = &ip4_interfaces[if_index];
+	for (uint32_t i = 0; i < ifc->n_addrs; i++) {
+		const struct ip4_if_addr *a = &ifc->addrs[i];
+		if (a->plen < 31 && ((a->addr ^ addr) & a->mask) == 0 && (addr | a->mask) == 0xffffffffu)
+			return true;
+	}
+	return false;
+}
+
+/* ---- control calls (barrier held) ---- */
+
+/* Create the FIB if there is none. 0 or a negative errno, reason in err. */
+int ip4_main_init(char *err, size_t errlen);
+
+/* Release everything: held packets, neighbours, routes, the FIB, every
+ * address. After the datapath has stopped (shutdown, tests). */
+void ip4_main_free(void);
+
+/* Add addr/plen to the interface with its local /32 and, below /32, its
+ * connected glean route. Returns 0 or a negative errno (-EEXIST: the
+ * address is there, or another interface has that subnet; -ENOSPC), with a
+ * reason in err; nothing changes on error. */
+int ip4_if_addr_add(uint32_t if_index, uint32_t addr, uint8_t plen, char *err, size_t errlen);
+
+/* Remove addr/plen, its routes and the neighbours learnt on its subnet.
+ * Returns 0 or -ENOENT. */
+int ip4_if_addr_del(uint32_t if_index, uint32_t addr, uint8_t plen, char *err, size_t errlen);
+
+/* Forget every address of the interface, its neighbours and the routes via
+ * next hops out of it (it is being deleted: dev_delete calls this through
+ * its delete hook). */
+void ip4_if_clear(uint32_t if_index);
+
+/* prefix/plen via next_hop out of if_index (DEV_INDEX_INVALID: the
+ * interface whose connected subnet holds next_hop). Replaces a route with
+ * the same prefix. Returns 0 or a negative errno with a reason in err. */
+int ip4_route_add(uint32_t prefix, uint8_t plen, uint32_t next_hop, uint32_t if_index, char *err, size_t errlen);
+
+/* Remove a route made by ip4_route_add. -ENOENT (none), -EPERM (a
+ * connected or local route: remove the address instead). */
+int ip4_route_del(uint32_t prefix, uint8_t plen, char *err, size_t errlen);
+
+/* The 14-byte Ethernet header for IPv4 from the interface to dst_mac. */
+void ip4_eth_rewrite(uint8_t rw[14], uint32_t if_index, const uint8_t dst_mac[6]);
+
+#endif

@@ -1,0 +1,205 @@
+/* The packet generator's CLI commands: make, start, stop and delete streams
+ * at run time, and list them.
+ *
+ * `packet-generator new` takes the same `key value` words as a stream block
+ * of startup.conf's packet-generator section, read through that section's
+ * own table, defaults and check (nodes/pg/pg_conf.c), so the two never
+ * disagree. `rx-if` also takes an interface name here. As in VPP, a stream
+ * made at run time waits for `packet-generator enable`.
+ *
+ * The pg_stream_* calls take the graph barrier themselves. Built as its own
+ * library (sluice_nodes_cli) that the daemon links whole, so that nodes/
+ * does not depend on cli/.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "drivers/device.h"
+#include "base/conf.h"
+#include "base/util.h"
+#include "nodes/pg/pg.h"
+
+/* Fill cfg from `key value` words through the section's stream table. The
+ * first failure is printed; nothing is added in any case. */
+static int parse_stream(struct cli_session *s, const char *name, int argc, char **argv,
+			struct pg_stream_config *cfg)
+{
+	const struct conf_block *blk = pg_conf_section.block;
+	char msg[CONF_MSG_SIZE], ifindex[16];
+	if (strlen(name) >= PG_NAME_MAX)
+		return cli_fail(s, -EINVAL, "stream name longer than %d characters", PG_NAME_MAX - 1);
+	memset(cfg, 0, sizeof(*cfg));
+	blk->init(cfg);
+	if (conf_defaults(blk->keys, cfg, msg, sizeof(msg)))
+		return cli_fail(s, -EINVAL, "%s", msg);
+	snprintf(cfg->name, sizeof(cfg->name), "%s", name);
+	struct conf_check chk = { .keys = blk->keys };
+	for (int i = 0; i < argc; i++) {
+		const struct conf_key *k = conf_key_find(blk->keys, argv[i]);
+		if (!k)
+			return cli_fail(s, -EINVAL, "unknown key '%s'", argv[i]);
+		const char *value = NULL;
+		if (k->type != CONF_FLAG) {
+			if (i + 1 == argc)
+				return cli_fail(s, -EINVAL, "missing value for '%s'", k->name);
+			value = argv[++i];
+		}
+		if (!strcmp(k->name, "rx-if") && (value[0] < '0' || value[0] > '9')) {
+			const struct device *d = dev_by_name(value);
+			if (!d)
+				return cli_fail(s, -EINVAL, "rx-if: no interface %s", value);
+			snprintf(ifindex, sizeof(ifindex), "%u", d->index);
+			value = ifindex;
+		}
+		if (conf_value_parse(k, value, cfg, msg, sizeof(msg)))
+			return cli_fail(s, -EINVAL, "%s: %s", k->name, msg);
+		chk.set |= 1ull << (k - blk->keys);
+	}
+	if (blk->check && blk->check(cfg, &chk) < 0)
+		return cli_fail(s, -EINVAL, "%s%s%s", chk.key ? chk.key : "", chk.key ? ": " : "", chk.msg);
+	cfg->enabled = false;
+	return 0;
+}
+
+/*
+ * sluice> packet-generator new s1 limit 1000 rate 10kpps size 64-128 rx-if nul1
+ * stream s1 added (disabled): 64-128 bytes, limit 1000, to ethernet-input
+ */
+static int pg_new(struct cli_session *s, int argc, char **argv)
+{
+	static struct pg_stream_config cfg; /* 2 KB of template: not on the session's stack */
+	if (argc < 1)
+		return cli_fail(s, -EINVAL, "missing NAME");
+	int rc = parse_stream(s, argv[0], argc - 1, argv + 1, &cfg);
+	if (rc)
+		return rc;
+	char err[CONF_MSG_SIZE];
+	rc = pg_stream_add(&cfg, err, sizeof(err));
+	if (rc)
+		return cli_fail(s, -EINVAL, "%s", err);
+	cli_printf(s, "stream %s added (disabled): %u-%u bytes, limit %llu, to %s", cfg.name, cfg.size_min,
+		   cfg.size_max, (unsigned long long)cfg.limit, cfg.next_node);
+	return 0;
+}
+
+/* enable/disable: one stream, or every stream without a name. */
+static int pg_set_enabled(struct cli_session *s, int argc, char **argv, bool enable)
+{
+	const char *name = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
+	int rc = argc ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : 0;
+	if (rc)
+		return rc;
+	const char *what = enable ? "enabled" : "disabled";
+	if (name) {
+		if (pg_stream_enable(name, enable))
+			return cli_fail(s, -EINVAL, "no stream %s", name);
+		cli_printf(s, "stream %s %s", name, what);
+		return 0;
+	}
+	uint32_t n = pg_stream_count();
+	for (uint32_t i = 0; i < n; i++) {
+		struct pg_stream_info info;
+		if (pg_stream_info(i, &info) == 0)
+			pg_stream_enable(info.name, enable);
+	}
+	cli_printf(s, "%u stream(s) %s", n, what);
+	return 0;
+}
+
+/*
+ * sluice> packet-generator enable s1
+ * stream s1 enabled
+ * sluice> packet-generator enable
+ * 2 stream(s) enabled
+ */
+static int pg_enable(struct cli_session *s, int argc, char **argv)
+{
+	return pg_set_enabled(s, argc, argv, true);
+}
+
+/*
+ * sluice> packet-generator disable s1
+ * stream s1 disabled
+ */
+static int pg_disable(struct cli_session *s, int argc, char **argv)
+{
+	return pg_set_enabled(s, argc, argv, false);
+}
+
+/*
+ * sluice> packet-generator delete s1
+ * stream s1 deleted
+ */
+static int pg_delete(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	if (pg_stream_delete(name))
+		return cli_fail(s, -EINVAL, "no stream %s", name);
+	cli_printf(s, "stream %s deleted", name);
+	return 0;
+}
+
+/*
+ * sluice> show packet-generator
+ * Name  Enabled  Sent   Packets  Bytes    Limit  Rate   Size    Next node       rx-if  Thread
+ * pg0   yes      81920  81920    5242880  0      10000  64      ethernet-input      0       0
+ * s1    no       1000   1000     96000    1000   0      64-128  ethernet-input      2       0
+ */
+static int show_pg(struct cli_session *s, int argc, char **argv)
+{
+	int rc = cli_args_parse(s, argc, argv, NULL, 0);
+	if (rc)
+		return rc;
+	static const struct cli_table_col cols[] = {
+		{ "Name", false },  { "Enabled", false }, { "Sent", true },	 { "Packets", true },
+		{ "Bytes", true },  { "Limit", true },	   { "Rate", true },	 { "Size", false },
+		{ "Next node", false }, { "rx-if", true }, { "Thread", true },
+	};
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!t)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < pg_stream_count(); i++) {
+		struct pg_stream_info info;
+		if (pg_stream_info(i, &info))
+			continue;
+		const struct pg_stream_config *c = info.config;
+		cli_table_cell(t, "%s", info.name);
+		cli_table_cell(t, "%s", info.enabled ? "yes" : "no");
+		cli_table_cell(t, "%llu", (unsigned long long)info.packets_sent);
+		cli_table_cell(t, "%llu", (unsigned long long)info.packets_total);
+		cli_table_cell(t, "%llu", (unsigned long long)info.bytes_total);
+		cli_table_cell(t, "%llu", (unsigned long long)c->limit);
+		cli_table_cell(t, "%llu", (unsigned long long)c->rate_pps);
+		if (c->size_min == c->size_max)
+			cli_table_cell(t, "%u", c->size_min);
+		else
+			cli_table_cell(t, "%u-%u", c->size_min, c->size_max);
+		cli_table_cell(t, "%s", c->next_node);
+		cli_table_cell(t, "%u", c->rx_if);
+		cli_table_cell(t, "%u", c->thread_index);
+	}
+	cli_table_print(s, t);
+	return 0;
+}
+
+/* ---- registration ---- */
+
+#define PG_CLI(id, p, u, h, f)                                                                      \
+	static const struct cli_command_reg id = { .path = p, .usage = u, .help = h, .fn = f };    \
+	CLI_COMMAND_REGISTER(id)
+
+PG_CLI(pg_new_cmd, "packet-generator new", "packet-generator new NAME [key value...] (startup.conf stream keys)",
+       "Add a stream, disabled until enabled", pg_new)
+PG_CLI(pg_enable_cmd, "packet-generator enable", "packet-generator enable [NAME]",
+       "Start a stream (every stream without NAME); the limit counts again", pg_enable)
+PG_CLI(pg_disable_cmd, "packet-generator disable", "packet-generator disable [NAME]",
+       "Stop a stream (every stream without NAME)", pg_disable)
+PG_CLI(pg_delete_cmd, "packet-generator delete", "packet-generator delete NAME", "Remove a stream", pg_delete)
+PG_CLI(show_pg_cmd, "show packet-generator", "show packet-generator", "Streams and their counters", show_pg)

@@ -1,0 +1,338 @@
+/* The per-interface schedules and the classes, as the CLI and the app
+ * change them (sched_io.h). Every change runs with the datapath parked at
+ * the barrier, so sched-egress and sched-ingress read without locks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "sched/dist/dist.h"
+#include "nodes/sched/sched_io.h"
+
+#define SCHED_IO_RING_LINES 512 /* per (thread, owner): 4096 packets */
+
+uint8_t sched_egress_on[DEV_MAX];
+struct sched_io_if sched_io_ifs[DEV_MAX];
+static uint32_t max_held = 4096;
+
+void sched_io_set_max_held(uint32_t n)
+{
+	max_held = n;
+}
+
+uint32_t sched_io_max_held(void)
+{
+	return max_held;
+}
+
+static uint32_t class_depth = SCHED_FRONT_DEPTH;
+
+void sched_io_set_class_depth(uint32_t depth)
+{
+	class_depth = depth;
+}
+
+/* The owner's clock: the schedule's times are on it. */
+static uint64_t owner_now(struct graph *g, const struct sched_io_if *sif)
+{
+	const struct timer_service *ts = timer_service_of(graph_thread_get(g, sif->owner));
+	return ts ? timer_now(ts) : timer_clock_ns(NULL);
+}
+
+/* A schedule for if_index with nothing configured, its owner, and the
+ * rings other threads hand it packets through. Barrier held. */
+static int ensure(struct graph *g, uint32_t if_index, char *err, size_t errlen)
+{
+	struct sched_io_if *sif = &sched_io_ifs[if_index];
+	if (sif->e)
+		return 0;
+	uint32_t n_threads = graph_n_threads(g);
+	sif->owner = sched_io_owner(if_index, n_threads);
+	for (uint32_t t = 0; t < n_threads && n_threads > 1; t++) {
+		if (t == sif->owner)
+			continue;
+		sif->ring[t] = handoff_ring_create(SCHED_IO_RING_LINES, -1);
+		if (!sif->ring[t]) {
+			snprintf(err, errlen, "out of memory for handoff rings");
+			goto fail;
+		}
+	}
+	sif->e = sched_egress_create(max_held, if_index + 1, err, errlen);
+	if (!sif->e)
+		goto fail;
+	int hin = graph_node_index(g, "sched-handoff-input");
+	if (n_threads > 1 && hin >= 0)
+		graph_node_set_state(g, sif->owner, (uint32_t)hin, NODE_STATE_POLLING);
+	return 0;
+fail:
+	for (uint32_t t = 0; t < GRAPH_MAX_THREADS; t++) {
+		handoff_ring_free(sif->ring[t]);
+		sif->ring[t] = NULL;
+	}
+	return -ENOMEM;
+}
+
+static int check_if(uint32_t if_index, char *err, size_t errlen)
+{
+	if (if_index >= DEV_MAX || !dev_by_index(if_index)) {
+		snprintf(err, errlen, "no interface %u", if_index);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static void publish(uint32_t if_index)
+{
+	const struct sched_io_if *sif = &sched_io_ifs[if_index];
+	__atomic_store_n(&sched_egress_on[if_index], (uint8_t)(sif->shaper || sif->delay), __ATOMIC_RELAXED);
+}
+
+int sched_io_set_shaper(struct graph *g, uint32_t if_index, uint64_t rate_bps, uint64_t burst_bytes, char *err,
+			size_t errlen)
+{
+	int rc = check_if(if_index, err, errlen);
+	if (rc)
+		return rc;
+	if (rate_bps && (rate_bps < SCHED_RATE_MIN || rate_bps > SCHED_RATE_MAX)) {
+		snprintf(err, errlen, "rate %llu bit/s: expected 1kbit..400gbit", (unsigned long long)rate_bps);
+		return -EINVAL;
+	}
+	if (rate_bps && (burst_bytes < SCHED_BURST_MIN || burst_bytes > SCHED_BURST_MAX)) {
+		snprintf(err, errlen, "burst %llu bytes: expected 64..256M", (unsigned long long)burst_bytes);
+		return -EINVAL;
+	}
+	struct sched_io_if *sif = &sched_io_ifs[if_index];
+	if (!rate_bps && !sif->e)
+		return 0;
+	graph_barrier_sync(g);
+	rc = ensure(g, if_index, err, errlen);
+	if (!rc) {
+		sched_egress_set_shaper(sif->e, rate_bps, burst_bytes, owner_now(g, sif));
+		sif->shaper = rate_bps != 0;
+		publish(if_index);
+	}
+	graph_barrier_release(g);
+	return rc;
+}
+
+int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, uint64_t jitter_ns, char *err,
+		       size_t errlen)
+{
+	int rc = check_if(if_index, err, errlen);
+	if (rc)
+		return rc;
+	if (delay_ns > SCHED_DELAY_MAX || jitter_ns > delay_ns) {
+		snprintf(err, errlen, "delay %lluns jitter %lluns: expected delay up to 10s and jitter up to the delay",
+			 (unsigned long long)delay_ns, (unsigned long long)jitter_ns);
+		return -EINVAL;
+	}
+	struct sched_io_if *sif = &sched_io_ifs[if_index];
+	if (!delay_ns && !sif->e)
+		return 0;
+	graph_barrier_sync(g);
+	rc = ensure(g, if_index, err, errlen);
+	if (!rc) {
+		sched_egress_set_delay(sif->e, delay_ns, jitter_ns);
+		sif->delay = delay_ns != 0;
+		publish(if_index);
+	}
+	graph_barrier_release(g);
+	return rc;
+}
+
+/* ---- the class queues in front of the distributor ---- */
+
+struct sched_front sched_front;
+
+#define FRONT_PORT_DEPTH 8 /* the most a later, higher priority waits behind */
+
+/* A pass first: the events sched-dist released are counted in flight
+ * until the scheduler takes the release in. */
+uint64_t sched_front_held(void)
+{
+	if (!sched_front.evq)
+		return 0;
+	evq_schedule(sched_front.evq);
+	return evq_in_flight(sched_front.evq) + sched_front.n_stash;
+}
+
+uint32_t sched_front_held_class(uint32_t id)
+{
+	struct evq_queue_stats st;
+	if (!sched_front.evq || evq_queue_stats(sched_front.evq, id, &st))
+		return 0;
+	uint32_t n = st.held;
+	for (uint32_t i = 0; i < sched_front.n_stash; i++)
+		n += sched_front.stash[i].queue == id;
+	return n;
+}
+
+/* Everything still held goes back to the pool, counted per class as
+ * dropped at shutdown; then the queues go. Workers stopped (or the
+ * datapath parked). Returns the packets freed. */
+static uint64_t front_release(struct graph *g)
+{
+	struct sched_front *f = &sched_front;
+	if (!f->evq)
+		return 0;
+	uint64_t freed = 0;
+	struct evq_event ev[FRONT_PORT_DEPTH];
+	uint32_t bi[FRONT_PORT_DEPTH];
+	for (uint32_t i = 0; i < f->n_stash; i++) {
+		stat_add(&f->shutdown[f->stash[i].queue], 1);
+		buffer_free(&f->stash[i].buffer_index, 1);
+	}
+	freed += f->n_stash;
+	f->n_stash = 0;
+	while (evq_in_flight(f->evq)) {
+		evq_schedule(f->evq);
+		uint32_t n = evq_port_dequeue(f->port, ev, FRONT_PORT_DEPTH);
+		evq_port_release(f->port, n);
+		for (uint32_t i = 0; i < n; i++) {
+			bi[i] = ev[i].buffer_index;
+			stat_add(&f->shutdown[ev[i].queue], 1);
+		}
+		buffer_free(bi, n);
+		freed += n;
+	}
+	evq_destroy(f->evq);
+	f->evq = NULL;
+	f->port = NULL;
+	int node = g ? graph_node_index(g, "sched-dist") : -1;
+	if (node >= 0)
+		graph_node_set_state(g, 0, (uint32_t)node, NODE_STATE_DISABLED);
+	dist_graph_set_front(NULL);
+	return freed;
+}
+
+static const struct dist_front front_hooks = {
+	.node = "sched-dist",
+	.held = sched_front_held,
+	.release = front_release,
+};
+
+/* The queues, once a distributor is attached and a class defined (the
+ * daemon defines classes from the CLI, after the distributor attached).
+ * Barrier held. A failure leaves the classes working as without workers'
+ * queues: packets go straight to the distributor. */
+static void front_sync(struct graph *g)
+{
+	struct sched_front *f = &sched_front;
+	const struct sched_class_table *t = &sched_class_table;
+	int node = graph_node_index(g, "sched-dist");
+	if (!f->evq && dist_attached() && t->n && node >= 0) {
+		struct evq_config cfg = { .n_queues = SCHED_MAX_CLASSES, .n_ports = 1, .port_depth = FRONT_PORT_DEPTH,
+					  .output_size = 8 };
+		char err[128];
+		struct evq *q = evq_create(&cfg, err, sizeof(err));
+		struct evq_queue_config qc;
+		evq_queue_config_default(&qc);
+		qc.type = EVQ_PARALLEL; /* one port: the distributor applies the class's type */
+		qc.depth = class_depth;
+		for (uint32_t id = 0; q && id < SCHED_MAX_CLASSES; id++) {
+			if (evq_queue_setup(q, id, &qc) || evq_port_link(q, 0, id)) {
+				evq_destroy(q);
+				q = NULL;
+			}
+		}
+		if (!q) {
+			base_log("sched", "warning: no class queues for the workers (out of memory)");
+			return;
+		}
+		f->port = evq_port(q, 0);
+		f->evq = q;
+		f->depth = class_depth;
+		f->n_stash = 0;
+		dist_graph_set_front(&front_hooks);
+		graph_node_set_state(g, 0, (uint32_t)node, NODE_STATE_POLLING);
+	}
+	for (uint32_t id = 1; f->evq && id < SCHED_MAX_CLASSES; id++)
+		evq_queue_set_weight(f->evq, id, t->cls[id].name[0] ? t->cls[id].weight : 1);
+}
+
+int sched_io_class_set(struct graph *g, const struct sched_class *c, char *err, size_t errlen)
+{
+	graph_barrier_sync(g);
+	int rc = sched_class_set(c, err, errlen);
+	if (rc >= 0)
+		front_sync(g);
+	graph_barrier_release(g);
+	return rc;
+}
+
+int sched_io_class_remove(struct graph *g, const char *name)
+{
+	graph_barrier_sync(g);
+	int rc = sched_class_remove(name);
+	if (rc == 0)
+		front_sync(g);
+	graph_barrier_release(g);
+	return rc;
+}
+
+/* The interface goes (or the process ends): its held packets and those in
+ * its rings go back to the pool. A timer still armed for it finds a new
+ * generation and does nothing. Datapath parked. */
+static void if_free(uint32_t if_index)
+{
+	if (if_index >= DEV_MAX)
+		return;
+	struct sched_io_if *sif = &sched_io_ifs[if_index];
+	sched_egress_on[if_index] = 0;
+	for (uint32_t t = 0; t < GRAPH_MAX_THREADS; t++) {
+		uint32_t bi[256], n;
+		if (!sif->ring[t])
+			continue;
+		while ((n = handoff_dequeue(sif->ring[t], bi, NULL, 256)) != 0)
+			buffer_free(bi, n);
+		handoff_ring_free(sif->ring[t]);
+	}
+	sched_egress_destroy(sif->e);
+	uint32_t gen = sif->gen + 1;
+	memset(sif, 0, sizeof(*sif));
+	sif->gen = gen;
+}
+
+void sched_io_free_all(void)
+{
+	for (uint32_t i = 0; i < DEV_MAX; i++)
+		if_free(i);
+	front_release(NULL);
+	memset(&sched_front, 0, sizeof(sched_front));
+	sched_class_clear();
+}
+
+/* `show buffers`: what each schedule holds, and what waits in the
+ * handoff rings to its owner (datapath parked). */
+static void holder(void *ctx, struct buffer_tally *t)
+{
+	(void)ctx;
+	for (uint32_t i = 0; i < DEV_MAX; i++) {
+		const struct sched_io_if *sif = &sched_io_ifs[i];
+		const struct device *d = dev_by_index(i);
+		char where[BUFFER_WHERE_SIZE];
+		uint64_t ring = 0;
+		if (!sif->e)
+			continue;
+		for (uint32_t k = 0; k < GRAPH_MAX_THREADS; k++) {
+			struct handoff_stats st;
+			if (!sif->ring[k])
+				continue;
+			handoff_ring_stats(sif->ring[k], &st);
+			ring += st.buffers_in - st.buffers_out;
+		}
+		snprintf(where, sizeof(where), "%s egress held", d ? d->name : "?");
+		buffer_tally_add(t, where, sched_egress_held_buffers(sif->e));
+		snprintf(where, sizeof(where), "%s egress handoff", d ? d->name : "?");
+		buffer_tally_add(t, where, ring);
+	}
+	if (sched_front.evq)
+		buffer_tally_add(t, "class queues for the workers", sched_front_held());
+}
+
+static void __attribute__((constructor)) sched_io_register_hooks(void)
+{
+	dev_on_delete(if_free);
+	buffer_holder_register("sched", holder, NULL);
+}

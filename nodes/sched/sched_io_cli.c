@@ -1,0 +1,495 @@
+/* Packet scheduling commands: shapers, delays and classes, and `show
+ * sched`. Spelled so (scripts depend on it):
+ *
+ *   sched shaper interface NAME rate 10mbit [burst 16k]
+ *   sched shaper interface NAME off
+ *   sched delay interface NAME 20ms [jitter 2ms]
+ *   sched delay interface NAME off
+ *   sched class NAME priority P [weight W] [type atomic|ordered|parallel] match dscp D|protocol icmp|tcp|udp|interface NAME
+ *   no sched class NAME
+ *   show sched [json]
+ *
+ * Units: rates bit kbit mbit gbit (1000-based), sizes in bytes with K M G
+ * (1024-based, any case), times ns us ms s. Every word is checked before
+ * anything changes: a bad command prints usage and changes nothing.
+ *
+ * sluice> show sched
+ * Interface b (if 1), owner thread 0
+ *   shaper rate 10mbit burst 16k, tokens 11942 bytes
+ *   delay off
+ *   max-held 512: held 11, enqueued 1212, released 1201, dropped 0
+ *     class                  held     released    dropped
+ *     (none)                   11         1161          0
+ *     ef                        0           40          0
+ * Classes (match order)
+ *   ef priority 0 weight 1 type atomic match dscp 46: 80 packets
+ * Class queues for the workers (1024 packets per class)
+ *     class                  held     queued       sent queue full  dist drop   shutdown
+ *     (none)                 1024     120233     119209        211          0          0
+ *     ef                        0         80         80          0          0          0
+ *
+ * pg streams reach sched-ingress only when they name it as next-node (the
+ * inputs' test sends af-packet, pcap, null, ixgbe and i40e traffic there).
+ *
+ * Built as its own library (sluice_sched_io_cli) that the daemon links
+ * whole, so that nodes/ does not depend on cli/.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "base/conf.h"
+#include "graph/graph.h"
+#include "nodes/sched/sched_io.h"
+
+/* ---- values with units, through the startup.conf parsers ---- */
+
+static int parse_unit(struct cli_session *s, enum conf_type type, const char *what, const char *text, uint64_t *v)
+{
+	struct conf_key k = { .name = what, .type = type, .offset = 0, .size = sizeof(uint64_t) };
+	char err[CONF_MSG_SIZE];
+	if (conf_value_parse(&k, text, v, err, sizeof(err)) == 0)
+		return 0;
+	cli_printf(s, "error: %s %s: %s", what, text, err);
+	return -EINVAL;
+}
+
+static void format_unit(enum conf_type type, uint64_t v, char *buf, size_t len)
+{
+	struct conf_key k = { .type = type, .offset = 0, .size = sizeof(uint64_t) };
+	conf_value_format(&k, &v, buf, len);
+}
+
+/* A size as the commands take it: 16k, 2m, 1g when it is a whole number
+ * of those, else "1500 bytes" (startup.conf's formatter prints sizes under
+ * 1M in bytes, which for a burst reads as an unexplained 16384). */
+static void format_bytes(uint64_t v, char *buf, size_t len)
+{
+	static const char suffix[] = { 'g', 'm', 'k' };
+	for (uint32_t i = 0; i < 3; i++) {
+		uint64_t unit = 1ull << (10 * (3 - i));
+		if (v >= unit && v % unit == 0) {
+			snprintf(buf, len, "%llu%c", (unsigned long long)(v / unit), suffix[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%llu bytes", (unsigned long long)v);
+}
+
+static struct device *find_if(struct cli_session *s, const char *name)
+{
+	struct device *d = dev_by_name(name);
+	if (!d)
+		cli_printf(s, "error: no interface %s", name);
+	return d;
+}
+
+static int need_graph(struct cli_session *s, struct graph **g)
+{
+	*g = cli_graph(s);
+	return *g ? 0 : cli_fail(s, -ENODEV, "no graph");
+}
+
+/* ---- sched shaper / sched delay ---- */
+
+static int sched_shaper(struct cli_session *s, int argc, char **argv)
+{
+	struct graph *g;
+	uint64_t rate = 0, burst = 16384;
+	if (need_graph(s, &g))
+		return -ENODEV;
+	if (argc < 2)
+		return cli_fail(s, -EINVAL, "expected NAME rate R [burst B] or NAME off");
+	struct device *d = find_if(s, argv[0]);
+	if (!d)
+		return -EINVAL;
+	if (argc == 2 && strcmp(argv[1], "off") == 0) {
+		rate = 0;
+	} else {
+		for (int i = 1; i < argc; i += 2) {
+			if (i + 1 >= argc)
+				return cli_fail(s, -EINVAL, "%s: expected a value", argv[i]);
+			if (strcmp(argv[i], "rate") == 0 && parse_unit(s, CONF_RATE, "rate", argv[i + 1], &rate) == 0)
+				continue;
+			if (strcmp(argv[i], "burst") == 0 && parse_unit(s, CONF_SIZE, "burst", argv[i + 1], &burst) == 0)
+				continue;
+			if (strcmp(argv[i], "rate") != 0 && strcmp(argv[i], "burst") != 0)
+				cli_printf(s, "error: unknown word %s", argv[i]);
+			return -EINVAL;
+		}
+		if (!rate)
+			return cli_fail(s, -EINVAL, "expected rate R (for example 10mbit), or off");
+	}
+	char err[256];
+	int rc = sched_io_set_shaper(g, d->index, rate, burst, err, sizeof(err));
+	return rc ? cli_fail(s, rc, "%s", err) : 0;
+}
+
+static int sched_delay(struct cli_session *s, int argc, char **argv)
+{
+	struct graph *g;
+	uint64_t delay = 0, jitter = 0;
+	if (need_graph(s, &g))
+		return -ENODEV;
+	if (argc != 2 && argc != 4)
+		return cli_fail(s, -EINVAL, "expected NAME DELAY [jitter J] or NAME off");
+	struct device *d = find_if(s, argv[0]);
+	if (!d)
+		return -EINVAL;
+	if (strcmp(argv[1], "off") != 0 || argc != 2) {
+		if (parse_unit(s, CONF_DURATION, "delay", argv[1], &delay))
+			return -EINVAL;
+		if (!delay)
+			return cli_fail(s, -EINVAL, "delay 0: use off");
+		if (argc == 4 && (strcmp(argv[2], "jitter") != 0 ||
+				  parse_unit(s, CONF_DURATION, "jitter", argv[3], &jitter) != 0))
+			return cli_fail(s, -EINVAL, "expected jitter J after the delay");
+	}
+	char err[256];
+	int rc = sched_io_set_delay(g, d->index, delay, jitter, err, sizeof(err));
+	return rc ? cli_fail(s, rc, "%s", err) : 0;
+}
+
+/* ---- sched class ---- */
+
+static bool parse_u32(const char *w, uint32_t max, uint32_t *v)
+{
+	char *end;
+	unsigned long x = strtoul(w, &end, 10);
+	if (!*w || *end || x > max)
+		return false;
+	*v = (uint32_t)x;
+	return true;
+}
+
+static int parse_match(struct cli_session *s, const char *kind, const char *value, struct sched_class *c)
+{
+	static const struct {
+		const char *name;
+		uint32_t proto;
+	} protos[] = { { "icmp", 1 }, { "tcp", 6 }, { "udp", 17 } };
+	if (strcmp(kind, "dscp") == 0) {
+		c->match = SCHED_MATCH_DSCP;
+		if (parse_u32(value, 63, &c->value))
+			return 0;
+		return cli_fail(s, -EINVAL, "dscp %s: expected 0..63", value);
+	}
+	if (strcmp(kind, "protocol") == 0) {
+		c->match = SCHED_MATCH_PROTOCOL;
+		for (size_t i = 0; i < ARRAY_LEN(protos); i++)
+			if (strcmp(value, protos[i].name) == 0) {
+				c->value = protos[i].proto;
+				return 0;
+			}
+		return cli_fail(s, -EINVAL, "protocol %s: expected icmp, tcp or udp", value);
+	}
+	if (strcmp(kind, "interface") == 0) {
+		struct device *d = find_if(s, value);
+		c->match = SCHED_MATCH_INTERFACE;
+		c->value = d ? d->index : 0;
+		return d ? 0 : -EINVAL;
+	}
+	return cli_fail(s, -EINVAL, "match %s: expected dscp, protocol or interface", kind);
+}
+
+static int sched_class_cmd(struct cli_session *s, int argc, char **argv)
+{
+	struct graph *g;
+	if (need_graph(s, &g))
+		return -ENODEV;
+	struct sched_class c = { .weight = 1 };
+	bool have_prio = false, have_match = false;
+	if (argc < 1 || strlen(argv[0]) >= sizeof(c.name))
+		return cli_fail(s, -EINVAL, "expected a class name of 1..%d characters", SCHED_CLASS_NAME_SIZE - 1);
+	memcpy(c.name, argv[0], strlen(argv[0]));
+	for (int i = 1; i < argc; i += 2) {
+		uint32_t v;
+		if (i + 1 >= argc)
+			return cli_fail(s, -EINVAL, "%s: expected a value", argv[i]);
+		if (strcmp(argv[i], "priority") == 0) {
+			if (!parse_u32(argv[i + 1], SCHED_N_PRIO - 1, &v))
+				return cli_fail(s, -EINVAL, "priority %s: expected 0..%d", argv[i + 1], SCHED_N_PRIO - 1);
+			c.priority = (uint8_t)v;
+			have_prio = true;
+		} else if (strcmp(argv[i], "weight") == 0) {
+			if (!parse_u32(argv[i + 1], SCHED_WEIGHT_MAX, &v) || !v)
+				return cli_fail(s, -EINVAL, "weight %s: expected 1..%d", argv[i + 1], SCHED_WEIGHT_MAX);
+			c.weight = (uint16_t)v;
+		} else if (strcmp(argv[i], "type") == 0) {
+			int type = sched_type_parse(argv[i + 1]);
+			if (type < 0)
+				return cli_fail(s, -EINVAL, "type %s: expected atomic, ordered or parallel", argv[i + 1]);
+			c.type = (uint8_t)type;
+		} else if (strcmp(argv[i], "match") == 0) {
+			if (i + 2 >= argc)
+				return cli_fail(s, -EINVAL, "match: expected dscp D, protocol P or interface NAME");
+			if (parse_match(s, argv[i + 1], argv[i + 2], &c))
+				return -EINVAL;
+			have_match = true;
+			i++;
+		} else {
+			return cli_fail(s, -EINVAL, "unknown word %s", argv[i]);
+		}
+	}
+	if (!have_prio || !have_match)
+		return cli_fail(s, -EINVAL, "expected priority P and match ...");
+	char err[256];
+	int rc = sched_io_class_set(g, &c, err, sizeof(err));
+	return rc < 0 ? cli_fail(s, rc, "%s", err) : 0;
+}
+
+static int no_sched_class(struct cli_session *s, int argc, char **argv)
+{
+	struct graph *g;
+	if (need_graph(s, &g))
+		return -ENODEV;
+	if (argc != 1)
+		return cli_fail(s, -EINVAL, "expected a class name");
+	int rc = sched_io_class_remove(g, argv[0]);
+	return rc ? cli_fail(s, rc, "no class %s", argv[0]) : 0;
+}
+
+/* ---- show sched ---- */
+
+static const char *class_name(uint32_t id)
+{
+	return id && sched_class_table.cls[id].name[0] ? sched_class_table.cls[id].name : id ? "(removed)" : "(none)";
+}
+
+static void match_text(const struct sched_class *c, char *buf, size_t len)
+{
+	static const char *const protos[256] = { [1] = "icmp", [6] = "tcp", [17] = "udp" };
+	const struct device *d;
+	switch (c->match) {
+	case SCHED_MATCH_DSCP:
+		snprintf(buf, len, "dscp %u", c->value);
+		break;
+	case SCHED_MATCH_PROTOCOL:
+		snprintf(buf, len, "protocol %s", protos[c->value & 0xff] ? protos[c->value & 0xff] : "?");
+		break;
+	default:
+		d = dev_by_index(c->value);
+		snprintf(buf, len, "interface %s", d ? d->name : "?");
+		break;
+	}
+}
+
+/* Packets sched-ingress put in each class, summed over threads. */
+static void class_counts(struct graph *g, uint64_t counts[SCHED_MAX_CLASSES])
+{
+	memset(counts, 0, SCHED_MAX_CLASSES * sizeof(counts[0]));
+	int node = graph_node_index(g, "sched-ingress");
+	if (node < 0)
+		return;
+	for (uint32_t t = 0; t < graph_n_threads(g); t++) {
+		const struct node_runtime *rt = graph_node_runtime(g, t, (uint32_t)node);
+		const uint64_t *c = rt ? rt->data : NULL; /* its data starts with the counters */
+		for (uint32_t i = 0; c && i < SCHED_MAX_CLASSES; i++)
+			counts[i] += __atomic_load_n(&c[i], __ATOMIC_RELAXED);
+	}
+}
+
+static void show_if_text(struct cli_session *s, const struct device *d, const struct sched_io_if *sif)
+{
+	struct sched_egress_stats st;
+	char a[32], b[32];
+	sched_egress_stats(sif->e, &st);
+	cli_printf(s, "Interface %s (if %u), owner thread %u", d->name, d->index, sif->owner);
+	if (st.cfg.rate_bps) {
+		format_unit(CONF_RATE, st.cfg.rate_bps, a, sizeof(a));
+		format_bytes(st.cfg.burst_bytes, b, sizeof(b));
+		cli_printf(s, "  shaper rate %s burst %s, tokens %lld bytes", a, b, (long long)st.tokens_bytes);
+	} else {
+		cli_printf(s, "  shaper off");
+	}
+	if (st.cfg.delay_ns) {
+		format_unit(CONF_DURATION, st.cfg.delay_ns, a, sizeof(a));
+		format_unit(CONF_DURATION, st.cfg.jitter_ns, b, sizeof(b));
+		cli_printf(s, "  delay %s jitter %s", a, b);
+	} else {
+		cli_printf(s, "  delay off");
+	}
+	cli_printf(s, "  max-held %u: held %llu, enqueued %llu, released %llu, dropped %llu", st.cfg.max_held,
+		   (unsigned long long)st.held, (unsigned long long)st.enqueued, (unsigned long long)st.released,
+		   (unsigned long long)st.dropped);
+	cli_printf(s, "    %-16s %10s %12s %10s", "class", "held", "released", "dropped");
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++)
+		if (st.held_class[c] || st.released_class[c] || st.dropped_class[c] || (c && sched_class_table.cls[c].name[0]))
+			cli_printf(s, "    %-16s %10llu %12llu %10llu", class_name(c), (unsigned long long)st.held_class[c],
+				   (unsigned long long)st.released_class[c], (unsigned long long)st.dropped_class[c]);
+}
+
+static cJSON *if_json(const struct device *d, const struct sched_io_if *sif)
+{
+	struct sched_egress_stats st;
+	sched_egress_stats(sif->e, &st);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "interface", d->name);
+	cJSON_AddNumberToObject(o, "if_index", d->index);
+	cJSON_AddNumberToObject(o, "owner_thread", sif->owner);
+	cJSON_AddNumberToObject(o, "rate_bps", (double)st.cfg.rate_bps);
+	cJSON_AddNumberToObject(o, "burst_bytes", (double)st.cfg.burst_bytes);
+	cJSON_AddNumberToObject(o, "tokens_bytes", (double)st.tokens_bytes);
+	cJSON_AddNumberToObject(o, "delay_ns", (double)st.cfg.delay_ns);
+	cJSON_AddNumberToObject(o, "jitter_ns", (double)st.cfg.jitter_ns);
+	cJSON_AddNumberToObject(o, "max_held", st.cfg.max_held);
+	cJSON_AddNumberToObject(o, "held", (double)st.held);
+	cJSON_AddNumberToObject(o, "enqueued", (double)st.enqueued);
+	cJSON_AddNumberToObject(o, "released", (double)st.released);
+	cJSON_AddNumberToObject(o, "dropped", (double)st.dropped);
+	cJSON *cls = cJSON_AddArrayToObject(o, "classes");
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++) {
+		if (!st.held_class[c] && !st.released_class[c] && !st.dropped_class[c])
+			continue;
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "class", class_name(c));
+		cJSON_AddNumberToObject(x, "held", (double)st.held_class[c]);
+		cJSON_AddNumberToObject(x, "released", (double)st.released_class[c]);
+		cJSON_AddNumberToObject(x, "dropped", (double)st.dropped_class[c]);
+		cJSON_AddItemToArray(cls, x);
+	}
+	return o;
+}
+
+/* The class queues in front of the distributor: levels read with the
+ * datapath parked (they are thread 0's), counters as they run. */
+static void show_front(struct cli_session *s, struct graph *g, cJSON *root)
+{
+	const struct sched_front *f = &sched_front;
+	uint32_t held[SCHED_MAX_CLASSES];
+	graph_barrier_sync(g);
+	bool on = f->evq != NULL;
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++)
+		held[c] = sched_front_held_class(c);
+	graph_barrier_release(g);
+	if (!on)
+		return;
+	cJSON *arr = root ? cJSON_AddArrayToObject(root, "class_queues") : NULL;
+	if (root)
+		cJSON_AddNumberToObject(root, "class_queue_depth", f->depth);
+	if (!root) {
+		cli_printf(s, "Class queues for the workers (%u packets per class)", f->depth);
+		cli_printf(s, "    %-16s %10s %10s %10s %10s %10s %10s", "class", "held", "queued", "sent", "queue full",
+			   "dist drop", "shutdown");
+	}
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++) {
+		uint64_t v[] = { stat_read(&f->queued[c]), stat_read(&f->sent[c]), stat_read(&f->queue_full[c]),
+				 stat_read(&f->dist_dropped[c]), stat_read(&f->shutdown[c]) };
+		if (!held[c] && !v[0] && !v[2] && !(c && sched_class_table.cls[c].name[0]))
+			continue;
+		if (!root) {
+			cli_printf(s, "    %-16s %10u %10llu %10llu %10llu %10llu %10llu", class_name(c), held[c],
+				   (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
+				   (unsigned long long)v[3], (unsigned long long)v[4]);
+			continue;
+		}
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "class", class_name(c));
+		cJSON_AddNumberToObject(x, "held", held[c]);
+		cJSON_AddNumberToObject(x, "queued", (double)v[0]);
+		cJSON_AddNumberToObject(x, "sent", (double)v[1]);
+		cJSON_AddNumberToObject(x, "queue_full", (double)v[2]);
+		cJSON_AddNumberToObject(x, "dist_dropped", (double)v[3]);
+		cJSON_AddNumberToObject(x, "shutdown", (double)v[4]);
+		cJSON_AddItemToArray(arr, x);
+	}
+}
+
+static int show_sched(struct cli_session *s, int argc, char **argv)
+{
+	struct graph *g;
+	bool json = false;
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
+	if (need_graph(s, &g))
+		return -ENODEV;
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	uint64_t counts[SCHED_MAX_CLASSES];
+	class_counts(g, counts);
+	const struct sched_class_table *t = &sched_class_table;
+	cJSON *root = json ? cJSON_CreateObject() : NULL;
+	cJSON *ifs = json ? cJSON_AddArrayToObject(root, "interfaces") : NULL;
+	uint32_t shown = 0;
+	for (uint32_t i = 0; i < DEV_MAX; i++) {
+		const struct device *d = dev_by_index(i);
+		if (!d || !sched_io_ifs[i].e)
+			continue;
+		if (json)
+			cJSON_AddItemToArray(ifs, if_json(d, &sched_io_ifs[i]));
+		else
+			show_if_text(s, d, &sched_io_ifs[i]);
+		shown++;
+	}
+	if (!json && !shown)
+		cli_printf(s, "no interface is shaped or delayed");
+	cJSON *cls = json ? cJSON_AddArrayToObject(root, "classes") : NULL;
+	if (!json)
+		cli_printf(s, t->n ? "Classes (match order)" : "no classes");
+	for (uint32_t k = 0; k < t->n; k++) {
+		const struct sched_class *c = &t->cls[t->order[k]];
+		char m[64];
+		match_text(c, m, sizeof(m));
+		if (!json) {
+			cli_printf(s, "  %s priority %u weight %u type %s match %s: %llu packets", c->name, c->priority,
+				   c->weight, sched_type_names[c->type], m, (unsigned long long)counts[t->order[k]]);
+			continue;
+		}
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "name", c->name);
+		cJSON_AddNumberToObject(x, "id", t->order[k]);
+		cJSON_AddNumberToObject(x, "priority", c->priority);
+		cJSON_AddNumberToObject(x, "weight", c->weight);
+		cJSON_AddStringToObject(x, "type", sched_type_names[c->type]);
+		cJSON_AddStringToObject(x, "match", m);
+		cJSON_AddNumberToObject(x, "packets", (double)counts[t->order[k]]);
+		cJSON_AddItemToArray(cls, x);
+	}
+	show_front(s, g, root);
+	if (json)
+		cli_json_print(s, root);
+	return 0;
+}
+
+static const struct cli_command_reg sched_shaper_cmd = {
+	.path = "sched shaper interface",
+	.usage = "sched shaper interface NAME rate RATE [burst SIZE] | sched shaper interface NAME off",
+	.help = "Token-bucket shaper on an interface's egress (Ethernet frame bytes)",
+	.fn = sched_shaper,
+};
+CLI_COMMAND_REGISTER(sched_shaper_cmd)
+
+static const struct cli_command_reg sched_delay_cmd = {
+	.path = "sched delay interface",
+	.usage = "sched delay interface NAME DELAY [jitter J] | sched delay interface NAME off",
+	.help = "Fixed delay (plus uniform jitter) on an interface's egress",
+	.fn = sched_delay,
+};
+CLI_COMMAND_REGISTER(sched_delay_cmd)
+
+static const struct cli_command_reg sched_class_reg = {
+	.path = "sched class",
+	.usage = "sched class NAME priority 0-7 [weight W] [type atomic|ordered|parallel] match dscp D|protocol "
+		 "icmp|tcp|udp|interface NAME",
+	.help = "Define (or redefine) a scheduling class that sched-ingress assigns",
+	.fn = sched_class_cmd,
+};
+CLI_COMMAND_REGISTER(sched_class_reg)
+
+static const struct cli_command_reg no_sched_class_reg = {
+	.path = "no sched class",
+	.usage = "no sched class NAME",
+	.help = "Remove a scheduling class",
+	.fn = no_sched_class,
+};
+CLI_COMMAND_REGISTER(no_sched_class_reg)
+
+static const struct cli_command_reg show_sched_reg = {
+	.path = "show sched",
+	.usage = "show sched [json]",
+	.help = "Shapers, delays, held and released packets per interface and class; the classes",
+	.fn = show_sched,
+};
+CLI_COMMAND_REGISTER(show_sched_reg)

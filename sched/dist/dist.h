@@ -1,0 +1,304 @@
+/* The flow-pinning distributor: one rx thread hands packets to N workers in
+ * 64-byte lines of 8 (graph/handoff.h), never letting one flow run on two
+ * workers at once and never letting it overtake itself.
+ *
+ * Every packet carries a 15-bit flow tag. The distributor owns one table
+ * entry per tag: the worker that owns the tag and how many of its packets
+ * that worker has not finished (staged in the backlog, in the ring, being
+ * processed, or finished but not yet reported). A packet whose tag is owned
+ * goes to the owner; any other packet opens the flow on the least-loaded
+ * worker. A tag is released only when its owner reports the last of those
+ * packets complete, through a return ring in the same line format: DPDK's
+ * burst distributor forgets a slow worker's tags when it publishes the next
+ * line (DPDK Programmer's Guide, "Distributor Library"); here nothing but a
+ * completion releases one.
+ *
+ * Completion: a worker's packets are complete when the worker polls again
+ * (dist_worker_poll) or says so (dist_worker_done). In the graph, that
+ * poll is handoff-input's next call, which comes after the dispatch loop has
+ * run every frame of the previous batch to its end: handed to a tx queue by
+ * interface-output, or dropped. A node that keeps buffers past the dispatch
+ * loop (a shaper) must not run on distributor workers until it reports its
+ * own completions.
+ *
+ * Scheduling types (sched's event queues feed the distributor with them):
+ * atomic is the pinning above; parallel packets go to the least-loaded
+ * worker with no flow-table entry; ordered packets are spread the same way
+ * and put back in arrival order before transmit. Each ordered packet gets a
+ * sequence number from a reorder window owned by the distributor thread;
+ * its worker's interface-output hands it back (dist_worker_return, a ring
+ * per worker) instead of transmitting it, and the distributor thread
+ * releases the window's in-order prefix (dist_ordered_take) to its own
+ * interface-output. A sequence number whose packet was dropped or consumed
+ * on the worker is a gap, skipped once its batch is complete, so drops
+ * never stall the window. The type travels in the handoff line's tag
+ * (DIST_TAG_*), so completing a parallel or ordered packet never touches
+ * the flow table.
+ *
+ * Backpressure: each worker has a ring of ring_lines lines and a backlog of
+ * `backlog` packets at the distributor. When both are full, that worker's
+ * packets are dropped and counted (DIST_DROP_WORKER_FULL); new flows go to
+ * other workers, and only when every worker is full are they dropped
+ * (DIST_DROP_ALL_FULL). The distributor never waits for a worker, and
+ * nothing grows: all memory is allocated by dist_create.
+ *
+ * Thread-safety: dist_process, dist_flush, dist_outstanding and
+ * dist_reclaim belong to one distributor thread; dist_worker_poll and
+ * dist_worker_done to worker w's thread alone; dist_stats may be called
+ * from any thread at any time; dist_create, dist_free and dist_clear_stats
+ * are control calls (dist_clear_stats takes a baseline, it writes nothing
+ * the datapath writes).
+ */
+#ifndef SLUICE_NODES_DIST_H
+#define SLUICE_NODES_DIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/handoff.h"
+
+#define DIST_MAX_WORKERS 63 /* a tag's owner is a byte; 0 means none */
+#define DIST_N_TAGS (HANDOFF_TAG_MASK + 1)
+#define DIST_BACKLOG_DEFAULT 8
+#define DIST_BACKLOG_MAX 4096
+#define DIST_RING_LINES_DEFAULT 64
+#define DIST_RING_LINES_MAX 1024
+#define DIST_WORKER_BATCH_LINES 32 /* lines a worker takes per poll: one frame */
+#define DIST_WINDOW_DEFAULT 4096
+#define DIST_WINDOW_MAX 8192 /* sequence numbers are 14 bits: room to spot a stale one */
+
+/* A tag in a handoff line: atomic packets carry their 15-bit flow tag (top
+ * bit clear); the others have DIST_TAG_SPREAD set, and ordered ones also
+ * DIST_TAG_ORDERED with their sequence number in DIST_SEQ_MASK. */
+#define DIST_TAG_SPREAD 0x8000u
+#define DIST_TAG_ORDERED 0x4000u
+#define DIST_SEQ_MASK 0x3fffu
+
+/* How a packet is scheduled: the numbering of sched/evq.h's enum evq_type. */
+enum dist_type {
+	DIST_ATOMIC = 0, /* one worker per flow at a time, per-flow order kept */
+	DIST_ORDERED,    /* spread, arrival order restored before transmit */
+	DIST_PARALLEL,   /* spread, no promise */
+	DIST_N_TYPES,
+};
+
+extern const char *const dist_type_strings[DIST_N_TYPES]; /* "atomic", "ordered", "parallel" */
+
+struct dist;
+struct graph;
+
+struct dist_config {
+	uint32_t n_workers;  /* 1..DIST_MAX_WORKERS */
+	uint32_t backlog;    /* packets held per worker while its ring is full; rounded up to 8s */
+	uint32_t ring_lines; /* lines per worker ring (a power of two; 1: one line in flight at a
+			      * time, the depth of DPDK's burst distributor) */
+	uint32_t window;     /* reorder window: power of two 8..DIST_WINDOW_MAX; 0: the default */
+};
+
+/* Why the distributor dropped a packet. */
+enum dist_drop_reason {
+	DIST_DROP_WORKER_FULL = 0, /* its flow's worker has a full ring and backlog */
+	DIST_DROP_ALL_FULL,        /* a new flow, and every worker is full */
+	DIST_DROP_SHUTDOWN,        /* still queued for a worker when the workers stopped */
+	DIST_DROP_SPREAD_FULL,     /* ordered or parallel, and every worker is full */
+	DIST_DROP_WINDOW_FULL,     /* ordered, and the reorder window is full */
+	DIST_DROP_UNORDERED_FULL,  /* returned out of its window slot, with no room to send it on */
+	DIST_N_DROP,
+};
+
+extern const char *const dist_drop_reason_strings[DIST_N_DROP];
+
+void dist_config_default(struct dist_config *c);
+
+/* A distributor for c->n_workers workers; NULL with the reason in err. */
+struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen);
+
+/* Release everything. Buffers still queued are not freed: reclaim first. */
+void dist_free(struct dist *d);
+
+uint32_t dist_n_workers(const struct dist *d);
+
+/* ---- the distributor thread ---- */
+
+/* Hand bi[0..n) with their tags (low 15 bits used) to the workers, each as
+ * types[i] (enum dist_type; types NULL: all atomic, the fast path). Returns
+ * how many were taken; the others are written in order to dropped[] with
+ * their reasons in reason[] (both room for n), and stay the caller's: it
+ * frees and counts them. When assigned is not NULL, assigned[i] gets the
+ * worker index + 1 that packet i went to (0: dropped), for trace; the
+ * ordered packets taken got consecutive sequence numbers from
+ * dist_ordered_next() as it was before the call. Harvests completions first
+ * and publishes everything staged before returning. */
+uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, const uint8_t *types, uint32_t n,
+		      uint32_t *dropped, uint8_t *reason, uint8_t *assigned);
+
+/* The sequence number the next ordered packet gets (mod 2^14 in the tag). */
+uint32_t dist_ordered_next(const struct dist *d);
+
+/* Ordered packets ready to transmit, into bi[0..max): first any that came
+ * back out of their window slot (a second packet for one sequence number,
+ * or a stale one), then the window's in-order prefix. The caller sends
+ * them to interface-output. Returns how many. */
+uint32_t dist_ordered_take(struct dist *d, uint32_t *bi, uint32_t max);
+
+/* Harvest completions and publish what the backlogs hold (a call with no
+ * packets). Returns packets published plus completions harvested: 0 means
+ * nothing moved. */
+uint32_t dist_flush(struct dist *d);
+
+/* Packets taken and not yet reported complete, over every worker, plus
+ * ordered packets not yet released by dist_ordered_take. */
+uint64_t dist_outstanding(const struct dist *d);
+
+/* Packets worker w can still be given without a drop: free backlog slots. */
+uint32_t dist_room(const struct dist *d, uint32_t w);
+
+/* The worker (index + 1) that owns flow tag `tag` now, 0 when none: where
+ * an atomic packet of the flow goes while its earlier ones are not
+ * complete. Distributor thread. */
+uint32_t dist_flow_owner(const struct dist *d, uint16_t tag);
+
+/* After the workers have stopped for good: take back the packets no worker
+ * received (backlogs, then rings) into bi[0..max), counting them as
+ * DIST_DROP_SHUTDOWN, and treat every batch a worker received as complete;
+ * then the ordered packets workers handed back and nobody took (also
+ * counted as DIST_DROP_SHUTDOWN). Returns how many were written; call until
+ * 0, freeing them. */
+uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max);
+
+/* Tags owned right now, over every worker (0 once everything is complete). */
+uint32_t dist_flows_owned(const struct dist *d);
+
+/* ---- worker w's thread ---- */
+
+/* Report the previous batch complete, then take up to max packets (whole
+ * lines; max >= 8 to take any) into bi[]. Returns how many; 0 also when the
+ * return ring is full and the previous batch could not yet be reported (try
+ * again: the distributor drains it without waiting for anyone). tags, when
+ * not NULL, receives the tags. */
+uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *tags, uint32_t max);
+
+/* Report the current batch complete without taking more (a worker that
+ * stops). Returns 0, or -EAGAIN when the return ring was full: call again. */
+int dist_worker_done(struct dist *d, uint32_t w);
+
+/* Whether the batch worker w last polled holds ordered packets (their tags
+ * have DIST_TAG_ORDERED; the worker marks those buffers). */
+bool dist_worker_has_ordered(const struct dist *d, uint32_t w);
+
+/* Hand ordered packets back to the distributor thread instead of
+ * transmitting them, seqs[i] being the tag packet i came with. Call before
+ * the batch is reported complete. Returns how many were taken; the caller
+ * transmits the rest itself (counted as reorder_full: the ring is sized
+ * so that this does not happen). */
+uint32_t dist_worker_return(struct dist *d, uint32_t w, const uint32_t *bi, const uint16_t *seqs, uint32_t n);
+
+/* ---- statistics ---- */
+
+struct dist_worker_stats {
+	uint64_t handed;     /* packets taken for this worker */
+	uint64_t matched;    /* of those, packets whose flow the worker already owned */
+	uint64_t returned;   /* completions harvested */
+	uint64_t migrations; /* flows opened here that last ran on another worker */
+	uint64_t drops;      /* DIST_DROP_WORKER_FULL for this worker */
+	uint64_t polled;     /* packets the worker took from its ring (its own count) */
+	uint64_t ordered;    /* of handed, ordered packets */
+	uint64_t parallel;   /* of handed, parallel packets */
+	uint64_t returned_ordered; /* ordered packets the worker handed back (its own count) */
+	uint64_t reorder_full;     /* ordered packets it sent itself, its return ring full */
+	uint32_t in_flight;  /* handed and not yet complete, backlog excluded */
+	uint32_t backlog;    /* staged at the distributor */
+	uint32_t flows;      /* tags owned */
+	uint32_t ring_used;  /* lines in its ring */
+	uint32_t ring_lines; /* the ring's size */
+	uint64_t idle_ns;    /* since its last completion while it had packets; 0 when it had none */
+};
+
+struct dist_stats {
+	uint64_t drops[DIST_N_DROP]; /* by reason, over every worker */
+	uint64_t bad_returns;        /* completions for a tag the worker did not own: a bug */
+	uint64_t released;           /* ordered packets released in order */
+	uint64_t gaps;               /* sequence numbers completed with no packet (dropped or consumed) */
+	uint64_t unordered;          /* ordered packets sent out of order: a second or stale one */
+	uint32_t window_used;        /* sequence numbers issued and not yet released */
+	uint32_t window_size;
+	uint32_t n_workers;
+};
+
+/* Counters since the last dist_clear_stats (levels are current). */
+void dist_stats(const struct dist *d, struct dist_stats *st);
+int dist_worker_stats(const struct dist *d, uint32_t w, struct dist_worker_stats *st);
+void dist_clear_stats(struct dist *d);
+
+/* ---- the graph ---- */
+
+/* Flow tag of a packet: the NIC's RSS hash when the buffer has one
+ * (BUFFER_F_FLOW_HASH), else the Toeplitz hash (default key) of its IPv4 or
+ * IPv6 4-tuple (TCP, UDP; the 2-tuple for other protocols and fragments),
+ * or of its MAC addresses when it is not IP. Stores the software hash in
+ * flow_hash with BUFFER_F_FLOW_HASH set, and the tag in flow_tag. */
+struct buffer;
+uint16_t dist_buffer_tag(struct buffer *b);
+
+/* Make d the graph's distributor: every input node's arc to ethernet-input
+ * now leads to `distributor`, distributor-flush polls on thread 0, and
+ * handoff-input on each worker thread (graph threads 1..n_workers, which
+ * must be running). Returns 0 or a negative errno with a message in err. */
+int dist_graph_attach(struct graph *g, struct dist *d, char *err, size_t errlen);
+
+/* The attached distributor, or NULL (the distributor node then passes
+ * packets straight to ethernet-input). */
+struct dist *dist_attached(void);
+
+/* For interface-output, when a frame has buffers flagged
+ * BUFFER_F_DIST_ORDERED: on a worker, hands those back to the distributor
+ * (they leave from thread 0, in order); writes the packets to transmit
+ * here, in order, to rest[] (room for n) and returns how many. Clears the
+ * flag on every buffer it sees. */
+uint32_t dist_output_divert(uint32_t thread_index, const uint32_t *bi, uint32_t n, uint32_t *rest);
+
+/* Test hook: the distributor node asks fn for each packet's type (NULL,
+ * the default: all atomic, as for any traffic nothing classified). Control
+ * path, with the datapath parked or not yet running. */
+struct buffer;
+typedef uint8_t(dist_type_fn_t)(const struct buffer *b);
+void dist_graph_set_type_fn(dist_type_fn_t *fn);
+
+/* A stage on thread 0 that holds packets in front of the distributor
+ * (sched's class queues, nodes/sched/sched_io.h). dist_graph_drain leaves its
+ * input node polling and waits for held() to reach 0 as well;
+ * dist_graph_detach calls release(g), which frees what the stage still
+ * holds (counting it under its own reason) and returns how many. */
+struct dist_front {
+	const char *node;
+	uint64_t (*held)(void);
+	uint64_t (*release)(struct graph *g);
+};
+
+/* Register the front stage (NULL: none). Control thread. */
+void dist_graph_set_front(const struct dist_front *f);
+
+/* On thread 0 at shutdown, workers still running: stop thread 0's other
+ * inputs and run its loop until every packet taken (and every packet the
+ * front stage holds) is complete or timeout_ns passes. Returns the packets
+ * still outstanding. */
+uint64_t dist_graph_drain(struct graph *g, struct dist *d, uint64_t timeout_ns);
+
+/* After graph_workers_stop: free what no worker received (counted as
+ * DIST_DROP_SHUTDOWN), restore the arcs and detach. Returns the packets
+ * freed. The caller frees d. */
+uint64_t dist_graph_detach(struct graph *g, struct dist *d);
+
+/* ---- startup.conf: distributor { enable  backlog 8  ring-lines 64 } ---- */
+
+struct dist_conf {
+	bool enable;
+	uint32_t backlog;
+	uint32_t ring_lines;
+};
+
+struct conf_section;
+extern const struct conf_section dist_conf_section; /* struct dist_conf */
+
+#endif

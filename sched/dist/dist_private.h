@@ -1,0 +1,139 @@
+/* Layouts only the distributor touches, and the tag matchers.
+ *
+ * Who writes what: struct dist_tx and the flow table are the distributor
+ * thread's; struct dist_rx is worker w's. Each sits on its own cache lines
+ * (alignas(64), padded), so neither side's stores pull the other's lines.
+ */
+#ifndef SLUICE_NODES_DIST_PRIVATE_H
+#define SLUICE_NODES_DIST_PRIVATE_H
+
+#include <stdalign.h>
+#include <stdint.h>
+
+#include "sched/dist/dist.h"
+
+/* A flow table entry, one per tag:
+ *   bits  0..15  packets the owner has not finished (backlog included)
+ *   bits 16..23  owner worker + 1, 0 when nobody owns the tag
+ *   bits 24..31  the last owner + 1, kept after release to count migrations
+ * The count cannot overflow: a worker holds at most backlog + 2 rings +
+ * one batch of packets, < 2^16 with the limits in dist.h. */
+#define DIST_E_COUNT_MASK 0xffffu
+#define DIST_E_OWNER(e) (((e) >> 16) & 0xffu)
+#define DIST_E_LAST(e) ((e) >> 24)
+_Static_assert(DIST_BACKLOG_MAX + (2 * DIST_RING_LINES_MAX + DIST_WORKER_BATCH_LINES) * HANDOFF_LINE_SLOTS <
+		       (1 << 16),
+	       "a tag's packet count fits 16 bits");
+
+/* Matching one chunk of 8 tags: owner[i] is the table's owner + 1 of lane
+ * i (0: none), lead[i] the first lane j <= i with the same tag. The caller
+ * pads a short chunk with any tag; lanes never look at later lanes. */
+struct dist_match {
+	uint8_t owner[8];
+	uint8_t lead[8];
+};
+
+/* Plain C, always built: the reference the vector version must agree with. */
+void dist_match_scalar(const uint32_t *table, const uint16_t *tags, struct dist_match *m);
+/* The build's choice (meson: AVX2 gather, or SSE4.2 compares, or the scalar
+ * code when the target has neither). */
+void dist_match_vector(const uint32_t *table, const uint16_t *tags, struct dist_match *m);
+extern const char dist_match_vector_isa[]; /* "avx2", "sse4.2" or "scalar" */
+
+/* handoff_line.flags of a line holding ordered or parallel packets: only
+ * those lines take the slow path when completed. */
+#define DIST_LINE_SPREAD 0x1u
+#define DIST_LINE_ORDERED 0x2u
+
+#define DIST_TX_SIZE 512
+
+/* The distributor's side of one worker. The backlog is kept as the lines
+ * it will be published in: staging writes a packet's index and tag straight
+ * into its slot, and publishing copies whole 64-byte lines into the ring
+ * (packet n of the backlog is slot n % 8 of line n / 8; a line's count is
+ * set as it is published). */
+struct dist_tx {
+	/* Aligned to its power-of-two size: d->tx[w] is then a shift, not a
+	 * multiply (callgrind: one instruction a packet on the atomic path). */
+	alignas(DIST_TX_SIZE) struct handoff_ring *ring; /* to the worker */
+	struct handoff_ring *ret;              /* completions from it */
+	struct handoff_ring *reorder;          /* ordered packets it hands back */
+	struct handoff_line *backlog;          /* cfg.backlog / 8 lines */
+	uint32_t n_backlog;                    /* packets */
+	uint32_t in_flight;   /* published and not yet complete */
+	uint32_t flows;       /* tags owned */
+	uint32_t spread_in_flight; /* ordered and parallel packets staged or in flight: while 0,
+				    * completions take the atomic loop alone */
+	bool spread_staged;   /* the backlog may hold flagged lines */
+	bool one_line;        /* ring_lines 1: at most one line in the ring */
+	uint64_t last_return_ticks;
+	struct dist_worker_stats st; /* counters and levels, this thread's working copy */
+	/* The same, copied once per call for readers on other threads. */
+	alignas(64) struct dist_worker_stats pub;
+	uint64_t pub_last_return_ticks;
+};
+
+_Static_assert(sizeof(struct dist_tx) == DIST_TX_SIZE, "struct dist_tx fills DIST_TX_SIZE exactly");
+
+#define DIST_WORKER_BATCH (DIST_WORKER_BATCH_LINES * HANDOFF_LINE_SLOTS)
+
+/* Worker w's side: the batch it holds, to be reported complete, as the
+ * lines it came in; they go back unchanged (same indices, tags and counts)
+ * through the return ring. */
+struct dist_rx {
+	alignas(64) uint32_t n_held; /* lines of the batch not yet reported */
+	uint32_t first;              /* first of them in lines[] */
+	uint8_t flags;               /* DIST_LINE_* over the batch's lines */
+	uint64_t polled;             /* packets taken (read by any thread) */
+	uint64_t returned_ordered;   /* ordered packets handed back (read by any thread) */
+	uint64_t reorder_full;       /* ordered packets sent here, the ring full (read by any thread) */
+	/* Ordered packets being handed back, staged into whole lines; the
+	 * partial line goes just before the batch is reported. */
+	struct handoff_line ret_line;
+	alignas(64) struct handoff_line lines[DIST_WORKER_BATCH_LINES];
+};
+
+/* A reorder window slot: sequence number s lives in slot s & mask. */
+enum { DIST_SLOT_FREE = 0, DIST_SLOT_ISSUED, DIST_SLOT_DONE };
+struct dist_slot {
+	uint32_t bi;  /* the packet handed back, BUFFER_INVALID until then */
+	uint16_t seq; /* the 14-bit sequence number it was issued as */
+	uint8_t state;
+};
+
+/* The reorder window, the distributor thread's: sequence numbers issued in
+ * [head, next), released from head in order once done. */
+struct dist_window {
+	struct dist_slot *slot; /* [size] */
+	uint32_t size, mask;
+	uint32_t head, next;    /* free-running, compared by difference */
+	uint32_t *loose;        /* [size] handed back out of their slot: sent unordered */
+	uint32_t n_loose;
+	uint32_t n_placed;      /* slots holding a packet */
+	uint64_t released, gaps, unordered;
+};
+
+struct dist {
+	struct dist_config cfg;
+	uint32_t n_workers;
+	uint32_t cursor; /* where the least-loaded scan starts: ties rotate, per instance */
+	uint64_t drops[DIST_N_DROP];
+	uint64_t bad_returns;
+	uint64_t pub_drops[DIST_N_DROP]; /* copied once per call, for other threads */
+	uint64_t pub_bad_returns;
+	uint64_t pub_released, pub_gaps, pub_unordered;
+	uint32_t pub_window_used;
+	bool typed_stats; /* ordered/parallel counters changed since publish_all copied them */
+	bool drops_changed; /* drops[] changed since publish_all copied it */
+	struct dist_window win;
+	struct dist_tx *tx;   /* [n_workers] */
+	struct dist_rx *rx;   /* [n_workers] */
+	struct dist_stats base;                 /* dist_clear_stats baselines */
+	struct dist_worker_stats *worker_base;  /* [n_workers] */
+	alignas(64) uint32_t table[DIST_N_TAGS];
+};
+
+/* dist_graph_set_type_fn's hook, for the distributor node (NULL: none). */
+dist_type_fn_t *dist_graph_type_fn(void);
+
+#endif
