@@ -22,7 +22,7 @@
 #include "drivers/capture.h"
 #include "drivers/device.h"
 #include "graph/buffer.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 #define CAPTURE_STDIO_BUFFER (1u << 20)
 

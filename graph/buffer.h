@@ -27,13 +27,26 @@
 #define BUFFER_CACHE_BATCH 256    /* refill and spill granularity */
 #define BUFFER_MAX_CACHES 64      /* threads that may register a cache */
 
-/* buffer.flags */
+/* buffer.flags: every bit is handed out here, and only here.
+ *   bit  0     BUFFER_F_TRACED
+ *   bit  1     BUFFER_F_NEXT_PRESENT
+ *   bit  2     BUFFER_F_FLOW_HASH
+ *   bit  3     BUFFER_F_L4_CSUM_PENDING
+ *   bit  4     BUFFER_F_DIST_ORDERED
+ *   bits 5-6   free
+ *   bit  7     BUFFER_F_L2_GROUP
+ *   bits 8-27  free
+ *   bits 28-31 BUFFER_SCHED_CLASS: the scheduling class sched-ingress gave
+ *              the packet (0: none), read by the distributor and sched-egress
+ */
 #define BUFFER_F_TRACED (1u << 0)      /* trace_handle is valid */
 #define BUFFER_F_NEXT_PRESENT (1u << 1) /* next_buffer chains more data */
 #define BUFFER_F_FLOW_HASH (1u << 2)   /* flow_hash is set (NIC RSS or software) */
 #define BUFFER_F_L4_CSUM_PENDING (1u << 3)
 #define BUFFER_F_DIST_ORDERED (1u << 4) /* on a distributor worker: hand back for reordering (flow_tag) */
 #define BUFFER_F_L2_GROUP (1u << 7)    /* came in a broadcast or multicast frame (ethernet-input, L3) */
+#define BUFFER_SCHED_CLASS_SHIFT 28
+#define BUFFER_SCHED_CLASS_MASK (0xfu << BUFFER_SCHED_CLASS_SHIFT)
 
 /* The hot header: everything a node reads per packet sits in this line. */
 struct buffer {

@@ -26,7 +26,7 @@
 
 #include "drivers/capture.h"
 #include "drivers/device.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/ethernet.h"
 #include "sched/class.h"
 

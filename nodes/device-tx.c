@@ -24,7 +24,7 @@
 
 #include "drivers/capture.h"
 #include "drivers/device.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/device_tx.h"
 #include "nodes/ethernet.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "drivers/device.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 /* bytes and traced are what the sender learnt in its own pass over the
  * packets' header lines, so that the tx node need not read them again:

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "drivers/device.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/ethernet.h"
 
 enum ethernet_input_next {

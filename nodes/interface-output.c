@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "drivers/device.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/device_tx.h"
 #include "sched/dist/dist.h"
 #include "nodes/ethernet.h"

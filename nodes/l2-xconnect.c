@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "drivers/device.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/ethernet.h"
 
 enum l2_xconnect_next {

@@ -14,7 +14,7 @@
  * CLI: `pcap capture rx|tx|drop ...`, `pcap capture off`, `show runtime`.
  */
 #include "drivers/capture.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 #define PCAP_CAPTURE_BUDGET 256
 #define PCAP_CAPTURE_IDLE_NS 1000000ull

@@ -53,19 +53,17 @@
 #define SCHED_DELAY_MAX 10000000000ull      /* 10 s */
 #define SCHED_HELD_MAX (1u << 20)
 
-/* The class sched-ingress gave a packet travels in the top 4 bits of
- * buffer.flags (0: none). */
-#define SCHED_CLASS_SHIFT 28
-#define SCHED_CLASS_MASK (0xfu << SCHED_CLASS_SHIFT)
+/* The class sched-ingress gave a packet travels in buffer.flags
+ * (BUFFER_SCHED_CLASS_*, graph/buffer.h's table of flag bits; 0: none). */
 
 static inline uint32_t sched_buffer_class(const struct buffer *b)
 {
-	return b->flags >> SCHED_CLASS_SHIFT;
+	return b->flags >> BUFFER_SCHED_CLASS_SHIFT;
 }
 
 static inline void sched_buffer_set_class(struct buffer *b, uint32_t class_id)
 {
-	b->flags = (b->flags & ~SCHED_CLASS_MASK) | (class_id << SCHED_CLASS_SHIFT);
+	b->flags = (b->flags & ~BUFFER_SCHED_CLASS_MASK) | (class_id << BUFFER_SCHED_CLASS_SHIFT);
 }
 
 struct sched_egress_config {

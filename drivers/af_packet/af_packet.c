@@ -73,7 +73,7 @@
 #include "drivers/af_packet/offload.h"
 #include "drivers/device.h"
 #include "graph/buffer.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 #define AFP_RX_FRAME_HINT 2048 /* V3 ignores frame boundaries; the kernel wants a count */
 #define AFP_RX_RETIRE_MS 1

@@ -23,7 +23,7 @@
 
 #include "drivers/i40e/i40e_private.h"
 #include "graph/buffer.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 /* ---- rx ---- */
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "drivers/i40e/i40e_private.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 #define RING_BYTES (I40E_AQ_ENTRIES * sizeof(struct i40e_aq_desc))
 

@@ -33,7 +33,7 @@
 
 #include "drivers/i40e/i40e_private.h"
 #include "graph/buffer.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 /* Facts 3.3's default key, then 12 more bytes: the XL710 key is 52 bytes,
  * and only the first n + 4 (40 for IPv6 with ports) reach the hash. */

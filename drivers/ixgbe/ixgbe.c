@@ -22,7 +22,7 @@
 
 #include "drivers/ixgbe/ixgbe_private.h"
 #include "graph/buffer.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 /* ---- rx ---- */
 

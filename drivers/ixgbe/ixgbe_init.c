@@ -26,7 +26,7 @@
 
 #include "drivers/ixgbe/ixgbe_private.h"
 #include "graph/buffer.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 /* 82599 datasheet 7.1.2.8.3: the Microsoft default key. */
 static const uint8_t ixgbe_rss_key[40] = {

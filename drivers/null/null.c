@@ -16,7 +16,7 @@
 
 #include "drivers/device.h"
 #include "graph/buffer.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 struct null_conf {
 	uint32_t rx_queues;

@@ -32,7 +32,7 @@
 
 #include "drivers/device.h"
 #include "graph/buffer.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 #define PCAP_PATH_SIZE 240
 #define PCAP_TX_SNAPLEN 65535

@@ -15,7 +15,7 @@
 
 #include "drivers/device.h"
 #include "graph/buffer.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 
 struct rx_chain {
 	uint32_t head, tail; /* BUFFER_INVALID: no frame in progress */

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "sched/dist/dist.h"
 #include "sched/dist/dist_private.h"
 

@@ -17,7 +17,7 @@
  *   record (with the worker) and then ethernet-input's on this thread.
  * CLI: `show distributor`, `show runtime`.
  */
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "sched/dist/dist.h"
 
 enum handoff_input_next {

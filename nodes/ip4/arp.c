@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "drivers/device.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/ip4/arp.h"
 #include "nodes/ethernet.h"
 #include "nodes/ip4/ip4.h"

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/ip4/ip4.h"
 
 enum icmp4_echo_next {

@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/ethernet.h"
 #include "nodes/ip4/ip4.h"
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/ip4/ip4.h"
 #include "nodes/ip4/ip4_fib.h"
 #include "nodes/ip4/ip4_interface.h"

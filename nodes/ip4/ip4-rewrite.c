@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "drivers/device.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/ethernet.h"
 #include "nodes/ip4/ip4.h"
 #include "nodes/ip4/ip4_fib.h"

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "graph/buffer.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/pg/pg_private.h"
 
 enum pg_input_next {

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "base/conf.h"
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "base/util.h"
 #include "nodes/pg/pg.h"
 

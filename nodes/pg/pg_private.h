@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/pg/pg.h"
 
 #define ETH_HDR_LEN 14

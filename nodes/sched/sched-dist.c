@@ -33,7 +33,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "sched/dist/dist.h"
 #include "nodes/sched/sched_io.h"
 

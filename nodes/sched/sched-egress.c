@@ -25,7 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/device_tx.h"
 #include "nodes/ethernet.h"
 #include "nodes/sched/sched_io.h"

@@ -9,7 +9,7 @@
  * Trace: none of its own (the packets were traced by the sending thread).
  * CLI: `show sched` (owner thread per interface), `show runtime`.
  */
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "nodes/device_tx.h"
 #include "nodes/sched/sched_io.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/graph.h"
+#include "graph/node.h"
 #include "sched/dist/dist_private.h"
 
 const char *const dist_drop_reason_strings[DIST_N_DROP] = {

@@ -1,0 +1,239 @@
+/* The node author's API: what a node's file needs to declare a node and to
+ * run it. A node registers itself from its own file (NODE_REGISTER), names
+ * its next nodes, error strings and trace formatter; its function receives a
+ * frame of buffer indices and enqueues them to next nodes in bulk, counts
+ * errors, adds trace records, and asks which thread it runs on. Nothing
+ * here builds, starts or inspects a graph: that is graph/graph.h, the
+ * control API, which includes this header.
+ *
+ * A node function runs on one datapath thread at a time with its own
+ * runtime (per-thread clone): it touches nothing shared per packet.
+ */
+#ifndef SLUICE_GRAPH_NODE_H
+#define SLUICE_GRAPH_NODE_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "graph/buffer.h"
+#include "base/util.h"
+
+#define FRAME_SIZE 256
+#define FRAME_SCALAR_SIZE 16
+#define NODE_MAX_NEXT 32
+#define NODE_TRACE_DETAIL_SIZE 40
+#define GRAPH_MAX_THREADS 64
+
+enum node_type {
+	NODE_TYPE_INTERNAL = 0, /* runs when a frame is pending for it */
+	NODE_TYPE_INPUT,        /* polled every loop on threads where it is enabled */
+	NODE_TYPE_PROCESS,      /* runs on thread 0 when due; suspends itself */
+};
+
+enum node_state {
+	NODE_STATE_POLLING = 0,
+	NODE_STATE_DISABLED,
+};
+
+/* A vector of buffer indices in flight between two nodes. */
+struct frame {
+	struct frame *next; /* link in the target's pending list or the free list */
+	uint16_t n_vectors;
+	uint16_t flags;
+	uint32_t reserved;
+	uint8_t scalar[FRAME_SCALAR_SIZE];
+	alignas(64) uint32_t buffers[FRAME_SIZE];
+};
+
+struct node_runtime;
+struct graph;
+struct graph_thread;
+
+/* Internal nodes get a frame and return its vector count; input and process
+ * nodes get NULL and return how many packets they produced (0: idle). */
+typedef uint32_t(node_fn_t)(struct node_runtime *rt, struct frame *frame);
+
+/* Format a node's trace detail (what it stored through node_trace_detail)
+ * into buf; returns the snprintf-style length. */
+typedef int(node_format_trace_fn_t)(char *buf, size_t len, const uint8_t *detail);
+
+/* Per-thread initialisation after cloning; rt->data is zeroed before.
+ * Returns 0 or a negative errno. */
+typedef int(node_init_fn_t)(struct node_runtime *rt);
+
+/* A node's static description, registered from its own file. */
+struct node_reg {
+	const char *name;
+	enum node_type type;
+	node_fn_t *fn;
+	uint16_t n_next;
+	const char *next_nodes[NODE_MAX_NEXT];
+	uint16_t n_errors;
+	const char *const *error_strings;
+	node_format_trace_fn_t *format_trace;
+	uint32_t runtime_data_size;
+	node_init_fn_t *init;
+	enum node_state default_state; /* input nodes only */
+	const void *context;           /* the registering subsystem's own pointer (e.g. its driver) */
+};
+
+/* Link a registration into the binary's node list (objects holding nodes are
+ * linked whole so that the constructor survives static linking). */
+void node_registry_add(const struct node_reg *reg);
+#define NODE_REGISTER(reg)                                                                    \
+	static void __attribute__((constructor)) node_register_##reg(void)                    \
+	{                                                                                     \
+		node_registry_add(&(reg));                                                    \
+	}
+
+/* Look a registered node up by name; NULL when absent. */
+const struct node_reg *node_registry_find(const char *name);
+uint32_t node_registry_count(void);
+const struct node_reg *node_registry_get(uint32_t i);
+
+/* Per-thread, per-node state. Fields are the engine's: nodes use the inline
+ * helpers below and may read thread_index, data and n_next. */
+struct node_runtime {
+	alignas(64) node_fn_t *fn;
+	struct frame *pending_head;
+	struct frame *pending_tail; /* open for appends while it has room */
+	struct node_runtime **next; /* target runtime per next index, same thread */
+	uint64_t *arc_packets;      /* packets sent per next index */
+	struct graph_thread *thread;
+	void *data; /* runtime_data_size bytes, per thread */
+	uint32_t node_index;
+	uint32_t error_base; /* global error index of this node's error 0 */
+	uint16_t thread_index;
+	uint16_t n_next;
+	uint8_t state;
+	uint8_t scheduled;
+	uint8_t frame_taken; /* the node forwarded its input frame whole */
+	uint8_t type;
+	uint32_t trace_budget; /* input nodes: packets left to mark */
+	uint64_t *error_counts; /* this thread's counters, indexed by global error */
+	/* runtime statistics, written by the owning thread only */
+	alignas(64) uint64_t calls;
+	uint64_t vectors;
+	uint64_t suspends;
+	uint64_t clocks;
+	uint64_t next_run_ns; /* process nodes */
+	const struct node_reg *reg;
+	struct graph *graph;
+};
+
+/* Engine entry points the inline helpers fall back to (out of line). */
+struct frame *node_frame_open(struct node_runtime *target);
+void node_trace_input_mark(struct node_runtime *rt, const uint32_t *bi, uint32_t n);
+
+static inline void stat_add(uint64_t *p, uint64_t n)
+{
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t stat_read(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* Append n buffer indices to next node `next`, in order, opening frames as
+ * needed. Every index is taken. */
+static inline void node_enqueue(struct node_runtime *rt, uint16_t next, const uint32_t *bi, uint32_t n)
+{
+	struct node_runtime *t = rt->next[next];
+	rt->arc_packets[next] += n;
+	while (n) {
+		struct frame *f = t->pending_tail;
+		if (unlikely(!f || f->n_vectors == FRAME_SIZE))
+			f = node_frame_open(t);
+		uint32_t k = MIN(n, (uint32_t)(FRAME_SIZE - f->n_vectors));
+		memcpy(f->buffers + f->n_vectors, bi, k * sizeof(uint32_t));
+		f->n_vectors = (uint16_t)(f->n_vectors + k);
+		bi += k;
+		n -= k;
+	}
+}
+
+static inline void node_enqueue_x1(struct node_runtime *rt, uint16_t next, uint32_t bi)
+{
+	node_enqueue(rt, next, &bi, 1);
+}
+
+/* Slots for writing up to n indices straight into next's open frame
+ * (n <= FRAME_SIZE). Write them, then call node_next_commit with how many
+ * were used. Lets a node scatter packets over a few next nodes with one
+ * store per packet. */
+static inline uint32_t *node_next_slots(struct node_runtime *rt, uint16_t next, uint32_t n)
+{
+	struct node_runtime *t = rt->next[next];
+	struct frame *f = t->pending_tail;
+	if (unlikely(!f || (uint32_t)(FRAME_SIZE - f->n_vectors) < n))
+		f = node_frame_open(t);
+	return f->buffers + f->n_vectors;
+}
+
+static inline void node_next_commit(struct node_runtime *rt, uint16_t next, uint32_t n_used)
+{
+	struct frame *f = rt->next[next]->pending_tail;
+	f->n_vectors = (uint16_t)(f->n_vectors + n_used);
+	rt->arc_packets[next] += n_used;
+}
+
+/* Enqueue each bi[i] to nexts[i], grouping runs of the same next. */
+void node_enqueue_to_nexts(struct node_runtime *rt, const uint32_t *bi, const uint16_t *nexts, uint32_t n);
+
+/* Hand the input frame on whole when every packet in it goes to `next`: no
+ * copy. The frame then belongs to the next node. */
+void node_forward_frame(struct node_runtime *rt, uint16_t next, struct frame *frame);
+
+/* Global error index for this node's error `code`: store it in b->error
+ * before sending the buffer to error-drop. */
+static inline uint16_t node_error(const struct node_runtime *rt, uint16_t code)
+{
+	return (uint16_t)(rt->error_base + code);
+}
+
+/* Count n occurrences of error `code` without dropping anything. */
+static inline void node_count_error(struct node_runtime *rt, uint16_t code, uint64_t n)
+{
+	stat_add(&rt->error_counts[rt->error_base + code], n);
+}
+
+/* Input nodes: call on each burst before enqueueing it; marks packets for
+ * tracing while `trace add` has budget left. One branch when not tracing. */
+static inline void node_trace_input(struct node_runtime *rt, const uint32_t *bi, uint32_t n)
+{
+	if (unlikely(rt->trace_budget))
+		node_trace_input_mark(rt, bi, n);
+}
+
+/* The detail bytes of this node's trace record for a traced buffer (the
+ * engine appended the record when the frame arrived), or NULL. Nodes test
+ * (b->flags & BUFFER_F_TRACED) first, as an unlikely branch. */
+uint8_t *node_trace_detail(struct node_runtime *rt, struct buffer *b);
+
+/* Process nodes: do not run again for ns nanoseconds (counts a suspend). */
+void node_suspend(struct node_runtime *rt, uint64_t ns);
+
+/* ---- the thread a node runs on ---- */
+
+/* Cap the calling thread's next idle sleep at ns nanoseconds (the timer
+ * service calls it from the loop hook with the time to its next expiry, so
+ * that back-off never makes a timer late). Holds for one loop. */
+void graph_thread_wake_within(struct graph_thread *t, uint64_t ns);
+
+/* Index of a datapath thread (0: main). */
+uint32_t graph_thread_index(const struct graph_thread *t);
+
+/* Per-thread pointer owned by whoever set it (e.g. the thread's timer
+ * service); NULL until set. */
+void *graph_thread_user(const struct graph_thread *t);
+void graph_thread_set_user(struct graph_thread *t, void *p);
+
+/* The graph thread of the caller, or NULL for control threads. */
+struct graph_thread *graph_thread_self(void);
+
+#endif
