@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "base/toeplitz.h"
 
 const uint8_t toeplitz_default_key[TOEPLITZ_KEY_SIZE_DEFAULT] = {
@@ -74,18 +75,6 @@ const struct toeplitz_table *toeplitz_default_table(void)
 {
 	pthread_once(&default_once, default_init);
 	return &default_table;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
 }
 
 size_t toeplitz_ip4_input(uint8_t *out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, int ports)

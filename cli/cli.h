@@ -163,6 +163,15 @@ void cli_command_add(const struct cli_command_reg *reg);
 		cli_command_add(&(reg));                                                       \
 	}
 
+/* Declare and register a command in one line, the one way every folder's
+ * *_cli.c does it:
+ *   CLI_COMMAND(show_foo_cmd, "show foo", "show foo [json]", "Foo's state", show_foo)
+ */
+#define CLI_COMMAND(id, path_, usage_, help_, fn_)                                             \
+	static const struct cli_command_reg id = {                                             \
+		.path = path_, .usage = usage_, .help = help_, .fn = fn_ };                    \
+	CLI_COMMAND_REGISTER(id)
+
 /* ---- inside a command ---- */
 
 /* The graph this session works on (NULL when none was set). */

@@ -22,26 +22,12 @@
 #include "cli/cli.h"
 #include "drivers/capture.h"
 #include "drivers/device.h"
-#include "graph/graph.h"
+#include "graph/graph_cli.h"
 
 #define CREATE_MAX_WORDS 32 /* driver `key value` words after the driver's name */
 
 /* Park the datapath when a graph runs (commands also run from exec files
  * and tests before or without one). */
-static void barrier_sync(struct cli_session *s)
-{
-	struct graph *g = cli_graph(s);
-	if (g)
-		graph_barrier_sync(g);
-}
-
-static void barrier_release(struct cli_session *s)
-{
-	struct graph *g = cli_graph(s);
-	if (g)
-		graph_barrier_release(g);
-}
-
 static struct device *need_dev(struct cli_session *s, const char *name)
 {
 	struct device *d = dev_by_name(name);
@@ -125,7 +111,7 @@ static int create_interface(struct cli_session *s, int argc, char **argv)
 		return rc;
 	}
 	char err[CONF_MSG_SIZE * 2];
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	struct device *d = dev_create(argv[0], argv[2], words, (uint32_t)(argc - 3), err, sizeof(err));
 	free(paths);
 	if (d) {
@@ -140,7 +126,7 @@ static int create_interface(struct cli_session *s, int argc, char **argv)
 			snprintf(err, sizeof(err), "cannot place its rx queues: %s", strerror(-rc));
 		}
 	}
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (!d)
 		return cli_fail(s, -EINVAL, "%s", err);
 	cli_printf(s, "%s (index %u) created, admin down", d->name, d->index);
@@ -161,9 +147,9 @@ static int delete_interface(struct cli_session *s, int argc, char **argv)
 		return -EINVAL;
 	char copy[DEV_NAME_SIZE];
 	snprintf(copy, sizeof(copy), "%s", d->name);
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	dev_delete(d);
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	cli_printf(s, "%s deleted", copy);
 	return 0;
 }
@@ -473,9 +459,9 @@ static int set_interface_state(struct cli_session *s, int argc, char **argv)
 		return -EINVAL;
 	if (strcmp(state, "up") && strcmp(state, "down"))
 		return cli_fail(s, -EINVAL, "expected up or down, found '%s'", state);
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	rc = dev_set_admin_up(d, !strcmp(state, "up"));
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (rc)
 		return cli_fail(s, rc, "%s: cannot bring it %s: %s", d->name, state, strerror(-rc));
 	cli_printf(s, "%s %s", d->name, state);
@@ -502,9 +488,9 @@ static int set_interface_xconnect(struct cli_session *s, int argc, char **argv)
 		return -EINVAL;
 	if (da == db)
 		return cli_fail(s, -EINVAL, "an interface cannot be cross-connected to itself");
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	rc = dev_set_xconnect(da, db);
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (rc)
 		return cli_fail(s, -EINVAL, "cannot cross-connect %s to %s", a, b);
 	cli_printf(s, "%s l2-xconnect -> %s", da->name, db->name);
@@ -531,9 +517,9 @@ static int set_interface_rx_burst(struct cli_session *s, int argc, char **argv)
 	struct device *d = rc ? NULL : need_dev(s, name);
 	if (!d)
 		return -EINVAL;
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	rc = dev_set_rx_burst(d, n);
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (rc) /* cli_args_parse held n to the range */
 		return cli_fail(s, -EINVAL, "rx-burst %u: expected 1..%u", n, DEV_RX_BURST_MAX);
 	cli_printf(s, "%s rx-burst %u", d->name, d->rx_burst);
@@ -552,9 +538,9 @@ static int set_interface_l3(struct cli_session *s, int argc, char **argv)
 	struct device *d = rc ? NULL : need_dev(s, name);
 	if (!d)
 		return -EINVAL;
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	dev_set_l3(d);
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	cli_printf(s, "%s l3", d->name);
 	return 0;
 }
@@ -570,13 +556,13 @@ static int clear_interfaces(struct cli_session *s, int argc, char **argv)
 		return rc;
 	uint32_t n = 0;
 	struct device *d;
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	DEV_FOREACH(d)
 	{
 		dev_clear_counters(d);
 		n++;
 	}
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	cli_printf(s, "counters of %u interface(s) cleared", n);
 	return 0;
 }
@@ -599,9 +585,9 @@ static int capture_off(struct cli_session *s)
 {
 	uint64_t n = 0;
 	char path[256];
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	int rc = dev_capture_stop(&n, path, sizeof(path));
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	capture_writer(s, false);
 	if (rc)
 		return cli_fail(s, rc, "no pcap capture to stop");
@@ -701,9 +687,9 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 		return cli_fail(s, -ENOMEM, "out of memory");
 	}
 	char err[320];
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	int rc = dev_capture_start(&p, err, sizeof(err));
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (rc)
 		return cli_fail(s, rc, "pcap capture: %s", err);
 	capture_writer(s, true);
@@ -715,30 +701,26 @@ static int pcap_capture(struct cli_session *s, int argc, char **argv)
 
 /* ---- registration ---- */
 
-#define DRIVERS_CLI(id, p, u, h, f)                                                                 \
-	static const struct cli_command_reg id = { .path = p, .usage = u, .help = h, .fn = f };    \
-	CLI_COMMAND_REGISTER(id)
-
-DRIVERS_CLI(create_interface_cmd, "create interface", "create interface NAME driver DRIVER [key value...]",
+CLI_COMMAND(create_interface_cmd, "create interface", "create interface NAME driver DRIVER [key value...]",
 	    "Create an interface (admin down) with its driver's keys", create_interface)
-DRIVERS_CLI(delete_interface_cmd, "delete interface", "delete interface NAME", "Stop and delete an interface",
+CLI_COMMAND(delete_interface_cmd, "delete interface", "delete interface NAME", "Stop and delete an interface",
 	    delete_interface)
-DRIVERS_CLI(show_interface_cmd, "show interface", "show interface [NAME] [json]",
+CLI_COMMAND(show_interface_cmd, "show interface", "show interface [NAME] [json]",
 	    "Interfaces: state, mode and testpmd-style counters", show_interface)
-DRIVERS_CLI(show_hardware_cmd, "show hardware", "show hardware [NAME]", "Driver, link, MTU and queues",
+CLI_COMMAND(show_hardware_cmd, "show hardware", "show hardware [NAME]", "Driver, link, MTU and queues",
 	    show_hardware)
-DRIVERS_CLI(show_rx_placement_cmd, "show interface rx-placement", "show interface rx-placement",
+CLI_COMMAND(show_rx_placement_cmd, "show interface rx-placement", "show interface rx-placement",
 	    "Which thread polls which rx queue", show_rx_placement)
-DRIVERS_CLI(set_interface_state_cmd, "set interface state", "set interface state NAME up|down",
+CLI_COMMAND(set_interface_state_cmd, "set interface state", "set interface state NAME up|down",
 	    "Bring an interface up or down", set_interface_state)
-DRIVERS_CLI(set_interface_xconnect_cmd, "set interface l2 xconnect", "set interface l2 xconnect A B",
+CLI_COMMAND(set_interface_xconnect_cmd, "set interface l2 xconnect", "set interface l2 xconnect A B",
 	    "Send everything A receives out of B (one way; A goes to L2 mode)", set_interface_xconnect)
-DRIVERS_CLI(set_interface_rx_burst_cmd, "set interface rx-burst", "set interface rx-burst NAME N",
+CLI_COMMAND(set_interface_rx_burst_cmd, "set interface rx-burst", "set interface rx-burst NAME N",
 	    "Packets taken per poll of each rx queue, 1..256 (a frame, the default)", set_interface_rx_burst)
-DRIVERS_CLI(set_interface_l3_cmd, "set interface l3", "set interface l3 NAME", "Put an interface back in L3 mode",
+CLI_COMMAND(set_interface_l3_cmd, "set interface l3", "set interface l3 NAME", "Put an interface back in L3 mode",
 	    set_interface_l3)
-DRIVERS_CLI(clear_interfaces_cmd, "clear interfaces", "clear interfaces", "Zero every interface's counters",
+CLI_COMMAND(clear_interfaces_cmd, "clear interfaces", "clear interfaces", "Zero every interface's counters",
 	    clear_interfaces)
-DRIVERS_CLI(pcap_capture_cmd, "pcap capture",
+CLI_COMMAND(pcap_capture_cmd, "pcap capture",
 	    "pcap capture rx|tx|drop [interface NAME|any] max N file FILE [max-bytes-per-pkt N] | off | status",
 	    "Copy packets an interface receives or sends into a pcap file", pcap_capture)

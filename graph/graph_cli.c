@@ -17,7 +17,7 @@
 
 #include "cli/cli.h"
 #include "graph/graph.h"
-#include "graph/graph_cli_private.h"
+#include "graph/graph_cli.h"
 #include "sluice_version.h"
 
 static const char *type_name(enum node_type t)
@@ -735,15 +735,15 @@ static int show_graph(struct cli_session *s, int argc, char **argv)
 /* ---- registration ---- */
 
 
-GRAPH_CLI(show_version_cmd, "show version", "show version", "Version and build of this sluice", show_version)
-GRAPH_CLI(show_threads_cmd, "show threads", "show threads [json]",
-	  "Datapath threads: cores, loop counts, heartbeat age, stalls", show_threads)
-GRAPH_CLI(show_runtime_cmd, "show runtime", "show runtime [verbose] [json]",
-	  "Per thread and node: calls, vectors, suspends, clocks", show_runtime)
-GRAPH_CLI(clear_runtime_cmd, "clear runtime", "clear runtime", "Zero the runtime statistics", clear_runtime)
-GRAPH_CLI(show_errors_cmd, "show errors", "show errors [json]", "Error counters per node", show_errors)
-GRAPH_CLI(clear_errors_cmd, "clear errors", "clear errors", "Zero every error counter", clear_errors)
-GRAPH_CLI(show_buffers_cmd, "show buffers", "show buffers [json]",
-	  "Buffer pools, and who holds each buffer in use (unattributed: a leak)", show_buffers)
-GRAPH_CLI(show_node_cmd, "show node", "show node NAME", "One node: arcs, errors, per-thread statistics", show_node)
-GRAPH_CLI(show_graph_cmd, "show graph", "show graph [json|dot]", "The node graph with live counters", show_graph)
+CLI_COMMAND(show_version_cmd, "show version", "show version", "Version and build of this sluice", show_version)
+CLI_COMMAND(show_threads_cmd, "show threads", "show threads [json]",
+	    "Datapath threads: cores, loop counts, heartbeat age, stalls", show_threads)
+CLI_COMMAND(show_runtime_cmd, "show runtime", "show runtime [verbose] [json]",
+	    "Per thread and node: calls, vectors, suspends, clocks", show_runtime)
+CLI_COMMAND(clear_runtime_cmd, "clear runtime", "clear runtime", "Zero the runtime statistics", clear_runtime)
+CLI_COMMAND(show_errors_cmd, "show errors", "show errors [json]", "Error counters per node", show_errors)
+CLI_COMMAND(clear_errors_cmd, "clear errors", "clear errors", "Zero every error counter", clear_errors)
+CLI_COMMAND(show_buffers_cmd, "show buffers", "show buffers [json]",
+	    "Buffer pools, and who holds each buffer in use (unattributed: a leak)", show_buffers)
+CLI_COMMAND(show_node_cmd, "show node", "show node NAME", "One node: arcs, errors, per-thread statistics", show_node)
+CLI_COMMAND(show_graph_cmd, "show graph", "show graph [json|dot]", "The node graph with live counters", show_graph)

@@ -13,7 +13,7 @@
 
 #include "cli/cli.h"
 #include "graph/graph.h"
-#include "graph/graph_cli_private.h"
+#include "graph/graph_cli.h"
 
 /*
  * sluice> trace add pg-input 5
@@ -215,7 +215,7 @@ static int clear_trace(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-GRAPH_CLI(trace_add_cmd, "trace add", "trace add NODE N", "Trace the next N packets of input node NODE", trace_add)
-GRAPH_CLI(show_trace_cmd, "show trace", "show trace [max N] [json]", "Traced packets, node by node", show_trace)
-GRAPH_CLI(trace_save_cmd, "trace save", "trace save FILE", "Write the trace as JSON to FILE", trace_save)
-GRAPH_CLI(clear_trace_cmd, "clear trace", "clear trace", "Forget traced packets and stop tracing", clear_trace)
+CLI_COMMAND(trace_add_cmd, "trace add", "trace add NODE N", "Trace the next N packets of input node NODE", trace_add)
+CLI_COMMAND(show_trace_cmd, "show trace", "show trace [max N] [json]", "Traced packets, node by node", show_trace)
+CLI_COMMAND(trace_save_cmd, "trace save", "trace save FILE", "Write the trace as JSON to FILE", trace_save)
+CLI_COMMAND(clear_trace_cmd, "clear trace", "clear trace", "Forget traced packets and stop tracing", clear_trace)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "drivers/af_packet/offload.h"
 
 #define IP_PROTO_TCP 6
@@ -16,30 +17,6 @@
 #define TCP_FIN 0x01
 #define TCP_PSH 0x08
 #define TCP_CWR 0x80
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
 
 static uint64_t sum_bytes(uint64_t s, const uint8_t *p, uint32_t n)
 {

@@ -17,25 +17,11 @@
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "base/conf.h"
-#include "graph/graph.h"
+#include "graph/graph_cli.h"
 #include "nodes/ip4/ip4.h"
 #include "nodes/ip4/ip4_fib.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
-
-static void barrier_sync(struct cli_session *s)
-{
-	struct graph *g = cli_graph(s);
-	if (g)
-		graph_barrier_sync(g);
-}
-
-static void barrier_release(struct cli_session *s)
-{
-	struct graph *g = cli_graph(s);
-	if (g)
-		graph_barrier_release(g);
-}
 
 /* "A.B.C.D" -> network order. */
 static bool parse_addr(const char *w, uint32_t *addr)
@@ -100,10 +86,10 @@ static int address_change(struct cli_session *s, int argc, char **argv, bool add
 	if (!parse_prefix(pfx, &addr, &plen, false, NULL))
 		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D/L", pfx);
 	char err[128] = "";
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	rc = add ? ip4_if_addr_add(d->index, addr, plen, err, sizeof(err))
 		 : ip4_if_addr_del(d->index, addr, plen, err, sizeof(err));
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (rc)
 		return cli_fail(s, rc == -EINVAL ? -EINVAL : rc, "%s", err);
 	cli_printf(s, "%s: %s %s", d->name, add ? "added" : "deleted", pfx);
@@ -154,12 +140,12 @@ static int route_add(struct cli_session *s, int argc, char **argv)
 		if_index = d->index;
 	}
 	char err[128] = "";
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	int rc = ip4_route_add(prefix, plen, nh, if_index, err, sizeof(err));
 	uint32_t r;
 	if (rc == 0 && ip4_fib_get(ip4_fib_main, ntohl(prefix & ip4_plen_mask(plen)), plen, &r) == 0)
 		if_index = ip4_adj_get(ip4_fib_main, r)->if_index;
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (rc)
 		return cli_fail(s, rc, "%s", err);
 	cli_printf(s, "route %s via %s %s", argv[0], argv[2], if_name(if_index));
@@ -182,9 +168,9 @@ static int route_del(struct cli_session *s, int argc, char **argv)
 	if (!parse_prefix(pfx, &prefix, &plen, false, NULL))
 		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D/L", pfx);
 	char err[128] = "";
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	rc = ip4_route_del(prefix, plen, err, sizeof(err));
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (rc)
 		return cli_fail(s, rc, "%s", err);
 	cli_printf(s, "route %s deleted", pfx);
@@ -266,7 +252,7 @@ static int show_fib(struct cli_session *s, int argc, char **argv)
 	fs.t = cli_table_create(cols, ARRAY_LEN(cols));
 	if (!fs.t)
 		return cli_fail(s, -ENOMEM, "out of memory");
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	int rc = 0;
 	if (argc == 1 && had_plen) {
 		struct ip4_route r = { .prefix = ntohl(addr & ip4_plen_mask(plen)), .len = plen };
@@ -283,7 +269,7 @@ static int show_fib(struct cli_session *s, int argc, char **argv)
 		else if (fs.one)
 			rc = -ENOENT;
 	}
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (rc) {
 		cli_table_free(fs.t);
 		return cli_fail(s, rc, rc == -ENOENT ? "no route for %s" : "cannot walk the FIB (%s)", argv[0]);
@@ -367,9 +353,9 @@ static int set_neighbor(struct cli_session *s, int argc, char **argv)
 	if (conf_mac_parse(macw, mac) || (mac[0] & 1))
 		return cli_fail(s, -EINVAL, "'%s' is not a unicast MAC (aa:bb:cc:dd:ee:ff)", macw);
 	char err[128] = "";
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	rc = ip4_nbr_set(d->index, addr, mac, is_static, err, sizeof(err));
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (rc)
 		return cli_fail(s, rc, "%s", err);
 	char m[18];
@@ -386,9 +372,9 @@ static int clear_neighbors(struct cli_session *s, int argc, char **argv)
 	(void)argv;
 	if (argc)
 		return cli_fail(s, -EINVAL, "no arguments");
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	uint32_t n = ip4_nbr_clear_dynamic();
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	cli_printf(s, "%u dynamic neighbour(s) cleared", n);
 	return 0;
 }
@@ -406,9 +392,9 @@ static int neighbor_config(struct cli_session *s, int argc, char **argv)
 		return rc;
 	if (secs == UINT32_MAX)
 		return cli_fail(s, -EINVAL, "expected age SECONDS (0: never)");
-	barrier_sync(s);
+	graph_cli_barrier_sync(s);
 	ip4_nbr_reachable_timeout_ns = (uint64_t)secs * 1000000000ull;
-	barrier_release(s);
+	graph_cli_barrier_release(s);
 	if (secs)
 		cli_printf(s, "reachable neighbours age out after %u s (re-ARP in the last %.0f s)", secs,
 			   (double)(IP4_NBR_PROBES * ip4_nbr_request_interval_ns) / 1e9);

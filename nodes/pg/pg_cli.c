@@ -191,15 +191,11 @@ static int show_pg(struct cli_session *s, int argc, char **argv)
 
 /* ---- registration ---- */
 
-#define PG_CLI(id, p, u, h, f)                                                                      \
-	static const struct cli_command_reg id = { .path = p, .usage = u, .help = h, .fn = f };    \
-	CLI_COMMAND_REGISTER(id)
-
-PG_CLI(pg_new_cmd, "packet-generator new", "packet-generator new NAME [key value...] (startup.conf stream keys)",
-       "Add a stream, disabled until enabled", pg_new)
-PG_CLI(pg_enable_cmd, "packet-generator enable", "packet-generator enable [NAME]",
-       "Start a stream (every stream without NAME); the limit counts again", pg_enable)
-PG_CLI(pg_disable_cmd, "packet-generator disable", "packet-generator disable [NAME]",
-       "Stop a stream (every stream without NAME)", pg_disable)
-PG_CLI(pg_delete_cmd, "packet-generator delete", "packet-generator delete NAME", "Remove a stream", pg_delete)
-PG_CLI(show_pg_cmd, "show packet-generator", "show packet-generator", "Streams and their counters", show_pg)
+CLI_COMMAND(pg_new_cmd, "packet-generator new", "packet-generator new NAME [key value...] (startup.conf stream keys)",
+	    "Add a stream, disabled until enabled", pg_new)
+CLI_COMMAND(pg_enable_cmd, "packet-generator enable", "packet-generator enable [NAME]",
+	    "Start a stream (every stream without NAME); the limit counts again", pg_enable)
+CLI_COMMAND(pg_disable_cmd, "packet-generator disable", "packet-generator disable [NAME]",
+	    "Stop a stream (every stream without NAME)", pg_disable)
+CLI_COMMAND(pg_delete_cmd, "packet-generator delete", "packet-generator delete NAME", "Remove a stream", pg_delete)
+CLI_COMMAND(show_pg_cmd, "show packet-generator", "show packet-generator", "Streams and their counters", show_pg)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "graph/node.h"
 #include "nodes/pg/pg.h"
 
@@ -82,20 +83,6 @@ static inline uint32_t csum_fold(uint64_t sum)
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return (uint32_t)sum;
-}
-
-/* Network-order stores, one instruction each (byte-wise they cost ~60
- * instructions per packet). */
-static inline void put16(uint8_t *p, uint16_t v)
-{
-	v = __builtin_bswap16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	v = __builtin_bswap32(v);
-	memcpy(p, &v, sizeof(v));
 }
 
 #endif

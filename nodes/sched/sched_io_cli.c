@@ -41,7 +41,7 @@
 
 #include "cli/cli.h"
 #include "base/conf.h"
-#include "graph/graph.h"
+#include "graph/graph_cli.h"
 #include "nodes/sched/sched_io.h"
 
 /* ---- values with units, through the startup.conf parsers ---- */
@@ -86,19 +86,13 @@ static struct device *find_if(struct cli_session *s, const char *name)
 	return d;
 }
 
-static int need_graph(struct cli_session *s, struct graph **g)
-{
-	*g = cli_graph(s);
-	return *g ? 0 : cli_fail(s, -ENODEV, "no graph");
-}
-
 /* ---- sched shaper / sched delay ---- */
 
 static int sched_shaper(struct cli_session *s, int argc, char **argv)
 {
 	struct graph *g;
 	uint64_t rate = 0, burst = 16384;
-	if (need_graph(s, &g))
+	if (!(g = need_graph(s)))
 		return -ENODEV;
 	if (argc < 2)
 		return cli_fail(s, -EINVAL, "expected NAME rate R [burst B] or NAME off");
@@ -131,7 +125,7 @@ static int sched_delay(struct cli_session *s, int argc, char **argv)
 {
 	struct graph *g;
 	uint64_t delay = 0, jitter = 0;
-	if (need_graph(s, &g))
+	if (!(g = need_graph(s)))
 		return -ENODEV;
 	if (argc != 2 && argc != 4)
 		return cli_fail(s, -EINVAL, "expected NAME DELAY [jitter J] or NAME off");
@@ -197,7 +191,7 @@ static int parse_match(struct cli_session *s, const char *kind, const char *valu
 static int sched_class_cmd(struct cli_session *s, int argc, char **argv)
 {
 	struct graph *g;
-	if (need_graph(s, &g))
+	if (!(g = need_graph(s)))
 		return -ENODEV;
 	struct sched_class c = { .weight = 1 };
 	bool have_prio = false, have_match = false;
@@ -243,7 +237,7 @@ static int sched_class_cmd(struct cli_session *s, int argc, char **argv)
 static int no_sched_class(struct cli_session *s, int argc, char **argv)
 {
 	struct graph *g;
-	if (need_graph(s, &g))
+	if (!(g = need_graph(s)))
 		return -ENODEV;
 	if (argc != 1)
 		return cli_fail(s, -EINVAL, "expected a class name");
@@ -402,7 +396,7 @@ static int show_sched(struct cli_session *s, int argc, char **argv)
 	struct graph *g;
 	bool json = false;
 	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
-	if (need_graph(s, &g))
+	if (!(g = need_graph(s)))
 		return -ENODEV;
 	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
 	if (rc)
