@@ -470,13 +470,8 @@ static int show_cli(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-static const struct cli_command_reg show_cli_cmd = {
-	.path = "show cli",
-	.usage = "show cli",
-	.help = "The CLI server: listen address, limits, sessions and refusals",
-	.fn = show_cli,
-};
-CLI_COMMAND_REGISTER(show_cli_cmd)
+CLI_COMMAND(show_cli_cmd, "show cli", "show cli", "The CLI server: listen address, limits, sessions and refusals",
+	    show_cli)
 
 /* ---- exec files and lines ---- */
 
