@@ -303,21 +303,29 @@ static int show_runtime(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-/*
- * sluice> clear runtime
- * runtime statistics cleared
- */
-static int clear_runtime(struct cli_session *s, int argc, char **argv)
+/* `clear runtime` and `clear errors`: zero with the datapath parked, then
+ * say what was cleared. */
+static int clear_counters(struct cli_session *s, int argc, char **argv, void (*clear)(struct graph *g),
+			  const char *done)
 {
 	struct graph *g = need_graph(s);
 	int rc = g ? cli_args_parse(s, argc, argv, NULL, 0) : -ENODEV;
 	if (rc)
 		return rc;
 	graph_barrier_sync(g);
-	graph_clear_runtime(g);
+	clear(g);
 	graph_barrier_release(g);
-	cli_printf(s, "runtime statistics cleared");
+	cli_printf(s, "%s", done);
 	return 0;
+}
+
+/*
+ * sluice> clear runtime
+ * runtime statistics cleared
+ */
+static int clear_runtime(struct cli_session *s, int argc, char **argv)
+{
+	return clear_counters(s, argc, argv, graph_clear_runtime, "runtime statistics cleared");
 }
 
 /* ---- errors ---- */
@@ -376,15 +384,7 @@ static int show_errors(struct cli_session *s, int argc, char **argv)
  */
 static int clear_errors(struct cli_session *s, int argc, char **argv)
 {
-	struct graph *g = need_graph(s);
-	int rc = g ? cli_args_parse(s, argc, argv, NULL, 0) : -ENODEV;
-	if (rc)
-		return rc;
-	graph_barrier_sync(g);
-	graph_clear_errors(g);
-	graph_barrier_release(g);
-	cli_printf(s, "error counters cleared");
-	return 0;
+	return clear_counters(s, argc, argv, graph_clear_errors, "error counters cleared");
 }
 
 
