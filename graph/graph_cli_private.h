@@ -1,5 +1,5 @@
-/* Internals shared by the engine's commands (graph_cli.c, buffer_cli.c,
- * node_cli.c): how a node's type, state and statistics are printed. */
+/* Internals shared by the engine's commands (graph_cli.c, node_cli.c): how
+ * a node's type, state and statistics are printed. */
 #ifndef SLUICE_GRAPH_GRAPH_CLI_PRIVATE_H
 #define SLUICE_GRAPH_GRAPH_CLI_PRIVATE_H
 

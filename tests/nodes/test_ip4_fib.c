@@ -1,4 +1,4 @@
-/* The IPv4 FIB (nodes/ip4/ip4_fib.c): overlapping prefixes on add and delete,
+/* The IPv4 FIB (nodes/ip4/ip4_fib*.c): overlapping prefixes on add and delete,
  * /0 and /32, tbl8 groups folded back and reused only after quiesce, memory
  * returned, the adjacency table, and LPM against a reference (one hash table
  * per prefix length, searched longest first) over 100,000 random routes with
