@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/un.h>
 
 #define CLI_HELLO_EXEC "SLUICECTL/1 exec\n"
 #define CLI_HELLO_INTERACTIVE "SLUICECTL/1 interactive\n"
@@ -91,7 +92,7 @@ int cli_errf(char *err, size_t errlen, int rc, const char *fmt, const char *what
 struct cli_listener {
 	int fd; /* -1: none */
 	bool unix_socket;
-	char path[108]; /* sizeof(sockaddr_un.sun_path) */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	ino_t ino;      /* our socket's inode: remove the path only while it is ours */
 };
 
