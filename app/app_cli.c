@@ -41,10 +41,4 @@ static int show_config(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-static const struct cli_command_reg show_config_cmd = {
-	.path = "show config",
-	.usage = "show config",
-	.help = "the effective startup configuration",
-	.fn = show_config,
-};
-CLI_COMMAND_REGISTER(show_config_cmd)
+CLI_COMMAND(show_config_cmd, "show config", "show config", "the effective startup configuration", show_config)

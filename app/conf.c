@@ -181,19 +181,22 @@ struct seen {
 	const struct token *at[CONF_MAX_KEYS];
 };
 
+/* Append the names of keys to buf, comma-separated. */
 static void list_keys(const struct conf_key *keys, char *buf, size_t len)
 {
-	size_t off = 0;
-	buf[0] = 0;
+	size_t off = strlen(buf);
 	for (const struct conf_key *k = keys; k && k->name && off < len; k++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", k == keys ? "" : ", ", k->name);
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", k->name);
 }
 
+/* t is no key of keys (nor of more, the second table a block may take:
+ * an interface's common keys after its driver's): say which are. */
 static int unknown_key(struct parser *p, const struct token *t, const char *where, const struct conf_key *keys,
-		       const char *block_what)
+		       const struct conf_key *more, const char *block_what)
 {
-	char list[CONF_MSG_SIZE], show[CONF_MSG_SIZE];
+	char list[CONF_MSG_SIZE] = "", show[CONF_MSG_SIZE];
 	list_keys(keys, list, sizeof(list));
+	list_keys(more, list, sizeof(list));
 	if (t->type != TOK_WORD)
 		return fail(p, t, "unexpected %s in %s: expected a key%s%s or '}'", tok_show(t, show, sizeof(show)),
 			    where, block_what ? " or a " : "", block_what ? block_what : "");
@@ -263,7 +266,7 @@ static int parse_keys(struct parser *p, const struct token *open, const char *wh
 		if (t->type == TOK_EOF)
 			return fail(p, open, "unclosed '{' of %s: expected '}' before the end of the file", where);
 		const struct conf_key *k = t->type == TOK_WORD ? conf_key_find(keys, t->text) : NULL;
-		int rc = k ? parse_pair(p, t, k, seen, obj) : unknown_key(p, t, where, keys, NULL);
+		int rc = k ? parse_pair(p, t, k, seen, obj) : unknown_key(p, t, where, keys, NULL, NULL);
 		if (rc)
 			return rc;
 	}
@@ -356,7 +359,7 @@ static int interface_block(struct parser *p, struct conf_interfaces *ifs, const 
 		const struct conf_key *k = t->type == TOK_WORD ? conf_key_find(d->keys, t->text) : NULL;
 		const struct conf_key *ik = t->type == TOK_WORD ? conf_key_find(app_interface_keys, t->text) : NULL;
 		rc = k ? parse_pair(p, t, k, &seen, ifc->driver_conf)
-		       : ik ? parse_pair(p, t, ik, &own, ifc) : unknown_key(p, t, where, d->keys, NULL);
+		       : ik ? parse_pair(p, t, ik, &own, ifc) : unknown_key(p, t, where, d->keys, app_interface_keys, NULL);
 	}
 	if (rc == 0)
 		rc = run_check(p, d->check, ifc->driver_conf, &seen, nt, where);
@@ -390,7 +393,7 @@ static int parse_section_body(struct parser *p, const struct app_section *as, co
 			rc = as->interfaces ? interface_block(p, (struct conf_interfaces *)obj, t, lines)
 					    : generic_block(p, sec->block, obj, t, lines);
 		else
-			rc = unknown_key(p, t, where, sec->keys, block_what);
+			rc = unknown_key(p, t, where, sec->keys, NULL, block_what);
 		if (rc)
 			return rc;
 	}

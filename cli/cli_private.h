@@ -27,6 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <sys/un.h>
 
 #define CLI_HELLO_EXEC "SLUICECTL/1 exec\n"
 #define CLI_HELLO_INTERACTIVE "SLUICECTL/1 interactive\n"
@@ -79,6 +81,46 @@ void cli_split_host_port(const char *listen, char *host, size_t hostlen, const c
 
 /* Count a command line refused for its length (for `show cli`). */
 void cli_server_count_long_line(void);
+
+/* ---- the server's parts (cli_server.c, cli_listen.c, cli_wire.c) ---- */
+
+/* snprintf(err, errlen, fmt, what, strerror(-rc)); returns rc. fmt takes
+ * two %s: what, then the reason. */
+int cli_errf(char *err, size_t errlen, int rc, const char *fmt, const char *what);
+
+/* The listening socket (cli_listen.c). */
+struct cli_listener {
+	int fd; /* -1: none */
+	bool unix_socket;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	ino_t ino;      /* our socket's inode: remove the path only while it is ours */
+};
+
+/* Listen on c->listen (a unix socket path or HOST:PORT); 0, or a negative
+ * errno with the reason in err. */
+int cli_listener_open(struct cli_listener *l, const struct cli_server_config *c, char *err, size_t errlen);
+
+/* Close the socket and remove a unix socket's path while it is still ours. */
+void cli_listener_close(struct cli_listener *l);
+
+/* What a client's first line says it is (cli_wire.c). */
+enum cli_hello { CLI_HELLO_KIND_NONE, CLI_HELLO_KIND_EXEC, CLI_HELLO_KIND_INTERACTIVE };
+
+/* Peek at what the client sends first, for at most CLI_HELLO_WAIT_MS;
+ * consume it only when it is one of our hellos. *login: the hello says
+ * that a user and a password line follow. */
+enum cli_hello cli_wire_read_hello(int fd, bool *login);
+
+/* Read one line of at most max bytes into line (max + 1 bytes), consuming
+ * nothing past its '\n': what follows may be libcli's to read. Returns 0,
+ * -EMSGSIZE for a longer line (its rest skipped), or -ECONNABORTED when the
+ * client left or stalled (SO_RCVTIMEO). */
+int cli_wire_read_line(int fd, char *line, size_t max);
+
+/* Send text, or the status trailer (CLI_STATUS_MARK, -rc in decimal,
+ * '\n'); a client that left is ignored. */
+void cli_wire_send_text(int fd, const char *text);
+void cli_wire_send_status(int fd, int rc);
 
 #endif
 #endif

@@ -13,7 +13,8 @@
  *   - the clock: fib_ticks(), rdtsc;
  *   - the options (--seed, --iterations, --route-div) and the route set;
  *   - the report of which pages a table actually got (/proc/self/smaps).
- * Header-only, plain C: no sluice and no DPDK header beyond routes.h. */
+ * Header-only, plain C: no sluice and no DPDK header beyond routes.h and
+ * smaps.h. */
 #ifndef SLUICE_BENCH_IP4_FIBBENCH_H
 #define SLUICE_BENCH_IP4_FIBBENCH_H
 
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "bench/ip4/routes.h"
+#include "bench/ip4/smaps.h"
 
 #define BATCH 4096
 #define BULK 32 /* lpm_perf_autotest's bulk and a sluice frame's quarter */
@@ -66,40 +68,18 @@ static void fill_batch(uint32_t *b)
  * memfd). */
 static void page_report(const void *addr, char *buf, size_t len)
 {
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512], name[128] = "";
-	long kps = 0, anon_huge = 0, shmem_pmd = 0, size = 0;
-	int in = 0;
+	struct smaps_kb m;
 	snprintf(buf, len, "unknown (no smaps)");
-	if (!f)
+	if (!smaps_of(addr, &m))
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char c;
-		if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3) {
-			if (in)
-				break;
-			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-			if (in && sscanf(line, "%*s %*s %*s %*s %*s %127s", name) != 1)
-				name[0] = 0;
-			continue;
-		}
-		if (!in)
-			continue;
-		sscanf(line, "Size: %ld", &size);
-		sscanf(line, "KernelPageSize: %ld", &kps);
-		sscanf(line, "AnonHugePages: %ld", &anon_huge);
-		sscanf(line, "ShmemPmdMapped: %ld", &shmem_pmd);
-	}
-	fclose(f);
-	const char *sep = name[0] ? ", " : "";
-	if (kps >= 2048)
-		snprintf(buf, len, "2 MB hugetlb%s%s", sep, name);
-	else if (anon_huge + shmem_pmd > 0)
-		snprintf(buf, len, "THP %ld of %ld MB%s%s", (anon_huge + shmem_pmd) >> 10, size >> 10,
-			 sep, name);
-	else if (kps)
-		snprintf(buf, len, "4 KB%s%s", sep, name);
+	const char *sep = m.name[0] ? ", " : "";
+	if (m.kernel_page >= 2048)
+		snprintf(buf, len, "2 MB hugetlb%s%s", sep, m.name);
+	else if (m.anon_huge + m.shmem_pmd > 0)
+		snprintf(buf, len, "THP %ld of %ld MB%s%s", (m.anon_huge + m.shmem_pmd) >> 10, m.size >> 10,
+			 sep, m.name);
+	else if (m.kernel_page)
+		snprintf(buf, len, "4 KB%s%s", sep, m.name);
 }
 
 /* The options both benches take; the peer ignores --churn, --no-huge (its

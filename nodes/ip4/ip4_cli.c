@@ -444,25 +444,21 @@ static int show_ip_interface(struct cli_session *s, int argc, char **argv)
 
 /* ---- registration ---- */
 
-#define IP4_CLI(id, p, u, h, f)                                                                     \
-	static const struct cli_command_reg id = { .path = p, .usage = u, .help = h, .fn = f };    \
-	CLI_COMMAND_REGISTER(id)
-
-IP4_CLI(set_address_cmd, "set interface ip address", "set interface ip address NAME A.B.C.D/L",
-	"Add an IPv4 address (with its local /32 and connected routes)", set_address)
-IP4_CLI(del_address_cmd, "set interface ip address del", "set interface ip address del NAME A.B.C.D/L",
-	"Remove an IPv4 address, its routes and its neighbours", del_address)
-IP4_CLI(route_add_cmd, "ip route add", "ip route add PREFIX via ADDR [NAME]",
-	"Add or replace a static route via a next hop", route_add)
-IP4_CLI(route_del_cmd, "ip route del", "ip route del PREFIX", "Remove a static route", route_del)
-IP4_CLI(show_fib_cmd, "show ip fib", "show ip fib [PREFIX|ADDR]",
-	"IPv4 routes with their adjacencies (an address: its longest match)", show_fib)
-IP4_CLI(show_neighbors_cmd, "show ip neighbors", "show ip neighbors", "The ARP neighbour table", show_neighbors)
-IP4_CLI(set_neighbor_cmd, "set ip neighbor", "set ip neighbor NAME A.B.C.D MAC [static]",
-	"Add or replace a neighbour (static: never ages, ARP does not change it)", set_neighbor)
-IP4_CLI(clear_neighbors_cmd, "clear ip neighbors", "clear ip neighbors",
-	"Forget every dynamic neighbour (static ones stay)", clear_neighbors)
-IP4_CLI(neighbor_config_cmd, "set ip neighbor-config", "set ip neighbor-config age SECONDS",
-	"How long a learnt neighbour stays reachable without ARP (0: forever)", neighbor_config)
-IP4_CLI(show_ip_interface_cmd, "show ip interface", "show ip interface", "Interfaces' MACs and IPv4 addresses",
-	show_ip_interface)
+CLI_COMMAND(set_address_cmd, "set interface ip address", "set interface ip address NAME A.B.C.D/L",
+	    "Add an IPv4 address (with its local /32 and connected routes)", set_address)
+CLI_COMMAND(del_address_cmd, "set interface ip address del", "set interface ip address del NAME A.B.C.D/L",
+	    "Remove an IPv4 address, its routes and its neighbours", del_address)
+CLI_COMMAND(route_add_cmd, "ip route add", "ip route add PREFIX via ADDR [NAME]",
+	    "Add or replace a static route via a next hop", route_add)
+CLI_COMMAND(route_del_cmd, "ip route del", "ip route del PREFIX", "Remove a static route", route_del)
+CLI_COMMAND(show_fib_cmd, "show ip fib", "show ip fib [PREFIX|ADDR]",
+	    "IPv4 routes with their adjacencies (an address: its longest match)", show_fib)
+CLI_COMMAND(show_neighbors_cmd, "show ip neighbors", "show ip neighbors", "The ARP neighbour table", show_neighbors)
+CLI_COMMAND(set_neighbor_cmd, "set ip neighbor", "set ip neighbor NAME A.B.C.D MAC [static]",
+	    "Add or replace a neighbour (static: never ages, ARP does not change it)", set_neighbor)
+CLI_COMMAND(clear_neighbors_cmd, "clear ip neighbors", "clear ip neighbors",
+	    "Forget every dynamic neighbour (static ones stay)", clear_neighbors)
+CLI_COMMAND(neighbor_config_cmd, "set ip neighbor-config", "set ip neighbor-config age SECONDS",
+	    "How long a learnt neighbour stays reachable without ARP (0: forever)", neighbor_config)
+CLI_COMMAND(show_ip_interface_cmd, "show ip interface", "show ip interface", "Interfaces' MACs and IPv4 addresses",
+	    show_ip_interface)

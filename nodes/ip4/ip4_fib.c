@@ -1,5 +1,8 @@
 /* The IPv4 FIB: DIR-24-8 with per-entry depths, a per-length route hash and
- * the adjacency table. See ip4_fib.h for the contract.
+ * the adjacency table. See ip4_fib.h for the contract. This file holds the
+ * tables' updates, the route store, the walk and the bulk lookup;
+ * ip4_fib_mem.c creates the tables on the pages asked for, ip4_fib_adj.c
+ * keeps the adjacencies.
  *
  * Entry (32 bits, tbl24 and tbl8 alike):
  *   bit 31      EXT: bits 24..0 name a tbl8 group (tbl24 entries only)
@@ -24,25 +27,12 @@
  * there are ~200 of them) plus one hash insert; a delete adds the search for
  * its fallback, one probe per prefix length in use below it.
  */
-#include "nodes/ip4/ip4_fib.h"
+#include "nodes/ip4/ip4_fib_private.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#define TBL24_ENTRIES (1u << 24)
-#define TBL24_BYTES ((size_t)TBL24_ENTRIES * sizeof(uint32_t))
-#define GROUP_ENTRIES 256u
-#define GROUP_BYTES (GROUP_ENTRIES * sizeof(uint32_t))
-#define HUGE_2M (2u << 20)
-
-#define N_TBL8_DEFAULT 65536u
-#define N_TBL8_MAX (1u << 24)
-#define MAX_ADJ_DEFAULT 4096u
-
-#define SLOT_EMPTY UINT32_MAX  /* rule_slot.val of a free slot */
 #define RULE_TABLE_MIN 16u
 
 static inline uint32_t e_make(uint32_t depth, uint32_t value)
@@ -68,44 +58,6 @@ static inline void e_store(uint32_t *p, uint32_t v)
 
 /* ---- the route store: one open-addressing hash per prefix length ---- */
 
-struct rule_slot {
-	uint32_t key; /* masked prefix */
-	uint32_t val; /* result, or SLOT_EMPTY */
-};
-
-struct rule_table {
-	struct rule_slot *slots;
-	uint32_t mask; /* capacity - 1; capacity 0 when slots is NULL */
-	uint32_t n;
-};
-
-struct ip4_fib {
-	struct ip4_fib_tables t; /* first: the inline lookups cast to it */
-	uint32_t *tbl24;
-	uint32_t *tbl8;
-	struct ip4_adj *adj;
-	enum ip4_fib_pages tbl24_pages, tbl8_pages;
-	uint32_t n_tbl8;
-	uint32_t max_routes;
-	uint32_t n_routes;
-	uint64_t len_used; /* bit l: some route of length l exists */
-
-	uint16_t *n_long;   /* per group: entries of depth > 24 */
-	uint32_t *free_groups; /* stack; pending sits on top of the same array's
-	                        * other end (n_tbl8 slots hold both) */
-	uint32_t n_free;
-	uint32_t *pending_groups;
-	uint32_t n_pending;
-
-	uint32_t max_adj;
-	uint32_t n_adj;      /* live, drop included */
-	uint32_t adj_hw;     /* slots ever used: 1..adj_hw - 1 are candidates */
-	uint32_t *adj_free;  /* stack of released indices */
-	uint32_t n_adj_free;
-
-	struct rule_table rules[33];
-};
-
 static inline uint32_t rule_hash(uint32_t k)
 {
 	k ^= k >> 16;
@@ -122,7 +74,7 @@ static struct rule_slot *rule_find(const struct rule_table *rt, uint32_t key)
 		return NULL;
 	for (uint32_t i = rule_hash(key) & rt->mask;; i = (i + 1) & rt->mask) {
 		struct rule_slot *s = &rt->slots[i];
-		if (s->val == SLOT_EMPTY)
+		if (s->val == IP4_FIB_SLOT_EMPTY)
 			return NULL;
 		if (s->key == key)
 			return s;
@@ -132,7 +84,7 @@ static struct rule_slot *rule_find(const struct rule_table *rt, uint32_t key)
 static void rule_place(struct rule_table *rt, uint32_t key, uint32_t val)
 {
 	uint32_t i = rule_hash(key) & rt->mask;
-	while (rt->slots[i].val != SLOT_EMPTY)
+	while (rt->slots[i].val != IP4_FIB_SLOT_EMPTY)
 		i = (i + 1) & rt->mask;
 	rt->slots[i] = (struct rule_slot){ key, val };
 }
@@ -144,11 +96,11 @@ static int rule_resize(struct rule_table *rt, uint32_t cap)
 	struct rule_slot *s = malloc((size_t)cap * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	memset(s, 0xff, (size_t)cap * sizeof(*s)); /* val = SLOT_EMPTY */
+	memset(s, 0xff, (size_t)cap * sizeof(*s)); /* val = IP4_FIB_SLOT_EMPTY */
 	rt->slots = s;
 	rt->mask = cap - 1;
 	for (uint32_t i = 0; i < old_cap; i++)
-		if (old[i].val != SLOT_EMPTY)
+		if (old[i].val != IP4_FIB_SLOT_EMPTY)
 			rule_place(rt, old[i].key, old[i].val);
 	free(old);
 	return 0;
@@ -174,7 +126,7 @@ static void rule_remove(struct rule_table *rt, struct rule_slot *s)
 {
 	uint32_t i = (uint32_t)(s - rt->slots);
 	for (uint32_t j = (i + 1) & rt->mask;; j = (j + 1) & rt->mask) {
-		if (rt->slots[j].val == SLOT_EMPTY)
+		if (rt->slots[j].val == IP4_FIB_SLOT_EMPTY)
 			break;
 		uint32_t home = rule_hash(rt->slots[j].key) & rt->mask;
 		/* Slot j may stay when its home lies cyclically in (i, j]. */
@@ -184,7 +136,7 @@ static void rule_remove(struct rule_table *rt, struct rule_slot *s)
 			i = j;
 		}
 	}
-	rt->slots[i].val = SLOT_EMPTY;
+	rt->slots[i].val = IP4_FIB_SLOT_EMPTY;
 	rt->n--;
 	uint32_t cap = rt->mask + 1;
 	if (rt->n == 0) {
@@ -214,154 +166,6 @@ void ip4_fib_quiesce(struct ip4_fib *fib)
 		fib->free_groups[fib->n_free++] = fib->pending_groups[--fib->n_pending];
 }
 
-/* ---- create / destroy ---- */
-
-void ip4_fib_config_default(struct ip4_fib_config *c)
-{
-	*c = (struct ip4_fib_config){
-		.max_routes = 0,
-		.n_tbl8 = N_TBL8_DEFAULT,
-		.max_adj = MAX_ADJ_DEFAULT,
-	};
-}
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-
-/* Fault every page in now, writable, so that no add pays for a fault (as
- * DPDK's tables, zeroed by rte_zmalloc at create). After the madvise that
- * chose the page size: MAP_POPULATE would fault before it. */
-static void populate(void *p, size_t bytes)
-{
-	if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0)
-		return;
-	for (size_t o = 0; o < bytes; o += 4096) /* kernels before 5.14 */
-		((volatile uint8_t *)p)[o] = 0;
-}
-
-/* bytes (a multiple of 2 MB) of zeroed table on the pages mem asks for;
- * NULL when that fails. *pages says what was mapped. */
-static void *map_table(size_t bytes, enum ip4_fib_mem mem, bool try_huge,
-		       enum ip4_fib_pages *pages)
-{
-	const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
-	void *p;
-	if (mem == IP4_FIB_MEM_HUGETLB || (mem == IP4_FIB_MEM_AUTO && try_huge)) {
-		/* Populated: the datapath never takes the fault (2 MB zeroed) itself. */
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, anon | MAP_HUGETLB | MAP_POPULATE, -1, 0);
-		*pages = IP4_FIB_PAGES_HUGETLB;
-		if (p != MAP_FAILED || mem == IP4_FIB_MEM_HUGETLB)
-			return p == MAP_FAILED ? NULL : p;
-	}
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, anon | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (mem == IP4_FIB_MEM_4K) {
-		/* EINVAL on a kernel without THP: 4 KB pages then anyway. */
-		madvise(p, bytes, MADV_NOHUGEPAGE);
-		populate(p, bytes);
-		*pages = IP4_FIB_PAGES_4K;
-	} else {
-		madvise(p, bytes, MADV_HUGEPAGE); /* advice only: THP may be off */
-		*pages = IP4_FIB_PAGES_THP;
-	}
-	return p;
-}
-
-const char *ip4_fib_pages_name(enum ip4_fib_pages p)
-{
-	switch (p) {
-	case IP4_FIB_PAGES_HUGETLB:
-		return "2 MB hugetlb";
-	case IP4_FIB_PAGES_THP:
-		return "THP-advised";
-	default:
-		return "4 KB";
-	}
-}
-
-/* The groups' mapping: whole 2 MB pages, so hugetlb can hold it. */
-static size_t tbl8_bytes(uint32_t n_tbl8)
-{
-	size_t b = (size_t)n_tbl8 * GROUP_BYTES;
-	return (b + HUGE_2M - 1) / HUGE_2M * HUGE_2M;
-}
-
-struct ip4_fib *ip4_fib_create(const struct ip4_fib_config *c, char *err, size_t err_len)
-{
-	struct ip4_fib_config def;
-	if (!c) {
-		ip4_fib_config_default(&def);
-		c = &def;
-	}
-	if (c->n_tbl8 < 1 || c->n_tbl8 > N_TBL8_MAX) {
-		snprintf(err, err_len, "ip4 fib: n_tbl8 %u out of range 1..%u", c->n_tbl8, N_TBL8_MAX);
-		return NULL;
-	}
-	if (c->max_adj < 1 || c->max_adj > IP4_FIB_RESULT_LIMIT) {
-		snprintf(err, err_len, "ip4 fib: max_adj %u out of range 1..%u", c->max_adj,
-			 IP4_FIB_RESULT_LIMIT);
-		return NULL;
-	}
-	if (c->mem > IP4_FIB_MEM_4K) {
-		snprintf(err, err_len, "ip4 fib: unknown memory mode %d", (int)c->mem);
-		return NULL;
-	}
-	struct ip4_fib *fib = calloc(1, sizeof(*fib));
-	if (!fib)
-		goto nomem;
-	fib->n_tbl8 = c->n_tbl8;
-	fib->max_routes = c->max_routes;
-	fib->max_adj = c->max_adj;
-	fib->tbl24 = map_table(TBL24_BYTES, c->mem, true, &fib->tbl24_pages);
-	fib->tbl8 = map_table(tbl8_bytes(c->n_tbl8), c->mem, false, &fib->tbl8_pages);
-	fib->n_long = calloc(c->n_tbl8, sizeof(*fib->n_long));
-	fib->free_groups = malloc((size_t)c->n_tbl8 * sizeof(uint32_t));
-	fib->pending_groups = malloc((size_t)c->n_tbl8 * sizeof(uint32_t));
-	fib->adj = calloc(c->max_adj, sizeof(*fib->adj));
-	fib->adj_free = malloc((size_t)c->max_adj * sizeof(uint32_t));
-	if (!fib->tbl24 || !fib->tbl8 || !fib->n_long || !fib->free_groups ||
-	    !fib->pending_groups || !fib->adj || !fib->adj_free) {
-		ip4_fib_destroy(fib);
-		goto nomem;
-	}
-	/* Pop order 0, 1, 2...: low groups first, so the touched part stays dense. */
-	for (uint32_t g = 0; g < c->n_tbl8; g++)
-		fib->free_groups[g] = c->n_tbl8 - 1 - g;
-	fib->n_free = c->n_tbl8;
-	fib->adj[IP4_ADJ_INDEX_DROP] = (struct ip4_adj){ .kind = IP4_ADJ_DROP, .n_refs = 1 };
-	fib->n_adj = 1;
-	fib->adj_hw = 1;
-	fib->t.tbl24 = fib->tbl24;
-	fib->t.tbl8 = fib->tbl8;
-	fib->t.adj = fib->adj;
-	return fib;
-nomem:
-	snprintf(err, err_len, "ip4 fib: out of memory (tbl24 %zu MB, %u tbl8 groups%s)",
-		 TBL24_BYTES >> 20, c->n_tbl8,
-		 c->mem == IP4_FIB_MEM_HUGETLB ? ", on 2 MB hugepages: are enough reserved?" : "");
-	return NULL;
-}
-
-void ip4_fib_destroy(struct ip4_fib *fib)
-{
-	if (!fib)
-		return;
-	if (fib->tbl24)
-		munmap(fib->tbl24, TBL24_BYTES);
-	if (fib->tbl8)
-		munmap(fib->tbl8, tbl8_bytes(fib->n_tbl8));
-	for (int l = 0; l <= 32; l++)
-		free(fib->rules[l].slots);
-	free(fib->n_long);
-	free(fib->free_groups);
-	free(fib->pending_groups);
-	free(fib->adj);
-	free(fib->adj_free);
-	free(fib);
-}
-
 /* ---- updates ---- */
 
 /* The longest route shorter than len covering prefix, as an entry (depth and
@@ -385,7 +189,7 @@ static uint32_t fallback_entry(const struct ip4_fib *fib, uint32_t prefix, uint3
 static void group_write(struct ip4_fib *fib, uint32_t g, uint32_t lo, uint32_t n, uint32_t ne,
 			uint32_t d, bool del)
 {
-	uint32_t *grp = &fib->tbl8[(size_t)g * GROUP_ENTRIES];
+	uint32_t *grp = &fib->tbl8[(size_t)g * IP4_FIB_GROUP_ENTRIES];
 	bool new_long = e_depth(ne) > 24;
 	for (uint32_t k = lo; k < lo + n; k++) {
 		uint32_t od = e_depth(grp[k]);
@@ -407,7 +211,7 @@ static void tables_update(struct ip4_fib *fib, uint32_t prefix, uint32_t d, uint
 			uint32_t e = fib->tbl24[i];
 			if (e & IP4_FIB_E_EXT)
 				/* Only entries of depth <= 24 can match: n_long unchanged. */
-				group_write(fib, e & IP4_FIB_E_VALUE_MASK, 0, GROUP_ENTRIES, ne, d, del);
+				group_write(fib, e & IP4_FIB_E_VALUE_MASK, 0, IP4_FIB_GROUP_ENTRIES, ne, d, del);
 			else if (del ? e_depth(e) == d : e_depth(e) <= d)
 				e_store(&fib->tbl24[i], ne);
 		}
@@ -419,8 +223,8 @@ static void tables_update(struct ip4_fib *fib, uint32_t prefix, uint32_t d, uint
 		/* Only an add gets here (a deleted /25+ route lives in a group). Fill
 		 * the group unseen, then link it with a release store. */
 		uint32_t g = group_alloc(fib);
-		uint32_t *grp = &fib->tbl8[(size_t)g * GROUP_ENTRIES];
-		for (uint32_t k = 0; k < GROUP_ENTRIES; k++)
+		uint32_t *grp = &fib->tbl8[(size_t)g * IP4_FIB_GROUP_ENTRIES];
+		for (uint32_t k = 0; k < IP4_FIB_GROUP_ENTRIES; k++)
 			grp[k] = (k - lo < n) ? ne : e;
 		fib->n_long[g] = (uint16_t)n;
 		__atomic_store_n(&fib->tbl24[i], IP4_FIB_E_EXT | g, __ATOMIC_RELEASE);
@@ -430,7 +234,7 @@ static void tables_update(struct ip4_fib *fib, uint32_t prefix, uint32_t d, uint
 	group_write(fib, g, lo, n, ne, d, del);
 	if (fib->n_long[g] == 0) {
 		/* Uniform again: every entry holds the /24's covering value. */
-		e_store(&fib->tbl24[i], fib->tbl8[(size_t)g * GROUP_ENTRIES]);
+		e_store(&fib->tbl24[i], fib->tbl8[(size_t)g * IP4_FIB_GROUP_ENTRIES]);
 		group_retire(fib, g);
 	}
 }
@@ -490,7 +294,7 @@ int ip4_fib_get(const struct ip4_fib *fib, uint32_t prefix, uint8_t len, uint32_
 
 void ip4_fib_flush(struct ip4_fib *fib)
 {
-	for (uint32_t i = 0; i < TBL24_ENTRIES; i++) {
+	for (uint32_t i = 0; i < IP4_FIB_TBL24_ENTRIES; i++) {
 		uint32_t e = fib->tbl24[i];
 		if (!e)
 			continue;
@@ -506,7 +310,7 @@ void ip4_fib_flush(struct ip4_fib *fib)
 	fib->len_used = 0;
 }
 
-/* ---- walk and stats ---- */
+/* ---- walk (stats: ip4_fib_mem.c) ---- */
 
 static int route_cmp(const void *a, const void *b)
 {
@@ -528,7 +332,7 @@ int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r,
 	for (uint32_t l = 0; l <= 32; l++) {
 		const struct rule_table *rt = &fib->rules[l];
 		for (uint32_t i = 0; rt->slots && i <= rt->mask; i++)
-			if (rt->slots[i].val != SLOT_EMPTY)
+			if (rt->slots[i].val != IP4_FIB_SLOT_EMPTY)
 				v[n++] = (struct ip4_route){ rt->slots[i].key, (uint8_t)l,
 							     rt->slots[i].val };
 	}
@@ -538,29 +342,6 @@ int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r,
 		rc = fn(&v[i], ctx);
 	free(v);
 	return rc;
-}
-
-void ip4_fib_stats(const struct ip4_fib *fib, struct ip4_fib_stats *s)
-{
-	*s = (struct ip4_fib_stats){
-		.n_routes = fib->n_routes,
-		.n_tbl8_used = fib->n_tbl8 - fib->n_free - fib->n_pending,
-		.n_tbl8_pending = fib->n_pending,
-		.n_tbl8 = fib->n_tbl8,
-		.n_adj = fib->n_adj,
-		.tbl24_hugepages = fib->tbl24_pages == IP4_FIB_PAGES_HUGETLB,
-		.tbl24_pages = fib->tbl24_pages,
-		.tbl8_pages = fib->tbl8_pages,
-	};
-	uint64_t bytes = TBL24_BYTES + (uint64_t)(fib->n_tbl8 - fib->n_free) * GROUP_BYTES;
-	for (uint32_t l = 0; l <= 32; l++) {
-		const struct rule_table *rt = &fib->rules[l];
-		s->n_routes_by_len[l] = rt->n;
-		if (rt->slots)
-			bytes += (uint64_t)(rt->mask + 1) * sizeof(struct rule_slot);
-	}
-	bytes += (uint64_t)fib->max_adj * (sizeof(struct ip4_adj) + sizeof(uint32_t));
-	s->mem_bytes = bytes;
 }
 
 /* ---- bulk lookup ---- */
@@ -588,79 +369,4 @@ void ip4_fib_lookup_bulk(const struct ip4_fib *fib, const uint32_t *addrs, uint3
 		out += c;
 		n -= c;
 	}
-}
-
-/* ---- adjacencies ---- */
-
-int ip4_adj_add(struct ip4_fib *fib, enum ip4_adj_kind kind, uint32_t if_index,
-		uint32_t next_hop)
-{
-	if (kind == IP4_ADJ_DROP)
-		return IP4_ADJ_INDEX_DROP;
-	if (kind > IP4_ADJ_REWRITE)
-		return -EINVAL;
-	/* A linear scan: adjacencies number in the thousands and change at
-	 * control-plane pace. */
-	for (uint32_t i = 1; i < fib->adj_hw; i++) {
-		struct ip4_adj *a = &fib->adj[i];
-		if (a->n_refs && a->kind == kind && a->if_index == if_index &&
-		    a->next_hop == next_hop) {
-			a->n_refs++;
-			return (int)i;
-		}
-	}
-	uint32_t i;
-	if (fib->n_adj_free)
-		i = fib->adj_free[--fib->n_adj_free];
-	else if (fib->adj_hw < fib->max_adj)
-		i = fib->adj_hw++;
-	else
-		return -ENOSPC;
-	fib->adj[i] = (struct ip4_adj){
-		.kind = (uint8_t)kind, .if_index = if_index, .next_hop = next_hop, .n_refs = 1,
-	};
-	fib->n_adj++;
-	return (int)i;
-}
-
-int ip4_adj_release(struct ip4_fib *fib, uint32_t adj_index)
-{
-	if (adj_index == IP4_ADJ_INDEX_DROP)
-		return 0;
-	if (adj_index >= fib->adj_hw || fib->adj[adj_index].n_refs == 0)
-		return -EINVAL;
-	struct ip4_adj *a = &fib->adj[adj_index];
-	if (--a->n_refs == 0) {
-		*a = (struct ip4_adj){ 0 };
-		fib->adj_free[fib->n_adj_free++] = adj_index;
-		fib->n_adj--;
-	}
-	return 0;
-}
-
-int ip4_adj_set_rewrite(struct ip4_fib *fib, uint32_t adj_index, const uint8_t *rewrite,
-			uint8_t len)
-{
-	if (adj_index == IP4_ADJ_INDEX_DROP || adj_index >= fib->adj_hw ||
-	    fib->adj[adj_index].n_refs == 0 || len > IP4_ADJ_REWRITE_MAX || (len && !rewrite))
-		return -EINVAL;
-	struct ip4_adj *a = &fib->adj[adj_index];
-	if (len)
-		memcpy(a->rewrite, rewrite, len);
-	memset(a->rewrite + len, 0, IP4_ADJ_REWRITE_MAX - len);
-	a->rewrite_len = len;
-	return 0;
-}
-
-int ip4_adj_walk(const struct ip4_fib *fib,
-		 int (*fn)(uint32_t adj_index, const struct ip4_adj *a, void *ctx), void *ctx)
-{
-	for (uint32_t i = 0; i < fib->adj_hw; i++) {
-		if (fib->adj[i].n_refs == 0)
-			continue;
-		int rc = fn(i, &fib->adj[i], ctx);
-		if (rc)
-			return rc;
-	}
-	return 0;
 }

@@ -81,19 +81,9 @@ static int test_write(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-static const struct cli_command_reg write_cmd = {
-	.path = "test write", .usage = "test write FILE", .help = "Write a file through cli_file_open", .fn = test_write
-};
-CLI_COMMAND_REGISTER(write_cmd)
-
-static const struct cli_command_reg echo_cmd = {
-	.path = "test echo", .usage = "test echo WORD [max N] [json]", .help = "Echo a word", .fn = test_echo
-};
-static const struct cli_command_reg fail_cmd = {
-	.path = "test fail", .usage = "test fail", .help = "Fail on purpose", .fn = test_fail
-};
-CLI_COMMAND_REGISTER(echo_cmd)
-CLI_COMMAND_REGISTER(fail_cmd)
+CLI_COMMAND(write_cmd, "test write", "test write FILE", "Write a file through cli_file_open", test_write)
+CLI_COMMAND(echo_cmd, "test echo", "test echo WORD [max N] [json]", "Echo a word", test_echo)
+CLI_COMMAND(fail_cmd, "test fail", "test fail", "Fail on purpose", test_fail)
 
 static int run(const char *line, char **out)
 {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tests/check_run.h"
+#include "base/bytes.h"
 #include "drivers/af_packet/offload.h"
 
 #define ETH 14
@@ -29,28 +30,6 @@
 static const uint8_t src4[4] = { 10, 0, 0, 1 }, dst4[4] = { 10, 0, 0, 2 };
 static const uint8_t src6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
 static const uint8_t dst6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
-
-static uint32_t get16(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 8 | p[1];
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return get16(p) << 16 | get16(p + 2);
-}
 
 /* One's-complement sum of big-endian 16-bit words, odd byte padded. */
 static uint32_t sum16(uint32_t s, const uint8_t *p, uint32_t n)

@@ -114,13 +114,7 @@ static int test_slow(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-static const struct cli_command_reg test_stall_cmd = { .path = "test stall",
-						       .usage = "test stall THREAD MS",
-						       .help = "Stall one datapath thread (test build only)",
-						       .fn = test_stall };
-CLI_COMMAND_REGISTER(test_stall_cmd)
-static const struct cli_command_reg test_slow_cmd = { .path = "test slow",
-						      .usage = "test slow NS-PER-PACKET",
-						      .help = "Slow the workers' graph down (test build only)",
-						      .fn = test_slow };
-CLI_COMMAND_REGISTER(test_slow_cmd)
+CLI_COMMAND(test_stall_cmd, "test stall", "test stall THREAD MS", "Stall one datapath thread (test build only)",
+	    test_stall)
+CLI_COMMAND(test_slow_cmd, "test slow", "test slow NS-PER-PACKET", "Slow the workers' graph down (test build only)",
+	    test_slow)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/bytes.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/ip4/ip4.h"
@@ -112,18 +113,6 @@ static uint16_t ref_csum(const uint8_t *p, uint32_t n)
 	while (s >> 16)
 		s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)~s;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
 }
 
 static uint32_t eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type)

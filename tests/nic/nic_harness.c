@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "graph/buffer.h"
+#include "base/bytes.h"
 #include "base/toeplitz.h"
 #include "tests/nic/nic_harness.h"
 
@@ -223,12 +224,6 @@ struct flow {
 	uint32_t hash;
 	uint16_t queue;
 };
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
 
 /* Flow i: IPv4 TCP/UDP/other, IPv6 TCP/UDP/other or ARP, with the hash and
  * queue the NIC must give it under the default key and a table of lut

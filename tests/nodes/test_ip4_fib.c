@@ -1,4 +1,4 @@
-/* The IPv4 FIB (nodes/ip4/ip4_fib.c): overlapping prefixes on add and delete,
+/* The IPv4 FIB (nodes/ip4/ip4_fib*.c): overlapping prefixes on add and delete,
  * /0 and /32, tbl8 groups folded back and reused only after quiesce, memory
  * returned, the adjacency table, and LPM against a reference (one hash table
  * per prefix length, searched longest first) over 100,000 random routes with
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/ip4/smaps.h"
 #include "nodes/ip4/ip4_fib.h"
 #include "tests/check_run.h"
 
@@ -554,38 +555,6 @@ START_TEST(test_random_against_reference)
 END_TEST
 
 /* ---- memory modes ---- */
-
-/* The /proc/self/smaps fields (kB) of the mapping holding addr. */
-struct smaps_kb {
-	long kernel_page, rss, anon_huge;
-};
-
-static bool smaps_of(const void *addr, struct smaps_kb *m)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	ck_assert_ptr_nonnull(f);
-	char line[512];
-	bool in = false, found = false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char c;
-		/* a mapping's first line ("lo-hi perms ..."): no field parses so */
-		if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3) {
-			if (in)
-				break;
-			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-			found |= in;
-			continue;
-		}
-		if (!in)
-			continue;
-		sscanf(line, "KernelPageSize: %ld", &m->kernel_page);
-		sscanf(line, "Rss: %ld", &m->rss);
-		sscanf(line, "AnonHugePages: %ld", &m->anon_huge);
-	}
-	fclose(f);
-	return found;
-}
 
 /* Routes of every length over a few /8s, then the same addresses through
  * fib and the default-mode ref: the mode changes pages, never results. */

@@ -1,0 +1,196 @@
+/* The graph's shape with its counters: `show node` (one node's arcs,
+ * errors and per-thread statistics) and `show graph` (every node and arc,
+ * as a table, JSON or Graphviz DOT). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cli.h"
+#include "graph/graph.h"
+#include "graph/graph_cli.h"
+#include "graph/graph_cli_private.h"
+
+static void node_nexts(struct cli_session *s, struct graph *g, uint32_t node, const struct node_reg *reg)
+{
+	cli_printf(s, "  next nodes:");
+	for (uint16_t i = 0; i < graph_node_n_next(g, node); i++) {
+		int target = graph_node_next(g, node, i);
+		cli_printf(s, "    [%u] %-24s packets %llu", i,
+			   target >= 0 ? graph_node_reg(g, (uint32_t)target)->name : reg->next_nodes[i],
+			   (unsigned long long)graph_arc_packets(g, node, i));
+	}
+}
+
+static void node_errors(struct cli_session *s, struct graph *g, uint32_t node, const struct node_reg *reg)
+{
+	if (!reg->n_errors)
+		return;
+	cli_printf(s, "  errors:");
+	for (uint16_t i = 0; i < reg->n_errors; i++)
+		cli_printf(s, "    [%u] %-24s count %llu", i, reg->error_strings[i],
+			   (unsigned long long)graph_node_error_count(g, node, i));
+}
+
+/*
+ * sluice> show node ip4-lookup
+ * node ip4-lookup: internal, index 5
+ *   next nodes:
+ *     [0] ip4-rewrite              packets 81920
+ *     [1] error-drop               packets 3
+ *   errors:
+ *     [0] no route                 count 3
+ *   thread 0: active, calls 320, vectors 81923, suspends 0, clocks/vector 2.31e+01
+ */
+static int show_node(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
+	struct graph *g = need_graph(s);
+	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
+	if (rc)
+		return rc;
+	int node = graph_node_index(g, name);
+	if (node < 0)
+		return cli_fail(s, -ENOENT, "no node named '%s'", name);
+	const struct node_reg *reg = graph_node_reg(g, (uint32_t)node);
+	cli_printf(s, "node %s: %s, index %d", reg->name, graph_cli_type_name(reg->type), node);
+	node_nexts(s, g, (uint32_t)node, reg);
+	node_errors(s, g, (uint32_t)node, reg);
+	for (uint32_t t = 0; t < graph_n_threads(g); t++) {
+		struct node_stats st;
+		if (graph_node_stats(g, t, (uint32_t)node, &st))
+			continue;
+		cli_printf(s, "  thread %u: %s, calls %llu, vectors %llu, suspends %llu, clocks/vector %.2e", t,
+			   graph_cli_state_name(g, t, (uint32_t)node), (unsigned long long)st.calls,
+			   (unsigned long long)st.vectors, (unsigned long long)st.suspends, graph_cli_clocks_per_unit(&st));
+	}
+	return 0;
+}
+
+static void graph_text(struct cli_session *s, struct graph *g)
+{
+	static const struct cli_table_col cols[] = { { "Node", false },	  { "Type", false },
+						     { "Vectors", true },	  { "Clocks/Vector", true },
+						     { "Next (packets)", false } };
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
+		const struct node_reg *reg = graph_node_reg(g, n);
+		struct node_stats st;
+		graph_cli_node_totals(g, n, &st);
+		char next[512] = "";
+		size_t len = 0;
+		for (uint16_t i = 0; i < graph_node_n_next(g, n) && len < sizeof(next); i++) {
+			int target = graph_node_next(g, n, i);
+			len += (size_t)snprintf(next + len, sizeof(next) - len, "%s%s (%llu)", i ? ", " : "",
+						target >= 0 ? graph_node_reg(g, (uint32_t)target)->name : "?",
+						(unsigned long long)graph_arc_packets(g, n, i));
+		}
+		cli_table_cell(t, "%s", reg->name);
+		cli_table_cell(t, "%s", graph_cli_type_name(reg->type));
+		cli_table_cell(t, "%llu", (unsigned long long)st.vectors);
+		cli_table_cell(t, "%.2e", graph_cli_clocks_per_unit(&st));
+		cli_table_cell(t, "%s", next);
+	}
+	cli_table_print(s, t);
+}
+
+static cJSON *graph_json(struct graph *g)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
+	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
+		const struct node_reg *reg = graph_node_reg(g, n);
+		struct node_stats st;
+		graph_cli_node_totals(g, n, &st);
+		cJSON *o = graph_cli_stats_json(&st);
+		cJSON_AddStringToObject(o, "name", reg->name);
+		cJSON_AddNumberToObject(o, "index", n);
+		cJSON_AddStringToObject(o, "type", graph_cli_type_name(reg->type));
+		cJSON *next = cJSON_AddArrayToObject(o, "next");
+		for (uint16_t i = 0; i < graph_node_n_next(g, n); i++) {
+			int target = graph_node_next(g, n, i);
+			cJSON *arc = cJSON_CreateObject();
+			cJSON_AddStringToObject(arc, "name", target >= 0 ? graph_node_reg(g, (uint32_t)target)->name : "");
+			cJSON_AddNumberToObject(arc, "index", target);
+			cJSON_AddNumberToObject(arc, "packets", (double)graph_arc_packets(g, n, i));
+			cJSON_AddItemToArray(next, arc);
+		}
+		cJSON_AddItemToArray(nodes, o);
+	}
+	return root;
+}
+
+static char *graph_dot(struct graph *g)
+{
+	struct cli_dot *d = cli_dot_create("sluice");
+	cli_dot_statement(d, "rankdir=LR");
+	cli_dot_statement(d, "node [shape=box, style=rounded, fontname=\"monospace\"]");
+	cli_dot_statement(d, "edge [fontname=\"monospace\", fontsize=10]");
+	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
+		const struct node_reg *reg = graph_node_reg(g, n);
+		struct node_stats st;
+		graph_cli_node_totals(g, n, &st);
+		char label[256];
+		snprintf(label, sizeof(label), "%s\nvectors %llu\nclocks/vector %.1f", reg->name,
+			 (unsigned long long)st.vectors, graph_cli_clocks_per_unit(&st));
+		cli_dot_node(d, reg->name, label, reg->type == NODE_TYPE_INPUT ? "shape=invhouse" : NULL);
+	}
+	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
+		const struct node_reg *reg = graph_node_reg(g, n);
+		for (uint16_t i = 0; i < graph_node_n_next(g, n); i++) {
+			int target = graph_node_next(g, n, i);
+			if (target < 0)
+				continue;
+			uint64_t packets = graph_arc_packets(g, n, i);
+			char label[64];
+			snprintf(label, sizeof(label), "%llu pkts", (unsigned long long)packets);
+			cli_dot_edge(d, reg->name, graph_node_reg(g, (uint32_t)target)->name, label,
+				     packets ? NULL : "style=dashed, color=gray");
+		}
+	}
+	return cli_dot_finish(d);
+}
+
+/*
+ * sluice> show graph
+ * Node        Type      Vectors  Clocks/Vector  Next (packets)
+ * pg-input    input      819200       2.10e+01  error-drop (819200)
+ * error-drop  internal   819200       9.80e+00
+ *
+ * sluice> show graph dot
+ * digraph "sluice" {
+ *   rankdir=LR;
+ *   ...
+ *   "pg-input" [label="pg-input\nvectors 819200\nclocks/vector 21.0", shape=invhouse];
+ *   "pg-input" -> "error-drop" [label="819200 pkts"];
+ * }
+ *
+ * `json`: {"nodes": [{"name", "index", "type", "calls", "vectors", ...,
+ * "next": [{"name", "index", "packets"}]}]}. Counters are summed over
+ * threads; arcs that carried nothing are drawn dashed.
+ */
+static int show_graph(struct cli_session *s, int argc, char **argv)
+{
+	bool json = false, dot = false;
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 }, { CLI_ARG_FLAG, "dot", &dot, 0, 0 } };
+	struct graph *g = need_graph(s);
+	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
+	if (rc)
+		return rc;
+	if (json && dot)
+		return cli_fail(s, -EINVAL, "choose one of json and dot");
+	if (json) {
+		cli_json_print(s, graph_json(g));
+	} else if (dot) {
+		char *text = graph_dot(g);
+		if (!text)
+			return cli_fail(s, -ENOMEM, "out of memory");
+		cli_printf(s, "%s", text);
+		free(text);
+	} else
+		graph_text(s, g);
+	return 0;
+}
+
+CLI_COMMAND(show_node_cmd, "show node", "show node NAME", "One node: arcs, errors, per-thread statistics", show_node)
+CLI_COMMAND(show_graph_cmd, "show graph", "show graph [json|dot]", "The node graph with live counters", show_graph)

@@ -1,0 +1,184 @@
+/* The IPv4 FIB's memory: creating and destroying its tables on the pages
+ * ip4_fib_config.mem asks for (2 MB hugetlb, THP-advised, or 4 KB, all
+ * faulted in at create so that no add pays for a fault), and the stats of
+ * what the table holds and costs. */
+#include "nodes/ip4/ip4_fib_private.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#define HUGE_2M (2u << 20)
+
+#define N_TBL8_DEFAULT 65536u
+#define N_TBL8_MAX (1u << 24)
+#define MAX_ADJ_DEFAULT 4096u
+
+void ip4_fib_config_default(struct ip4_fib_config *c)
+{
+	*c = (struct ip4_fib_config){
+		.max_routes = 0,
+		.n_tbl8 = N_TBL8_DEFAULT,
+		.max_adj = MAX_ADJ_DEFAULT,
+	};
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Fault every page in now, writable, so that no add pays for a fault (as
+ * DPDK's tables, zeroed by rte_zmalloc at create). After the madvise that
+ * chose the page size: MAP_POPULATE would fault before it. */
+static void populate(void *p, size_t bytes)
+{
+	if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0)
+		return;
+	for (size_t o = 0; o < bytes; o += 4096) /* kernels before 5.14 */
+		((volatile uint8_t *)p)[o] = 0;
+}
+
+/* bytes (a multiple of 2 MB) of zeroed table on the pages mem asks for;
+ * NULL when that fails. *pages says what was mapped. */
+static void *map_table(size_t bytes, enum ip4_fib_mem mem, bool try_huge,
+		       enum ip4_fib_pages *pages)
+{
+	const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
+	void *p;
+	if (mem == IP4_FIB_MEM_HUGETLB || (mem == IP4_FIB_MEM_AUTO && try_huge)) {
+		/* Populated: the datapath never takes the fault (2 MB zeroed) itself. */
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, anon | MAP_HUGETLB | MAP_POPULATE, -1, 0);
+		*pages = IP4_FIB_PAGES_HUGETLB;
+		if (p != MAP_FAILED || mem == IP4_FIB_MEM_HUGETLB)
+			return p == MAP_FAILED ? NULL : p;
+	}
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, anon | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mem == IP4_FIB_MEM_4K) {
+		/* EINVAL on a kernel without THP: 4 KB pages then anyway. */
+		madvise(p, bytes, MADV_NOHUGEPAGE);
+		populate(p, bytes);
+		*pages = IP4_FIB_PAGES_4K;
+	} else {
+		madvise(p, bytes, MADV_HUGEPAGE); /* advice only: THP may be off */
+		*pages = IP4_FIB_PAGES_THP;
+	}
+	return p;
+}
+
+const char *ip4_fib_pages_name(enum ip4_fib_pages p)
+{
+	switch (p) {
+	case IP4_FIB_PAGES_HUGETLB:
+		return "2 MB hugetlb";
+	case IP4_FIB_PAGES_THP:
+		return "THP-advised";
+	default:
+		return "4 KB";
+	}
+}
+
+/* The groups' mapping: whole 2 MB pages, so hugetlb can hold it. */
+static size_t tbl8_bytes(uint32_t n_tbl8)
+{
+	size_t b = (size_t)n_tbl8 * IP4_FIB_GROUP_BYTES;
+	return (b + HUGE_2M - 1) / HUGE_2M * HUGE_2M;
+}
+
+struct ip4_fib *ip4_fib_create(const struct ip4_fib_config *c, char *err, size_t err_len)
+{
+	struct ip4_fib_config def;
+	if (!c) {
+		ip4_fib_config_default(&def);
+		c = &def;
+	}
+	if (c->n_tbl8 < 1 || c->n_tbl8 > N_TBL8_MAX) {
+		snprintf(err, err_len, "ip4 fib: n_tbl8 %u out of range 1..%u", c->n_tbl8, N_TBL8_MAX);
+		return NULL;
+	}
+	if (c->max_adj < 1 || c->max_adj > IP4_FIB_RESULT_LIMIT) {
+		snprintf(err, err_len, "ip4 fib: max_adj %u out of range 1..%u", c->max_adj,
+			 IP4_FIB_RESULT_LIMIT);
+		return NULL;
+	}
+	if (c->mem > IP4_FIB_MEM_4K) {
+		snprintf(err, err_len, "ip4 fib: unknown memory mode %d", (int)c->mem);
+		return NULL;
+	}
+	struct ip4_fib *fib = calloc(1, sizeof(*fib));
+	if (!fib)
+		goto nomem;
+	fib->n_tbl8 = c->n_tbl8;
+	fib->max_routes = c->max_routes;
+	fib->max_adj = c->max_adj;
+	fib->tbl24 = map_table(IP4_FIB_TBL24_BYTES, c->mem, true, &fib->tbl24_pages);
+	fib->tbl8 = map_table(tbl8_bytes(c->n_tbl8), c->mem, false, &fib->tbl8_pages);
+	fib->n_long = calloc(c->n_tbl8, sizeof(*fib->n_long));
+	fib->free_groups = malloc((size_t)c->n_tbl8 * sizeof(uint32_t));
+	fib->pending_groups = malloc((size_t)c->n_tbl8 * sizeof(uint32_t));
+	fib->adj = calloc(c->max_adj, sizeof(*fib->adj));
+	fib->adj_free = malloc((size_t)c->max_adj * sizeof(uint32_t));
+	if (!fib->tbl24 || !fib->tbl8 || !fib->n_long || !fib->free_groups ||
+	    !fib->pending_groups || !fib->adj || !fib->adj_free) {
+		ip4_fib_destroy(fib);
+		goto nomem;
+	}
+	/* Pop order 0, 1, 2...: low groups first, so the touched part stays dense. */
+	for (uint32_t g = 0; g < c->n_tbl8; g++)
+		fib->free_groups[g] = c->n_tbl8 - 1 - g;
+	fib->n_free = c->n_tbl8;
+	fib->adj[IP4_ADJ_INDEX_DROP] = (struct ip4_adj){ .kind = IP4_ADJ_DROP, .n_refs = 1 };
+	fib->n_adj = 1;
+	fib->adj_hw = 1;
+	fib->t.tbl24 = fib->tbl24;
+	fib->t.tbl8 = fib->tbl8;
+	fib->t.adj = fib->adj;
+	return fib;
+nomem:
+	snprintf(err, err_len, "ip4 fib: out of memory (tbl24 %zu MB, %u tbl8 groups%s)",
+		 IP4_FIB_TBL24_BYTES >> 20, c->n_tbl8,
+		 c->mem == IP4_FIB_MEM_HUGETLB ? ", on 2 MB hugepages: are enough reserved?" : "");
+	return NULL;
+}
+
+void ip4_fib_destroy(struct ip4_fib *fib)
+{
+	if (!fib)
+		return;
+	if (fib->tbl24)
+		munmap(fib->tbl24, IP4_FIB_TBL24_BYTES);
+	if (fib->tbl8)
+		munmap(fib->tbl8, tbl8_bytes(fib->n_tbl8));
+	for (int l = 0; l <= 32; l++)
+		free(fib->rules[l].slots);
+	free(fib->n_long);
+	free(fib->free_groups);
+	free(fib->pending_groups);
+	free(fib->adj);
+	free(fib->adj_free);
+	free(fib);
+}
+
+void ip4_fib_stats(const struct ip4_fib *fib, struct ip4_fib_stats *s)
+{
+	*s = (struct ip4_fib_stats){
+		.n_routes = fib->n_routes,
+		.n_tbl8_used = fib->n_tbl8 - fib->n_free - fib->n_pending,
+		.n_tbl8_pending = fib->n_pending,
+		.n_tbl8 = fib->n_tbl8,
+		.n_adj = fib->n_adj,
+		.tbl24_hugepages = fib->tbl24_pages == IP4_FIB_PAGES_HUGETLB,
+		.tbl24_pages = fib->tbl24_pages,
+		.tbl8_pages = fib->tbl8_pages,
+	};
+	uint64_t bytes = IP4_FIB_TBL24_BYTES + (uint64_t)(fib->n_tbl8 - fib->n_free) * IP4_FIB_GROUP_BYTES;
+	for (uint32_t l = 0; l <= 32; l++) {
+		const struct rule_table *rt = &fib->rules[l];
+		s->n_routes_by_len[l] = rt->n;
+		if (rt->slots)
+			bytes += (uint64_t)(rt->mask + 1) * sizeof(struct rule_slot);
+	}
+	bytes += (uint64_t)fib->max_adj * (sizeof(struct ip4_adj) + sizeof(uint32_t));
+	s->mem_bytes = bytes;
+}

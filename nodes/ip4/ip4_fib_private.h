@@ -1,0 +1,57 @@
+/* Internals of the IPv4 FIB shared by its files: ip4_fib.c (the DIR-24-8
+ * tables, the route store, add/delete, walk, bulk lookup), ip4_fib_mem.c
+ * (create/destroy, the memory modes, stats) and ip4_fib_adj.c (the
+ * adjacency table). The datapath sees only ip4_fib.h. */
+#ifndef SLUICE_NODES_IP4_IP4_FIB_PRIVATE_H
+#define SLUICE_NODES_IP4_IP4_FIB_PRIVATE_H
+
+#include "nodes/ip4/ip4_fib.h"
+
+#define IP4_FIB_TBL24_ENTRIES (1u << 24)
+#define IP4_FIB_TBL24_BYTES ((size_t)IP4_FIB_TBL24_ENTRIES * sizeof(uint32_t))
+#define IP4_FIB_GROUP_ENTRIES 256u
+#define IP4_FIB_GROUP_BYTES (IP4_FIB_GROUP_ENTRIES * sizeof(uint32_t))
+
+/* ---- the route store: one open-addressing hash per prefix length ---- */
+
+struct rule_slot {
+	uint32_t key; /* masked prefix */
+	uint32_t val; /* result, or IP4_FIB_SLOT_EMPTY */
+};
+
+struct rule_table {
+	struct rule_slot *slots;
+	uint32_t mask; /* capacity - 1; capacity 0 when slots is NULL */
+	uint32_t n;
+};
+
+struct ip4_fib {
+	struct ip4_fib_tables t; /* first: the inline lookups cast to it */
+	uint32_t *tbl24;
+	uint32_t *tbl8;
+	struct ip4_adj *adj;
+	enum ip4_fib_pages tbl24_pages, tbl8_pages;
+	uint32_t n_tbl8;
+	uint32_t max_routes;
+	uint32_t n_routes;
+	uint64_t len_used; /* bit l: some route of length l exists */
+
+	uint16_t *n_long;   /* per group: entries of depth > 24 */
+	uint32_t *free_groups; /* stack; pending sits on top of the same array's
+	                        * other end (n_tbl8 slots hold both) */
+	uint32_t n_free;
+	uint32_t *pending_groups;
+	uint32_t n_pending;
+
+	uint32_t max_adj;
+	uint32_t n_adj;      /* live, drop included */
+	uint32_t adj_hw;     /* slots ever used: 1..adj_hw - 1 are candidates */
+	uint32_t *adj_free;  /* stack of released indices */
+	uint32_t n_adj_free;
+
+	struct rule_table rules[33];
+};
+
+#define IP4_FIB_SLOT_EMPTY UINT32_MAX /* rule_slot.val of a free slot */
+
+#endif
