@@ -22,7 +22,7 @@
 #define TX_FRAME_MAX 16384
 #define IOVA_OFFSET 0x200000000000ll
 
-/* registers (2.3) */
+/* registers (docs/nic.md 3.3) */
 enum {
 	R_ATQBAL = 0x80000, R_ARQBAL = 0x80080, R_ATQBAH = 0x80100, R_ARQBAH = 0x80180, R_ATQLEN = 0x80200,
 	R_ARQLEN = 0x80280, R_ATQH = 0x80300, R_ARQH = 0x80380, R_ATQT = 0x80400, R_ARQT = 0x80480,
@@ -181,7 +181,7 @@ static void add48(struct i40e_model *m, uint32_t lo, uint32_t hi, uint64_t v)
 		REG(m, hi) = (uint32_t)(x >> 32) & 0xFFFF;
 }
 
-/* ---- admin queue (2.4, 2.13) ---- */
+/* ---- admin queue (docs/nic.md 3.4, 4) ---- */
 
 /* The descriptor as firmware reads it. */
 struct aqd {
@@ -380,7 +380,7 @@ static void aq_run(struct i40e_model *m)
 	}
 }
 
-/* A link event on the ARQ (firmware's side of 2.4 "receiving events"). */
+/* A link event on the ARQ (firmware's side of the admin queue's receive queue, docs/nic.md 3.4). */
 static void arq_link_event(struct i40e_model *m)
 {
 	if (!m->st.lse || !(REG(m, R_ARQLEN) & (1u << 31)))
@@ -410,7 +410,7 @@ static void arq_link_event(struct i40e_model *m)
 	m->st.arq_events++;
 }
 
-/* ---- LAN queue contexts (2.6 - 2.8) ---- */
+/* ---- LAN queue contexts (docs/nic.md 3.5) ---- */
 
 static uint64_t ctx_get(const uint8_t *ctx, uint32_t lsb, uint32_t width)
 {
@@ -549,7 +549,7 @@ static void ena_write(struct i40e_model *m, bool rx, uint32_t q, uint32_t v)
 	}
 }
 
-/* ---- tx (2.11, 2.13) ---- */
+/* ---- tx (docs/nic.md 3.8, 4) ---- */
 
 static void tx_emit(struct i40e_model *m, uint32_t q)
 {
@@ -705,7 +705,7 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 		uint32_t len = REG(m, atq ? R_ATQLEN : R_ARQLEN);
 		const char *name = atq ? "admin send queue" : "admin receive queue";
 		if (!(len & (1u << 31))) {
-			/* Clearing the tail before enabling is set-up (2.4); posting is not. */
+			/* Clearing the tail before enabling is set-up (docs/nic.md 3.4); posting is not. */
 			if (v)
 				fail(m, "%s tail written while the queue is disabled (LEN.ENABLE 0)", name);
 			else
@@ -738,7 +738,7 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 	}
 }
 
-/* ---- rx (2.10, 3.2, 3.5) ---- */
+/* ---- rx (docs/nic.md 3.8, 3.9) ---- */
 
 struct rx_class {
 	uint32_t ptype;  /* DPDK's PTYPE numbers: 1 L2, 11 ARP, 22..28 IPv4, 87..93 IPv6 */
