@@ -62,6 +62,9 @@
 #include "base/util.h"
 #include "sched/dist/dist.h"
 #include "sched/dist/dist_private.h"
+#if !__has_include("sched/sched_type.h")
+#include "sched/class.h" /* BEFORE= an engine older than sched_type.h: the same enum is here */
+#endif
 
 #define BURST 64
 

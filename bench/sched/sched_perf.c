@@ -54,6 +54,9 @@
 #include "base/util.h"
 #include "sched/dist/dist.h"
 #include "sched/evq.h"
+#if !__has_include("sched/sched_type.h")
+#include "sched/class.h" /* BEFORE= an engine older than sched_type.h: the same enum is here */
+#endif
 
 #define FLOWS 1024
 #define MAX_BURST 256
