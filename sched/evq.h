@@ -37,11 +37,12 @@
  * dequeued from, so the port needs no second ring.
  *
  * Nothing is allocated per event: rings and queues are preallocated at
- * setup, sizes are powers of two. A full queue refuses enqueue (counted). Forwards have room beyond that: a level of a queue
- * holds up to twice its depth, so a destination whose depth is at least
- * the sum of all ports' depths always takes them; past that a forward
- * waits in its port's ring (backpressure, never dropped), which also holds
- * the port's later completions back.
+ * setup, sizes are powers of two. A full queue refuses enqueue (counted).
+ * Forwards have room beyond that: a level of a queue holds up to twice its
+ * depth, so a destination whose depth is at least the sum of all ports'
+ * depths always takes them; past that a forward waits in its port's ring
+ * (backpressure, never dropped), which also holds the port's later
+ * completions back.
  */
 #ifndef SLUICE_SCHED_EVQ_H
 #define SLUICE_SCHED_EVQ_H
