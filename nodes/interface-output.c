@@ -15,9 +15,10 @@
  *   node in time, distributor-return, which takes the packets marked
  *   BUFFER_F_DIST_ORDERED (ordered packets on a distributor worker: they
  *   go back to the distributor thread, which sends them in arrival order;
- *   nodes/dist/distributor-return.c), then the <driver>-tx nodes, each added when the first
- *   interface whose driver's ops name it is created (drivers/device.h,
- *   dev tx senders; the arc per interface is in interface_output_tx).
+ *   nodes/dist/distributor-return.c), then the <driver>-tx nodes, each
+ *   added when the first interface whose driver's ops name it is created
+ *   (drivers/device.h, dev tx senders; the arc per interface is in
+ *   interface_output_tx).
  * Errors: interface down; no such tx interface; no tx node for the driver.
  * Trace: tx interface name and index, tx queue, length, Ethernet header.
  * CLI: `show interface`, `show errors`, `show trace`.
