@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/conf.h"
 #include "graph/buffer.h"
 #include "base/toeplitz.h"
 #include "base/util.h"
@@ -278,6 +279,26 @@ START_TEST(test_one_line_in_flight)
 	dist_flush(d);
 	ck_assert_uint_eq(dist_outstanding(d), 0);
 	ck_assert_uint_eq(dist_flows_owned(d), 0);
+	dist_free(d);
+}
+END_TEST
+
+/* startup.conf's ring-lines takes what dist_create takes: 1 (one line in
+ * flight, the test above) up to DIST_RING_LINES_MAX; 0 is refused. */
+START_TEST(test_conf_ring_lines_range)
+{
+	const struct conf_key *k = conf_key_find(dist_conf_section.keys, "ring-lines");
+	ck_assert_ptr_nonnull(k);
+	struct dist_conf c = { 0 };
+	char err[128], max[16];
+	ck_assert_int_eq(conf_value_parse(k, "1", &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.ring_lines, 1);
+	snprintf(max, sizeof(max), "%u", DIST_RING_LINES_MAX);
+	ck_assert_int_eq(conf_value_parse(k, max, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.ring_lines, DIST_RING_LINES_MAX);
+	ck_assert_int_eq(conf_value_parse(k, "0", &c, err, sizeof(err)), -ERANGE);
+	ck_assert_uint_eq(c.ring_lines, DIST_RING_LINES_MAX);
+	struct dist *d = make(1, 8, 1);
 	dist_free(d);
 }
 END_TEST
@@ -1209,6 +1230,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_pinning_and_release);
 	tcase_add_test(tc, test_backpressure_isolates_a_stalled_worker);
 	tcase_add_test(tc, test_one_line_in_flight);
+	tcase_add_test(tc, test_conf_ring_lines_range);
 	tcase_add_test(tc, test_parallel_spreads_one_flow);
 	tcase_add_test(tc, test_ordered_restores_order);
 	tcase_add_test(tc, test_ordered_window_full);
