@@ -23,7 +23,7 @@ uint32_t dist_n_workers(const struct dist *d)
 	return d->n_workers;
 }
 
-/* ---- completions ---- */
+/* ---- completions: what the workers report, harvested here ---- */
 
 /* Whether entry e is owned by owner byte w1 with packets outstanding: its
  * low 24 bits lie in [w1 << 16 | 1, w1 << 16 | 0xffff]. */
@@ -47,8 +47,6 @@ static inline void release_tag(struct dist *d, struct dist_tx *tx, uint32_t w1, 
 	}
 	*e = v;
 }
-
-/* ---- completions ---- */
 
 /* One completed (or taken back) packet of worker w, whatever its type. */
 static void release_one(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_t tag)
@@ -392,6 +390,8 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 	publish_all(d);
 	return n - n_drop;
 }
+
+/* ---- the distributor thread's other calls, and shutdown ---- */
 
 uint32_t dist_flush(struct dist *d)
 {
