@@ -12,9 +12,13 @@
  *
  * Next nodes: error-drop, sched-egress, which takes the frames of shaped or
  *   delayed interfaces (sched_egress_on) and passes them on to the same tx
- *   node in time, then the <driver>-tx nodes, each added when the first
- *   interface whose driver's ops name it is created (drivers/device.h,
- *   dev tx senders; the arc per interface is in interface_output_tx).
+ *   node in time, distributor-return, which takes the packets marked
+ *   BUFFER_F_DIST_ORDERED (ordered packets on a distributor worker: they
+ *   go back to the distributor thread, which sends them in arrival order;
+ *   nodes/dist/distributor-return.c), then the <driver>-tx nodes, each
+ *   added when the first interface whose driver's ops name it is created
+ *   (drivers/device.h, dev tx senders; the arc per interface is in
+ *   interface_output_tx).
  * Errors: interface down; no such tx interface; no tx node for the driver.
  * Trace: tx interface name and index, tx queue, length, Ethernet header.
  * CLI: `show interface`, `show errors`, `show trace`.
@@ -25,13 +29,13 @@
 #include "drivers/device.h"
 #include "graph/node.h"
 #include "nodes/device_tx.h"
-#include "sched/dist/dist.h"
 #include "nodes/ethernet.h"
 #include "nodes/sched/sched_io.h"
 
 enum interface_output_next {
 	INTERFACE_OUTPUT_NEXT_DROP = 0, /* also "no tx node" in interface_output_tx */
 	INTERFACE_OUTPUT_NEXT_SCHED_EGRESS,
+	INTERFACE_OUTPUT_NEXT_DIST_RETURN,
 	INTERFACE_OUTPUT_N_NEXT, /* the tx nodes' arcs follow, added at run time */
 };
 
@@ -144,6 +148,23 @@ static void send_group(struct node_runtime *rt, uint32_t tx_if, const uint32_t *
 	}
 }
 
+/* The packets marked BUFFER_F_DIST_ORDERED go to distributor-return (in
+ * their order); the others, in order, to rest[]. Returns how many those
+ * are. Out of line: only frames with an ordered packet come here. */
+static __attribute__((noinline)) uint32_t divert_ordered(struct node_runtime *rt, const uint32_t *bi, uint32_t n,
+							  uint32_t *ord, uint32_t *rest)
+{
+	uint32_t n_ord = 0, n_rest = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (buffer_get(bi[i])->flags & BUFFER_F_DIST_ORDERED)
+			ord[n_ord++] = bi[i];
+		else
+			rest[n_rest++] = bi[i];
+	}
+	node_enqueue(rt, INTERFACE_OUTPUT_NEXT_DIST_RETURN, ord, n_ord);
+	return n_rest;
+}
+
 /* ---- the node ---- */
 
 /* Common case first: one pass, four packets a turn and no branch per
@@ -185,10 +206,10 @@ static uint32_t interface_output_fn(struct node_runtime *rt, struct frame *f)
 
 	const uint32_t *todo = bi;
 	uint32_t n_todo = n;
-	/* Ordered packets on a distributor worker go back to the distributor,
-	 * which sends them in arrival order (sched/dist/dist.h); the rest go on. */
+	/* Ordered packets on a distributor worker take the arc back to the
+	 * distributor, which sends them in arrival order; the rest go on. */
 	if (unlikely(flags & BUFFER_F_DIST_ORDERED)) {
-		n_todo = dist_output_divert(rt->thread_index, bi, n, d->rest);
+		n_todo = divert_ordered(rt, bi, n, d->group, d->rest);
 		todo = d->rest;
 	}
 
@@ -228,6 +249,7 @@ static const struct node_reg interface_output_node = {
 	.next_nodes = {
 		[INTERFACE_OUTPUT_NEXT_DROP] = "error-drop",
 		[INTERFACE_OUTPUT_NEXT_SCHED_EGRESS] = "sched-egress",
+		[INTERFACE_OUTPUT_NEXT_DIST_RETURN] = "distributor-return",
 	},
 	.n_errors = INTERFACE_OUTPUT_N_ERROR,
 	.error_strings = interface_output_error_strings,

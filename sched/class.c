@@ -9,20 +9,6 @@ struct sched_class_table sched_class_table = {
 	.prio = { [0 ... SCHED_MAX_CLASSES - 1] = SCHED_PRIO_LOWEST },
 };
 
-const char *const sched_type_names[SCHED_N_TYPES] = {
-	[SCHED_TYPE_ATOMIC] = "atomic",
-	[SCHED_TYPE_ORDERED] = "ordered",
-	[SCHED_TYPE_PARALLEL] = "parallel",
-};
-
-int sched_type_parse(const char *name)
-{
-	for (int i = 0; i < SCHED_N_TYPES; i++)
-		if (strcmp(name, sched_type_names[i]) == 0)
-			return i;
-	return -EINVAL;
-}
-
 int sched_class_find(const char *name)
 {
 	for (uint32_t id = 1; id < SCHED_MAX_CLASSES; id++)

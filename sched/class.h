@@ -1,7 +1,7 @@
 /* Scheduling classes: named, with a priority (0 highest .. 7 lowest), a
  * weight for round robin among classes of one priority, a scheduling type
- * for the workers (atomic, ordered, parallel: what the distributor does
- * with the class's packets when workers run), and one match
+ * for the workers (sched_type.h: what the distributor does with the
+ * class's packets when workers run), and one match
  * (DSCP, IP protocol or rx interface). sched-ingress gives each packet the
  * id of the first class, in the order they were defined, that matches it
  * (sched_buffer_class, egress.h); sched-egress queues it at that class's
@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "sched/egress.h"
+#include "sched/sched_type.h"
 
 #define SCHED_CLASS_NAME_SIZE 32
 #define SCHED_WEIGHT_MAX 1000
@@ -28,16 +29,6 @@ enum sched_match {
 	SCHED_MATCH_PROTOCOL,  /* value: IP protocol number (icmp 1, tcp 6, udp 17) */
 	SCHED_MATCH_INTERFACE, /* value: rx interface index */
 };
-
-/* Numbered as enum evq_type and enum dist_type. */
-enum sched_type {
-	SCHED_TYPE_ATOMIC = 0, /* a flow on one worker at a time (the default) */
-	SCHED_TYPE_ORDERED,    /* spread over the workers, arrival order restored before transmit */
-	SCHED_TYPE_PARALLEL,   /* spread over the workers, no promise of order */
-	SCHED_N_TYPES,
-};
-
-extern const char *const sched_type_names[SCHED_N_TYPES]; /* "atomic", "ordered", "parallel" */
 
 struct sched_class {
 	char name[SCHED_CLASS_NAME_SIZE];
@@ -78,9 +69,6 @@ int sched_class_remove(const char *name);
 
 /* The id of the class called name, or -ENOENT. */
 int sched_class_find(const char *name);
-
-/* The type called name ("atomic", "ordered", "parallel"), or -EINVAL. */
-int sched_type_parse(const char *name);
 
 /* Remove every class (tests, shutdown). */
 void sched_class_clear(void);

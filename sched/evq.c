@@ -42,11 +42,8 @@ void evq_config_default(struct evq_config *cfg)
 void evq_queue_config_default(struct evq_queue_config *qc)
 {
 	*qc = (struct evq_queue_config){
-		.type = EVQ_ATOMIC,
 		.weight = 1,
 		.depth = 1024,
-		.flows = 4096,
-		.window = 1024,
 	};
 }
 
@@ -55,7 +52,6 @@ static void port_free(struct evq_port *p)
 	if (!p)
 		return;
 	free(p->ring);
-	free(p->hist);
 	free(p);
 }
 
@@ -65,8 +61,7 @@ static struct evq_port *port_create(uint32_t depth)
 	if (!p)
 		return NULL;
 	p->ring = alloc_lines((size_t)depth * sizeof(struct evq_event));
-	p->hist = alloc_lines((size_t)depth * sizeof(struct evq_hist));
-	if (!p->ring || !p->hist) {
+	if (!p->ring) {
 		port_free(p);
 		return NULL;
 	}
@@ -86,7 +81,6 @@ struct evq *evq_create(const struct evq_config *cfg, char *err, size_t errlen)
 		fail(err, errlen, "ports: %u is not in 1..%u", cfg->n_ports, EVQ_MAX_PORTS);
 		return NULL;
 	}
-	/* 32768: a flow's in-flight count is 16 bits and bounded by one ring */
 	if (!pow2(cfg->port_depth) || cfg->port_depth < 8 || cfg->port_depth > 32768) {
 		fail(err, errlen, "port depth: %u is not a power of two in 8..32768", cfg->port_depth);
 		return NULL;
@@ -124,8 +118,6 @@ static void queue_free(struct evq_queue *eq)
 {
 	for (uint32_t l = 0; l < EVQ_LEVELS; l++)
 		free(eq->iq[l].ev);
-	free(eq->flows);
-	free(eq->window);
 	memset(eq, 0, sizeof(*eq));
 }
 
@@ -143,12 +135,7 @@ void evq_destroy(struct evq *q)
 
 int evq_queue_setup(struct evq *q, uint32_t queue, const struct evq_queue_config *qc)
 {
-	if (queue >= q->n_queues || qc->type > EVQ_PARALLEL || qc->weight < 1 || qc->weight > 65535 ||
-	    !pow2(qc->depth))
-		return -EINVAL;
-	if (qc->type == EVQ_ATOMIC && (!pow2(qc->flows) || qc->flows < 2))
-		return -EINVAL;
-	if (qc->type == EVQ_ORDERED && !pow2(qc->window))
+	if (queue >= q->n_queues || qc->weight < 1 || qc->weight > 65535 || !pow2(qc->depth))
 		return -EINVAL;
 	struct evq_queue *eq = &q->queues[queue];
 	if (eq->configured)
@@ -161,27 +148,14 @@ int evq_queue_setup(struct evq *q, uint32_t queue, const struct evq_queue_config
 		eq->iq[l].ev = alloc_lines((size_t)qc->depth * 2 * sizeof(struct evq_event));
 		ok = eq->iq[l].ev != NULL;
 	}
-	if (ok && qc->type == EVQ_ATOMIC) {
-		eq->flows = alloc_lines((size_t)qc->flows * sizeof(struct evq_flow));
-		eq->flow_shift = 32 - (uint32_t)__builtin_ctz(qc->flows);
-		ok = eq->flows != NULL;
-	}
-	if (ok && qc->type == EVQ_ORDERED) {
-		eq->window = alloc_lines((size_t)qc->window * sizeof(struct evq_event));
-		eq->window_mask = qc->window - 1;
-		ok = eq->window != NULL;
-	}
 	if (!ok) {
 		queue_free(eq);
 		return -ENOMEM;
 	}
 	eq->iq_mask = qc->depth * 2 - 1;
 	eq->depth = qc->depth;
-	eq->type = (uint8_t)qc->type;
 	eq->weight = (uint16_t)qc->weight;
 	eq->configured = 1;
-	if (qc->type == EVQ_ORDERED)
-		q->ordered_queues |= 1ull << queue;
 	return 0;
 }
 
@@ -312,7 +286,7 @@ uint64_t evq_in_flight(const struct evq *q)
 	uint64_t n = q->out_tail - q->out_head;
 	for (uint32_t i = 0; i < q->n_queues; i++) {
 		const struct evq_queue *eq = &q->queues[i];
-		n += eq->held + eq->window_ready;
+		n += eq->held;
 	}
 	for (uint32_t i = 0; i < q->n_ports; i++) {
 		const struct evq_port *p = q->ports[i];
@@ -338,7 +312,6 @@ int evq_queue_stats(const struct evq *q, uint32_t queue, struct evq_queue_stats 
 		.refused = eq->n_refused,
 		.dispatched = eq->n_dispatched,
 		.held = eq->held,
-		.reorder = eq->window_ready,
 	};
 	return 0;
 }

@@ -1,27 +1,20 @@
-/* Event queues: eventdev's scheduling types (atomic, ordered, parallel)
- * with strict priority between 8 levels and weighted round robin between
- * the queues of one level, from one scheduler to M consumer ports.
+/* Event queues: the event-scheduling stage. Strict priority between 8
+ * levels and weighted round robin between the queues of one level, from
+ * one scheduler to M consumer ports.
  *
- * An event is 16 bytes: a flow tag, a queue, a priority, a scheduling type
- * and a 64-bit payload (a buffer index, a pointer, a word).
+ * An event is 16 bytes: a flow tag, a queue, a priority and a 64-bit
+ * payload (a buffer index, a pointer, a word).
  *
  * Priority is work-conserving: a level is served only when every queue of
- * the levels above is empty or cannot go on (its ports are full, or an
- * atomic head waits for its flow's port: the queue's other flows wait
- * behind it until that port has room).
+ * the levels above is empty or cannot go on (its ports are full).
  *
- * Scheduling types (a property of the queue; the event's `type` says it on
- * dequeue):
- *   - atomic: a flow is held by at most one port at a time. Its first event
- *     pins the flow to a port; it stays pinned while any of its events is
- *     dispatched there and not completed. Flows are keyed by (queue, hash
- *     of the tag into the queue's flow table): tags that collide share a
- *     pin, which is stricter than needed, never looser.
- *   - ordered: events run in parallel on any ports; what the ports forward
- *     leaves the reorder window in the order the events left the queue
- *     (arrival order within a level: a higher priority overtakes, as it is
- *     meant to). Released events leave no gap.
- *   - parallel: spread over the ports, no promise of order.
+ * What this stage does not do: it has no scheduling type. Events of a
+ * queue are spread over the queue's linked ports in runs, with no flow
+ * pinning and no reorder window. Atomic, ordered and parallel are the
+ * distributor's (sched/dist/dist.h), the one stage that knows the workers:
+ * in the daemon this stage's single consumer is sched-dist, which hands
+ * each packet to the distributor with its class's type (sched/sched_type.h
+ * says why the types live there). The flow tag rides along for it.
  *
  * Completion: a port completes its events in the order it dequeued them
  * (eventdev's sw device does so too; the API cannot say otherwise): the
@@ -32,10 +25,10 @@
  * Threads. One owner thread runs the scheduler (evq_enqueue, evq_schedule,
  * evq_output, the setup calls and the stats); each port belongs to one
  * consumer thread (the evq_port_* calls). Why one scheduler, as event_sw,
- * rather than dsw's distributed one: priority, weighted round robin, atomic
- * pinning and the reorder window are decisions over every queue and port
- * at once; made on one thread, over memory only that thread touches, they
- * need no atomic instruction and no lock. In sluice the rx thread already
+ * rather than dsw's distributed one: priority and weighted round robin are
+ * decisions over every queue and port at once; made on one thread, over
+ * memory only that thread touches, they need no atomic instruction and no
+ * lock. In sluice the rx thread already
  * is the one place packets enter (it runs the distributor), so the
  * scheduler costs no extra thread. What two threads share is one ring per
  * port and two counters on their own cache lines (owner -> port: events
@@ -43,13 +36,13 @@
  * burst. A forwarded event is written back into the ring slot it was
  * dequeued from, so the port needs no second ring.
  *
- * Nothing is allocated per event: rings, flow tables and reorder windows
- * are preallocated at setup, sizes are powers of two. A full queue refuses
- * enqueue (counted). Forwards have room beyond that: a level of a queue
- * holds up to twice its depth, so a destination whose depth is at least
- * the sum of all ports' depths always takes them; past that a forward
- * waits in its port's ring or in the reorder window (backpressure, never
- * dropped), which also holds the port's later completions back.
+ * Nothing is allocated per event: rings and queues are preallocated at
+ * setup, sizes are powers of two. A full queue refuses enqueue (counted).
+ * Forwards have room beyond that: a level of a queue holds up to twice its
+ * depth, so a destination whose depth is at least the sum of all ports'
+ * depths always takes them; past that a forward waits in its port's ring
+ * (backpressure, never dropped), which also holds the port's later
+ * completions back.
  */
 #ifndef SLUICE_SCHED_EVQ_H
 #define SLUICE_SCHED_EVQ_H
@@ -65,17 +58,11 @@ struct evq_port;
 #define EVQ_MAX_PORTS 64
 #define EVQ_QUEUE_OUT 255  /* forward destination: the owner's output (evq_output) */
 
-enum evq_type {
-	EVQ_ATOMIC = 0,
-	EVQ_ORDERED,
-	EVQ_PARALLEL,
-};
-
 struct evq_event {
-	uint32_t flow;    /* flow tag: atomic pinning keys on it */
+	uint32_t flow;    /* flow tag: carried, not read (the distributor's) */
 	uint8_t queue;    /* destination on enqueue/forward; the source queue on dequeue */
 	uint8_t priority; /* 0 (highest) .. EVQ_LEVELS - 1 */
-	uint8_t type;     /* enum evq_type, set by the scheduler on dequeue; ignored on enqueue */
+	uint8_t reserved; /* carried, not read */
 	uint8_t op;       /* the library's: leave it */
 	union {
 		uint64_t u64;
@@ -93,11 +80,8 @@ struct evq_config {
 };
 
 struct evq_queue_config {
-	uint32_t type;   /* enum evq_type */
 	uint32_t weight; /* events per round-robin turn among its level's queues, 1 .. 65535, default 1 */
 	uint32_t depth;  /* events held (all levels together; power of two), default 1024 */
-	uint32_t flows;  /* atomic: flow table slots (power of two >= 2), default 4096 */
-	uint32_t window; /* ordered: reorder window, events in flight (power of two), default 1024 */
 };
 
 struct evq_stats {
@@ -116,7 +100,6 @@ struct evq_queue_stats {
 	uint64_t refused;    /* by evq_enqueue */
 	uint64_t dispatched;
 	uint32_t held;       /* waiting in the queue now */
-	uint32_t reorder;    /* ordered: completed, waiting in the reorder window for older events */
 };
 
 void evq_config_default(struct evq_config *cfg);
@@ -154,19 +137,18 @@ struct evq_port *evq_port(struct evq *q, uint32_t index);
 uint32_t evq_enqueue(struct evq *q, const struct evq_event *ev, uint32_t n);
 
 /* Owner: one scheduling pass. Takes in every port's completions (forwards
- * go to their queue or, for ordered queues, into the reorder window,
- * which then releases what is in order), then dispatches queued events to
- * the ports: strict priority between levels, weighted round robin within
+ * go to their queue or the output), then dispatches queued events to the
+ * ports: strict priority between levels, weighted round robin within
  * a level, until the ports are full or nothing more can go. Returns the
  * events dispatched. */
 uint32_t evq_schedule(struct evq *q);
 
-/* Owner: take up to max events forwarded to EVQ_QUEUE_OUT (for an ordered
- * queue in its restored order). Returns the count. */
+/* Owner: take up to max events forwarded to EVQ_QUEUE_OUT, in the order
+ * their completions were taken in. Returns the count. */
 uint32_t evq_output(struct evq *q, struct evq_event *ev, uint32_t max);
 
 /* Owner: events anywhere in the scheduler (queued, dispatched and not yet
- * completed, in reorder windows, on the output ring). 0 means drained. */
+ * completed, on the output ring). 0 means drained. */
 uint64_t evq_in_flight(const struct evq *q);
 
 void evq_stats(const struct evq *q, struct evq_stats *st);
@@ -179,8 +161,8 @@ uint32_t evq_port_dequeue(struct evq_port *p, struct evq_event *ev, uint32_t max
 
 /* Port thread: complete the n oldest outstanding events by forwarding
  * ev[0..n) in their place (ev[i].queue is the destination queue or
- * EVQ_QUEUE_OUT; flow, priority and payload as the caller sets them; an
- * ordered event's place in its order goes with it). Returns how many were
+ * EVQ_QUEUE_OUT; flow, priority and payload as the caller sets them).
+ * Returns how many were
  * forwarded: a prefix, stopping at an invalid queue or priority (counted)
  * or when nothing is outstanding. */
 uint32_t evq_port_forward(struct evq_port *p, const struct evq_event *ev, uint32_t n);

@@ -24,37 +24,18 @@
 #include "base/util.h"
 #include "sched/evq.h"
 
-/* struct evq_event.op in a ring slot and in the reorder window */
+/* struct evq_event.op in a ring slot */
 enum {
 	EVQ_OP_RELEASE = 0, /* as dispatched: completed without output */
 	EVQ_OP_FORWARD,     /* the consumer wrote a forward into the slot */
-	EVQ_OP_PENDING,     /* reorder window: dispatched, not completed yet */
 };
 
 /* The event's first 8 bytes as a little-endian word: flow in bits 0-31,
- * queue 32-39, priority 40-47, type 48-55, op 56-63. */
-#define EVQ_W0_TYPE_SHIFT 48
+ * queue 32-39, priority 40-47, reserved 48-55, op 56-63. */
 #define EVQ_W0_OP_SHIFT 56
-#define EVQ_W0_KEEP ((1ull << EVQ_W0_TYPE_SHIFT) - 1)
+#define EVQ_W0_KEEP ((1ull << EVQ_W0_OP_SHIFT) - 1)
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "EVQ_W0_* assume little-endian");
-_Static_assert(offsetof(struct evq_event, type) == 6 && offsetof(struct evq_event, op) == 7, "EVQ_W0_* layout");
-
-/* What the owner remembers of each dispatched event, by ring slot:
- * the flow slot (atomic) or the reorder sequence (ordered). */
-struct evq_hist {
-	uint32_t key;
-	uint8_t queue;
-	uint8_t type;
-	uint16_t reserved;
-};
-_Static_assert(sizeof(struct evq_hist) == 8, "history entry is 8 bytes");
-
-/* An atomic flow slot: pinned to `port` while count > 0. */
-struct evq_flow {
-	uint16_t count;
-	uint8_t port;
-	uint8_t reserved;
-};
+_Static_assert(offsetof(struct evq_event, op) == 7, "EVQ_W0_* layout");
 
 /* One (queue, level) FIFO; head and tail run free, mask = size - 1. */
 struct evq_iq {
@@ -68,20 +49,10 @@ struct evq_queue {
 	uint32_t iq_mask;      /* each level's FIFO: 2 * depth - 1 */
 	uint32_t depth;        /* new events refused when held == depth */
 	uint32_t held;
-	uint8_t type;
 	uint8_t configured;
 	uint16_t weight;
 	uint64_t ports;        /* linked ports */
 	uint32_t rr_port;      /* where the next port search starts */
-	/* atomic */
-	struct evq_flow *flows;
-	uint32_t flow_shift;   /* 32 - log2(flows) */
-	/* ordered: sequences run free; window[seq & window_mask] */
-	struct evq_event *window;
-	uint32_t window_mask;
-	uint32_t window_head;  /* oldest sequence not yet released */
-	uint32_t window_tail;  /* next sequence to hand out */
-	uint32_t window_ready; /* completed, waiting for an older one */
 	uint64_t n_enqueued;
 	uint64_t n_refused;
 	uint64_t n_dispatched;
@@ -102,7 +73,6 @@ struct evq_port {
 	const struct evq *c_evq; /* to check forwards' queues (set up before ports run) */
 	/* owner's */
 	alignas(CACHE_LINE_SIZE) struct evq_event *ring;
-	struct evq_hist *hist;
 	uint32_t mask;
 	uint32_t o_tail;       /* dispatched */
 	uint32_t o_published;  /* last tail stored */
@@ -119,7 +89,6 @@ struct evq {
 	uint64_t level_queues[EVQ_LEVELS]; /* per level: queues non-empty at it */
 	uint32_t rr_queue[EVQ_LEVELS];   /* queue whose turn it is */
 	uint32_t rr_left[EVQ_LEVELS];    /* events left in that turn */
-	uint64_t ordered_queues;
 	uint64_t space_ports;            /* ports with ring room, during a pass */
 	uint32_t space[EVQ_MAX_PORTS];   /* ring room per port, during a pass */
 	/* output ring (owner only) */
@@ -132,8 +101,7 @@ struct evq {
 	struct evq_port *ports[EVQ_MAX_PORTS];
 };
 
-/* Place one event (a forward, or an event released by a reorder window)
- * in its queue or on the output. false when it is full: the caller keeps
+/* Place one event (a forward) in its queue or on the output. false when it is full: the caller keeps
  * the event and retries on a later pass. */
 bool evq_place(struct evq *q, const struct evq_event *ev);
 

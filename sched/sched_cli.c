@@ -78,10 +78,7 @@ static int show_timers(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-static const struct cli_command_reg show_timers_cmd = {
-	.path = "show timers",
-	.usage = "show timers",
-	.help = "Timers per thread: armed per level and in the skiplists, expiries, lateness",
-	.fn = show_timers,
-};
-CLI_COMMAND_REGISTER(show_timers_cmd)
+CLI_COMMAND(show_timers_cmd, "show timers",
+	    "show timers",
+	    "Timers per thread: armed per level and in the skiplists, expiries, lateness",
+	    show_timers)

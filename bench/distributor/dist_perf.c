@@ -62,13 +62,16 @@
 #include "base/util.h"
 #include "sched/dist/dist.h"
 #include "sched/dist/dist_private.h"
+#if !__has_include("sched/sched_type.h")
+#include "sched/class.h" /* BEFORE= an engine older than sched_type.h: the same enum is here */
+#endif
 
 #define BURST 64
 
 static struct dist *d;
 static bool inline_workers, inline_hold;
 static uint32_t poll_max = 256; /* packets a worker takes per poll */
-static int type = -1; /* enum dist_type, -1: types NULL */
+static int type = -1; /* enum sched_type, -1: types NULL */
 static atomic_bool stop;
 static atomic_uint ready;
 
@@ -98,7 +101,7 @@ static void *worker(void *p)
 	atomic_fetch_add(&ready, 1);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		uint32_t n = dist_worker_poll(d, a->w, bi, tags, poll_max);
-		if (n && type == DIST_ORDERED)
+		if (n && type == SCHED_TYPE_ORDERED)
 			dist_worker_return(d, a->w, bi, tags, n);
 		a->got += n;
 		if (!n)
@@ -116,7 +119,7 @@ static void play_workers(void)
 	static uint32_t bi[DIST_MAX_WORKERS][256], held[DIST_MAX_WORKERS];
 	static uint16_t tags[DIST_MAX_WORKERS][256];
 	for (uint32_t w = 0; w < dist_n_workers(d); w++) {
-		if (type == DIST_ORDERED && held[w])
+		if (type == SCHED_TYPE_ORDERED && held[w])
 			dist_worker_return(d, w, bi[w], tags[w], held[w]);
 		held[w] = 0;
 		/* Holding: one poll reports the previous batch and takes this one. */
@@ -126,7 +129,7 @@ static void play_workers(void)
 		}
 		uint32_t n;
 		while ((n = dist_worker_poll(d, w, bi[w], tags[w], poll_max)) != 0)
-			if (type == DIST_ORDERED)
+			if (type == SCHED_TYPE_ORDERED)
 				dist_worker_return(d, w, bi[w], tags[w], n);
 		dist_worker_done(d, w);
 	}
@@ -136,7 +139,7 @@ static void play_workers(void)
 static void take_ordered(void)
 {
 	uint32_t out[256];
-	if (type == DIST_ORDERED)
+	if (type == SCHED_TYPE_ORDERED)
 		while (dist_ordered_take(d, out, 256))
 			;
 }
@@ -193,8 +196,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(k, "--workers"))
 			workers = (uint32_t)atoi(v);
 		else if (!strcmp(k, "--type")) {
-			for (int t = 0; t < DIST_N_TYPES; t++)
-				if (!strcmp(v, dist_type_strings[t]))
+			for (int t = 0; t < SCHED_N_TYPES; t++)
+				if (!strcmp(v, sched_type_names[t]))
 					type = t;
 			if (type < 0) {
 				fprintf(stderr, "--type: atomic, ordered or parallel\n");
@@ -292,7 +295,7 @@ int main(int argc, char **argv)
 	       "process_per_burst=%.2f drops=%llu matched=%.1f%% matcher=%s%s%s%s\n",
 	       backlog, ring_lines, poll_max, tpp, cpu_ticks_per_second() / tpp / 1e6, (double)ticks / calls,
 	       (double)process_calls / calls, (unsigned long long)drops, all ? 100.0 * (double)matched / (double)all : 0.0, dist_match_vector_isa,
-	       mode, type < 0 ? "" : " type ", type < 0 ? "" : dist_type_strings[type]);
+	       mode, type < 0 ? "" : " type ", type < 0 ? "" : sched_type_names[type]);
 	dist_free(d);
 	return 0;
 }

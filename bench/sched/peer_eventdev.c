@@ -1,5 +1,6 @@
 /* The peer of sluice-bench-sched: DPDK's software event devices doing the
- * same work as evq_perf.c, through the public rte_eventdev API only.
+ * same work as sched_perf.c (the daemon's scheduling path: priority stage,
+ * distributor, one worker), through the public rte_eventdev API only.
  *
  * One event queue of the given type, two event ports: port 0 is the
  * producer (unlinked, it only enqueues NEW events), port 1 the consumer
@@ -8,12 +9,12 @@
  * over FLOWS, and enqueues them; when the device has a scheduler service
  * (event_sw) it runs one iteration of it inline after every enqueue burst
  * (rte_service_run_iter_on_app_lcore), as sluice's producer thread runs
- * evq_schedule, so no third busy thread time-shares the two CPUs. Devices
- * without a service (event_dsw: distributed, scheduling happens inside
+ * the priority stage and the distributor, so no third busy thread
+ * time-shares the two CPUs. Devices without a service (event_dsw: distributed, scheduling happens inside
  * enqueue and dequeue) just enqueue. The worker lcore (CPU1) dequeues
  * bursts with implicit release (the next dequeue releases the previous
  * burst, RTE_EVENT_PORT_CFG_DISABLE_IMPL_REL unset) and sums the counters,
- * as evq_perf.c's consumer does.
+ * as sched_perf.c's worker does.
  *
  *   sluice-peer-eventdev EAL-ARGS --vdev=event_sw0|event_dsw0 -- \
  *       atomic|ordered|parallel [--secs S] [--warmup S] [--burst B]

@@ -1,41 +1,67 @@
 #!/usr/bin/env bash
-# bench/sched/run.sh: sluice's event queues beside DPDK's software event
-# devices, in one run.
+# bench/sched/run.sh: the daemon's scheduling path with a worker beside
+# DPDK's software event devices, in one run.
 #
-# The work, the same on both sides: one queue (atomic, ordered or
-# parallel), one producer and one consumer, events of a 64-bit counter in
-# bursts of 32 (enqueue and dequeue), 1024 flows round robin (sluice's
-# atomic queue gets 1024 flow slots, the peer 1024 flows and flow ids), the
-# producer on CPU0 running the scheduler inline after every enqueue burst
-# and the consumer on CPU1 dequeuing with implicit release and summing the
-# counters. sluice: sluice-bench-sched (evq_perf.c). Peer:
-# sluice-peer-eventdev (peer_eventdev.c, ours, built here with cc against
-# Debian's libdpdk, never by meson) through the public rte_eventdev API with
-# event_sw (--vdev=event_sw0; its scheduler is a service the producer's
-# lcore runs inline, rte_service_run_iter_on_app_lcore) and event_dsw
+# What is compared. sluice (sluice-bench-sched, sched_perf.c) runs the code
+# the daemon runs when scheduling classes are defined and distributor
+# workers run (nodes/sched/sched_io.h): events enter one class queue of the
+# priority stage (sched/evq.h: evq_enqueue, as sched-ingress), the producer
+# thread takes them out in priority order through the 8-deep port the
+# daemon uses, as many as the worker has backlog room for (evq_schedule,
+# evq_port_dequeue, evq_port_release: sched-dist's take), and hands them to
+# the distributor with the queue's scheduling type (sched/dist/dist.h:
+# dist_process, which pins atomic flows to a worker and numbers ordered
+# packets in its reorder window), which publishes them in lines of 8 to the
+# worker's handoff ring; the worker thread polls the ring
+# (dist_worker_poll, reporting its previous batch complete: the implicit
+# release) and sums the payloads; for ordered it also hands each packet
+# back (dist_worker_return, as distributor-return does) and the producer
+# thread takes them back in arrival order (dist_ordered_take, as
+# distributor-flush does). The peer (sluice-peer-eventdev,
+# peer_eventdev.c, ours, built here with cc against Debian's libdpdk, never
+# by meson) does the same through the public rte_eventdev API: one queue
+# of the type, a producer port enqueuing NEW events, a consumer port
+# dequeuing with implicit release and summing the payloads, with event_sw
+# (--vdev=event_sw0; its scheduler is a service the producer's lcore runs
+# inline, rte_service_run_iter_on_app_lcore) and event_dsw
 # (--vdev=event_dsw0: distributed, scheduling inside enqueue and dequeue;
-# it has no ordered queues). An ordered queue's reorder window is 1024
-# events on both (evq's default window; the peer's sequence numbers). Port
-# depth: sluice's port ring and the peer consumer's dequeue depth are both
-# DEPTH (128, event_sw's maximum, which sizes its completion ring;
-# event_dsw's input ring is its own, deeper).
+# it has no ordered queues).
+#
+# The same on both sides: one queue, one producer on CPU0 (sluice: the
+# producer is the rx thread and runs the priority stage and the
+# distributor inline, as the peer's producer runs event_sw's scheduler),
+# one consumer on CPU1, bursts of 32 on enqueue and dequeue, 1024 flows
+# round robin, a 1024-deep reorder window for ordered (the distributor's
+# window; the peer's sequence numbers), a consumer queue DEPTH (128) deep
+# (sluice: the worker's handoff ring, DEPTH / 8 lines of 8; the peer: the
+# consumer port's dequeue depth, event_sw's maximum, which sizes its
+# completion ring; event_dsw's input ring is its own, deeper).
+# What differs: the payload is 32 bits in sluice (the buffer index the
+# daemon carries) and 64 in the peer; sluice's distributor stages up to a
+# burst (its backlog) before the ring, the daemon's default backlog being
+# 8; and for ordered, sluice does more than the peer: every packet goes
+# back to the producer thread and leaves it in arrival order (the
+# daemon's reorder path), where the peer's consumer releases its events
+# and nothing is forwarded.
 # Memory as bench_mem_mode sets it: 2 MB hugepages on both sides (DPDK
-# --in-memory; evq's memory in one MAP_HUGETLB mapping), or 4 KB pages on
-# both (--no-huge).
+# --in-memory; sluice's aligned allocations in one MAP_HUGETLB mapping), or
+# 4 KB pages on both (--no-huge).
 #
 # For each of ROUNDS rounds, each measurement after waiting for a quiet box:
 # per type sluice ($isa: -march= Debian's DPDK baseline) then event_sw then
-# event_dsw; sluice -march=native atomic; two sluice-only figures (atomic
-# with events over the 8 priority levels; ordered with every event forwarded
-# to the output, where the reorder window restores order); with BEFORE=REV
-# that revision's $before_isa per type. Then callgrind instructions per
-# event for enqueue + schedule + dequeue on one thread ($isa build: valgrind
-# cannot run AVX-512). A peer that fails fails the bench.
+# event_dsw; sluice -march=native atomic; one sluice-only figure (atomic
+# with events over the 8 priority levels); with BEFORE=REV that revision's
+# $before_isa per type (that revision's engine with this bench program).
+# Then callgrind instructions per event for the whole path on one thread
+# (the producer's step then the worker's, $isa build: valgrind cannot run
+# AVX-512). A peer that fails fails the bench, and so does a sluice run
+# whose distributor dropped a packet.
 #
 # Rows (bench_row): per type sluice $isa vs event_sw and vs event_dsw (not
-# ordered), matched; atomic with sluice -march=native vs event_sw (differs:
-# ISA); with BEFORE, "sluice at REV" per type vs event_sw. Figures are Mpps,
-# events dequeued by the consumer per second, median over rounds.
+# ordered): atomic and parallel matched, ordered labelled (differs: the
+# reorder return); atomic with sluice -march=native vs event_sw (differs:
+# ISA); with BEFORE, "sluice at REV" per type vs event_sw. Figures are
+# Mpps, events taken by the consumer per second, median over rounds.
 #
 # Environment: ROUNDS (3), SECS (3 s per measurement), WARMUP (1 s),
 # DEPTH (128), CG_ROUNDS (20000 bursts under callgrind), QUIET_MAX (60),
@@ -69,7 +95,7 @@ bench_mem_mode
 peer_isa=$(bench_peer_isa)
 rel=bench/sched/sluice-bench-sched
 mem_text=$mem_label
-[ "${#sluice_mem[@]}" -gt 0 ] || mem_text="$mem_label; evq's memory in one MAP_HUGETLB mapping"
+[ "${#sluice_mem[@]}" -gt 0 ] || mem_text="$mem_label; sluice's aligned allocations in one MAP_HUGETLB mapping"
 
 # The peer: ours, against Debian's libdpdk, with sluice's build's -O2 -g
 # (rte_event_maintain is experimental in DPDK 22.11).
@@ -92,6 +118,7 @@ sluice_run() {
 		--cpus 0,1 "${sluice_mem[@]}" 2>>"$out/sluice.err") || { cat "$out/sluice.err" >&2; fail "$bin $* failed"; }
 	echo "$file: $line" >>"$out/raw"
 	grep -q " pages=$pages " <<<"$line" || fail "$file ran on the wrong pages: $line"
+	! grep -qE ' dropped=[1-9]' <<<"$line" || fail "$file: the distributor dropped packets: $line"
 	grep -oE 'mpps=[0-9.]+' <<<"$line" | cut -d= -f2 >>"$out/$file"
 }
 
@@ -118,7 +145,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 	sluice_run native-atomic "$native/$rel" atomic
 	sluice_run isa-atomic-mixed "$isa/$rel" atomic --prio mixed
-	sluice_run isa-ordered-out "$isa/$rel" ordered-out
 	if [ -n "$before_isa" ]; then
 		for t in "${types[@]}"; do sluice_run "before-$t" "$before_isa/$rel" "$t"; done
 	fi
@@ -129,12 +155,12 @@ vals() { tr '\n' ' ' <"$out/$1"; }
 med() { bench_mmm <"$out/$1" | cut -d' ' -f2; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 echo
-echo "| one queue, 1 producer + 1 consumer, burst $BURST, $FLOWS flows, port depth $DEPTH (Mpps, median of $ROUNDS) | sluice -march=$peer_isa | event_sw | event_dsw | sluice/sw | sluice/dsw |"
+echo "| one queue, 1 producer + 1 consumer (sluice: class queue + distributor + 1 worker), burst $BURST, $FLOWS flows, consumer depth $DEPTH (Mpps, median of $ROUNDS) | sluice -march=$peer_isa | event_sw | event_dsw | sluice/sw | sluice/dsw |"
 echo "|---|---|---|---|---|---|"
 for t in "${types[@]}"; do
 	s=$(med "isa-$t") w=$(med "sw-$t")
 	if [ "$t" = ordered ]; then
-		echo "| $t | $s | $w | no ordered queues | $(ratio "$s" "$w") | |"
+		echo "| $t (sluice: every packet back to the producer, in order) | $s | $w | no ordered queues | $(ratio "$s" "$w") | |"
 	else
 		d=$(med "dsw-$t")
 		echo "| $t | $s | $w | $d | $(ratio "$s" "$w") | $(ratio "$s" "$d") |"
@@ -142,13 +168,12 @@ for t in "${types[@]}"; do
 done
 echo "| atomic, sluice -march=native | $(med native-atomic) | | | $(ratio "$(med native-atomic)" "$(med sw-atomic)") | $(ratio "$(med native-atomic)" "$(med dsw-atomic)") |"
 echo "| atomic, events over the 8 priority levels (sluice only) | $(med isa-atomic-mixed) | | | | |"
-echo "| ordered, every event forwarded and restored in order at the output (sluice only) | $(med isa-ordered-out) | | | | |"
 if [ -n "$before_isa" ]; then
 	for t in "${types[@]}"; do
 		echo "| $t, $before_label (-march=$peer_isa) | $(med "before-$t") | | | $(ratio "$(med "before-$t")" "$(med "sw-$t")") | |"
 	done
 fi
-echo "(CPU0: producer + scheduler (sluice; event_sw's service run inline) or producer alone (event_dsw); CPU1: consumer. Memory: $mem_text)"
+echo "(CPU0: producer + priority stage + distributor (sluice), producer + event_sw's service run inline, or producer alone (event_dsw); CPU1: consumer (sluice: the distributor's worker). Memory: $mem_text)"
 if [ -n "$before_isa" ]; then
 	for t in "${types[@]}"; do
 		echo "before/after, $t: $before_label $(med "before-$t") Mpps -> now $(med "isa-$t") Mpps ($(ratio "$(med "isa-$t")" "$(med "before-$t")"))"
@@ -157,17 +182,18 @@ fi
 
 # ---- callgrind --------------------------------------------------------------
 echo
-bench_log "callgrind: instructions per event, enqueue + schedule + dequeue, one thread"
+bench_log "callgrind: instructions per event, the producer's step and the worker's on one thread"
 printf '| callgrind, burst %s, one thread, -march=%s | instructions per event |\n|---|---|\n' "$BURST" "$peer_isa"
-for m in atomic ordered parallel ordered-out; do
-	(cd "$out" && timeout 300 valgrind --tool=callgrind --toggle-collect=evq_bench_rounds \
+for m in "${types[@]}"; do
+	(cd "$out" && timeout 300 valgrind --tool=callgrind --toggle-collect=sched_bench_rounds \
 		--callgrind-out-file="$out/cg-$m.out" "$isa/$rel" "$m" --rounds "$CG_ROUNDS" \
 		--burst "$BURST" --depth "$DEPTH" --no-huge >/dev/null 2>&1) || fail "callgrind $m failed"
-	# inclusive cost of the library's calls, without the bench making its events
+	# the rounds' inclusive cost without the bench making its events (bench_fill)
 	ir=$(callgrind_annotate --inclusive=yes "$out/cg-$m.out" 2>/dev/null |
-		awk '/=>/ { next } /:evq_(enqueue|schedule|port_dequeue|port_forward|output) \[/ { gsub(",", "", $1); s += $1 } END { print s + 0 }')
-	what="enqueue + schedule + dequeue"
-	[ "$m" = ordered-out ] && what="$what + forward + schedule + output"
+		awk '/=>/ { next } /:sched_bench_rounds \[/ { gsub(",", "", $1); s += $1 }
+		     /:bench_fill \[/ { gsub(",", "", $1); s -= $1 } END { print s + 0 }')
+	what="enqueue + schedule + dequeue + release, dist_process, worker poll"
+	[ "$m" = ordered ] && what="$what + hand back + in-order take"
 	echo "| $m ($what) | $(awk -v i="$ir" -v n=$((CG_ROUNDS * BURST)) 'BEGIN { printf "%.1f", i / n }') |"
 done
 
@@ -176,10 +202,12 @@ matched=(--bench sched --unit Mpps --better higher --burst "$BURST both (enqueue
 	--memory "$mem_text" --statistic "median over rounds of each round's mean rate (events dequeued / s over $SECS s)")
 peer_name() { [ "$1" = sw ] && echo "DPDK event_sw (scheduler service inline on CPU0)" || echo "DPDK event_dsw (distributed)"; }
 for t in "${types[@]}"; do
-	what="$t queue: 1 producer (CPU0) + 1 consumer (CPU1), $FLOWS flows, port depth $DEPTH"
+	what="$t: 1 producer (CPU0) + 1 consumer (CPU1; sluice: class queue, distributor, 1 worker), $FLOWS flows, consumer depth $DEPTH"
+	differs=()
+	[ "$t" != ordered ] || differs=(--differs "sluice hands every packet back to the producer and restores arrival order; the peer's consumer only releases")
 	for d in sw dsw; do
 		[ "$t:$d" != ordered:dsw ] || continue
-		bench_row "${matched[@]}" --what "$what" --isa "both -march=$peer_isa" \
+		bench_row "${matched[@]}" --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
 			--sluice "$(vals "isa-$t")" --peer-name "$(peer_name $d)" --peer "$(vals "$d-$t")"
 		if [ "$t:$d" = atomic:sw ]; then
 			bench_row "${matched[@]}" --what "$what" --isa "sluice $native_label, DPDK -march=$peer_isa" \
@@ -187,7 +215,7 @@ for t in "${types[@]}"; do
 				--sluice "$(vals native-atomic)" --peer-name "$(peer_name sw)" --peer "$(vals sw-atomic)"
 		fi
 	done
-	[ -z "$before_isa" ] || bench_row "${matched[@]}" --what "$what" --isa "both -march=$peer_isa" \
+	[ -z "$before_isa" ] || bench_row "${matched[@]}" --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
 		--sluice-label "$before_label" --sluice "$(vals "before-$t")" --peer-name "$(peer_name sw)" --peer "$(vals "sw-$t")"
 done
 echo

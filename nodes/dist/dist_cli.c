@@ -95,19 +95,13 @@ static int clear_dist(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-static const struct cli_command_reg show_dist_cmd = {
-	.path = "show distributor",
-	.usage = "show distributor",
-	.help = "Per worker: packets in flight, backlog, flows, handed (ordered, parallel), returned, matched share, "
-		"migrations, drops; the reorder window",
-	.fn = show_dist,
-};
-CLI_COMMAND_REGISTER(show_dist_cmd)
+CLI_COMMAND(show_dist_cmd, "show distributor",
+	    "show distributor",
+	    "Per worker: packets in flight, backlog, flows, handed (ordered, parallel), returned, matched share, "
+	    "migrations, drops; the reorder window",
+	    show_dist)
 
-static const struct cli_command_reg clear_dist_cmd = {
-	.path = "clear distributor",
-	.usage = "clear distributor",
-	.help = "Start the distributor's counters from zero",
-	.fn = clear_dist,
-};
-CLI_COMMAND_REGISTER(clear_dist_cmd)
+CLI_COMMAND(clear_dist_cmd, "clear distributor",
+	    "clear distributor",
+	    "Start the distributor's counters from zero",
+	    clear_dist)

@@ -52,36 +52,6 @@ dist_type_fn_t *dist_graph_type_fn(void)
 	return __atomic_load_n(&type_fn, __ATOMIC_ACQUIRE);
 }
 
-/* ---- ordered packets leaving a worker ---- */
-
-uint32_t dist_output_divert(uint32_t thread_index, const uint32_t *bi, uint32_t n, uint32_t *rest)
-{
-	struct dist *d = dist_attached();
-	uint32_t w = thread_index - 1;
-	bool worker = d && thread_index && w < dist_n_workers(d);
-	uint32_t ord[FRAME_SIZE];
-	uint16_t seq[FRAME_SIZE];
-	uint32_t n_rest = 0, n_ord = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		struct buffer *b = buffer_get(bi[i]);
-		if ((b->flags & BUFFER_F_DIST_ORDERED) && n_ord < FRAME_SIZE) {
-			/* Cleared before it leaves this thread: the distributor
-			 * thread sends it on as an ordinary packet. */
-			b->flags &= ~BUFFER_F_DIST_ORDERED;
-			if (worker) {
-				ord[n_ord] = bi[i];
-				seq[n_ord++] = b->flow_tag;
-				continue;
-			}
-		}
-		rest[n_rest++] = bi[i];
-	}
-	uint32_t k = n_ord ? dist_worker_return(d, w, ord, seq, n_ord) : 0;
-	for (uint32_t i = k; i < n_ord; i++) /* the ring was full (counted): send here */
-		rest[n_rest++] = ord[i];
-	return n_rest;
-}
-
 /* ---- flow tags ---- */
 
 #define ETH_TYPE_VLAN 0x8100

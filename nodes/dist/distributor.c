@@ -36,15 +36,8 @@ enum distributor_next {
 	DISTRIBUTOR_N_NEXT,
 };
 
-/* The node's errors are the library's drop reasons, in the same order. */
-static const char *const distributor_error_strings[DIST_N_DROP] = {
-	[DIST_DROP_WORKER_FULL] = "flow's worker busy (ring and backlog full)",
-	[DIST_DROP_ALL_FULL] = "new flow, every worker busy",
-	[DIST_DROP_SHUTDOWN] = "queued for a worker at shutdown",
-	[DIST_DROP_SPREAD_FULL] = "ordered/parallel: every worker busy",
-	[DIST_DROP_WINDOW_FULL] = "ordered: reorder window full",
-	[DIST_DROP_UNORDERED_FULL] = "ordered: returned out of order, no room",
-};
+/* The node's errors are the library's drop reasons (dist_drop_reason_strings),
+ * in the same order. */
 
 struct distributor_trace {
 	uint32_t flow_hash;
@@ -53,7 +46,7 @@ struct distributor_trace {
 	uint8_t worker; /* index + 1; 0: dropped */
 	uint8_t reason; /* enum dist_drop_reason when dropped */
 	uint8_t nic_hash;
-	uint8_t type;   /* enum dist_type */
+	uint8_t type;   /* enum sched_type */
 };
 _Static_assert(sizeof(struct distributor_trace) <= NODE_TRACE_DETAIL_SIZE, "trace fits the record");
 
@@ -62,8 +55,8 @@ static int distributor_format_trace(char *buf, size_t len, const uint8_t *detail
 	struct distributor_trace t;
 	memcpy(&t, detail, sizeof(t));
 	int n = snprintf(buf, len, "flow tag 0x%04x (%s hash 0x%08x) %s", t.tag, t.nic_hash ? "nic" : "software",
-			 t.flow_hash, t.type < DIST_N_TYPES ? dist_type_strings[t.type] : "?");
-	if (n >= 0 && (size_t)n < len && t.type == DIST_ORDERED && t.worker)
+			 t.flow_hash, t.type < SCHED_N_TYPES ? sched_type_names[t.type] : "?");
+	if (n >= 0 && (size_t)n < len && t.type == SCHED_TYPE_ORDERED && t.worker)
 		n += snprintf(buf + n, len - (size_t)n, " seq %u", t.seq);
 	if (n >= 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, " -> ");
@@ -72,7 +65,7 @@ static int distributor_format_trace(char *buf, size_t len, const uint8_t *detail
 	if (t.worker)
 		return n + snprintf(buf + n, len - (size_t)n, "worker %u", t.worker - 1);
 	return n + snprintf(buf + n, len - (size_t)n, "dropped (%s)",
-			    t.reason < DIST_N_DROP ? distributor_error_strings[t.reason] : "?");
+			    t.reason < DIST_N_DROP ? dist_drop_reason_strings[t.reason] : "?");
 }
 
 /* ---- helpers ---- */
@@ -99,11 +92,11 @@ static void trace_frame(const struct distributor_data *d, const uint8_t *types, 
 {
 	uint32_t k = 0; /* walks the dropped list alongside */
 	for (uint32_t i = 0; i < n; i++) {
-		uint8_t reason = 0, type = types ? types[i] : DIST_ATOMIC;
+		uint8_t reason = 0, type = types ? types[i] : SCHED_TYPE_ATOMIC;
 		uint32_t s = 0;
 		if (!d->assigned[i])
 			reason = d->reason[k++];
-		else if (type == DIST_ORDERED)
+		else if (type == SCHED_TYPE_ORDERED)
 			s = seq++;
 		uint8_t *detail = d->detail[i];
 		if (!detail)
@@ -172,7 +165,7 @@ static const struct node_reg distributor_node = {
 		[DISTRIBUTOR_NEXT_ETHERNET_INPUT] = "ethernet-input",
 	},
 	.n_errors = DIST_N_DROP,
-	.error_strings = distributor_error_strings,
+	.error_strings = dist_drop_reason_strings,
 	.format_trace = distributor_format_trace,
 	.runtime_data_size = sizeof(struct distributor_data),
 };

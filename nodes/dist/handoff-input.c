@@ -5,8 +5,9 @@
  *
  * Ordered packets (tags with DIST_TAG_ORDERED) are marked
  * BUFFER_F_DIST_ORDERED with their tag in flow_tag (their flow tag is of no
- * further use: nothing pins them): interface-output then
- * hands them back to the distributor, which sends them in arrival order.
+ * further use: nothing pins them): interface-output then sends them along
+ * its arc to distributor-return, which hands them back to the distributor
+ * thread, which sends them in arrival order.
  *
  * Graph thread k (k >= 1) is distributor worker k - 1. Disabled until
  * dist_graph_attach enables it on the worker threads.

@@ -228,7 +228,6 @@ static void front_sync(struct graph *g)
 		struct evq *q = evq_create(&cfg, err, sizeof(err));
 		struct evq_queue_config qc;
 		evq_queue_config_default(&qc);
-		qc.type = EVQ_PARALLEL; /* one port: the distributor applies the class's type */
 		qc.depth = class_depth;
 		for (uint32_t id = 0; q && id < SCHED_MAX_CLASSES; id++) {
 			if (evq_queue_setup(q, id, &qc) || evq_port_link(q, 0, id)) {

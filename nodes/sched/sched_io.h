@@ -91,9 +91,10 @@ int sched_io_class_remove(struct graph *g, const char *name);
  * queue, where priority still applies, instead of being dropped at the
  * distributor regardless of priority.
  *
- * The queues are the evq's (all parallel, one port that sched-dist itself
- * drains, 8 deep: a packet of higher priority arriving later waits behind
- * at most 8 already dispatched); the distributor applies the types.
+ * The queues are the evq's (one port that sched-dist itself drains, 8
+ * deep: a packet of higher priority arriving later waits behind at most 8
+ * already dispatched); the distributor applies the types, the one place
+ * they are implemented (sched/sched_type.h).
  * A packet the distributor refuses (its flow's worker full, or every
  * worker) waits in a small stash and is offered again first (up to
  * SCHED_FRONT_STASH; past that it is dropped under the distributor's

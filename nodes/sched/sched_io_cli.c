@@ -447,43 +447,28 @@ static int show_sched(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-static const struct cli_command_reg sched_shaper_cmd = {
-	.path = "sched shaper interface",
-	.usage = "sched shaper interface NAME rate RATE [burst SIZE] | sched shaper interface NAME off",
-	.help = "Token-bucket shaper on an interface's egress (Ethernet frame bytes)",
-	.fn = sched_shaper,
-};
-CLI_COMMAND_REGISTER(sched_shaper_cmd)
+CLI_COMMAND(sched_shaper_cmd, "sched shaper interface",
+	    "sched shaper interface NAME rate RATE [burst SIZE] | sched shaper interface NAME off",
+	    "Token-bucket shaper on an interface's egress (Ethernet frame bytes)",
+	    sched_shaper)
 
-static const struct cli_command_reg sched_delay_cmd = {
-	.path = "sched delay interface",
-	.usage = "sched delay interface NAME DELAY [jitter J] | sched delay interface NAME off",
-	.help = "Fixed delay (plus uniform jitter) on an interface's egress",
-	.fn = sched_delay,
-};
-CLI_COMMAND_REGISTER(sched_delay_cmd)
+CLI_COMMAND(sched_delay_cmd, "sched delay interface",
+	    "sched delay interface NAME DELAY [jitter J] | sched delay interface NAME off",
+	    "Fixed delay (plus uniform jitter) on an interface's egress",
+	    sched_delay)
 
-static const struct cli_command_reg sched_class_reg = {
-	.path = "sched class",
-	.usage = "sched class NAME priority 0-7 [weight W] [type atomic|ordered|parallel] match dscp D|protocol "
-		 "icmp|tcp|udp|interface NAME",
-	.help = "Define (or redefine) a scheduling class that sched-ingress assigns",
-	.fn = sched_class_cmd,
-};
-CLI_COMMAND_REGISTER(sched_class_reg)
+CLI_COMMAND(sched_class_reg, "sched class",
+	    "sched class NAME priority 0-7 [weight W] [type atomic|ordered|parallel] match dscp D|protocol "
+	    "icmp|tcp|udp|interface NAME",
+	    "Define (or redefine) a scheduling class that sched-ingress assigns",
+	    sched_class_cmd)
 
-static const struct cli_command_reg no_sched_class_reg = {
-	.path = "no sched class",
-	.usage = "no sched class NAME",
-	.help = "Remove a scheduling class",
-	.fn = no_sched_class,
-};
-CLI_COMMAND_REGISTER(no_sched_class_reg)
+CLI_COMMAND(no_sched_class_reg, "no sched class",
+	    "no sched class NAME",
+	    "Remove a scheduling class",
+	    no_sched_class)
 
-static const struct cli_command_reg show_sched_reg = {
-	.path = "show sched",
-	.usage = "show sched [json]",
-	.help = "Shapers, delays, held and released packets per interface and class; the classes",
-	.fn = show_sched,
-};
-CLI_COMMAND_REGISTER(show_sched_reg)
+CLI_COMMAND(show_sched_reg, "show sched",
+	    "show sched [json]",
+	    "Shapers, delays, held and released packets per interface and class; the classes",
+	    show_sched)

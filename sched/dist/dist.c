@@ -7,154 +7,23 @@
  * to the rings. A backlog that fills mid-call is published at once; what a
  * full ring does not take stays staged, and once the backlog is full too
  * the worker's packets are dropped.
+ *
+ * This file is the distributor thread's hot path (harvest, publish, assign)
+ * and what shares its static helpers (reclaim); the worker's side and the
+ * reorder window are in dist_complete.c, setup and statistics in
+ * dist_setup.c.
  */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "graph/node.h"
 #include "sched/dist/dist_private.h"
-
-const char *const dist_drop_reason_strings[DIST_N_DROP] = {
-	[DIST_DROP_WORKER_FULL] = "flow's worker busy (ring and backlog full)",
-	[DIST_DROP_ALL_FULL] = "new flow, every worker busy",
-	[DIST_DROP_SHUTDOWN] = "queued for a worker at shutdown",
-	[DIST_DROP_SPREAD_FULL] = "ordered/parallel: every worker busy",
-	[DIST_DROP_WINDOW_FULL] = "ordered: reorder window full",
-	[DIST_DROP_UNORDERED_FULL] = "ordered: returned out of order, no room",
-};
-
-const char *const dist_type_strings[DIST_N_TYPES] = {
-	[DIST_ATOMIC] = "atomic",
-	[DIST_ORDERED] = "ordered",
-	[DIST_PARALLEL] = "parallel",
-};
-
-void dist_config_default(struct dist_config *c)
-{
-	c->n_workers = 1;
-	c->backlog = DIST_BACKLOG_DEFAULT;
-	c->ring_lines = DIST_RING_LINES_DEFAULT;
-	c->window = DIST_WINDOW_DEFAULT;
-}
 
 uint32_t dist_n_workers(const struct dist *d)
 {
 	return d->n_workers;
 }
 
-/* Holder "distributor": per worker, its ring to the worker, its backlog,
- * and the ordered packets it handed back (ring and staged line); then the
- * reorder window's packets and those to be sent unordered. The return
- * rings carry indices of packets already finished (freed or sent), so they
- * hold nothing. */
-static void dist_holder(void *ctx, struct buffer_tally *t)
-{
-	const struct dist *d = ctx;
-	char where[BUFFER_WHERE_SIZE];
-	for (uint32_t w = 0; w < d->n_workers; w++) {
-		struct handoff_stats hs;
-		handoff_ring_stats(d->tx[w].ring, &hs);
-		snprintf(where, sizeof(where), "worker %u ring", w);
-		buffer_tally_add(t, where, hs.buffers_in - hs.buffers_out);
-		snprintf(where, sizeof(where), "worker %u backlog", w);
-		buffer_tally_add(t, where, d->tx[w].n_backlog);
-		handoff_ring_stats(d->tx[w].reorder, &hs);
-		snprintf(where, sizeof(where), "worker %u reorder ring", w);
-		buffer_tally_add(t, where, hs.buffers_in - hs.buffers_out + d->rx[w].ret_line.n);
-	}
-	buffer_tally_add(t, "reorder window", d->win.n_placed);
-	buffer_tally_add(t, "to send unordered", d->win.n_loose);
-}
-
-void dist_free(struct dist *d)
-{
-	if (!d)
-		return;
-	buffer_holder_unregister(dist_holder, d);
-	for (uint32_t w = 0; d->tx && w < d->n_workers; w++) {
-		handoff_ring_free(d->tx[w].ring);
-		handoff_ring_free(d->tx[w].ret);
-		handoff_ring_free(d->tx[w].reorder);
-		free(d->tx[w].backlog);
-	}
-	free(d->win.slot);
-	free(d->win.loose);
-	free(d->tx);
-	free(d->rx);
-	free(d->worker_base);
-	free(d);
-}
-
-struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
-{
-	uint32_t window = c->window ? c->window : DIST_WINDOW_DEFAULT;
-	if (c->n_workers < 1 || c->n_workers > DIST_MAX_WORKERS || c->backlog < 1 || c->backlog > DIST_BACKLOG_MAX ||
-	    c->ring_lines < 1 || c->ring_lines > DIST_RING_LINES_MAX || window < 8 || window > DIST_WINDOW_MAX ||
-	    (window & (window - 1))) {
-		snprintf(err, errlen,
-			 "distributor: expected 1-%d workers, backlog 1-%d, ring-lines 1-%d, window a power of two 8-%d",
-			 DIST_MAX_WORKERS, DIST_BACKLOG_MAX, DIST_RING_LINES_MAX, DIST_WINDOW_MAX);
-		return NULL;
-	}
-	struct dist *d = aligned_alloc(64, ROUND_UP(sizeof(*d), 64));
-	if (!d)
-		goto oom;
-	memset(d, 0, sizeof(*d));
-	d->cfg = *c;
-	d->cfg.backlog = ROUND_UP(c->backlog, HANDOFF_LINE_SLOTS);
-	d->cfg.window = window;
-	d->n_workers = c->n_workers;
-	d->win.size = window;
-	d->win.mask = window - 1;
-	d->win.slot = calloc(window, sizeof(*d->win.slot));
-	d->win.loose = calloc(window, sizeof(*d->win.loose));
-	if (!d->win.slot || !d->win.loose)
-		goto oom;
-	d->tx = aligned_alloc(DIST_TX_SIZE, sizeof(*d->tx) * c->n_workers);
-	d->rx = aligned_alloc(64, ROUND_UP(sizeof(*d->rx) * c->n_workers, 64));
-	d->worker_base = calloc(c->n_workers, sizeof(*d->worker_base));
-	if (!d->tx || !d->rx || !d->worker_base) {
-		free(d->tx);
-		d->tx = NULL;
-		goto oom;
-	}
-	memset(d->tx, 0, sizeof(*d->tx) * c->n_workers);
-	memset(d->rx, 0, sizeof(*d->rx) * c->n_workers);
-	for (uint32_t w = 0; w < c->n_workers; w++) {
-		struct dist_tx *tx = &d->tx[w];
-		/* A handoff ring holds at least 2 lines; ring_lines 1 is kept by
-		 * publish (tx->one_line). */
-		tx->ring = handoff_ring_create(c->ring_lines, -1);
-		tx->one_line = c->ring_lines == 1;
-		/* Room for everything the worker can hold, so that reporting a
-		 * batch normally never waits. */
-		tx->ret = handoff_ring_create(c->ring_lines + DIST_WORKER_BATCH_LINES, -1);
-		/* Ordered packets handed back wait there until the batch they
-		 * came in is harvested: at most the batches the return ring
-		 * holds plus the one being processed, in whole lines but for
-		 * one partial line per batch. So it cannot fill. */
-		struct handoff_stats hs;
-		if (tx->ret) {
-			handoff_ring_stats(tx->ret, &hs);
-			tx->reorder = handoff_ring_create(2 * (hs.n_lines + DIST_WORKER_BATCH_LINES), -1);
-		}
-		size_t bl = d->cfg.backlog / HANDOFF_LINE_SLOTS * sizeof(struct handoff_line);
-		tx->backlog = aligned_alloc(64, bl);
-		if (!tx->ring || !tx->ret || !tx->reorder || !tx->backlog)
-			goto oom;
-		memset(tx->backlog, 0, bl);
-	}
-	buffer_holder_register("distributor", dist_holder, d);
-	return d;
-oom:
-	snprintf(err, errlen, "distributor: out of memory");
-	dist_free(d);
-	return NULL;
-}
-
-/* ---- completions ---- */
+/* ---- completions: what the workers report, harvested here ---- */
 
 /* Whether entry e is owned by owner byte w1 with packets outstanding: its
  * low 24 bits lie in [w1 << 16 | 1, w1 << 16 | 0xffff]. */
@@ -179,102 +48,6 @@ static inline void release_tag(struct dist *d, struct dist_tx *tx, uint32_t w1, 
 	*e = v;
 }
 
-/* ---- the reorder window ---- */
-
-/* The slot of 14-bit sequence number seq when it is issued and not yet
- * done, else NULL (stale, or a bug). */
-static inline struct dist_slot *issued_slot(struct dist_window *win, uint16_t seq)
-{
-	struct dist_slot *sl = &win->slot[seq & win->mask];
-	return sl->state == DIST_SLOT_ISSUED && sl->seq == seq ? sl : NULL;
-}
-
-/* A packet handed back for sequence number seq: into its slot, or sent
- * unordered when the slot is not waiting for one (a second packet for the
- * number, or a stale one); freed and counted when even that has no room. */
-static void place(struct dist *d, uint32_t bi, uint16_t seq)
-{
-	struct dist_window *win = &d->win;
-	struct dist_slot *sl = issued_slot(win, seq & DIST_SEQ_MASK);
-	if (likely(sl && sl->bi == BUFFER_INVALID)) {
-		sl->bi = bi;
-		win->n_placed++;
-		return;
-	}
-	win->unordered++;
-	d->typed_stats = true;
-	if (win->n_loose < win->size) {
-		win->loose[win->n_loose++] = bi;
-		return;
-	}
-	d->drops[DIST_DROP_UNORDERED_FULL]++;
-	d->drops_changed = true;
-	buffer_free(&bi, 1);
-}
-
-/* Everything worker w has handed back so far, into the window. */
-static void drain_reorder(struct dist *d, uint32_t w)
-{
-	uint32_t bi[DIST_WORKER_BATCH];
-	uint16_t seq[DIST_WORKER_BATCH];
-	uint32_t k;
-	while ((k = handoff_dequeue(d->tx[w].reorder, bi, seq, DIST_WORKER_BATCH)) != 0)
-		for (uint32_t i = 0; i < k; i++)
-			place(d, bi[i], seq[i]);
-}
-
-/* Sequence number seq's packet is finished on its worker: whatever it
- * handed back for it has been placed. */
-static void seq_done(struct dist *d, uint16_t seq)
-{
-	struct dist_slot *sl = issued_slot(&d->win, seq & DIST_SEQ_MASK);
-	if (unlikely(!sl)) {
-		d->bad_returns++;
-		return;
-	}
-	sl->state = DIST_SLOT_DONE;
-}
-
-uint32_t dist_ordered_next(const struct dist *d)
-{
-	return d->win.next;
-}
-
-/* The loose packets, then the window's in-order prefix: done slots from
- * head, gaps skipped. Counted as released when `send` (else they are being
- * taken back at shutdown). */
-static uint32_t window_take(struct dist *d, uint32_t *bi, uint32_t max, bool send)
-{
-	struct dist_window *win = &d->win;
-	uint32_t n = MIN(max, win->n_loose);
-	memcpy(bi, win->loose, n * sizeof(*bi));
-	memmove(win->loose, win->loose + n, (win->n_loose - n) * sizeof(*bi));
-	win->n_loose -= n;
-	while (n < max && win->head != win->next) {
-		struct dist_slot *sl = &win->slot[win->head & win->mask];
-		if (sl->state != DIST_SLOT_DONE)
-			break;
-		if (sl->bi != BUFFER_INVALID) {
-			bi[n++] = sl->bi;
-			win->n_placed--;
-			win->released += send;
-		} else {
-			win->gaps++;
-		}
-		sl->state = DIST_SLOT_FREE;
-		win->head++;
-	}
-	d->typed_stats |= n != 0;
-	return n;
-}
-
-uint32_t dist_ordered_take(struct dist *d, uint32_t *bi, uint32_t max)
-{
-	return window_take(d, bi, max, true);
-}
-
-/* ---- completions ---- */
-
 /* One completed (or taken back) packet of worker w, whatever its type. */
 static void release_one(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_t tag)
 {
@@ -284,7 +57,7 @@ static void release_one(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_
 	}
 	tx->spread_in_flight--;
 	if (tag & DIST_TAG_ORDERED)
-		seq_done(d, tag);
+		dist_window_done(d, tag);
 }
 
 /* Completed lines of worker w, as they came back: one pass, the counters
@@ -338,7 +111,7 @@ static uint32_t harvest(struct dist *d)
 		uint32_t before = tx->in_flight, k;
 		while ((k = handoff_dequeue_lines(tx->ret, lines, DIST_WORKER_BATCH_LINES)) != 0) {
 			if (d->win.head != d->win.next)
-				drain_reorder(d, w);
+				dist_window_drain(d, w);
 			release_lines(d, w, lines, k);
 		}
 		if (tx->in_flight != before) {
@@ -480,7 +253,7 @@ static inline bool stage(struct dist *d, uint32_t w1, uint32_t bi, uint16_t tag)
 static uint32_t spread(struct dist *d, uint32_t bi, uint16_t tag, uint8_t type, uint8_t *why)
 {
 	struct dist_window *win = &d->win;
-	bool ordered = type == DIST_ORDERED;
+	bool ordered = type == SCHED_TYPE_ORDERED;
 	uint16_t t = (uint16_t)(DIST_TAG_SPREAD | (tag & DIST_SEQ_MASK));
 	if (ordered) {
 		*why = DIST_DROP_WINDOW_FULL;
@@ -535,7 +308,7 @@ static inline __attribute__((always_inline)) uint32_t assign(struct dist *d, con
 			uint16_t tag = chunk[i] & HANDOFF_TAG_MASK;
 			uint8_t why;
 			uint32_t w1;
-			if (types && types[c + i] != DIST_ATOMIC) {
+			if (types && types[c + i] != SCHED_TYPE_ATOMIC) {
 				w1 = spread(d, bi[c + i], tag, types[c + i], &why);
 				if (w1)
 					goto placed;
@@ -590,7 +363,7 @@ static __attribute__((noinline)) uint32_t assign_typed(struct dist *d, const uin
 	return assign(d, bi, tags, types, n, dropped, reason, assigned);
 }
 
-/* Whether types[0..n) holds anything but DIST_ATOMIC (0), 8 at a time. */
+/* Whether types[0..n) holds anything but SCHED_TYPE_ATOMIC (0), 8 at a time. */
 static bool any_typed(const uint8_t *types, uint32_t n)
 {
 	uint64_t or = 0;
@@ -617,6 +390,8 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 	publish_all(d);
 	return n - n_drop;
 }
+
+/* ---- the distributor thread's other calls, and shutdown ---- */
 
 uint32_t dist_flush(struct dist *d)
 {
@@ -659,9 +434,9 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 	 * is done, reported or not. */
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_rx *rx = &d->rx[w];
-		drain_reorder(d, w);
+		dist_window_drain(d, w);
 		for (uint32_t s = 0; s < rx->ret_line.n; s++)
-			place(d, rx->ret_line.bi[s], rx->ret_line.tag[s]);
+			dist_window_place(d, rx->ret_line.bi[s], rx->ret_line.tag[s]);
 		rx->ret_line.n = 0;
 		release_lines(d, w, rx->lines + rx->first, rx->n_held);
 		rx->n_held = 0;
@@ -697,155 +472,10 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 		got += k;
 	}
 	/* Every batch is complete now: the window releases all it holds. */
-	got += window_take(d, bi + got, max - got, false);
+	got += dist_window_take(d, bi + got, max - got, false);
 	d->drops[DIST_DROP_SHUTDOWN] += got;
 	d->drops_changed = true;
 	publish_all(d);
 	return got;
 }
 
-/* ---- worker side ---- */
-
-/* Report the held batch; true when all of it went. The ordered packets
- * handed back go first, so that the distributor finds them before it
- * reads the completion. */
-static bool report(struct dist *d, uint32_t w)
-{
-	struct dist_rx *rx = &d->rx[w];
-	if (!rx->n_held)
-		return true;
-	if (unlikely(rx->ret_line.n) && handoff_enqueue_lines(d->tx[w].reorder, &rx->ret_line, 1))
-		rx->ret_line.n = 0;
-	uint32_t k = handoff_enqueue_lines(d->tx[w].ret, rx->lines + rx->first, rx->n_held);
-	rx->first += k;
-	rx->n_held -= k;
-	return rx->n_held == 0;
-}
-
-uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *tags, uint32_t max)
-{
-	struct dist_rx *rx = &d->rx[w];
-	if (unlikely(!report(d, w)))
-		return 0;
-	uint32_t n_lines = handoff_dequeue_lines(d->tx[w].ring, rx->lines, MIN(max / HANDOFF_LINE_SLOTS,
-									      (uint32_t)DIST_WORKER_BATCH_LINES));
-	uint32_t n = 0;
-	uint8_t flags = 0;
-	/* Whole lines copied (fixed sizes, no calls): a line's unused slots
-	 * land below max, since at most max / 8 lines were taken. */
-	for (uint32_t l = 0; l < n_lines; l++) {
-		const struct handoff_line *line = &rx->lines[l];
-		memcpy(bi + n, line->bi, sizeof(line->bi));
-		if (tags)
-			memcpy(tags + n, line->tag, sizeof(line->tag));
-		n += line->n;
-		flags |= line->flags;
-	}
-	rx->flags = flags;
-	rx->first = 0;
-	rx->n_held = n_lines;
-	if (n)
-		stat_add(&rx->polled, n);
-	return n;
-}
-
-int dist_worker_done(struct dist *d, uint32_t w)
-{
-	return report(d, w) ? 0 : -EAGAIN;
-}
-
-bool dist_worker_has_ordered(const struct dist *d, uint32_t w)
-{
-	return (d->rx[w].flags & DIST_LINE_ORDERED) != 0;
-}
-
-uint32_t dist_worker_return(struct dist *d, uint32_t w, const uint32_t *bi, const uint16_t *seqs, uint32_t n)
-{
-	struct dist_rx *rx = &d->rx[w];
-	struct handoff_line *l = &rx->ret_line;
-	uint32_t i = 0;
-	for (; i < n; i++) {
-		if (l->n == HANDOFF_LINE_SLOTS) {
-			if (unlikely(!handoff_enqueue_lines(d->tx[w].reorder, l, 1)))
-				break;
-			l->n = 0;
-		}
-		l->bi[l->n] = bi[i];
-		l->tag[l->n++] = seqs[i];
-	}
-	stat_add(&rx->returned_ordered, i);
-	if (unlikely(i < n))
-		stat_add(&rx->reorder_full, n - i);
-	return i;
-}
-
-/* ---- statistics ---- */
-
-void dist_stats(const struct dist *d, struct dist_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	for (uint32_t r = 0; r < DIST_N_DROP; r++)
-		st->drops[r] = stat_read(&d->pub_drops[r]) - d->base.drops[r];
-	st->bad_returns = stat_read(&d->pub_bad_returns);
-	st->released = stat_read(&d->pub_released) - d->base.released;
-	st->gaps = stat_read(&d->pub_gaps) - d->base.gaps;
-	st->unordered = stat_read(&d->pub_unordered) - d->base.unordered;
-	st->window_used = __atomic_load_n(&d->pub_window_used, __ATOMIC_RELAXED);
-	st->window_size = d->win.size;
-	st->n_workers = d->n_workers;
-}
-
-int dist_worker_stats(const struct dist *d, uint32_t w, struct dist_worker_stats *st)
-{
-	if (w >= d->n_workers)
-		return -ENOENT;
-	const struct dist_worker_stats *p = &d->tx[w].pub;
-	const struct dist_worker_stats *b = &d->worker_base[w];
-	memset(st, 0, sizeof(*st));
-	st->handed = stat_read(&p->handed) - b->handed;
-	st->matched = stat_read(&p->matched) - b->matched;
-	st->returned = stat_read(&p->returned) - b->returned;
-	st->migrations = stat_read(&p->migrations) - b->migrations;
-	st->drops = stat_read(&p->drops) - b->drops;
-	st->polled = stat_read(&d->rx[w].polled) - b->polled;
-	st->ordered = stat_read(&p->ordered) - b->ordered;
-	st->parallel = stat_read(&p->parallel) - b->parallel;
-	st->returned_ordered = stat_read(&d->rx[w].returned_ordered) - b->returned_ordered;
-	st->reorder_full = stat_read(&d->rx[w].reorder_full) - b->reorder_full;
-	st->in_flight = __atomic_load_n(&p->in_flight, __ATOMIC_RELAXED);
-	st->backlog = __atomic_load_n(&p->backlog, __ATOMIC_RELAXED);
-	st->flows = __atomic_load_n(&p->flows, __ATOMIC_RELAXED);
-	struct handoff_stats hs;
-	handoff_ring_stats(d->tx[w].ring, &hs);
-	st->ring_used = hs.used;
-	st->ring_lines = d->tx[w].one_line ? 1 : hs.n_lines;
-	uint64_t last = __atomic_load_n(&d->tx[w].pub_last_return_ticks, __ATOMIC_RELAXED);
-	if (st->in_flight && last) {
-		uint64_t now = cpu_ticks();
-		st->idle_ns = now > last ? (uint64_t)((double)(now - last) * 1e9 / cpu_ticks_per_second()) : 0;
-	}
-	return 0;
-}
-
-void dist_clear_stats(struct dist *d)
-{
-	for (uint32_t r = 0; r < DIST_N_DROP; r++)
-		d->base.drops[r] = stat_read(&d->pub_drops[r]);
-	d->base.released = stat_read(&d->pub_released);
-	d->base.gaps = stat_read(&d->pub_gaps);
-	d->base.unordered = stat_read(&d->pub_unordered);
-	for (uint32_t w = 0; w < d->n_workers; w++) {
-		const struct dist_worker_stats *p = &d->tx[w].pub;
-		struct dist_worker_stats *b = &d->worker_base[w];
-		b->handed = stat_read(&p->handed);
-		b->matched = stat_read(&p->matched);
-		b->returned = stat_read(&p->returned);
-		b->migrations = stat_read(&p->migrations);
-		b->drops = stat_read(&p->drops);
-		b->polled = stat_read(&d->rx[w].polled);
-		b->ordered = stat_read(&p->ordered);
-		b->parallel = stat_read(&p->parallel);
-		b->returned_ordered = stat_read(&d->rx[w].returned_ordered);
-		b->reorder_full = stat_read(&d->rx[w].reorder_full);
-	}
-}

@@ -21,13 +21,18 @@
  * loop (a shaper) must not run on distributor workers until it reports its
  * own completions.
  *
- * Scheduling types (sched's event queues feed the distributor with them):
- * atomic is the pinning above; parallel packets go to the least-loaded
- * worker with no flow-table entry; ordered packets are spread the same way
- * and put back in arrival order before transmit. Each ordered packet gets a
- * sequence number from a reorder window owned by the distributor thread;
- * its worker's interface-output hands it back (dist_worker_return, a ring
- * per worker) instead of transmitting it, and the distributor thread
+ * Scheduling types (sched/sched_type.h). The distributor is the one
+ * implementation of atomic, ordered and parallel in the tree: the event
+ * queues in front of it (sched/evq.h) only decide which class's packets
+ * come next, and hand each packet here with its class's type. Why here:
+ * the promises are about workers, and this is the stage that knows them
+ * (sched_type.h says more). Atomic is the pinning above; parallel packets
+ * go to the least-loaded worker with no flow-table entry; ordered packets
+ * are spread the same way and put back in arrival order before transmit.
+ * Each ordered packet gets a sequence number from a reorder window owned by
+ * the distributor thread; on its worker, interface-output sends it along
+ * its arc to distributor-return, which hands it back (dist_worker_return, a
+ * ring per worker) instead of transmitting it, and the distributor thread
  * releases the window's in-order prefix (dist_ordered_take) to its own
  * interface-output. A sequence number whose packet was dropped or consumed
  * on the worker is a gap, skipped once its batch is complete, so drops
@@ -49,14 +54,15 @@
  * are control calls (dist_clear_stats takes a baseline, it writes nothing
  * the datapath writes).
  */
-#ifndef SLUICE_NODES_DIST_H
-#define SLUICE_NODES_DIST_H
+#ifndef SLUICE_SCHED_DIST_H
+#define SLUICE_SCHED_DIST_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "graph/handoff.h"
+#include "sched/sched_type.h"
 
 #define DIST_MAX_WORKERS 63 /* a tag's owner is a byte; 0 means none */
 #define DIST_N_TAGS (HANDOFF_TAG_MASK + 1)
@@ -74,16 +80,6 @@
 #define DIST_TAG_SPREAD 0x8000u
 #define DIST_TAG_ORDERED 0x4000u
 #define DIST_SEQ_MASK 0x3fffu
-
-/* How a packet is scheduled: the numbering of sched/evq.h's enum evq_type. */
-enum dist_type {
-	DIST_ATOMIC = 0, /* one worker per flow at a time, per-flow order kept */
-	DIST_ORDERED,    /* spread, arrival order restored before transmit */
-	DIST_PARALLEL,   /* spread, no promise */
-	DIST_N_TYPES,
-};
-
-extern const char *const dist_type_strings[DIST_N_TYPES]; /* "atomic", "ordered", "parallel" */
 
 struct dist;
 struct graph;
@@ -122,7 +118,7 @@ uint32_t dist_n_workers(const struct dist *d);
 /* ---- the distributor thread ---- */
 
 /* Hand bi[0..n) with their tags (low 15 bits used) to the workers, each as
- * types[i] (enum dist_type; types NULL: all atomic, the fast path). Returns
+ * types[i] (enum sched_type; types NULL: all atomic, the fast path). Returns
  * how many were taken; the others are written in order to dropped[] with
  * their reasons in reason[] (both room for n), and stay the caller's: it
  * frees and counts them. When assigned is not NULL, assigned[i] gets the
@@ -250,13 +246,6 @@ int dist_graph_attach(struct graph *g, struct dist *d, char *err, size_t errlen)
 /* The attached distributor, or NULL (the distributor node then passes
  * packets straight to ethernet-input). */
 struct dist *dist_attached(void);
-
-/* For interface-output, when a frame has buffers flagged
- * BUFFER_F_DIST_ORDERED: on a worker, hands those back to the distributor
- * (they leave from thread 0, in order); writes the packets to transmit
- * here, in order, to rest[] (room for n) and returns how many. Clears the
- * flag on every buffer it sees. */
-uint32_t dist_output_divert(uint32_t thread_index, const uint32_t *bi, uint32_t n, uint32_t *rest);
 
 /* Test hook: the distributor node asks fn for each packet's type (NULL,
  * the default: all atomic, as for any traffic nothing classified). Control

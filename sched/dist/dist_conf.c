@@ -6,8 +6,10 @@
  *                   received packet to the workers (needs cpu workers)
  *   backlog N       packets held per worker while its ring is full (1-4096,
  *                   rounded up to a multiple of 8; default 8)
- *   ring-lines N    lines of 8 packets in each worker's handoff ring (2-1024,
- *                   rounded up to a power of two; default 64)
+ *   ring-lines N    lines of 8 packets in each worker's handoff ring (1-1024,
+ *                   rounded up to a power of two; default 64; 1: one line in
+ *                   flight per worker at a time, the depth of DPDK's burst
+ *                   distributor)
  */
 #include "base/conf.h"
 #include "sched/dist/dist.h"
@@ -17,7 +19,7 @@ static const struct conf_key dist_keys[] = {
 	  .doc = "hand every received packet from the main thread to the workers" },
 	{ .name = "backlog", .type = CONF_UINT, .def = "8", .min = 1, .max = DIST_BACKLOG_MAX,
 	  CONF_FIELD(struct dist_conf, backlog), .doc = "packets held per worker while its ring is full" },
-	{ .name = "ring-lines", .type = CONF_UINT, .def = "64", .min = 2, .max = DIST_RING_LINES_MAX,
+	{ .name = "ring-lines", .type = CONF_UINT, .def = "64", .min = 1, .max = DIST_RING_LINES_MAX,
 	  CONF_FIELD(struct dist_conf, ring_lines), .doc = "lines of 8 packets in each worker's handoff ring" },
 	{ 0 },
 };

@@ -4,10 +4,11 @@
  * thread's; struct dist_rx is worker w's. Each sits on its own cache lines
  * (alignas(64), padded), so neither side's stores pull the other's lines.
  */
-#ifndef SLUICE_NODES_DIST_PRIVATE_H
-#define SLUICE_NODES_DIST_PRIVATE_H
+#ifndef SLUICE_SCHED_DIST_PRIVATE_H
+#define SLUICE_SCHED_DIST_PRIVATE_H
 
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sched/dist/dist.h"
@@ -132,6 +133,36 @@ struct dist {
 	struct dist_worker_stats *worker_base;  /* [n_workers] */
 	alignas(64) uint32_t table[DIST_N_TAGS];
 };
+
+/* The slot of 14-bit sequence number seq when it is issued and not yet
+ * done, else NULL (stale, or a bug). */
+static inline struct dist_slot *dist_issued_slot(struct dist_window *win, uint16_t seq)
+{
+	struct dist_slot *sl = &win->slot[seq & win->mask];
+	return sl->state == DIST_SLOT_ISSUED && sl->seq == seq ? sl : NULL;
+}
+
+/* Sequence number seq's packet is finished on its worker: whatever it
+ * handed back for it has been placed. Inline: harvest runs it for every
+ * ordered completion. */
+static inline void dist_window_done(struct dist *d, uint16_t seq)
+{
+	struct dist_slot *sl = dist_issued_slot(&d->win, seq & DIST_SEQ_MASK);
+	if (__builtin_expect(!sl, 0)) {
+		d->bad_returns++;
+		return;
+	}
+	sl->state = DIST_SLOT_DONE;
+}
+
+/* The reorder window's other steps (dist_complete.c), for the distributor
+ * thread: a packet worker handed back for seq into its slot (or to be sent
+ * unordered); everything worker w handed back so far, placed; the loose
+ * packets then the in-order prefix into bi[0..max), counted as released
+ * when `send` (else taken back at shutdown). */
+void dist_window_place(struct dist *d, uint32_t bi, uint16_t seq);
+void dist_window_drain(struct dist *d, uint32_t w);
+uint32_t dist_window_take(struct dist *d, uint32_t *bi, uint32_t max, bool send);
 
 /* dist_graph_set_type_fn's hook, for the distributor node (NULL: none). */
 dist_type_fn_t *dist_graph_type_fn(void);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/conf.h"
 #include "graph/buffer.h"
 #include "base/toeplitz.h"
 #include "base/util.h"
@@ -282,6 +283,26 @@ START_TEST(test_one_line_in_flight)
 }
 END_TEST
 
+/* startup.conf's ring-lines takes what dist_create takes: 1 (one line in
+ * flight, the test above) up to DIST_RING_LINES_MAX; 0 is refused. */
+START_TEST(test_conf_ring_lines_range)
+{
+	const struct conf_key *k = conf_key_find(dist_conf_section.keys, "ring-lines");
+	ck_assert_ptr_nonnull(k);
+	struct dist_conf c = { 0 };
+	char err[128], max[16];
+	ck_assert_int_eq(conf_value_parse(k, "1", &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.ring_lines, 1);
+	snprintf(max, sizeof(max), "%u", DIST_RING_LINES_MAX);
+	ck_assert_int_eq(conf_value_parse(k, max, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.ring_lines, DIST_RING_LINES_MAX);
+	ck_assert_int_eq(conf_value_parse(k, "0", &c, err, sizeof(err)), -ERANGE);
+	ck_assert_uint_eq(c.ring_lines, DIST_RING_LINES_MAX);
+	struct dist *d = make(1, 8, 1);
+	dist_free(d);
+}
+END_TEST
+
 /* ---- scheduling types, single-threaded ---- */
 
 static struct dist *make_window(uint32_t workers, uint32_t window)
@@ -320,7 +341,7 @@ START_TEST(test_parallel_spreads_one_flow)
 	for (int i = 0; i < 16; i++) {
 		bi[i] = (uint32_t)i;
 		tags[i] = 100;
-		types[i] = DIST_PARALLEL;
+		types[i] = SCHED_TYPE_PARALLEL;
 	}
 	ck_assert_uint_eq(process_typed(d, bi, tags, types, 16, as, NULL), 16);
 	uint32_t per[3] = { 0 };
@@ -365,7 +386,7 @@ START_TEST(test_ordered_restores_order)
 	for (int i = 0; i < 16; i++) {
 		bi[i] = 1000 + (uint32_t)i;
 		tags[i] = 100;
-		types[i] = DIST_ORDERED;
+		types[i] = SCHED_TYPE_ORDERED;
 	}
 	ck_assert_uint_eq(dist_ordered_next(d), 0);
 	ck_assert_uint_eq(process_typed(d, bi, tags, types, 16, as, NULL), 16);
@@ -436,7 +457,7 @@ START_TEST(test_ordered_window_full)
 	for (int i = 0; i < 12; i++) {
 		bi[i] = (uint32_t)i;
 		tags[i] = (uint16_t)i;
-		types[i] = DIST_ORDERED;
+		types[i] = SCHED_TYPE_ORDERED;
 	}
 	ck_assert_uint_eq(process_typed(d, bi, tags, types, 12, NULL, why), 8);
 	for (int i = 0; i < 4; i++)
@@ -487,8 +508,8 @@ START_TEST(test_mixed_types_one_call)
 		uint32_t ord[256], no = 0;
 		uint16_t otags[256];
 		for (uint32_t i = 0; i < n; i++) {
-			ck_assert_uint_eq(types[got[i]] == DIST_ATOMIC, !(gtags[i] & DIST_TAG_SPREAD));
-			if (types[got[i]] == DIST_ORDERED) {
+			ck_assert_uint_eq(types[got[i]] == SCHED_TYPE_ATOMIC, !(gtags[i] & DIST_TAG_SPREAD));
+			if (types[got[i]] == SCHED_TYPE_ORDERED) {
 				ord[no] = got[i];
 				otags[no++] = gtags[i];
 			}
@@ -539,7 +560,7 @@ START_TEST(test_ordered_buffers_attributed)
 	ck_assert_uint_eq(buffer_alloc(bi, 16, -1), 16);
 	for (int i = 0; i < 16; i++) {
 		tags[i] = 9;
-		types[i] = DIST_ORDERED;
+		types[i] = SCHED_TYPE_ORDERED;
 	}
 	ck_assert_uint_eq(process_typed(d, bi, tags, types, 16, NULL, NULL), 16);
 	ck_assert_uint_eq(held_at("worker 1 ring"), 8);
@@ -619,13 +640,13 @@ static uint8_t flow_type(uint8_t m, uint32_t f)
 {
 	switch (m) {
 	case TYPES_ORDERED:
-		return DIST_ORDERED;
+		return SCHED_TYPE_ORDERED;
 	case TYPES_PARALLEL:
-		return DIST_PARALLEL;
+		return SCHED_TYPE_PARALLEL;
 	case TYPES_MIXED:
 		return (uint8_t)(f % 3);
 	default:
-		return DIST_ATOMIC;
+		return SCHED_TYPE_ATOMIC;
 	}
 }
 
@@ -647,7 +668,7 @@ static bool worker_spread(struct wctx *c, uint32_t bi, uint16_t tag, uint64_t *s
 	struct run *r = c->r;
 	uint32_t f = r->flow_of[bi];
 	bool ordered = (tag & DIST_TAG_ORDERED) != 0;
-	if (ordered != (r->type_of_flow[f] == DIST_ORDERED) ||
+	if (ordered != (r->type_of_flow[f] == SCHED_TYPE_ORDERED) ||
 	    (!ordered && (tag & DIST_SEQ_MASK) != (r->tag_of_flow[f] & DIST_SEQ_MASK)))
 		atomic_fetch_add(&r->tag_errors, 1);
 	if (r->heavy_tail)
@@ -1209,6 +1230,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_pinning_and_release);
 	tcase_add_test(tc, test_backpressure_isolates_a_stalled_worker);
 	tcase_add_test(tc, test_one_line_in_flight);
+	tcase_add_test(tc, test_conf_ring_lines_range);
 	tcase_add_test(tc, test_parallel_spreads_one_flow);
 	tcase_add_test(tc, test_ordered_restores_order);
 	tcase_add_test(tc, test_ordered_window_full);

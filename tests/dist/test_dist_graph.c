@@ -251,7 +251,7 @@ static uint32_t packet_id(const struct buffer *b)
 static uint8_t typed_type(const struct buffer *b)
 {
 	uint32_t f = typed_flow(packet_id(b));
-	return f == TYPED_ORDERED_FLOW ? DIST_ORDERED : f == TYPED_PARALLEL_FLOW ? DIST_PARALLEL : DIST_ATOMIC;
+	return f == TYPED_ORDERED_FLOW ? SCHED_TYPE_ORDERED : f == TYPED_PARALLEL_FLOW ? SCHED_TYPE_PARALLEL : SCHED_TYPE_ATOMIC;
 }
 
 static uint32_t typed_source_fn(struct node_runtime *rt, struct frame *f)
@@ -329,7 +329,7 @@ static uint32_t typed_work_fn(struct node_runtime *rt, struct frame *f)
 	 * them: the owner word goes first. */
 	for (uint32_t i = 0; i < f->n_vectors; i++) {
 		struct buffer *b = buffer_get(f->buffers[i]);
-		if (!(b->flags & BUFFER_F_DIST_ORDERED) && typed_type(b) == DIST_ATOMIC)
+		if (!(b->flags & BUFFER_F_DIST_ORDERED) && typed_type(b) == SCHED_TYPE_ATOMIC)
 			atomic_store(&ty.owner[b->flow_tag & HANDOFF_TAG_MASK], 0);
 	}
 	node_forward_frame(rt, 0, f);

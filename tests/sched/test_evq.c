@@ -7,14 +7,9 @@
  *     arrive mid-run), and each port sees priorities in order;
  *   - weighted round robin: shares of 3 backlogged queues within 1% of
  *     their weights over EVQ_SHARE_EVENTS dispatches;
- *   - atomic: an owner word per tag claimed by CAS: zero overlaps, per-flow
- *     order exact, flows did move between consumers; and step by step on
- *     one thread: a flow stays on its port until its last event there is
- *     released (explicitly or by the next dequeue), and waits while that
- *     port is full;
- *   - ordered: what leaves equals arrival order exactly, per queue, with
- *     releases leaving no gaps; then ordered -> atomic -> output;
- *   - parallel: every consumer gets a share;
+ *   - spread: one flow tag for every event, yet every consumer gets a
+ *     share (the queues pin no flow: atomic, ordered and parallel are the
+ *     distributor's, tested in tests/dist);
  *   - bounds: full queues refuse and count, invalid events are refused
  *     and counted, forwards to a full queue wait and are not lost.
  *
@@ -43,27 +38,18 @@
 #endif
 
 #define MAX_CONS 4
-#define FLOWS 64
 #define RUN_LIMIT_NS (120ull * 1000000000ull)
 
 enum cons_mode {
 	CM_RELEASE,     /* release each event after processing it */
-	CM_FORWARD_OUT, /* forward each to the output (every 5th released when release_every) */
-	CM_STAGES,      /* queue 0: forward to queue 1; queue 1: atomic check, forward to the output */
 	CM_DRAIN,       /* dequeue bursts, implicit release, no delay */
 };
 
 struct run {
 	struct evq *q;
 	enum cons_mode mode;
-	uint32_t release_every; /* CM_FORWARD_OUT: release arrival seqs divisible by it */
 	bool delays;
 	_Atomic bool stop;
-	/* atomic checks */
-	_Atomic uint32_t owner[FLOWS];
-	uint32_t next_seq[FLOWS];
-	uint32_t last_cons[FLOWS];
-	_Atomic uint64_t overlaps, order_errors, migrations;
 	/* completion order */
 	_Atomic uint32_t ticket;
 	uint32_t *comp; /* comp[ticket] = arrival seq */
@@ -111,69 +97,18 @@ static void note_completion(struct run *r, uint32_t arrival)
 		r->comp[t] = arrival;
 }
 
-/* The atomic checks: claim the tag's owner word, check the flow's order. */
-static void atomic_check(struct cons *c, const struct evq_event *ev)
-{
-	struct run *r = c->run;
-	uint32_t f = ev->flow % FLOWS, me = c->index + 1, zero = 0;
-	if (!atomic_compare_exchange_strong(&r->owner[f], &zero, me)) {
-		atomic_fetch_add(&r->overlaps, 1);
-		return;
-	}
-	if ((uint32_t)(ev->u64 >> 32) != r->next_seq[f])
-		atomic_fetch_add(&r->order_errors, 1);
-	r->next_seq[f] = (uint32_t)(ev->u64 >> 32) + 1;
-	if (r->last_cons[f] && r->last_cons[f] != me)
-		atomic_fetch_add(&r->migrations, 1);
-	r->last_cons[f] = me;
-	if (r->delays)
-		delay(c);
-	atomic_store(&r->owner[f], 0);
-}
-
 static void process(struct cons *c, struct evq_event *ev)
 {
 	struct run *r = c->run;
-	uint32_t arrival = (uint32_t)ev->u64;
 	c->n_events++;
 	if (ev->priority < c->last_prio)
 		c->prio_inversions++;
 	c->last_prio = ev->priority;
-	switch (r->mode) {
-	case CM_RELEASE:
-		if (ev->type == EVQ_ATOMIC)
-			atomic_check(c, ev);
-		else if (r->delays)
-			delay(c);
-		note_completion(r, arrival);
-		ck_assert_uint_eq(evq_port_release(c->port, 1), 1);
-		break;
-	case CM_FORWARD_OUT:
+	if (r->mode == CM_RELEASE) {
 		if (r->delays)
 			delay(c);
-		note_completion(r, arrival);
-		if (r->release_every && arrival % r->release_every == 0) {
-			ck_assert_uint_eq(evq_port_release(c->port, 1), 1);
-		} else {
-			ev->queue = EVQ_QUEUE_OUT;
-			ck_assert_uint_eq(evq_port_forward(c->port, ev, 1), 1);
-		}
-		break;
-	case CM_STAGES:
-		if (ev->queue == 0) {
-			if (r->delays)
-				delay(c);
-			note_completion(r, arrival);
-			ev->queue = 1;
-		} else {
-			ck_assert_uint_eq(ev->type, EVQ_ATOMIC);
-			atomic_check(c, ev);
-			ev->queue = EVQ_QUEUE_OUT;
-		}
-		ck_assert_uint_eq(evq_port_forward(c->port, ev, 1), 1);
-		break;
-	case CM_DRAIN:
-		break;
+		note_completion(r, (uint32_t)ev->u64);
+		ck_assert_uint_eq(evq_port_release(c->port, 1), 1);
 	}
 }
 
@@ -235,12 +170,10 @@ static struct evq *make_evq(uint32_t n_queues, uint32_t n_ports, uint32_t port_d
 	return q;
 }
 
-static void setup_queue(struct evq *q, uint32_t queue, uint32_t type, uint32_t weight, uint32_t depth,
-			uint32_t n_ports)
+static void setup_queue(struct evq *q, uint32_t queue, uint32_t weight, uint32_t depth, uint32_t n_ports)
 {
 	struct evq_queue_config qc;
 	evq_queue_config_default(&qc);
-	qc.type = type;
 	qc.weight = weight;
 	qc.depth = depth;
 	ck_assert_int_eq(evq_queue_setup(q, queue, &qc), 0);
@@ -307,7 +240,7 @@ START_TEST(test_strict_priority)
 {
 	struct evq *q = make_evq(2, 2, 8);
 	for (uint32_t i = 0; i < 2; i++)
-		setup_queue(q, i, EVQ_PARALLEL, 1, 16384, 2);
+		setup_queue(q, i, 1, 16384, 2);
 	struct run r;
 	run_init(&r, q, CM_RELEASE, 0);
 	struct cons c[2];
@@ -377,7 +310,7 @@ START_TEST(test_weighted_shares)
 	static const uint32_t weights[3] = {1, 3, 6};
 	struct evq *q = make_evq(3, 2, 64);
 	for (uint32_t i = 0; i < 3; i++)
-		setup_queue(q, i, EVQ_PARALLEL, weights[i], 1024, 2);
+		setup_queue(q, i, weights[i], 1024, 2);
 	struct run r;
 	run_init(&r, q, CM_DRAIN, 0);
 	r.delays = false;
@@ -465,8 +398,8 @@ static void set_weight_run(struct evq *q, uint32_t passes, uint64_t got[2], uint
 START_TEST(test_set_weight)
 {
 	struct evq *q = make_evq(3, 1, 8);
-	setup_queue(q, 0, EVQ_PARALLEL, 1, 1024, 1);
-	setup_queue(q, 1, EVQ_PARALLEL, 1, 1024, 1);
+	setup_queue(q, 0, 1, 1024, 1);
+	setup_queue(q, 1, 1, 1024, 1);
 	uint64_t seq = 0, got[2];
 	set_weight_run(q, 100, got, &seq);
 	ck_assert_uint_eq(got[0], 400);
@@ -504,263 +437,24 @@ START_TEST(test_set_weight)
 }
 END_TEST
 
-/* ---- atomic ------------------------------------------------------------- */
+/* ---- spread over the ports -------------------------------------------- */
 
-struct flow_mk {
-	uint32_t seq[FLOWS];
-	uint64_t rng;
-};
-
-/* Flows picked at random (a tag may be absent for a while and come
- * back); the payload carries the per-flow sequence and the arrival. */
-static void mk_flows(uint32_t seq, struct evq_event *ev, void *arg)
-{
-	struct flow_mk *m = arg;
-	uint32_t f = (uint32_t)(xorshift(&m->rng) % FLOWS);
-	*ev = (struct evq_event){.flow = f, .queue = 0, .priority = 4, .u64 = ((uint64_t)m->seq[f]++ << 32) | seq};
-}
-
-START_TEST(test_atomic_exclusive)
-{
-	const uint32_t n_cons = 3;
-	struct evq *q = make_evq(1, n_cons, 16);
-	setup_queue(q, 0, EVQ_ATOMIC, 1, 1024, n_cons);
-	struct run r;
-	run_init(&r, q, CM_RELEASE, EVQ_EVENTS);
-	struct cons c[MAX_CONS];
-	start_consumers(&r, c, n_cons);
-	struct flow_mk m = {.rng = 777};
-	owner_loop(q, EVQ_EVENTS, mk_flows, NULL, &m);
-	stop_consumers(&r, c, n_cons);
-	ck_assert_uint_eq((uint64_t)r.overlaps, 0);
-	ck_assert_uint_eq((uint64_t)r.order_errors, 0);
-	ck_assert_uint_eq((uint64_t)r.ticket, EVQ_EVENTS);
-	for (uint32_t f = 0; f < FLOWS; f++)
-		ck_assert_uint_eq(r.next_seq[f], m.seq[f]);
-	/* Not exclusive by accident: flows moved between consumers, and
-	 * completions came back out of arrival order. */
-	ck_assert_uint_gt((uint64_t)r.migrations, 0);
-	ck_assert_uint_gt(descents(&r), 0);
-	uint64_t sum = 0;
-	for (uint32_t i = 0; i < n_cons; i++)
-		sum += c[i].n_events;
-	ck_assert_uint_eq(sum, EVQ_EVENTS);
-	struct evq_stats st;
-	evq_stats(q, &st);
-	ck_assert_uint_eq(st.completed, EVQ_EVENTS);
-	free(r.comp);
-	evq_destroy(q);
-}
-END_TEST
-
-/* Pinning step by step on one thread: a flow stays on its port while any
- * of its events there is outstanding (the implicit release on the next
- * dequeue ends that), and while that port is full the flow waits, with
- * the queue's later events behind it, rather than moving. */
-static uint32_t deq_flows(struct evq_port *p, uint32_t *flows, uint32_t max)
-{
-	struct evq_event ev[16];
-	uint32_t n = evq_port_dequeue(p, ev, max);
-	for (uint32_t i = 0; i < n; i++)
-		flows[i] = ev[i].flow;
-	return n;
-}
-
-START_TEST(test_atomic_pinning)
-{
-	struct evq *q = make_evq(1, 2, 8);
-	setup_queue(q, 0, EVQ_ATOMIC, 1, 64, 2);
-	struct evq_port *p0 = evq_port(q, 0), *p1 = evq_port(q, 1);
-	struct evq_event a = {.flow = 1}, b = {.flow = 2};
-	uint32_t f[16];
-	for (int i = 0; i < 3; i++)
-		ck_assert_uint_eq(evq_enqueue(q, &a, 1), 1);
-	ck_assert_uint_eq(evq_enqueue(q, &b, 1), 1);
-	ck_assert_uint_eq(evq_schedule(q), 4);
-	/* flow 1 opened on port 0 and stayed there; flow 2 went round to port 1 */
-	ck_assert_uint_eq(deq_flows(p0, f, 16), 3);
-	ck_assert(f[0] == 1 && f[1] == 1 && f[2] == 1);
-	ck_assert_uint_eq(deq_flows(p1, f, 16), 1);
-	ck_assert_uint_eq(f[0], 2);
-	/* Two of three released: the flow is still port 0's. Port 1 is
-	 * emptier, and still does not get it. */
-	ck_assert_uint_eq(evq_port_release(p0, 2), 2);
-	ck_assert_uint_eq(evq_enqueue(q, &a, 1), 1);
-	ck_assert_uint_eq(evq_schedule(q), 1);
-	ck_assert_uint_eq(deq_flows(p1, f, 16), 0); /* also releases flow 2 */
-	ck_assert_uint_eq(deq_flows(p0, f, 16), 1); /* releases the third, takes the fourth */
-	ck_assert_uint_eq(f[0], 1);
-	/* Port 0 full of flow 1: more of flow 1 waits, and flow 2 behind it. */
-	for (int i = 0; i < 7; i++)
-		ck_assert_uint_eq(evq_enqueue(q, &a, 1), 1);
-	ck_assert_uint_eq(evq_schedule(q), 7);
-	ck_assert_uint_eq(evq_enqueue(q, &a, 1), 1);
-	ck_assert_uint_eq(evq_enqueue(q, &b, 1), 1);
-	ck_assert_uint_eq(evq_schedule(q), 0);
-	struct evq_queue_stats qs;
-	evq_queue_stats(q, 0, &qs);
-	ck_assert_uint_eq(qs.held, 2);
-	/* Port 0 drains and both go: each flow is unpinned by then and opens
-	 * round robin (flow 1 on port 0 again, flow 2 on port 1). */
-	ck_assert_uint_eq(deq_flows(p0, f, 16), 7);
-	ck_assert_uint_eq(evq_port_release(p0, 7), 7);
-	ck_assert_uint_eq(evq_port_release(p0, 1), 0);
-	ck_assert_uint_eq(evq_schedule(q), 2);
-	ck_assert_uint_eq(deq_flows(p0, f, 16), 1);
-	ck_assert_uint_eq(f[0], 1);
-	ck_assert_uint_eq(deq_flows(p1, f, 16), 1);
-	ck_assert_uint_eq(f[0], 2);
-	evq_port_release(p0, 1);
-	evq_port_release(p1, 1);
-	evq_schedule(q);
-	ck_assert_uint_eq(evq_in_flight(q), 0);
-	evq_destroy(q);
-}
-END_TEST
-
-/* ---- ordered ------------------------------------------------------------ */
-
-struct ord {
-	uint32_t n_queues;
-	uint32_t release_every;
-	uint32_t next[4];   /* next arrival expected at the output, per queue */
-	uint64_t n_out;
-	uint64_t errors;
-	struct flow_mk fm;
-};
-
-static void mk_ordered(uint32_t seq, struct evq_event *ev, void *arg)
-{
-	struct ord *o = arg;
-	*ev = (struct evq_event){.flow = seq % 7, .queue = (uint8_t)(seq % o->n_queues), .priority = 2, .u64 = seq};
-}
-
-/* The next arrival of `queue` at or after `from` that is not released. */
-static uint32_t next_kept(const struct ord *o, uint32_t queue, uint32_t from)
-{
-	for (uint32_t s = from;; s++)
-		if (s % o->n_queues == queue && !(o->release_every && s % o->release_every == 0))
-			return s;
-}
-
-static void out_ordered(const struct evq_event *ev, uint32_t n, void *arg)
-{
-	struct ord *o = arg;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t seq = (uint32_t)ev[i].u64, queue = seq % o->n_queues;
-		if (seq != o->next[queue])
-			o->errors++;
-		o->next[queue] = next_kept(o, queue, seq + 1);
-		o->n_out++;
-	}
-}
-
-START_TEST(test_ordered_restores)
-{
-	const uint32_t n_cons = 2;
-	struct evq *q = make_evq(2, n_cons, 32);
-	for (uint32_t i = 0; i < 2; i++)
-		setup_queue(q, i, EVQ_ORDERED, 1, 1024, n_cons);
-	struct run r;
-	run_init(&r, q, CM_FORWARD_OUT, EVQ_EVENTS);
-	r.release_every = 5;
-	struct cons c[MAX_CONS];
-	start_consumers(&r, c, n_cons);
-	struct ord o = {.n_queues = 2, .release_every = 5};
-	for (uint32_t i = 0; i < 2; i++)
-		o.next[i] = next_kept(&o, i, 0);
-	owner_loop(q, EVQ_EVENTS, mk_ordered, out_ordered, &o);
-	stop_consumers(&r, c, n_cons);
-	ck_assert_uint_eq(o.errors, 0);
-	ck_assert_uint_eq(o.n_out, EVQ_EVENTS - EVQ_EVENTS / 5);
-	/* The window had work to do: completions came out of order. */
-	ck_assert_uint_gt(descents(&r), 0);
-	ck_assert_uint_gt(c[0].n_events, 0);
-	ck_assert_uint_gt(c[1].n_events, 0);
-	struct evq_stats st;
-	evq_stats(q, &st);
-	ck_assert_uint_eq(st.output, o.n_out);
-	ck_assert_uint_eq(st.completed, EVQ_EVENTS);
-	free(r.comp);
-	evq_destroy(q);
-}
-END_TEST
-
-/* Ordered queue 0 forwards into atomic queue 1, which forwards to the
- * output: per-flow order survives both stages and queue 1 stays
- * exclusive (event_sw's mixed ordered/atomic bugs). */
-struct stage_out {
-	uint32_t next[FLOWS];
-	uint64_t errors, n;
-};
-
-static void out_stage(const struct evq_event *ev, uint32_t n, void *arg)
-{
-	struct stage_out *s = arg;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t f = ev[i].flow % FLOWS, fs = (uint32_t)(ev[i].u64 >> 32);
-		s->errors += fs != s->next[f];
-		s->next[f] = fs + 1;
-		s->n++;
-	}
-}
-
-struct stage_arg {
-	struct flow_mk m;
-	struct stage_out o;
-};
-
-static void mk_stage_arg(uint32_t seq, struct evq_event *ev, void *arg)
-{
-	mk_flows(seq, ev, &((struct stage_arg *)arg)->m);
-}
-
-static void out_stage_arg(const struct evq_event *ev, uint32_t n, void *arg)
-{
-	out_stage(ev, n, &((struct stage_arg *)arg)->o);
-}
-
-START_TEST(test_ordered_then_atomic)
-{
-	const uint32_t n_cons = 2;
-	struct evq *q = make_evq(2, n_cons, 32);
-	setup_queue(q, 0, EVQ_ORDERED, 1, 1024, n_cons);
-	setup_queue(q, 1, EVQ_ATOMIC, 1, 1024, n_cons);
-	struct run r;
-	run_init(&r, q, CM_STAGES, EVQ_EVENTS / 2);
-	struct cons c[MAX_CONS];
-	start_consumers(&r, c, n_cons);
-	struct stage_arg a = {.m.rng = 99};
-	owner_loop(q, EVQ_EVENTS / 2, mk_stage_arg, out_stage_arg, &a);
-	stop_consumers(&r, c, n_cons);
-	ck_assert_uint_eq(a.o.n, EVQ_EVENTS / 2);
-	ck_assert_uint_eq(a.o.errors, 0);
-	ck_assert_uint_eq((uint64_t)r.overlaps, 0);
-	ck_assert_uint_eq((uint64_t)r.order_errors, 0);
-	ck_assert_uint_gt(descents(&r), 0);
-	free(r.comp);
-	evq_destroy(q);
-}
-END_TEST
-
-/* ---- parallel ----------------------------------------------------------- */
-
-static void mk_parallel(uint32_t seq, struct evq_event *ev, void *arg)
+static void mk_one_flow(uint32_t seq, struct evq_event *ev, void *arg)
 {
 	(void)arg;
 	*ev = (struct evq_event){.flow = 0, .queue = 0, .priority = 0, .u64 = seq};
 }
 
-START_TEST(test_parallel_spreads)
+START_TEST(test_one_flow_spreads)
 {
 	const uint32_t n_cons = 3;
 	struct evq *q = make_evq(1, n_cons, 16);
-	setup_queue(q, 0, EVQ_PARALLEL, 1, 1024, n_cons);
+	setup_queue(q, 0, 1, 1024, n_cons);
 	struct run r;
 	run_init(&r, q, CM_RELEASE, EVQ_EVENTS / 2);
 	struct cons c[MAX_CONS];
 	start_consumers(&r, c, n_cons);
-	owner_loop(q, EVQ_EVENTS / 2, mk_parallel, NULL, NULL);
+	owner_loop(q, EVQ_EVENTS / 2, mk_one_flow, NULL, NULL);
 	stop_consumers(&r, c, n_cons);
 	uint64_t sum = 0;
 	/* One flow tag for every event, yet all consumers take part. */
@@ -781,8 +475,8 @@ END_TEST
 START_TEST(test_full_refused)
 {
 	struct evq *q = make_evq(2, 1, 8);
-	setup_queue(q, 0, EVQ_ATOMIC, 1, 64, 1);
-	setup_queue(q, 1, EVQ_PARALLEL, 1, 16, 1);
+	setup_queue(q, 0, 1, 64, 1);
+	setup_queue(q, 1, 1, 16, 1);
 	struct evq_event ev[80];
 	for (uint32_t i = 0; i < 80; i++)
 		ev[i] = (struct evq_event){.flow = i, .queue = 0, .priority = (uint8_t)(i < 40 ? 0 : 5), .u64 = i};
@@ -813,7 +507,7 @@ END_TEST
 START_TEST(test_invalid_refused)
 {
 	struct evq *q = make_evq(2, 1, 8);
-	setup_queue(q, 0, EVQ_PARALLEL, 1, 64, 1);
+	setup_queue(q, 0, 1, 64, 1);
 	/* queue 1 exists but was never set up */
 	struct evq_event bad[3] = {{.queue = 2}, {.queue = 0, .priority = EVQ_LEVELS}, {.queue = 1}};
 	for (uint32_t i = 0; i < 3; i++)
@@ -832,7 +526,6 @@ START_TEST(test_invalid_refused)
 	struct evq_event got;
 	ck_assert_uint_eq(evq_port_dequeue(p, &got, 1), 1);
 	ck_assert_uint_eq(got.u64, 1);
-	ck_assert_uint_eq(got.type, EVQ_PARALLEL);
 	got.queue = 1;
 	ck_assert_uint_eq(evq_port_forward(p, &got, 1), 0);
 	ck_assert_uint_eq(evq_port_outstanding(p), 1);
@@ -872,7 +565,6 @@ START_TEST(test_forward_backpressure)
 	struct evq *q = make_evq(2, 2, 64);
 	struct evq_queue_config qc;
 	evq_queue_config_default(&qc);
-	qc.type = EVQ_PARALLEL;
 	qc.depth = 64;
 	ck_assert_int_eq(evq_queue_setup(q, 0, &qc), 0);
 	qc.depth = 8; /* each level's FIFO holds 16 */
@@ -924,11 +616,7 @@ static Suite *evq_suite(void)
 	tcase_add_test(tc, test_strict_priority);
 	tcase_add_test(tc, test_weighted_shares);
 	tcase_add_test(tc, test_set_weight);
-	tcase_add_test(tc, test_atomic_pinning);
-	tcase_add_test(tc, test_atomic_exclusive);
-	tcase_add_test(tc, test_ordered_restores);
-	tcase_add_test(tc, test_ordered_then_atomic);
-	tcase_add_test(tc, test_parallel_spreads);
+	tcase_add_test(tc, test_one_flow_spreads);
 	suite_add_tcase(s, tc);
 	return s;
 }
