@@ -325,7 +325,7 @@ static void rss_setup(struct i40e_dev *id)
 
 /* Everything but the queues: PF reset, admin queue, firmware version,
  * HMC, the main VSI, MAC, promiscuous mode and RSS, in the order DPDK's
- * eth_i40e_dev_init takes them. */
+ * eth_i40e_dev_init takes them (docs/nic.md 3.3 lists the steps). */
 static int bring_up(struct i40e_dev *id, char *err, size_t errlen)
 {
 	if (pf_reset(id)) {

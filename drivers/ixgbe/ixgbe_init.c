@@ -136,8 +136,8 @@ static void irq_disable(struct ixgbe_dev *xd)
 	(void)rd(xd, IXGBE_EICR);
 }
 
-/* The initialization sequence (82599 datasheet 4.6) and the RSS set-up:
- * everything but the queues. */
+/* The initialization sequence (82599 datasheet 4.6; docs/nic.md 2.2 lists
+ * the steps) and the RSS set-up: everything but the queues. */
 static int reset_and_init(struct ixgbe_dev *xd, uint32_t n_rx)
 {
 	irq_disable(xd);
