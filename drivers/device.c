@@ -490,6 +490,15 @@ void dev_driver_register(const struct dev_driver *d)
 	conf_driver_register(d->conf);
 }
 
+bool dev_driver_instance(uint32_t i, const char **name, const void **context)
+{
+	if (i >= n_drivers)
+		return false;
+	*name = drivers[i]->name;
+	*context = drivers[i];
+	return true;
+}
+
 const struct dev_driver *dev_driver_find(const char *name)
 {
 	for (uint32_t i = 0; i < n_drivers; i++)

@@ -78,8 +78,9 @@ struct dev_queue {
 };
 
 struct device_ops {
-	/* The graph node that sends on this driver's interfaces ("null-tx":
-	 * nodes/device-tx.c); the device layer adds the arcs to it (dev tx
+	/* The graph node that sends on this driver's interfaces: "<driver>-tx"
+	 * ("null-tx", made for every driver by nodes/device-tx.c from
+	 * dev_driver_instance); the device layer adds the arcs to it (dev tx
 	 * senders below). NULL: none, and what is sent to the interface is
 	 * dropped by interface-output as "no tx node". */
 	const char *tx_node;
@@ -335,6 +336,14 @@ void dev_driver_register(const struct dev_driver *d);
 
 /* The driver called name, or NULL. */
 const struct dev_driver *dev_driver_find(const char *name);
+
+/* The i-th registered driver as a node template's instance (graph/node.h,
+ * node_instance_fn_t): its name and itself as the context, false past the
+ * last. nodes/device-input.c and device-tx.c make "<driver>-input" and
+ * "<driver>-tx" from it, so a driver registered here (DEV_DRIVER_REGISTER)
+ * has its nodes with no line anywhere else; its ops->tx_node names the
+ * second. */
+bool dev_driver_instance(uint32_t i, const char **name, const void **context);
 
 /* Create and register an interface from its driver's filled key struct
  * (startup.conf's struct conf_interface gives both). Returns the device or

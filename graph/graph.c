@@ -25,7 +25,7 @@ void node_registry_add(const struct node_reg *reg)
 	registry[registry_count++] = reg;
 }
 
-const struct node_reg *node_registry_find(const char *name)
+const struct node_reg *node_registry_lookup(const char *name)
 {
 	for (uint32_t i = 0; i < registry_count; i++)
 		if (strcmp(registry[i]->name, name) == 0)
@@ -33,13 +33,21 @@ const struct node_reg *node_registry_find(const char *name)
 	return NULL;
 }
 
+const struct node_reg *node_registry_find(const char *name)
+{
+	node_templates_expand();
+	return node_registry_lookup(name);
+}
+
 uint32_t node_registry_count(void)
 {
+	node_templates_expand();
 	return registry_count;
 }
 
 const struct node_reg *node_registry_get(uint32_t i)
 {
+	node_templates_expand();
 	return i < registry_count ? registry[i] : NULL;
 }
 
@@ -116,6 +124,7 @@ int graph_add_node(struct graph *g, const struct node_reg *reg, char *err, size_
 
 int graph_add_registered(struct graph *g, char *err, size_t errlen)
 {
+	node_templates_expand();
 	for (uint32_t i = 0; i < registry_count; i++) {
 		int rv = graph_add_node(g, registry[i], err, errlen);
 		if (rv < 0)

@@ -9,6 +9,11 @@
 
 #define FRAME_POOL_CHUNK 64
 
+/* The registry as it is, without expanding templates (node_template.c). */
+const struct node_reg *node_registry_lookup(const char *name);
+/* Register the node of every template instance not yet made. */
+void node_templates_expand(void);
+
 struct graph_node {
 	const struct node_reg *reg;
 	uint32_t index;

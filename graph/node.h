@@ -95,6 +95,33 @@ const struct node_reg *node_registry_find(const char *name);
 uint32_t node_registry_count(void);
 const struct node_reg *node_registry_get(uint32_t i);
 
+/* ---- node templates ---- */
+
+/* The i-th instance of a template: its name and the context its node gets
+ * (node_reg.context); false past the last. Instances are only ever added. */
+typedef bool(node_instance_fn_t)(uint32_t i, const char **name, const void **context);
+
+/* One node per instance of something a layer below keeps a registry of
+ * (nodes/device-input.c: "<driver>-input" for every registered driver), so
+ * that a new instance gets its node without a line in the node's file. The
+ * engine adds to the registry a copy of reg per instance, named
+ * "<instance><suffix>" with the instance's context, whenever the registry
+ * is read (node_registry_find/count/get, graph_add_registered) and the
+ * provider names more instances than before. reg.name names the template
+ * itself in messages; reg.context is replaced. */
+struct node_template {
+	struct node_reg reg;
+	const char *suffix;
+	node_instance_fn_t *instance;
+};
+
+void node_template_register(const struct node_template *t);
+#define NODE_TEMPLATE_REGISTER(t)                                                             \
+	static void __attribute__((constructor)) node_template_register_##t(void)             \
+	{                                                                                     \
+		node_template_register(&(t));                                                 \
+	}
+
 /* Per-thread, per-node state. Fields are the engine's: nodes use the inline
  * helpers below and may read thread_index, data and n_next. */
 struct node_runtime {

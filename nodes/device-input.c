@@ -1,5 +1,5 @@
-/* <driver>-input: the input nodes of the software drivers (null-input,
- * pcap-input, af-packet-input), one function for all of them.
+/* <driver>-input: the input node of every driver (null-input, pcap-input,
+ * af-packet-input, ixgbe-input, i40e-input), one function for all of them.
  *
  * Each call polls the rx queues placed on the calling thread (dev_poll_list)
  * that belong to this node's driver and whose interface is up: one burst of
@@ -7,9 +7,9 @@
  * `rx-burst N`, `set interface rx-burst NAME N`) per queue, received
  * straight into ethernet-input's open frame. Each buffer gets rx_if;
  * RX-packets and RX-bytes are added to the queue's counters once per burst.
- * The driver is found at init from the node's name ("pcap-input" -> driver
- * "pcap"), so a new software driver
- * needs one registration line here.
+ * One template (graph/node.h) makes the node of every registered driver
+ * (dev_driver_instance), the driver its context: a new driver needs no line
+ * here.
  *
  * Next nodes: ethernet-input; sched-ingress instead while a scheduling
  *   class is defined.
@@ -19,7 +19,6 @@
  *   `trace add pcap-input N`,
  *   `pcap capture rx` (each burst is copied there while it runs).
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,25 +56,6 @@ static int device_input_format_trace(char *buf, size_t len, const uint8_t *detai
 }
 
 /* ---- helpers ---- */
-
-struct device_input_data {
-	const struct dev_driver *driver;
-};
-
-/* "pcap-input" -> the pcap driver. */
-static int device_input_init(struct node_runtime *rt)
-{
-	struct device_input_data *d = rt->data;
-	const char *name = rt->reg->name;
-	const char *suffix = strstr(name, "-input");
-	char driver[CONF_NAME_SIZE];
-	if (!suffix || (size_t)(suffix - name) >= sizeof(driver))
-		return -EINVAL;
-	memcpy(driver, name, (size_t)(suffix - name));
-	driver[suffix - name] = 0;
-	d->driver = dev_driver_find(driver);
-	return d->driver ? 0 : -ENOENT;
-}
 
 static void trace_fill(struct node_runtime *rt, const struct dev_poll *p, const uint32_t *bi, uint32_t n)
 {
@@ -137,35 +117,30 @@ static uint32_t poll_queue(struct node_runtime *rt, const struct dev_poll *p)
 static uint32_t device_input_fn(struct node_runtime *rt, struct frame *frame)
 {
 	(void)frame;
-	const struct device_input_data *d = rt->data;
+	const struct dev_driver *driver = rt->reg->context;
 	uint32_t n_poll;
 	const struct dev_poll *poll = dev_poll_list(rt->thread_index, &n_poll);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < n_poll; i++) {
 		const struct dev_poll *p = &poll[i];
-		if (p->dev->driver == d->driver && p->dev->admin_up)
+		if (p->dev->driver == driver && p->dev->admin_up)
 			n += poll_queue(rt, p);
 	}
 	return n;
 }
 
-#define DEVICE_INPUT_NODE(var, node_name)                                                     \
-	static const struct node_reg var = {                                                  \
-		.name = node_name,                                                            \
-		.type = NODE_TYPE_INPUT,                                                      \
-		.fn = device_input_fn,                                                        \
-		.n_next = DEVICE_INPUT_N_NEXT,                                                \
-		.next_nodes = { [DEVICE_INPUT_NEXT_ETHERNET_INPUT] = "ethernet-input",        \
-				[DEVICE_INPUT_NEXT_SCHED_INGRESS] = "sched-ingress" },        \
-		.format_trace = device_input_format_trace,                                    \
-		.runtime_data_size = sizeof(struct device_input_data),                        \
-		.init = device_input_init,                                                    \
-		.default_state = NODE_STATE_POLLING,                                          \
-	};                                                                                    \
-	NODE_REGISTER(var)
-
-DEVICE_INPUT_NODE(null_input_node, "null-input")
-DEVICE_INPUT_NODE(pcap_input_node, "pcap-input")
-DEVICE_INPUT_NODE(af_packet_input_node, "af-packet-input")
-DEVICE_INPUT_NODE(ixgbe_input_node, "ixgbe-input")
-DEVICE_INPUT_NODE(i40e_input_node, "i40e-input")
+static const struct node_template device_input_node = {
+	.reg = {
+		.name = "device-input",
+		.type = NODE_TYPE_INPUT,
+		.fn = device_input_fn,
+		.n_next = DEVICE_INPUT_N_NEXT,
+		.next_nodes = { [DEVICE_INPUT_NEXT_ETHERNET_INPUT] = "ethernet-input",
+				[DEVICE_INPUT_NEXT_SCHED_INGRESS] = "sched-ingress" },
+		.format_trace = device_input_format_trace,
+		.default_state = NODE_STATE_POLLING,
+	},
+	.suffix = "-input",
+	.instance = dev_driver_instance,
+};
+NODE_TEMPLATE_REGISTER(device_input_node)

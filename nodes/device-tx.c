@@ -1,5 +1,5 @@
-/* <driver>-tx: the tx nodes of the software drivers (null-tx, pcap-tx,
- * af-packet-tx), one function for all of them.
+/* <driver>-tx: the tx node of every driver (null-tx, pcap-tx,
+ * af-packet-tx, ixgbe-tx, i40e-tx), one function for all of them.
  *
  * Each frame holds packets for one interface and tx queue, named in its
  * scalar area with their byte count (device_tx.h; interface-output batches
@@ -7,9 +7,10 @@
  * the driver's tx burst in one call and counts TX-packets and TX-bytes for
  * what the driver took. What it did not take comes back to us (the burst
  * contract): counted as TX-dropped and sent to error-drop, which frees it.
- * The driver is found at init from the node's name ("pcap-tx" -> driver
- * "pcap"); a new driver needs one line here and the node's name in its
- * ops (tx_node), from which the device layer adds the arcs to it.
+ * One template (graph/node.h) makes the node of every registered driver
+ * (dev_driver_instance), the driver its context: a new driver needs no line
+ * here, only the node's name in its ops (tx_node), from which the device
+ * layer adds the arcs to it.
  *
  * Next nodes: error-drop.
  * Errors: tx queue full (not taken by the driver); frame not for this
@@ -18,7 +19,6 @@
  * CLI: `show interface` (TX-*), `show errors`, `show trace`,
  *   `pcap capture tx`.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,25 +62,6 @@ static int device_tx_format_trace(char *buf, size_t len, const uint8_t *detail)
 
 /* ---- helpers ---- */
 
-struct device_tx_data {
-	const struct dev_driver *driver;
-};
-
-/* "pcap-tx" -> the pcap driver. */
-static int device_tx_init(struct node_runtime *rt)
-{
-	struct device_tx_data *d = rt->data;
-	const char *name = rt->reg->name;
-	const char *suffix = strstr(name, "-tx");
-	char driver[CONF_NAME_SIZE];
-	if (!suffix || (size_t)(suffix - name) >= sizeof(driver))
-		return -EINVAL;
-	memcpy(driver, name, (size_t)(suffix - name));
-	driver[suffix - name] = 0;
-	d->driver = dev_driver_find(driver);
-	return d->driver ? 0 : -ENOENT;
-}
-
 static void trace_batch(struct node_runtime *rt, uint32_t tx_if, uint16_t queue, const uint32_t *bi, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
@@ -112,12 +93,12 @@ static void drop(struct node_runtime *rt, const uint32_t *bi, uint32_t n, uint16
  * null's tx (its buffer_free not included). */
 static uint32_t device_tx_fn(struct node_runtime *rt, struct frame *f)
 {
-	const struct device_tx_data *d = rt->data;
+	const struct dev_driver *driver = rt->reg->context;
 	struct device_tx_scalar s = device_tx_get(f);
 	const uint32_t *bi = f->buffers;
 	uint32_t n = f->n_vectors;
 	struct device *dev = dev_by_index(s.tx_if);
-	if (unlikely(!dev || dev->driver != d->driver || s.queue >= dev->n_tx_queues)) {
+	if (unlikely(!dev || dev->driver != driver || s.queue >= dev->n_tx_queues)) {
 		drop(rt, bi, n, DEVICE_TX_ERROR_NOT_OURS);
 		return n;
 	}
@@ -139,23 +120,18 @@ static uint32_t device_tx_fn(struct node_runtime *rt, struct frame *f)
 	return n;
 }
 
-#define DEVICE_TX_NODE(var, node_name)                                                        \
-	static const struct node_reg var = {                                                  \
-		.name = node_name,                                                            \
-		.type = NODE_TYPE_INTERNAL,                                                   \
-		.fn = device_tx_fn,                                                           \
-		.n_next = DEVICE_TX_N_NEXT,                                                   \
-		.next_nodes = { [DEVICE_TX_NEXT_DROP] = "error-drop" },                       \
-		.n_errors = DEVICE_TX_N_ERROR,                                                \
-		.error_strings = device_tx_error_strings,                                     \
-		.format_trace = device_tx_format_trace,                                       \
-		.runtime_data_size = sizeof(struct device_tx_data),                           \
-		.init = device_tx_init,                                                       \
-	};                                                                                    \
-	NODE_REGISTER(var)
-
-DEVICE_TX_NODE(null_tx_node, "null-tx")
-DEVICE_TX_NODE(pcap_tx_node, "pcap-tx")
-DEVICE_TX_NODE(af_packet_tx_node, "af-packet-tx")
-DEVICE_TX_NODE(ixgbe_tx_node, "ixgbe-tx")
-DEVICE_TX_NODE(i40e_tx_node, "i40e-tx")
+static const struct node_template device_tx_node = {
+	.reg = {
+		.name = "device-tx",
+		.type = NODE_TYPE_INTERNAL,
+		.fn = device_tx_fn,
+		.n_next = DEVICE_TX_N_NEXT,
+		.next_nodes = { [DEVICE_TX_NEXT_DROP] = "error-drop" },
+		.n_errors = DEVICE_TX_N_ERROR,
+		.error_strings = device_tx_error_strings,
+		.format_trace = device_tx_format_trace,
+	},
+	.suffix = "-tx",
+	.instance = dev_driver_instance,
+};
+NODE_TEMPLATE_REGISTER(device_tx_node)

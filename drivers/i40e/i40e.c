@@ -9,11 +9,11 @@
  * ring never runs dry. A frame over several descriptors (mtu above the
  * buffer size) becomes a buffer chain; one with RXE is counted as
  * RX-errors. The common case (one descriptor a frame, no error, a
- * replacement for each) runs in rx_fast without per-packet state.
+ * replacement for each) runs without per-packet state (drivers/pci/rx_ring.h).
  * tx: 16-byte data descriptors, ICRC on each, EOP on a frame's last; RS on
  * every 32nd slot and on a burst's last descriptor (drivers/pci/tx_slots.h),
  * everything up to an RS descriptor that reads DTYPE 0xF reclaimed at once
- * (2.11). A burst writes its descriptors and QTX_TAIL once; what does not
+ * (X710/XL710 datasheet, transmit descriptors). A burst writes its descriptors and QTX_TAIL once; what does not
  * fit is left to the caller, who counts it as TX-dropped.
  */
 #include <errno.h>
@@ -27,237 +27,98 @@
 
 /* ---- rx ---- */
 
-/* How many descriptors from next the NIC has finished, in order, at most
- * n: four DD bits at a time up to the ring's end, then one by one. */
-static inline uint32_t rx_done(volatile union i40e_rx_desc *ring, uint32_t mask, uint32_t next, uint32_t n)
+/* The X710/XL710's 32-byte receive descriptor, write-back format
+ * (X710/XL710 datasheet 8.3): status, errors, filter status and length in
+ * the second quadword; the RSS hash in the upper half of the first when the
+ * filter status says RSS. A chained frame's hash is in its last
+ * descriptor. */
+__attribute__((always_inline)) static inline uint16_t i40e_rx_len(uint64_t q1)
 {
-	uint32_t c = 0, lim = MIN(n, mask + 1 - next) & ~3u;
-	for (volatile union i40e_rx_desc *d = &ring[next]; c < lim; c += 4, d += 4)
-		if (!(d[0].q[1] & d[1].q[1] & d[2].q[1] & d[3].q[1] & I40E_RXD_DD))
-			break;
-	while (c < n && (ring[(next + c) & mask].q[1] & I40E_RXD_DD))
-		c++;
-	return c;
+	return (uint16_t)((q1 >> I40E_RXD_LEN_SHIFT) & I40E_RXD_LEN_MASK);
 }
 
-static inline void rx_hash(struct buffer *b, uint64_t q0, uint64_t q1)
+__attribute__((always_inline)) static inline void i40e_rx_hash(struct buffer *b, volatile const uint64_t *d,
+								uint64_t q1)
 {
+	uint64_t q0 = d[0];
 	if (((q1 >> I40E_RXD_FLTSTAT_SHIFT) & 3) == I40E_RXD_FLTSTAT_RSS) {
 		b->flow_hash = (uint32_t)(q0 >> 32);
 		b->flags |= BUFFER_F_FLOW_HASH;
 	}
 }
 
-/* One frame's descriptor d (status quadword q1 already read and checked):
- * its buffer bufs[i] goes to out[i], the slot is re-armed with fresh[i].
- * With rss (a constant at each call), the hash of an RSS-filtered frame is
- * kept. */
-static inline void rx_take(volatile union i40e_rx_desc *d, uint64_t q1, uint32_t *bufs, const uint32_t *fresh,
-			   uint32_t *out, uint32_t i, uint8_t *base, uint64_t stride, uint64_t iova0, bool rss)
-{
-	uint32_t b_i = bufs[i];
-	struct buffer *b = (struct buffer *)(base + b_i * stride);
-	b->current_length = (uint16_t)((q1 >> I40E_RXD_LEN_SHIFT) & I40E_RXD_LEN_MASK);
-	if (rss)
-		rx_hash(b, d->q[0], q1);
-	out[i] = b_i;
-	uint32_t f = fresh[i];
-	bufs[i] = f;
-	d->read.pkt_addr = iova0 + f * stride;
-	d->read.hdr_addr = 0; /* DD lands here: clear before handing back */
-}
-
-/* The rx fast path over n descriptors in a row (no wrap): one descriptor
- * per frame, no error; each frame's buffer goes to out[], its slot is
- * re-armed with fresh[]. Four descriptors a turn, their status quadwords
- * read and judged together; stops at the first other descriptor; returns
- * how many it took. rss: RSS is on (more than one rx queue), so frames may
- * carry a hash; without it the hash is never looked at (inlined at each
- * call so that the test goes with the constant). Measured (bench/nic, one
- * queue, burst 32, callgrind): i40e_rx_burst less its buffer_alloc, 39.2
- * instructions per packet one at a time with the RSS test, 33.1 four at a
- * time without it. */
-__attribute__((always_inline)) static inline uint32_t rx_fast(volatile union i40e_rx_desc *d, uint32_t *bufs,
-							     const uint32_t *fresh, uint32_t *out, uint32_t n,
-							     uint8_t *base, uint64_t stride, uint64_t iova0, bool rss)
-{
-	uint32_t i = 0;
-	for (; i + 4 <= n; i += 4, d += 4) {
-		uint64_t s0 = d[0].q[1], s1 = d[1].q[1], s2 = d[2].q[1], s3 = d[3].q[1];
-		if (unlikely((~(s0 & s1 & s2 & s3) & I40E_RXD_EOF) | ((s0 | s1 | s2 | s3) & I40E_RXD_ERR_RXE)))
-			break;
-		rx_take(&d[0], s0, bufs, fresh, out, i, base, stride, iova0, rss);
-		rx_take(&d[1], s1, bufs, fresh, out, i + 1, base, stride, iova0, rss);
-		rx_take(&d[2], s2, bufs, fresh, out, i + 2, base, stride, iova0, rss);
-		rx_take(&d[3], s3, bufs, fresh, out, i + 3, base, stride, iova0, rss);
-	}
-	for (; i < n; i++, d++) {
-		uint64_t q1 = d->q[1];
-		if (unlikely((q1 & (I40E_RXD_EOF | I40E_RXD_ERR_RXE)) != I40E_RXD_EOF))
-			break;
-		rx_take(d, q1, bufs, fresh, out, i, base, stride, iova0, rss);
-	}
-	return i;
-}
-
-/* Descriptors i.. of the batch one by one: frames over several buffers
- * (chained, the hash from the last descriptor), errors, frames without a
- * replacement buffer. Returns the frames handed to bi[] from n_out on. */
-static uint32_t rx_slow(struct device *dev, uint16_t queue, struct i40e_rxq *rq, uint32_t i, uint32_t c,
-			uint32_t got, uint32_t *bi, uint32_t n_out)
-{
-	volatile union i40e_rx_desc *ring = rq->ring;
-	uint32_t mask = rq->mask, next = rq->next;
-	for (; i < c; i++) {
-		uint32_t slot = (next + i) & mask;
-		volatile union i40e_rx_desc *d = &ring[slot];
-		uint64_t q0 = d->q[0], q1 = d->q[1];
-		uint32_t b_i = rq->bufs[slot];
-		if (likely(i < got)) {
-			rq->bufs[slot] = rq->fresh[i];
-			buffer_get(b_i)->current_length = (uint16_t)((q1 >> I40E_RXD_LEN_SHIFT) & I40E_RXD_LEN_MASK);
-			rx_chain_add(&rq->chain, b_i);
-		} else {
-			rq->chain.drop = true; /* no replacement: the frame is lost, the buffer stays */
-		}
-		if (unlikely(q1 & I40E_RXD_ERR_RXE))
-			rq->chain.error = true;
-		d->read.pkt_addr = rq->iova_data0 + (uint64_t)rq->bufs[slot] * rq->stride;
-		d->read.hdr_addr = 0;
-		if (q1 & I40E_RXD_EOF) {
-			if (rq->chain.head != BUFFER_INVALID)
-				rx_hash(buffer_get(rq->chain.head), q0, q1);
-			n_out += rx_chain_end(&rq->chain, dev, queue, &bi[n_out]);
-		}
-	}
-	return n_out;
-}
+static const struct pci_rx_fmt i40e_rx_fmt = {
+	.desc_size = sizeof(union i40e_rx_desc),
+	.dd = I40E_RXD_DD,
+	.eop = I40E_RXD_EOF,
+	.rxe = I40E_RXD_ERR_RXE,
+	.len = i40e_rx_len,
+	.hash = i40e_rx_hash,
+	.hash_at_eop = true,
+};
 
 static uint32_t i40e_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
-	struct i40e_rxq *rq = &id->rxq[queue];
-	volatile union i40e_rx_desc *ring = rq->ring;
-	uint32_t mask = rq->mask, next = rq->next;
-	uint32_t c = rx_done(ring, mask, next, MIN(n, (uint32_t)I40E_RX_BURST_MAX));
-	if (!c)
-		return 0;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the rest of each descriptor after DD */
-	uint32_t got = buffer_alloc(rq->fresh, c, -1);
-
-	/* Fast path: a replacement for each and no frame in progress, in at
-	 * most two runs (before and after the ring's end); anything else
-	 * finishes the batch in rx_slow. The queue's fields go in as values:
-	 * with -fno-strict-aliasing every store through a buffer would reload
-	 * them. */
-	uint32_t i = 0;
-	if (likely(got == c && rq->chain.head == BUFFER_INVALID)) {
-		uint8_t *base = buffer_main.base;
-		uint64_t stride = rq->stride, iova0 = rq->iova_data0;
-		uint32_t run = MIN(c, mask + 1 - next);
-		if (dev->n_rx_queues > 1) {
-			i = rx_fast(&ring[next], &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, true);
-			if (i == run && run < c)
-				i += rx_fast(ring, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0,
-					     true);
-		} else {
-			i = rx_fast(&ring[next], &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, false);
-			if (i == run && run < c)
-				i += rx_fast(ring, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0,
-					     false);
-		}
-	}
-	uint32_t n_out = i < c ? rx_slow(dev, queue, rq, i, c, got, bi, i) : i;
-	rq->next = (next + c) & mask;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	pci_write32(rq->io, rq->tail_reg, (rq->next - 1) & mask);
-	return n_out;
+	return pci_rx_burst(dev, queue, &id->rxq[queue], bi, n, &i40e_rx_fmt);
 }
 
 /* ---- tx ---- */
 
+/* The X710/XL710's transmit data descriptor (X710/XL710 datasheet,
+ * transmit descriptors): buffer address; DTYPE data, ICRC, EOP on a
+ * frame's last, RS when a write-back is wanted, the buffer's size. A
+ * descriptor sent with RS reads back DTYPE 0xF once done. */
 static inline uint64_t tx_cmd(uint32_t len, bool eop)
 {
 	return I40E_TXD_DTYPE_DATA | I40E_TXD_CMD_ICRC | (eop ? I40E_TXD_CMD_EOP : 0) |
 	       (uint64_t)len << I40E_TXD_SIZE_SHIFT;
 }
 
-/* Frames from bi[i] on, any of them chained: one descriptor per buffer.
- * Returns the index of the first frame that did not fit. */
-static uint32_t tx_chains(struct i40e_txq *tq, const uint32_t *bi, uint32_t i, uint32_t n)
+__attribute__((always_inline)) static inline bool i40e_tx_done(volatile const void *p)
 {
-	struct tx_slots *t = &tq->slots;
-	uint32_t room = tx_slots_room(t);
-	for (; i < n; i++) {
-		uint32_t n_seg = 1;
-		for (struct buffer *s = buffer_get(bi[i]); s->flags & BUFFER_F_NEXT_PRESENT; s = buffer_get(s->next_buffer))
-			n_seg++;
-		if (n_seg > room)
-			break;
-		room -= n_seg;
-		t->n_chain_slots += n_seg - 1;
-		for (struct buffer *s = buffer_get(bi[i]);; s = buffer_get(s->next_buffer)) {
-			bool last = !(s->flags & BUFFER_F_NEXT_PRESENT);
-			volatile struct i40e_tx_desc *d = &tq->ring[t->tail];
-			d->addr = pci_iova(tq->io, buffer_data(s));
-			d->cmd = tx_cmd(s->current_length, last);
-			t->bufs[t->tail] = last ? bi[i] : BUFFER_INVALID;
-			t->tail = (t->tail + 1) & t->mask;
-			if (last)
-				break;
-		}
-	}
-	return i;
+	volatile const struct i40e_tx_desc *d = p;
+	return (d->cmd & I40E_TXD_DTYPE_MASK) == I40E_TXD_DTYPE_DONE;
 }
 
-/* One frame of one buffer b into descriptor d. */
-static inline void tx_put(volatile void *p, const struct buffer *b, uint64_t data0)
+__attribute__((always_inline)) static inline void i40e_tx_put(volatile void *p, const struct buffer *b,
+							      uint64_t data0)
 {
 	volatile struct i40e_tx_desc *d = p;
 	d->addr = (uint64_t)(uintptr_t)b + data0 + (uint64_t)(int64_t)b->current_data;
 	d->cmd = tx_cmd(b->current_length, true);
 }
 
-static inline uint32_t tx_fast(volatile struct i40e_tx_desc *d, uint32_t *bufs, const uint32_t *bi, uint32_t n, uint8_t *base,
-			       uint64_t stride, uint64_t data0)
+__attribute__((always_inline)) static inline void i40e_tx_put_seg(volatile void *p, uint64_t iova, uint32_t len,
+								  bool last, uint32_t total)
 {
-	return tx_slots_fast(d, sizeof(*d), tx_put, bufs, bi, n, base, stride, data0);
+	(void)total;
+	volatile struct i40e_tx_desc *d = p;
+	d->addr = iova;
+	d->cmd = tx_cmd(len, last);
 }
+
+__attribute__((always_inline)) static inline void i40e_tx_set_rs(volatile void *p)
+{
+	volatile struct i40e_tx_desc *d = p;
+	d->cmd |= I40E_TXD_CMD_RS;
+}
+
+static const struct pci_tx_fmt i40e_tx_fmt = {
+	.desc_size = sizeof(struct i40e_tx_desc),
+	.done = i40e_tx_done,
+	.put = i40e_tx_put,
+	.put_seg = i40e_tx_put_seg,
+	.set_rs = i40e_tx_set_rs,
+};
 
 static uint32_t i40e_tx_burst(struct device *dev, uint16_t queue, const uint32_t *bi, uint32_t n)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
-	struct i40e_txq *tq = &id->txq[queue];
-	struct tx_slots *t = &tq->slots;
-	int64_t rs;
-	while ((rs = tx_slots_oldest_rs(t)) >= 0 && (tq->ring[rs].cmd & I40E_TXD_DTYPE_MASK) == I40E_TXD_DTYPE_DONE)
-		tx_slots_reclaim_rs(t);
-
-	/* Fast path in at most two runs (before and after the ring's end). */
-	uint32_t mask = t->mask, start = t->tail;
-	uint32_t n_fit = MIN(n, tx_slots_room(t));
-	uint8_t *base = buffer_main.base;
-	uint64_t stride = buffer_main.stride;
-	uint64_t data0 = (uint64_t)tq->io->iova_offset + sizeof(struct buffer) + BUFFER_HEADROOM;
-	uint32_t run = MIN(n_fit, mask + 1 - start);
-	uint32_t i = tx_fast(&tq->ring[start], &t->bufs[start], bi, run, base, stride, data0);
-	if (i == run && run < n_fit)
-		i += tx_fast(tq->ring, t->bufs, bi + run, n_fit - run, base, stride, data0);
-	t->tail = (start + i) & mask;
-	if (unlikely(i < n_fit))
-		i = tx_chains(tq, bi, i, n);
-	if (!i)
-		return 0;
-	uint32_t k = t->rs_tail;
-	tx_slots_mark_rs(t, start);
-	for (; k != t->rs_tail; k++)
-		tq->ring[t->rs[k & mask]].cmd |= I40E_TXD_CMD_RS;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	pci_write32(tq->io, tq->tail_reg, t->tail);
-	return i;
+	return pci_tx_burst(&id->txq[queue], bi, n, &i40e_tx_fmt);
 }
 
-/* ---- queue contexts and the enable handshake (2.7 - 2.9) ---- */
+/* ---- queue contexts and the enable handshake (X710/XL710 datasheet: LAN queue contexts, queue enable) ---- */
 
 static int queue_enable(struct i40e_dev *id, uint32_t ena_reg)
 {
@@ -290,7 +151,7 @@ static void tx_pre_qdis(struct i40e_dev *id, uint16_t q, bool set)
 	usleep(10);
 }
 
-static void rxq_release(struct i40e_dev *id, struct i40e_rxq *rq)
+static void rxq_release(struct i40e_dev *id, struct pci_rxq *rq)
 {
 	if (rq->bufs) {
 		buffer_free(rq->bufs, rq->mask + 1);
@@ -303,7 +164,7 @@ static void rxq_release(struct i40e_dev *id, struct i40e_rxq *rq)
 	rx_chain_reset(&rq->chain);
 }
 
-static void txq_release(struct i40e_dev *id, struct i40e_txq *tq)
+static void txq_release(struct i40e_dev *id, struct pci_txq *tq)
 {
 	size_t ring_bytes = (tq->slots.mask + 1) * sizeof(struct i40e_tx_desc);
 	tx_slots_release(&tq->slots);
@@ -313,7 +174,7 @@ static void txq_release(struct i40e_dev *id, struct i40e_txq *tq)
 
 static int rxq_start(struct i40e_dev *id, uint16_t q)
 {
-	struct i40e_rxq *rq = &id->rxq[q];
+	struct pci_rxq *rq = &id->rxq[q];
 	uint32_t n = id->n_rx_desc;
 	rx_chain_reset(&rq->chain);
 	rq->io = id->io;
@@ -335,10 +196,10 @@ static int rxq_start(struct i40e_dev *id, uint16_t q)
 	}
 	rq->bufs = bufs;
 	for (uint32_t i = 0; i < n; i++) {
-		rq->ring[i].read.pkt_addr = rq->iova_data0 + (uint64_t)bufs[i] * rq->stride;
-		rq->ring[i].read.hdr_addr = 0;
+		pci_rx_arm(pci_rx_desc(rq->ring, sizeof(union i40e_rx_desc), i),
+			   rq->iova_data0 + (uint64_t)bufs[i] * rq->stride);
 	}
-	/* The context (2.7): a ring 128-byte aligned (pci_dma_alloc gives 4 KB). */
+	/* The rx queue context (X710/XL710 datasheet, LAN rx queue context): a ring 128-byte aligned (pci_dma_alloc gives 4 KB). */
 	uint8_t *ctx = id->hmc + id->hmc_rx_base + (size_t)q * I40E_HMC_RX_CTX_SIZE;
 	memset(ctx, 0, I40E_HMC_RX_CTX_SIZE);
 	i40e_ctx_set(ctx, I40E_RXCTX_BASE, pci_iova(id->io, (const void *)rq->ring) >> 7);
@@ -357,7 +218,7 @@ static int rxq_start(struct i40e_dev *id, uint16_t q)
 
 static int txq_start(struct i40e_dev *id, uint16_t q)
 {
-	struct i40e_txq *tq = &id->txq[q];
+	struct pci_txq *tq = &id->txq[q];
 	uint32_t n = id->n_tx_desc;
 	tq->io = id->io;
 	tq->tail_reg = I40E_QTX_TAIL(q);
@@ -441,7 +302,7 @@ static uint32_t i40e_n_buffers_held(struct device *dev, bool rx, uint16_t queue)
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
 	if (!rx)
 		return tx_slots_n_held(&id->txq[queue].slots);
-	struct i40e_rxq *rq = &id->rxq[queue];
+	struct pci_rxq *rq = &id->rxq[queue];
 	uint32_t n = rq->bufs ? rq->mask + 1 : 0;
 	if (rq->chain.head != BUFFER_INVALID)
 		n += buffer_chain_length(rq->chain.head);

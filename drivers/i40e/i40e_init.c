@@ -35,7 +35,7 @@
 #include "graph/buffer.h"
 #include "graph/node.h"
 
-/* Facts 3.3's default key, then 12 more bytes: the XL710 key is 52 bytes,
+/* The Microsoft default RSS key (82599 datasheet 7.1.2.8.3), then 12 more bytes: the XL710 key is 52 bytes,
  * and only the first n + 4 (40 for IPv6 with ports) reach the hash. */
 static const uint8_t i40e_rss_key[I40E_RSS_KEY_SIZE] = {
 	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
@@ -46,60 +46,14 @@ static const uint8_t i40e_rss_key[I40E_RSS_KEY_SIZE] = {
 
 /* ---- configuration ---- */
 
-struct i40e_conf {
-	char dev[PCI_ADDR_SIZE];
-	uint32_t rx_queues;
-	uint32_t tx_queues;
-	uint32_t rx_desc;
-	uint32_t tx_desc;
-	uint32_t mtu;
-	bool promisc;
-};
-_Static_assert(sizeof(struct i40e_conf) <= CONF_DRIVER_CONF_SIZE, "i40e conf fits");
-
-static const struct conf_key i40e_keys[] = {
-	{ .name = "dev", .type = CONF_STRING, CONF_FIELD(struct i40e_conf, dev),
-	  .doc = "PCI address of the port, bound to vfio-pci (0000:05:00.0)" },
-	{ .name = "rx-queues", .type = CONF_UINT, .def = "1", .min = 1, .max = I40E_MAX_QUEUES,
-	  CONF_FIELD(struct i40e_conf, rx_queues), .doc = "rx queues (RSS spreads flows over them)" },
-	{ .name = "tx-queues", .type = CONF_UINT, .def = "1", .min = 1, .max = I40E_MAX_QUEUES,
-	  CONF_FIELD(struct i40e_conf, tx_queues), .doc = "tx queues" },
-	{ .name = "rx-desc", .type = CONF_UINT, .def = "1024", .min = 64, .max = 4096,
-	  CONF_FIELD(struct i40e_conf, rx_desc), .doc = "rx ring size (power of two)" },
-	{ .name = "tx-desc", .type = CONF_UINT, .def = "1024", .min = 64, .max = 4096,
-	  CONF_FIELD(struct i40e_conf, tx_desc), .doc = "tx ring size (power of two)" },
-	{ .name = "mtu", .type = CONF_UINT, .def = "1500", .min = 68, .max = I40E_MAX_FRAME_HW - 18,
-	  CONF_FIELD(struct i40e_conf, mtu), .doc = "largest IP packet; above the buffer size frames chain" },
-	{ .name = "promisc", .type = CONF_BOOL, .def = "on", CONF_FIELD(struct i40e_conf, promisc),
-	  .doc = "unicast and multicast promiscuous mode on the main VSI" },
-	{ 0 },
-};
-
-static int i40e_check(void *obj, struct conf_check *chk)
-{
-	struct i40e_conf *c = obj;
-	char canon[PCI_ADDR_SIZE];
-	if (!c->dev[0] || pci_addr_canon(c->dev, canon)) {
-		chk->key = c->dev[0] ? "dev" : NULL;
-		snprintf(chk->msg, sizeof(chk->msg), "%s", c->dev[0] ? "expected a PCI address like 0000:05:00.0"
-								     : "dev (the PCI address) is required");
-		return -EINVAL;
-	}
-	memcpy(c->dev, canon, sizeof(canon));
-	if (c->rx_desc & (c->rx_desc - 1) || c->tx_desc & (c->tx_desc - 1)) {
-		chk->key = c->rx_desc & (c->rx_desc - 1) ? "rx-desc" : "tx-desc";
-		snprintf(chk->msg, sizeof(chk->msg), "ring sizes must be powers of two");
-		return -EINVAL;
-	}
-	return 0;
-}
+static const struct conf_key i40e_keys[] = PCI_NIC_KEYS(I40E_MAX_QUEUES, I40E_MAX_FRAME_HW);
 
 static const struct conf_driver i40e_conf_driver = {
 	.name = "i40e",
 	.doc = "Intel X710/XL710 through vfio-pci",
 	.keys = i40e_keys,
-	.size = sizeof(struct i40e_conf),
-	.check = i40e_check,
+	.size = sizeof(struct pci_nic_conf),
+	.check = pci_nic_conf_check,
 };
 
 /* ---- registers, contexts, counters ---- */
@@ -192,7 +146,8 @@ int i40e_format_hw(struct device *dev, char *buf, size_t len)
 
 /* ---- bring-up ---- */
 
-/* Facts 2.5 step 3. */
+/* PF software reset, once the device is out of global reset and the NVM is
+ * loaded (GLGEN_RSTAT, GLNVM_ULD, PFGEN_CTRL.PFSWR). */
 static int pf_reset(struct i40e_dev *id)
 {
 	if (i40e_wait_reg(id, I40E_GLGEN_RSTAT, I40E_GLGEN_RSTAT_DEVSTATE_MASK, 0) ||
@@ -215,7 +170,7 @@ static int aq(struct i40e_dev *id, uint16_t op, struct i40e_aq_desc *d, void *bu
 	return rc;
 }
 
-/* Get version, retried while firmware boots or is busy (2.5 step 4). */
+/* Get version, retried while firmware boots or is busy. */
 static int get_version(struct i40e_dev *id, char *err, size_t errlen)
 {
 	struct i40e_aq_desc d;
@@ -271,7 +226,7 @@ static int capabilities(struct i40e_dev *id, uint8_t *buf, char *err, size_t err
 }
 
 /* One direct segment holding the TX contexts, then the RX contexts at the
- * next 512-byte boundary (2.6). */
+ * next 512-byte boundary (X710/XL710 datasheet, HMC). */
 static int hmc_setup(struct i40e_dev *id)
 {
 	uint32_t n_tx = id->dev.n_tx_queues, n_rx = id->dev.n_rx_queues;
@@ -297,7 +252,7 @@ static int hmc_setup(struct i40e_dev *id)
 }
 
 /* The main VSI: its SEID, then TC0 over queues 0..2^k-1, then its queue
- * set handle (2.5 step 9). */
+ * set handle. */
 static int vsi_setup(struct i40e_dev *id, uint8_t *buf, char *err, size_t errlen)
 {
 	struct i40e_aq_desc d = { 0 };
@@ -368,7 +323,9 @@ static void rss_setup(struct i40e_dev *id)
 	wr(id, I40E_PFQF_HENA(1), (uint32_t)(hena >> 32));
 }
 
-/* Everything but the queues: 2.5 steps 2..12. */
+/* Everything but the queues: PF reset, admin queue, firmware version,
+ * HMC, the main VSI, MAC, promiscuous mode and RSS, in the order DPDK's
+ * eth_i40e_dev_init takes them (docs/nic.md 3.3 lists the steps). */
 static int bring_up(struct i40e_dev *id, char *err, size_t errlen)
 {
 	if (pf_reset(id)) {
@@ -433,7 +390,7 @@ out:
 
 static struct device *i40e_create(const void *conf, char *err, size_t errlen)
 {
-	const struct i40e_conf *c = conf;
+	const struct pci_nic_conf *c = conf;
 	if (buffer_main.data_size < 1024) {
 		snprintf(err, errlen, "i40e: buffers of %u data bytes are too small for the NIC (1 KB at least)",
 			 buffer_main.data_size);
@@ -446,30 +403,17 @@ static struct device *i40e_create(const void *conf, char *err, size_t errlen)
 	}
 	memset(id, 0, sizeof(*id));
 	id->dev.ops = &i40e_ops;
-	id->dev.n_rx_queues = (uint16_t)c->rx_queues;
-	id->dev.n_tx_queues = (uint16_t)c->tx_queues;
-	id->dev.mtu = (uint16_t)c->mtu;
 	id->max_frame = c->mtu + 18;
 	id->n_rx_desc = c->rx_desc;
 	id->n_tx_desc = c->tx_desc;
 	id->promisc = c->promisc;
 	for (uint16_t q = 0; q < I40E_MAX_QUEUES; q++)
 		rx_chain_reset(&id->rxq[q].chain);
-	if (pci_addr_canon(c->dev, id->addr)) {
-		snprintf(err, errlen, "i40e: '%s' is not a PCI address", c->dev);
+	if (pci_nic_conf_apply(c, "i40e", &id->dev, id->addr, err, errlen))
 		goto fail;
-	}
-	if (pci_claimed_by(id->addr)) {
-		snprintf(err, errlen, "i40e: %s is already used by %s", id->addr, pci_claimed_by(id->addr)->name);
+	id->io = pci_nic_open(id->addr, "i40e", &id->dev, err, errlen);
+	if (!id->io)
 		goto fail;
-	}
-	char why[512];
-	id->io = pci_io_open(id->addr, "i40e", why, sizeof(why));
-	if (!id->io) {
-		snprintf(err, errlen, "i40e: %s", why);
-		goto fail;
-	}
-	pci_claim(id->addr, &id->dev);
 	if (id->dev.n_rx_queues > 1 && i40e_is_x722(id->io->device)) {
 		snprintf(err, errlen,
 			 "i40e: %s: X722 (8086:%04x) takes its RSS key and lookup table through the admin queue, "
@@ -498,7 +442,8 @@ static const struct dev_driver i40e_driver = {
 };
 DEV_DRIVER_REGISTER(i40e_driver)
 
-/* Facts 2.1: the X710 / XL710 / XXV710 / X722 physical functions. */
+/* The X710 / XL710 / XXV710 / X722 physical functions (device IDs as DPDK's
+ * i40e_devids.h lists them). */
 static const struct pci_id i40e_ids[] = {
 	{ 0x8086, 0x1572, "X710 SFP+" },        { 0x8086, 0x1580, "XL710 KX_B" },
 	{ 0x8086, 0x1581, "XL710 KX_C" },       { 0x8086, 0x1583, "XL710 QSFP+ A" },

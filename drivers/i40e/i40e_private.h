@@ -11,38 +11,20 @@
 #include "drivers/device.h"
 #include "drivers/i40e/i40e_regs.h"
 #include "drivers/pci/pci.h"
+#include "drivers/pci/pci_nic.h"
 #include "drivers/pci/rx_chain.h"
+#include "drivers/pci/rx_ring.h"
+#include "drivers/pci/tx_ring.h"
 #include "drivers/pci/tx_slots.h"
 
 #define I40E_MAX_QUEUES 16      /* DEV_MAX_QUEUES; a VSI TC spans a power of two */
-#define I40E_RX_BURST_MAX 256   /* descriptors looked at per rx burst */
 #define I40E_POLL_TIMEOUT_MS 1000
 #define I40E_AQ_ENTRIES 32      /* DPDK's admin ring size */
 #define I40E_AQ_BUF_SIZE 4096
-#define I40E_AQ_TIMEOUT_US 250000 /* I40E_ASQ_CMD_TIMEOUT (2.4) */
+#define I40E_AQ_TIMEOUT_US 250000 /* DPDK's I40E_ASQ_CMD_TIMEOUT */
 #define I40E_AQ_POLL_US 50
 #define I40E_API_MAJOR 1        /* newest admin-queue API major we speak */
 #define I40E_MAX_FRAME_HW 9728 /* the MAC's largest max frame size */
-
-struct i40e_rxq {
-	alignas(64) volatile union i40e_rx_desc *ring;
-	uint32_t *bufs;       /* buffer armed in each descriptor */
-	struct pci_io *io;
-	uint64_t iova_data0;  /* IOVA of buffer 0's data area; + index * stride */
-	uint32_t stride;
-	uint32_t mask;
-	uint32_t next;        /* next descriptor to look at */
-	uint32_t tail_reg;    /* QRX_TAIL offset */
-	struct rx_chain chain; /* the frame being assembled (across bursts) */
-	uint32_t fresh[I40E_RX_BURST_MAX];
-};
-
-struct i40e_txq {
-	alignas(64) volatile struct i40e_tx_desc *ring;
-	struct pci_io *io;
-	uint32_t tail_reg;    /* QTX_TAIL offset */
-	struct tx_slots slots;
-};
 
 /* One admin ring (ATQ or ARQ) and its buffers, in DMA memory. */
 struct i40e_aq_ring {
@@ -63,8 +45,8 @@ struct i40e_hw_stats {
 struct i40e_dev {
 	struct device dev;
 	struct pci_io *io;
-	struct i40e_rxq rxq[I40E_MAX_QUEUES];
-	struct i40e_txq txq[I40E_MAX_QUEUES];
+	struct pci_rxq rxq[I40E_MAX_QUEUES];
+	struct pci_txq txq[I40E_MAX_QUEUES];
 	uint32_t n_rx_desc, n_tx_desc;
 	uint32_t pf_id, port;
 	uint32_t base_queue;      /* absolute index of PF queue 0 (capability 0x0041) */
@@ -108,7 +90,8 @@ static inline bool i40e_is_x722(uint16_t device)
 
 /* ---- i40e_adminq.c ---- */
 
-/* Set up both admin rings and hand the ARQ's buffers to firmware (2.4).
+/* Set up both admin rings and hand the ARQ's buffers to firmware
+ * (X710/XL710 datasheet, admin queue).
  * 0 or a negative errno. */
 int i40e_aq_init(struct i40e_dev *id);
 /* Tell firmware we go (queue shutdown), disable and free both rings. */

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-/* ---- admin queue (2.3, 2.4) ---- */
+/* ---- admin queue (X710/XL710 datasheet, admin queue) ---- */
 #define I40E_PF_ATQBAL 0x00080000
 #define I40E_PF_ARQBAL 0x00080080
 #define I40E_PF_ATQBAH 0x00080100
@@ -25,7 +25,7 @@
 #define I40E_AQLEN_ENABLE (1u << 31)
 #define I40E_AQH_MASK 0x3FFu
 
-/* ---- reset, identity (2.3, 2.5) ---- */
+/* ---- reset, identity ---- */
 #define I40E_PFGEN_CTRL 0x00092400
 #define I40E_PFGEN_CTRL_PFSWR 1u
 #define I40E_GLGEN_RSTAT 0x000B8188
@@ -38,7 +38,7 @@
 #define I40E_PFINT_DYN_CTL0 0x00038480
 #define I40E_PFINT_ICR0_ENA 0x00038800
 
-/* ---- LAN queues (2.3, 2.9) ---- */
+/* ---- LAN queues (X710/XL710 datasheet, queue enable) ---- */
 #define I40E_QTX_ENA(q) (0x00100000 + 4 * (q))
 #define I40E_QTX_CTL(q) (0x00104000 + 4 * (q))
 #define I40E_QTX_HEAD(q) (0x000E4000 + 4 * (q))
@@ -55,7 +55,7 @@
 #define I40E_TXPRE_QDIS_SET (1u << 30)
 #define I40E_TXPRE_QDIS_CLEAR (1u << 31)
 
-/* ---- HMC (2.3, 2.6) ---- */
+/* ---- HMC (X710/XL710 datasheet, host memory cache) ---- */
 #define I40E_GLHMC_LANTXBASE(f) (0x000C6200 + 4 * (f))
 #define I40E_GLHMC_LANTXCNT(f) (0x000C6300 + 4 * (f))
 #define I40E_GLHMC_LANRXBASE(f) (0x000C6400 + 4 * (f))
@@ -72,7 +72,7 @@
 #define I40E_PFHMC_SDDATAHIGH 0x000C0200
 #define I40E_HMC_UNIT 512u /* FPM bases are in 512-byte units */
 
-/* ---- RSS (2.3, 3.5) ---- */
+/* ---- RSS (X710/XL710 datasheet, receive-side scaling) ---- */
 #define I40E_GLQF_CTL 0x00269BA4
 #define I40E_GLQF_CTL_HTOEP (1u << 1)
 #define I40E_PFQF_CTL_0 0x001C0AC0
@@ -81,7 +81,7 @@
 #define I40E_PFQF_HKEY(i) (0x00244800 + 128 * (i))
 #define I40E_PFQF_HLUT(i) (0x00240000 + 128 * (i))
 #define I40E_RSS_KEY_SIZE 52
-/* PCTYPEs hashed (3.5) */
+/* PCTYPEs hashed */
 #define I40E_PCTYPE_IPV4_UDP 31
 #define I40E_PCTYPE_IPV4_TCP 33
 #define I40E_PCTYPE_IPV4_OTHER 35
@@ -89,7 +89,7 @@
 #define I40E_PCTYPE_IPV6_TCP 43
 #define I40E_PCTYPE_IPV6_OTHER 45
 
-/* ---- port statistics, + 8 * port (2.3): free running, not cleared on read ---- */
+/* ---- port statistics, + 8 * port: free running, not cleared on read ---- */
 #define I40E_GLPRT_GORCL(p) (0x00300000 + 8 * (p))
 #define I40E_GLPRT_GORCH(p) (0x00300004 + 8 * (p))
 #define I40E_GLPRT_UPRCL(p) (0x003005A0 + 8 * (p))
@@ -105,7 +105,7 @@
 #define I40E_GLPRT_RUC(p) (0x00300100 + 8 * (p))
 #define I40E_GLPRT_ROC(p) (0x00300120 + 8 * (p))
 
-/* ---- admin queue descriptor (2.4) ---- */
+/* ---- admin queue descriptor (X710/XL710 datasheet, admin queue) ---- */
 struct i40e_aq_desc {
 	uint16_t flags;
 	uint16_t opcode;
@@ -193,7 +193,7 @@ enum i40e_aq_rc {
 #define I40E_LINK_MAX_FRAME 8    /* u16 */
 #define I40E_LINK_LSE_ENABLE 3u
 
-/* ---- RX descriptor, 32 bytes (2.10) ---- */
+/* ---- RX descriptor, 32 bytes (X710/XL710 datasheet 8.3) ---- */
 union i40e_rx_desc {
 	struct {
 		uint64_t pkt_addr;
@@ -214,7 +214,7 @@ _Static_assert(sizeof(union i40e_rx_desc) == 32, "32-byte rx descriptor");
 #define I40E_RXD_LEN_SHIFT 38
 #define I40E_RXD_LEN_MASK 0x3FFFull
 
-/* ---- TX data descriptor, 16 bytes (2.11) ---- */
+/* ---- TX data descriptor, 16 bytes (X710/XL710 datasheet, transmit descriptors) ---- */
 struct i40e_tx_desc {
 	uint64_t addr;
 	uint64_t cmd; /* DTYPE 3:0, CMD 13:4, OFFSET 33:16, size 47:34, L2TAG1 63:48 */
@@ -229,7 +229,7 @@ _Static_assert(sizeof(struct i40e_tx_desc) == 16, "16-byte tx descriptor");
 #define I40E_TXD_CMD_ICRC (1ull << 6)
 #define I40E_TXD_SIZE_SHIFT 34
 
-/* ---- LAN queue contexts in HMC memory (2.7, 2.8): {lsb, width} ---- */
+/* ---- LAN queue contexts in HMC memory (X710/XL710 datasheet, LAN queue contexts): {lsb, width} ---- */
 #define I40E_HMC_RX_CTX_SIZE 32
 #define I40E_HMC_TX_CTX_SIZE 128
 #define I40E_RXCTX_HEAD 0, 13

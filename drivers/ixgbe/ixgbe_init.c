@@ -37,60 +37,14 @@ static const uint8_t ixgbe_rss_key[40] = {
 
 /* ---- configuration ---- */
 
-struct ixgbe_conf {
-	char dev[PCI_ADDR_SIZE];
-	uint32_t rx_queues;
-	uint32_t tx_queues;
-	uint32_t rx_desc;
-	uint32_t tx_desc;
-	uint32_t mtu;
-	bool promisc;
-};
-_Static_assert(sizeof(struct ixgbe_conf) <= CONF_DRIVER_CONF_SIZE, "ixgbe conf fits");
-
-static const struct conf_key ixgbe_keys[] = {
-	{ .name = "dev", .type = CONF_STRING, CONF_FIELD(struct ixgbe_conf, dev),
-	  .doc = "PCI address of the port, bound to vfio-pci (0000:03:00.0)" },
-	{ .name = "rx-queues", .type = CONF_UINT, .def = "1", .min = 1, .max = IXGBE_MAX_QUEUES,
-	  CONF_FIELD(struct ixgbe_conf, rx_queues), .doc = "rx queues (RSS spreads flows over them)" },
-	{ .name = "tx-queues", .type = CONF_UINT, .def = "1", .min = 1, .max = IXGBE_MAX_QUEUES,
-	  CONF_FIELD(struct ixgbe_conf, tx_queues), .doc = "tx queues" },
-	{ .name = "rx-desc", .type = CONF_UINT, .def = "1024", .min = 64, .max = 4096,
-	  CONF_FIELD(struct ixgbe_conf, rx_desc), .doc = "rx ring size (power of two)" },
-	{ .name = "tx-desc", .type = CONF_UINT, .def = "1024", .min = 64, .max = 4096,
-	  CONF_FIELD(struct ixgbe_conf, tx_desc), .doc = "tx ring size (power of two)" },
-	{ .name = "mtu", .type = CONF_UINT, .def = "1500", .min = 68, .max = IXGBE_MAX_FRAME_HW - 18,
-	  CONF_FIELD(struct ixgbe_conf, mtu), .doc = "largest IP packet; above the buffer size frames chain" },
-	{ .name = "promisc", .type = CONF_BOOL, .def = "on", CONF_FIELD(struct ixgbe_conf, promisc),
-	  .doc = "unicast and multicast promiscuous mode" },
-	{ 0 },
-};
-
-static int ixgbe_check(void *obj, struct conf_check *chk)
-{
-	struct ixgbe_conf *c = obj;
-	char canon[PCI_ADDR_SIZE];
-	if (!c->dev[0] || pci_addr_canon(c->dev, canon)) {
-		chk->key = c->dev[0] ? "dev" : NULL;
-		snprintf(chk->msg, sizeof(chk->msg), "%s", c->dev[0] ? "expected a PCI address like 0000:03:00.0"
-								     : "dev (the PCI address) is required");
-		return -EINVAL;
-	}
-	memcpy(c->dev, canon, sizeof(canon));
-	if (c->rx_desc & (c->rx_desc - 1) || c->tx_desc & (c->tx_desc - 1)) {
-		chk->key = c->rx_desc & (c->rx_desc - 1) ? "rx-desc" : "tx-desc";
-		snprintf(chk->msg, sizeof(chk->msg), "ring sizes must be powers of two");
-		return -EINVAL;
-	}
-	return 0;
-}
+static const struct conf_key ixgbe_keys[] = PCI_NIC_KEYS(IXGBE_MAX_QUEUES, IXGBE_MAX_FRAME_HW);
 
 static const struct conf_driver ixgbe_conf_driver = {
 	.name = "ixgbe",
 	.doc = "Intel 82599/X540/X550 through vfio-pci",
 	.keys = ixgbe_keys,
-	.size = sizeof(struct ixgbe_conf),
-	.check = ixgbe_check,
+	.size = sizeof(struct pci_nic_conf),
+	.check = pci_nic_conf_check,
 };
 
 /* ---- registers ---- */
@@ -182,7 +136,8 @@ static void irq_disable(struct ixgbe_dev *xd)
 	(void)rd(xd, IXGBE_EICR);
 }
 
-/* Facts 1.8 steps 1..10 and the RSS set-up: everything but the queues. */
+/* The initialization sequence (82599 datasheet 4.6; docs/nic.md 2.2 lists
+ * the steps) and the RSS set-up: everything but the queues. */
 static int reset_and_init(struct ixgbe_dev *xd, uint32_t n_rx)
 {
 	irq_disable(xd);
@@ -201,7 +156,7 @@ static int reset_and_init(struct ixgbe_dev *xd, uint32_t n_rx)
 	xd->mac[5] = (uint8_t)(rah >> 8);
 	memcpy(xd->dev.mac, xd->mac, sizeof(xd->mac)); /* the interface's address (L3) */
 
-	/* Link (4.6.4): 10G serial, XAUI PMA/PMD, restart auto-negotiation. */
+	/* Link (82599 datasheet 4.6.4): 10G serial, XAUI PMA/PMD, restart auto-negotiation. */
 	uint32_t autoc = rd(xd, IXGBE_AUTOC);
 	autoc = (autoc & ~(IXGBE_AUTOC_LMS_MASK | IXGBE_AUTOC_10G_PMA_PMD_MASK)) | IXGBE_AUTOC_LMS_10G_SERIAL;
 	wr(xd, IXGBE_AUTOC, autoc);
@@ -210,7 +165,7 @@ static int reset_and_init(struct ixgbe_dev *xd, uint32_t n_rx)
 	ixgbe_hw_stats_update(xd); /* clear-on-read: start from zero */
 	memset(&xd->hw, 0, sizeof(xd->hw));
 
-	/* rx (4.6.7): one 128 KB packet buffer, CRC stripped, broadcast in. */
+	/* rx (82599 datasheet 4.6.7): one 128 KB packet buffer, CRC stripped, broadcast in. */
 	ixgbe_clear_bits(xd, IXGBE_RXCTRL, IXGBE_RXCTRL_RXEN);
 	wr(xd, IXGBE_RXPBSIZE(0), 128u << 10);
 	for (uint32_t i = 1; i < 8; i++)
@@ -223,7 +178,7 @@ static int reset_and_init(struct ixgbe_dev *xd, uint32_t n_rx)
 	wr(xd, IXGBE_MAXFRS, xd->max_frame << 16);
 	ixgbe_set_bits(xd, IXGBE_CTRL_EXT, IXGBE_CTRL_EXT_NS_DIS);
 
-	/* tx (4.6.8): CRC and padding by the MAC, one 40 KB packet buffer. */
+	/* tx (82599 datasheet 4.6.8): CRC and padding by the MAC, one 40 KB packet buffer. */
 	ixgbe_set_bits(xd, IXGBE_HLREG0, IXGBE_HLREG0_TXCRCEN | IXGBE_HLREG0_TXPADEN);
 	wr(xd, IXGBE_TXPBSIZE(0), 40u << 10);
 	for (uint32_t i = 1; i < 8; i++)
@@ -254,7 +209,7 @@ static int reset_and_init(struct ixgbe_dev *xd, uint32_t n_rx)
 
 static struct device *ixgbe_create(const void *conf, char *err, size_t errlen)
 {
-	const struct ixgbe_conf *c = conf;
+	const struct pci_nic_conf *c = conf;
 	if (buffer_main.data_size < 1024) {
 		snprintf(err, errlen, "ixgbe: buffers of %u data bytes are smaller than the NIC's 1 KB unit",
 			 buffer_main.data_size);
@@ -267,30 +222,17 @@ static struct device *ixgbe_create(const void *conf, char *err, size_t errlen)
 	}
 	memset(xd, 0, sizeof(*xd));
 	xd->dev.ops = &ixgbe_ops;
-	xd->dev.n_rx_queues = (uint16_t)c->rx_queues;
-	xd->dev.n_tx_queues = (uint16_t)c->tx_queues;
-	xd->dev.mtu = (uint16_t)c->mtu;
 	xd->n_rx_desc = c->rx_desc;
 	xd->n_tx_desc = c->tx_desc;
 	xd->max_frame = c->mtu + 18;
 	xd->promisc = c->promisc;
 	for (uint16_t q = 0; q < IXGBE_MAX_QUEUES; q++)
 		rx_chain_reset(&xd->rxq[q].chain);
-	if (pci_addr_canon(c->dev, xd->addr)) {
-		snprintf(err, errlen, "ixgbe: '%s' is not a PCI address", c->dev);
+	if (pci_nic_conf_apply(c, "ixgbe", &xd->dev, xd->addr, err, errlen))
 		goto fail;
-	}
-	if (pci_claimed_by(xd->addr)) {
-		snprintf(err, errlen, "ixgbe: %s is already used by %s", xd->addr, pci_claimed_by(xd->addr)->name);
+	xd->io = pci_nic_open(xd->addr, "ixgbe", &xd->dev, err, errlen);
+	if (!xd->io)
 		goto fail;
-	}
-	char why[512];
-	xd->io = pci_io_open(xd->addr, "ixgbe", why, sizeof(why));
-	if (!xd->io) {
-		snprintf(err, errlen, "ixgbe: %s", why);
-		goto fail;
-	}
-	pci_claim(xd->addr, &xd->dev);
 	int rc = pci_dma_map_buffers(xd->io);
 	if (rc) {
 		snprintf(err, errlen, "ixgbe: %s: cannot map the buffer pools for DMA: %s", xd->addr, strerror(-rc));
@@ -314,7 +256,8 @@ static const struct dev_driver ixgbe_driver = {
 };
 DEV_DRIVER_REGISTER(ixgbe_driver)
 
-/* Facts 1.1: the 82599, X540 and X550 physical functions. */
+/* The 82599, X540 and X550 physical functions (device IDs as DPDK's
+ * ixgbe_type.h lists them). */
 static const struct pci_id ixgbe_ids[] = {
 	{ 0x8086, 0x10FB, "82599 SFP+" },      { 0x8086, 0x10F7, "82599 KX4" },
 	{ 0x8086, 0x10F8, "82599 combo backplane" }, { 0x8086, 0x10F9, "82599 CX4" },

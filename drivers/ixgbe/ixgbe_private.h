@@ -10,33 +10,15 @@
 #include "drivers/device.h"
 #include "drivers/ixgbe/ixgbe_regs.h"
 #include "drivers/pci/pci.h"
+#include "drivers/pci/pci_nic.h"
 #include "drivers/pci/rx_chain.h"
+#include "drivers/pci/rx_ring.h"
+#include "drivers/pci/tx_ring.h"
 #include "drivers/pci/tx_slots.h"
 
 #define IXGBE_MAX_QUEUES 16     /* 82599 RSS spans at most 16 queues */
-#define IXGBE_RX_BURST_MAX 256  /* descriptors looked at per rx burst */
 #define IXGBE_POLL_TIMEOUT_MS 1000
 #define IXGBE_MAX_FRAME_HW 9728 /* largest frame we let MAXFRS accept */
-
-struct ixgbe_rxq {
-	alignas(64) volatile union ixgbe_rx_desc *ring;
-	uint32_t *bufs;       /* buffer armed in each descriptor */
-	struct pci_io *io;
-	uint64_t iova_data0;  /* IOVA of buffer 0's data area; + index * stride */
-	uint32_t stride;
-	uint32_t mask;
-	uint32_t next;        /* next descriptor to look at */
-	uint32_t rdt;         /* RDT register offset */
-	struct rx_chain chain; /* the frame being assembled (across bursts) */
-	uint32_t fresh[IXGBE_RX_BURST_MAX];
-};
-
-struct ixgbe_txq {
-	alignas(64) volatile union ixgbe_tx_desc *ring;
-	struct pci_io *io;
-	uint32_t tdt;         /* TDT register offset */
-	struct tx_slots slots;
-};
 
 /* Clear-on-read statistics registers, accumulated. */
 struct ixgbe_hw_stats {
@@ -48,8 +30,8 @@ struct ixgbe_hw_stats {
 struct ixgbe_dev {
 	struct device dev;
 	struct pci_io *io;
-	struct ixgbe_rxq rxq[IXGBE_MAX_QUEUES];
-	struct ixgbe_txq txq[IXGBE_MAX_QUEUES];
+	struct pci_rxq rxq[IXGBE_MAX_QUEUES];
+	struct pci_txq txq[IXGBE_MAX_QUEUES];
 	uint32_t n_rx_desc, n_tx_desc;
 	uint32_t max_frame;
 	bool promisc;

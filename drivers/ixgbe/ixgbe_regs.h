@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-/* ---- general (1.2, 1.3) ---- */
+/* ---- general (82599 datasheet 8, device registers) ---- */
 #define IXGBE_CTRL 0x00000
 #define IXGBE_CTRL_LNK_RST (1u << 3)
 #define IXGBE_CTRL_RST (1u << 26)
@@ -70,7 +70,7 @@
 #define IXGBE_EEC 0x10010
 #define IXGBE_EEC_ARD (1u << 9)
 
-/* ---- per queue (1.4), queues 0..63 ---- */
+/* ---- per queue, queues 0..63 ---- */
 #define IXGBE_RDBAL(n) (0x01000 + 0x40 * (n))
 #define IXGBE_RDBAH(n) (0x01004 + 0x40 * (n))
 #define IXGBE_RDLEN(n) (0x01008 + 0x40 * (n))
@@ -93,7 +93,7 @@
 #define IXGBE_TXDCTL(n) (0x06028 + 0x40 * (n))
 #define IXGBE_TXDCTL_ENABLE (1u << 25)
 
-/* ---- statistics, clear on read (1.5) ---- */
+/* ---- statistics, clear on read ---- */
 #define IXGBE_CRCERRS 0x04000
 #define IXGBE_ILLERRC 0x04004
 #define IXGBE_RLEC 0x04040
@@ -110,7 +110,7 @@
 #define IXGBE_MPC(i) (0x03FA0 + 4 * (i))
 #define IXGBE_QPRDC(n) (0x01430 + 0x40 * (n)) /* n < 16 */
 
-/* ---- advanced descriptors (1.6, 1.7) ---- */
+/* ---- advanced descriptors (82599 datasheet 7.1 receive, 7.2 transmit) ---- */
 
 /* rx, read format: pkt_addr, hdr_addr (0: its low bit is where DD lands).
  * Write-back: lo_dword (rss type 3:0, packet type 16:4), rss hash,

@@ -107,18 +107,7 @@ static int show_nic(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-static const struct cli_command_reg show_pci_cmd = {
-	.path = "show pci",
-	.usage = "show pci",
-	.help = "PCI functions a native driver supports and how they are bound",
-	.fn = show_pci,
-};
-CLI_COMMAND_REGISTER(show_pci_cmd)
-
-static const struct cli_command_reg show_nic_cmd = {
-	.path = "show nic",
-	.usage = "show nic [NAME]",
-	.help = "A native NIC's registers: link, queue heads and tails, hardware counters",
-	.fn = show_nic,
-};
-CLI_COMMAND_REGISTER(show_nic_cmd)
+CLI_COMMAND(show_pci_cmd, "show pci", "show pci", "PCI functions a native driver supports and how they are bound",
+	    show_pci)
+CLI_COMMAND(show_nic_cmd, "show nic", "show nic [NAME]",
+	    "A native NIC's registers: link, queue heads and tails, hardware counters", show_nic)

@@ -1,0 +1,20 @@
+/* What the interface layer's command files (drivers_cli.c, interface_show_cli.c,
+ * capture_cli.c) share. */
+#ifndef SLUICE_DRIVERS_DRIVERS_CLI_H
+#define SLUICE_DRIVERS_DRIVERS_CLI_H
+
+#include <errno.h>
+
+#include "cli/cli.h"
+#include "drivers/device.h"
+
+/* The interface called name, or NULL after telling the session so. */
+static inline struct device *dev_cli_need(struct cli_session *s, const char *name)
+{
+	struct device *d = dev_by_name(name);
+	if (!d)
+		cli_fail(s, -EINVAL, "no interface %s", name);
+	return d;
+}
+
+#endif

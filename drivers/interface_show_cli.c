@@ -1,0 +1,314 @@
+/* What the interface commands show: `show interface` (table or JSON, per
+ * queue with `NAME`), `show hardware` (the driver's own lines) and
+ * `show interface rx-placement`. Reads take no lock: the counters are
+ * tear-free and the table changes only with the datapath parked. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "drivers/device.h"
+#include "drivers/drivers_cli.h"
+#include "graph/graph_cli.h"
+
+static const char *mode_name(const struct device *d)
+{
+	return d->mode == DEV_MODE_L2_XCONNECT ? "l2-xconnect" : "l3";
+}
+
+static const char *peer_name(const struct device *d)
+{
+	const struct device *p = d->mode == DEV_MODE_L2_XCONNECT ? dev_by_index(d->xconnect_peer) : NULL;
+	return p ? p->name : "-";
+}
+
+static const char *const counter_names[] = {
+	"RX-packets", "RX-bytes", "RX-dropped", "RX-errors", "TX-packets", "TX-bytes", "TX-dropped",
+};
+
+static void counter_values(const struct dev_counters *c, uint64_t v[7])
+{
+	v[0] = c->rx_packets;
+	v[1] = c->rx_bytes;
+	v[2] = c->rx_dropped;
+	v[3] = c->rx_errors;
+	v[4] = c->tx_packets;
+	v[5] = c->tx_bytes;
+	v[6] = c->tx_dropped;
+}
+
+/* Counters first..last-1 of counter_names (a queue has only its rx or its
+ * tx half). */
+static cJSON *counters_json(const struct dev_counters *c, size_t first, size_t last)
+{
+	uint64_t v[7];
+	counter_values(c, v);
+	cJSON *o = cJSON_CreateObject();
+	for (size_t i = first; i < last; i++)
+		cJSON_AddNumberToObject(o, counter_names[i], (double)v[i]);
+	return o;
+}
+
+static cJSON *interface_json(struct device *d)
+{
+	struct dev_counters c;
+	struct dev_link link;
+	dev_counters_get(d, &c);
+	dev_link_get(d, &link);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", d->name);
+	cJSON_AddNumberToObject(o, "index", d->index);
+	cJSON_AddStringToObject(o, "driver", d->driver ? d->driver->name : "");
+	cJSON_AddStringToObject(o, "state", d->admin_up ? "up" : "down");
+	cJSON_AddStringToObject(o, "link", link.up ? "up" : "down");
+	cJSON_AddStringToObject(o, "mode", mode_name(d));
+	if (d->mode == DEV_MODE_L2_XCONNECT)
+		cJSON_AddStringToObject(o, "xconnect", peer_name(d));
+	else
+		cJSON_AddNullToObject(o, "xconnect");
+	cJSON_AddNumberToObject(o, "mtu", d->mtu);
+	cJSON_AddNumberToObject(o, "rx-burst", d->rx_burst);
+	cJSON_AddItemToObject(o, "counters", counters_json(&c, 0, 7));
+	cJSON *rxq = cJSON_AddArrayToObject(o, "rx-queues");
+	for (uint16_t q = 0; q < d->n_rx_queues; q++) {
+		dev_rx_queue_counters(d, q, &c);
+		cJSON *e = counters_json(&c, 0, 4);
+		cJSON_AddNumberToObject(e, "queue", q);
+		cJSON_AddNumberToObject(e, "thread", d->rxq[q].thread_index);
+		cJSON_AddItemToArray(rxq, e);
+	}
+	cJSON *txq = cJSON_AddArrayToObject(o, "tx-queues");
+	for (uint16_t q = 0; q < d->n_tx_queues; q++) {
+		dev_tx_queue_counters(d, q, &c);
+		cJSON *e = counters_json(&c, 4, 7);
+		cJSON_AddNumberToObject(e, "queue", q);
+		cJSON_AddItemToArray(txq, e);
+	}
+	return o;
+}
+
+/* "up", "down" (admin), or "no-link": admin up, and the driver says its
+ * link is gone (an af-packet host-if deleted under it). */
+static const char *state_name(struct device *d)
+{
+	if (!d->admin_up)
+		return "down";
+	struct dev_link l;
+	dev_link_get(d, &l);
+	return l.up ? "up" : "no-link";
+}
+
+static void interface_row(struct cli_table *t, struct device *d)
+{
+	struct dev_counters c;
+	uint64_t v[7];
+	dev_counters_get(d, &c);
+	counter_values(&c, v);
+	cli_table_cell(t, "%s", d->name);
+	cli_table_cell(t, "%u", d->index);
+	cli_table_cell(t, "%s", state_name(d));
+	cli_table_cell(t, "%s", mode_name(d));
+	cli_table_cell(t, "%s", peer_name(d));
+	for (size_t i = 0; i < ARRAY_LEN(v); i++)
+		cli_table_cell(t, "%llu", (unsigned long long)v[i]);
+	cli_table_cell(t, "%u", d->rx_burst);
+}
+
+/* One interface's queues, under its row. */
+static void queue_rows(struct cli_session *s, struct device *d)
+{
+	static const struct cli_table_col cols[] = {
+		{ "Queue", false },	 { "Thread", true },   { "RX-packets", true }, { "RX-bytes", true },
+		{ "RX-dropped", true }, { "RX-errors", true }, { "TX-packets", true }, { "TX-bytes", true },
+		{ "TX-dropped", true },
+	};
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!t)
+		return;
+	struct dev_counters c;
+	uint64_t v[7];
+	for (uint16_t q = 0; q < d->n_rx_queues; q++) {
+		dev_rx_queue_counters(d, q, &c);
+		counter_values(&c, v);
+		cli_table_cell(t, "rx %u", q);
+		cli_table_cell(t, "%u", d->rxq[q].thread_index);
+		for (size_t i = 0; i < ARRAY_LEN(v); i++)
+			cli_table_cell(t, i < 4 ? "%llu" : "-", (unsigned long long)v[i]);
+	}
+	for (uint16_t q = 0; q < d->n_tx_queues; q++) {
+		dev_tx_queue_counters(d, q, &c);
+		counter_values(&c, v);
+		cli_table_cell(t, "tx %u", q);
+		cli_table_cell(t, "-");
+		for (size_t i = 0; i < ARRAY_LEN(v); i++)
+			cli_table_cell(t, i >= 4 ? "%llu" : "-", (unsigned long long)v[i]);
+	}
+	cli_table_print(s, t);
+}
+
+/*
+ * sluice> show interface
+ * Name  Idx  State  Mode         Peer  RX-packets  RX-bytes  RX-dropped  RX-errors  TX-packets  TX-bytes  TX-dropped  RX-burst
+ * pg0     0  up     l2-xconnect  nul0           0         0           0          0           0         0           0       256
+ * nul0    1  up     l3           -              0         0           0          0       20480   1310720           0       256
+ *
+ * State: up, down (admin), or no-link (admin up, link gone: an af-packet
+ * host-if deleted; `set interface state NAME up` restarts it once it is back).
+ * RX-burst: packets taken per poll of each rx queue (set interface rx-burst),
+ * last so that the counters keep their columns.
+ *
+ * sluice> show interface nul0
+ * (the row above, then one line per queue:)
+ * Queue  Thread  RX-packets  RX-bytes  RX-dropped  RX-errors  TX-packets  TX-bytes  TX-dropped
+ * rx 0        0           0         0           0          0           -         -           -
+ * tx 0        -           -         -           -          -       20480   1310720           0
+ *
+ * sluice> show interface json
+ * [{ "name": "nul0", "index": 1, "driver": "null", "state": "up", "link": "up", "mode": "l3",
+ *    "xconnect": null, "mtu": 1500, "rx-burst": 256, "counters": { "RX-packets": 0, ..., "TX-dropped": 0 },
+ *    "rx-queues": [{ ..., "queue": 0, "thread": 0 }], "tx-queues": [{ ..., "queue": 0 }] }]
+ */
+static int show_interface(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	bool json = false;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "json"))
+			json = true;
+		else if (!name)
+			name = argv[i];
+		else
+			return cli_fail(s, -EINVAL, "unexpected '%s'", argv[i]);
+	}
+	struct device *one = name ? dev_cli_need(s, name) : NULL;
+	if (name && !one)
+		return -EINVAL;
+	struct device *d;
+	if (json) {
+		cJSON *arr = cJSON_CreateArray();
+		DEV_FOREACH(d)
+		if (!one || d == one)
+			cJSON_AddItemToArray(arr, interface_json(d));
+		cli_json_print(s, arr);
+		return 0;
+	}
+	static const struct cli_table_col cols[] = {
+		{ "Name", false },	{ "Idx", true },	{ "State", false },	{ "Mode", false },
+		{ "Peer", false },	{ "RX-packets", true }, { "RX-bytes", true },	{ "RX-dropped", true },
+		{ "RX-errors", true }, { "TX-packets", true }, { "TX-bytes", true },	{ "TX-dropped", true },
+		{ "RX-burst", true },
+	};
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!t)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	DEV_FOREACH(d)
+	if (!one || d == one)
+		interface_row(t, d);
+	cli_table_print(s, t);
+	if (one)
+		queue_rows(s, one);
+	return 0;
+}
+
+/* The driver's own lines, indented under the interface's. */
+static void hw_lines(struct cli_session *s, struct device *d)
+{
+	char buf[4096];
+	int n = d->ops->format_hw(d, buf, sizeof(buf));
+	if (n <= 0)
+		return;
+	for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		cli_printf(s, "  %s", line);
+	}
+}
+
+/*
+ * sluice> show hardware nul0
+ * nul0 (index 1): driver null, admin up, link up
+ *   mtu 1500, 1 rx queue(s) of burst 256, 1 tx queue(s)
+ *   rx queue 0 on thread 0
+ *   rx recycle, 64-byte frames (no packet data written)
+ * (a driver that knows its link adds ", 10000 Mb/s full duplex"; the last
+ * lines are the driver's own, ops->format_hw: for ixgbe its registers)
+ * sluice> show hardware xe0
+ * ...
+ *   xe0: ixgbe 0000:03:00.0 8086:10fb, mac 02:00:00:00:00:01
+ *     link up 10000 Mb/s, promisc on, max frame 1518, running
+ *     rx queue 0: RDH 17 RDT 16 next 17, drops 0
+ *     tx queue 0: TDH 40 TDT 40 clean 32
+ *     hw: GPRC 1000 GPTC 1000 GORC 64000 GOTC 64000 MPC 0 CRCERRS 0 RLEC 0 ROC 0
+ */
+static int show_hardware(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
+	int rc = argc ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : 0;
+	if (rc)
+		return rc;
+	struct device *one = name ? dev_cli_need(s, name) : NULL;
+	if (name && !one)
+		return -EINVAL;
+	struct device *d;
+	DEV_FOREACH(d)
+	{
+		if (one && d != one)
+			continue;
+		struct dev_link link;
+		dev_link_get(d, &link);
+		char speed[48] = "";
+		if (link.speed_mbps)
+			snprintf(speed, sizeof(speed), ", %u Mb/s %s duplex", link.speed_mbps,
+				 link.full_duplex ? "full" : "half");
+		cli_printf(s, "%s (index %u): driver %s, admin %s, link %s%s", d->name, d->index,
+			   d->driver ? d->driver->name : "?", d->admin_up ? "up" : "down", link.up ? "up" : "down",
+			   speed);
+		cli_printf(s, "  mtu %u, %u rx queue(s) of burst %u, %u tx queue(s)", d->mtu, d->n_rx_queues,
+			   d->rx_burst, d->n_tx_queues);
+		for (uint16_t q = 0; q < d->n_rx_queues; q++)
+			cli_printf(s, "  rx queue %u on thread %u", q, d->rxq[q].thread_index);
+		if (d->ops->format_hw)
+			hw_lines(s, d);
+	}
+	return 0;
+}
+
+/*
+ * sluice> show interface rx-placement
+ * Thread  Interface  Queue  Node
+ *      0  nul0           0  null-input
+ *      0  cap0           0  pcap-input
+ */
+static int show_rx_placement(struct cli_session *s, int argc, char **argv)
+{
+	int rc = cli_args_parse(s, argc, argv, NULL, 0);
+	if (rc)
+		return rc;
+	static const struct cli_table_col cols[] = {
+		{ "Thread", true }, { "Interface", false }, { "Queue", true }, { "Node", false },
+	};
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!t)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	for (uint32_t th = 0; th < DEV_MAX_THREADS; th++) {
+		uint32_t n;
+		const struct dev_poll *p = dev_poll_list(th, &n);
+		for (uint32_t i = 0; i < n; i++) {
+			cli_table_cell(t, "%u", th);
+			cli_table_cell(t, "%s", p[i].dev->name);
+			cli_table_cell(t, "%u", p[i].queue);
+			cli_table_cell(t, "%s-input", p[i].dev->driver ? p[i].dev->driver->name : "?");
+		}
+	}
+	cli_table_print(s, t);
+	return 0;
+}
+
+CLI_COMMAND(show_interface_cmd, "show interface", "show interface [NAME] [json]",
+	    "Interfaces: state, mode and testpmd-style counters", show_interface)
+CLI_COMMAND(show_hardware_cmd, "show hardware", "show hardware [NAME]", "Driver, link, MTU and queues",
+	    show_hardware)
+CLI_COMMAND(show_rx_placement_cmd, "show interface rx-placement", "show interface rx-placement",
+	    "Which thread polls which rx queue", show_rx_placement)
