@@ -19,7 +19,8 @@
  * CRC, link status with link events on, promiscuous mode, and RSS (Toeplitz
  * key, LUT round robin over the rx queues, hashed PCTYPEs) when there is
  * more than one rx queue. Start writes the queue contexts and enables the
- * queues with the waits of 2.9 (i40e.c); stop disables them.
+ * queues with the enable handshake's waits (docs/nic.md 3.7; i40e.c); stop
+ * disables them.
  *
  * Port counters are free running: the values at bring-up are the zero, and
  * stats() folds drops (RDPC) into RX-dropped and MAC errors into RX-errors.
