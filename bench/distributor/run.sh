@@ -236,9 +236,10 @@ done
 
 # ---- callgrind: instructions per packet, workers played inline ----
 cg_pkts=$(((cg_calls + cg_warm) * 64)) # the warm-up calls count too
-per_packet() { # callgrind-out function: inclusive instructions per packet (the library's files: sched/dist/dist*.c)
+per_packet() { # callgrind-out function: inclusive instructions per packet (the library's files:
+	# sched/dist/dist*.c, nodes/dist*.c before the library moved, so BEFORE= still reads)
 	callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
-		awk -v fn="$2" -v p="$cg_pkts" '$0 ~ ("sched/dist/dist[a-z_]*[.]c:" fn " ") && !/=>/ { n = $1; gsub(",", "", n); printf "%.1f", n / p; exit }'
+		awk -v fn="$2" -v p="$cg_pkts" '$0 ~ ("(sched/dist|nodes)/dist[a-z_]*[.]c:" fn " ") && !/=>/ { n = $1; gsub(",", "", n); printf "%.1f", n / p; exit }'
 }
 cg() { # OUT BIN ARGS...
 	local o=$1 bin=$2
