@@ -28,7 +28,7 @@
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
-#include "sched/dist/dist.h"
+#include "nodes/dist/dist_graph.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/pg/pg.h"
 #include "nodes/sched/sched_io.h"

@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "base/util.h"
-#include "sched/dist/dist.h"
+#include "nodes/dist/dist_graph.h"
 
 #define STALLED_NS 100000000ull /* no completion for 100 ms while holding packets */
 

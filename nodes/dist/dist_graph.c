@@ -1,5 +1,5 @@
 /* The distributor in the graph: flow tags from packets, and attaching,
- * draining and detaching a distributor (dist.h, "the graph").
+ * draining and detaching a distributor (nodes/dist/dist_graph.h).
  *
  * Attached, the main thread is the rx thread: every input node whose arc
  * led to ethernet-input (and sched-ingress, which sits between them) now
@@ -14,7 +14,7 @@
 
 #include "graph/graph.h"
 #include "base/toeplitz.h"
-#include "sched/dist/dist.h"
+#include "nodes/dist/dist_graph.h"
 
 #define MAX_REPOINTED 64
 

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "graph/node.h"
-#include "sched/dist/dist.h"
+#include "nodes/dist/dist_graph.h"
 
 enum distributor_return_next {
 	DISTRIBUTOR_RETURN_NEXT_INTERFACE_OUTPUT = 0,

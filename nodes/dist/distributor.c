@@ -27,8 +27,7 @@
 #include <string.h>
 
 #include "graph/node.h"
-#include "sched/dist/dist.h"
-#include "sched/dist/dist_private.h"
+#include "nodes/dist/dist_graph.h"
 
 enum distributor_next {
 	DISTRIBUTOR_NEXT_DROP = 0,

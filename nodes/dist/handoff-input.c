@@ -19,7 +19,7 @@
  * CLI: `show distributor`, `show runtime`.
  */
 #include "graph/node.h"
-#include "sched/dist/dist.h"
+#include "nodes/dist/dist_graph.h"
 
 enum handoff_input_next {
 	HANDOFF_INPUT_NEXT_ETHERNET_INPUT = 0,

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "graph/node.h"
-#include "sched/dist/dist.h"
+#include "nodes/dist/dist_graph.h"
 #include "nodes/sched/sched_io.h"
 
 enum sched_dist_next {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
-#include "sched/dist/dist.h"
+#include "nodes/dist/dist_graph.h"
 #include "nodes/sched/sched_io.h"
 
 #define SCHED_IO_RING_LINES 512 /* per (thread, owner): 4096 packets */

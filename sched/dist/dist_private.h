@@ -164,7 +164,4 @@ void dist_window_place(struct dist *d, uint32_t bi, uint16_t seq);
 void dist_window_drain(struct dist *d, uint32_t w);
 uint32_t dist_window_take(struct dist *d, uint32_t *bi, uint32_t max, bool send);
 
-/* dist_graph_set_type_fn's hook, for the distributor node (NULL: none). */
-dist_type_fn_t *dist_graph_type_fn(void);
-
 #endif

@@ -24,7 +24,7 @@
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "base/toeplitz.h"
-#include "sched/dist/dist.h"
+#include "nodes/dist/dist_graph.h"
 #include "tests/check_run.h"
 
 #define N_FLOWS 512

@@ -20,7 +20,7 @@
 #include "graph/buffer.h"
 #include "graph/handoff.h"
 #include "base/toeplitz.h"
-#include "sched/dist/dist.h"
+#include "nodes/dist/dist_graph.h"
 #include "tests/fuzz/fuzz.h"
 
 enum kind { KIND_RUNT, KIND_MAC_PAIR, KIND_IP4, KIND_IP4_PORTS, KIND_IP6, KIND_IP6_PORTS, N_KINDS };

@@ -30,7 +30,7 @@
 
 #include "cli/cli.h"
 #include "graph/graph.h"
-#include "sched/dist/dist.h"
+#include "nodes/dist/dist_graph.h"
 #include "nodes/sched/sched_io.h"
 #include "tests/check_run.h"
 
