@@ -1,11 +1,51 @@
-/* Event queues: setup, the owner's enqueue and output, statistics.
- * The scheduling pass is in evq_sched.c, the ports' side in evq_port.c. */
+/* Event queues (evq.h): setup, enqueue, the priority and weighted round
+ * robin dequeue, statistics. One thread's: no atomics, no locks.
+ *
+ * Each queue holds one FIFO per level, each `depth` events: new events are
+ * refused once the queue holds `depth` over all levels together, so no
+ * FIFO can overflow. Two bitmaps find the work: level_mask (levels with a
+ * non-empty queue) and level_queues[l] (the queues non-empty at level l).
+ */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/evq_private.h"
+#include "base/util.h"
+#include "sched/evq.h"
+
+/* One (queue, level) FIFO; head and tail run free, mask = size - 1. */
+struct evq_iq {
+	struct evq_event *ev;
+	uint32_t head;
+	uint32_t tail;
+};
+
+struct evq_queue {
+	struct evq_iq iq[EVQ_LEVELS];
+	uint32_t iq_mask;      /* each level's FIFO: depth - 1 */
+	uint32_t depth;        /* new events refused when held == depth */
+	uint32_t held;
+	uint8_t configured;
+	uint16_t weight;
+	uint64_t n_enqueued;
+	uint64_t n_refused;
+	uint64_t n_dispatched;
+};
+
+struct evq {
+	uint32_t n_queues;
+	uint8_t level_mask;                /* levels with a non-empty queue */
+	uint64_t level_queues[EVQ_LEVELS]; /* per level: queues non-empty at it */
+	uint32_t rr_queue[EVQ_LEVELS];     /* queue whose turn it is */
+	uint32_t rr_left[EVQ_LEVELS];      /* events left in that turn */
+	struct evq_stats st;
+	struct evq_queue queues[EVQ_MAX_QUEUES];
+};
+
+/* ---- setup ---------------------------------------------------------- */
 
 static bool pow2(uint32_t x)
 {
@@ -20,25 +60,6 @@ static void *alloc_lines(size_t bytes)
 	return p;
 }
 
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (err && errlen)
-		vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-void evq_config_default(struct evq_config *cfg)
-{
-	*cfg = (struct evq_config){
-		.n_queues = 1,
-		.n_ports = 1,
-		.port_depth = 256,
-		.output_size = 4096,
-	};
-}
-
 void evq_queue_config_default(struct evq_queue_config *qc)
 {
 	*qc = (struct evq_queue_config){
@@ -47,70 +68,20 @@ void evq_queue_config_default(struct evq_queue_config *qc)
 	};
 }
 
-static void port_free(struct evq_port *p)
+struct evq *evq_create(uint32_t n_queues, char *err, size_t errlen)
 {
-	if (!p)
-		return;
-	free(p->ring);
-	free(p);
-}
-
-static struct evq_port *port_create(uint32_t depth)
-{
-	struct evq_port *p = alloc_lines(sizeof(*p));
-	if (!p)
-		return NULL;
-	p->ring = alloc_lines((size_t)depth * sizeof(struct evq_event));
-	if (!p->ring) {
-		port_free(p);
-		return NULL;
-	}
-	p->mask = depth - 1;
-	p->c_ring = p->ring;
-	p->c_mask = depth - 1;
-	return p;
-}
-
-struct evq *evq_create(const struct evq_config *cfg, char *err, size_t errlen)
-{
-	if (cfg->n_queues < 1 || cfg->n_queues > EVQ_MAX_QUEUES) {
-		fail(err, errlen, "queues: %u is not in 1..%u", cfg->n_queues, EVQ_MAX_QUEUES);
-		return NULL;
-	}
-	if (cfg->n_ports < 1 || cfg->n_ports > EVQ_MAX_PORTS) {
-		fail(err, errlen, "ports: %u is not in 1..%u", cfg->n_ports, EVQ_MAX_PORTS);
-		return NULL;
-	}
-	if (!pow2(cfg->port_depth) || cfg->port_depth < 8 || cfg->port_depth > 32768) {
-		fail(err, errlen, "port depth: %u is not a power of two in 8..32768", cfg->port_depth);
-		return NULL;
-	}
-	if (!pow2(cfg->output_size)) {
-		fail(err, errlen, "output size: %u is not a power of two", cfg->output_size);
+	if (n_queues < 1 || n_queues > EVQ_MAX_QUEUES) {
+		if (err && errlen)
+			snprintf(err, errlen, "queues: %u is not in 1..%u", n_queues, EVQ_MAX_QUEUES);
 		return NULL;
 	}
 	struct evq *q = alloc_lines(sizeof(*q));
 	if (!q) {
-		fail(err, errlen, "out of memory");
+		if (err && errlen)
+			snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	q->n_queues = cfg->n_queues;
-	q->n_ports = cfg->n_ports;
-	q->port_depth = cfg->port_depth;
-	q->out = alloc_lines((size_t)cfg->output_size * sizeof(struct evq_event));
-	q->out_mask = cfg->output_size - 1;
-	bool ok = q->out != NULL;
-	for (uint32_t i = 0; ok && i < cfg->n_ports; i++) {
-		q->ports[i] = port_create(cfg->port_depth);
-		ok = q->ports[i] != NULL;
-		if (ok)
-			q->ports[i]->c_evq = q;
-	}
-	if (!ok) {
-		evq_destroy(q);
-		fail(err, errlen, "out of memory");
-		return NULL;
-	}
+	q->n_queues = n_queues;
 	return q;
 }
 
@@ -127,9 +98,6 @@ void evq_destroy(struct evq *q)
 		return;
 	for (uint32_t i = 0; i < EVQ_MAX_QUEUES; i++)
 		queue_free(&q->queues[i]);
-	for (uint32_t i = 0; i < EVQ_MAX_PORTS; i++)
-		port_free(q->ports[i]);
-	free(q->out);
 	free(q);
 }
 
@@ -140,19 +108,14 @@ int evq_queue_setup(struct evq *q, uint32_t queue, const struct evq_queue_config
 	struct evq_queue *eq = &q->queues[queue];
 	if (eq->configured)
 		return -EBUSY;
-	/* Each level's FIFO holds twice the depth: new events are refused at
-	 * `depth` over all levels together, forwards only when their level's
-	 * FIFO is full, so that forwards always have `depth` of headroom. */
-	bool ok = true;
-	for (uint32_t l = 0; l < EVQ_LEVELS && ok; l++) {
-		eq->iq[l].ev = alloc_lines((size_t)qc->depth * 2 * sizeof(struct evq_event));
-		ok = eq->iq[l].ev != NULL;
+	for (uint32_t l = 0; l < EVQ_LEVELS; l++) {
+		eq->iq[l].ev = alloc_lines((size_t)qc->depth * sizeof(struct evq_event));
+		if (!eq->iq[l].ev) {
+			queue_free(eq);
+			return -ENOMEM;
+		}
 	}
-	if (!ok) {
-		queue_free(eq);
-		return -ENOMEM;
-	}
-	eq->iq_mask = qc->depth * 2 - 1;
+	eq->iq_mask = qc->depth - 1;
 	eq->depth = qc->depth;
 	eq->weight = (uint16_t)qc->weight;
 	eq->configured = 1;
@@ -170,33 +133,7 @@ int evq_queue_set_weight(struct evq *q, uint32_t queue, uint32_t weight)
 	return 0;
 }
 
-int evq_port_link(struct evq *q, uint32_t port, uint32_t queue)
-{
-	if (port >= q->n_ports || queue >= q->n_queues || !q->queues[queue].configured)
-		return -EINVAL;
-	q->queues[queue].ports |= 1ull << port;
-	return 0;
-}
-
-struct evq_port *evq_port(struct evq *q, uint32_t index)
-{
-	return index < q->n_ports ? q->ports[index] : NULL;
-}
-
-static inline void mark_queued(struct evq *q, uint32_t queue, uint32_t lvl)
-{
-	q->level_queues[lvl] |= 1ull << queue;
-	q->level_mask |= (uint8_t)(1u << lvl);
-}
-
-static inline void iq_push(struct evq *q, struct evq_queue *eq, uint32_t queue, const struct evq_event *ev)
-{
-	struct evq_iq *iq = &eq->iq[ev->priority];
-	iq->ev[iq->tail++ & eq->iq_mask] = *ev;
-	eq->held++;
-	eq->n_enqueued++;
-	mark_queued(q, queue, ev->priority);
-}
+/* ---- enqueue ------------------------------------------------------- */
 
 /* queue and priority side by side: one compare finds a run's end */
 static inline uint16_t run_key(const struct evq_event *ev)
@@ -208,9 +145,7 @@ static inline uint16_t run_key(const struct evq_event *ev)
  * memcpy, as the FIFO wraps. */
 static void iq_copy(struct evq_queue *eq, struct evq_iq *iq, const struct evq_event *ev, uint32_t n)
 {
-	uint32_t at = iq->tail & eq->iq_mask, first = eq->iq_mask + 1 - at;
-	if (first > n)
-		first = n;
+	uint32_t at = iq->tail & eq->iq_mask, first = MIN(n, eq->iq_mask + 1 - at);
 	memcpy(&iq->ev[at], ev, first * sizeof(*ev));
 	memcpy(&iq->ev[0], ev + first, (n - first) * sizeof(*ev));
 	iq->tail += n;
@@ -232,14 +167,13 @@ uint32_t evq_enqueue(struct evq *q, const struct evq_event *ev, uint32_t n)
 		uint32_t end = i + 1;
 		while (end < n && run_key(&ev[end]) == key)
 			end++;
-		uint32_t room = eq->depth - eq->held, take = end - i;
-		if (take > room)
-			take = room;
+		uint32_t take = MIN(end - i, eq->depth - eq->held);
 		if (likely(take)) {
 			iq_copy(eq, &eq->iq[lvl], ev + i, take);
 			eq->held += take;
 			eq->n_enqueued += take;
-			mark_queued(q, queue, lvl);
+			q->level_queues[lvl] |= 1ull << queue;
+			q->level_mask |= (uint8_t)(1u << lvl);
 			i += take;
 		}
 		if (unlikely(i < end)) {
@@ -252,54 +186,88 @@ uint32_t evq_enqueue(struct evq *q, const struct evq_event *ev, uint32_t n)
 	return i;
 }
 
-bool evq_place(struct evq *q, const struct evq_event *ev)
-{
-	if (ev->queue == EVQ_QUEUE_OUT) {
-		if (q->out_tail - q->out_head > q->out_mask)
-			return false;
-		q->out[q->out_tail++ & q->out_mask] = *ev;
-		q->st.output++;
-		return true;
-	}
-	/* evq_port_forward checked queue and priority */
-	struct evq_queue *eq = &q->queues[ev->queue];
-	const struct evq_iq *iq = &eq->iq[ev->priority];
-	if (iq->tail - iq->head > eq->iq_mask)
-		return false;
-	iq_push(q, eq, ev->queue, ev);
-	return true;
-}
+/* ---- dequeue ------------------------------------------------------- */
 
-uint32_t evq_output(struct evq *q, struct evq_event *ev, uint32_t max)
+/* Up to max events of one (queue, level) into ev[], from the FIFO's head
+ * (at most two memcpy); returns how many. */
+static uint32_t serve(struct evq *q, uint32_t queue, uint32_t lvl, struct evq_event *ev, uint32_t max)
 {
-	uint32_t n = q->out_tail - q->out_head;
-	if (n > max)
-		n = max;
-	for (uint32_t i = 0; i < n; i++)
-		ev[i] = q->out[(q->out_head + i) & q->out_mask];
-	q->out_head += n;
+	struct evq_queue *eq = &q->queues[queue];
+	struct evq_iq *iq = &eq->iq[lvl];
+	uint32_t n = MIN(max, iq->tail - iq->head);
+	uint32_t at = iq->head & eq->iq_mask, first = MIN(n, eq->iq_mask + 1 - at);
+	memcpy(ev, &iq->ev[at], first * sizeof(*ev));
+	memcpy(ev + first, iq->ev, (n - first) * sizeof(*ev));
+	iq->head += n;
+	eq->held -= n;
+	eq->n_dispatched += n;
+	q->st.dispatched += n;
+	q->st.dispatched_level[lvl] += n;
+	if (iq->head == iq->tail) {
+		q->level_queues[lvl] &= ~(1ull << queue);
+		if (!q->level_queues[lvl])
+			q->level_mask &= (uint8_t)~(1u << lvl);
+	}
 	return n;
 }
 
-uint64_t evq_in_flight(const struct evq *q)
+/* The lowest set bit of cand above `after`, else the lowest. */
+static inline uint32_t next_queue(uint64_t cand, uint32_t after)
 {
-	uint64_t n = q->out_tail - q->out_head;
-	for (uint32_t i = 0; i < q->n_queues; i++) {
-		const struct evq_queue *eq = &q->queues[i];
-		n += eq->held;
+	uint64_t above = after >= 63 ? 0 : cand & (~0ull << (after + 1));
+	return (uint32_t)__builtin_ctzll(above ? above : cand);
+}
+
+/* Round robin within one level, up to max events. A turn outlives the call
+ * only when max cut it short, so that weights hold exactly while every
+ * queue of the level stays backlogged. */
+static uint32_t dequeue_level(struct evq *q, uint32_t lvl, struct evq_event *ev, uint32_t max)
+{
+	uint64_t cand = q->level_queues[lvl];
+	if (!(cand & (cand - 1))) /* one queue at this level: no turns to keep */
+		return serve(q, (uint32_t)__builtin_ctzll(cand), lvl, ev, max);
+	uint32_t got = 0;
+	while (cand && got < max) {
+		uint32_t queue = q->rr_queue[lvl];
+		if (!q->rr_left[lvl] || !(cand & (1ull << queue))) {
+			queue = next_queue(cand, queue);
+			q->rr_queue[lvl] = queue;
+			q->rr_left[lvl] = q->queues[queue].weight;
+		}
+		uint32_t want = MIN(q->rr_left[lvl], max - got);
+		uint32_t n = serve(q, queue, lvl, ev + got, want);
+		q->rr_left[lvl] -= n;
+		got += n;
+		if (n < want)
+			cand &= ~(1ull << queue); /* emptied: its turn is over */
 	}
-	for (uint32_t i = 0; i < q->n_ports; i++) {
-		const struct evq_port *p = q->ports[i];
-		n += p->o_tail - p->o_seen;
-	}
+	return got;
+}
+
+/* Strict priority: a level is served only once every level above it is
+ * empty. The levels only empty while this runs, so one snapshot of the
+ * mask is enough. */
+uint32_t evq_dequeue(struct evq *q, struct evq_event *ev, uint32_t max)
+{
+	uint32_t got = 0;
+	for (uint32_t levels = q->level_mask; levels && got < max; levels &= levels - 1)
+		got += dequeue_level(q, (uint32_t)__builtin_ctz(levels), ev + got, max - got);
+	return got;
+}
+
+/* ---- statistics ---------------------------------------------------- */
+
+uint64_t evq_held(const struct evq *q)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < q->n_queues; i++)
+		n += q->queues[i].held;
 	return n;
 }
 
 void evq_stats(const struct evq *q, struct evq_stats *st)
 {
 	*st = q->st;
-	for (uint32_t i = 0; i < q->n_ports; i++)
-		st->invalid += atomic_load_explicit(&q->ports[i]->n_invalid, memory_order_relaxed);
 }
 
 int evq_queue_stats(const struct evq *q, uint32_t queue, struct evq_queue_stats *st)

@@ -6,9 +6,8 @@
 # the daemon runs when scheduling classes are defined and distributor
 # workers run (nodes/sched/sched_io.h): events enter one class queue of the
 # priority stage (sched/evq.h: evq_enqueue, as sched-ingress), the producer
-# thread takes them out in priority order through the 8-deep port the
-# daemon uses, as many as the worker has backlog room for (evq_schedule,
-# evq_port_dequeue, evq_port_release: sched-dist's take), and hands them to
+# thread takes them out in priority order, as many as the worker has
+# backlog room for (evq_dequeue, as sched-dist), and hands them to
 # the distributor with the queue's scheduling type (sched/dist/dist.h:
 # dist_process, which pins atomic flows to a worker and numbers ordered
 # packets in its reorder window), which publishes them in lines of 8 to the
@@ -192,7 +191,7 @@ for m in "${types[@]}"; do
 	ir=$(callgrind_annotate --inclusive=yes "$out/cg-$m.out" 2>/dev/null |
 		awk '/=>/ { next } /:sched_bench_rounds \[/ { gsub(",", "", $1); s += $1 }
 		     /:bench_fill \[/ { gsub(",", "", $1); s -= $1 } END { print s + 0 }')
-	what="enqueue + schedule + dequeue + release, dist_process, worker poll"
+	what="enqueue + dequeue, dist_process, worker poll"
 	[ "$m" = ordered ] && what="$what + hand back + in-order take"
 	echo "| $m ($what) | $(awk -v i="$ir" -v n=$((CG_ROUNDS * BURST)) 'BEGIN { printf "%.1f", i / n }') |"
 done

@@ -5,8 +5,8 @@
  * distributor workers run (nodes/sched/sched_io.h): on the rx thread (CPU0)
  * events enter a class queue of the priority stage (sched/evq.h, as
  * sched-ingress does), the rx thread takes them out in priority order
- * through the one 8-deep port, releasing them at once, as many as the
- * workers have backlog room for (sched-dist's take), and hands them to the
+ * (evq_dequeue), as many as the workers have backlog room for (as
+ * sched-dist does), and hands them to the
  * distributor (sched/dist/dist.h: dist_process with the queue's scheduling
  * type: atomic pins each flow to a worker, ordered and parallel spread),
  * which publishes them to the worker's handoff ring; the worker (CPU1)
@@ -60,7 +60,6 @@
 
 #define FLOWS 1024
 #define MAX_BURST 256
-#define PORT_DEPTH 8 /* the daemon's front port (nodes/sched/sched_io.c) */
 #define WINDOW 1024
 #define ARENA_BYTES (8u << 20)
 
@@ -112,7 +111,6 @@ static bool arena_map(void)
 
 struct bench {
 	struct evq *q;
-	struct evq_port *port;
 	struct dist *d;
 	uint8_t type; /* enum sched_type */
 	bool mixed;
@@ -182,21 +180,55 @@ __attribute__((noinline)) void bench_fill(struct evq_event *ev, uint32_t n, uint
 					   .priority = (uint8_t)(mixed ? *seq & 7 : 4), .u64 = *seq};
 }
 
-/* sched-dist's take: up to max events in priority order through the port,
- * released as they come out. */
+#ifdef EVQ_MAX_PORTS
+/* BEFORE= an engine whose event queues dispatched to consumer ports: its
+ * sched-dist took events through one 8-deep port, released at once. */
+static struct evq *class_queue(const struct evq_queue_config *qc, char *err, size_t errlen)
+{
+	struct evq_config cfg;
+	evq_config_default(&cfg);
+	cfg.port_depth = 8;
+	struct evq *q = evq_create(&cfg, err, errlen);
+	if (q && (evq_queue_setup(q, 0, qc) || evq_port_link(q, 0, 0))) {
+		evq_destroy(q);
+		snprintf(err, errlen, "queue setup failed");
+		return NULL;
+	}
+	return q;
+}
+
 static uint32_t take(struct bench *b, uint32_t max)
 {
-	uint32_t got = 0;
+	struct evq_port *port = evq_port(b->q, 0);
+	uint32_t got = 0, k;
 	while (got < max) {
 		evq_schedule(b->q);
-		uint32_t k = evq_port_dequeue(b->port, b->taken + got, max - got);
-		if (!k)
+		if (!(k = evq_port_dequeue(port, b->taken + got, max - got)))
 			break;
-		evq_port_release(b->port, k);
+		evq_port_release(port, k);
 		got += k;
 	}
 	return got;
 }
+#else
+/* One class queue, its one consumer the rx thread (as sched_io.c's). */
+static struct evq *class_queue(const struct evq_queue_config *qc, char *err, size_t errlen)
+{
+	struct evq *q = evq_create(1, err, errlen);
+	if (q && evq_queue_setup(q, 0, qc)) {
+		evq_destroy(q);
+		snprintf(err, errlen, "queue setup failed");
+		return NULL;
+	}
+	return q;
+}
+
+/* sched-dist's take: up to max events in priority order. */
+static uint32_t take(struct bench *b, uint32_t max)
+{
+	return evq_dequeue(b->q, b->taken, max);
+}
+#endif
 
 /* The rx thread's step: a burst into the class queue (what it takes),
  * then as many events as the worker has backlog room for to the
@@ -287,19 +319,16 @@ static bool parse(int argc, char **argv, struct opts *o)
 	return o->burst >= 8 && o->burst <= MAX_BURST && o->depth >= 8 && o->warmup >= 0;
 }
 
-/* The class queue (one, linked to the one port) and the distributor for
- * one worker; NULL with the reason printed. */
+/* The class queue and the distributor for one worker; NULL with the
+ * reason printed. */
 static struct bench *setup(const struct opts *o, uint8_t type)
 {
-	struct evq_config cfg;
-	evq_config_default(&cfg);
-	cfg.port_depth = PORT_DEPTH;
 	char err[160];
-	struct evq *q = evq_create(&cfg, err, sizeof(err));
 	struct evq_queue_config qc;
 	evq_queue_config_default(&qc);
-	if (!q || evq_queue_setup(q, 0, &qc) || evq_port_link(q, 0, 0)) {
-		fprintf(stderr, "event queue setup failed: %s\n", q ? "queue" : err);
+	struct evq *q = class_queue(&qc, err, sizeof(err));
+	if (!q) {
+		fprintf(stderr, "event queue setup failed: %s\n", err);
 		return NULL;
 	}
 	struct dist_config dc;
@@ -315,7 +344,6 @@ static struct bench *setup(const struct opts *o, uint8_t type)
 	struct bench *b = aligned_alloc(CACHE_LINE_SIZE, ROUND_UP(sizeof(*b), CACHE_LINE_SIZE));
 	memset(b, 0, sizeof(*b));
 	b->q = q;
-	b->port = evq_port(q, 0);
 	b->d = d;
 	b->type = type;
 	b->mixed = o->mixed;

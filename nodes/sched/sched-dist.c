@@ -71,22 +71,6 @@ static uint32_t rooms(const struct dist *d, uint32_t *room)
 	return sum;
 }
 
-/* Up to max events from the class queues into ev[], in the order the
- * scheduler dispatches them. */
-static uint32_t take(struct sched_front *fr, struct evq_event *ev, uint32_t max)
-{
-	uint32_t got = 0;
-	while (got < max) {
-		evq_schedule(fr->evq);
-		uint32_t k = evq_port_dequeue(fr->port, ev + got, max - got);
-		if (!k)
-			break;
-		evq_port_release(fr->port, k); /* nothing to complete: the port's room comes back */
-		got += k;
-	}
-	return got;
-}
-
 /* New packets to take: the room less what the stash holds (its packets
  * mostly wait for a worker that is behind: more would only join them), but
  * at least half the room, so that a stalled worker's flows, filling the
@@ -242,7 +226,7 @@ static uint32_t sched_dist_fn(struct node_runtime *rt, struct frame *f)
 	if (!sum) /* every backlog full: nothing can be placed */
 		return 0;
 	memcpy(d->ev, fr->stash, n * sizeof(d->ev[0]));
-	n += take(fr, d->ev + n, intake(sum, n));
+	n += evq_dequeue(fr->evq, d->ev + n, intake(sum, n)); /* priority order */
 	uint32_t n_drop = 0, n_off = sort_out(rt, d, fr, dist, n, &n_drop);
 	uint32_t taken = 0;
 	if (n_off) {

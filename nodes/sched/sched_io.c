@@ -145,16 +145,11 @@ int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, ui
 
 struct sched_front sched_front;
 
-#define FRONT_PORT_DEPTH 8 /* the most a later, higher priority waits behind */
-
-/* A pass first: the events sched-dist released are counted in flight
- * until the scheduler takes the release in. */
 uint64_t sched_front_held(void)
 {
 	if (!sched_front.evq)
 		return 0;
-	evq_schedule(sched_front.evq);
-	return evq_in_flight(sched_front.evq) + sched_front.n_stash;
+	return evq_held(sched_front.evq) + sched_front.n_stash;
 }
 
 uint32_t sched_front_held_class(uint32_t id)
@@ -177,18 +172,16 @@ static uint64_t front_release(struct graph *g)
 	if (!f->evq)
 		return 0;
 	uint64_t freed = 0;
-	struct evq_event ev[FRONT_PORT_DEPTH];
-	uint32_t bi[FRONT_PORT_DEPTH];
+	struct evq_event ev[FRAME_SIZE];
+	uint32_t bi[FRAME_SIZE];
 	for (uint32_t i = 0; i < f->n_stash; i++) {
 		stat_add(&f->shutdown[f->stash[i].queue], 1);
 		buffer_free(&f->stash[i].buffer_index, 1);
 	}
 	freed += f->n_stash;
 	f->n_stash = 0;
-	while (evq_in_flight(f->evq)) {
-		evq_schedule(f->evq);
-		uint32_t n = evq_port_dequeue(f->port, ev, FRONT_PORT_DEPTH);
-		evq_port_release(f->port, n);
+	uint32_t n;
+	while ((n = evq_dequeue(f->evq, ev, FRAME_SIZE)) != 0) {
 		for (uint32_t i = 0; i < n; i++) {
 			bi[i] = ev[i].buffer_index;
 			stat_add(&f->shutdown[ev[i].queue], 1);
@@ -198,7 +191,6 @@ static uint64_t front_release(struct graph *g)
 	}
 	evq_destroy(f->evq);
 	f->evq = NULL;
-	f->port = NULL;
 	int node = g ? graph_node_index(g, "sched-dist") : -1;
 	if (node >= 0)
 		graph_node_set_state(g, 0, (uint32_t)node, NODE_STATE_DISABLED);
@@ -222,15 +214,13 @@ static void front_sync(struct graph *g)
 	const struct sched_class_table *t = &sched_class_table;
 	int node = graph_node_index(g, "sched-dist");
 	if (!f->evq && dist_attached() && t->n && node >= 0) {
-		struct evq_config cfg = { .n_queues = SCHED_MAX_CLASSES, .n_ports = 1, .port_depth = FRONT_PORT_DEPTH,
-					  .output_size = 8 };
 		char err[128];
-		struct evq *q = evq_create(&cfg, err, sizeof(err));
+		struct evq *q = evq_create(SCHED_MAX_CLASSES, err, sizeof(err));
 		struct evq_queue_config qc;
 		evq_queue_config_default(&qc);
 		qc.depth = class_depth;
 		for (uint32_t id = 0; q && id < SCHED_MAX_CLASSES; id++) {
-			if (evq_queue_setup(q, id, &qc) || evq_port_link(q, 0, id)) {
+			if (evq_queue_setup(q, id, &qc)) {
 				evq_destroy(q);
 				q = NULL;
 			}
@@ -239,7 +229,6 @@ static void front_sync(struct graph *g)
 			base_log("sched", "warning: no class queues for the workers (out of memory)");
 			return;
 		}
-		f->port = evq_port(q, 0);
 		f->evq = q;
 		f->depth = class_depth;
 		f->n_stash = 0;

@@ -91,10 +91,10 @@ int sched_io_class_remove(struct graph *g, const char *name);
  * queue, where priority still applies, instead of being dropped at the
  * distributor regardless of priority.
  *
- * The queues are the evq's (one port that sched-dist itself drains, 8
- * deep: a packet of higher priority arriving later waits behind at most 8
- * already dispatched); the distributor applies the types, the one place
- * they are implemented (sched/sched_type.h).
+ * The queues are the evq's, with sched-dist their one consumer: it takes
+ * packets out only when it hands them on, so a packet of higher priority
+ * arriving later waits behind none already taken; the distributor applies
+ * the types, the one place they are implemented (sched/sched_type.h).
  * A packet the distributor refuses (its flow's worker full, or every
  * worker) waits in a small stash and is offered again first (up to
  * SCHED_FRONT_STASH; past that it is dropped under the distributor's
@@ -108,8 +108,7 @@ int sched_io_class_remove(struct graph *g, const char *name);
 #define SCHED_FRONT_STASH 128 /* half a frame: a poll always has room for new packets */
 
 struct sched_front {
-	struct evq *evq;       /* NULL: not in use */
-	struct evq_port *port; /* drained by sched-dist */
+	struct evq *evq;       /* NULL: not in use; drained by sched-dist */
 	uint32_t depth;        /* packets per class queue */
 	uint32_t n_stash;
 	struct evq_event stash[SCHED_FRONT_STASH]; /* refused by the distributor, in order */
