@@ -10,9 +10,9 @@
  *     a queue that empties mid-turn gives the turn up;
  *   - set-weight: shares follow the new weights from the next turn, a
  *     turn in progress is cut, bad changes refused;
- *   - bounds: full queues refuse and count, room again once taken; bad
- *     queues and priorities refused and counted; FIFOs that wrap keep
- *     their order; setup errors.
+ *   - bounds: full queues refuse and count, room again once taken, a
+ *     burst taken up to its first refusal; bad queues and priorities
+ *     refused and counted; FIFOs that wrap keep their order; setup errors.
  */
 #include <check.h>
 #include <errno.h>
@@ -127,14 +127,15 @@ END_TEST
 
 static const uint32_t weights[3] = {1, 3, 6};
 
-/* Keep each of the 3 queues holding at least 64 events at level 3. */
-static void wrr_fill(struct evq *q, uint64_t *seq)
+/* Keep queues 0 .. n_queues - 1 backlogged: each holds at least 64 events
+ * at level `prio`. */
+static void backlog(struct evq *q, uint32_t n_queues, uint32_t prio, uint64_t *seq)
 {
-	for (uint32_t i = 0; i < 3; i++) {
+	for (uint32_t i = 0; i < n_queues; i++) {
 		struct evq_queue_stats qs;
 		ck_assert_int_eq(evq_queue_stats(q, i, &qs), 0);
 		for (; qs.held < 64; qs.held++) {
-			struct evq_event e = event(i, 3, (*seq)++);
+			struct evq_event e = event(i, prio, (*seq)++);
 			ck_assert_uint_eq(evq_enqueue(q, &e, 1), 1);
 		}
 	}
@@ -146,7 +147,7 @@ START_TEST(test_weighted_order)
 	for (uint32_t i = 0; i < 3; i++)
 		setup_queue(q, i, weights[i], 1024);
 	uint64_t seq = 0;
-	wrr_fill(q, &seq);
+	backlog(q, 3, 3, &seq);
 	/* Turns in queue order after the last turn's queue (none yet: queue 0
 	 * had it), each `weight` long. */
 	struct evq_event ev[20];
@@ -168,7 +169,7 @@ START_TEST(test_weighted_shares)
 	uint64_t seq = 0, d[3] = {0}, total = 0;
 	struct evq_event ev[17];
 	for (uint32_t round = 0; round < 2000; round++) {
-		wrr_fill(q, &seq);
+		backlog(q, 3, 3, &seq);
 		uint32_t n = evq_dequeue(q, ev, 1 + round % 17);
 		ck_assert_uint_eq(n, 1 + round % 17);
 		for (uint32_t k = 0; k < n; k++) {
@@ -226,20 +227,6 @@ END_TEST
 
 /* ---- set-weight --------------------------------------------------------- */
 
-/* Keep queues 0 and 1 backlogged at level 2. */
-static void set_weight_fill(struct evq *q, uint64_t *seq)
-{
-	struct evq_event ev[64];
-	for (uint32_t i = 0; i < 2; i++) {
-		struct evq_queue_stats qs;
-		ck_assert_int_eq(evq_queue_stats(q, i, &qs), 0);
-		uint32_t n = MIN(1024 - qs.held, 64u);
-		for (uint32_t k = 0; k < n; k++)
-			ev[k] = event(i, 2, (*seq)++);
-		ck_assert_uint_eq(evq_enqueue(q, ev, n), n);
-	}
-}
-
 /* `calls` dequeues of 8 (sched-dist's take with 8 slots free), counted per
  * queue. */
 static void set_weight_run(struct evq *q, uint32_t calls, uint64_t got[2], uint64_t *seq)
@@ -247,7 +234,7 @@ static void set_weight_run(struct evq *q, uint32_t calls, uint64_t got[2], uint6
 	struct evq_event ev[8];
 	got[0] = got[1] = 0;
 	for (uint32_t i = 0; i < calls; i++) {
-		set_weight_fill(q, seq);
+		backlog(q, 2, 2, seq);
 		ck_assert_uint_eq(evq_dequeue(q, ev, 8), 8);
 		for (uint32_t k = 0; k < 8; k++)
 			got[ev[k].queue]++;
@@ -285,7 +272,7 @@ START_TEST(test_set_weight)
 	ck_assert_uint_eq(got[0], 0);
 	ck_assert_uint_eq(got[1], 8);
 	ck_assert_int_eq(evq_queue_set_weight(q, 1, 2), 0);
-	set_weight_fill(q, &seq);
+	backlog(q, 2, 2, &seq);
 	struct evq_event ev[8];
 	ck_assert_uint_eq(evq_dequeue(q, ev, 8), 8);
 	static const uint8_t want[8] = {1, 1, 0, 1, 1, 0, 1, 1};
@@ -335,27 +322,17 @@ START_TEST(test_full_refused)
 	ck_assert_uint_eq(qs.held, 64);
 	ck_assert_uint_eq(qs.dispatched, 8);
 	ck_assert_int_eq(evq_queue_stats(q, 2, &qs), -EINVAL);
-	evq_destroy(q);
-}
-END_TEST
-
-/* A burst of runs: taken whole up to the first refusal, which refuses the
- * rest of the burst too (the caller keeps the order). */
-START_TEST(test_burst_prefix)
-{
-	struct evq *q = make_evq(2);
-	setup_queue(q, 0, 1, 8);
-	setup_queue(q, 1, 1, 8);
-	struct evq_event ev[20];
+	/* A burst of runs is taken up to its first refusal, which refuses the
+	 * rest of the burst too, whatever its queues (the caller keeps the
+	 * order): 4 to queue 1 at two levels, then queue 0's (full). */
 	for (uint32_t i = 0; i < 20; i++)
-		ev[i] = event(i < 4 || i >= 14 ? 1 : 0, i & 1, i); /* 4 to queue 1, 10 to 0, 6 to 1 */
-	ck_assert_uint_eq(evq_enqueue(q, ev, 20), 12); /* queue 0 full after its 8th */
-	struct evq_queue_stats qs;
-	evq_queue_stats(q, 0, &qs);
-	ck_assert_uint_eq(qs.refused, 8);
-	evq_queue_stats(q, 1, &qs);
-	ck_assert_uint_eq(qs.held, 4);
+		ev[i] = event(i < 4 || i >= 14 ? 1 : 0, i & 1, 200 + i);
+	ck_assert_uint_eq(evq_enqueue(q, ev, 20), 4);
+	ck_assert_int_eq(evq_queue_stats(q, 1, &qs), 0);
+	ck_assert_uint_eq(qs.held, 5);
 	ck_assert_uint_eq(qs.refused, 0);
+	ck_assert_int_eq(evq_queue_stats(q, 0, &qs), 0);
+	ck_assert_uint_eq(qs.refused, 20 + 8 + 16);
 	evq_destroy(q);
 }
 END_TEST
@@ -433,7 +410,6 @@ static Suite *evq_suite(void)
 	Suite *s = suite_create("evq");
 	TCase *tc = tcase_create("evq");
 	tcase_add_test(tc, test_full_refused);
-	tcase_add_test(tc, test_burst_prefix);
 	tcase_add_test(tc, test_invalid_refused);
 	tcase_add_test(tc, test_wrap_order);
 	tcase_add_test(tc, test_strict_priority);
