@@ -315,8 +315,9 @@ START_TEST(test_weights_under_backpressure)
 	ck_assert_uint_gt(f->queue_full[b], 0);
 	ck_assert_uint_gt(sched_front_held_class((uint32_t)a), 0);
 	ck_assert_uint_gt(sched_front_held_class((uint32_t)b), 0);
-	/* What the scheduler dispatched is 1:3 to a pass; what the workers took
-	 * differs by what waited in the stash or was dropped from it. */
+	/* What sched-dist took out of the class queues is 1:3 to a turn; what
+	 * the workers took differs by what waited in the stash or was dropped
+	 * from it. */
 	struct evq_queue_stats qa, qb;
 	ck_assert_int_eq(evq_queue_stats(f->evq, (uint32_t)a, &qa), 0);
 	ck_assert_int_eq(evq_queue_stats(f->evq, (uint32_t)b, &qb), 0);
