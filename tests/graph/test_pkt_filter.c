@@ -144,6 +144,13 @@ static struct graph *pf_graph(void)
 	return tn_graph(regs, 1);
 }
 
+static void pf_done(struct graph *g)
+{
+	graph_destroy(g);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_main_free();
+}
+
 static void pf_run(struct graph *g)
 {
 	for (uint32_t i = 0; i < 2 * PF_TOTAL / 16 && pf_next_seq < PF_TOTAL; i++)
@@ -171,9 +178,7 @@ START_TEST(test_trace_filtered_exact)
 	graph_trace_clear(g);
 	ck_assert_ptr_null(graph_trace_filter(g, (uint32_t)src));
 	ck_assert_uint_eq(graph_trace_n_packets(g), 0);
-	graph_destroy(g);
-	ck_assert_uint_eq(buffer_n_in_use(), 0);
-	buffer_main_free();
+	pf_done(g);
 }
 END_TEST
 
@@ -193,9 +198,7 @@ START_TEST(test_trace_filter_all_matches_then_unfiltered)
 	ck_assert_ptr_null(graph_trace_filter(g, (uint32_t)graph_node_index(g, "pf-source")));
 	pf_run(g);
 	ck_assert_uint_eq(graph_trace_n_packets(g), 12); /* the first 12, any protocol */
-	graph_destroy(g); /* frees nothing twice with the trace still armed */
-	ck_assert_uint_eq(buffer_n_in_use(), 0);
-	buffer_main_free();
+	pf_done(g); /* with the trace still armed: its filter is freed once */
 }
 END_TEST
 
@@ -211,9 +214,7 @@ START_TEST(test_trace_bad_expression)
 	ck_assert_int_eq(graph_trace_add_filtered(g, "tn-nosuch", 10, "udp", err, sizeof(err)), -ENOENT);
 	pf_run(g);
 	ck_assert_uint_eq(graph_trace_n_packets(g), 0);
-	graph_destroy(g);
-	ck_assert_uint_eq(buffer_n_in_use(), 0);
-	buffer_main_free();
+	pf_done(g);
 }
 END_TEST
 
