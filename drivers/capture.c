@@ -51,6 +51,11 @@ static struct {
 	FILE *file;
 	char *stdio_buf;
 	char path[256];
+	/* selection: set under the barrier, read by the datapath */
+	struct pkt_filter *filter;
+	uint32_t drop_first, drop_count;
+	char drop_node[64];
+	char drop_reason[128];
 } cap = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- datapath ---- */
@@ -71,29 +76,41 @@ static void copy_packet(struct slot *s, uint8_t *dst, struct buffer *b, uint32_t
 	s->caplen = off;
 }
 
+/* Copy b into the next slot; false once max slots are claimed. */
+static bool capture_one(struct buffer *b, uint64_t now)
+{
+	uint32_t max = cap.max;
+	uint64_t k = __atomic_fetch_add(&cap.n_claimed, 1, __ATOMIC_RELAXED);
+	if (k >= max) {
+		__atomic_store_n(&dev_capture.what, 0, __ATOMIC_RELAXED);
+		return false;
+	}
+	struct slot *s = &cap.slots[k];
+	copy_packet(s, cap.data + k * cap.snaplen, b, cap.snaplen);
+	s->ts_ns = now;
+	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+	if (k + 1 == max) {
+		__atomic_store_n(&dev_capture.what, 0, __ATOMIC_RELAXED);
+		return false;
+	}
+	return true;
+}
+
 void dev_capture_packets(uint32_t if_index, const uint32_t *bi, uint32_t n)
 {
-	uint32_t filter = __atomic_load_n(&dev_capture.if_index, __ATOMIC_RELAXED);
-	if (filter != DEV_INDEX_INVALID && filter != if_index)
+	uint32_t want_if = __atomic_load_n(&dev_capture.if_index, __ATOMIC_RELAXED);
+	if (want_if != DEV_INDEX_INVALID && want_if != if_index)
 		return;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	uint32_t max = cap.max;
+	const struct pkt_filter *f = cap.filter; /* freed only under the barrier */
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t k = __atomic_fetch_add(&cap.n_claimed, 1, __ATOMIC_RELAXED);
-		if (k >= max) {
-			__atomic_store_n(&dev_capture.what, 0, __ATOMIC_RELAXED);
+		struct buffer *b = buffer_get(bi[i]);
+		if (f && !pkt_filter_match(f, b))
+			continue; /* refused: takes no slot */
+		if (!capture_one(b, now))
 			return;
-		}
-		struct slot *s = &cap.slots[k];
-		copy_packet(s, cap.data + k * cap.snaplen, buffer_get(bi[i]), cap.snaplen);
-		s->ts_ns = now;
-		__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
-		if (k + 1 == max) {
-			__atomic_store_n(&dev_capture.what, 0, __ATOMIC_RELAXED);
-			return;
-		}
 	}
 }
 
@@ -145,6 +162,18 @@ static uint32_t write_ready(uint32_t budget)
 	return k;
 }
 
+/* Replace the selection of packets; p NULL: none (every packet). The
+ * caller holds the lock and the datapath is parked. */
+static void capture_select(const struct dev_capture_params *p)
+{
+	pkt_filter_free(cap.filter);
+	cap.filter = p ? p->filter : NULL;
+	cap.drop_first = p ? p->drop_error_first : 0;
+	cap.drop_count = p ? p->drop_error_count : 0;
+	snprintf(cap.drop_node, sizeof(cap.drop_node), "%s", p && p->drop_node ? p->drop_node : "");
+	snprintf(cap.drop_reason, sizeof(cap.drop_reason), "%s", p && p->drop_reason ? p->drop_reason : "");
+}
+
 uint32_t dev_capture_flush(uint32_t budget)
 {
 	if (pthread_mutex_trylock(&cap.lock))
@@ -175,6 +204,7 @@ int dev_capture_stop(uint64_t *n, char *path, size_t pathlen)
 		close_file();
 	}
 	release_slots();
+	capture_select(NULL); /* the datapath is parked: no one reads the filter */
 	cap.started = false;
 	*n = cap.n_written;
 	if (path)
@@ -183,7 +213,8 @@ int dev_capture_stop(uint64_t *n, char *path, size_t pathlen)
 	return 0;
 }
 
-static int capture_start(const struct dev_capture_params *p, bool *file_taken, char *err, size_t errlen)
+static int capture_start(const struct dev_capture_params *p, bool *file_taken, bool *filter_taken, char *err,
+			 size_t errlen)
 {
 	uint32_t snaplen = p->snaplen ? p->snaplen : DEV_CAPTURE_SNAPLEN_DEFAULT;
 	if (!p->what || (p->what & ~(DEV_CAPTURE_RX | DEV_CAPTURE_TX | DEV_CAPTURE_DROP))) {
@@ -241,6 +272,8 @@ static int capture_start(const struct dev_capture_params *p, bool *file_taken, c
 	cap.n_written = 0;
 	cap.what = p->what;
 	cap.started = true;
+	capture_select(p);
+	*filter_taken = true;
 	dev_capture.if_index = p->if_index;
 	__atomic_store_n(&dev_capture.what, p->what, __ATOMIC_RELEASE);
 	goto out;
@@ -254,10 +287,12 @@ out:
 
 int dev_capture_start(const struct dev_capture_params *p, char *err, size_t errlen)
 {
-	bool taken = false;
-	int rc = capture_start(p, &taken, err, errlen);
+	bool taken = false, filter_taken = false;
+	int rc = capture_start(p, &taken, &filter_taken, err, errlen);
 	if (p->file && !taken)
 		fclose(p->file);
+	if (!filter_taken)
+		pkt_filter_free(p->filter);
 	return rc;
 }
 
@@ -272,7 +307,21 @@ void dev_capture_get_status(struct dev_capture_status *st)
 	st->captured = cap.started ? MIN(n_claimed, (uint64_t)cap.max) : 0;
 	st->written = cap.started ? cap.n_written : 0;
 	snprintf(st->path, sizeof(st->path), "%s", cap.started ? cap.path : "");
+	snprintf(st->filter, sizeof(st->filter), "%s", cap.started && cap.filter ? pkt_filter_expr(cap.filter) : "");
+	snprintf(st->drop_node, sizeof(st->drop_node), "%s", cap.started ? cap.drop_node : "");
+	snprintf(st->drop_reason, sizeof(st->drop_reason), "%s", cap.started ? cap.drop_reason : "");
 	pthread_mutex_unlock(&cap.lock);
+}
+
+/* error-drop sees a packet wherever the dropping node left it: an IPv4 drop
+ * starts at its IP header. It is written from the Ethernet header
+ * ethernet-input recorded (l2_len, l3_offset) when that is still in front,
+ * as the file's link type and a filter expect; error-drop frees the buffer
+ * right after the tap, so moving its start back harms no one. */
+static void drop_frame_start(struct buffer *b)
+{
+	if (b->l2_len && b->current_data == (int16_t)b->l3_offset)
+		buffer_advance(b, -(int)b->l2_len);
 }
 
 void dev_capture_drop_tap(void *arg, const uint32_t *bi, uint32_t n)
@@ -280,6 +329,13 @@ void dev_capture_drop_tap(void *arg, const uint32_t *bi, uint32_t n)
 	(void)arg;
 	if (!dev_capture_on(DEV_CAPTURE_DROP))
 		return;
-	for (uint32_t i = 0; i < n; i++)
-		dev_capture_packets(buffer_get(bi[i])->rx_if, bi + i, 1);
+	uint32_t first = cap.drop_first, count = cap.drop_count;
+	for (uint32_t i = 0; i < n; i++) {
+		struct buffer *b = buffer_get(bi[i]);
+		/* unsigned: an error below first wraps past count */
+		if (count && (uint32_t)(b->error - first) >= count)
+			continue;
+		drop_frame_start(b);
+		dev_capture_packets(b->rx_if, bi + i, 1);
+	}
 }

@@ -1,10 +1,13 @@
 /* pcap capture of interface traffic: `pcap capture rx|tx|drop [interface
- * NAME] max N file FILE` and `pcap capture off` (VPP's spelling).
+ * NAME] max N file FILE [filter EXPR] [node NODE [reason TEXT]]` and
+ * `pcap capture off` (VPP's spelling).
  *
  * One capture at a time. Starting it preallocates N slots of snaplen bytes;
  * the datapath (device input nodes for rx, <driver>-tx for tx) copies each
  * matching packet into the next free slot and marks it ready, with no
- * allocation and no system call; after N packets it stops on its own. The
+ * allocation and no system call; after N packets it stops on its own. With
+ * a filter (graph/pkt_filter.h) only the packets it accepts take a slot;
+ * with an error range only the drops counted under those errors do. The
  * file is written with libpcap from the control side only: the pcap-capture
  * process node writes ready slots in order, a bounded number per run, and
  * closes the file once all N are written; `pcap capture off` writes what is
@@ -25,6 +28,7 @@
 #include <stdio.h>
 
 #include "base/util.h"
+#include "graph/pkt_filter.h"
 
 /* What to capture (dev_capture.what). */
 #define DEV_CAPTURE_RX (1u << 0)
@@ -66,6 +70,12 @@ struct dev_capture_params {
 	const char *path;
 	FILE *file;          /* path opened by the caller (the CLI, held to
 			      * cli-file-dir), or NULL: open path here */
+	struct pkt_filter *filter; /* compiled by the caller, taken in every case; NULL: all */
+	/* Drops: only those whose b->error (global error index) lies in
+	 * [drop_error_first, drop_error_first + drop_error_count); count 0: all.
+	 * drop_node and drop_reason name them for status (NULL: none). */
+	uint32_t drop_error_first, drop_error_count;
+	const char *drop_node, *drop_reason;
 };
 
 /* Open the file (or take p->file: truncated once the capture starts,
@@ -92,6 +102,9 @@ struct dev_capture_status {
 	uint64_t captured;  /* packets copied into slots */
 	uint64_t written;   /* packets written to the file */
 	char path[256];
+	char filter[PKT_FILTER_EXPR_MAX]; /* "" when none */
+	char drop_node[64];               /* "" when drops are not selected */
+	char drop_reason[128];            /* "" when every error of drop_node */
 };
 void dev_capture_get_status(struct dev_capture_status *st);
 

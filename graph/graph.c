@@ -303,6 +303,7 @@ void graph_destroy(struct graph *g)
 		if (graph_thread_current == t0)
 			graph_thread_current = NULL;
 	}
+	graph_trace_filters_free(g);
 	free(g->trace);
 	free(g->nodes);
 	pthread_mutex_destroy(&g->barrier_lock);

@@ -196,7 +196,18 @@ _Static_assert(sizeof(struct trace_record) == 56, "trace record is fixed-size");
  * thread that runs it). Returns 0 or a negative errno with reason in err. */
 int graph_trace_add(struct graph *g, const char *node_name, uint32_t n, char *err, size_t errlen);
 
-/* Forget every trace record and disarm. */
+/* As graph_trace_add, but only packets the tcpdump expression `filter`
+ * accepts (graph/pkt_filter.h) are marked and counted against n; NULL: every
+ * packet. The node's filter is replaced (a later add without a filter
+ * removes it). A bad expression: -EBADMSG with libpcap's message in err,
+ * and nothing changed. */
+int graph_trace_add_filtered(struct graph *g, const char *node_name, uint32_t n, const char *filter, char *err,
+			     size_t errlen);
+
+/* The filter expression in force on node node_index, or NULL. */
+const char *graph_trace_filter(struct graph *g, uint32_t node_index);
+
+/* Forget every trace record, disarm and free every filter. */
 void graph_trace_clear(struct graph *g);
 
 /* Traced packets so far, in marking order. */

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "graph/graph.h"
+#include "graph/pkt_filter.h"
 
 #define FRAME_POOL_CHUNK 64
 
@@ -20,6 +21,7 @@ struct graph_node {
 	uint32_t error_base;
 	uint16_t n_next;
 	int32_t next_index[NODE_MAX_NEXT]; /* target node index per arc */
+	struct pkt_filter *trace_filter; /* input nodes: `trace add ... filter`, or NULL */
 };
 
 /* One traced packet: its records in the order nodes appended them. Only the
@@ -123,6 +125,7 @@ uint64_t graph_thread_heartbeat_age(struct graph_thread *t);
 
 /* trace.c */
 void graph_trace_frame(struct node_runtime *rt, const struct frame *f);
+void graph_trace_filters_free(struct graph *g);
 
 static inline bool graph_barrier_requested(const struct graph *g)
 {

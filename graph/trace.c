@@ -23,24 +23,39 @@ static void trace_append(struct node_runtime *rt, struct buffer *b, uint64_t tic
 	memset(r->detail, 0, sizeof(r->detail));
 }
 
-void node_trace_input_mark(struct node_runtime *rt, const uint32_t *bi, uint32_t n)
+/* Start packet b's trace in the next free slot; false when the buffer is full. */
+static bool trace_start(struct node_runtime *rt, struct buffer *b, uint64_t ticks)
 {
 	struct graph *g = rt->graph;
+	uint32_t slot = atomic_fetch_add(&g->trace_next, 1);
+	if (slot >= g->trace_cap)
+		return false;
+	b->flags |= BUFFER_F_TRACED;
+	b->trace_handle = slot;
+	g->trace[slot].n_records = 0;
+	g->trace[slot].n_lost = 0;
+	trace_append(rt, b, ticks);
+	return true;
+}
+
+/* Only reached while the node has budget (node_trace_input), so the filter
+ * costs nothing when no trace is armed. A packet the filter refuses is not
+ * traced and does not use up the budget. */
+void node_trace_input_mark(struct node_runtime *rt, const uint32_t *bi, uint32_t n)
+{
+	const struct pkt_filter *f = rt->graph->nodes[rt->node_index].trace_filter;
 	uint64_t ticks = cpu_ticks();
-	uint32_t k = MIN(n, rt->trace_budget);
-	for (uint32_t i = 0; i < k; i++) {
-		uint32_t slot = atomic_fetch_add(&g->trace_next, 1);
-		if (slot >= g->trace_cap) {
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n && k < rt->trace_budget; i++) {
+		struct buffer *b = buffer_get(bi[i]);
+		if (f && !pkt_filter_match(f, b))
+			continue;
+		if (!trace_start(rt, b, ticks)) {
 			/* Trace buffer full: stop marking until `clear trace`. */
 			rt->trace_budget = 0;
 			return;
 		}
-		struct buffer *b = buffer_get(bi[i]);
-		b->flags |= BUFFER_F_TRACED;
-		b->trace_handle = slot;
-		g->trace[slot].n_records = 0;
-		g->trace[slot].n_lost = 0;
-		trace_append(rt, b, ticks);
+		k++;
 	}
 	rt->trace_budget -= k;
 }
@@ -68,7 +83,8 @@ uint8_t *node_trace_detail(struct node_runtime *rt, struct buffer *b)
 	return r->detail;
 }
 
-int graph_trace_add(struct graph *g, const char *node_name, uint32_t n, char *err, size_t errlen)
+int graph_trace_add_filtered(struct graph *g, const char *node_name, uint32_t n, const char *filter, char *err,
+			     size_t errlen)
 {
 	int ni = graph_node_index(g, node_name);
 	if (ni < 0) {
@@ -79,12 +95,39 @@ int graph_trace_add(struct graph *g, const char *node_name, uint32_t n, char *er
 		snprintf(err, errlen, "trace: '%s' is not an input node", node_name);
 		return -EINVAL;
 	}
+	struct pkt_filter *f = NULL;
+	if (filter && !(f = pkt_filter_compile(filter, err, errlen)))
+		return -EBADMSG;
 	graph_barrier_sync(g);
+	struct pkt_filter *old = g->nodes[ni].trace_filter;
+	g->nodes[ni].trace_filter = f;
 	for (uint32_t i = 0; i < g->n_threads; i++)
 		g->threads[i]->rts[ni].trace_budget += n;
 	atomic_store(&g->trace_active, true);
 	graph_barrier_release(g);
+	pkt_filter_free(old); /* no thread can be reading it now */
 	return 0;
+}
+
+int graph_trace_add(struct graph *g, const char *node_name, uint32_t n, char *err, size_t errlen)
+{
+	return graph_trace_add_filtered(g, node_name, n, NULL, err, errlen);
+}
+
+const char *graph_trace_filter(struct graph *g, uint32_t node_index)
+{
+	if (node_index >= g->n_nodes || !g->nodes[node_index].trace_filter)
+		return NULL;
+	return pkt_filter_expr(g->nodes[node_index].trace_filter);
+}
+
+/* Caller holds the barrier, or the graph has no running thread. */
+void graph_trace_filters_free(struct graph *g)
+{
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
+		pkt_filter_free(g->nodes[k].trace_filter);
+		g->nodes[k].trace_filter = NULL;
+	}
 }
 
 void graph_trace_clear(struct graph *g)
@@ -93,6 +136,7 @@ void graph_trace_clear(struct graph *g)
 	for (uint32_t i = 0; i < g->n_threads; i++)
 		for (uint32_t k = 0; k < g->n_nodes; k++)
 			g->threads[i]->rts[k].trace_budget = 0;
+	graph_trace_filters_free(g);
 	uint32_t next = atomic_load(&g->trace_next);
 	uint32_t used = MIN(next, g->trace_cap);
 	memset(g->trace, 0, used * sizeof(*g->trace));

@@ -15,9 +15,34 @@
 #include "graph/graph.h"
 #include "graph/graph_cli.h"
 
+#define PCAP_ERRBUF_SIZE_CLI 512 /* libpcap's messages are shorter (PCAP_ERRBUF_SIZE) */
+
+/* The words after `filter` as one expression: quoted ("udp port 53") it is
+ * one word already, unquoted the rest of the line is taken as tcpdump does. */
+static char *trace_filter_words(int argc, char **argv)
+{
+	size_t len = 1;
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	char *expr = calloc(1, len);
+	for (int i = 0; expr && i < argc; i++) {
+		if (i)
+			strcat(expr, " ");
+		strcat(expr, argv[i]);
+	}
+	return expr;
+}
+
 /*
  * sluice> trace add pg-input 5
  * tracing the next 5 packets of pg-input
+ * sluice> trace add pg-input 5 filter "udp port 53"
+ * tracing the next 5 packets of pg-input matching 'udp port 53'
+ *
+ * With `filter`, only packets the tcpdump expression accepts are traced and
+ * counted (libpcap compiles and runs it on the frame's first buffer); a bad
+ * expression prints libpcap's message and arms nothing. Each `trace add`
+ * replaces the node's filter; `clear trace` removes them all.
  */
 static int trace_add(struct cli_session *s, int argc, char **argv)
 {
@@ -25,17 +50,24 @@ static int trace_add(struct cli_session *s, int argc, char **argv)
 	uint32_t n = 0;
 	const struct cli_arg args[] = { { CLI_ARG_WORD, "NODE", &node, 0, 0 }, { CLI_ARG_U32, "N", &n, 1, 1000000 } };
 	struct graph *g = need_graph(s);
-	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
+	int n_args = argc > 2 && !strcmp(argv[2], "filter") ? 2 : argc;
+	if (n_args == 2 && argc == 3)
+		return cli_fail(s, -EINVAL, "filter needs a tcpdump expression");
+	int rc = g ? cli_args_parse(s, n_args, argv, args, ARRAY_LEN(args)) : -ENODEV;
 	if (rc)
 		return rc;
-	char err[256];
+	char *filter = n_args < argc ? trace_filter_words(argc - 3, argv + 3) : NULL;
+	if (n_args < argc && !filter)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	char err[PCAP_ERRBUF_SIZE_CLI];
 	graph_barrier_sync(g);
-	rc = graph_trace_add(g, node, n, err, sizeof(err));
+	rc = graph_trace_add_filtered(g, node, n, filter, err, sizeof(err));
 	graph_barrier_release(g);
-	if (rc)
-		return cli_fail(s, rc, "%s", err);
-	cli_printf(s, "tracing the next %u packets of %s", n, node);
-	return 0;
+	if (!rc)
+		cli_printf(s, "tracing the next %u packets of %s%s%s%s", n, node, filter ? " matching '" : "",
+			   filter ? filter : "", filter ? "'" : "");
+	free(filter);
+	return rc ? cli_fail(s, rc, "%s", err) : 0;
 }
 
 /* VPP's trace time stamp: hours:minutes:seconds:microseconds. */
@@ -215,7 +247,8 @@ static int clear_trace(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-CLI_COMMAND(trace_add_cmd, "trace add", "trace add NODE N", "Trace the next N packets of input node NODE", trace_add)
+CLI_COMMAND(trace_add_cmd, "trace add", "trace add NODE N [filter EXPR]",
+	    "Trace the next N packets of input node NODE (that match tcpdump expression EXPR)", trace_add)
 CLI_COMMAND(show_trace_cmd, "show trace", "show trace [max N] [json]", "Traced packets, node by node", show_trace)
 CLI_COMMAND(trace_save_cmd, "trace save", "trace save FILE", "Write the trace as JSON to FILE", trace_save)
 CLI_COMMAND(clear_trace_cmd, "clear trace", "clear trace", "Forget traced packets and stop tracing", clear_trace)

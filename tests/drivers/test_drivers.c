@@ -740,6 +740,113 @@ START_TEST(capture_drop)
 }
 END_TEST
 
+/* Run the replay of in_path on cap0 with p armed (what, filter, drop
+ * errors); return the capture file opened for reading. */
+static pcap_t *capture_replay(struct dev_capture_params *p, const char *name)
+{
+	write_pcap(in_path);
+	const char *rx_words[] = { "rx-file", in_path };
+	struct device *cap0 = create("cap0", "pcap", rx_words, 2);
+	static char path[300];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	p->if_index = DEV_INDEX_INVALID;
+	p->max = N_FRAMES;
+	p->snaplen = 8192;
+	p->path = path;
+	ck_assert_msg(dev_capture_start(p, err, sizeof(err)) == 0, "%s", err);
+	graph_set_drop_tap(g, dev_capture_drop_tap, NULL);
+	ck_assert_int_eq(dev_set_admin_up(cap0, true), 0);
+	run();
+	uint64_t n = 0;
+	ck_assert_int_eq(dev_capture_stop(&n, NULL, 0), 0);
+	graph_set_drop_tap(g, NULL, NULL);
+	char pe[PCAP_ERRBUF_SIZE];
+	pcap_t *pc = pcap_open_offline(path, pe);
+	ck_assert_msg(pc, "%s", pe);
+	return pc;
+}
+
+/* The frames of pc are, in order and byte for byte, the sent frames that
+ * keep() accepts (whole: none is longer than the snap length). */
+static void expect_capture(pcap_t *pc, bool (*keep)(const struct pkt *p, const struct bpf_program *prog),
+			   const struct bpf_program *prog, uint32_t n_want)
+{
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	uint32_t i = 0, got = 0;
+	while (pcap_next_ex(pc, &h, &data) == 1) {
+		while (i < n_pkts && !keep(&pkts[i], prog))
+			i++;
+		ck_assert_msg(i < n_pkts, "captured frame %u was not to be kept", got);
+		ck_assert_uint_eq(h->len, pkts[i].len);
+		ck_assert_uint_eq(h->caplen, pkts[i].len);
+		ck_assert_msg(memcmp(data, pkts[i].bytes, h->caplen) == 0, "captured frame %u differs from frame %u", got, i);
+		i++;
+		got++;
+	}
+	pcap_close(pc);
+	ck_assert_uint_eq(got, n_want);
+}
+
+static bool keep_by_libpcap(const struct pkt *p, const struct bpf_program *prog)
+{
+	struct pcap_pkthdr h = { .caplen = p->len, .len = p->len };
+	return pcap_offline_filter(prog, &h, p->bytes) != 0;
+}
+
+/* rx with a filter: exactly the frames libpcap's own evaluation of the same
+ * expression over the sent frames accepts (ARP: every fourth, the chain of
+ * 3 among them, the runts not), in order. */
+START_TEST(capture_rx_filtered)
+{
+	const char *expr = "arp or (ether[14] & 0xf0 = 0x40 and ether[0] & 1 = 1)";
+	struct dev_capture_params p = { .what = DEV_CAPTURE_RX };
+	p.filter = pkt_filter_compile(expr, err, sizeof(err));
+	ck_assert_msg(p.filter, "%s", err);
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	struct bpf_program prog;
+	ck_assert_int_eq(pcap_compile(dead, &prog, expr, 1, PCAP_NETMASK_UNKNOWN), 0);
+	uint32_t n_want = 0;
+	for (uint32_t i = 0; i < n_pkts; i++)
+		n_want += keep_by_libpcap(&pkts[i], &prog);
+	ck_assert_uint_ge(n_want, N_FRAMES / 4 - N_RUNTS);
+	ck_assert(keep_by_libpcap(&pkts[601], &prog)); /* the chain of 3 */
+	expect_capture(capture_replay(&p, "filtered.pcap"), keep_by_libpcap, &prog, n_want);
+	pcap_freecode(&prog);
+	pcap_close(dead);
+}
+END_TEST
+
+static bool keep_runt(const struct pkt *p, const struct bpf_program *prog)
+{
+	(void)prog;
+	return is_runt(p);
+}
+
+/* drop with one error: of all ethernet-input drops (mostly "destination MAC
+ * not this interface's"), only the runts; a bad filter arms nothing. */
+START_TEST(capture_drop_by_error)
+{
+	ck_assert_ptr_null(pkt_filter_compile("ether proto", err, sizeof(err)));
+	ck_assert_msg(strstr(err, "syntax error"), "%s", err);
+	struct dev_capture_params p = { .what = DEV_CAPTURE_DROP, .drop_node = "ethernet-input",
+					.drop_reason = "runt (shorter than an Ethernet header)" };
+	int node = graph_node_index(g, "ethernet-input");
+	for (uint32_t e = 0; e < graph_n_errors(g); e++) {
+		uint32_t ni;
+		const char *reason;
+		if (!graph_error_info(g, e, &ni, &reason) && ni == (uint32_t)node && !strcmp(reason, p.drop_reason))
+			p.drop_error_first = e, p.drop_error_count = 1;
+	}
+	ck_assert_uint_eq(p.drop_error_count, 1);
+	expect_capture(capture_replay(&p, "runts.pcap"), keep_runt, NULL, N_RUNTS);
+	ck_assert_uint_gt(errors_of("ethernet-input", 1), N_FRAMES / 2); /* not for us: dropped, not captured */
+	struct dev_capture_status st;
+	dev_capture_get_status(&st);
+	ck_assert_uint_eq(st.max, 0); /* stopped: nothing shown */
+}
+END_TEST
+
 /* ---- tx arcs: made by the device layer as interfaces come ---- */
 
 /* The arc of `node` to `target` in g, or -1. */
@@ -923,6 +1030,8 @@ static Suite *drivers_suite(void)
 	tcase_add_test(tc, pcapng_three_loops);
 	tcase_add_test(tc, pcap_rx_pace_recorded);
 	tcase_add_test(tc, capture_drop);
+	tcase_add_test(tc, capture_rx_filtered);
+	tcase_add_test(tc, capture_drop_by_error);
 	tcase_add_test(tc, l3_counts_and_drops);
 	tcase_add_test(tc, admin_down_drops_counted);
 	tcase_add_test(tc, null_rx_nothing_tx_frees);
