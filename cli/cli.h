@@ -155,6 +155,10 @@ struct cli_command_reg {
  * A path registered twice keeps the first; the second is logged. */
 void cli_command_add(const struct cli_command_reg *reg);
 
+/* Call fn for every registered command, in path order, with the registry
+ * locked (fn must not add commands). `help json` lists them this way. */
+void cli_command_foreach(void (*fn)(const struct cli_command_reg *reg, void *ctx), void *ctx);
+
 /* Link a `static const struct cli_command_reg` into the registry. Objects
  * holding commands are linked whole so that the constructor survives. */
 #define CLI_COMMAND_REGISTER(reg)                                                              \
@@ -205,6 +209,12 @@ struct cli_arg {
 
 int cli_args_parse(struct cli_session *s, int argc, char **argv, const struct cli_arg *args, size_t n_args);
 
+/* Take the word flag out of argv wherever it stands (the first one; the
+ * rest close up) and say whether it was there: how a command whose positional
+ * words are optional accepts `json` before or after them. The word is
+ * moved past the new *argc, not freed. */
+bool cli_take_flag(int *argc, char **argv, const char *flag);
+
 /* ---- output helpers ---- */
 
 /* Text tables whose columns line up. Cells are added left to right, rows
@@ -226,7 +236,10 @@ char *cli_table_format(const struct cli_table *t);
 void cli_table_print(struct cli_session *s, struct cli_table *t);
 void cli_table_free(struct cli_table *t);
 
-/* Print a JSON document (indented) and delete it. */
+/* Print a JSON document (indented) and delete it. Every `show` command
+ * takes `json` (README "JSON output"): an object whose key names the
+ * collection, arrays of objects with snake_case keys, numbers as numbers,
+ * units in key names (`_ns`, `_bytes`). */
 void cli_json_print(struct cli_session *s, cJSON *root);
 
 /* Graphviz DOT text built node by node. Ids and labels are quoted and

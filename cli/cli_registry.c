@@ -256,6 +256,21 @@ static void store(const struct cli_arg *a, const struct parsed *p)
 	}
 }
 
+bool cli_take_flag(int *argc, char **argv, const char *flag)
+{
+	for (int i = 0; i < *argc; i++) {
+		if (strcmp(argv[i], flag))
+			continue;
+		/* Rotated to the end, not dropped: argv is libcli's, which frees
+		 * every word it holds. */
+		char *w = argv[i];
+		memmove(argv + i, argv + i + 1, (size_t)(*argc - i - 1) * sizeof(*argv));
+		argv[--*argc] = w;
+		return true;
+	}
+	return false;
+}
+
 int cli_args_parse(struct cli_session *s, int argc, char **argv, const struct cli_arg *args, size_t n_args)
 {
 	struct parsed p[n_args ? n_args : 1];
@@ -361,19 +376,45 @@ static int group(struct cli_def *def, const char *command, char **argv, int argc
 	return s->status ? CLI_ERROR : CLI_OK;
 }
 
+void cli_command_foreach(void (*fn)(const struct cli_command_reg *reg, void *ctx), void *ctx)
+{
+	pthread_mutex_lock(&registry.lock);
+	for (uint32_t i = 0; i < registry.n; i++)
+		fn(registry.regs[i], ctx);
+	pthread_mutex_unlock(&registry.lock);
+}
+
+static void command_json(const struct cli_command_reg *r, void *ctx)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "path", r->path);
+	cJSON_AddStringToObject(o, "usage", r->usage ? r->usage : r->path);
+	cJSON_AddStringToObject(o, "help", r->help ? r->help : "");
+	cJSON_AddItemToArray(ctx, o);
+}
+
 /*
  * sluice> help
  * Command                          Help
  * clear errors                     Zero every error counter
  * ...
  * Words may be abbreviated; '?' lists what may follow, TAB completes.
+ * sluice> help json
+ * {"commands": [{"path": "clear errors", "usage": "clear errors", "help": "Zero every error counter"}, ...]}
  */
 static int help(struct cli_def *def, const char *command, char **argv, int argc)
 {
-	(void)command, (void)argv, (void)argc;
+	(void)command;
 	struct cli_session *s = cli_get_context(def);
 	if (refuse_long_line(s))
 		return CLI_ERROR;
+	if (argc == 1 && !strcmp(argv[0], "json")) {
+		cJSON *root = cJSON_CreateObject();
+		cli_command_foreach(command_json, cJSON_AddArrayToObject(root, "commands"));
+		cli_json_print(s, root);
+		s->status = 0;
+		return CLI_OK;
+	}
 	list_commands(s, "");
 	cli_printf(s, "Words may be abbreviated; '?' lists what may follow, TAB completes.");
 	s->status = 0;

@@ -424,6 +424,37 @@ static uint64_t load(const uint64_t *c)
 	return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
+static const struct {
+	const char *name;
+	const uint64_t *v;
+} cli_counters[] = {
+	{ "accepted", &srv.n.accepted },       { "refused_busy", &srv.n.refused_busy },
+	{ "logins", &srv.n.logins },           { "login_failures", &srv.n.login_failures },
+	{ "idle_closed", &srv.n.idle_closed }, { "long_lines", &srv.n.long_lines },
+};
+
+static void show_cli_json(struct cli_session *s)
+{
+	const struct cli_server_config *c = &srv.cfg;
+	char mode[8];
+	snprintf(mode, sizeof(mode), "%04o", (unsigned)c->socket_mode);
+	cJSON *root = cJSON_CreateObject();
+	cJSON *o = cJSON_AddObjectToObject(root, "cli");
+	cJSON_AddStringToObject(o, "listen", c->listen);
+	cJSON_AddStringToObject(o, "transport", srv.listener.unix_socket ? "unix" : "tcp");
+	cJSON_AddStringToObject(o, "socket_mode", mode);
+	cJSON_AddStringToObject(o, "socket_group", c->socket_group);
+	cJSON_AddStringToObject(o, "password_file", srv.auth ? c->password_file : "");
+	cJSON_AddNumberToObject(o, "sessions_open", open_sessions());
+	cJSON_AddNumberToObject(o, "max_sessions", c->max_sessions);
+	cJSON_AddNumberToObject(o, "idle_timeout_s", c->idle_timeout_s);
+	cJSON_AddNumberToObject(o, "max_line_bytes", c->max_line);
+	cJSON_AddStringToObject(o, "file_dir", c->file_dir);
+	for (size_t i = 0; i < ARRAY_LEN(cli_counters); i++)
+		cJSON_AddNumberToObject(o, cli_counters[i].name, (double)load(cli_counters[i].v));
+	cli_json_print(s, root);
+}
+
 /*
  * sluice> show cli
  * listen          /run/sluice/cli.sock (unix, mode 0600, group -)
@@ -438,15 +469,23 @@ static uint64_t load(const uint64_t *c)
  * login-failures  0
  * idle-closed     1
  * long-lines      2
+ * sluice> show cli json
+ * {"cli": {"listen": "/run/sluice/cli.sock", "transport": "unix", "socket_mode": "0600", "socket_group": "",
+ *          "password_file": "", "sessions_open": 1, "max_sessions": 8, "idle_timeout_s": 300,
+ *          "max_line_bytes": 4094, "file_dir": "", "accepted": 12, ..., "long_lines": 2}}
  */
 static int show_cli(struct cli_session *s, int argc, char **argv)
 {
-	(void)argv;
+	bool json = cli_take_flag(&argc, argv, "json");
 	if (argc)
 		return cli_fail(s, -EINVAL, "unexpected '%s'", argv[0]);
 	if (!srv.running)
 		return cli_fail(s, -ENOTCONN, "the CLI server is not running");
 	const struct cli_server_config *c = &srv.cfg;
+	if (json) {
+		show_cli_json(s);
+		return 0;
+	}
 	if (srv.listener.unix_socket)
 		cli_printf(s, "%-15s %s (unix, mode %04o, group %s)", "listen", c->listen, (unsigned)c->socket_mode,
 			   c->socket_group[0] ? c->socket_group : "-");
@@ -457,20 +496,18 @@ static int show_cli(struct cli_session *s, int argc, char **argv)
 	cli_printf(s, "%-15s %us", "idle-timeout", c->idle_timeout_s);
 	cli_printf(s, "%-15s %u", "max-line", c->max_line);
 	cli_printf(s, "%-15s %s", "file-dir", c->file_dir[0] ? c->file_dir : "-");
-	const struct {
-		const char *name;
-		const uint64_t *v;
-	} rows[] = {
-		{ "accepted", &srv.n.accepted },     { "refused-busy", &srv.n.refused_busy },
-		{ "logins", &srv.n.logins },         { "login-failures", &srv.n.login_failures },
-		{ "idle-closed", &srv.n.idle_closed }, { "long-lines", &srv.n.long_lines },
-	};
-	for (size_t i = 0; i < ARRAY_LEN(rows); i++)
-		cli_printf(s, "%-15s %llu", rows[i].name, (unsigned long long)load(rows[i].v));
+	/* The text spells the counters with dashes, VPP-style. */
+	for (size_t i = 0; i < ARRAY_LEN(cli_counters); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s", cli_counters[i].name);
+		for (char *p = strchr(name, '_'); p; p = strchr(p, '_'))
+			*p = '-';
+		cli_printf(s, "%-15s %llu", name, (unsigned long long)load(cli_counters[i].v));
+	}
 	return 0;
 }
 
-CLI_COMMAND(show_cli_cmd, "show cli", "show cli", "The CLI server: listen address, limits, sessions and refusals",
+CLI_COMMAND(show_cli_cmd, "show cli", "show cli [json]", "The CLI server: listen address, limits, sessions and refusals",
 	    show_cli)
 
 /* ---- exec files and lines ---- */

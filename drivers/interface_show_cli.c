@@ -210,19 +210,59 @@ static int show_interface(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
+/* The next line of *cur, cut at its '\n'; NULL after the last. */
+static char *next_line(char **cur)
+{
+	char *line = *cur;
+	if (!line || !*line)
+		return NULL;
+	char *nl = strchr(line, '\n');
+	if (nl)
+		*nl = 0;
+	*cur = nl ? nl + 1 : NULL;
+	return line;
+}
+
+/* `show hardware json`: one object per interface; the driver's own lines
+ * (ops->format_hw) as an array of strings, their layout being the
+ * driver's. */
+static cJSON *hardware_json(struct device *d)
+{
+	struct dev_link link;
+	dev_link_get(d, &link);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", d->name);
+	cJSON_AddNumberToObject(o, "index", d->index);
+	cJSON_AddStringToObject(o, "driver", d->driver ? d->driver->name : "");
+	cJSON_AddStringToObject(o, "admin", d->admin_up ? "up" : "down");
+	cJSON_AddStringToObject(o, "link", link.up ? "up" : "down");
+	cJSON_AddNumberToObject(o, "speed_mbps", link.speed_mbps);
+	cJSON_AddBoolToObject(o, "full_duplex", link.full_duplex);
+	cJSON_AddNumberToObject(o, "mtu", d->mtu);
+	cJSON_AddNumberToObject(o, "rx_burst", d->rx_burst);
+	cJSON_AddNumberToObject(o, "tx_queues", d->n_tx_queues);
+	cJSON *rxq = cJSON_AddArrayToObject(o, "rx_queues");
+	for (uint16_t q = 0; q < d->n_rx_queues; q++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "queue", q);
+		cJSON_AddNumberToObject(e, "thread", d->rxq[q].thread_index);
+		cJSON_AddItemToArray(rxq, e);
+	}
+	cJSON *lines = cJSON_AddArrayToObject(o, "driver_lines");
+	char buf[4096];
+	char *cur = d->ops->format_hw && d->ops->format_hw(d, buf, sizeof(buf)) > 0 ? buf : NULL;
+	for (char *line; (line = next_line(&cur));)
+		cJSON_AddItemToArray(lines, cJSON_CreateString(line));
+	return o;
+}
+
 /* The driver's own lines, indented under the interface's. */
 static void hw_lines(struct cli_session *s, struct device *d)
 {
 	char buf[4096];
-	int n = d->ops->format_hw(d, buf, sizeof(buf));
-	if (n <= 0)
-		return;
-	for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = 0;
+	char *cur = d->ops->format_hw(d, buf, sizeof(buf)) > 0 ? buf : NULL;
+	for (char *line; (line = next_line(&cur));)
 		cli_printf(s, "  %s", line);
-	}
 }
 
 /*
@@ -240,10 +280,15 @@ static void hw_lines(struct cli_session *s, struct device *d)
  *     rx queue 0: RDH 17 RDT 16 next 17, drops 0
  *     tx queue 0: TDH 40 TDT 40 clean 32
  *     hw: GPRC 1000 GPTC 1000 GORC 64000 GOTC 64000 MPC 0 CRCERRS 0 RLEC 0 ROC 0
+ * sluice> show hardware nul0 json
+ * {"interfaces": [{"name": "nul0", "index": 1, "driver": "null", "admin": "up", "link": "up",
+ *   "speed_mbps": 0, "full_duplex": false, "mtu": 1500, "rx_burst": 256, "tx_queues": 1,
+ *   "rx_queues": [{"queue": 0, "thread": 0}], "driver_lines": ["rx recycle, ..."]}]}
  */
 static int show_hardware(struct cli_session *s, int argc, char **argv)
 {
 	const char *name = NULL;
+	bool json = cli_take_flag(&argc, argv, "json");
 	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
 	int rc = argc ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : 0;
 	if (rc)
@@ -251,11 +296,17 @@ static int show_hardware(struct cli_session *s, int argc, char **argv)
 	struct device *one = name ? dev_cli_need(s, name) : NULL;
 	if (name && !one)
 		return -EINVAL;
+	cJSON *root = json ? cJSON_CreateObject() : NULL;
+	cJSON *list = json ? cJSON_AddArrayToObject(root, "interfaces") : NULL;
 	struct device *d;
 	DEV_FOREACH(d)
 	{
 		if (one && d != one)
 			continue;
+		if (json) {
+			cJSON_AddItemToArray(list, hardware_json(d));
+			continue;
+		}
 		struct dev_link link;
 		dev_link_get(d, &link);
 		char speed[48] = "";
@@ -272,7 +323,30 @@ static int show_hardware(struct cli_session *s, int argc, char **argv)
 		if (d->ops->format_hw)
 			hw_lines(s, d);
 	}
+	if (json)
+		cli_json_print(s, root);
 	return 0;
+}
+
+static cJSON *rx_placement_json(void)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *list = cJSON_AddArrayToObject(root, "rx_placement");
+	for (uint32_t th = 0; th < DEV_MAX_THREADS; th++) {
+		uint32_t n;
+		const struct dev_poll *p = dev_poll_list(th, &n);
+		for (uint32_t i = 0; i < n; i++) {
+			char node[64];
+			snprintf(node, sizeof(node), "%s-input", p[i].dev->driver ? p[i].dev->driver->name : "?");
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddNumberToObject(o, "thread", th);
+			cJSON_AddStringToObject(o, "interface", p[i].dev->name);
+			cJSON_AddNumberToObject(o, "queue", p[i].queue);
+			cJSON_AddStringToObject(o, "node", node);
+			cJSON_AddItemToArray(list, o);
+		}
+	}
+	return root;
 }
 
 /*
@@ -280,12 +354,20 @@ static int show_hardware(struct cli_session *s, int argc, char **argv)
  * Thread  Interface  Queue  Node
  *      0  nul0           0  null-input
  *      0  cap0           0  pcap-input
+ * sluice> show interface rx-placement json
+ * {"rx_placement": [{"thread": 0, "interface": "nul0", "queue": 0, "node": "null-input"}, ...]}
  */
 static int show_rx_placement(struct cli_session *s, int argc, char **argv)
 {
-	int rc = cli_args_parse(s, argc, argv, NULL, 0);
+	bool json = false;
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
 	if (rc)
 		return rc;
+	if (json) {
+		cli_json_print(s, rx_placement_json());
+		return 0;
+	}
 	static const struct cli_table_col cols[] = {
 		{ "Thread", true }, { "Interface", false }, { "Queue", true }, { "Node", false },
 	};
@@ -308,7 +390,8 @@ static int show_rx_placement(struct cli_session *s, int argc, char **argv)
 
 CLI_COMMAND(show_interface_cmd, "show interface", "show interface [NAME] [json]",
 	    "Interfaces: state, mode and testpmd-style counters", show_interface)
-CLI_COMMAND(show_hardware_cmd, "show hardware", "show hardware [NAME]", "Driver, link, MTU and queues",
+CLI_COMMAND(show_hardware_cmd, "show hardware", "show hardware [NAME] [json]", "Driver, link, MTU and queues",
 	    show_hardware)
-CLI_COMMAND(show_rx_placement_cmd, "show interface rx-placement", "show interface rx-placement",
+CLI_COMMAND(show_rx_placement_cmd, "show interface rx-placement",
+	    "show interface rx-placement [json]",
 	    "Which thread polls which rx queue", show_rx_placement)

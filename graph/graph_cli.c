@@ -77,13 +77,27 @@ void graph_cli_node_totals(struct graph *g, uint32_t node, struct node_stats *su
 /*
  * sluice> show version
  * sluice 0.1.0, built Jun  2 2025 10:12:01 with gcc 12.2.0
+ * sluice> show version json
+ * {"version": {"version": "0.1.0", "built": "Jun  2 2025 10:12:01", "compiler": "gcc 12.2.0"}}
  */
 static int show_version(struct cli_session *s, int argc, char **argv)
 {
-	int rc = cli_args_parse(s, argc, argv, NULL, 0);
-	if (!rc)
-		cli_printf(s, "sluice %s, built %s %s with gcc %s", SLUICE_VERSION, __DATE__, __TIME__, __VERSION__);
-	return rc;
+	bool json = false;
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc || !json) {
+		if (!rc)
+			cli_printf(s, "sluice %s, built %s %s with gcc %s", SLUICE_VERSION, __DATE__, __TIME__,
+				   __VERSION__);
+		return rc;
+	}
+	cJSON *root = cJSON_CreateObject();
+	cJSON *o = cJSON_AddObjectToObject(root, "version");
+	cJSON_AddStringToObject(o, "version", SLUICE_VERSION);
+	cJSON_AddStringToObject(o, "built", __DATE__ " " __TIME__);
+	cJSON_AddStringToObject(o, "compiler", "gcc " __VERSION__);
+	cli_json_print(s, root);
+	return 0;
 }
 
 static const char *thread_state(const struct graph_thread_info *ti)
@@ -390,7 +404,7 @@ static int clear_errors(struct cli_session *s, int argc, char **argv)
 
 /* ---- registration ---- */
 
-CLI_COMMAND(show_version_cmd, "show version", "show version", "Version and build of this sluice", show_version)
+CLI_COMMAND(show_version_cmd, "show version", "show version [json]", "Version and build of this sluice", show_version)
 CLI_COMMAND(show_threads_cmd, "show threads", "show threads [json]",
 	    "Datapath threads: cores, loop counts, heartbeat age, stalls", show_threads)
 CLI_COMMAND(show_runtime_cmd, "show runtime", "show runtime [verbose] [json]",

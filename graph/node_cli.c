@@ -31,6 +31,55 @@ static void node_errors(struct cli_session *s, struct graph *g, uint32_t node, c
 			   (unsigned long long)graph_node_error_count(g, node, i));
 }
 
+/* A node's arcs: [{"name", "index", "packets"}] (name "" and index -1 for
+ * an arc whose target is not in the graph). */
+static cJSON *arcs_json(struct graph *g, uint32_t n)
+{
+	cJSON *next = cJSON_CreateArray();
+	for (uint16_t i = 0; i < graph_node_n_next(g, n); i++) {
+		int target = graph_node_next(g, n, i);
+		cJSON *arc = cJSON_CreateObject();
+		cJSON_AddStringToObject(arc, "name", target >= 0 ? graph_node_reg(g, (uint32_t)target)->name : "");
+		cJSON_AddNumberToObject(arc, "index", target);
+		cJSON_AddNumberToObject(arc, "packets", (double)graph_arc_packets(g, n, i));
+		cJSON_AddItemToArray(next, arc);
+	}
+	return next;
+}
+
+/* {"nodes": [one node: "name", "index", "type", "next": [{"name", "index",
+ * "packets"}], "errors": [{"index", "reason", "count"}], "threads": [the
+ * show runtime fields with "thread" and "state"]}] */
+static cJSON *node_json(struct graph *g, uint32_t node, const struct node_reg *reg)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(root, "nodes"), o);
+	cJSON_AddStringToObject(o, "name", reg->name);
+	cJSON_AddNumberToObject(o, "index", node);
+	cJSON_AddStringToObject(o, "type", graph_cli_type_name(reg->type));
+	cJSON_AddItemToObject(o, "next", arcs_json(g, node));
+	cJSON *errors = cJSON_AddArrayToObject(o, "errors");
+	for (uint16_t i = 0; i < reg->n_errors; i++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "index", i);
+		cJSON_AddStringToObject(e, "reason", reg->error_strings[i]);
+		cJSON_AddNumberToObject(e, "count", (double)graph_node_error_count(g, node, i));
+		cJSON_AddItemToArray(errors, e);
+	}
+	cJSON *threads = cJSON_AddArrayToObject(o, "threads");
+	for (uint32_t t = 0; t < graph_n_threads(g); t++) {
+		struct node_stats st;
+		if (graph_node_stats(g, t, node, &st))
+			continue;
+		cJSON *x = graph_cli_stats_json(&st);
+		cJSON_AddNumberToObject(x, "thread", t);
+		cJSON_AddStringToObject(x, "state", graph_cli_state_name(g, t, node));
+		cJSON_AddItemToArray(threads, x);
+	}
+	return root;
+}
+
 /*
  * sluice> show node ip4-lookup
  * node ip4-lookup: internal, index 5
@@ -40,11 +89,17 @@ static void node_errors(struct cli_session *s, struct graph *g, uint32_t node, c
  *   errors:
  *     [0] no route                 count 3
  *   thread 0: active, calls 320, vectors 81923, suspends 0, clocks/vector 2.31e+01
+ * sluice> show node ip4-lookup json
+ * {"nodes": [{"name": "ip4-lookup", "index": 5, "type": "internal",
+ *   "next": [{"name": "ip4-rewrite", "index": 6, "packets": 81920}, ...],
+ *   "errors": [{"index": 0, "reason": "no route", "count": 3}],
+ *   "threads": [{"calls": 320, "vectors": 81923, ..., "thread": 0, "state": "active"}]}]}
  */
 static int show_node(struct cli_session *s, int argc, char **argv)
 {
 	const char *name = NULL;
-	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
+	bool json = false;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 }, { CLI_ARG_FLAG, "json", &json, 0, 0 } };
 	struct graph *g = need_graph(s);
 	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
 	if (rc)
@@ -53,6 +108,10 @@ static int show_node(struct cli_session *s, int argc, char **argv)
 	if (node < 0)
 		return cli_fail(s, -ENOENT, "no node named '%s'", name);
 	const struct node_reg *reg = graph_node_reg(g, (uint32_t)node);
+	if (json) {
+		cli_json_print(s, node_json(g, (uint32_t)node, reg));
+		return 0;
+	}
 	cli_printf(s, "node %s: %s, index %d", reg->name, graph_cli_type_name(reg->type), node);
 	node_nexts(s, g, (uint32_t)node, reg);
 	node_errors(s, g, (uint32_t)node, reg);
@@ -106,15 +165,7 @@ static cJSON *graph_json(struct graph *g)
 		cJSON_AddStringToObject(o, "name", reg->name);
 		cJSON_AddNumberToObject(o, "index", n);
 		cJSON_AddStringToObject(o, "type", graph_cli_type_name(reg->type));
-		cJSON *next = cJSON_AddArrayToObject(o, "next");
-		for (uint16_t i = 0; i < graph_node_n_next(g, n); i++) {
-			int target = graph_node_next(g, n, i);
-			cJSON *arc = cJSON_CreateObject();
-			cJSON_AddStringToObject(arc, "name", target >= 0 ? graph_node_reg(g, (uint32_t)target)->name : "");
-			cJSON_AddNumberToObject(arc, "index", target);
-			cJSON_AddNumberToObject(arc, "packets", (double)graph_arc_packets(g, n, i));
-			cJSON_AddItemToArray(next, arc);
-		}
+		cJSON_AddItemToObject(o, "next", arcs_json(g, n));
 		cJSON_AddItemToArray(nodes, o);
 	}
 	return root;
@@ -192,5 +243,5 @@ static int show_graph(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-CLI_COMMAND(show_node_cmd, "show node", "show node NAME", "One node: arcs, errors, per-thread statistics", show_node)
+CLI_COMMAND(show_node_cmd, "show node", "show node NAME [json]", "One node: arcs, errors, per-thread statistics", show_node)
 CLI_COMMAND(show_graph_cmd, "show graph", "show graph [json|dot]", "The node graph with live counters", show_graph)

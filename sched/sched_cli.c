@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "base/util.h"
 #include "cli/cli.h"
 #include "graph/graph.h"
 #include "sched/timer.h"
@@ -55,14 +56,64 @@ static void print_service(struct cli_session *s, uint32_t thread, const struct t
 	print_late(s, st);
 }
 
+static cJSON *service_json(uint32_t thread, const struct timer_stats *st)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "thread", thread);
+	cJSON_AddNumberToObject(o, "tick_ns", (double)st->tick_ns);
+	cJSON_AddNumberToObject(o, "levels", st->levels);
+	cJSON_AddNumberToObject(o, "memory_bytes", (double)st->memory_bytes);
+	cJSON_AddNumberToObject(o, "armed", (double)st->armed_total);
+	cJSON *lv = cJSON_AddArrayToObject(o, "armed_per_level");
+	for (uint32_t l = 0; l < st->levels; l++)
+		cJSON_AddItemToArray(lv, cJSON_CreateNumber((double)st->armed_level[l]));
+	const struct {
+		const char *name;
+		uint64_t v;
+	} counters[] = {
+		{ "armed_far", st->armed_far },
+		{ "armed_precise", st->armed_precise },
+		{ "armed_due", st->armed_pending },
+		{ "periodic", st->periodic },
+		{ "expiries", st->expiries },
+		{ "arms", st->arms },
+		{ "cancels", st->cancels },
+		{ "rearms", st->rearms },
+		{ "producer_requests", st->producer_requests },
+		{ "producer_refused", st->producer_refused },
+		{ "deferred", st->deferred },
+	};
+	for (size_t i = 0; i < ARRAY_LEN(counters); i++)
+		cJSON_AddNumberToObject(o, counters[i].name, (double)counters[i].v);
+	cJSON *late = cJSON_AddArrayToObject(o, "late");
+	for (uint32_t b = 0; b < TIMER_LATE_BUCKETS; b++) {
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "bucket", late_names[b]);
+		cJSON_AddNumberToObject(x, "count", (double)st->late[b]);
+		cJSON_AddItemToArray(late, x);
+	}
+	return o;
+}
+
+/*
+ * sluice> show timers json
+ * {"timers": [{"thread": 0, "tick_ns": 10000, "levels": 6, "memory_bytes": 9646080, "armed": 3,
+ *   "armed_per_level": [1, 2, 0, 0, 0, 0], "armed_far": 0, ..., "deferred": 0,
+ *   "late": [{"bucket": "<tick/4", "count": 1200}, ...]}]}
+ * (an empty list when no thread has a timer service)
+ */
 static int show_timers(struct cli_session *s, int argc, char **argv)
 {
 	struct graph *g = cli_graph(s);
 	if (!g)
 		return cli_fail(s, -ENODEV, "no graph");
-	int rc = cli_args_parse(s, argc, argv, NULL, 0);
+	bool json = false;
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
 	if (rc)
 		return rc;
+	cJSON *root = json ? cJSON_CreateObject() : NULL;
+	cJSON *list = json ? cJSON_AddArrayToObject(root, "timers") : NULL;
 	uint32_t shown = 0;
 	for (uint32_t i = 0; i < graph_n_threads(g); i++) {
 		const struct timer_service *ts = timer_service_of(graph_thread_get(g, i));
@@ -70,15 +121,20 @@ static int show_timers(struct cli_session *s, int argc, char **argv)
 		if (!ts)
 			continue;
 		timer_stats(ts, &st);
-		print_service(s, i, &st);
+		if (json)
+			cJSON_AddItemToArray(list, service_json(i, &st));
+		else
+			print_service(s, i, &st);
 		shown++;
 	}
-	if (!shown)
+	if (json)
+		cli_json_print(s, root);
+	else if (!shown)
 		cli_printf(s, "no timer service");
 	return 0;
 }
 
 CLI_COMMAND(show_timers_cmd, "show timers",
-	    "show timers",
+	    "show timers [json]",
 	    "Timers per thread: armed per level and in the skiplists, expiries, lateness",
 	    show_timers)

@@ -14,6 +14,59 @@
 
 #define STALLED_NS 100000000ull /* no completion for 100 ms while holding packets */
 
+static cJSON *worker_json(uint32_t w, const struct dist_worker_stats *st)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "worker", w);
+	const struct {
+		const char *name;
+		uint64_t v;
+	} f[] = {
+		{ "in_flight", st->in_flight }, { "backlog", st->backlog },       { "flows", st->flows },
+		{ "ring_used", st->ring_used }, { "ring_lines", st->ring_lines }, { "handed", st->handed },
+		{ "returned", st->returned },   { "matched", st->matched },       { "migrations", st->migrations },
+		{ "drops", st->drops },         { "ordered", st->ordered },       { "parallel", st->parallel },
+		{ "idle_ns", st->idle_ns },
+	};
+	for (size_t i = 0; i < ARRAY_LEN(f); i++)
+		cJSON_AddNumberToObject(o, f[i].name, (double)f[i].v);
+	cJSON_AddBoolToObject(o, "stalled", st->idle_ns > STALLED_NS);
+	return o;
+}
+
+/* {"distributor": {"enabled", "workers": [...], "drops": {...}, "reorder_window": {...}}} */
+static cJSON *dist_json(struct dist *d)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *o = cJSON_AddObjectToObject(root, "distributor");
+	cJSON_AddBoolToObject(o, "enabled", d != NULL);
+	cJSON *workers = cJSON_AddArrayToObject(o, "workers");
+	if (!d)
+		return root;
+	for (uint32_t w = 0; w < dist_n_workers(d); w++) {
+		struct dist_worker_stats st;
+		if (!dist_worker_stats(d, w, &st))
+			cJSON_AddItemToArray(workers, worker_json(w, &st));
+	}
+	struct dist_stats ds;
+	dist_stats(d, &ds);
+	cJSON *drops = cJSON_AddObjectToObject(o, "drops");
+	cJSON_AddNumberToObject(drops, "worker_full", (double)ds.drops[DIST_DROP_WORKER_FULL]);
+	cJSON_AddNumberToObject(drops, "all_full", (double)ds.drops[DIST_DROP_ALL_FULL]);
+	cJSON_AddNumberToObject(drops, "shutdown", (double)ds.drops[DIST_DROP_SHUTDOWN]);
+	cJSON_AddNumberToObject(drops, "spread_full", (double)ds.drops[DIST_DROP_SPREAD_FULL]);
+	cJSON_AddNumberToObject(drops, "window_full", (double)ds.drops[DIST_DROP_WINDOW_FULL]);
+	cJSON_AddNumberToObject(drops, "unordered_full", (double)ds.drops[DIST_DROP_UNORDERED_FULL]);
+	cJSON *win = cJSON_AddObjectToObject(o, "reorder_window");
+	cJSON_AddNumberToObject(win, "used", ds.window_used);
+	cJSON_AddNumberToObject(win, "size", ds.window_size);
+	cJSON_AddNumberToObject(win, "released", (double)ds.released);
+	cJSON_AddNumberToObject(win, "gaps", (double)ds.gaps);
+	cJSON_AddNumberToObject(win, "unordered", (double)ds.unordered);
+	cJSON_AddNumberToObject(o, "bad_returns", (double)ds.bad_returns);
+	return root;
+}
+
 /*
  * sluice> show distributor
  * Worker  In flight  Backlog  Flows  Ring   Handed    Returned  Matched  Migrations  Drops  Ordered  Parallel  State
@@ -21,13 +74,22 @@
  * 1             512        8    130  64/64  1204417   1203897   69.8%    9987        4121   19968    0         stalled 2.3 s
  * drops: flow's worker busy 4121, new flow with every worker busy 0, at shutdown 0, ordered/parallel with every worker busy 0, reorder window full 0
  * reorder window: 12/4096 in use, released in order 40436, gaps skipped 0, sent unordered 0
+ * sluice> show distributor json
+ * {"distributor": {"enabled": true, "workers": [{"worker": 0, "in_flight": 24, ..., "stalled": false}],
+ *   "drops": {"worker_full": 4121, ...}, "reorder_window": {"used": 12, "size": 4096, ...}, "bad_returns": 0}}
  */
 static int show_dist(struct cli_session *s, int argc, char **argv)
 {
-	int rc = cli_args_parse(s, argc, argv, NULL, 0);
+	bool json = false;
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
 	if (rc)
 		return rc;
 	struct dist *d = dist_attached();
+	if (json) {
+		cli_json_print(s, dist_json(d));
+		return 0;
+	}
 	if (!d) {
 		cli_printf(s, "distributor: not enabled (distributor { enable } with cpu workers)");
 		return 0;
@@ -96,7 +158,7 @@ static int clear_dist(struct cli_session *s, int argc, char **argv)
 }
 
 CLI_COMMAND(show_dist_cmd, "show distributor",
-	    "show distributor",
+	    "show distributor [json]",
 	    "Per worker: packets in flight, backlog, flows, handed (ordered, parallel), returned, matched share, "
 	    "migrations, drops; the reorder window",
 	    show_dist)

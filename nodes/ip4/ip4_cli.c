@@ -183,6 +183,7 @@ static const char *const kind_names[] = { "drop", "local", "glean", "rewrite" };
 
 struct fib_show {
 	struct cli_table *t;
+	cJSON *list; /* `json`: rows go here instead of t */
 	uint32_t addr_h; /* one address: only the longest route holding it */
 	bool one;
 	struct ip4_route best;
@@ -207,11 +208,35 @@ static void route_row(struct cli_table *t, const struct ip4_route *r)
 		cli_table_cell(t, "%s", fmt_mac(mac, a->rewrite));
 }
 
+static cJSON *route_json(const struct ip4_route *r)
+{
+	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r->result);
+	char p[24], nh[16], mac[18];
+	snprintf(p, sizeof(p), "%s/%u", ip4_format_addr(nh, htonl(r->prefix)), r->len);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "prefix", p);
+	cJSON_AddNumberToObject(o, "adjacency", r->result);
+	cJSON_AddStringToObject(o, "kind", a->kind < ARRAY_LEN(kind_names) ? kind_names[a->kind] : "?");
+	cJSON_AddStringToObject(o, "next_hop", a->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, htonl(a->next_hop)) : "");
+	cJSON_AddStringToObject(o, "interface", a->kind == IP4_ADJ_DROP ? "" : if_name(a->if_index));
+	cJSON_AddStringToObject(o, "rewrite", a->kind == IP4_ADJ_REWRITE && a->rewrite_len ? fmt_mac(mac, a->rewrite) : "");
+	cJSON_AddBoolToObject(o, "resolved", a->kind != IP4_ADJ_REWRITE || a->rewrite_len);
+	return o;
+}
+
+static void route_out(struct fib_show *fs, const struct ip4_route *r)
+{
+	if (fs->list)
+		cJSON_AddItemToArray(fs->list, route_json(r));
+	else
+		route_row(fs->t, r);
+}
+
 static int fib_visit(const struct ip4_route *r, void *ctx)
 {
 	struct fib_show *fs = ctx;
 	if (!fs->one) {
-		route_row(fs->t, r);
+		route_out(fs, r);
 		return 0;
 	}
 	uint32_t mask = r->len ? ~0u << (32 - r->len) : 0;
@@ -230,10 +255,15 @@ static int fib_visit(const struct ip4_route *r, void *ctx)
  * 10.1.0.2/32          5  rewrite  10.1.0.2  a          02:aa:00:00:00:01
  * sluice> show ip fib 10.1.0.7
  * (the one longest-prefix route holding the address, same columns)
+ * sluice> show ip fib json
+ * {"routes": [{"prefix": "10.1.0.2/32", "adjacency": 5, "kind": "rewrite", "next_hop": "10.1.0.2",
+ *   "interface": "a", "rewrite": "02:aa:00:00:00:01", "resolved": true}, ...]}
+ * ("" where the table says "-"; an empty list when IPv4 is not configured)
  */
 static int show_fib(struct cli_session *s, int argc, char **argv)
 {
 	struct fib_show fs = { 0 };
+	bool json = cli_take_flag(&argc, argv, "json");
 	if (argc > 1)
 		return cli_fail(s, -EINVAL, "one prefix or address at most");
 	uint32_t addr = 0;
@@ -241,23 +271,28 @@ static int show_fib(struct cli_session *s, int argc, char **argv)
 	bool had_plen = false;
 	if (argc == 1 && !parse_prefix(argv[0], &addr, &plen, true, &had_plen))
 		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D or A.B.C.D/L", argv[0]);
+	cJSON *root = json ? cJSON_CreateObject() : NULL;
+	fs.list = json ? cJSON_AddArrayToObject(root, "routes") : NULL;
 	if (!ip4_fib_main) {
-		cli_printf(s, "no IPv4 configured");
+		if (json)
+			cli_json_print(s, root);
+		else
+			cli_printf(s, "no IPv4 configured");
 		return 0;
 	}
 	static const struct cli_table_col cols[] = {
 		{ "Prefix", false }, { "Adjacency", true }, { "Kind", false },
 		{ "Next hop", false }, { "Interface", false }, { "Rewrite", false },
 	};
-	fs.t = cli_table_create(cols, ARRAY_LEN(cols));
-	if (!fs.t)
+	fs.t = json ? NULL : cli_table_create(cols, ARRAY_LEN(cols));
+	if (!fs.t && !json)
 		return cli_fail(s, -ENOMEM, "out of memory");
 	graph_cli_barrier_sync(s);
 	int rc = 0;
 	if (argc == 1 && had_plen) {
 		struct ip4_route r = { .prefix = ntohl(addr & ip4_plen_mask(plen)), .len = plen };
 		if (ip4_fib_get(ip4_fib_main, r.prefix, plen, &r.result) == 0)
-			route_row(fs.t, &r);
+			route_out(&fs, &r);
 		else
 			rc = -ENOENT;
 	} else {
@@ -265,16 +300,20 @@ static int show_fib(struct cli_session *s, int argc, char **argv)
 		fs.addr_h = ntohl(addr);
 		rc = ip4_fib_walk(ip4_fib_main, fib_visit, &fs);
 		if (fs.one && fs.found)
-			route_row(fs.t, &fs.best);
+			route_out(&fs, &fs.best);
 		else if (fs.one)
 			rc = -ENOENT;
 	}
 	graph_cli_barrier_release(s);
 	if (rc) {
 		cli_table_free(fs.t);
+		cJSON_Delete(root);
 		return cli_fail(s, rc, rc == -ENOENT ? "no route for %s" : "cannot walk the FIB (%s)", argv[0]);
 	}
-	cli_table_print(s, fs.t);
+	if (json)
+		cli_json_print(s, root);
+	else
+		cli_table_print(s, fs.t);
 	return 0;
 }
 
@@ -282,20 +321,43 @@ static int show_fib(struct cli_session *s, int argc, char **argv)
 
 struct nbr_show {
 	struct cli_table *t;
+	cJSON *list; /* `json`: rows go here instead of t */
 	uint64_t now;
 };
+
+static const char *nbr_state(const struct ip4_nbr *n)
+{
+	if (n->state != IP4_NBR_REACHABLE)
+		return "incomplete";
+	return (n->flags & IP4_NBR_F_STATIC) ? "static" : "reachable";
+}
+
+static void nbr_json(struct nbr_show *ns, const struct ip4_nbr *n)
+{
+	char a[16], mac[18];
+	uint64_t since = n->state == IP4_NBR_REACHABLE ? n->updated_ns : n->created_ns;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "address", ip4_format_addr(a, n->ip));
+	cJSON_AddStringToObject(o, "interface", if_name(n->if_index));
+	cJSON_AddStringToObject(o, "mac", n->state == IP4_NBR_REACHABLE ? fmt_mac(mac, n->mac) : "");
+	cJSON_AddStringToObject(o, "state", nbr_state(n));
+	cJSON_AddNumberToObject(o, "held", n->n_held);
+	cJSON_AddNumberToObject(o, "age_ns", (double)(ns->now - since));
+	cJSON_AddItemToArray(ns->list, o);
+}
 
 static int nbr_row(const struct ip4_nbr *n, void *ctx)
 {
 	struct nbr_show *ns = ctx;
+	if (ns->list) {
+		nbr_json(ns, n);
+		return 0;
+	}
 	char a[16], mac[18];
 	cli_table_cell(ns->t, "%s", ip4_format_addr(a, n->ip));
 	cli_table_cell(ns->t, "%s", if_name(n->if_index));
 	cli_table_cell(ns->t, "%s", n->state == IP4_NBR_REACHABLE ? fmt_mac(mac, n->mac) : "-");
-	cli_table_cell(ns->t, "%s",
-		       n->state != IP4_NBR_REACHABLE	   ? "incomplete"
-		       : (n->flags & IP4_NBR_F_STATIC) ? "static"
-						       : "reachable");
+	cli_table_cell(ns->t, "%s", nbr_state(n));
 	cli_table_cell(ns->t, "%u", n->n_held);
 	uint64_t since = n->state == IP4_NBR_REACHABLE ? n->updated_ns : n->created_ns;
 	cli_table_cell(ns->t, "%.1f", (double)(ns->now - since) / 1e9);
@@ -308,21 +370,34 @@ static int nbr_row(const struct ip4_nbr *n, void *ctx)
  * 10.1.0.2  a          6e:1c:9a:20:3b:01  reachable     0     12.4
  * 10.2.0.9  b          -                  incomplete    2      0.3
  * 10.2.0.7  b          02:00:00:00:00:07  static        0    600.0
+ * sluice> show ip neighbors json
+ * {"neighbors": [{"address": "10.2.0.7", "interface": "b", "mac": "02:00:00:00:00:07", "state": "static",
+ *   "held": 0, "age_ns": 600000000000}, ...]}
  */
 static int show_neighbors(struct cli_session *s, int argc, char **argv)
 {
-	(void)argv;
-	if (argc)
-		return cli_fail(s, -EINVAL, "no arguments");
+	bool json = false;
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
 	static const struct cli_table_col cols[] = {
 		{ "Address", false }, { "Interface", false }, { "MAC", false },
 		{ "State", false },   { "Held", true },       { "Age (s)", true },
 	};
-	struct nbr_show ns = { .t = cli_table_create(cols, ARRAY_LEN(cols)), .now = ip4_nbr_now() };
-	if (!ns.t)
+	cJSON *root = json ? cJSON_CreateObject() : NULL;
+	struct nbr_show ns = { .t = json ? NULL : cli_table_create(cols, ARRAY_LEN(cols)),
+			       .list = json ? cJSON_AddArrayToObject(root, "neighbors") : NULL,
+			       .now = ip4_nbr_now() };
+	if (!ns.t && !ns.list) {
+		cJSON_Delete(root);
 		return cli_fail(s, -ENOMEM, "out of memory");
+	}
 	ip4_nbr_walk(nbr_row, &ns);
-	cli_table_print(s, ns.t);
+	if (json)
+		cli_json_print(s, root);
+	else
+		cli_table_print(s, ns.t);
 	return 0;
 }
 
@@ -405,17 +480,50 @@ static int neighbor_config(struct cli_session *s, int argc, char **argv)
 
 /* ---- show ip interface ---- */
 
+static cJSON *ip_interfaces_json(void)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *list = cJSON_AddArrayToObject(root, "interfaces");
+	struct device *d;
+	DEV_FOREACH(d)
+	{
+		const struct ip4_interface *ifc = &ip4_interfaces[d->index];
+		char mac[18], a[16], p[24];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", d->name);
+		cJSON_AddNumberToObject(o, "index", d->index);
+		cJSON_AddStringToObject(o, "mac", fmt_mac(mac, d->mac));
+		cJSON_AddNumberToObject(o, "mtu", d->mtu);
+		cJSON *addrs = cJSON_AddArrayToObject(o, "addresses");
+		for (uint32_t i = 0; i < ifc->n_addrs; i++) {
+			snprintf(p, sizeof(p), "%s/%u", ip4_format_addr(a, ifc->addrs[i].addr), ifc->addrs[i].plen);
+			cJSON_AddItemToArray(addrs, cJSON_CreateString(p));
+		}
+		cJSON_AddItemToArray(list, o);
+	}
+	return root;
+}
+
 /*
  * sluice> show ip interface
  * Interface  MAC                MTU   Addresses
  * a          02:fe:3a:91:0c:7e  1500  10.1.0.1/24
  * b          02:fe:55:02:e1:9d  1500  10.2.0.1/24 10.2.1.1/24
+ * sluice> show ip interface json
+ * {"interfaces": [{"name": "b", "index": 1, "mac": "02:fe:55:02:e1:9d", "mtu": 1500,
+ *   "addresses": ["10.2.0.1/24", "10.2.1.1/24"]}, ...]}
  */
 static int show_ip_interface(struct cli_session *s, int argc, char **argv)
 {
-	(void)argv;
-	if (argc)
-		return cli_fail(s, -EINVAL, "no arguments");
+	bool json = false;
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	if (json) {
+		cli_json_print(s, ip_interfaces_json());
+		return 0;
+	}
 	static const struct cli_table_col cols[] = {
 		{ "Interface", false }, { "MAC", false }, { "MTU", true }, { "Addresses", false },
 	};
@@ -451,14 +559,14 @@ CLI_COMMAND(del_address_cmd, "set interface ip address del", "set interface ip a
 CLI_COMMAND(route_add_cmd, "ip route add", "ip route add PREFIX via ADDR [NAME]",
 	    "Add or replace a static route via a next hop", route_add)
 CLI_COMMAND(route_del_cmd, "ip route del", "ip route del PREFIX", "Remove a static route", route_del)
-CLI_COMMAND(show_fib_cmd, "show ip fib", "show ip fib [PREFIX|ADDR]",
+CLI_COMMAND(show_fib_cmd, "show ip fib", "show ip fib [PREFIX|ADDR] [json]",
 	    "IPv4 routes with their adjacencies (an address: its longest match)", show_fib)
-CLI_COMMAND(show_neighbors_cmd, "show ip neighbors", "show ip neighbors", "The ARP neighbour table", show_neighbors)
+CLI_COMMAND(show_neighbors_cmd, "show ip neighbors", "show ip neighbors [json]", "The ARP neighbour table", show_neighbors)
 CLI_COMMAND(set_neighbor_cmd, "set ip neighbor", "set ip neighbor NAME A.B.C.D MAC [static]",
 	    "Add or replace a neighbour (static: never ages, ARP does not change it)", set_neighbor)
 CLI_COMMAND(clear_neighbors_cmd, "clear ip neighbors", "clear ip neighbors",
 	    "Forget every dynamic neighbour (static ones stay)", clear_neighbors)
 CLI_COMMAND(neighbor_config_cmd, "set ip neighbor-config", "set ip neighbor-config age SECONDS",
 	    "How long a learnt neighbour stays reachable without ARP (0: forever)", neighbor_config)
-CLI_COMMAND(show_ip_interface_cmd, "show ip interface", "show ip interface", "Interfaces' MACs and IPv4 addresses",
+CLI_COMMAND(show_ip_interface_cmd, "show ip interface", "show ip interface [json]", "Interfaces' MACs and IPv4 addresses",
 	    show_ip_interface)

@@ -146,17 +146,54 @@ static int pg_delete(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
+static cJSON *pg_json(void)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *list = cJSON_AddArrayToObject(root, "streams");
+	for (uint32_t i = 0; i < pg_stream_count(); i++) {
+		struct pg_stream_info info;
+		if (pg_stream_info(i, &info))
+			continue;
+		const struct pg_stream_config *c = info.config;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", info.name);
+		cJSON_AddBoolToObject(o, "enabled", info.enabled);
+		cJSON_AddNumberToObject(o, "sent", (double)info.packets_sent);
+		cJSON_AddNumberToObject(o, "packets", (double)info.packets_total);
+		cJSON_AddNumberToObject(o, "bytes", (double)info.bytes_total);
+		cJSON_AddNumberToObject(o, "limit", (double)c->limit);
+		cJSON_AddNumberToObject(o, "rate_pps", (double)c->rate_pps);
+		cJSON_AddNumberToObject(o, "size_min_bytes", c->size_min);
+		cJSON_AddNumberToObject(o, "size_max_bytes", c->size_max);
+		cJSON_AddStringToObject(o, "next_node", c->next_node);
+		cJSON_AddNumberToObject(o, "rx_if", c->rx_if);
+		cJSON_AddNumberToObject(o, "thread", c->thread_index);
+		cJSON_AddItemToArray(list, o);
+	}
+	return root;
+}
+
 /*
  * sluice> show packet-generator
  * Name  Enabled  Sent   Packets  Bytes    Limit  Rate   Size    Next node       rx-if  Thread
  * pg0   yes      81920  81920    5242880  0      10000  64      ethernet-input      0       0
  * s1    no       1000   1000     96000    1000   0      64-128  ethernet-input      2       0
+ * sluice> show packet-generator json
+ * {"streams": [{"name": "s1", "enabled": false, "sent": 1000, "packets": 1000, "bytes": 96000,
+ *   "limit": 1000, "rate_pps": 0, "size_min_bytes": 64, "size_max_bytes": 128,
+ *   "next_node": "ethernet-input", "rx_if": 2, "thread": 0}]}
  */
 static int show_pg(struct cli_session *s, int argc, char **argv)
 {
-	int rc = cli_args_parse(s, argc, argv, NULL, 0);
+	bool json = false;
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
 	if (rc)
 		return rc;
+	if (json) {
+		cli_json_print(s, pg_json());
+		return 0;
+	}
 	static const struct cli_table_col cols[] = {
 		{ "Name", false },  { "Enabled", false }, { "Sent", true },	 { "Packets", true },
 		{ "Bytes", true },  { "Limit", true },	   { "Rate", true },	 { "Size", false },
@@ -198,4 +235,4 @@ CLI_COMMAND(pg_enable_cmd, "packet-generator enable", "packet-generator enable [
 CLI_COMMAND(pg_disable_cmd, "packet-generator disable", "packet-generator disable [NAME]",
 	    "Stop a stream (every stream without NAME)", pg_disable)
 CLI_COMMAND(pg_delete_cmd, "packet-generator delete", "packet-generator delete NAME", "Remove a stream", pg_delete)
-CLI_COMMAND(show_pg_cmd, "show packet-generator", "show packet-generator", "Streams and their counters", show_pg)
+CLI_COMMAND(show_pg_cmd, "show packet-generator", "show packet-generator [json]", "Streams and their counters", show_pg)
