@@ -81,6 +81,20 @@ static int test_write(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * sluice> test opt json b
+ * name b json 1
+ */
+static int test_opt(struct cli_session *s, int argc, char **argv)
+{
+	bool json = cli_take_flag(&argc, argv, "json");
+	if (argc > 1)
+		return cli_fail(s, -EINVAL, "unexpected '%s'", argv[1]);
+	cli_printf(s, "name %s json %d", argc ? argv[0] : "-", json);
+	return 0;
+}
+
+CLI_COMMAND(opt_cmd, "test opt", "test opt [NAME] [json]", "An optional word and json anywhere", test_opt)
 CLI_COMMAND(write_cmd, "test write", "test write FILE", "Write a file through cli_file_open", test_write)
 CLI_COMMAND(echo_cmd, "test echo", "test echo WORD [max N] [json]", "Echo a word", test_echo)
 CLI_COMMAND(fail_cmd, "test fail", "test fail", "Fail on purpose", test_fail)
@@ -202,6 +216,65 @@ START_TEST(json_output_parses)
 	ck_assert_ptr_nonnull(o);
 	ck_assert_str_eq(cJSON_GetObjectItem(o, "word")->valuestring, "w");
 	ck_assert_int_eq(cJSON_GetObjectItem(o, "max")->valueint, 9);
+	cJSON_Delete(o);
+	free(out);
+}
+END_TEST
+
+/* `json` before, after or without the optional word; once only. */
+START_TEST(take_flag_anywhere)
+{
+	static const struct {
+		const char *line, *want;
+		int rc;
+	} cases[] = {
+		{ "test opt json b", "name b json 1\n", 0 }, { "test opt b json", "name b json 1\n", 0 },
+		{ "test opt json", "name - json 1\n", 0 },   { "test opt b", "name b json 0\n", 0 },
+		{ "test opt", "name - json 0\n", 0 },        { "test opt json json", "name json json 1\n", 0 },
+		{ "test opt a json b", NULL, -EINVAL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out;
+		ck_assert_int_eq(run(cases[i].line, &out), cases[i].rc);
+		if (cases[i].want)
+			ck_assert_str_eq(out, cases[i].want);
+		free(out);
+	}
+}
+END_TEST
+
+static void count_reg(const struct cli_command_reg *reg, void *ctx)
+{
+	(void)reg;
+	(*(int *)ctx)++;
+}
+
+/* `help json` is the registry: every command once, in path order, with
+ * its usage and help. */
+START_TEST(help_json_lists_registry)
+{
+	char *out;
+	ck_assert_int_eq(run("help json", &out), 0);
+	cJSON *o = cJSON_Parse(out);
+	ck_assert_ptr_nonnull(o);
+	const cJSON *cmds = cJSON_GetObjectItem(o, "commands");
+	int n = 0;
+	cli_command_foreach(count_reg, &n);
+	ck_assert_int_eq(cJSON_GetArraySize(cmds), n);
+	ck_assert_int_ge(n, 4);
+	const cJSON *c, *prev = NULL, *echo = NULL;
+	cJSON_ArrayForEach(c, cmds)
+	{
+		const char *path = cJSON_GetObjectItem(c, "path")->valuestring;
+		if (prev)
+			ck_assert_int_lt(strcmp(cJSON_GetObjectItem(prev, "path")->valuestring, path), 0);
+		if (!strcmp(path, "test echo"))
+			echo = c;
+		prev = c;
+	}
+	ck_assert_ptr_nonnull(echo);
+	ck_assert_str_eq(cJSON_GetObjectItem(echo, "usage")->valuestring, "test echo WORD [max N] [json]");
+	ck_assert_str_eq(cJSON_GetObjectItem(echo, "help")->valuestring, "Echo a word");
 	cJSON_Delete(o);
 	free(out);
 }
@@ -869,6 +942,8 @@ static Suite *cli_suite(void)
 	tcase_add_test(reg, abbreviations_expand);
 	tcase_add_test(reg, abbreviated_filters_match_full);
 	tcase_add_test(reg, json_output_parses);
+	tcase_add_test(reg, take_flag_anywhere);
+	tcase_add_test(reg, help_json_lists_registry);
 	tcase_add_loop_test(reg, bad_arguments_print_usage, 0, sizeof(bad_lines) / sizeof(bad_lines[0]));
 	tcase_add_test(reg, unknown_commands_fail);
 	tcase_add_test(reg, failure_status_and_help);
