@@ -24,9 +24,11 @@
 #include "base/statseg.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
+#include "sched/timer.h"
 
 #define NONE STATSEG_NO_LABELS
 #define N_DRIVER_COUNTERS 7
+#define N_TIMER_COUNTERS 5
 
 /* What the directory describes; a new directory when any of it changes. */
 struct shape {
@@ -42,6 +44,7 @@ struct shape {
 /* Directory indices of the entries the copy pass fills. */
 struct entries {
 	uint32_t thread_names, loops, idle_loops, heartbeat_age;
+	uint32_t timers[N_TIMER_COUNTERS];
 	uint32_t if_names, rx_queues, tx_queues, rx, rx_dropped, rx_errors, tx, tx_dropped;
 	uint32_t driver[N_DRIVER_COUNTERS], admin_up, link_up, link_speed;
 	uint32_t node_names, node[4];
@@ -167,6 +170,10 @@ static void layout_threads(struct statseg_writer *w, const struct shape *s)
 	e->loops = add(w, "/sys/threads/loops", STATSEG_COUNTER_VECTOR, t, ONE);
 	e->idle_loops = add(w, "/sys/threads/idle-loops", STATSEG_COUNTER_VECTOR, t, ONE);
 	e->heartbeat_age = add(w, "/sys/threads/heartbeat-age-ns", STATSEG_GAUGE_VECTOR, t, ONE);
+	static const char *const timers[N_TIMER_COUNTERS] = { "/timers/armed", "/timers/arms", "/timers/cancels",
+							      "/timers/expiries", "/timers/late-over-tick" };
+	for (int k = 0; k < N_TIMER_COUNTERS; k++)
+		e->timers[k] = add(w, timers[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, t, ONE);
 }
 
 static const char *const driver_names[N_DRIVER_COUNTERS] = {
@@ -272,6 +279,20 @@ static void fill_names(struct statseg_writer *w, const struct shape *s, struct g
 		put_label(w, w->e.node_names, n, graph_node_reg(g, n)->name);
 }
 
+/* A thread's timer service (none before timer_services_install: zeros). */
+static void fill_timers(struct statseg_writer *w, uint32_t t, const struct timer_service *ts)
+{
+	struct timer_stats st = { 0 };
+	if (ts)
+		timer_stats(ts, &st);
+	uint64_t late = 0; /* buckets 3.. are a tick late or more */
+	for (uint32_t b = 3; b < TIMER_LATE_BUCKETS; b++)
+		late += st.late[b];
+	const uint64_t v[N_TIMER_COUNTERS] = { st.armed_total, st.arms, st.cancels, st.expiries, late };
+	for (uint32_t k = 0; k < N_TIMER_COUNTERS; k++)
+		put_elem(w, w->e.timers[k], t, 0, 0, v[k]);
+}
+
 static void fill_threads(struct statseg_writer *w, const struct shape *s, struct graph *g)
 {
 	for (uint32_t t = 0; t < s->n_threads; t++) {
@@ -281,6 +302,7 @@ static void fill_threads(struct statseg_writer *w, const struct shape *s, struct
 		put_elem(w, w->e.loops, t, 0, 0, ti.loops);
 		put_elem(w, w->e.idle_loops, t, 0, 0, ti.idle_loops);
 		put_elem(w, w->e.heartbeat_age, t, 0, 0, ti.heartbeat_age_ns);
+		fill_timers(w, t, timer_service_of(graph_thread_get(g, t)));
 	}
 }
 
