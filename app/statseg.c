@@ -24,15 +24,19 @@
 #include "base/statseg.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
+#include "nodes/dist/dist_graph.h"
 #include "sched/timer.h"
 
 #define NONE STATSEG_NO_LABELS
 #define N_DRIVER_COUNTERS 7
 #define N_TIMER_COUNTERS 5
+#define N_DIST_COUNTERS 9
 
 /* What the directory describes; a new directory when any of it changes. */
 struct shape {
 	uint32_t n_threads, n_nodes, n_errors, n_pools, n_ifs, max_rxq, max_txq;
+	const struct dist *dist; /* the distributor attached, if any */
+	uint32_t n_dist_workers;
 	uint64_t n_deletes;
 	struct {
 		const struct device *dev;
@@ -50,6 +54,7 @@ struct entries {
 	uint32_t node_names, node[4];
 	uint32_t err0;  /* error i (of those with a node) at err0 + i */
 	uint32_t pool0; /* pool p's total, free, cached, in-use at pool0 + 4p */
+	uint32_t dist[N_DIST_COUNTERS];
 };
 
 struct statseg_writer {
@@ -225,6 +230,34 @@ static void layout_nodes(struct statseg_writer *w, const struct shape *s, struct
 	}
 }
 
+/* The distributor's counters per worker, counters first then gauges. */
+static const char *const dist_names[N_DIST_COUNTERS] = {
+	"/dist/handed", "/dist/matched", "/dist/returned", "/dist/migrations", "/dist/drops",
+	"/dist/polled", "/dist/in-flight", "/dist/backlog", "/dist/flows",
+};
+
+static void layout_dist(struct statseg_writer *w, const struct shape *s)
+{
+	struct dim wk = { "worker", s->n_dist_workers, NONE };
+	for (uint32_t k = 0; k < N_DIST_COUNTERS; k++)
+		w->e.dist[k] = s->n_dist_workers
+				       ? add(w, dist_names[k], k < 6 ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, wk, ONE)
+				       : NONE;
+}
+
+static void fill_dist(struct statseg_writer *w, const struct shape *s)
+{
+	for (uint32_t i = 0; i < s->n_dist_workers; i++) {
+		struct dist_worker_stats st;
+		if (dist_worker_stats_total(s->dist, i, &st))
+			continue;
+		const uint64_t v[N_DIST_COUNTERS] = { st.handed, st.matched,   st.returned, st.migrations, st.drops,
+						      st.polled, st.in_flight, st.backlog,  st.flows };
+		for (uint32_t k = 0; k < N_DIST_COUNTERS; k++)
+			put_elem(w, w->e.dist[k], i, 0, 0, v[k]);
+	}
+}
+
 static void layout_pools(struct statseg_writer *w, const struct shape *s)
 {
 	static const char *const what[4] = { "total", "free", "cached", "in-use" };
@@ -260,6 +293,12 @@ static void shape_get(struct graph *g, struct shape *s)
 		s->max_txq = MAX(s->max_txq, d->n_tx_queues);
 	}
 	s->n_deletes = atomic_load(&n_deletes);
+	s->dist = dist_attached();
+	if (s->dist) {
+		struct dist_stats ds;
+		dist_stats(s->dist, &ds);
+		s->n_dist_workers = ds.n_workers;
+	}
 }
 
 /* ---- values ---- */
@@ -364,6 +403,7 @@ static void fill_values(struct statseg_writer *w, const struct shape *s, struct 
 		for (uint32_t k = 0; k < 4; k++)
 			put_elem(w, w->e.pool0 + 4 * p + k, 0, 0, 0, v[k]);
 	}
+	fill_dist(w, s);
 }
 
 /* ---- passes ---- */
@@ -379,6 +419,7 @@ static int layout(struct statseg_writer *w, const struct shape *s, struct graph 
 	layout_interfaces(w, s);
 	layout_nodes(w, s, g);
 	layout_pools(w, s);
+	layout_dist(w, s);
 	uint64_t data = ROUND_UP(sizeof(struct statseg_header) + (uint64_t)w->n_dir * sizeof(struct statseg_entry), 64);
 	if (w->overflow || data + w->data_used > w->size)
 		return -ENOSPC;

@@ -6,8 +6,9 @@
 # every CLI session is taken; readers killed mid-poll and readers that
 # connect and never read leave the daemon copying and answering; `clear
 # interfaces` changes the CLI, not the segment; the socket is removed at
-# exit. Every wait is bounded; the daemon is killed and the directory
-# removed on any exit.
+# exit; with a worker and the distributor, /dist counts every packet and
+# `clear distributor` does not lower it. Every wait is bounded; the daemon
+# is killed and the directory removed on any exit.
 #
 #   test_daemon.sh SLUICE SLUICECTL SLUICE_STATS
 set -u
@@ -170,4 +171,38 @@ pid=
 [ "$rc" = 0 ] || fail "the daemon exited $rc"
 [ -e "$tmp/stats.sock" ] && fail "stats.sock left behind"
 pass
+
+# With a worker and the distributor: every packet is handed to the worker
+# or dropped there (/dist/handed + /dist/drops = the stream), and `clear
+# distributor` leaves the segment's counters where they were.
+cat > "$tmp/startup.conf" <<EOF
+unix { cli-listen $tmp/cli.sock }
+cpu { workers 1 }
+distributor { enable }
+interfaces {
+  pg0 { driver null l2-xconnect nul0 }
+  nul0 { driver null }
+}
+packet-generator { s0 { limit $N rate 100kpps size 64 next-node ethernet-input rx-if 0 } }
+statseg { update-interval 20ms }
+EOF
+"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
+pid=$!
+dist_sum() { st dump /dist 2>/dev/null | awk '$1 == "/dist/handed[0]" || $1 == "/dist/drops[0]" { n += $2 } END { print n + 0 }'; }
+for _ in $(seq 100); do
+	[ "$(dist_sum)" = "$N" ] && break
+	sleep 0.05
+done
+[ "$(dist_sum)" = "$N" ] || fail "/dist/handed + /dist/drops of worker 0: $(dist_sum), expected $N"
+pass
+handed=$(st dump /dist/handed | awk '{ print $2 }')
+ctl clear distributor || fail "clear distributor"
+sleep 0.1
+[ "$(st dump /dist/handed | awk '{ print $2 }')" = "$handed" ] || fail "clear distributor changed /dist/handed"
+pass
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 0 ] || fail "the daemon with a worker exited $rc"
 echo "ok: $n_checks checks"
