@@ -253,7 +253,8 @@ static cJSON *json_root(const struct statseg_snapshot *s)
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddNumberToObject(root, "epoch", (double)s->epoch);
 	cJSON_AddNumberToObject(root, "updates", (double)s->updates);
-	cJSON_AddNumberToObject(root, "update_ns", (double)s->update_ns);
+	/* seconds since 1970: as nanoseconds it would not fit a double exactly */
+	cJSON_AddNumberToObject(root, "update_time", (double)s->update_ns / 1e9);
 	return root;
 }
 

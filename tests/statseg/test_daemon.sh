@@ -2,8 +2,10 @@
 # sluice-stats against the real daemon: after the generator forwarded a
 # known number of packets (pg0 cross-connected to nul0), `sluice-stats dump
 # --json` equals `show interface json`, `show errors json` and the vectors
-# of `show runtime verbose json`; the socket is 0600; it answers while
-# every CLI session is taken; readers killed mid-poll and readers that
+# of `show runtime verbose json`; glob, name and --regex patterns select
+# the right entries and poll --json gives rates over the writer's own
+# interval; the socket is 0600; it answers while every CLI session is
+# taken; readers killed mid-poll and readers that
 # connect and never read leave the daemon copying and answering; `clear
 # interfaces` changes the CLI, not the segment; the socket is removed at
 # exit; with a worker and the distributor, /dist counts every packet and
@@ -106,6 +108,28 @@ for t in json.load(open(d + "/rt.json"))["threads"]:
         checked += 1
 assert vec[("main", "ethernet-input")] == n
 print("%d counters equal" % checked)
+EOF
+pass
+
+# PATTERN: a glob, a name and what is under it, or a regular expression;
+# poll prints rates (nothing moves once the stream is done: 0 per second).
+st ls '/err/*TTL*' > "$tmp/out" || fail "ls glob"
+[ "$(wc -l < "$tmp/out")" = 1 ] && grep -q "^/err/ip4-rewrite/TTL expired: ICMP time-exceeded sent " "$tmp/out" ||
+	fail "ls '/err/*TTL*'"
+[ "$(st ls /if/tx | awk '{ print $1 }')" = "/if/tx" ] || fail "ls /if/tx: $(st ls /if/tx)"
+[ "$(st ls /buffer | wc -l)" = 4 ] || fail "ls /buffer: $(st ls /buffer)"
+[ "$(st --regex ls '^/node/(calls|vectors)$' | awk '{ print $1 }' | tr '\n' ' ')" = "/node/calls /node/vectors " ] ||
+	fail "ls --regex: $(st --regex ls '^/node/(calls|vectors)$')"
+st --json poll /if/tx --interval 100ms --count 2 > "$tmp/poll.json" || fail "poll"
+python3 - "$tmp/poll.json" <<'EOF' > "$tmp/out" 2>&1 || fail "poll --json"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 2, len(lines)
+for l in lines:
+    assert 0.05 < l["seconds"] < 1, l["seconds"]
+    (tx,) = [c for c in l["counters"] if c["name"] == "/if/tx"]
+    nul0 = [v for v in tx["values"] if v["interface"] == "nul0"]
+    assert nul0 == [{"interface": "nul0", "queue": 0, "packets_per_second": 0, "bytes_per_second": 0}], nul0
 EOF
 pass
 
