@@ -219,14 +219,14 @@ static void layout_nodes(struct statseg_writer *w, const struct shape *s, struct
 	struct dim t = { "thread", s->n_threads, w->e.thread_names }, n = { "node", s->n_nodes, e->node_names };
 	for (int k = 0; k < 4; k++)
 		e->node[k] = add(w, names[k], STATSEG_COUNTER_VECTOR, t, n);
-	e->err0 = w->n_dir;
+	e->err0 = w->n_dir; /* one counter per thread, like the runtimes */
 	for (uint32_t i = 0; i < s->n_errors; i++) {
 		uint32_t node;
 		const char *reason = "unknown";
 		char name[STATSEG_NAME_SIZE];
 		graph_error_info(g, i, &node, &reason);
 		snprintf(name, sizeof(name), "/err/%s/%s", graph_node_reg(g, node)->name, reason);
-		add_scalar(w, name, STATSEG_SCALAR_COUNTER);
+		add(w, name, STATSEG_COUNTER_VECTOR, t, ONE);
 	}
 }
 
@@ -394,7 +394,8 @@ static void fill_values(struct statseg_writer *w, const struct shape *s, struct 
 				put_elem(w, w->e.node[k], t, n, 0, v[k]);
 		}
 	for (uint32_t i = 0; i < s->n_errors; i++)
-		put_elem(w, w->e.err0 + i, 0, 0, 0, graph_error_count_total(g, i));
+		for (uint32_t t = 0; t < s->n_threads; t++)
+			put_elem(w, w->e.err0 + i, t, 0, 0, graph_error_count_thread(g, t, i));
 	for (uint32_t p = 0; p < s->n_pools; p++) {
 		struct buffer_pool_stats st;
 		if (buffer_pool_stats(p, &st))

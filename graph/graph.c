@@ -485,13 +485,18 @@ int graph_error_info(const struct graph *g, uint32_t error_index, uint32_t *node
 	return -ENOENT;
 }
 
+uint64_t graph_error_count_thread(struct graph *g, uint32_t thread_index, uint32_t error_index)
+{
+	if (error_index >= g->n_errors || thread_index >= g->n_threads)
+		return 0;
+	return stat_read(&g->threads[thread_index]->error_counts[error_index]);
+}
+
 uint64_t graph_error_count_total(struct graph *g, uint32_t error_index)
 {
 	uint64_t n = 0;
-	if (error_index >= g->n_errors)
-		return 0;
 	for (uint32_t i = 0; i < g->n_threads; i++)
-		n += stat_read(&g->threads[i]->error_counts[error_index]);
+		n += graph_error_count_thread(g, i, error_index);
 	return n;
 }
 

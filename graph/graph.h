@@ -178,6 +178,8 @@ int graph_error_info(const struct graph *g, uint32_t error_index, uint32_t *node
 uint64_t graph_error_count(struct graph *g, uint32_t error_index);
 /* The same including what graph_clear_errors hid (it takes a baseline). */
 uint64_t graph_error_count_total(struct graph *g, uint32_t error_index);
+/* One thread's part of that (the stats segment's per-thread vectors). */
+uint64_t graph_error_count_thread(struct graph *g, uint32_t thread_index, uint32_t error_index);
 /* Count of one node's error by code, summed over threads. */
 uint64_t graph_node_error_count(struct graph *g, uint32_t node_index, uint16_t code);
 void graph_clear_errors(struct graph *g);
