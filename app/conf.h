@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "app/statseg.h"
 #include "graph/buffer.h"
 #include "base/conf.h"
 #include "graph/graph_conf.h"
@@ -59,6 +60,7 @@ struct sluice_config {
 	struct graph_trace_config trace;
 	struct dist_conf dist;
 	struct timer_config sched;
+	struct statseg_conf statseg;
 	uint32_t n_warnings;
 	struct app_conf_msg warnings[APP_MAX_WARNINGS];
 };

@@ -25,6 +25,7 @@
 
 #include "app/app_cli.h"
 #include "app/conf.h"
+#include "app/statseg.h"
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
@@ -41,7 +42,7 @@ struct app {
 	struct graph *g;
 	struct dist *dist; /* distributor { enable } with workers */
 	FILE *log;
-	bool buffers_up, pg_attached, cli_up, pidfile_written, timers_up;
+	bool buffers_up, pg_attached, cli_up, pidfile_written, timers_up, statseg_up;
 	uint32_t n_devs; /* interfaces created, in config order */
 	char err[1024]; /* the failing stage's reason, for its log line */
 };
@@ -362,6 +363,18 @@ static int stage_timers(struct app *a)
 	return 0;
 }
 
+/* The stats segment (docs/stats-segment.md): its socket follows the CLI
+ * socket's mode and group. */
+static int stage_statseg(struct app *a)
+{
+	const struct app_unix_config *u = &a->cfg.unix_conf;
+	struct statseg_start_config sc = { .conf = &a->cfg.statseg, .cli_listen = u->cli_listen,
+					   .socket_mode = (mode_t)u->cli_mode, .socket_group = u->cli_group, .g = a->g };
+	int rc = statseg_start(&sc, a->err, sizeof(a->err));
+	a->statseg_up = rc == 0;
+	return rc;
+}
+
 static int stage_cli(struct app *a)
 {
 	struct cli_server_config cc;
@@ -460,6 +473,8 @@ static int shutdown_app(struct app *a)
 	uint64_t leaked = 0;
 	if (a->cli_up)
 		cli_server_stop();
+	if (a->statseg_up)
+		statseg_stop();
 	if (a->g) {
 		if (a->dist)
 			drain_distributor(a);
@@ -505,7 +520,7 @@ static int start(struct app *a)
 	} stages[] = {
 		{ "unix", stage_process }, { "buffers", stage_buffers }, { "interfaces", stage_interfaces },
 		{ "graph", stage_graph },  { "threads", stage_threads }, { "timers", stage_timers },
-		{ "cli", stage_cli },
+		{ "statseg", stage_statseg }, { "cli", stage_cli },
 	};
 	for (size_t i = 0; i < ARRAY_LEN(stages); i++) {
 		a->err[0] = 0;

@@ -82,6 +82,31 @@ int cli_exec_file(const char *path, char *err, size_t errlen);
  * NULL. Returns 0, or a negative errno when the command failed. */
 int cli_exec_line(const char *line, char **out);
 
+/* Run fn(arg) holding the lock every command runs under: what commands
+ * change (interfaces, the graph's tables) holds still meanwhile. For
+ * control threads that read those tables outside a command (the stats
+ * segment's writer). */
+void cli_command_locked(void (*fn)(void *arg), void *arg);
+
+/* ---- listening sockets (cli_listen.c) ---- */
+
+/* A listening socket: the CLI's, and any other the daemon serves with the
+ * CLI socket's rules (mode, group, a private directory, stale files). */
+struct cli_listener {
+	int fd; /* -1: none */
+	bool unix_socket;
+	char path[108]; /* sizeof sockaddr_un.sun_path */
+	ino_t ino;      /* our socket's inode: remove the path only while it is ours */
+};
+
+/* Listen on c->listen (a unix socket path, made with c->socket_mode and
+ * c->socket_group, or HOST:PORT); 0, or a negative errno with the reason in
+ * err. */
+int cli_listener_open(struct cli_listener *l, const struct cli_server_config *c, char *err, size_t errlen);
+
+/* Close the socket and remove a unix socket's path while it is still ours. */
+void cli_listener_close(struct cli_listener *l);
+
 /* ---- access ---- */
 
 /* Whether listen names TCP (HOST:PORT, [HOST]:PORT, :PORT) rather than a

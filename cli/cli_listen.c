@@ -18,6 +18,9 @@
 
 #include "cli/cli_private.h"
 
+_Static_assert(sizeof(((struct cli_listener *)0)->path) == sizeof(((struct sockaddr_un *)0)->sun_path),
+	       "cli_listener.path holds a unix socket path");
+
 static int mkdir_parents(const char *dir)
 {
 	char tmp[PATH_MAX];

@@ -88,21 +88,6 @@ void cli_server_count_long_line(void);
  * two %s: what, then the reason. */
 int cli_errf(char *err, size_t errlen, int rc, const char *fmt, const char *what);
 
-/* The listening socket (cli_listen.c). */
-struct cli_listener {
-	int fd; /* -1: none */
-	bool unix_socket;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	ino_t ino;      /* our socket's inode: remove the path only while it is ours */
-};
-
-/* Listen on c->listen (a unix socket path or HOST:PORT); 0, or a negative
- * errno with the reason in err. */
-int cli_listener_open(struct cli_listener *l, const struct cli_server_config *c, char *err, size_t errlen);
-
-/* Close the socket and remove a unix socket's path while it is still ours. */
-void cli_listener_close(struct cli_listener *l);
-
 /* What a client's first line says it is (cli_wire.c). */
 enum cli_hello { CLI_HELLO_KIND_NONE, CLI_HELLO_KIND_EXEC, CLI_HELLO_KIND_INTERACTIVE };
 

@@ -29,6 +29,13 @@ static struct {
  * commands then never race each other on graph state or the barrier. */
 static pthread_mutex_t command_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void cli_command_locked(void (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&command_lock);
+	fn(arg);
+	pthread_mutex_unlock(&command_lock);
+}
+
 static struct graph *current_graph;
 
 void cli_set_graph(struct graph *g)

@@ -223,7 +223,9 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 	t->rts = aligned_alloc(64, rts_size);
 	t->ready = calloc(t->ready_cap, sizeof(*t->ready));
 	t->error_counts = calloc(g->n_errors ? g->n_errors : 1, sizeof(uint64_t));
-	if (!t->rts || !t->ready || !t->error_counts)
+	t->rt_base = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(*t->rt_base));
+	t->error_base = calloc(g->n_errors ? g->n_errors : 1, sizeof(uint64_t));
+	if (!t->rts || !t->ready || !t->error_counts || !t->rt_base || !t->error_base)
 		goto oom;
 	memset(t->rts, 0, rts_size);
 	if (runtimes_init_nodes(g, t, err, errlen)) {
@@ -256,6 +258,8 @@ void graph_thread_release(struct graph_thread *t)
 	free(t->rts);
 	free(t->ready);
 	free(t->error_counts);
+	free(t->rt_base);
+	free(t->error_base);
 	free(t);
 }
 
@@ -404,7 +408,7 @@ struct graph_thread *graph_thread_get(struct graph *g, uint32_t thread_index)
 	return thread_index < g->n_threads ? g->threads[thread_index] : NULL;
 }
 
-int graph_node_stats(struct graph *g, uint32_t thread_index, uint32_t node_index, struct node_stats *st)
+int graph_node_stats_total(struct graph *g, uint32_t thread_index, uint32_t node_index, struct node_stats *st)
 {
 	struct node_runtime *rt = graph_node_runtime(g, thread_index, node_index);
 	if (!rt)
@@ -413,6 +417,19 @@ int graph_node_stats(struct graph *g, uint32_t thread_index, uint32_t node_index
 	st->vectors = stat_read(&rt->vectors);
 	st->suspends = stat_read(&rt->suspends);
 	st->clocks = stat_read(&rt->clocks);
+	return 0;
+}
+
+int graph_node_stats(struct graph *g, uint32_t thread_index, uint32_t node_index, struct node_stats *st)
+{
+	int rc = graph_node_stats_total(g, thread_index, node_index, st);
+	if (rc)
+		return rc;
+	const struct node_stats *b = &g->threads[thread_index]->rt_base[node_index];
+	st->calls -= b->calls;
+	st->vectors -= b->vectors;
+	st->suspends -= b->suspends;
+	st->clocks -= b->clocks;
 	return 0;
 }
 
@@ -432,7 +449,7 @@ void graph_clear_runtime(struct graph *g)
 	for (uint32_t i = 0; i < g->n_threads; i++) {
 		for (uint32_t k = 0; k < g->n_nodes; k++) {
 			struct node_runtime *rt = &g->threads[i]->rts[k];
-			rt->calls = rt->vectors = rt->suspends = rt->clocks = 0;
+			graph_node_stats_total(g, i, k, &g->threads[i]->rt_base[k]);
 			memset(rt->arc_packets, 0, NODE_MAX_NEXT * sizeof(uint64_t));
 		}
 	}
@@ -469,13 +486,26 @@ int graph_error_info(const struct graph *g, uint32_t error_index, uint32_t *node
 	return -ENOENT;
 }
 
-uint64_t graph_error_count(struct graph *g, uint32_t error_index)
+uint64_t graph_error_count_thread(struct graph *g, uint32_t thread_index, uint32_t error_index)
+{
+	if (error_index >= g->n_errors || thread_index >= g->n_threads)
+		return 0;
+	return stat_read(&g->threads[thread_index]->error_counts[error_index]);
+}
+
+uint64_t graph_error_count_total(struct graph *g, uint32_t error_index)
 {
 	uint64_t n = 0;
-	if (error_index >= g->n_errors)
-		return 0;
 	for (uint32_t i = 0; i < g->n_threads; i++)
-		n += stat_read(&g->threads[i]->error_counts[error_index]);
+		n += graph_error_count_thread(g, i, error_index);
+	return n;
+}
+
+uint64_t graph_error_count(struct graph *g, uint32_t error_index)
+{
+	uint64_t n = graph_error_count_total(g, error_index);
+	for (uint32_t i = 0; error_index < g->n_errors && i < g->n_threads; i++)
+		n -= g->threads[i]->error_base[error_index];
 	return n;
 }
 
@@ -490,7 +520,8 @@ void graph_clear_errors(struct graph *g)
 {
 	graph_barrier_sync(g);
 	for (uint32_t i = 0; i < g->n_threads; i++)
-		memset(g->threads[i]->error_counts, 0, g->n_errors * sizeof(uint64_t));
+		for (uint32_t e = 0; e < g->n_errors; e++)
+			g->threads[i]->error_base[e] = stat_read(&g->threads[i]->error_counts[e]);
 	graph_barrier_release(g);
 }
 

@@ -159,19 +159,27 @@ struct node_stats {
 	uint64_t clocks;
 };
 
-/* One node on one thread. Returns 0 or -ENOENT. */
+/* One node on one thread since the last graph_clear_runtime. Returns 0 or
+ * -ENOENT. */
 int graph_node_stats(struct graph *g, uint32_t thread_index, uint32_t node_index, struct node_stats *st);
+/* The same since the graph was built: these only go up (the stats segment). */
+int graph_node_stats_total(struct graph *g, uint32_t thread_index, uint32_t node_index, struct node_stats *st);
 
 /* Packets sent along one arc, summed over threads. */
 uint64_t graph_arc_packets(struct graph *g, uint32_t node_index, uint16_t next_index);
 
-/* Zero node runtime statistics and arc counters on every thread. */
+/* Start node runtime statistics from zero (a baseline: the datapath's
+ * counters keep going up) and zero the arc counters, on every thread. */
 void graph_clear_runtime(struct graph *g);
 
 /* Errors: global index -> (node, code, string); counts summed over threads. */
 uint32_t graph_n_errors(const struct graph *g);
 int graph_error_info(const struct graph *g, uint32_t error_index, uint32_t *node_index, const char **string);
 uint64_t graph_error_count(struct graph *g, uint32_t error_index);
+/* The same including what graph_clear_errors hid (it takes a baseline). */
+uint64_t graph_error_count_total(struct graph *g, uint32_t error_index);
+/* One thread's part of that (the stats segment's per-thread vectors). */
+uint64_t graph_error_count_thread(struct graph *g, uint32_t thread_index, uint32_t error_index);
 /* Count of one node's error by code, summed over threads. */
 uint64_t graph_node_error_count(struct graph *g, uint32_t node_index, uint16_t code);
 void graph_clear_errors(struct graph *g);

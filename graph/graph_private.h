@@ -40,6 +40,10 @@ struct graph_thread {
 	struct frame *free_frames;
 	uint32_t n_frames_allocated;
 	uint64_t *error_counts;
+	/* What `clear runtime` and `clear errors` saw: the counters above only
+	 * go up (the stats segment exports them); readers subtract these. */
+	struct node_stats *rt_base;
+	uint64_t *error_base;
 	uint32_t index;
 	int cpu;
 	int numa_node;

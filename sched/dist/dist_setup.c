@@ -185,6 +185,25 @@ int dist_worker_stats(const struct dist *d, uint32_t w, struct dist_worker_stats
 	return 0;
 }
 
+int dist_worker_stats_total(const struct dist *d, uint32_t w, struct dist_worker_stats *st)
+{
+	int rc = dist_worker_stats(d, w, st);
+	if (rc)
+		return rc;
+	const struct dist_worker_stats *b = &d->worker_base[w];
+	st->handed += b->handed;
+	st->matched += b->matched;
+	st->returned += b->returned;
+	st->migrations += b->migrations;
+	st->drops += b->drops;
+	st->polled += b->polled;
+	st->ordered += b->ordered;
+	st->parallel += b->parallel;
+	st->returned_ordered += b->returned_ordered;
+	st->reorder_full += b->reorder_full;
+	return 0;
+}
+
 void dist_clear_stats(struct dist *d)
 {
 	for (uint32_t r = 0; r < DIST_N_DROP; r++)
