@@ -234,6 +234,10 @@ struct cli_arg {
 
 int cli_args_parse(struct cli_session *s, int argc, char **argv, const struct cli_arg *args, size_t n_args);
 
+/* The arguments of a command whose only word is an optional `json`: sets
+ * *json, or prints usage and returns -EINVAL on anything else. */
+int cli_json_arg(struct cli_session *s, int argc, char **argv, bool *json);
+
 /* Take the word flag out of argv wherever it stands (the first one; the
  * rest close up) and say whether it was there: how a command whose positional
  * words are optional accepts `json` before or after them. The word is

@@ -298,6 +298,12 @@ int cli_args_parse(struct cli_session *s, int argc, char **argv, const struct cl
 	return 0;
 }
 
+int cli_json_arg(struct cli_session *s, int argc, char **argv, bool *json)
+{
+	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", json, 0, 0 } };
+	return cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+}
+
 /* ---- dispatch ---- */
 
 static void print_usage(struct cli_session *s, const struct cli_command_reg *reg)

@@ -132,8 +132,7 @@ static cJSON *buffers_json(const struct buffer_pool_stats *st, uint32_t n, const
 static int show_buffers(struct cli_session *s, int argc, char **argv)
 {
 	bool json = false;
-	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
-	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	int rc = cli_json_arg(s, argc, argv, &json);
 	if (rc)
 		return rc;
 	struct graph *g = cli_graph(s);

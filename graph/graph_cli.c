@@ -83,8 +83,7 @@ void graph_cli_node_totals(struct graph *g, uint32_t node, struct node_stats *su
 static int show_version(struct cli_session *s, int argc, char **argv)
 {
 	bool json = false;
-	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
-	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	int rc = cli_json_arg(s, argc, argv, &json);
 	if (rc || !json) {
 		if (!rc)
 			cli_printf(s, "sluice %s, built %s %s with gcc %s", SLUICE_VERSION, __DATE__, __TIME__,
@@ -135,9 +134,8 @@ static void format_age(char *buf, size_t len, uint64_t ns)
 static int show_threads(struct cli_session *s, int argc, char **argv)
 {
 	bool json = false;
-	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
 	struct graph *g = need_graph(s);
-	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
+	int rc = g ? cli_json_arg(s, argc, argv, &json) : -ENODEV;
 	if (rc)
 		return rc;
 	static const struct cli_table_col cols[] = { { "ID", true },	{ "Name", false },	{ "TID", true },
@@ -356,9 +354,8 @@ static int clear_runtime(struct cli_session *s, int argc, char **argv)
 static int show_errors(struct cli_session *s, int argc, char **argv)
 {
 	bool json = false;
-	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
 	struct graph *g = need_graph(s);
-	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
+	int rc = g ? cli_json_arg(s, argc, argv, &json) : -ENODEV;
 	if (rc)
 		return rc;
 	static const struct cli_table_col cols[] = { { "Count", true }, { "Node", false }, { "Reason", false } };

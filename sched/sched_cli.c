@@ -108,8 +108,7 @@ static int show_timers(struct cli_session *s, int argc, char **argv)
 	if (!g)
 		return cli_fail(s, -ENODEV, "no graph");
 	bool json = false;
-	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
-	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	int rc = cli_json_arg(s, argc, argv, &json);
 	if (rc)
 		return rc;
 	cJSON *root = json ? cJSON_CreateObject() : NULL;

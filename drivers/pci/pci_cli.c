@@ -51,8 +51,7 @@ static cJSON *pci_json(const struct pci_info *infos, int n)
 static int show_pci(struct cli_session *s, int argc, char **argv)
 {
 	bool json = false;
-	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
-	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	int rc = cli_json_arg(s, argc, argv, &json);
 	if (rc)
 		return rc;
 	struct pci_info *infos = calloc(PCI_SCAN_MAX, sizeof(*infos));

@@ -81,8 +81,7 @@ static cJSON *dist_json(struct dist *d)
 static int show_dist(struct cli_session *s, int argc, char **argv)
 {
 	bool json = false;
-	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
-	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	int rc = cli_json_arg(s, argc, argv, &json);
 	if (rc)
 		return rc;
 	struct dist *d = dist_attached();

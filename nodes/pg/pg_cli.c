@@ -186,8 +186,7 @@ static cJSON *pg_json(void)
 static int show_pg(struct cli_session *s, int argc, char **argv)
 {
 	bool json = false;
-	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
-	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	int rc = cli_json_arg(s, argc, argv, &json);
 	if (rc)
 		return rc;
 	if (json) {

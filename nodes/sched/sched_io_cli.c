@@ -395,10 +395,9 @@ static int show_sched(struct cli_session *s, int argc, char **argv)
 {
 	struct graph *g;
 	bool json = false;
-	const struct cli_arg args[] = { { CLI_ARG_FLAG, "json", &json, 0, 0 } };
 	if (!(g = need_graph(s)))
 		return -ENODEV;
-	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	int rc = cli_json_arg(s, argc, argv, &json);
 	if (rc)
 		return rc;
 	uint64_t counts[SCHED_MAX_CLASSES];
