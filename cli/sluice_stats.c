@@ -131,7 +131,8 @@ static const uint64_t *element(const struct statseg_value *v, uint32_t i, uint32
 typedef void(element_fn)(const struct statseg_snapshot *s, const struct statseg_value *v, uint32_t i, uint32_t j,
 			 void *arg);
 
-/* Every element of every matched entry, holes and missing queues left out. */
+/* Every element of every matched entry, holes (rows and columns) and
+ * missing queues left out. */
 static void for_each_element(const struct statseg_snapshot *s, element_fn *fn, void *arg)
 {
 	for (uint32_t n = 0; n < s->n; n++) {
@@ -140,8 +141,11 @@ static void for_each_element(const struct statseg_snapshot *s, element_fn *fn, v
 			continue;
 		for (uint32_t i = 0; i < v->e.dims[0]; i++) {
 			uint32_t cols = statseg_row_length(s, v, i);
-			for (uint32_t j = 0; j < cols; j++)
-				fn(s, v, i, j, arg);
+			for (uint32_t j = 0; j < cols; j++) {
+				const char *col = statseg_label(s, v, 1, j);
+				if (!col || col[0]) /* "": a hole, as for rows */
+					fn(s, v, i, j, arg);
+			}
 		}
 	}
 }

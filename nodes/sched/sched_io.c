@@ -141,6 +141,20 @@ int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, ui
 	return rc;
 }
 
+void sched_io_class_packets(struct graph *g, uint64_t counts[SCHED_MAX_CLASSES])
+{
+	memset(counts, 0, SCHED_MAX_CLASSES * sizeof(counts[0]));
+	int node = graph_node_index(g, "sched-ingress");
+	if (node < 0)
+		return;
+	for (uint32_t t = 0; t < graph_n_threads(g); t++) {
+		const struct node_runtime *rt = graph_node_runtime(g, t, (uint32_t)node);
+		const uint64_t *c = rt ? rt->data : NULL; /* its data starts with the counters */
+		for (uint32_t i = 0; c && i < SCHED_MAX_CLASSES; i++)
+			counts[i] += __atomic_load_n(&c[i], __ATOMIC_RELAXED);
+	}
+}
+
 /* ---- the class queues in front of the distributor ---- */
 
 struct sched_front sched_front;

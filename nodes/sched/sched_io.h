@@ -72,6 +72,10 @@ int sched_io_set_shaper(struct graph *g, uint32_t if_index, uint64_t rate_bps, u
 int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, uint64_t jitter_ns, char *err,
 		       size_t errlen);
 
+/* Packets sched-ingress put in each class id (0: unclassified), summed
+ * over threads; any thread (relaxed reads). */
+void sched_io_class_packets(struct graph *g, uint64_t counts[SCHED_MAX_CLASSES]);
+
 /* Define or remove a class under the barrier (sched_class_set/remove). */
 int sched_io_class_set(struct graph *g, const struct sched_class *c, char *err, size_t errlen);
 int sched_io_class_remove(struct graph *g, const char *name);
