@@ -143,15 +143,21 @@ static const struct statseg_value *find(const struct statseg_snapshot *s, const 
 	return NULL;
 }
 
-/* Row of dimension 0 labelled `label`, or -1. */
-static int row(const struct statseg_snapshot *s, const struct statseg_value *v, const char *label)
+/* Index of dimension k labelled `label`, or -1. */
+static int index_of(const struct statseg_snapshot *s, const struct statseg_value *v, unsigned k, const char *label)
 {
-	for (uint32_t i = 0; i < v->e.dims[0]; i++) {
-		const char *l = statseg_label(s, v, 0, i);
+	for (uint32_t i = 0; i < v->e.dims[k]; i++) {
+		const char *l = statseg_label(s, v, k, i);
 		if (l && !strcmp(l, label))
 			return (int)i;
 	}
 	return -1;
+}
+
+/* Row of dimension 0 labelled `label`, or -1. */
+static int row(const struct statseg_snapshot *s, const struct statseg_value *v, const char *label)
+{
+	return index_of(s, v, 0, label);
 }
 
 /* Word w of element [i][j]. */
@@ -347,17 +353,6 @@ START_TEST(clear_keeps_totals)
 }
 END_TEST
 
-/* Column of dimension 1 labelled `label`, or -1. */
-static int col(const struct statseg_snapshot *s, const struct statseg_value *v, const char *label)
-{
-	for (uint32_t j = 0; j < v->e.dims[1]; j++) {
-		const char *l = statseg_label(s, v, 1, j);
-		if (l && !strcmp(l, label))
-			return (int)j;
-	}
-	return -1;
-}
-
 /* A shaped interface and a class: /sched/ equals `show sched json`,
  * without the barrier. */
 START_TEST(sched_equals_cli_json)
@@ -396,7 +391,7 @@ START_TEST(sched_equals_cli_json)
 			char entry[64];
 			snprintf(entry, sizeof(entry), "/sched/if/class/%s", per_class[k]);
 			const struct statseg_value *v = find(&p.s, entry);
-			int cl = col(&p.s, v, cJSON_GetObjectItem(c, "class")->valuestring);
+			int cl = index_of(&p.s, v, 1, cJSON_GetObjectItem(c, "class")->valuestring);
 			ck_assert_int_ge(cl, 0);
 			ck_assert_uint_eq(num(c, per_class[k]), at(v, (uint32_t)i, (uint32_t)cl, 0));
 		}
