@@ -447,7 +447,7 @@ CLI_COMMAND(show_version_cmd, "show version", "show version [json]", "Version an
 CLI_COMMAND(show_threads_cmd, "show threads", "show threads [json]",
 	    "Datapath threads: cores, loop counts, heartbeat age, stalls", show_threads)
 CLI_COMMAND(show_runtime_cmd, "show runtime", "show runtime [verbose] [json]",
-	    "Per thread: busy, idle and overhead clocks; per node: calls, vectors, suspends, clocks", show_runtime)
+	    "Per thread and node: calls, vectors, suspends, clocks; per thread: busy, idle, overhead", show_runtime)
 CLI_COMMAND(clear_runtime_cmd, "clear runtime", "clear runtime", "Zero the runtime statistics", clear_runtime)
 CLI_COMMAND(show_errors_cmd, "show errors", "show errors [json]", "Error counters per node", show_errors)
 CLI_COMMAND(clear_errors_cmd, "clear errors", "clear errors", "Zero every error counter", clear_errors)
