@@ -219,9 +219,9 @@ static double share(uint64_t part, const struct graph_thread_time *tt)
 
 static void time_text(struct cli_session *s, const struct graph_thread_time *tt)
 {
-	cli_printf(s, "Busy %.1f%%, idle %.1f%% (asleep %.1f%%), overhead %.1f%%: clocks %.3e, %.3e (%.3e), %.3e",
-		   share(tt->busy, tt), share(tt->idle, tt), share(tt->sleep, tt), share(tt->overhead, tt),
-		   (double)tt->busy, (double)tt->idle, (double)tt->sleep, (double)tt->overhead);
+	cli_printf(s, "Busy %.3e clocks (%.1f%%), idle %.3e (%.1f%%, asleep %.1f%%), overhead %.3e (%.1f%%)",
+		   (double)tt->busy, share(tt->busy, tt), (double)tt->idle, share(tt->idle, tt), share(tt->sleep, tt),
+		   (double)tt->overhead, share(tt->overhead, tt));
 }
 
 static void time_json(cJSON *o, const struct graph_thread_time *tt)
@@ -318,7 +318,7 @@ static cJSON *runtime_json(struct graph *g, uint32_t thread, bool verbose)
  * sluice> show runtime
  * Thread 0 main (unpinned)
  * Time 4.2, average vectors/node 32.00, input rate 1.95e+05 pkts/s
- * Busy 12.3%, idle 80.1% (asleep 61.0%), overhead 7.6%: clocks 1.240e+09, 8.078e+09 (6.152e+09), 7.665e+08
+ * Busy 1.806e+08 clocks (3.0%), idle 5.776e+09 (95.0%, asleep 94.6%), overhead 1.211e+08 (2.0%)
  * Name        State    Calls  Vectors  Suspends    Clocks  Vectors/Call
  * pg-input    polling  25600   819200         0  2.10e+01         32.00
  * error-drop  active   25600   819200         0  9.80e+00         32.00
