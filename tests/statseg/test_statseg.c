@@ -278,6 +278,15 @@ static void check_thread_times(const struct statseg_snapshot *s)
 			ck_assert_uint_eq(num(t, key), at(v, (uint32_t)num(t, "index"), 0, 0));
 		}
 		ck_assert_uint_gt(num(t, "idle_clocks") + num(t, "busy_clocks"), 0);
+		const cJSON *pct[] = { cJSON_GetObjectItem(t, "busy_percent"), cJSON_GetObjectItem(t, "idle_percent"),
+				       cJSON_GetObjectItem(t, "overhead_percent") };
+		double sum = 0;
+		for (size_t k = 0; k < ARRAY_LEN(pct); k++) {
+			ck_assert(cJSON_IsNumber(pct[k]));
+			sum += pct[k]->valuedouble;
+		}
+		ck_assert_double_eq_tol(sum, 100.0, 1e-6);
+		ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(t, "sleep_percent")));
 		checked++;
 	}
 	ck_assert_uint_eq(checked, graph_n_threads(g));
