@@ -8,10 +8,9 @@
  * server's atomics. The one level that has no such word is what the class
  * queues in front of the distributor hold (the evq's own count is thread
  * 0's, which is why `show sched` parks the datapath to read it); here it is
- * derived from the front's monotonic counters: held = queued - sent -
- * dist-dropped - shutdown, exact whenever thread 0 is between loops, and
- * read outs first so that it is never negative (clamped at 0 for a store
- * seen out of order). What the entries describe (which interfaces have a
+ * derived from the front's monotonic counters (sched_front_held_counted:
+ * queued - sent - dist-dropped - shutdown), equal to `show sched`'s
+ * whenever thread 0 is between loops, never negative. What the entries describe (which interfaces have a
  * schedule, the class names, whether the front exists) changes only in
  * commands, under the CLI command lock the writer holds. */
 #include <stdio.h>
@@ -153,14 +152,18 @@ static void fill_if(struct statseg_writer *w, uint32_t i, const struct sched_egr
 	}
 }
 
-/* One class queue's counters, held derived from them (the file's comment). */
+/* One class queue's counters, held derived from them (the file's comment;
+ * held first: its reads come before the others, which are then no older). */
 static void fill_front_class(struct statseg_writer *w, uint32_t c)
 {
 	const struct sched_front *f = &sched_front;
-	uint64_t sent = stat_read(&f->sent[c]), dropped = stat_read(&f->dist_dropped[c]);
-	uint64_t shutdown = stat_read(&f->shutdown[c]), full = stat_read(&f->queue_full[c]);
-	uint64_t queued = stat_read(&f->queued[c]), out = sent + dropped + shutdown;
-	const uint64_t v[N_SCHED_FRONT] = { queued > out ? queued - out : 0, queued, sent, full, dropped, shutdown };
+	uint64_t held = sched_front_held_counted(c);
+	const uint64_t v[N_SCHED_FRONT] = { held,
+					    stat_read(&f->queued[c]),
+					    stat_read(&f->sent[c]),
+					    stat_read(&f->queue_full[c]),
+					    stat_read(&f->dist_dropped[c]),
+					    stat_read(&f->shutdown[c]) };
 	for (int k = 0; k < N_SCHED_FRONT; k++)
 		statseg_put_elem(w, w->e.front[k], c, 0, 0, v[k]);
 }

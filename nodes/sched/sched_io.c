@@ -177,6 +177,14 @@ uint32_t sched_front_held_class(uint32_t id)
 	return n;
 }
 
+uint64_t sched_front_held_counted(uint32_t id)
+{
+	const struct sched_front *f = &sched_front;
+	uint64_t out = stat_read(&f->sent[id]) + stat_read(&f->dist_dropped[id]) + stat_read(&f->shutdown[id]);
+	uint64_t queued = stat_read(&f->queued[id]);
+	return queued > out ? queued - out : 0;
+}
+
 /* Everything still held goes back to the pool, counted per class as
  * dropped at shutdown; then the queues go. Workers stopped (or the
  * datapath parked). Returns the packets freed. */

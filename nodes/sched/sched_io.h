@@ -138,6 +138,13 @@ uint64_t sched_front_held(void);
 /* Held per class now (barrier or thread 0). */
 uint32_t sched_front_held_class(uint32_t id);
 
+/* The same from the class's monotonic counters, queued - sent -
+ * dist_dropped - shutdown, any thread without the barrier (the stats
+ * segment): equal to sched_front_held_class whenever thread 0 is between
+ * loops; read outs first, so never below 0 (clamped, for a store seen out of
+ * order). Counts since the first front, so also 0 when there is none. */
+uint64_t sched_front_held_counted(uint32_t id);
+
 /* Free every schedule and the buffers they hold, the class queues and
  * what they hold, and every class (shutdown, after the workers stopped;
  * tests). */
