@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -121,19 +122,30 @@ static int map_segment(int segment_fd, char *err, size_t errlen)
 	return rc;
 }
 
-/* libmicrohttpd's thread inherits the signal mask: every signal stays the
- * main thread's. */
+/* libmicrohttpd's thread inherits the signal mask and the CPU affinity of
+ * the thread that starts it, the main datapath thread, pinned to its core:
+ * it gets every signal blocked (they stay the main thread's) and every
+ * online CPU, so that a scrape runs wherever the kernel finds room rather
+ * than on the main thread's core. */
 static struct MHD_Daemon *start_daemon(const struct sockaddr_storage *a)
 {
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (a->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	cpu_set_t pinned, any;
+	bool repin = pthread_getaffinity_np(pthread_self(), sizeof(pinned), &pinned) == 0;
+	CPU_ZERO(&any);
+	for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
+		CPU_SET((int)c, &any);
+	repin = repin && pthread_setaffinity_np(pthread_self(), sizeof(any), &any) == 0;
 	/* The logger first: libmicrohttpd logs with its own until it sees it. */
 	struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_log,
 						NULL, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)a,
 						MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
 						MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_END);
+	if (repin)
+		pthread_setaffinity_np(pthread_self(), sizeof(pinned), &pinned);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return d;
 }
