@@ -373,7 +373,7 @@ static int stage_statseg(struct app *a)
 					   .socket_mode = (mode_t)u->cli_mode, .socket_group = u->cli_group, .g = a->g };
 	int rc = statseg_start(&sc, a->err, sizeof(a->err));
 	a->statseg_up = rc == 0;
-	return rc ? rc : statseg_http_start(&a->cfg.statseg, statseg_reader_fd(), a->err, sizeof(a->err));
+	return rc ? rc : statseg_http_start(&a->cfg.statseg, &a->cfg.cpu, statseg_reader_fd(), a->err, sizeof(a->err));
 }
 
 static int stage_cli(struct app *a)
