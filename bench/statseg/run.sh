@@ -218,9 +218,10 @@ awk -v a="$wmed" -v b="$smed" -v lo="$wmin" -v hi="$wmax" 'BEGIN {
 	pct = a > 0 ? 100 * (b - a) / a : 0
 	verdict = d <= hi - lo ? "within the noise" : "BEYOND the noise"
 	printf "  median change %.3f Mpps (%.2f%%); run-to-run spread without: %.3f Mpps: %s\n", b - a, pct, hi - lo, verdict }'
-echo "  (one round has no spread: QUICK's figures are not judged)"
-echo "first lines of a scrape ($t2 threads):"
-grep -m 12 -E '^(# TYPE |sluice_(build|interface_rx_packets|node_calls|errors|buffers))' "$out/sample-t2.txt" | sed 's/^/  /'
+[ "$QUICK" != 1 ] || echo "  (QUICK: one round has no spread; the figures are not judged)"
+echo "from a scrape ($t2 threads; $(wc -l <"$out/sample-t2.txt") lines):"
+grep -E '^(# TYPE )?sluice_(build_info|interface_rx_packets_total|node_calls_total|buffers)[ {]' "$out/sample-t2.txt" |
+	grep -E -v 'interface="if([1-9]|[0-9][0-9])"|node="[^e]' | head -14 | sed 's/^/  /'
 
 nopeer="DPDK serves no Prometheus endpoint"
 common=(--bench statseg --burst "n/a" --memory "the daemon's default (4 KB pages or hugepages as configured)"
