@@ -26,6 +26,7 @@
 #include "app/app_cli.h"
 #include "app/conf.h"
 #include "app/statseg.h"
+#include "app/statseg_http.h"
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
@@ -372,7 +373,7 @@ static int stage_statseg(struct app *a)
 					   .socket_mode = (mode_t)u->cli_mode, .socket_group = u->cli_group, .g = a->g };
 	int rc = statseg_start(&sc, a->err, sizeof(a->err));
 	a->statseg_up = rc == 0;
-	return rc;
+	return rc ? rc : statseg_http_start(&a->cfg.statseg, &a->cfg.cpu, statseg_reader_fd(), a->err, sizeof(a->err));
 }
 
 static int stage_cli(struct app *a)
@@ -473,6 +474,7 @@ static int shutdown_app(struct app *a)
 	uint64_t leaked = 0;
 	if (a->cli_up)
 		cli_server_stop();
+	statseg_http_stop();
 	if (a->statseg_up)
 		statseg_stop();
 	if (a->g) {

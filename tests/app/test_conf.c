@@ -91,6 +91,13 @@ static const struct conf_case cases[] = {
 	{ .text = "statseg { }", { "statseg.size=32M", "statseg.update-interval=100ms", "statseg.socket-name=\"\"" } },
 	{ .text = "statseg { socket-name /run/x/stats.sock size 64m update-interval 1s }",
 	  { "statseg.socket-name=/run/x/stats.sock", "statseg.size=64M", "statseg.update-interval=1s" } },
+	/* the Prometheus endpoint: loopback, or anything with allow-remote */
+	{ .text = "statseg { prometheus 127.0.0.1:9482 }",
+	  { "statseg.prometheus=127.0.0.1:9482", "statseg.prometheus-allow-remote=off" } },
+	{ .text = "statseg { prometheus [::1]:9482 }", { "statseg.prometheus=[::1]:9482" } },
+	{ .text = "statseg { prometheus localhost:9482 }", { "statseg.prometheus=localhost:9482" } },
+	{ .text = "statseg { prometheus 0.0.0.0:9482 prometheus-allow-remote yes }",
+	  { "statseg.prometheus=0.0.0.0:9482", "statseg.prometheus-allow-remote=on" } },
 	{ .text = "unix{nodaemon}cpu{main-core 0}buffers{data-size 2048}", { "cpu.main-core=0" } },
 	{ .text = "trace { max-packets 100 start-node pg-input start-count 10 }",
 	  { "trace.max-packets=100", "trace.start-node=pg-input", "trace.start-count=10" } },
@@ -124,6 +131,18 @@ static const struct conf_case cases[] = {
 	  .msg = "'socket-name 127.0.0.1:9000': expected a unix socket path (starting with / or .)" },
 	{ .text = "statseg { size 4k }", .line = 1, .col = 16,
 	  .msg = "bad value '4k' for 'size': out of range: expected 65536 to 1G" },
+	{ .text = "statseg { prometheus 0.0.0.0:9482 }", .line = 1, .col = 22,
+	  .msg = "'prometheus 0.0.0.0:9482': not a loopback address: metrics served to the network need "
+		 "prometheus-allow-remote yes" },
+	{ .text = "statseg {\n  prometheus [2001:db8::1]:9482\n}", .line = 2, .col = 14,
+	  .msg = "'prometheus [2001:db8::1]:9482': not a loopback address: metrics served to the network need "
+		 "prometheus-allow-remote yes" },
+	{ .text = "statseg { prometheus 127.0.0.1 }", .line = 1, .col = 22,
+	  .msg = "'prometheus 127.0.0.1': expected HOST:PORT with a numeric IPv4 host, [IPv6] or localhost, and a "
+		 "port 1..65535 (not '127.0.0.1')" },
+	{ .text = "statseg { prometheus example.com:80 }", .line = 1, .col = 22,
+	  .msg = "'prometheus example.com:80': expected HOST:PORT with a numeric IPv4 host, [IPv6] or localhost, and "
+		 "a port 1..65535 (not 'example.com:80')" },
 	{ .text = "unix nodaemon", .line = 1, .col = 6, .msg = "expected '{' after 'unix', found 'nodaemon'" },
 	{ .text = "unix", .line = 1, .col = 5, .msg = "expected '{' after 'unix', found end of file" },
 	{ .text = "unix { }\ncpu { }\nunix { daemon }", .line = 3, .col = 1, .msg = "duplicate section 'unix' (first at line 1)" },
