@@ -75,7 +75,7 @@ bad() { # expected-message words...
 	grep -q -- "$want" "$tmp/bad" || { cat "$tmp/bad" >&2; fail "'$*': expected '$want'"; }
 	no_pair_left "$*"
 }
-ip -n "$ns_b" link add dup0 type dummy || fail "dummy dup0"
+ip -n "$ns_b" link add dup0 type veth peer name dup1 || fail "veth dup0 in ctl"
 bad "no interface 'nosuch'" lcp create nosuch host-if s-eth0 netns "$ns_b"
 bad "expected a Linux interface name" lcp create a host-if s-eth0-far-too-long netns "$ns_b"
 bad "no such namespace" lcp create a host-if s-eth0 netns "nons-$id"
@@ -129,7 +129,7 @@ c = socket.create_connection(("10.1.0.1", 1790), timeout=10)
 c.sendall(b"hi\n"); print(c.recv(100).decode().strip())' > "$tmp/client" 2>&1
 rc=$?
 wait "$server_pid"
-[ "$rc" -eq 0 ] && grep -q "hello from linux to 10.1.0.2; you said b'hi'" "$tmp/client" ||
+[ "$rc" -eq 0 ] && grep -q "hello from linux to 10.1.0.2; you said hi" "$tmp/client" ||
 	{ cat "$tmp/client" "$tmp/server" >&2; ctl show errors >&2; fail "TCP 10.1.0.2 -> 10.1.0.1:1790 did not reach ctl"; }
 echo "tcp: $(cat "$tmp/client")"
 [ "$(punted_ip4)" -gt "$after" ] || fail "lcp-punt counted no IPv4"
@@ -168,7 +168,9 @@ linux-cp {
 }
 CONF
 netns_start_sluice
+mac=$(ctl show ip interface json | json_get "[i['mac'] for i in d['interfaces'] if i['name']=='a'][0]")
 ip -n "$ns_b" link show s-eth0 | grep -q "link/ether $mac " || fail "startup.conf: no s-eth0 with a's MAC"
+grep -q "linux-cp: 1 pair(s)" "$tmp/err" || fail "startup.conf: no linux-cp log line"
 [ "$(ctl show lcp json | json_get "d['pairs'][0]['netns']")" = "$ns_b" ] || fail "startup.conf: pair not shown"
 netns_stop_sluice
 ip -n "$ns_b" link show s-eth0 > /dev/null 2>&1 && fail "s-eth0 left after sluice exited"
