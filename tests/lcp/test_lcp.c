@@ -22,6 +22,7 @@
 #include "nodes/ip4/ip4_neighbor.h"
 #include "nodes/lcp/lcp.h"
 #include "tests/check_run.h"
+#include "tests/pkt_build.h"
 #include "tests/drivers/testdrv/testdrv.h"
 
 /* error codes, as the nodes number them */
@@ -38,24 +39,6 @@ static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 static struct graph *g;
 static struct device *dev_a, *dev_tap;
 static char err[256];
-
-static uint16_t ref_csum(const uint8_t *p, uint32_t n)
-{
-	uint64_t s = 0;
-	for (uint32_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-static uint32_t eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
-{
-	memcpy(p, dst, 6);
-	memcpy(p + 6, src, 6);
-	put16(p + 12, type);
-	return 14;
-}
 
 /* Ethernet + IPv4 (protocol proto) + 8 bytes of l4 (first byte l4_0). */
 static uint32_t ip_frame(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t src, uint32_t dst,
