@@ -58,14 +58,14 @@ int lcp_conf_apply(const struct lcp_conf *c, char *err, size_t errlen)
 	char why[CONF_MSG_SIZE];
 	int rc = lcp_set_default_netns(c->default_netns, why, sizeof(why));
 	if (rc) {
-		snprintf(err, errlen, "linux-cp: default-netns: %s", why);
+		snprintf(err, errlen, "default-netns: %s", why);
 		return rc;
 	}
 	for (uint32_t i = 0; i < c->n_pairs; i++) {
 		const struct lcp_conf_pair *p = &c->pairs[i];
 		rc = lcp_create(p->port, p->host_if, p->netns, why, sizeof(why));
 		if (rc) {
-			snprintf(err, errlen, "linux-cp: %s: %s", p->port, why);
+			snprintf(err, errlen, "%s: %s", p->port, why);
 			return rc;
 		}
 	}

@@ -115,6 +115,9 @@ to_linux2=$(ctl show lcp json | json_num to_linux)
 echo "ping 10.1.0.1: answered by sluice, nothing punted ($(grep rtt "$tmp/ping"))"
 
 # ---- (a) TCP to 10.1.0.1 reaches a listener in ctl ----
+# Traced both ways: the SYN up through lcp-punt, Linux's answers through lcp-xc.
+ctl trace add af-packet-input 3 filter "tcp port 1790" > /dev/null || fail "trace add af-packet-input"
+ctl trace add tap-input 3 > /dev/null || fail "trace add tap-input"
 timeout 20 ip netns exec "$ns_b" python3 -c '
 import socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -136,6 +139,12 @@ wait "$server_pid"
 [ "$rc" -eq 0 ] && grep -q "hello from linux to 10.1.0.2; you said hi" "$tmp/client" ||
 	{ cat "$tmp/client" "$tmp/server" >&2; ctl show errors >&2; fail "TCP 10.1.0.2 -> 10.1.0.1:1790 did not reach ctl"; }
 echo "tcp: $(cat "$tmp/client")"
+ctl show trace > "$tmp/trace"
+grep -q "lcp-punt" "$tmp/trace" && grep -Eq "a \(if 0\): IPv4 to a local address -> tap if 1" "$tmp/trace" ||
+	{ cat "$tmp/trace" >&2; fail "trace: no SYN through lcp-punt to the TAP"; }
+grep -Eq "from tap if 1 type 0x0800 -> a \(if 0\)" "$tmp/trace" ||
+	{ cat "$tmp/trace" >&2; fail "trace: no frame of Linux's through lcp-xc to a"; }
+grep -E "lcp-punt|lcp-xc" -A1 "$tmp/trace" | head -6
 [ "$(punted_ip4)" -gt "$after" ] || fail "lcp-punt counted no IPv4"
 
 # ---- (c) the ARP reply copy filled ctl's neighbour table ----
