@@ -155,7 +155,8 @@ static void tap_stop(struct device *dev)
 
 static void tap_link(struct device *dev, struct dev_link *link)
 {
-	link->up = dev->admin_up && container_of(dev, struct tap_dev, dev)->fd >= 0;
+	const struct tap_dev *td = container_of(dev, struct tap_dev, dev);
+	link->up = dev->admin_up && td->fd >= 0 && !atomic_load(&td->gone);
 	link->full_duplex = true;
 }
 
@@ -239,6 +240,7 @@ void tap_host_stats_get(const struct device *dev, struct tap_host_stats *st)
 	st->rx_oversize = stat_read(&s->rx_oversize);
 	st->write_errors = stat_read(&s->write_errors);
 	st->host_ifindex = s->host_ifindex;
+	st->host_gone = atomic_load(&container_of(dev, struct tap_dev, dev)->gone);
 }
 
 static int ring_init(struct tap_ring *r, uint32_t slots, uint32_t slot_size)

@@ -37,6 +37,7 @@ struct tap_host_stats {
 	uint64_t rx_oversize;   /* read from the fd, dropped: longer than a slot (MTU + 18) */
 	uint64_t write_errors;  /* write() refused (the Linux interface down: EIO) */
 	uint32_t host_ifindex;  /* the TAP's ifindex in its namespace */
+	bool host_gone;         /* deleted from Linux under sluice */
 };
 
 /* Whether dev is a tap interface. */

@@ -46,6 +46,7 @@ struct tap_dev {
 	int fd;   /* the TAP, non-blocking; -1 once closed */
 	int sock; /* AF_INET datagram socket in the TAP's namespace, for ioctls */
 	_Atomic bool running; /* admin up: the thread moves frames */
+	_Atomic bool gone;    /* the TAP was deleted from Linux: its fd polls as an error */
 	char host_if[TAP_IFNAME_SIZE];
 	char netns[TAP_NETNS_SIZE];
 	struct tap_ring rx;                  /* fd -> datapath (control thread produces) */

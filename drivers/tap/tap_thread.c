@@ -13,6 +13,12 @@
  * reads: the frame is read and counted as dropped, so that Linux's own
  * queue never backs up behind us and the count says where the loss was.
  *
+ * A TAP deleted from Linux under sluice (`ip link del`) detaches from its
+ * fd, which from then on polls as an error (POLLERR) at once: the device
+ * is marked gone (logged once, shown by `show lcp`, its link down) and
+ * left out of the poll set, so the thread does not spin on it; what the
+ * datapath still sends it is drained and counted as write errors.
+ *
  * The device list is guarded by a mutex the thread holds for a whole
  * turn, poll included: tap_thread_remove takes it, so after it returns the
  * thread can no longer be inside that device (a wait of one turn). Adding
@@ -26,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "drivers/tap/tap_private.h"
 #include "graph/node.h"
 
@@ -97,13 +104,21 @@ static uint32_t turn(void)
 		if (!atomic_load(&td->running))
 			continue;
 		drain_tx(td);
+		if (atomic_load(&td->gone))
+			continue;
 		live[n] = td;
 		pfd[n++] = (struct pollfd){ .fd = td->fd, .events = POLLIN };
 	}
 	int rc = poll(pfd, n, TAP_POLL_MS);
-	for (uint32_t i = 0; rc > 0 && i < n; i++)
+	for (uint32_t i = 0; rc > 0 && i < n; i++) {
 		if (pfd[i].revents & POLLIN)
 			drain_rx(live[i]);
+		if (pfd[i].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+			atomic_store(&live[i]->gone, true);
+			base_log("tap", "%s: deleted from Linux under sluice (`lcp delete` or `delete interface` "
+				 "cleans up)", live[i]->host_if);
+		}
+	}
 	uint32_t total = tt.n;
 	pthread_mutex_unlock(&tt.lock);
 	return total;

@@ -102,6 +102,7 @@ static cJSON *lcp_json(void)
 		cJSON_AddStringToObject(o, "host_if", tap_host_if(tap));
 		cJSON_AddStringToObject(o, "netns", tap_netns(tap));
 		cJSON_AddNumberToObject(o, "host_ifindex", st.host_ifindex);
+		cJSON_AddBoolToObject(o, "host_gone", st.host_gone);
 		cJSON_AddNumberToObject(o, "to_linux", (double)st.to_linux);
 		cJSON_AddNumberToObject(o, "from_linux", (double)st.from_linux);
 		cJSON_AddNumberToObject(o, "rx_ring_full", (double)st.rx_ring_full);
@@ -118,12 +119,13 @@ static cJSON *lcp_json(void)
  * eth0  tap0  s-eth0   ctl          2        14          12        0
  * sluice> show lcp json
  * {"default_netns": "", "pairs": [{"port": "eth0", "tap": "tap0", "host_if": "s-eth0", "netns": "ctl",
- *   "host_ifindex": 2, "to_linux": 14, "from_linux": 12, "rx_ring_full": 0, "rx_oversize": 0,
+ *   "host_ifindex": 2, "host_gone": false, "to_linux": 14, "from_linux": 12, "rx_ring_full": 0, "rx_oversize": 0,
  *   "write_errors": 0}]}
  *
  * To Linux: frames written to the TAP (punted); From Linux: frames read
  * from it (to lcp-xc); Dropped: read but no room (rx ring full, oversize)
- * plus writes Linux refused (its interface down). Punts dropped because
+ * plus writes Linux refused (its interface down). Ifindex "gone": the TAP
+ * was deleted from Linux under sluice (`lcp delete` cleans up). Punts dropped because
  * the tx ring was full are lcp-punt's "punt queue full" in `show errors`.
  */
 static int show_lcp(struct cli_session *s, int argc, char **argv)
@@ -155,7 +157,10 @@ static int show_lcp(struct cli_session *s, int argc, char **argv)
 		cli_table_cell(t, "%s", tap->name);
 		cli_table_cell(t, "%s", tap_host_if(tap));
 		cli_table_cell(t, "%s", tap_netns(tap)[0] ? tap_netns(tap) : "-");
-		cli_table_cell(t, "%u", st.host_ifindex);
+		if (st.host_gone)
+			cli_table_cell(t, "gone");
+		else
+			cli_table_cell(t, "%u", st.host_ifindex);
 		cli_table_cell(t, "%llu", (unsigned long long)st.to_linux);
 		cli_table_cell(t, "%llu", (unsigned long long)st.from_linux);
 		cli_table_cell(t, "%llu", (unsigned long long)(st.rx_ring_full + st.rx_oversize + st.write_errors));
