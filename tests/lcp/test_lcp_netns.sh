@@ -15,8 +15,10 @@
 #     counter and the TAP's to-Linux counter do not move;
 #   - `set interface state a down/up` takes s-eth0 down/up;
 #   - `lcp delete a` removes s-eth0 and tap0, a second one says why;
-#   - the same pair from startup.conf's linux-cp section; sluice exits 0
-#     with every buffer returned, both times.
+#   - the same pair from startup.conf's linux-cp section; the TAP deleted
+#     from Linux under sluice is logged and marked gone, pings are still
+#     answered, `lcp delete` cleans up; sluice exits 0 with every buffer
+#     returned, both times.
 # Needs root, ip, ping, python3. The trap removes namespaces, veths and
 # sluice even on failure; every wait is bounded.
 #
@@ -185,8 +187,16 @@ mac=$(mac_of_a)
 ip -n "$ns_b" link show s-eth0 | grep -q "link/ether $mac " || fail "startup.conf: no s-eth0 with a's MAC"
 grep -q "linux-cp: 1 pair(s)" "$tmp/err" || fail "startup.conf: no linux-cp log line"
 ctl show lcp json | grep -Eq "\"netns\":[[:space:]]*\"$ns_b\"" || fail "startup.conf: pair not shown"
+echo "startup.conf linux-cp: pair made"
+
+# ---- the TAP deleted from Linux under sluice: said so, nothing breaks ----
+ip -n "$ns_b" link del s-eth0 || fail "ip link del s-eth0"
+wait_for_line "s-eth0: deleted from Linux under sluice" 50 "$tmp/err" || fail "no log line for the TAP deleted"
+ctl show lcp json | grep -Eq '"host_gone":[[:space:]]*true' || fail "show lcp: TAP not marked gone"
+ip -n "$ns_a" neigh flush dev "$host_a" # this sluice's a has a MAC of its own
+netns_ping_all "$ns_a" 10.1.0.1 3 "$tmp/ping2" || { cat "$tmp/ping2" >&2; fail "ping 10.1.0.1 after the TAP was deleted"; }
+ctl lcp delete a > /dev/null || fail "lcp delete after the TAP was deleted"
+echo "TAP deleted under sluice: marked gone, pings still answered, lcp delete cleans up"
 netns_stop_sluice
-ip -n "$ns_b" link show s-eth0 > /dev/null 2>&1 && fail "s-eth0 left after sluice exited"
-echo "startup.conf linux-cp: pair made, gone with sluice"
 echo "PASS"
 exit 0
