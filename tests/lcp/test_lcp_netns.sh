@@ -100,6 +100,9 @@ grep -q "link/ether $mac " "$tmp/link" || { cat "$tmp/link" >&2; fail "s-eth0 ha
 grep -q "mtu 1500" "$tmp/link" || fail "s-eth0 has not a's MTU"
 grep -q "[<,]UP[,>]" "$tmp/link" || { cat "$tmp/link" >&2; fail "s-eth0 not up"; }
 ctl show lcp
+ctl show hardware tap0 > "$tmp/hw"
+grep -q "host-if s-eth0 (ifindex [0-9]*) netns $ns_b" "$tmp/hw" || { cat "$tmp/hw" >&2; fail "show hardware tap0"; }
+ctl show interface | grep -q "^tap0 .*lcp-tap" || fail "show interface: tap0 not lcp-tap"
 ctl lcp create a host-if s-eth1 netns "$ns_b" > "$tmp/bad" 2>&1 && fail "a paired twice"
 grep -q "already paired" "$tmp/bad" || fail "second pair: no reason"
 ip -n "$ns_b" addr add 10.1.0.1/24 dev s-eth0 || fail "address on s-eth0"
