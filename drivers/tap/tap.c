@@ -39,7 +39,7 @@ static const struct conf_key tap_keys[] = {
 	  .doc = "network namespace to make it in (a name under /var/run/netns; default: sluice's)" },
 	{ .name = "mac", .type = CONF_MAC, CONF_FIELD(struct tap_conf, mac),
 	  .doc = "its MAC address (default: a random locally administered one)" },
-	{ .name = "mtu", .type = CONF_UINT, .def = "1500", .min = 68, .max = 9000,
+	{ .name = "mtu", .type = CONF_UINT, .def = "1500", .min = 68, .max = 9216,
 	  CONF_FIELD(struct tap_conf, mtu), .doc = "its MTU (also sizes the ring slots: MTU + 18 bytes)" },
 	{ .name = "tx-queues", .type = CONF_UINT, .def = "1", .min = 1, .max = DEV_MAX_QUEUES,
 	  CONF_FIELD(struct tap_conf, tx_queues), .doc = "tx queues, one ring each: one per datapath thread" },

@@ -75,7 +75,9 @@ static void *open_thread(void *arg)
 	/* TUNSETIFF would attach to a persistent TAP of that name, or fail
 	 * obscurely on another kind of interface: refuse any that exists. */
 	if (ifreq_ioctl(td->sock, SIOCGIFINDEX, &ifr) == 0) {
-		fail(j, -EEXIST, td->host_if);
+		j->rc = -EEXIST;
+		snprintf(j->why, sizeof(j->why), "an interface of that name already exists in netns %s",
+			 td->netns[0] ? td->netns : "(sluice's)");
 		return NULL;
 	}
 	td->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);

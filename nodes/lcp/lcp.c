@@ -165,7 +165,7 @@ int lcp_create(const char *port, const char *host_if, const char *netns, char *e
 		graph_barrier_sync(g);
 	struct device *tap = create_tap(phy, host_if, netns, err, errlen);
 	if (!tap) {
-		rc = strstr(err, "File exists") ? -EEXIST : -EINVAL;
+		rc = strstr(err, "already exists") ? -EEXIST : -EINVAL; /* the driver's words (tap_host.c) */
 	} else if ((rc = lcp_pair(phy, tap)) == 0 && (rc = dev_set_admin_up(tap, true)) == 0) {
 		tap_host_set_up(tap, phy->admin_up);
 	} else {

@@ -85,7 +85,7 @@ ip -n "$ns_b" link add dup0 type veth peer name dup1 || fail "veth dup0 in ctl"
 bad "no interface 'nosuch'" lcp create nosuch host-if s-eth0 netns "$ns_b"
 bad "expected a Linux interface name" lcp create a host-if s-eth0-far-too-long netns "$ns_b"
 bad "no such namespace" lcp create a host-if s-eth0 netns "nons-$id"
-bad "File exists" lcp create a host-if dup0 netns "$ns_b"
+bad "dup0: an interface of that name already exists in netns $ns_b" lcp create a host-if dup0 netns "$ns_b"
 bad "lcp create PORT host-if NAME" lcp create a host-if
 bad "lcp create PORT host-if NAME" lcp create a netns "$ns_b" s-eth0
 bad "has no lcp pair" lcp delete a
