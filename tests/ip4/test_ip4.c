@@ -149,25 +149,6 @@ static uint32_t echo_frame(uint8_t *p, const uint8_t dmac[6], const uint8_t smac
 	return n + 28 + data;
 }
 
-static uint32_t arp_frame(uint8_t *p, const uint8_t edst[6], const uint8_t esrc[6], uint16_t op,
-			  const uint8_t sha[6], uint32_t spa, const uint8_t tha[6], uint32_t tpa, uint32_t pad_to)
-{
-	uint32_t n = eth(p, edst, esrc, 0x0806);
-	put16(p + n, 1);
-	put16(p + n + 2, 0x0800);
-	p[n + 4] = 6;
-	p[n + 5] = 4;
-	put16(p + n + 6, op);
-	memcpy(p + n + 8, sha, 6);
-	put32(p + n + 14, spa);
-	memcpy(p + n + 18, tha, 6);
-	put32(p + n + 24, tpa);
-	n += 28;
-	while (n < pad_to)
-		p[n++] = 0;
-	return n;
-}
-
 static void inject(struct device *d, const uint8_t *bytes, uint32_t len)
 {
 	uint32_t bi = buffer_from_bytes(bytes, len, -1);

@@ -68,23 +68,6 @@ static uint32_t ip_frame(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6
 	return n + 28;
 }
 
-static uint32_t arp_frame(uint8_t *p, const uint8_t edst[6], const uint8_t esrc[6], uint16_t op, uint32_t spa,
-			  const uint8_t tha[6], uint32_t tpa)
-{
-	uint32_t n = eth(p, edst, esrc, 0x0806);
-	put16(p + n, 1);
-	put16(p + n + 2, 0x0800);
-	p[n + 4] = 6;
-	p[n + 5] = 4;
-	put16(p + n + 6, op);
-	memcpy(p + n + 8, esrc, 6);
-	put32(p + n + 14, spa);
-	memcpy(p + n + 18, tha, 6);
-	put32(p + n + 24, tpa);
-	memset(p + n + 28, 0, 60 - n - 28);
-	return 60;
-}
-
 static void poll_n(uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
@@ -173,8 +156,8 @@ START_TEST(punt_decisions)
 	uint32_t n_ospf = ip_frame(ospf, mac_ospf, mac_h, IP_H, 0xe0000005u, 89, 2);
 	uint32_t n_mc = ip_frame(mc, mac_ospf, mac_h, IP_H, 0xef010101u, 17, 0); /* 239.1.1.1 */
 	uint32_t n_echo = ip_frame(echo, dev_a->mac, mac_h, IP_H, IP_A1, 1, 8);
-	uint32_t n_areq = arp_frame(areq, bcast, mac_h, 1, IP_H, (const uint8_t[6]){ 0 }, IP_A1);
-	uint32_t n_arep = arp_frame(arep, dev_a->mac, mac_h, 2, IP_H, dev_a->mac, IP_A1);
+	uint32_t n_areq = arp_frame(areq, bcast, mac_h, 1, mac_h, IP_H, (const uint8_t[6]){ 0 }, IP_A1, 60);
+	uint32_t n_arep = arp_frame(arep, dev_a->mac, mac_h, 2, mac_h, IP_H, dev_a->mac, IP_A1, 60);
 	ck_assert_int_eq(testdrv_inject(dev_a, tcp, (uint16_t)n_tcp), 0);
 	ck_assert_int_eq(testdrv_inject(dev_a, udp, (uint16_t)n_udp), 0);
 	ck_assert_int_eq(testdrv_inject(dev_a, ospf, (uint16_t)n_ospf), 0);
@@ -215,7 +198,7 @@ START_TEST(unpaired_drops)
 {
 	uint8_t tcp[64], arep[64];
 	uint32_t n_tcp = ip_frame(tcp, dev_a->mac, mac_h, IP_H, IP_A1, 6, 0xb3);
-	uint32_t n_arep = arp_frame(arep, dev_a->mac, mac_h, 2, IP_H, dev_a->mac, IP_A1);
+	uint32_t n_arep = arp_frame(arep, dev_a->mac, mac_h, 2, mac_h, IP_H, dev_a->mac, IP_A1, 60);
 	testdrv_inject(dev_a, tcp, (uint16_t)n_tcp);
 	testdrv_inject(dev_a, arep, (uint16_t)n_arep);
 	poll_n(3);
@@ -231,7 +214,7 @@ START_TEST(inject_from_linux)
 {
 	ck_assert_int_eq(lcp_pair(dev_a, dev_tap), 0);
 	uint8_t areq[64], ip[64], v6[64];
-	uint32_t n_areq = arp_frame(areq, bcast, dev_a->mac, 1, IP_A1, (const uint8_t[6]){ 0 }, IP_H);
+	uint32_t n_areq = arp_frame(areq, bcast, dev_a->mac, 1, dev_a->mac, IP_A1, (const uint8_t[6]){ 0 }, IP_H, 60);
 	uint32_t n_ip = ip_frame(ip, mac_h, dev_a->mac, IP_A1, IP_H, 6, 0x12);
 	uint32_t n_v6 = eth(v6, mac_h, dev_a->mac, 0x86dd);
 	memset(v6 + n_v6, 0x60, 40);
