@@ -364,6 +364,16 @@ static int stage_timers(struct app *a)
 	return 0;
 }
 
+/* linux-cp's pairs (docs/lcp.md), once the threads run: a TAP gets one tx
+ * ring per datapath thread. */
+static int stage_lcp(struct app *a)
+{
+	int rc = lcp_conf_apply(&a->cfg.lcp, a->err, sizeof(a->err));
+	if (rc == 0 && a->cfg.lcp.n_pairs)
+		base_log("linux-cp", "%u pair(s)", a->cfg.lcp.n_pairs);
+	return rc;
+}
+
 /* The stats segment (docs/stats-segment.md): its socket follows the CLI
  * socket's mode and group. */
 static int stage_statseg(struct app *a)
@@ -522,7 +532,7 @@ static int start(struct app *a)
 	} stages[] = {
 		{ "unix", stage_process }, { "buffers", stage_buffers }, { "interfaces", stage_interfaces },
 		{ "graph", stage_graph },  { "threads", stage_threads }, { "timers", stage_timers },
-		{ "statseg", stage_statseg }, { "cli", stage_cli },
+		{ "linux-cp", stage_lcp }, { "statseg", stage_statseg }, { "cli", stage_cli },
 	};
 	for (size_t i = 0; i < ARRAY_LEN(stages); i++) {
 		a->err[0] = 0;

@@ -68,6 +68,7 @@ struct dev_link {
 enum dev_mode {
 	DEV_MODE_L3 = 0,       /* ethernet-input hands frames to the L3 nodes */
 	DEV_MODE_L2_XCONNECT,  /* everything received leaves through xconnect_peer */
+	DEV_MODE_LCP,          /* a linux-cp TAP: ethernet-input hands every frame to lcp-xc */
 };
 
 /* One queue: counters on their own line, written by one thread. */
@@ -213,6 +214,14 @@ void dev_delete(struct device *dev);
  * order. Returns 0, or -ENOSPC beyond DEV_MAX_DELETE_HOOKS. */
 #define DEV_MAX_DELETE_HOOKS 8
 int dev_on_delete(void (*fn)(uint32_t if_index));
+
+/* Run fn(if_index) after an interface's admin state changed (and, once
+ * there are commands for them, its MTU or MAC), so that linux-cp keeps the
+ * paired TAP in step. Same rules as dev_on_delete. */
+int dev_on_change(void (*fn)(uint32_t if_index));
+
+/* A random locally administered unicast MAC, 02:fe:xx:xx:xx:xx. */
+void dev_mac_generate(uint8_t mac[6]);
 
 /* Unregister and destroy every interface (shutdown, tests). */
 void dev_delete_all(void);
