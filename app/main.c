@@ -25,6 +25,7 @@
 
 #include "app/app_cli.h"
 #include "app/conf.h"
+#include "app/exit_report.h"
 #include "app/statseg.h"
 #include "app/statseg_http.h"
 #include "cli/cli.h"
@@ -280,6 +281,21 @@ static void pin_main_thread(struct app *a)
 		base_log("threads", "warning: %s", err);
 }
 
+/* The control threads started from linux-cp on (sluice-tap, the stats
+ * writer, /metrics, the CLI's) inherit the starting thread's CPUs: while
+ * they start it runs on the CPUs no datapath thread uses, not main-core,
+ * where they would take the datapath's time on a box with a core to spare. */
+static void control_cpus(struct app *a, bool on)
+{
+	cpu_set_t set;
+	if (!on) {
+		pin_main_thread(a);
+		return;
+	}
+	graph_cpu_config_control(&a->cfg.cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
 /* distributor { enable }: thread 0 becomes the rx thread and hands every
  * packet to the workers. Without workers there is nobody to hand to: the
  * main thread runs the whole graph as before. */
@@ -383,7 +399,7 @@ static int stage_statseg(struct app *a)
 					   .socket_mode = (mode_t)u->cli_mode, .socket_group = u->cli_group, .g = a->g };
 	int rc = statseg_start(&sc, a->err, sizeof(a->err));
 	a->statseg_up = rc == 0;
-	return rc ? rc : statseg_http_start(&a->cfg.statseg, &a->cfg.cpu, statseg_reader_fd(), a->err, sizeof(a->err));
+	return rc ? rc : statseg_http_start(&a->cfg.statseg, statseg_reader_fd(), a->err, sizeof(a->err));
 }
 
 static int stage_cli(struct app *a)
@@ -425,59 +441,6 @@ static void stop_inputs(struct graph *g)
 				graph_node_set_state(g, t, n, NODE_STATE_DISABLED);
 }
 
-static void log_node_counters(struct graph *g)
-{
-	uint64_t processed = 0;
-	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
-		struct node_stats sum = { 0 }, st;
-		for (uint32_t t = 0; t < graph_n_threads(g); t++)
-			if (graph_node_stats(g, t, n, &st) == 0) {
-				sum.calls += st.calls;
-				sum.vectors += st.vectors;
-			}
-		if (!sum.calls)
-			continue;
-		if (graph_node_reg(g, n)->type == NODE_TYPE_INPUT)
-			processed += sum.vectors;
-		base_log("exit", "node %s: %llu vectors in %llu calls", graph_node_reg(g, n)->name,
-			  (unsigned long long)sum.vectors, (unsigned long long)sum.calls);
-	}
-	base_log("exit", "%llu packets processed", (unsigned long long)processed);
-}
-
-/* Who still holds buffers at exit: what a holder names was not released
- * by its subsystem's shutdown; "unattributed" was leaked. */
-static void log_buffer_holders(void)
-{
-	struct buffer_attribution a;
-	if (buffer_attribute(&a))
-		return;
-	for (uint32_t i = 0; i < a.n_holdings; i++)
-		if (a.holdings[i].n)
-			base_log("exit", "  held by %s %s: %llu", a.holdings[i].holder, a.holdings[i].where,
-				  (unsigned long long)a.holdings[i].n);
-	base_log("exit", "  unattributed: %lld", (long long)a.n_unattributed);
-	buffer_attribution_free(&a);
-}
-
-/* Returns the buffers not back in their pools. */
-static uint64_t log_buffer_accounting(void)
-{
-	uint64_t in_use = 0;
-	struct buffer_pool_stats st;
-	for (uint32_t i = 0; buffer_pool_stats(i, &st) == 0; i++) {
-		base_log("exit", "buffer pool %u (numa %u): %u total, %u free, %u cached, %u in use", i, st.numa_node,
-			  st.n_total, st.n_free_pool, st.n_cached, st.n_in_use);
-		in_use += st.n_in_use;
-	}
-	if (in_use) {
-		base_log("exit", "%llu buffers not returned", (unsigned long long)in_use);
-		log_buffer_holders();
-	} else
-		base_log("exit", "every buffer returned");
-	return in_use;
-}
-
 /* Undo whatever start-up did, in reverse; safe after a partial start. */
 static int shutdown_app(struct app *a)
 {
@@ -500,7 +463,7 @@ static int shutdown_app(struct app *a)
 		/* Devices stop after the last frame reached their tx: pcap
 		 * files are complete, ring buffers come back to the pools. */
 		dev_delete_all();
-		log_node_counters(a->g);
+		app_log_node_counters(a->g);
 		if (a->pg_attached)
 			pg_detach();
 		pg_stream_delete_all();
@@ -512,7 +475,7 @@ static int shutdown_app(struct app *a)
 	}
 	buffer_thread_unregister();
 	if (a->buffers_up) {
-		leaked = log_buffer_accounting();
+		leaked = app_log_buffer_accounting();
 		buffer_main_free();
 	}
 	if (a->pidfile_written)
@@ -534,14 +497,16 @@ static int start(struct app *a)
 		{ "graph", stage_graph },  { "threads", stage_threads }, { "timers", stage_timers },
 		{ "linux-cp", stage_lcp }, { "statseg", stage_statseg }, { "cli", stage_cli },
 	};
-	for (size_t i = 0; i < ARRAY_LEN(stages); i++) {
+	int rc = 0;
+	for (size_t i = 0; i < ARRAY_LEN(stages) && !rc; i++) {
 		a->err[0] = 0;
-		if (stages[i].fn(a)) {
+		if (stages[i].fn == stage_lcp)
+			control_cpus(a, true);
+		if ((rc = stages[i].fn(a)))
 			base_log(stages[i].name, "failed: %s", a->err[0] ? a->err : "unknown reason");
-			return -1;
-		}
 	}
-	return 0;
+	control_cpus(a, false);
+	return rc ? -1 : 0;
 }
 
 static int run(const char *path)

@@ -124,52 +124,26 @@ static int map_segment(int segment_fd, char *err, size_t errlen)
 	return rc;
 }
 
-/* The online CPUs no datapath thread is pinned to; every online CPU when
- * the datapath has them all. */
-static void control_cpus(const struct graph_cpu_config *cpu, cpu_set_t *set)
-{
-	CPU_ZERO(set);
-	for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; c++)
-		CPU_SET((int)c, set);
-	cpu_set_t all = *set;
-	int workers[GRAPH_MAX_THREADS];
-	uint32_t n = graph_cpu_config_workers(cpu, workers, GRAPH_MAX_THREADS);
-	if (cpu->main_core < CPU_SETSIZE)
-		CPU_CLR((int)cpu->main_core, set);
-	for (uint32_t i = 0; i < n; i++)
-		if (workers[i] >= 0 && workers[i] < CPU_SETSIZE)
-			CPU_CLR(workers[i], set);
-	if (!CPU_COUNT(set))
-		*set = all;
-}
-
 /* libmicrohttpd's thread inherits the signal mask and the CPU affinity of
- * the thread that starts it, the main datapath thread, pinned to its core:
- * it gets every signal blocked (they stay the main thread's) and the CPUs
- * the datapath does not use, so that a scrape never takes time from a
- * datapath thread where there is a core to spare. */
-static struct MHD_Daemon *start_daemon(const struct sockaddr_storage *a, const struct graph_cpu_config *cpu)
+ * the thread that starts it: it gets every signal blocked (they stay the
+ * main thread's); its CPUs are the control threads' (app/main.c starts the
+ * control stages on the CPUs no datapath thread uses). */
+static struct MHD_Daemon *start_daemon(const struct sockaddr_storage *a)
 {
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | (a->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	cpu_set_t pinned, control;
-	control_cpus(cpu, &control);
-	bool repin = pthread_getaffinity_np(pthread_self(), sizeof(pinned), &pinned) == 0;
-	repin = repin && pthread_setaffinity_np(pthread_self(), sizeof(control), &control) == 0;
 	/* The logger first: libmicrohttpd logs with its own until it sees it. */
 	struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_log,
 						NULL, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)a,
 						MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
 						MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_END);
-	if (repin)
-		pthread_setaffinity_np(pthread_self(), sizeof(pinned), &pinned);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return d;
 }
 
-int statseg_http_start(const struct statseg_conf *conf, const struct graph_cpu_config *cpu, int segment_fd,
+int statseg_http_start(const struct statseg_conf *conf, int segment_fd,
 		       char *err, size_t errlen)
 {
 	if (!conf->prometheus[0])
@@ -181,7 +155,7 @@ int statseg_http_start(const struct statseg_conf *conf, const struct graph_cpu_c
 	int rc = map_segment(segment_fd, why, sizeof(why));
 	if (rc)
 		return start_fail(rc, err, errlen, why);
-	http.d = start_daemon(&a, cpu);
+	http.d = start_daemon(&a);
 	if (!http.d) {
 		snprintf(why, sizeof(why), "cannot listen on %s (in use, or not an address of this host)",
 			 conf->prometheus);

@@ -24,11 +24,10 @@ int statseg_http_parse(const char *listen, struct sockaddr_storage *a, char *err
 
 /* Start the endpoint when conf->prometheus is set (else do nothing and
  * return 0), serving what the segment descriptor segment_fd holds (the
- * read-only one readers get; it is duplicated). Its thread runs on the
- * online CPUs that cpu gives no datapath thread (all of them when none is
- * left). 0, or a negative errno with the reason in err. */
-int statseg_http_start(const struct statseg_conf *conf, const struct graph_cpu_config *cpu, int segment_fd,
-		       char *err, size_t errlen);
+ * read-only one readers get; it is duplicated). Its thread runs where the
+ * caller may (app/main.c: the control CPUs). 0, or a negative errno with
+ * the reason in err. */
+int statseg_http_start(const struct statseg_conf *conf, int segment_fd, char *err, size_t errlen);
 
 /* Stop the thread and unmap; safe when it never started. */
 void statseg_http_stop(void);

@@ -4,6 +4,7 @@
  * are in conf.c.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -192,4 +193,26 @@ void graph_config_from_conf(struct graph_config *gc, const struct graph_cpu_conf
 	gc->idle_mode = (enum graph_idle_mode)cpu->idle_mode;
 	gc->idle_max_us = (uint32_t)(cpu->idle_max_ns / 1000);
 	gc->trace_max = trace->max_packets;
+}
+
+/* A control thread (CLI, stats, /metrics, sluice-tap) started by the pinned
+ * main thread would inherit main-core and take its time from the datapath
+ * there, where the box has a core to spare. */
+int graph_cpu_config_control(const struct graph_cpu_config *c, void *out)
+{
+	cpu_set_t *set = out, all;
+	CPU_ZERO(set);
+	for (long i = 0, n = sysconf(_SC_NPROCESSORS_ONLN); i < n && i < CPU_SETSIZE; i++)
+		CPU_SET((int)i, set);
+	all = *set;
+	int workers[GRAPH_MAX_THREADS];
+	uint32_t n = graph_cpu_config_workers(c, workers, GRAPH_MAX_THREADS);
+	if (c->main_core < CPU_SETSIZE)
+		CPU_CLR((int)c->main_core, set);
+	for (uint32_t i = 0; i < n; i++)
+		if (workers[i] >= 0 && workers[i] < CPU_SETSIZE)
+			CPU_CLR(workers[i], set);
+	if (!CPU_COUNT(set))
+		*set = all;
+	return CPU_COUNT(set);
 }

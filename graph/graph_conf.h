@@ -39,6 +39,11 @@ extern const struct conf_section graph_trace_conf_section;
  * at most max entries and returns the worker count. */
 uint32_t graph_cpu_config_workers(const struct graph_cpu_config *c, int *cpus, uint32_t max);
 
+/* The online CPUs no datapath thread is pinned to (main-core and the
+ * workers' cores left out), for the control threads: every online CPU when
+ * the datapath takes them all. Writes *set (a cpu_set_t) and returns how many. */
+int graph_cpu_config_control(const struct graph_cpu_config *c, void *set);
+
 /* The graph_config these sections describe. */
 void graph_config_from_conf(struct graph_config *gc, const struct graph_cpu_config *cpu,
 			    const struct graph_trace_config *trace);
