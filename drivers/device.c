@@ -290,13 +290,16 @@ int dev_set_admin_up(struct device *dev, bool up)
 	if (up) {
 		if (dev->ops->start) {
 			int rc = dev->ops->start(dev);
-			if (rc < 0)
+			if (rc < 0) {
+				dev_elog_admin(dev, up, rc);
 				return rc;
+			}
 		}
 	} else if (dev->ops->stop) {
 		dev->ops->stop(dev);
 	}
 	dev->admin_up = up;
+	dev_elog_admin(dev, up, 0);
 	return 0;
 }
 
@@ -307,6 +310,7 @@ void dev_link_get(struct device *dev, struct dev_link *link)
 		dev->ops->link(dev, link);
 	else
 		link->up = dev->admin_up;
+	dev_elog_link(dev, link);
 }
 
 int dev_set_xconnect(struct device *dev, struct device *peer)
