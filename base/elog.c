@@ -227,7 +227,7 @@ uint32_t elog_track_count(uint32_t track)
 		return 0;
 	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 	uint64_t from = __atomic_load_n(&r->clear_from, __ATOMIC_RELAXED);
-	uint64_t n = h - MAX(from, h > r->mask ? h - r->mask - 1 : 0);
+	uint64_t n = h - MAX(from, h > r->mask ? h - r->mask : 0);
 	return (uint32_t)n;
 }
 
@@ -244,7 +244,9 @@ static void event_load(struct elog_event *d, const struct elog_event *s)
 /* Events [first, h1) were complete when h1 was read; a write in progress
  * while copying rewrites the slot of event (its index - size), and every
  * write begun before the second read of head has index <= h2. So what was
- * copied is good from h2 - size + 1 on. */
+ * copied is good from h2 - size + 1 on. Which is why a ring of size events
+ * shows size - 1: the slot of event h1 - size may be half rewritten by a
+ * writer that has not yet published h1 + 1, and no reader can tell. */
 uint32_t elog_track_copy(uint32_t track, struct elog_event *out, uint32_t max)
 {
 	struct elog_ring *r = track < ELOG_MAX_TRACKS ? __atomic_load_n(&elog.ring[track], __ATOMIC_ACQUIRE) : NULL;
@@ -252,7 +254,8 @@ uint32_t elog_track_copy(uint32_t track, struct elog_event *out, uint32_t max)
 		return 0;
 	uint64_t size = (uint64_t)r->mask + 1;
 	uint64_t h1 = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-	uint64_t first = h1 > size ? h1 - size : 0;
+	/* size - 1: the slot after the newest may be being rewritten. */
+	uint64_t first = h1 > size - 1 ? h1 - (size - 1) : 0;
 	first = MAX(first, __atomic_load_n(&r->clear_from, __ATOMIC_RELAXED));
 	if (h1 - first > max)
 		first = h1 - max;

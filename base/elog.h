@@ -163,9 +163,9 @@ static inline void elog_duration(const struct elog_type *t, uint64_t start, uint
 		elog_log_control(t, start, a, b, dur);
 }
 
-/* Copy the newest events of track (at most max, oldest first, none from
- * before the last elog_clear) into out, without stopping its writer.
- * Returns the count. */
+/* Copy the newest events of track (at most max and at most size - 1,
+ * oldest first, none from before the last elog_clear) into out, without
+ * stopping its writer. Returns the count. */
 uint32_t elog_track_copy(uint32_t track, struct elog_event *out, uint32_t max);
 
 /* Events the track holds now (what elog_track_copy would return at most). */

@@ -219,6 +219,7 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 	t->index = index;
 	t->cpu = -1;
 	t->wake_within_ns = UINT64_MAX;
+	t->drops_since_ticks = cpu_ticks();
 	/* A power of two: the FIFO wraps with a mask, not a division per call. */
 	t->ready_cap = 1;
 	while (t->ready_cap < g->n_nodes)

@@ -9,8 +9,11 @@
  * and logs one event per reason that grew, with the count. The first drop
  * after a quiet spell is logged at once (its frame's count); a sustained
  * flood costs at most 1000 / 100 = 10 events a second per reason. The
- * check per error-drop dispatch is one compare against the heartbeat the
- * loop already takes (no extra cycle-counter read).
+ * check per error-drop dispatch is a cycle-counter read and a compare. An
+ * event says how many drops of one reason the thread saw since its
+ * previous drop events, or since it started (over_ns): the last of a burst is counted with the
+ * next drop after the period, not when the burst ends (nothing runs on a
+ * thread for drops that did not happen).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +46,7 @@ ELOG_TYPE_REGISTER(node_state_type)
 
 static struct elog_type drops_type = {
 	.name = "drops", .category = "drop",
-	.arg_name = { "reason", "count" }, .arg_kind = { ELOG_ARG_STR, ELOG_ARG_UINT },
+	.arg_name = { "reason", "count", "over_ns" }, .arg_kind = { ELOG_ARG_STR, ELOG_ARG_UINT, ELOG_ARG_TICKS },
 };
 ELOG_TYPE_REGISTER(drops_type)
 
@@ -151,14 +154,14 @@ void graph_elog_recovered(struct graph_thread *t, uint64_t stalled_ns)
 void graph_elog_drops_flush(struct graph_thread *t, uint64_t now)
 {
 	struct graph *g = t->graph;
+	uint64_t over = now - t->drops_since_ticks;
 	t->drops_logged_ticks = now;
-	if (!t->drops_logged)
-		return;
+	t->drops_since_ticks = now;
 	for (uint32_t e = 0; e < g->n_errors; e++) {
 		uint64_t n = t->error_counts[e];
 		if (n == t->drops_logged[e])
 			continue;
-		elog_log(&drops_type, g->error_elog_str[e], n - t->drops_logged[e], 0);
+		elog_log(&drops_type, g->error_elog_str[e], n - t->drops_logged[e], over);
 		t->drops_logged[e] = n;
 	}
 }

@@ -66,7 +66,8 @@ struct graph_thread {
 	void *user;
 	/* drop bursts in the event log (graph_elog.c): per error, the count last logged */
 	uint64_t *drops_logged;
-	uint64_t drops_logged_ticks;
+	uint64_t drops_logged_ticks; /* when last logged (0: never, so the first drop is logged at once) */
+	uint64_t drops_since_ticks;  /* what the counts last logged covered up to (from the thread's start) */
 	/* chunks of frames, freed at destroy */
 	void **frame_chunks;
 	uint32_t n_frame_chunks;
@@ -155,11 +156,11 @@ void graph_elog_stall(struct graph_thread *t, uint64_t age_ns);
 void graph_elog_recovered(struct graph_thread *t, uint64_t stalled_ns);
 void graph_elog_drops_flush(struct graph_thread *t, uint64_t now);
 
-/* error-drop, once per frame: log drop bursts when the period is up. The
- * heartbeat stands for now (the end of the previous loop). */
+/* error-drop, once per frame: log drop bursts when the period is up (one
+ * cycle-counter read a frame, not a packet). */
 static inline void graph_elog_drops(struct graph_thread *t)
 {
-	uint64_t now = __atomic_load_n(&t->last_loop_ticks, __ATOMIC_RELAXED);
+	uint64_t now = cpu_ticks();
 	if (unlikely(now - t->drops_logged_ticks >= t->graph->drops_log_ticks))
 		graph_elog_drops_flush(t, now);
 }
