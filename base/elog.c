@@ -51,9 +51,14 @@ static uint32_t pow2_clamp(uint32_t n)
 	return s;
 }
 
+static void epoch_init(void);
+
 void elog_set_size(uint32_t n_events)
 {
+	pthread_mutex_lock(&elog.lock);
+	epoch_init();
 	__atomic_store_n(&elog.size, pow2_clamp(n_events), __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&elog.lock);
 }
 
 uint32_t elog_size(void)
@@ -61,8 +66,8 @@ uint32_t elog_size(void)
 	return __atomic_load_n(&elog.size, __ATOMIC_RELAXED);
 }
 
-/* The time base, fixed at the first track (the calibration takes ~20 ms,
- * once, on the control path). */
+/* The time base, fixed at the first elog_set_size or track (the
+ * calibration takes ~20 ms, once, on the control path). */
 static void epoch_init(void)
 {
 	if (elog.ticks_per_ns)

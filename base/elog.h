@@ -95,7 +95,8 @@ const struct elog_type *elog_type_get(uint16_t id);
 
 /* Events per track new tracks get (rounded up to a power of two, clamped to
  * ELOG_SIZE_MIN..ELOG_SIZE_MAX). Existing tracks of another size are made
- * anew at their next elog_track_register, empty. */
+ * anew at their next elog_track_register, empty. The first call (or the
+ * first track) also fixes the log's epoch, time 0 of what it shows. */
 void elog_set_size(uint32_t n_events);
 uint32_t elog_size(void);
 

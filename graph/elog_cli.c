@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,13 +122,13 @@ static cJSON *show_json(const struct elog_event *ev, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		const struct elog_type *ty = elog_type_get(ev[i].type);
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddNumberToObject(o, "time_ns", elog_ticks_to_ns(ev[i].ticks));
+		cJSON_AddNumberToObject(o, "time_ns", llround(elog_ticks_to_ns(ev[i].ticks)));
 		cJSON_AddNumberToObject(o, "track", ev[i].track);
 		cJSON_AddStringToObject(o, "thread", elog_track_name(ev[i].track));
 		cJSON_AddStringToObject(o, "event", ty ? ty->name : "?");
 		cJSON_AddStringToObject(o, "category", ty ? ty->category : "?");
 		if (ty && ty->duration)
-			cJSON_AddNumberToObject(o, "duration_ns", elog_ticks_ns(ev[i].c));
+			cJSON_AddNumberToObject(o, "duration_ns", llround(elog_ticks_ns(ev[i].c)));
 		cJSON_AddItemToObject(o, "args", event_args_json(&ev[i]));
 		cJSON_AddItemToArray(arr, o);
 	}
@@ -183,9 +184,10 @@ static int event_logger_clear(struct cli_session *s, int argc, char **argv)
 
 /* ---- event-logger save: Trace Event JSON ---- */
 
-static double ticks_us(uint64_t ticks)
+/* Microseconds to the nanosecond: cJSON then prints 4738.486, not 17 digits. */
+static double us3(double ns)
 {
-	return elog_ticks_ns(ticks) / 1e3;
+	return (double)llround(ns) / 1e3;
 }
 
 static cJSON *trace_event(const struct elog_event *e, int pid)
@@ -195,9 +197,9 @@ static cJSON *trace_event(const struct elog_event *e, int pid)
 	cJSON_AddStringToObject(o, "name", ty ? ty->name : "?");
 	cJSON_AddStringToObject(o, "cat", ty ? ty->category : "?");
 	cJSON_AddStringToObject(o, "ph", ty && ty->duration ? "X" : "i");
-	cJSON_AddNumberToObject(o, "ts", elog_ticks_to_ns(e->ticks) / 1e3);
+	cJSON_AddNumberToObject(o, "ts", us3(elog_ticks_to_ns(e->ticks)));
 	if (ty && ty->duration)
-		cJSON_AddNumberToObject(o, "dur", ticks_us(e->c));
+		cJSON_AddNumberToObject(o, "dur", us3(elog_ticks_ns(e->c)));
 	else
 		cJSON_AddStringToObject(o, "s", "t");
 	cJSON_AddNumberToObject(o, "pid", pid);

@@ -78,8 +78,7 @@ struct graph *graph_create(const struct graph_config *cfg, char *err, size_t err
 	g->created_ticks = cpu_ticks();
 	g->runtime_cleared_ticks = g->created_ticks;
 	g->drops_log_ticks = (uint64_t)(cpu_ticks_per_second() * GRAPH_ELOG_DROPS_NS / 1e9);
-	if (g->cfg.elog_size)
-		elog_set_size(g->cfg.elog_size);
+	elog_set_size(g->cfg.elog_size ? g->cfg.elog_size : elog_size()); /* and the log's epoch */
 	return g;
 }
 
