@@ -58,7 +58,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	bench_log "round $r: sluice $(tail -1 "$out/sluice") ticks, rte_trace $(tail -1 "$out/peer-ticks" 2>/dev/null) ticks"
 done
 [ -s "$out/peer-ticks" ] || { cat "$out/peer-1.txt" >&2; echo "bench/elog: trace_perf_autotest printed no u64 figure" >&2; exit 1; }
-ns() { awk -v h="$hz" '{printf "%s%.2f", NR > 1 ? " " : "", $1 / h * 1e9}' "$1"; }
+ns() { awk -v h="$hz" '{printf "%s%.2f", sep, $1 / h * 1e9; sep = " "}' "$1"; }
 
 bench_row --bench elog --better lower --peer-name rte_trace --what "log one event, one u64 argument (rte_eal_trace_generic_u64)" \
 	--unit "ns/event" --sluice "$(ns "$out/sluice")" --peer "$(ns "$out/peer-ticks")" \
