@@ -292,15 +292,10 @@ static int event_logger_save(struct cli_session *s, int argc, char **argv)
 	if (rc)
 		return rc;
 	/* Checked and opened in one step (cli-file-dir), then truncated. */
-	int fd = cli_file_open(s, arg, path, sizeof(path));
-	if (fd < 0)
-		return fd;
-	struct trace_writer w = { .f = ftruncate(fd, 0) == 0 ? fdopen(fd, "w") : NULL };
-	if (!w.f) {
-		rc = -errno;
-		close(fd);
-		return cli_fail(s, rc, "cannot write %s: %s", path, strerror(-rc));
-	}
+	struct trace_writer w = { 0 };
+	rc = cli_file_fopen(s, arg, path, sizeof(path), &w.f);
+	if (rc)
+		return rc;
 	trace_write(&w);
 	rc = fclose(w.f) == 0 && w.ok ? 0 : -(errno ? errno : EIO);
 	if (rc)

@@ -197,12 +197,7 @@ static const struct conf_key elog_keys[] = {
 static int elog_check(void *obj, struct conf_check *chk)
 {
 	const struct graph_elog_config *e = obj;
-	if (e->size & (e->size - 1)) {
-		chk->key = "size";
-		snprintf(chk->msg, sizeof(chk->msg), "expected a power of two, got %u", e->size);
-		return -EINVAL;
-	}
-	return 0;
+	return conf_check_pow2(chk, "size", e->size);
 }
 
 const struct conf_section graph_elog_conf_section = {
