@@ -150,6 +150,7 @@ const struct app_section app_sections[] = {
 	{ &dist_conf_section, offsetof(struct sluice_config, dist), false },
 	{ &timer_conf_section, offsetof(struct sluice_config, sched), false },
 	{ &statseg_conf_section, offsetof(struct sluice_config, statseg), false },
+	{ &lcp_conf_section, offsetof(struct sluice_config, lcp), false },
 };
 const size_t app_n_sections = ARRAY_LEN(app_sections);
 _Static_assert(ARRAY_LEN(app_sections) <= APP_MAX_SECTIONS, "raise APP_MAX_SECTIONS");

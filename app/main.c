@@ -26,6 +26,7 @@
 #include "app/app_cli.h"
 #include "app/conf.h"
 #include "app/statseg.h"
+#include "app/statseg_http.h"
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
@@ -364,6 +365,16 @@ static int stage_timers(struct app *a)
 	return 0;
 }
 
+/* linux-cp's pairs (docs/lcp.md), once the threads run: a TAP gets one tx
+ * ring per datapath thread. */
+static int stage_lcp(struct app *a)
+{
+	int rc = lcp_conf_apply(&a->cfg.lcp, a->err, sizeof(a->err));
+	if (rc == 0 && a->cfg.lcp.n_pairs)
+		base_log("linux-cp", "%u pair(s)", a->cfg.lcp.n_pairs);
+	return rc;
+}
+
 /* The stats segment (docs/stats-segment.md): its socket follows the CLI
  * socket's mode and group. */
 static int stage_statseg(struct app *a)
@@ -373,7 +384,7 @@ static int stage_statseg(struct app *a)
 					   .socket_mode = (mode_t)u->cli_mode, .socket_group = u->cli_group, .g = a->g };
 	int rc = statseg_start(&sc, a->err, sizeof(a->err));
 	a->statseg_up = rc == 0;
-	return rc;
+	return rc ? rc : statseg_http_start(&a->cfg.statseg, &a->cfg.cpu, statseg_reader_fd(), a->err, sizeof(a->err));
 }
 
 static int stage_cli(struct app *a)
@@ -474,6 +485,7 @@ static int shutdown_app(struct app *a)
 	uint64_t leaked = 0;
 	if (a->cli_up)
 		cli_server_stop();
+	statseg_http_stop();
 	if (a->statseg_up)
 		statseg_stop();
 	if (a->g) {
@@ -521,7 +533,7 @@ static int start(struct app *a)
 	} stages[] = {
 		{ "unix", stage_process }, { "buffers", stage_buffers }, { "interfaces", stage_interfaces },
 		{ "graph", stage_graph },  { "threads", stage_threads }, { "timers", stage_timers },
-		{ "statseg", stage_statseg }, { "cli", stage_cli },
+		{ "linux-cp", stage_lcp }, { "statseg", stage_statseg }, { "cli", stage_cli },
 	};
 	for (size_t i = 0; i < ARRAY_LEN(stages); i++) {
 		a->err[0] = 0;

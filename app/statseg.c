@@ -21,55 +21,12 @@
 #include <unistd.h>
 
 #include "app/statseg.h"
+#include "app/statseg_private.h"
 #include "base/statseg.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/dist/dist_graph.h"
 #include "sched/timer.h"
-
-#define NONE STATSEG_NO_LABELS
-#define N_DRIVER_COUNTERS 7
-#define N_TIMER_COUNTERS 5
-#define N_DIST_COUNTERS 9
-
-/* What the directory describes; a new directory when any of it changes. */
-struct shape {
-	uint32_t n_threads, n_nodes, n_errors, n_pools, n_ifs, max_rxq, max_txq;
-	const struct dist *dist; /* the distributor attached, if any */
-	uint32_t n_dist_workers;
-	uint64_t n_deletes;
-	struct {
-		const struct device *dev;
-		uint16_t n_rx, n_tx;
-		char name[DEV_NAME_SIZE];
-	} devs[DEV_MAX];
-};
-
-/* Directory indices of the entries the copy pass fills. */
-struct entries {
-	uint32_t thread_names, loops, idle_loops, heartbeat_age;
-	uint32_t timers[N_TIMER_COUNTERS];
-	uint32_t if_names, rx_queues, tx_queues, rx, rx_dropped, rx_errors, tx, tx_dropped;
-	uint32_t driver[N_DRIVER_COUNTERS], admin_up, link_up, link_speed;
-	uint32_t node_names, node[4];
-	uint32_t err0;  /* error i (of those with a node) at err0 + i */
-	uint32_t pool0; /* pool p's total, free, cached, in-use at pool0 + 4p */
-	uint32_t dist[N_DIST_COUNTERS];
-};
-
-struct statseg_writer {
-	int fd;
-	uint8_t *base;
-	size_t size;
-	struct statseg_header *h;
-	struct shape cur;
-	bool have_shape, full_logged;
-	struct statseg_entry *dir;
-	uint32_t n_dir, cap_dir;
-	uint64_t data_used;
-	bool overflow;
-	struct entries e;
-};
 
 /* Interfaces deleted so far: an index reused between two passes is a
  * different interface, which the shape alone might not tell. */
@@ -105,7 +62,7 @@ static void put_words(struct statseg_writer *w, uint64_t off, const void *src, s
 	}
 }
 
-static void put_elem(struct statseg_writer *w, uint32_t ent, uint32_t i, uint32_t j, uint32_t k, uint64_t v)
+void statseg_put_elem(struct statseg_writer *w, uint32_t ent, uint32_t i, uint32_t j, uint32_t k, uint64_t v)
 {
 	if (ent == NONE)
 		return;
@@ -114,8 +71,10 @@ static void put_elem(struct statseg_writer *w, uint32_t ent, uint32_t i, uint32_
 	put(w, e->offset + (((uint64_t)i * e->dims[1] + j) * words + k) * 8, v);
 }
 
-static void put_label(struct statseg_writer *w, uint32_t ent, uint32_t i, const char *s)
+void statseg_put_label(struct statseg_writer *w, uint32_t ent, uint32_t i, const char *s)
 {
+	if (ent == NONE)
+		return;
 	char buf[STATSEG_LABEL_SIZE] = { 0 };
 	snprintf(buf, sizeof(buf), "%s", s);
 	put_words(w, w->dir[ent].offset + (uint64_t)i * STATSEG_LABEL_SIZE, buf, sizeof(buf));
@@ -123,14 +82,9 @@ static void put_label(struct statseg_writer *w, uint32_t ent, uint32_t i, const 
 
 /* ---- the directory ---- */
 
-struct dim {
-	const char *name;
-	uint32_t n, labels;
-};
-
 /* Append an entry whose data takes the next bytes after the others; the
  * offsets are relative to the data area until layout_commit. */
-static uint32_t add(struct statseg_writer *w, const char *name, uint32_t type, struct dim d0, struct dim d1)
+uint32_t statseg_add(struct statseg_writer *w, const char *name, uint32_t type, struct dim d0, struct dim d1)
 {
 	if (w->n_dir == w->cap_dir) {
 		uint32_t cap = w->cap_dir ? 2 * w->cap_dir : 64;
@@ -160,25 +114,28 @@ static uint32_t add(struct statseg_writer *w, const char *name, uint32_t type, s
 	return w->n_dir++;
 }
 
-static const struct dim ONE = { NULL, 1, NONE };
-
-static uint32_t add_scalar(struct statseg_writer *w, const char *name, uint32_t type)
+uint32_t statseg_add_scalar(struct statseg_writer *w, const char *name, uint32_t type)
 {
-	return add(w, name, type, ONE, ONE);
+	return statseg_add(w, name, type, ONE, ONE);
 }
 
 static void layout_threads(struct statseg_writer *w, const struct shape *s)
 {
 	struct entries *e = &w->e;
-	e->thread_names = add(w, "/sys/threads/names", STATSEG_NAME_VECTOR, (struct dim){ "thread", s->n_threads, NONE }, ONE);
+	e->thread_names = statseg_add(w, "/sys/threads/names", STATSEG_NAME_VECTOR, (struct dim){ "thread", s->n_threads, NONE }, ONE);
 	struct dim t = { "thread", s->n_threads, e->thread_names };
-	e->loops = add(w, "/sys/threads/loops", STATSEG_COUNTER_VECTOR, t, ONE);
-	e->idle_loops = add(w, "/sys/threads/idle-loops", STATSEG_COUNTER_VECTOR, t, ONE);
-	e->heartbeat_age = add(w, "/sys/threads/heartbeat-age-ns", STATSEG_GAUGE_VECTOR, t, ONE);
+	e->loops = statseg_add(w, "/sys/threads/loops", STATSEG_COUNTER_VECTOR, t, ONE);
+	e->idle_loops = statseg_add(w, "/sys/threads/idle-loops", STATSEG_COUNTER_VECTOR, t, ONE);
+	e->heartbeat_age = statseg_add(w, "/sys/threads/heartbeat-age-ns", STATSEG_GAUGE_VECTOR, t, ONE);
+	static const char *const times[N_THREAD_TIMES] = { "/sys/threads/busy-clocks", "/sys/threads/idle-clocks",
+							   "/sys/threads/sleep-clocks", "/sys/threads/overhead-clocks" };
+	for (int k = 0; k < N_THREAD_TIMES; k++)
+		e->times[k] = statseg_add(w, times[k], STATSEG_COUNTER_VECTOR, t, ONE);
+	e->tsc_hz = statseg_add_scalar(w, "/sys/tsc-hz", STATSEG_SCALAR_GAUGE);
 	static const char *const timers[N_TIMER_COUNTERS] = { "/timers/armed", "/timers/arms", "/timers/cancels",
 							      "/timers/expiries", "/timers/late-over-tick" };
 	for (int k = 0; k < N_TIMER_COUNTERS; k++)
-		e->timers[k] = add(w, timers[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, t, ONE);
+		e->timers[k] = statseg_add(w, timers[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, t, ONE);
 }
 
 static const char *const driver_names[N_DRIVER_COUNTERS] = {
@@ -189,36 +146,36 @@ static const char *const driver_names[N_DRIVER_COUNTERS] = {
 static void layout_interfaces(struct statseg_writer *w, const struct shape *s)
 {
 	struct entries *e = &w->e;
-	e->if_names = add(w, "/if/names", STATSEG_NAME_VECTOR, (struct dim){ "interface", s->n_ifs, NONE }, ONE);
+	e->if_names = statseg_add(w, "/if/names", STATSEG_NAME_VECTOR, (struct dim){ "interface", s->n_ifs, NONE }, ONE);
 	struct dim i = { "interface", s->n_ifs, e->if_names };
 	struct dim rq = { "queue", s->max_rxq, NONE }, tq = { "queue", s->max_txq, NONE };
-	e->rx_queues = add(w, "/if/rx-queues", STATSEG_GAUGE_VECTOR, i, ONE);
-	e->tx_queues = add(w, "/if/tx-queues", STATSEG_GAUGE_VECTOR, i, ONE);
-	e->rx = add(w, "/if/rx", STATSEG_COMBINED_VECTOR, i, rq);
-	e->rx_dropped = add(w, "/if/rx-dropped", STATSEG_COUNTER_VECTOR, i, rq);
-	e->rx_errors = add(w, "/if/rx-errors", STATSEG_COUNTER_VECTOR, i, rq);
-	e->tx = add(w, "/if/tx", STATSEG_COMBINED_VECTOR, i, tq);
-	e->tx_dropped = add(w, "/if/tx-dropped", STATSEG_COUNTER_VECTOR, i, tq);
+	e->rx_queues = statseg_add(w, "/if/rx-queues", STATSEG_GAUGE_VECTOR, i, ONE);
+	e->tx_queues = statseg_add(w, "/if/tx-queues", STATSEG_GAUGE_VECTOR, i, ONE);
+	e->rx = statseg_add(w, "/if/rx", STATSEG_COMBINED_VECTOR, i, rq);
+	e->rx_dropped = statseg_add(w, "/if/rx-dropped", STATSEG_COUNTER_VECTOR, i, rq);
+	e->rx_errors = statseg_add(w, "/if/rx-errors", STATSEG_COUNTER_VECTOR, i, rq);
+	e->tx = statseg_add(w, "/if/tx", STATSEG_COMBINED_VECTOR, i, tq);
+	e->tx_dropped = statseg_add(w, "/if/tx-dropped", STATSEG_COUNTER_VECTOR, i, tq);
 	uint32_t per_rxq[] = { e->rx, e->rx_dropped, e->rx_errors }, per_txq[] = { e->tx, e->tx_dropped };
 	for (size_t k = 0; !w->overflow && k < ARRAY_LEN(per_rxq); k++)
 		w->dir[per_rxq[k]].row_lengths = e->rx_queues;
 	for (size_t k = 0; !w->overflow && k < ARRAY_LEN(per_txq); k++)
 		w->dir[per_txq[k]].row_lengths = e->tx_queues;
 	for (uint32_t k = 0; k < N_DRIVER_COUNTERS; k++)
-		e->driver[k] = add(w, driver_names[k], STATSEG_COUNTER_VECTOR, i, ONE);
-	e->admin_up = add(w, "/if/admin-up", STATSEG_GAUGE_VECTOR, i, ONE);
-	e->link_up = add(w, "/if/link-up", STATSEG_GAUGE_VECTOR, i, ONE);
-	e->link_speed = add(w, "/if/link-speed-mbps", STATSEG_GAUGE_VECTOR, i, ONE);
+		e->driver[k] = statseg_add(w, driver_names[k], STATSEG_COUNTER_VECTOR, i, ONE);
+	e->admin_up = statseg_add(w, "/if/admin-up", STATSEG_GAUGE_VECTOR, i, ONE);
+	e->link_up = statseg_add(w, "/if/link-up", STATSEG_GAUGE_VECTOR, i, ONE);
+	e->link_speed = statseg_add(w, "/if/link-speed-mbps", STATSEG_GAUGE_VECTOR, i, ONE);
 }
 
 static void layout_nodes(struct statseg_writer *w, const struct shape *s, struct graph *g)
 {
 	static const char *const names[4] = { "/node/calls", "/node/vectors", "/node/suspends", "/node/clocks" };
 	struct entries *e = &w->e;
-	e->node_names = add(w, "/node/names", STATSEG_NAME_VECTOR, (struct dim){ "node", s->n_nodes, NONE }, ONE);
+	e->node_names = statseg_add(w, "/node/names", STATSEG_NAME_VECTOR, (struct dim){ "node", s->n_nodes, NONE }, ONE);
 	struct dim t = { "thread", s->n_threads, w->e.thread_names }, n = { "node", s->n_nodes, e->node_names };
 	for (int k = 0; k < 4; k++)
-		e->node[k] = add(w, names[k], STATSEG_COUNTER_VECTOR, t, n);
+		e->node[k] = statseg_add(w, names[k], STATSEG_COUNTER_VECTOR, t, n);
 	e->err0 = w->n_dir; /* one counter per thread, like the runtimes */
 	for (uint32_t i = 0; i < s->n_errors; i++) {
 		uint32_t node;
@@ -226,7 +183,7 @@ static void layout_nodes(struct statseg_writer *w, const struct shape *s, struct
 		char name[STATSEG_NAME_SIZE];
 		graph_error_info(g, i, &node, &reason);
 		snprintf(name, sizeof(name), "/err/%s/%s", graph_node_reg(g, node)->name, reason);
-		add(w, name, STATSEG_COUNTER_VECTOR, t, ONE);
+		statseg_add(w, name, STATSEG_COUNTER_VECTOR, t, ONE);
 	}
 }
 
@@ -241,7 +198,7 @@ static void layout_dist(struct statseg_writer *w, const struct shape *s)
 	struct dim wk = { "worker", s->n_dist_workers, NONE };
 	for (uint32_t k = 0; k < N_DIST_COUNTERS; k++)
 		w->e.dist[k] = s->n_dist_workers
-				       ? add(w, dist_names[k], k < 6 ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, wk, ONE)
+				       ? statseg_add(w, dist_names[k], k < 6 ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, wk, ONE)
 				       : NONE;
 }
 
@@ -254,7 +211,7 @@ static void fill_dist(struct statseg_writer *w, const struct shape *s)
 		const uint64_t v[N_DIST_COUNTERS] = { st.handed, st.matched,   st.returned, st.migrations, st.drops,
 						      st.polled, st.in_flight, st.backlog,  st.flows };
 		for (uint32_t k = 0; k < N_DIST_COUNTERS; k++)
-			put_elem(w, w->e.dist[k], i, 0, 0, v[k]);
+			statseg_put_elem(w, w->e.dist[k], i, 0, 0, v[k]);
 	}
 }
 
@@ -266,7 +223,7 @@ static void layout_pools(struct statseg_writer *w, const struct shape *s)
 		for (int k = 0; k < 4; k++) {
 			char name[STATSEG_NAME_SIZE];
 			snprintf(name, sizeof(name), "/buffer/pool%u/%s", p, what[k]);
-			add_scalar(w, name, STATSEG_SCALAR_GAUGE);
+			statseg_add_scalar(w, name, STATSEG_SCALAR_GAUGE);
 		}
 }
 
@@ -293,6 +250,7 @@ static void shape_get(struct graph *g, struct shape *s)
 		s->max_txq = MAX(s->max_txq, d->n_tx_queues);
 	}
 	s->n_deletes = atomic_load(&n_deletes);
+	statseg_sched_shape(&s->sched);
 	s->dist = dist_attached();
 	if (s->dist) {
 		struct dist_stats ds;
@@ -307,15 +265,17 @@ static void fill_names(struct statseg_writer *w, const struct shape *s, struct g
 {
 	for (uint32_t t = 0; t < s->n_threads; t++) {
 		struct graph_thread_info ti;
-		put_label(w, w->e.thread_names, t, graph_thread_info(g, t, &ti) == 0 ? ti.name : "");
+		statseg_put_label(w, w->e.thread_names, t, graph_thread_info(g, t, &ti) == 0 ? ti.name : "");
 	}
 	for (uint32_t i = 0; i < s->n_ifs; i++) {
-		put_label(w, w->e.if_names, i, s->devs[i].name);
-		put_elem(w, w->e.rx_queues, i, 0, 0, s->devs[i].n_rx);
-		put_elem(w, w->e.tx_queues, i, 0, 0, s->devs[i].n_tx);
+		statseg_put_label(w, w->e.if_names, i, s->devs[i].name);
+		statseg_put_elem(w, w->e.rx_queues, i, 0, 0, s->devs[i].n_rx);
+		statseg_put_elem(w, w->e.tx_queues, i, 0, 0, s->devs[i].n_tx);
 	}
 	for (uint32_t n = 0; n < s->n_nodes; n++)
-		put_label(w, w->e.node_names, n, graph_node_reg(g, n)->name);
+		statseg_put_label(w, w->e.node_names, n, graph_node_reg(g, n)->name);
+	statseg_put_elem(w, w->e.tsc_hz, 0, 0, 0, (uint64_t)cpu_ticks_per_second());
+	statseg_sched_names(w, s);
 }
 
 /* A thread's timer service (none before timer_services_install: zeros). */
@@ -329,7 +289,7 @@ static void fill_timers(struct statseg_writer *w, uint32_t t, const struct timer
 		late += st.late[b];
 	const uint64_t v[N_TIMER_COUNTERS] = { st.armed_total, st.arms, st.cancels, st.expiries, late };
 	for (uint32_t k = 0; k < N_TIMER_COUNTERS; k++)
-		put_elem(w, w->e.timers[k], t, 0, 0, v[k]);
+		statseg_put_elem(w, w->e.timers[k], t, 0, 0, v[k]);
 }
 
 static void fill_threads(struct statseg_writer *w, const struct shape *s, struct graph *g)
@@ -338,9 +298,15 @@ static void fill_threads(struct statseg_writer *w, const struct shape *s, struct
 		struct graph_thread_info ti;
 		if (graph_thread_info(g, t, &ti))
 			continue;
-		put_elem(w, w->e.loops, t, 0, 0, ti.loops);
-		put_elem(w, w->e.idle_loops, t, 0, 0, ti.idle_loops);
-		put_elem(w, w->e.heartbeat_age, t, 0, 0, ti.heartbeat_age_ns);
+		statseg_put_elem(w, w->e.loops, t, 0, 0, ti.loops);
+		statseg_put_elem(w, w->e.idle_loops, t, 0, 0, ti.idle_loops);
+		statseg_put_elem(w, w->e.heartbeat_age, t, 0, 0, ti.heartbeat_age_ns);
+		struct graph_thread_time tt;
+		if (graph_thread_time_total(g, t, &tt) == 0) {
+			const uint64_t v[N_THREAD_TIMES] = { tt.busy, tt.idle, tt.sleep, tt.overhead };
+			for (int k = 0; k < N_THREAD_TIMES; k++)
+				statseg_put_elem(w, w->e.times[k], t, 0, 0, v[k]);
+		}
 		fill_timers(w, t, timer_service_of(graph_thread_get(g, t)));
 	}
 }
@@ -353,16 +319,16 @@ static void fill_interface(struct statseg_writer *w, struct device *d)
 	uint32_t i = d->index;
 	for (uint16_t q = 0; q < d->n_rx_queues; q++) {
 		const struct dev_counters *c = &d->rxq[q].c;
-		put_elem(w, e->rx, i, q, 0, stat_read(&c->rx_packets));
-		put_elem(w, e->rx, i, q, 1, stat_read(&c->rx_bytes));
-		put_elem(w, e->rx_dropped, i, q, 0, stat_read(&c->rx_dropped));
-		put_elem(w, e->rx_errors, i, q, 0, stat_read(&c->rx_errors));
+		statseg_put_elem(w, e->rx, i, q, 0, stat_read(&c->rx_packets));
+		statseg_put_elem(w, e->rx, i, q, 1, stat_read(&c->rx_bytes));
+		statseg_put_elem(w, e->rx_dropped, i, q, 0, stat_read(&c->rx_dropped));
+		statseg_put_elem(w, e->rx_errors, i, q, 0, stat_read(&c->rx_errors));
 	}
 	for (uint16_t q = 0; q < d->n_tx_queues; q++) {
 		const struct dev_counters *c = &d->txq[q].c;
-		put_elem(w, e->tx, i, q, 0, stat_read(&c->tx_packets));
-		put_elem(w, e->tx, i, q, 1, stat_read(&c->tx_bytes));
-		put_elem(w, e->tx_dropped, i, q, 0, stat_read(&c->tx_dropped));
+		statseg_put_elem(w, e->tx, i, q, 0, stat_read(&c->tx_packets));
+		statseg_put_elem(w, e->tx, i, q, 1, stat_read(&c->tx_bytes));
+		statseg_put_elem(w, e->tx_dropped, i, q, 0, stat_read(&c->tx_dropped));
 	}
 	struct dev_counters drv = { 0 };
 	if (d->ops->stats)
@@ -370,12 +336,12 @@ static void fill_interface(struct statseg_writer *w, struct device *d)
 	const uint64_t v[N_DRIVER_COUNTERS] = { drv.rx_packets, drv.rx_bytes, drv.rx_dropped, drv.rx_errors,
 						drv.tx_packets, drv.tx_bytes, drv.tx_dropped };
 	for (uint32_t k = 0; k < N_DRIVER_COUNTERS; k++)
-		put_elem(w, e->driver[k], i, 0, 0, v[k]);
+		statseg_put_elem(w, e->driver[k], i, 0, 0, v[k]);
 	struct dev_link link;
 	dev_link_get(d, &link);
-	put_elem(w, e->admin_up, i, 0, 0, d->admin_up);
-	put_elem(w, e->link_up, i, 0, 0, link.up);
-	put_elem(w, e->link_speed, i, 0, 0, link.speed_mbps);
+	statseg_put_elem(w, e->admin_up, i, 0, 0, d->admin_up);
+	statseg_put_elem(w, e->link_up, i, 0, 0, link.up);
+	statseg_put_elem(w, e->link_speed, i, 0, 0, link.speed_mbps);
 }
 
 static void fill_values(struct statseg_writer *w, const struct shape *s, struct graph *g)
@@ -391,20 +357,21 @@ static void fill_values(struct statseg_writer *w, const struct shape *s, struct 
 				continue;
 			const uint64_t v[4] = { st.calls, st.vectors, st.suspends, st.clocks };
 			for (int k = 0; k < 4; k++)
-				put_elem(w, w->e.node[k], t, n, 0, v[k]);
+				statseg_put_elem(w, w->e.node[k], t, n, 0, v[k]);
 		}
 	for (uint32_t i = 0; i < s->n_errors; i++)
 		for (uint32_t t = 0; t < s->n_threads; t++)
-			put_elem(w, w->e.err0 + i, t, 0, 0, graph_error_count_thread(g, t, i));
+			statseg_put_elem(w, w->e.err0 + i, t, 0, 0, graph_error_count_thread(g, t, i));
 	for (uint32_t p = 0; p < s->n_pools; p++) {
 		struct buffer_pool_stats st;
 		if (buffer_pool_stats(p, &st))
 			continue;
 		const uint64_t v[4] = { st.n_total, st.n_free_pool, st.n_cached, st.n_in_use };
 		for (uint32_t k = 0; k < 4; k++)
-			put_elem(w, w->e.pool0 + 4 * p + k, 0, 0, 0, v[k]);
+			statseg_put_elem(w, w->e.pool0 + 4 * p + k, 0, 0, 0, v[k]);
 	}
 	fill_dist(w, s);
+	statseg_sched_fill(w, s, g);
 }
 
 /* ---- passes ---- */
@@ -421,6 +388,7 @@ static int layout(struct statseg_writer *w, const struct shape *s, struct graph 
 	layout_nodes(w, s, g);
 	layout_pools(w, s);
 	layout_dist(w, s);
+	statseg_sched_layout(w, s);
 	uint64_t data = ROUND_UP(sizeof(struct statseg_header) + (uint64_t)w->n_dir * sizeof(struct statseg_entry), 64);
 	if (w->overflow || data + w->data_used > w->size)
 		return -ENOSPC;

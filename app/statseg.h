@@ -13,6 +13,7 @@
 #ifndef SLUICE_APP_STATSEG_H
 #define SLUICE_APP_STATSEG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -26,6 +27,8 @@ struct statseg_conf {
 	char socket_name[256]; /* "": stats.sock in the CLI socket's directory */
 	uint64_t size;         /* bytes of the segment */
 	uint64_t interval_ns;  /* between copy passes */
+	char prometheus[80];   /* HOST:PORT of the /metrics endpoint; "": none (app/statseg_http.h) */
+	bool prometheus_allow_remote; /* a non-loopback HOST is refused without it */
 };
 extern const struct conf_section statseg_conf_section;
 
@@ -48,6 +51,10 @@ int statseg_start(const struct statseg_start_config *c, char *err, size_t errlen
 /* Stop the thread, close the socket (and remove it), unmap the segment.
  * Safe when it never started. Before the interfaces and the graph go. */
 void statseg_stop(void);
+
+/* The read-only segment descriptor readers get (app/statseg_http.c maps
+ * it); -1 when not started. */
+int statseg_reader_fd(void);
 
 /* ---- the segment itself (app/statseg.c), for the thread and tests ---- */
 

@@ -152,6 +152,11 @@ int statseg_start(const struct statseg_start_config *c, char *err, size_t errlen
 	return 0;
 }
 
+int statseg_reader_fd(void)
+{
+	return ss.ro_fd;
+}
+
 void statseg_stop(void)
 {
 	if (ss.running) {

@@ -11,6 +11,10 @@
       sluice is ahead, level (within 2%) or behind given which way is better.
       A side with no figure, or a figure that is not a number, fails (exit 2):
       a peer that did not run is not a row.
+  summary.py row ... --no-peer REASON   (instead of --peer-name and --peer)
+      A figure that has no peer to stand beside (bench/statseg's scrape:
+      DPDK serves no Prometheus endpoint); REASON says why. Its ratio and
+      verdict are "no peer".
   summary.py table [--compact] ROWS...   the rows as one markdown table
       (--compact: medians with the range, without the matched properties)
   summary.py json ROWS... [--meta K=V ...]   the rows and the run's facts as
@@ -48,8 +52,25 @@ def side(vals):
     return {"values": vals, "min": min(vals), "median": statistics.median(vals), "max": max(vals)}
 
 
+def row_without_peer(a, s):
+    return {
+        "bench": a.bench, "what": a.what, "unit": a.unit, "better": a.better,
+        "sluice": dict(s, label=a.sluice_label or "sluice"),
+        "peer": {"name": f"none ({a.no_peer})", "values": [], "min": None, "median": None, "max": None},
+        "ratio": None, "paired_ratio": None, "advantage": None, "verdict": "no peer",
+        "matched": {"burst": a.burst, "memory": a.memory, "isa": a.isa, "statistic": a.statistic},
+        "differs": a.differs or "",
+    }
+
+
 def cmd_row(a):
     s = side(figures(a.sluice, f"{a.bench} / {a.what}: sluice"))
+    if a.no_peer:
+        with open(a.file, "a") as f:
+            f.write(json.dumps(row_without_peer(a, s)) + "\n")
+        return
+    if a.peer is None or a.peer_name is None:
+        sys.exit(f"summary.py: {a.bench} / {a.what}: --peer-name and --peer, or --no-peer REASON")
     p = side(figures(a.peer, f"{a.bench} / {a.what}: {a.peer_name}"))
     if p["median"] == 0:
         sys.exit(f"summary.py: {a.bench} / {a.what}: {a.peer_name}'s median is 0")
@@ -100,12 +121,16 @@ def num(x):
 
 
 def mmm(s):
+    if s["median"] is None:
+        return "–"
     if s["min"] == s["max"]:
         return num(s["median"])
     return f"{num(s['min'])} / **{num(s['median'])}** / {num(s['max'])}"
 
 
 def ratio_cell(r):
+    if r["ratio"] is None:
+        return "–"
     p = r.get("paired_ratio")
     return f"{r['ratio']:.3g}" + (f" (paired rounds: {p:.3g})" if p is not None else "")
 
@@ -119,7 +144,8 @@ def cmd_compact(rows):
     for r in rows:
         label = r["sluice"]["label"]
         what = r["what"] if label == "sluice" else f"{r['what']} ({label})"
-        cell = lambda x: num(x["median"]) + ("" if x["min"] == x["max"] else f" ({num(x['min'])}–{num(x['max'])})")
+        cell = lambda x: "–" if x["median"] is None else \
+            num(x["median"]) + ("" if x["min"] == x["max"] else f" ({num(x['min'])}–{num(x['max'])})")
         print(f"| {r['bench']} | {what} | {r['unit']} ({r['better']}) | {cell(r['sluice'])} | {r['peer']['name']} "
               f"| {cell(r['peer'])} | {ratio_cell(r)} | {r['verdict']} | {r['differs'] or 'nothing'} |")
 
@@ -157,8 +183,11 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("row")
     r.add_argument("--file", required=True)
-    for k in ("bench", "what", "unit", "sluice", "peer-name", "peer", "burst", "memory", "isa", "statistic"):
+    for k in ("bench", "what", "unit", "sluice", "burst", "memory", "isa", "statistic"):
         r.add_argument("--" + k, required=True)
+    r.add_argument("--peer-name")
+    r.add_argument("--peer")
+    r.add_argument("--no-peer", default="", metavar="REASON")
     r.add_argument("--better", required=True, choices=("higher", "lower"))
     r.add_argument("--differs", default="")
     r.add_argument("--sluice-label", default="")

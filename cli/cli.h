@@ -68,6 +68,16 @@ int cli_server_start(const struct cli_server_config *cfg, char *err, size_t errl
  * unix socket. Safe to call when the server never started. */
 void cli_server_stop(void);
 
+/* The server's counters since it started, as `show cli` prints them; any
+ * thread, no lock (relaxed loads: the stats segment reads them).
+ * sessions_open is accepted - closed: exact when no session is starting or
+ * ending. */
+struct cli_server_counters {
+	uint64_t accepted, refused_busy, logins, login_failures, idle_closed, long_lines, closed;
+	uint64_t sessions_open;
+};
+void cli_server_counters(struct cli_server_counters *c);
+
 /* The graph commands get outside a server (exec files before the server
  * starts, tests). cli_server_start sets it too. */
 void cli_set_graph(struct graph *g);

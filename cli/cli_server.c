@@ -49,7 +49,7 @@ struct slot {
 
 /* For `show cli`; updated with atomics by every session thread. */
 struct server_counts {
-	uint64_t accepted, refused_busy, logins, login_failures, idle_closed, long_lines;
+	uint64_t accepted, refused_busy, logins, login_failures, idle_closed, long_lines, closed;
 };
 
 static struct {
@@ -230,6 +230,7 @@ static void *session_main(void *arg)
 	slot->fd = -1;
 	slot->finished = true;
 	pthread_mutex_unlock(&srv.lock);
+	count(&srv.n.closed);
 	return NULL;
 }
 
@@ -357,7 +358,8 @@ int cli_server_start(const struct cli_server_config *cfg, char *err, size_t errl
 	cli_set_graph(cfg->graph);
 	srv.cfg = *cfg;
 	fill_defaults(&srv.cfg);
-	memset(&srv.n, 0, sizeof(srv.n));
+	for (uint64_t *c = &srv.n.accepted; c <= &srv.n.closed; c++) /* stores a reader may meet */
+		__atomic_store_n(c, 0, __ATOMIC_RELAXED);
 	const struct cli_server_config *c = &srv.cfg;
 	srv.slots = calloc(c->max_sessions, sizeof(*srv.slots));
 	if (!srv.slots || pipe2(srv.wake, O_CLOEXEC) < 0) {
@@ -432,6 +434,15 @@ static const struct {
 	{ "logins", &srv.n.logins },           { "login_failures", &srv.n.login_failures },
 	{ "idle_closed", &srv.n.idle_closed }, { "long_lines", &srv.n.long_lines },
 };
+
+void cli_server_counters(struct cli_server_counters *c)
+{
+	const struct server_counts *n = &srv.n;
+	*c = (struct cli_server_counters){ load(&n->accepted),	load(&n->refused_busy), load(&n->logins),
+					    load(&n->login_failures), load(&n->idle_closed),  load(&n->long_lines),
+					    load(&n->closed), 0 };
+	c->sessions_open = c->accepted > c->closed ? c->accepted - c->closed : 0;
+}
 
 static void show_cli_json(struct cli_session *s)
 {

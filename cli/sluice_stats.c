@@ -5,12 +5,15 @@
  *   sluice-stats [-s SOCKET] [--json] [--regex] ls [PATTERN]
  *   sluice-stats [-s SOCKET] [--json] [--regex] dump [PATTERN]
  *   sluice-stats [-s SOCKET] [--json] [--regex] poll [PATTERN] [--interval 1s] [--count N]
+ *   sluice-stats [-s SOCKET] [--regex] [--openmetrics] metrics [PATTERN]
  *
  * PATTERN selects entries by name: a glob (fnmatch, '*' crosses '/'); a
  * pattern without * ? [ is a name and everything under it (`/if` is every
  * interface counter, `/if/tx` that one entry);
- * --regex makes it a POSIX extended regular expression. Names and the
- * layout: docs/stats-segment.md. Built from base/statseg.h alone.
+ * --regex makes it a POSIX extended regular expression. `metrics` prints
+ * what the daemon's Prometheus endpoint serves (base/statseg_metrics.h),
+ * for node_exporter's textfile collector or a pipe. Names and the layout:
+ * docs/stats-segment.md. Built from base/statseg.h alone.
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -26,11 +29,12 @@
 #include <cjson/cJSON.h>
 
 #include "base/statseg.h"
+#include "base/statseg_metrics.h"
 #include "sluice_version.h"
 
 struct opts {
 	const char *socket, *pattern;
-	bool json, regex;
+	bool json, regex, openmetrics;
 	uint64_t interval_ns;
 	uint64_t count; /* poll: 0 forever */
 	regex_t re;
@@ -41,11 +45,13 @@ static void usage(FILE *f)
 	fprintf(f, "usage: sluice-stats [-s SOCKET] [--json] [--regex] ls [PATTERN]\n"
 		   "       sluice-stats [-s SOCKET] [--json] [--regex] dump [PATTERN]\n"
 		   "       sluice-stats [-s SOCKET] [--json] [--regex] poll [PATTERN] [--interval 1s] [--count N]\n"
+		   "       sluice-stats [-s SOCKET] [--regex] [--openmetrics] metrics [PATTERN]\n"
 		   "  -s, --socket PATH  the daemon's stats socket (default " SLUICE_DEFAULT_STATS_SOCKET ")\n"
 		   "  -j, --json         JSON instead of text\n"
 		   "  -r, --regex        PATTERN is an extended regular expression, not a glob\n"
 		   "  -i, --interval T   poll: time between readings (500ms, 1s, 2; default 1s)\n"
-		   "  -n, --count N      poll: stop after N rate lines (default: until interrupted)\n");
+		   "  -n, --count N      poll: stop after N rate lines (default: until interrupted)\n"
+		   "  -o, --openmetrics  metrics: OpenMetrics 1.0 text, not Prometheus text 0.0.4\n");
 }
 
 static bool match(const char *name, void *arg)
@@ -131,7 +137,8 @@ static const uint64_t *element(const struct statseg_value *v, uint32_t i, uint32
 typedef void(element_fn)(const struct statseg_snapshot *s, const struct statseg_value *v, uint32_t i, uint32_t j,
 			 void *arg);
 
-/* Every element of every matched entry, holes and missing queues left out. */
+/* Every element of every matched entry, holes (rows and columns) and
+ * missing queues left out. */
 static void for_each_element(const struct statseg_snapshot *s, element_fn *fn, void *arg)
 {
 	for (uint32_t n = 0; n < s->n; n++) {
@@ -140,8 +147,11 @@ static void for_each_element(const struct statseg_snapshot *s, element_fn *fn, v
 			continue;
 		for (uint32_t i = 0; i < v->e.dims[0]; i++) {
 			uint32_t cols = statseg_row_length(s, v, i);
-			for (uint32_t j = 0; j < cols; j++)
-				fn(s, v, i, j, arg);
+			for (uint32_t j = 0; j < cols; j++) {
+				const char *col = statseg_label(s, v, 1, j);
+				if (!col || col[0]) /* "": a hole, as for rows */
+					fn(s, v, i, j, arg);
+			}
 		}
 	}
 }
@@ -375,6 +385,22 @@ static int cmd_poll(const struct statseg_client *c, struct opts *o)
 	return 0;
 }
 
+/* ---- metrics ---- */
+
+static int cmd_metrics(const struct statseg_snapshot *s, const struct opts *o)
+{
+	char *text;
+	size_t len;
+	enum statseg_metrics_format f = o->openmetrics ? STATSEG_METRICS_OPENMETRICS : STATSEG_METRICS_TEXT;
+	if (statseg_metrics_format(s, f, SLUICE_VERSION, &text, &len)) {
+		fprintf(stderr, "sluice-stats: out of memory\n");
+		return 1;
+	}
+	int rc = fwrite(text, 1, len, stdout) == len ? 0 : 1;
+	free(text);
+	return rc;
+}
+
 /* ---- main ---- */
 
 static int parse_args(int argc, char **argv, struct opts *o, const char **cmd)
@@ -383,10 +409,11 @@ static int parse_args(int argc, char **argv, struct opts *o, const char **cmd)
 		{ "socket", required_argument, NULL, 's' },   { "json", no_argument, NULL, 'j' },
 		{ "regex", no_argument, NULL, 'r' },          { "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },    { "help", no_argument, NULL, 'h' },
+		{ "openmetrics", no_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
-	while ((ch = getopt_long(argc, argv, "s:jri:n:h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:jri:n:oh", lo, NULL)) != -1) {
 		switch (ch) {
 		case 's': o->socket = optarg; break;
 		case 'j': o->json = true; break;
@@ -396,6 +423,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const char **cmd)
 				return -EINVAL;
 			break;
 		case 'n': o->count = strtoull(optarg, NULL, 10); break;
+		case 'o': o->openmetrics = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: return -EINVAL;
 		}
@@ -408,7 +436,11 @@ static int parse_args(int argc, char **argv, struct opts *o, const char **cmd)
 		fprintf(stderr, "sluice-stats: bad regular expression '%s'\n", o->pattern);
 		return -EINVAL;
 	}
-	return strcmp(*cmd, "ls") && strcmp(*cmd, "dump") && strcmp(*cmd, "poll") ? -EINVAL : 0;
+	static const char *const cmds[] = { "ls", "dump", "poll", "metrics" };
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(*cmd, cmds[i]))
+			return 0;
+	return -EINVAL;
 }
 
 int main(int argc, char **argv)
@@ -430,9 +462,14 @@ int main(int argc, char **argv)
 		rc = cmd_poll(&c, &o);
 	} else {
 		struct statseg_snapshot s;
-		rc = take(&c, &o, &s) ? 1 : !strcmp(cmd, "ls") ? cmd_ls(&s, &o) : cmd_dump(&s, &o);
-		if (!rc)
+		if (take(&c, &o, &s)) {
+			rc = 1;
+		} else {
+			rc = !strcmp(cmd, "ls")	       ? cmd_ls(&s, &o)
+			     : !strcmp(cmd, "metrics") ? cmd_metrics(&s, &o)
+						       : cmd_dump(&s, &o);
 			statseg_snapshot_free(&s);
+		}
 	}
 	statseg_disconnect(&c);
 	if (o.regex && o.pattern)

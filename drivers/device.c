@@ -146,7 +146,7 @@ void dev_graph_detach(struct graph *g)
 /* ---- the table ---- */
 
 /* 02:fe then four random bytes: locally administered, unicast. */
-static void mac_generate(uint8_t mac[6])
+void dev_mac_generate(uint8_t mac[6])
 {
 	uint32_t r;
 	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
@@ -193,7 +193,7 @@ int dev_register(struct device *dev, const char *name)
 		dev->mtu = DEV_MTU_DEFAULT;
 	static const uint8_t zero_mac[6];
 	if (memcmp(dev->mac, zero_mac, 6) == 0)
-		mac_generate(dev->mac);
+		dev_mac_generate(dev->mac);
 	for (uint16_t q = 0; q < DEV_MAX_QUEUES; q++) {
 		memset(&dev->rxq[q], 0, sizeof(dev->rxq[q]));
 		memset(&dev->txq[q], 0, sizeof(dev->txq[q]));
@@ -240,6 +240,17 @@ int dev_on_delete(void (*fn)(uint32_t if_index))
 	if (n_delete_hooks >= DEV_MAX_DELETE_HOOKS)
 		return -ENOSPC;
 	delete_hooks[n_delete_hooks++] = fn;
+	return 0;
+}
+
+static void (*change_hooks[DEV_MAX_DELETE_HOOKS])(uint32_t if_index);
+static uint32_t n_change_hooks;
+
+int dev_on_change(void (*fn)(uint32_t if_index))
+{
+	if (n_change_hooks >= DEV_MAX_DELETE_HOOKS)
+		return -ENOSPC;
+	change_hooks[n_change_hooks++] = fn;
 	return 0;
 }
 
@@ -290,16 +301,16 @@ int dev_set_admin_up(struct device *dev, bool up)
 	if (up) {
 		if (dev->ops->start) {
 			int rc = dev->ops->start(dev);
-			if (rc < 0) {
-				dev_elog_admin(dev, up, rc);
-				return rc;
-			}
+			if (rc < 0)
+				return dev_elog_admin(dev, up, rc);
 		}
 	} else if (dev->ops->stop) {
 		dev->ops->stop(dev);
 	}
 	dev->admin_up = up;
 	dev_elog_admin(dev, up, 0);
+	for (uint32_t i = 0; i < n_change_hooks; i++)
+		change_hooks[i](dev->index);
 	return 0;
 }
 

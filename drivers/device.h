@@ -68,6 +68,7 @@ struct dev_link {
 enum dev_mode {
 	DEV_MODE_L3 = 0,       /* ethernet-input hands frames to the L3 nodes */
 	DEV_MODE_L2_XCONNECT,  /* everything received leaves through xconnect_peer */
+	DEV_MODE_LCP,          /* a linux-cp TAP: ethernet-input hands every frame to lcp-xc */
 };
 
 /* One queue: counters on their own line, written by one thread. */
@@ -159,9 +160,9 @@ static inline uint16_t dev_tx_queue(const struct device *dev, uint32_t thread_in
 void dev_link_get(struct device *dev, struct dev_link *link);
 
 /* The event log's interface events (device_elog.c): an admin change made
- * (rc: the driver's start status), a link state seen (logged when it
- * differs from the last one seen). */
-void dev_elog_admin(struct device *dev, bool up, int rc);
+ * (rc: the driver's start status, returned), a link state seen (logged
+ * when it differs from the last one seen). */
+int dev_elog_admin(struct device *dev, bool up, int rc);
 void dev_elog_link(struct device *dev, const struct dev_link *l);
 
 /* ---- the interface table ---- */
@@ -220,6 +221,14 @@ void dev_delete(struct device *dev);
  * order. Returns 0, or -ENOSPC beyond DEV_MAX_DELETE_HOOKS. */
 #define DEV_MAX_DELETE_HOOKS 8
 int dev_on_delete(void (*fn)(uint32_t if_index));
+
+/* Run fn(if_index) after an interface's admin state changed (and, once
+ * there are commands for them, its MTU or MAC), so that linux-cp keeps the
+ * paired TAP in step. Same rules as dev_on_delete. */
+int dev_on_change(void (*fn)(uint32_t if_index));
+
+/* A random locally administered unicast MAC, 02:fe:xx:xx:xx:xx. */
+void dev_mac_generate(uint8_t mac[6]);
 
 /* Unregister and destroy every interface (shutdown, tests). */
 void dev_delete_all(void);

@@ -20,9 +20,10 @@ static struct elog_type link_type = {
 };
 ELOG_TYPE_REGISTER(link_type)
 
-void dev_elog_admin(struct device *dev, bool up, int rc)
+int dev_elog_admin(struct device *dev, bool up, int rc)
 {
 	elog_log(&admin_type, elog_string(dev->name), up, (uint64_t)(int64_t)rc);
+	return rc;
 }
 
 void dev_elog_link(struct device *dev, const struct dev_link *l)

@@ -13,7 +13,7 @@
 
 static const char *mode_name(const struct device *d)
 {
-	return d->mode == DEV_MODE_L2_XCONNECT ? "l2-xconnect" : "l3";
+	return d->mode == DEV_MODE_L2_XCONNECT ? "l2-xconnect" : d->mode == DEV_MODE_LCP ? "lcp-tap" : "l3";
 }
 
 static const char *peer_name(const struct device *d)

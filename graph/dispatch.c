@@ -112,13 +112,24 @@ void node_suspend(struct node_runtime *rt, uint64_t ns)
 	stat_add(&rt->suspends, 1);
 }
 
-static inline void account(struct node_runtime *rt, uint32_t n, uint64_t *now)
+/* Count one call; returns its ticks (since the previous reading). */
+static inline uint64_t account(struct node_runtime *rt, uint32_t n, uint64_t *now)
 {
-	uint64_t t = cpu_ticks();
+	uint64_t t = cpu_ticks(), d = t - *now;
 	stat_add(&rt->calls, 1);
 	stat_add(&rt->vectors, n);
-	stat_add(&rt->clocks, t - *now);
+	stat_add(&rt->clocks, d);
 	*now = t;
+	return d;
+}
+
+/* A call without a frame (an input or process node polled): its ticks go
+ * to *idle as well when it found nothing. The same clock read as account. */
+static inline void account_poll(struct node_runtime *rt, uint32_t n, uint64_t *now, uint64_t *idle)
+{
+	uint64_t d = account(rt, n, now);
+	if (!n)
+		*idle += d;
 }
 
 static inline void dispatch_frame(struct graph_thread *t, struct node_runtime *rt, struct frame *f,
@@ -137,9 +148,11 @@ static inline void dispatch_frame(struct graph_thread *t, struct node_runtime *r
 		graph_frame_free(t, f);
 }
 
-void graph_dispatch_pending(struct graph_thread *t)
+/* Run pending frames until none are left, each node's clocks counted from
+ * `now` (the caller's last reading: no read of its own). Returns the last
+ * reading. By value: the reading stays in a register across the frames. */
+static uint64_t dispatch_pending(struct graph_thread *t, uint64_t now)
 {
-	uint64_t now = cpu_ticks();
 	while (t->ready_count) {
 		struct node_runtime *rt = t->ready[t->ready_head];
 		t->ready_head = (t->ready_head + 1) & (t->ready_cap - 1);
@@ -154,6 +167,16 @@ void graph_dispatch_pending(struct graph_thread *t)
 			f = next;
 		}
 	}
+	return now;
+}
+
+/* Outside the loop's own dispatches (a loop hook delivering timers to
+ * nodes; shutdown): what the nodes took is busy time, which a loop adds to
+ * its own (loop_time). */
+void graph_dispatch_pending(struct graph_thread *t)
+{
+	uint64_t from = cpu_ticks();
+	t->hook_busy_ticks += dispatch_pending(t, from) - from;
 }
 
 void graph_thread_free_pending(struct graph_thread *t)
@@ -214,19 +237,19 @@ void graph_thread_update_lists(struct graph *g, struct graph_thread *t)
 	}
 }
 
-static uint32_t poll_inputs(struct graph_thread *t, uint64_t *now)
+static uint32_t poll_inputs(struct graph_thread *t, uint64_t *now, uint64_t *idle)
 {
 	uint32_t produced = 0;
 	for (uint32_t i = 0; i < t->n_inputs; i++) {
 		struct node_runtime *rt = &t->rts[t->inputs[i]];
 		uint32_t n = rt->fn(rt, NULL);
-		account(rt, n, now);
+		account_poll(rt, n, now, idle);
 		produced += n;
 	}
 	return produced;
 }
 
-static void run_processes(struct graph_thread *t, uint64_t *now)
+static void run_processes(struct graph_thread *t, uint64_t *now, uint64_t *idle)
 {
 	uint64_t ns = time_now_ns();
 	for (uint32_t i = 0; i < t->n_processes; i++) {
@@ -234,30 +257,54 @@ static void run_processes(struct graph_thread *t, uint64_t *now)
 		if (ns < rt->next_run_ns)
 			continue;
 		uint32_t n = rt->fn(rt, NULL);
-		account(rt, n, now);
+		account_poll(rt, n, now, idle);
 	}
+}
+
+/* Where one loop's ticks went (docs/architecture.md, "Where the time
+ * goes"): `nodes` ticks inside node calls, `idle` of them in polls that
+ * found nothing, the rest of start..end the loop's own. The time between
+ * the previous loop's end and this start is idle when the thread backed
+ * off in between (and sleep when it slept), else overhead; none when
+ * there is no previous loop to count from (loop_mark UINT64_MAX). Per
+ * loop, from the readings the loop takes anyway, without branches but the
+ * sleeping one. */
+static inline void loop_time(struct graph_thread *t, uint64_t start, uint64_t end, uint64_t nodes, uint64_t idle)
+{
+	uint64_t gap = start > t->loop_mark ? start - t->loop_mark : 0;
+	uint64_t idle_gap = gap & t->gap_is_idle;
+	stat_add(&t->busy_ticks, nodes - idle);
+	stat_add(&t->idle_ticks, idle + idle_gap);
+	stat_add(&t->overhead_ticks, end - start - nodes + gap - idle_gap);
+	if (unlikely(t->slept))
+		stat_add(&t->sleep_ticks, gap);
+	t->loop_mark = end;
 }
 
 uint32_t graph_thread_loop_once(struct graph_thread *t)
 {
 	graph_barrier_check(t);
-	uint64_t now = cpu_ticks();
-	uint32_t produced = poll_inputs(t, &now);
-	graph_dispatch_pending(t);
+	uint64_t start = cpu_ticks(), now = start, idle = 0;
+	uint32_t produced = poll_inputs(t, &now, &idle);
+	now = dispatch_pending(t, now);
 	if (t->n_processes) {
-		now = cpu_ticks();
-		run_processes(t, &now);
-		graph_dispatch_pending(t);
+		run_processes(t, &now, &idle);
+		now = dispatch_pending(t, now);
 	}
+	uint64_t nodes = now - start;
 	struct graph *g = t->graph;
 	if (g->loop_hook) {
+		t->hook_busy_ticks = 0;
 		produced += g->loop_hook(t, g->loop_hook_arg);
-		graph_dispatch_pending(t);
+		uint64_t from = cpu_ticks();
+		nodes += dispatch_pending(t, from) - from + t->hook_busy_ticks;
 	}
 	/* The heartbeat the watchdog reads: a fresh reading, since a node may
 	 * have taken long after `now` was last taken. */
 	stat_add(&t->loops, 1);
-	__atomic_store_n(&t->last_loop_ticks, cpu_ticks(), __ATOMIC_RELAXED);
+	uint64_t end = cpu_ticks();
+	__atomic_store_n(&t->last_loop_ticks, end, __ATOMIC_RELAXED);
+	loop_time(t, start, end, nodes, idle);
 	return produced;
 }
 
@@ -268,12 +315,16 @@ void graph_thread_idle(struct graph_thread *t, uint32_t produced)
 	const struct graph_config *cfg = &t->graph->cfg;
 	if (produced) {
 		t->idle_sleep_us = 0;
+		t->gap_is_idle = 0;
+		t->slept = false;
 		return;
 	}
 	stat_add(&t->idle_loops, 1);
 	uint64_t cap_ns = t->wake_within_ns;
 	t->wake_within_ns = UINT64_MAX;
-	if (cfg->idle_mode == GRAPH_IDLE_POLL || cap_ns < 1000) {
+	t->gap_is_idle = UINT64_MAX;
+	t->slept = cfg->idle_mode != GRAPH_IDLE_POLL && cap_ns >= 1000;
+	if (!t->slept) {
 		cpu_relax();
 		return;
 	}
@@ -326,6 +377,7 @@ uint32_t graph_main_poll(struct graph *g)
 	/* Only entering needs the full fence (against a barrier requester's
 	 * flag); leaving is a release store. */
 	atomic_store(&t->active, 1);
+	t->loop_mark = UINT64_MAX; /* the time since the caller's last poll is the caller's */
 	uint32_t n = graph_thread_loop_once(t);
 	atomic_store_explicit(&t->active, 0, memory_order_release);
 	return n;

@@ -219,6 +219,7 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 	t->cpu = -1;
 	t->wake_within_ns = UINT64_MAX;
 	t->drops_since_ticks = cpu_ticks();
+	t->loop_mark = UINT64_MAX; /* no loop yet to count the time from */
 	/* A power of two: the FIFO wraps with a mask, not a division per call. */
 	t->ready_cap = 1;
 	while (t->ready_cap < g->n_nodes)
@@ -467,6 +468,7 @@ void graph_clear_runtime(struct graph *g)
 			graph_node_stats_total(g, i, k, &g->threads[i]->rt_base[k]);
 			memset(rt->arc_packets, 0, NODE_MAX_NEXT * sizeof(uint64_t));
 		}
+		graph_thread_time_total(g, i, &g->threads[i]->time_base);
 	}
 	g->runtime_cleared_ticks = cpu_ticks();
 	graph_barrier_release(g);

@@ -135,6 +135,21 @@ struct graph_thread_info {
 };
 int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_thread_info *info);
 
+/* Where a thread's time went, in cpu_ticks (docs/architecture.md, "Where
+ * the time goes"): busy in node calls that had work (a frame, or a poll
+ * that returned packets), idle in polls that found nothing and between
+ * loops when the thread backed off, of which sleep asleep; overhead the
+ * rest of the loop (frame bookkeeping, the barrier check, the loop hook).
+ * busy + idle + overhead is the time the thread spent in its loop, parked
+ * at the barrier and between graph_main_poll calls excluded. */
+struct graph_thread_time {
+	uint64_t busy, idle, sleep, overhead;
+};
+/* Since the last graph_clear_runtime; 0 or -ENOENT. */
+int graph_thread_time(struct graph *g, uint32_t thread_index, struct graph_thread_time *tt);
+/* Since the thread started: these only go up (the stats segment). */
+int graph_thread_time_total(struct graph *g, uint32_t thread_index, struct graph_thread_time *tt);
+
 /* ---- watchdog ---- */
 
 /* Start a control thread that reads every datapath thread's heartbeat (its
@@ -169,8 +184,9 @@ int graph_node_stats_total(struct graph *g, uint32_t thread_index, uint32_t node
 /* Packets sent along one arc, summed over threads. */
 uint64_t graph_arc_packets(struct graph *g, uint32_t node_index, uint16_t next_index);
 
-/* Start node runtime statistics from zero (a baseline: the datapath's
- * counters keep going up) and zero the arc counters, on every thread. */
+/* Start node runtime statistics and thread times from zero (a baseline:
+ * the datapath's counters keep going up) and zero the arc counters, on
+ * every thread. */
 void graph_clear_runtime(struct graph *g);
 
 /* Errors: global index -> (node, code, string); counts summed over threads. */

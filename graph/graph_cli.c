@@ -210,6 +210,35 @@ static void summarise(struct graph *g, uint32_t thread, struct thread_summary *s
 	sum->input_rate = sum->seconds > 0 ? (double)input / sum->seconds : 0;
 }
 
+/* A share of the thread's accounted time, in percent (0 before any). */
+static double share(uint64_t part, const struct graph_thread_time *tt)
+{
+	uint64_t all = tt->busy + tt->idle + tt->overhead;
+	return all ? 100.0 * (double)part / (double)all : 0;
+}
+
+static void time_text(struct cli_session *s, const struct graph_thread_time *tt)
+{
+	cli_printf(s, "Busy %.3e clocks (%.1f%%), idle %.3e (%.1f%%, asleep %.1f%%), overhead %.3e (%.1f%%)",
+		   (double)tt->busy, share(tt->busy, tt), (double)tt->idle, share(tt->idle, tt), share(tt->sleep, tt),
+		   (double)tt->overhead, share(tt->overhead, tt));
+}
+
+static void time_json(cJSON *o, const struct graph_thread_time *tt)
+{
+	const struct {
+		const char *name;
+		uint64_t v;
+	} f[] = { { "busy", tt->busy }, { "idle", tt->idle }, { "sleep", tt->sleep }, { "overhead", tt->overhead } };
+	for (size_t i = 0; i < ARRAY_LEN(f); i++) {
+		char key[32];
+		snprintf(key, sizeof(key), "%s_clocks", f[i].name);
+		cJSON_AddNumberToObject(o, key, (double)f[i].v);
+		snprintf(key, sizeof(key), "%s_percent", f[i].name);
+		cJSON_AddNumberToObject(o, key, share(f[i].v, tt));
+	}
+}
+
 static void runtime_text(struct cli_session *s, struct graph *g, uint32_t thread, bool verbose)
 {
 	struct graph_thread_info ti;
@@ -222,6 +251,9 @@ static void runtime_text(struct cli_session *s, struct graph *g, uint32_t thread
 		cli_printf(s, "Thread %u %s (cpu %d)", thread, ti.name, ti.cpu);
 	cli_printf(s, "Time %.1f, average vectors/node %.2f, input rate %.2e pkts/s", sum.seconds,
 		   sum.avg_vectors_per_node, sum.input_rate);
+	struct graph_thread_time tt;
+	if (graph_thread_time(g, thread, &tt) == 0)
+		time_text(s, &tt);
 	static const struct cli_table_col cols[] = { { "Name", false },	 { "State", false }, { "Calls", true },
 						     { "Vectors", true }, { "Suspends", true }, { "Clocks", true },
 						     { "Vectors/Call", true } };
@@ -266,6 +298,9 @@ static cJSON *runtime_json(struct graph *g, uint32_t thread, bool verbose)
 	cJSON_AddNumberToObject(o, "time", sum.seconds);
 	cJSON_AddNumberToObject(o, "average_vectors_per_node", sum.avg_vectors_per_node);
 	cJSON_AddNumberToObject(o, "input_rate", sum.input_rate);
+	struct graph_thread_time tt;
+	if (graph_thread_time(g, thread, &tt) == 0)
+		time_json(o, &tt);
 	cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
 	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
 		struct node_stats st;
@@ -283,13 +318,20 @@ static cJSON *runtime_json(struct graph *g, uint32_t thread, bool verbose)
  * sluice> show runtime
  * Thread 0 main (unpinned)
  * Time 4.2, average vectors/node 32.00, input rate 1.95e+05 pkts/s
+ * Busy 1.806e+08 clocks (3.0%), idle 5.776e+09 (95.0%, asleep 94.6%), overhead 1.211e+08 (2.0%)
  * Name        State    Calls  Vectors  Suspends    Clocks  Vectors/Call
  * pg-input    polling  25600   819200         0  2.10e+01         32.00
  * error-drop  active   25600   819200         0  9.80e+00         32.00
  *
- * `verbose` also lists nodes that never ran; `json` prints
- * {"threads": [{"index", "name", "cpu", "time", "average_vectors_per_node",
- * "input_rate", "nodes": [{"name", "state", "calls", "vectors", ...}]}]}.
+ * Busy, idle, overhead: where the thread's time went since `clear runtime`
+ * (graph_thread_time; docs/architecture.md, "Where the time goes"); asleep
+ * is part of idle. Clocks is per vector, and a vector is a packet: clocks
+ * per packet (for an input node, its empty polls included). `verbose`
+ * also lists nodes that never ran; `json` prints {"threads": [{"index",
+ * "name", "cpu", "time", "average_vectors_per_node", "input_rate",
+ * "busy_clocks", "busy_percent", "idle_clocks", "idle_percent",
+ * "sleep_clocks", "sleep_percent", "overhead_clocks", "overhead_percent",
+ * "nodes": [{"name", "state", "calls", "vectors", ...}]}]}.
  */
 static int show_runtime(struct cli_session *s, int argc, char **argv)
 {
@@ -405,7 +447,7 @@ CLI_COMMAND(show_version_cmd, "show version", "show version [json]", "Version an
 CLI_COMMAND(show_threads_cmd, "show threads", "show threads [json]",
 	    "Datapath threads: cores, loop counts, heartbeat age, stalls", show_threads)
 CLI_COMMAND(show_runtime_cmd, "show runtime", "show runtime [verbose] [json]",
-	    "Per thread and node: calls, vectors, suspends, clocks", show_runtime)
+	    "Per thread and node: calls, vectors, suspends, clocks; per thread: busy, idle, overhead", show_runtime)
 CLI_COMMAND(clear_runtime_cmd, "clear runtime", "clear runtime", "Zero the runtime statistics", clear_runtime)
 CLI_COMMAND(show_errors_cmd, "show errors", "show errors [json]", "Error counters per node", show_errors)
 CLI_COMMAND(clear_errors_cmd, "clear errors", "clear errors", "Zero every error counter", clear_errors)

@@ -56,6 +56,14 @@ struct graph_thread {
 	uint64_t idle_loops;
 	uint64_t last_loop_ns;
 	uint64_t last_loop_ticks;
+	/* Where the time goes, in cpu_ticks (loop_time in dispatch.c; they only
+	 * go up); sleep is part of idle. */
+	uint64_t busy_ticks, idle_ticks, sleep_ticks, overhead_ticks;
+	uint64_t loop_mark;       /* end of the previous loop; UINT64_MAX: nothing to count from */
+	uint64_t hook_busy_ticks; /* node time inside this loop's hook */
+	uint64_t gap_is_idle;     /* all ones: the thread backed off after its last loop */
+	bool slept;               /* and slept */
+	struct graph_thread_time time_base; /* what `clear runtime` saw */
 	atomic_bool stalled; /* set and cleared by the watchdog */
 	uint32_t idle_sleep_us;
 	uint64_t wake_within_ns; /* cap on the next idle sleep, UINT64_MAX: none */

@@ -29,8 +29,10 @@ void graph_barrier_check(struct graph_thread *t)
 			atomic_store_explicit(&t->parked, gen, memory_order_release);
 		cpu_relax();
 	}
-	/* Parked time is not stall time: the watchdog judges from here. */
+	/* Parked time is not stall time: the watchdog judges from here. Nor is
+	 * it busy, idle or overhead (loop_time). */
 	__atomic_store_n(&t->last_loop_ticks, cpu_ticks(), __ATOMIC_RELAXED);
+	t->loop_mark = UINT64_MAX;
 	atomic_store_explicit(&t->parked, 0, memory_order_release);
 }
 
@@ -203,5 +205,30 @@ int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_threa
 	info->running = atomic_load(&t->active) != 0;
 	info->parked = atomic_load(&t->parked) != 0;
 	info->stalled = atomic_load(&t->stalled);
+	return 0;
+}
+
+int graph_thread_time_total(struct graph *g, uint32_t thread_index, struct graph_thread_time *tt)
+{
+	if (thread_index >= g->n_threads)
+		return -ENOENT;
+	struct graph_thread *t = g->threads[thread_index];
+	tt->busy = stat_read(&t->busy_ticks);
+	tt->idle = stat_read(&t->idle_ticks);
+	tt->sleep = stat_read(&t->sleep_ticks);
+	tt->overhead = stat_read(&t->overhead_ticks);
+	return 0;
+}
+
+int graph_thread_time(struct graph *g, uint32_t thread_index, struct graph_thread_time *tt)
+{
+	int rc = graph_thread_time_total(g, thread_index, tt);
+	if (rc)
+		return rc;
+	const struct graph_thread_time *b = &g->threads[thread_index]->time_base;
+	tt->busy -= b->busy;
+	tt->idle -= b->idle;
+	tt->sleep -= b->sleep;
+	tt->overhead -= b->overhead;
 	return 0;
 }

@@ -12,7 +12,7 @@
  * untagged interfaces are counted apart from other ethertypes (IPv6
  * included), and all of them dropped.
  *
- * Next nodes: error-drop, l2-xconnect, ip4-input, arp-input.
+ * Next nodes: error-drop, l2-xconnect, ip4-input, arp-input, lcp-xc.
  * Errors: runt; not for this interface's MAC (L3); unknown ethertype on an
  *   L3 interface; no such rx interface; VLAN/QinQ tag on an untagged
  *   interface.
@@ -32,6 +32,7 @@ enum ethernet_input_next {
 	ETHERNET_INPUT_NEXT_L2_XCONNECT,
 	ETHERNET_INPUT_NEXT_IP4_INPUT,
 	ETHERNET_INPUT_NEXT_ARP_INPUT,
+	ETHERNET_INPUT_NEXT_LCP_XC,
 	ETHERNET_INPUT_N_NEXT,
 };
 
@@ -57,6 +58,7 @@ static const char *const ethernet_input_next_names[ETHERNET_INPUT_N_NEXT] = {
 	[ETHERNET_INPUT_NEXT_L2_XCONNECT] = "l2-xconnect",
 	[ETHERNET_INPUT_NEXT_IP4_INPUT] = "ip4-input",
 	[ETHERNET_INPUT_NEXT_ARP_INPUT] = "arp-input",
+	[ETHERNET_INPUT_NEXT_LCP_XC] = "lcp-xc",
 };
 
 struct ethernet_input_trace {
@@ -180,6 +182,10 @@ static uint16_t input_one(struct node_runtime *rt, struct buffer *b, const struc
 		error = 0;
 		b->l2_len = ETH_HDR_LEN;
 		(*n_l2)++;
+	} else if (dev->mode == DEV_MODE_LCP) {
+		next = ETHERNET_INPUT_NEXT_LCP_XC;
+		error = 0;
+		b->l2_len = ETH_HDR_LEN;
 	} else {
 		error = 0;
 		next = l3_next(b, dev, &error);
@@ -189,7 +195,7 @@ static uint16_t input_one(struct node_runtime *rt, struct buffer *b, const struc
 	if (unlikely(b->flags & BUFFER_F_TRACED))
 		trace_one(rt, b, next, error);
 	/* The L3 nodes start at their header; the trace saw the frame. */
-	if (next >= ETHERNET_INPUT_NEXT_IP4_INPUT)
+	if (next == ETHERNET_INPUT_NEXT_IP4_INPUT || next == ETHERNET_INPUT_NEXT_ARP_INPUT)
 		buffer_advance(b, ETH_HDR_LEN);
 	return next;
 }
@@ -226,7 +232,7 @@ static uint32_t ethernet_input_fn(struct node_runtime *rt, struct frame *f)
 		}
 		fast_next = ETHERNET_INPUT_NEXT_L2_XCONNECT;
 		n_l2 = i;
-	} else if (dev) {
+	} else if (dev && dev->mode == DEV_MODE_L3) {
 		uint32_t rx_if = dev->index, mac_0;
 		uint16_t mac_4;
 		memcpy(&mac_0, dev->mac, sizeof(mac_0));
@@ -293,6 +299,7 @@ static const struct node_reg ethernet_input_node = {
 		[ETHERNET_INPUT_NEXT_L2_XCONNECT] = "l2-xconnect",
 		[ETHERNET_INPUT_NEXT_IP4_INPUT] = "ip4-input",
 		[ETHERNET_INPUT_NEXT_ARP_INPUT] = "arp-input",
+		[ETHERNET_INPUT_NEXT_LCP_XC] = "lcp-xc",
 	},
 	.n_errors = ETHERNET_INPUT_N_ERROR,
 	.error_strings = ethernet_input_error_strings,

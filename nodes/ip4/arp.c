@@ -5,11 +5,14 @@
  * place (the same buffer becomes the reply, out of the same interface).
  * The sender of a request or reply for one of our addresses is learnt into
  * the neighbour table (a new entry, or a changed MAC); other ARP traffic
- * only refreshes entries we already have (gratuitous ARP). Learning wakes
+ * only refreshes entries we already have (gratuitous ARP). A reply for us
+ * that came in on a port paired with a Linux TAP then goes on to lcp-punt
+ * (Linux's neighbour table fills from it too; docs/lcp.md); requests stay
+ * sluice's to answer. Learning wakes
  * the ip4-neighbor process node, which updates the FIB and releases held
  * packets. The neighbour table's lock is taken at most once per frame.
  *
- * Next nodes: error-drop, interface-output (replies).
+ * Next nodes: error-drop, interface-output (replies), lcp-punt.
  * Errors: request answered (counted); reply or request consumed after
  *   learning (dropped: nothing more to do); not for us; too short; not
  *   Ethernet/IPv4; bad opcode.
@@ -26,10 +29,12 @@
 #include "nodes/ip4/ip4.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
+#include "nodes/lcp/lcp.h"
 
 enum arp_input_next {
 	ARP_INPUT_NEXT_DROP = 0,
 	ARP_INPUT_NEXT_OUTPUT,
+	ARP_INPUT_NEXT_LCP_PUNT,
 	ARP_INPUT_N_NEXT,
 };
 
@@ -165,6 +170,8 @@ static uint32_t arp_input_fn(struct node_runtime *rt, struct frame *f)
 		if (what == ARP_INPUT_ERROR_REPLIED) {
 			nexts[i] = ARP_INPUT_NEXT_OUTPUT;
 			n_replied++;
+		} else if (what == ARP_INPUT_ERROR_CONSUMED && lcp_tap_of(b->rx_if) != DEV_INDEX_INVALID) {
+			nexts[i] = ARP_INPUT_NEXT_LCP_PUNT;
 		} else {
 			nexts[i] = ARP_INPUT_NEXT_DROP;
 			b->error = node_error(rt, what);
@@ -189,6 +196,7 @@ static const struct node_reg arp_input_node = {
 	.next_nodes = {
 		[ARP_INPUT_NEXT_DROP] = "error-drop",
 		[ARP_INPUT_NEXT_OUTPUT] = "interface-output",
+		[ARP_INPUT_NEXT_LCP_PUNT] = "lcp-punt",
 	},
 	.n_errors = ARP_INPUT_N_ERROR,
 	.error_strings = arp_input_error_strings,

@@ -14,7 +14,11 @@
  * total length is trimmed so that later nodes and the output see the IP
  * packet only (for a chained buffer the padding is left in place).
  *
- * Next nodes: ip4-lookup, error-drop.
+ * Multicast to 224.0.0.0/24 (RFC 5771's local network control block:
+ * OSPF, VRRP, RIP) that came in on a port paired with a Linux TAP goes to
+ * lcp-punt instead of being dropped (nodes/lcp, docs/lcp.md).
+ *
+ * Next nodes: ip4-lookup, error-drop, lcp-punt.
  * Errors: the seven validation failures; multicast or broadcast
  *   destination; martian address; unicast IP in a link-layer broadcast.
  * Trace: source, destination, TTL, protocol, total length, and the error.
@@ -26,10 +30,12 @@
 #include "graph/node.h"
 #include "nodes/ethernet.h"
 #include "nodes/ip4/ip4.h"
+#include "nodes/lcp/lcp.h"
 
 enum ip4_input_next {
 	IP4_INPUT_NEXT_DROP = 0,
 	IP4_INPUT_NEXT_LOOKUP,
+	IP4_INPUT_NEXT_LCP_PUNT,
 	IP4_INPUT_N_NEXT,
 };
 
@@ -47,6 +53,7 @@ enum ip4_input_error {
 	IP4_INPUT_N_ERROR,
 };
 #define IP4_INPUT_VALID IP4_INPUT_N_ERROR /* check()'s verdict for a good packet */
+#define IP4_INPUT_PUNT (IP4_INPUT_N_ERROR + 1) /* link-local multicast for a paired port's TAP */
 
 static const char *const ip4_input_error_strings[IP4_INPUT_N_ERROR] = {
 	[IP4_INPUT_ERROR_TOO_SHORT] = "shorter than an IPv4 header",
@@ -77,7 +84,9 @@ static int ip4_input_format_trace(char *buf, size_t len, const uint8_t *detail)
 	memcpy(&t, detail, sizeof(t));
 	return snprintf(buf, len, "%s -> %s ttl %u proto %u length %u: %s", ip4_format_addr(s, t.src),
 			ip4_format_addr(d, t.dst), t.ttl, t.protocol, t.total_length,
-			t.error < IP4_INPUT_N_ERROR ? ip4_input_error_strings[t.error] : "valid");
+			t.error < IP4_INPUT_N_ERROR ? ip4_input_error_strings[t.error]
+			: t.error == IP4_INPUT_PUNT ? "224.0.0.0/24 -> lcp-punt"
+						    : "valid");
 }
 
 /* ---- helpers ---- */
@@ -115,7 +124,8 @@ static inline uint16_t check(struct buffer *b, const struct ip4_header *h, uint3
 	 * 240/4 (reserved, RFC 1812 §5.3.7: not forwarded either). */
 	uint32_t dst = ntohl(h->dst), src = ntohl(h->src);
 	if (unlikely((dst >> 28) >= 0xe))
-		return IP4_INPUT_ERROR_MULTICAST;
+		return (dst >> 8) == 0xe00000 && lcp_tap_of(b->rx_if) != DEV_INDEX_INVALID ? IP4_INPUT_PUNT
+											    : IP4_INPUT_ERROR_MULTICAST;
 	if (unlikely(martian(src, dst)))
 		return IP4_INPUT_ERROR_MARTIAN;
 	if (unlikely(b->flags & BUFFER_F_L2_GROUP))
@@ -189,6 +199,8 @@ static uint16_t input_one(struct node_runtime *rt, struct buffer *b)
 	uint16_t next = IP4_INPUT_NEXT_LOOKUP;
 	if (likely(error == IP4_INPUT_VALID))
 		ip4_opaque(b)->flags = 0;
+	else if (error == IP4_INPUT_PUNT)
+		next = IP4_INPUT_NEXT_LCP_PUNT;
 	else {
 		next = IP4_INPUT_NEXT_DROP;
 		b->error = node_error(rt, error);
@@ -203,7 +215,7 @@ static uint32_t ip4_input_fn(struct node_runtime *rt, struct frame *f)
 	uint32_t n = f->n_vectors;
 	const uint32_t *bi = f->buffers;
 	uint16_t nexts[FRAME_SIZE];
-	uint32_t n_drop = 0, i = 0;
+	uint32_t n_off = 0, i = 0; /* packets not for ip4-lookup */
 	/* Locals: stores to buffers could otherwise alias the pool geometry. */
 	uint8_t *const base = buffer_main.base;
 	const uint64_t stride = buffer_main.stride;
@@ -233,16 +245,16 @@ static uint32_t ip4_input_fn(struct node_runtime *rt, struct frame *f)
 		struct buffer *b[4] = { b0, b1, b2, b3 };
 		for (uint32_t k = 0; k < 4; k++) {
 			nexts[i + k] = input_one(rt, b[k]);
-			n_drop += nexts[i + k] == IP4_INPUT_NEXT_DROP;
+			n_off += nexts[i + k] != IP4_INPUT_NEXT_LOOKUP;
 		}
 	}
 	for (; i < n; i++) {
 		nexts[i] = input_one(rt, B(i));
-		n_drop += nexts[i] == IP4_INPUT_NEXT_DROP;
+		n_off += nexts[i] != IP4_INPUT_NEXT_LOOKUP;
 	}
 #undef B
 
-	if (likely(!n_drop))
+	if (likely(!n_off))
 		node_forward_frame(rt, IP4_INPUT_NEXT_LOOKUP, f);
 	else
 		node_enqueue_to_nexts(rt, bi, nexts, n);
@@ -257,6 +269,7 @@ static const struct node_reg ip4_input_node = {
 	.next_nodes = {
 		[IP4_INPUT_NEXT_DROP] = "error-drop",
 		[IP4_INPUT_NEXT_LOOKUP] = "ip4-lookup",
+		[IP4_INPUT_NEXT_LCP_PUNT] = "lcp-punt",
 	},
 	.n_errors = IP4_INPUT_N_ERROR,
 	.error_strings = ip4_input_error_strings,

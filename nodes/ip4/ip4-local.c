@@ -3,10 +3,12 @@
  *
  * ICMP echo requests that are not fragments go to icmp4-echo. The router
  * has no other local service: fragments (no reassembly), other ICMP and
- * every other protocol are punted, that is counted and dropped, each under
- * its own error.
+ * every other protocol are punted: to lcp-punt, and so to Linux, when the
+ * rx port is paired with a TAP (linux-cp: BGP, SSH, OSPF, Linux's own
+ * pings' replies; docs/lcp.md), else counted and dropped, each under its
+ * own error.
  *
- * Next nodes: error-drop, icmp4-echo.
+ * Next nodes: error-drop, icmp4-echo, lcp-punt.
  * Errors: punt: protocol not handled; punt: ICMP type not handled;
  *   punt: fragment (no reassembly).
  * Trace: source, destination, protocol, ICMP type, and the verdict.
@@ -17,10 +19,12 @@
 
 #include "graph/node.h"
 #include "nodes/ip4/ip4.h"
+#include "nodes/lcp/lcp.h"
 
 enum ip4_local_next {
 	IP4_LOCAL_NEXT_DROP = 0,
 	IP4_LOCAL_NEXT_ECHO,
+	IP4_LOCAL_NEXT_LCP_PUNT,
 	IP4_LOCAL_N_NEXT,
 };
 
@@ -38,12 +42,14 @@ static const char *const ip4_local_error_strings[IP4_LOCAL_N_ERROR] = {
 };
 
 #define VERDICT_ECHO 0xff
+#define VERDICT_LCP 0xfe
 
 struct ip4_local_trace {
 	uint32_t src, dst;
 	uint8_t protocol;
 	uint8_t icmp_type;
-	uint8_t verdict; /* error code, or VERDICT_ECHO */
+	uint8_t verdict; /* error code, VERDICT_ECHO or VERDICT_LCP */
+	uint8_t why;     /* VERDICT_LCP: the error code it would have been dropped under */
 };
 _Static_assert(sizeof(struct ip4_local_trace) <= NODE_TRACE_DETAIL_SIZE, "trace fits the record");
 
@@ -52,6 +58,9 @@ static int ip4_local_format_trace(char *buf, size_t len, const uint8_t *detail)
 	struct ip4_local_trace t;
 	char s[16], d[16];
 	memcpy(&t, detail, sizeof(t));
+	if (t.verdict == VERDICT_LCP)
+		return snprintf(buf, len, "%s -> %s proto %u icmp type %u: %s -> lcp-punt", ip4_format_addr(s, t.src),
+				ip4_format_addr(d, t.dst), t.protocol, t.icmp_type, ip4_local_error_strings[t.why]);
 	return snprintf(buf, len, "%s -> %s proto %u icmp type %u: %s", ip4_format_addr(s, t.src),
 			ip4_format_addr(d, t.dst), t.protocol, t.icmp_type,
 			t.verdict < IP4_LOCAL_N_ERROR ? ip4_local_error_strings[t.verdict] : "-> icmp4-echo");
@@ -79,8 +88,12 @@ static uint32_t ip4_local_fn(struct node_runtime *rt, struct frame *f)
 			verdict = IP4_LOCAL_ERROR_ICMP_TYPE;
 		else
 			verdict = VERDICT_ECHO;
+		uint16_t why = verdict;
 		if (verdict == VERDICT_ECHO) {
 			nexts[i] = IP4_LOCAL_NEXT_ECHO;
+		} else if (lcp_tap_of(b->rx_if) != DEV_INDEX_INVALID) {
+			verdict = VERDICT_LCP;
+			nexts[i] = IP4_LOCAL_NEXT_LCP_PUNT;
 		} else {
 			nexts[i] = IP4_LOCAL_NEXT_DROP;
 			b->error = node_error(rt, verdict);
@@ -92,7 +105,8 @@ static uint32_t ip4_local_fn(struct node_runtime *rt, struct frame *f)
 							     .dst = h->dst,
 							     .protocol = h->protocol,
 							     .icmp_type = type,
-							     .verdict = (uint8_t)verdict };
+							     .verdict = (uint8_t)verdict,
+							     .why = (uint8_t)why };
 				memcpy(detail, &t, sizeof(t));
 			}
 		}
@@ -109,6 +123,7 @@ static const struct node_reg ip4_local_node = {
 	.next_nodes = {
 		[IP4_LOCAL_NEXT_DROP] = "error-drop",
 		[IP4_LOCAL_NEXT_ECHO] = "icmp4-echo",
+		[IP4_LOCAL_NEXT_LCP_PUNT] = "lcp-punt",
 	},
 	.n_errors = IP4_LOCAL_N_ERROR,
 	.error_strings = ip4_local_error_strings,

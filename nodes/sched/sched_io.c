@@ -141,6 +141,20 @@ int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, ui
 	return rc;
 }
 
+void sched_io_class_packets(struct graph *g, uint64_t counts[SCHED_MAX_CLASSES])
+{
+	memset(counts, 0, SCHED_MAX_CLASSES * sizeof(counts[0]));
+	int node = graph_node_index(g, "sched-ingress");
+	if (node < 0)
+		return;
+	for (uint32_t t = 0; t < graph_n_threads(g); t++) {
+		const struct node_runtime *rt = graph_node_runtime(g, t, (uint32_t)node);
+		const uint64_t *c = rt ? rt->data : NULL; /* its data starts with the counters */
+		for (uint32_t i = 0; c && i < SCHED_MAX_CLASSES; i++)
+			counts[i] += __atomic_load_n(&c[i], __ATOMIC_RELAXED);
+	}
+}
+
 /* ---- the class queues in front of the distributor ---- */
 
 struct sched_front sched_front;
@@ -161,6 +175,14 @@ uint32_t sched_front_held_class(uint32_t id)
 	for (uint32_t i = 0; i < sched_front.n_stash; i++)
 		n += sched_front.stash[i].queue == id;
 	return n;
+}
+
+uint64_t sched_front_held_counted(uint32_t id)
+{
+	const struct sched_front *f = &sched_front;
+	uint64_t out = stat_read(&f->sent[id]) + stat_read(&f->dist_dropped[id]) + stat_read(&f->shutdown[id]);
+	uint64_t queued = stat_read(&f->queued[id]);
+	return queued > out ? queued - out : 0;
 }
 
 /* Everything still held goes back to the pool, counted per class as

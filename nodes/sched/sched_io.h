@@ -72,6 +72,10 @@ int sched_io_set_shaper(struct graph *g, uint32_t if_index, uint64_t rate_bps, u
 int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, uint64_t jitter_ns, char *err,
 		       size_t errlen);
 
+/* Packets sched-ingress put in each class id (0: unclassified), summed
+ * over threads; any thread (relaxed reads). */
+void sched_io_class_packets(struct graph *g, uint64_t counts[SCHED_MAX_CLASSES]);
+
 /* Define or remove a class under the barrier (sched_class_set/remove). */
 int sched_io_class_set(struct graph *g, const struct sched_class *c, char *err, size_t errlen);
 int sched_io_class_remove(struct graph *g, const char *name);
@@ -133,6 +137,13 @@ uint64_t sched_front_held(void);
 
 /* Held per class now (barrier or thread 0). */
 uint32_t sched_front_held_class(uint32_t id);
+
+/* The same from the class's monotonic counters, queued - sent -
+ * dist_dropped - shutdown, any thread without the barrier (the stats
+ * segment): equal to sched_front_held_class whenever thread 0 is between
+ * loops; read outs first, so never below 0 (clamped, for a store seen out of
+ * order). Counts since the first front, so also 0 when there is none. */
+uint64_t sched_front_held_counted(uint32_t id);
 
 /* Free every schedule and the buffers they hold, the class queues and
  * what they hold, and every class (shutdown, after the workers stopped;

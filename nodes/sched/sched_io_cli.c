@@ -270,21 +270,6 @@ static void match_text(const struct sched_class *c, char *buf, size_t len)
 	}
 }
 
-/* Packets sched-ingress put in each class, summed over threads. */
-static void class_counts(struct graph *g, uint64_t counts[SCHED_MAX_CLASSES])
-{
-	memset(counts, 0, SCHED_MAX_CLASSES * sizeof(counts[0]));
-	int node = graph_node_index(g, "sched-ingress");
-	if (node < 0)
-		return;
-	for (uint32_t t = 0; t < graph_n_threads(g); t++) {
-		const struct node_runtime *rt = graph_node_runtime(g, t, (uint32_t)node);
-		const uint64_t *c = rt ? rt->data : NULL; /* its data starts with the counters */
-		for (uint32_t i = 0; c && i < SCHED_MAX_CLASSES; i++)
-			counts[i] += __atomic_load_n(&c[i], __ATOMIC_RELAXED);
-	}
-}
-
 static void show_if_text(struct cli_session *s, const struct device *d, const struct sched_io_if *sif)
 {
 	struct sched_egress_stats st;
@@ -401,7 +386,7 @@ static int show_sched(struct cli_session *s, int argc, char **argv)
 	if (rc)
 		return rc;
 	uint64_t counts[SCHED_MAX_CLASSES];
-	class_counts(g, counts);
+	sched_io_class_packets(g, counts);
 	const struct sched_class_table *t = &sched_class_table;
 	cJSON *root = json ? cJSON_CreateObject() : NULL;
 	cJSON *ifs = json ? cJSON_AddArrayToObject(root, "interfaces") : NULL;

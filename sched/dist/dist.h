@@ -227,6 +227,9 @@ int dist_worker_stats(const struct dist *d, uint32_t w, struct dist_worker_stats
 /* The same counters since the distributor was created, what
  * dist_clear_stats hid included (they only go up: the stats segment). */
 int dist_worker_stats_total(const struct dist *d, uint32_t w, struct dist_worker_stats *st);
+/* dist_stats since the distributor was created (what dist_clear_stats hid
+ * included): the stats segment's. */
+void dist_stats_total(const struct dist *d, struct dist_stats *st);
 void dist_clear_stats(struct dist *d);
 
 /* ---- startup.conf: distributor { enable  backlog 8  ring-lines 64 } ---- */

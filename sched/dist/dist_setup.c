@@ -153,6 +153,16 @@ void dist_stats(const struct dist *d, struct dist_stats *st)
 	st->n_workers = d->n_workers;
 }
 
+void dist_stats_total(const struct dist *d, struct dist_stats *st)
+{
+	dist_stats(d, st);
+	for (uint32_t r = 0; r < DIST_N_DROP; r++)
+		st->drops[r] += d->base.drops[r];
+	st->released += d->base.released;
+	st->gaps += d->base.gaps;
+	st->unordered += d->base.unordered;
+}
+
 int dist_worker_stats(const struct dist *d, uint32_t w, struct dist_worker_stats *st)
 {
 	if (w >= d->n_workers)

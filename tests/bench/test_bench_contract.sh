@@ -68,4 +68,13 @@ grep -q "| io | fwd | Mpps (higher) | 90.0 / \*\*95.0\*\* / 100 | testpmd | 60.0
 	{ cat "$tmp/t.md"; fail "the table row for io is not as expected"; }
 grep -q "^- timers: arm (sluice): 55.0 vs rte_timer 50.0 ticks" "$tmp/t.md" ||
 	{ cat "$tmp/t.md"; fail "the row where sluice is behind is not listed"; }
+# A row with no peer (bench/statseg's scrape): it says why, has no ratio,
+# and the table prints it; --no-peer or a peer, never neither.
+rows=$tmp/nopeer.jsonl
+row --bench statseg --what scrape --unit ms --better lower --sluice "2 1 3" --no-peer "no DPDK endpoint" ||
+	fail "a row without a peer was refused"
+row --bench x --what y --unit u --better lower --sluice 1 2>/dev/null && fail "a row with neither peer nor --no-peer was taken"
+python3 "$repo/bench/summary.py" table "$rows" >"$tmp/t.md"
+grep -q "| statseg | scrape | ms (lower) | 1.00 / \*\*2.00\*\* / 3.00 | none (no DPDK endpoint) | – | – | no peer |" "$tmp/t.md" ||
+	{ cat "$tmp/t.md"; fail "the row without a peer is not as expected"; }
 echo PASS

@@ -21,6 +21,7 @@
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
 #include "tests/check_run.h"
+#include "tests/pkt_build.h"
 
 /* ---- the test driver: records what it is given ---- */
 
@@ -102,27 +103,6 @@ static struct graph *g;
 static struct device *dev_a, *dev_b;
 static char err[256];
 
-/* RFC 1071 the slow way: big-endian 16-bit words, carries folded at the end. */
-static uint16_t ref_csum(const uint8_t *p, uint32_t n)
-{
-	uint64_t s = 0;
-	for (uint32_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		s += (uint32_t)(p[n - 1] << 8);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-static uint32_t eth(uint8_t *p, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
-{
-	memcpy(p, dst, 6);
-	memcpy(p + 6, src, 6);
-	put16(p + 12, type);
-	return 14;
-}
-
 /* An IPv4 header (20 bytes, host-order addresses) at p with its checksum. */
 static void iphdr(uint8_t *p, uint32_t src, uint32_t dst, uint8_t ttl, uint8_t proto, uint16_t total, uint16_t frag,
 		  uint8_t tos, uint16_t id)
@@ -167,25 +147,6 @@ static uint32_t echo_frame(uint8_t *p, const uint8_t dmac[6], const uint8_t smac
 		icmp[8 + i] = (uint8_t)(0x10 + i);
 	put16(icmp + 2, ref_csum(icmp, 8 + data));
 	return n + 28 + data;
-}
-
-static uint32_t arp_frame(uint8_t *p, const uint8_t edst[6], const uint8_t esrc[6], uint16_t op,
-			  const uint8_t sha[6], uint32_t spa, const uint8_t tha[6], uint32_t tpa, uint32_t pad_to)
-{
-	uint32_t n = eth(p, edst, esrc, 0x0806);
-	put16(p + n, 1);
-	put16(p + n + 2, 0x0800);
-	p[n + 4] = 6;
-	p[n + 5] = 4;
-	put16(p + n + 6, op);
-	memcpy(p + n + 8, sha, 6);
-	put32(p + n + 14, spa);
-	memcpy(p + n + 18, tha, 6);
-	put32(p + n + 24, tpa);
-	n += 28;
-	while (n < pad_to)
-		p[n++] = 0;
-	return n;
 }
 
 static void inject(struct device *d, const uint8_t *bytes, uint32_t len)

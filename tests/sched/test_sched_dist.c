@@ -315,6 +315,10 @@ START_TEST(test_weights_under_backpressure)
 	ck_assert_uint_gt(f->queue_full[b], 0);
 	ck_assert_uint_gt(sched_front_held_class((uint32_t)a), 0);
 	ck_assert_uint_gt(sched_front_held_class((uint32_t)b), 0);
+	/* thread 0 between loops: the count from the counters (the stats
+	 * segment's, no barrier) is the queues' own */
+	ck_assert_uint_eq(sched_front_held_counted((uint32_t)a), sched_front_held_class((uint32_t)a));
+	ck_assert_uint_eq(sched_front_held_counted((uint32_t)b), sched_front_held_class((uint32_t)b));
 	/* What sched-dist took out of the class queues is 1:3 to a turn; what
 	 * the workers took differs by what waited in the stash or was dropped
 	 * from it. */
@@ -361,6 +365,7 @@ START_TEST(test_detach_frees_queued)
 	const struct sched_front *f = &sched_front;
 	uint64_t held = sched_front_held();
 	ck_assert_uint_gt(held, 0);
+	ck_assert_uint_eq(sched_front_held_counted((uint32_t)bulk), held);
 	/* show buffers: the class queues name what they hold, and every
 	 * buffer in use has a holder. */
 	struct buffer_attribution ba;
@@ -376,6 +381,7 @@ START_TEST(test_detach_frees_queued)
 	uint64_t freed = dist_graph_detach(g, d);
 	ck_assert_uint_ge(freed, held);
 	ck_assert_uint_eq(f->shutdown[bulk], held);
+	ck_assert_uint_eq(sched_front_held_counted((uint32_t)bulk), 0);
 	struct dist_stats ds;
 	dist_stats(d, &ds);
 	ck_assert_uint_eq(freed, held + ds.drops[DIST_DROP_SHUTDOWN]);

@@ -9,7 +9,8 @@
 # connect and never read leave the daemon copying and answering; `clear
 # interfaces` changes the CLI, not the segment; the socket is removed at
 # exit; with a worker and the distributor, /dist counts every packet and
-# `clear distributor` does not lower it. Every wait is bounded; the daemon
+# `clear distributor` does not lower it; /cli/ and the distributor's global
+# /dist/ entries equal `show cli json` and `show distributor json`. Every wait is bounded; the daemon
 # is killed and the directory removed on any exit.
 #
 #   test_daemon.sh SLUICE SLUICECTL SLUICE_STATS
@@ -180,6 +181,22 @@ done
 ctl show version || fail "the CLI did not come back after the holders left"
 pass
 
+# The CLI server's own counters equal `show cli json`'s; the session that
+# asked has closed since (one fewer open).
+ctl show cli json && cp "$tmp/out" "$tmp/cli.json" || fail "show cli json"
+sleep 0.2
+st --json dump /cli > "$tmp/segcli.json" || fail "sluice-stats dump /cli"
+python3 - "$tmp/cli.json" "$tmp/segcli.json" <<'EOF' > "$tmp/out" 2>&1 || fail "/cli/ differs from show cli json"
+import json, sys
+cli = json.load(open(sys.argv[1]))["cli"]
+seg = {c["name"]: c["value"] for c in json.load(open(sys.argv[2]))["counters"]}
+for k in ("accepted", "refused_busy", "logins", "login_failures", "idle_closed", "long_lines"):
+    assert seg["/cli/" + k.replace("_", "-")] == cli[k], (k, seg, cli)
+assert seg["/cli/sessions-open"] == cli["sessions_open"] - 1 == 0, (seg, cli)
+assert cli["refused_busy"] >= 1 and seg["/cli/closed"] == cli["accepted"], (seg, cli)
+EOF
+pass
+
 # clear interfaces: the CLI starts again from 0, the segment does not.
 ctl clear interfaces || fail "clear interfaces"
 ctl show interface json || fail "show interface json"
@@ -219,6 +236,24 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 [ "$(dist_sum)" = "$N" ] || fail "/dist/handed + /dist/drops of worker 0: $(dist_sum), expected $N"
+pass
+# The distributor's global counters equal `show distributor json`'s.
+ctl show distributor json && cp "$tmp/out" "$tmp/dist.json" || fail "show distributor json"
+st --json dump /dist > "$tmp/segdist.json" || fail "sluice-stats dump /dist"
+python3 - "$tmp/dist.json" "$tmp/segdist.json" <<'EOF' > "$tmp/out" 2>&1 || fail "/dist/ differs from show distributor json"
+import json, sys
+d = json.load(open(sys.argv[1]))["distributor"]
+seg = {c["name"]: c for c in json.load(open(sys.argv[2]))["counters"]}
+# rows in the order of enum dist_drop_reason, the JSON's keys in that order
+keys = ["worker_full", "all_full", "shutdown", "spread_full", "window_full", "unordered_full"]
+rows = seg["/dist/drops-by-reason"]["values"]
+assert [r["value"] for r in rows] == [d["drops"][k] for k in keys], (rows, d["drops"])
+assert all(r["reason"] for r in rows), rows
+for k in ("used", "size", "released", "gaps", "unordered"):
+    assert seg["/dist/window/" + k]["value"] == d["reorder_window"][k], (k, seg["/dist/window/" + k], d)
+assert seg["/dist/window/size"]["value"] > 0
+assert seg["/dist/bad-returns"]["value"] == d["bad_returns"] == 0
+EOF
 pass
 handed=$(st dump /dist/handed | awk '{ print $2 }')
 ctl clear distributor || fail "clear distributor"

@@ -25,6 +25,8 @@
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/pg/pg.h"
+#include "nodes/sched/sched_io.h"
+#include "sched/timer.h"
 
 static struct graph *g;
 static char err[256];
@@ -70,6 +72,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+	sched_io_free_all();
 	pg_stream_delete_all();
 	dev_delete_all();
 	pg_detach();
@@ -140,15 +143,21 @@ static const struct statseg_value *find(const struct statseg_snapshot *s, const 
 	return NULL;
 }
 
-/* Row of dimension 0 labelled `label`, or -1. */
-static int row(const struct statseg_snapshot *s, const struct statseg_value *v, const char *label)
+/* Index of dimension k labelled `label`, or -1. */
+static int index_of(const struct statseg_snapshot *s, const struct statseg_value *v, unsigned k, const char *label)
 {
-	for (uint32_t i = 0; i < v->e.dims[0]; i++) {
-		const char *l = statseg_label(s, v, 0, i);
+	for (uint32_t i = 0; i < v->e.dims[k]; i++) {
+		const char *l = statseg_label(s, v, k, i);
 		if (l && !strcmp(l, label))
 			return (int)i;
 	}
 	return -1;
+}
+
+/* Row of dimension 0 labelled `label`, or -1. */
+static int row(const struct statseg_snapshot *s, const struct statseg_value *v, const char *label)
+{
+	return index_of(s, v, 0, label);
 }
 
 /* Word w of element [i][j]. */
@@ -253,6 +262,38 @@ static void check_errors(const struct statseg_snapshot *s)
 	cJSON_Delete(j);
 }
 
+/* busy, idle, sleep, overhead clocks per thread, and the TSC rate. */
+static void check_thread_times(const struct statseg_snapshot *s)
+{
+	static const char *const what[] = { "busy", "idle", "sleep", "overhead" };
+	cJSON *j = cli_json("show runtime json");
+	const cJSON *t;
+	uint32_t checked = 0;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(j, "threads")) {
+		for (size_t k = 0; k < ARRAY_LEN(what); k++) {
+			char entry[64], key[32];
+			snprintf(entry, sizeof(entry), "/sys/threads/%s-clocks", what[k]);
+			snprintf(key, sizeof(key), "%s_clocks", what[k]);
+			const struct statseg_value *v = find(s, entry);
+			ck_assert_uint_eq(num(t, key), at(v, (uint32_t)num(t, "index"), 0, 0));
+		}
+		ck_assert_uint_gt(num(t, "idle_clocks") + num(t, "busy_clocks"), 0);
+		const cJSON *pct[] = { cJSON_GetObjectItem(t, "busy_percent"), cJSON_GetObjectItem(t, "idle_percent"),
+				       cJSON_GetObjectItem(t, "overhead_percent") };
+		double sum = 0;
+		for (size_t k = 0; k < ARRAY_LEN(pct); k++) {
+			ck_assert(cJSON_IsNumber(pct[k]));
+			sum += pct[k]->valuedouble;
+		}
+		ck_assert_double_eq_tol(sum, 100.0, 1e-6);
+		ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(t, "sleep_percent")));
+		checked++;
+	}
+	ck_assert_uint_eq(checked, graph_n_threads(g));
+	ck_assert_uint_eq(find(s, "/sys/tsc-hz")->v[0], (uint64_t)cpu_ticks_per_second());
+	cJSON_Delete(j);
+}
+
 static uint64_t tx_packets(const struct statseg_snapshot *s, const char *ifname)
 {
 	return if_total(s, ifname, "/if/tx", 0, "/if/driver/tx-packets");
@@ -272,6 +313,10 @@ START_TEST(equals_cli_json)
 	check_interfaces(&p.s);
 	check_runtime(&p.s);
 	check_errors(&p.s);
+	check_thread_times(&p.s);
+	/* the server is not running here: its counters are there, at 0 */
+	ck_assert_uint_eq(find(&p.s, "/cli/accepted")->v[0], 0);
+	ck_assert_uint_eq(find(&p.s, "/cli/sessions-open")->v[0], 0);
 	pair_close(&p);
 }
 END_TEST
@@ -288,15 +333,21 @@ START_TEST(clear_keeps_totals)
 	uint32_t eth = (uint32_t)graph_node_index(g, "ethernet-input");
 	uint64_t calls_before = at(calls, 0, eth, 0);
 	ck_assert_uint_gt(calls_before, 0);
+	uint64_t busy_before = at(find(&p.s, "/sys/threads/busy-clocks"), 0, 0, 0);
+	ck_assert_uint_gt(busy_before, 0);
 	cli_ok("clear interfaces");
 	cli_ok("clear runtime");
 	cli_ok("clear errors");
 	struct node_stats st;
 	ck_assert_int_eq(graph_node_stats(g, 0, eth, &st), 0);
 	ck_assert_uint_eq(st.calls, 0);
+	cJSON *rt = cli_json("show runtime json");
+	ck_assert_uint_eq(num(cJSON_GetArrayItem(cJSON_GetObjectItem(rt, "threads"), 0), "busy_clocks"), 0);
+	cJSON_Delete(rt);
 	pair_read(&p);
 	ck_assert_uint_eq(tx_packets(&p.s, "nul0"), 600);
 	ck_assert_uint_eq(at(find(&p.s, "/node/calls"), 0, eth, 0), calls_before);
+	ck_assert_uint_eq(at(find(&p.s, "/sys/threads/busy-clocks"), 0, 0, 0), busy_before);
 	cli_ok("packet-generator delete s0");
 	cli_ok("packet-generator new s1 limit 250 size 64 next-node ethernet-input rx-if 0");
 	forward();
@@ -308,6 +359,71 @@ START_TEST(clear_keeps_totals)
 	ck_assert_int_eq(graph_node_stats(g, 0, eth, &st), 0);
 	ck_assert_uint_eq(at(find(&p.s, "/node/calls"), 0, eth, 0), calls_before + st.calls);
 	pair_close(&p);
+}
+END_TEST
+
+/* A shaped interface and a class: /sched/ equals `show sched json`,
+ * without the barrier. */
+START_TEST(sched_equals_cli_json)
+{
+	struct timer_config tc;
+	timer_config_default(&tc);
+	tc.max_timers = 1024;
+	ck_assert_int_eq(timer_services_install(g, &tc, err, sizeof(err)), 0); /* sched-egress's timers */
+	cli_ok("sched shaper interface nul0 rate 10kbit burst 16k");
+	cli_ok("sched class ef priority 0 match dscp 46");
+	cli_ok("packet-generator new s0 limit 1000 size 64 next-node ethernet-input rx-if 0");
+	forward();
+	struct pair p;
+	pair_open(&p);
+	pair_read(&p);
+	cJSON *j = cli_json("show sched json");
+	const cJSON *ifs = cJSON_GetObjectItem(j, "interfaces");
+	ck_assert_int_eq(cJSON_GetArraySize(ifs), 1);
+	const cJSON *o = cJSON_GetArrayItem(ifs, 0);
+	int i = row(&p.s, find(&p.s, "/sched/if/held"), "nul0");
+	ck_assert_int_ge(i, 0);
+	ck_assert_int_eq(row(&p.s, find(&p.s, "/sched/if/held"), "pg0"), -1);
+	static const char *const per_if[] = { "held", "enqueued", "released", "dropped" };
+	for (size_t k = 0; k < ARRAY_LEN(per_if); k++) {
+		char entry[64];
+		snprintf(entry, sizeof(entry), "/sched/if/%s", per_if[k]);
+		ck_assert_uint_eq(num(o, per_if[k]), at(find(&p.s, entry), (uint32_t)i, 0, 0));
+	}
+	ck_assert_uint_gt(num(o, "held"), 0); /* 1000 packets of 64 bytes do not fit in a 16k burst */
+	ck_assert_uint_eq(num(o, "enqueued"), 1000);
+	const cJSON *c;
+	uint32_t classes = 0;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(o, "classes")) {
+		static const char *const per_class[] = { "held", "released", "dropped" };
+		for (size_t k = 0; k < ARRAY_LEN(per_class); k++) {
+			char entry[64];
+			snprintf(entry, sizeof(entry), "/sched/if/class/%s", per_class[k]);
+			const struct statseg_value *v = find(&p.s, entry);
+			int cl = index_of(&p.s, v, 1, cJSON_GetObjectItem(c, "class")->valuestring);
+			ck_assert_int_ge(cl, 0);
+			ck_assert_uint_eq(num(c, per_class[k]), at(v, (uint32_t)i, (uint32_t)cl, 0));
+		}
+		classes++;
+	}
+	ck_assert_uint_eq(classes, 1); /* (none): these packets carry no class */
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "classes")) {
+		const struct statseg_value *v = find(&p.s, "/sched/classes/packets");
+		int r = row(&p.s, v, cJSON_GetObjectItem(c, "name")->valuestring);
+		ck_assert_int_ge(r, 0);
+		ck_assert_uint_eq(num(c, "packets"), at(v, (uint32_t)r, 0, 0));
+	}
+	ck_assert_ptr_null(cJSON_GetObjectItem(j, "class_queues")); /* no distributor: no front */
+	cJSON_Delete(j);
+	/* a removed schedule leaves the directory */
+	uint64_t epoch = p.s.epoch;
+	sched_io_free_all();
+	pair_read(&p);
+	ck_assert_uint_gt(p.s.epoch, epoch);
+	for (uint32_t k = 0; k < p.s.n; k++)
+		ck_assert_msg(strncmp(p.s.vals[k].e.name, "/sched/if/", 10), "%s", p.s.vals[k].e.name);
+	pair_close(&p);
+	timer_services_uninstall(g);
 }
 END_TEST
 
@@ -478,6 +594,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, equals_cli_json);
 	tcase_add_test(tc, clear_keeps_totals);
+	tcase_add_test(tc, sched_equals_cli_json);
 	tcase_add_test(tc, reader_fd_is_read_only);
 	tcase_add_test(tc, directory_follows_interfaces);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,204 @@
+/* The stats segment's /sched/, global /dist/ and /cli/ entries
+ * (app/statseg_private.h; names in docs/stats-segment.md).
+ *
+ * None of them takes the barrier. Each value is a word its owner already
+ * writes with a relaxed store and the segment's thread reads with a relaxed
+ * load: the schedules' counters and held counts (sched_egress_stats, any
+ * thread), the distributor's published counters (dist_stats_total), the CLI
+ * server's atomics. The one level that has no such word is what the class
+ * queues in front of the distributor hold (the evq's own count is thread
+ * 0's, which is why `show sched` parks the datapath to read it); here it is
+ * derived from the front's monotonic counters (sched_front_held_counted:
+ * queued - sent - dist-dropped - shutdown), equal to `show sched`'s
+ * whenever thread 0 is between loops, never negative. What the entries describe (which interfaces have a
+ * schedule, the class names, whether the front exists) changes only in
+ * commands, under the CLI command lock the writer holds. */
+#include <stdio.h>
+#include <string.h>
+
+#include "app/statseg_private.h"
+#include "cli/cli.h"
+#include "graph/graph.h"
+#include "nodes/dist/dist_graph.h"
+#include "nodes/sched/sched_io.h"
+
+void statseg_sched_shape(struct statseg_sched_shape *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (uint32_t i = 0; i < DEV_MAX; i++)
+		if (sched_io_ifs[i].e && dev_by_index(i)) {
+			s->scheduled[i] = true;
+			s->n_ifs = i + 1;
+		}
+	s->front = sched_front.evq != NULL;
+	snprintf(s->classes[0], sizeof(s->classes[0]), "(none)");
+	for (uint32_t c = 1; c < SCHED_MAX_CLASSES; c++)
+		memcpy(s->classes[c], sched_class_table.cls[c].name, sizeof(s->classes[c]));
+}
+
+/* ---- layout ---- */
+
+static void layout_ifs(struct statseg_writer *w, const struct shape *s, struct dim cls)
+{
+	static const char *const per_if[N_SCHED_IF] = { "/sched/if/held", "/sched/if/enqueued", "/sched/if/released",
+							 "/sched/if/dropped" };
+	static const char *const per_class[N_SCHED_IF_CLASS] = { "/sched/if/class/held", "/sched/if/class/released",
+								 "/sched/if/class/dropped" };
+	struct entries *e = &w->e;
+	const struct statseg_sched_shape *sh = &s->sched;
+	e->sched_if_names = NONE;
+	for (int k = 0; k < N_SCHED_IF; k++)
+		e->sched_if[k] = NONE;
+	for (int k = 0; k < N_SCHED_IF_CLASS; k++)
+		e->sched_if_class[k] = NONE;
+	if (!sh->n_ifs)
+		return;
+	e->sched_if_names =
+		statseg_add(w, "/sched/if/names", STATSEG_NAME_VECTOR, (struct dim){ "interface", sh->n_ifs, NONE }, ONE);
+	struct dim i = { "interface", sh->n_ifs, e->sched_if_names };
+	for (int k = 0; k < N_SCHED_IF; k++) /* the first of each list is a gauge */
+		e->sched_if[k] = statseg_add(w, per_if[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, i, ONE);
+	for (int k = 0; k < N_SCHED_IF_CLASS; k++)
+		e->sched_if_class[k] =
+			statseg_add(w, per_class[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, i, cls);
+}
+
+static void layout_front(struct statseg_writer *w, const struct shape *s, struct dim cls)
+{
+	static const char *const names[N_SCHED_FRONT] = {
+		"/sched/class-queues/held",	    "/sched/class-queues/queued",	"/sched/class-queues/sent",
+		"/sched/class-queues/queue-full", "/sched/class-queues/dist-dropped", "/sched/class-queues/shutdown",
+	};
+	for (int k = 0; k < N_SCHED_FRONT; k++)
+		w->e.front[k] = s->sched.front
+					? statseg_add(w, names[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, cls, ONE)
+					: NONE;
+}
+
+/* The distributor's counters over every worker (the per-worker ones are in
+ * statseg.c): drops by reason and the reorder window. */
+static void layout_dist_globals(struct statseg_writer *w, const struct shape *s)
+{
+	static const struct {
+		const char *name;
+		uint32_t type;
+	} g[N_DIST_GLOBALS] = {
+		{ "/dist/window/used", STATSEG_SCALAR_GAUGE },	      { "/dist/window/size", STATSEG_SCALAR_GAUGE },
+		{ "/dist/window/released", STATSEG_SCALAR_COUNTER }, { "/dist/window/gaps", STATSEG_SCALAR_COUNTER },
+		{ "/dist/window/unordered", STATSEG_SCALAR_COUNTER }, { "/dist/bad-returns", STATSEG_SCALAR_COUNTER },
+	};
+	struct entries *e = &w->e;
+	e->dist_reasons = e->dist_drops = NONE;
+	for (int k = 0; k < N_DIST_GLOBALS; k++)
+		e->dist_globals[k] = NONE;
+	if (!s->dist)
+		return;
+	e->dist_reasons =
+		statseg_add(w, "/dist/drop-reasons", STATSEG_NAME_VECTOR, (struct dim){ "reason", DIST_N_DROP, NONE }, ONE);
+	e->dist_drops = statseg_add(w, "/dist/drops-by-reason", STATSEG_COUNTER_VECTOR,
+				    (struct dim){ "reason", DIST_N_DROP, e->dist_reasons }, ONE);
+	for (int k = 0; k < N_DIST_GLOBALS; k++)
+		e->dist_globals[k] = statseg_add_scalar(w, g[k].name, g[k].type);
+}
+
+static void layout_cli(struct statseg_writer *w)
+{
+	static const char *const names[N_CLI_COUNTERS] = {
+		"/cli/sessions-open", "/cli/accepted",	    "/cli/refused-busy", "/cli/logins",
+		"/cli/login-failures", "/cli/idle-closed", "/cli/long-lines",   "/cli/closed",
+	};
+	for (int k = 0; k < N_CLI_COUNTERS; k++)
+		w->e.cli[k] = statseg_add_scalar(w, names[k], k ? STATSEG_SCALAR_COUNTER : STATSEG_SCALAR_GAUGE);
+}
+
+void statseg_sched_layout(struct statseg_writer *w, const struct shape *s)
+{
+	struct entries *e = &w->e;
+	struct dim cls = { "class", SCHED_MAX_CLASSES, NONE };
+	e->class_names = statseg_add(w, "/sched/classes/names", STATSEG_NAME_VECTOR, cls, ONE);
+	cls.labels = e->class_names;
+	e->class_packets = statseg_add(w, "/sched/classes/packets", STATSEG_COUNTER_VECTOR, cls, ONE);
+	layout_ifs(w, s, cls);
+	layout_front(w, s, cls);
+	layout_dist_globals(w, s);
+	layout_cli(w);
+}
+
+void statseg_sched_names(struct statseg_writer *w, const struct shape *s)
+{
+	const struct entries *e = &w->e;
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++)
+		statseg_put_label(w, e->class_names, c, s->sched.classes[c]);
+	for (uint32_t i = 0; i < s->sched.n_ifs; i++)
+		statseg_put_label(w, e->sched_if_names, i, s->sched.scheduled[i] ? s->devs[i].name : "");
+	for (uint32_t r = 0; s->dist && r < DIST_N_DROP; r++)
+		statseg_put_label(w, e->dist_reasons, r, dist_drop_reason_strings[r]);
+}
+
+/* ---- values ---- */
+
+static void fill_if(struct statseg_writer *w, uint32_t i, const struct sched_egress *eg)
+{
+	const struct entries *e = &w->e;
+	struct sched_egress_stats st;
+	sched_egress_stats(eg, &st);
+	const uint64_t v[N_SCHED_IF] = { st.held, st.enqueued, st.released, st.dropped };
+	for (int k = 0; k < N_SCHED_IF; k++)
+		statseg_put_elem(w, e->sched_if[k], i, 0, 0, v[k]);
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++) {
+		const uint64_t vc[N_SCHED_IF_CLASS] = { st.held_class[c], st.released_class[c], st.dropped_class[c] };
+		for (int k = 0; k < N_SCHED_IF_CLASS; k++)
+			statseg_put_elem(w, e->sched_if_class[k], i, c, 0, vc[k]);
+	}
+}
+
+/* One class queue's counters, held derived from them (the file's comment;
+ * held first: its reads come before the others, which are then no older). */
+static void fill_front_class(struct statseg_writer *w, uint32_t c)
+{
+	const struct sched_front *f = &sched_front;
+	uint64_t held = sched_front_held_counted(c);
+	const uint64_t v[N_SCHED_FRONT] = { held,
+					    stat_read(&f->queued[c]),
+					    stat_read(&f->sent[c]),
+					    stat_read(&f->queue_full[c]),
+					    stat_read(&f->dist_dropped[c]),
+					    stat_read(&f->shutdown[c]) };
+	for (int k = 0; k < N_SCHED_FRONT; k++)
+		statseg_put_elem(w, w->e.front[k], c, 0, 0, v[k]);
+}
+
+static void fill_dist_globals(struct statseg_writer *w, const struct dist *d)
+{
+	const struct entries *e = &w->e;
+	struct dist_stats ds;
+	dist_stats_total(d, &ds);
+	for (uint32_t r = 0; r < DIST_N_DROP; r++)
+		statseg_put_elem(w, e->dist_drops, r, 0, 0, ds.drops[r]);
+	const uint64_t v[N_DIST_GLOBALS] = { ds.window_used, ds.window_size, ds.released,
+					     ds.gaps,	     ds.unordered,   ds.bad_returns };
+	for (int k = 0; k < N_DIST_GLOBALS; k++)
+		statseg_put_elem(w, e->dist_globals[k], 0, 0, 0, v[k]);
+}
+
+void statseg_sched_fill(struct statseg_writer *w, const struct shape *s, struct graph *g)
+{
+	uint64_t packets[SCHED_MAX_CLASSES];
+	sched_io_class_packets(g, packets);
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++) {
+		statseg_put_elem(w, w->e.class_packets, c, 0, 0, packets[c]);
+		if (s->sched.front)
+			fill_front_class(w, c);
+	}
+	for (uint32_t i = 0; i < s->sched.n_ifs; i++)
+		if (s->sched.scheduled[i])
+			fill_if(w, i, sched_io_ifs[i].e);
+	if (s->dist)
+		fill_dist_globals(w, s->dist);
+	struct cli_server_counters cc;
+	cli_server_counters(&cc);
+	const uint64_t v[N_CLI_COUNTERS] = { cc.sessions_open, cc.accepted,    cc.refused_busy, cc.logins,
+					     cc.login_failures, cc.idle_closed, cc.long_lines,   cc.closed };
+	for (int k = 0; k < N_CLI_COUNTERS; k++)
+		statseg_put_elem(w, w->e.cli[k], 0, 0, 0, v[k]);
+}

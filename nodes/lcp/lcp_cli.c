@@ -1,0 +1,177 @@
+/* linux-cp's commands, VPP's names: `lcp create`, `lcp delete`,
+ * `lcp default netns`, `show lcp`. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "nodes/lcp/lcp.h"
+
+/*
+ * sluice> lcp create eth0 host-if s-eth0 netns ctl
+ * eth0 paired with tap0: s-eth0 in netns ctl
+ *
+ * Bad words print usage; a port that does not exist, a name too long, a
+ * missing namespace or a TAP that exists there print why: nothing changes.
+ */
+static int lcp_create_cmd_fn(struct cli_session *s, int argc, char **argv)
+{
+	const char *port = argc > 0 ? argv[0] : NULL, *host_if = NULL, *netns = NULL;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "host-if") && !host_if)
+			host_if = argv[i + 1];
+		else if (!strcmp(argv[i], "netns") && !netns)
+			netns = argv[i + 1];
+		else
+			return cli_fail(s, -EINVAL, "unexpected '%s'", argv[i]);
+	}
+	if (!port || !host_if || argc % 2 == 0)
+		return cli_fail(s, -EINVAL, "expected PORT host-if NAME [netns NS]");
+	char err[CONF_MSG_SIZE];
+	int rc = lcp_create(port, host_if, netns, err, sizeof(err));
+	if (rc)
+		return cli_fail(s, rc, "%s", err);
+	const struct device *tap = dev_by_index(lcp_tap_of(dev_by_name(port)->index));
+	const char *ns = tap_netns(tap);
+	cli_printf(s, "%s paired with %s: %s in netns %s", port, tap->name, host_if, ns[0] ? ns : "(sluice's)");
+	return 0;
+}
+
+/*
+ * sluice> lcp delete eth0
+ * eth0 unpaired, tap0 and s-eth0 deleted
+ */
+static int lcp_delete_cmd_fn(struct cli_session *s, int argc, char **argv)
+{
+	const char *port = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "PORT", &port, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	struct device *phy = dev_by_name(port);
+	const struct device *tap = phy ? dev_by_index(lcp_tap_of(phy->index)) : NULL;
+	char tap_name[DEV_NAME_SIZE] = "", host_if[TAP_IFNAME_SIZE] = "", err[CONF_MSG_SIZE];
+	if (tap) {
+		snprintf(tap_name, sizeof(tap_name), "%s", tap->name);
+		snprintf(host_if, sizeof(host_if), "%s", tap_host_if(tap));
+	}
+	rc = lcp_delete(port, err, sizeof(err));
+	if (rc)
+		return cli_fail(s, rc, "%s", err);
+	cli_printf(s, "%s unpaired, %s and %s deleted", port, tap_name, host_if);
+	return 0;
+}
+
+/*
+ * sluice> lcp default netns ctl
+ * lcp default netns ctl
+ */
+static int lcp_default_netns_fn(struct cli_session *s, int argc, char **argv)
+{
+	const char *ns = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &ns, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	char err[CONF_MSG_SIZE];
+	rc = lcp_set_default_netns(ns, err, sizeof(err));
+	if (rc)
+		return cli_fail(s, rc, "%s", err);
+	cli_printf(s, "lcp default netns %s", ns);
+	return 0;
+}
+
+/* ---- show lcp ---- */
+
+static cJSON *lcp_json(void)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "default_netns", lcp_default_netns());
+	cJSON *list = cJSON_AddArrayToObject(root, "pairs");
+	struct device *phy;
+	DEV_FOREACH(phy)
+	{
+		const struct device *tap = dev_by_index(lcp_tap_of(phy->index));
+		if (!tap)
+			continue;
+		struct tap_host_stats st;
+		tap_host_stats_get(tap, &st);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "port", phy->name);
+		cJSON_AddStringToObject(o, "tap", tap->name);
+		cJSON_AddStringToObject(o, "host_if", tap_host_if(tap));
+		cJSON_AddStringToObject(o, "netns", tap_netns(tap));
+		cJSON_AddNumberToObject(o, "host_ifindex", st.host_ifindex);
+		cJSON_AddBoolToObject(o, "host_gone", st.host_gone);
+		cJSON_AddNumberToObject(o, "to_linux", (double)st.to_linux);
+		cJSON_AddNumberToObject(o, "from_linux", (double)st.from_linux);
+		cJSON_AddNumberToObject(o, "rx_ring_full", (double)st.rx_ring_full);
+		cJSON_AddNumberToObject(o, "rx_oversize", (double)st.rx_oversize);
+		cJSON_AddNumberToObject(o, "write_errors", (double)st.write_errors);
+		cJSON_AddItemToArray(list, o);
+	}
+	return root;
+}
+
+/*
+ * sluice> show lcp
+ * Port  TAP   Host-if  Netns  Ifindex  To Linux  From Linux  Dropped
+ * eth0  tap0  s-eth0   ctl          2        14          12        0
+ * sluice> show lcp json
+ * {"default_netns": "", "pairs": [{"port": "eth0", "tap": "tap0", "host_if": "s-eth0", "netns": "ctl",
+ *   "host_ifindex": 2, "host_gone": false, "to_linux": 14, "from_linux": 12, "rx_ring_full": 0, "rx_oversize": 0,
+ *   "write_errors": 0}]}
+ *
+ * To Linux: frames written to the TAP (punted); From Linux: frames read
+ * from it (to lcp-xc); Dropped: read but no room (rx ring full, oversize)
+ * plus writes Linux refused (its interface down). Ifindex "gone": the TAP
+ * was deleted from Linux under sluice (`lcp delete` cleans up). Punts dropped because
+ * the tx ring was full are lcp-punt's "punt queue full" in `show errors`.
+ */
+static int show_lcp(struct cli_session *s, int argc, char **argv)
+{
+	bool json = false;
+	int rc = cli_json_arg(s, argc, argv, &json);
+	if (rc)
+		return rc;
+	if (json) {
+		cli_json_print(s, lcp_json());
+		return 0;
+	}
+	static const struct cli_table_col cols[] = {
+		{ "Port", false },    { "TAP", false },	       { "Host-if", false },    { "Netns", false },
+		{ "Ifindex", true }, { "To Linux", true }, { "From Linux", true }, { "Dropped", true },
+	};
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!t)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	struct device *phy;
+	DEV_FOREACH(phy)
+	{
+		const struct device *tap = dev_by_index(lcp_tap_of(phy->index));
+		if (!tap)
+			continue;
+		struct tap_host_stats st;
+		tap_host_stats_get(tap, &st);
+		cli_table_cell(t, "%s", phy->name);
+		cli_table_cell(t, "%s", tap->name);
+		cli_table_cell(t, "%s", tap_host_if(tap));
+		cli_table_cell(t, "%s", tap_netns(tap)[0] ? tap_netns(tap) : "-");
+		if (st.host_gone)
+			cli_table_cell(t, "gone");
+		else
+			cli_table_cell(t, "%u", st.host_ifindex);
+		cli_table_cell(t, "%llu", (unsigned long long)st.to_linux);
+		cli_table_cell(t, "%llu", (unsigned long long)st.from_linux);
+		cli_table_cell(t, "%llu", (unsigned long long)(st.rx_ring_full + st.rx_oversize + st.write_errors));
+	}
+	cli_table_print(s, t);
+	return 0;
+}
+
+CLI_COMMAND(lcp_create_cmd, "lcp create", "lcp create PORT host-if NAME [netns NS]",
+	    "Mirror a port into Linux as a TAP with its MAC and MTU (linux-cp)", lcp_create_cmd_fn)
+CLI_COMMAND(lcp_delete_cmd, "lcp delete", "lcp delete PORT", "Unpair a port and delete its TAP", lcp_delete_cmd_fn)
+CLI_COMMAND(lcp_default_netns_cmd, "lcp default netns", "lcp default netns NAME",
+	    "Namespace for TAPs when lcp create names none", lcp_default_netns_fn)
+CLI_COMMAND(show_lcp_cmd, "show lcp", "show lcp [json]", "linux-cp pairs: port, TAP, namespace, counters", show_lcp)
