@@ -59,6 +59,7 @@ struct sluice_config {
 	struct conf_interfaces interfaces;
 	struct pg_conf pg;
 	struct graph_trace_config trace;
+	struct graph_elog_config elog;
 	struct dist_conf dist;
 	struct timer_config sched;
 	struct statseg_conf statseg;

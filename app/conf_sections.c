@@ -146,6 +146,7 @@ const struct app_section app_sections[] = {
 	{ &interfaces_section, offsetof(struct sluice_config, interfaces), true },
 	{ &pg_conf_section, offsetof(struct sluice_config, pg), false },
 	{ &graph_trace_conf_section, offsetof(struct sluice_config, trace), false },
+	{ &graph_elog_conf_section, offsetof(struct sluice_config, elog), false },
 	{ &dist_conf_section, offsetof(struct sluice_config, dist), false },
 	{ &timer_conf_section, offsetof(struct sluice_config, sched), false },
 	{ &statseg_conf_section, offsetof(struct sluice_config, statseg), false },

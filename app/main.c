@@ -252,6 +252,7 @@ static int stage_graph(struct app *a)
 {
 	struct graph_config gc;
 	graph_config_from_conf(&gc, &a->cfg.cpu, &a->cfg.trace);
+	gc.elog_size = a->cfg.elog.size; /* event-logger { size N } */
 	a->g = graph_create(&gc, a->err, sizeof(a->err));
 	if (!a->g)
 		return -ENOMEM;

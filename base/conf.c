@@ -364,6 +364,15 @@ bad:
 	return -EINVAL;
 }
 
+int conf_check_pow2(struct conf_check *chk, const char *key, uint32_t v)
+{
+	if (v && !(v & (v - 1)))
+		return 0;
+	chk->key = key;
+	snprintf(chk->msg, sizeof(chk->msg), "expected a power of two, got %u", v);
+	return -EINVAL;
+}
+
 bool conf_cpulist_has(const struct conf_cpulist *l, uint32_t cpu)
 {
 	for (uint32_t i = 0; i < l->n; i++)

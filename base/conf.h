@@ -211,6 +211,10 @@ int conf_defaults(const struct conf_key *keys, void *obj, char *err, size_t errl
 /* Whether the key called name was written in the file (check functions). */
 bool conf_check_was_set(const struct conf_check *chk, const char *name);
 
+/* For check functions: 0 when v is a power of two, else -EINVAL with key
+ * and "expected a power of two, got V" in chk (ring sizes). */
+int conf_check_pow2(struct conf_check *chk, const char *key, uint32_t v);
+
 /* Whether cpu appears in the list. */
 bool conf_cpulist_has(const struct conf_cpulist *l, uint32_t cpu);
 

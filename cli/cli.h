@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <cjson/cJSON.h>
@@ -171,6 +172,10 @@ int cli_file_path(struct cli_session *s, const char *path, char *out, size_t out
  * Returns the descriptor (close-on-exec), or prints "error: ..." and
  * returns a negative errno. */
 int cli_file_open(struct cli_session *s, const char *path, char *out, size_t outlen);
+
+/* cli_file_open, then the file truncated and opened as a stdio stream in
+ * *f. Returns 0, or prints why and returns a negative errno. */
+int cli_file_fopen(struct cli_session *s, const char *path, char *out, size_t outlen, FILE **f);
 
 /* ---- registration ---- */
 

@@ -405,3 +405,17 @@ int cli_file_open(struct cli_session *s, const char *path, char *out, size_t out
 		return cli_fail(s, -EACCES, "%s: not a plain file; cli-file-dir takes plain files only", path);
 	return cli_fail(s, -e, "cannot write %s: %s", out, strerror(e));
 }
+
+int cli_file_fopen(struct cli_session *s, const char *path, char *out, size_t outlen, FILE **f)
+{
+	int fd = cli_file_open(s, path, out, outlen);
+	if (fd < 0)
+		return fd;
+	/* Truncated only now: a refused or failed open changed nothing. */
+	*f = ftruncate(fd, 0) == 0 ? fdopen(fd, "w") : NULL;
+	if (*f)
+		return 0;
+	int e = errno;
+	close(fd);
+	return cli_fail(s, -e, "cannot write %s: %s", out, strerror(e));
+}

@@ -107,5 +107,9 @@ int cli_wire_read_line(int fd, char *line, size_t max);
 void cli_wire_send_text(int fd, const char *text);
 void cli_wire_send_status(int fd, int rc);
 
+/* cli_elog.c: log a command that began at start (cpu_ticks()) and ended
+ * with rc in the event log. */
+void cli_elog_command(const char *path, uint64_t start, int rc);
+
 #endif
 #endif

@@ -348,7 +348,9 @@ static int dispatch(struct cli_def *def, const char *command, char **argv, int a
 		return CLI_OK;
 	}
 	pthread_mutex_lock(&command_lock);
+	uint64_t start = cpu_ticks();
 	int rc = reg->fn(s, argc, argv);
+	cli_elog_command(reg->path, start, rc); /* event log: command and duration (cli_elog.c) */
 	pthread_mutex_unlock(&command_lock);
 	if (rc == -EINVAL)
 		print_usage(s, reg);

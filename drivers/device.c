@@ -302,12 +302,13 @@ int dev_set_admin_up(struct device *dev, bool up)
 		if (dev->ops->start) {
 			int rc = dev->ops->start(dev);
 			if (rc < 0)
-				return rc;
+				return dev_elog_admin(dev, up, rc);
 		}
 	} else if (dev->ops->stop) {
 		dev->ops->stop(dev);
 	}
 	dev->admin_up = up;
+	dev_elog_admin(dev, up, 0);
 	for (uint32_t i = 0; i < n_change_hooks; i++)
 		change_hooks[i](dev->index);
 	return 0;
@@ -320,6 +321,7 @@ void dev_link_get(struct device *dev, struct dev_link *link)
 		dev->ops->link(dev, link);
 	else
 		link->up = dev->admin_up;
+	dev_elog_link(dev, link);
 }
 
 int dev_set_xconnect(struct device *dev, struct device *peer)

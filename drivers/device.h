@@ -135,6 +135,7 @@ struct device {
 	struct dev_queue rxq[DEV_MAX_QUEUES];
 	struct dev_queue txq[DEV_MAX_QUEUES];
 	struct dev_counters base; /* baseline of what stats() adds */
+	uint8_t link_seen; /* event log: the link state last logged, 0 none, 1 down, 2 up */
 };
 
 /* ---- ops wrappers ---- */
@@ -157,6 +158,12 @@ static inline uint16_t dev_tx_queue(const struct device *dev, uint32_t thread_in
 }
 
 void dev_link_get(struct device *dev, struct dev_link *link);
+
+/* The event log's interface events (device_elog.c): an admin change made
+ * (rc: the driver's start status, returned), a link state seen (logged
+ * when it differs from the last one seen). */
+int dev_elog_admin(struct device *dev, bool up, int rc);
+void dev_elog_link(struct device *dev, const struct dev_link *l);
 
 /* ---- the interface table ---- */
 

@@ -52,6 +52,7 @@ static uint32_t error_drop_fn(struct node_runtime *rt, struct frame *f)
 	if (unlikely(g->drop_tap))
 		g->drop_tap(g->drop_tap_arg, f->buffers, f->n_vectors);
 	buffer_free(f->buffers, f->n_vectors);
+	graph_elog_drops(rt->thread); /* drop bursts in the event log, rate-limited */
 	return f->n_vectors;
 }
 

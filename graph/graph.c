@@ -56,6 +56,7 @@ void graph_config_default(struct graph_config *cfg)
 	cfg->idle_mode = GRAPH_IDLE_SLEEP;
 	cfg->idle_max_us = 1000;
 	cfg->trace_max = 1024;
+	cfg->elog_size = ELOG_SIZE_DEFAULT;
 }
 
 struct graph *graph_create(const struct graph_config *cfg, char *err, size_t errlen)
@@ -76,6 +77,8 @@ struct graph *graph_create(const struct graph_config *cfg, char *err, size_t err
 	g->n_errors = 1;
 	g->created_ticks = cpu_ticks();
 	g->runtime_cleared_ticks = g->created_ticks;
+	g->drops_log_ticks = (uint64_t)(cpu_ticks_per_second() * GRAPH_ELOG_DROPS_NS / 1e9);
+	elog_set_size(g->cfg.elog_size ? g->cfg.elog_size : elog_size()); /* and the log's epoch */
 	return g;
 }
 
@@ -215,6 +218,7 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 	t->index = index;
 	t->cpu = -1;
 	t->wake_within_ns = UINT64_MAX;
+	t->drops_since_ticks = cpu_ticks();
 	t->loop_mark = UINT64_MAX; /* no loop yet to count the time from */
 	/* A power of two: the FIFO wraps with a mask, not a division per call. */
 	t->ready_cap = 1;
@@ -226,7 +230,8 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 	t->error_counts = calloc(g->n_errors ? g->n_errors : 1, sizeof(uint64_t));
 	t->rt_base = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(*t->rt_base));
 	t->error_base = calloc(g->n_errors ? g->n_errors : 1, sizeof(uint64_t));
-	if (!t->rts || !t->ready || !t->error_counts || !t->rt_base || !t->error_base)
+	t->drops_logged = calloc(g->n_errors ? g->n_errors : 1, sizeof(uint64_t));
+	if (!t->rts || !t->ready || !t->error_counts || !t->rt_base || !t->error_base || !t->drops_logged)
 		goto oom;
 	memset(t->rts, 0, rts_size);
 	if (runtimes_init_nodes(g, t, err, errlen)) {
@@ -261,6 +266,7 @@ void graph_thread_release(struct graph_thread *t)
 	free(t->error_counts);
 	free(t->rt_base);
 	free(t->error_base);
+	free(t->drops_logged);
 	free(t);
 }
 
@@ -270,6 +276,7 @@ int graph_build(struct graph *g, char *err, size_t errlen)
 		snprintf(err, errlen, "graph: already built");
 		return -EBUSY;
 	}
+	uint64_t start = graph_elog_build_begin();
 	int rv = resolve_arcs(g, err, errlen);
 	if (rv)
 		return rv;
@@ -291,6 +298,10 @@ int graph_build(struct graph *g, char *err, size_t errlen)
 	graph_thread_current = t;
 	buffer_thread_register();
 	buffer_holder_register("frames", graph_frames_holder, g);
+	if (graph_elog_build_end(g, start)) {
+		snprintf(err, errlen, "graph: out of memory for the event log");
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -310,6 +321,7 @@ void graph_destroy(struct graph *g)
 	}
 	graph_trace_filters_free(g);
 	free(g->trace);
+	free(g->error_elog_str);
 	free(g->nodes);
 	pthread_mutex_destroy(&g->barrier_lock);
 	free(g);
@@ -358,6 +370,7 @@ int graph_set_next(struct graph *g, uint32_t node_index, uint16_t next_index, co
 	for (uint32_t i = 0; i < g->n_threads; i++)
 		g->threads[i]->rts[node_index].next[next_index] = &g->threads[i]->rts[t];
 	graph_barrier_release(g);
+	graph_elog_arc(g, node_index, next_index, (uint32_t)t);
 	return 0;
 }
 
@@ -385,6 +398,7 @@ int graph_add_next(struct graph *g, uint32_t node_index, const char *target, cha
 		rt->n_next = gn->n_next;
 	}
 	graph_barrier_release(g);
+	graph_elog_arc(g, node_index, k, (uint32_t)t);
 	return k;
 }
 
@@ -396,6 +410,7 @@ int graph_node_set_state(struct graph *g, uint32_t thread_index, uint32_t node_i
 	g->threads[thread_index]->rts[node_index].state = (uint8_t)st;
 	graph_thread_update_lists(g, g->threads[thread_index]);
 	graph_barrier_release(g);
+	graph_elog_node_state(g, thread_index, node_index, st);
 	return 0;
 }
 

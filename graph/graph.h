@@ -30,6 +30,7 @@ struct graph_config {
 	enum graph_idle_mode idle_mode;
 	uint32_t idle_max_us;  /* upper bound of the idle sleep, default 1000 */
 	uint32_t trace_max;    /* packets the trace buffer holds, default 1024 */
+	uint32_t elog_size;    /* event-log events per thread (base/elog.h), default 4096 */
 };
 
 void graph_config_default(struct graph_config *cfg);

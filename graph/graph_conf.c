@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/elog.h"
 #include "graph/buffer.h"
 #include "graph/graph_conf.h"
 
@@ -184,6 +185,28 @@ const struct conf_section graph_trace_conf_section = {
 	.size = sizeof(struct graph_trace_config),
 	.keys = trace_keys,
 	.check = trace_check,
+};
+
+/* ---- event-logger ---- */
+
+static const struct conf_key elog_keys[] = {
+	{ .name = "size", .type = CONF_UINT, .def = "4096", .min = ELOG_SIZE_MIN, .max = ELOG_SIZE_MAX,
+	  CONF_FIELD(struct graph_elog_config, size), .doc = "events each thread's ring holds, a power of two" },
+	{ 0 },
+};
+
+static int elog_check(void *obj, struct conf_check *chk)
+{
+	const struct graph_elog_config *e = obj;
+	return conf_check_pow2(chk, "size", e->size);
+}
+
+const struct conf_section graph_elog_conf_section = {
+	.name = "event-logger",
+	.doc = "the event log (show event-logger): 32 bytes an event, per thread",
+	.size = sizeof(struct graph_elog_config),
+	.keys = elog_keys,
+	.check = elog_check,
 };
 
 void graph_config_from_conf(struct graph_config *gc, const struct graph_cpu_config *cpu,

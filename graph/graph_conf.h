@@ -1,8 +1,10 @@
-/* The startup.conf sections the engine owns: `cpu`, `buffers`, `trace`.
+/* The startup.conf sections the engine owns: `cpu`, `buffers`, `trace`,
+ * `event-logger`.
  *
  *   cpu     { main-core 0  corelist-workers 1-2  idle-mode sleep  idle-max 1ms  stall-warn 1s }
  *   buffers { buffers-per-numa 16384  data-size 2048  page-size 2M }
  *   trace   { max-packets 1024  start-node pg-input  start-count 10 }
+ *   event-logger { size 4096 }
  *
  * `buffers` fills struct buffer_config (graph/buffer.h) directly.
  */
@@ -30,9 +32,14 @@ struct graph_trace_config {
 	uint32_t start_count;            /* packets to trace from it */
 };
 
+struct graph_elog_config {
+	uint32_t size; /* events per thread (graph_config.elog_size) */
+};
+
 extern const struct conf_section graph_cpu_conf_section;
 extern const struct conf_section graph_buffers_conf_section; /* struct buffer_config */
 extern const struct conf_section graph_trace_conf_section;
+extern const struct conf_section graph_elog_conf_section;
 
 /* The cores workers run on: corelist-workers as written, or `workers N`
  * placed on the lowest cores from skip-cores up, main-core excluded. Writes

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "base/elog.h"
 #include "graph/graph.h"
 #include "graph/pkt_filter.h"
 
@@ -71,6 +72,10 @@ struct graph_thread {
 	uint32_t *processes; /* process nodes (thread 0 only) */
 	uint32_t n_processes;
 	void *user;
+	/* drop bursts in the event log (graph_elog.c): per error, the count last logged */
+	uint64_t *drops_logged;
+	uint64_t drops_logged_ticks; /* when last logged (0: never, so the first drop is logged at once) */
+	uint64_t drops_since_ticks;  /* what the counts last logged covered up to (from the thread's start) */
 	/* chunks of frames, freed at destroy */
 	void **frame_chunks;
 	uint32_t n_frame_chunks;
@@ -94,6 +99,12 @@ struct graph {
 	pthread_mutex_t barrier_lock;
 	alignas(64) atomic_uint barrier_request;
 	atomic_uint barrier_gen;
+	uint64_t barrier_start_ticks; /* for the event log, under barrier_lock */
+	uint64_t barrier_park_ticks;  /* how long parking everyone took */
+	uint32_t barrier_parked;      /* threads parked */
+	/* event log: error index -> interned "node: reason"; drop-burst period */
+	uint32_t *error_elog_str;
+	uint64_t drops_log_ticks;
 	alignas(64) atomic_bool workers_stop;
 	graph_drop_tap_fn_t *drop_tap;
 	void *drop_tap_arg;
@@ -138,6 +149,29 @@ uint64_t graph_thread_heartbeat_age(struct graph_thread *t);
 /* trace.c */
 void graph_trace_frame(struct node_runtime *rt, const struct frame *f);
 void graph_trace_filters_free(struct graph *g);
+
+/* graph_elog.c: the engine's events in the event log */
+#define GRAPH_ELOG_DROPS_NS 100000000ull /* at most one drop event per reason per 100 ms a thread */
+/* "main", "worker 0": how `show threads`, the watchdog and the event log name a thread. */
+void graph_thread_name(uint32_t index, char *buf, size_t len);
+int graph_elog_track(struct graph_thread *t);
+void graph_elog_barrier(struct graph *g);
+uint64_t graph_elog_build_begin(void);
+int graph_elog_build_end(struct graph *g, uint64_t start);
+void graph_elog_arc(struct graph *g, uint32_t node_index, uint16_t next_index, uint32_t target);
+void graph_elog_node_state(struct graph *g, uint32_t thread_index, uint32_t node_index, enum node_state st);
+void graph_elog_stall(struct graph_thread *t, uint64_t age_ns);
+void graph_elog_recovered(struct graph_thread *t, uint64_t stalled_ns);
+void graph_elog_drops_flush(struct graph_thread *t, uint64_t now);
+
+/* error-drop, once per frame: log drop bursts when the period is up (one
+ * cycle-counter read a frame, not a packet). */
+static inline void graph_elog_drops(struct graph_thread *t)
+{
+	uint64_t now = cpu_ticks();
+	if (unlikely(now - t->drops_logged_ticks >= t->graph->drops_log_ticks))
+		graph_elog_drops_flush(t, now);
+}
 
 static inline bool graph_barrier_requested(const struct graph *g)
 {

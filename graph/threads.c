@@ -41,6 +41,7 @@ void graph_barrier_sync(struct graph *g)
 	if (barrier_depth++)
 		return;
 	pthread_mutex_lock(&g->barrier_lock);
+	uint64_t start = cpu_ticks();
 	unsigned gen = atomic_load(&g->barrier_gen) + 1;
 	if (gen == 0)
 		gen = 1;
@@ -48,13 +49,19 @@ void graph_barrier_sync(struct graph *g)
 	atomic_store(&g->barrier_request, 1);
 	struct graph_thread *self = graph_thread_current;
 	uint32_t n = atomic_load(&g->n_threads_published);
+	uint32_t parked = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct graph_thread *t = g->threads[i];
 		if (t == self)
 			continue;
 		while (atomic_load(&t->active) && atomic_load(&t->parked) != gen)
 			sched_yield();
+		parked += atomic_load(&t->active) != 0;
 	}
+	/* For the event log: the datapath is held from the request on. */
+	g->barrier_start_ticks = start;
+	g->barrier_park_ticks = cpu_ticks() - start;
+	g->barrier_parked = parked;
 }
 
 void graph_barrier_release(struct graph *g)
@@ -62,6 +69,7 @@ void graph_barrier_release(struct graph *g)
 	if (--barrier_depth)
 		return;
 	atomic_store(&g->barrier_request, 0);
+	graph_elog_barrier(g);
 	pthread_mutex_unlock(&g->barrier_lock);
 }
 
@@ -70,6 +78,7 @@ static void *worker_main(void *arg)
 	struct graph_thread *t = arg;
 	struct graph *g = t->graph;
 	graph_thread_current = t;
+	elog_thread_bind(t->index); /* its track, made by start_one */
 	buffer_thread_register();
 	__atomic_store_n(&t->tid, (int)gettid(), __ATOMIC_RELAXED); /* `show threads` reads it */
 	char name[16];
@@ -94,6 +103,11 @@ static int start_one(struct graph *g, uint32_t index, int cpu, char *err, size_t
 		return -ENOMEM;
 	t->cpu = cpu;
 	t->numa_node = (cpu >= 0 && numa_available() >= 0) ? numa_node_of_cpu(cpu) : 0;
+	if (graph_elog_track(t)) {
+		snprintf(err, errlen, "graph: out of memory for worker %u's event log", index - 1);
+		graph_thread_release(t);
+		return -ENOMEM;
+	}
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	if (cpu >= 0) {
@@ -179,10 +193,7 @@ int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_threa
 		return -ENOENT;
 	struct graph_thread *t = g->threads[thread_index];
 	memset(info, 0, sizeof(*info));
-	if (thread_index == 0)
-		snprintf(info->name, sizeof(info->name), "main");
-	else
-		snprintf(info->name, sizeof(info->name), "worker %u", (thread_index - 1) % 1000u);
+	graph_thread_name(thread_index, info->name, sizeof(info->name));
 	info->cpu = t->cpu;
 	info->numa_node = t->numa_node;
 	info->tid = __atomic_load_n(&t->tid, __ATOMIC_RELAXED);

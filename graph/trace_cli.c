@@ -213,16 +213,14 @@ static int trace_save(struct cli_session *s, int argc, char **argv)
 	if (!text)
 		return cli_fail(s, -ENOMEM, "out of memory");
 	/* Checked and opened in one step (cli-file-dir), then truncated. */
-	int fd = cli_file_open(s, arg, path, sizeof(path));
-	if (fd < 0) {
+	FILE *f;
+	rc = cli_file_fopen(s, arg, path, sizeof(path), &f);
+	if (rc) {
 		free(text);
-		return fd;
+		return rc;
 	}
-	FILE *f = ftruncate(fd, 0) == 0 ? fdopen(fd, "w") : NULL;
-	if (!f)
-		close(fd);
-	bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-	rc = f && fclose(f) == 0 && ok ? 0 : -errno;
+	bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+	rc = fclose(f) == 0 && ok ? 0 : -(errno ? errno : EIO);
 	free(text);
 	if (rc)
 		return cli_fail(s, rc, "cannot write %s: %s", path, strerror(-rc));

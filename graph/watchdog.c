@@ -31,29 +31,23 @@ static uint64_t heartbeat_age(struct graph_thread *t, uint64_t now_ticks)
 	return ticks_to_ns(now_ticks - last);
 }
 
-static void thread_name(uint32_t index, char *buf, size_t len)
-{
-	if (index == 0)
-		snprintf(buf, len, "main");
-	else
-		snprintf(buf, len, "worker %u", (index - 1) % 1000u);
-}
-
 static void judge(struct graph *g, struct graph_thread *t, uint64_t since_ns[])
 {
 	uint64_t age = heartbeat_age(t, cpu_ticks());
 	bool stalled = atomic_load(&t->stalled);
 	char name[16];
-	thread_name(t->index, name, sizeof(name));
+	graph_thread_name(t->index, name, sizeof(name));
 	/* The line first, then the flag: whoever sees the flag finds the line. */
 	if (!stalled && age >= g->stall_ns) {
 		since_ns[t->index] = time_now_ns() - age;
 		base_log("watchdog", "thread %u (%s) stalled: no loop for %.2f s (loops %llu)", t->index, name,
 			  (double)age / 1e9, (unsigned long long)stat_read(&t->loops));
+		graph_elog_stall(t, age);
 		atomic_store(&t->stalled, true);
 	} else if (stalled && age < g->stall_ns) {
 		base_log("watchdog", "thread %u (%s) recovered after %.2f s (loops %llu)", t->index, name,
 			  (double)(time_now_ns() - since_ns[t->index]) / 1e9, (unsigned long long)stat_read(&t->loops));
+		graph_elog_recovered(t, time_now_ns() - since_ns[t->index]);
 		atomic_store(&t->stalled, false);
 	}
 }

@@ -55,19 +55,11 @@ static const struct conf_key timer_keys[] = {
 	{ 0 },
 };
 
-static int need_pow2(struct conf_check *chk, const char *key, uint32_t v)
-{
-	if (!(v & (v - 1)))
-		return 0;
-	chk->key = key;
-	snprintf(chk->msg, sizeof(chk->msg), "expected a power of two, got %u", v);
-	return -EINVAL;
-}
-
 static int timer_conf_check(void *obj, struct conf_check *chk)
 {
 	const struct timer_config *c = obj;
-	if (need_pow2(chk, "ring-size", c->ring_size) || need_pow2(chk, "class-queue-depth", c->class_depth))
+	if (conf_check_pow2(chk, "ring-size", c->ring_size) ||
+	    conf_check_pow2(chk, "class-queue-depth", c->class_depth))
 		return -EINVAL;
 	if ((uint64_t)c->max_timers + (uint64_t)c->max_producers * c->producer_timers > TIMER_MAX_TIMERS) {
 		chk->key = "max-timers";

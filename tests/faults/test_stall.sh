@@ -8,6 +8,8 @@
 #     waiting for it at the barrier (and says so);
 #   - the log says "watchdog: thread 1 (worker 0) stalled", then
 #     "... recovered after S s" with S about the 3 s it slept (2.5 to 5);
+#   - the event log has a watchdog `stall` event and a `stalled` span of
+#     about 3 s for thread 1;
 #   - afterwards worker 0 is running, its loop count rising, and packets
 #     reach nul0 again;
 #   - SIGTERM: exit 0, every buffer returned.
@@ -82,6 +84,16 @@ tx2=$(nul0_tx)
 [ "$l2" -gt "$l1" ] || fail "worker 0 loops not rising after recovery ($l1 -> $l2)"
 [ "$tx2" -gt "$tx1" ] || fail "nul0 TX-packets not rising after recovery ($tx1 -> $tx2)"
 [ "$(thread 1 state)" != stalled ] || fail "worker 0 still stalled after its recovery line"
+# The event log has the stall (an instant) and the stalled span, about 3 s.
+ctl show event-logger 1000 json | python3 -c '
+import json, sys
+ev = [e for e in json.load(sys.stdin)["events"] if e["category"] == "watchdog" and e["args"]["thread"] == 1]
+stall = [e for e in ev if e["event"] == "stall"]
+span = [e for e in ev if e["event"] == "stalled"]
+ok = any(2.5e9 <= p["duration_ns"] <= 5e9 and
+	 any(p["time_ns"] < s["time_ns"] < p["time_ns"] + p["duration_ns"] for s in stall) for p in span)
+print("event log:", ev)
+sys.exit(0 if ok else 1)' || fail "show event-logger: no stall and stalled span of about 3 s for thread 1"
 
 netns_stop_sluice
 echo PASS
