@@ -25,7 +25,7 @@ struct graph;
 #define N_SCHED_IF 4       /* held; enqueued, released, dropped */
 #define N_SCHED_IF_CLASS 3 /* held; released, dropped */
 #define N_SCHED_FRONT 6    /* held; queued, sent, queue full, dist dropped, shutdown */
-#define N_CLI_COUNTERS 8   /* sessions open; accepted ... closed */
+#define N_CLI_COUNTERS 10  /* sessions open; accepted ... closed; commands, command errors */
 
 /* What app/statseg_sched.c's entries describe. */
 struct statseg_sched_shape {

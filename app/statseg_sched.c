@@ -105,7 +105,7 @@ static void layout_cli(struct statseg_writer *w)
 {
 	static const char *const names[N_CLI_COUNTERS] = {
 		"/cli/sessions-open", "/cli/accepted",	    "/cli/refused-busy", "/cli/logins",
-		"/cli/login-failures", "/cli/idle-closed", "/cli/long-lines",   "/cli/closed",
+		"/cli/login-failures", "/cli/idle-closed", "/cli/long-lines",   "/cli/closed", "/cli/commands", "/cli/command-errors",
 	};
 	for (int k = 0; k < N_CLI_COUNTERS; k++)
 		w->e.cli[k] = statseg_add_scalar(w, names[k], k ? STATSEG_SCALAR_COUNTER : STATSEG_SCALAR_GAUGE);
@@ -198,7 +198,7 @@ void statseg_sched_fill(struct statseg_writer *w, const struct shape *s, struct 
 	struct cli_server_counters cc;
 	cli_server_counters(&cc);
 	const uint64_t v[N_CLI_COUNTERS] = { cc.sessions_open, cc.accepted,    cc.refused_busy, cc.logins,
-					     cc.login_failures, cc.idle_closed, cc.long_lines,   cc.closed };
+					     cc.login_failures, cc.idle_closed, cc.long_lines,   cc.closed, cc.commands, cc.command_errors };
 	for (int k = 0; k < N_CLI_COUNTERS; k++)
 		statseg_put_elem(w, w->e.cli[k], 0, 0, 0, v[k]);
 }

@@ -74,6 +74,7 @@ void cli_server_stop(void);
  * ending. */
 struct cli_server_counters {
 	uint64_t accepted, refused_busy, logins, login_failures, idle_closed, long_lines, closed;
+	uint64_t commands, command_errors; /* commands run, and those that failed */
 	uint64_t sessions_open;
 };
 void cli_server_counters(struct cli_server_counters *c);

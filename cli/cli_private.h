@@ -82,6 +82,10 @@ void cli_split_host_port(const char *listen, char *host, size_t hostlen, const c
 /* Count a command line refused for its length (for `show cli`). */
 void cli_server_count_long_line(void);
 
+/* Count a command run (rc: its result; negative counts as an error too),
+ * for `show cli` and the stats segment. Under the command lock. */
+void cli_server_count_command(int rc);
+
 /* ---- the server's parts (cli_server.c, cli_listen.c, cli_wire.c) ---- */
 
 /* snprintf(err, errlen, fmt, what, strerror(-rc)); returns rc. fmt takes

@@ -351,6 +351,7 @@ static int dispatch(struct cli_def *def, const char *command, char **argv, int a
 	uint64_t start = cpu_ticks();
 	int rc = reg->fn(s, argc, argv);
 	cli_elog_command(reg->path, start, rc); /* event log: command and duration (cli_elog.c) */
+	cli_server_count_command(rc);
 	pthread_mutex_unlock(&command_lock);
 	if (rc == -EINVAL)
 		print_usage(s, reg);

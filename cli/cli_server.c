@@ -50,6 +50,7 @@ struct slot {
 /* For `show cli`; updated with atomics by every session thread. */
 struct server_counts {
 	uint64_t accepted, refused_busy, logins, login_failures, idle_closed, long_lines, closed;
+	uint64_t commands, command_errors; /* commands run (sessions and exec files), and those that failed */
 };
 
 static struct {
@@ -76,6 +77,13 @@ static void count(uint64_t *c)
 void cli_server_count_long_line(void)
 {
 	count(&srv.n.long_lines);
+}
+
+void cli_server_count_command(int rc)
+{
+	count(&srv.n.commands);
+	if (rc < 0)
+		count(&srv.n.command_errors);
 }
 
 void cli_server_config_default(struct cli_server_config *cfg)
@@ -358,7 +366,7 @@ int cli_server_start(const struct cli_server_config *cfg, char *err, size_t errl
 	cli_set_graph(cfg->graph);
 	srv.cfg = *cfg;
 	fill_defaults(&srv.cfg);
-	for (uint64_t *c = &srv.n.accepted; c <= &srv.n.closed; c++) /* stores a reader may meet */
+	for (uint64_t *c = &srv.n.accepted; c <= &srv.n.command_errors; c++) /* stores a reader may meet */
 		__atomic_store_n(c, 0, __ATOMIC_RELAXED);
 	const struct cli_server_config *c = &srv.cfg;
 	srv.slots = calloc(c->max_sessions, sizeof(*srv.slots));
@@ -433,6 +441,7 @@ static const struct {
 	{ "accepted", &srv.n.accepted },       { "refused_busy", &srv.n.refused_busy },
 	{ "logins", &srv.n.logins },           { "login_failures", &srv.n.login_failures },
 	{ "idle_closed", &srv.n.idle_closed }, { "long_lines", &srv.n.long_lines },
+	{ "commands", &srv.n.commands },       { "command_errors", &srv.n.command_errors },
 };
 
 void cli_server_counters(struct cli_server_counters *c)
@@ -440,7 +449,7 @@ void cli_server_counters(struct cli_server_counters *c)
 	const struct server_counts *n = &srv.n;
 	*c = (struct cli_server_counters){ load(&n->accepted),	load(&n->refused_busy), load(&n->logins),
 					    load(&n->login_failures), load(&n->idle_closed),  load(&n->long_lines),
-					    load(&n->closed), 0 };
+					    load(&n->closed), load(&n->commands), load(&n->command_errors), 0 };
 	c->sessions_open = c->accepted > c->closed ? c->accepted - c->closed : 0;
 }
 

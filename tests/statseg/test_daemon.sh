@@ -183,6 +183,7 @@ pass
 
 # The CLI server's own counters equal `show cli json`'s; the session that
 # asked has closed since (one fewer open).
+ctl event-logger save && fail "event-logger save without FILE worked"  # one command that fails
 ctl show cli json && cp "$tmp/out" "$tmp/cli.json" || fail "show cli json"
 sleep 0.2
 st --json dump /cli > "$tmp/segcli.json" || fail "sluice-stats dump /cli"
@@ -194,6 +195,9 @@ for k in ("accepted", "refused_busy", "logins", "login_failures", "idle_closed",
     assert seg["/cli/" + k.replace("_", "-")] == cli[k], (k, seg, cli)
 assert seg["/cli/sessions-open"] == cli["sessions_open"] - 1 == 0, (seg, cli)
 assert cli["refused_busy"] >= 1 and seg["/cli/closed"] == cli["accepted"], (seg, cli)
+# show cli json itself is counted once it has run: one more command, no more errors.
+assert seg["/cli/commands"] == cli["commands"] + 1 and cli["commands"] >= 5, (seg, cli)
+assert seg["/cli/command-errors"] == cli["command_errors"] >= 1, (seg, cli)
 EOF
 pass
 
