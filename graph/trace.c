@@ -8,11 +8,20 @@
 
 #include "graph/graph_private.h"
 
+/* The file's link type is Ethernet for every node (libpcap takes one link
+ * type per file), so at an L3 node, whose packet starts at the IP header,
+ * the Ethernet header ethernet-input stripped is copied from in front of
+ * it: it is still there, as received, and the rest is as the node sees it. */
 void graph_pcap_copy(struct graph_pcap_rec *rec, uint8_t *data, uint32_t max, const struct buffer *b)
 {
 	rec->flags = b->flags;
 	rec->error = b->error;
-	rec->caplen = buffer_chain_copy_out(b, data, max, &rec->len);
+	uint32_t l2 = b->l2_len && b->current_data == (int)b->l3_offset && b->current_data >= (int)b->l2_len
+			      ? MIN((uint32_t)b->l2_len, max)
+			      : 0;
+	memcpy(data, (const uint8_t *)b + sizeof(*b) + BUFFER_HEADROOM + b->current_data - l2, l2);
+	rec->caplen = l2 + buffer_chain_copy_out(b, data + l2, max - l2, &rec->len);
+	rec->len += l2;
 }
 
 static void trace_append(struct node_runtime *rt, struct buffer *b, uint64_t ticks)
