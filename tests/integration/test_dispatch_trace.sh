@@ -65,7 +65,9 @@ ctl show pcap dispatch trace | grep -q "off" || fail "a refused line started a t
 dt=$tmp/files/dt.pcapng
 ctl pcap dispatch trace on max 2000 file "$dt" buffer-trace af-packet-input 50 > "$tmp/on" || { cat "$tmp/on" >&2; fail "on"; }
 netns_ping_all "$ns_a" 10.2.0.2 3 "$tmp/ping" || { cat "$tmp/ping" >&2; fail "ping while tracing"; }
-timeout 10 ip netns exec "$ns_a" ping -c 1 -t 1 -W 2 10.2.0.2 > "$tmp/ping_ttl" 2>&1
+# TTL 1 in two fragments: the first becomes the time-exceeded (in place),
+# the second may have no ICMP error (RFC 1812 4.3.2.7) and is dropped.
+timeout 10 ip netns exec "$ns_a" ping -c 1 -t 1 -s 2000 -W 2 10.2.0.2 > "$tmp/ping_ttl" 2>&1
 grep -q "Time to live exceeded" "$tmp/ping_ttl" || { cat "$tmp/ping_ttl" >&2; fail "no time-exceeded"; }
 ctl show pcap dispatch trace json > "$tmp/status.json"
 ctl show trace json > "$tmp/trace.json"
@@ -107,10 +109,18 @@ for p in t["packets"]:
 [ "$want" = "$seq" ] || fail "show trace json packet $tid: '$want', pcapng: '$seq'"
 grep -q '"dropped":' "$tmp/status.json" || fail "status json"
 
-# The TTL 1 request, dropped with its error.
-grep -q '^error-drop|.*error "ip4-rewrite: TTL expired' "$tmp/fields" ||
-	grep -q '^error-drop|.*error ".*TTL' "$tmp/fields" || { grep error-drop "$tmp/fields" >&2; fail "no TTL drop record"; }
-grep '^error-drop|' "$tmp/fields" | head -1
+# The TTL 1 fragment, dropped with its error; its path ends at error-drop
+# after ip4-rewrite.
+drop=$(grep '^error-drop|.*error "ip4-rewrite: no ICMP error allowed for the packet (dropped)"' "$tmp/fields" | head -1)
+[ -n "$drop" ] || { grep error-drop "$tmp/fields" >&2; fail "no record of the TTL 1 fragment's drop"; }
+echo "$drop"
+dtid=$(echo "$drop" | sed 's/.*trace-id \([0-9]*\) .*/\1/')
+dseq=$(awk -F'|' -v t="trace-id $dtid " 'index($2 " ", t) { printf "%s ", $1 }' "$tmp/fields")
+echo "trace id $dtid: $dseq"
+case "$dseq" in
+*"ip4-lookup ip4-rewrite error-drop ") ;;
+*) fail "dropped fragment's path: '$dseq'" ;;
+esac
 
 # ---- max 7: exactly 7 records, then done ----
 ctl pcap dispatch trace on max 7 file "$tmp/files/seven.pcapng" > /dev/null || fail "on max 7"
