@@ -18,10 +18,15 @@
 # Needs root, ip, ping, tshark (scripts/deps.sh test). The trap removes
 # namespaces, veths and sluice even on failure; every wait is bounded.
 #
-#   test_dispatch_trace.sh SLUICE SLUICECTL
+# With `dist` the same runs with the distributor and one worker: the
+# packet's trace id stays the same across the handoff and its records
+# change thread there.
+#
+#   test_dispatch_trace.sh SLUICE SLUICECTL [dist]
 set -u
 sluice=$1
 sluicectl=$2
+mode=${3:-plain}
 id=$$
 ns_a=sluice-dt-a-$id
 ns_b=sluice-dt-b-$id
@@ -40,8 +45,16 @@ cat > "$tmp/setup.cli" <<CLI
 set interface ip address a 10.1.0.1/24
 set interface ip address b 10.2.0.1/24
 CLI
+dist_conf=
+if [ "$mode" = dist ]; then
+	# One worker, on core 1 when there is one (it may share core 0 otherwise).
+	worker=$(( $(nproc) >= 2 ? 1 : 0 ))
+	dist_conf="cpu { corelist-workers $worker }
+distributor { enable }"
+fi
 cat > "$tmp/startup.conf" <<CONF
 unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli  cli-file-dir $tmp/files }
+$dist_conf
 interfaces {
   a { driver af-packet  host-if $if_a }
   b { driver af-packet  host-if $if_b }
@@ -90,11 +103,24 @@ tid=$(awk -F'|' '$1 == "ip4-input" && $3 == "64" && $4 == "8" {
 	match($2, /trace-id [0-9]+/); print substr($2, RSTART + 9, RLENGTH - 9); exit }' "$tmp/fields")
 [ -n "$tid" ] || { head -40 "$tmp/fields" >&2; fail "no echo request at ip4-input"; }
 seq=$(awk -F'|' -v t="trace-id $tid " 'index($2 " ", t) { printf "%s ", $1 }' "$tmp/fields")
+threads=$(awk -F'|' -v t="trace-id $tid " 'index($2 " ", t) { match($2, /thread [0-9]+/); printf "%s ", substr($2, RSTART + 7, RLENGTH - 7) }' "$tmp/fields")
 echo "trace id $tid: $seq"
-case "$seq" in
-"af-packet-input ethernet-input ip4-input ip4-lookup ip4-rewrite interface-output af-packet-tx ") ;;
-*) fail "node sequence of trace id $tid: '$seq'" ;;
-esac
+echo "threads: $threads"
+if [ "$mode" = dist ]; then
+	case "$seq" in
+	"af-packet-input distributor ethernet-input ip4-input ip4-lookup ip4-rewrite interface-output af-packet-tx ") ;;
+	*) fail "node sequence of trace id $tid: '$seq'" ;;
+	esac
+	case "$threads" in
+	"0 0 1 1 1 1 1 1 ") ;;
+	*) fail "trace id $tid did not change thread at the handoff: '$threads'" ;;
+	esac
+else
+	case "$seq" in
+	"af-packet-input ethernet-input ip4-input ip4-lookup ip4-rewrite interface-output af-packet-tx ") ;;
+	*) fail "node sequence of trace id $tid: '$seq'" ;;
+	esac
+fi
 ttl_in=$(awk -F'|' -v t="trace-id $tid " '$1 == "ip4-input" && index($2 " ", t) { print $3 }' "$tmp/fields")
 ttl_out=$(awk -F'|' -v t="trace-id $tid " '$1 == "interface-output" && index($2 " ", t) { print $3 }' "$tmp/fields")
 echo "TTL at ip4-input $ttl_in, at interface-output $ttl_out"
