@@ -169,6 +169,9 @@ static void *dtrace_writer(void *arg)
 
 /* ---- control ---- */
 
+/* Two CLI sessions may start, stop and read it at once. */
+static pthread_mutex_t dtrace_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void dtrace_release(struct dtrace *d)
 {
 	if (!d)
@@ -234,7 +237,7 @@ static struct dtrace *dtrace_alloc(struct graph *g, const struct graph_dtrace_pa
 	return d;
 }
 
-int graph_dtrace_start(struct graph *g, const struct graph_dtrace_params *p, char *err, size_t errlen)
+static int dtrace_start(struct graph *g, const struct graph_dtrace_params *p, char *err, size_t errlen)
 {
 	int rc = -EINVAL;
 	struct dtrace *d = NULL;
@@ -272,7 +275,15 @@ int graph_dtrace_start(struct graph *g, const struct graph_dtrace_params *p, cha
 	return 0;
 }
 
-int graph_dtrace_stop(struct graph *g)
+int graph_dtrace_start(struct graph *g, const struct graph_dtrace_params *p, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&dtrace_lock);
+	int rc = dtrace_start(g, p, err, errlen);
+	pthread_mutex_unlock(&dtrace_lock);
+	return rc;
+}
+
+static int dtrace_stop(struct graph *g)
 {
 	struct dtrace *d = g->dtrace;
 	if (!d || atomic_load(&d->stop))
@@ -287,7 +298,15 @@ int graph_dtrace_stop(struct graph *g)
 	return 0;
 }
 
-void graph_dtrace_status(struct graph *g, struct graph_dtrace_status *st)
+int graph_dtrace_stop(struct graph *g)
+{
+	pthread_mutex_lock(&dtrace_lock);
+	int rc = dtrace_stop(g);
+	pthread_mutex_unlock(&dtrace_lock);
+	return rc;
+}
+
+static void dtrace_status(struct graph *g, struct graph_dtrace_status *st)
 {
 	memset(st, 0, sizeof(*st));
 	struct dtrace *d = g->dtrace;
@@ -307,4 +326,11 @@ void graph_dtrace_status(struct graph *g, struct graph_dtrace_status *st)
 		snprintf(st->node, sizeof(st->node), "%s", g->nodes[d->mark_node].reg->name);
 	if (d->filter)
 		snprintf(st->filter, sizeof(st->filter), "%s", pkt_filter_expr(d->filter));
+}
+
+void graph_dtrace_status(struct graph *g, struct graph_dtrace_status *st)
+{
+	pthread_mutex_lock(&dtrace_lock);
+	dtrace_status(g, st);
+	pthread_mutex_unlock(&dtrace_lock);
 }
