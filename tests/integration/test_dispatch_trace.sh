@@ -4,7 +4,8 @@
 #   host A 10.1.0.2/24 --veth-- [a 10.1.0.1/24  sluice  b 10.2.0.1/24] --veth-- host B 10.2.0.2/24
 # Expects:
 #   - `pcap dispatch trace on max 2000 file F buffer-trace af-packet-input 50`,
-#     pings A -> B, `off`: tshark reads F with no error; for one echo
+#     pings A -> B, a TCP stream that fills max (exactly 2000 records, the
+#     stream complete), `off`: tshark reads F with no error; for one echo
 #     request, the comments of its trace id give the node sequence
 #     af-packet-input, ethernet-input, ip4-input, ip4-lookup, ip4-rewrite,
 #     interface-output, af-packet-tx, the same nodes `show trace json` gives
@@ -15,7 +16,7 @@
 #   - `trace save FILE.pcapng` writes the packet trace tshark reads;
 #   - a bad line prints usage and starts nothing; files stay under
 #     cli-file-dir.
-# Needs root, ip, ping, tshark (scripts/deps.sh test). The trap removes
+# Needs root, ip, ping, iperf3, tshark (scripts/deps.sh test). The trap removes
 # namespaces, veths and sluice even on failure; every wait is bounded.
 #
 # With `dist` the same runs with the distributor and one worker: the
@@ -36,7 +37,7 @@ host_a=dta${id}h
 host_b=dtb${id}h
 tmp=$(mktemp -d /tmp/sluice-dt-XXXXXX)
 . "$(dirname "$0")/../lib/netns.sh"
-netns_preflight ip ping tshark timeout
+netns_preflight ip ping iperf3 tshark timeout
 netns_make_pairs
 netns_setup_host "$ns_a" "$host_a" 10.1.0.2 10.1.0.1
 netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
@@ -82,8 +83,25 @@ netns_ping_all "$ns_a" 10.2.0.2 3 "$tmp/ping" || { cat "$tmp/ping" >&2; fail "pi
 # the second may have no ICMP error (RFC 1812 4.3.2.7) and is dropped.
 timeout 10 ip netns exec "$ns_a" ping -c 1 -t 1 -s 2000 -W 2 10.2.0.2 > "$tmp/ping_ttl" 2>&1
 grep -q "Time to live exceeded" "$tmp/ping_ttl" || { cat "$tmp/ping_ttl" >&2; fail "no time-exceeded"; }
-ctl show pcap dispatch trace json > "$tmp/status.json"
 ctl show trace json > "$tmp/trace.json"
+# A short TCP stream at full rate: it fills max (2000) and the trace stops
+# on its own, with every byte of the stream delivered.
+timeout 30 ip netns exec "$ns_b" iperf3 -s -B 10.2.0.2 -1 > "$tmp/iperf_server" 2>&1 &
+iperf_pid=$!
+for _ in $(seq 50); do
+	ip netns exec "$ns_b" ss -ltn 2>/dev/null | grep -q "10.2.0.2:5201" && break
+	sleep 0.1
+done
+timeout 30 ip netns exec "$ns_a" iperf3 -c 10.2.0.2 -n 2M > "$tmp/iperf" 2>&1 ||
+	{ cat "$tmp/iperf" >&2; fail "iperf3 TCP stream did not complete"; }
+grep receiver "$tmp/iperf"
+for _ in $(seq 50); do kill -0 "$iperf_pid" 2>/dev/null || break; sleep 0.1; done
+iperf_pid=
+for _ in $(seq 50); do ctl pcap dispatch trace status | grep -q "2000 written" && break; sleep 0.1; done
+ctl show pcap dispatch trace > "$tmp/status"
+cat "$tmp/status"
+grep -q "done (max reached), 2000 of 2000 records, 2000 written" "$tmp/status" || fail "max 2000 not reached exactly"
+ctl show pcap dispatch trace json > "$tmp/status.json"
 ctl pcap dispatch trace off > "$tmp/off" || fail "off"
 cat "$tmp/off"
 grep -q "record(s) written to $dt" "$tmp/off" || fail "off did not report the file"
@@ -94,7 +112,7 @@ grep -v '^Running as user "root"' "$tmp/tshark_err" > "$tmp/tshark_err2"
 [ -s "$tmp/tshark_err2" ] && { cat "$tmp/tshark_err2" >&2; fail "tshark complained"; }
 n_rec=$(wc -l < "$tmp/tshark")
 echo "tshark reads $n_rec records"
-[ "$n_rec" -ge 30 ] || fail "too few records ($n_rec)"
+[ "$n_rec" -eq 2000 ] || fail "tshark reads $n_rec records, max was 2000"
 timeout 60 tshark -r "$dt" -T fields -E separator='|' -e frame.interface_name -e frame.comment -e ip.ttl -e icmp.type \
 	> "$tmp/fields" 2> /dev/null || fail "tshark -T fields"
 
@@ -151,7 +169,7 @@ esac
 # ---- max 7: exactly 7 records, then done ----
 ctl pcap dispatch trace on max 7 file "$tmp/files/seven.pcapng" > /dev/null || fail "on max 7"
 netns_ping_all "$ns_a" 10.2.0.2 3 "$tmp/ping7" || fail "ping for max 7"
-for _ in $(seq 50); do ctl pcap dispatch trace status | grep -q "done" && break; sleep 0.1; done
+for _ in $(seq 50); do ctl pcap dispatch trace status | grep -q "7 written" && break; sleep 0.1; done
 ctl pcap dispatch trace status | tee "$tmp/st7" | grep -q "done (max reached), 7 of 7 records, 7 written" ||
 	{ cat "$tmp/st7" >&2; fail "status after max 7"; }
 ctl pcap dispatch trace off > /dev/null || fail "off after max"
