@@ -68,6 +68,9 @@ static bool dtrace_pick(struct dtrace *d, struct node_runtime *rt, struct buffer
 		return true;
 	if (d->mark_node >= 0 && (uint32_t)d->mark_node != rt->node_index)
 		return false;
+	/* A filter reads Ethernet frames: where packets are first seen. */
+	if (d->mark_node < 0 && d->filter && rt->type != NODE_TYPE_INPUT)
+		return false;
 	if (d->filter && !pkt_filter_match(d->filter, b))
 		return false;
 	b->flags |= BUFFER_F_DTRACE;

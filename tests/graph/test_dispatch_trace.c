@@ -11,6 +11,7 @@
 
 #include "tests/check_run.h"
 #include "tests/graph/test_nodes.h"
+#include "graph/pkt_filter.h"
 
 static const struct node_reg *const classify_graph[] = { &tn_source_node, &tn_classify_node, &tn_forward_node,
 							  &tn_sink_a_node, &tn_sink_b_node, &tn_sink_c_node };
@@ -35,6 +36,8 @@ static void teardown(void)
 	unlink(path);
 }
 
+static const char *filter; /* for the next start, NULL: none */
+
 static struct graph *start(uint32_t max, uint32_t burst, uint64_t packets, const char *node)
 {
 	tn_source.burst = burst;
@@ -44,9 +47,12 @@ static struct graph *start(uint32_t max, uint32_t burst, uint64_t packets, const
 	struct graph_dtrace_params p = { .max = max, .mark_node = node ? graph_node_index(g, node) : -1,
 					 .file = fopen(path, "w"), .path = path };
 	ck_assert_ptr_nonnull(p.file);
+	if (filter)
+		ck_assert_ptr_nonnull(p.filter = pkt_filter_compile(filter, err, sizeof(err)));
 	ck_assert_int_eq(graph_dtrace_start(g, &p, err, sizeof(err)), 0);
 	struct graph_dtrace_params again = p;
 	again.file = fopen("/dev/null", "w");
+	again.filter = NULL; /* the first start took it */
 	ck_assert_int_eq(graph_dtrace_start(g, &again, err, sizeof(err)), -EBUSY);
 	return g;
 }
@@ -122,6 +128,30 @@ START_TEST(test_from_node)
 }
 END_TEST
 
+/* A filter decides at the input node; what it takes is recorded at every
+ * node after, what it refuses nowhere. */
+static uint64_t filtered(const char *expr)
+{
+	filter = expr;
+	struct graph *g = start(1000, 8, 16, NULL);
+	filter = NULL;
+	for (int i = 0; i < 4; i++)
+		graph_main_poll(g);
+	ck_assert_int_eq(graph_dtrace_stop(g), 0);
+	struct graph_dtrace_status st;
+	graph_dtrace_status(g, &st);
+	ck_assert_str_eq(st.filter, expr);
+	graph_destroy(g);
+	return st.written;
+}
+
+START_TEST(test_filter)
+{
+	ck_assert_uint_eq(filtered("len == 64"), 48);
+	ck_assert_uint_eq(filtered("len != 64"), 0);
+}
+END_TEST
+
 /* Full frames far faster than the writer: records are dropped and counted,
  * every packet still reaches its sink, every buffer comes back. */
 START_TEST(test_full_ring_drops_records_not_packets)
@@ -156,6 +186,7 @@ int main(void)
 	tcase_add_test(tc, test_every_node_once);
 	tcase_add_test(tc, test_max_exact);
 	tcase_add_test(tc, test_from_node);
+	tcase_add_test(tc, test_filter);
 	tcase_add_test(tc, test_full_ring_drops_records_not_packets);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
