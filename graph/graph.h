@@ -287,7 +287,7 @@ int graph_pcapng_open(struct graph *g, struct pcapng_file *p, FILE *f, uint32_t 
 
 /* Write rec (data: rec->caplen bytes) as an enhanced packet block whose
  * comment reads `node NAME thread T trace-id ID flags 0x..[ error "node:
- * reason"]`, then extra (a trace's detail; NULL: none) on the next line. */
+ * reason"]`, then "; " and extra (a trace's detail; NULL: none). */
 int graph_pcapng_write(struct graph *g, struct pcapng_file *p, const struct graph_pcap_rec *rec, const uint8_t *data,
 		       const char *extra);
 

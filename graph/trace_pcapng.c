@@ -48,7 +48,10 @@ int graph_pcapng_write(struct graph *g, struct pcapng_file *p, const struct grap
 		n += snprintf(comment + n, sizeof(comment) - (size_t)n, " error \"%s: %s\"",
 			      g->nodes[err_node].reg->name, reason);
 	if (extra && *extra && (size_t)n < sizeof(comment))
-		snprintf(comment + n, sizeof(comment) - (size_t)n, "\n%s", extra);
+		snprintf(comment + n, sizeof(comment) - (size_t)n, "; %s", extra);
+	/* One line per record: tshark -T fields prints a comment as it is. */
+	for (char *c = comment; (c = strchr(c, '\n'));)
+		*c = ' ';
 	uint64_t ts = g->pcapng_epoch_ns + (uint64_t)(graph_ticks_to_seconds(g, rec->ticks) * 1e9);
 	return pcapng_write_packet(p, rec->node_index, ts, data, rec->caplen, rec->len, comment);
 }
