@@ -33,7 +33,8 @@
  *   bit  2     BUFFER_F_FLOW_HASH
  *   bit  3     BUFFER_F_L4_CSUM_PENDING
  *   bit  4     BUFFER_F_DIST_ORDERED
- *   bits 5-6   free
+ *   bit  5     BUFFER_F_DTRACE
+ *   bit  6     free
  *   bit  7     BUFFER_F_L2_GROUP
  *   bits 8-27  free
  *   bits 28-31 BUFFER_SCHED_CLASS: the scheduling class sched-ingress gave
@@ -44,6 +45,8 @@
 #define BUFFER_F_FLOW_HASH (1u << 2)   /* flow_hash is set (NIC RSS or software) */
 #define BUFFER_F_L4_CSUM_PENDING (1u << 3)
 #define BUFFER_F_DIST_ORDERED (1u << 4) /* on a distributor worker: hand back for reordering (flow_tag) */
+#define BUFFER_F_DTRACE (1u << 5)     /* in the dispatch trace: without BUFFER_F_TRACED,
+				       * trace_handle holds its trace id (graph/dispatch_trace.c) */
 #define BUFFER_F_L2_GROUP (1u << 7)    /* came in a broadcast or multicast frame (ethernet-input, L3) */
 #define BUFFER_SCHED_CLASS_SHIFT 28
 #define BUFFER_SCHED_CLASS_MASK (0xfu << BUFFER_SCHED_CLASS_SHIFT)

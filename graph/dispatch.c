@@ -139,7 +139,8 @@ static inline void dispatch_frame(struct graph_thread *t, struct node_runtime *r
 		graph_frame_free(t, f);
 		return;
 	}
-	if (unlikely(atomic_load_explicit(&t->graph->trace_active, memory_order_relaxed)))
+	/* Trace and dispatch trace: one load and one branch per frame when off. */
+	if (unlikely(atomic_load_explicit(&t->graph->frame_taps, memory_order_relaxed)))
 		graph_trace_frame(rt, f);
 	rt->frame_taken = 0;
 	uint32_t n = rt->fn(rt, f);

@@ -285,6 +285,12 @@ int graph_build(struct graph *g, char *err, size_t errlen)
 		snprintf(err, errlen, "graph: out of memory for %u trace slots", g->cfg.trace_max);
 		return -ENOMEM;
 	}
+	/* Untouched pages cost nothing until a trace writes them. */
+	g->trace_bytes = calloc((size_t)g->cfg.trace_max * TRACE_MAX_RECORDS_PER_PACKET, sizeof(*g->trace_bytes));
+	if (!g->trace_bytes) {
+		snprintf(err, errlen, "graph: out of memory for %u trace slots", g->cfg.trace_max);
+		return -ENOMEM;
+	}
 	g->trace_cap = g->cfg.trace_max;
 	g->built = true;
 	struct graph_thread *t = graph_thread_alloc(g, 0, err, errlen);
@@ -319,8 +325,10 @@ void graph_destroy(struct graph *g)
 		if (graph_thread_current == t0)
 			graph_thread_current = NULL;
 	}
+	graph_dtrace_free(g);
 	graph_trace_filters_free(g);
 	free(g->trace);
+	free(g->trace_bytes);
 	free(g->error_elog_str);
 	free(g->nodes);
 	pthread_mutex_destroy(&g->barrier_lock);

@@ -16,8 +16,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "graph/node.h"
+
+struct pkt_filter;
 
 /* ---- graph build ---- */
 
@@ -250,5 +253,78 @@ int graph_trace_format(struct graph *g, const struct trace_record *r, char *buf,
 
 /* Seconds since the graph was created for a trace tick value. */
 double graph_ticks_to_seconds(const struct graph *g, uint64_t ticks);
+
+/* ---- packets as nodes saw them, in pcapng (graph/trace_pcapng.c) ----
+ *
+ * One record: a packet's bytes as node node_index received them on thread
+ * `thread`, with its buffer flags then and, at error-drop, the error it was
+ * counted under. The trace keeps one per trace record (up to
+ * TRACE_SNAPLEN bytes); the dispatch trace writes one per node visit. */
+#define TRACE_SNAPLEN 96
+
+struct graph_pcap_rec {
+	uint64_t ticks;
+	uint32_t node_index;
+	uint16_t thread;
+	uint16_t error; /* b->error (meaningful at error-drop) */
+	uint32_t id;    /* the packet's trace id: the same at every node and thread */
+	uint32_t flags; /* b->flags */
+	uint32_t len;   /* the packet's length then (whole chain) */
+	uint32_t caplen; /* bytes kept */
+};
+_Static_assert(sizeof(struct graph_pcap_rec) == 32, "pcap record header is fixed-size");
+
+/* The bytes kept with trace record k of traced packet i, and their header
+ * (NULL when out of range). */
+const struct graph_pcap_rec *graph_trace_packet_bytes(struct graph *g, uint32_t i, uint32_t k,
+						      const uint8_t **data);
+
+struct pcapng_file;
+/* Start a pcapng file on f (taken): section header, then one interface per
+ * node (if_id = node index, if_name the node's name, linktype Ethernet,
+ * nanosecond times) so that Wireshark shows the node of every record. */
+int graph_pcapng_open(struct graph *g, struct pcapng_file *p, FILE *f, uint32_t snaplen);
+
+/* Write rec (data: rec->caplen bytes) as an enhanced packet block whose
+ * comment reads `node NAME thread T trace-id ID flags 0x..[ error "node:
+ * reason"]`, then "; " and extra (a trace's detail; NULL: none). */
+int graph_pcapng_write(struct graph *g, struct pcapng_file *p, const struct graph_pcap_rec *rec, const uint8_t *data,
+		       const char *extra);
+
+/* ---- dispatch trace (graph/dispatch_trace.c) ----
+ *
+ * `pcap dispatch trace`: while on, every node records the packets it
+ * receives (and input nodes what they produce), up to snaplen bytes each,
+ * into per-thread rings that a writer thread of its own drains into a
+ * pcapng file. Nothing is allocated, locked or called per packet on the
+ * datapath; a full ring drops the record (counted), never the packet. */
+struct graph_dtrace_params {
+	uint32_t max;       /* records, then it stops on its own */
+	uint32_t snaplen;   /* 0: GRAPH_DTRACE_SNAPLEN_DEFAULT */
+	int32_t mark_node;  /* -1: every packet; else only packets from this node on */
+	struct pkt_filter *filter; /* at mark_node (or input nodes): only what it accepts; taken */
+	FILE *file;         /* opened by the caller; taken */
+	const char *path;
+};
+#define GRAPH_DTRACE_SNAPLEN_DEFAULT 512u
+#define GRAPH_DTRACE_MAX 10000000u
+
+/* Arm it and start the writer. 0, -EBUSY (one is on), -EINVAL, -ENOMEM. */
+int graph_dtrace_start(struct graph *g, const struct graph_dtrace_params *p, char *err, size_t errlen);
+
+/* Disarm, write what is left, close the file. -ENOENT when none was on. */
+int graph_dtrace_stop(struct graph *g);
+
+struct graph_dtrace_status {
+	bool on;         /* started and not stopped */
+	bool armed;      /* still recording (not at max) */
+	uint32_t max, snaplen;
+	uint64_t claimed, written, dropped;
+	int error;       /* first write error (errno), 0: none */
+	char path[256];
+	char node[64];   /* "" for every packet */
+	char filter[256];
+};
+void graph_dtrace_status(struct graph *g, struct graph_dtrace_status *st);
 
 #endif

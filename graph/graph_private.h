@@ -120,9 +120,29 @@ struct graph {
 	/* trace */
 	struct trace_packet *trace;
 	uint32_t trace_cap;
+	struct trace_bytes *trace_bytes; /* [trace_cap][TRACE_MAX_RECORDS_PER_PACKET] */
 	alignas(64) atomic_uint trace_next; /* next free packet slot */
-	atomic_bool trace_active;
+	/* What dispatch_frame calls per frame (GRAPH_TAP_*): one load and one
+	 * predictable branch per frame while nothing is on. */
+	atomic_uint frame_taps;
+	/* dispatch trace (dispatch_trace.c), NULL when never started */
+	struct dtrace *dtrace;
+	uint64_t pcapng_epoch_ns; /* trace_pcapng.c: wall clock at created_ticks */
 };
+
+#define GRAPH_TAP_TRACE (1u << 0)  /* a packet trace is armed */
+#define GRAPH_TAP_DTRACE (1u << 1) /* the dispatch trace records */
+
+/* The bytes a trace record keeps (graph_trace_packet_bytes). */
+struct trace_bytes {
+	struct graph_pcap_rec h;
+	uint8_t data[TRACE_SNAPLEN];
+};
+
+/* Input nodes' trace_budget: this bit set, the dispatch trace records what
+ * the node produces (node_trace_input already branches on the budget, so
+ * it costs inputs nothing while off); the rest counts packets to mark. */
+#define TRACE_BUDGET_DTRACE (1u << 31)
 
 extern __thread struct graph_thread *graph_thread_current;
 
@@ -148,6 +168,18 @@ uint64_t graph_thread_heartbeat_age(struct graph_thread *t);
 
 /* trace.c */
 void graph_trace_frame(struct node_runtime *rt, const struct frame *f);
+/* The packet's length and up to max bytes of it into rec and data. */
+void graph_pcap_copy(struct graph_pcap_rec *rec, uint8_t *data, uint32_t max, const struct buffer *b);
+/* The packet's trace id (graph_pcap_rec.id): its trace's packet number when
+ * traced, else what the dispatch trace gave it. */
+static inline uint32_t graph_packet_id(const struct graph *g, const struct buffer *b)
+{
+	return b->flags & BUFFER_F_TRACED ? b->trace_handle + 1 : g->trace_cap + 1 + b->trace_handle;
+}
+
+/* dispatch_trace.c */
+void graph_dtrace_frame(struct node_runtime *rt, const uint32_t *bi, uint32_t n);
+void graph_dtrace_free(struct graph *g);
 void graph_trace_filters_free(struct graph *g);
 
 /* graph_elog.c: the engine's events in the event log */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/pcapng.h"
 #include "cli/cli.h"
 #include "graph/graph.h"
 #include "graph/graph_cli.h"
@@ -190,41 +191,89 @@ static int show_trace(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-/*
- * sluice> trace save /tmp/trace.json
- * saved 5 packets to /tmp/trace.json
- *
- * The file holds what `show trace json` prints, for every traced packet.
- * With cli-file-dir set, FILE must lie under it.
- */
-static int trace_save(struct cli_session *s, int argc, char **argv)
+/* Every traced packet's records as pcapng, one block per node visit, under
+ * the barrier (records are the datapath's). Returns the records written or
+ * a negative errno; f is closed in every case. */
+static int trace_save_pcapng(struct graph *g, FILE *f)
 {
-	const char *arg = NULL;
-	char path[PATH_MAX];
-	const struct cli_arg args[] = { { CLI_ARG_WORD, "FILE", &arg, 0, 0 } };
-	struct graph *g = need_graph(s);
-	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
-	if (rc)
-		return rc;
+	struct pcapng_file p;
+	int rc = graph_pcapng_open(g, &p, f, TRACE_SNAPLEN), n = 0;
+	graph_barrier_sync(g);
+	for (uint32_t i = 0; !rc && i < graph_trace_n_packets(g); i++) {
+		const struct trace_record *r;
+		uint32_t k, nr = graph_trace_packet(g, i, &r, NULL);
+		for (k = 0; !rc && k < nr; k++, n++) {
+			char detail[512];
+			const uint8_t *data;
+			const struct graph_pcap_rec *h = graph_trace_packet_bytes(g, i, k, &data);
+			graph_trace_format(g, &r[k], detail, sizeof(detail));
+			rc = graph_pcapng_write(g, &p, h, data, detail);
+		}
+	}
+	graph_barrier_release(g);
+	int rc2 = pcapng_close(&p);
+	return rc ? rc : rc2 ? rc2 : n;
+}
+
+/* As JSON: what `show trace json` prints. Returns the packets written or a
+ * negative errno; f is closed in every case. */
+static int trace_save_json(struct graph *g, FILE *f)
+{
 	cJSON *root = trace_json(g, UINT32_MAX);
 	int n = cJSON_GetArraySize(cJSON_GetObjectItem(root, "packets"));
 	char *text = cJSON_Print(root);
 	cJSON_Delete(root);
-	if (!text)
-		return cli_fail(s, -ENOMEM, "out of memory");
+	bool ok = text && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+	free(text);
+	int rc = fclose(f) == 0 && ok ? 0 : -(errno ? errno : EIO);
+	return rc ? rc : n;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/*
+ * sluice> trace save /tmp/trace.json
+ * saved 5 packets to /tmp/trace.json
+ * sluice> trace save /tmp/trace.pcapng
+ * saved 30 records to /tmp/trace.pcapng
+ *
+ * JSON holds what `show trace json` prints, for every traced packet.
+ * pcapng (the file ends in .pcapng, or `format pcapng`) holds one packet
+ * block per trace record, for Wireshark: the bytes as that node received
+ * them (the first TRACE_SNAPLEN), the node as the block's interface, and
+ * node, thread, trace id (show trace's packet number), buffer flags, the
+ * drop's error and the node's trace detail in the packet comment. With
+ * cli-file-dir set, FILE must lie under it.
+ */
+static int trace_save(struct cli_session *s, int argc, char **argv)
+{
+	const char *arg = NULL, *format = NULL;
+	char path[PATH_MAX];
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "FILE", &arg, 0, 0 } };
+	struct graph *g = need_graph(s);
+	if (argc == 3 && !strcmp(argv[1], "format")) {
+		format = argv[2];
+		argc = 1;
+	}
+	int rc = g ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : -ENODEV;
+	if (rc)
+		return rc;
+	if (format && strcmp(format, "pcapng") && strcmp(format, "json"))
+		return cli_fail(s, -EINVAL, "format: expected pcapng or json, found '%s'", format);
+	bool pcapng = format ? !strcmp(format, "pcapng") : ends_with(arg, ".pcapng");
 	/* Checked and opened in one step (cli-file-dir), then truncated. */
 	FILE *f;
 	rc = cli_file_fopen(s, arg, path, sizeof(path), &f);
-	if (rc) {
-		free(text);
-		return rc;
-	}
-	bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-	rc = fclose(f) == 0 && ok ? 0 : -(errno ? errno : EIO);
-	free(text);
 	if (rc)
+		return rc;
+	rc = pcapng ? trace_save_pcapng(g, f) : trace_save_json(g, f);
+	if (rc < 0)
 		return cli_fail(s, rc, "cannot write %s: %s", path, strerror(-rc));
-	cli_printf(s, "saved %d packets to %s", n, path);
+	cli_printf(s, "saved %d %s to %s", rc, pcapng ? "records" : "packets", path);
 	return 0;
 }
 
@@ -248,5 +297,6 @@ static int clear_trace(struct cli_session *s, int argc, char **argv)
 CLI_COMMAND(trace_add_cmd, "trace add", "trace add NODE N [filter EXPR]",
 	    "Trace the next N packets of input node NODE (that match tcpdump expression EXPR)", trace_add)
 CLI_COMMAND(show_trace_cmd, "show trace", "show trace [max N] [json]", "Traced packets, node by node", show_trace)
-CLI_COMMAND(trace_save_cmd, "trace save", "trace save FILE", "Write the trace as JSON to FILE", trace_save)
+CLI_COMMAND(trace_save_cmd, "trace save", "trace save FILE [format pcapng|json]",
+	    "Write the trace to FILE: JSON, or pcapng for Wireshark (FILE.pcapng or format pcapng)", trace_save)
 CLI_COMMAND(clear_trace_cmd, "clear trace", "clear trace", "Forget traced packets and stop tracing", clear_trace)

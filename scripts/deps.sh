@@ -8,7 +8,9 @@ set -euo pipefail
 build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev libcjson-dev libpcap-dev check libmicrohttpd-dev)
 # prometheus (server and promtool) and curl: tests/statseg/test_prometheus.sh
 # scrapes the endpoint with a real Prometheus and lints it with promtool.
-test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl)
+# tshark: tests/integration/test_dispatch_trace.sh reads the pcapng dispatch
+# trace back (tshark -r) and its per-record comments (frame.comment).
+test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = test ]; then

@@ -31,7 +31,10 @@
  * collected Ir by those packets (bench/io/run.sh does).
  *
  * Usage: sluice-bench-io [--seconds S] [--warmup S] [--cpu N] [--no-huge]
- *                        [--polls N] [--size BYTES] [--burst N]
+ *                        [--polls N] [--size BYTES] [--burst N] [--dtrace SNAPLEN]
+ *
+ * --dtrace SNAPLEN runs the polls with the dispatch trace on (every record
+ * to /dev/null) and prints its records and drops: the per-record cost.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -52,6 +55,7 @@ struct opts {
 	uint64_t polls;
 	const char *size;
 	uint32_t burst;
+	uint32_t dtrace; /* --dtrace SNAPLEN: the dispatch trace on, to /dev/null */
 };
 
 static struct device *nul[2];
@@ -125,6 +129,7 @@ __attribute__((noinline)) static uint64_t io_polls(struct graph *g, uint64_t n)
 static void usage(void)
 {
 	fprintf(stderr, "usage: sluice-bench-io [--seconds S] [--warmup S] [--cpu N] [--no-huge] [--polls N] "
+			"[--dtrace SNAPLEN] "
 			"[--size BYTES] [--burst 1..%u]\n", IO_BURST_MAX);
 	exit(2);
 }
@@ -138,6 +143,29 @@ static uint32_t burst_arg(const char *v)
 	if (*v < '0' || *v > '9' || *end || n < 1 || n > IO_BURST_MAX)
 		usage();
 	return (uint32_t)n;
+}
+
+/* The per-record cost: every node's input recorded (snaplen bytes each)
+ * into the rings, written to /dev/null by the writer thread. */
+static int dtrace_on(struct graph *g, uint32_t snaplen)
+{
+	char err[256];
+	struct graph_dtrace_params p = { .max = GRAPH_DTRACE_MAX, .snaplen = snaplen, .mark_node = -1,
+					 .file = fopen("/dev/null", "w"), .path = "/dev/null" };
+	if (graph_dtrace_start(g, &p, err, sizeof(err))) {
+		fprintf(stderr, "io: dispatch trace: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void dtrace_report(struct graph *g)
+{
+	struct graph_dtrace_status st;
+	graph_dtrace_stop(g);
+	graph_dtrace_status(g, &st);
+	printf("io: dtrace records %llu dropped %llu written %llu\n", (unsigned long long)st.claimed,
+	       (unsigned long long)st.dropped, (unsigned long long)st.written);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -164,6 +192,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->size = v;
 		else if (!strcmp(a, "--burst"))
 			o->burst = burst_arg(v);
+		else if (!strcmp(a, "--dtrace"))
+			o->dtrace = (uint32_t)strtoul(v, NULL, 10);
 		else
 			usage();
 	}
@@ -224,8 +254,12 @@ int main(int argc, char **argv)
 		/* Warm caches and frame pools outside the collected region. */
 		for (int i = 0; i < 1000; i++)
 			graph_main_poll(g);
+		if (o.dtrace && dtrace_on(g, o.dtrace))
+			return 1;
 		uint64_t pkts = io_polls(g, o.polls);
 		printf("io: polls %llu packets %llu\n", (unsigned long long)o.polls, (unsigned long long)pkts);
+		if (o.dtrace)
+			dtrace_report(g);
 	} else {
 		struct sampler s = { .warmup = o.warmup, .seconds = o.seconds };
 		pthread_t tid;
