@@ -202,7 +202,10 @@ chmod 0600 "$tmp/good" "$tmp/good-hash" "$tmp/bad"
 for attempt in 1 2 3; do
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	where=127.0.0.1:$port
-	printf 'unix {\n  cli-listen %s\n  cli-password-file %s\n  cli-idle-timeout 2s\n}\n' "$where" "$tmp/pw" > "$tmp/tcp.conf"
+	# The stats socket beside the test's files: with a TCP CLI its default is
+	# the system's (/run/sluice/stats.sock), which another daemon may hold.
+	printf 'unix {\n  cli-listen %s\n  cli-password-file %s\n  cli-idle-timeout 2s\n}\nstatseg { socket-name %s }\n' \
+		"$where" "$tmp/pw" "$tmp/stats.sock" > "$tmp/tcp.conf"
 	: > "$tmp/err"
 	"$sluice" -c "$tmp/tcp.conf" 2>> "$tmp/err" &
 	pids+=($!)
