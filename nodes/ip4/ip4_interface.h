@@ -149,9 +149,9 @@ int ip4_route_src_del(enum ip4_route_src src, uint32_t prefix, uint8_t plen, cha
  * path: -1 when none is (no route, or an address's). */
 int ip4_route_src_best(uint32_t prefix_h, uint8_t plen, struct ip4_route_path *p);
 
-/* Remove every route of src whose gen differs from gen (the sweep of a
- * resync); how many. */
-uint32_t ip4_route_src_sweep(enum ip4_route_src src, uint32_t gen);
+/* Remove every route of src whose gen differs from gen but agrees with it
+ * under owner_mask (the sweep of one listener's resync); how many. */
+uint32_t ip4_route_src_sweep(enum ip4_route_src src, uint32_t gen, uint32_t owner_mask);
 
 /* Routes src holds. */
 uint32_t ip4_route_src_count(enum ip4_route_src src);

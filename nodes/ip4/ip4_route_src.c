@@ -272,10 +272,11 @@ static bool via_if(const struct ip4_route_path *p, int src, uint32_t if_index)
 }
 
 static enum ip4_route_src sweep_src;
+static uint32_t sweep_owner;
 
 static bool stale(const struct ip4_route_path *p, int src, uint32_t gen)
 {
-	return src == (int)sweep_src && p->gen != gen;
+	return src == (int)sweep_src && p->gen != gen && ((p->gen ^ gen) & sweep_owner) == 0;
 }
 
 void ip4_route_src_forget_if(uint32_t if_index)
@@ -283,9 +284,10 @@ void ip4_route_src_forget_if(uint32_t if_index)
 	remove_where(via_if, if_index);
 }
 
-uint32_t ip4_route_src_sweep(enum ip4_route_src src, uint32_t gen)
+uint32_t ip4_route_src_sweep(enum ip4_route_src src, uint32_t gen, uint32_t owner_mask)
 {
 	sweep_src = src;
+	sweep_owner = owner_mask;
 	return remove_where(stale, gen);
 }
 
