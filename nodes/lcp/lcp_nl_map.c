@@ -165,20 +165,51 @@ static bool get_u32(const struct attrs *at, int type, uint32_t *v)
 
 /* ---- addresses ---- */
 
-static void addr_remember(uint32_t phy, uint32_t addr, uint8_t plen, uint32_t gen, bool add)
+/* Addresses Linux gave are Linux's: a delete from Linux removes only
+ * those, never one the CLI or startup.conf configured (the same address on
+ * both sides is the usual linux-cp set-up). */
+static int addr_slot(uint32_t phy, uint32_t addr, uint8_t plen)
 {
-	int free_slot = -1;
-	for (int i = 0; i < ADDR_MAX; i++) {
-		if (addrs[i].used && addrs[i].phy == phy && addrs[i].addr == addr && addrs[i].plen == plen) {
-			addrs[i].gen = gen;
-			addrs[i].used = add;
+	for (int i = 0; i < ADDR_MAX; i++)
+		if (addrs[i].used && addrs[i].phy == phy && addrs[i].addr == addr && addrs[i].plen == plen)
+			return i;
+	return -1;
+}
+
+static void addr_remember(uint32_t phy, uint32_t addr, uint8_t plen, uint32_t gen)
+{
+	for (int i = 0; i < ADDR_MAX; i++)
+		if (!addrs[i].used) {
+			addrs[i] = (typeof(addrs[0])){ phy, addr, gen, plen, true };
 			return;
 		}
-		if (!addrs[i].used && free_slot < 0)
-			free_slot = i;
+}
+
+static bool addr_add(const struct lcp_nl_ctx *ctx, uint32_t phy, uint32_t addr, uint8_t plen)
+{
+	char err[128];
+	int k = addr_slot(phy, addr, plen);
+	if (k >= 0) { /* Linux's already: marked for the sweep */
+		addrs[k].gen = ctx->gen;
+		return applied();
 	}
-	if (add && free_slot >= 0)
-		addrs[free_slot] = (typeof(addrs[0])){ phy, addr, gen, plen, true };
+	if (ip4_if_is_local(phy, addr))
+		return applied(); /* configured in sluice too: stays sluice's */
+	if (ip4_if_addr_add(phy, addr, plen, err, sizeof(err)))
+		return ignore(LCP_NL_IGN_REFUSED, err);
+	addr_remember(phy, addr, plen, ctx->gen);
+	return applied();
+}
+
+static bool addr_del(uint32_t phy, uint32_t addr, uint8_t plen)
+{
+	char err[128];
+	int k = addr_slot(phy, addr, plen);
+	if (k < 0)
+		return applied(); /* not Linux's, or gone already */
+	addrs[k].used = false;
+	int rc = ip4_if_addr_del(phy, addr, plen, err, sizeof(err));
+	return rc == 0 || rc == -ENOENT ? applied() : ignore(LCP_NL_IGN_REFUSED, err);
 }
 
 static bool map_addr(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
@@ -195,15 +226,8 @@ static bool map_addr(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 	uint32_t phy = phy_of_ifindex(ctx, ifa->ifa_index);
 	if (phy == DEV_INDEX_INVALID)
 		return ignore(LCP_NL_IGN_NOT_TAP, "address");
-	char err[128];
-	bool add = nlh->nlmsg_type == RTM_NEWADDR;
-	int rc = add ? ip4_if_addr_add(phy, addr, ifa->ifa_prefixlen, err, sizeof(err))
-		     : ip4_if_addr_del(phy, addr, ifa->ifa_prefixlen, err, sizeof(err));
-	bool same = add ? ip4_if_is_local(phy, addr) : rc == -ENOENT; /* already so: idempotent */
-	if (rc && !same)
-		return ignore(LCP_NL_IGN_REFUSED, err);
-	addr_remember(phy, addr, ifa->ifa_prefixlen, ctx->gen, add);
-	return applied();
+	return nlh->nlmsg_type == RTM_NEWADDR ? addr_add(ctx, phy, addr, ifa->ifa_prefixlen)
+					      : addr_del(phy, addr, ifa->ifa_prefixlen);
 }
 
 /* ---- nexthop objects ---- */
