@@ -4,8 +4,8 @@
  * or start-up's linux-cp stage, both on the control CPUs).
  *
  * Start-up, as rtnetlink(7) clients must to miss nothing: setns(2) into
- * the namespace (the thread's own network namespace then is the TAPs'),
- * open the socket, subscribe to the groups, then dump links, addresses,
+ * the namespace, open the socket there (it stays the namespace's), go back,
+ * subscribe to the groups, then dump links, addresses,
  * routes, neighbours and nexthop objects one after the other on the same
  * socket. Notifications that arrive during the dump come in the socket's
  * order with the dump's messages and are applied in that order; every
@@ -220,20 +220,41 @@ static void receive(struct listener *l)
 
 /* ---- the thread ---- */
 
+/* Enter netns ("": stay), keeping a handle on the namespace left in *back. */
+static int netns_enter(const char *netns, int *back)
+{
+	*back = -1;
+	if (!netns[0])
+		return 0;
+	char path[128];
+	snprintf(path, sizeof(path), "/var/run/netns/%s", netns);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	*back = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	int rc = fd < 0 || *back < 0 || setns(fd, CLONE_NEWNET) ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* The socket, made in the TAPs' namespace, which it keeps for life; the
+ * thread then goes back to sluice's, where the mapping's calls into the
+ * drivers (a port's admin state: af-packet opens its socket by name) must
+ * run. */
 static int socket_open(struct listener *l)
 {
-	if (l->netns[0]) {
-		char path[128];
-		snprintf(path, sizeof(path), "/var/run/netns/%s", l->netns);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		int rc = fd < 0 || setns(fd, CLONE_NEWNET) ? -errno : 0;
-		if (fd >= 0)
-			close(fd);
-		if (rc)
-			return rc;
+	int back, rc = netns_enter(l->netns, &back);
+	if (rc == 0) {
+		l->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+		rc = l->nl ? 0 : -errno;
 	}
-	l->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	if (!l->nl || mnl_socket_bind(l->nl, 0, MNL_SOCKET_AUTOPID) < 0)
+	if (back >= 0) {
+		if (setns(back, CLONE_NEWNET) && rc == 0)
+			rc = -errno;
+		close(back);
+	}
+	if (rc)
+		return rc;
+	if (mnl_socket_bind(l->nl, 0, MNL_SOCKET_AUTOPID) < 0)
 		return -errno;
 	int sz = RCVBUF_BYTES;
 	int fd = mnl_socket_get_fd(l->nl);

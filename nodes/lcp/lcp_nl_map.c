@@ -322,15 +322,19 @@ static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_
 {
 	struct attrs at;
 	const struct rtmsg *rtm = parse(nlh, sizeof(*rtm), &at);
-	if (!rtm || rtm->rtm_dst_len > 32)
+	if (!rtm)
 		return LCP_NL_IGN_MALFORMED;
 	if (rtm->rtm_family != AF_INET)
 		return LCP_NL_IGN_FAMILY;
+	if (rtm->rtm_dst_len > 32)
+		return LCP_NL_IGN_MALFORMED;
 	uint32_t table = rtm->rtm_table;
 	get_u32(&at, RTA_TABLE, &table);
 	if (table != RT_TABLE_MAIN && (!lcp_nl_route_table || table != lcp_nl_route_table))
 		return LCP_NL_IGN_TABLE;
-	*w = (struct route_want){ .plen = rtm->rtm_dst_len, .type = rtm->rtm_type, .protocol = rtm->rtm_protocol };
+	w->plen = rtm->rtm_dst_len;
+	w->type = rtm->rtm_type;
+	w->protocol = rtm->rtm_protocol;
 	if (rtm->rtm_dst_len && !get_u32(&at, RTA_DST, &w->dst))
 		return LCP_NL_IGN_MALFORMED;
 	if (rtm->rtm_protocol == RTPROT_KERNEL)
@@ -358,10 +362,13 @@ static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_
 
 static bool map_route(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 {
-	struct route_want w;
+	struct route_want w = { 0 };
 	enum lcp_nl_ignore why = route_decode(nlh, &w);
+	char what[80], a[INET_ADDRSTRLEN];
+	snprintf(what, sizeof(what), "route %s/%u type %u proto %u", inet_ntop(AF_INET, &w.dst, a, sizeof(a)), w.plen,
+		 w.type, w.protocol);
 	if (why != LCP_NL_IGN_N)
-		return ignore(why, "route");
+		return ignore(why, what);
 	char err[128];
 	if (nlh->nlmsg_type == RTM_DELROUTE) {
 		int rc = ip4_route_src_del(IP4_SRC_LINUX, w.dst, w.plen, err, sizeof(err));
@@ -373,7 +380,7 @@ static bool map_route(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 		p.next_hop = w.gw;
 		p.if_index = phy_of_ifindex(ctx, w.oif);
 		if (p.if_index == DEV_INDEX_INVALID)
-			return ignore(LCP_NL_IGN_NOT_TAP, "route");
+			return ignore(LCP_NL_IGN_NOT_TAP, what);
 	}
 	int rc = ip4_route_src_add(IP4_SRC_LINUX, w.dst, w.plen, &p, err, sizeof(err));
 	if (rc)
