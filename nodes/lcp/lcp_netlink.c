@@ -46,10 +46,12 @@
 
 #define BATCH_MAX 256
 #define BATCH_DELAY_NS 1000000ull
-#define RCVBUF_BYTES (64u << 20)
 #define RECV_BYTES (256u << 10)
 #define LISTENERS_MAX 8
 #define IDLE_POLL_MS 200
+#define DUMP_NUDGE_MS 50
+#define NUDGE_SEQ 0xffffffffu
+#define DUMP_STALL_NS 1000000000ull
 
 /* What a full dump asks for, in order: links first so that the TAPs'
  * states are known before anything refers to them. */
@@ -74,6 +76,7 @@ struct listener {
 	int dump;        /* index into dump_types, -1: no dump running */
 	bool dump_intr;  /* the running dump saw NLM_F_DUMP_INTR */
 	bool sweep_due;  /* a full dump ended: sweep with the next batch */
+	uint64_t dump_seen_ns; /* the running dump's last message (or request) */
 	uint8_t *batch;
 	size_t batch_len, batch_cap;
 	uint32_t batch_n;
@@ -81,6 +84,7 @@ struct listener {
 	uint8_t rx[RECV_BYTES];
 };
 
+uint32_t lcp_nl_rx_buffer = 64u << 20;
 static struct listener *listeners[LISTENERS_MAX];
 static uint32_t n_listeners;
 static pthread_mutex_t listeners_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -139,6 +143,17 @@ static void batch_add(struct listener *l, const struct nlmsghdr *nlh)
 
 /* ---- dumps ---- */
 
+/* To the kernel, never waiting: a blocking send would wait, when the
+ * answer does not fit, for room in this very socket, which only this
+ * thread empties. */
+static int nl_send(struct listener *l, const struct nlmsghdr *nlh)
+{
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
+	ssize_t n = sendto(mnl_socket_get_fd(l->nl), nlh, nlh->nlmsg_len, MSG_DONTWAIT, (struct sockaddr *)&to,
+			   sizeof(to));
+	return n < 0 ? -errno : 0;
+}
+
 static int dump_send(struct listener *l)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
@@ -146,10 +161,11 @@ static int dump_send(struct listener *l)
 	nlh->nlmsg_type = dump_types[l->dump];
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	nlh->nlmsg_seq = ++l->seq;
+	l->dump_seen_ns = time_now_ns();
 	/* Each request's own header, zeroed: family AF_UNSPEC (both families;
 	 * IPv6 is counted as unsupported), no filter. */
 	mnl_nlmsg_put_extra_header(nlh, dump_hdr_len[l->dump]);
-	return mnl_socket_sendto(l->nl, nlh, nlh->nlmsg_len) < 0 ? -errno : 0;
+	return nl_send(l, nlh);
 }
 
 /* A full dump under a new generation (start-up, resync). */
@@ -160,14 +176,25 @@ static void dump_start(struct listener *l)
 	l->gen = (l->id << 24) | ((l->gen + 1) & 0xffffff);
 	l->dump = 0;
 	l->dump_intr = false;
-	if (dump_send(l))
-		base_log("lcp-nl", "%s: dump request: %s", l->netns[0] ? l->netns : "(sluice's)", strerror(errno));
+	int rc = dump_send(l);
+	if (rc)
+		base_log("lcp-nl", "%s: dump request: %s", l->netns[0] ? l->netns : "(sluice's)", strerror(-rc));
 }
 
+/* A full re-dump; one that is running is restarted when it ends (the
+ * kernel runs one dump per socket at a time), so a burst that keeps
+ * overrunning costs one dump after another, not a storm. Logged at the
+ * 1st, 2nd, 4th, 8th... resync. */
 static void resync_start(struct listener *l, const char *why)
 {
-	lcp_nl_stats.resyncs++;
-	base_log("lcp-nl", "%s: resync (%s)", l->netns[0] ? l->netns : "(sluice's)", why);
+	if (l->dump >= 0) {
+		l->dump_intr = true;
+		return;
+	}
+	uint64_t n = ++lcp_nl_stats.resyncs;
+	if ((n & (n - 1)) == 0)
+		base_log("lcp-nl", "%s: resync %llu (%s)", l->netns[0] ? l->netns : "(sluice's)", (unsigned long long)n,
+			 why);
 	dump_start(l);
 }
 
@@ -181,16 +208,45 @@ static void dump_next(struct listener *l)
 	}
 	l->dump = -1;
 	if (l->dump_intr)
-		resync_start(l, "dump interrupted");
+		resync_start(l, "dump interrupted or overrun");
 	else
 		l->sweep_due = true;
 }
 
+/* A dump the kernel could not continue (its next part found the receive
+ * buffer full: netlink_dump() then waits for the next recvmsg(), which an
+ * empty queue never reaches) continues when something arrives: ask for
+ * one link (lo) and drop the answer. Only tiny buffers get there. */
+static void dump_nudge(struct listener *l)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nlh->nlmsg_seq = NUDGE_SEQ;
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_index = 1;
+	nl_send(l, nlh);
+}
+
 static void on_message(struct listener *l, const struct nlmsghdr *nlh)
 {
+	if (nlh->nlmsg_seq == NUDGE_SEQ)
+		return;
 	bool ours = l->dump >= 0 && nlh->nlmsg_seq == l->seq;
-	if (ours && (nlh->nlmsg_flags & NLM_F_DUMP_INTR))
-		l->dump_intr = true;
+	if (ours) {
+		l->dump_seen_ns = time_now_ns();
+		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+			l->dump_intr = true;
+	}
+	if (nlh->nlmsg_type == NLMSG_ERROR && ours) {
+		/* A dump refused (EBUSY, ENOBUFS: the buffer was full when it
+		 * began) must be done again; EOPNOTSUPP is a kernel without
+		 * that kind (nexthop objects before Linux 5.3): nothing to miss. */
+		const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+		if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*e) || (e->error && e->error != -EOPNOTSUPP))
+			l->dump_intr = true;
+	}
 	if (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR) {
 		if (ours)
 			dump_next(l);
@@ -256,7 +312,7 @@ static int socket_open(struct listener *l)
 		return rc;
 	if (mnl_socket_bind(l->nl, 0, MNL_SOCKET_AUTOPID) < 0)
 		return -errno;
-	int sz = RCVBUF_BYTES;
+	int sz = (int)lcp_nl_rx_buffer;
 	int fd = mnl_socket_get_fd(l->nl);
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)); /* not root: the sysctl's cap */
@@ -269,7 +325,7 @@ static int socket_open(struct listener *l)
 static int poll_timeout_ms(const struct listener *l)
 {
 	if (!l->batch_n && !l->sweep_due)
-		return IDLE_POLL_MS;
+		return l->dump >= 0 ? DUMP_NUDGE_MS : IDLE_POLL_MS;
 	uint64_t waited = time_now_ns() - l->batch_first_ns;
 	return waited >= BATCH_DELAY_NS || l->sweep_due ? 0 : 1;
 }
@@ -295,6 +351,14 @@ static void *listener_main(void *arg)
 			resync_start(l, "lcp resync");
 		if (p[0].revents & POLLIN)
 			receive(l);
+		else if (l->dump >= 0 && !l->batch_n)
+			dump_nudge(l); /* a quiet poll in the middle of a dump */
+		if (l->dump >= 0 && time_now_ns() - l->dump_seen_ns > DUMP_STALL_NS) {
+			/* Its answer was lost (a full buffer drops even the error
+			 * that says the dump did not start): start again. */
+			l->dump = -1;
+			resync_start(l, "dump stalled");
+		}
 		if (l->sweep_due || (l->batch_n && time_now_ns() - l->batch_first_ns >= BATCH_DELAY_NS))
 			batch_flush(l);
 	}

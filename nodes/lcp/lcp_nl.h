@@ -86,6 +86,10 @@ void lcp_nl_map_reset(void);
 
 /* ---- the listener threads (lcp_netlink.c) ---- */
 
+/* The sockets' receive buffer (linux-cp { netlink-rx-buffer }), for
+ * listeners started after it is set; default 64 MB. */
+extern uint32_t lcp_nl_rx_buffer;
+
 /* Make sure a listener runs for netns ("": sluice's). 0 or a negative errno. */
 int lcp_nl_start(const char *netns);
 

@@ -16,7 +16,11 @@
 #     that is no TAP are counted, not installed;
 #   - `ip -n ctl link set s-eth0 down` takes a down, up brings it back;
 #   - `lcp resync` counts a resync and leaves the FIB as it was;
-#   - `ip -n ctl addr del` takes the address away; sluice exits 0.
+#   - `ip -n ctl addr del` takes the address away; sluice exits 0;
+#   - from startup.conf with `netlink-rx-buffer 65536`: 20,000 routes added
+#     with ip -batch (any overrun: ENOBUFS and resyncs counted)
+#     end with sluice holding exactly the kernel's 20,000 (spot checks), no
+#     batch above 256 messages; deleted the same way, none left.
 # Needs root, ip, ping. The trap removes namespaces, veths and sluice even
 # on failure; every wait is bounded.
 #
@@ -145,5 +149,55 @@ echo "resync: counted, FIB as before"
 ip -n "$ns_c" addr del 10.1.0.1/24 dev s-eth0 || fail "addr del"
 until_1s eval '! has_addr' || fail "10.1.0.1/24 still on a"
 echo "address del: gone from a"
+ip -n "$ns_c" route del blackhole 10.66.0.0/16 && ip -n "$ns_c" route del unreachable 10.67.0.0/16 ||
+	fail "route del blackhole, unreachable"
+until_1s fib_lacks 10.66.0.0/16 || fail "blackhole still in the FIB"
+netns_stop_sluice
+
+# ---- startup.conf, a small receive buffer: a burst overruns it, the
+# ---- resyncs end with sluice's table equal to the kernel's ----
+n_routes=20000
+cat > "$tmp/startup.conf" <<CONF
+unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
+interfaces {
+  a { driver af-packet  host-if $if_a }
+  b { driver af-packet  host-if $if_b }
+}
+linux-cp {
+  default-netns $ns_c
+  netlink-rx-buffer 65536
+  a { host-if s-eth0 }
+}
+CONF
+netns_start_sluice
+ip -n "$ns_c" addr add 10.1.0.1/24 dev s-eth0 || fail "addr add (2)"
+until_1s has_addr || fail "a did not get 10.1.0.1/24 (2)"
+for i in $(seq 0 $((n_routes - 1))); do
+	echo "route add 10.$((128 + i / 65536)).$((i / 256 % 256)).$((i % 256))/32 via 10.1.0.2 dev s-eth0 proto static"
+done > "$tmp/add.batch"
+awk '{ print "route del", $3 }' "$tmp/add.batch" > "$tmp/del.batch"
+linux_routes() { nl_num linux_routes; }
+wait_routes() { # n: up to 30 s for sluice to hold n Linux routes
+	for _ in $(seq 300); do [ "$(linux_routes)" = "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+t0=$(date +%s%N)
+ip -n "$ns_c" -batch "$tmp/add.batch" || fail "ip -batch add"
+t1=$(date +%s%N)
+wait_routes "$n_routes" || { ctl show lcp >&2; fail "sluice holds $(linux_routes) of $n_routes routes"; }
+t2=$(date +%s%N)
+kernel=$(ip -n "$ns_c" route show proto static | wc -l)
+[ "$kernel" = "$n_routes" ] || fail "the kernel holds $kernel routes"
+for p in 10.128.0.0/32 10.128.31.78/32 10.128.$(((n_routes - 1) / 256)).$(((n_routes - 1) % 256))/32; do
+	fib_has "$p" rewrite 10.1.0.2 linux/static || fail "$p not in sluice's FIB"
+done
+max_batch=$(nl_num max_batch)
+[ "$max_batch" -le 256 ] || fail "a batch of $max_batch messages (bound: 256)"
+ctl show lcp
+echo "burst: $n_routes routes, kernel $(((t1 - t0) / 1000000)) ms, sluice equal after $(((t2 - t0) / 1000000)) ms," \
+	"$(nl_num enobufs) overrun(s), $(nl_num resyncs) resync(s), largest batch $max_batch"
+ip -n "$ns_c" -batch "$tmp/del.batch" || fail "ip -batch del"
+wait_routes 0 || { ctl show lcp >&2; fail "sluice still holds $(linux_routes) routes"; }
+echo "burst deleted: sluice holds none ($(nl_num resyncs) resyncs, $(nl_num swept) swept in all)"
 netns_stop_sluice
 echo "PASS"
