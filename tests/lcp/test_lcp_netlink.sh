@@ -57,7 +57,6 @@ interfaces {
 }
 CONF
 netns_start_sluice
-ctl() { "$sluicectl" -s "$tmp/cli.sock" "$@"; }
 # until CMD...: up to 1 s (10 x 0.1 s) for CMD to succeed
 until_1s() {
 	for _ in $(seq 10); do "$@" && return 0; sleep 0.1; done
