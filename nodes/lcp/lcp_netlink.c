@@ -89,6 +89,8 @@ static struct listener *listeners[LISTENERS_MAX];
 static uint32_t n_listeners;
 static pthread_mutex_t listeners_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void resync_start(struct listener *l, const char *why);
+
 /* ---- batches ---- */
 
 static void batch_flush(struct listener *l)
@@ -114,6 +116,10 @@ static void batch_flush(struct listener *l)
 	l->batch_len = 0;
 	l->batch_n = 0;
 	l->sweep_due = false;
+	if (lcp_nl_redump_wanted) {
+		lcp_nl_redump_wanted = false;
+		resync_start(l, "a nexthop object changed");
+	}
 }
 
 static void batch_add(struct listener *l, const struct nlmsghdr *nlh)

@@ -78,6 +78,11 @@ uint32_t lcp_nl_sweep(uint32_t gen);
  * 0: main only. */
 extern uint32_t lcp_nl_route_table;
 
+/* Set by the mapping when a known nexthop object changed or went: the
+ * routes through it changed in the kernel without a message of their own,
+ * so the listener re-dumps after the batch. */
+extern bool lcp_nl_redump_wanted;
+
 /* Tests: the Linux ifindex of a non-tap device standing for a TAP. */
 void lcp_nl_set_test_ifindex(uint32_t dev_index, uint32_t ifindex);
 

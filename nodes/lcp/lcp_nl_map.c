@@ -35,6 +35,7 @@
 
 struct lcp_nl_stats lcp_nl_stats;
 uint32_t lcp_nl_route_table;
+bool lcp_nl_redump_wanted;
 
 #define ATTR_MAX 64 /* above every RTA_, IFA_, NDA_, NHA_ we read */
 #define NH_MAX 1024 /* nexthop objects remembered */
@@ -248,6 +249,11 @@ static bool map_nexthop(const struct nlmsghdr *nlh)
 	if (!nhm || !get_u32(&at, NHA_ID, &id))
 		return ignore(LCP_NL_IGN_MALFORMED, "nexthop message");
 	struct nh_obj *o = nh_find(id);
+	/* Routes through a nexthop object that changes or goes change with it
+	 * in the kernel, with no route message: a re-dump brings sluice's in
+	 * step (the listener's, after this batch). */
+	if (o)
+		lcp_nl_redump_wanted = true;
 	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
 		if (o)
 			o->used = false;

@@ -297,6 +297,7 @@ START_TEST(multipath_and_nexthops)
 	ck_assert_uint_eq(lcp_nl_stats.multipath_first, 1);
 
 	ck_assert(apply(nexthop(5, NET(10, 1, 0, 3), NULL, 0)));
+	ck_assert(!lcp_nl_redump_wanted); /* a new one changes no route */
 	const uint32_t members[] = { 5, 8 };
 	ck_assert(apply(nexthop(6, 0, members, 2)));
 	nlh = route(RTM_NEWROUTE, NET(10, 21, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
@@ -313,6 +314,9 @@ START_TEST(multipath_and_nexthops)
 	ck_assert(!apply(nlh));
 	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_NO_NEXTHOP], 1);
 	ck_assert_ptr_null(fib_adj(NET(10, 23, 0, 0), 16));
+	/* a known one replaced: its routes changed in the kernel unannounced */
+	ck_assert(apply(nexthop(5, NET(10, 1, 0, 4), NULL, 0)));
+	ck_assert(lcp_nl_redump_wanted);
 }
 END_TEST
 
