@@ -15,6 +15,8 @@
 #   - blackhole -> a drop entry; unreachable and a route via an interface
 #     that is no TAP are counted, not installed;
 #   - `ip -n ctl link set s-eth0 down` takes a down, up brings it back;
+#   - a route via a nexthop object (nhid) is installed, moves when the
+#     object is replaced and goes when it is deleted;
 #   - `lcp resync` counts a resync and leaves the FIB as it was;
 #   - `ip -n ctl addr del` takes the address away; sluice exits 0;
 #   - from startup.conf with `netlink-rx-buffer 65536`: 20,000 routes added
@@ -129,6 +131,17 @@ ip -n "$ns_c" link set s-eth0 up || fail "s-eth0 up"
 until_1s a_is up || { ctl show interface >&2; fail "a not up after s-eth0 up"; }
 ip -n "$ns_c" addr replace 10.1.0.1/24 dev s-eth0 # down removed the kernel's routes, not the address
 echo "link: s-eth0 down/up -> a down/up"
+
+# ---- nexthop objects (FRR's default): a route with nhid; the object
+# ---- replaced moves the route (by a re-dump) ----
+ip -n "$ns_c" nexthop add id 10 via 10.1.0.2 dev s-eth0 || fail "ip nexthop add"
+ip -n "$ns_c" route add 10.50.0.0/16 nhid 10 proto bgp || fail "route via nhid 10"
+until_1s fib_has 10.50.0.0/16 rewrite 10.1.0.2 linux/bgp || { ctl show ip fib >&2; fail "route via nhid 10 not in the FIB"; }
+ip -n "$ns_c" nexthop replace id 10 via 10.1.0.3 dev s-eth0 || fail "ip nexthop replace"
+until_1s fib_has 10.50.0.0/16 rewrite 10.1.0.3 linux/bgp || { ctl show ip fib >&2; fail "nhid 10 replaced: route not moved"; }
+ip -n "$ns_c" nexthop del id 10 || fail "ip nexthop del"
+until_1s fib_lacks 10.50.0.0/16 || fail "nhid 10 deleted: route still in the FIB"
+echo "nexthop objects: route via nhid, replaced and deleted with it"
 
 # ---- resync: counted, FIB unchanged ----
 ip -n "$ns_c" route add 10.9.0.0/16 via 10.1.0.2 dev s-eth0 proto bgp || fail "route bgp"
