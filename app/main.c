@@ -33,6 +33,7 @@
 #include "graph/graph.h"
 #include "nodes/dist/dist_graph.h"
 #include "nodes/ip4/ip4_interface.h"
+#include "nodes/lcp/lcp_nl.h"
 #include "nodes/pg/pg.h"
 #include "nodes/sched/sched_io.h"
 #include "sched/timer.h"
@@ -449,6 +450,7 @@ static int shutdown_app(struct app *a)
 	if (a->cli_up)
 		cli_server_stop();
 	statseg_http_stop();
+	lcp_nl_stop_all(); /* before the graph goes: a listener takes its barrier */
 	if (a->statseg_up)
 		statseg_stop();
 	if (a->g) {

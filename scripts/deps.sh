@@ -5,7 +5,9 @@
 set -euo pipefail
 
 # libmicrohttpd-dev: the HTTP server of the Prometheus endpoint (statseg { prometheus }).
-build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev libcjson-dev libpcap-dev check libmicrohttpd-dev)
+# libmnl-dev: linux-cp's netlink listener (libnl 3.7 has no nexthop-object
+# type, which FRR uses by default; libmnl is the minimal, well-kept one).
+build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev libcjson-dev libpcap-dev check libmicrohttpd-dev libmnl-dev)
 # prometheus (server and promtool) and curl: tests/statseg/test_prometheus.sh
 # scrapes the endpoint with a real Prometheus and lints it with promtool.
 # tshark: tests/integration/test_dispatch_trace.sh reads the pcapng dispatch

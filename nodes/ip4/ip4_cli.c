@@ -190,6 +190,22 @@ struct fib_show {
 	bool found;
 };
 
+/* Who made the route: "connected" (an address's), "cli", "linux/bgp". */
+static const char *route_source(char *buf, size_t n, const struct ip4_route *r, const struct ip4_adj *a)
+{
+	struct ip4_route_path p;
+	int src = ip4_route_src_best(r->prefix, r->len, &p);
+	if (a->kind == IP4_ADJ_LOCAL || a->kind == IP4_ADJ_GLEAN)
+		snprintf(buf, n, "connected");
+	else if (src < 0)
+		snprintf(buf, n, "-");
+	else if (src == IP4_SRC_LINUX)
+		snprintf(buf, n, "linux/%s", ip4_route_protocol_name(p.protocol));
+	else
+		snprintf(buf, n, "%s", ip4_route_src_name((enum ip4_route_src)src));
+	return buf;
+}
+
 static void route_row(struct cli_table *t, const struct ip4_route *r)
 {
 	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r->result);
@@ -206,6 +222,8 @@ static void route_row(struct cli_table *t, const struct ip4_route *r)
 		cli_table_cell(t, "unresolved");
 	else
 		cli_table_cell(t, "%s", fmt_mac(mac, a->rewrite));
+	char src[32];
+	cli_table_cell(t, "%s", route_source(src, sizeof(src), r, a));
 }
 
 static cJSON *route_json(const struct ip4_route *r)
@@ -221,6 +239,11 @@ static cJSON *route_json(const struct ip4_route *r)
 	cJSON_AddStringToObject(o, "interface", a->kind == IP4_ADJ_DROP ? "" : if_name(a->if_index));
 	cJSON_AddStringToObject(o, "rewrite", a->kind == IP4_ADJ_REWRITE && a->rewrite_len ? fmt_mac(mac, a->rewrite) : "");
 	cJSON_AddBoolToObject(o, "resolved", a->kind != IP4_ADJ_REWRITE || a->rewrite_len);
+	char src[32];
+	struct ip4_route_path pa;
+	cJSON_AddStringToObject(o, "source", route_source(src, sizeof(src), r, a));
+	cJSON_AddStringToObject(o, "protocol", ip4_route_src_best(r->prefix, r->len, &pa) == IP4_SRC_LINUX
+					       ? ip4_route_protocol_name(pa.protocol) : "");
 	return o;
 }
 
@@ -249,15 +272,20 @@ static int fib_visit(const struct ip4_route *r, void *ctx)
 
 /*
  * sluice> show ip fib
- * Prefix       Adjacency  Kind     Next hop  Interface  Rewrite
- * 10.1.0.0/24          2  glean    -         a          -
- * 10.1.0.1/32          1  local    -         a          -
- * 10.1.0.2/32          5  rewrite  10.1.0.2  a          02:aa:00:00:00:01
+ * Prefix       Adjacency  Kind     Next hop  Interface  Rewrite            Source
+ * 10.1.0.0/24          2  glean    -         a          -                  connected
+ * 10.1.0.1/32          1  local    -         a          -                  connected
+ * 10.1.0.2/32          5  rewrite  10.1.0.2  a          02:aa:00:00:00:01  -
+ * 10.9.0.0/16          5  rewrite  10.1.0.2  a          02:aa:00:00:00:01  linux/static
+ * (Source: connected (an address's), cli (ip route add), linux/PROTOCOL
+ * (learnt from Linux, nodes/lcp); "-" for the neighbours' host routes.
+ * The CLI's route wins over Linux's for the same prefix.)
  * sluice> show ip fib 10.1.0.7
  * (the one longest-prefix route holding the address, same columns)
  * sluice> show ip fib json
  * {"routes": [{"prefix": "10.1.0.2/32", "adjacency": 5, "kind": "rewrite", "next_hop": "10.1.0.2",
- *   "interface": "a", "rewrite": "02:aa:00:00:00:01", "resolved": true}, ...]}
+ *   "interface": "a", "rewrite": "02:aa:00:00:00:01", "resolved": true,
+ *   "source": "-", "protocol": ""}, ...]}
  * ("" where the table says "-"; an empty list when IPv4 is not configured)
  */
 static int show_fib(struct cli_session *s, int argc, char **argv)
@@ -282,7 +310,7 @@ static int show_fib(struct cli_session *s, int argc, char **argv)
 	}
 	static const struct cli_table_col cols[] = {
 		{ "Prefix", false }, { "Adjacency", true }, { "Kind", false },
-		{ "Next hop", false }, { "Interface", false }, { "Rewrite", false },
+		{ "Next hop", false }, { "Interface", false }, { "Rewrite", false }, { "Source", false },
 	};
 	fs.t = json ? NULL : cli_table_create(cols, ARRAY_LEN(cols));
 	if (!fs.t && !json)

@@ -8,6 +8,7 @@
 #include "nodes/ip4/ip4.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
+#include "nodes/ip4/ip4_route_private.h"
 
 struct ip4_interface ip4_interfaces[DEV_MAX];
 struct ip4_fib *ip4_fib_main;
@@ -25,6 +26,7 @@ int ip4_main_init(char *err, size_t errlen)
 void ip4_main_free(void)
 {
 	ip4_nbr_flush(DEV_INDEX_INVALID, 0, 0);
+	ip4_route_src_free();
 	ip4_fib_destroy(ip4_fib_main);
 	ip4_fib_main = NULL;
 	memset(ip4_interfaces, 0, sizeof(ip4_interfaces));
@@ -158,6 +160,9 @@ int ip4_if_addr_del(uint32_t if_index, uint32_t addr, uint8_t plen, char *err, s
 			route_unset(ntohl(addr & mask), plen);
 	}
 	route_unset(ntohl(addr), 32);
+	ip4_route_src_reinstall(ntohl(addr), 32);
+	if (!subnet_shared && plen < 32)
+		ip4_route_src_reinstall(ntohl(addr & mask), plen);
 	memmove(&ifc->addrs[i], &ifc->addrs[i + 1], (ifc->n_addrs - i - 1) * sizeof(ifc->addrs[0]));
 	ifc->n_addrs--;
 	return 0;
@@ -201,6 +206,7 @@ void ip4_if_clear(uint32_t if_index)
 	ip4_nbr_flush(if_index, 0, 0);
 	if (!ip4_fib_main)
 		return;
+	ip4_route_src_forget_if(if_index);
 	/* Routes via a next hop out of it: a later interface may reuse the
 	 * index. Out of memory leaves the rest (they then go nowhere). */
 	struct if_routes l = { .if_index = if_index };
@@ -218,9 +224,9 @@ static void __attribute__((constructor)) ip4_if_register_delete_hook(void)
 	dev_on_delete(ip4_if_clear);
 }
 
-/* The interface whose connected subnet holds nh (the longest such), or
- * DEV_INDEX_INVALID. */
-static uint32_t connected_if(uint32_t nh)
+/* The interface whose connected subnet holds nh (network order; the
+ * longest such), or DEV_INDEX_INVALID. */
+uint32_t ip4_connected_if(uint32_t nh)
 {
 	uint32_t best = DEV_INDEX_INVALID;
 	int best_plen = -1;
@@ -235,71 +241,39 @@ static uint32_t connected_if(uint32_t nh)
 	return best;
 }
 
-int ip4_route_add(uint32_t prefix, uint8_t plen, uint32_t next_hop, uint32_t if_index, char *err, size_t errlen)
+/* Install prefix/len (host order) -> (kind, if_index, nh_h); a REWRITE via a
+ * neighbour already resolved is complete from the start. */
+int ip4_route_install(uint32_t prefix_h, uint8_t len, enum ip4_adj_kind kind, uint32_t if_index,
+		      uint32_t nh_h, char *err, size_t errlen)
 {
-	if (plen > 32) {
-		snprintf(err, errlen, "prefix length above 32");
-		return -EINVAL;
-	}
-	int rc = ip4_main_init(err, errlen);
-	if (rc)
+	int rc = route_set(prefix_h, len, kind, if_index, nh_h, err, errlen);
+	if (rc || kind != IP4_ADJ_REWRITE)
 		return rc;
-	if (if_index == DEV_INDEX_INVALID) {
-		if_index = connected_if(next_hop);
-		if (if_index == DEV_INDEX_INVALID) {
-			snprintf(err, errlen, "next hop is on no connected subnet: name the interface");
-			return -EINVAL;
-		}
-	} else if (!dev_by_index(if_index)) {
-		snprintf(err, errlen, "no such interface");
-		return -EINVAL;
-	}
-	uint32_t prefix_h = ntohl(prefix & ip4_plen_mask(plen));
-	const struct ip4_adj *old = route_adj(prefix_h, plen);
-	if (old && (old->kind == IP4_ADJ_LOCAL || old->kind == IP4_ADJ_GLEAN)) {
-		snprintf(err, errlen, "a connected or local route: remove the address instead");
-		return -EPERM;
-	}
-	ip4_fib_quiesce(ip4_fib_main);
-	rc = route_set(prefix_h, plen, IP4_ADJ_REWRITE, if_index, ntohl(next_hop), err, errlen);
-	if (rc)
-		return rc;
-	/* Already resolved: the adjacency is complete from the start. */
 	uint32_t r;
-	ip4_fib_get(ip4_fib_main, prefix_h, plen, &r);
+	ip4_fib_get(ip4_fib_main, prefix_h, len, &r);
 	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r);
-	if (a->rewrite_len == 0) {
-		uint8_t rw[14];
-		bool known = false;
-		ip4_nbr_lock();
-		const struct ip4_nbr *n = ip4_nbr_lookup(if_index, next_hop);
-		if (n && n->state == IP4_NBR_REACHABLE) {
-			ip4_eth_rewrite(rw, if_index, n->mac);
-			known = true;
-		}
-		ip4_nbr_unlock();
-		if (known)
-			ip4_adj_set_rewrite(ip4_fib_main, r, rw, sizeof(rw));
+	if (a->rewrite_len)
+		return 0;
+	uint8_t rw[14];
+	bool known = false;
+	ip4_nbr_lock();
+	const struct ip4_nbr *n = ip4_nbr_lookup(if_index, htonl(nh_h));
+	if (n && n->state == IP4_NBR_REACHABLE) {
+		ip4_eth_rewrite(rw, if_index, n->mac);
+		known = true;
 	}
+	ip4_nbr_unlock();
+	if (known)
+		ip4_adj_set_rewrite(ip4_fib_main, r, rw, sizeof(rw));
 	return 0;
 }
 
-int ip4_route_del(uint32_t prefix, uint8_t plen, char *err, size_t errlen)
+int ip4_route_uninstall(uint32_t prefix_h, uint8_t len)
 {
-	if (plen > 32) {
-		snprintf(err, errlen, "prefix length above 32");
-		return -EINVAL;
-	}
-	uint32_t prefix_h = ntohl(prefix & ip4_plen_mask(plen));
-	const struct ip4_adj *a = route_adj(prefix_h, plen);
-	if (!a) {
-		snprintf(err, errlen, "no such route");
-		return -ENOENT;
-	}
-	if (a->kind == IP4_ADJ_LOCAL || a->kind == IP4_ADJ_GLEAN) {
-		snprintf(err, errlen, "a connected or local route: remove the address instead");
-		return -EPERM;
-	}
-	ip4_fib_quiesce(ip4_fib_main);
-	return route_unset(prefix_h, plen);
+	return route_unset(prefix_h, len);
+}
+
+const struct ip4_adj *ip4_route_adj(uint32_t prefix_h, uint8_t len)
+{
+	return route_adj(prefix_h, len);
 }

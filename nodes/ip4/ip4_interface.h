@@ -114,13 +114,62 @@ int ip4_if_addr_del(uint32_t if_index, uint32_t addr, uint8_t plen, char *err, s
  * its delete hook). */
 void ip4_if_clear(uint32_t if_index);
 
-/* prefix/plen via next_hop out of if_index (DEV_INDEX_INVALID: the
- * interface whose connected subnet holds next_hop). Replaces a route with
- * the same prefix. Returns 0 or a negative errno with a reason in err. */
+/* ---- routes per source ----
+ *
+ * Each prefix holds at most one route per source; the FIB holds the best:
+ * an address's own connected/local route over everything, then the CLI's
+ * `ip route add`, then Linux's (the netlink listener, nodes/lcp). One source
+ * never overwrites or removes another's route: deleting the CLI's route
+ * brings Linux's back, and Linux deleting its own leaves the CLI's. */
+enum ip4_route_src {
+	IP4_SRC_CLI = 0,
+	IP4_SRC_LINUX,
+	IP4_SRC_N,
+};
+
+struct ip4_route_path {
+	uint8_t kind;      /* IP4_ADJ_REWRITE or IP4_ADJ_DROP */
+	uint8_t protocol;  /* Linux's rtm_protocol (RTPROT_STATIC, RTPROT_BGP...); 0 from the CLI */
+	uint32_t next_hop; /* network order (REWRITE) */
+	uint32_t if_index; /* REWRITE */
+	uint32_t gen;      /* the source's mark, for mark-and-sweep */
+};
+
+/* Add or replace src's route for prefix/plen (network order) and install
+ * the best. -EPERM when the prefix is an address's connected or local
+ * route, -EINVAL (bad length, interface), -ENOSPC; reason in err. */
+int ip4_route_src_add(enum ip4_route_src src, uint32_t prefix, uint8_t plen, const struct ip4_route_path *p,
+		      char *err, size_t errlen);
+
+/* Remove src's route; the next best, if any, is installed. -ENOENT when
+ * src has none there. */
+int ip4_route_src_del(enum ip4_route_src src, uint32_t prefix, uint8_t plen, char *err, size_t errlen);
+
+/* Which source's route is installed for prefix/plen (host order), with its
+ * path: -1 when none is (no route, or an address's). */
+int ip4_route_src_best(uint32_t prefix_h, uint8_t plen, struct ip4_route_path *p);
+
+/* Remove every route of src whose gen differs from gen but agrees with it
+ * under owner_mask (the sweep of one listener's resync); how many. */
+uint32_t ip4_route_src_sweep(enum ip4_route_src src, uint32_t gen, uint32_t owner_mask);
+
+/* Routes src holds. */
+uint32_t ip4_route_src_count(enum ip4_route_src src);
+
+/* rtm_protocol's name as `ip route` shows it ("bgp", "ospf", "static",
+ * "kernel", "boot", ...; "" for 0, "other" for values without one). */
+const char *ip4_route_protocol_name(uint8_t protocol);
+
+/* "cli" or "linux". */
+const char *ip4_route_src_name(enum ip4_route_src src);
+
+/* The CLI's route: prefix/plen via next_hop out of if_index
+ * (DEV_INDEX_INVALID: the interface whose connected subnet holds next_hop).
+ * Returns 0 or a negative errno with a reason in err. */
 int ip4_route_add(uint32_t prefix, uint8_t plen, uint32_t next_hop, uint32_t if_index, char *err, size_t errlen);
 
-/* Remove a route made by ip4_route_add. -ENOENT (none), -EPERM (a
- * connected or local route: remove the address instead). */
+/* Remove the CLI's route. -ENOENT (none), -EPERM (a connected or local
+ * route: remove the address instead). */
 int ip4_route_del(uint32_t prefix, uint8_t plen, char *err, size_t errlen);
 
 /* The 14-byte Ethernet header for IPv4 from the interface to dst_mac. */

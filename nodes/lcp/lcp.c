@@ -4,8 +4,8 @@
  * DEV_MODE_LCP, so that ethernet-input hands what Linux sends to lcp-xc.
  * Its Linux side follows the port: made with the port's MAC and MTU, and
  * up while the port is admin up (dev_on_change). The other direction,
- * Linux's `ip link set s-eth0 down` reaching the port, needs the netlink
- * listener (docs/lcp.md, what is not done yet).
+ * Linux's `ip link set s-eth0 down` reaching the port, is the netlink
+ * listener's (lcp_nl.h), started for the pair's namespace by lcp_create.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 
 #include "graph/graph.h"
 #include "nodes/lcp/lcp.h"
+#include "nodes/lcp/lcp_nl.h"
 
 struct lcp_tables lcp_tables;
 static char default_netns[TAP_NETNS_SIZE];
@@ -174,7 +175,13 @@ int lcp_create(const char *port, const char *host_if, const char *netns, char *e
 	}
 	if (g)
 		graph_barrier_release(g);
-	return rc;
+	if (rc)
+		return rc;
+	int nl = lcp_nl_start(netns);
+	if (nl)
+		base_log("lcp-nl", "netns %s: no netlink listener: %s (addresses and routes stay Linux's)",
+			 netns[0] ? netns : "(sluice's)", strerror(-nl));
+	return 0;
 }
 
 int lcp_delete(const char *port, char *err, size_t errlen)

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "nodes/ip4/ip4_interface.h"
 #include "nodes/lcp/lcp.h"
+#include "nodes/lcp/lcp_nl.h"
 
 /*
  * sluice> lcp create eth0 host-if s-eth0 netns ctl
@@ -81,7 +83,63 @@ static int lcp_default_netns_fn(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * sluice> lcp resync
+ * resync asked of 1 netlink listener(s)
+ *
+ * A full re-dump with mark and sweep, as after a netlink overrun.
+ */
+static int lcp_resync_fn(struct cli_session *s, int argc, char **argv)
+{
+	int rc = cli_args_parse(s, argc, argv, NULL, 0);
+	if (rc)
+		return rc;
+	uint32_t n = lcp_nl_resync();
+	if (!n)
+		return cli_fail(s, -ENOENT, "no netlink listener runs (lcp create starts one per namespace)");
+	cli_printf(s, "resync asked of %u netlink listener(s)", n);
+	return 0;
+}
+
 /* ---- show lcp ---- */
+
+static cJSON *netlink_json(void)
+{
+	const struct lcp_nl_stats *st = &lcp_nl_stats;
+	cJSON *o = cJSON_CreateObject();
+	cJSON *ns = cJSON_AddArrayToObject(o, "netns");
+	for (uint32_t i = 0; i < lcp_nl_n_listeners(); i++)
+		cJSON_AddItemToArray(ns, cJSON_CreateString(lcp_nl_listener_netns(i)));
+	cJSON_AddNumberToObject(o, "route_table", lcp_nl_route_table);
+	cJSON_AddNumberToObject(o, "messages", (double)st->messages);
+	cJSON_AddNumberToObject(o, "applied", (double)st->applied);
+	cJSON *ign = cJSON_AddObjectToObject(o, "ignored");
+	for (int i = 0; i < LCP_NL_IGN_N; i++)
+		cJSON_AddNumberToObject(ign, lcp_nl_ignore_name((enum lcp_nl_ignore)i), (double)st->ignored[i]);
+	cJSON_AddNumberToObject(o, "multipath_first_path_only", (double)st->multipath_first);
+	cJSON_AddNumberToObject(o, "batches", (double)st->batches);
+	cJSON_AddNumberToObject(o, "max_batch", (double)st->max_batch);
+	cJSON_AddNumberToObject(o, "resyncs", (double)st->resyncs);
+	cJSON_AddNumberToObject(o, "swept", (double)st->swept);
+	cJSON_AddNumberToObject(o, "enobufs", (double)st->enobufs);
+	cJSON_AddNumberToObject(o, "linux_routes", ip4_route_src_count(IP4_SRC_LINUX));
+	return o;
+}
+
+static void netlink_print(struct cli_session *s)
+{
+	const struct lcp_nl_stats *st = &lcp_nl_stats;
+	cli_printf(s, "netlink: %u listener(s), messages %llu, applied %llu, linux routes %u, batches %llu (max %llu), "
+		   "resyncs %llu (swept %llu, ENOBUFS %llu), multipath first path only %llu",
+		   lcp_nl_n_listeners(), (unsigned long long)st->messages, (unsigned long long)st->applied,
+		   ip4_route_src_count(IP4_SRC_LINUX), (unsigned long long)st->batches,
+		   (unsigned long long)st->max_batch, (unsigned long long)st->resyncs, (unsigned long long)st->swept,
+		   (unsigned long long)st->enobufs, (unsigned long long)st->multipath_first);
+	for (int i = 0; i < LCP_NL_IGN_N; i++)
+		if (st->ignored[i])
+			cli_printf(s, "  ignored, %s: %llu", lcp_nl_ignore_name((enum lcp_nl_ignore)i),
+				   (unsigned long long)st->ignored[i]);
+}
 
 static cJSON *lcp_json(void)
 {
@@ -110,6 +168,7 @@ static cJSON *lcp_json(void)
 		cJSON_AddNumberToObject(o, "write_errors", (double)st.write_errors);
 		cJSON_AddItemToArray(list, o);
 	}
+	cJSON_AddItemToObject(root, "netlink", netlink_json());
 	return root;
 }
 
@@ -124,7 +183,12 @@ static cJSON *lcp_json(void)
  *
  * To Linux: frames written to the TAP (punted); From Linux: frames read
  * from it (to lcp-xc); Dropped: read but no room (rx ring full, oversize)
- * plus writes Linux refused (its interface down). Ifindex "gone": the TAP
+ * plus writes Linux refused (its interface down). Below the table, the
+ * netlink listener's counters (json: "netlink"): messages, applied, each
+ * reason for ignoring one, batches, resyncs:
+ * netlink: 1 listener(s), messages 12, applied 9, linux routes 1, batches 3 (max 9), resyncs 0 (swept 0,
+ *   ENOBUFS 0), multipath first path only 0
+ *   ignored, proto kernel (address's own): 3 Ifindex "gone": the TAP
  * was deleted from Linux under sluice (`lcp delete` cleans up). Punts dropped because
  * the tx ring was full are lcp-punt's "punt queue full" in `show errors`.
  */
@@ -166,6 +230,7 @@ static int show_lcp(struct cli_session *s, int argc, char **argv)
 		cli_table_cell(t, "%llu", (unsigned long long)(st.rx_ring_full + st.rx_oversize + st.write_errors));
 	}
 	cli_table_print(s, t);
+	netlink_print(s);
 	return 0;
 }
 
@@ -174,4 +239,6 @@ CLI_COMMAND(lcp_create_cmd, "lcp create", "lcp create PORT host-if NAME [netns N
 CLI_COMMAND(lcp_delete_cmd, "lcp delete", "lcp delete PORT", "Unpair a port and delete its TAP", lcp_delete_cmd_fn)
 CLI_COMMAND(lcp_default_netns_cmd, "lcp default netns", "lcp default netns NAME",
 	    "Namespace for TAPs when lcp create names none", lcp_default_netns_fn)
+CLI_COMMAND(lcp_resync_cmd, "lcp resync", "lcp resync",
+	    "Re-dump Linux's addresses, routes and neighbours (mark and sweep)", lcp_resync_fn)
 CLI_COMMAND(show_lcp_cmd, "show lcp", "show lcp [json]", "linux-cp pairs: port, TAP, namespace, counters", show_lcp)

@@ -1,4 +1,4 @@
-/* linux-cp { default-netns NAME  PORT { host-if NAME  netns NAME } }:
+/* linux-cp { default-netns NAME  route-table N  netlink-rx-buffer BYTES  PORT { host-if NAME  netns NAME } }:
  * pairs made at start-up, once the graph runs (lcp_conf_apply). The
  * parser holds host-if to 15 characters (the field's size, IFNAMSIZ);
  * a port or namespace that does not exist is found when the pair is
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nodes/lcp/lcp_conf.h"
+#include "nodes/lcp/lcp_nl.h"
 
 static const struct conf_key lcp_pair_keys[] = {
 	{ .name = "host-if", .type = CONF_STRING, CONF_FIELD(struct lcp_conf_pair, host_if),
@@ -42,6 +43,12 @@ static const struct conf_block lcp_block = {
 static const struct conf_key lcp_keys[] = {
 	{ .name = "default-netns", .type = CONF_STRING, CONF_FIELD(struct lcp_conf, default_netns),
 	  .doc = "namespace of TAPs whose pair names none (VPP's `default netns`)" },
+	{ .name = "route-table", .type = CONF_UINT, CONF_FIELD(struct lcp_conf, route_table), .def = "0",
+	  .min = 0, .max = 0xfffffffe,
+	  .doc = "Linux routing table mirrored beside main (254); 0: main only" },
+	{ .name = "netlink-rx-buffer", .type = CONF_UINT, CONF_FIELD(struct lcp_conf, rx_buffer), .def = "67108864",
+	  .min = 4096, .max = 1u << 30,
+	  .doc = "the netlink socket's receive buffer in bytes (SO_RCVBUFFORCE; VPP's linux-nl rx-buffer-size)" },
 	{ 0 },
 };
 
@@ -61,6 +68,8 @@ int lcp_conf_apply(const struct lcp_conf *c, char *err, size_t errlen)
 		snprintf(err, errlen, "default-netns: %s", why);
 		return rc;
 	}
+	lcp_nl_route_table = c->route_table;
+	lcp_nl_rx_buffer = c->rx_buffer;
 	for (uint32_t i = 0; i < c->n_pairs; i++) {
 		const struct lcp_conf_pair *p = &c->pairs[i];
 		rc = lcp_create(p->port, p->host_if, p->netns, why, sizeof(why));

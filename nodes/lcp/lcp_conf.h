@@ -13,6 +13,8 @@ struct lcp_conf_pair {
 
 struct lcp_conf {
 	char default_netns[TAP_NETNS_SIZE];
+	uint32_t route_table; /* the netlink listener's table beside main; 0: none */
+	uint32_t rx_buffer;   /* the netlink socket's receive buffer, bytes */
 	uint32_t n_pairs;
 	struct lcp_conf_pair pairs[DEV_MAX];
 };

@@ -1,0 +1,112 @@
+/* linux-cp's netlink listener: what Linux learns in the namespace(s)
+ * holding the TAPs (addresses, routes, neighbours, nexthop objects, link
+ * state; from FRR, BIRD, `ip`, anything) mirrored into sluice. rtnetlink(7),
+ * through libmnl (libnl 3.7 has no type for nexthop objects, which FRR 8.4
+ * installs by default; libmnl is the minimal, well-kept netlink library
+ * that iproute2's authors maintain and nftables uses). docs/lcp.md.
+ *
+ * Two halves:
+ *   lcp_netlink.c  one control thread per namespace ("sluice-nl"): setns,
+ *                  subscribe, dump, batch, resync. Never a datapath thread.
+ *   lcp_nl_map.c   one message -> sluice's tables (lcp_nl_apply), under
+ *                  the barrier; counts what it could not map, per reason.
+ * Tests feed lcp_nl_apply messages built with libmnl, no thread, no socket.
+ */
+#ifndef SLUICE_NODES_LCP_NL_H
+#define SLUICE_NODES_LCP_NL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct nlmsghdr;
+
+/* Why a message (or part of one) was not applied. */
+enum lcp_nl_ignore {
+	LCP_NL_IGN_NOT_TAP,     /* about an interface that is no TAP of ours */
+	LCP_NL_IGN_FAMILY,      /* unsupported family (IPv6 until sluice has it) */
+	LCP_NL_IGN_TABLE,       /* a route of another table than main / route-table */
+	LCP_NL_IGN_KERNEL,      /* proto kernel connected/local: the address made it */
+	LCP_NL_IGN_ROUTE_TYPE,  /* unreachable, prohibit, throw, a device route without a gateway */
+	LCP_NL_IGN_NO_NEXTHOP,  /* RTA_NH_ID of a nexthop object not (yet) known */
+	LCP_NL_IGN_REFUSED,     /* sluice refused it (table full, prefix is an address's) */
+	LCP_NL_IGN_MALFORMED,   /* too short, bad attributes, prefix length out of range */
+	LCP_NL_IGN_OTHER,       /* a message type the listener does not map */
+	LCP_NL_IGN_N,
+};
+
+struct lcp_nl_stats {
+	uint64_t messages;            /* handed to lcp_nl_apply */
+	uint64_t applied;             /* changed (or confirmed) sluice's tables */
+	uint64_t ignored[LCP_NL_IGN_N];
+	uint64_t multipath_first;     /* multipath / group routes: first path only */
+	uint64_t batches;             /* barrier syncs that applied messages */
+	uint64_t max_batch;           /* most messages in one */
+	uint64_t resyncs;             /* re-dumps after ENOBUFS, NLM_F_DUMP_INTR or `lcp resync` */
+	uint64_t swept;               /* routes and addresses a resync found gone */
+	uint64_t enobufs;             /* socket overruns */
+};
+
+extern struct lcp_nl_stats lcp_nl_stats;
+
+/* The reason's name, for `show lcp` and the log. */
+const char *lcp_nl_ignore_name(enum lcp_nl_ignore why);
+
+/* ---- the mapping (lcp_nl_map.c); barrier held ---- */
+
+/* A generation's top byte names its listener (LCP_NL_GEN_OWNER): a sweep
+ * touches only what its own listener marked. */
+#define LCP_NL_GEN_OWNER 0xff000000u
+
+/* Which namespace's messages these are ("": sluice's own) and the mark
+ * of the current dump generation, for the sweep. */
+struct lcp_nl_ctx {
+	const char *netns;
+	uint32_t gen;
+};
+
+/* Apply one rtnetlink message. Returns true when applied, false when
+ * ignored (and counted under its reason, logged once per reason). */
+bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh);
+
+/* After a full dump of generation gen: remove the Linux routes and the
+ * addresses Linux gave, of gen's listener, that the dump did not show
+ * again. How many. */
+uint32_t lcp_nl_sweep(uint32_t gen);
+
+/* Routes of this table map as well as main's (linux-cp { route-table N });
+ * 0: main only. */
+extern uint32_t lcp_nl_route_table;
+
+/* Set by the mapping when a known nexthop object changed or went: the
+ * routes through it changed in the kernel without a message of their own,
+ * so the listener re-dumps after the batch. */
+extern bool lcp_nl_redump_wanted;
+
+/* Tests: the Linux ifindex of a non-tap device standing for a TAP. */
+void lcp_nl_set_test_ifindex(uint32_t dev_index, uint32_t ifindex);
+
+/* Forget nexthop objects and link states (a new namespace listener, tests). */
+void lcp_nl_map_reset(void);
+
+/* ---- the listener threads (lcp_netlink.c) ---- */
+
+/* The sockets' receive buffer (linux-cp { netlink-rx-buffer }), for
+ * listeners started after it is set; default 64 MB. */
+extern uint32_t lcp_nl_rx_buffer;
+
+/* Make sure a listener runs for netns ("": sluice's). 0 or a negative errno. */
+int lcp_nl_start(const char *netns);
+
+/* Ask every listener for a full re-dump (mark and sweep). Returns how many
+ * listeners were asked. */
+uint32_t lcp_nl_resync(void);
+
+/* Stop and join every listener (shutdown; the datapath loop has ended). */
+void lcp_nl_stop_all(void);
+
+/* The namespaces listened to, for `show lcp`. */
+uint32_t lcp_nl_n_listeners(void);
+const char *lcp_nl_listener_netns(uint32_t i);
+
+#endif

@@ -1,0 +1,427 @@
+/* linux-cp's netlink mapping (nodes/lcp/lcp_nl_map.c): rtnetlink messages
+ * built with libmnl, as the kernel sends them, fed to lcp_nl_apply with no
+ * socket and no thread; the exact FIB entries, addresses, neighbours and
+ * counters after each. testdrv "a" is the port, "t" its TAP, which Linux
+ * knows as ifindex 7; ifindex 99 is an interface that is no TAP of ours.
+ * Bad and garbage messages are refused and counted, and change nothing. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <net/if.h>
+#include <libmnl/libmnl.h>
+#include <linux/neighbour.h>
+#include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
+#include <string.h>
+
+#include "drivers/device.h"
+#include "graph/graph.h"
+#include "nodes/ip4/ip4_interface.h"
+#include "nodes/ip4/ip4_neighbor.h"
+#include "nodes/lcp/lcp.h"
+#include "nodes/lcp/lcp_nl.h"
+#include "tests/check_run.h"
+
+#define TAP_IFINDEX 7
+#define OTHER_IFINDEX 99
+#define NET(a, b, c, d) (((uint32_t)(a) << 24) | ((b) << 16) | ((c) << 8) | (d)) /* host order */
+
+static struct graph *g;
+static struct device *dev_a, *dev_tap;
+static char err[256];
+static char buf[8192];
+static const struct lcp_nl_ctx ctx1 = { .netns = "", .gen = 1 };
+
+static struct nlmsghdr *msg(uint16_t type, size_t hdr)
+{
+	memset(buf, 0, sizeof(buf));
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = type;
+	mnl_nlmsg_put_extra_header(nlh, hdr);
+	return nlh;
+}
+
+static struct nlmsghdr *route(uint16_t type, uint32_t dst, uint8_t plen, uint8_t rtype, uint8_t proto)
+{
+	struct nlmsghdr *nlh = msg(type, sizeof(struct rtmsg));
+	struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	rtm->rtm_family = AF_INET;
+	rtm->rtm_dst_len = plen;
+	rtm->rtm_table = RT_TABLE_MAIN;
+	rtm->rtm_type = rtype;
+	rtm->rtm_protocol = proto;
+	if (plen)
+		mnl_attr_put_u32(nlh, RTA_DST, htonl(dst));
+	return nlh;
+}
+
+static struct nlmsghdr *route_via(uint16_t type, uint32_t dst, uint8_t plen, uint32_t gw, uint32_t oif)
+{
+	struct nlmsghdr *nlh = route(type, dst, plen, RTN_UNICAST, RTPROT_STATIC);
+	mnl_attr_put_u32(nlh, RTA_GATEWAY, htonl(gw));
+	mnl_attr_put_u32(nlh, RTA_OIF, oif);
+	return nlh;
+}
+
+static struct nlmsghdr *addr(uint16_t type, uint32_t a, uint8_t plen, uint32_t ifindex)
+{
+	struct nlmsghdr *nlh = msg(type, sizeof(struct ifaddrmsg));
+	struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+	ifa->ifa_family = AF_INET;
+	ifa->ifa_prefixlen = plen;
+	ifa->ifa_index = ifindex;
+	mnl_attr_put_u32(nlh, IFA_LOCAL, htonl(a));
+	mnl_attr_put_u32(nlh, IFA_ADDRESS, htonl(a));
+	return nlh;
+}
+
+static struct nlmsghdr *neigh(uint16_t type, uint32_t ip, uint16_t state)
+{
+	static const uint8_t mac[6] = { 0x02, 0xbb, 0, 0, 0, 5 };
+	struct nlmsghdr *nlh = msg(type, sizeof(struct ndmsg));
+	struct ndmsg *nd = mnl_nlmsg_get_payload(nlh);
+	nd->ndm_family = AF_INET;
+	nd->ndm_ifindex = TAP_IFINDEX;
+	nd->ndm_state = state;
+	mnl_attr_put_u32(nlh, NDA_DST, htonl(ip));
+	mnl_attr_put(nlh, NDA_LLADDR, 6, mac);
+	return nlh;
+}
+
+static struct nlmsghdr *link_msg(bool up)
+{
+	struct nlmsghdr *nlh = msg(RTM_NEWLINK, sizeof(struct ifinfomsg));
+	struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+	ifi->ifi_index = TAP_IFINDEX;
+	ifi->ifi_flags = up ? IFF_UP : 0;
+	return nlh;
+}
+
+static bool apply(const struct nlmsghdr *nlh)
+{
+	return lcp_nl_apply(&ctx1, nlh);
+}
+
+/* The FIB's adjacency for prefix/plen (host order), or NULL. */
+static const struct ip4_adj *fib_adj(uint32_t prefix, uint8_t plen)
+{
+	uint32_t r;
+	if (!ip4_fib_main || ip4_fib_get(ip4_fib_main, prefix, plen, &r))
+		return NULL;
+	return ip4_adj_get(ip4_fib_main, r);
+}
+
+static void assert_via(uint32_t prefix, uint8_t plen, uint32_t nh)
+{
+	const struct ip4_adj *a = fib_adj(prefix, plen);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->kind, IP4_ADJ_REWRITE);
+	ck_assert_uint_eq(a->next_hop, nh);
+	ck_assert_uint_eq(a->if_index, dev_a->index);
+}
+
+static struct device *td_create(const char *name)
+{
+	struct device *d = dev_create(name, "testdrv", NULL, 0, err, sizeof(err));
+	ck_assert_msg(d, "%s", err);
+	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
+	return d;
+}
+
+static void setup(void)
+{
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	bc.buffers_per_numa = 1024;
+	bc.page_size = 4096;
+	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
+	g = graph_create(NULL, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
+	dev_a = td_create("a");
+	dev_tap = td_create("t");
+	ck_assert_int_eq(lcp_pair(dev_a, dev_tap), 0);
+	lcp_nl_set_test_ifindex(dev_tap->index, TAP_IFINDEX);
+	lcp_nl_map_reset();
+	memset(&lcp_nl_stats, 0, sizeof(lcp_nl_stats));
+	lcp_nl_route_table = 0;
+}
+
+static void teardown(void)
+{
+	dev_graph_detach(g);
+	graph_destroy(g);
+	g = NULL;
+	ip4_main_free();
+	dev_delete_all();
+	buffer_main_free();
+}
+
+START_TEST(address_and_route)
+{
+	ck_assert(apply(addr(RTM_NEWADDR, NET(10, 1, 0, 1), 24, TAP_IFINDEX)));
+	ck_assert(ip4_if_is_local(dev_a->index, htonl(NET(10, 1, 0, 1))));
+	ck_assert_uint_eq(fib_adj(NET(10, 1, 0, 0), 24)->kind, IP4_ADJ_GLEAN);
+	/* the kernel's connected route for it: sluice's own already */
+	ck_assert(!apply(route(RTM_NEWROUTE, NET(10, 1, 0, 0), 24, RTN_UNICAST, RTPROT_KERNEL)));
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_KERNEL], 1);
+	ck_assert_uint_eq(fib_adj(NET(10, 1, 0, 0), 24)->kind, IP4_ADJ_GLEAN);
+
+	ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX))); /* again */
+	assert_via(NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2));
+	struct ip4_route_path p;
+	ck_assert_int_eq(ip4_route_src_best(NET(10, 9, 0, 0), 16, &p), IP4_SRC_LINUX);
+	ck_assert_uint_eq(p.protocol, RTPROT_STATIC);
+	ck_assert_str_eq(ip4_route_protocol_name(p.protocol), "static");
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 1);
+
+	ck_assert(apply(route(RTM_DELROUTE, NET(10, 9, 0, 0), 16, RTN_UNICAST, RTPROT_STATIC)));
+	ck_assert_ptr_null(fib_adj(NET(10, 9, 0, 0), 16));
+	ck_assert(apply(route(RTM_DELROUTE, NET(10, 9, 0, 0), 16, RTN_UNICAST, RTPROT_STATIC))); /* idempotent */
+	ck_assert(apply(addr(RTM_DELADDR, NET(10, 1, 0, 1), 24, TAP_IFINDEX)));
+	ck_assert(!ip4_if_is_local(dev_a->index, htonl(NET(10, 1, 0, 1))));
+	ck_assert_ptr_null(fib_adj(NET(10, 1, 0, 0), 24));
+	ck_assert_uint_eq(lcp_nl_stats.messages, 7);
+	ck_assert_uint_eq(lcp_nl_stats.applied, 6);
+}
+END_TEST
+
+/* What the FIB cannot or must not take: counted per reason, not installed. */
+START_TEST(unmapped_kinds)
+{
+	ck_assert(!apply(route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), OTHER_IFINDEX)));
+	struct nlmsghdr *v6 = route(RTM_NEWROUTE, 0, 0, RTN_UNICAST, RTPROT_STATIC);
+	((struct rtmsg *)mnl_nlmsg_get_payload(v6))->rtm_family = AF_INET6;
+	ck_assert(!apply(v6));
+	struct nlmsghdr *t100 = route_via(RTM_NEWROUTE, NET(10, 10, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX);
+	((struct rtmsg *)mnl_nlmsg_get_payload(t100))->rtm_table = 100;
+	ck_assert(!apply(t100));
+	lcp_nl_route_table = 100; /* linux-cp { route-table 100 } */
+	ck_assert(apply(t100));
+	assert_via(NET(10, 10, 0, 0), 16, NET(10, 1, 0, 2));
+	ck_assert(!apply(route(RTM_NEWROUTE, NET(10, 67, 0, 0), 16, RTN_UNREACHABLE, RTPROT_BOOT)));
+	ck_assert(!apply(route(RTM_NEWROUTE, NET(10, 68, 0, 0), 16, RTN_PROHIBIT, RTPROT_BOOT)));
+	struct nlmsghdr *dev_route = route(RTM_NEWROUTE, NET(10, 69, 0, 0), 16, RTN_UNICAST, RTPROT_BOOT);
+	mnl_attr_put_u32(dev_route, RTA_OIF, TAP_IFINDEX); /* no gateway: a device route */
+	ck_assert(!apply(dev_route));
+	ck_assert(apply(route(RTM_NEWROUTE, NET(10, 66, 0, 0), 16, RTN_BLACKHOLE, RTPROT_BOOT)));
+	const struct ip4_adj *bh = fib_adj(NET(10, 66, 0, 0), 16);
+	ck_assert_ptr_nonnull(bh);
+	ck_assert_uint_eq(bh->kind, IP4_ADJ_DROP);
+	ck_assert_ptr_null(fib_adj(NET(10, 9, 0, 0), 16));
+	ck_assert_ptr_null(fib_adj(NET(10, 67, 0, 0), 16));
+	ck_assert_ptr_null(fib_adj(NET(10, 69, 0, 0), 16));
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_NOT_TAP], 1);
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_FAMILY], 1);
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_TABLE], 1);
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_ROUTE_TYPE], 3);
+	ck_assert_uint_eq(lcp_nl_stats.applied, 2);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 2);
+}
+END_TEST
+
+/* Garbage: refused as malformed (or an unknown type), nothing changes. */
+START_TEST(garbage_refused)
+{
+	struct nlmsghdr *nlh = route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX);
+	nlh->nlmsg_len = 10; /* shorter than its own header */
+	ck_assert(!apply(nlh));
+	nlh = route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX);
+	struct nlattr *last = (struct nlattr *)((char *)nlh + nlh->nlmsg_len - 8);
+	last->nla_len = 200; /* runs past the message */
+	ck_assert(!apply(nlh));
+	nlh = route(RTM_NEWROUTE, 0, 0, RTN_UNICAST, RTPROT_STATIC);
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_dst_len = 16;
+	mnl_attr_put_u16(nlh, RTA_DST, 0x0a09); /* two bytes for an IPv4 address */
+	ck_assert(!apply(nlh));
+	nlh = route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX);
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_dst_len = 40;
+	ck_assert(!apply(nlh));
+	nlh = msg(RTM_NEWADDR, sizeof(struct ifaddrmsg)); /* no address */
+	((struct ifaddrmsg *)mnl_nlmsg_get_payload(nlh))->ifa_family = AF_INET;
+	ck_assert(!apply(nlh));
+	nlh = msg(RTM_NEWNEXTHOP, sizeof(struct nhmsg)); /* no id */
+	ck_assert(!apply(nlh));
+	ck_assert(!apply(msg(0x99, 4))); /* a type nobody maps */
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_MALFORMED], 6);
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_OTHER], 1);
+	ck_assert_uint_eq(lcp_nl_stats.applied, 0);
+	ck_assert_ptr_null(fib_adj(NET(10, 9, 0, 0), 16));
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 0);
+	/* and the listener still maps the next good one */
+	ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	assert_via(NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2));
+}
+END_TEST
+
+static void put_path(struct nlmsghdr *nlh, uint32_t gw, uint32_t oif)
+{
+	struct rtnexthop *rtnh = mnl_nlmsg_get_payload_tail(nlh);
+	memset(rtnh, 0, sizeof(*rtnh));
+	nlh->nlmsg_len += RTNH_ALIGN(sizeof(*rtnh));
+	rtnh->rtnh_ifindex = (int)oif;
+	mnl_attr_put_u32(nlh, RTA_GATEWAY, htonl(gw));
+	rtnh->rtnh_len = (unsigned short)((char *)mnl_nlmsg_get_payload_tail(nlh) - (char *)rtnh);
+}
+
+static struct nlmsghdr *nexthop(uint32_t id, uint32_t gw, const uint32_t *group, int n)
+{
+	struct nlmsghdr *nlh = msg(RTM_NEWNEXTHOP, sizeof(struct nhmsg));
+	((struct nhmsg *)mnl_nlmsg_get_payload(nlh))->nh_family = AF_INET;
+	mnl_attr_put_u32(nlh, NHA_ID, id);
+	if (!n) {
+		mnl_attr_put_u32(nlh, NHA_OIF, TAP_IFINDEX);
+		mnl_attr_put_u32(nlh, NHA_GATEWAY, htonl(gw));
+		return nlh;
+	}
+	struct nexthop_grp grp[4] = { 0 };
+	for (int i = 0; i < n; i++)
+		grp[i].id = group[i];
+	mnl_attr_put(nlh, NHA_GROUP, (size_t)n * sizeof(grp[0]), grp);
+	return nlh;
+}
+
+/* No ECMP in the FIB yet: the first path, counted. */
+START_TEST(multipath_and_nexthops)
+{
+	struct nlmsghdr *nlh = route(RTM_NEWROUTE, NET(10, 20, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
+	struct nlattr *mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	put_path(nlh, NET(10, 1, 0, 2), TAP_IFINDEX);
+	put_path(nlh, NET(10, 1, 0, 3), TAP_IFINDEX);
+	mnl_attr_nest_end(nlh, mp);
+	ck_assert(apply(nlh));
+	assert_via(NET(10, 20, 0, 0), 16, NET(10, 1, 0, 2));
+	ck_assert_uint_eq(lcp_nl_stats.multipath_first, 1);
+
+	ck_assert(apply(nexthop(5, NET(10, 1, 0, 3), NULL, 0)));
+	ck_assert(!lcp_nl_redump_wanted); /* a new one changes no route */
+	const uint32_t members[] = { 5, 8 };
+	ck_assert(apply(nexthop(6, 0, members, 2)));
+	nlh = route(RTM_NEWROUTE, NET(10, 21, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
+	mnl_attr_put_u32(nlh, RTA_NH_ID, 5);
+	ck_assert(apply(nlh));
+	assert_via(NET(10, 21, 0, 0), 16, NET(10, 1, 0, 3));
+	nlh = route(RTM_NEWROUTE, NET(10, 22, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
+	mnl_attr_put_u32(nlh, RTA_NH_ID, 6);
+	ck_assert(apply(nlh));
+	assert_via(NET(10, 22, 0, 0), 16, NET(10, 1, 0, 3));
+	ck_assert_uint_eq(lcp_nl_stats.multipath_first, 2);
+	nlh = route(RTM_NEWROUTE, NET(10, 23, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
+	mnl_attr_put_u32(nlh, RTA_NH_ID, 9); /* never announced */
+	ck_assert(!apply(nlh));
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_NO_NEXTHOP], 1);
+	ck_assert_ptr_null(fib_adj(NET(10, 23, 0, 0), 16));
+	/* a known one replaced: its routes changed in the kernel unannounced */
+	ck_assert(apply(nexthop(5, NET(10, 1, 0, 4), NULL, 0)));
+	ck_assert(lcp_nl_redump_wanted);
+}
+END_TEST
+
+/* CLI over Linux for one prefix; each source removes only its own. */
+START_TEST(sources_and_precedence)
+{
+	uint32_t pfx = htonl(NET(10, 9, 0, 0));
+	ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	ck_assert_int_eq(ip4_route_add(pfx, 16, htonl(NET(10, 1, 0, 4)), dev_a->index, err, sizeof(err)), 0);
+	assert_via(NET(10, 9, 0, 0), 16, NET(10, 1, 0, 4));
+	ck_assert_int_eq(ip4_route_src_best(NET(10, 9, 0, 0), 16, NULL), IP4_SRC_CLI);
+	ck_assert(apply(route(RTM_DELROUTE, NET(10, 9, 0, 0), 16, RTN_UNICAST, RTPROT_STATIC)));
+	assert_via(NET(10, 9, 0, 0), 16, NET(10, 1, 0, 4)); /* the CLI's survives */
+	ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	assert_via(NET(10, 9, 0, 0), 16, NET(10, 1, 0, 4)); /* Linux's does not overwrite it */
+	ck_assert_int_eq(ip4_route_del(pfx, 16, err, sizeof(err)), 0);
+	assert_via(NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2)); /* Linux's comes back */
+	ck_assert_int_eq(ip4_route_del(pfx, 16, err, sizeof(err)), -ENOENT); /* the CLI has none now */
+	assert_via(NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2));
+	/* an address's prefix is its own: Linux's route for it is refused */
+	ck_assert_int_eq(ip4_if_addr_add(dev_a->index, htonl(NET(10, 1, 0, 1)), 24, err, sizeof(err)), 0);
+	ck_assert(!apply(route_via(RTM_NEWROUTE, NET(10, 1, 0, 0), 24, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_REFUSED], 1);
+	ck_assert_uint_eq(fib_adj(NET(10, 1, 0, 0), 24)->kind, IP4_ADJ_GLEAN);
+	/* the CLI configured the address: Linux deleting it leaves it */
+	ck_assert(apply(addr(RTM_NEWADDR, NET(10, 1, 0, 1), 24, TAP_IFINDEX)));
+	ck_assert(apply(addr(RTM_DELADDR, NET(10, 1, 0, 1), 24, TAP_IFINDEX)));
+	ck_assert(ip4_if_is_local(dev_a->index, htonl(NET(10, 1, 0, 1))));
+}
+END_TEST
+
+/* A resync's sweep: what the new dump did not show goes, what another
+ * listener (namespace) owns stays. */
+START_TEST(resync_sweep)
+{
+	const struct lcp_nl_ctx gen2 = { .netns = "", .gen = 2 };
+	const struct lcp_nl_ctx other = { .netns = "", .gen = (1u << 24) | 1 };
+	ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 30, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 31, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	ck_assert(lcp_nl_apply(&other, route_via(RTM_NEWROUTE, NET(10, 32, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	ck_assert(apply(addr(RTM_NEWADDR, NET(10, 5, 0, 1), 24, TAP_IFINDEX)));
+	ck_assert(lcp_nl_apply(&gen2, route_via(RTM_NEWROUTE, NET(10, 30, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	ck_assert_uint_eq(lcp_nl_sweep(2), 2); /* 10.31/16 and 10.5.0.1/24 */
+	assert_via(NET(10, 30, 0, 0), 16, NET(10, 1, 0, 2));
+	ck_assert_ptr_null(fib_adj(NET(10, 31, 0, 0), 16));
+	assert_via(NET(10, 32, 0, 0), 16, NET(10, 1, 0, 2));
+	ck_assert(!ip4_if_is_local(dev_a->index, htonl(NET(10, 5, 0, 1))));
+	ck_assert_uint_eq(lcp_nl_stats.swept, 2);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 2);
+}
+END_TEST
+
+/* Permanent neighbours become static; Linux's dynamic ones only confirm. */
+START_TEST(neighbours)
+{
+	ck_assert(apply(neigh(RTM_NEWNEIGH, NET(10, 1, 0, 5), NUD_PERMANENT)));
+	ck_assert(apply(neigh(RTM_NEWNEIGH, NET(10, 1, 0, 6), NUD_REACHABLE)));
+	ip4_nbr_lock();
+	const struct ip4_nbr *n5 = ip4_nbr_lookup(dev_a->index, htonl(NET(10, 1, 0, 5)));
+	const struct ip4_nbr *n6 = ip4_nbr_lookup(dev_a->index, htonl(NET(10, 1, 0, 6)));
+	ck_assert(n5 && (n5->flags & IP4_NBR_F_STATIC) && n5->state == IP4_NBR_REACHABLE);
+	ck_assert(n6 && !(n6->flags & IP4_NBR_F_STATIC));
+	ck_assert_uint_eq(n5->mac[5], 5);
+	ip4_nbr_unlock();
+	ck_assert(apply(neigh(RTM_DELNEIGH, NET(10, 1, 0, 5), 0)));
+	ck_assert(apply(neigh(RTM_DELNEIGH, NET(10, 1, 0, 6), 0)));
+	ip4_nbr_lock();
+	ck_assert_ptr_null(ip4_nbr_lookup(dev_a->index, htonl(NET(10, 1, 0, 5))));
+	ck_assert_ptr_nonnull(ip4_nbr_lookup(dev_a->index, htonl(NET(10, 1, 0, 6)))); /* sluice's ARP ages it */
+	ip4_nbr_unlock();
+}
+END_TEST
+
+/* Linux's up/down transitions of the TAP reach the port. */
+START_TEST(link_state)
+{
+	ck_assert(apply(link_msg(false))); /* first sight: only noted */
+	ck_assert(dev_a->admin_up);
+	ck_assert(apply(link_msg(true)));
+	ck_assert(dev_a->admin_up);
+	ck_assert(apply(link_msg(false)));
+	ck_assert(!dev_a->admin_up);
+	ck_assert(apply(link_msg(true)));
+	ck_assert(dev_a->admin_up);
+}
+END_TEST
+
+static Suite *lcp_nl_suite(void)
+{
+	Suite *s = suite_create("lcp netlink");
+	TCase *tc = tcase_create("map");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, address_and_route);
+	tcase_add_test(tc, unmapped_kinds);
+	tcase_add_test(tc, garbage_refused);
+	tcase_add_test(tc, multipath_and_nexthops);
+	tcase_add_test(tc, sources_and_precedence);
+	tcase_add_test(tc, resync_sweep);
+	tcase_add_test(tc, neighbours);
+	tcase_add_test(tc, link_state);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run_suite(lcp_nl_suite());
+}
