@@ -378,8 +378,15 @@ START_TEST(real_port_to_tap)
 		len = recv(s, got, sizeof(got), 0);
 	while (len > 0 && ((uint32_t)len != n || memcmp(got, f, n) != 0));
 	ck_assert_int_eq(len, (ssize_t)n);
+	/* The control thread counts the frame after its write() returns; the
+	 * packet socket may see the frame first: wait for the count (1 s at most). */
 	struct tap_host_stats st;
-	tap_host_stats_get(tap, &st);
+	for (int i = 0; i < 100; i++) {
+		tap_host_stats_get(tap, &st);
+		if (st.to_linux)
+			break;
+		usleep(10000);
+	}
 	ck_assert_uint_eq(st.to_linux, 1);
 	ck_assert_uint_eq(st.write_errors, 0);
 	close(s);
