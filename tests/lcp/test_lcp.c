@@ -30,6 +30,7 @@
 #include "nodes/ip4/ip4_neighbor.h"
 #include "nodes/lcp/lcp.h"
 #include "tests/check_run.h"
+#include "tests/graph_fixture.h"
 #include "tests/pkt_build.h"
 #include "tests/drivers/testdrv/testdrv.h"
 
@@ -104,43 +105,23 @@ static void expect_sent_any(struct device *d, const uint8_t *want, uint32_t len)
 	ck_abort_msg("%s did not send the frame", d->name);
 }
 
-static struct device *td_create(const char *name)
-{
-	struct device *d = dev_create(name, "testdrv", NULL, 0, err, sizeof(err));
-	ck_assert_msg(d, "%s", err);
-	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
-	return d;
-}
-
 static void setup(void)
 {
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 4096;
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
-	dev_a = td_create("a");
-	dev_tap = td_create("t");
+	fixture_buffers_up(4096);
+	g = fixture_graph_up();
+	dev_a = fixture_testdrv("a");
+	dev_tap = fixture_testdrv("t");
 	memcpy(dev_tap->mac, dev_a->mac, 6); /* a TAP has its port's MAC */
 	ck_assert_msg(ip4_if_addr_add(dev_a->index, htonl(IP_A1), 24, err, sizeof(err)) == 0, "%s", err);
 }
 
 static void teardown(void)
 {
-	dev_graph_detach(g);
-	graph_destroy(g);
+	fixture_graph_down(g);
 	g = NULL;
 	ip4_main_free();
-	dev_delete_all();
 	ck_assert_uint_eq(lcp_n_pairs(), 0);
-	ck_assert_uint_eq(buffer_n_in_use(), 0);
-	buffer_thread_unregister();
-	buffer_main_free();
+	fixture_buffers_down();
 }
 
 /* What the router does not answer goes up the TAP whole, Ethernet header
@@ -254,7 +235,7 @@ START_TEST(pair_lifecycle)
 	dev_delete(dev_tap);
 	ck_assert_uint_eq(lcp_tap_of(a), DEV_INDEX_INVALID);
 	ck_assert_int_eq(lcp_delete("a", err, sizeof(err)), -ENOENT);
-	dev_tap = td_create("t");
+	dev_tap = fixture_testdrv("t");
 	ck_assert_int_eq(lcp_pair(dev_a, dev_tap), 0);
 	dev_delete(dev_a);
 	ck_assert_ptr_null(dev_by_name("t"));

@@ -21,6 +21,7 @@
 #include "nodes/lcp/lcp.h"
 #include "nodes/lcp/lcp_nl.h"
 #include "tests/check_run.h"
+#include "tests/graph_fixture.h"
 
 #define TAP_IFINDEX 7
 #define OTHER_IFINDEX 99
@@ -120,28 +121,12 @@ static void assert_via(uint32_t prefix, uint8_t plen, uint32_t nh)
 	ck_assert_uint_eq(a->if_index, dev_a->index);
 }
 
-static struct device *td_create(const char *name)
-{
-	struct device *d = dev_create(name, "testdrv", NULL, 0, err, sizeof(err));
-	ck_assert_msg(d, "%s", err);
-	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
-	return d;
-}
-
 static void setup(void)
 {
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 1024;
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
-	dev_a = td_create("a");
-	dev_tap = td_create("t");
+	fixture_buffers_up(1024);
+	g = fixture_graph_up();
+	dev_a = fixture_testdrv("a");
+	dev_tap = fixture_testdrv("t");
 	ck_assert_int_eq(lcp_pair(dev_a, dev_tap), 0);
 	lcp_nl_set_test_ifindex(dev_tap->index, TAP_IFINDEX);
 	lcp_nl_map_reset();
@@ -151,12 +136,10 @@ static void setup(void)
 
 static void teardown(void)
 {
-	dev_graph_detach(g);
-	graph_destroy(g);
+	fixture_graph_down(g);
 	g = NULL;
 	ip4_main_free();
-	dev_delete_all();
-	buffer_main_free();
+	fixture_buffers_down();
 }
 
 START_TEST(address_and_route)
