@@ -106,7 +106,7 @@ grep -Eq "[1-9][0-9]* +lcp-xc +injected: IPv4" "$tmp/errors" || fail "lcp-xc cou
 
 # ---- ctl's ospfd goes: peer drops it after the dead interval, its
 # ---- routes leave sluice with the kernel's ----
-kill -TERM "$(cat "$(frr_dir ctl)/ospfd.pid")"
+frr_stop ctl ospfd
 until_s 8 eval '! full peer 10.1.0.1' || fail "peer still Full 8 s after ctl's ospfd stopped"
 all_gone() {
 	for p in $prefixes; do fib_lacks "$p" || return 1; done

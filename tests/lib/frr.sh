@@ -9,14 +9,12 @@
 # The sourcing script sets tmp; frr_cleanup (call it from the EXIT trap
 # before the namespaces go) stops every daemon started here.
 
-frr_dirs=()
-
-# frr_dir NAME: the directory of instance NAME (made on first use).
+# frr_dir NAME: the directory of instance NAME, $tmp/frr-NAME (made on
+# first use; frr_cleanup finds the pid files there).
 frr_dir() {
 	local d="$tmp/frr-$1"
 	if [ ! -d "$d" ]; then
 		mkdir -p "$d" && chmod 755 "$tmp" "$d" && chown frr:frr "$d" || fail "frr dir $d"
-		frr_dirs+=("$d")
 	fi
 	echo "$d"
 }
@@ -53,7 +51,7 @@ frr_any_alive() { # pids...
 # Every daemon of every instance: TERM, then KILL after 2 s.
 frr_cleanup() {
 	local d p pids=()
-	for d in "${frr_dirs[@]}"; do
+	for d in "$tmp"/frr-*; do
 		for p in "$d"/*.pid; do
 			[ -f "$p" ] && pids+=("$(cat "$p")")
 		done
@@ -61,17 +59,35 @@ frr_cleanup() {
 	[ ${#pids[@]} -eq 0 ] && return 0
 	kill -TERM "${pids[@]}" 2>/dev/null
 	for _ in $(seq 20); do
-		frr_any_alive "${pids[@]}" || return 0
+		frr_any_alive "${pids[@]}" || break
 		sleep 0.1
 	done
-	kill -KILL "${pids[@]}" 2>/dev/null
+	frr_any_alive "${pids[@]}" && kill -KILL "${pids[@]}" 2>/dev/null
+	rm -f "$tmp"/frr-*/*.pid # a second call must not signal a pid used again since
+	return 0
+}
+
+# frr_stop NAME DAEMON: stop one daemon (TERM, 2 s at most).
+frr_stop() {
+	local p
+	p="$(frr_dir "$1")/$2.pid"
+	[ -f "$p" ] || return 0
+	local pid
+	pid=$(cat "$p")
+	rm -f "$p"
+	kill -TERM "$pid" 2>/dev/null
+	for _ in $(seq 20); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
 	return 0
 }
 
 # frr_logs: the tail of every daemon's log, for a failure.
 frr_logs() {
 	local d f
-	for d in "${frr_dirs[@]}"; do
+	for d in "$tmp"/frr-*; do
 		for f in "$d"/*.log; do
 			[ -f "$f" ] && { echo "== $f"; tail -15 "$f"; }
 		done
