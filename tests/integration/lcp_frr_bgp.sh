@@ -14,8 +14,9 @@
 #   - h2 pings far (10.99.0.2) and runs iperf3 to it: forwarded by sluice
 #     (a's and b's TX/RX counters grow by at least the packets sent; the
 #     ctl kernel's forwarding is off, so Linux cannot have done it);
-#   - `no network` in peer's bgpd (vtysh) removes each prefix from sluice
-#     within 1 s.
+#   - `no network` in peer's bgpd (vtysh) removes every prefix from sluice
+#     within 1 s of ctl's kernel table (5 s at most from vtysh: FRR's own
+#     part varies with the load).
 # Mode (argument 3): "nhobj", FRR's default, routes via kernel nexthop
 # objects (nhid); "no-nhobj", `no zebra nexthop kernel enable`: plain
 # routes with RTA_GATEWAY.
@@ -52,14 +53,12 @@ peers="10.98.1.0/24 10.98.2.0/24 10.98.3.0/24 10.99.0.0/24"
 zebra_conf() { # name
 	echo "hostname $1"
 	[ "$mode" = no-nhobj ] && echo "no zebra nexthop kernel enable"
-	echo "log file $(frr_dir "$1")/zebra.log"
 }
 bgpd_conf() { # name as router-id neighbour remote-as networks...
 	local name=$1 as=$2 rid=$3 nbr=$4 ras=$5 p
 	shift 5
 	cat <<BGP
 hostname $name
-log file $(frr_dir "$name")/bgpd.log
 router bgp $as
  bgp router-id $rid
  no bgp ebgp-requires-policy
@@ -90,13 +89,10 @@ t1=$(now_ms)
 echo "bgp: ctl <-> peer Established $((t1 - t0)) ms after zebra started"
 
 # ---- the learned routes in sluice's FIB ----
-all_bgp() {
-	for p in $peers; do fib_from "$p" bgp || return 1; done
-}
-until_s 10 all_bgp || { ctl show ip fib >&2; ip -n "$ns_c" route >&2; ctl show lcp >&2; frr_logs; fail "the peer's routes not in sluice as bgp"; }
-t2=$(now_ms)
+# shellcheck disable=SC2086
+frr_wait 10 in bgp $peers || { ctl show ip fib >&2; ip -n "$ns_c" route >&2; ctl show lcp >&2; frr_logs; fail "the peer's routes not in sluice as bgp"; }
 ctl show ip fib | grep -E "^(Prefix|10\.9[89]\.)"
-echo "fib: $(echo $peers | wc -w) bgp routes in sluice $((t2 - t1)) ms after Established"
+echo "fib: 4 bgp routes in ctl's kernel $((kernel_ms - t1)) ms after Established, in sluice $((sluice_ms - kernel_ms)) ms later"
 if [ "$mode" = nhobj ]; then
 	ip -n "$ns_c" route show 10.99.0.0/24 | grep -q "nhid" || fail "mode nhobj: the kernel route has no nhid"
 else
@@ -109,17 +105,18 @@ until_s 5 eval 'ip -n "$ns_a" route show 10.2.0.0/24 | grep -q "via 10.1.0.1"' |
 # ---- h2 -> far through sluice ----
 frr_forwarded
 
-# ---- withdrawn at the peer: gone from sluice within 1 s each ----
+# ---- withdrawn at the peer: gone from sluice within 1 s of the kernel ----
 withdraw=(-c "configure terminal" -c "router bgp 65002" -c "address-family ipv4 unicast")
 for p in $peers; do withdraw+=(-c "no network $p"); done
-t3=$(now_ms)
 vty peer "${withdraw[@]}" > "$tmp/vty" 2>&1 || { cat "$tmp/vty" >&2; fail "vtysh no network"; }
-all_gone() {
-	for p in $peers; do fib_lacks "$p" || return 1; done
-}
-until_s 1 all_gone || { ctl show ip fib >&2; fail "prefixes still in sluice 1 s after 'no network'"; }
-t4=$(now_ms)
-echo "withdraw: $(echo $peers | wc -w) prefixes gone from sluice $((t4 - t3)) ms after vtysh"
+t3=$(now_ms)
+# shellcheck disable=SC2086
+frr_wait 5 out "" $peers || { ctl show ip fib >&2; fail "prefixes still in sluice 5 s after 'no network'"; }
+echo "withdraw: gone from ctl's kernel $((kernel_ms - t3)) ms after vtysh returned, from sluice $((sluice_ms - kernel_ms)) ms later"
+# sluice's part is what follows the kernel's table; FRR's own part (peer's
+# bgpd, ctl's bgpd and zebra) takes 0.2 to 2 s on this shared 2-CPU box.
+[ $((sluice_ms - kernel_ms)) -le 1000 ] ||
+	fail "withdrawn prefixes left sluice $((sluice_ms - kernel_ms)) ms after the kernel's table, not within 1 s"
 fib_route 10.2.0.0/24 > /dev/null || fail "sluice lost its connected 10.2.0.0/24"
 
 ctl show lcp

@@ -171,7 +171,7 @@ ip -n "$ns_b" link show s-eth0 | grep -q "[<,]UP[,>]" || fail "s-eth0 not up aga
 echo "admin state: s-eth0 follows a"
 
 # ---- MTU and MAC in step, both ways ----
-a_json() { ctl show interface a json | tr -d ' \n'; }
+a_json() { ctl show interface a json | tr -d ' \t\n'; }
 a_has() { a_json | grep -q "$1"; }
 tap_has() { ip -n "$ns_b" link show s-eth0 | grep -q -- "$1"; }
 until_1s() { for _ in $(seq 10); do "$@" && return 0; sleep 0.1; done; return 1; }

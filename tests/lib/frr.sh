@@ -154,7 +154,7 @@ until_s() {
 
 # fib_route PREFIX: its `show ip fib json` object on one line.
 fib_route() {
-	ctl show ip fib "$1" json 2>/dev/null | tr -d ' \n' | grep -o "{\"prefix\":\"$1\"[^}]*}"
+	ctl show ip fib "$1" json 2>/dev/null | tr -d ' \t\n' | grep -o "{\"prefix\":\"$1\"[^}]*}"
 }
 
 # fib_from PREFIX PROTOCOL: installed from Linux as PROTOCOL via 10.1.0.2 on a.
@@ -167,9 +167,60 @@ fib_from() {
 
 fib_lacks() { ! fib_route "$1" > /dev/null; }
 
+# One look at both tables per turn, so that a turn is two commands and
+# the times below are within ~0.1 s: kernel_has / sluice_has PREFIX
+# (PROTOCOL) in what frr_look saw.
+frr_look() {
+	k_routes=$(ip -n "$ns_c" route show)
+	s_routes=$(ctl show ip fib json 2>/dev/null | tr -d ' \t\n')
+}
+kernel_has() { # prefix [protocol]
+	echo "$k_routes" | grep -q "^$1 .*proto ${2:-}"
+}
+sluice_has() { # prefix [protocol]: [from Linux as protocol via 10.1.0.2 on a]
+	local r
+	r=$(echo "$s_routes" | grep -o "{\"prefix\":\"$1\"[^}]*}") || return 1
+	[ -z "${2:-}" ] && return 0
+	case $r in *'"next_hop":"10.1.0.2"'*'"interface":"a"'*"\"source\":\"linux/$2\",\"protocol\":\"$2\""*) return 0 ;; esac
+	return 1
+}
+
+# frr_wait SECONDS in|out PROTOCOL PREFIX...: up to SECONDS for every
+# prefix to be in (from Linux as PROTOCOL) or out of both ctl's kernel
+# table and sluice's FIB; kernel_ms and sluice_ms get when each first
+# agreed (now_ms).
+frr_wait() {
+	local n=$(($1 * 20)) want=$2 proto=$3 p k s
+	shift 3
+	kernel_ms=
+	sluice_ms=
+	for _ in $(seq "$n"); do
+		frr_look
+		k=1
+		s=1
+		for p in "$@"; do
+			if [ "$want" = in ]; then
+				kernel_has "$p" "$proto" || k=
+				sluice_has "$p" "$proto" || s=
+			else
+				kernel_has "$p" && k=
+				sluice_has "$p" && s=
+			fi
+		done
+		[ -n "$k" ] && [ -z "$kernel_ms" ] && kernel_ms=$(now_ms)
+		if [ -n "$s" ]; then
+			sluice_ms=$(now_ms)
+			[ -n "$kernel_ms" ] || kernel_ms=$sluice_ms
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
 # if_counter INTERFACE NAME: a counter of `show interface NAME json`.
 if_counter() {
-	ctl show interface "$1" json | tr -d ' \n' | grep -Eo "\"$2\":[0-9]+" | head -1 | grep -Eo '[0-9]+$'
+	ctl show interface "$1" json | tr -d ' \t\n' | grep -Eo "\"$2\":[0-9]+" | head -1 | grep -Eo '[0-9]+$'
 }
 
 # frr_forwarded: h2 pings far 20 times and runs iperf3 to it for 2 s; b's
@@ -188,7 +239,7 @@ frr_forwarded() {
 		{ cat "$tmp/iperf.json" >&2; fail "iperf3 h2 -> far"; }
 	wait "$iperf_pid"
 	iperf_pid=
-	bytes=$(tr -d ' \n' < "$tmp/iperf.json" | grep -Eo '"sum_received":\{[^}]*"bytes":[0-9]+' | grep -Eo '[0-9]+$')
+	bytes=$(tr -d ' \t\n' < "$tmp/iperf.json" | grep -Eo '"sum_received":\{[^}]*"bytes":[0-9]+' | grep -Eo '[0-9]+$')
 	[ "${bytes:-0}" -gt 100000 ] || fail "iperf3 moved ${bytes:-0} bytes"
 	a_tx=$(($(if_counter a TX-packets) - a_tx0))
 	b_rx=$(($(if_counter b RX-packets) - b_rx0))
