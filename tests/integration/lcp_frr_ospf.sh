@@ -60,6 +60,8 @@ ospfd_conf() { # name router-id ifname networks...
 	echo "router ospf"
 	echo " ospf router-id $rid"
 	echo " timers throttle spf 0 50 1000"
+	echo " timers throttle lsa all 0"
+	echo " timers lsa min-arrival 0"
 	echo " passive-interface default"
 	echo " no passive-interface $ifn"
 	for n in "$@"; do echo " network $n area 0"; done

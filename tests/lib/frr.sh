@@ -248,5 +248,7 @@ frr_forwarded() {
 	min=$((20 + bytes / 65536))
 	[ "$a_tx" -ge "$min" ] && [ "$b_rx" -ge "$min" ] ||
 		fail "sluice's counters: a TX +$a_tx, b RX +$b_rx, expected at least $min each (not forwarded by sluice?)"
-	echo "iperf3 h2 -> far: $bytes bytes; sluice b RX +$b_rx, a TX +$a_tx packets"
+	local bps
+	bps=$(tr -d ' \t\n' < "$tmp/iperf.json" | grep -Eo '"sum_received":\{[^}]*"bits_per_second":[0-9.e+]+' | grep -Eo '[0-9.e+]+$')
+	echo "iperf3 h2 -> far: $bytes bytes, $(awk -v b="${bps:-0}" 'BEGIN { printf "%.0f", b / 1e6 }') Mbit/s received; sluice b RX +$b_rx, a TX +$a_tx packets"
 }
