@@ -98,6 +98,15 @@ static struct nlmsghdr *link_msg(bool up)
 	return nlh;
 }
 
+/* An RTM_NEWLINK for the TAP, up, with IFLA_MTU and IFLA_ADDRESS. */
+static struct nlmsghdr *link_mtu_mac(uint32_t mtu, const uint8_t mac[6])
+{
+	struct nlmsghdr *nlh = link_msg(true);
+	mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
+	mnl_attr_put(nlh, IFLA_ADDRESS, 6, mac);
+	return nlh;
+}
+
 static bool apply(const struct nlmsghdr *nlh)
 {
 	return lcp_nl_apply(&ctx1, nlh);
@@ -387,6 +396,62 @@ START_TEST(link_state)
 }
 END_TEST
 
+/* The TAP's MTU and MAC changed in Linux (`ip link set s-eth0 mtu 1400
+ * address ...`): the port follows; the same values again change nothing;
+ * out of range ones are put back (the TAP keeps the port's). */
+START_TEST(link_mtu_mac_to_port)
+{
+	uint8_t mac[6], mac0[6];
+	memcpy(mac0, dev_a->mac, 6);
+	memcpy(mac, mac0, 6);
+	ck_assert(apply(link_mtu_mac(dev_a->mtu, mac))); /* as made: nothing */
+	ck_assert_uint_eq(dev_a->mtu, 1500);
+	mac[5] ^= 0x55;
+	ck_assert(apply(link_mtu_mac(1400, mac)));
+	ck_assert_uint_eq(dev_a->mtu, 1400);
+	ck_assert_uint_eq(dev_tap->mtu, 1400);
+	ck_assert_mem_eq(dev_a->mac, mac, 6);
+	ck_assert_mem_eq(dev_tap->mac, mac, 6);
+	ck_assert(apply(link_mtu_mac(20, mac))); /* below RFC 791's 68: refused, both stay */
+	ck_assert_uint_eq(dev_a->mtu, 1400);
+	ck_assert_uint_eq(dev_tap->mtu, 1400);
+	uint8_t group[6] = { 0x01, 0, 0x5e, 0, 0, 5 };
+	ck_assert(apply(link_mtu_mac(1400, group))); /* a group MAC: refused */
+	ck_assert_mem_eq(dev_a->mac, mac, 6);
+}
+END_TEST
+
+/* The port's MTU and MAC set in sluice: its TAP follows, and the IPv4
+ * rewrites out of the port take the new source MAC at once. */
+START_TEST(port_mtu_mac_to_tap)
+{
+	static const uint8_t nbr_mac[6] = { 0x02, 0xbb, 0, 0, 0, 2 };
+	static const uint8_t new_mac[6] = { 0x02, 0x42, 0, 0, 0, 9 };
+	ck_assert_int_eq(ip4_if_addr_add(dev_a->index, htonl(NET(10, 1, 0, 1)), 24, err, sizeof(err)), 0);
+	ck_assert_int_eq(ip4_nbr_set(dev_a->index, htonl(NET(10, 1, 0, 2)), nbr_mac, true, err, sizeof(err)), 0);
+	ck_assert_msg(ip4_route_add(htonl(NET(10, 9, 0, 0)), 16, htonl(NET(10, 1, 0, 2)), dev_a->index, err,
+				    sizeof(err)) == 0, "%s", err);
+	const struct ip4_adj *a = fib_adj(NET(10, 9, 0, 0), 16);
+	ck_assert_uint_eq(a->rewrite_len, 14);
+	ck_assert_mem_eq(a->rewrite + 6, dev_a->mac, 6);
+
+	ck_assert_int_eq(dev_set_mtu(dev_a, 9000), 0);
+	ck_assert_uint_eq(dev_tap->mtu, 9000);
+	ck_assert_int_eq(dev_set_mtu(dev_a, 67), -ERANGE);
+	ck_assert_int_eq(dev_set_mtu(dev_a, DEV_MTU_MAX + 1), -ERANGE);
+	ck_assert_uint_eq(dev_a->mtu, 9000);
+	ck_assert_int_eq(dev_set_mac(dev_a, new_mac), 0);
+	ck_assert_mem_eq(dev_tap->mac, new_mac, 6);
+	a = fib_adj(NET(10, 9, 0, 0), 16);
+	ck_assert_mem_eq(a->rewrite, nbr_mac, 6);
+	ck_assert_mem_eq(a->rewrite + 6, new_mac, 6);
+	static const uint8_t zero[6], bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	ck_assert_int_eq(dev_set_mac(dev_a, zero), -EINVAL);
+	ck_assert_int_eq(dev_set_mac(dev_a, bcast), -EINVAL);
+	ck_assert_mem_eq(dev_a->mac, new_mac, 6);
+}
+END_TEST
+
 static Suite *lcp_nl_suite(void)
 {
 	Suite *s = suite_create("lcp netlink");
@@ -400,6 +465,8 @@ static Suite *lcp_nl_suite(void)
 	tcase_add_test(tc, resync_sweep);
 	tcase_add_test(tc, neighbours);
 	tcase_add_test(tc, link_state);
+	tcase_add_test(tc, link_mtu_mac_to_port);
+	tcase_add_test(tc, port_mtu_mac_to_tap);
 	suite_add_tcase(s, tc);
 	return s;
 }
