@@ -170,6 +170,33 @@ static inline void ip4_ttl_decrement(struct ip4_header *h)
 	h->checksum = ip4_csum_update16(h->checksum, old_word, new_word);
 }
 
+/* One's-complement sum of the len bytes that follow skip bytes of the
+ * first buffer, walking the chain. A segment that starts at an odd offset
+ * of the message has its bytes in the other halves of the 16-bit words:
+ * its folded sum is byte-swapped (RFC 1071 §2(B)). Returns false when the
+ * chain holds fewer than len bytes. (icmp4-echo; ip6-local too.) */
+static inline bool ip4_chain_sum(struct buffer *b, uint32_t skip, uint32_t len, uint32_t *sum)
+{
+	uint32_t s = 0, done = 0;
+	const uint8_t *p = buffer_data(b) + skip;
+	uint32_t have = b->current_length - skip;
+	for (;;) {
+		uint32_t k = have < len - done ? have : len - done;
+		uint16_t part = ip4_csum_fold(ip4_csum_add(0, p, k));
+		s += (done & 1) ? (uint16_t)((part >> 8) | (part << 8)) : part;
+		done += k;
+		if (done == len)
+			break;
+		if (!(b->flags & BUFFER_F_NEXT_PRESENT))
+			return false;
+		b = buffer_get(b->next_buffer);
+		p = buffer_data(b);
+		have = b->current_length;
+	}
+	*sum = s;
+	return true;
+}
+
 /* "10.1.0.2" into buf (at least 16 bytes) from a network-order address. */
 static inline const char *ip4_format_addr(char *buf, uint32_t addr)
 {
