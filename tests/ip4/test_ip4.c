@@ -342,9 +342,9 @@ START_TEST(ethernet_l3_dispatch)
 	uint32_t n = udp_frame(f, mac_hb, mac_ha, IP_HA, IP_HB, 64, 30, 0); /* not our MAC */
 	inject(dev_a, f, n);
 	inject(dev_a, f, n);
-	n = eth(f, mac_a, mac_ha, 0x86dd);
+	n = eth(f, mac_a, mac_ha, 0x88cc);
 	memset(f + n, 0, 50);
-	inject(dev_a, f, n + 50); /* IPv6: unknown here */
+	inject(dev_a, f, n + 50); /* LLDP: unknown here (IPv6 goes to ip6-input) */
 	poll_n(3);
 	ck_assert_uint_eq(errors_of("ethernet-input", 1), 2); /* not for us */
 	ck_assert_uint_eq(errors_of("ethernet-input", 2), 1); /* unknown type */
