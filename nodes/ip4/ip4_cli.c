@@ -37,25 +37,7 @@ static bool parse_addr(const char *w, uint32_t *addr)
  * through with *plen 32 and *had_plen false. */
 static bool parse_prefix(const char *w, uint32_t *addr, uint8_t *plen, bool plen_optional, bool *had_plen)
 {
-	char buf[32];
-	const char *slash = strchr(w, '/');
-	if (had_plen)
-		*had_plen = slash != NULL;
-	if (!slash) {
-		*plen = 32;
-		return plen_optional && parse_addr(w, addr);
-	}
-	size_t n = (size_t)(slash - w);
-	if (n >= sizeof(buf) || !slash[1])
-		return false;
-	memcpy(buf, w, n);
-	buf[n] = 0;
-	char *end;
-	unsigned long l = strtoul(slash + 1, &end, 10);
-	if (*end || l > 32)
-		return false;
-	*plen = (uint8_t)l;
-	return parse_addr(buf, addr);
+	return ip_parse_prefix(AF_INET, w, addr, plen, plen_optional, had_plen);
 }
 
 /* ---- addresses ---- */

@@ -9,19 +9,6 @@
 
 #define ERROR_HDRS (IP6_HDR_LEN + ICMP6_HDR_LEN)
 
-static bool token_take(struct icmp6_error_bucket *bk, uint64_t *now)
-{
-	const uint64_t cost = 1000000000ull / ICMP6_ERROR_RATE;
-	if (!*now)
-		*now = time_now_ns();
-	bk->credit_ns = MIN(bk->credit_ns + (*now - bk->last_ns), cost * ICMP6_ERROR_BURST);
-	bk->last_ns = *now;
-	if (bk->credit_ns < cost)
-		return false;
-	bk->credit_ns -= cost;
-	return true;
-}
-
 /* RFC 4443 §2.4(e). */
 static bool allowed(struct buffer *b, const struct ip6_header *h, uint8_t type, uint8_t code)
 {
@@ -57,7 +44,7 @@ enum icmp6_error_verdict icmp6_error_make(struct icmp6_error_bucket *bk, uint64_
 	} else {
 		src = h->dst;
 	}
-	if (!token_take(bk, now))
+	if (!icmp_rate_take(&bk->rate, now, ICMP6_ERROR_RATE, ICMP6_ERROR_BURST))
 		return ICMP6_ERROR_RATE_LIMITED;
 	uint8_t peer_mac[6];
 	memcpy(peer_mac, buffer_data(b) - ETH_HDR_LEN + 6, 6);

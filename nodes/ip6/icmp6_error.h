@@ -23,14 +23,14 @@
 #include <stdint.h>
 
 #include "graph/buffer.h"
+#include "nodes/ip4/ip4.h"
 
 #define ICMP6_ERROR_RATE 100 /* per second and thread */
 #define ICMP6_ERROR_BURST 10
 
 /* Per thread (a node's runtime data). */
 struct icmp6_error_bucket {
-	uint64_t credit_ns;
-	uint64_t last_ns;
+	struct icmp_rate_bucket rate;
 };
 
 enum icmp6_error_verdict {

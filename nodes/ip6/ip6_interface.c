@@ -142,21 +142,5 @@ static void __attribute__((constructor)) ip6_if_register_delete_hook(void)
 
 bool ip6_parse_prefix(const char *w, struct in6_addr *addr, uint8_t *plen, bool plen_optional)
 {
-	char buf[INET6_ADDRSTRLEN];
-	const char *slash = strchr(w, '/');
-	if (!slash) {
-		*plen = 128;
-		return plen_optional && inet_pton(AF_INET6, w, addr) == 1;
-	}
-	size_t n = (size_t)(slash - w);
-	if (n >= sizeof(buf) || !slash[1])
-		return false;
-	memcpy(buf, w, n);
-	buf[n] = 0;
-	char *end;
-	unsigned long l = strtoul(slash + 1, &end, 10);
-	if (*end || l > 128 || slash[1] == '-' || slash[1] == '+')
-		return false;
-	*plen = (uint8_t)l;
-	return inet_pton(AF_INET6, buf, addr) == 1;
+	return ip_parse_prefix(AF_INET6, w, addr, plen, plen_optional, NULL);
 }
