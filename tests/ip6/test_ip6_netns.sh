@@ -8,7 +8,7 @@
 #     a's MAC, as `show ip6 interface json` says) with every request answered;
 #   - ndisc6 from A gets sluice's MAC for 2001:db8:1::1 and for the
 #     link-local address;
-#   - `show ip6 neighbors` lists A (learnt from its solicitations);
+#   - `show ip6 neighbors [json]` lists A (learnt from its solicitations);
 #   - a bad prefix (/129) prints usage and changes nothing;
 #   - sluice exits 0 with every buffer returned.
 # Needs root, ip, ping, ndisc6 (scripts/deps.sh test). Names carry the PID;
@@ -86,6 +86,11 @@ ctl show ip6 neighbors > "$tmp/nbr"
 cat "$tmp/nbr"
 host_mac=$(ip netns exec "$ns_a" cat "/sys/class/net/$host_a/address")
 grep -q "2001:db8:1::2 .*$host_mac" "$tmp/nbr" || fail "host A not in show ip6 neighbors"
+ctl show ip6 neighbors json > "$tmp/nbr.json" || fail "show ip6 neighbors json"
+python3 -c 'import json,sys
+n = [e for e in json.load(open(sys.argv[1]))["neighbors"] if e["address"] == "2001:db8:1::2"]
+sys.exit(not (len(n) == 1 and n[0]["mac"] == sys.argv[2] and n[0]["interface"] == "a"))' "$tmp/nbr.json" "$host_mac" ||
+	{ cat "$tmp/nbr.json" >&2; fail "show ip6 neighbors json: host A"; }
 ctl show errors > "$tmp/errors" 2>&1 && grep -E "ip6|icmp6" "$tmp/errors"
 
 netns_stop_sluice
