@@ -68,6 +68,12 @@ struct sluice_config {
 	struct app_conf_msg warnings[APP_MAX_WARNINGS];
 };
 
+/* The words of an interface block's `ip6-address` (X:X::X:X/L each): with
+ * if_index DEV_INDEX_INVALID only checked, else added to that interface
+ * (before the datapath runs). 0, or -EINVAL with the word and the reason
+ * in why. */
+int app_ip6_addresses(const struct conf_interface *ifc, uint32_t if_index, char *why, size_t len);
+
 /* The configuration sluice runs with when no -c is given. */
 extern const char app_conf_default_text[];
 

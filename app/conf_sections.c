@@ -15,6 +15,7 @@
 #include "app/conf_private.h"
 #include "cli/cli.h"
 #include "drivers/device.h"
+#include "nodes/ip6/ip6_interface.h"
 #include "sluice_version.h"
 
 static const struct conf_key unix_keys[] = {
@@ -107,8 +108,30 @@ const struct conf_key app_interface_keys[] = {
 	{ .name = "rx-burst", .type = CONF_UINT, .def = "256", .min = 1, .max = DEV_RX_BURST_MAX,
 	  CONF_FIELD(struct conf_interface, rx_burst),
 	  .doc = "packets the input node takes per poll of each rx queue (testpmd's --burst); 256 is a frame" },
+	{ .name = "ip6-address", .type = CONF_STRING, CONF_FIELD(struct conf_interface, ip6_address),
+	  .doc = "IPv6 addresses X:X::X:X/L (several: \"A/L B/L\"); IPv6 on, with the EUI-64 link-local address" },
 	{ 0 },
 };
+
+int app_ip6_addresses(const struct conf_interface *ifc, uint32_t if_index, char *why, size_t len)
+{
+	char words[CONF_IP6_ADDRESS_SIZE], *save = NULL;
+	snprintf(words, sizeof(words), "%s", ifc->ip6_address);
+	for (char *w = strtok_r(words, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		struct in6_addr a;
+		uint8_t plen;
+		char err[128];
+		if (!ip6_parse_prefix(w, &a, &plen, false)) {
+			snprintf(why, len, "ip6-address %s: expected X:X::X:X/L", w);
+			return -EINVAL;
+		}
+		if (if_index != DEV_INDEX_INVALID && ip6_if_addr_add(if_index, &a, plen, err, sizeof(err))) {
+			snprintf(why, len, "ip6-address %s: %s", w, err);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
 
 /* A cross-connect names another interface of the section. */
 static int interfaces_check(void *obj, struct conf_check *chk)
@@ -117,6 +140,12 @@ static int interfaces_check(void *obj, struct conf_check *chk)
 	for (uint32_t i = 0; i < ifs->n; i++) {
 		const char *peer = ifs->ifs[i].l2_xconnect;
 		uint32_t j = 0;
+		char why[CONF_MSG_SIZE];
+		if (app_ip6_addresses(&ifs->ifs[i], DEV_INDEX_INVALID, why, sizeof(why))) {
+			snprintf(chk->msg, sizeof(chk->msg), "interface '%s' (line %u): %.200s", ifs->ifs[i].name,
+				 ifs->ifs[i].line, why);
+			return -EINVAL;
+		}
 		if (!peer[0])
 			continue;
 		while (j < ifs->n && strcmp(ifs->ifs[j].name, peer) != 0)

@@ -214,6 +214,11 @@ static int stage_interfaces(struct app *a)
 			return -EINVAL;
 		}
 		dev_set_rx_burst(dev, ifc->rx_burst); /* in range: the parser checked it */
+		if (app_ip6_addresses(ifc, dev->index, why, sizeof(why))) {
+			snprintf(a->err, sizeof(a->err), "%s:%u: interface %s: %s", a->cfg.file, ifc->line, ifc->name,
+				 why);
+			return -EINVAL;
+		}
 		a->n_devs++;
 		if (off < sizeof(names))
 			off += (size_t)snprintf(names + off, sizeof(names) - off, " %s", ifc->name);

@@ -158,12 +158,15 @@ struct conf_driver {
 };
 
 /* One `interfaces { NAME { driver X ... } }` block, parsed. */
+#define CONF_IP6_ADDRESS_SIZE 256 /* several addresses, space-separated */
+
 struct conf_interface {
 	char name[CONF_NAME_SIZE];
 	const struct conf_driver *driver;
 	uint32_t line; /* where the block starts, for errors at creation time */
 	char l2_xconnect[CONF_NAME_SIZE]; /* `l2-xconnect PEER`: send what it receives out of PEER; "": L3 */
 	uint32_t rx_burst; /* `rx-burst N`: packets per poll of each rx queue, 1..256 (a frame) */
+	char ip6_address[CONF_IP6_ADDRESS_SIZE]; /* `ip6-address "X:X::X:X/L ..."`: "" none */
 	alignas(16) uint8_t driver_conf[CONF_DRIVER_CONF_SIZE]; /* the driver's struct */
 };
 

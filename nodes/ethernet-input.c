@@ -8,11 +8,12 @@
  * the whole segment; group frames get BUFFER_F_L2_GROUP, which ip4-input
  * reads); those are classified by ethertype, their Ethernet
  * header stripped (l2_len and l3_offset say where it was), IPv4 to
- * ip4-input and ARP to arp-input; 802.1Q and 802.1ad (QinQ) tags on these
- * untagged interfaces are counted apart from other ethertypes (IPv6
- * included), and all of them dropped.
+ * ip4-input, ARP to arp-input and IPv6 to ip6-input; 802.1Q and 802.1ad
+ * (QinQ) tags on these untagged interfaces are counted apart from other
+ * ethertypes, and all of them dropped.
  *
- * Next nodes: error-drop, l2-xconnect, ip4-input, arp-input, lcp-xc.
+ * Next nodes: error-drop, l2-xconnect, ip4-input, arp-input, lcp-xc,
+ *   ip6-input.
  * Errors: runt; not for this interface's MAC (L3); unknown ethertype on an
  *   L3 interface; no such rx interface; VLAN/QinQ tag on an untagged
  *   interface.
@@ -33,6 +34,7 @@ enum ethernet_input_next {
 	ETHERNET_INPUT_NEXT_IP4_INPUT,
 	ETHERNET_INPUT_NEXT_ARP_INPUT,
 	ETHERNET_INPUT_NEXT_LCP_XC,
+	ETHERNET_INPUT_NEXT_IP6_INPUT,
 	ETHERNET_INPUT_N_NEXT,
 };
 
@@ -59,6 +61,7 @@ static const char *const ethernet_input_next_names[ETHERNET_INPUT_N_NEXT] = {
 	[ETHERNET_INPUT_NEXT_IP4_INPUT] = "ip4-input",
 	[ETHERNET_INPUT_NEXT_ARP_INPUT] = "arp-input",
 	[ETHERNET_INPUT_NEXT_LCP_XC] = "lcp-xc",
+	[ETHERNET_INPUT_NEXT_IP6_INPUT] = "ip6-input",
 };
 
 struct ethernet_input_trace {
@@ -105,10 +108,14 @@ static uint16_t l3_next(struct buffer *b, const struct device *dev, uint16_t *er
 	}
 	uint16_t type = (uint16_t)(p[12] << 8 | p[13]);
 	uint16_t next;
+	/* IPv4 keeps the first compare and ARP the second: IPv6 after them
+	 * leaves their instruction counts as they were. */
 	if (likely(type == ETH_TYPE_IP4))
 		next = ETHERNET_INPUT_NEXT_IP4_INPUT;
 	else if (type == ETH_TYPE_ARP)
 		next = ETHERNET_INPUT_NEXT_ARP_INPUT;
+	else if (type == ETH_TYPE_IP6)
+		next = ETHERNET_INPUT_NEXT_IP6_INPUT;
 	else {
 		/* 802.1Q, 802.1ad, and the pre-standard QinQ 0x9100. */
 		bool tagged = type == 0x8100 || type == 0x88a8 || type == 0x9100;
@@ -195,7 +202,8 @@ static uint16_t input_one(struct node_runtime *rt, struct buffer *b, const struc
 	if (unlikely(b->flags & BUFFER_F_TRACED))
 		trace_one(rt, b, next, error);
 	/* The L3 nodes start at their header; the trace saw the frame. */
-	if (next == ETHERNET_INPUT_NEXT_IP4_INPUT || next == ETHERNET_INPUT_NEXT_ARP_INPUT)
+	if (next == ETHERNET_INPUT_NEXT_IP4_INPUT || next == ETHERNET_INPUT_NEXT_ARP_INPUT ||
+	    next == ETHERNET_INPUT_NEXT_IP6_INPUT)
 		buffer_advance(b, ETH_HDR_LEN);
 	return next;
 }
@@ -300,6 +308,7 @@ static const struct node_reg ethernet_input_node = {
 		[ETHERNET_INPUT_NEXT_IP4_INPUT] = "ip4-input",
 		[ETHERNET_INPUT_NEXT_ARP_INPUT] = "arp-input",
 		[ETHERNET_INPUT_NEXT_LCP_XC] = "lcp-xc",
+		[ETHERNET_INPUT_NEXT_IP6_INPUT] = "ip6-input",
 	},
 	.n_errors = ETHERNET_INPUT_N_ERROR,
 	.error_strings = ethernet_input_error_strings,

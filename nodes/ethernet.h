@@ -12,6 +12,7 @@
 #define ETH_HDR_LEN 14
 #define ETH_TYPE_IP4 0x0800
 #define ETH_TYPE_ARP 0x0806
+#define ETH_TYPE_IP6 0x86dd
 #define ETH_TRACE_NAME_SIZE 16 /* interface names in trace records, truncated */
 
 /* Bytes of the whole packet, chain included. */
@@ -34,6 +35,20 @@ static inline void eth_trace_name(char name[ETH_TRACE_NAME_SIZE], uint32_t if_in
 	const struct device *d = dev_by_index(if_index);
 	memset(name, 0, ETH_TRACE_NAME_SIZE);
 	memcpy(name, d ? d->name : "?", strnlen(d ? d->name : "?", ETH_TRACE_NAME_SIZE));
+}
+
+/* "02:00:00:00:00:01" into buf (at least 18 bytes). */
+static inline const char *eth_format_mac(char *buf, const uint8_t m[6])
+{
+	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+	return buf;
+}
+
+/* An interface's name for a show command ("-" for none). */
+static inline const char *eth_if_name(uint32_t if_index)
+{
+	const struct device *d = dev_by_index(if_index);
+	return d ? d->name : "-";
 }
 
 /* "02:00:00:00:00:01 -> 02:00:00:00:00:02 type 0x0800" */

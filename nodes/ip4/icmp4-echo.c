@@ -60,33 +60,6 @@ static int icmp4_echo_format_trace(char *buf, size_t len, const uint8_t *detail)
 
 /* ---- helpers ---- */
 
-/* One's-complement sum of the len bytes that follow skip bytes of the
- * first buffer, walking the chain. A segment that starts at an odd offset
- * of the message has its bytes in the other halves of the 16-bit words:
- * its folded sum is byte-swapped (RFC 1071 §2(B)). Returns false when the
- * chain holds fewer than len bytes. */
-static bool chain_sum(struct buffer *b, uint32_t skip, uint32_t len, uint32_t *sum)
-{
-	uint32_t s = 0, done = 0;
-	const uint8_t *p = buffer_data(b) + skip;
-	uint32_t have = b->current_length - skip;
-	for (;;) {
-		uint32_t k = have < len - done ? have : len - done;
-		uint16_t part = ip4_csum_fold(ip4_csum_add(0, p, k));
-		s += (done & 1) ? (uint16_t)((part >> 8) | (part << 8)) : part;
-		done += k;
-		if (done == len)
-			break;
-		if (!(b->flags & BUFFER_F_NEXT_PRESENT))
-			return false;
-		b = buffer_get(b->next_buffer);
-		p = buffer_data(b);
-		have = b->current_length;
-	}
-	*sum = s;
-	return true;
-}
-
 /* Check the request and turn it into the reply. Returns REPLIED or an error. */
 static uint16_t reply(struct buffer *b)
 {
@@ -101,7 +74,7 @@ static uint16_t reply(struct buffer *b)
 		if (total > b->current_length)
 			return ICMP4_ECHO_ERROR_TRUNCATED;
 		sum = ip4_csum_add(0, icmp, total - ihl);
-	} else if (!chain_sum(b, ihl, total - ihl, &sum)) {
+	} else if (!ip4_chain_sum(b, ihl, total - ihl, &sum)) {
 		return ICMP4_ECHO_ERROR_TRUNCATED;
 	}
 	if (ip4_csum_fold(sum) != 0xffff)

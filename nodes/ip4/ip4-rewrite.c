@@ -86,24 +86,10 @@ static int ip4_rewrite_format_trace(char *buf, size_t len, const uint8_t *detail
 
 /* ---- helpers ---- */
 
-/* Per thread: the ICMP error token bucket, in nanoseconds of credit. */
+/* Per thread: the ICMP error token bucket. */
 struct ip4_rewrite_data {
-	uint64_t credit_ns;
-	uint64_t last_ns;
+	struct icmp_rate_bucket bucket;
 };
-
-static bool token_take(struct ip4_rewrite_data *d, uint64_t *now)
-{
-	const uint64_t cost = 1000000000ull / IP4_ICMP_ERROR_RATE;
-	if (!*now)
-		*now = time_now_ns();
-	d->credit_ns = MIN(d->credit_ns + (*now - d->last_ns), cost * IP4_ICMP_ERROR_BURST);
-	d->last_ns = *now;
-	if (d->credit_ns < cost)
-		return false;
-	d->credit_ns -= cost;
-	return true;
-}
 
 /* RFC 1812 §4.3.2.7: no ICMP error about an ICMP error, a non-first
  * fragment, or a packet whose source is not a unicast host. */
@@ -141,7 +127,7 @@ static uint16_t icmp_error(struct ip4_rewrite_data *d, uint64_t *now, struct buf
 	uint32_t src = ip4_if_source_for(b->rx_if, h->src);
 	if (!src)
 		return IP4_REWRITE_ERROR_NOT_ALLOWED;
-	if (!token_take(d, now))
+	if (!icmp_rate_take(&d->bucket, now, IP4_ICMP_ERROR_RATE, IP4_ICMP_ERROR_BURST))
 		return IP4_REWRITE_ERROR_RATE_LIMITED;
 	uint32_t quote = MIN(total, ip4_header_bytes(h) + ICMP4_ERROR_QUOTE_PAYLOAD);
 	uint32_t dst = h->src;

@@ -12,8 +12,10 @@
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "graph/buffer.h"
 
 #define IP4_HDR_LEN 20
@@ -168,6 +170,84 @@ static inline void ip4_ttl_decrement(struct ip4_header *h)
 	h->ttl--;
 	memcpy(&new_word, &h->ttl, 2);
 	h->checksum = ip4_csum_update16(h->checksum, old_word, new_word);
+}
+
+/* One's-complement sum of the len bytes that follow skip bytes of the
+ * first buffer, walking the chain. A segment that starts at an odd offset
+ * of the message has its bytes in the other halves of the 16-bit words:
+ * its folded sum is byte-swapped (RFC 1071 §2(B)). Returns false when the
+ * chain holds fewer than len bytes. (icmp4-echo; ip6-local too.) */
+static inline bool ip4_chain_sum(struct buffer *b, uint32_t skip, uint32_t len, uint32_t *sum)
+{
+	uint32_t s = 0, done = 0;
+	const uint8_t *p = buffer_data(b) + skip;
+	uint32_t have = b->current_length - skip;
+	for (;;) {
+		uint32_t k = have < len - done ? have : len - done;
+		uint16_t part = ip4_csum_fold(ip4_csum_add(0, p, k));
+		s += (done & 1) ? (uint16_t)((part >> 8) | (part << 8)) : part;
+		done += k;
+		if (done == len)
+			break;
+		if (!(b->flags & BUFFER_F_NEXT_PRESENT))
+			return false;
+		b = buffer_get(b->next_buffer);
+		p = buffer_data(b);
+		have = b->current_length;
+	}
+	*sum = s;
+	return true;
+}
+
+/* The rate limit of ICMP errors (RFC 1812 §4.3.2.8, RFC 4443 §2.4(f)): a
+ * token bucket per thread, in nanoseconds of credit, rate per second in
+ * bursts of burst; shared by ip4-rewrite and the ICMPv6 errors. */
+struct icmp_rate_bucket {
+	uint64_t credit_ns;
+	uint64_t last_ns;
+};
+
+/* Whether one more error may go now; *now is read once per frame (0: not
+ * yet). */
+static inline bool icmp_rate_take(struct icmp_rate_bucket *bk, uint64_t *now, uint32_t rate, uint32_t burst)
+{
+	const uint64_t cost = 1000000000ull / rate;
+	if (!*now)
+		*now = time_now_ns();
+	bk->credit_ns = MIN(bk->credit_ns + (*now - bk->last_ns), cost * burst);
+	bk->last_ns = *now;
+	if (bk->credit_ns < cost)
+		return false;
+	bk->credit_ns -= cost;
+	return true;
+}
+
+/* "ADDR/L" of family af (AF_INET or AF_INET6) into addr (network order)
+ * and *plen; plen_optional lets "ADDR" through with the full length and
+ * *had_plen (when not NULL) false. The CLI's parser for both families. */
+static inline bool ip_parse_prefix(int af, const char *w, void *addr, uint8_t *plen, bool plen_optional,
+				   bool *had_plen)
+{
+	char buf[INET6_ADDRSTRLEN];
+	unsigned long max = af == AF_INET ? 32 : 128;
+	const char *slash = strchr(w, '/');
+	if (had_plen)
+		*had_plen = slash != NULL;
+	if (!slash) {
+		*plen = (uint8_t)max;
+		return plen_optional && inet_pton(af, w, addr) == 1;
+	}
+	size_t n = (size_t)(slash - w);
+	if (n >= sizeof(buf) || !slash[1] || slash[1] == '-' || slash[1] == '+')
+		return false;
+	memcpy(buf, w, n);
+	buf[n] = 0;
+	char *end;
+	unsigned long l = strtoul(slash + 1, &end, 10);
+	if (*end || l > max)
+		return false;
+	*plen = (uint8_t)l;
+	return inet_pton(af, buf, addr) == 1;
 }
 
 /* "10.1.0.2" into buf (at least 16 bytes) from a network-order address. */

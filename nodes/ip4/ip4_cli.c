@@ -1,5 +1,7 @@
 /* IPv4 CLI commands, VPP spelling: interface addresses, static routes, and
- * the FIB, neighbour and interface views.
+ * the FIB, neighbour and interface views. An IPv6 address (a ':' in it)
+ * given to `set interface ip address` or `set ip neighbor` goes to
+ * nodes/ip6/ip6_cli.h: one command for both families, as in VPP.
  *
  * Every command checks all of its words before it changes anything, so a
  * bad command prints usage and leaves the state as it was. Changes run
@@ -18,10 +20,12 @@
 #include "drivers/device.h"
 #include "base/conf.h"
 #include "graph/graph_cli.h"
+#include "nodes/ethernet.h"
 #include "nodes/ip4/ip4.h"
 #include "nodes/ip4/ip4_fib.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
+#include "nodes/ip6/ip6_cli.h"
 
 /* "A.B.C.D" -> network order. */
 static bool parse_addr(const char *w, uint32_t *addr)
@@ -33,37 +37,7 @@ static bool parse_addr(const char *w, uint32_t *addr)
  * through with *plen 32 and *had_plen false. */
 static bool parse_prefix(const char *w, uint32_t *addr, uint8_t *plen, bool plen_optional, bool *had_plen)
 {
-	char buf[32];
-	const char *slash = strchr(w, '/');
-	if (had_plen)
-		*had_plen = slash != NULL;
-	if (!slash) {
-		*plen = 32;
-		return plen_optional && parse_addr(w, addr);
-	}
-	size_t n = (size_t)(slash - w);
-	if (n >= sizeof(buf) || !slash[1])
-		return false;
-	memcpy(buf, w, n);
-	buf[n] = 0;
-	char *end;
-	unsigned long l = strtoul(slash + 1, &end, 10);
-	if (*end || l > 32)
-		return false;
-	*plen = (uint8_t)l;
-	return parse_addr(buf, addr);
-}
-
-static const char *fmt_mac(char *buf, const uint8_t m[6])
-{
-	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-	return buf;
-}
-
-static const char *if_name(uint32_t if_index)
-{
-	const struct device *d = dev_by_index(if_index);
-	return d ? d->name : "-";
+	return ip_parse_prefix(AF_INET, w, addr, plen, plen_optional, had_plen);
 }
 
 /* ---- addresses ---- */
@@ -73,7 +47,7 @@ static int address_change(struct cli_session *s, int argc, char **argv, bool add
 	const char *name = NULL, *pfx = NULL;
 	const struct cli_arg args[] = {
 		{ CLI_ARG_WORD, "NAME", &name, 0, 0 },
-		{ CLI_ARG_WORD, "A.B.C.D/L", &pfx, 0, 0 },
+		{ CLI_ARG_WORD, "PREFIX", &pfx, 0, 0 },
 	};
 	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
 	if (rc)
@@ -81,6 +55,8 @@ static int address_change(struct cli_session *s, int argc, char **argv, bool add
 	struct device *d = dev_by_name(name);
 	if (!d)
 		return cli_fail(s, -EINVAL, "no interface %s", name);
+	if (strchr(pfx, ':'))
+		return ip6_cli_address_change(s, d, pfx, add);
 	uint32_t addr;
 	uint8_t plen;
 	if (!parse_prefix(pfx, &addr, &plen, false, NULL))
@@ -148,7 +124,7 @@ static int route_add(struct cli_session *s, int argc, char **argv)
 	graph_cli_barrier_release(s);
 	if (rc)
 		return cli_fail(s, rc, "%s", err);
-	cli_printf(s, "route %s via %s %s", argv[0], argv[2], if_name(if_index));
+	cli_printf(s, "route %s via %s %s", argv[0], argv[2], eth_if_name(if_index));
 	return 0;
 }
 
@@ -215,13 +191,13 @@ static void route_row(struct cli_table *t, const struct ip4_route *r)
 	cli_table_cell(t, "%u", r->result);
 	cli_table_cell(t, "%s", a->kind < ARRAY_LEN(kind_names) ? kind_names[a->kind] : "?");
 	cli_table_cell(t, "%s", a->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, nhn) : "-");
-	cli_table_cell(t, "%s", a->kind == IP4_ADJ_DROP ? "-" : if_name(a->if_index));
+	cli_table_cell(t, "%s", a->kind == IP4_ADJ_DROP ? "-" : eth_if_name(a->if_index));
 	if (a->kind != IP4_ADJ_REWRITE)
 		cli_table_cell(t, "-");
 	else if (!a->rewrite_len)
 		cli_table_cell(t, "unresolved");
 	else
-		cli_table_cell(t, "%s", fmt_mac(mac, a->rewrite));
+		cli_table_cell(t, "%s", eth_format_mac(mac, a->rewrite));
 	char src[32];
 	cli_table_cell(t, "%s", route_source(src, sizeof(src), r, a));
 }
@@ -236,8 +212,8 @@ static cJSON *route_json(const struct ip4_route *r)
 	cJSON_AddNumberToObject(o, "adjacency", r->result);
 	cJSON_AddStringToObject(o, "kind", a->kind < ARRAY_LEN(kind_names) ? kind_names[a->kind] : "?");
 	cJSON_AddStringToObject(o, "next_hop", a->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, htonl(a->next_hop)) : "");
-	cJSON_AddStringToObject(o, "interface", a->kind == IP4_ADJ_DROP ? "" : if_name(a->if_index));
-	cJSON_AddStringToObject(o, "rewrite", a->kind == IP4_ADJ_REWRITE && a->rewrite_len ? fmt_mac(mac, a->rewrite) : "");
+	cJSON_AddStringToObject(o, "interface", a->kind == IP4_ADJ_DROP ? "" : eth_if_name(a->if_index));
+	cJSON_AddStringToObject(o, "rewrite", a->kind == IP4_ADJ_REWRITE && a->rewrite_len ? eth_format_mac(mac, a->rewrite) : "");
 	cJSON_AddBoolToObject(o, "resolved", a->kind != IP4_ADJ_REWRITE || a->rewrite_len);
 	char src[32];
 	struct ip4_route_path pa;
@@ -366,8 +342,8 @@ static void nbr_json(struct nbr_show *ns, const struct ip4_nbr *n)
 	uint64_t since = n->state == IP4_NBR_REACHABLE ? n->updated_ns : n->created_ns;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "address", ip4_format_addr(a, n->ip));
-	cJSON_AddStringToObject(o, "interface", if_name(n->if_index));
-	cJSON_AddStringToObject(o, "mac", n->state == IP4_NBR_REACHABLE ? fmt_mac(mac, n->mac) : "");
+	cJSON_AddStringToObject(o, "interface", eth_if_name(n->if_index));
+	cJSON_AddStringToObject(o, "mac", n->state == IP4_NBR_REACHABLE ? eth_format_mac(mac, n->mac) : "");
 	cJSON_AddStringToObject(o, "state", nbr_state(n));
 	cJSON_AddNumberToObject(o, "held", n->n_held);
 	cJSON_AddNumberToObject(o, "age_ns", (double)(ns->now - since));
@@ -383,8 +359,8 @@ static int nbr_row(const struct ip4_nbr *n, void *ctx)
 	}
 	char a[16], mac[18];
 	cli_table_cell(ns->t, "%s", ip4_format_addr(a, n->ip));
-	cli_table_cell(ns->t, "%s", if_name(n->if_index));
-	cli_table_cell(ns->t, "%s", n->state == IP4_NBR_REACHABLE ? fmt_mac(mac, n->mac) : "-");
+	cli_table_cell(ns->t, "%s", eth_if_name(n->if_index));
+	cli_table_cell(ns->t, "%s", n->state == IP4_NBR_REACHABLE ? eth_format_mac(mac, n->mac) : "-");
 	cli_table_cell(ns->t, "%s", nbr_state(n));
 	cli_table_cell(ns->t, "%u", n->n_held);
 	uint64_t since = n->state == IP4_NBR_REACHABLE ? n->updated_ns : n->created_ns;
@@ -438,7 +414,7 @@ static int set_neighbor(struct cli_session *s, int argc, char **argv)
 	bool is_static = false;
 	const struct cli_arg args[] = {
 		{ CLI_ARG_WORD, "NAME", &name, 0, 0 },
-		{ CLI_ARG_WORD, "A.B.C.D", &ip, 0, 0 },
+		{ CLI_ARG_WORD, "ADDR", &ip, 0, 0 },
 		{ CLI_ARG_WORD, "MAC", &macw, 0, 0 },
 		{ CLI_ARG_FLAG, "static", &is_static, 0, 0 },
 	};
@@ -448,6 +424,8 @@ static int set_neighbor(struct cli_session *s, int argc, char **argv)
 	struct device *d = dev_by_name(name);
 	if (!d)
 		return cli_fail(s, -EINVAL, "no interface %s", name);
+	if (strchr(ip, ':'))
+		return ip6_cli_set_neighbor(s, d, ip, macw, is_static);
 	uint32_t addr;
 	uint8_t mac[6];
 	if (!parse_addr(ip, &addr))
@@ -461,7 +439,7 @@ static int set_neighbor(struct cli_session *s, int argc, char **argv)
 	if (rc)
 		return cli_fail(s, rc, "%s", err);
 	char m[18];
-	cli_printf(s, "%s: %s is at %s (%s)", d->name, ip, fmt_mac(m, mac), is_static ? "static" : "dynamic");
+	cli_printf(s, "%s: %s is at %s (%s)", d->name, ip, eth_format_mac(m, mac), is_static ? "static" : "dynamic");
 	return 0;
 }
 
@@ -519,7 +497,7 @@ static cJSON *ip_interfaces_json(void)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", d->name);
 		cJSON_AddNumberToObject(o, "index", d->index);
-		cJSON_AddStringToObject(o, "mac", fmt_mac(mac, d->mac));
+		cJSON_AddStringToObject(o, "mac", eth_format_mac(mac, d->mac));
 		cJSON_AddNumberToObject(o, "mtu", d->mtu);
 		cJSON *addrs = cJSON_AddArrayToObject(o, "addresses");
 		for (uint32_t i = 0; i < ifc->n_addrs; i++) {
@@ -568,7 +546,7 @@ static int show_ip_interface(struct cli_session *s, int argc, char **argv)
 						 ip4_format_addr(a, ifc->addrs[i].addr), ifc->addrs[i].plen);
 		}
 		cli_table_cell(t, "%s", d->name);
-		cli_table_cell(t, "%s", fmt_mac(mac, d->mac));
+		cli_table_cell(t, "%s", eth_format_mac(mac, d->mac));
 		cli_table_cell(t, "%u", d->mtu);
 		cli_table_cell(t, "%s", ifc->n_addrs ? list : "-");
 	}
@@ -578,17 +556,17 @@ static int show_ip_interface(struct cli_session *s, int argc, char **argv)
 
 /* ---- registration ---- */
 
-CLI_COMMAND(set_address_cmd, "set interface ip address", "set interface ip address NAME A.B.C.D/L",
-	    "Add an IPv4 address (with its local /32 and connected routes)", set_address)
-CLI_COMMAND(del_address_cmd, "set interface ip address del", "set interface ip address del NAME A.B.C.D/L",
-	    "Remove an IPv4 address, its routes and its neighbours", del_address)
+CLI_COMMAND(set_address_cmd, "set interface ip address", "set interface ip address NAME A.B.C.D/L|X:X::X:X/L",
+	    "Add an IPv4 address (with its local /32 and connected routes) or an IPv6 one", set_address)
+CLI_COMMAND(del_address_cmd, "set interface ip address del", "set interface ip address del NAME A.B.C.D/L|X:X::X:X/L",
+	    "Remove an IPv4 or IPv6 address, its routes and its neighbours", del_address)
 CLI_COMMAND(route_add_cmd, "ip route add", "ip route add PREFIX via ADDR [NAME]",
 	    "Add or replace a static route via a next hop", route_add)
 CLI_COMMAND(route_del_cmd, "ip route del", "ip route del PREFIX", "Remove a static route", route_del)
 CLI_COMMAND(show_fib_cmd, "show ip fib", "show ip fib [PREFIX|ADDR] [json]",
 	    "IPv4 routes with their adjacencies (an address: its longest match)", show_fib)
 CLI_COMMAND(show_neighbors_cmd, "show ip neighbors", "show ip neighbors [json]", "The ARP neighbour table", show_neighbors)
-CLI_COMMAND(set_neighbor_cmd, "set ip neighbor", "set ip neighbor NAME A.B.C.D MAC [static]",
+CLI_COMMAND(set_neighbor_cmd, "set ip neighbor", "set ip neighbor NAME A.B.C.D|X:X::X:X MAC [static]",
 	    "Add or replace a neighbour (static: never ages, ARP does not change it)", set_neighbor)
 CLI_COMMAND(clear_neighbors_cmd, "clear ip neighbors", "clear ip neighbors",
 	    "Forget every dynamic neighbour (static ones stay)", clear_neighbors)

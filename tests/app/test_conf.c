@@ -118,6 +118,8 @@ static const struct conf_case cases[] = {
 	  { "interfaces.a.rx-burst=32", "interfaces.b.rx-burst=1", "interfaces.c.rx-burst=256" } },
 	{ .text = "interfaces { a { driver null  rx-burst 0x100  l2-xconnect b }  b { driver null } }",
 	  { "interfaces.a.rx-burst=256", "interfaces.a.l2-xconnect=b" } },
+	{ .text = "interfaces { a { driver null  ip6-address \"2001:db8:1::1/64 fe80::1/64\" } }",
+	  { "interfaces.a.ip6-address=\"2001:db8:1::1/64 fe80::1/64\"" } },
 
 	/* ---- unknown section ---- */
 	{ .text = "shaper { }", .line = 1, .col = 1,
@@ -287,12 +289,12 @@ static const struct conf_case cases[] = {
 	  .msg = "interface 'eth0' needs its driver first: expected 'driver', found 'rx-queues'", .test_driver = true },
 	{ .text = "interfaces { eth0 { driver test rx-desc 512 } }", .line = 1, .col = 33,
 	  .msg = "unknown key 'rx-desc' in interface 'eth0' (driver test): expected one of rx-queues, host-if, "
-		 "l2-xconnect, rx-burst",
+		 "l2-xconnect, rx-burst, ip6-address",
 	  .test_driver = true },
 	/* the keys every interface takes are listed after the driver's */
 	{ .text = "interfaces { eth0 { driver null  rx-burts 8 } }", .line = 1, .col = 34,
 	  .msg = "unknown key 'rx-burts' in interface 'eth0' (driver null): expected one of rx-queues, tx-queues, "
-		 "rx-recycle, rx-size, l2-xconnect, rx-burst" },
+		 "rx-recycle, rx-size, l2-xconnect, rx-burst, ip6-address" },
 	{ .text = "interfaces { eth0 { driver test rx-queues 17 } }", .line = 1, .col = 43,
 	  .msg = "bad value '17' for 'rx-queues': out of range: expected 1 to 16", .test_driver = true },
 	{ .text = "interfaces { an-interface-name-far-too-long-for-us { driver test } }", .line = 1, .col = 14,
@@ -314,6 +316,8 @@ static const struct conf_case cases[] = {
 	{ .text = "interfaces {\n  a { driver test  l2-xconnect a }\n}", .line = 1, .col = 1,
 	  .msg = "section 'interfaces': interface 'a' (line 2): l2-xconnect a: an interface cannot be cross-connected to itself",
 	  .test_driver = true },
+	{ .text = "interfaces {\n  a { driver null  ip6-address \"2001:db8::1/64 2001:db8::2\" }\n}", .line = 1, .col = 1,
+	  .msg = "section 'interfaces': interface 'a' (line 2): ip6-address 2001:db8::2: expected X:X::X:X/L" },
 };
 
 static const char *sluice_bin;

@@ -310,8 +310,9 @@ START_TEST(l3_counts_and_drops)
 	ck_assert_int_eq(dev_set_admin_up(cap0, true), 0);
 	/* Runts; frames for another station (the destination MACs are random:
 	 * about half are group addresses, which every station takes); then by
-	 * ethertype: IPv4 to ip4-input, ARP to arp-input, the rest unknown. */
-	uint64_t want[4] = { 0 }, want_ip4 = 0, want_arp = 0;
+	 * ethertype: IPv4 to ip4-input, ARP to arp-input, IPv6 to ip6-input,
+	 * the rest unknown. */
+	uint64_t want[4] = { 0 }, want_ip4 = 0, want_arp = 0, want_ip6 = 0;
 	for (uint32_t i = 0; i < n_pkts; i++) {
 		const struct pkt *p = &pkts[i];
 		if (is_runt(p))
@@ -322,6 +323,8 @@ START_TEST(l3_counts_and_drops)
 			want_ip4++;
 		else if (i % 4 == 1)
 			want_arp++;
+		else if (i % 4 == 2)
+			want_ip6++;
 		else
 			want[2]++;
 	}
@@ -333,6 +336,7 @@ START_TEST(l3_counts_and_drops)
 	int eth = graph_node_index(g, "ethernet-input");
 	ck_assert_uint_eq(graph_arc_packets(g, (uint32_t)eth, 2), want_ip4); /* ip4-input */
 	ck_assert_uint_eq(graph_arc_packets(g, (uint32_t)eth, 3), want_arp); /* arp-input */
+	ck_assert_uint_eq(graph_arc_packets(g, (uint32_t)eth, 5), want_ip6); /* ip6-input */
 }
 END_TEST
 

@@ -23,69 +23,8 @@
 #include "tests/check_run.h"
 #include "tests/pkt_build.h"
 
-/* ---- the test driver: records what it is given ---- */
-
-#define TX_MAX 64
-
-struct tx_pkt {
-	uint32_t if_index;
-	uint32_t len;
-	uint8_t bytes[4096]; /* a chained packet is copied whole */
-};
-static struct tx_pkt *txs;
-static uint32_t n_tx;
-
-static uint32_t tdev_rx(struct device *d, uint16_t q, uint32_t *bi, uint32_t n)
-{
-	(void)d, (void)q, (void)bi, (void)n;
-	return 0;
-}
-
-static uint32_t tdev_tx(struct device *d, uint16_t q, const uint32_t *bi, uint32_t n)
-{
-	(void)q;
-	for (uint32_t i = 0; i < n; i++) {
-		struct buffer *b = buffer_get(bi[i]);
-		ck_assert_uint_lt(n_tx, TX_MAX);
-		txs[n_tx].if_index = d->index;
-		buffer_chain_copy_out(b, txs[n_tx].bytes, sizeof(txs[n_tx].bytes), &txs[n_tx].len);
-		n_tx++;
-	}
-	buffer_free(bi, n);
-	return n;
-}
-
-static void tdev_destroy(struct device *d)
-{
-	free(d);
-}
-
-static const struct device_ops tdev_ops = {
-	.tx_node = "null-tx", .rx_burst = tdev_rx, .tx_burst = tdev_tx, .destroy = tdev_destroy
-};
-
-/* ---- the test input: frames queued by inject() ---- */
-
-static uint32_t inq[FRAME_SIZE];
-static uint32_t n_inq;
-
-static uint32_t tin_fn(struct node_runtime *rt, struct frame *f)
-{
-	(void)f;
-	uint32_t n = n_inq;
-	node_enqueue(rt, 0, inq, n);
-	n_inq = 0;
-	return n;
-}
-
-static const struct node_reg tin_node = {
-	.name = "ip4-test-input",
-	.type = NODE_TYPE_INPUT,
-	.fn = tin_fn,
-	.n_next = 1,
-	.next_nodes = { "ethernet-input" },
-};
-NODE_REGISTER(tin_node)
+static struct graph *g;
+#include "tests/l3_harness.h"
 
 /* ---- addresses and packets ---- */
 
@@ -99,7 +38,6 @@ static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 #define IP_B1 0x0a020001u /* 10.2.0.1 */
 #define IP_HB 0x0a020002u /* 10.2.0.2 */
 
-static struct graph *g;
 static struct device *dev_a, *dev_b;
 static char err[256];
 
@@ -149,21 +87,6 @@ static uint32_t echo_frame(uint8_t *p, const uint8_t dmac[6], const uint8_t smac
 	return n + 28 + data;
 }
 
-static void inject(struct device *d, const uint8_t *bytes, uint32_t len)
-{
-	uint32_t bi = buffer_from_bytes(bytes, len, -1);
-	ck_assert_uint_ne(bi, BUFFER_INVALID);
-	buffer_get(bi)->rx_if = d->index;
-	ck_assert_uint_lt(n_inq, FRAME_SIZE);
-	inq[n_inq++] = bi;
-}
-
-static void poll_n(uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		graph_main_poll(g);
-}
-
 /* Poll (the ip4-neighbor process node runs every millisecond) until n_tx
  * reaches want or a second has passed. */
 static void poll_until_tx(uint32_t want)
@@ -183,34 +106,7 @@ static uint64_t errors_of(const char *node, uint16_t code)
 	return graph_node_error_count(g, (uint32_t)i, code);
 }
 
-static void expect_tx(uint32_t i, struct device *d, const uint8_t *want, uint32_t len)
-{
-	ck_assert_uint_gt(n_tx, i);
-	ck_assert_uint_eq(txs[i].if_index, d->index);
-	ck_assert_uint_eq(txs[i].len, len);
-	for (uint32_t k = 0; k < len; k++)
-		ck_assert_msg(txs[i].bytes[k] == want[k], "tx %u byte %u: %02x, want %02x", i, k, txs[i].bytes[k],
-			      want[k]);
-}
-
 /* ---- fixture ---- */
-
-static struct device *tdev_create(const char *name, const uint8_t mac[6])
-{
-	struct device *d = aligned_alloc(64, ROUND_UP(sizeof(*d), 64));
-	ck_assert_ptr_nonnull(d);
-	memset(d, 0, sizeof(*d));
-	d->ops = &tdev_ops;
-	/* interface-output hands packets to the tx node the ops name:
-	 * null-tx, which serves the null driver's interfaces, calls these
-	 * ops like any driver's. */
-	d->driver = dev_driver_find("null");
-	d->n_tx_queues = 1;
-	memcpy(d->mac, mac, 6);
-	ck_assert_int_eq(dev_register(d, name), 0);
-	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
-	return d;
-}
 
 static void addr(struct device *d, uint32_t a, uint8_t plen)
 {
@@ -342,9 +238,9 @@ START_TEST(ethernet_l3_dispatch)
 	uint32_t n = udp_frame(f, mac_hb, mac_ha, IP_HA, IP_HB, 64, 30, 0); /* not our MAC */
 	inject(dev_a, f, n);
 	inject(dev_a, f, n);
-	n = eth(f, mac_a, mac_ha, 0x86dd);
+	n = eth(f, mac_a, mac_ha, 0x88cc);
 	memset(f + n, 0, 50);
-	inject(dev_a, f, n + 50); /* IPv6: unknown here */
+	inject(dev_a, f, n + 50); /* LLDP: unknown here (IPv6 goes to ip6-input) */
 	poll_n(3);
 	ck_assert_uint_eq(errors_of("ethernet-input", 1), 2); /* not for us */
 	ck_assert_uint_eq(errors_of("ethernet-input", 2), 1); /* unknown type */

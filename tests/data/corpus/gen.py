@@ -26,6 +26,7 @@ PORT = {'a': 0, 'b': 1, 'c': 2, 'x': 3}
 RUNT = ('ethernet-input', 'runt (shorter than an Ethernet header)')
 NOT_FOR_US = ('ethernet-input', "destination MAC not this interface's (L3)")
 UNKNOWN_TYPE = ('ethernet-input', 'unknown ethertype on an L3 interface')
+IP6_NOT_ENABLED = ('ip6-input', 'IPv6 not enabled on the interface')
 NO_IF = ('ethernet-input', 'no such rx interface')
 TAGGED = ('ethernet-input', 'VLAN or QinQ tag on an untagged interface')
 IP_SHORT = ('ip4-input', 'shorter than an IPv4 header')
@@ -221,8 +222,8 @@ case(S, 'vlan-on-l2-port', 'a tagged frame on the cross-connected port: carried 
      [('c', eth('hb', 'ha', 0x8100) + b'\x00\x64\x08\x00' + ip4(HA, HB, udp()))], [], {'b': 1})
 case(S, 'unknown-ethertype', 'ethertype 0x88b5 (local experimental)',
      [('a', eth('a', 'ha', 0x88b5) + bytes(46))], [(UNKNOWN_TYPE, 1)])
-case(S, 'ipv6', 'IPv6 is not routed: an unknown ethertype here',
-     [('a', eth('a', 'ha', 0x86dd) + b'\x60' + bytes(39) + udp(8))], [(UNKNOWN_TYPE, 1)])
+case(S, 'ipv6', 'IPv6 to ip6-input, which drops it: IPv6 is not enabled on the port',
+     [('a', eth('a', 'ha', 0x86dd) + b'\x60' + bytes(39) + udp(8))], [(IP6_NOT_ENABLED, 1)])
 case(S, 'l2-broadcast-unicast-ip', 'unicast IP to B in an Ethernet broadcast (RFC 1812 5.3.4)',
      [('a', v4('bcast', HA, HB))], [(IP_L2BCAST, 1)])
 case(S, 'l2-multicast-unicast-ip', 'unicast IP to the router in an Ethernet multicast',

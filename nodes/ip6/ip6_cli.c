@@ -1,0 +1,257 @@
+/* IPv6 CLI commands, VPP spelling: interface addresses (through the shared
+ * `set interface ip address`, ip6_cli.h), `enable ip6 interface`, static
+ * neighbours (through `set ip neighbor`), and the interface and neighbour
+ * views.
+ *
+ * Every command checks all of its words before it changes anything, so a
+ * bad command prints usage and leaves the state as it was. Changes run
+ * under the graph barrier (the datapath reads the interface addresses
+ * without locks).
+ *
+ * Built as its own library (sluice_ip6_cli) that the daemon links whole, so
+ * that nodes/ does not depend on cli/.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/conf.h"
+#include "cli/cli.h"
+#include "drivers/device.h"
+#include "graph/graph_cli.h"
+#include "nodes/ethernet.h"
+#include "nodes/ip6/ip6.h"
+#include "nodes/ip6/ip6_cli.h"
+#include "nodes/ip6/ip6_interface.h"
+#include "nodes/ip6/ip6_neighbor.h"
+
+/* ---- addresses ---- */
+
+/*
+ * sluice> set interface ip address a 2001:db8:1::1/64
+ * a: added 2001:db8:1::1/64
+ * sluice> set interface ip address del a 2001:db8:1::1/64
+ * a: deleted 2001:db8:1::1/64
+ */
+int ip6_cli_address_change(struct cli_session *s, const struct device *d, const char *pfx, bool add)
+{
+	struct in6_addr addr;
+	uint8_t plen;
+	if (!ip6_parse_prefix(pfx, &addr, &plen, false))
+		return cli_fail(s, -EINVAL, "'%s' is not X:X::X:X/L", pfx);
+	char err[128] = "";
+	graph_cli_barrier_sync(s);
+	int rc = add ? ip6_if_addr_add(d->index, &addr, plen, err, sizeof(err))
+		     : ip6_if_addr_del(d->index, &addr, plen, err, sizeof(err));
+	graph_cli_barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "%s", err);
+	cli_printf(s, "%s: %s %s", d->name, add ? "added" : "deleted", pfx);
+	return 0;
+}
+
+/*
+ * sluice> enable ip6 interface a
+ * a: IPv6 enabled, link-local fe80::ff:fe00:a
+ */
+static int enable_ip6(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	struct device *d = dev_by_name(name);
+	if (!d)
+		return cli_fail(s, -EINVAL, "no interface %s", name);
+	char err[128] = "", ll[INET6_ADDRSTRLEN];
+	graph_cli_barrier_sync(s);
+	rc = ip6_if_enable(d->index, err, sizeof(err));
+	struct in6_addr a = ip6_interfaces[d->index].link_local;
+	graph_cli_barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "%s", err);
+	cli_printf(s, "%s: IPv6 enabled, link-local %s", d->name, ip6_format_addr(ll, &a));
+	return 0;
+}
+
+/* ---- neighbours ---- */
+
+/*
+ * sluice> set ip neighbor b 2001:db8:2::2 02:00:00:00:00:07 static
+ * b: 2001:db8:2::2 is at 02:00:00:00:00:07 (static)
+ */
+int ip6_cli_set_neighbor(struct cli_session *s, const struct device *d, const char *ip, const char *macw,
+			 bool is_static)
+{
+	struct in6_addr addr;
+	uint8_t mac[6];
+	if (inet_pton(AF_INET6, ip, &addr) != 1 || ip6_addr_is_multicast(&addr) || ip6_addr_is_unspecified(&addr))
+		return cli_fail(s, -EINVAL, "'%s' is not a unicast X:X::X:X", ip);
+	if (conf_mac_parse(macw, mac) || (mac[0] & 1))
+		return cli_fail(s, -EINVAL, "'%s' is not a unicast MAC (aa:bb:cc:dd:ee:ff)", macw);
+	char err[128] = "", m[18];
+	graph_cli_barrier_sync(s);
+	int rc = ip6_nbr_set(d->index, &addr, mac, is_static, err, sizeof(err));
+	graph_cli_barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "%s", err);
+	cli_printf(s, "%s: %s is at %s (%s)", d->name, ip, eth_format_mac(m, mac), is_static ? "static" : "dynamic");
+	return 0;
+}
+
+struct nbr_show {
+	struct cli_table *t;
+	cJSON *list; /* `json`: rows go here instead of t */
+	uint64_t now;
+};
+
+static int nbr_row(const struct ip6_nbr *n, void *ctx)
+{
+	struct nbr_show *ns = ctx;
+	char a[INET6_ADDRSTRLEN], mac[18];
+	bool known = n->state != IP6_NBR_INCOMPLETE;
+	double age_ns = (double)(ns->now - n->updated_ns);
+	if (ns->list) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "address", ip6_format_addr(a, &n->ip));
+		cJSON_AddStringToObject(o, "interface", eth_if_name(n->if_index));
+		cJSON_AddStringToObject(o, "mac", known ? eth_format_mac(mac, n->mac) : "");
+		cJSON_AddStringToObject(o, "state", ip6_nbr_state_name(n));
+		cJSON_AddBoolToObject(o, "router", n->is_router);
+		cJSON_AddNumberToObject(o, "age_ns", age_ns);
+		cJSON_AddItemToArray(ns->list, o);
+		return 0;
+	}
+	cli_table_cell(ns->t, "%s", ip6_format_addr(a, &n->ip));
+	cli_table_cell(ns->t, "%s", eth_if_name(n->if_index));
+	cli_table_cell(ns->t, "%s", known ? eth_format_mac(mac, n->mac) : "-");
+	cli_table_cell(ns->t, "%s", ip6_nbr_state_name(n));
+	cli_table_cell(ns->t, "%s", n->is_router ? "yes" : "no");
+	cli_table_cell(ns->t, "%.1f", age_ns / 1e9);
+	return 0;
+}
+
+/*
+ * sluice> show ip6 neighbors
+ * Address                    Interface  MAC                State   Router  Age (s)
+ * fe80::4c3a:1ff:fe22:9b01   a          4e:3a:01:22:9b:01  stale   no         12.4
+ * 2001:db8:2::7              b          02:00:00:00:00:07  static  no        600.0
+ * sluice> show ip6 neighbors json
+ * {"neighbors": [{"address": "2001:db8:2::7", "interface": "b", "mac": "02:00:00:00:00:07",
+ *   "state": "static", "router": false, "age_ns": 600000000000}, ...]}
+ */
+static int show_neighbors(struct cli_session *s, int argc, char **argv)
+{
+	bool json = false;
+	int rc = cli_json_arg(s, argc, argv, &json);
+	if (rc)
+		return rc;
+	static const struct cli_table_col cols[] = {
+		{ "Address", false }, { "Interface", false }, { "MAC", false },
+		{ "State", false },   { "Router", false },    { "Age (s)", true },
+	};
+	cJSON *root = json ? cJSON_CreateObject() : NULL;
+	struct nbr_show ns = { .t = json ? NULL : cli_table_create(cols, ARRAY_LEN(cols)),
+			       .list = json ? cJSON_AddArrayToObject(root, "neighbors") : NULL,
+			       .now = ip6_nbr_now() };
+	if (!ns.t && !ns.list) {
+		cJSON_Delete(root);
+		return cli_fail(s, -ENOMEM, "out of memory");
+	}
+	ip6_nbr_walk(nbr_row, &ns);
+	if (json)
+		cli_json_print(s, root);
+	else
+		cli_table_print(s, ns.t);
+	return 0;
+}
+
+/* ---- show ip6 interface ---- */
+
+/* "2001:db8:1::1/64 2001:db8:9::1/48" into buf. */
+static const char *addr_list(char *buf, size_t len, const struct ip6_interface *ifc)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (uint32_t i = 0; i < ifc->n_addrs && used < len; i++) {
+		char a[INET6_ADDRSTRLEN];
+		used += (size_t)snprintf(buf + used, len - used, "%s%s/%u", i ? " " : "",
+					 ip6_format_addr(a, &ifc->addrs[i].addr), ifc->addrs[i].plen);
+	}
+	return buf[0] ? buf : "-";
+}
+
+static cJSON *interfaces_json(void)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *list = cJSON_AddArrayToObject(root, "interfaces");
+	struct device *d;
+	DEV_FOREACH(d)
+	{
+		const struct ip6_interface *ifc = &ip6_interfaces[d->index];
+		char mac[18], a[INET6_ADDRSTRLEN], p[INET6_ADDRSTRLEN + 4];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", d->name);
+		cJSON_AddNumberToObject(o, "index", d->index);
+		cJSON_AddStringToObject(o, "mac", eth_format_mac(mac, d->mac));
+		cJSON_AddBoolToObject(o, "enabled", ifc->enabled);
+		cJSON_AddStringToObject(o, "link_local", ifc->enabled ? ip6_format_addr(a, &ifc->link_local) : "");
+		cJSON *addrs = cJSON_AddArrayToObject(o, "addresses");
+		for (uint32_t i = 0; i < ifc->n_addrs; i++) {
+			snprintf(p, sizeof(p), "%s/%u", ip6_format_addr(a, &ifc->addrs[i].addr), ifc->addrs[i].plen);
+			cJSON_AddItemToArray(addrs, cJSON_CreateString(p));
+		}
+		cJSON_AddItemToArray(list, o);
+	}
+	return root;
+}
+
+/*
+ * sluice> show ip6 interface
+ * Interface  MAC                IPv6  Link-local             Addresses
+ * a          02:00:00:00:00:0a  on    fe80::ff:fe00:a        2001:db8:1::1/64
+ * b          02:00:00:00:00:0b  off   -                      -
+ * sluice> show ip6 interface json
+ * {"interfaces": [{"name": "a", "index": 0, "mac": "02:00:00:00:00:0a", "enabled": true,
+ *   "link_local": "fe80::ff:fe00:a", "addresses": ["2001:db8:1::1/64"]}, ...]}
+ */
+static int show_interface(struct cli_session *s, int argc, char **argv)
+{
+	bool json = false;
+	int rc = cli_json_arg(s, argc, argv, &json);
+	if (rc)
+		return rc;
+	if (json) {
+		cli_json_print(s, interfaces_json());
+		return 0;
+	}
+	static const struct cli_table_col cols[] = {
+		{ "Interface", false }, { "MAC", false }, { "IPv6", false }, { "Link-local", false }, { "Addresses", false },
+	};
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	if (!t)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	struct device *d;
+	DEV_FOREACH(d)
+	{
+		const struct ip6_interface *ifc = &ip6_interfaces[d->index];
+		char mac[18], ll[INET6_ADDRSTRLEN], list[IP6_IF_MAX_ADDRS * (INET6_ADDRSTRLEN + 5)];
+		cli_table_cell(t, "%s", d->name);
+		cli_table_cell(t, "%s", eth_format_mac(mac, d->mac));
+		cli_table_cell(t, "%s", ifc->enabled ? "on" : "off");
+		cli_table_cell(t, "%s", ifc->enabled ? ip6_format_addr(ll, &ifc->link_local) : "-");
+		cli_table_cell(t, "%s", addr_list(list, sizeof(list), ifc));
+	}
+	cli_table_print(s, t);
+	return 0;
+}
+
+/* ---- registration ---- */
+
+CLI_COMMAND(enable_ip6_cmd, "enable ip6 interface", "enable ip6 interface NAME",
+	    "Enable IPv6 on an interface with its link-local address only (EUI-64 of its MAC)", enable_ip6)
+CLI_COMMAND(show_ip6_neighbors_cmd, "show ip6 neighbors", "show ip6 neighbors [json]",
+	    "The IPv6 neighbour table (Neighbor Discovery)", show_neighbors)
+CLI_COMMAND(show_ip6_interface_cmd, "show ip6 interface", "show ip6 interface [json]",
+	    "Interfaces' IPv6 state: enabled, link-local and other addresses", show_interface)

@@ -1,0 +1,158 @@
+/* The IPv6 neighbour table (see ip6_neighbor.h). */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "drivers/device.h"
+#include "nodes/ip6/ip6_neighbor.h"
+
+uint64_t (*ip6_nbr_clock)(void);
+
+static struct {
+	atomic_flag lock;
+	uint32_t n_used;
+	struct ip6_nbr e[IP6_NBR_MAX];
+} nbr = { .lock = ATOMIC_FLAG_INIT };
+
+void ip6_nbr_lock(void)
+{
+	while (atomic_flag_test_and_set_explicit(&nbr.lock, memory_order_acquire))
+		cpu_relax();
+}
+
+void ip6_nbr_unlock(void)
+{
+	atomic_flag_clear_explicit(&nbr.lock, memory_order_release);
+}
+
+struct ip6_nbr *ip6_nbr_lookup(uint32_t if_index, const struct in6_addr *ip)
+{
+	for (uint32_t i = 0, seen = 0; i < IP6_NBR_MAX && seen < nbr.n_used; i++) {
+		struct ip6_nbr *n = &nbr.e[i];
+		if (n->state == IP6_NBR_FREE)
+			continue;
+		seen++;
+		if (n->if_index == if_index && ip6_addr_eq(&n->ip, ip))
+			return n;
+	}
+	return NULL;
+}
+
+struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const struct in6_addr *ip, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < IP6_NBR_MAX; i++) {
+		struct ip6_nbr *n = &nbr.e[i];
+		if (n->state != IP6_NBR_FREE)
+			continue;
+		memset(n, 0, sizeof(*n));
+		n->if_index = if_index;
+		n->ip = *ip;
+		n->state = IP6_NBR_INCOMPLETE;
+		n->updated_ns = now_ns;
+		nbr.n_used++;
+		return n;
+	}
+	return NULL;
+}
+
+/* RFC 4861 §7.2.5 for an NA (the table there), and §7.2.3 for an NS's
+ * source option (solicited false, override true). */
+void ip6_nbr_update(struct ip6_nbr *n, const uint8_t *mac, bool solicited, bool override, bool is_router,
+		    uint64_t now_ns)
+{
+	if (n->flags & IP6_NBR_F_STATIC)
+		return;
+	bool changed = mac && memcmp(n->mac, mac, 6) != 0;
+	if (n->state == IP6_NBR_INCOMPLETE) {
+		if (!mac)
+			return; /* nothing to learn from */
+		memcpy(n->mac, mac, 6);
+		n->state = solicited ? IP6_NBR_REACHABLE : IP6_NBR_STALE;
+	} else if (changed && !override) {
+		/* A different MAC without Override: keep ours; a REACHABLE
+		 * entry becomes STALE (§7.2.5). */
+		if (n->state == IP6_NBR_REACHABLE)
+			n->state = IP6_NBR_STALE;
+		return;
+	} else {
+		if (changed)
+			memcpy(n->mac, mac, 6);
+		if (solicited)
+			n->state = IP6_NBR_REACHABLE;
+		else if (changed)
+			n->state = IP6_NBR_STALE;
+	}
+	n->is_router = is_router;
+	n->updated_ns = now_ns;
+}
+
+int ip6_nbr_walk(int (*fn)(const struct ip6_nbr *n, void *ctx), void *ctx)
+{
+	int rc = 0;
+	ip6_nbr_lock();
+	for (uint32_t i = 0; i < IP6_NBR_MAX && rc == 0; i++)
+		if (nbr.e[i].state != IP6_NBR_FREE)
+			rc = fn(&nbr.e[i], ctx);
+	ip6_nbr_unlock();
+	return rc;
+}
+
+void ip6_nbr_flush(uint32_t if_index, const struct in6_addr *prefix, uint8_t plen)
+{
+	ip6_nbr_lock();
+	for (uint32_t i = 0; i < IP6_NBR_MAX; i++) {
+		struct ip6_nbr *n = &nbr.e[i];
+		if (n->state == IP6_NBR_FREE)
+			continue;
+		if (if_index != DEV_INDEX_INVALID &&
+		    (n->if_index != if_index || (plen && !ip6_prefix_match(&n->ip, prefix, plen))))
+			continue;
+		n->state = IP6_NBR_FREE;
+		nbr.n_used--;
+	}
+	ip6_nbr_unlock();
+}
+
+int ip6_nbr_set(uint32_t if_index, const struct in6_addr *ip, const uint8_t mac[6], bool is_static, char *err,
+		size_t errlen)
+{
+	uint64_t now = ip6_nbr_now();
+	int rc = 0;
+	ip6_nbr_lock();
+	struct ip6_nbr *n = ip6_nbr_lookup(if_index, ip);
+	if (!n)
+		n = ip6_nbr_create(if_index, ip, now);
+	if (!n) {
+		snprintf(err, errlen, "neighbour table full (%u entries)", IP6_NBR_MAX);
+		rc = -ENOSPC;
+	} else {
+		memcpy(n->mac, mac, 6);
+		n->state = IP6_NBR_REACHABLE;
+		n->flags = is_static ? IP6_NBR_F_STATIC : 0;
+		n->updated_ns = now;
+	}
+	ip6_nbr_unlock();
+	return rc;
+}
+
+uint32_t ip6_nbr_count(void)
+{
+	return nbr.n_used;
+}
+
+const char *ip6_nbr_state_name(const struct ip6_nbr *n)
+{
+	if (n->flags & IP6_NBR_F_STATIC)
+		return "static";
+	switch (n->state) {
+	case IP6_NBR_INCOMPLETE:
+		return "incomplete";
+	case IP6_NBR_REACHABLE:
+		return "reachable";
+	case IP6_NBR_STALE:
+		return "stale";
+	default:
+		return "?";
+	}
+}

@@ -1,0 +1,654 @@
+/* The IPv6 nodes end to end, through the whole registered graph: a test
+ * input node hands exact frames to ethernet-input on interface a or b, and
+ * a test driver under both interfaces records the exact frames
+ * interface-output gives it. Expected packets are written byte by byte
+ * here with a plain reference checksum, independent of nodes/ip6/ip6.h.
+ *
+ *   host A 2001:db8:1::2 (02:aa:..) -- a 2001:db8:1::1/64 [sluice] b (IPv6 off)
+ *
+ * Error counters are found by their strings. Every test ends with no
+ * buffer in use. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/bytes.h"
+#include "drivers/device.h"
+#include "graph/graph.h"
+#include "nodes/ip6/ip6.h"
+#include "nodes/ip6/ip6_interface.h"
+#include "nodes/ip6/ip6_neighbor.h"
+#include "tests/check_run.h"
+#include "tests/pkt_build.h"
+
+static struct graph *g;
+#include "tests/l3_harness.h"
+
+/* ---- addresses and packets ---- */
+
+static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0x0a };     /* sluice's a */
+static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0x0b };     /* sluice's b */
+static const uint8_t mac_ha[6] = { 0x02, 0xaa, 0, 0, 0, 0x01 }; /* host A */
+static uint8_t A1[16], HA[16], LL_A[16], LL_HA[16], SN_A1[16], B9[16];
+
+static struct device *dev_a, *dev_b;
+static char err[256];
+
+static void a6(uint8_t out[16], const char *s)
+{
+	ck_assert_int_eq(inet_pton(AF_INET6, s, out), 1);
+}
+
+/* The ICMPv6 checksum (RFC 4443 §2.3) the slow way: the pseudo-header
+ * and the message copied together, then RFC 1071. */
+static uint16_t ref_csum6(const uint8_t src[16], const uint8_t dst[16], uint8_t nh, const uint8_t *l4, uint32_t len)
+{
+	static uint8_t tmp[4096];
+	memcpy(tmp, src, 16);
+	memcpy(tmp + 16, dst, 16);
+	put32(tmp + 32, len);
+	put32(tmp + 36, nh);
+	memcpy(tmp + 40, l4, len);
+	return ref_csum(tmp, 40 + len);
+}
+
+/* An IPv6 header at p. */
+static uint32_t ip6hdr(uint8_t *p, const uint8_t src[16], const uint8_t dst[16], uint8_t nh, uint8_t hlim,
+		       uint16_t plen)
+{
+	put32(p, 0x60000000u);
+	put16(p + 4, plen);
+	p[6] = nh;
+	p[7] = hlim;
+	memcpy(p + 8, src, 16);
+	memcpy(p + 24, dst, 16);
+	return 40;
+}
+
+/* Ethernet + IPv6 + an ICMPv6 message of l4_len bytes at p + 54, whose
+ * checksum is filled in. Returns the frame's length. */
+static uint32_t icmp6_frame(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], const uint8_t src[16],
+			    const uint8_t dst[16], uint8_t hlim, uint32_t l4_len)
+{
+	uint32_t n = eth(p, dmac, smac, 0x86dd);
+	n += ip6hdr(p + n, src, dst, 58, hlim, (uint16_t)l4_len);
+	put16(p + n + 2, 0);
+	put16(p + n + 2, ref_csum6(src, dst, 58, p + n, l4_len));
+	return n + l4_len;
+}
+
+/* An echo request (type 128) or reply (129) with data bytes. */
+static uint32_t echo6(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], const uint8_t src[16],
+		      const uint8_t dst[16], uint8_t hlim, uint8_t type, uint32_t data)
+{
+	uint8_t *m = p + 54;
+	m[0] = type;
+	m[1] = 0;
+	put16(m + 4, 0x1234);
+	put16(m + 6, 7);
+	for (uint32_t i = 0; i < data; i++)
+		m[8 + i] = (uint8_t)(0x20 + i);
+	return icmp6_frame(p, dmac, smac, src, dst, hlim, 8 + data);
+}
+
+/* A Neighbor Solicitation for target, with a source link-layer option
+ * when sll is not NULL. */
+static uint32_t ns6(uint8_t *p, const uint8_t dmac[6], const uint8_t src[16], const uint8_t dst[16], uint8_t hlim,
+		    const uint8_t target[16], const uint8_t *sll)
+{
+	uint8_t *m = p + 54;
+	memset(m, 0, 32);
+	m[0] = 135;
+	memcpy(m + 8, target, 16);
+	if (sll) {
+		m[24] = 1;
+		m[25] = 1;
+		memcpy(m + 26, sll, 6);
+	}
+	return icmp6_frame(p, dmac, mac_ha, src, dst, hlim, sll ? 32 : 24);
+}
+
+/* A Neighbor Advertisement for target with flags (R 0x80, S 0x40, O 0x20)
+ * and a target link-layer option. */
+static uint32_t na6(uint8_t *p, const uint8_t dmac[6], const uint8_t src[16], const uint8_t dst[16], uint8_t hlim,
+		    uint8_t flags, const uint8_t target[16], const uint8_t tll[6])
+{
+	uint8_t *m = p + 54;
+	memset(m, 0, 32);
+	m[0] = 136;
+	m[4] = flags;
+	memcpy(m + 8, target, 16);
+	m[24] = 2;
+	m[25] = 1;
+	memcpy(m + 26, tll, 6);
+	return icmp6_frame(p, dmac, mac_ha, src, dst, hlim, 32);
+}
+
+/* The count of node's error whose string is what. */
+static uint64_t count(const char *node, const char *what)
+{
+	int i = graph_node_index(g, node);
+	ck_assert_int_ge(i, 0);
+	const struct node_reg *r = node_registry_find(node);
+	ck_assert_ptr_nonnull(r);
+	for (uint16_t c = 0; c < r->n_errors; c++)
+		if (!strcmp(r->error_strings[c], what))
+			return graph_node_error_count(g, (uint32_t)i, c);
+	ck_abort_msg("%s has no error '%s'", node, what);
+	return 0;
+}
+
+/* ---- fixture ---- */
+
+static void setup(void)
+{
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	bc.buffers_per_numa = 4096;
+	bc.page_size = 4096;
+	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
+	txs = calloc(TX_MAX, sizeof(*txs));
+	n_tx = n_inq = 0;
+	g = graph_create(NULL, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
+	dev_a = tdev_create("a", mac_a);
+	dev_b = tdev_create("b", mac_b);
+	a6(A1, "2001:db8:1::1");
+	a6(HA, "2001:db8:1::2");
+	a6(LL_A, "fe80::ff:fe00:a"); /* EUI-64 of 02:00:00:00:00:0a */
+	a6(LL_HA, "fe80::aa:ff:fe00:1");
+	a6(SN_A1, "ff02::1:ff00:1");
+	a6(B9, "2001:db8:9::9");
+	struct in6_addr a;
+	memcpy(&a, A1, 16);
+	ck_assert_msg(ip6_if_addr_add(dev_a->index, &a, 64, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void teardown(void)
+{
+	dev_graph_detach(g);
+	graph_destroy(g);
+	g = NULL;
+	ip6_nbr_flush(DEV_INDEX_INVALID, NULL, 0);
+	dev_delete_all();
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_thread_unregister();
+	buffer_main_free();
+	free(txs);
+}
+
+/* ---- addresses ---- */
+
+START_TEST(link_local_and_groups)
+{
+	struct in6_addr ll, sn, a;
+	ip6_link_local_from_mac(&ll, (const uint8_t[6]){ 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 });
+	char s[INET6_ADDRSTRLEN];
+	ck_assert_str_eq(ip6_format_addr(s, &ll), "fe80::5054:ff:fe12:3456"); /* the U/L bit inverted */
+	ck_assert_int_eq(memcmp(&ip6_interfaces[dev_a->index].link_local, LL_A, 16), 0);
+	memcpy(&a, A1, 16);
+	ip6_solicited_node(&sn, &a);
+	ck_assert_int_eq(memcmp(&sn, SN_A1, 16), 0);
+	ck_assert(ip6_if_is_joined(dev_a->index, &sn));
+	ck_assert(ip6_if_is_local(dev_a->index, &a));
+	memcpy(&a, LL_A, 16);
+	ck_assert(ip6_if_is_local(dev_a->index, &a));
+	ck_assert(!ip6_if(dev_b->index));
+	/* b: enabled with its link-local only, then an address, then without. */
+	ck_assert_int_eq(ip6_if_enable(dev_b->index, err, sizeof(err)), 0);
+	ck_assert(ip6_if(dev_b->index));
+	ck_assert_uint_eq(ip6_interfaces[dev_b->index].n_addrs, 0);
+	memcpy(&a, B9, 16);
+	ck_assert_int_eq(ip6_if_addr_add(dev_b->index, &a, 48, err, sizeof(err)), 0);
+	ck_assert_int_eq(ip6_if_addr_add(dev_b->index, &a, 48, err, sizeof(err)), -EEXIST);
+	ck_assert_int_eq(ip6_if_addr_add(dev_a->index, &a, 48, err, sizeof(err)), -EEXIST);
+	ck_assert_int_eq(ip6_if_addr_del(dev_b->index, &a, 64, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(ip6_if_addr_del(dev_b->index, &a, 48, err, sizeof(err)), 0);
+	ck_assert_uint_eq(ip6_interfaces[dev_b->index].n_addrs, 0);
+	a6(a.s6_addr, "ff02::5");
+	ck_assert_int_eq(ip6_if_addr_add(dev_b->index, &a, 64, err, sizeof(err)), -EINVAL);
+	a6(a.s6_addr, "::ffff:10.0.0.1");
+	ck_assert_int_eq(ip6_if_addr_add(dev_b->index, &a, 64, err, sizeof(err)), -EINVAL);
+	/* A configured link-local replaces the EUI-64 one, and back. */
+	a6(a.s6_addr, "fe80::1");
+	ck_assert_int_eq(ip6_if_addr_add(dev_b->index, &a, 64, err, sizeof(err)), 0);
+	ck_assert_str_eq(ip6_format_addr(s, &ip6_interfaces[dev_b->index].link_local), "fe80::1");
+	ck_assert_int_eq(ip6_if_addr_del(dev_b->index, &a, 64, err, sizeof(err)), 0);
+	ck_assert_str_eq(ip6_format_addr(s, &ip6_interfaces[dev_b->index].link_local), "fe80::ff:fe00:b");
+	uint8_t plen;
+	ck_assert(ip6_parse_prefix("2001:db8::/32", &a, &plen, false) && plen == 32);
+	ck_assert(!ip6_parse_prefix("2001:db8::/129", &a, &plen, false));
+	ck_assert(!ip6_parse_prefix("2001:db8::", &a, &plen, false));
+	ck_assert(!ip6_parse_prefix("2001:db8::/-1", &a, &plen, false));
+}
+END_TEST
+
+/* ---- echo ---- */
+
+/* The reply to an echo request, byte by byte. */
+static uint32_t want_reply(uint8_t *w, const uint8_t src[16], const uint8_t dst[16], uint32_t data)
+{
+	return echo6(w, mac_ha, mac_a, src, dst, 64, 129, data);
+}
+
+START_TEST(echo_reply_exact)
+{
+	uint8_t f[256], w[256];
+	uint32_t n = echo6(f, mac_a, mac_ha, HA, A1, 64, 128, 56);
+	memset(f + n, 0xee, 10); /* Ethernet padding: trimmed */
+	inject(dev_a, f, n + 10);
+	n = echo6(f, mac_a, mac_ha, LL_HA, LL_A, 64, 128, 3); /* link-local, odd length */
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 2);
+	uint32_t wn = want_reply(w, A1, HA, 56);
+	expect_tx(0, dev_a, w, wn);
+	wn = want_reply(w, LL_A, LL_HA, 3);
+	expect_tx(1, dev_a, w, wn);
+	ck_assert_uint_eq(count("icmp6-echo", "echo replies sent"), 2);
+}
+END_TEST
+
+/* To all-nodes: answered from the link-local address (RFC 4443 §4.2). */
+START_TEST(echo_multicast_from_link_local)
+{
+	uint8_t f[256], w[256], all[16];
+	a6(all, "ff02::1");
+	uint8_t mmac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	uint32_t n = echo6(f, mmac, mac_ha, LL_HA, all, 1, 128, 8);
+	inject(dev_a, f, n);
+	poll_n(3);
+	uint32_t wn = want_reply(w, LL_A, LL_HA, 8);
+	expect_tx(0, dev_a, w, wn);
+}
+END_TEST
+
+START_TEST(icmp6_bad_checksum_counted)
+{
+	uint8_t f[256];
+	uint32_t n = echo6(f, mac_a, mac_ha, HA, A1, 64, 128, 20);
+	f[60] ^= 1;
+	inject(dev_a, f, n);
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 0);
+	ck_assert_uint_eq(count("ip6-local", "bad ICMPv6 checksum"), 2);
+}
+END_TEST
+
+/* ---- Neighbor Discovery ---- */
+
+/* sluice's advertisement for target to dst (flags R S O), byte by byte. */
+static uint32_t want_na(uint8_t *w, const uint8_t emac[6], const uint8_t dst[16], uint8_t flags,
+			const uint8_t target[16])
+{
+	uint8_t *m = w + 54;
+	memset(m, 0, 32);
+	m[0] = 136;
+	m[4] = flags;
+	memcpy(m + 8, target, 16);
+	m[24] = 2;
+	m[25] = 1;
+	memcpy(m + 26, mac_a, 6);
+	uint32_t n = eth(w, emac, mac_a, 0x86dd);
+	n += ip6hdr(w + n, target, dst, 58, 255, 32);
+	put16(m + 2, ref_csum6(target, dst, 58, m, 32));
+	return n + 32;
+}
+
+START_TEST(ns_answered_exact)
+{
+	uint8_t f[256], w[256], smac[6] = { 0x33, 0x33, 0xff, 0, 0, 1 };
+	uint32_t n = ns6(f, smac, HA, SN_A1, 255, A1, mac_ha); /* to the solicited-node group */
+	inject(dev_a, f, n);
+	n = ns6(f, mac_a, LL_HA, LL_A, 255, LL_A, NULL); /* unicast, no option: to the frame's source */
+	inject(dev_a, f, n);
+	uint8_t unspec[16] = { 0 }, sn_ll[16];
+	a6(sn_ll, "ff02::1:ff00:a");
+	n = ns6(f, smac, unspec, sn_ll, 255, LL_A, NULL); /* DAD for our address: defended to all-nodes */
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 3);
+	uint32_t wn = want_na(w, mac_ha, HA, 0xe0, A1);
+	expect_tx(0, dev_a, w, wn);
+	wn = want_na(w, mac_ha, LL_HA, 0xe0, LL_A);
+	expect_tx(1, dev_a, w, wn);
+	uint8_t all[16], amac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	a6(all, "ff02::1");
+	wn = want_na(w, amac, all, 0xa0, LL_A);
+	expect_tx(2, dev_a, w, wn);
+	ck_assert_uint_eq(count("ip6-nd", "Neighbor Advertisements sent"), 3);
+	/* The solicitation's source option taught host A's MAC: STALE. */
+	struct in6_addr ha;
+	memcpy(&ha, HA, 16);
+	ip6_nbr_lock();
+	const struct ip6_nbr *nb = ip6_nbr_lookup(dev_a->index, &ha);
+	ck_assert_ptr_nonnull(nb);
+	ck_assert_uint_eq(nb->state, IP6_NBR_STALE);
+	ck_assert_int_eq(memcmp(nb->mac, mac_ha, 6), 0);
+	ip6_nbr_unlock();
+	ck_assert_uint_eq(ip6_nbr_count(), 1);
+}
+END_TEST
+
+START_TEST(nd_hostile_counted)
+{
+	uint8_t f[256], smac[6] = { 0x33, 0x33, 0xff, 0, 0, 1 };
+	for (int k = 0; k < 3; k++) {
+		uint32_t n = ns6(f, smac, HA, SN_A1, 254, A1, mac_ha); /* hop limit 254 */
+		inject(dev_a, f, n);
+	}
+	uint32_t n = ns6(f, smac, HA, SN_A1, 255, B9, mac_ha); /* not ours */
+	inject(dev_a, f, n);
+	uint8_t unspec[16] = { 0 };
+	n = ns6(f, smac, unspec, SN_A1, 255, A1, mac_ha); /* DAD with an option */
+	inject(dev_a, f, n);
+	n = ns6(f, smac, HA, SN_A1, 255, SN_A1, mac_ha); /* multicast target */
+	inject(dev_a, f, n);
+	uint8_t hx[16];
+	a6(hx, "2001:db8:1::77");
+	n = na6(f, mac_a, hx, A1, 255, 0x60, hx, mac_ha); /* never solicited */
+	inject(dev_a, f, n);
+	n = na6(f, mac_a, hx, A1, 255, 0x60, A1, mac_ha); /* for our address */
+	inject(dev_a, f, n);
+	n = na6(f, mac_a, hx, A1, 64, 0x60, hx, mac_ha); /* hop limit 64 */
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 0);
+	ck_assert_uint_eq(count("ip6-nd", "ND hop limit not 255"), 4);
+	ck_assert_uint_eq(count("ip6-nd", "NS target not this interface's address"), 1);
+	ck_assert_uint_eq(count("ip6-nd", "NS from :: not to a solicited-node group or with a link-layer option"), 1);
+	ck_assert_uint_eq(count("ip6-nd", "ND target is multicast"), 1);
+	ck_assert_uint_eq(count("ip6-nd", "NA for an address never solicited"), 1);
+	ck_assert_uint_eq(count("ip6-nd", "NA for one of our addresses (duplicate?)"), 1);
+	ck_assert_uint_eq(ip6_nbr_count(), 0);
+}
+END_TEST
+
+/* A solicited NA makes an entry REACHABLE; without Override a new MAC is
+ * refused; static entries stay. */
+START_TEST(na_updates_neighbor)
+{
+	uint8_t f[256], smac[6] = { 0x33, 0x33, 0xff, 0, 0, 1 }, other[6] = { 0x02, 0xcc, 0, 0, 0, 2 };
+	uint32_t n = ns6(f, smac, HA, SN_A1, 255, A1, mac_ha);
+	inject(dev_a, f, n);
+	poll_n(2);
+	n = na6(f, mac_a, HA, A1, 255, 0x40, HA, mac_ha); /* solicited */
+	inject(dev_a, f, n);
+	n = na6(f, mac_a, HA, A1, 255, 0x40, HA, other); /* solicited, another MAC, no override */
+	inject(dev_a, f, n);
+	poll_n(2);
+	ck_assert_uint_eq(count("ip6-nd", "Neighbor Advertisement consumed (neighbour updated)"), 2);
+	struct in6_addr ha, b9;
+	memcpy(&ha, HA, 16);
+	ip6_nbr_lock();
+	const struct ip6_nbr *nb = ip6_nbr_lookup(dev_a->index, &ha);
+	ck_assert_uint_eq(nb->state, IP6_NBR_STALE);
+	ck_assert_int_eq(memcmp(nb->mac, mac_ha, 6), 0);
+	ip6_nbr_unlock();
+	n = na6(f, mac_a, HA, A1, 255, 0x60, HA, other); /* with override */
+	inject(dev_a, f, n);
+	poll_n(2);
+	ip6_nbr_lock();
+	nb = ip6_nbr_lookup(dev_a->index, &ha);
+	ck_assert_uint_eq(nb->state, IP6_NBR_REACHABLE);
+	ck_assert_int_eq(memcmp(nb->mac, other, 6), 0);
+	ip6_nbr_unlock();
+	memcpy(&b9, B9, 16);
+	ck_assert_int_eq(ip6_nbr_set(dev_a->index, &b9, mac_ha, true, err, sizeof(err)), 0);
+	n = na6(f, mac_a, B9, A1, 255, 0x60, B9, other);
+	inject(dev_a, f, n);
+	poll_n(2);
+	ip6_nbr_lock();
+	nb = ip6_nbr_lookup(dev_a->index, &b9);
+	ck_assert_str_eq(ip6_nbr_state_name(nb), "static");
+	ck_assert_int_eq(memcmp(nb->mac, mac_ha, 6), 0);
+	ip6_nbr_unlock();
+	/* Removing the address forgets the neighbours on its prefix. */
+	struct in6_addr a1;
+	memcpy(&a1, A1, 16);
+	ck_assert_int_eq(ip6_if_addr_del(dev_a->index, &a1, 64, err, sizeof(err)), 0);
+	ck_assert_uint_eq(ip6_nbr_count(), 1); /* 2001:db8:9::9 stays */
+}
+END_TEST
+
+/* ---- ip6-input ---- */
+
+/* A frame to sluice with a chain of extension headers: n headers of type
+ * nh (8 bytes each) before ICMPv6 echo. */
+static uint32_t ext_frame(uint8_t *f, uint8_t nh, uint32_t n_ext, const uint8_t dst[16], const uint8_t dmac[6])
+{
+	uint32_t n = eth(f, dmac, mac_ha, 0x86dd);
+	uint32_t plen = n_ext * 8 + 8;
+	n += ip6hdr(f + n, HA, dst, n_ext ? nh : 58, 64, (uint16_t)plen);
+	for (uint32_t i = 0; i < n_ext; i++) {
+		uint8_t *e = f + n + i * 8;
+		memset(e, 0, 8);
+		e[0] = i + 1 < n_ext ? nh : 58;
+		e[2] = 1; /* options: PadN of 4 (a routing header: type 1, segments left 4) */
+		e[3] = 4;
+	}
+	uint8_t *m = f + n + n_ext * 8;
+	memset(m, 0, 8);
+	m[0] = 128;
+	put16(m + 2, ref_csum6(HA, dst, 58, m, 8));
+	return n + plen;
+}
+
+START_TEST(ip6_input_hostile_counted)
+{
+	uint8_t f[2048], v[256];
+	uint32_t vn = echo6(v, mac_a, mac_ha, HA, A1, 64, 128, 8);
+	uint8_t mmac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	struct {
+		const char *what;
+		uint32_t n;
+	} want[] = {
+		{ "shorter than an IPv6 header", 1 },
+		{ "IP version not 6", 2 },
+		{ "payload length beyond the frame", 1 },
+		{ "multicast source address", 1 },
+		{ "loopback source or destination address", 2 },
+		{ "unspecified destination address", 1 },
+		{ "IPv4-mapped or -compatible address", 1 },
+		{ "multicast of interface-local or reserved scope", 1 },
+		{ "link-scope multicast group not joined", 1 },
+		{ "multicast beyond link scope (not forwarded)", 1 },
+		{ "unicast IPv6 in a link-layer broadcast or multicast", 1 },
+		{ "link-local source or destination in transit", 1 },
+		{ "more than 8 extension headers", 1 },
+		{ "extension header beyond the packet", 1 },
+		{ "IPv6 not enabled on the interface", 1 },
+		{ "transit: no IPv6 FIB wired (ip6-lookup missing)", 1 },
+	};
+#define V(off, val) do { memcpy(f, v, vn); f[off] = (val); inject(dev_a, f, vn); } while (0)
+	memcpy(f, v, vn);
+	inject(dev_a, f, 14 + 39);
+	V(14, 0x40);
+	V(14, 0x00);
+	memcpy(f, v, vn);
+	inject(dev_a, f, vn - 1); /* payload length one beyond */
+	V(22, 0xff);              /* source ff.. */
+	memcpy(f, v, vn);
+	memset(f + 22, 0, 16);
+	f[37] = 1; /* source ::1 */
+	inject(dev_a, f, vn);
+	memcpy(f, v, vn);
+	memset(f + 38, 0, 16);
+	f[53] = 1; /* destination ::1 */
+	inject(dev_a, f, vn);
+	memcpy(f, v, vn);
+	memset(f + 38, 0, 16); /* destination :: */
+	inject(dev_a, f, vn);
+	memcpy(f, v, vn);
+	a6(f + 38, "::ffff:10.1.0.1");
+	inject(dev_a, f, vn);
+	memcpy(f, v, vn);
+	a6(f + 38, "ff01::1");
+	inject(dev_a, f, vn);
+	memcpy(f, v, vn);
+	a6(f + 38, "ff02::99");
+	inject(dev_a, f, vn);
+	memcpy(f, v, vn);
+	a6(f + 38, "ff0e::1");
+	inject(dev_a, f, vn);
+	memcpy(f, v, vn);
+	memcpy(f, mmac, 6); /* unicast to us in a multicast frame */
+	inject(dev_a, f, vn);
+	memcpy(f, v, vn);
+	a6(f + 38, "fe80::99");
+	inject(dev_a, f, vn);
+	uint32_t n = ext_frame(f, 60, 100, A1, mac_a); /* 100 destination options headers */
+	inject(dev_a, f, n);
+	n = ext_frame(f, 60, 2, A1, mac_a);
+	put16(f + 18, 12); /* the second header ends beyond the payload */
+	inject(dev_a, f, n - 12);
+	memcpy(f, v, vn);
+	memcpy(f, mac_b, 6);
+	inject(dev_b, f, vn); /* b has no IPv6 */
+	memcpy(f, v, vn);
+	memcpy(f + 38, B9, 16); /* transit */
+	inject(dev_a, f, vn);
+#undef V
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 0);
+	for (uint32_t i = 0; i < ARRAY_LEN(want); i++)
+		ck_assert_msg(count("ip6-input", want[i].what) == want[i].n, "%s: %llu, want %u", want[i].what,
+			      (unsigned long long)count("ip6-input", want[i].what), want[i].n);
+	ck_assert_uint_eq(count("ip6-local", "ICMPv6 shorter than its header"), 0);
+}
+END_TEST
+
+/* Extension headers sluice accepts: a Hop-by-Hop with PadN then a
+ * Destination Options header; the echo is answered without them. */
+START_TEST(ext_headers_walked_to_echo)
+{
+	uint8_t f[256], w[256];
+	uint32_t n = eth(f, mac_a, mac_ha, 0x86dd);
+	n += ip6hdr(f + n, HA, A1, 0, 64, 16 + 8);
+	uint8_t *e = f + n;
+	memset(e, 0, 16);
+	e[0] = 60;
+	e[2] = 1;
+	e[3] = 4;
+	e[8] = 58;
+	e[10] = 1;
+	e[11] = 4;
+	uint8_t *m = e + 16;
+	memset(m, 0, 8);
+	m[0] = 128;
+	put16(m + 4, 0x1234);
+	put16(m + 6, 7);
+	put16(m + 2, ref_csum6(HA, A1, 58, m, 8));
+	inject(dev_a, f, n + 24);
+	poll_n(3);
+	uint32_t wn = want_reply(w, A1, HA, 0);
+	expect_tx(0, dev_a, w, wn);
+}
+END_TEST
+
+/* RH0 with segments left to us: Parameter Problem code 0 pointing at the
+ * routing type (RFC 5095 §3), exact; in transit: dropped by policy; the
+ * errors are rate-limited: a burst of 10, the rest counted. */
+START_TEST(rh0_param_problem_exact_and_rate_limited)
+{
+	uint8_t f[256], w[512];
+	uint32_t n = ext_frame(f, 43, 1, A1, mac_a);
+	f[54 + 2] = 0; /* type 0, segments left 4 */
+	for (int k = 0; k < 12; k++)
+		inject(dev_a, f, n);
+	n = ext_frame(f, 43, 1, B9, mac_a);
+	f[54 + 2] = 0;
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 10);
+	ck_assert_uint_eq(count("ip6-input", "Routing Header type 0 with segments left (RFC 5095)"), 12);
+	ck_assert_uint_eq(count("ip6-input", "ICMPv6 error sent"), 10);
+	ck_assert_uint_eq(count("ip6-input", "ICMPv6 error rate-limited (packet dropped)"), 2);
+	ck_assert_uint_eq(count("ip6-input", "Routing Header type 0 in transit (dropped: policy)"), 1);
+	n = ext_frame(f, 43, 1, A1, mac_a);
+	f[54 + 2] = 0;
+	uint32_t wn = eth(w, mac_ha, mac_a, 0x86dd);
+	uint32_t q = n - 14;
+	wn += ip6hdr(w + wn, A1, HA, 58, 64, (uint16_t)(8 + q));
+	uint8_t *m = w + wn;
+	memset(m, 0, 8);
+	m[0] = 4;
+	put32(m + 4, 42); /* 40 + 2: the routing type */
+	memcpy(m + 8, f + 14, q);
+	put16(m + 2, ref_csum6(A1, HA, 58, m, 8 + q));
+	expect_tx(0, dev_a, w, wn + 8 + q);
+}
+END_TEST
+
+/* Transit with hop limit 1: Time Exceeded from the address facing the
+ * source; an unknown option of action 10 to us: Parameter Problem 2. */
+START_TEST(time_exceeded_and_option_problem)
+{
+	uint8_t f[256];
+	uint32_t n = echo6(f, mac_a, mac_ha, HA, B9, 1, 128, 8);
+	inject(dev_a, f, n);
+	n = ext_frame(f, 0, 1, A1, mac_a);
+	f[54 + 2] = 0x80; /* option 0x80: action 10 */
+	f[54 + 3] = 4;
+	inject(dev_a, f, n);
+	n = ext_frame(f, 0, 1, A1, mac_a);
+	f[54 + 2] = 0x40; /* action 01: silently */
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 2);
+	ck_assert_uint_eq(txs[0].bytes[54], 3); /* Time Exceeded */
+	ck_assert_int_eq(memcmp(txs[0].bytes + 22, A1, 16), 0);
+	ck_assert_uint_eq(txs[1].bytes[54], 4); /* Parameter Problem */
+	ck_assert_uint_eq(txs[1].bytes[55], 2);
+	ck_assert_uint_eq(get32(txs[1].bytes + 58), 42);
+	ck_assert_uint_eq(count("ip6-input", "hop limit exceeded in transit"), 1);
+	ck_assert_uint_eq(count("ip6-input", "unrecognized option (Parameter Problem)"), 1);
+	ck_assert_uint_eq(count("ip6-input", "unrecognized option (discard silently)"), 1);
+}
+END_TEST
+
+/* No ICMPv6 error about an ICMPv6 error (RFC 4443 §2.4(e.1)). */
+START_TEST(no_error_about_error)
+{
+	uint8_t f[256];
+	uint32_t n = echo6(f, mac_a, mac_ha, HA, B9, 1, 1, 8); /* a Destination Unreachable, hop limit 1 */
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 0);
+	ck_assert_uint_eq(count("ip6-input", "hop limit exceeded in transit"), 1);
+	ck_assert_uint_eq(count("ip6-input", "ICMPv6 error not allowed (packet dropped)"), 1);
+}
+END_TEST
+
+static Suite *ip6_suite(void)
+{
+	Suite *s = suite_create("ip6");
+	TCase *tc = tcase_create("nodes");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, link_local_and_groups);
+	tcase_add_test(tc, echo_reply_exact);
+	tcase_add_test(tc, echo_multicast_from_link_local);
+	tcase_add_test(tc, icmp6_bad_checksum_counted);
+	tcase_add_test(tc, ns_answered_exact);
+	tcase_add_test(tc, nd_hostile_counted);
+	tcase_add_test(tc, na_updates_neighbor);
+	tcase_add_test(tc, ip6_input_hostile_counted);
+	tcase_add_test(tc, ext_headers_walked_to_echo);
+	tcase_add_test(tc, rh0_param_problem_exact_and_rate_limited);
+	tcase_add_test(tc, time_exceeded_and_option_problem);
+	tcase_add_test(tc, no_error_about_error);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run_suite(ip6_suite());
+}
