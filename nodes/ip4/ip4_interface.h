@@ -178,6 +178,10 @@ int ip4_route_src_del(enum ip4_route_src src, uint32_t prefix, uint8_t plen, cha
  * (first) path: -1 when none is (no route, or an address's). */
 int ip4_route_src_best(uint32_t prefix_h, uint8_t plen, struct ip4_route_path *p);
 
+/* True when prefix/len (host order) is an address's own route (local /32,
+ * connected subnet) rather than a source's. */
+bool ip4_route_is_address(uint32_t prefix_h, uint8_t len);
+
 /* Remove every route of src whose gen differs from gen but agrees with it
  * under owner_mask (the sweep of one listener's resync); how many. */
 uint32_t ip4_route_src_sweep(enum ip4_route_src src, uint32_t gen, uint32_t owner_mask);

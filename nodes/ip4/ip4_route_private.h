@@ -20,10 +20,6 @@ int ip4_route_uninstall(uint32_t prefix_h, uint8_t len);
 int ip4_route_install_multi(uint32_t prefix_h, uint8_t len, const struct ip4_route_path *p, uint32_t n,
 			    char *err, size_t errlen);
 
-/* True when prefix/len is an address's own route (local /32, connected
- * subnet) rather than a source's. */
-bool ip4_route_is_address(uint32_t prefix_h, uint8_t len);
-
 /* The installed route's adjacency, or NULL. */
 const struct ip4_adj *ip4_route_adj(uint32_t prefix_h, uint8_t len);
 
