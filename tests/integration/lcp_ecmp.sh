@@ -11,11 +11,11 @@
 #   - `ip route add 10.9.0.0/24 nexthop via 10.11.0.2 dev s-eth1 nexthop via
 #     10.12.0.2 dev s-eth2` in ctl: one FIB entry with both paths;
 #   - 16 TCP iperf3 streams with fixed client ports (--cport 40000..40015):
-#     both b and c transmit (interface counters), and every stream's
-#     packets are seen on exactly one of r1, r2 (tcpdump on each);
+#     both b and c transmit (interface counters), and in 2 s every
+#     stream's packets are seen on exactly one of r1, r2 (tcpdump on each);
 #   - `ip route replace` with r2 alone: the FIB has one path within 1 s;
-#     from then every stream is on r2, and every iperf3 session completes
-#     (exit 0): the streams moved without ending.
+#     in the next 4 s every stream is on r2 and none on r1, and every
+#     iperf3 session completes (exit 0): the streams moved without ending.
 # Needs root, ip, iperf3, tcpdump. The trap removes namespaces, veths,
 # iperf3s, tcpdumps and sluice even on failure; every wait is bounded.
 #
@@ -113,15 +113,15 @@ done
 sleep 0.5
 cl_pids=
 for i in $(seq 0 15); do
-	ip netns exec "$ns_a" timeout 40 iperf3 -c 10.9.0.9 -p $((5201 + i)) --cport $((40000 + i)) -t 9 -b 2M \
+	ip netns exec "$ns_a" timeout 40 iperf3 -c 10.9.0.9 -p $((5201 + i)) --cport $((40000 + i)) -t 12 -b 2M -l 16K \
 		> "$tmp/client$i" 2>&1 &
 	cl_pids="$cl_pids $!"
 done
 pids="$pids $cl_pids"
-capture() { # tag: 2 s of the streams' packets at r1 and r2
-	ip netns exec "$ns_b" timeout 2 tcpdump -U -nn -i "$host_b" -w "$tmp/r1.$1" 'tcp and src portrange 40000-40015' 2>/dev/null &
+capture() { # tag seconds: the streams' packets at r1 and r2
+	ip netns exec "$ns_b" timeout "$2" tcpdump -U -nn -i "$host_b" -w "$tmp/r1.$1" 'tcp and src portrange 40000-40015' 2>/dev/null &
 	local p1=$!
-	ip netns exec "$ns_r2" timeout 2 tcpdump -U -nn -i "$host_c" -w "$tmp/r2.$1" 'tcp and src portrange 40000-40015' 2>/dev/null &
+	ip netns exec "$ns_r2" timeout "$2" tcpdump -U -nn -i "$host_c" -w "$tmp/r2.$1" 'tcp and src portrange 40000-40015' 2>/dev/null &
 	local p2=$!
 	pids="$pids $p1 $p2"
 	wait "$p1" "$p2"
@@ -131,7 +131,7 @@ ports() { # pcap: the client ports in it, sorted
 }
 sleep 1.5
 tx_b0=$(tx_of b) tx_c0=$(tx_of c)
-capture before
+capture before 2
 on_r1=$(ports "$tmp/r1.before") on_r2=$(ports "$tmp/r2.before")
 echo "before: r1 carries ports" $on_r1 "; r2 carries" $on_r2
 [ -n "$on_r1" ] && [ -n "$on_r2" ] || fail "one router carries no stream"
@@ -145,7 +145,7 @@ ip -n "$ns_ctl" route replace 10.9.0.0/24 proto static via 10.12.0.2 dev s-eth2 
 until_1s test "$(paths_of)" -eq 1 || { ctl show ip fib >&2; fail "10.9.0.0/24 still multipath"; }
 ctl show ip fib 10.9.0.0/24
 sleep 0.3
-capture after
+capture after 4
 on_r1=$(ports "$tmp/r1.after") on_r2=$(ports "$tmp/r2.after")
 echo "after: r1 carries ports" $on_r1 "; r2 carries" $on_r2
 [ -z "$on_r1" ] || fail "streams still through r1"
