@@ -155,4 +155,18 @@ for p in $cl_pids; do
 done
 grep -h "sender$" "$tmp"/client* | head -3
 echo "16 sessions completed across the move"
+
+# ---- the CLI's multipath: weights, a path added and removed, bad words ----
+ctl ip route add 10.99.0.0/16 via 10.11.0.2 b via 10.12.0.2 c weight 3 > /dev/null || fail "CLI multipath"
+ctl show ip fib 10.99.0.0/16 > "$tmp/fib99"
+grep -q "path 1: adjacency [0-9]*, weight 1, 4 buckets" "$tmp/fib99" &&
+	grep -q "path 2: adjacency [0-9]*, weight 3, 12 buckets" "$tmp/fib99" || { cat "$tmp/fib99" >&2; fail "1:3 not 4/12 of 16"; }
+ctl ip route add 10.99.0.0/16 via 10.11.0.3 b weight 2 > /dev/null || fail "CLI path add"
+[ "$(ctl show ip fib 10.99.0.0/16 | grep -c '^10\.99\.0\.0/16 ')" -eq 3 ] || fail "not three paths"
+ctl ip route add 10.99.0.0/16 via 10.11.0.2 b wieght 2 > /dev/null 2>&1 && fail "a bad word accepted"
+ctl ip route del 10.99.0.0/16 via 10.12.0.2 > /dev/null || fail "CLI path del"
+[ "$(ctl show ip fib 10.99.0.0/16 | grep -c '^10\.99\.0\.0/16 ')" -eq 2 ] || fail "not two paths after del"
+ctl ip route add 10.99.0.0/16 prohibit > /dev/null && ctl show ip fib 10.99.0.0/16 | grep -q prohibit || fail "prohibit"
+ctl ip route del 10.99.0.0/16 > /dev/null && ! ctl show ip fib 10.99.0.0/16 > /dev/null 2>&1 || fail "CLI route del"
+echo "CLI: 1:3 is 4/12 buckets, paths added and removed, prohibit, del"
 netns_stop_sluice
