@@ -84,10 +84,6 @@ interfaces {
 }
 CONF
 netns_start_sluice
-until_1s() {
-	for _ in $(seq 10); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 paths_of() { ctl show ip fib 10.9.0.0/24 2>/dev/null | grep -c '^10\.9\.0\.0/24 '; }
 tx_of() { ctl show interface | awk -v n="$1" '$1 == n { print $10 }'; }
 

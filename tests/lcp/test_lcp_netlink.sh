@@ -59,11 +59,6 @@ interfaces {
 }
 CONF
 netns_start_sluice
-# until CMD...: up to 1 s (10 x 0.1 s) for CMD to succeed
-until_1s() {
-	for _ in $(seq 10); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 fib_has() { # prefix words...: the route's row holds every word
 	local row
 	row=$(ctl show ip fib "$1" 2>/dev/null | grep "^$1 ") || return 1
