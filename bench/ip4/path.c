@@ -24,7 +24,10 @@
  * --toggle-collect=ip4_path_polls` and divide each node function's
  * inclusive Ir by those packets (bench/ip4/run.sh does).
  *
- * Usage: sluice-bench-ip4-path [--routes one|full] [--seconds S]
+ * --routes ecmp: 0.0.0.0/0 over two next hops (a load balance), so every
+ * packet pays the flow hash and a bucket (nodes/ip4/ip4_fib.h).
+ *
+ * Usage: sluice-bench-ip4-path [--routes one|full|ecmp] [--seconds S]
  *          [--warmup S] [--cpu N] [--no-huge] [--polls N] [--vector N]
  *          [--seed N] [--route-div N]
  *
@@ -47,7 +50,7 @@
 #define FRAME_BYTES 64
 
 struct opts {
-	bool full, no_huge;
+	bool full, ecmp, no_huge;
 	double seconds, warmup;
 	int cpu;
 	uint64_t polls;
@@ -149,7 +152,7 @@ static int pick_destinations(const struct route *r, uint32_t n_routes, uint32_t 
 		if (first == 0 || first == 127 || first >= 224)
 			continue;
 		const struct ip4_adj *adj = ip4_adj_get(ip4_fib_main, ip4_fib_lookup(ip4_fib_main, a));
-		if (adj->kind != IP4_ADJ_REWRITE || adj->if_index != out_if)
+		if (adj->kind != IP4_ADJ_LB && (adj->kind != IP4_ADJ_REWRITE || adj->if_index != out_if))
 			continue;
 		src.dst[i] = htonl(a);
 		uint8_t h[20];
@@ -179,7 +182,7 @@ static uint64_t forwarded(struct device *d)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sluice-bench-ip4-path [--routes one|full] [--seconds S] [--warmup S] [--cpu N] "
+	fprintf(stderr, "usage: sluice-bench-ip4-path [--routes one|full|ecmp] [--seconds S] [--warmup S] [--cpu N] "
 			"[--no-huge] [--polls N] [--vector N] [--seed N] [--route-div N]\n");
 	exit(2);
 }
@@ -196,8 +199,10 @@ static void parse(int argc, char **argv, struct opts *o)
 		if (i + 1 >= argc)
 			usage();
 		const char *v = argv[++i];
-		if (!strcmp(a, "--routes") && (!strcmp(v, "one") || !strcmp(v, "full")))
+		if (!strcmp(a, "--routes") && (!strcmp(v, "one") || !strcmp(v, "full") || !strcmp(v, "ecmp"))) {
 			o->full = !strcmp(v, "full");
+			o->ecmp = !strcmp(v, "ecmp");
+		}
 		else if (!strcmp(a, "--seconds"))
 			o->seconds = atof(v);
 		else if (!strcmp(a, "--warmup"))
@@ -282,6 +287,14 @@ int main(int argc, char **argv)
 			 * to them (longer); ones equal to them are refused. */
 			ip4_route_add(p, routes[i].len, nh, out->index, err, sizeof(err));
 		}
+	} else if (o.ecmp) {
+		/* 0.0.0.0/0 over two next hops of nul1: every packet hashed. */
+		const uint32_t nh2 = htonl(IPV4(198, 19, 0, 3));
+		const struct ip4_route_path p[2] = { { .kind = IP4_ADJ_REWRITE, .next_hop = nh, .if_index = out->index },
+						     { .kind = IP4_ADJ_REWRITE, .next_hop = nh2, .if_index = out->index } };
+		if (ip4_nbr_set(out->index, nh2, nh_mac, true, err, sizeof(err)) ||
+		    ip4_route_src_set(IP4_SRC_CLI, 0, 0, p, 2, err, sizeof(err)))
+			return fail("ecmp route", err);
 	} else if (ip4_route_add(0, 0, nh, out->index, err, sizeof(err))) {
 		return fail("route", err);
 	}

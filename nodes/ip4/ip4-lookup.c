@@ -4,10 +4,14 @@
  * The adjacency index goes to the buffer's ip4 opaque for the next node.
  * local -> ip4-local; glean (a connected subnet) and rewrite adjacencies
  * not yet resolved -> ip4-arp; resolved rewrite -> ip4-rewrite; drop (no
- * route: IP4_FIB_MISS is the drop adjacency) -> error-drop.
+ * route: IP4_FIB_MISS is the drop adjacency) and blackhole routes ->
+ * error-drop; unreachable and prohibit routes -> ip4-rewrite, which sends
+ * their ICMP errors. A multipath route's load balance is resolved here to
+ * one path by the packet's flow hash (ip4_flow_hash, ip4_lb_pick): the
+ * opaque gets the path's adjacency, so the nodes after never see an LB.
  *
  * Next nodes: error-drop, ip4-local, ip4-arp, ip4-rewrite.
- * Errors: no route.
+ * Errors: no route; blackhole route.
  * Trace: destination, adjacency index and kind.
  * CLI: `show ip fib`, `show errors`, `show trace`.
  */
@@ -25,18 +29,19 @@ enum ip4_lookup_next {
 	IP4_LOOKUP_NEXT_ARP,
 	IP4_LOOKUP_NEXT_REWRITE,
 	IP4_LOOKUP_N_NEXT,
+	IP4_LOOKUP_NEXT_LB = IP4_LOOKUP_N_NEXT, /* not a next: pick a path first */
 };
 
 enum ip4_lookup_error {
 	IP4_LOOKUP_ERROR_NO_ROUTE = 0,
+	IP4_LOOKUP_ERROR_BLACKHOLE,
 	IP4_LOOKUP_N_ERROR,
 };
 
 static const char *const ip4_lookup_error_strings[IP4_LOOKUP_N_ERROR] = {
 	[IP4_LOOKUP_ERROR_NO_ROUTE] = "no route",
+	[IP4_LOOKUP_ERROR_BLACKHOLE] = "blackhole route (dropped)",
 };
-
-static const char *const adj_kind_names[] = { "drop", "local", "glean", "rewrite" };
 
 struct ip4_lookup_trace {
 	uint32_t dst;
@@ -52,26 +57,42 @@ static int ip4_lookup_format_trace(char *buf, size_t len, const uint8_t *detail)
 	char d[16];
 	memcpy(&t, detail, sizeof(t));
 	return snprintf(buf, len, "%s: adjacency %u (%s%s)", ip4_format_addr(d, t.dst), t.adj_index,
-			t.kind < ARRAY_LEN(adj_kind_names) ? adj_kind_names[t.kind] : "?",
+			ip4_adj_kind_name(t.kind),
 			t.kind == IP4_ADJ_REWRITE && !t.resolved ? ", unresolved" : "");
 }
 
 /* ---- helpers ---- */
 
-/* Adjacency kind -> next node, rewrite split by resolution (index 4). */
-static const uint8_t kind_next[5] = {
+/* Adjacency kind -> next node (a resolved rewrite: ip4-rewrite). */
+static const uint8_t kind_next[IP4_ADJ_N_KIND] = {
 	[IP4_ADJ_DROP] = IP4_LOOKUP_NEXT_DROP,
 	[IP4_ADJ_LOCAL] = IP4_LOOKUP_NEXT_LOCAL,
 	[IP4_ADJ_GLEAN] = IP4_LOOKUP_NEXT_ARP,
 	[IP4_ADJ_REWRITE] = IP4_LOOKUP_NEXT_ARP, /* not yet resolved */
-	[4] = IP4_LOOKUP_NEXT_REWRITE,
+	[IP4_ADJ_LB] = IP4_LOOKUP_NEXT_LB,
+	[IP4_ADJ_BLACKHOLE] = IP4_LOOKUP_NEXT_DROP,
+	[IP4_ADJ_UNREACH] = IP4_LOOKUP_NEXT_REWRITE, /* its ICMP error */
+	[IP4_ADJ_PROHIBIT] = IP4_LOOKUP_NEXT_REWRITE,
 };
 
-/* The next node of adjacency adj_index (drop: no route). */
+/* The next node of adjacency adj_index (drop: no route or blackhole). */
 static uint16_t next_of_adj(const struct ip4_fib *fib, uint32_t adj_index)
 {
 	const struct ip4_adj *a = ip4_adj_get(fib, adj_index);
-	return kind_next[a->kind + (a->kind == IP4_ADJ_REWRITE && a->rewrite_len)];
+	return a->kind == IP4_ADJ_REWRITE && a->rewrite_len ? IP4_LOOKUP_NEXT_REWRITE : kind_next[a->kind];
+}
+
+/* The path a packet's flow takes through LB adjacency lb_adj. */
+static inline uint32_t lb_resolve(const struct ip4_fib *fib, uint32_t lb_adj, struct buffer *b)
+{
+	return ip4_lb_pick(fib, ip4_adj_get(fib, lb_adj), ip4_flow_hash((const struct ip4_header *)buffer_data(b)));
+}
+
+/* The drop's reason: the adjacency tells a blackhole from no route. */
+static uint16_t drop_error(struct node_runtime *rt, const struct ip4_fib *fib, struct buffer *b)
+{
+	bool bh = ip4_adj_get(fib, ip4_opaque(b)->adj_index)->kind == IP4_ADJ_BLACKHOLE;
+	return node_error(rt, bh ? IP4_LOOKUP_ERROR_BLACKHOLE : IP4_LOOKUP_ERROR_NO_ROUTE);
 }
 
 static void trace_one(struct node_runtime *rt, const struct ip4_fib *fib, struct buffer *b)
@@ -117,7 +138,10 @@ static uint32_t ip4_lookup_fn(struct node_runtime *rt, struct frame *f)
 	 * adjacency (a frame to one next hop decides it once). */
 	uint32_t last_adj = ip4_fib_lookup(fib, dst_of(B(0)));
 	uint16_t last_next = next_of_adj(fib, last_adj);
-	const uint16_t first_next = last_next;
+	/* A load balance: the first packet's path decides the frame's
+	 * default next, and every packet goes through the loop below. */
+	const uint16_t first_next = likely(last_next != IP4_LOOKUP_NEXT_LB)
+					    ? last_next : next_of_adj(fib, lb_resolve(fib, last_adj, B(0)));
 
 	/* Four at a time while the four share the first packet's adjacency,
 	 * judged from their tbl24 entries (the four loads, the misses that
@@ -134,7 +158,7 @@ static uint32_t ip4_lookup_fn(struct node_runtime *rt, struct frame *f)
 	 * 26.7 / 28.3 with a run cache, nexts[] per packet and the
 	 * whole-frame hand-off; 16.2 / 18.3 here. */
 	const uint32_t run_e = ip4_fib_entry24(fib, dst_of(B(0)));
-	const uint32_t n_run = (run_e & IP4_FIB_E_EXT) ? 0 : n;
+	const uint32_t n_run = (run_e & IP4_FIB_E_EXT) || last_next == IP4_LOOKUP_NEXT_LB ? 0 : n;
 	for (i = 0; i + 4 <= n_run; i += 4) {
 		struct buffer *b0 = B(i), *b1 = B(i + 1), *b2 = B(i + 2), *b3 = B(i + 3);
 		uint32_t e0 = ip4_fib_entry24(fib, dst_of(b0)), e1 = ip4_fib_entry24(fib, dst_of(b1));
@@ -161,14 +185,19 @@ static uint32_t ip4_lookup_fn(struct node_runtime *rt, struct frame *f)
 	for (uint32_t k = i; k < n; k++) {
 		struct buffer *b = B(k);
 		uint32_t adj = ip4_fib_lookup(fib, dst_of(b));
-		ip4_opaque(b)->adj_index = adj;
 		flags |= b->flags;
 		if (adj != last_adj) {
 			last_adj = adj;
 			last_next = next_of_adj(fib, last_adj);
 		}
-		nexts[k] = last_next;
-		whole &= last_next == first_next;
+		uint16_t next = last_next;
+		if (unlikely(next == IP4_LOOKUP_NEXT_LB)) {
+			adj = lb_resolve(fib, adj, b);
+			next = next_of_adj(fib, adj);
+		}
+		ip4_opaque(b)->adj_index = adj;
+		nexts[k] = next;
+		whole &= next == first_next;
 	}
 	if (unlikely(!whole))
 		for (uint32_t k = 0; k < i; k++)
@@ -177,7 +206,7 @@ static uint32_t ip4_lookup_fn(struct node_runtime *rt, struct frame *f)
 	if (unlikely(!whole || first_next == IP4_LOOKUP_NEXT_DROP))
 		for (i = 0; i < n; i++)
 			if ((whole ? first_next : nexts[i]) == IP4_LOOKUP_NEXT_DROP)
-				B(i)->error = node_error(rt, IP4_LOOKUP_ERROR_NO_ROUTE);
+				B(i)->error = drop_error(rt, fib, B(i));
 	if (unlikely(flags & BUFFER_F_TRACED))
 		for (i = 0; i < n; i++)
 			if (B(i)->flags & BUFFER_F_TRACED)

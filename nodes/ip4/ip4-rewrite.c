@@ -17,9 +17,18 @@
  * token bucket bounds them to IP4_ICMP_ERROR_RATE per second with bursts
  * of IP4_ICMP_ERROR_BURST; what exceeds it is dropped and counted.
  *
+ * Unreachable and prohibit routes (adjacencies IP4_ADJ_UNREACH/PROHIBIT)
+ * come here for their ICMP errors, through the same builder and bucket:
+ * destination unreachable with code 1, host unreachable (RFC 792), as Linux
+ * answers an RTN_UNREACHABLE route (fib_props[] gives it -EHOSTUNREACH,
+ * which ip_error() in net/ipv4/route.c sends as ICMP_HOST_UNREACH), and
+ * code 13, communication administratively prohibited (RFC 1812 §5.2.7.1;
+ * Linux's RTN_PROHIBIT, -EACCES, is ICMP_PKT_FILTERED, the same 13).
+ *
  * Next nodes: error-drop, interface-output, ip4-lookup (ICMP errors).
- * Errors: time-exceeded sent; fragmentation-needed sent (both counted,
- *   not dropped); ICMP error rate-limited; ICMP error not allowed; over MTU
+ * Errors: time-exceeded sent; fragmentation-needed sent; unreachable route
+ *   and prohibit route ICMP sent (all four counted, not dropped); ICMP error
+ *   rate-limited; ICMP error not allowed; over MTU
  *   without DF; output interface gone.
  * Trace: adjacency, output interface, TTL before, and what happened.
  * CLI: `show errors`, `show trace`.
@@ -52,12 +61,16 @@ enum ip4_rewrite_error {
 	IP4_REWRITE_ERROR_NOT_ALLOWED,
 	IP4_REWRITE_ERROR_FRAGMENTATION,
 	IP4_REWRITE_ERROR_NO_INTERFACE,
+	IP4_REWRITE_ERROR_UNREACH, /* last: the codes before keep their numbers */
+	IP4_REWRITE_ERROR_PROHIBIT,
 	IP4_REWRITE_N_ERROR,
 };
 
 static const char *const ip4_rewrite_error_strings[IP4_REWRITE_N_ERROR] = {
 	[IP4_REWRITE_ERROR_TIME_EXCEEDED] = "TTL expired: ICMP time-exceeded sent",
 	[IP4_REWRITE_ERROR_FRAG_NEEDED] = "over MTU with DF: ICMP fragmentation-needed sent",
+	[IP4_REWRITE_ERROR_UNREACH] = "unreachable route: ICMP host-unreachable sent",
+	[IP4_REWRITE_ERROR_PROHIBIT] = "prohibit route: ICMP administratively-prohibited sent",
 	[IP4_REWRITE_ERROR_RATE_LIMITED] = "ICMP error rate-limited (packet dropped)",
 	[IP4_REWRITE_ERROR_NOT_ALLOWED] = "no ICMP error allowed for the packet (dropped)",
 	[IP4_REWRITE_ERROR_FRAGMENTATION] = "over MTU without DF (fragmentation not supported)",
@@ -180,6 +193,7 @@ struct rw_state {
 	bool dev_ok;
 	uint64_t now;
 	uint32_t n_other, n_time_exceeded, n_frag_needed; /* n_other: not to interface-output */
+	uint32_t n_unreach, n_prohibit;
 };
 
 static inline void use_adj(struct rw_state *st, uint32_t adj_index)
@@ -187,11 +201,30 @@ static inline void use_adj(struct rw_state *st, uint32_t adj_index)
 	st->last_adj = adj_index;
 	st->a = ip4_adj_get(st->fib, adj_index);
 	const struct device *dev = dev_by_index(st->a->if_index);
-	st->dev_ok = dev != NULL;
+	st->dev_ok = dev != NULL && st->a->kind == IP4_ADJ_REWRITE; /* else a route kind's ICMP */
 	st->mtu = st->a->mtu ? st->a->mtu : dev ? dev->mtu : 0;
 	st->if_index = st->a->if_index;
 	memcpy(&st->rw_0, st->a->rewrite, sizeof(st->rw_0));
 	memcpy(&st->rw_6, st->a->rewrite + 6, sizeof(st->rw_6));
+}
+
+/* An unreachable or prohibit route's ICMP error for b: its error code
+ * (counted when sent), *next ip4-lookup when sent. */
+static uint16_t route_kind_icmp(struct ip4_rewrite_data *d, struct rw_state *st, struct buffer *b, uint16_t *next)
+{
+	bool unreach = st->a->kind == IP4_ADJ_UNREACH;
+	if (st->a->kind != IP4_ADJ_UNREACH && st->a->kind != IP4_ADJ_PROHIBIT)
+		return IP4_REWRITE_ERROR_NO_INTERFACE;
+	if (ip4_opaque(b)->flags & IP4_OPAQUE_F_LOCAL_ORIGIN) /* never an error about our own */
+		return IP4_REWRITE_ERROR_NOT_ALLOWED;
+	uint16_t what = icmp_error(d, &st->now, b, ICMP4_DEST_UNREACH,
+				   unreach ? ICMP4_HOST_UNREACH : ICMP4_ADMIN_PROHIBITED, 0);
+	if (what != IP4_REWRITE_N_ERROR)
+		return what;
+	*next = IP4_REWRITE_NEXT_LOOKUP;
+	st->n_unreach += unreach;
+	st->n_prohibit += !unreach;
+	return unreach ? IP4_REWRITE_ERROR_UNREACH : IP4_REWRITE_ERROR_PROHIBIT;
 }
 
 /* Every case for one packet; returns its next node. */
@@ -206,7 +239,7 @@ static uint16_t rewrite_one(struct node_runtime *rt, struct ip4_rewrite_data *d,
 		use_adj(st, o->adj_index);
 	const struct ip4_adj *a = st->a;
 	if (unlikely(!st->dev_ok)) {
-		what = IP4_REWRITE_ERROR_NO_INTERFACE;
+		what = route_kind_icmp(d, st, b, &next);
 	} else if (unlikely(ttl <= 1 && !(o->flags & IP4_OPAQUE_F_LOCAL_ORIGIN))) {
 		what = icmp_error(d, &st->now, b, ICMP4_TIME_EXCEEDED, ICMP4_TTL_EXCEEDED, 0);
 		if (what == IP4_REWRITE_N_ERROR) {
@@ -331,6 +364,10 @@ static uint32_t ip4_rewrite_fn(struct node_runtime *rt, struct frame *f)
 		node_count_error(rt, IP4_REWRITE_ERROR_TIME_EXCEEDED, st.n_time_exceeded);
 	if (unlikely(st.n_frag_needed))
 		node_count_error(rt, IP4_REWRITE_ERROR_FRAG_NEEDED, st.n_frag_needed);
+	if (unlikely(st.n_unreach | st.n_prohibit)) {
+		node_count_error(rt, IP4_REWRITE_ERROR_UNREACH, st.n_unreach);
+		node_count_error(rt, IP4_REWRITE_ERROR_PROHIBIT, st.n_prohibit);
+	}
 	if (likely(!st.n_other))
 		node_forward_frame(rt, IP4_REWRITE_NEXT_OUTPUT, f);
 	else

@@ -26,7 +26,9 @@
 
 #define ICMP4_ECHO_REPLY 0
 #define ICMP4_DEST_UNREACH 3
+#define ICMP4_HOST_UNREACH 1 /* code of DEST_UNREACH (RFC 792) */
 #define ICMP4_FRAG_NEEDED 4 /* code of DEST_UNREACH */
+#define ICMP4_ADMIN_PROHIBITED 13 /* code of DEST_UNREACH (RFC 1812 §5.2.7.1) */
 #define ICMP4_ECHO_REQUEST 8
 #define ICMP4_TIME_EXCEEDED 11
 #define ICMP4_TTL_EXCEEDED 0 /* code of TIME_EXCEEDED */
@@ -248,6 +250,37 @@ static inline bool ip_parse_prefix(int af, const char *w, void *addr, uint8_t *p
 		return false;
 	*plen = (uint8_t)l;
 	return inet_pton(af, buf, addr) == 1;
+}
+
+/* ---- the flow hash (ECMP) ---- */
+
+#define IP4_PROTO_TCP 6
+#define IP4_PROTO_UDP 17
+#define IP4_PROTO_SCTP 132
+
+/* A 32-bit hash of the packet's 5-tuple: addresses, protocol and, for TCP,
+ * UDP and SCTP when not a fragment, the ports (a fragment's later pieces
+ * carry none, so every piece of one datagram hashes alike: one flow, one path,
+ * no reordering, RFC 2992). The words are combined and mixed with MurmurHash3's
+ * 64-bit finalizer (fmix64): two multiplies and three shifts, no table, no
+ * per-router seed (so a test can tell which path a port takes), and full
+ * avalanche, so the few low bits that choose a bucket depend on every
+ * input bit; CRC32C would need SSE4.2 per target, Toeplitz (RSS) costs a
+ * loop of 96 steps. Any byte order: one flow gives one value. */
+static inline uint32_t ip4_flow_hash(const struct ip4_header *h)
+{
+	uint64_t k = ((uint64_t)h->src << 32) | h->dst;
+	uint32_t ports = 0, ihl = ip4_header_bytes(h);
+	if ((h->protocol == IP4_PROTO_TCP || h->protocol == IP4_PROTO_UDP || h->protocol == IP4_PROTO_SCTP) &&
+	    !(h->frag_off & htons(IP4_FRAG_MASK)) && ntohs(h->total_length) >= ihl + 4)
+		memcpy(&ports, (const uint8_t *)h + ihl, 4);
+	k ^= (((uint64_t)ports << 8) | h->protocol) * 0x9e3779b97f4a7c15ull;
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return (uint32_t)k;
 }
 
 /* "10.1.0.2" into buf (at least 16 bytes) from a network-order address. */

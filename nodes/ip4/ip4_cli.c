@@ -1,7 +1,8 @@
-/* IPv4 CLI commands, VPP spelling: interface addresses, static routes, and
- * the FIB, neighbour and interface views. An IPv6 address (a ':' in it)
- * given to `set interface ip address` or `set ip neighbor` goes to
- * nodes/ip6/ip6_cli.h: one command for both families, as in VPP.
+/* IPv4 CLI commands, VPP spelling: interface addresses, and the neighbour
+ * and interface views (routes and the FIB: ip4_route_cli.c). An IPv6
+ * address (a ':' in it) given to `set interface ip address` or `set ip
+ * neighbor` goes to nodes/ip6/ip6_cli.h: one command for both families, as
+ * in VPP.
  *
  * Every command checks all of its words before it changes anything, so a
  * bad command prints usage and leaves the state as it was. Changes run
@@ -20,25 +21,12 @@
 #include "drivers/device.h"
 #include "base/conf.h"
 #include "graph/graph_cli.h"
-#include "nodes/ethernet.h"
 #include "nodes/ip4/ip4.h"
 #include "nodes/ip4/ip4_fib.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
+#include "nodes/ip4/ip4_cli_private.h"
 #include "nodes/ip6/ip6_cli.h"
-
-/* "A.B.C.D" -> network order. */
-static bool parse_addr(const char *w, uint32_t *addr)
-{
-	return inet_pton(AF_INET, w, addr) == 1;
-}
-
-/* "A.B.C.D/L" -> network order and length; plen_optional lets "A.B.C.D"
- * through with *plen 32 and *had_plen false. */
-static bool parse_prefix(const char *w, uint32_t *addr, uint8_t *plen, bool plen_optional, bool *had_plen)
-{
-	return ip_parse_prefix(AF_INET, w, addr, plen, plen_optional, had_plen);
-}
 
 /* ---- addresses ---- */
 
@@ -88,237 +76,6 @@ static int set_address(struct cli_session *s, int argc, char **argv)
 static int del_address(struct cli_session *s, int argc, char **argv)
 {
 	return address_change(s, argc, argv, false);
-}
-
-/* ---- routes ---- */
-
-/*
- * sluice> ip route add 0.0.0.0/0 via 10.2.0.254
- * route 0.0.0.0/0 via 10.2.0.254 b
- * sluice> ip route add 192.168.0.0/16 via 10.1.0.9 a
- * route 192.168.0.0/16 via 10.1.0.9 a
- */
-static int route_add(struct cli_session *s, int argc, char **argv)
-{
-	if (argc < 3 || argc > 4 || strcmp(argv[1], "via") != 0)
-		return cli_fail(s, -EINVAL, "expected PREFIX via ADDR [NAME]");
-	uint32_t prefix, nh;
-	uint8_t plen;
-	if (!parse_prefix(argv[0], &prefix, &plen, false, NULL))
-		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D/L", argv[0]);
-	if (!parse_addr(argv[2], &nh))
-		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D", argv[2]);
-	uint32_t if_index = DEV_INDEX_INVALID;
-	if (argc == 4) {
-		struct device *d = dev_by_name(argv[3]);
-		if (!d)
-			return cli_fail(s, -EINVAL, "no interface %s", argv[3]);
-		if_index = d->index;
-	}
-	char err[128] = "";
-	graph_cli_barrier_sync(s);
-	int rc = ip4_route_add(prefix, plen, nh, if_index, err, sizeof(err));
-	uint32_t r;
-	if (rc == 0 && ip4_fib_get(ip4_fib_main, ntohl(prefix & ip4_plen_mask(plen)), plen, &r) == 0)
-		if_index = ip4_adj_get(ip4_fib_main, r)->if_index;
-	graph_cli_barrier_release(s);
-	if (rc)
-		return cli_fail(s, rc, "%s", err);
-	cli_printf(s, "route %s via %s %s", argv[0], argv[2], eth_if_name(if_index));
-	return 0;
-}
-
-/*
- * sluice> ip route del 192.168.0.0/16
- * route 192.168.0.0/16 deleted
- */
-static int route_del(struct cli_session *s, int argc, char **argv)
-{
-	const char *pfx = NULL;
-	const struct cli_arg args[] = { { CLI_ARG_WORD, "PREFIX", &pfx, 0, 0 } };
-	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
-	if (rc)
-		return rc;
-	uint32_t prefix;
-	uint8_t plen;
-	if (!parse_prefix(pfx, &prefix, &plen, false, NULL))
-		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D/L", pfx);
-	char err[128] = "";
-	graph_cli_barrier_sync(s);
-	rc = ip4_route_del(prefix, plen, err, sizeof(err));
-	graph_cli_barrier_release(s);
-	if (rc)
-		return cli_fail(s, rc, "%s", err);
-	cli_printf(s, "route %s deleted", pfx);
-	return 0;
-}
-
-/* ---- show ip fib ---- */
-
-static const char *const kind_names[] = { "drop", "local", "glean", "rewrite" };
-
-struct fib_show {
-	struct cli_table *t;
-	cJSON *list; /* `json`: rows go here instead of t */
-	uint32_t addr_h; /* one address: only the longest route holding it */
-	bool one;
-	struct ip4_route best;
-	bool found;
-};
-
-/* Who made the route: "connected" (an address's), "cli", "linux/bgp". */
-static const char *route_source(char *buf, size_t n, const struct ip4_route *r, const struct ip4_adj *a)
-{
-	struct ip4_route_path p;
-	int src = ip4_route_src_best(r->prefix, r->len, &p);
-	if (a->kind == IP4_ADJ_LOCAL || a->kind == IP4_ADJ_GLEAN)
-		snprintf(buf, n, "connected");
-	else if (src < 0)
-		snprintf(buf, n, "-");
-	else if (src == IP4_SRC_LINUX)
-		snprintf(buf, n, "linux/%s", ip4_route_protocol_name(p.protocol));
-	else
-		snprintf(buf, n, "%s", ip4_route_src_name((enum ip4_route_src)src));
-	return buf;
-}
-
-static void route_row(struct cli_table *t, const struct ip4_route *r)
-{
-	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r->result);
-	char p[16], nh[16], mac[18];
-	uint32_t pn = htonl(r->prefix), nhn = htonl(a->next_hop);
-	cli_table_cell(t, "%s/%u", ip4_format_addr(p, pn), r->len);
-	cli_table_cell(t, "%u", r->result);
-	cli_table_cell(t, "%s", a->kind < ARRAY_LEN(kind_names) ? kind_names[a->kind] : "?");
-	cli_table_cell(t, "%s", a->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, nhn) : "-");
-	cli_table_cell(t, "%s", a->kind == IP4_ADJ_DROP ? "-" : eth_if_name(a->if_index));
-	if (a->kind != IP4_ADJ_REWRITE)
-		cli_table_cell(t, "-");
-	else if (!a->rewrite_len)
-		cli_table_cell(t, "unresolved");
-	else
-		cli_table_cell(t, "%s", eth_format_mac(mac, a->rewrite));
-	char src[32];
-	cli_table_cell(t, "%s", route_source(src, sizeof(src), r, a));
-}
-
-static cJSON *route_json(const struct ip4_route *r)
-{
-	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r->result);
-	char p[24], nh[16], mac[18];
-	snprintf(p, sizeof(p), "%s/%u", ip4_format_addr(nh, htonl(r->prefix)), r->len);
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "prefix", p);
-	cJSON_AddNumberToObject(o, "adjacency", r->result);
-	cJSON_AddStringToObject(o, "kind", a->kind < ARRAY_LEN(kind_names) ? kind_names[a->kind] : "?");
-	cJSON_AddStringToObject(o, "next_hop", a->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, htonl(a->next_hop)) : "");
-	cJSON_AddStringToObject(o, "interface", a->kind == IP4_ADJ_DROP ? "" : eth_if_name(a->if_index));
-	cJSON_AddStringToObject(o, "rewrite", a->kind == IP4_ADJ_REWRITE && a->rewrite_len ? eth_format_mac(mac, a->rewrite) : "");
-	cJSON_AddBoolToObject(o, "resolved", a->kind != IP4_ADJ_REWRITE || a->rewrite_len);
-	char src[32];
-	struct ip4_route_path pa;
-	cJSON_AddStringToObject(o, "source", route_source(src, sizeof(src), r, a));
-	cJSON_AddStringToObject(o, "protocol", ip4_route_src_best(r->prefix, r->len, &pa) == IP4_SRC_LINUX
-					       ? ip4_route_protocol_name(pa.protocol) : "");
-	return o;
-}
-
-static void route_out(struct fib_show *fs, const struct ip4_route *r)
-{
-	if (fs->list)
-		cJSON_AddItemToArray(fs->list, route_json(r));
-	else
-		route_row(fs->t, r);
-}
-
-static int fib_visit(const struct ip4_route *r, void *ctx)
-{
-	struct fib_show *fs = ctx;
-	if (!fs->one) {
-		route_out(fs, r);
-		return 0;
-	}
-	uint32_t mask = r->len ? ~0u << (32 - r->len) : 0;
-	if ((fs->addr_h & mask) == r->prefix && (!fs->found || r->len > fs->best.len)) {
-		fs->best = *r;
-		fs->found = true;
-	}
-	return 0;
-}
-
-/*
- * sluice> show ip fib
- * Prefix       Adjacency  Kind     Next hop  Interface  Rewrite            Source
- * 10.1.0.0/24          2  glean    -         a          -                  connected
- * 10.1.0.1/32          1  local    -         a          -                  connected
- * 10.1.0.2/32          5  rewrite  10.1.0.2  a          02:aa:00:00:00:01  -
- * 10.9.0.0/16          5  rewrite  10.1.0.2  a          02:aa:00:00:00:01  linux/static
- * (Source: connected (an address's), cli (ip route add), linux/PROTOCOL
- * (learnt from Linux, nodes/lcp); "-" for the neighbours' host routes.
- * The CLI's route wins over Linux's for the same prefix.)
- * sluice> show ip fib 10.1.0.7
- * (the one longest-prefix route holding the address, same columns)
- * sluice> show ip fib json
- * {"routes": [{"prefix": "10.1.0.2/32", "adjacency": 5, "kind": "rewrite", "next_hop": "10.1.0.2",
- *   "interface": "a", "rewrite": "02:aa:00:00:00:01", "resolved": true,
- *   "source": "-", "protocol": ""}, ...]}
- * ("" where the table says "-"; an empty list when IPv4 is not configured)
- */
-static int show_fib(struct cli_session *s, int argc, char **argv)
-{
-	struct fib_show fs = { 0 };
-	bool json = cli_take_flag(&argc, argv, "json");
-	if (argc > 1)
-		return cli_fail(s, -EINVAL, "one prefix or address at most");
-	uint32_t addr = 0;
-	uint8_t plen = 32;
-	bool had_plen = false;
-	if (argc == 1 && !parse_prefix(argv[0], &addr, &plen, true, &had_plen))
-		return cli_fail(s, -EINVAL, "'%s' is not A.B.C.D or A.B.C.D/L", argv[0]);
-	cJSON *root = json ? cJSON_CreateObject() : NULL;
-	fs.list = json ? cJSON_AddArrayToObject(root, "routes") : NULL;
-	if (!ip4_fib_main) {
-		if (json)
-			cli_json_print(s, root);
-		else
-			cli_printf(s, "no IPv4 configured");
-		return 0;
-	}
-	static const struct cli_table_col cols[] = {
-		{ "Prefix", false }, { "Adjacency", true }, { "Kind", false },
-		{ "Next hop", false }, { "Interface", false }, { "Rewrite", false }, { "Source", false },
-	};
-	fs.t = json ? NULL : cli_table_create(cols, ARRAY_LEN(cols));
-	if (!fs.t && !json)
-		return cli_fail(s, -ENOMEM, "out of memory");
-	graph_cli_barrier_sync(s);
-	int rc = 0;
-	if (argc == 1 && had_plen) {
-		struct ip4_route r = { .prefix = ntohl(addr & ip4_plen_mask(plen)), .len = plen };
-		if (ip4_fib_get(ip4_fib_main, r.prefix, plen, &r.result) == 0)
-			route_out(&fs, &r);
-		else
-			rc = -ENOENT;
-	} else {
-		fs.one = argc == 1;
-		fs.addr_h = ntohl(addr);
-		rc = ip4_fib_walk(ip4_fib_main, fib_visit, &fs);
-		if (fs.one && fs.found)
-			route_out(&fs, &fs.best);
-		else if (fs.one)
-			rc = -ENOENT;
-	}
-	graph_cli_barrier_release(s);
-	if (rc) {
-		cli_table_free(fs.t);
-		cJSON_Delete(root);
-		return cli_fail(s, rc, rc == -ENOENT ? "no route for %s" : "cannot walk the FIB (%s)", argv[0]);
-	}
-	if (json)
-		cli_json_print(s, root);
-	else
-		cli_table_print(s, fs.t);
-	return 0;
 }
 
 /* ---- show ip neighbors ---- */
@@ -560,11 +317,6 @@ CLI_COMMAND(set_address_cmd, "set interface ip address", "set interface ip addre
 	    "Add an IPv4 address (with its local /32 and connected routes) or an IPv6 one", set_address)
 CLI_COMMAND(del_address_cmd, "set interface ip address del", "set interface ip address del NAME A.B.C.D/L|X:X::X:X/L",
 	    "Remove an IPv4 or IPv6 address, its routes and its neighbours", del_address)
-CLI_COMMAND(route_add_cmd, "ip route add", "ip route add PREFIX via ADDR [NAME]",
-	    "Add or replace a static route via a next hop", route_add)
-CLI_COMMAND(route_del_cmd, "ip route del", "ip route del PREFIX", "Remove a static route", route_del)
-CLI_COMMAND(show_fib_cmd, "show ip fib", "show ip fib [PREFIX|ADDR] [json]",
-	    "IPv4 routes with their adjacencies (an address: its longest match)", show_fib)
 CLI_COMMAND(show_neighbors_cmd, "show ip neighbors", "show ip neighbors [json]", "The ARP neighbour table", show_neighbors)
 CLI_COMMAND(set_neighbor_cmd, "set ip neighbor", "set ip neighbor NAME A.B.C.D|X:X::X:X MAC [static]",
 	    "Add or replace a neighbour (static: never ages, ARP does not change it)", set_neighbor)

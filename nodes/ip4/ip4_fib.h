@@ -49,6 +49,12 @@ enum ip4_adj_kind {
 	IP4_ADJ_GLEAN,    /* connected subnet on if_index: resolve the packet's own
 	                   * destination with ARP */
 	IP4_ADJ_REWRITE,  /* via next_hop on if_index; rewrite[] once resolved */
+	IP4_ADJ_LB,       /* load balance (ECMP): if_index names an ip4_lb, next_hop
+	                   * holds its bucket mask; ip4-lookup picks a bucket */
+	IP4_ADJ_BLACKHOLE, /* discard, counted apart from "no route" */
+	IP4_ADJ_UNREACH,  /* ICMP destination unreachable, host (code 1) */
+	IP4_ADJ_PROHIBIT, /* ICMP communication administratively prohibited (13) */
+	IP4_ADJ_N_KIND,
 };
 
 #define IP4_ADJ_INDEX_DROP 0u
@@ -96,6 +102,8 @@ struct ip4_fib_config {
 	                      * default 65536; at most 2^24 */
 	uint32_t max_adj;    /* adjacencies; default 4096; at most
 	                      * IP4_FIB_RESULT_LIMIT */
+	uint32_t max_lb;     /* load-balance objects (256 bytes each, reserved
+	                      * not touched); default 65536 */
 };
 
 struct ip4_fib;
@@ -115,6 +123,7 @@ struct ip4_fib_tables {
 	const uint32_t *tbl24;   /* 1 << 24 entries */
 	const uint32_t *tbl8;    /* n_tbl8 << 8 entries */
 	const struct ip4_adj *adj;
+	const struct ip4_lb *lb;
 };
 
 void ip4_fib_config_default(struct ip4_fib_config *c);
@@ -296,5 +305,65 @@ static inline const struct ip4_adj *ip4_adj_get(const struct ip4_fib *fib, uint3
 /* Visit every live adjacency in index order; a non-zero return stops. */
 int ip4_adj_walk(const struct ip4_fib *fib,
 		 int (*fn)(uint32_t adj_index, const struct ip4_adj *a, void *ctx), void *ctx);
+
+/* "drop", "local", "glean", "rewrite", "multipath", "blackhole",
+ * "unreachable", "prohibit". */
+const char *ip4_adj_kind_name(uint8_t kind);
+
+/* ---- load balance: equal-cost (and weighted) multipath ----
+ *
+ * A route with several paths points at an IP4_ADJ_LB adjacency, which
+ * names a table of 16, 32 or 64 buckets (a power of two, as VPP's
+ * load_balance_t), each holding one path's adjacency. Each path gets a
+ * share of the buckets in proportion to its weight: the table is the
+ * smallest of those sizes that represents the weights exactly, else 64 with
+ * the largest-remainder rounding (every path at least one bucket). A packet
+ * takes bucket (flow hash & mask) (ip4_flow_hash in ip4.h), so one flow
+ * stays on one path. An update keeps every bucket whose path stays and is
+ * within its new share: removing a path moves only its own flows, and the
+ * table never shrinks during the object's life (a flow's bucket stays its
+ * bucket).
+ *
+ * Updates are control calls (barrier held); buckets are written with
+ * aligned 32-bit stores, a growing table's new half before its mask, so a
+ * lookup racing an update sees the old path or the new one. */
+#define IP4_LB_MAX_PATHS 16
+#define IP4_LB_MIN_BUCKETS 16
+#define IP4_LB_MAX_BUCKETS 64
+
+struct ip4_lb {
+	uint32_t buckets[IP4_LB_MAX_BUCKETS]; /* adjacency indices */
+};
+
+struct ip4_lb_path {
+	uint32_t adj_index; /* a REWRITE or GLEAN adjacency */
+	uint32_t weight;    /* 1..256 (0 counts as 1) */
+};
+
+/* A load balance over n (2..IP4_LB_MAX_PATHS) paths; it takes over the
+ * caller's reference on each path's adjacency (released with it). Returns
+ * the LB adjacency's index or -EINVAL / -ENOSPC (the caller keeps its
+ * references then). Control call. */
+int ip4_lb_create(struct ip4_fib *fib, const struct ip4_lb_path *paths, uint32_t n);
+
+/* Replace lb_adj's paths (same rules; references taken over, the old ones
+ * released), keeping the buckets of paths that stay. 0 or -EINVAL. */
+int ip4_lb_update(struct ip4_fib *fib, uint32_t lb_adj, const struct ip4_lb_path *paths, uint32_t n);
+
+/* lb_adj's paths (at most max into out); how many, 0 when not an LB. */
+uint32_t ip4_lb_paths(const struct ip4_fib *fib, uint32_t lb_adj, struct ip4_lb_path *out, uint32_t max);
+
+/* The bucket table of LB adjacency a. Any thread. */
+static inline const struct ip4_lb *ip4_lb_of(const struct ip4_fib *fib, const struct ip4_adj *a)
+{
+	return &ip4_fib_tables(fib)->lb[a->if_index];
+}
+
+/* The adjacency a flow of hash h takes through LB adjacency a. Any thread. */
+static inline uint32_t ip4_lb_pick(const struct ip4_fib *fib, const struct ip4_adj *a, uint32_t h)
+{
+	uint32_t mask = __atomic_load_n(&a->next_hop, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&ip4_lb_of(fib, a)->buckets[h & mask], __ATOMIC_RELAXED);
+}
 
 #endif

@@ -7,13 +7,29 @@
 #include <errno.h>
 #include <string.h>
 
+int ip4_adj_alloc(struct ip4_fib *fib, const struct ip4_adj *init)
+{
+	uint32_t i;
+	if (fib->n_adj_free)
+		i = fib->adj_free[--fib->n_adj_free];
+	else if (fib->adj_hw < fib->max_adj)
+		i = fib->adj_hw++;
+	else
+		return -ENOSPC;
+	fib->adj[i] = *init;
+	fib->n_adj++;
+	return (int)i;
+}
+
 int ip4_adj_add(struct ip4_fib *fib, enum ip4_adj_kind kind, uint32_t if_index,
 		uint32_t next_hop)
 {
 	if (kind == IP4_ADJ_DROP)
 		return IP4_ADJ_INDEX_DROP;
-	if (kind > IP4_ADJ_REWRITE)
+	if (kind >= IP4_ADJ_N_KIND || kind == IP4_ADJ_LB)
 		return -EINVAL;
+	if (kind > IP4_ADJ_LB) /* the route kinds: one shared adjacency each */
+		if_index = next_hop = 0;
 	/* A linear scan: adjacencies number in the thousands and change at
 	 * control-plane pace. */
 	for (uint32_t i = 1; i < fib->adj_hw; i++) {
@@ -24,18 +40,9 @@ int ip4_adj_add(struct ip4_fib *fib, enum ip4_adj_kind kind, uint32_t if_index,
 			return (int)i;
 		}
 	}
-	uint32_t i;
-	if (fib->n_adj_free)
-		i = fib->adj_free[--fib->n_adj_free];
-	else if (fib->adj_hw < fib->max_adj)
-		i = fib->adj_hw++;
-	else
-		return -ENOSPC;
-	fib->adj[i] = (struct ip4_adj){
+	return ip4_adj_alloc(fib, &(struct ip4_adj){
 		.kind = (uint8_t)kind, .if_index = if_index, .next_hop = next_hop, .n_refs = 1,
-	};
-	fib->n_adj++;
-	return (int)i;
+	});
 }
 
 int ip4_adj_release(struct ip4_fib *fib, uint32_t adj_index)
@@ -46,6 +53,8 @@ int ip4_adj_release(struct ip4_fib *fib, uint32_t adj_index)
 		return -EINVAL;
 	struct ip4_adj *a = &fib->adj[adj_index];
 	if (--a->n_refs == 0) {
+		if (a->kind == IP4_ADJ_LB)
+			ip4_lb_free(fib, a->if_index);
 		*a = (struct ip4_adj){ 0 };
 		fib->adj_free[fib->n_adj_free++] = adj_index;
 		fib->n_adj--;
@@ -78,4 +87,12 @@ int ip4_adj_walk(const struct ip4_fib *fib,
 			return rc;
 	}
 	return 0;
+}
+
+const char *ip4_adj_kind_name(uint8_t kind)
+{
+	static const char *const names[IP4_ADJ_N_KIND] = {
+		"drop", "local", "glean", "rewrite", "multipath", "blackhole", "unreachable", "prohibit",
+	};
+	return kind < IP4_ADJ_N_KIND ? names[kind] : "?";
 }

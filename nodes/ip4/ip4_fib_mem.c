@@ -13,6 +13,7 @@
 #define N_TBL8_DEFAULT 65536u
 #define N_TBL8_MAX (1u << 24)
 #define MAX_ADJ_DEFAULT 4096u
+#define MAX_LB_DEFAULT 65536u
 
 void ip4_fib_config_default(struct ip4_fib_config *c)
 {
@@ -20,6 +21,7 @@ void ip4_fib_config_default(struct ip4_fib_config *c)
 		.max_routes = 0,
 		.n_tbl8 = N_TBL8_DEFAULT,
 		.max_adj = MAX_ADJ_DEFAULT,
+		.max_lb = MAX_LB_DEFAULT,
 	};
 }
 
@@ -119,8 +121,13 @@ struct ip4_fib *ip4_fib_create(const struct ip4_fib_config *c, char *err, size_t
 	fib->pending_groups = malloc((size_t)c->n_tbl8 * sizeof(uint32_t));
 	fib->adj = calloc(c->max_adj, sizeof(*fib->adj));
 	fib->adj_free = malloc((size_t)c->max_adj * sizeof(uint32_t));
+	/* calloc of this size maps fresh zero pages: touched only as used. */
+	fib->max_lb = c->max_lb ? c->max_lb : MAX_LB_DEFAULT;
+	fib->lb = calloc(fib->max_lb, sizeof(*fib->lb));
+	fib->lb_ctl = calloc(fib->max_lb, sizeof(*fib->lb_ctl));
+	fib->lb_free = malloc((size_t)fib->max_lb * sizeof(uint32_t));
 	if (!fib->tbl24 || !fib->tbl8 || !fib->n_long || !fib->free_groups ||
-	    !fib->pending_groups || !fib->adj || !fib->adj_free) {
+	    !fib->pending_groups || !fib->adj || !fib->adj_free || !fib->lb || !fib->lb_ctl || !fib->lb_free) {
 		ip4_fib_destroy(fib);
 		goto nomem;
 	}
@@ -134,6 +141,7 @@ struct ip4_fib *ip4_fib_create(const struct ip4_fib_config *c, char *err, size_t
 	fib->t.tbl24 = fib->tbl24;
 	fib->t.tbl8 = fib->tbl8;
 	fib->t.adj = fib->adj;
+	fib->t.lb = fib->lb;
 	return fib;
 nomem:
 	snprintf(err, err_len, "ip4 fib: out of memory (tbl24 %zu MB, %u tbl8 groups%s)",
@@ -157,6 +165,9 @@ void ip4_fib_destroy(struct ip4_fib *fib)
 	free(fib->pending_groups);
 	free(fib->adj);
 	free(fib->adj_free);
+	free(fib->lb);
+	free(fib->lb_ctl);
+	free(fib->lb_free);
 	free(fib);
 }
 
@@ -180,5 +191,6 @@ void ip4_fib_stats(const struct ip4_fib *fib, struct ip4_fib_stats *s)
 			bytes += (uint64_t)(rt->mask + 1) * sizeof(struct rule_slot);
 	}
 	bytes += (uint64_t)fib->max_adj * (sizeof(struct ip4_adj) + sizeof(uint32_t));
+	bytes += (uint64_t)fib->lb_hw * (sizeof(struct ip4_lb) + sizeof(struct ip4_lb_ctl) + sizeof(uint32_t));
 	s->mem_bytes = bytes;
 }

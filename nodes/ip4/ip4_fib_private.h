@@ -1,7 +1,7 @@
 /* Internals of the IPv4 FIB shared by its files: ip4_fib.c (the DIR-24-8
  * tables, the route store, add/delete, walk, bulk lookup), ip4_fib_mem.c
  * (create/destroy, the memory modes, stats) and ip4_fib_adj.c (the
- * adjacency table). The datapath sees only ip4_fib.h. */
+ * adjacency table), ip4_fib_lb.c (load balances). The datapath sees only ip4_fib.h. */
 #ifndef SLUICE_NODES_IP4_IP4_FIB_PRIVATE_H
 #define SLUICE_NODES_IP4_IP4_FIB_PRIVATE_H
 
@@ -50,7 +50,27 @@ struct ip4_fib {
 	uint32_t n_adj_free;
 
 	struct rule_table rules[33];
+
+	/* load balances (ip4_fib_lb.c): buckets for the datapath, paths here */
+	struct ip4_lb *lb;
+	struct ip4_lb_ctl *lb_ctl;
+	uint32_t max_lb;
+	uint32_t lb_hw;      /* slots ever used */
+	uint32_t *lb_free;   /* stack of released indices */
+	uint32_t n_lb_free;
 };
+
+struct ip4_lb_ctl {
+	uint32_t n_paths;
+	struct ip4_lb_path paths[IP4_LB_MAX_PATHS];
+};
+
+/* A fresh adjacency slot holding *init. Index or -ENOSPC. */
+int ip4_adj_alloc(struct ip4_fib *fib, const struct ip4_adj *init);
+
+/* Release an LB's paths and its slot (its adjacency's last reference went:
+ * ip4_fib_adj.c). */
+void ip4_lb_free(struct ip4_fib *fib, uint32_t lb_index);
 
 #define IP4_FIB_SLOT_EMPTY UINT32_MAX /* rule_slot.val of a free slot */
 

@@ -44,27 +44,54 @@ void ip4_eth_rewrite(uint8_t rw[14], uint32_t if_index, const uint8_t dst_mac[6]
 	rw[13] = 0x00;
 }
 
-/* Point prefix/len at a fresh reference to adjacency (kind, if, nh): the
- * route's old adjacency, if any, loses its reference. */
-static int route_set(uint32_t prefix_h, uint8_t len, enum ip4_adj_kind kind, uint32_t if_index, uint32_t nh_h,
-		     char *err, size_t errlen)
+/* A reference to adjacency (kind, if_index, nh_h); a REWRITE via a
+ * neighbour already resolved gets its rewrite at once. */
+static int path_adj(enum ip4_adj_kind kind, uint32_t if_index, uint32_t nh_h, char *err, size_t errlen)
 {
 	int adj = ip4_adj_add(ip4_fib_main, kind, if_index, nh_h);
 	if (adj < 0) {
 		snprintf(err, errlen, "adjacency table full");
 		return adj;
 	}
+	if (kind != IP4_ADJ_REWRITE || ip4_adj_get(ip4_fib_main, (uint32_t)adj)->rewrite_len)
+		return adj;
+	uint8_t rw[14];
+	bool known = false;
+	ip4_nbr_lock();
+	const struct ip4_nbr *n = ip4_nbr_lookup(if_index, htonl(nh_h));
+	if (n && n->state == IP4_NBR_REACHABLE) {
+		ip4_eth_rewrite(rw, if_index, n->mac);
+		known = true;
+	}
+	ip4_nbr_unlock();
+	if (known)
+		ip4_adj_set_rewrite(ip4_fib_main, (uint32_t)adj, rw, sizeof(rw));
+	return adj;
+}
+
+/* Point prefix/len at adj, a reference the caller took (released on
+ * failure); the route's old result loses its own. */
+static int route_point(uint32_t prefix_h, uint8_t len, uint32_t adj, char *err, size_t errlen)
+{
 	uint32_t old;
 	bool had = ip4_fib_get(ip4_fib_main, prefix_h, len, &old) == 0;
-	int rc = ip4_fib_add(ip4_fib_main, prefix_h, len, (uint32_t)adj);
+	int rc = ip4_fib_add(ip4_fib_main, prefix_h, len, adj);
 	if (rc) {
-		ip4_adj_release(ip4_fib_main, (uint32_t)adj);
+		ip4_adj_release(ip4_fib_main, adj);
 		snprintf(err, errlen, "FIB: %s", strerror(-rc));
 		return rc;
 	}
 	if (had)
 		ip4_adj_release(ip4_fib_main, old);
 	return 0;
+}
+
+/* Point prefix/len at a fresh reference to adjacency (kind, if, nh). */
+static int route_set(uint32_t prefix_h, uint8_t len, enum ip4_adj_kind kind, uint32_t if_index, uint32_t nh_h,
+		     char *err, size_t errlen)
+{
+	int adj = path_adj(kind, if_index, nh_h, err, errlen);
+	return adj < 0 ? adj : route_point(prefix_h, len, (uint32_t)adj, err, errlen);
 }
 
 /* Remove prefix/len and release its adjacency. */
@@ -268,31 +295,57 @@ uint32_t ip4_connected_if(uint32_t nh)
 	return best;
 }
 
-/* Install prefix/len (host order) -> (kind, if_index, nh_h); a REWRITE via a
- * neighbour already resolved is complete from the start. */
+/* Install prefix/len (host order) -> (kind, if_index, nh_h). */
 int ip4_route_install(uint32_t prefix_h, uint8_t len, enum ip4_adj_kind kind, uint32_t if_index,
 		      uint32_t nh_h, char *err, size_t errlen)
 {
-	int rc = route_set(prefix_h, len, kind, if_index, nh_h, err, errlen);
-	if (rc || kind != IP4_ADJ_REWRITE)
-		return rc;
-	uint32_t r;
-	ip4_fib_get(ip4_fib_main, prefix_h, len, &r);
-	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r);
-	if (a->rewrite_len)
-		return 0;
-	uint8_t rw[14];
-	bool known = false;
-	ip4_nbr_lock();
-	const struct ip4_nbr *n = ip4_nbr_lookup(if_index, htonl(nh_h));
-	if (n && n->state == IP4_NBR_REACHABLE) {
-		ip4_eth_rewrite(rw, if_index, n->mac);
-		known = true;
+	return route_set(prefix_h, len, kind, if_index, nh_h, err, errlen);
+}
+
+int ip4_route_install_multi(uint32_t prefix_h, uint8_t len, const struct ip4_route_path *p, uint32_t n,
+			    char *err, size_t errlen)
+{
+	struct ip4_lb_path lp[IP4_LB_MAX_PATHS];
+	uint32_t k = 0, old;
+	if (n < 2 || n > IP4_LB_MAX_PATHS) {
+		snprintf(err, errlen, "2 to %u paths", IP4_LB_MAX_PATHS);
+		return -EINVAL;
 	}
-	ip4_nbr_unlock();
-	if (known)
-		ip4_adj_set_rewrite(ip4_fib_main, r, rw, sizeof(rw));
-	return 0;
+	for (; k < n; k++) { /* on failure k is how many were taken */
+		int adj = path_adj(p[k].kind, p[k].if_index, ntohl(p[k].next_hop), err, errlen);
+		if (adj < 0)
+			break;
+		lp[k] = (struct ip4_lb_path){ (uint32_t)adj, p[k].weight };
+	}
+	int rc = -ENOSPC;
+	if (k == n) {
+		if (ip4_fib_get(ip4_fib_main, prefix_h, len, &old) == 0 &&
+		    ip4_adj_get(ip4_fib_main, old)->kind == IP4_ADJ_LB)
+			rc = ip4_lb_update(ip4_fib_main, old, lp, n);
+		else if ((rc = ip4_lb_create(ip4_fib_main, lp, n)) >= 0)
+			return route_point(prefix_h, len, (uint32_t)rc, err, errlen);
+		if (rc == 0)
+			return 0;
+		snprintf(err, errlen, rc == -ENOSPC ? "load-balance or adjacency table full" : "bad paths");
+	}
+	for (uint32_t i = 0; i < k; i++)
+		ip4_adj_release(ip4_fib_main, lp[i].adj_index);
+	return rc;
+}
+
+bool ip4_route_is_address(uint32_t prefix_h, uint8_t len)
+{
+	const struct ip4_adj *a = route_adj(prefix_h, len);
+	if (!a || (a->kind != IP4_ADJ_LOCAL && a->kind != IP4_ADJ_GLEAN))
+		return false;
+	if (a->kind == IP4_ADJ_LOCAL)
+		return true;
+	/* A glean is an address's subnet, or a device route of a source. */
+	const struct ip4_interface *ifc = &ip4_interfaces[a->if_index];
+	for (uint32_t i = 0; i < ifc->n_addrs; i++)
+		if (ifc->addrs[i].plen == len && ntohl(ifc->addrs[i].addr & ifc->addrs[i].mask) == prefix_h)
+			return true;
+	return false;
 }
 
 int ip4_route_uninstall(uint32_t prefix_h, uint8_t len)

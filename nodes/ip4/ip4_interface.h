@@ -127,11 +127,18 @@ enum ip4_route_src {
 	IP4_SRC_N,
 };
 
+/* One path of a route. A route is one path of any kind, or 2 to
+ * IP4_LB_MAX_PATHS paths of kinds REWRITE and GLEAN (ECMP: a load balance
+ * in the FIB, weights kept). */
 struct ip4_route_path {
-	uint8_t kind;      /* IP4_ADJ_REWRITE or IP4_ADJ_DROP */
+	uint8_t kind;      /* IP4_ADJ_REWRITE (via next_hop), IP4_ADJ_GLEAN (a device
+	                    * route: the destination is the next hop, by ARP),
+	                    * IP4_ADJ_BLACKHOLE (IP4_ADJ_DROP means the same),
+	                    * IP4_ADJ_UNREACH, IP4_ADJ_PROHIBIT */
 	uint8_t protocol;  /* Linux's rtm_protocol (RTPROT_STATIC, RTPROT_BGP...); 0 from the CLI */
+	uint16_t weight;   /* 1..256 (0: 1); multipath only */
 	uint32_t next_hop; /* network order (REWRITE) */
-	uint32_t if_index; /* REWRITE */
+	uint32_t if_index; /* REWRITE, GLEAN */
 	uint32_t gen;      /* the source's mark, for mark-and-sweep */
 };
 
@@ -141,13 +148,39 @@ struct ip4_route_path {
 int ip4_route_src_add(enum ip4_route_src src, uint32_t prefix, uint8_t plen, const struct ip4_route_path *p,
 		      char *err, size_t errlen);
 
+/* The same with n paths (1..IP4_LB_MAX_PATHS): src's route becomes exactly
+ * these (a multipath route's buckets keep the flows of paths that stay). */
+int ip4_route_src_set(enum ip4_route_src src, uint32_t prefix, uint8_t plen, const struct ip4_route_path *p,
+		      uint32_t n, char *err, size_t errlen);
+
+/* Add paths to src's route (VPP's `ip route add` of a routed prefix adds
+ * paths): a path already there (same kind, next hop and interface) takes
+ * the new weight; a route kind (blackhole...) replaces, and is replaced by,
+ * next hops. Creates the route when src has none. */
+int ip4_route_src_path_add(enum ip4_route_src src, uint32_t prefix, uint8_t plen, const struct ip4_route_path *p,
+			   uint32_t n, char *err, size_t errlen);
+
+/* Remove one path (next_hop network order, 0 for a device path; if_index
+ * DEV_INDEX_INVALID: any interface) of src's route; the route goes with
+ * its last path. -ENOENT when there is no such path. */
+int ip4_route_src_path_del(enum ip4_route_src src, uint32_t prefix, uint8_t plen, uint32_t next_hop,
+			   uint32_t if_index, char *err, size_t errlen);
+
+/* The paths of the route installed for prefix/plen (host order) from the
+ * sources' store: how many (at most max copied), 0 when none is. */
+uint32_t ip4_route_src_paths(uint32_t prefix_h, uint8_t plen, struct ip4_route_path *out, uint32_t max);
+
 /* Remove src's route; the next best, if any, is installed. -ENOENT when
  * src has none there. */
 int ip4_route_src_del(enum ip4_route_src src, uint32_t prefix, uint8_t plen, char *err, size_t errlen);
 
 /* Which source's route is installed for prefix/plen (host order), with its
- * path: -1 when none is (no route, or an address's). */
+ * (first) path: -1 when none is (no route, or an address's). */
 int ip4_route_src_best(uint32_t prefix_h, uint8_t plen, struct ip4_route_path *p);
+
+/* True when prefix/len (host order) is an address's own route (local /32,
+ * connected subnet) rather than a source's. */
+bool ip4_route_is_address(uint32_t prefix_h, uint8_t len);
 
 /* Remove every route of src whose gen differs from gen but agrees with it
  * under owner_mask (the sweep of one listener's resync); how many. */

@@ -14,6 +14,12 @@ int ip4_route_install(uint32_t prefix_h, uint8_t len, enum ip4_adj_kind kind, ui
 		      uint32_t nh_h, char *err, size_t errlen);
 int ip4_route_uninstall(uint32_t prefix_h, uint8_t len);
 
+/* prefix/len -> a load balance over n (2..IP4_LB_MAX_PATHS) REWRITE or
+ * GLEAN paths; an installed load balance is updated in place (the flows of
+ * paths that stay keep their path). 0 or a negative errno. */
+int ip4_route_install_multi(uint32_t prefix_h, uint8_t len, const struct ip4_route_path *p, uint32_t n,
+			    char *err, size_t errlen);
+
 /* The installed route's adjacency, or NULL. */
 const struct ip4_adj *ip4_route_adj(uint32_t prefix_h, uint8_t len);
 

@@ -7,7 +7,12 @@
  * FIB, not here, and a route of any source for that prefix is refused),
  * then IP4_SRC_CLI, then IP4_SRC_LINUX. The operator's own `ip route add`
  * beats a learnt route as VPP's FIB sources do (CLI above the interface
- * sources of linux-cp) and as an administrative distance would. */
+ * sources of linux-cp) and as an administrative distance would.
+ *
+ * A source's route is one path or several (ECMP, up to IP4_LB_MAX_PATHS):
+ * one is kept in the entry, several in an array of their own, so the
+ * 100,000s of single-path routes a routing daemon brings cost no more than
+ * before. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +25,9 @@ struct src_entry {
 	uint32_t prefix_h;
 	uint8_t len;
 	uint8_t present; /* bit per source */
-	struct ip4_route_path p[IP4_SRC_N];
+	uint8_t n[IP4_SRC_N]; /* paths per source */
+	struct ip4_route_path one[IP4_SRC_N];   /* a source's path when it has one */
+	struct ip4_route_path *more[IP4_SRC_N]; /* its paths when several (malloc) */
 };
 
 static struct {
@@ -109,12 +116,16 @@ static int best_src(const struct src_entry *e)
 
 static bool is_address_route(uint32_t prefix_h, uint8_t len)
 {
-	const struct ip4_adj *a = ip4_route_adj(prefix_h, len);
-	return a && (a->kind == IP4_ADJ_LOCAL || a->kind == IP4_ADJ_GLEAN);
+	return ip4_fib_main && ip4_route_is_address(prefix_h, len);
 }
 
-/* Make the FIB hold e's best (or nothing), unless an address owns it. */
-static int install_best(const struct src_entry *e, char *err, size_t errlen)
+static struct ip4_route_path *paths_of(struct src_entry *e, int s)
+{
+	return e->n[s] > 1 ? e->more[s] : &e->one[s];
+}
+
+/* Make e hold e's best (or nothing), unless an address owns it. */
+static int install_best(struct src_entry *e, char *err, size_t errlen)
 {
 	if (is_address_route(e->prefix_h, e->len))
 		return 0;
@@ -123,16 +134,30 @@ static int install_best(const struct src_entry *e, char *err, size_t errlen)
 		ip4_route_uninstall(e->prefix_h, e->len);
 		return 0;
 	}
-	const struct ip4_route_path *p = &e->p[s];
+	const struct ip4_route_path *p = paths_of(e, s);
+	if (e->n[s] > 1)
+		return ip4_route_install_multi(e->prefix_h, e->len, p, e->n[s], err, errlen);
 	return ip4_route_install(e->prefix_h, e->len, p->kind, p->if_index, ntohl(p->next_hop), err, errlen);
 }
 
-static void set_path(struct src_entry *e, enum ip4_route_src src, const struct ip4_route_path *p)
+/* src's paths become a copy of p[0..n) (n >= 1). 0 or -ENOMEM. */
+static int set_paths(struct src_entry *e, enum ip4_route_src src, const struct ip4_route_path *p, uint32_t n)
 {
+	struct ip4_route_path *m = NULL;
+	if (n > 1) {
+		if (!(m = malloc(n * sizeof(*m))))
+			return -ENOMEM;
+		memcpy(m, p, n * sizeof(*m));
+	} else {
+		e->one[src] = p[0];
+	}
+	free(e->more[src]);
+	e->more[src] = m;
+	e->n[src] = (uint8_t)n;
 	if (!(e->present & (1u << src)))
 		store.n_src[src]++;
 	e->present |= 1u << src;
-	e->p[src] = *p;
+	return 0;
 }
 
 static void clear_path(struct src_entry *e, enum ip4_route_src src)
@@ -140,24 +165,41 @@ static void clear_path(struct src_entry *e, enum ip4_route_src src)
 	if (e->present & (1u << src))
 		store.n_src[src]--;
 	e->present &= ~(1u << src);
+	free(e->more[src]);
+	e->more[src] = NULL;
+	e->n[src] = 0;
 }
 
-static int check_path(uint8_t plen, struct ip4_route_path *p, char *err, size_t errlen)
+static bool is_next_hop(uint8_t kind)
 {
-	if (plen > 32) {
-		snprintf(err, errlen, "prefix length above 32");
+	return kind == IP4_ADJ_REWRITE || kind == IP4_ADJ_GLEAN;
+}
+
+static bool same_path(const struct ip4_route_path *a, const struct ip4_route_path *b)
+{
+	return a->kind == b->kind && a->next_hop == b->next_hop && a->if_index == b->if_index;
+}
+
+static int check_path(struct ip4_route_path *p, char *err, size_t errlen)
+{
+	if (p->weight > 256) {
+		snprintf(err, errlen, "weight above 256");
 		return -EINVAL;
 	}
-	if (p->kind == IP4_ADJ_DROP) {
+	if (p->kind == IP4_ADJ_DROP)
+		p->kind = IP4_ADJ_BLACKHOLE;
+	if (p->kind == IP4_ADJ_BLACKHOLE || p->kind == IP4_ADJ_UNREACH || p->kind == IP4_ADJ_PROHIBIT) {
 		p->if_index = 0;
 		p->next_hop = 0;
 		return 0;
 	}
-	if (p->kind != IP4_ADJ_REWRITE) {
-		snprintf(err, errlen, "a route is a next hop or a drop");
+	if (!is_next_hop(p->kind)) {
+		snprintf(err, errlen, "a route is next hops, a device, blackhole, unreachable or prohibit");
 		return -EINVAL;
 	}
-	if (p->if_index == DEV_INDEX_INVALID) {
+	if (p->kind == IP4_ADJ_GLEAN)
+		p->next_hop = 0;
+	if (p->kind == IP4_ADJ_REWRITE && p->if_index == DEV_INDEX_INVALID) {
 		p->if_index = ip4_connected_if(p->next_hop);
 		if (p->if_index == DEV_INDEX_INVALID) {
 			snprintf(err, errlen, "next hop is on no connected subnet: name the interface");
@@ -170,11 +212,42 @@ static int check_path(uint8_t plen, struct ip4_route_path *p, char *err, size_t 
 	return 0;
 }
 
-int ip4_route_src_add(enum ip4_route_src src, uint32_t prefix, uint8_t plen, const struct ip4_route_path *path,
-		      char *err, size_t errlen)
+/* Check (and complete: interfaces, the kind's fields) n paths in place. */
+static int check_paths(uint8_t plen, struct ip4_route_path *p, uint32_t n, char *err, size_t errlen)
 {
-	struct ip4_route_path p = *path;
-	int rc = check_path(plen, &p, err, errlen);
+	if (plen > 32) {
+		snprintf(err, errlen, "prefix length above 32");
+		return -EINVAL;
+	}
+	if (n < 1 || n > IP4_LB_MAX_PATHS) {
+		snprintf(err, errlen, "1 to %u paths", IP4_LB_MAX_PATHS);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = check_path(&p[i], err, errlen);
+		if (rc)
+			return rc;
+		if (n > 1 && !is_next_hop(p[i].kind)) {
+			snprintf(err, errlen, "only next hops and devices make a multipath route");
+			return -EINVAL;
+		}
+		for (uint32_t k = 0; k < i; k++)
+			if (same_path(&p[k], &p[i])) {
+				snprintf(err, errlen, "the same path twice");
+				return -EINVAL;
+			}
+	}
+	return 0;
+}
+
+int ip4_route_src_set(enum ip4_route_src src, uint32_t prefix, uint8_t plen, const struct ip4_route_path *path,
+		      uint32_t n, char *err, size_t errlen)
+{
+	struct ip4_route_path p[IP4_LB_MAX_PATHS], old[IP4_LB_MAX_PATHS];
+	if (n > IP4_LB_MAX_PATHS)
+		n = 0; /* refused by check_paths */
+	memcpy(p, path, n * sizeof(*p));
+	int rc = check_paths(plen, p, n, err, errlen);
 	if (rc || (rc = ip4_main_init(err, errlen)))
 		return rc;
 	uint32_t prefix_h = ntohl(prefix & ip4_plen_mask(plen));
@@ -183,22 +256,29 @@ int ip4_route_src_add(enum ip4_route_src src, uint32_t prefix, uint8_t plen, con
 		return -EPERM;
 	}
 	struct src_entry *e = entry_get(prefix_h, plen, true);
-	if (!e) {
+	uint32_t old_n = e && (e->present & (1u << src)) ? e->n[src] : 0;
+	if (old_n)
+		memcpy(old, paths_of(e, src), old_n * sizeof(*old));
+	if (!e || set_paths(e, src, p, n)) {
+		if (e)
+			entry_drop_if_empty(e);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	struct src_entry old = *e;
-	set_path(e, src, &p);
 	ip4_fib_quiesce(ip4_fib_main);
 	rc = install_best(e, err, errlen);
 	if (rc) { /* nothing changes: the FIB kept the old route */
-		if (!(old.present & (1u << src)))
+		if (!old_n || set_paths(e, src, old, old_n))
 			clear_path(e, src);
-		else
-			e->p[src] = old.p[src];
 		entry_drop_if_empty(e);
 	}
 	return rc;
+}
+
+int ip4_route_src_add(enum ip4_route_src src, uint32_t prefix, uint8_t plen, const struct ip4_route_path *path,
+		      char *err, size_t errlen)
+{
+	return ip4_route_src_set(src, prefix, plen, path, 1, err, errlen);
 }
 
 int ip4_route_src_del(enum ip4_route_src src, uint32_t prefix, uint8_t plen, char *err, size_t errlen)
@@ -224,25 +304,108 @@ int ip4_route_src_del(enum ip4_route_src src, uint32_t prefix, uint8_t plen, cha
 	return 0;
 }
 
+/* src's paths for prefix/plen (network order) into out: how many (0: none). */
+static uint32_t src_paths(enum ip4_route_src src, uint32_t prefix, uint8_t plen, struct ip4_route_path *out)
+{
+	struct src_entry *e = plen <= 32 ? entry_get(ntohl(prefix & ip4_plen_mask(plen)), plen, false) : NULL;
+	if (!e || !(e->present & (1u << src)))
+		return 0;
+	memcpy(out, paths_of(e, src), e->n[src] * sizeof(*out));
+	return e->n[src];
+}
+
+int ip4_route_src_path_add(enum ip4_route_src src, uint32_t prefix, uint8_t plen, const struct ip4_route_path *path,
+			   uint32_t n, char *err, size_t errlen)
+{
+	struct ip4_route_path cur[IP4_LB_MAX_PATHS], add[IP4_LB_MAX_PATHS];
+	if (n > IP4_LB_MAX_PATHS)
+		n = 0;
+	memcpy(add, path, n * sizeof(*add));
+	int rc = check_paths(plen, add, n, err, errlen);
+	if (rc)
+		return rc;
+	uint32_t m = src_paths(src, prefix, plen, cur);
+	if (m == 0 || !is_next_hop(cur[0].kind) || !is_next_hop(add[0].kind))
+		return ip4_route_src_set(src, prefix, plen, add, n, err, errlen);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = 0;
+		while (k < m && !same_path(&cur[k], &add[i]))
+			k++;
+		if (k == IP4_LB_MAX_PATHS) {
+			snprintf(err, errlen, "at most %u paths", IP4_LB_MAX_PATHS);
+			return -EINVAL;
+		}
+		add[i].gen = k < m ? cur[k].gen : add[i].gen;
+		cur[k] = add[i];
+		m += k == m;
+	}
+	return ip4_route_src_set(src, prefix, plen, cur, m, err, errlen);
+}
+
+int ip4_route_src_path_del(enum ip4_route_src src, uint32_t prefix, uint8_t plen, uint32_t next_hop,
+			   uint32_t if_index, char *err, size_t errlen)
+{
+	struct ip4_route_path cur[IP4_LB_MAX_PATHS];
+	uint32_t m = src_paths(src, prefix, plen, cur), k = 0;
+	for (uint32_t i = 0; i < m; i++)
+		if (!is_next_hop(cur[i].kind) || cur[i].next_hop != next_hop ||
+		    (if_index != DEV_INDEX_INVALID && cur[i].if_index != if_index))
+			cur[k++] = cur[i];
+	if (k == m) {
+		snprintf(err, errlen, "no such path");
+		return -ENOENT;
+	}
+	if (k == 0)
+		return ip4_route_src_del(src, prefix, plen, err, errlen);
+	return ip4_route_src_set(src, prefix, plen, cur, k, err, errlen);
+}
+
+uint32_t ip4_route_src_paths(uint32_t prefix_h, uint8_t plen, struct ip4_route_path *out, uint32_t max)
+{
+	struct src_entry *e = entry_get(prefix_h, plen, false);
+	int s = e && !is_address_route(prefix_h, plen) ? best_src(e) : -1;
+	if (s < 0)
+		return 0;
+	memcpy(out, paths_of(e, s), MIN(max, e->n[s]) * sizeof(*out));
+	return e->n[s];
+}
+
 int ip4_route_src_best(uint32_t prefix_h, uint8_t plen, struct ip4_route_path *p)
 {
-	const struct src_entry *e = entry_get(prefix_h, plen, false);
+	struct src_entry *e = entry_get(prefix_h, plen, false);
 	int s = e && !is_address_route(prefix_h, plen) ? best_src(e) : -1;
 	if (s >= 0 && p)
-		*p = e->p[s];
+		*p = *paths_of(e, s);
 	return s;
 }
 
 void ip4_route_src_reinstall(uint32_t prefix_h, uint8_t len)
 {
 	char err[64];
-	const struct src_entry *e = entry_get(prefix_h, len, false);
+	struct src_entry *e = entry_get(prefix_h, len, false);
 	if (e)
 		install_best(e, err, sizeof(err));
 }
 
-/* Remove from every entry the paths accepted by drop(path, arg), then put
- * each touched entry's best back. */
+/* src's paths in e without those drop() accepts: whether any went. */
+static bool filter_paths(struct src_entry *e, int src, bool (*drop)(const struct ip4_route_path *p, int src, uint32_t arg),
+			 uint32_t arg)
+{
+	struct ip4_route_path *p = paths_of(e, src), keep[IP4_LB_MAX_PATHS];
+	uint32_t n = e->n[src], k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!drop(&p[i], src, arg))
+			keep[k++] = p[i];
+	if (k == n)
+		return false;
+	if (k == 0 || set_paths(e, (enum ip4_route_src)src, keep, k))
+		clear_path(e, (enum ip4_route_src)src);
+	return true;
+}
+
+/* Remove from every entry the paths accepted by drop(path, arg) (a route
+ * goes with its last path), then put each touched entry's best back. How
+ * many routes went. */
 static uint32_t remove_where(bool (*drop)(const struct ip4_route_path *p, int src, uint32_t arg), uint32_t arg)
 {
 	uint32_t n = 0;
@@ -253,10 +416,11 @@ static uint32_t remove_where(bool (*drop)(const struct ip4_route_path *p, int sr
 		for (struct src_entry *e = store.b[i], *nx; e; e = nx) {
 			nx = e->next;
 			uint8_t before = e->present;
+			bool changed = false;
 			for (int s = 0; s < IP4_SRC_N; s++)
-				if ((e->present & (1u << s)) && drop(&e->p[s], s, arg))
-					clear_path(e, (enum ip4_route_src)s);
-			if (e->present == before)
+				if (e->present & (1u << s))
+					changed |= filter_paths(e, s, drop, arg);
+			if (!changed)
 				continue;
 			n += (uint32_t)__builtin_popcount(before & ~e->present);
 			install_best(e, err, sizeof(err));
@@ -268,7 +432,7 @@ static uint32_t remove_where(bool (*drop)(const struct ip4_route_path *p, int sr
 static bool via_if(const struct ip4_route_path *p, int src, uint32_t if_index)
 {
 	(void)src;
-	return p->kind == IP4_ADJ_REWRITE && p->if_index == if_index;
+	return is_next_hop(p->kind) && p->if_index == if_index;
 }
 
 static enum ip4_route_src sweep_src;
@@ -325,7 +489,7 @@ const char *ip4_route_protocol_name(uint8_t protocol)
 int ip4_route_add(uint32_t prefix, uint8_t plen, uint32_t next_hop, uint32_t if_index, char *err, size_t errlen)
 {
 	struct ip4_route_path p = { .kind = IP4_ADJ_REWRITE, .next_hop = next_hop, .if_index = if_index };
-	return ip4_route_src_add(IP4_SRC_CLI, prefix, plen, &p, err, errlen);
+	return ip4_route_src_set(IP4_SRC_CLI, prefix, plen, &p, 1, err, errlen);
 }
 
 int ip4_route_del(uint32_t prefix, uint8_t plen, char *err, size_t errlen)
@@ -338,6 +502,8 @@ void ip4_route_src_free(void)
 	for (uint32_t i = 0; store.b && i <= store.mask; i++)
 		for (struct src_entry *e = store.b[i], *nx; e; e = nx) {
 			nx = e->next;
+			for (int s = 0; s < IP4_SRC_N; s++)
+				free(e->more[s]);
 			free(e);
 		}
 	free(store.b);

@@ -116,7 +116,7 @@ static cJSON *netlink_json(void)
 	cJSON *ign = cJSON_AddObjectToObject(o, "ignored");
 	for (int i = 0; i < LCP_NL_IGN_N; i++)
 		cJSON_AddNumberToObject(ign, lcp_nl_ignore_name((enum lcp_nl_ignore)i), (double)st->ignored[i]);
-	cJSON_AddNumberToObject(o, "multipath_first_path_only", (double)st->multipath_first);
+	cJSON_AddNumberToObject(o, "multipath", (double)st->multipath);
 	cJSON_AddNumberToObject(o, "batches", (double)st->batches);
 	cJSON_AddNumberToObject(o, "max_batch", (double)st->max_batch);
 	cJSON_AddNumberToObject(o, "resyncs", (double)st->resyncs);
@@ -130,11 +130,11 @@ static void netlink_print(struct cli_session *s)
 {
 	const struct lcp_nl_stats *st = &lcp_nl_stats;
 	cli_printf(s, "netlink: %u listener(s), messages %llu, applied %llu, linux routes %u, batches %llu (max %llu), "
-		   "resyncs %llu (swept %llu, ENOBUFS %llu), multipath first path only %llu",
+		   "resyncs %llu (swept %llu, ENOBUFS %llu), multipath (ECMP) routes %llu",
 		   lcp_nl_n_listeners(), (unsigned long long)st->messages, (unsigned long long)st->applied,
 		   ip4_route_src_count(IP4_SRC_LINUX), (unsigned long long)st->batches,
 		   (unsigned long long)st->max_batch, (unsigned long long)st->resyncs, (unsigned long long)st->swept,
-		   (unsigned long long)st->enobufs, (unsigned long long)st->multipath_first);
+		   (unsigned long long)st->enobufs, (unsigned long long)st->multipath);
 	for (int i = 0; i < LCP_NL_IGN_N; i++)
 		if (st->ignored[i])
 			cli_printf(s, "  ignored, %s: %llu", lcp_nl_ignore_name((enum lcp_nl_ignore)i),
@@ -187,7 +187,7 @@ static cJSON *lcp_json(void)
  * netlink listener's counters (json: "netlink"): messages, applied, each
  * reason for ignoring one, batches, resyncs:
  * netlink: 1 listener(s), messages 12, applied 9, linux routes 1, batches 3 (max 9), resyncs 0 (swept 0,
- *   ENOBUFS 0), multipath first path only 0
+ *   ENOBUFS 0), multipath (ECMP) routes 0
  *   ignored, proto kernel (address's own): 3 Ifindex "gone": the TAP
  * was deleted from Linux under sluice (`lcp delete` cleans up). Punts dropped because
  * the tx ring was full are lcp-punt's "punt queue full" in `show errors`.

@@ -27,7 +27,7 @@ enum lcp_nl_ignore {
 	LCP_NL_IGN_FAMILY,      /* unsupported family (IPv6 until sluice has it) */
 	LCP_NL_IGN_TABLE,       /* a route of another table than main / route-table */
 	LCP_NL_IGN_KERNEL,      /* proto kernel connected/local: the address made it */
-	LCP_NL_IGN_ROUTE_TYPE,  /* unreachable, prohibit, throw, a device route without a gateway */
+	LCP_NL_IGN_ROUTE_TYPE,  /* throw, local, broadcast, multicast...; unicast without gateway or interface */
 	LCP_NL_IGN_NO_NEXTHOP,  /* RTA_NH_ID of a nexthop object not (yet) known */
 	LCP_NL_IGN_REFUSED,     /* sluice refused it (table full, prefix is an address's) */
 	LCP_NL_IGN_MALFORMED,   /* too short, bad attributes, prefix length out of range */
@@ -39,7 +39,7 @@ struct lcp_nl_stats {
 	uint64_t messages;            /* handed to lcp_nl_apply */
 	uint64_t applied;             /* changed (or confirmed) sluice's tables */
 	uint64_t ignored[LCP_NL_IGN_N];
-	uint64_t multipath_first;     /* multipath / group routes: first path only */
+	uint64_t multipath;           /* multipath / group routes applied (ECMP) */
 	uint64_t batches;             /* barrier syncs that applied messages */
 	uint64_t max_batch;           /* most messages in one */
 	uint64_t resyncs;             /* re-dumps after ENOBUFS, NLM_F_DUMP_INTR or `lcp resync` */

@@ -3,11 +3,12 @@
  *   RTM_NEWADDR/DELADDR on a TAP    the paired port's address (ip4_if_addr_*)
  *   RTM_NEWROUTE/DELROUTE           a route of source linux (ip4_route_src_*):
  *     unicast via a TAP                next hop on the paired port
- *     blackhole                        drop
+ *     unicast, RTA_OIF only            a device route: glean on the port
+ *     blackhole                        drop ("blackhole route" counter)
+ *     unreachable, prohibit            ICMP host unreachable, admin prohibited
  *     proto kernel                     skipped: the address made sluice's own
- *     unreachable, prohibit, throw     ignored, counted (no ICMP-error
- *                                      adjacency in the FIB yet)
- *     RTA_MULTIPATH, a nexthop group   first path only, counted (no ECMP yet)
+ *     throw                            ignored, counted
+ *     RTA_MULTIPATH, a nexthop group   one multipath route (ECMP), weights kept
  *   RTM_NEWNEXTHOP/DELNEXTHOP       nexthop objects, for routes with RTA_NH_ID
  *   RTM_NEWNEIGH/DELNEIGH on a TAP  the port's neighbour (NUD_PERMANENT: static)
  *   RTM_NEWLINK on a TAP            Linux's up/down transitions, MTU, MAC -> the port
@@ -45,10 +46,12 @@ static bool logged[LCP_NL_IGN_N];
 static uint32_t test_ifindex[DEV_MAX];
 
 /* Nexthop objects by id: a gateway via an interface, a blackhole, or a
- * group (its first member stands for it). */
+ * group (its members with their weights). */
 static struct nh_obj {
 	uint32_t id, oif, gw, first; /* gw network order; first: a group's first member */
 	bool blackhole, group, used;
+	uint8_t n_members;                             /* a group's */
+	struct nexthop_grp members[IP4_LB_MAX_PATHS]; /* weight: the kernel's, minus 1 */
 } nhs[NH_MAX];
 
 /* Addresses Linux gave (for the sweep), and the TAPs' last up state. */
@@ -241,6 +244,17 @@ static struct nh_obj *nh_find(uint32_t id)
 	return NULL;
 }
 
+/* NHA_GROUP's members (linux/nexthop.h: struct nexthop_grp, weight - 1). */
+static bool group_members(const struct nlattr *g, struct nh_obj *n)
+{
+	size_t k = mnl_attr_get_payload_len(g) / sizeof(struct nexthop_grp);
+	if (k > IP4_LB_MAX_PATHS)
+		return false;
+	memcpy(n->members, mnl_attr_get_payload(g), k * sizeof(struct nexthop_grp));
+	n->n_members = (uint8_t)k;
+	return true;
+}
+
 static bool map_nexthop(const struct nlmsghdr *nlh)
 {
 	struct attrs at;
@@ -266,6 +280,8 @@ static bool map_nexthop(const struct nlmsghdr *nlh)
 			return ignore(LCP_NL_IGN_MALFORMED, "empty nexthop group");
 		n.group = true;
 		n.first = ((const struct nexthop_grp *)mnl_attr_get_payload(g))->id;
+		if (!group_members(g, &n))
+			return ignore(LCP_NL_IGN_REFUSED, "nexthop group of more than 16 paths");
 	} else if (!n.blackhole) {
 		if (nhm->nh_family != AF_INET)
 			return ignore(LCP_NL_IGN_FAMILY, "nexthop");
@@ -288,32 +304,91 @@ struct route_want {
 	uint32_t dst, gw, oif; /* dst, gw network order */
 	uint8_t plen, type, protocol;
 	bool multipath;
+	uint32_t n_paths; /* > 1: RTA_MULTIPATH or a group's members, in mp[] */
+	struct {
+		uint32_t oif, gw;
+		uint16_t weight;
+	} mp[IP4_LB_MAX_PATHS];
 };
 
-/* The first path of RTA_MULTIPATH into w. */
-static bool first_path(const struct nlattr *mp, struct route_want *w)
+/* ---- multipath: RTA_MULTIPATH and nexthop groups -> paths ---- */
+
+/* RTA_MULTIPATH (rtnetlink(7): struct rtnexthop each, weight rtnh_hops + 1
+ * as iproute2 shows it, RTA_GATEWAY inside) into w->mp; the first path also
+ * into w->oif, w->gw. */
+static bool mp_decode(const struct nlattr *mp, struct route_want *w)
 {
-	const struct rtnexthop *rtnh = mnl_attr_get_payload(mp);
+	const uint8_t *p = mnl_attr_get_payload(mp);
 	size_t len = mnl_attr_get_payload_len(mp);
-	if (len < sizeof(*rtnh) || rtnh->rtnh_len < sizeof(*rtnh) || rtnh->rtnh_len > len)
+	w->n_paths = 0;
+	while (len >= sizeof(struct rtnexthop)) {
+		const struct rtnexthop *rtnh = (const struct rtnexthop *)p;
+		if (rtnh->rtnh_len < sizeof(*rtnh) || rtnh->rtnh_len > len || w->n_paths == IP4_LB_MAX_PATHS)
+			return false;
+		struct attrs at = { 0 };
+		if (mnl_attr_parse_payload(RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh), attr_cb, &at) < 0)
+			return false;
+		w->mp[w->n_paths].oif = (uint32_t)rtnh->rtnh_ifindex;
+		w->mp[w->n_paths].gw = 0;
+		get_u32(&at, RTA_GATEWAY, &w->mp[w->n_paths].gw);
+		w->mp[w->n_paths++].weight = (uint16_t)(rtnh->rtnh_hops + 1);
+		size_t step = RTNH_ALIGN(rtnh->rtnh_len);
+		p += step;
+		len = step < len ? len - step : 0;
+	}
+	if (!w->n_paths)
 		return false;
-	w->oif = (uint32_t)rtnh->rtnh_ifindex;
-	struct attrs at = { 0 };
-	if (mnl_attr_parse_payload(RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh), attr_cb, &at) < 0)
-		return false;
-	get_u32(&at, RTA_GATEWAY, &w->gw);
-	w->multipath = (size_t)RTNH_ALIGN(rtnh->rtnh_len) < len; /* more paths follow */
+	w->oif = w->mp[0].oif;
+	w->gw = w->mp[0].gw;
+	w->multipath = w->n_paths > 1;
 	return true;
+}
+
+/* A nexthop group's members into w->mp; false when one is unknown or a
+ * blackhole (a group of gateways only). */
+static bool group_paths(const struct nh_obj *g, struct route_want *w)
+{
+	w->n_paths = 0;
+	for (uint32_t i = 0; i < g->n_members; i++) {
+		const struct nh_obj *o = nh_find(g->members[i].id);
+		if (!o || o->blackhole || o->group)
+			return false;
+		w->mp[w->n_paths].oif = o->oif;
+		w->mp[w->n_paths].gw = o->gw;
+		w->mp[w->n_paths++].weight = (uint16_t)(g->members[i].weight + 1);
+	}
+	return w->n_paths > 0;
+}
+
+/* w's paths as sluice's (n > 1). Network order. */
+static enum lcp_nl_ignore mp_to_paths(const struct lcp_nl_ctx *ctx, const struct route_want *w,
+				      struct ip4_route_path *p)
+{
+	for (uint32_t i = 0; i < w->n_paths; i++) {
+		p[i] = (struct ip4_route_path){
+			.kind = w->mp[i].gw ? IP4_ADJ_REWRITE : IP4_ADJ_GLEAN,
+			.protocol = w->protocol,
+			.weight = w->mp[i].weight,
+			.next_hop = w->mp[i].gw,
+			.if_index = phy_of_ifindex(ctx, w->mp[i].oif),
+			.gen = ctx->gen,
+		};
+		if (p[i].if_index == DEV_INDEX_INVALID)
+			return LCP_NL_IGN_NOT_TAP;
+	}
+	return LCP_NL_IGN_N;
 }
 
 /* The path of a nexthop object (a group's first member). */
 static enum lcp_nl_ignore nh_path(uint32_t id, struct route_want *w)
 {
 	const struct nh_obj *o = nh_find(id);
-	if (o && o->group) {
+	if (o && o->group && o->n_members > 1) {
 		w->multipath = true;
-		o = nh_find(o->first);
+		return group_paths(o, w) ? LCP_NL_IGN_N : LCP_NL_IGN_NO_NEXTHOP;
 	}
+	if (o && o->group)
+		o = nh_find(o->first);
 	if (!o)
 		return LCP_NL_IGN_NO_NEXTHOP;
 	if (o->blackhole)
@@ -353,17 +428,37 @@ static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_
 		if (why != LCP_NL_IGN_N)
 			return why;
 	} else if (at.tb[RTA_MULTIPATH]) {
-		if (!first_path(at.tb[RTA_MULTIPATH], w))
+		if (!mp_decode(at.tb[RTA_MULTIPATH], w))
 			return LCP_NL_IGN_MALFORMED;
 	} else {
 		get_u32(&at, RTA_OIF, &w->oif);
 		get_u32(&at, RTA_GATEWAY, &w->gw);
 	}
-	if (w->type == RTN_BLACKHOLE)
+	if (w->type == RTN_BLACKHOLE || w->type == RTN_UNREACHABLE || w->type == RTN_PROHIBIT)
 		return LCP_NL_IGN_N;
-	if (w->type != RTN_UNICAST || !w->gw)
+	if (w->type != RTN_UNICAST || (!w->gw && !w->oif && !w->multipath))
 		return LCP_NL_IGN_ROUTE_TYPE;
 	return LCP_NL_IGN_N;
+}
+
+/* rtm_type -> the route kind of a route without next hops. */
+static uint8_t route_kind(uint8_t type)
+{
+	return type == RTN_UNREACHABLE ? IP4_ADJ_UNREACH : type == RTN_PROHIBIT ? IP4_ADJ_PROHIBIT : IP4_ADJ_BLACKHOLE;
+}
+
+/* A multipath route (RTA_MULTIPATH or a group): one route of w's paths. */
+static bool map_route_multipath(const struct lcp_nl_ctx *ctx, const struct route_want *w, const char *what)
+{
+	struct ip4_route_path p[IP4_LB_MAX_PATHS];
+	char err[128];
+	enum lcp_nl_ignore why = mp_to_paths(ctx, w, p);
+	if (why != LCP_NL_IGN_N)
+		return ignore(why, what);
+	if (ip4_route_src_set(IP4_SRC_LINUX, w->dst, w->plen, p, w->n_paths, err, sizeof(err)))
+		return ignore(LCP_NL_IGN_REFUSED, err);
+	lcp_nl_stats.multipath++;
+	return applied();
 }
 
 static bool map_route(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
@@ -380,9 +475,11 @@ static bool map_route(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 		int rc = ip4_route_src_del(IP4_SRC_LINUX, w.dst, w.plen, err, sizeof(err));
 		return rc == 0 || rc == -ENOENT ? applied() : ignore(LCP_NL_IGN_REFUSED, err);
 	}
-	struct ip4_route_path p = { .kind = IP4_ADJ_DROP, .protocol = w.protocol, .gen = ctx->gen };
-	if (w.type != RTN_BLACKHOLE) {
-		p.kind = IP4_ADJ_REWRITE;
+	if (w.multipath)
+		return map_route_multipath(ctx, &w, what);
+	struct ip4_route_path p = { .kind = route_kind(w.type), .protocol = w.protocol, .gen = ctx->gen };
+	if (w.type == RTN_UNICAST) {
+		p.kind = w.gw ? IP4_ADJ_REWRITE : IP4_ADJ_GLEAN; /* no gateway: a device route */
 		p.next_hop = w.gw;
 		p.if_index = phy_of_ifindex(ctx, w.oif);
 		if (p.if_index == DEV_INDEX_INVALID)
@@ -391,7 +488,6 @@ static bool map_route(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 	int rc = ip4_route_src_add(IP4_SRC_LINUX, w.dst, w.plen, &p, err, sizeof(err));
 	if (rc)
 		return ignore(LCP_NL_IGN_REFUSED, err);
-	lcp_nl_stats.multipath_first += w.multipath;
 	return applied();
 }
 

@@ -76,6 +76,22 @@ static int learn(uint32_t port, uint32_t ip, const uint8_t mac[6])
 	return n ? 0 : -1;
 }
 
+/* The route kinds and an ECMP route (pkt_graph.h). */
+static int add_routes(char *err, size_t errlen)
+{
+	const uint8_t kinds[3] = { IP4_ADJ_BLACKHOLE, IP4_ADJ_UNREACH, IP4_ADJ_PROHIBIT };
+	for (uint32_t k = 0; k < 3; k++) {
+		struct ip4_route_path p = { .kind = kinds[k] };
+		if (ip4_route_src_add(IP4_SRC_CLI, htonl(0x0a420000u + (k << 16)), 16, &p, err, errlen) != 0)
+			return -1;
+	}
+	const struct ip4_route_path mp[2] = {
+		{ .kind = IP4_ADJ_REWRITE, .next_hop = htonl(0x0a010002u), .if_index = ports[PKT_PORT_A]->index },
+		{ .kind = IP4_ADJ_REWRITE, .next_hop = htonl(0x0a020002u), .if_index = ports[PKT_PORT_B]->index },
+	};
+	return ip4_route_src_set(IP4_SRC_CLI, htonl(0x0a090000u), 16, mp, 2, err, errlen);
+}
+
 int pkt_graph_init(char *err, size_t errlen)
 {
 	struct buffer_config bc;
@@ -95,6 +111,8 @@ int pkt_graph_init(char *err, size_t errlen)
 			return -1;
 	if (ip4_if_addr_add(ports[PKT_PORT_A]->index, htonl(0x0a010001u), 24, err, errlen) != 0 ||
 	    ip4_if_addr_add(ports[PKT_PORT_B]->index, htonl(0x0a020001u), 24, err, errlen) != 0)
+		return -1;
+	if (add_routes(err, errlen) != 0)
 		return -1;
 	if (dev_set_xconnect(ports[PKT_PORT_C], ports[PKT_PORT_B]) != 0) {
 		snprintf(err, errlen, "c: xconnect failed");

@@ -3,6 +3,8 @@
  *
  *   host A 10.1.0.2 -- a 10.1.0.1/24 [sluice] b 10.2.0.1/24 -- host B 10.2.0.2
  *                      c (L2, cross-connected to b)
+ *   routes: 10.66.0.0/16 blackhole, 10.67.0.0/16 unreachable, 10.68.0.0/16
+ *   prohibit, 10.9.0.0/16 via A and via B (ECMP)
  *
  * a, b and c are null-driver interfaces (tx counted, nothing received);
  * A's and B's MACs are known before the first packet. A test input node

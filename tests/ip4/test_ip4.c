@@ -18,6 +18,7 @@
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/ip4/ip4.h"
+#include "nodes/ip4/ip4_fib.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
 #include "tests/check_run.h"
@@ -625,6 +626,216 @@ START_TEST(frag_needed_for_df)
 }
 END_TEST
 
+
+/* ---- ECMP and the route kinds ---- */
+
+/* Buckets of LB adjacency lb_adj holding adjacency adj. */
+static uint32_t buckets_of(const struct ip4_fib *fib, uint32_t lb_adj, uint32_t adj, uint32_t *n_buckets)
+{
+	const struct ip4_adj *a = ip4_adj_get(fib, lb_adj);
+	uint32_t n = 0;
+	*n_buckets = a->next_hop + 1;
+	for (uint32_t k = 0; k < *n_buckets; k++)
+		n += ip4_lb_of(fib, a)->buckets[k] == adj;
+	return n;
+}
+
+/* Shares exact by weight; an update keeps every flow of the paths that
+ * stay; a growing table moves no flow. On a FIB of its own. */
+START_TEST(lb_buckets_by_weight)
+{
+	struct ip4_fib *fib = ip4_fib_create(NULL, err, sizeof(err));
+	ck_assert_msg(fib, "%s", err);
+	int x = ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 1), y = ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 2);
+	int z = ip4_adj_add(fib, IP4_ADJ_REWRITE, 1, 3);
+	ck_assert(x > 0 && y > 0 && z > 0);
+	uint32_t X = (uint32_t)x, Y = (uint32_t)y, Z = (uint32_t)z, nb;
+	/* 1:3 -> 4 and 12 of 16 */
+	ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 1), ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 2);
+	int lb = ip4_lb_create(fib, (struct ip4_lb_path[]){ { X, 1 }, { Y, 3 } }, 2);
+	ck_assert_int_gt(lb, 0);
+	ck_assert_uint_eq(buckets_of(fib, (uint32_t)lb, X, &nb), 4);
+	ck_assert_uint_eq(buckets_of(fib, (uint32_t)lb, Y, &nb), 12);
+	ck_assert_uint_eq(nb, 16);
+	ck_assert_int_eq(ip4_adj_release(fib, (uint32_t)lb), 0);
+	ck_assert_uint_eq(ip4_adj_get(fib, X)->n_refs, 1); /* the LB's went with it */
+	/* three equal paths: 64 buckets, 22/21/21 */
+	ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 1), ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 2);
+	ip4_adj_add(fib, IP4_ADJ_REWRITE, 1, 3);
+	lb = ip4_lb_create(fib, (struct ip4_lb_path[]){ { X, 1 }, { Y, 1 }, { Z, 1 } }, 3);
+	ck_assert_int_gt(lb, 0);
+	ck_assert_uint_eq(buckets_of(fib, (uint32_t)lb, X, &nb), 22);
+	ck_assert_uint_eq(buckets_of(fib, (uint32_t)lb, Y, &nb), 21);
+	ck_assert_uint_eq(buckets_of(fib, (uint32_t)lb, Z, &nb), 21);
+	ck_assert_uint_eq(nb, 64);
+	/* Y removed: X and Z keep every bucket they had, Y's are shared out */
+	uint32_t before[IP4_LB_MAX_BUCKETS];
+	memcpy(before, ip4_lb_of(fib, ip4_adj_get(fib, (uint32_t)lb))->buckets, sizeof(before));
+	ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 1), ip4_adj_add(fib, IP4_ADJ_REWRITE, 1, 3);
+	ck_assert_int_eq(ip4_lb_update(fib, (uint32_t)lb, (struct ip4_lb_path[]){ { X, 1 }, { Z, 1 } }, 2), 0);
+	const uint32_t *after = ip4_lb_of(fib, ip4_adj_get(fib, (uint32_t)lb))->buckets;
+	for (uint32_t k = 0; k < 64; k++)
+		if (before[k] != Y)
+			ck_assert_uint_eq(after[k], before[k]);
+	ck_assert_uint_eq(buckets_of(fib, (uint32_t)lb, X, &nb), 32);
+	ck_assert_uint_eq(buckets_of(fib, (uint32_t)lb, Z, &nb), 32);
+	ck_assert_uint_eq(nb, 64); /* never shrinks */
+	ck_assert_uint_eq(ip4_adj_get(fib, Y)->n_refs, 1);
+	ck_assert_int_eq(ip4_adj_release(fib, (uint32_t)lb), 0);
+	/* 16 buckets 1:1 grown to 1:2 (64: 21/43): Y keeps all its flows */
+	ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 1), ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 2);
+	lb = ip4_lb_create(fib, (struct ip4_lb_path[]){ { X, 1 }, { Y, 1 } }, 2);
+	memcpy(before, ip4_lb_of(fib, ip4_adj_get(fib, (uint32_t)lb))->buckets, sizeof(before));
+	ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 1), ip4_adj_add(fib, IP4_ADJ_REWRITE, 0, 2);
+	ck_assert_int_eq(ip4_lb_update(fib, (uint32_t)lb, (struct ip4_lb_path[]){ { X, 1 }, { Y, 2 } }, 2), 0);
+	after = ip4_lb_of(fib, ip4_adj_get(fib, (uint32_t)lb))->buckets;
+	for (uint32_t k = 0; k < 64; k++)
+		if (before[k % 16] == Y)
+			ck_assert_uint_eq(after[k], Y);
+	ck_assert_uint_eq(buckets_of(fib, (uint32_t)lb, X, &nb), 21);
+	ck_assert_uint_eq(buckets_of(fib, (uint32_t)lb, Y, &nb), 43);
+	/* bad paths refused: one path, a drop, a weight above 256 */
+	ck_assert_int_eq(ip4_lb_update(fib, (uint32_t)lb, (struct ip4_lb_path[]){ { X, 1 } }, 1), -EINVAL);
+	ck_assert_int_eq(ip4_lb_update(fib, (uint32_t)lb, (struct ip4_lb_path[]){ { X, 1 }, { 0, 1 } }, 2), -EINVAL);
+	ck_assert_int_eq(ip4_lb_create(fib, (struct ip4_lb_path[]){ { X, 1 }, { Y, 257 } }, 2), -EINVAL);
+	ip4_fib_destroy(fib);
+}
+END_TEST
+
+/* A UDP frame from A to dst with source port sport (a real UDP header). */
+static uint32_t flow_frame(uint8_t *f, uint32_t dst, uint16_t sport)
+{
+	uint32_t n = udp_frame(f, mac_a, mac_ha, IP_HA, dst, 64, 16, 0);
+	put16(f + 34, sport);
+	put16(f + 36, 5201);
+	put16(f + 38, 16);
+	put16(f + 40, 0);
+	return n;
+}
+
+/* The interface each of n flows (source ports 40000 + i) left by, each
+ * seen once. */
+static void send_flows(uint32_t n, uint32_t *out_if)
+{
+	uint8_t f[128];
+	n_tx = 0;
+	for (uint32_t i = 0; i < n; i++)
+		inject(dev_a, f, flow_frame(f, 0x0a090001u, (uint16_t)(40000 + i)));
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, n);
+	for (uint32_t i = 0; i < n; i++)
+		out_if[i] = DEV_INDEX_INVALID;
+	for (uint32_t i = 0; i < n; i++) { /* in order per interface only */
+		uint32_t k = get16(txs[i].bytes + 34) - 40000u;
+		ck_assert_uint_lt(k, n);
+		ck_assert_uint_eq(out_if[k], DEV_INDEX_INVALID);
+		out_if[k] = txs[i].if_index;
+	}
+}
+
+/* 10.9.0.0/16 via A (on a) and via B (on b): each flow on one path, both
+ * used; removing B moves only B's flows. */
+START_TEST(ecmp_per_flow)
+{
+	resolve_ha();
+	resolve_hb();
+	const struct ip4_route_path p[2] = {
+		{ .kind = IP4_ADJ_REWRITE, .next_hop = htonl(IP_HA), .if_index = DEV_INDEX_INVALID },
+		{ .kind = IP4_ADJ_REWRITE, .next_hop = htonl(IP_HB), .if_index = DEV_INDEX_INVALID },
+	};
+	ck_assert_msg(ip4_route_src_set(IP4_SRC_CLI, htonl(0x0a090000u), 16, p, 2, err, sizeof(err)) == 0, "%s", err);
+	uint32_t first[24], again[24], n_b = 0;
+	send_flows(24, first);
+	send_flows(24, again);
+	for (uint32_t i = 0; i < 24; i++) {
+		ck_assert_uint_eq(first[i], again[i]);
+		n_b += first[i] == dev_b->index;
+	}
+	ck_assert_uint_gt(n_b, 0);
+	ck_assert_uint_lt(n_b, 24);
+	/* the destination MAC is the path's neighbour's */
+	ck_assert_mem_eq(txs[0].bytes, txs[0].if_index == dev_b->index ? mac_hb : mac_ha, 6);
+	ck_assert_int_eq(ip4_route_src_path_del(IP4_SRC_CLI, htonl(0x0a090000u), 16, htonl(IP_HB), DEV_INDEX_INVALID,
+						err, sizeof(err)), 0);
+	send_flows(24, again);
+	for (uint32_t i = 0; i < 24; i++)
+		ck_assert_uint_eq(again[i], dev_a->index);
+	/* back to two: B's share returns (a fresh load balance) */
+	ck_assert_int_eq(ip4_route_src_path_add(IP4_SRC_CLI, htonl(0x0a090000u), 16, &p[1], 1, err, sizeof(err)), 0);
+	struct ip4_route_path got[4];
+	ck_assert_uint_eq(ip4_route_src_paths(0x0a090000u, 16, got, 4), 2);
+	send_flows(24, again);
+	for (uint32_t i = 0; i < 24; i++)
+		ck_assert_uint_eq(again[i], first[i]);
+	ck_assert_int_eq(ip4_route_del(htonl(0x0a090000u), 16, err, sizeof(err)), 0);
+}
+END_TEST
+
+/* unreachable -> ICMP 3/1, prohibit -> 3/13, exact bytes and counters;
+ * blackhole -> dropped and counted apart from "no route". */
+START_TEST(route_kinds_exact)
+{
+	uint8_t f[256], want[256];
+	resolve_ha();
+	n_tx = 0;
+	const uint8_t kinds[3] = { IP4_ADJ_UNREACH, IP4_ADJ_PROHIBIT, IP4_ADJ_BLACKHOLE };
+	for (uint32_t k = 0; k < 3; k++) {
+		struct ip4_route_path p = { .kind = kinds[k] };
+		ck_assert_msg(ip4_route_src_add(IP4_SRC_CLI, htonl(0x0a420000u + (k << 16)), 16, &p, err, sizeof(err)) == 0,
+			      "%s", err);
+	}
+	uint32_t n = udp_frame(f, mac_a, mac_ha, IP_HA, 0x0a420001u, 64, 40, 0);
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 1);
+	uint32_t wn = icmp_error_want(want, f, n, 3, 1, 0);
+	expect_tx(0, dev_a, want, wn);
+	n = udp_frame(f, mac_a, mac_ha, IP_HA, 0x0a430001u, 64, 40, 0);
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 2);
+	wn = icmp_error_want(want, f, n, 3, 13, 0);
+	expect_tx(1, dev_a, want, wn);
+	n = udp_frame(f, mac_a, mac_ha, IP_HA, 0x0a440001u, 64, 40, 0);
+	inject(dev_a, f, n);
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 2);
+	ck_assert_uint_eq(errors_of("ip4-lookup", 1), 2); /* blackhole route */
+	ck_assert_uint_eq(errors_of("ip4-lookup", 0), 0); /* not "no route" */
+	ck_assert_uint_eq(errors_of("ip4-rewrite", 6), 1); /* unreachable sent */
+	ck_assert_uint_eq(errors_of("ip4-rewrite", 7), 1); /* prohibit sent */
+	/* the same bucket as the other ICMP errors: 8 more of 12 get one */
+	n = udp_frame(f, mac_a, mac_ha, IP_HA, 0x0a420001u, 64, 40, 0);
+	for (int i = 0; i < 12; i++)
+		inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(errors_of("ip4-rewrite", 6), 9);
+	ck_assert_uint_eq(errors_of("ip4-rewrite", 2), 4); /* rate-limited */
+}
+END_TEST
+
+/* A device route (`ip route add 10.5.0.0/24 via b`): the destination is
+ * resolved by ARP on b, as on a connected subnet. */
+START_TEST(device_route_gleans)
+{
+	uint8_t f[256], want[256];
+	resolve_ha();
+	n_tx = 0;
+	struct ip4_route_path p = { .kind = IP4_ADJ_GLEAN, .if_index = dev_b->index };
+	ck_assert_msg(ip4_route_src_add(IP4_SRC_CLI, htonl(0x0a050000u), 24, &p, err, sizeof(err)) == 0, "%s", err);
+	uint32_t n = udp_frame(f, mac_a, mac_ha, IP_HA, 0x0a050007u, 64, 20, 0);
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 1);
+	uint32_t wn = arp_frame(want, bcast, mac_b, 1, mac_b, IP_B1, (const uint8_t[6]){ 0 }, 0x0a050007u, 60);
+	expect_tx(0, dev_b, want, wn);
+	/* a device route is the CLI's, not an address's: it can go */
+	ck_assert_int_eq(ip4_route_del(htonl(0x0a050000u), 24, err, sizeof(err)), 0);
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, 0x0a050000u, 24, &n), -ENOENT);
+}
+END_TEST
+
 /* ---- control ---- */
 
 START_TEST(addresses_and_routes)
@@ -884,6 +1095,10 @@ static Suite *ip4_suite(void)
 	tcase_add_test(tc, echo_reply_chained);
 	tcase_add_test(tc, time_exceeded_exact_and_rate_limited);
 	tcase_add_test(tc, frag_needed_for_df);
+	tcase_add_test(tc, lb_buckets_by_weight);
+	tcase_add_test(tc, ecmp_per_flow);
+	tcase_add_test(tc, route_kinds_exact);
+	tcase_add_test(tc, device_route_gleans);
 	tcase_add_test(tc, addresses_and_routes);
 	tcase_add_test(tc, neighbor_ages_with_reprobes);
 	tcase_add_test(tc, neighbor_static_and_clear);

@@ -181,7 +181,8 @@ START_TEST(address_and_route)
 }
 END_TEST
 
-/* What the FIB cannot or must not take: counted per reason, not installed. */
+/* What the FIB cannot or must not take: counted per reason, not
+ * installed; the route kinds and device routes it can. */
 START_TEST(unmapped_kinds)
 {
 	ck_assert(!apply(route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), OTHER_IFINDEX)));
@@ -194,24 +195,33 @@ START_TEST(unmapped_kinds)
 	lcp_nl_route_table = 100; /* linux-cp { route-table 100 } */
 	ck_assert(apply(t100));
 	assert_via(NET(10, 10, 0, 0), 16, NET(10, 1, 0, 2));
-	ck_assert(!apply(route(RTM_NEWROUTE, NET(10, 67, 0, 0), 16, RTN_UNREACHABLE, RTPROT_BOOT)));
-	ck_assert(!apply(route(RTM_NEWROUTE, NET(10, 68, 0, 0), 16, RTN_PROHIBIT, RTPROT_BOOT)));
+	/* the route kinds and a device route map; throw does not */
+	ck_assert(apply(route(RTM_NEWROUTE, NET(10, 67, 0, 0), 16, RTN_UNREACHABLE, RTPROT_BOOT)));
+	ck_assert(apply(route(RTM_NEWROUTE, NET(10, 68, 0, 0), 16, RTN_PROHIBIT, RTPROT_BOOT)));
+	ck_assert(!apply(route(RTM_NEWROUTE, NET(10, 70, 0, 0), 16, RTN_THROW, RTPROT_BOOT)));
 	struct nlmsghdr *dev_route = route(RTM_NEWROUTE, NET(10, 69, 0, 0), 16, RTN_UNICAST, RTPROT_BOOT);
 	mnl_attr_put_u32(dev_route, RTA_OIF, TAP_IFINDEX); /* no gateway: a device route */
-	ck_assert(!apply(dev_route));
+	ck_assert(apply(dev_route));
 	ck_assert(apply(route(RTM_NEWROUTE, NET(10, 66, 0, 0), 16, RTN_BLACKHOLE, RTPROT_BOOT)));
 	const struct ip4_adj *bh = fib_adj(NET(10, 66, 0, 0), 16);
 	ck_assert_ptr_nonnull(bh);
-	ck_assert_uint_eq(bh->kind, IP4_ADJ_DROP);
+	ck_assert_uint_eq(bh->kind, IP4_ADJ_BLACKHOLE);
+	ck_assert_uint_eq(fib_adj(NET(10, 67, 0, 0), 16)->kind, IP4_ADJ_UNREACH);
+	ck_assert_uint_eq(fib_adj(NET(10, 68, 0, 0), 16)->kind, IP4_ADJ_PROHIBIT);
+	const struct ip4_adj *dr = fib_adj(NET(10, 69, 0, 0), 16);
+	ck_assert_uint_eq(dr->kind, IP4_ADJ_GLEAN);
+	ck_assert_uint_eq(dr->if_index, dev_a->index);
 	ck_assert_ptr_null(fib_adj(NET(10, 9, 0, 0), 16));
-	ck_assert_ptr_null(fib_adj(NET(10, 67, 0, 0), 16));
-	ck_assert_ptr_null(fib_adj(NET(10, 69, 0, 0), 16));
+	ck_assert_ptr_null(fib_adj(NET(10, 70, 0, 0), 16));
 	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_NOT_TAP], 1);
 	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_FAMILY], 1);
 	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_TABLE], 1);
-	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_ROUTE_TYPE], 3);
-	ck_assert_uint_eq(lcp_nl_stats.applied, 2);
-	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 2);
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_ROUTE_TYPE], 1);
+	ck_assert_uint_eq(lcp_nl_stats.applied, 5);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 5);
+	/* a device route is Linux's, not an address's: its delete applies */
+	ck_assert(apply(route(RTM_DELROUTE, NET(10, 69, 0, 0), 16, RTN_UNICAST, RTPROT_BOOT)));
+	ck_assert_ptr_null(fib_adj(NET(10, 69, 0, 0), 16));
 }
 END_TEST
 
@@ -249,17 +259,20 @@ START_TEST(garbage_refused)
 }
 END_TEST
 
-static void put_path(struct nlmsghdr *nlh, uint32_t gw, uint32_t oif)
+static void put_path(struct nlmsghdr *nlh, uint32_t gw, uint32_t oif, uint8_t hops)
 {
 	struct rtnexthop *rtnh = mnl_nlmsg_get_payload_tail(nlh);
 	memset(rtnh, 0, sizeof(*rtnh));
 	nlh->nlmsg_len += RTNH_ALIGN(sizeof(*rtnh));
 	rtnh->rtnh_ifindex = (int)oif;
+	rtnh->rtnh_hops = hops; /* weight - 1 */
 	mnl_attr_put_u32(nlh, RTA_GATEWAY, htonl(gw));
 	rtnh->rtnh_len = (unsigned short)((char *)mnl_nlmsg_get_payload_tail(nlh) - (char *)rtnh);
 }
 
-static struct nlmsghdr *nexthop(uint32_t id, uint32_t gw, const uint32_t *group, int n)
+/* A nexthop object: a gateway via the TAP, or (n > 0) a group of members
+ * with weights (the kernel's: weight - 1 in the message). */
+static struct nlmsghdr *nexthop(uint32_t id, uint32_t gw, const uint32_t *group, const uint8_t *weights, int n)
 {
 	struct nlmsghdr *nlh = msg(RTM_NEWNEXTHOP, sizeof(struct nhmsg));
 	((struct nhmsg *)mnl_nlmsg_get_payload(nlh))->nh_family = AF_INET;
@@ -270,28 +283,58 @@ static struct nlmsghdr *nexthop(uint32_t id, uint32_t gw, const uint32_t *group,
 		return nlh;
 	}
 	struct nexthop_grp grp[4] = { 0 };
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		grp[i].id = group[i];
+		grp[i].weight = (uint8_t)(weights[i] - 1);
+	}
 	mnl_attr_put(nlh, NHA_GROUP, (size_t)n * sizeof(grp[0]), grp);
 	return nlh;
 }
 
-/* No ECMP in the FIB yet: the first path, counted. */
+/* The route's paths in the FIB: (next hop, weight) of its load balance. */
+static void assert_paths(uint32_t prefix, uint8_t plen, uint32_t nh0, uint32_t w0, uint32_t nh1, uint32_t w1)
+{
+	uint32_t r;
+	struct ip4_lb_path lp[4];
+	ck_assert_int_eq(ip4_fib_get(ip4_fib_main, prefix, plen, &r), 0);
+	ck_assert_uint_eq(ip4_adj_get(ip4_fib_main, r)->kind, IP4_ADJ_LB);
+	ck_assert_uint_eq(ip4_lb_paths(ip4_fib_main, r, lp, 4), 2);
+	ck_assert_uint_eq(ip4_adj_get(ip4_fib_main, lp[0].adj_index)->next_hop, nh0);
+	ck_assert_uint_eq(lp[0].weight, w0);
+	ck_assert_uint_eq(ip4_adj_get(ip4_fib_main, lp[1].adj_index)->next_hop, nh1);
+	ck_assert_uint_eq(lp[1].weight, w1);
+	ck_assert_uint_eq(ip4_adj_get(ip4_fib_main, lp[1].adj_index)->if_index, dev_a->index);
+}
+
+/* RTA_MULTIPATH and nexthop groups: one multipath route, weights kept. */
 START_TEST(multipath_and_nexthops)
 {
 	struct nlmsghdr *nlh = route(RTM_NEWROUTE, NET(10, 20, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
 	struct nlattr *mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
-	put_path(nlh, NET(10, 1, 0, 2), TAP_IFINDEX);
-	put_path(nlh, NET(10, 1, 0, 3), TAP_IFINDEX);
+	put_path(nlh, NET(10, 1, 0, 2), TAP_IFINDEX, 0);
+	put_path(nlh, NET(10, 1, 0, 3), TAP_IFINDEX, 2);
 	mnl_attr_nest_end(nlh, mp);
 	ck_assert(apply(nlh));
-	assert_via(NET(10, 20, 0, 0), 16, NET(10, 1, 0, 2));
-	ck_assert_uint_eq(lcp_nl_stats.multipath_first, 1);
+	assert_paths(NET(10, 20, 0, 0), 16, NET(10, 1, 0, 2), 1, NET(10, 1, 0, 3), 3);
+	ck_assert_uint_eq(lcp_nl_stats.multipath, 1);
+	struct ip4_route_path p[4];
+	ck_assert_uint_eq(ip4_route_src_paths(NET(10, 20, 0, 0), 16, p, 4), 2);
+	ck_assert_uint_eq(p[1].protocol, RTPROT_BGP);
+	/* a path via no TAP of ours: the whole route is refused */
+	nlh = route(RTM_NEWROUTE, NET(10, 24, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
+	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	put_path(nlh, NET(10, 1, 0, 2), TAP_IFINDEX, 0);
+	put_path(nlh, NET(10, 1, 0, 3), OTHER_IFINDEX, 0);
+	mnl_attr_nest_end(nlh, mp);
+	ck_assert(!apply(nlh));
+	ck_assert_ptr_null(fib_adj(NET(10, 24, 0, 0), 16));
 
-	ck_assert(apply(nexthop(5, NET(10, 1, 0, 3), NULL, 0)));
+	ck_assert(apply(nexthop(5, NET(10, 1, 0, 3), NULL, NULL, 0)));
+	ck_assert(apply(nexthop(7, NET(10, 1, 0, 4), NULL, NULL, 0)));
 	ck_assert(!lcp_nl_redump_wanted); /* a new one changes no route */
-	const uint32_t members[] = { 5, 8 };
-	ck_assert(apply(nexthop(6, 0, members, 2)));
+	const uint32_t members[] = { 5, 7 }, lone[] = { 5 };
+	ck_assert(apply(nexthop(6, 0, members, (const uint8_t[]){ 2, 1 }, 2)));
+	ck_assert(apply(nexthop(8, 0, lone, (const uint8_t[]){ 1 }, 1)));
 	nlh = route(RTM_NEWROUTE, NET(10, 21, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
 	mnl_attr_put_u32(nlh, RTA_NH_ID, 5);
 	ck_assert(apply(nlh));
@@ -299,16 +342,23 @@ START_TEST(multipath_and_nexthops)
 	nlh = route(RTM_NEWROUTE, NET(10, 22, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
 	mnl_attr_put_u32(nlh, RTA_NH_ID, 6);
 	ck_assert(apply(nlh));
-	assert_via(NET(10, 22, 0, 0), 16, NET(10, 1, 0, 3));
-	ck_assert_uint_eq(lcp_nl_stats.multipath_first, 2);
+	assert_paths(NET(10, 22, 0, 0), 16, NET(10, 1, 0, 3), 2, NET(10, 1, 0, 4), 1);
+	ck_assert_uint_eq(lcp_nl_stats.multipath, 2);
+	nlh = route(RTM_NEWROUTE, NET(10, 25, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
+	mnl_attr_put_u32(nlh, RTA_NH_ID, 8); /* a group of one: its member */
+	ck_assert(apply(nlh));
+	assert_via(NET(10, 25, 0, 0), 16, NET(10, 1, 0, 3));
 	nlh = route(RTM_NEWROUTE, NET(10, 23, 0, 0), 16, RTN_UNICAST, RTPROT_BGP);
 	mnl_attr_put_u32(nlh, RTA_NH_ID, 9); /* never announced */
 	ck_assert(!apply(nlh));
 	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_NO_NEXTHOP], 1);
 	ck_assert_ptr_null(fib_adj(NET(10, 23, 0, 0), 16));
 	/* a known one replaced: its routes changed in the kernel unannounced */
-	ck_assert(apply(nexthop(5, NET(10, 1, 0, 4), NULL, 0)));
+	ck_assert(apply(nexthop(5, NET(10, 1, 0, 4), NULL, NULL, 0)));
 	ck_assert(lcp_nl_redump_wanted);
+	/* the multipath route goes whole */
+	ck_assert(apply(route(RTM_DELROUTE, NET(10, 20, 0, 0), 16, RTN_UNICAST, RTPROT_BGP)));
+	ck_assert_ptr_null(fib_adj(NET(10, 20, 0, 0), 16));
 }
 END_TEST
 

@@ -139,6 +139,12 @@ interfaces {
 CONF
 }
 
+# until_1s CMD...: up to 1 s (10 x 0.1 s) for CMD to succeed.
+until_1s() {
+	for _ in $(seq 10); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+
 # sluicectl on $tmp/cli.sock, 5 s at most (a script may define its own).
 ctl() {
 	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"

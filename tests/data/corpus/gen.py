@@ -7,6 +7,8 @@ harness (tests/fuzz/seeds/pkt/, the harness's record format).
 The topology is tests/fuzz/pkt_graph.h's:
   host A 10.1.0.2 -- a 10.1.0.1/24 [sluice] b 10.2.0.1/24 -- host B 10.2.0.2
                      c (L2, cross-connected to b)
+  routes: 10.66.0.0/16 blackhole, 10.67.0.0/16 unreachable, 10.68.0.0/16
+  prohibit, 10.9.0.0/16 via A and via B (ECMP)
 Run from anywhere: python3 tests/data/corpus/gen.py
 """
 import os
@@ -60,6 +62,9 @@ ECHO_SHORT = ('icmp4-echo', 'echo request shorter than an ICMP header')
 ARP_HELD = ('ip4-arp', 'held for ARP resolution')
 ARP_REQ = ('ip4-arp', 'ARP request sent')
 ARP_SUBNET_BCAST = ('ip4-arp', 'subnet broadcast destination (not resolved)')
+BLACKHOLE = ('ip4-lookup', 'blackhole route (dropped)')
+UNREACH_SENT = ('ip4-rewrite', 'unreachable route: ICMP host-unreachable sent')
+PROHIBIT_SENT = ('ip4-rewrite', 'prohibit route: ICMP administratively-prohibited sent')
 
 
 def csum(b):
@@ -260,6 +265,12 @@ case(S, 'unresolved-next-hop', 'to 10.2.0.3, unknown: held, ARP request out of b
      [('a', v4('a', HA, '10.2.0.3'))], [(ARP_HELD, 1), (ARP_REQ, 1)], {'b': 1})
 case(S, 'subnet-broadcast', "to 10.2.0.255, b's subnet broadcast: not resolved",
      [('a', v4('a', HA, '10.2.0.255'))], [(ARP_SUBNET_BCAST, 1)])
+case(S, 'route-blackhole', 'to 10.66.0.1, a blackhole route: dropped, counted apart from no route',
+     [('a', v4('a', HA, '10.66.0.1'))], [(BLACKHOLE, 1)])
+case(S, 'route-unreachable', 'to 10.67.0.1, an unreachable route: ICMP host unreachable (3/1) to A',
+     [('a', v4('a', HA, '10.67.0.1'))], [(UNREACH_SENT, 1)], {'a': 1})
+case(S, 'route-prohibit', 'to 10.68.0.1, a prohibit route: ICMP administratively prohibited (3/13) to A',
+     [('a', v4('a', HA, '10.68.0.1'))], [(PROHIBIT_SENT, 1)], {'a': 1})
 
 
 def main():
