@@ -246,11 +246,11 @@ static void path_row(struct cli_table *t, const struct ip4_route *r, const struc
 	cli_table_cell(t, "%s", src);
 }
 
-static cJSON *path_json(const struct ip4_lb_path *lp)
+/* One path's fields, added to o. */
+static cJSON *path_fields(cJSON *o, const struct ip4_lb_path *lp)
 {
 	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, lp->adj_index);
 	char nh[16], mac[18];
-	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "adjacency", lp->adj_index);
 	cJSON_AddStringToObject(o, "kind", ip4_adj_kind_name(a->kind));
 	cJSON_AddStringToObject(o, "next_hop", a->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, htonl(a->next_hop)) : "");
@@ -281,15 +281,18 @@ static cJSON *route_json(const struct ip4_route *r, const char *src)
 	uint32_t n = route_paths(r, lp);
 	char p[24], a[16];
 	snprintf(p, sizeof(p), "%s/%u", ip4_format_addr(a, htonl(r->prefix)), r->len);
-	cJSON *o = path_json(&lp[0]);
+	/* The prefix first, then the first path's fields at the top level (as
+	 * before multipath: scripts read them there), then every path. */
+	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "prefix", p);
+	path_fields(o, &lp[0]);
 	struct ip4_route_path pa;
 	cJSON_AddStringToObject(o, "source", src);
 	cJSON_AddStringToObject(o, "protocol", ip4_route_src_best(r->prefix, r->len, &pa) == IP4_SRC_LINUX
 					       ? ip4_route_protocol_name(pa.protocol) : "");
 	cJSON *paths = cJSON_AddArrayToObject(o, "paths");
 	for (uint32_t i = 0; i < n; i++)
-		cJSON_AddItemToArray(paths, path_json(&lp[i]));
+		cJSON_AddItemToArray(paths, path_fields(cJSON_CreateObject(), &lp[i]));
 	const struct ip4_adj *ra = ip4_adj_get(ip4_fib_main, r->result);
 	if (ra->kind == IP4_ADJ_LB) {
 		cJSON *lb = cJSON_AddObjectToObject(o, "load_balance");
