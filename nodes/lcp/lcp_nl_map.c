@@ -8,7 +8,9 @@
  *     unreachable, prohibit, throw     ignored, counted (no ICMP-error
  *                                      adjacency in the FIB yet)
  *     RTA_MULTIPATH, a nexthop group   first path only, counted (no ECMP yet)
- *   RTM_NEWNEXTHOP/DELNEXTHOP       nexthop objects, for routes with RTA_NH_ID
+ *   RTM_NEWNEXTHOP/DELNEXTHOP       nexthop objects, for routes with RTA_NH_ID;
+ *                                   one replaced or deleted changes the
+ *                                   routes through it (lcp_nl_route.c's index)
  *   RTM_NEWNEIGH/DELNEIGH on a TAP  the port's neighbour (NUD_PERMANENT: static)
  *   RTM_NEWLINK on a TAP            Linux's up/down transitions -> the port
  *
@@ -32,6 +34,7 @@
 #include "nodes/ip4/ip4_neighbor.h"
 #include "nodes/lcp/lcp.h"
 #include "nodes/lcp/lcp_nl.h"
+#include "nodes/lcp/lcp_nl_route.h"
 
 struct lcp_nl_stats lcp_nl_stats;
 uint32_t lcp_nl_route_table;
@@ -97,6 +100,8 @@ void lcp_nl_map_reset(void)
 	memset(addrs, 0, sizeof(addrs));
 	memset(link_up, -1, sizeof(link_up));
 	memset(logged, 0, sizeof(logged));
+	lcp_nl_route_reset();
+	lcp_nl_redump_wanted = false;
 }
 
 static void __attribute__((constructor)) map_init(void)
@@ -241,7 +246,9 @@ static struct nh_obj *nh_find(uint32_t id)
 	return NULL;
 }
 
-static bool map_nexthop(const struct nlmsghdr *nlh)
+static void nh_changed(const struct lcp_nl_ctx *ctx, uint32_t id, bool gone);
+
+static bool map_nexthop(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 {
 	struct attrs at;
 	const struct nhmsg *nhm = parse(nlh, sizeof(*nhm), &at);
@@ -250,13 +257,12 @@ static bool map_nexthop(const struct nlmsghdr *nlh)
 		return ignore(LCP_NL_IGN_MALFORMED, "nexthop message");
 	struct nh_obj *o = nh_find(id);
 	/* Routes through a nexthop object that changes or goes change with it
-	 * in the kernel, with no route message: a re-dump brings sluice's in
-	 * step (the listener's, after this batch). */
-	if (o)
-		lcp_nl_redump_wanted = true;
+	 * in the kernel, with no route message: the nhid index finds them. */
 	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
 		if (o)
 			o->used = false;
+		if (o)
+			nh_changed(ctx, id, true);
 		return applied();
 	}
 	struct nh_obj n = { .id = id, .used = true, .blackhole = at.tb[NHA_BLACKHOLE] != NULL };
@@ -278,7 +284,10 @@ static bool map_nexthop(const struct nlmsghdr *nlh)
 			o = &nhs[i];
 	if (!o)
 		return ignore(LCP_NL_IGN_REFUSED, "nexthop table full");
+	bool known = o->used;
 	*o = n;
+	if (known)
+		nh_changed(ctx, id, false);
 	return applied();
 }
 
@@ -286,6 +295,7 @@ static bool map_nexthop(const struct nlmsghdr *nlh)
 
 struct route_want {
 	uint32_t dst, gw, oif; /* dst, gw network order */
+	uint32_t nhid;         /* RTA_NH_ID, 0: none */
 	uint8_t plen, type, protocol;
 	bool multipath;
 };
@@ -347,9 +357,8 @@ static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_
 		return LCP_NL_IGN_KERNEL;
 	if (nlh->nlmsg_type == RTM_DELROUTE)
 		return LCP_NL_IGN_N; /* the prefix is all a delete needs */
-	uint32_t nhid;
-	if (get_u32(&at, RTA_NH_ID, &nhid)) {
-		enum lcp_nl_ignore why = nh_path(nhid, w);
+	if (get_u32(&at, RTA_NH_ID, &w->nhid)) {
+		enum lcp_nl_ignore why = nh_path(w->nhid, w);
 		if (why != LCP_NL_IGN_N)
 			return why;
 	} else if (at.tb[RTA_MULTIPATH]) {
@@ -366,33 +375,102 @@ static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_
 	return LCP_NL_IGN_N;
 }
 
+/* Remove the Linux route of dst/plen from sluice and the book. */
+static int route_remove(uint32_t dst, uint8_t plen)
+{
+	char err[128];
+	lcp_nl_route_forget(dst, plen);
+	return ip4_route_src_del(IP4_SRC_LINUX, dst, plen, err, sizeof(err));
+}
+
+/* Install w (decoded, or re-resolved through its nexthop object) as the
+ * Linux route of its prefix, and note it in the book. */
+static const char *route_what(char *buf, size_t n, const struct route_want *w);
+
+static bool route_install(const struct lcp_nl_ctx *ctx, const struct route_want *w)
+{
+	char err[128];
+	struct ip4_route_path p = { .kind = IP4_ADJ_DROP, .protocol = w->protocol, .gen = ctx->gen };
+	if (w->type != RTN_BLACKHOLE) {
+		p.kind = IP4_ADJ_REWRITE;
+		p.next_hop = w->gw;
+		p.if_index = phy_of_ifindex(ctx, w->oif);
+		if (p.if_index == DEV_INDEX_INVALID)
+			return ignore(LCP_NL_IGN_NOT_TAP, route_what(err, sizeof(err), w));
+	}
+	int rc = ip4_route_src_add(IP4_SRC_LINUX, w->dst, w->plen, &p, err, sizeof(err));
+	if (rc)
+		return ignore(LCP_NL_IGN_REFUSED, err);
+	const struct lcp_nl_route r = { .dst = w->dst, .nhid = w->nhid, .gen = ctx->gen, .plen = w->plen,
+					.protocol = w->protocol, .type = w->type };
+	if (lcp_nl_route_note(&r)) { /* out of memory: sluice must not hold what it cannot sweep */
+		route_remove(w->dst, w->plen);
+		return ignore(LCP_NL_IGN_REFUSED, "out of memory for the route book");
+	}
+	lcp_nl_stats.multipath_first += w->multipath;
+	return applied();
+}
+
+/* What the log says of a route it ignores (formatted only then: every
+ * route at a 100,000-route load would otherwise pay for it). */
+static const char *route_what(char *buf, size_t n, const struct route_want *w)
+{
+	char a[INET_ADDRSTRLEN];
+	snprintf(buf, n, "route %s/%u type %u proto %u", inet_ntop(AF_INET, &w->dst, a, sizeof(a)), w->plen, w->type,
+		 w->protocol);
+	return buf;
+}
+
 static bool map_route(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 {
 	struct route_want w = { 0 };
 	enum lcp_nl_ignore why = route_decode(nlh, &w);
-	char what[80], a[INET_ADDRSTRLEN];
-	snprintf(what, sizeof(what), "route %s/%u type %u proto %u", inet_ntop(AF_INET, &w.dst, a, sizeof(a)), w.plen,
-		 w.type, w.protocol);
+	char what[80];
 	if (why != LCP_NL_IGN_N)
-		return ignore(why, what);
-	char err[128];
+		return ignore(why, route_what(what, sizeof(what), &w));
 	if (nlh->nlmsg_type == RTM_DELROUTE) {
-		int rc = ip4_route_src_del(IP4_SRC_LINUX, w.dst, w.plen, err, sizeof(err));
-		return rc == 0 || rc == -ENOENT ? applied() : ignore(LCP_NL_IGN_REFUSED, err);
+		int rc = route_remove(w.dst, w.plen);
+		return rc == 0 || rc == -ENOENT ? applied() : ignore(LCP_NL_IGN_REFUSED, "route delete");
 	}
-	struct ip4_route_path p = { .kind = IP4_ADJ_DROP, .protocol = w.protocol, .gen = ctx->gen };
-	if (w.type != RTN_BLACKHOLE) {
-		p.kind = IP4_ADJ_REWRITE;
-		p.next_hop = w.gw;
-		p.if_index = phy_of_ifindex(ctx, w.oif);
-		if (p.if_index == DEV_INDEX_INVALID)
-			return ignore(LCP_NL_IGN_NOT_TAP, what);
+	return route_install(ctx, &w);
+}
+
+/* ---- routes through a nexthop object that changed (the nhid index) ---- */
+
+/* A route through a nexthop object, resolved again (the object replaced)
+ * or removed (the object, or a group's member it stood on, is gone). */
+static void route_reresolve(const struct lcp_nl_route *r, void *arg)
+{
+	const struct lcp_nl_ctx *ctx = arg;
+	struct route_want w = { .dst = r->dst, .nhid = r->nhid, .plen = r->plen, .type = r->type,
+				.protocol = r->protocol };
+	lcp_nl_stats.nh_routes++;
+	if (nh_path(r->nhid, &w) != LCP_NL_IGN_N) {
+		route_remove(r->dst, r->plen);
+		return;
 	}
-	int rc = ip4_route_src_add(IP4_SRC_LINUX, w.dst, w.plen, &p, err, sizeof(err));
-	if (rc)
-		return ignore(LCP_NL_IGN_REFUSED, err);
-	lcp_nl_stats.multipath_first += w.multipath;
-	return applied();
+	if (w.type != RTN_BLACKHOLE && (w.type != RTN_UNICAST || !w.gw)) {
+		route_remove(r->dst, r->plen); /* now a kind sluice does not map */
+		return;
+	}
+	if (!route_install(ctx, &w))
+		route_remove(r->dst, r->plen); /* never keep the old path of a changed object */
+}
+
+/* Nexthop object id changed (replaced) or went: its routes, and those of
+ * the groups it heads, follow. A member that went from a group may have
+ * changed the group in ways the kernel does not announce: re-dump. */
+static void nh_changed(const struct lcp_nl_ctx *ctx, uint32_t id, bool gone)
+{
+	lcp_nl_route_each_nh(id, route_reresolve, (void *)ctx);
+	for (int i = 0; i < NH_MAX; i++) {
+		if (!nhs[i].used || !nhs[i].group || nhs[i].first != id)
+			continue;
+		if (gone)
+			lcp_nl_redump_wanted = true;
+		else
+			lcp_nl_route_each_nh(nhs[i].id, route_reresolve, (void *)ctx);
+	}
 }
 
 /* ---- neighbours and links ---- */
@@ -443,12 +521,17 @@ static bool map_link(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 	if (!ifi)
 		return ignore(LCP_NL_IGN_MALFORMED, "link message");
 	uint32_t phy = phy_of_ifindex(ctx, (uint32_t)ifi->ifi_index);
-	if (phy == DEV_INDEX_INVALID)
+	if (phy == DEV_INDEX_INVALID) {
+		if (nlh->nlmsg_type == RTM_DELLINK) /* perhaps a TAP already seen gone: its routes went unannounced */
+			lcp_nl_redump_wanted = true;
 		return ignore(LCP_NL_IGN_NOT_TAP, "link");
+	}
 	if (nlh->nlmsg_type == RTM_DELLINK)
 		return ignore(LCP_NL_IGN_REFUSED, "a TAP deleted in Linux: lcp delete cleans up");
 	int8_t up = (ifi->ifi_flags & IFF_UP) != 0, was = link_up[phy];
 	link_up[phy] = up;
+	if (was == 1 && !up) /* IPv4 drops the routes via a device that goes down (or is deleted) unannounced */
+		lcp_nl_redump_wanted = true;
 	struct device *d = dev_by_index(phy);
 	if (was >= 0 && was != up && d && d->admin_up != (bool)up)
 		dev_set_admin_up(d, up);
@@ -475,21 +558,21 @@ bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 		return map_link(ctx, nlh);
 	case RTM_NEWNEXTHOP:
 	case RTM_DELNEXTHOP:
-		return map_nexthop(nlh);
+		return map_nexthop(ctx, nlh);
 	default:
 		return ignore(LCP_NL_IGN_OTHER, "message type");
 	}
 }
 
-uint32_t lcp_nl_sweep(uint32_t gen)
+/* The addresses Linux gave that gen's dump did not show. */
+uint32_t lcp_nl_sweep_addrs(uint32_t gen)
 {
-	uint32_t n = ip4_route_src_sweep(IP4_SRC_LINUX, gen, LCP_NL_GEN_OWNER);
+	uint32_t n = 0;
 	char err[128];
 	for (int i = 0; i < ADDR_MAX; i++)
 		if (addrs[i].used && addrs[i].gen != gen && ((addrs[i].gen ^ gen) & LCP_NL_GEN_OWNER) == 0) {
 			addrs[i].used = false;
 			n += ip4_if_addr_del(addrs[i].phy, addrs[i].addr, addrs[i].plen, err, sizeof(err)) == 0;
 		}
-	lcp_nl_stats.swept += n;
 	return n;
 }
