@@ -1,31 +1,27 @@
 /* linux-cp's netlink listeners (lcp_nl.h): one control thread per
- * namespace holding TAPs, "sluice-nl", never a datapath thread. It
- * inherits the CPUs of the thread that made the first pair there (the CLI
- * or start-up's linux-cp stage, both on the control CPUs).
+ * namespace holding TAPs, "sluice-nl", never a datapath thread, on the CPUs
+ * of the thread that made the first pair there (CLI or start-up).
  *
  * Two sockets, made in the namespace (setns(2) there and back): "mc" joins
  * the groups and only receives notifications; "sync" joins none and only
- * carries dumps. A dump on the socket that also receives a storm of
- * notifications competes with them for its receive buffer, is overrun and
- * starts again, and may never end while the storm lasts; on a socket of its
- * own it always ends (the kernel writes the next part only when there is
- * room). VPP's linux-nl keeps a sync socket beside its notification socket
- * for the same reason.
+ * carries dumps. A dump on a socket that also takes a storm of
+ * notifications competes with them for its buffer, is overrun, and may
+ * never end while the storm lasts; on a socket of its own it always ends
+ * (the kernel writes its next part when there is room). VPP's linux-nl
+ * keeps a sync socket beside its notification socket for the same reason.
  *
  * Start-up and loss are one path (resync_start): drain mc, dump links,
- * addresses, nexthop objects, routes and neighbours on sync, applying what
- * it shows under a new generation while the notifications that arrive
- * meanwhile are held back, sweep what the dump did not show, then apply
- * the held notifications in order. Each notification sets a state (a route
- * is its whole path, a delete its absence), so applying in order every
- * notification from the dump's start on leaves each prefix as the last one
- * said, whatever moment the dump saw it at. A notification lost (ENOBUFS on
- * mc, rtnetlink(7)) or a dump the kernel marks NLM_F_DUMP_INTR makes the
- * resync start again, after a back-off when it was already redone.
+ * addresses, nexthop objects, routes and neighbours on sync under a new
+ * generation while the notifications that arrive meanwhile are held, sweep
+ * what the dump did not show, then apply the held ones in order. Each sets
+ * a state (a route is its whole path, a delete its absence), so applying
+ * every one from the dump's start on leaves each prefix as the last one
+ * said, whatever moment the dump saw it at. A loss (ENOBUFS on mc,
+ * rtnetlink(7); NLM_F_DUMP_INTR) makes the resync start again, after a
+ * back-off when it was already redone.
  *
- * Batches: messages are applied under the graph barrier, at most
- * BATCH_MAX per hold and for at most HOLD_BUDGET_NS, no later than
- * BATCH_DELAY_NS after the first of a batch arrived. */
+ * Batches: applied under the graph barrier, at most BATCH_MAX messages and
+ * HOLD_BUDGET_NS per hold, BATCH_DELAY_NS after the first arrived. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
@@ -55,7 +51,7 @@
 #define HOLD_BUDGET_NS 200000ull
 #define BATCH_DELAY_NS 1000000ull
 #define RECV_BYTES (256u << 10)
-#define RECVS_PER_TURN 16 /* per socket, so neither starves the other */
+#define RECVS_PER_TURN 1024 /* datagrams per socket and turn, so neither starves the other */
 #define LISTENERS_MAX 8
 #define IDLE_POLL_MS 200
 #define SYNC_RCVBUF (4u << 20)
@@ -446,19 +442,25 @@ static int sockets_open(struct listener *l)
 	return 0;
 }
 
-static int poll_timeout_ms(const struct listener *l)
+/* How long to wait, and whether for the wake fd alone: while a batch
+ * fills, the thread sleeps out its delay and then reads what came at once
+ * (a notification is a datagram: waking for each one would cost a system
+ * call and a context switch per route, on a box whose CPUs the kernel's
+ * own inserts need). */
+static int poll_wait(const struct listener *l, struct timespec *ts)
 {
+	uint64_t ns = (uint64_t)IDLE_POLL_MS * 1000000, now = time_now_ns();
+	int only_wake = 0;
 	if (l->st == NL_SWEEP)
-		return 0;
-	if (l->batch.n) {
-		uint64_t waited = time_now_ns() - l->batch_first_ns;
-		return waited >= BATCH_DELAY_NS ? 0 : 1;
-	}
-	if (l->st == NL_BACKOFF) {
-		uint64_t now = time_now_ns();
-		return l->until_ns <= now ? 0 : (int)MIN((l->until_ns - now) / 1000000 + 1, IDLE_POLL_MS);
-	}
-	return IDLE_POLL_MS;
+		ns = 0;
+	else if (l->batch.n) {
+		uint64_t waited = now - l->batch_first_ns;
+		ns = waited >= BATCH_DELAY_NS ? 0 : BATCH_DELAY_NS - waited;
+		only_wake = 1;
+	} else if (l->st == NL_BACKOFF)
+		ns = l->until_ns <= now ? 0 : MIN(l->until_ns - now, ns);
+	*ts = (struct timespec){ (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	return only_wake;
 }
 
 /* One turn: whatever is due. */
@@ -475,15 +477,13 @@ static void turn(struct listener *l, const struct pollfd *p)
 		else
 			l->lost = true; /* runs again when this one ends */
 	}
-	if (p[0].revents & POLLIN)
-		receive(l, l->mc);
+	receive(l, l->mc); /* whether poll looked or not: EAGAIN costs one call */
 	if (l->st == NL_BACKOFF) {
 		mc_drain(l);
 		if (time_now_ns() >= l->until_ns)
 			dump_start(l);
 	}
-	if (p[1].revents & POLLIN)
-		receive(l, l->sync);
+	receive(l, l->sync);
 	if (l->st == NL_DUMP && time_now_ns() - l->dump_seen_ns > DUMP_STALL_NS) {
 		l->lost = true; /* an answer gone missing (never seen): start over */
 		l->dump = (int)N_DUMPS - 1;
@@ -505,10 +505,12 @@ static void *listener_main(void *arg)
 	}
 	dump_start(l);
 	while (!atomic_load(&l->stop)) {
-		struct pollfd p[3] = { { mnl_socket_get_fd(l->mc), POLLIN, 0 },
-				       { mnl_socket_get_fd(l->sync), POLLIN, 0 },
+		struct timespec ts;
+		short ev = poll_wait(l, &ts) ? 0 : POLLIN;
+		struct pollfd p[3] = { { mnl_socket_get_fd(l->mc), ev, 0 },
+				       { mnl_socket_get_fd(l->sync), ev, 0 },
 				       { l->wake, POLLIN, 0 } };
-		poll(p, 3, poll_timeout_ms(l));
+		ppoll(p, 3, &ts, NULL);
 		turn(l, p);
 	}
 	return NULL;

@@ -171,7 +171,7 @@ int lcp_nl_route_note(const struct lcp_nl_route *r)
 		return -ENOMEM;
 	struct rec *e = at(ref);
 	*e = (struct rec){ .r = *r, .hnext = 0, .used = true };
-	*link = ref;
+	*find(r->dst, r->plen) = ref; /* again: the chain's end may have moved with the pool */
 	if (r->nhid)
 		nh_link(ref);
 	book.n++;

@@ -111,7 +111,9 @@ hold_add=$(barrier_max_us)
 echo "100,000 routes: the kernel took $(((t1 - t0) / 1000000)) ms, sluice held them all $(((t2 - t0) / 1000000)) ms" \
 	"after the first (0.5 s of it the settle check), largest barrier hold ${hold_add} us"
 ctl show lcp | grep '^netlink'
+t3=$(date +%s%N)
 fib_equal 1000 || fail "sluice's FIB is not the kernel's table after the adds"
+echo "compared in $((($(date +%s%N) - t3) / 1000000)) ms"
 ctl clear runtime > /dev/null
 ip -n "$ns_c" -batch "$tmp/r100k.del" || fail "ip -batch del"
 wait_routes 1 40 || { ctl show lcp >&2; fail "sluice still holds $(nl_num linux_routes) routes"; }
@@ -127,7 +129,7 @@ sent=$(grep -Eo '^[0-9]+ packets transmitted' "$tmp/ping" | grep -Eo '^[0-9]+')
 lost=$(awk -v n=$((sent - 3)) 'match($0, /icmp_seq=[0-9]+ ttl=/) {
 		s = substr($0, RSTART + 9, RLENGTH - 14) + 0; if (s <= n) got[s] = 1 }
 	END { for (i = 1; i <= n; i++) if (!(i in got)) { print i; exit } }' "$tmp/ping")
-[ -z "$lost" ] || { tail -3 "$tmp/ping" >&2; fail "ping $lost of $sent lost during the load"; }
+[ -z "$lost" ] || { tail -3 "$tmp/ping" >&2; ctl show errors >&2; ctl show interface >&2; fail "ping $lost of $sent lost during the load"; }
 echo "ping h2 -> 10.9.0.9 every 10 ms through the load: $sent sent, none of 1..$((sent - 3)) lost"
 grep -q "watchdog.*stalled" "$tmp/err" && { grep watchdog "$tmp/err" >&2; fail "the watchdog saw a stall"; }
 for h in "$hold_add" "$hold_del"; do
