@@ -7,7 +7,7 @@
 # For each size (100,000 and 500,000 routes; tests/lcp/lcp_routes.py:
 # /16 to /32 in turn, drawn from 11/8..99/8, the longer than /24 under
 # 16,384 /24s), ROUNDS rounds, each after waiting for a quiet box:
-#  1. The kernel alone (the peer): a namespace with a dummy interface and
+#  1. The kernel alone (the peer): a namespace with a veth interface and
 #     no listener; the time of `ip -batch` adding the routes (and deleting
 #     them): routes per second the kernel accepts.
 #  2. sluice: the daemon (pg0 -> nul0 forwarding at 10 kpps beside, so the
@@ -115,7 +115,8 @@ stop() {
 kernel() {
 	local t0 t1 t2
 	ip netns add "$ns_k"
-	ip -n "$ns_k" link add d0 type dummy
+	ip -n "$ns_k" link add d0 type veth peer name d1 # no dummy module on every box
+	ip -n "$ns_k" link set d1 up
 	ip -n "$ns_k" link set d0 up
 	ip -n "$ns_k" addr add 10.1.0.1/24 dev d0
 	t0=$(now_ns)

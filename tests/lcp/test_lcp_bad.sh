@@ -4,7 +4,7 @@
 #   a -- TAP -- s-eth0 in ctl;  b -- TAP -- s-eth1 in ctl2
 # Expects, each counted in `show lcp`, logged once per kind, and sluice
 # answering and forwarding throughout:
-#   - a route via an interface sluice does not own (a dummy in ctl):
+#   - a route via an interface sluice does not own (a veth in ctl):
 #     "not a TAP of ours", not installed;
 #   - IPv6 routes (and MPLS ones when the kernel has AF_MPLS): "unsupported
 #     family", not installed, one log line for the kind however many;
@@ -73,8 +73,8 @@ ip -n "$ns_c" route add 10.9.0.0/16 via 10.1.0.2 dev s-eth0 proto static || fail
 until_2s fib_has 10.9.0.0/16 linux/static || { ctl show ip fib >&2; fail "10.9.0.0/16 not learnt"; }
 
 # ---- via an interface sluice does not own ----
-ip -n "$ns_c" link add d0 type dummy && ip -n "$ns_c" link set d0 up &&
-	ip -n "$ns_c" addr add 10.77.0.1/24 dev d0 || fail "dummy d0 in ctl"
+ip -n "$ns_c" link add d0 type veth peer name d1 && ip -n "$ns_c" link set d1 up && ip -n "$ns_c" link set d0 up &&
+	ip -n "$ns_c" addr add 10.77.0.1/24 dev d0 || fail "veth d0 in ctl"
 n0=$(ign "not a TAP of ours")
 ip -n "$ns_c" route add 10.78.0.0/16 via 10.77.0.2 dev d0 || fail "route via d0"
 until_2s test "$(ign "not a TAP of ours")" -gt "$n0" || fail "the route via d0 was not counted"
@@ -82,7 +82,7 @@ fib_lacks 10.78.0.0/16 || fail "a route via d0 installed"
 echo "via an interface sluice does not own: counted ($(ign "not a TAP of ours")), not installed"
 
 # ---- families sluice does not map: IPv6, MPLS where the kernel has it ----
-ip netns exec "$ns_c" sysctl -qw net.ipv6.conf.d0.disable_ipv6=0
+ip netns exec "$ns_c" sysctl -qw net.ipv6.conf.d0.disable_ipv6=0 net.ipv6.conf.d1.disable_ipv6=0
 f0=$(ign "unsupported family")
 for i in 1 2 3; do
 	ip -n "$ns_c" -6 route add "2001:db8:$i::/64" dev d0 || fail "IPv6 route $i"
