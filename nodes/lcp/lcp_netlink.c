@@ -48,7 +48,7 @@
  * HOLD_BUDGET_NS, so that no hold keeps the datapath parked for long
  * whatever a message costs (a /16 rewrites 256 FIB entries, a /8 65,536). */
 #define BATCH_MAX 1024
-#define HOLD_BUDGET_NS 200000ull
+#define HOLD_BUDGET_NS 500000ull
 #define BATCH_DELAY_NS 1000000ull
 #define RECV_BYTES (256u << 10)
 #define RECVS_PER_TURN 1024 /* datagrams per socket and turn, so neither starves the other */
