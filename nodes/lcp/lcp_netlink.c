@@ -18,10 +18,7 @@
  * every one from the dump's start on leaves each prefix as the last one
  * said, whatever moment the dump saw it at. A loss (ENOBUFS on mc,
  * rtnetlink(7); NLM_F_DUMP_INTR) makes the resync start again, after a
- * back-off when it was already redone.
- *
- * Batches: applied under the graph barrier, at most BATCH_MAX messages and
- * HOLD_BUDGET_NS per hold, BATCH_DELAY_NS after the first arrived. */
+ * back-off when it was already redone. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
@@ -44,9 +41,9 @@
 #include "nodes/lcp/lcp.h"
 #include "nodes/lcp/lcp_nl.h"
 
-/* A barrier hold applies at most BATCH_MAX messages and stops after
- * HOLD_BUDGET_NS, so that no hold keeps the datapath parked for long
- * whatever a message costs (a /16 rewrites 256 FIB entries, a /8 65,536). */
+/* Batches: under the graph barrier, at most BATCH_MAX messages and
+ * HOLD_BUDGET_NS per hold (a /16 rewrites 256 FIB entries, a /8 65,536),
+ * BATCH_DELAY_NS after the first of a batch arrived. */
 #define BATCH_MAX 1024
 #define HOLD_BUDGET_NS 500000ull
 #define BATCH_DELAY_NS 1000000ull
@@ -60,9 +57,8 @@
 #define BACKOFF_MIN_NS 10000000ull
 #define BACKOFF_MAX_NS 1000000000ull
 
-/* What a full dump asks for, in order: links first, so that the TAPs'
- * states are known before anything refers to them; nexthop objects before
- * the routes that go through them. */
+/* A full dump, in order: links first (the TAPs' states), nexthop objects
+ * before the routes that go through them. */
 static const uint16_t dump_types[] = { RTM_GETLINK, RTM_GETADDR, RTM_GETNEXTHOP, RTM_GETROUTE, RTM_GETNEIGH };
 static const uint8_t dump_hdr_len[] = { sizeof(struct ifinfomsg), sizeof(struct ifaddrmsg), sizeof(struct nhmsg),
 					 sizeof(struct rtmsg), sizeof(struct ndmsg) };
@@ -97,6 +93,7 @@ struct listener {
 	int dump;           /* index into dump_types */
 	bool lost;          /* this resync missed something: do it again */
 	uint32_t redone;    /* resyncs redone in a row (the back-off's exponent) */
+	uint64_t live_ns;   /* when the last resync converged */
 	uint64_t until_ns;  /* end of the back-off */
 	uint64_t dump_seen_ns;
 	uint32_t sweep_cursor;
@@ -150,8 +147,7 @@ static void max_store(_Atomic uint64_t *m, uint64_t v)
 		*m = v;
 }
 
-/* Apply the batch in holds of at most BATCH_MAX messages and
- * HOLD_BUDGET_NS each. */
+/* Apply the batch in holds of BATCH_MAX messages, HOLD_BUDGET_NS at most. */
 static void batch_flush(struct listener *l)
 {
 	struct graph *g = dev_graph();
@@ -251,15 +247,13 @@ static void mc_drain(struct listener *l)
 	}
 }
 
-/* A full re-dump, as VPP's linux-nl does after an overrun: drain the
- * notification socket, dump on the sync socket while holding the
- * notifications that arrive meanwhile, sweep what the dump did not show,
- * then apply the held ones (each sets a state, so applying the ones the
- * dump already showed changes nothing). One that had to be redone waits
- * first, 10 ms doubling to 1 s, so a sustained storm costs a dump now and
- * then, not one after another. Logged at the 1st, 2nd, 4th, 8th... */
+/* A full re-dump (the file's comment), as VPP's linux-nl does after an
+ * overrun. One redone waits first, 10 ms doubling to 1 s, so a storm costs
+ * a dump now and then. Logged at the 1st, 2nd, 4th, 8th... */
 static void resync_start(struct listener *l, const char *why)
 {
+	if (l->st == NL_LIVE && time_now_ns() - l->live_ns >= BACKOFF_MAX_NS)
+		l->redone = 0; /* a second in step: the last storm is over */
 	uint64_t n = ++lcp_nl_stats.resyncs;
 	if ((n & (n - 1)) == 0)
 		base_log("lcp-nl", "%s: resync %llu (%s)", ns_name(l), (unsigned long long)n, why);
@@ -275,8 +269,17 @@ static void resync_start(struct listener *l, const char *why)
 	l->st = NL_BACKOFF;
 }
 
-/* The running dump's DONE (or its error: an old kernel without nexthop
- * objects answers EOPNOTSUPP): the next, or the sweep. */
+/* A resync that lost messages, or an overrun soon after one converged
+ * (the storm goes on): again, after a longer back-off. */
+static void resync_again(struct listener *l, const char *why)
+{
+	lcp_nl_stats.resyncs_redone++;
+	l->redone++;
+	resync_start(l, why);
+}
+
+/* The running dump's DONE (or its error: no nexthop objects before Linux
+ * 5.3, EOPNOTSUPP): the next, or the sweep. */
 static void dump_next(struct listener *l)
 {
 	if (++l->dump < (int)N_DUMPS) {
@@ -285,9 +288,7 @@ static void dump_next(struct listener *l)
 	}
 	batch_flush(l);
 	if (l->lost) {
-		lcp_nl_stats.resyncs_redone++;
-		l->redone++;
-		resync_start(l, "messages lost during the dump");
+		resync_again(l, "messages lost during the dump");
 		return;
 	}
 	l->st = NL_SWEEP;
@@ -299,9 +300,7 @@ static void dump_next(struct listener *l)
 static void sweep_step(struct listener *l)
 {
 	if (l->lost) { /* the held notifications are not whole: again */
-		lcp_nl_stats.resyncs_redone++;
-		l->redone++;
-		resync_start(l, "messages lost during the sweep");
+		resync_again(l, "messages lost during the sweep");
 		return;
 	}
 	struct graph *g = dev_graph();
@@ -312,7 +311,7 @@ static void sweep_step(struct listener *l)
 		graph_barrier_release(g);
 	if (!done)
 		return;
-	l->redone = 0;
+	l->live_ns = time_now_ns();
 	l->st = NL_LIVE;
 	struct msgbuf b = l->batch; /* empty: the dump's were applied */
 	l->batch = l->held;
@@ -361,10 +360,12 @@ static void on_notification(struct listener *l, const struct nlmsghdr *nlh)
 static void overrun(struct listener *l)
 {
 	lcp_nl_stats.enobufs++;
-	if (l->st == NL_LIVE)
-		resync_start(l, "ENOBUFS: the socket overran");
-	else
+	if (l->st != NL_LIVE)
 		l->lost = true;
+	else if (time_now_ns() - l->live_ns < BACKOFF_MAX_NS)
+		resync_again(l, "ENOBUFS again soon after a resync");
+	else
+		resync_start(l, "ENOBUFS: the socket overran");
 }
 
 /* Up to RECVS_PER_TURN datagrams from one socket. */
