@@ -283,7 +283,7 @@ static void pin_main_thread(struct app *a)
 		base_log("threads", "warning: %s", err);
 }
 
-/* The control threads started from linux-cp on (sluice-tap, the stats
+/* The control threads (the watchdog; from linux-cp on sluice-tap, the stats
  * writer, /metrics, the CLI's) inherit the starting thread's CPUs: while
  * they start it runs on the CPUs no datapath thread uses, not main-core,
  * where they would take the datapath's time on a box with a core to spare. */
@@ -351,8 +351,11 @@ static int stage_threads(struct app *a)
 		rc = start_distributor(a, n);
 	if (rc == 0)
 		rc = devices_up(a, n);
-	if (rc == 0)
+	if (rc == 0) { /* the watchdog is a control thread: off the datapath's CPUs */
+		control_cpus(a, true);
 		rc = graph_watchdog_start(a->g, a->cfg.cpu.stall_warn_ns, a->err, sizeof(a->err));
+		control_cpus(a, false);
+	}
 	if (rc)
 		return rc;
 	char list[128];

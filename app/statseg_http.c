@@ -82,14 +82,27 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *conn)
 }
 
 /* GET /metrics (HEAD too: libmicrohttpd leaves the body out); 404 for
- * another path, 405 for another method. A request body is never read. */
+ * another path, 405 for another method. A request body is never read.
+ * libmicrohttpd calls this first with the headers alone; a response queued
+ * in that first call makes it close the connection after replying (it has
+ * not seen the end of the request), so a GET or HEAD is answered in the
+ * second call and its connection stays open for the next scrape, as
+ * Prometheus keeps one per target (HTTP/1.1 persistent connections, RFC
+ * 9112 §9.3). */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 				  const char *version, const char *upload_data, size_t *upload_data_size,
 				  void **req_cls)
 {
-	(void)cls, (void)version, (void)upload_data, (void)upload_data_size, (void)req_cls;
+	static int headers_seen;
+
+	(void)cls, (void)version, (void)upload_data;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
+	if (*req_cls == NULL) {
+		*req_cls = &headers_seen;
+		return MHD_YES;
+	}
+	*upload_data_size = 0; /* a body on a GET is not read */
 	if (strcmp(url, "/metrics"))
 		return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n");
 	return serve_metrics(conn);

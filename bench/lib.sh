@@ -23,7 +23,9 @@
 #   bench_daemon_stop         stop the daemon $pid started (SIGTERM, 5 s, then
 #                             SIGKILL) and clear pid
 #   bench_busy_pct            share of all CPUs busy over one second
-#   bench_wait_quiet          wait (up to QUIET_MAX s) for a box < 10% busy;
+#   bench_wait_quiet [OWN]    wait (up to QUIET_MAX s) for a box < 10% busy
+#                             besides OWN percent the bench's own running
+#                             processes take (a polling daemon: 100/nproc);
 #                             nothing under QUICK=1
 #   bench_mmm                 numbers on stdin -> "min median max"
 #   bench_row ARGS...         one comparison row of the summary (see
@@ -116,10 +118,10 @@ bench_busy_pct() {
 	echo $((total > 0 ? 100 * (total - idle) / total : 0))
 }
 
-bench_wait_quiet() {
+bench_wait_quiet() { # [OWN_PCT: the share the bench's own running processes take]
 	[ "$QUICK" != 1 ] || return 0
-	local waited=0 busy
-	while busy=$(bench_busy_pct) && [ "$busy" -ge 10 ]; do
+	local waited=0 busy limit=$((10 + ${1:-0}))
+	while busy=$(bench_busy_pct) && [ "$busy" -ge "$limit" ]; do
 		if [ "$waited" -ge "${QUIET_MAX:-120}" ]; then
 			bench_log "WARNING: box still ${busy}% busy after ${waited}s; figures may be low"
 			return 0

@@ -243,17 +243,6 @@ int dev_on_delete(void (*fn)(uint32_t if_index))
 	return 0;
 }
 
-static void (*change_hooks[DEV_MAX_DELETE_HOOKS])(uint32_t if_index);
-static uint32_t n_change_hooks;
-
-int dev_on_change(void (*fn)(uint32_t if_index))
-{
-	if (n_change_hooks >= DEV_MAX_DELETE_HOOKS)
-		return -ENOSPC;
-	change_hooks[n_change_hooks++] = fn;
-	return 0;
-}
-
 void dev_delete(struct device *dev)
 {
 	for (uint32_t i = 0; i < n_delete_hooks; i++)
@@ -309,8 +298,7 @@ int dev_set_admin_up(struct device *dev, bool up)
 	}
 	dev->admin_up = up;
 	dev_elog_admin(dev, up, 0);
-	for (uint32_t i = 0; i < n_change_hooks; i++)
-		change_hooks[i](dev->index);
+	dev_changed(dev);
 	return 0;
 }
 

@@ -41,6 +41,10 @@
 #define DEV_MAX_THREADS 64        /* graph threads that may poll rx queues */
 #define DEV_INDEX_INVALID UINT32_MAX
 #define DEV_MTU_DEFAULT 1500
+/* dev_set_mtu's range: RFC 791's 68 (every IPv4 host must take a 68-byte
+ * datagram unfragmented) to a 9216-byte jumbo frame. */
+#define DEV_MTU_MIN 68
+#define DEV_MTU_MAX 9216
 /* Packets one poll of an rx queue may take (the input node's rx burst):
  * 1..DEV_RX_BURST_MAX, a frame by default. A smaller burst is testpmd's
  * --burst: shorter vectors, lower latency per poll, more polls per packet. */
@@ -113,6 +117,14 @@ struct device_ops {
 	uint32_t (*n_buffers_held)(struct device *dev, bool rx, uint16_t queue);
 	/* Stop if running, release everything, free the driver's struct. */
 	void (*destroy)(struct device *dev);
+	/* Take a new MTU / MAC where the driver keeps one of its own (af-packet:
+	 * the host interface's MTU; tap: the Linux TAP's); 0 or a negative
+	 * errno, and then nothing changed. Optional: without them the MTU is
+	 * sluice's own IP MTU (ip4-rewrite) and the MAC sluice's own (its
+	 * rewrites, ARP, ethernet-input's filter). Control thread, datapath
+	 * parked. */
+	int (*set_mtu)(struct device *dev, uint32_t mtu);
+	int (*set_mac)(struct device *dev, const uint8_t mac[6]);
 };
 
 struct dev_driver;
@@ -222,10 +234,27 @@ void dev_delete(struct device *dev);
 #define DEV_MAX_DELETE_HOOKS 8
 int dev_on_delete(void (*fn)(uint32_t if_index));
 
-/* Run fn(if_index) after an interface's admin state changed (and, once
- * there are commands for them, its MTU or MAC), so that linux-cp keeps the
- * paired TAP in step. Same rules as dev_on_delete. */
+/* Run fn(if_index) after an interface's admin state, MTU or MAC changed,
+ * so that linux-cp keeps the paired TAP in step and IPv4 its rewrites'
+ * source MAC. Same rules as dev_on_delete. */
 int dev_on_change(void (*fn)(uint32_t if_index));
+
+/* Tell the change hooks that dev changed (device_set.c). */
+void dev_changed(struct device *dev);
+
+/* `set interface mtu`: DEV_MTU_MIN..DEV_MTU_MAX, through the driver's
+ * set_mtu when it has one; the change hooks run when it changed. 0,
+ * -ERANGE, or the driver's refusal (nothing changed). Datapath parked. */
+int dev_set_mtu(struct device *dev, uint32_t mtu);
+
+/* `set interface mac address`: a unicast MAC (group bit clear, not all
+ * zeros), through the driver's set_mac when it has one; the change hooks
+ * run when it changed. 0, -EINVAL, or the driver's refusal. Datapath
+ * parked. */
+int dev_set_mac(struct device *dev, const uint8_t mac[6]);
+
+/* mac as aa:bb:cc:dd:ee:ff into buf (18 bytes); returns buf. */
+const char *dev_format_mac(char buf[18], const uint8_t mac[6]);
 
 /* A random locally administered unicast MAC, 02:fe:xx:xx:xx:xx. */
 void dev_mac_generate(uint8_t mac[6]);

@@ -1,6 +1,6 @@
 /* The interface layer's CLI commands, VPP spelling: create and delete
- * interfaces, admin state, L2 cross-connect and L3 mode, rx burst, clearing
- * counters. What they show is in interface_show_cli.c, pcap capture in
+ * interfaces, admin state, MTU and MAC, L2 cross-connect and L3 mode, rx
+ * burst, clearing counters. What they show is in interface_show_cli.c, pcap capture in
  * capture_cli.c.
  *
  * Every command checks all of its words before it changes anything, so a
@@ -239,6 +239,76 @@ static int set_interface_l3(struct cli_session *s, int argc, char **argv)
 }
 
 /*
+ * sluice> set interface mtu 1400 eth0
+ * eth0 mtu 1400
+ * sluice> set interface mtu packet 9000 eth0
+ *
+ * VPP's spelling (`set interface mtu [packet] VALUE NAME`; sluice has one
+ * MTU per interface, the IP MTU ip4-rewrite enforces, so `packet` is the
+ * same). 68..9216. The driver takes it where it keeps one (af-packet: the
+ * host interface's; tap: the Linux TAP's); a linux-cp port's TAP follows,
+ * and an MTU the TAP's rings cannot take leaves both as they were.
+ */
+static int set_interface_mtu(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL;
+	uint32_t mtu = 0;
+	if (argc > 0 && !strcmp(argv[0], "packet")) {
+		argc--;
+		argv++;
+	}
+	const struct cli_arg args[] = {
+		{ CLI_ARG_U32, "VALUE", &mtu, DEV_MTU_MIN, DEV_MTU_MAX },
+		{ CLI_ARG_WORD, "NAME", &name, 0, 0 },
+	};
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	struct device *d = rc ? NULL : dev_cli_need(s, name);
+	if (!d)
+		return -EINVAL;
+	graph_cli_barrier_sync(s);
+	rc = dev_set_mtu(d, mtu);
+	uint32_t now = d->mtu;
+	graph_cli_barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "%s: MTU %u refused: %s", d->name, mtu, strerror(-rc));
+	if (now != mtu)
+		return cli_fail(s, -ERANGE, "%s: MTU %u refused by its linux-cp TAP: stays at %u", d->name, mtu, now);
+	cli_printf(s, "%s mtu %u", d->name, now);
+	return 0;
+}
+
+/*
+ * sluice> set interface mac address eth0 02:00:00:00:00:01
+ * eth0 mac 02:00:00:00:00:01
+ *
+ * VPP's spelling. A unicast MAC; sluice's rewrites towards its neighbours
+ * take it at once, a linux-cp port's TAP follows.
+ */
+static int set_interface_mac(struct cli_session *s, int argc, char **argv)
+{
+	const char *name = NULL, *text = NULL;
+	const struct cli_arg args[] = {
+		{ CLI_ARG_WORD, "NAME", &name, 0, 0 },
+		{ CLI_ARG_WORD, "MAC", &text, 0, 0 },
+	};
+	uint8_t mac[6];
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	struct device *d = rc ? NULL : dev_cli_need(s, name);
+	if (!d)
+		return -EINVAL;
+	if (conf_mac_parse(text, mac) || (mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+		return cli_fail(s, -EINVAL, "expected a unicast MAC aa:bb:cc:dd:ee:ff, found '%s'", text);
+	graph_cli_barrier_sync(s);
+	rc = dev_set_mac(d, mac);
+	graph_cli_barrier_release(s);
+	if (rc)
+		return cli_fail(s, rc, "%s: MAC refused: %s", d->name, strerror(-rc));
+	char buf[18];
+	cli_printf(s, "%s mac %s", d->name, dev_format_mac(buf, d->mac));
+	return 0;
+}
+
+/*
  * sluice> clear interfaces
  * counters of 2 interface(s) cleared
  */
@@ -274,5 +344,9 @@ CLI_COMMAND(set_interface_rx_burst_cmd, "set interface rx-burst", "set interface
 	    "Packets taken per poll of each rx queue, 1..256 (a frame, the default)", set_interface_rx_burst)
 CLI_COMMAND(set_interface_l3_cmd, "set interface l3", "set interface l3 NAME", "Put an interface back in L3 mode",
 	    set_interface_l3)
+CLI_COMMAND(set_interface_mtu_cmd, "set interface mtu", "set interface mtu [packet] VALUE NAME",
+	    "Set an interface's MTU, 68..9216 (a linux-cp port's TAP follows)", set_interface_mtu)
+CLI_COMMAND(set_interface_mac_cmd, "set interface mac address", "set interface mac address NAME MAC",
+	    "Set an interface's MAC (a linux-cp port's TAP follows)", set_interface_mac)
 CLI_COMMAND(clear_interfaces_cmd, "clear interfaces", "clear interfaces", "Zero every interface's counters",
 	    clear_interfaces)

@@ -51,6 +51,7 @@ static cJSON *counters_json(const struct dev_counters *c, size_t first, size_t l
 
 static cJSON *interface_json(struct device *d)
 {
+	char mac[18];
 	struct dev_counters c;
 	struct dev_link link;
 	dev_counters_get(d, &c);
@@ -67,6 +68,7 @@ static cJSON *interface_json(struct device *d)
 	else
 		cJSON_AddNullToObject(o, "xconnect");
 	cJSON_AddNumberToObject(o, "mtu", d->mtu);
+	cJSON_AddStringToObject(o, "mac", dev_format_mac(mac, d->mac));
 	cJSON_AddNumberToObject(o, "rx-burst", d->rx_burst);
 	cJSON_AddItemToObject(o, "counters", counters_json(&c, 0, 7));
 	cJSON *rxq = cJSON_AddArrayToObject(o, "rx-queues");
@@ -165,7 +167,7 @@ static void queue_rows(struct cli_session *s, struct device *d)
  *
  * sluice> show interface json
  * [{ "name": "nul0", "index": 1, "driver": "null", "state": "up", "link": "up", "mode": "l3",
- *    "xconnect": null, "mtu": 1500, "rx-burst": 256, "counters": { "RX-packets": 0, ..., "TX-dropped": 0 },
+ *    "xconnect": null, "mtu": 1500, "mac": "02:fe:12:34:56:78", "rx-burst": 256, "counters": { "RX-packets": 0, ..., "TX-dropped": 0 },
  *    "rx-queues": [{ ..., "queue": 0, "thread": 0 }], "tx-queues": [{ ..., "queue": 0 }] }]
  */
 static int show_interface(struct cli_session *s, int argc, char **argv)
@@ -228,6 +230,7 @@ static char *next_line(char **cur)
  * driver's. */
 static cJSON *hardware_json(struct device *d)
 {
+	char mac[18];
 	struct dev_link link;
 	dev_link_get(d, &link);
 	cJSON *o = cJSON_CreateObject();
@@ -239,6 +242,7 @@ static cJSON *hardware_json(struct device *d)
 	cJSON_AddNumberToObject(o, "speed_mbps", link.speed_mbps);
 	cJSON_AddBoolToObject(o, "full_duplex", link.full_duplex);
 	cJSON_AddNumberToObject(o, "mtu", d->mtu);
+	cJSON_AddStringToObject(o, "mac", dev_format_mac(mac, d->mac));
 	cJSON_AddNumberToObject(o, "rx_burst", d->rx_burst);
 	cJSON_AddNumberToObject(o, "tx_queues", d->n_tx_queues);
 	cJSON *rxq = cJSON_AddArrayToObject(o, "rx_queues");
@@ -316,8 +320,9 @@ static int show_hardware(struct cli_session *s, int argc, char **argv)
 		cli_printf(s, "%s (index %u): driver %s, admin %s, link %s%s", d->name, d->index,
 			   d->driver ? d->driver->name : "?", d->admin_up ? "up" : "down", link.up ? "up" : "down",
 			   speed);
-		cli_printf(s, "  mtu %u, %u rx queue(s) of burst %u, %u tx queue(s)", d->mtu, d->n_rx_queues,
-			   d->rx_burst, d->n_tx_queues);
+		char mac[18];
+		cli_printf(s, "  mtu %u, mac %s, %u rx queue(s) of burst %u, %u tx queue(s)", d->mtu,
+			   dev_format_mac(mac, d->mac), d->n_rx_queues, d->rx_burst, d->n_tx_queues);
 		for (uint16_t q = 0; q < d->n_rx_queues; q++)
 			cli_printf(s, "  rx queue %u on thread %u", q, d->rxq[q].thread_index);
 		if (d->ops->format_hw)

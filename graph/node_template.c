@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "graph/graph_private.h"
 
 #define TEMPLATE_MAX 16
@@ -33,7 +34,7 @@ static void instantiate(const struct node_template *t, const char *name, const v
 	size_t len = strlen(name) + strlen(t->suffix) + 1;
 	struct node_reg *reg = malloc(sizeof(*reg) + len);
 	if (!reg) {
-		fprintf(stderr, "sluice: graph: out of memory for node '%s%s'\n", name, t->suffix);
+		base_log("graph", "out of memory for node '%s%s'", name, t->suffix);
 		return;
 	}
 	*reg = t->reg;
@@ -42,7 +43,7 @@ static void instantiate(const struct node_template *t, const char *name, const v
 	reg->name = n;
 	reg->context = context;
 	if (node_registry_lookup(n)) {
-		fprintf(stderr, "sluice: graph: node '%s' exists, template '%s' skips it\n", n, t->reg.name);
+		base_log("graph", "node '%s' exists, template '%s' skips it", n, t->reg.name);
 		free(reg);
 		return;
 	}

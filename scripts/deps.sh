@@ -12,7 +12,9 @@ build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev
 # scrapes the endpoint with a real Prometheus and lints it with promtool.
 # tshark: tests/integration/test_dispatch_trace.sh reads the pcapng dispatch
 # trace back (tshark -r) and its per-record comments (frame.comment).
-test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark)
+# frr: tests/integration/lcp_frr_*.sh peer sluice with FRR's zebra, bgpd
+# and ospfd through its linux-cp TAPs (issue 20's real control plane).
+test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark frr)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = test ]; then

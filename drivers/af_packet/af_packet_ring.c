@@ -74,12 +74,13 @@ static const struct conf_driver afp_conf_driver = {
 
 /* ---- sockets ---- */
 
+/* ifr's name is set here; the rest is the caller's (zeroed, or the value
+ * to set). */
 static int afp_host_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	memset(ifr, 0, sizeof(*ifr));
 	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
 	int rc = ioctl(fd, req, ifr) < 0 ? -errno : 0;
 	close(fd);
@@ -88,7 +89,7 @@ static int afp_host_ioctl(const char *ifname, unsigned long req, struct ifreq *i
 
 static int host_mtu(const char *ifname)
 {
-	struct ifreq ifr;
+	struct ifreq ifr = { 0 };
 	int rc = afp_host_ioctl(ifname, SIOCGIFMTU, &ifr);
 	return rc < 0 ? rc : ifr.ifr_mtu;
 }
@@ -283,7 +284,7 @@ static int afp_start(struct device *dev)
 static void afp_link(struct device *dev, struct dev_link *link)
 {
 	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
-	struct ifreq ifr;
+	struct ifreq ifr = { 0 };
 	/* Up only while the host-if our sockets are bound to exists: once it
 	 * is deleted they are bound to nothing (the kernel unbinds them), even
 	 * after an interface of the same name comes back; `set interface state
@@ -334,6 +335,15 @@ static int afp_format_hw(struct device *dev, char *buf, size_t len)
 	return (int)o;
 }
 
+/* `set interface mtu`: the host interface's MTU (as VPP's af_packet does),
+ * which afp_start reads back on every start. */
+static int afp_set_mtu(struct device *dev, uint32_t mtu)
+{
+	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
+	struct ifreq ifr = { .ifr_mtu = (int)mtu };
+	return afp_host_ioctl(ad->conf.host_if, SIOCSIFMTU, &ifr);
+}
+
 static const struct device_ops afp_ops = {
 	.tx_node = "af-packet-tx",
 	.format_hw = afp_format_hw,
@@ -344,6 +354,7 @@ static const struct device_ops afp_ops = {
 	.link = afp_link,
 	.stats = afp_stats,
 	.destroy = afp_destroy,
+	.set_mtu = afp_set_mtu,
 };
 
 static struct device *afp_create(const void *conf, char *err, size_t errlen)

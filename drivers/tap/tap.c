@@ -211,6 +211,8 @@ static const struct device_ops tap_ops = {
 	.stats = tap_stats,
 	.format_hw = tap_format_hw,
 	.destroy = tap_destroy,
+	.set_mtu = tap_host_set_mtu, /* refused above the ring slots' size */
+	.set_mac = tap_host_set_mac,
 };
 
 bool tap_is(const struct device *dev)

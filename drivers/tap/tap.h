@@ -55,6 +55,12 @@ int tap_host_set_up(struct device *dev, bool up);
 int tap_host_set_mtu(struct device *dev, uint32_t mtu);
 int tap_host_set_mac(struct device *dev, const uint8_t mac[6]);
 
+/* The TAP's MTU and MAC as Linux has them now (SIOCGIFMTU, SIOCGIFHWADDR),
+ * for linux-cp: a netlink message about the TAP may be stale (one sent
+ * before sluice's own change reached Linux), the ioctl never is. 0 or a
+ * negative errno. Control thread. */
+int tap_host_get_link(const struct device *dev, uint32_t *mtu, uint8_t mac[6]);
+
 /* Free slots in the tx ring of queue (to Linux): how many more packets a
  * tx burst on that queue would take now. Datapath, the queue's thread. */
 uint32_t tap_tx_room(const struct device *dev, uint16_t queue);

@@ -161,3 +161,20 @@ int tap_host_set_mac(struct device *dev, const uint8_t mac[6])
 	memcpy(ifr.ifr_hwaddr.sa_data, mac, 6);
 	return ifreq_ioctl(td->sock, SIOCSIFHWADDR, &ifr);
 }
+
+int tap_host_get_link(const struct device *dev, uint32_t *mtu, uint8_t mac[6])
+{
+	if (!tap_is(dev))
+		return -EINVAL;
+	const struct tap_dev *td = container_of(dev, struct tap_dev, dev);
+	struct ifreq ifr = { 0 };
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", td->host_if);
+	int rc = ifreq_ioctl(td->sock, SIOCGIFMTU, &ifr);
+	if (rc)
+		return rc;
+	*mtu = (uint32_t)ifr.ifr_mtu;
+	if ((rc = ifreq_ioctl(td->sock, SIOCGIFHWADDR, &ifr)))
+		return rc;
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return 0;
+}

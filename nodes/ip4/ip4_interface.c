@@ -218,10 +218,37 @@ void ip4_if_clear(uint32_t if_index)
 	free(l.r);
 }
 
-/* Interface deletion (drivers/device.h) clears its IPv4 state. */
+/* An interface's new MAC (`set interface mac address`, linux-cp's TAP ->
+ * port) becomes the source half of every rewrite out of it at once. */
+static int new_source_mac(uint32_t adj_index, const struct ip4_adj *a, void *ctx)
+{
+	const struct device *d = ctx;
+	if (a->kind != IP4_ADJ_REWRITE || a->if_index != d->index || a->rewrite_len < 12 ||
+	    !memcmp(a->rewrite + 6, d->mac, 6))
+		return 0;
+	uint8_t rw[IP4_ADJ_REWRITE_MAX];
+	memcpy(rw, a->rewrite, a->rewrite_len);
+	memcpy(rw + 6, d->mac, 6);
+	ip4_adj_set_rewrite(ip4_fib_main, adj_index, rw, a->rewrite_len);
+	return 0;
+}
+
+static void ip4_if_changed(uint32_t if_index)
+{
+	struct device *d = dev_by_index(if_index);
+	if (!ip4_fib_main || !d)
+		return;
+	ip4_nbr_lock(); /* the neighbours' process node writes rewrites too */
+	ip4_adj_walk(ip4_fib_main, new_source_mac, d);
+	ip4_nbr_unlock();
+}
+
+/* Interface deletion (drivers/device.h) clears its IPv4 state; a change
+ * refreshes its rewrites. */
 static void __attribute__((constructor)) ip4_if_register_delete_hook(void)
 {
 	dev_on_delete(ip4_if_clear);
+	dev_on_change(ip4_if_changed);
 }
 
 /* The interface whose connected subnet holds nh (network order; the

@@ -2,10 +2,12 @@
  *
  * A pair's TAP is an ordinary interface of the tap driver ("tapN") in
  * DEV_MODE_LCP, so that ethernet-input hands what Linux sends to lcp-xc.
- * Its Linux side follows the port: made with the port's MAC and MTU, and
- * up while the port is admin up (dev_on_change). The other direction,
- * Linux's `ip link set s-eth0 down` reaching the port, is the netlink
- * listener's (lcp_nl.h), started for the pair's namespace by lcp_create.
+ * Its Linux side follows the port: made with the port's MAC and MTU, up
+ * while the port is admin up, and given the port's new MTU or MAC
+ * (dev_on_change). The other direction, Linux's `ip link set s-eth0
+ * down|mtu|address` reaching the port, comes from the netlink listener
+ * (lcp_nl.h, started for the pair's namespace by lcp_create) through
+ * lcp_host_link for MTU and MAC.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -73,12 +75,59 @@ static void lcp_if_deleted(uint32_t if_index)
 		lcp_unpair(phy);
 }
 
+/* The port changed (admin state, MTU, MAC): its TAP follows. An MTU the
+ * TAP cannot take (its ring slots were sized for the MTU it was made
+ * with) puts the port back to the TAP's, so that the two never differ. */
 static void lcp_if_changed(uint32_t if_index)
 {
 	struct device *phy = dev_by_index(if_index);
 	struct device *tap = phy ? dev_by_index(lcp_tap_of(if_index)) : NULL;
-	if (tap)
-		tap_host_set_up(tap, phy->admin_up);
+	if (!tap)
+		return;
+	if (tap->mtu != phy->mtu && dev_set_mtu(tap, phy->mtu)) {
+		base_log("lcp", "%s: %s cannot take MTU %u (its rings are sized for %u): %s stays at %u", phy->name,
+			 tap->name, phy->mtu, tap->mtu, phy->name, tap->mtu);
+		dev_set_mtu(phy, tap->mtu);
+	}
+	if (memcmp(tap->mac, phy->mac, 6) && dev_set_mac(tap, phy->mac))
+		base_log("lcp", "%s: %s refused the port's MAC", phy->name, tap->name);
+	tap_host_set_up(tap, phy->admin_up);
+}
+
+void lcp_host_link(uint32_t phy_index, uint32_t mtu, const uint8_t *mac)
+{
+	struct device *phy = dev_by_index(phy_index);
+	struct device *tap = phy ? dev_by_index(lcp_tap_of(phy_index)) : NULL;
+	if (!tap)
+		return;
+	/* The message only says that something changed: what Linux has now
+	 * decides, so that a stale message (its MAC before sluice set the
+	 * port's) cannot start a ping-pong with the port -> TAP direction. */
+	uint8_t now_mac[6];
+	if (tap_host_get_link(tap, &mtu, now_mac) == 0)
+		mac = now_mac;
+	if (mtu && mtu != phy->mtu) {
+		int rc = dev_set_mtu(tap, mtu);
+		if (rc == 0)
+			rc = dev_set_mtu(phy, mtu);
+		if (rc) {
+			base_log("lcp", "%s: Linux's MTU %u refused (%s): %s goes back to %u", phy->name, mtu,
+				 strerror(-rc), tap_host_if(tap), phy->mtu);
+			dev_set_mtu(tap, phy->mtu);
+			tap_host_set_mtu(tap, phy->mtu); /* Linux has the refused one */
+		}
+	}
+	if (mac && memcmp(mac, phy->mac, 6)) {
+		int rc = dev_set_mac(tap, mac);
+		if (rc == 0)
+			rc = dev_set_mac(phy, mac);
+		if (rc) {
+			base_log("lcp", "%s: Linux's MAC refused (%s): %s goes back to the port's", phy->name,
+				 strerror(-rc), tap_host_if(tap));
+			dev_set_mac(tap, phy->mac);
+			tap_host_set_mac(tap, phy->mac);
+		}
+	}
 }
 
 static void __attribute__((constructor)) lcp_hooks_register(void)
@@ -144,8 +193,7 @@ static struct device *create_tap(struct device *phy, const char *host_if, const 
 		if (!dev_by_name(name))
 			break;
 	}
-	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", phy->mac[0], phy->mac[1], phy->mac[2],
-		 phy->mac[3], phy->mac[4], phy->mac[5]);
+	dev_format_mac(mac, phy->mac);
 	snprintf(mtu, sizeof(mtu), "%u", phy->mtu);
 	struct graph *g = dev_graph();
 	snprintf(txq, sizeof(txq), "%u", g ? graph_n_threads(g) : 1);

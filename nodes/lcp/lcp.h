@@ -62,6 +62,15 @@ int lcp_pair(struct device *phy, struct device *tap);
 /* Undo lcp_pair (tap back to L3); nothing if phy has no pair. */
 void lcp_unpair(uint32_t phy);
 
+/* Linux changed the MTU or MAC (NULL: no MAC in the message) of the TAP
+ * paired with port phy (the netlink listener's RTM_NEWLINK): the port
+ * follows, through its TAP interface first (whose rings may refuse a
+ * larger MTU). What the TAP or the port refuses is put back on the Linux
+ * side and logged, so the two never stay apart; values equal to the
+ * port's change nothing (which ends the echo of the port -> TAP
+ * direction). Barrier held. */
+void lcp_host_link(uint32_t phy, uint32_t mtu, const uint8_t *mac);
+
 /* The namespace TAPs go in when lcp create names none ("": sluice's). */
 const char *lcp_default_netns(void);
 int lcp_set_default_netns(const char *netns, char *err, size_t errlen);

@@ -12,7 +12,7 @@
  *                                   one replaced or deleted changes the
  *                                   routes through it (lcp_nl_route.c's index)
  *   RTM_NEWNEIGH/DELNEIGH on a TAP  the port's neighbour (NUD_PERMANENT: static)
- *   RTM_NEWLINK on a TAP            Linux's up/down transitions -> the port
+ *   RTM_NEWLINK on a TAP            Linux's up/down transitions, MTU, MAC -> the port
  *
  * Each message is checked whole before anything changes, so it is applied
  * whole or not at all; what cannot be mapped is counted per reason and
@@ -510,6 +510,15 @@ static bool map_neigh(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 	return applied();
 }
 
+/* The TAP's MTU and MAC as Linux has them: the port follows (lcp.c). */
+static void link_mtu_mac(uint32_t phy, const struct attrs *at)
+{
+	uint32_t mtu = 0;
+	const struct nlattr *ll = at->tb[IFLA_ADDRESS];
+	get_u32(at, IFLA_MTU, &mtu);
+	lcp_host_link(phy, mtu, ll && mnl_attr_get_payload_len(ll) == 6 ? mnl_attr_get_payload(ll) : NULL);
+}
+
 /* Linux's up/down transitions of a TAP reach its port (`ip link set
  * s-eth0 down`); the first state seen only records (a TAP is made down
  * and brought up after), and a state equal to the port's changes nothing,
@@ -535,6 +544,7 @@ static bool map_link(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 	struct device *d = dev_by_index(phy);
 	if (was >= 0 && was != up && d && d->admin_up != (bool)up)
 		dev_set_admin_up(d, up);
+	link_mtu_mac(phy, &at);
 	return applied();
 }
 

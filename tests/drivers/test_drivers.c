@@ -499,6 +499,46 @@ START_TEST(cli_rx_burst)
 }
 END_TEST
 
+/* set interface mtu / mac address: VPP's spelling; bad words print usage
+ * and change nothing; show interface and show hardware show both. */
+START_TEST(cli_mtu_mac)
+{
+	struct device *n0 = create("nul0", "null", NULL, 0);
+	char *out;
+	cli_set_graph(g);
+	ck_assert_int_eq(cli("set interface mtu 9000 nul0", &out), 0);
+	ck_assert_str_eq(out, "nul0 mtu 9000\n");
+	free(out);
+	ck_assert_int_eq(cli("set interface mtu packet 1400 nul0", &out), 0);
+	free(out);
+	ck_assert_uint_eq(n0->mtu, 1400);
+	ck_assert_int_eq(cli("set interface mac address nul0 02:42:0A:00:00:01", &out), 0);
+	ck_assert_str_eq(out, "nul0 mac 02:42:0a:00:00:01\n");
+	free(out);
+	static const char *const bad[] = {
+		"set interface mtu 67 nul0",     "set interface mtu 9217 nul0", "set interface mtu nul0 1500",
+		"set interface mtu 1500 nul9",   "set interface mtu 1500",      "set interface mtu ip4 1500 nul0",
+		"set interface mac address nul0 01:00:5e:00:00:05", "set interface mac address nul0 00:00:00:00:00:00",
+		"set interface mac address nul0 02:42:0a:00:00",    "set interface mac address nul0",
+		"set interface mac address nul9 02:42:0a:00:00:02",
+	};
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+		ck_assert_msg(cli(bad[i], &out) < 0, "'%s' accepted: %s", bad[i], out);
+		ck_assert_msg(strstr(out, "error: "), "'%s': %s", bad[i], out);
+		free(out);
+		ck_assert_msg(n0->mtu == 1400 && n0->mac[5] == 1, "'%s' changed nul0", bad[i]);
+	}
+	ck_assert_int_eq(cli("show interface nul0 json", &out), 0);
+	ck_assert_msg(strstr(out, "\"mac\":\t\"02:42:0a:00:00:01\"") || strstr(out, "\"mac\": \"02:42:0a:00:00:01\""),
+		      "%s", out);
+	free(out);
+	ck_assert_int_eq(cli("show hardware nul0", &out), 0);
+	ck_assert_msg(strstr(out, "mtu 1400, mac 02:42:0a:00:00:01,"), "%s", out);
+	free(out);
+	cli_set_graph(NULL);
+}
+END_TEST
+
 /* ---- table, placement, trace, errors ---- */
 
 START_TEST(table_and_placement)
@@ -1038,6 +1078,7 @@ static Suite *drivers_suite(void)
 	tcase_add_test(tc, null_recycle_xconnect);
 	tcase_add_test(tc, null_rx_burst_frames);
 	tcase_add_test(tc, cli_rx_burst);
+	tcase_add_test(tc, cli_mtu_mac);
 	tcase_add_test(tc, table_and_placement);
 	tcase_add_test(tc, create_errors);
 	tcase_add_test(tc, trace_records);

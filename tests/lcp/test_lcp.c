@@ -30,6 +30,7 @@
 #include "nodes/ip4/ip4_neighbor.h"
 #include "nodes/lcp/lcp.h"
 #include "tests/check_run.h"
+#include "tests/graph_fixture.h"
 #include "tests/pkt_build.h"
 #include "tests/drivers/testdrv/testdrv.h"
 
@@ -104,43 +105,23 @@ static void expect_sent_any(struct device *d, const uint8_t *want, uint32_t len)
 	ck_abort_msg("%s did not send the frame", d->name);
 }
 
-static struct device *td_create(const char *name)
-{
-	struct device *d = dev_create(name, "testdrv", NULL, 0, err, sizeof(err));
-	ck_assert_msg(d, "%s", err);
-	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
-	return d;
-}
-
 static void setup(void)
 {
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 4096;
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
-	dev_a = td_create("a");
-	dev_tap = td_create("t");
+	fixture_buffers_up(4096);
+	g = fixture_graph_up();
+	dev_a = fixture_testdrv("a");
+	dev_tap = fixture_testdrv("t");
 	memcpy(dev_tap->mac, dev_a->mac, 6); /* a TAP has its port's MAC */
 	ck_assert_msg(ip4_if_addr_add(dev_a->index, htonl(IP_A1), 24, err, sizeof(err)) == 0, "%s", err);
 }
 
 static void teardown(void)
 {
-	dev_graph_detach(g);
-	graph_destroy(g);
+	fixture_graph_down(g);
 	g = NULL;
 	ip4_main_free();
-	dev_delete_all();
 	ck_assert_uint_eq(lcp_n_pairs(), 0);
-	ck_assert_uint_eq(buffer_n_in_use(), 0);
-	buffer_thread_unregister();
-	buffer_main_free();
+	fixture_buffers_down();
 }
 
 /* What the router does not answer goes up the TAP whole, Ethernet header
@@ -191,6 +172,57 @@ START_TEST(punt_decisions)
 	ip4_nbr_lock();
 	ck_assert_ptr_nonnull(ip4_nbr_lookup(dev_a->index, htonl(IP_H)));
 	ip4_nbr_unlock();
+}
+END_TEST
+
+/* frame's IPv4 TTL set to ttl, the header checksum made good again. */
+static void set_ttl(uint8_t *frame, uint8_t ttl)
+{
+	uint8_t *h = frame + 14;
+	h[8] = ttl;
+	put16(h + 10, 0);
+	put16(h + 10, ref_csum(h, 20));
+}
+
+/* eBGP and OSPF send with TTL 1 (RFC 4271's single-hop eBGP; RFC 2328
+ * A.1: OSPF packets never leave the link): to sluice's own address or to
+ * 224.0.0.5 they are the router's, punted unchanged, never expired (only
+ * forwarding spends a TTL, in ip4-rewrite); what Linux sends with TTL 1
+ * leaves as it is. A transit packet with TTL 1 still expires. */
+START_TEST(ttl_one_punted_not_expired)
+{
+	ck_assert_int_eq(lcp_pair(dev_a, dev_tap), 0);
+	uint8_t bgp[64], ospf[64], out[64];
+	static const uint8_t mac_ospf[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x05 };
+	uint32_t n_bgp = ip_frame(bgp, dev_a->mac, mac_h, IP_H, IP_A1, 6, 0x00);
+	uint32_t n_ospf = ip_frame(ospf, mac_ospf, mac_h, IP_H, 0xe0000005u, 89, 2);
+	uint32_t n_out = ip_frame(out, mac_h, dev_a->mac, IP_A1, IP_H, 6, 0xb3);
+	set_ttl(bgp, 1);
+	set_ttl(ospf, 1);
+	set_ttl(out, 1);
+	testdrv_inject(dev_a, bgp, (uint16_t)n_bgp);
+	testdrv_inject(dev_a, ospf, (uint16_t)n_ospf);
+	testdrv_inject(dev_tap, out, (uint16_t)n_out);
+	poll_n(3);
+	ck_assert_uint_eq(testdrv_n_sent(dev_tap), 2);
+	expect_sent_any(dev_tap, bgp, n_bgp);
+	expect_sent_any(dev_tap, ospf, n_ospf);
+	ck_assert_uint_eq(testdrv_n_sent(dev_a), 1);
+	expect_sent(dev_a, 0, out, n_out);
+	ck_assert_uint_eq(count("lcp-punt", PUNT_LOCAL), 1);
+	ck_assert_uint_eq(count("lcp-punt", PUNT_MCAST), 1);
+
+	/* Transit: 10.1.0.2 -> 10.9.9.9 via 10.1.0.3 with TTL 1 expires. */
+	char e[128];
+	ck_assert_int_eq(ip4_nbr_set(dev_a->index, htonl(0x0a010003u), mac_h, true, e, sizeof(e)), 0);
+	ck_assert_msg(ip4_route_add(htonl(0x0a090900u), 24, htonl(0x0a010003u), dev_a->index, e, sizeof(e)) == 0, "%s", e);
+	uint8_t transit[64];
+	uint32_t n_transit = ip_frame(transit, dev_a->mac, mac_h, IP_H, 0x0a090909u, 17, 0);
+	set_ttl(transit, 1);
+	testdrv_inject(dev_a, transit, (uint16_t)n_transit);
+	poll_n(3);
+	ck_assert_uint_eq(testdrv_n_sent(dev_tap), 2); /* nothing more punted */
+	ck_assert_uint_eq(count("ip4-rewrite", 0), 1); /* TTL expired: ICMP time-exceeded sent */
 }
 END_TEST
 
@@ -254,7 +286,7 @@ START_TEST(pair_lifecycle)
 	dev_delete(dev_tap);
 	ck_assert_uint_eq(lcp_tap_of(a), DEV_INDEX_INVALID);
 	ck_assert_int_eq(lcp_delete("a", err, sizeof(err)), -ENOENT);
-	dev_tap = td_create("t");
+	dev_tap = fixture_testdrv("t");
 	ck_assert_int_eq(lcp_pair(dev_a, dev_tap), 0);
 	dev_delete(dev_a);
 	ck_assert_ptr_null(dev_by_name("t"));
@@ -401,6 +433,7 @@ static Suite *lcp_suite(void)
 	tcase_add_test(tc, punt_decisions);
 	tcase_add_test(tc, unpaired_drops);
 	tcase_add_test(tc, inject_from_linux);
+	tcase_add_test(tc, ttl_one_punted_not_expired);
 	tcase_add_test(tc, pair_lifecycle);
 	if (have_tun()) {
 		tcase_add_test(tc, punt_queue_full);

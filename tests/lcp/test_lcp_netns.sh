@@ -14,6 +14,9 @@
 #   - a ping to 10.1.0.1 is answered by sluice itself: lcp-punt's IPv4
 #     counter and the TAP's to-Linux counter do not move;
 #   - `set interface state a down/up` takes s-eth0 down/up;
+#   - `set interface mtu|mac address a` reaches s-eth0, `ip link set
+#     s-eth0 mtu|address` reaches a; an MTU the TAP's rings cannot take
+#     is refused on either side and both keep theirs;
 #   - `lcp delete a` removes s-eth0 and tap0, a second one says why;
 #   - the same pair from startup.conf's linux-cp section; the TAP deleted
 #     from Linux under sluice is logged and marked gone, pings are still
@@ -166,6 +169,34 @@ ip -n "$ns_b" link show s-eth0 | grep -q "[<,]UP[,>]" && fail "s-eth0 still up w
 ctl set interface state a up > /dev/null || fail "a up"
 ip -n "$ns_b" link show s-eth0 | grep -q "[<,]UP[,>]" || fail "s-eth0 not up again with a"
 echo "admin state: s-eth0 follows a"
+
+# ---- MTU and MAC in step, both ways ----
+a_json() { ctl show interface a json | tr -d ' \t\n'; }
+a_has() { a_json | grep -q "$1"; }
+tap_has() { ip -n "$ns_b" link show s-eth0 | grep -q -- "$1"; }
+until_1s() { for _ in $(seq 10); do "$@" && return 0; sleep 0.1; done; return 1; }
+ctl set interface mtu 1400 a > /dev/null || fail "set interface mtu 1400 a"
+tap_has "mtu 1400" || fail "s-eth0 did not follow a's MTU 1400"
+ctl set interface mac address a 02:42:00:00:00:01 > /dev/null || fail "set interface mac address a"
+tap_has "link/ether 02:42:00:00:00:01 " || fail "s-eth0 did not follow a's MAC"
+a_has '"mtu":1400,"mac":"02:42:00:00:00:01"' || { a_json >&2; fail "show interface a json: mtu, mac"; }
+ip -n "$ns_b" link set s-eth0 mtu 1300 || fail "ip link set s-eth0 mtu 1300"
+until_1s a_has '"mtu":1300' || { a_json >&2; fail "a did not follow s-eth0's MTU 1300"; }
+ip -n "$ns_b" link set s-eth0 address 02:42:00:00:00:02 || fail "ip link set s-eth0 address"
+until_1s a_has '"mac":"02:42:00:00:00:02"' || { a_json >&2; fail "a did not follow s-eth0's MAC"; }
+# The TAP's ring slots hold its first MTU (1500) + 18: more is refused on
+# either side, and both stay as they were.
+ctl set interface mtu 9000 a > "$tmp/bad" 2>&1 && fail "MTU 9000 taken by a paired port"
+grep -q "refused by its linux-cp TAP: stays at 1300" "$tmp/bad" || { cat "$tmp/bad" >&2; fail "MTU 9000: no reason"; }
+tap_has "mtu 1300" && a_has '"mtu":1300' || fail "MTU 9000 refused, but a or s-eth0 changed"
+ip -n "$ns_b" link set s-eth0 mtu 4000 || fail "ip link set s-eth0 mtu 4000"
+until_1s tap_has "mtu 1300" || fail "s-eth0's MTU 4000 not put back to 1300"
+a_has '"mtu":1300' || fail "a took s-eth0's MTU 4000"
+ctl set interface mac address a 01:00:5e:00:00:05 > "$tmp/bad" 2>&1 && fail "a group MAC taken"
+grep -q "expected a unicast MAC" "$tmp/bad" || { cat "$tmp/bad" >&2; fail "group MAC: no reason"; }
+a_has '"mac":"02:42:00:00:00:02"' || fail "a bad MAC changed a"
+ctl set interface mtu packet 1500 a > /dev/null && tap_has "mtu 1500" || fail "set interface mtu packet 1500 a"
+echo "MTU and MAC: s-eth0 follows a, a follows s-eth0; what the TAP cannot take is put back"
 
 # ---- lcp delete ----
 ctl lcp delete a || fail "lcp delete a"

@@ -21,6 +21,7 @@
 #include "nodes/lcp/lcp.h"
 #include "nodes/lcp/lcp_nl.h"
 #include "tests/check_run.h"
+#include "tests/graph_fixture.h"
 
 #define TAP_IFINDEX 7
 #define OTHER_IFINDEX 99
@@ -97,6 +98,15 @@ static struct nlmsghdr *link_msg(bool up)
 	return nlh;
 }
 
+/* An RTM_NEWLINK for the TAP, up, with IFLA_MTU and IFLA_ADDRESS. */
+static struct nlmsghdr *link_mtu_mac(uint32_t mtu, const uint8_t mac[6])
+{
+	struct nlmsghdr *nlh = link_msg(true);
+	mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
+	mnl_attr_put(nlh, IFLA_ADDRESS, 6, mac);
+	return nlh;
+}
+
 static bool apply(const struct nlmsghdr *nlh)
 {
 	return lcp_nl_apply(&ctx1, nlh);
@@ -120,28 +130,12 @@ static void assert_via(uint32_t prefix, uint8_t plen, uint32_t nh)
 	ck_assert_uint_eq(a->if_index, dev_a->index);
 }
 
-static struct device *td_create(const char *name)
-{
-	struct device *d = dev_create(name, "testdrv", NULL, 0, err, sizeof(err));
-	ck_assert_msg(d, "%s", err);
-	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
-	return d;
-}
-
 static void setup(void)
 {
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 1024;
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
-	dev_a = td_create("a");
-	dev_tap = td_create("t");
+	fixture_buffers_up(1024);
+	g = fixture_graph_up();
+	dev_a = fixture_testdrv("a");
+	dev_tap = fixture_testdrv("t");
 	ck_assert_int_eq(lcp_pair(dev_a, dev_tap), 0);
 	lcp_nl_set_test_ifindex(dev_tap->index, TAP_IFINDEX);
 	lcp_nl_map_reset();
@@ -151,12 +145,10 @@ static void setup(void)
 
 static void teardown(void)
 {
-	dev_graph_detach(g);
-	graph_destroy(g);
+	fixture_graph_down(g);
 	g = NULL;
 	ip4_main_free();
-	dev_delete_all();
-	buffer_main_free();
+	fixture_buffers_down();
 }
 
 START_TEST(address_and_route)
@@ -502,6 +494,62 @@ START_TEST(link_state)
 }
 END_TEST
 
+/* The TAP's MTU and MAC changed in Linux (`ip link set s-eth0 mtu 1400
+ * address ...`): the port follows; the same values again change nothing;
+ * out of range ones are put back (the TAP keeps the port's). */
+START_TEST(link_mtu_mac_to_port)
+{
+	uint8_t mac[6], mac0[6];
+	memcpy(mac0, dev_a->mac, 6);
+	memcpy(mac, mac0, 6);
+	ck_assert(apply(link_mtu_mac(dev_a->mtu, mac))); /* as made: nothing */
+	ck_assert_uint_eq(dev_a->mtu, 1500);
+	mac[5] ^= 0x55;
+	ck_assert(apply(link_mtu_mac(1400, mac)));
+	ck_assert_uint_eq(dev_a->mtu, 1400);
+	ck_assert_uint_eq(dev_tap->mtu, 1400);
+	ck_assert_mem_eq(dev_a->mac, mac, 6);
+	ck_assert_mem_eq(dev_tap->mac, mac, 6);
+	ck_assert(apply(link_mtu_mac(20, mac))); /* below RFC 791's 68: refused, both stay */
+	ck_assert_uint_eq(dev_a->mtu, 1400);
+	ck_assert_uint_eq(dev_tap->mtu, 1400);
+	uint8_t group[6] = { 0x01, 0, 0x5e, 0, 0, 5 };
+	ck_assert(apply(link_mtu_mac(1400, group))); /* a group MAC: refused */
+	ck_assert_mem_eq(dev_a->mac, mac, 6);
+}
+END_TEST
+
+/* The port's MTU and MAC set in sluice: its TAP follows, and the IPv4
+ * rewrites out of the port take the new source MAC at once. */
+START_TEST(port_mtu_mac_to_tap)
+{
+	static const uint8_t nbr_mac[6] = { 0x02, 0xbb, 0, 0, 0, 2 };
+	static const uint8_t new_mac[6] = { 0x02, 0x42, 0, 0, 0, 9 };
+	ck_assert_int_eq(ip4_if_addr_add(dev_a->index, htonl(NET(10, 1, 0, 1)), 24, err, sizeof(err)), 0);
+	ck_assert_int_eq(ip4_nbr_set(dev_a->index, htonl(NET(10, 1, 0, 2)), nbr_mac, true, err, sizeof(err)), 0);
+	ck_assert_msg(ip4_route_add(htonl(NET(10, 9, 0, 0)), 16, htonl(NET(10, 1, 0, 2)), dev_a->index, err,
+				    sizeof(err)) == 0, "%s", err);
+	const struct ip4_adj *a = fib_adj(NET(10, 9, 0, 0), 16);
+	ck_assert_uint_eq(a->rewrite_len, 14);
+	ck_assert_mem_eq(a->rewrite + 6, dev_a->mac, 6);
+
+	ck_assert_int_eq(dev_set_mtu(dev_a, 9000), 0);
+	ck_assert_uint_eq(dev_tap->mtu, 9000);
+	ck_assert_int_eq(dev_set_mtu(dev_a, 67), -ERANGE);
+	ck_assert_int_eq(dev_set_mtu(dev_a, DEV_MTU_MAX + 1), -ERANGE);
+	ck_assert_uint_eq(dev_a->mtu, 9000);
+	ck_assert_int_eq(dev_set_mac(dev_a, new_mac), 0);
+	ck_assert_mem_eq(dev_tap->mac, new_mac, 6);
+	a = fib_adj(NET(10, 9, 0, 0), 16);
+	ck_assert_mem_eq(a->rewrite, nbr_mac, 6);
+	ck_assert_mem_eq(a->rewrite + 6, new_mac, 6);
+	static const uint8_t zero[6], bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	ck_assert_int_eq(dev_set_mac(dev_a, zero), -EINVAL);
+	ck_assert_int_eq(dev_set_mac(dev_a, bcast), -EINVAL);
+	ck_assert_mem_eq(dev_a->mac, new_mac, 6);
+}
+END_TEST
+
 static Suite *lcp_nl_suite(void)
 {
 	Suite *s = suite_create("lcp netlink");
@@ -518,6 +566,8 @@ static Suite *lcp_nl_suite(void)
 	tcase_add_test(tc, resync_sweep);
 	tcase_add_test(tc, neighbours);
 	tcase_add_test(tc, link_state);
+	tcase_add_test(tc, link_mtu_mac_to_port);
+	tcase_add_test(tc, port_mtu_mac_to_tap);
 	suite_add_tcase(s, tc);
 	return s;
 }

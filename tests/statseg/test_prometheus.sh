@@ -87,6 +87,13 @@ grep -qi '^content-type: application/openmetrics-text; version=1.0.0; charset=ut
 [ "$(tail -n 1 "$tmp/m.om")" = "# EOF" ] || fail "openmetrics: no # EOF at the end"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/")" = 404 ] || fail "/ is not 404"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$url")" = 405 ] || fail "POST is not 405"
+# One connection serves scrape after scrape (a scraper keeps it open): three
+# GETs, a 404 among them, over one TCP connection, every one answered.
+curl -sv -o /dev/null -o /dev/null -o /dev/null "$url" "http://127.0.0.1:$port/none" "$url" 2>"$tmp/keep.txt" ||
+	fail "three requests on one connection"
+[ "$(grep -c '^\* Connected to' "$tmp/keep.txt")" = 1 ] || fail "keep-alive: $(grep -E '^(\* Connected|< Connection)' "$tmp/keep.txt")"
+[ "$(grep -c '^< HTTP/1.1 200' "$tmp/keep.txt")" = 2 ] && [ "$(grep -c '^< HTTP/1.1 404' "$tmp/keep.txt")" = 1 ] ||
+	fail "keep-alive answers: $(grep '^< HTTP' "$tmp/keep.txt")"
 timeout 10 "$stats" -s "$tmp/stats.sock" metrics > "$tmp/s.txt" || fail "sluice-stats metrics"
 diff <(grep '^# TYPE' "$tmp/m.txt") <(grep '^# TYPE' "$tmp/s.txt") > "$tmp/out" ||
 	{ cat "$tmp/out" >&2; fail "sluice-stats metrics has other families"; }

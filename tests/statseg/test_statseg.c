@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "tests/check_run.h"
+#include "tests/graph_fixture.h"
 #include "app/statseg.h"
 #include "base/statseg.h"
 #include "cli/cli.h"
@@ -51,16 +52,8 @@ static cJSON *cli_json(const char *line)
 
 static void setup(void)
 {
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 4096;
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
+	fixture_buffers_up(4096);
+	g = fixture_graph_up();
 	ck_assert_msg(pg_attach(g, err, sizeof(err)) == 0, "%s", err);
 	cli_set_graph(g);
 	cli_ok("create interface pg0 driver null");
@@ -74,14 +67,11 @@ static void teardown(void)
 {
 	sched_io_free_all();
 	pg_stream_delete_all();
-	dev_delete_all();
 	pg_detach();
-	dev_graph_detach(g);
-	graph_destroy(g);
+	fixture_graph_down(g);
 	g = NULL;
 	cli_set_graph(NULL);
-	buffer_thread_unregister();
-	buffer_main_free();
+	fixture_buffers_down();
 }
 
 /* Enable the generator's streams and run them to their limits on thread 0

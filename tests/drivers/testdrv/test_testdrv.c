@@ -10,6 +10,7 @@
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "tests/check_run.h"
+#include "tests/graph_fixture.h"
 #include "tests/drivers/testdrv/testdrv.h"
 
 #define N_FRAMES 10
@@ -19,27 +20,15 @@ static char err[256];
 
 static void setup(void)
 {
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 4096;
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
+	fixture_buffers_up(4096);
+	g = fixture_graph_up();
 }
 
 static void teardown(void)
 {
-	dev_graph_detach(g);
-	graph_destroy(g);
+	fixture_graph_down(g);
 	g = NULL;
-	dev_delete_all();
-	ck_assert_uint_eq(buffer_n_in_use(), 0);
-	buffer_thread_unregister();
-	buffer_main_free();
+	fixture_buffers_down();
 }
 
 static struct device *create(const char *name, const char *const *words, uint32_t n)
