@@ -35,14 +35,7 @@ tmp=$(mktemp -d /tmp/sluice-bd-XXXXXX)
 . "$(dirname "$0")/../lib/netns.sh"
 trap 'ip netns del "$ns_c" 2>/dev/null; ip netns del "$ns_d" 2>/dev/null; netns_cleanup' EXIT
 netns_preflight ip ping timeout
-netns_make_pairs
-for ns in "$ns_c" "$ns_d"; do
-	ip netns add "$ns" || fail "ip netns add $ns"
-	ip netns exec "$ns" ip link set lo up
-done
-netns_setup_host "$ns_a" "$host_a" 10.1.0.2 10.1.0.1
-ip -n "$ns_a" addr add 10.9.0.9/32 dev lo || fail "10.9.0.9 on h1"
-netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
+netns_lcp_hosts "$ns_c" "$ns_d"
 printf 'set interface ip address a 10.1.0.1/24\nset interface ip address b 10.2.0.1/24\n' > "$tmp/setup.cli"
 cat > "$tmp/startup.conf" <<CONF
 unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }

@@ -42,13 +42,7 @@ tmp=$(mktemp -d /tmp/sluice-nl-XXXXXX)
 . "$(dirname "$0")/../lib/netns.sh"
 trap 'ip netns del "$ns_c" 2>/dev/null; netns_cleanup' EXIT
 netns_preflight ip ping timeout
-netns_make_pairs
-ip netns add "$ns_c" || fail "ip netns add $ns_c"
-ip netns exec "$ns_c" ip link set lo up
-ip netns exec "$ns_c" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-netns_setup_host "$ns_a" "$host_a" 10.1.0.2 10.1.0.1
-ip -n "$ns_a" addr add 10.9.0.9/32 dev lo || fail "10.9.0.9 on h1"
-netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
+netns_lcp_hosts "$ns_c"
 
 echo "set interface ip address b 10.2.0.1/24" > "$tmp/setup.cli"
 cat > "$tmp/startup.conf" <<CONF
