@@ -20,6 +20,8 @@
 #   bench_mem_mode            DPDK_MEM_MODE=huge|nohuge as the DPDK anchor
 #                             scripts set it up; sets dpdk_mem, sluice_mem,
 #                             mem_label (falls back to 4 KB pages)
+#   bench_daemon_stop         stop the daemon $pid started (SIGTERM, 5 s, then
+#                             SIGKILL) and clear pid
 #   bench_busy_pct            share of all CPUs busy over one second
 #   bench_wait_quiet [OWN]    wait (up to QUIET_MAX s) for a box < 10% busy
 #                             besides OWN percent the bench's own running
@@ -96,6 +98,14 @@ bench_mem_mode() {
 	else
 		bench_log "hugepages unavailable: both sides on 4 KB pages"
 	fi
+}
+
+bench_daemon_stop() {
+	kill -TERM "$pid"
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	pid=
 }
 
 bench_busy_pct() {

@@ -479,6 +479,11 @@ void graph_clear_runtime(struct graph *g)
 		graph_thread_time_total(g, i, &g->threads[i]->time_base);
 	}
 	g->runtime_cleared_ticks = cpu_ticks();
+	/* This very hold is counted at its release, from zero. */
+	__atomic_store_n(&g->barrier_holds, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->barrier_hold_total_ticks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->barrier_hold_max_ticks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->barrier_wait_max_ticks, 0, __ATOMIC_RELAXED);
 	graph_barrier_release(g);
 }
 

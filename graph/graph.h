@@ -121,6 +121,17 @@ void graph_dispatch_pending(struct graph_thread *t);
 void graph_barrier_sync(struct graph *g);
 void graph_barrier_release(struct graph *g);
 
+/* The barrier's cost to the datapath since the last graph_clear_runtime:
+ * hold is from the moment every thread is parked to the release (the time
+ * the datapath does nothing), wait from the request to that moment (the
+ * threads finish their loop or their idle sleep meanwhile). */
+struct graph_barrier_stats {
+	uint64_t holds;
+	uint64_t hold_total_ns, hold_max_ns;
+	uint64_t wait_max_ns;
+};
+void graph_barrier_stats(struct graph *g, struct graph_barrier_stats *st);
+
 struct graph_thread *graph_thread_get(struct graph *g, uint32_t thread_index);
 
 struct graph_thread_info {

@@ -102,6 +102,9 @@ struct graph {
 	uint64_t barrier_start_ticks; /* for the event log, under barrier_lock */
 	uint64_t barrier_park_ticks;  /* how long parking everyone took */
 	uint32_t barrier_parked;      /* threads parked */
+	/* graph_barrier_stats: written under barrier_lock, read by anyone
+	 * (relaxed atomics); `clear runtime` zeroes them. */
+	uint64_t barrier_holds, barrier_hold_total_ticks, barrier_hold_max_ticks, barrier_wait_max_ticks;
 	/* event log: error index -> interned "node: reason"; drop-burst period */
 	uint32_t *error_elog_str;
 	uint64_t drops_log_ticks;

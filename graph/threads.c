@@ -64,13 +64,41 @@ void graph_barrier_sync(struct graph *g)
 	g->barrier_parked = parked;
 }
 
+/* A maximum kept with relaxed atomics: one writer (barrier_lock held),
+ * readers anywhere. */
+static void max_store(uint64_t *m, uint64_t v)
+{
+	if (v > __atomic_load_n(m, __ATOMIC_RELAXED))
+		__atomic_store_n(m, v, __ATOMIC_RELAXED);
+}
+
+static void barrier_account(struct graph *g)
+{
+	uint64_t parked_at = g->barrier_start_ticks + g->barrier_park_ticks;
+	uint64_t hold = cpu_ticks() - parked_at;
+	__atomic_fetch_add(&g->barrier_holds, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g->barrier_hold_total_ticks, hold, __ATOMIC_RELAXED);
+	max_store(&g->barrier_hold_max_ticks, hold);
+	max_store(&g->barrier_wait_max_ticks, g->barrier_park_ticks);
+}
+
 void graph_barrier_release(struct graph *g)
 {
 	if (--barrier_depth)
 		return;
+	barrier_account(g);
 	atomic_store(&g->barrier_request, 0);
 	graph_elog_barrier(g);
 	pthread_mutex_unlock(&g->barrier_lock);
+}
+
+void graph_barrier_stats(struct graph *g, struct graph_barrier_stats *st)
+{
+	double ns = 1e9 / cpu_ticks_per_second();
+	st->holds = __atomic_load_n(&g->barrier_holds, __ATOMIC_RELAXED);
+	st->hold_total_ns = (uint64_t)((double)__atomic_load_n(&g->barrier_hold_total_ticks, __ATOMIC_RELAXED) * ns);
+	st->hold_max_ns = (uint64_t)((double)__atomic_load_n(&g->barrier_hold_max_ticks, __ATOMIC_RELAXED) * ns);
+	st->wait_max_ns = (uint64_t)((double)__atomic_load_n(&g->barrier_wait_max_ticks, __ATOMIC_RELAXED) * ns);
 }
 
 static void *worker_main(void *arg)

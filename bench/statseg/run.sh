@@ -97,11 +97,7 @@ start() {
 }
 
 stop() {
-	kill -TERM "$pid"
-	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	pid=
+	bench_daemon_stop
 }
 
 # ---- 1. scrape -------------------------------------------------------------------

@@ -1,27 +1,24 @@
 /* linux-cp's netlink listeners (lcp_nl.h): one control thread per
- * namespace holding TAPs, "sluice-nl", never a datapath thread. It
- * inherits the CPUs of the thread that made the first pair there (the CLI
- * or start-up's linux-cp stage, both on the control CPUs).
+ * namespace holding TAPs, "sluice-nl", never a datapath thread, on the CPUs
+ * of the thread that made the first pair there (CLI or start-up).
  *
- * Start-up, as rtnetlink(7) clients must to miss nothing: setns(2) into
- * the namespace, open the socket there (it stays the namespace's), go back,
- * subscribe to the groups, then dump links, addresses,
- * routes, neighbours and nexthop objects one after the other on the same
- * socket. Notifications that arrive during the dump come in the socket's
- * order with the dump's messages and are applied in that order; every
- * mapping is idempotent (an add of what is there, a delete of what is not,
- * change nothing), so a message seen twice does no harm.
+ * Two sockets, made in the namespace (setns(2) there and back): "mc" joins
+ * the groups and only receives notifications; "sync" joins none and only
+ * carries dumps. A dump on a socket that also takes a storm of
+ * notifications competes with them for its buffer, is overrun, and may
+ * never end while the storm lasts; on a socket of its own it always ends
+ * (the kernel writes its next part when there is room). VPP's linux-nl
+ * keeps a sync socket beside its notification socket for the same reason.
  *
- * Loss: a notification the kernel could not queue makes recv() fail with
- * ENOBUFS; a dump the kernel saw change under it carries NLM_F_DUMP_INTR.
- * Either starts a resync: a new generation, a full dump that marks what it
- * shows, then a sweep of the Linux routes and addresses not marked. The
- * receive buffer is made large (SO_RCVBUFFORCE, root) to make that rare.
- *
- * Batches: messages are applied under the graph barrier, at most
- * BATCH_MAX per barrier and no later than BATCH_DELAY_NS after the first
- * of a batch arrived, so a full table costs one short hold per 256 routes,
- * not one per route, and one route waits at most a millisecond. */
+ * Start-up and loss are one path (resync_start): drain mc, dump links,
+ * addresses, nexthop objects, routes and neighbours on sync under a new
+ * generation while the notifications that arrive meanwhile are held, sweep
+ * what the dump did not show, then apply the held ones in order. Each sets
+ * a state (a route is its whole path, a delete its absence), so applying
+ * every one from the dump's start on leaves each prefix as the last one
+ * said, whatever moment the dump saw it at. A loss (ENOBUFS on mc,
+ * rtnetlink(7); NLM_F_DUMP_INTR) makes the resync start again, after a
+ * back-off when it was already redone. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
@@ -44,25 +41,43 @@
 #include "nodes/lcp/lcp.h"
 #include "nodes/lcp/lcp_nl.h"
 
-#define BATCH_MAX 256
+/* Batches: under the graph barrier, at most BATCH_MAX messages and
+ * HOLD_BUDGET_NS per hold (a /16 rewrites 256 FIB entries, a /8 65,536),
+ * BATCH_DELAY_NS after the first of a batch arrived. */
+#define BATCH_MAX 1024
+#define HOLD_BUDGET_NS 500000ull
 #define BATCH_DELAY_NS 1000000ull
 #define RECV_BYTES (256u << 10)
+#define RECVS_PER_TURN 1024 /* datagrams per socket and turn, so neither starves the other */
 #define LISTENERS_MAX 8
 #define IDLE_POLL_MS 200
-#define DUMP_NUDGE_MS 50
-#define NUDGE_SEQ 0xffffffffu
-#define DUMP_STALL_NS 1000000000ull
+#define SYNC_RCVBUF (4u << 20)
+#define HELD_MAX (256u << 20) /* notifications held during a re-dump, bytes */
+#define DUMP_STALL_NS 5000000000ull
+#define BACKOFF_MIN_NS 10000000ull
+#define BACKOFF_MAX_NS 1000000000ull
 
-/* What a full dump asks for, in order: links first so that the TAPs'
- * states are known before anything refers to them. */
-static const uint16_t dump_types[] = { RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE, RTM_GETNEIGH, RTM_GETNEXTHOP };
-static const uint8_t dump_hdr_len[] = { sizeof(struct ifinfomsg), sizeof(struct ifaddrmsg), sizeof(struct rtmsg),
-					 sizeof(struct ndmsg), sizeof(struct nhmsg) };
+/* A full dump, in order: links first (the TAPs' states), nexthop objects
+ * before the routes that go through them. */
+static const uint16_t dump_types[] = { RTM_GETLINK, RTM_GETADDR, RTM_GETNEXTHOP, RTM_GETROUTE, RTM_GETNEIGH };
+static const uint8_t dump_hdr_len[] = { sizeof(struct ifinfomsg), sizeof(struct ifaddrmsg), sizeof(struct nhmsg),
+					 sizeof(struct rtmsg), sizeof(struct ndmsg) };
 #define N_DUMPS (sizeof(dump_types) / sizeof(dump_types[0]))
 
 static const unsigned groups[] = {
 	RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV4_ROUTE, RTNLGRP_NEIGH, RTNLGRP_NEXTHOP,
 	RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV6_ROUTE, /* counted as unsupported family until IPv6 */
+};
+
+/* LIVE: notifications applied as they come. A resync: BACKOFF (after one
+ * that was redone: mc drained until a deadline), DUMP (sync's dump applied,
+ * notifications held), SWEEP (in steps), then the held applied: LIVE. */
+enum nl_state { NL_LIVE, NL_BACKOFF, NL_DUMP, NL_SWEEP };
+
+struct msgbuf {
+	uint8_t *p;
+	size_t len, cap;
+	uint32_t n;
 };
 
 struct listener {
@@ -71,15 +86,18 @@ struct listener {
 	pthread_t thread;
 	int wake; /* eventfd: stop or resync asked */
 	atomic_bool stop, resync;
-	struct mnl_socket *nl;
+	struct mnl_socket *mc;   /* the groups' notifications */
+	struct mnl_socket *sync; /* dumps: joins no group, so nothing crowds them out */
+	enum nl_state st;
 	uint32_t seq, gen;
-	int dump;        /* index into dump_types, -1: no dump running */
-	bool dump_intr;  /* the running dump saw NLM_F_DUMP_INTR */
-	bool sweep_due;  /* a full dump ended: sweep with the next batch */
-	uint64_t dump_seen_ns; /* the running dump's last message (or request) */
-	uint8_t *batch;
-	size_t batch_len, batch_cap;
-	uint32_t batch_n;
+	int dump;           /* index into dump_types */
+	bool lost;          /* this resync missed something: do it again */
+	uint32_t redone;    /* resyncs redone in a row (the back-off's exponent) */
+	uint64_t live_ns;   /* when the last resync converged */
+	uint64_t until_ns;  /* end of the back-off */
+	uint64_t dump_seen_ns;
+	uint32_t sweep_cursor;
+	struct msgbuf batch, held;
 	uint64_t batch_first_ns;
 	uint8_t rx[RECV_BYTES];
 };
@@ -89,78 +107,106 @@ static struct listener *listeners[LISTENERS_MAX];
 static uint32_t n_listeners;
 static pthread_mutex_t listeners_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static const char *ns_name(const struct listener *l)
+{
+	return l->netns[0] ? l->netns : "(sluice's)";
+}
+
+static int msgbuf_add(struct msgbuf *b, const struct nlmsghdr *nlh)
+{
+	size_t len = NLMSG_ALIGN(nlh->nlmsg_len);
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64u << 10;
+		while (cap < b->len + len)
+			cap *= 2;
+		uint8_t *p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, nlh, nlh->nlmsg_len);
+	b->len += len;
+	b->n++;
+	return 0;
+}
+
+static void msgbuf_clear(struct msgbuf *b)
+{
+	b->len = 0;
+	b->n = 0;
+}
+
 static void resync_start(struct listener *l, const char *why);
 
 /* ---- batches ---- */
 
+static void max_store(_Atomic uint64_t *m, uint64_t v)
+{
+	if (v > *m)
+		*m = v;
+}
+
+/* Apply the batch in holds of BATCH_MAX messages, HOLD_BUDGET_NS at most. */
 static void batch_flush(struct listener *l)
 {
-	if (!l->batch_n && !l->sweep_due)
-		return;
 	struct graph *g = dev_graph();
 	struct lcp_nl_ctx ctx = { .netns = l->netns, .gen = l->gen };
-	if (g)
-		graph_barrier_sync(g);
-	for (size_t off = 0; off < l->batch_len;) {
-		const struct nlmsghdr *nlh = (const void *)(l->batch + off);
-		lcp_nl_apply(&ctx, nlh);
-		off += NLMSG_ALIGN(nlh->nlmsg_len);
-	}
-	if (l->sweep_due)
-		lcp_nl_sweep(l->gen);
-	if (g)
-		graph_barrier_release(g);
-	lcp_nl_stats.batches += l->batch_n > 0;
-	if (l->batch_n > lcp_nl_stats.max_batch)
-		lcp_nl_stats.max_batch = l->batch_n;
-	l->batch_len = 0;
-	l->batch_n = 0;
-	l->sweep_due = false;
-	if (lcp_nl_redump_wanted) {
+	bool redump = false;
+	for (size_t off = 0; off < l->batch.len;) {
+		if (g)
+			graph_barrier_sync(g);
+		uint64_t t0 = time_now_ns();
+		uint32_t n = 0;
+		while (off < l->batch.len && n < BATCH_MAX) {
+			const struct nlmsghdr *nlh = (const void *)(l->batch.p + off);
+			lcp_nl_apply(&ctx, nlh);
+			off += NLMSG_ALIGN(nlh->nlmsg_len);
+			if ((++n & 15) == 0 && time_now_ns() - t0 >= HOLD_BUDGET_NS)
+				break;
+		}
+		redump |= lcp_nl_redump_wanted; /* shared by the listeners: read under the barrier */
 		lcp_nl_redump_wanted = false;
-		resync_start(l, "a nexthop object changed");
+		if (g)
+			graph_barrier_release(g);
+		lcp_nl_stats.batches++;
+		max_store(&lcp_nl_stats.max_batch, n);
+	}
+	msgbuf_clear(&l->batch);
+	if (redump) {
+		if (l->st == NL_LIVE)
+			resync_start(l, "a nexthop group lost a member");
+		else
+			l->lost = true;
 	}
 }
 
 static void batch_add(struct listener *l, const struct nlmsghdr *nlh)
 {
-	size_t len = NLMSG_ALIGN(nlh->nlmsg_len);
-	if (l->batch_len + len > l->batch_cap) {
-		size_t cap = l->batch_cap ? l->batch_cap * 2 : 64u << 10;
-		while (cap < l->batch_len + len)
-			cap *= 2;
-		uint8_t *b = realloc(l->batch, cap);
-		if (!b) { /* apply what is there and try once more with room */
-			batch_flush(l);
-			if (len > l->batch_cap)
-				return;
-		} else {
-			l->batch = b;
-			l->batch_cap = cap;
+	if (msgbuf_add(&l->batch, nlh)) { /* no memory: apply what is there, then once more */
+		batch_flush(l);
+		if (msgbuf_add(&l->batch, nlh)) {
+			l->lost = true;
+			return;
 		}
 	}
-	memcpy(l->batch + l->batch_len, nlh, nlh->nlmsg_len);
-	if (!l->batch_n)
+	if (l->batch.n == 1)
 		l->batch_first_ns = time_now_ns();
-	l->batch_len += len;
-	if (++l->batch_n >= BATCH_MAX)
+	if (l->batch.n >= BATCH_MAX)
 		batch_flush(l);
 }
 
-/* ---- dumps ---- */
+/* ---- dumps, on the sync socket ---- */
 
-/* To the kernel, never waiting: a blocking send would wait, when the
- * answer does not fit, for room in this very socket, which only this
- * thread empties. */
-static int nl_send(struct listener *l, const struct nlmsghdr *nlh)
+static int nl_send(struct mnl_socket *nl, const struct nlmsghdr *nlh)
 {
 	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
-	ssize_t n = sendto(mnl_socket_get_fd(l->nl), nlh, nlh->nlmsg_len, MSG_DONTWAIT, (struct sockaddr *)&to,
+	ssize_t n = sendto(mnl_socket_get_fd(nl), nlh, nlh->nlmsg_len, MSG_DONTWAIT, (struct sockaddr *)&to,
 			   sizeof(to));
 	return n < 0 ? -errno : 0;
 }
 
-static int dump_send(struct listener *l)
+static void dump_send(struct listener *l)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -168,107 +214,167 @@ static int dump_send(struct listener *l)
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	nlh->nlmsg_seq = ++l->seq;
 	l->dump_seen_ns = time_now_ns();
-	/* Each request's own header, zeroed: family AF_UNSPEC (both families;
-	 * IPv6 is counted as unsupported), no filter. */
+	/* Each request's own header, zeroed: AF_UNSPEC, no filter. */
 	mnl_nlmsg_put_extra_header(nlh, dump_hdr_len[l->dump]);
-	return nl_send(l, nlh);
+	int rc = nl_send(l->sync, nlh);
+	if (rc) {
+		base_log("lcp-nl", "%s: dump request: %s", ns_name(l), strerror(-rc));
+		l->lost = true;
+	}
 }
 
-/* A full dump under a new generation (start-up, resync). */
+/* A full dump under a new generation; the top byte names the listener,
+ * so one namespace's sweep leaves the others' routes alone. */
 static void dump_start(struct listener *l)
 {
-	/* The top byte names the listener: one namespace's sweep leaves the
-	 * others' routes alone. */
 	l->gen = (l->id << 24) | ((l->gen + 1) & 0xffffff);
+	l->st = NL_DUMP;
 	l->dump = 0;
-	l->dump_intr = false;
-	int rc = dump_send(l);
-	if (rc)
-		base_log("lcp-nl", "%s: dump request: %s", l->netns[0] ? l->netns : "(sluice's)", strerror(-rc));
+	l->lost = false;
+	msgbuf_clear(&l->held);
+	dump_send(l);
 }
 
-/* A full re-dump; one that is running is restarted when it ends (the
- * kernel runs one dump per socket at a time), so a burst that keeps
- * overrunning costs one dump after another, not a storm. Logged at the
- * 1st, 2nd, 4th, 8th... resync. */
+/* Discard what mc holds: the dump that follows shows what it led to. */
+static void mc_drain(struct listener *l)
+{
+	for (int i = 0; i < 4096; i++) {
+		ssize_t n = recv(mnl_socket_get_fd(l->mc), l->rx, sizeof(l->rx), MSG_DONTWAIT);
+		if (n < 0 && errno == ENOBUFS)
+			continue;
+		if (n <= 0)
+			return;
+	}
+}
+
+/* A full re-dump (the file's comment), as VPP's linux-nl does after an
+ * overrun. One redone waits first, 10 ms doubling to 1 s, so a storm costs
+ * a dump now and then. Logged at the 1st, 2nd, 4th, 8th... */
 static void resync_start(struct listener *l, const char *why)
 {
-	if (l->dump >= 0) {
-		l->dump_intr = true;
-		return;
-	}
+	if (l->st == NL_LIVE && time_now_ns() - l->live_ns >= BACKOFF_MAX_NS)
+		l->redone = 0; /* a second in step: the last storm is over */
 	uint64_t n = ++lcp_nl_stats.resyncs;
 	if ((n & (n - 1)) == 0)
-		base_log("lcp-nl", "%s: resync %llu (%s)", l->netns[0] ? l->netns : "(sluice's)", (unsigned long long)n,
-			 why);
-	dump_start(l);
+		base_log("lcp-nl", "%s: resync %llu (%s)", ns_name(l), (unsigned long long)n, why);
+	mc_drain(l);
+	msgbuf_clear(&l->batch);
+	msgbuf_clear(&l->held);
+	if (!l->redone) {
+		dump_start(l);
+		return;
+	}
+	uint64_t wait = BACKOFF_MIN_NS << MIN(l->redone - 1, 10u);
+	l->until_ns = time_now_ns() + MIN(wait, BACKOFF_MAX_NS);
+	l->st = NL_BACKOFF;
 }
 
-/* The running dump's DONE (or its error: an old kernel without nexthop
- * objects answers EOPNOTSUPP): the next, or the end of all. */
+/* A resync that lost messages, or an overrun soon after one converged
+ * (the storm goes on): again, after a longer back-off. */
+static void resync_again(struct listener *l, const char *why)
+{
+	lcp_nl_stats.resyncs_redone++;
+	l->redone++;
+	resync_start(l, why);
+}
+
+/* The running dump's DONE (or its error: no nexthop objects before Linux
+ * 5.3, EOPNOTSUPP): the next, or the sweep. */
 static void dump_next(struct listener *l)
 {
 	if (++l->dump < (int)N_DUMPS) {
 		dump_send(l);
 		return;
 	}
-	l->dump = -1;
-	if (l->dump_intr)
-		resync_start(l, "dump interrupted or overrun");
-	else
-		l->sweep_due = true;
-}
-
-/* A dump the kernel could not continue (its next part found the receive
- * buffer full: netlink_dump() then waits for the next recvmsg(), which an
- * empty queue never reaches) continues when something arrives: ask for
- * one link (lo) and drop the answer. Only tiny buffers get there. */
-static void dump_nudge(struct listener *l)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST;
-	nlh->nlmsg_seq = NUDGE_SEQ;
-	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_index = 1;
-	nl_send(l, nlh);
-}
-
-static void on_message(struct listener *l, const struct nlmsghdr *nlh)
-{
-	if (nlh->nlmsg_seq == NUDGE_SEQ)
+	batch_flush(l);
+	if (l->lost) {
+		resync_again(l, "messages lost during the dump");
 		return;
-	bool ours = l->dump >= 0 && nlh->nlmsg_seq == l->seq;
-	if (ours) {
-		l->dump_seen_ns = time_now_ns();
-		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-			l->dump_intr = true;
 	}
-	if (nlh->nlmsg_type == NLMSG_ERROR && ours) {
-		/* A dump refused (EBUSY, ENOBUFS: the buffer was full when it
-		 * began) must be done again; EOPNOTSUPP is a kernel without
-		 * that kind (nexthop objects before Linux 5.3): nothing to miss. */
+	l->st = NL_SWEEP;
+	l->sweep_cursor = 0;
+}
+
+/* One step of the sweep (one barrier hold); the last one lets the held
+ * notifications through. */
+static void sweep_step(struct listener *l)
+{
+	if (l->lost) { /* the held notifications are not whole: again */
+		resync_again(l, "messages lost during the sweep");
+		return;
+	}
+	struct graph *g = dev_graph();
+	if (g)
+		graph_barrier_sync(g);
+	bool done = lcp_nl_sweep_step(l->gen, &l->sweep_cursor, time_now_ns() + HOLD_BUDGET_NS);
+	if (g)
+		graph_barrier_release(g);
+	if (!done)
+		return;
+	l->live_ns = time_now_ns();
+	l->st = NL_LIVE;
+	struct msgbuf b = l->batch; /* empty: the dump's were applied */
+	l->batch = l->held;
+	l->held = b;
+	max_store(&lcp_nl_stats.held_max, l->batch.n);
+	batch_flush(l);
+}
+
+static void on_sync_message(struct listener *l, const struct nlmsghdr *nlh)
+{
+	if (l->st != NL_DUMP || nlh->nlmsg_seq != l->seq)
+		return; /* a dump given up on */
+	l->dump_seen_ns = time_now_ns();
+	if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+		l->lost = true; /* the kernel's table changed under a dump that cannot tell what it missed */
+	if (nlh->nlmsg_type == NLMSG_ERROR) { /* refused: again; EOPNOTSUPP: no nexthop objects (< 5.3) */
 		const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
 		if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*e) || (e->error && e->error != -EOPNOTSUPP))
-			l->dump_intr = true;
+			l->lost = true;
 	}
-	if (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR) {
-		if (ours)
-			dump_next(l);
-		return;
-	}
-	if (nlh->nlmsg_type >= RTM_BASE)
+	if (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR)
+		dump_next(l);
+	else if (nlh->nlmsg_type >= RTM_BASE)
 		batch_add(l, nlh);
 }
 
-static void receive(struct listener *l)
+static void on_notification(struct listener *l, const struct nlmsghdr *nlh)
 {
-	for (;;) {
-		ssize_t n = recv(mnl_socket_get_fd(l->nl), l->rx, sizeof(l->rx), MSG_DONTWAIT);
-		if (n < 0 && errno == ENOBUFS) {
-			lcp_nl_stats.enobufs++;
-			resync_start(l, "ENOBUFS: the socket overran");
+	if (nlh->nlmsg_type < RTM_BASE)
+		return;
+	switch (l->st) {
+	case NL_LIVE:
+		batch_add(l, nlh);
+		break;
+	case NL_DUMP:
+	case NL_SWEEP:
+		if (l->held.len >= HELD_MAX || msgbuf_add(&l->held, nlh))
+			l->lost = true;
+		break;
+	case NL_BACKOFF:
+		break; /* the dump to come shows it */
+	}
+}
+
+/* The notification socket overran: what was lost, a dump must show. */
+static void overrun(struct listener *l)
+{
+	lcp_nl_stats.enobufs++;
+	if (l->st != NL_LIVE)
+		l->lost = true;
+	else if (time_now_ns() - l->live_ns < BACKOFF_MAX_NS)
+		resync_again(l, "ENOBUFS again soon after a resync");
+	else
+		resync_start(l, "ENOBUFS: the socket overran");
+}
+
+/* Up to RECVS_PER_TURN datagrams from one socket. */
+static void receive(struct listener *l, struct mnl_socket *nl)
+{
+	for (int i = 0; i < RECVS_PER_TURN; i++) {
+		ssize_t n = recv(mnl_socket_get_fd(nl), l->rx, sizeof(l->rx), MSG_DONTWAIT);
+		if (n < 0 && errno == ENOBUFS && nl == l->mc) {
+			overrun(l);
 			continue;
 		}
 		if (n <= 0)
@@ -276,13 +382,16 @@ static void receive(struct listener *l)
 		const struct nlmsghdr *nlh = (const void *)l->rx;
 		int len = (int)n;
 		for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len))
-			on_message(l, nlh);
+			if (nl == l->mc)
+				on_notification(l, nlh);
+			else
+				on_sync_message(l, nlh);
 	}
 }
 
 /* ---- the thread ---- */
 
-/* Enter netns ("": stay), keeping a handle on the namespace left in *back. */
+/* Enter netns ("": stay); *back: the namespace left. */
 static int netns_enter(const char *netns, int *back)
 {
 	*back = -1;
@@ -298,77 +407,113 @@ static int netns_enter(const char *netns, int *back)
 	return rc;
 }
 
-/* The socket, made in the TAPs' namespace, which it keeps for life; the
- * thread then goes back to sluice's, where the mapping's calls into the
- * drivers (a port's admin state: af-packet opens its socket by name) must
- * run. */
-static int socket_open(struct listener *l)
+/* Bind, with a receive buffer of rcvbuf bytes (SO_RCVBUFFORCE: root may pass rmem_max). */
+static int sock_bind(struct mnl_socket *nl, uint32_t rcvbuf)
+{
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		return -errno;
+	int sz = (int)rcvbuf;
+	int fd = mnl_socket_get_fd(nl);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)); /* not root: the sysctl's cap */
+	return 0;
+}
+
+/* The sockets, made in the TAPs' namespace, which they keep for life; the
+ * thread goes back to sluice's, where the mapping's calls into drivers
+ * must run (af-packet opens its socket by name). */
+static int sockets_open(struct listener *l)
 {
 	int back, rc = netns_enter(l->netns, &back);
 	if (rc == 0) {
-		l->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-		rc = l->nl ? 0 : -errno;
+		l->mc = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+		l->sync = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+		rc = l->mc && l->sync ? 0 : -errno;
 	}
 	if (back >= 0) {
 		if (setns(back, CLONE_NEWNET) && rc == 0)
 			rc = -errno;
 		close(back);
 	}
-	if (rc)
+	if (rc || (rc = sock_bind(l->mc, lcp_nl_rx_buffer)) || (rc = sock_bind(l->sync, SYNC_RCVBUF)))
 		return rc;
-	if (mnl_socket_bind(l->nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		return -errno;
-	int sz = (int)lcp_nl_rx_buffer;
-	int fd = mnl_socket_get_fd(l->nl);
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)); /* not root: the sysctl's cap */
 	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
-		if (mnl_socket_setsockopt(l->nl, NETLINK_ADD_MEMBERSHIP, (void *)&groups[i], sizeof(groups[i])))
+		if (mnl_socket_setsockopt(l->mc, NETLINK_ADD_MEMBERSHIP, (void *)&groups[i], sizeof(groups[i])))
 			return -errno;
 	return 0;
 }
 
-static int poll_timeout_ms(const struct listener *l)
+/* How long to wait, and whether for the wake fd alone: while a batch
+ * fills, the thread sleeps out its delay and then reads what came at once
+ * (a notification is a datagram: waking for each one would cost a system
+ * call and a context switch per route, on a box whose CPUs the kernel's
+ * own inserts need). */
+static int poll_wait(const struct listener *l, struct timespec *ts)
 {
-	if (!l->batch_n && !l->sweep_due)
-		return l->dump >= 0 ? DUMP_NUDGE_MS : IDLE_POLL_MS;
-	uint64_t waited = time_now_ns() - l->batch_first_ns;
-	return waited >= BATCH_DELAY_NS || l->sweep_due ? 0 : 1;
+	uint64_t ns = (uint64_t)IDLE_POLL_MS * 1000000, now = time_now_ns();
+	int only_wake = 0;
+	if (l->st == NL_SWEEP)
+		ns = 0;
+	else if (l->batch.n) {
+		uint64_t waited = now - l->batch_first_ns;
+		ns = waited >= BATCH_DELAY_NS ? 0 : BATCH_DELAY_NS - waited;
+		only_wake = 1;
+	} else if (l->st == NL_BACKOFF)
+		ns = l->until_ns <= now ? 0 : MIN(l->until_ns - now, ns);
+	*ts = (struct timespec){ (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	return only_wake;
+}
+
+/* One turn: whatever is due. */
+static void turn(struct listener *l, const struct pollfd *p)
+{
+	if (p[2].revents & POLLIN) {
+		uint64_t v;
+		if (read(l->wake, &v, sizeof(v)) < 0)
+			v = 0;
+	}
+	if (atomic_exchange(&l->resync, false)) {
+		if (l->st == NL_LIVE)
+			resync_start(l, "lcp resync");
+		else
+			l->lost = true; /* runs again when this one ends */
+	}
+	receive(l, l->mc); /* whether poll looked or not: EAGAIN costs one call */
+	if (l->st == NL_BACKOFF) {
+		mc_drain(l);
+		if (time_now_ns() >= l->until_ns)
+			dump_start(l);
+	}
+	receive(l, l->sync);
+	if (l->st == NL_DUMP && time_now_ns() - l->dump_seen_ns > DUMP_STALL_NS) {
+		l->lost = true; /* an answer gone missing (never seen): start over */
+		l->dump = (int)N_DUMPS - 1;
+		dump_next(l);
+	}
+	if (l->st == NL_SWEEP)
+		sweep_step(l);
+	if (l->batch.n && time_now_ns() - l->batch_first_ns >= BATCH_DELAY_NS)
+		batch_flush(l);
 }
 
 static void *listener_main(void *arg)
 {
 	struct listener *l = arg;
-	int rc = socket_open(l);
+	int rc = sockets_open(l);
 	if (rc) {
-		base_log("lcp-nl", "%s: no listener: %s", l->netns[0] ? l->netns : "(sluice's)", strerror(-rc));
+		base_log("lcp-nl", "%s: no listener: %s", ns_name(l), strerror(-rc));
 		return NULL;
 	}
 	dump_start(l);
 	while (!atomic_load(&l->stop)) {
-		struct pollfd p[2] = { { mnl_socket_get_fd(l->nl), POLLIN, 0 }, { l->wake, POLLIN, 0 } };
-		poll(p, 2, poll_timeout_ms(l));
-		if (p[1].revents & POLLIN) {
-			uint64_t v;
-			if (read(l->wake, &v, sizeof(v)) < 0)
-				v = 0;
-		}
-		if (atomic_exchange(&l->resync, false) && l->dump < 0)
-			resync_start(l, "lcp resync");
-		if (p[0].revents & POLLIN)
-			receive(l);
-		else if (l->dump >= 0 && !l->batch_n)
-			dump_nudge(l); /* a quiet poll in the middle of a dump */
-		if (l->dump >= 0 && time_now_ns() - l->dump_seen_ns > DUMP_STALL_NS) {
-			/* Its answer was lost (a full buffer drops even the error
-			 * that says the dump did not start): start again. */
-			l->dump = -1;
-			resync_start(l, "dump stalled");
-		}
-		if (l->sweep_due || (l->batch_n && time_now_ns() - l->batch_first_ns >= BATCH_DELAY_NS))
-			batch_flush(l);
+		struct timespec ts;
+		short ev = poll_wait(l, &ts) ? 0 : POLLIN;
+		struct pollfd p[3] = { { mnl_socket_get_fd(l->mc), ev, 0 },
+				       { mnl_socket_get_fd(l->sync), ev, 0 },
+				       { l->wake, POLLIN, 0 } };
+		ppoll(p, 3, &ts, NULL);
+		turn(l, p);
 	}
-	mnl_socket_close(l->nl);
 	return NULL;
 }
 
@@ -388,7 +533,6 @@ int lcp_nl_start(const char *netns)
 		goto out;
 	snprintf(l->netns, sizeof(l->netns), "%s", netns);
 	l->id = n_listeners;
-	l->dump = -1;
 	l->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	rc = l->wake < 0 ? -errno : -pthread_create(&l->thread, NULL, listener_main, l);
 	if (rc) {
@@ -432,7 +576,12 @@ void lcp_nl_stop_all(void)
 		wake(l);
 		pthread_join(l->thread, NULL);
 		close(l->wake);
-		free(l->batch);
+		if (l->mc)
+			mnl_socket_close(l->mc);
+		if (l->sync)
+			mnl_socket_close(l->sync);
+		free(l->batch.p);
+		free(l->held.p);
 		free(l);
 	}
 	n_listeners = 0;

@@ -35,16 +35,23 @@ enum lcp_nl_ignore {
 	LCP_NL_IGN_N,
 };
 
+/* Written by the listener threads, read by the CLI's: every counter is
+ * atomic (C11 _Atomic: `++` and `+=` are atomic read-modify-writes, a plain
+ * read an atomic load), so readers never race with the writers. */
 struct lcp_nl_stats {
-	uint64_t messages;            /* handed to lcp_nl_apply */
-	uint64_t applied;             /* changed (or confirmed) sluice's tables */
-	uint64_t ignored[LCP_NL_IGN_N];
-	uint64_t multipath;           /* multipath / group routes applied (ECMP) */
-	uint64_t batches;             /* barrier syncs that applied messages */
-	uint64_t max_batch;           /* most messages in one */
-	uint64_t resyncs;             /* re-dumps after ENOBUFS, NLM_F_DUMP_INTR or `lcp resync` */
-	uint64_t swept;               /* routes and addresses a resync found gone */
-	uint64_t enobufs;             /* socket overruns */
+	_Atomic uint64_t messages;            /* handed to lcp_nl_apply */
+	_Atomic uint64_t applied;             /* changed (or confirmed) sluice's tables */
+	_Atomic uint64_t ignored[LCP_NL_IGN_N];
+	_Atomic uint64_t multipath;           /* multipath / group routes applied (ECMP) */
+	_Atomic uint64_t batches;             /* barrier holds that applied messages */
+	_Atomic uint64_t max_batch;           /* most messages in one */
+	_Atomic uint64_t resyncs;             /* re-dumps after ENOBUFS, NLM_F_DUMP_INTR or `lcp resync` */
+	_Atomic uint64_t resyncs_redone;      /* of which lost messages again and were done again */
+	_Atomic uint64_t swept;               /* routes and addresses a resync found gone */
+	_Atomic uint64_t enobufs;             /* socket overruns */
+	_Atomic uint64_t held_max;            /* most notifications held back during one re-dump */
+	_Atomic uint64_t nh_routes;           /* routes changed through the nhid index (a nexthop object changed) */
+	_Atomic uint64_t routes;              /* Linux routes installed (the listeners' book) */
 };
 
 extern struct lcp_nl_stats lcp_nl_stats;
@@ -74,13 +81,19 @@ bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh);
  * again. How many. */
 uint32_t lcp_nl_sweep(uint32_t gen);
 
+/* The same in steps: from *cursor (0 to begin), until the route book's end
+ * or deadline_ns (time_now_ns), whichever first; true when done (the
+ * addresses go with the last step). Each step is one barrier hold. */
+bool lcp_nl_sweep_step(uint32_t gen, uint32_t *cursor, uint64_t deadline_ns);
+
 /* Routes of this table map as well as main's (linux-cp { route-table N });
  * 0: main only. */
 extern uint32_t lcp_nl_route_table;
 
-/* Set by the mapping when a known nexthop object changed or went: the
- * routes through it changed in the kernel without a message of their own,
- * so the listener re-dumps after the batch. */
+/* Set by the mapping when a member of a nexthop group went: the kernel
+ * changes the group without a message the mapping can rely on, so the
+ * listener re-dumps after the batch. (A nexthop object replaced or deleted
+ * changes the routes through it by the nhid index, no re-dump.) */
 extern bool lcp_nl_redump_wanted;
 
 /* Tests: the Linux ifindex of a non-tap device standing for a TAP. */

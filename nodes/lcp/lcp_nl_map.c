@@ -9,9 +9,12 @@
  *     proto kernel                     skipped: the address made sluice's own
  *     throw                            ignored, counted
  *     RTA_MULTIPATH, a nexthop group   one multipath route (ECMP), weights kept
- *   RTM_NEWNEXTHOP/DELNEXTHOP       nexthop objects, for routes with RTA_NH_ID
+ *   RTM_NEWNEXTHOP/DELNEXTHOP       nexthop objects, for routes with RTA_NH_ID;
+ *                                   one replaced or deleted changes the
+ *                                   routes through it (lcp_nl_route.c's index)
  *   RTM_NEWNEIGH/DELNEIGH on a TAP  the port's neighbour (NUD_PERMANENT: static)
  *   RTM_NEWLINK on a TAP            Linux's up/down transitions, MTU, MAC -> the port
+ *   (addresses, neighbours and links: lcp_nl_link.c)
  *
  * Each message is checked whole before anything changes, so it is applied
  * whole or not at all; what cannot be mapped is counted per reason and
@@ -33,14 +36,14 @@
 #include "nodes/ip4/ip4_neighbor.h"
 #include "nodes/lcp/lcp.h"
 #include "nodes/lcp/lcp_nl.h"
+#include "nodes/lcp/lcp_nl_map_private.h"
+#include "nodes/lcp/lcp_nl_route.h"
 
 struct lcp_nl_stats lcp_nl_stats;
 uint32_t lcp_nl_route_table;
 bool lcp_nl_redump_wanted;
 
-#define ATTR_MAX 64 /* above every RTA_, IFA_, NDA_, NHA_ we read */
 #define NH_MAX 1024 /* nexthop objects remembered */
-#define ADDR_MAX (DEV_MAX * IP4_IF_MAX_ADDRS)
 
 static bool logged[LCP_NL_IGN_N];
 static uint32_t test_ifindex[DEV_MAX];
@@ -54,14 +57,6 @@ static struct nh_obj {
 	struct nexthop_grp members[IP4_LB_MAX_PATHS]; /* weight: the kernel's, minus 1 */
 } nhs[NH_MAX];
 
-/* Addresses Linux gave (for the sweep), and the TAPs' last up state. */
-static struct {
-	uint32_t phy, addr, gen;
-	uint8_t plen;
-	bool used;
-} addrs[ADDR_MAX];
-static int8_t link_up[DEV_MAX]; /* -1 unknown, 0 down, 1 up */
-
 const char *lcp_nl_ignore_name(enum lcp_nl_ignore why)
 {
 	static const char *const names[] = {
@@ -72,7 +67,7 @@ const char *lcp_nl_ignore_name(enum lcp_nl_ignore why)
 	return why < LCP_NL_IGN_N ? names[why] : "?";
 }
 
-static bool ignore(enum lcp_nl_ignore why, const char *detail)
+bool lcp_nl_ignore(enum lcp_nl_ignore why, const char *detail)
 {
 	lcp_nl_stats.ignored[why]++;
 	if (!logged[why]) {
@@ -82,7 +77,7 @@ static bool ignore(enum lcp_nl_ignore why, const char *detail)
 	return false;
 }
 
-static bool applied(void)
+bool lcp_nl_applied(void)
 {
 	lcp_nl_stats.applied++;
 	return true;
@@ -97,18 +92,14 @@ void lcp_nl_set_test_ifindex(uint32_t dev_index, uint32_t ifindex)
 void lcp_nl_map_reset(void)
 {
 	memset(nhs, 0, sizeof(nhs));
-	memset(addrs, 0, sizeof(addrs));
-	memset(link_up, -1, sizeof(link_up));
+	lcp_nl_link_reset();
 	memset(logged, 0, sizeof(logged));
-}
-
-static void __attribute__((constructor)) map_init(void)
-{
-	memset(link_up, -1, sizeof(link_up));
+	lcp_nl_route_reset();
+	lcp_nl_redump_wanted = false;
 }
 
 /* The port whose TAP is Linux's ifindex in netns, or DEV_INDEX_INVALID. */
-static uint32_t phy_of_ifindex(const struct lcp_nl_ctx *ctx, uint32_t ifindex)
+uint32_t lcp_nl_phy_of_ifindex(const struct lcp_nl_ctx *ctx, uint32_t ifindex)
 {
 	for (uint32_t i = 0; i < DEV_MAX && ifindex; i++) {
 		uint32_t phy = lcp_phy_of(i);
@@ -125,113 +116,6 @@ static uint32_t phy_of_ifindex(const struct lcp_nl_ctx *ctx, uint32_t ifindex)
 			return phy;
 	}
 	return DEV_INDEX_INVALID;
-}
-
-/* ---- attributes ---- */
-
-struct attrs {
-	const struct nlattr *tb[ATTR_MAX];
-};
-
-static int attr_cb(const struct nlattr *a, void *data)
-{
-	struct attrs *at = data;
-	uint16_t type = mnl_attr_get_type(a);
-	if (type < ATTR_MAX)
-		at->tb[type] = a;
-	return MNL_CB_OK;
-}
-
-/* The message's fixed header (hdrlen bytes, a multiple of 4 for every
- * rtnetlink header) and its attributes, or NULL when it is too short or an
- * attribute runs past the end (mnl_attr_parse would stop there quietly). */
-static const void *parse(const struct nlmsghdr *nlh, size_t hdrlen, struct attrs *at)
-{
-	memset(at, 0, sizeof(*at));
-	if (nlh->nlmsg_len < NLMSG_HDRLEN + hdrlen)
-		return NULL;
-	const struct nlattr *a;
-	mnl_attr_for_each(a, nlh, hdrlen) attr_cb(a, at);
-	if ((const void *)a != mnl_nlmsg_get_payload_tail(nlh))
-		return NULL;
-	return mnl_nlmsg_get_payload(nlh);
-}
-
-/* A u32 attribute, checked for its size: false when absent or bad. */
-static bool get_u32(const struct attrs *at, int type, uint32_t *v)
-{
-	const struct nlattr *a = at->tb[type];
-	if (!a || mnl_attr_get_payload_len(a) != 4)
-		return false;
-	*v = mnl_attr_get_u32(a);
-	return true;
-}
-
-/* ---- addresses ---- */
-
-/* Addresses Linux gave are Linux's: a delete from Linux removes only
- * those, never one the CLI or startup.conf configured (the same address on
- * both sides is the usual linux-cp set-up). */
-static int addr_slot(uint32_t phy, uint32_t addr, uint8_t plen)
-{
-	for (int i = 0; i < ADDR_MAX; i++)
-		if (addrs[i].used && addrs[i].phy == phy && addrs[i].addr == addr && addrs[i].plen == plen)
-			return i;
-	return -1;
-}
-
-static void addr_remember(uint32_t phy, uint32_t addr, uint8_t plen, uint32_t gen)
-{
-	for (int i = 0; i < ADDR_MAX; i++)
-		if (!addrs[i].used) {
-			addrs[i] = (typeof(addrs[0])){ phy, addr, gen, plen, true };
-			return;
-		}
-}
-
-static bool addr_add(const struct lcp_nl_ctx *ctx, uint32_t phy, uint32_t addr, uint8_t plen)
-{
-	char err[128];
-	int k = addr_slot(phy, addr, plen);
-	if (k >= 0) { /* Linux's already: marked for the sweep */
-		addrs[k].gen = ctx->gen;
-		return applied();
-	}
-	if (ip4_if_is_local(phy, addr))
-		return applied(); /* configured in sluice too: stays sluice's */
-	if (ip4_if_addr_add(phy, addr, plen, err, sizeof(err)))
-		return ignore(LCP_NL_IGN_REFUSED, err);
-	addr_remember(phy, addr, plen, ctx->gen);
-	return applied();
-}
-
-static bool addr_del(uint32_t phy, uint32_t addr, uint8_t plen)
-{
-	char err[128];
-	int k = addr_slot(phy, addr, plen);
-	if (k < 0)
-		return applied(); /* not Linux's, or gone already */
-	addrs[k].used = false;
-	int rc = ip4_if_addr_del(phy, addr, plen, err, sizeof(err));
-	return rc == 0 || rc == -ENOENT ? applied() : ignore(LCP_NL_IGN_REFUSED, err);
-}
-
-static bool map_addr(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
-{
-	struct attrs at;
-	const struct ifaddrmsg *ifa = parse(nlh, sizeof(*ifa), &at);
-	if (!ifa)
-		return ignore(LCP_NL_IGN_MALFORMED, "address message");
-	if (ifa->ifa_family != AF_INET)
-		return ignore(LCP_NL_IGN_FAMILY, "address");
-	uint32_t addr;
-	if ((!get_u32(&at, IFA_LOCAL, &addr) && !get_u32(&at, IFA_ADDRESS, &addr)) || ifa->ifa_prefixlen > 32)
-		return ignore(LCP_NL_IGN_MALFORMED, "address without IFA_LOCAL");
-	uint32_t phy = phy_of_ifindex(ctx, ifa->ifa_index);
-	if (phy == DEV_INDEX_INVALID)
-		return ignore(LCP_NL_IGN_NOT_TAP, "address");
-	return nlh->nlmsg_type == RTM_NEWADDR ? addr_add(ctx, phy, addr, ifa->ifa_prefixlen)
-					      : addr_del(phy, addr, ifa->ifa_prefixlen);
 }
 
 /* ---- nexthop objects ---- */
@@ -255,53 +139,58 @@ static bool group_members(const struct nlattr *g, struct nh_obj *n)
 	return true;
 }
 
-static bool map_nexthop(const struct nlmsghdr *nlh)
+static void nh_changed(const struct lcp_nl_ctx *ctx, uint32_t id, bool gone);
+
+static bool map_nexthop(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 {
-	struct attrs at;
-	const struct nhmsg *nhm = parse(nlh, sizeof(*nhm), &at);
+	struct lcp_nl_attrs at;
+	const struct nhmsg *nhm = lcp_nl_parse(nlh, sizeof(*nhm), &at);
 	uint32_t id;
-	if (!nhm || !get_u32(&at, NHA_ID, &id))
-		return ignore(LCP_NL_IGN_MALFORMED, "nexthop message");
+	if (!nhm || !lcp_nl_get_u32(&at, NHA_ID, &id))
+		return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "nexthop message");
 	struct nh_obj *o = nh_find(id);
 	/* Routes through a nexthop object that changes or goes change with it
-	 * in the kernel, with no route message: a re-dump brings sluice's in
-	 * step (the listener's, after this batch). */
-	if (o)
-		lcp_nl_redump_wanted = true;
+	 * in the kernel, with no route message: the nhid index finds them. */
 	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
 		if (o)
 			o->used = false;
-		return applied();
+		if (o)
+			nh_changed(ctx, id, true);
+		return lcp_nl_applied();
 	}
 	struct nh_obj n = { .id = id, .used = true, .blackhole = at.tb[NHA_BLACKHOLE] != NULL };
 	const struct nlattr *g = at.tb[NHA_GROUP];
 	if (g) {
 		if (mnl_attr_get_payload_len(g) < sizeof(struct nexthop_grp))
-			return ignore(LCP_NL_IGN_MALFORMED, "empty nexthop group");
+			return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "empty nexthop group");
 		n.group = true;
 		n.first = ((const struct nexthop_grp *)mnl_attr_get_payload(g))->id;
 		if (!group_members(g, &n))
-			return ignore(LCP_NL_IGN_REFUSED, "nexthop group of more than 16 paths");
+			return lcp_nl_ignore(LCP_NL_IGN_REFUSED, "nexthop group of more than 16 paths");
 	} else if (!n.blackhole) {
 		if (nhm->nh_family != AF_INET)
-			return ignore(LCP_NL_IGN_FAMILY, "nexthop");
-		if (!get_u32(&at, NHA_OIF, &n.oif))
-			return ignore(LCP_NL_IGN_MALFORMED, "nexthop without NHA_OIF");
-		get_u32(&at, NHA_GATEWAY, &n.gw);
+			return lcp_nl_ignore(LCP_NL_IGN_FAMILY, "nexthop");
+		if (!lcp_nl_get_u32(&at, NHA_OIF, &n.oif))
+			return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "nexthop without NHA_OIF");
+		lcp_nl_get_u32(&at, NHA_GATEWAY, &n.gw);
 	}
 	for (int i = 0; !o && i < NH_MAX; i++)
 		if (!nhs[i].used)
 			o = &nhs[i];
 	if (!o)
-		return ignore(LCP_NL_IGN_REFUSED, "nexthop table full");
+		return lcp_nl_ignore(LCP_NL_IGN_REFUSED, "nexthop table full");
+	bool known = o->used;
 	*o = n;
-	return applied();
+	if (known)
+		nh_changed(ctx, id, false);
+	return lcp_nl_applied();
 }
 
 /* ---- routes ---- */
 
 struct route_want {
 	uint32_t dst, gw, oif; /* dst, gw network order */
+	uint32_t nhid;         /* RTA_NH_ID, 0: none */
 	uint8_t plen, type, protocol;
 	bool multipath;
 	uint32_t n_paths; /* > 1: RTA_MULTIPATH or a group's members, in mp[] */
@@ -325,12 +214,12 @@ static bool mp_decode(const struct nlattr *mp, struct route_want *w)
 		const struct rtnexthop *rtnh = (const struct rtnexthop *)p;
 		if (rtnh->rtnh_len < sizeof(*rtnh) || rtnh->rtnh_len > len || w->n_paths == IP4_LB_MAX_PATHS)
 			return false;
-		struct attrs at = { 0 };
-		if (mnl_attr_parse_payload(RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh), attr_cb, &at) < 0)
+		struct lcp_nl_attrs at = { 0 };
+		if (mnl_attr_parse_payload(RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh), lcp_nl_attr_cb, &at) < 0)
 			return false;
 		w->mp[w->n_paths].oif = (uint32_t)rtnh->rtnh_ifindex;
 		w->mp[w->n_paths].gw = 0;
-		get_u32(&at, RTA_GATEWAY, &w->mp[w->n_paths].gw);
+		lcp_nl_get_u32(&at, RTA_GATEWAY, &w->mp[w->n_paths].gw);
 		w->mp[w->n_paths++].weight = (uint16_t)(rtnh->rtnh_hops + 1);
 		size_t step = RTNH_ALIGN(rtnh->rtnh_len);
 		p += step;
@@ -370,13 +259,22 @@ static enum lcp_nl_ignore mp_to_paths(const struct lcp_nl_ctx *ctx, const struct
 			.protocol = w->protocol,
 			.weight = w->mp[i].weight,
 			.next_hop = w->mp[i].gw,
-			.if_index = phy_of_ifindex(ctx, w->mp[i].oif),
+			.if_index = lcp_nl_phy_of_ifindex(ctx, w->mp[i].oif),
 			.gen = ctx->gen,
 		};
 		if (p[i].if_index == DEV_INDEX_INVALID)
 			return LCP_NL_IGN_NOT_TAP;
 	}
 	return LCP_NL_IGN_N;
+}
+
+/* Whether group g has member id. */
+static bool nh_has_member(const struct nh_obj *g, uint32_t id)
+{
+	for (uint32_t i = 0; i < g->n_members; i++)
+		if (g->members[i].id == id)
+			return true;
+	return false;
 }
 
 /* The path of a nexthop object (a group's first member). */
@@ -398,11 +296,20 @@ static enum lcp_nl_ignore nh_path(uint32_t id, struct route_want *w)
 	return LCP_NL_IGN_N;
 }
 
+/* Whether sluice maps a route of w's kind and next hops: the three kinds
+ * without next hops, and unicast through a gateway, a device or paths. */
+static bool want_maps(const struct route_want *w)
+{
+	if (w->type == RTN_BLACKHOLE || w->type == RTN_UNREACHABLE || w->type == RTN_PROHIBIT)
+		return true;
+	return w->type == RTN_UNICAST && (w->gw || w->oif || w->multipath);
+}
+
 /* Decode a route message into w; LCP_NL_IGN_N when it maps. */
 static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_want *w)
 {
-	struct attrs at;
-	const struct rtmsg *rtm = parse(nlh, sizeof(*rtm), &at);
+	struct lcp_nl_attrs at;
+	const struct rtmsg *rtm = lcp_nl_parse(nlh, sizeof(*rtm), &at);
 	if (!rtm)
 		return LCP_NL_IGN_MALFORMED;
 	if (rtm->rtm_family != AF_INET)
@@ -410,35 +317,30 @@ static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_
 	if (rtm->rtm_dst_len > 32)
 		return LCP_NL_IGN_MALFORMED;
 	uint32_t table = rtm->rtm_table;
-	get_u32(&at, RTA_TABLE, &table);
+	lcp_nl_get_u32(&at, RTA_TABLE, &table);
 	if (table != RT_TABLE_MAIN && (!lcp_nl_route_table || table != lcp_nl_route_table))
 		return LCP_NL_IGN_TABLE;
 	w->plen = rtm->rtm_dst_len;
 	w->type = rtm->rtm_type;
 	w->protocol = rtm->rtm_protocol;
-	if (rtm->rtm_dst_len && !get_u32(&at, RTA_DST, &w->dst))
+	if (rtm->rtm_dst_len && !lcp_nl_get_u32(&at, RTA_DST, &w->dst))
 		return LCP_NL_IGN_MALFORMED;
 	if (rtm->rtm_protocol == RTPROT_KERNEL)
 		return LCP_NL_IGN_KERNEL;
 	if (nlh->nlmsg_type == RTM_DELROUTE)
 		return LCP_NL_IGN_N; /* the prefix is all a delete needs */
-	uint32_t nhid;
-	if (get_u32(&at, RTA_NH_ID, &nhid)) {
-		enum lcp_nl_ignore why = nh_path(nhid, w);
+	if (lcp_nl_get_u32(&at, RTA_NH_ID, &w->nhid)) {
+		enum lcp_nl_ignore why = nh_path(w->nhid, w);
 		if (why != LCP_NL_IGN_N)
 			return why;
 	} else if (at.tb[RTA_MULTIPATH]) {
 		if (!mp_decode(at.tb[RTA_MULTIPATH], w))
 			return LCP_NL_IGN_MALFORMED;
 	} else {
-		get_u32(&at, RTA_OIF, &w->oif);
-		get_u32(&at, RTA_GATEWAY, &w->gw);
+		lcp_nl_get_u32(&at, RTA_OIF, &w->oif);
+		lcp_nl_get_u32(&at, RTA_GATEWAY, &w->gw);
 	}
-	if (w->type == RTN_BLACKHOLE || w->type == RTN_UNREACHABLE || w->type == RTN_PROHIBIT)
-		return LCP_NL_IGN_N;
-	if (w->type != RTN_UNICAST || (!w->gw && !w->oif && !w->multipath))
-		return LCP_NL_IGN_ROUTE_TYPE;
-	return LCP_NL_IGN_N;
+	return want_maps(w) ? LCP_NL_IGN_N : LCP_NL_IGN_ROUTE_TYPE;
 }
 
 /* rtm_type -> the route kind of a route without next hops. */
@@ -447,155 +349,146 @@ static uint8_t route_kind(uint8_t type)
 	return type == RTN_UNREACHABLE ? IP4_ADJ_UNREACH : type == RTN_PROHIBIT ? IP4_ADJ_PROHIBIT : IP4_ADJ_BLACKHOLE;
 }
 
-/* A multipath route (RTA_MULTIPATH or a group): one route of w's paths. */
-static bool map_route_multipath(const struct lcp_nl_ctx *ctx, const struct route_want *w, const char *what)
+/* Remove the Linux route of dst/plen from sluice and the book. */
+static int route_remove(uint32_t dst, uint8_t plen)
+{
+	char err[128];
+	lcp_nl_route_forget(dst, plen);
+	return ip4_route_src_del(IP4_SRC_LINUX, dst, plen, err, sizeof(err));
+}
+
+static const char *route_what(char *buf, size_t n, const struct route_want *w);
+
+/* w as sluice's route of source linux: its paths (multipath: RTA_MULTIPATH
+ * or a group's members), its one next hop (no gateway: a device route,
+ * glean on the port) or its kind (blackhole, unreachable, prohibit).
+ * LCP_NL_IGN_N when installed; else why not (REFUSED: the FIB's err). */
+static enum lcp_nl_ignore route_set(const struct lcp_nl_ctx *ctx, const struct route_want *w, char *err, size_t n)
 {
 	struct ip4_route_path p[IP4_LB_MAX_PATHS];
+	if (w->multipath) {
+		enum lcp_nl_ignore why = mp_to_paths(ctx, w, p);
+		if (why != LCP_NL_IGN_N)
+			return why;
+		return ip4_route_src_set(IP4_SRC_LINUX, w->dst, w->plen, p, w->n_paths, err, n) ? LCP_NL_IGN_REFUSED
+												 : LCP_NL_IGN_N;
+	}
+	p[0] = (struct ip4_route_path){ .kind = route_kind(w->type), .protocol = w->protocol, .gen = ctx->gen };
+	if (w->type == RTN_UNICAST) {
+		p[0].kind = w->gw ? IP4_ADJ_REWRITE : IP4_ADJ_GLEAN;
+		p[0].next_hop = w->gw;
+		p[0].if_index = lcp_nl_phy_of_ifindex(ctx, w->oif);
+		if (p[0].if_index == DEV_INDEX_INVALID)
+			return LCP_NL_IGN_NOT_TAP;
+	}
+	return ip4_route_src_add(IP4_SRC_LINUX, w->dst, w->plen, &p[0], err, n) ? LCP_NL_IGN_REFUSED : LCP_NL_IGN_N;
+}
+
+/* Install w (decoded, or re-resolved through its nexthop object) as the
+ * Linux route of its prefix, and note it in the book. */
+static bool route_install(const struct lcp_nl_ctx *ctx, const struct route_want *w)
+{
 	char err[128];
-	enum lcp_nl_ignore why = mp_to_paths(ctx, w, p);
+	enum lcp_nl_ignore why = route_set(ctx, w, err, sizeof(err));
+	if (why == LCP_NL_IGN_REFUSED)
+		return lcp_nl_ignore(why, err);
 	if (why != LCP_NL_IGN_N)
-		return ignore(why, what);
-	if (ip4_route_src_set(IP4_SRC_LINUX, w->dst, w->plen, p, w->n_paths, err, sizeof(err)))
-		return ignore(LCP_NL_IGN_REFUSED, err);
-	lcp_nl_stats.multipath++;
-	return applied();
+		return lcp_nl_ignore(why, route_what(err, sizeof(err), w));
+	const struct lcp_nl_route r = { .dst = w->dst, .nhid = w->nhid, .gen = ctx->gen, .plen = w->plen,
+					.protocol = w->protocol, .type = w->type };
+	if (lcp_nl_route_note(&r)) { /* out of memory: sluice must not hold what it cannot sweep */
+		route_remove(w->dst, w->plen);
+		return lcp_nl_ignore(LCP_NL_IGN_REFUSED, "out of memory for the route book");
+	}
+	lcp_nl_stats.multipath += w->multipath;
+	return lcp_nl_applied();
+}
+
+/* What the log says of a route it ignores (formatted only then: every
+ * route at a 100,000-route load would otherwise pay for it). */
+static const char *route_what(char *buf, size_t n, const struct route_want *w)
+{
+	char a[INET_ADDRSTRLEN];
+	snprintf(buf, n, "route %s/%u type %u proto %u", inet_ntop(AF_INET, &w->dst, a, sizeof(a)), w->plen, w->type,
+		 w->protocol);
+	return buf;
 }
 
 static bool map_route(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 {
 	struct route_want w = { 0 };
 	enum lcp_nl_ignore why = route_decode(nlh, &w);
-	char what[80], a[INET_ADDRSTRLEN];
-	snprintf(what, sizeof(what), "route %s/%u type %u proto %u", inet_ntop(AF_INET, &w.dst, a, sizeof(a)), w.plen,
-		 w.type, w.protocol);
+	char what[80];
 	if (why != LCP_NL_IGN_N)
-		return ignore(why, what);
-	char err[128];
+		return lcp_nl_ignore(why, route_what(what, sizeof(what), &w));
 	if (nlh->nlmsg_type == RTM_DELROUTE) {
-		int rc = ip4_route_src_del(IP4_SRC_LINUX, w.dst, w.plen, err, sizeof(err));
-		return rc == 0 || rc == -ENOENT ? applied() : ignore(LCP_NL_IGN_REFUSED, err);
+		int rc = route_remove(w.dst, w.plen);
+		return rc == 0 || rc == -ENOENT ? lcp_nl_applied() : lcp_nl_ignore(LCP_NL_IGN_REFUSED, "route delete");
 	}
-	if (w.multipath)
-		return map_route_multipath(ctx, &w, what);
-	struct ip4_route_path p = { .kind = route_kind(w.type), .protocol = w.protocol, .gen = ctx->gen };
-	if (w.type == RTN_UNICAST) {
-		p.kind = w.gw ? IP4_ADJ_REWRITE : IP4_ADJ_GLEAN; /* no gateway: a device route */
-		p.next_hop = w.gw;
-		p.if_index = phy_of_ifindex(ctx, w.oif);
-		if (p.if_index == DEV_INDEX_INVALID)
-			return ignore(LCP_NL_IGN_NOT_TAP, what);
-	}
-	int rc = ip4_route_src_add(IP4_SRC_LINUX, w.dst, w.plen, &p, err, sizeof(err));
-	if (rc)
-		return ignore(LCP_NL_IGN_REFUSED, err);
-	return applied();
+	return route_install(ctx, &w);
 }
 
-/* ---- neighbours and links ---- */
+/* ---- routes through a nexthop object that changed (the nhid index) ---- */
 
-static bool map_neigh(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
+/* A route through a nexthop object, resolved again (the object replaced)
+ * or removed (the object, or a group's member it stood on, is gone). */
+static void route_reresolve(const struct lcp_nl_route *r, void *arg)
 {
-	struct attrs at;
-	const struct ndmsg *nd = parse(nlh, sizeof(*nd), &at);
-	uint32_t ip;
-	if (!nd)
-		return ignore(LCP_NL_IGN_MALFORMED, "neighbour message");
-	if (nd->ndm_family != AF_INET)
-		return ignore(LCP_NL_IGN_FAMILY, "neighbour");
-	if (!get_u32(&at, NDA_DST, &ip))
-		return ignore(LCP_NL_IGN_MALFORMED, "neighbour without NDA_DST");
-	uint32_t phy = phy_of_ifindex(ctx, (uint32_t)nd->ndm_ifindex);
-	if (phy == DEV_INDEX_INVALID)
-		return ignore(LCP_NL_IGN_NOT_TAP, "neighbour");
-	bool is_static = nd->ndm_state & NUD_PERMANENT;
-	ip4_nbr_lock();
-	const struct ip4_nbr *n = ip4_nbr_lookup(phy, ip);
-	bool was_static = n && (n->flags & IP4_NBR_F_STATIC);
-	ip4_nbr_unlock();
-	/* Linux's dynamic entries age on Linux's clock; sluice resolves and
-	 * ages its own by ARP, so only a permanent entry's removal counts. */
-	if (nlh->nlmsg_type == RTM_DELNEIGH || (nd->ndm_state & (NUD_FAILED | NUD_INCOMPLETE))) {
-		if (was_static)
-			ip4_nbr_flush(phy, ip, 0xffffffffu);
-		return applied();
+	const struct lcp_nl_ctx *ctx = arg;
+	struct route_want w = { .dst = r->dst, .nhid = r->nhid, .plen = r->plen, .type = r->type,
+				.protocol = r->protocol };
+	lcp_nl_stats.nh_routes++;
+	if (nh_path(r->nhid, &w) != LCP_NL_IGN_N) {
+		route_remove(r->dst, r->plen);
+		return;
 	}
-	const struct nlattr *ll = at.tb[NDA_LLADDR];
-	if (!ll || mnl_attr_get_payload_len(ll) != 6)
-		return ignore(LCP_NL_IGN_MALFORMED, "neighbour without a MAC");
-	char err[128];
-	if (ip4_nbr_set(phy, ip, mnl_attr_get_payload(ll), is_static, err, sizeof(err)))
-		return ignore(LCP_NL_IGN_REFUSED, err);
-	return applied();
+	if (!want_maps(&w)) {
+		route_remove(r->dst, r->plen); /* now a kind sluice does not map */
+		return;
+	}
+	if (!route_install(ctx, &w))
+		route_remove(r->dst, r->plen); /* never keep the old path of a changed object */
 }
 
-/* The TAP's MTU and MAC as Linux has them: the port follows (lcp.c). */
-static void link_mtu_mac(uint32_t phy, const struct attrs *at)
+/* Nexthop object id changed (replaced) or went: its routes, and those of
+ * the groups it heads, follow. A member that went from a group may have
+ * changed the group in ways the kernel does not announce: re-dump. */
+static void nh_changed(const struct lcp_nl_ctx *ctx, uint32_t id, bool gone)
 {
-	uint32_t mtu = 0;
-	const struct nlattr *ll = at->tb[IFLA_ADDRESS];
-	get_u32(at, IFLA_MTU, &mtu);
-	lcp_host_link(phy, mtu, ll && mnl_attr_get_payload_len(ll) == 6 ? mnl_attr_get_payload(ll) : NULL);
-}
-
-/* Linux's up/down transitions of a TAP reach its port (`ip link set
- * s-eth0 down`); the first state seen only records (a TAP is made down
- * and brought up after), and a state equal to the port's changes nothing,
- * which ends the echo of the port -> TAP direction (lcp.c). */
-static bool map_link(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
-{
-	struct attrs at;
-	const struct ifinfomsg *ifi = parse(nlh, sizeof(*ifi), &at);
-	if (!ifi)
-		return ignore(LCP_NL_IGN_MALFORMED, "link message");
-	uint32_t phy = phy_of_ifindex(ctx, (uint32_t)ifi->ifi_index);
-	if (phy == DEV_INDEX_INVALID)
-		return ignore(LCP_NL_IGN_NOT_TAP, "link");
-	if (nlh->nlmsg_type == RTM_DELLINK)
-		return ignore(LCP_NL_IGN_REFUSED, "a TAP deleted in Linux: lcp delete cleans up");
-	int8_t up = (ifi->ifi_flags & IFF_UP) != 0, was = link_up[phy];
-	link_up[phy] = up;
-	struct device *d = dev_by_index(phy);
-	if (was >= 0 && was != up && d && d->admin_up != (bool)up)
-		dev_set_admin_up(d, up);
-	link_mtu_mac(phy, &at);
-	return applied();
+	lcp_nl_route_each_nh(id, route_reresolve, (void *)ctx);
+	for (int i = 0; i < NH_MAX; i++) {
+		if (!nhs[i].used || !nhs[i].group || !nh_has_member(&nhs[i], id))
+			continue;
+		if (gone)
+			lcp_nl_redump_wanted = true;
+		else
+			lcp_nl_route_each_nh(nhs[i].id, route_reresolve, (void *)ctx);
+	}
 }
 
 bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 {
 	lcp_nl_stats.messages++;
 	if (nlh->nlmsg_len < NLMSG_HDRLEN)
-		return ignore(LCP_NL_IGN_MALFORMED, "short message");
+		return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "short message");
 	switch (nlh->nlmsg_type) {
 	case RTM_NEWADDR:
 	case RTM_DELADDR:
-		return map_addr(ctx, nlh);
+		return lcp_nl_map_addr(ctx, nlh);
 	case RTM_NEWROUTE:
 	case RTM_DELROUTE:
 		return map_route(ctx, nlh);
 	case RTM_NEWNEIGH:
 	case RTM_DELNEIGH:
-		return map_neigh(ctx, nlh);
+		return lcp_nl_map_neigh(ctx, nlh);
 	case RTM_NEWLINK:
 	case RTM_DELLINK:
-		return map_link(ctx, nlh);
+		return lcp_nl_map_link(ctx, nlh);
 	case RTM_NEWNEXTHOP:
 	case RTM_DELNEXTHOP:
-		return map_nexthop(nlh);
+		return map_nexthop(ctx, nlh);
 	default:
-		return ignore(LCP_NL_IGN_OTHER, "message type");
+		return lcp_nl_ignore(LCP_NL_IGN_OTHER, "message type");
 	}
 }
 
-uint32_t lcp_nl_sweep(uint32_t gen)
-{
-	uint32_t n = ip4_route_src_sweep(IP4_SRC_LINUX, gen, LCP_NL_GEN_OWNER);
-	char err[128];
-	for (int i = 0; i < ADDR_MAX; i++)
-		if (addrs[i].used && addrs[i].gen != gen && ((addrs[i].gen ^ gen) & LCP_NL_GEN_OWNER) == 0) {
-			addrs[i].used = false;
-			n += ip4_if_addr_del(addrs[i].phy, addrs[i].addr, addrs[i].plen, err, sizeof(err)) == 0;
-		}
-	lcp_nl_stats.swept += n;
-	return n;
-}

@@ -244,6 +244,36 @@ START_TEST(test_clear_is_a_baseline)
 }
 END_TEST
 
+/* The barrier's account: every hold counted at its release, the longest
+ * kept, a hold that sleeps 2 ms is at least 2 ms long, and clear runtime
+ * starts it again (its own hold is the first of the new count). */
+START_TEST(test_barrier_holds)
+{
+	tn_buffers(1024);
+	struct graph *g = tn_graph(regs, ARRAY_LEN(regs));
+	char err[256];
+	ck_assert_int_eq(graph_workers_start(g, NULL, 1, err, sizeof(err)), 0);
+	struct graph_barrier_stats b;
+	graph_clear_runtime(g);
+	graph_barrier_stats(g, &b);
+	ck_assert_uint_eq(b.holds, 1);
+	graph_barrier_sync(g);
+	usleep(2000);
+	graph_barrier_release(g);
+	graph_barrier_sync(g);
+	graph_barrier_release(g);
+	graph_barrier_stats(g, &b);
+	ck_assert_uint_eq(b.holds, 3);
+	ck_assert_uint_ge(b.hold_max_ns, 2000000);
+	ck_assert_uint_ge(b.hold_total_ns, b.hold_max_ns);
+	graph_clear_runtime(g);
+	graph_barrier_stats(g, &b);
+	ck_assert_uint_eq(b.holds, 1);
+	graph_destroy(g);
+	buffer_main_free();
+}
+END_TEST
+
 /* A worker loops while this thread reads its figures: each only goes up
  * (the stats segment's thread reads them the same way). */
 START_TEST(test_reader_sees_them_grow)
@@ -280,6 +310,7 @@ int main(void)
 	tcase_add_test(tc, test_backoff_is_idle);
 	tcase_add_test(tc, test_clear_is_a_baseline);
 	tcase_add_test(tc, test_reader_sees_them_grow);
+	tcase_add_test(tc, test_barrier_holds);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

@@ -353,12 +353,111 @@ START_TEST(multipath_and_nexthops)
 	ck_assert(!apply(nlh));
 	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_NO_NEXTHOP], 1);
 	ck_assert_ptr_null(fib_adj(NET(10, 23, 0, 0), 16));
-	/* a known one replaced: its routes changed in the kernel unannounced */
-	ck_assert(apply(nexthop(5, NET(10, 1, 0, 4), NULL, NULL, 0)));
-	ck_assert(lcp_nl_redump_wanted);
+	/* a known one replaced: its routes and its groups' follow, no re-dump */
+	ck_assert(apply(nexthop(5, NET(10, 1, 0, 5), NULL, NULL, 0)));
+	ck_assert(!lcp_nl_redump_wanted);
+	assert_via(NET(10, 21, 0, 0), 16, NET(10, 1, 0, 5));
+	assert_paths(NET(10, 22, 0, 0), 16, NET(10, 1, 0, 5), 2, NET(10, 1, 0, 4), 1);
+	assert_via(NET(10, 25, 0, 0), 16, NET(10, 1, 0, 5));
 	/* the multipath route goes whole */
 	ck_assert(apply(route(RTM_DELROUTE, NET(10, 20, 0, 0), 16, RTN_UNICAST, RTPROT_BGP)));
 	ck_assert_ptr_null(fib_adj(NET(10, 20, 0, 0), 16));
+}
+END_TEST
+
+static struct nlmsghdr *route_nh(uint32_t dst, uint8_t plen, uint32_t nhid)
+{
+	struct nlmsghdr *nlh = route(RTM_NEWROUTE, dst, plen, RTN_UNICAST, RTPROT_BGP);
+	mnl_attr_put_u32(nlh, RTA_NH_ID, nhid);
+	return nlh;
+}
+
+/* The nhid index: 300 routes through object 40, 2 through 41. Replacing
+ * 40 moves exactly its 300 (counted), deleting 41 removes its 2 (the
+ * kernel removes them without route messages), a route moved from 40 to
+ * 41 follows 41 and no longer 40. */
+START_TEST(nexthop_index)
+{
+	ck_assert(apply(nexthop(40, NET(10, 1, 0, 2), NULL, NULL, 0)));
+	ck_assert(apply(nexthop(41, NET(10, 1, 0, 3), NULL, NULL, 0)));
+	for (uint32_t i = 0; i < 300; i++)
+		ck_assert(apply(route_nh(NET(10, 100, i >> 8, i & 0xff), 32, 40)));
+	ck_assert(apply(route_nh(NET(10, 101, 0, 0), 16, 41)));
+	ck_assert(apply(route_nh(NET(10, 102, 0, 0), 16, 41)));
+	ck_assert(apply(route_nh(NET(10, 100, 0, 7), 32, 41))); /* moves from 40 to 41 */
+	ck_assert_uint_eq(lcp_nl_stats.routes, 302);
+	ck_assert(apply(nexthop(40, NET(10, 1, 0, 9), NULL, NULL, 0)));
+	ck_assert_uint_eq(lcp_nl_stats.nh_routes, 299);
+	assert_via(NET(10, 100, 1, 43), 32, NET(10, 1, 0, 9));
+	assert_via(NET(10, 100, 0, 7), 32, NET(10, 1, 0, 3));
+	assert_via(NET(10, 101, 0, 0), 16, NET(10, 1, 0, 3));
+	struct nlmsghdr *del = nexthop(41, 0, NULL, NULL, 0);
+	del->nlmsg_type = RTM_DELNEXTHOP;
+	ck_assert(apply(del));
+	ck_assert_ptr_null(fib_adj(NET(10, 101, 0, 0), 16));
+	ck_assert_ptr_null(fib_adj(NET(10, 102, 0, 0), 16));
+	ck_assert_ptr_null(fib_adj(NET(10, 100, 0, 7), 32));
+	ck_assert_uint_eq(lcp_nl_stats.routes, 299);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 299);
+	ck_assert(!lcp_nl_redump_wanted);
+	/* deleted in Linux one by one: the index forgets them */
+	for (uint32_t i = 0; i < 300; i++)
+		ck_assert(apply(route(RTM_DELROUTE, NET(10, 100, i >> 8, i & 0xff), 32, RTN_UNICAST, RTPROT_BGP)));
+	ck_assert(apply(nexthop(40, NET(10, 1, 0, 2), NULL, NULL, 0)));
+	ck_assert_uint_eq(lcp_nl_stats.nh_routes, 302); /* 299 moved, 3 removed; none through 40 now */
+	ck_assert_uint_eq(lcp_nl_stats.routes, 0);
+}
+END_TEST
+
+/* Address families and kinds sluice does not map: counted, logged once,
+ * nothing installed, and the next good message still maps. */
+START_TEST(unsupported_families)
+{
+	struct nlmsghdr *mpls = route(RTM_NEWROUTE, 0, 0, RTN_UNICAST, RTPROT_STATIC);
+	((struct rtmsg *)mnl_nlmsg_get_payload(mpls))->rtm_family = AF_MPLS;
+	mnl_attr_put_u32(mpls, RTA_DST, htonl(100 << 12)); /* label 100 */
+	ck_assert(!apply(mpls));
+	struct nlmsghdr *v6 = route(RTM_NEWROUTE, 0, 0, RTN_UNICAST, RTPROT_STATIC);
+	struct rtmsg *rtm = mnl_nlmsg_get_payload(v6);
+	rtm->rtm_family = AF_INET6;
+	rtm->rtm_dst_len = 64;
+	uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+	mnl_attr_put(v6, RTA_DST, sizeof(a6), a6);
+	ck_assert(!apply(v6));
+	rtm->rtm_dst_len = 200; /* and garbage in it */
+	ck_assert(!apply(v6));
+	struct nlmsghdr *na = addr(RTM_NEWADDR, NET(10, 1, 0, 1), 24, TAP_IFINDEX);
+	((struct ifaddrmsg *)mnl_nlmsg_get_payload(na))->ifa_family = AF_MPLS;
+	ck_assert(!apply(na));
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_FAMILY], 4);
+	ck_assert_uint_eq(lcp_nl_stats.applied, 0);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 0);
+	ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	assert_via(NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2));
+}
+END_TEST
+
+/* The sweep in steps: a deadline already past still makes progress (64
+ * records a step at least), and the steps together sweep exactly what the
+ * whole sweep would. */
+START_TEST(sweep_in_steps)
+{
+	const struct lcp_nl_ctx gen2 = { .netns = "", .gen = 2 };
+	for (uint32_t i = 0; i < 1000; i++)
+		ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 40 + (i >> 8), i & 0xff, 0), 24, NET(10, 1, 0, 2),
+					  TAP_IFINDEX)));
+	for (uint32_t i = 0; i < 1000; i += 3) /* the new dump shows every third */
+		ck_assert(lcp_nl_apply(&gen2, route_via(RTM_NEWROUTE, NET(10, 40 + (i >> 8), i & 0xff, 0), 24,
+						       NET(10, 1, 0, 2), TAP_IFINDEX)));
+	uint32_t cursor = 0, steps = 0;
+	while (!lcp_nl_sweep_step(2, &cursor, 0))
+		steps++;
+	ck_assert_uint_gt(steps, 5);
+	ck_assert_uint_eq(lcp_nl_stats.swept, 666);
+	ck_assert_uint_eq(lcp_nl_stats.routes, 334);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 334);
+	assert_via(NET(10, 40, 3, 0), 24, NET(10, 1, 0, 2));
+	ck_assert_ptr_null(fib_adj(NET(10, 40, 4, 0), 24));
 }
 END_TEST
 
@@ -511,6 +610,9 @@ static Suite *lcp_nl_suite(void)
 	tcase_add_test(tc, unmapped_kinds);
 	tcase_add_test(tc, garbage_refused);
 	tcase_add_test(tc, multipath_and_nexthops);
+	tcase_add_test(tc, nexthop_index);
+	tcase_add_test(tc, unsupported_families);
+	tcase_add_test(tc, sweep_in_steps);
 	tcase_add_test(tc, sources_and_precedence);
 	tcase_add_test(tc, resync_sweep);
 	tcase_add_test(tc, neighbours);

@@ -159,3 +159,19 @@ assert_all_attributed() {
 	ctl show buffers > "$tmp/buffers" || fail "show buffers"
 	grep -Eq "^unattributed +- +0$" "$tmp/buffers" || { cat "$tmp/buffers" >&2; fail "show buffers: buffers unattributed${1:+ $1}"; }
 }
+
+# The linux-cp tests' hosts: h1 (ns_a) 10.1.0.2/24 with 10.9.0.9 on its lo,
+# h2 (ns_b) 10.2.0.2/24, each routed through sluice's 10.x.0.1; and the
+# control namespaces named (lo up, IPv6 off for what is made in them).
+netns_lcp_hosts() { # control-namespace...
+	local ns
+	netns_make_pairs
+	for ns in "$@"; do
+		ip netns add "$ns" || fail "ip netns add $ns"
+		ip netns exec "$ns" ip link set lo up
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	done
+	netns_setup_host "$ns_a" "$host_a" 10.1.0.2 10.1.0.1
+	ip -n "$ns_a" addr add 10.9.0.9/32 dev lo || fail "10.9.0.9 on h1"
+	netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
+}
