@@ -172,6 +172,17 @@ static struct graph *elog_graph(uint32_t workers)
 	char err[256];
 	if (workers)
 		ck_assert_msg(graph_workers_start(g, NULL, workers, err, sizeof(err)) == 0, "%s", err);
+	/* Each worker running before a test takes the barrier: one not yet in
+	 * its loop is not parked by it (and the barrier event counts 0). */
+	for (uint32_t i = 1; i <= workers; i++) {
+		struct graph_thread_info info = { 0 };
+		for (int k = 0; k < 5000 && !info.running; k++) {
+			ck_assert_int_eq(graph_thread_info(g, i, &info), 0);
+			if (!info.running)
+				usleep(1000);
+		}
+		ck_assert_msg(info.running, "worker %u not running after 5 s", i);
+	}
 	cli_set_graph(g);
 	snprintf(dir, sizeof(dir), "/tmp/test-elog.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
