@@ -1,66 +1,38 @@
 /* The IPv6 FIB's memory: its tables on the pages ip6_fib_config.mem asks for
- * (2 MB hugetlb, THP-advised, or 4 KB, faulted in at create in the two
- * fixed modes so that no add pays for a fault), the control-side depth
- * arrays, and the stats of what the table holds and costs. */
+ * (nodes/fib_mem.h), the control-side depth arrays, and the stats of what
+ * the table holds and costs. */
 #include "nodes/ip6/ip6_fib_private.h"
+#include "nodes/fib_mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
+_Static_assert(IP6_FIB_MEM_4K == (int)FIB_MEM_4K && IP6_FIB_PAGES_HUGETLB == (int)FIB_PAGES_HUGETLB,
+	       "ip6_fib enums match fib_mem.h");
+
 #define HUGE_2M (2u << 20)
 #define N_GROUPS_DEFAULT 65536u
 #define N_GROUPS_MAX (1u << 24)
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
 
 void ip6_fib_config_default(struct ip6_fib_config *c)
 {
 	*c = (struct ip6_fib_config){ .n_groups = N_GROUPS_DEFAULT };
 }
 
-/* Fault every page in now, writable (DPDK's tables are zeroed at create
- * too); after the madvise that chose the page size. */
-static void populate(void *p, size_t bytes)
-{
-	if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0)
-		return;
-	for (size_t o = 0; o < bytes; o += 4096) /* kernels before 5.14 */
-		((volatile uint8_t *)p)[o] = 0;
-}
-
-/* bytes (a multiple of 2 MB) of zeroed table on the pages mem asks for, or
- * NULL; *pages says what was mapped. */
+/* The enums share fib_mem.h's values. */
 static void *map_table(size_t bytes, enum ip6_fib_mem mem, bool try_huge,
 		       enum ip6_fib_pages *pages)
 {
-	const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
-	void *p;
-	if (mem == IP6_FIB_MEM_HUGETLB || (mem == IP6_FIB_MEM_AUTO && try_huge)) {
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, anon | MAP_HUGETLB | MAP_POPULATE, -1, 0);
-		*pages = IP6_FIB_PAGES_HUGETLB;
-		if (p != MAP_FAILED || mem == IP6_FIB_MEM_HUGETLB)
-			return p == MAP_FAILED ? NULL : p;
-	}
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, anon | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (mem == IP6_FIB_MEM_4K) {
-		madvise(p, bytes, MADV_NOHUGEPAGE); /* EINVAL without THP: 4 KB anyway */
-		populate(p, bytes);
-		*pages = IP6_FIB_PAGES_4K;
-	} else {
-		madvise(p, bytes, MADV_HUGEPAGE); /* advice only */
-		*pages = IP6_FIB_PAGES_THP;
-	}
-	return p;
+	enum fib_pages p = FIB_PAGES_4K;
+	void *t = fib_map_table(bytes, (enum fib_mem_mode)mem, try_huge, &p);
+	*pages = (enum ip6_fib_pages)p;
+	return t;
 }
 
 const char *ip6_fib_pages_name(enum ip6_fib_pages p)
 {
-	return p == IP6_FIB_PAGES_HUGETLB ? "2 MB hugetlb" : p == IP6_FIB_PAGES_THP ? "THP-advised" : "4 KB";
+	return fib_pages_name((enum fib_pages)p);
 }
 
 static size_t groups_bytes(uint32_t n_groups)
