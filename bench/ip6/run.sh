@@ -13,7 +13,7 @@
 #   all three in a round, so the same route set in the same order (ROUTES
 #   routes shaped like the public IPv6 table, bench/ip6/fib6bench.h), the
 #   same lookup addresses (a route picked uniformly, random host bits), the
-#   same table size (GROUPS 256-entry groups on every side) and the same
+#   same table size (FIB_GROUPS 256-entry groups on every side) and the same
 #   timing: rdtsc around the whole add loop (/ routes), each lookup pass
 #   (/ lookups; batches of 4096 generated untimed, looked up one at a time,
 #   4 at a time (sluice only) or in bulks of 32), the whole delete loop
@@ -32,7 +32,7 @@
 #   DPDK build have it. Statistic: the median over rounds of each round's
 #   mean over the pass (min and max in the row).
 #
-# Environment: ROUNDS (5), ROUTES (1000000), GROUPS (sized for ROUTES),
+# Environment: ROUNDS (5), ROUTES (1000000), FIB_GROUPS (sized for ROUTES),
 # ITERATIONS (1024 lookup batches of 4096 per pass), CPU (0), DPDK_MEM_MODE
 # (huge|nohuge), QUIET_MAX (120 s), QUICK (1: one round, 65,536 routes, 64
 # batches: seconds; figures not judged).
@@ -54,7 +54,7 @@ fi
 # hungriest: at 65,536 routes sluice uses 1.65 per route, rte_fib6 between
 # 2 and 4 (it folds less); both share more as the set grows. Its count is
 # printed; an add that finds no group fails the bench.
-if [ "$ROUTES" -le 262144 ]; then GROUPS=${GROUPS:-$((ROUTES * 4))}; else GROUPS=${GROUPS:-$((ROUTES * 5 / 4 + 65536))}; fi
+if [ "$ROUTES" -le 262144 ]; then FIB_GROUPS=${FIB_GROUPS:-$((ROUTES * 4))}; else FIB_GROUPS=${FIB_GROUPS:-$((ROUTES * 5 / 4 + 65536))}; fi
 CPU=${CPU:-0}
 
 bench_need
@@ -75,7 +75,7 @@ if [ "${#sluice_mem[@]}" -gt 0 ]; then
 	mem_label="4 KB pages (sluice --no-huge, DPDK --no-huge -m 3072)"
 fi
 tsc_hz=$(bench_tsc_hz)
-bench_log "memory: $mem_label; TSC $tsc_hz Hz; $ROUTES routes, $GROUPS groups"
+bench_log "memory: $mem_label; TSC $tsc_hz Hz; $ROUTES routes, $FIB_GROUPS groups"
 
 tsv=$out/fib.tsv
 : >"$tsv"
@@ -87,7 +87,7 @@ check_mem() { # FILE: every sluice table on the pages both sides were given
 	echo "$bad" >&2
 	exit 1
 }
-args() { echo --seed "$(($1 * 7919))" --routes "$ROUTES" --groups "$GROUPS" --iterations "$ITERATIONS"; }
+args() { echo --seed "$(($1 * 7919))" --routes "$ROUTES" --groups "$FIB_GROUPS" --iterations "$ITERATIONS"; }
 run_sluice() { # SIDE BUILD ROUND
 	local f=$out/$1-$3.txt
 	bench_wait_quiet
