@@ -31,6 +31,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NO_GROUP UINT32_MAX
 
@@ -66,11 +67,10 @@ static uint32_t group_new(struct ip6_fib *fib, uint32_t e, uint8_t dd)
 {
 	uint32_t g = fib->free_groups[--fib->n_free];
 	uint32_t *ent = group_entries(fib, g);
-	uint8_t *dep = group_depths(fib, g);
-	for (uint32_t k = 0; k < IP6_FIB_GROUP_ENTRIES; k++) {
+	/* Two loops, not one: each vectorises (a group is 20 cold lines). */
+	for (uint32_t k = 0; k < IP6_FIB_GROUP_ENTRIES; k++)
 		ent[k] = e;
-		dep[k] = dd;
-	}
+	memset(group_depths(fib, g), dd, IP6_FIB_GROUP_ENTRIES);
 	fib->n_long[g] = 0;
 	return g;
 }
