@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph/node.h"
@@ -66,7 +67,7 @@ static void prefix_mask(struct in6_addr *a, uint8_t plen)
 	}
 }
 
-static int check_config(const struct ip6_ra_config *c, char *err, size_t errlen)
+int ip6_ra_config_check(const struct ip6_ra_config *c, char *err, size_t errlen)
 {
 	if (c->interval_s < IP6_RA_INTERVAL_MIN_S || c->interval_s > IP6_RA_INTERVAL_MAX_S) {
 		snprintf(err, errlen, "interval %u s not in %u..%u", c->interval_s, IP6_RA_INTERVAL_MIN_S,
@@ -96,6 +97,74 @@ static int check_config(const struct ip6_ra_config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* A number of seconds, "10" or "10s". */
+static bool parse_secs(const char *w, uint32_t *out)
+{
+	char *end;
+	if (!w || *w < '0' || *w > '9')
+		return false;
+	unsigned long v = strtoul(w, &end, 10);
+	if (*end == 's')
+		end++;
+	if (*end || v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* `prefix P/L [valid V] [preferred P]` at argv[*i]; advances *i. */
+static bool parse_prefix(int argc, char **argv, int *i, struct ip6_ra_config *c, const char **bad)
+{
+	if (c->n_prefixes == IP6_RA_MAX_PREFIXES || *i + 1 >= argc) {
+		*bad = "prefix";
+		return false;
+	}
+	struct ip6_ra_prefix *p = &c->prefixes[c->n_prefixes];
+	*p = (struct ip6_ra_prefix){ .valid_s = IP6_RA_VALID_DEFAULT_S, .preferred_s = IP6_RA_PREFERRED_DEFAULT_S };
+	*bad = argv[*i + 1];
+	if (!ip6_parse_prefix(argv[*i + 1], &p->prefix, &p->plen, false))
+		return false;
+	*i += 2;
+	int start = *i;
+	while (*i + 1 < argc && (!strcmp(argv[*i], "valid") || !strcmp(argv[*i], "preferred"))) {
+		uint32_t *dst = argv[*i][0] == 'v' ? &p->valid_s : &p->preferred_s;
+		*bad = argv[*i + 1];
+		if (!parse_secs(argv[*i + 1], dst))
+			return false;
+		*i += 2;
+	}
+	bool pref_given = false;
+	for (int k = start; k < *i; k += 2)
+		pref_given |= argv[k][0] == 'p';
+	if (!pref_given && p->preferred_s > p->valid_s)
+		p->preferred_s = p->valid_s; /* a short valid lifetime given alone shortens both */
+	c->n_prefixes++;
+	return true;
+}
+
+bool ip6_ra_parse(int argc, char **argv, struct ip6_ra_config *c, bool *off, const char **bad)
+{
+	ip6_ra_config_default(c);
+	*off = argc == 1 && !strcmp(argv[0], "off");
+	if (*off || (argc == 1 && !strcmp(argv[0], "on")))
+		return true;
+	for (int i = 0; i < argc;) {
+		*bad = argv[i];
+		if (!strcmp(argv[i], "prefix")) {
+			if (!parse_prefix(argc, argv, &i, c, bad))
+				return false;
+			continue;
+		}
+		uint32_t *dst = !strcmp(argv[i], "interval") ? &c->interval_s
+				: !strcmp(argv[i], "lifetime") ? &c->lifetime_s
+							       : NULL;
+		if (!dst || i + 1 >= argc || !parse_secs(argv[i + 1], dst))
+			return false;
+		i += 2;
+	}
+	return true;
+}
+
 static uint64_t rng_next(struct ip6_ra_if *r)
 {
 	uint64_t x = r->rng ? r->rng : 0x9e3779b97f4a7c15ull;
@@ -121,7 +190,7 @@ int ip6_ra_enable(uint32_t if_index, const struct ip6_ra_config *c, char *err, s
 		snprintf(err, errlen, "no such interface");
 		return -EINVAL;
 	}
-	int rc = check_config(c, err, errlen);
+	int rc = ip6_ra_config_check(c, err, errlen);
 	if (rc)
 		return rc;
 	struct ip6_ra_if *r = &ip6_ra_ifs[if_index];

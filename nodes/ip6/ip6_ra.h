@@ -71,6 +71,17 @@ extern struct ip6_ra_if ip6_ra_ifs[DEV_MAX];
 /* The defaults (interval 600 s, lifetime 1800 s, the addresses' prefixes). */
 void ip6_ra_config_default(struct ip6_ra_config *c);
 
+/* The settings words of `ip6 nd interface NAME ra ...` and of
+ * startup.conf's `ip6-ra`: "off" (*off), "on" or nothing (the defaults),
+ * or `[interval S] [lifetime S] [prefix X:X::X:X/L [valid S] [preferred
+ * S]]...` (S: seconds, "10" or "10s") into c. False with the offending
+ * word in *bad. Ranges are ip6_ra_config_check's. */
+bool ip6_ra_parse(int argc, char **argv, struct ip6_ra_config *c, bool *off, const char **bad);
+
+/* 0, or -EINVAL with the reason in err: interval 4..1800 s, lifetime 0 or
+ * interval..9000 s, prefixes global or unique-local, preferred <= valid. */
+int ip6_ra_config_check(const struct ip6_ra_config *c, char *err, size_t errlen);
+
 /* Turn RAs on with c (or change c) on if_index: the first RA goes out
  * within the initial interval. 0, or -EINVAL with the reason in err
  * (interval or lifetime out of range, a bad prefix, no such interface).

@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -15,69 +14,6 @@
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/ip6/ip6_ra.h"
-
-/* A number of seconds, "10" or "10s". */
-static bool parse_secs(const char *w, uint32_t *out)
-{
-	char *end;
-	if (!w || *w < '0' || *w > '9')
-		return false;
-	unsigned long v = strtoul(w, &end, 10);
-	if (*end == 's')
-		end++;
-	if (*end || v > UINT32_MAX)
-		return false;
-	*out = (uint32_t)v;
-	return true;
-}
-
-/* `prefix P/L [valid V] [preferred P]` at argv[*i]; advances *i. */
-static bool parse_prefix(int argc, char **argv, int *i, struct ip6_ra_config *c, const char **bad)
-{
-	if (c->n_prefixes == IP6_RA_MAX_PREFIXES || *i + 1 >= argc) {
-		*bad = "prefix";
-		return false;
-	}
-	struct ip6_ra_prefix *p = &c->prefixes[c->n_prefixes];
-	*p = (struct ip6_ra_prefix){ .valid_s = IP6_RA_VALID_DEFAULT_S, .preferred_s = IP6_RA_PREFERRED_DEFAULT_S };
-	*bad = argv[*i + 1];
-	if (!ip6_parse_prefix(argv[*i + 1], &p->prefix, &p->plen, false))
-		return false;
-	*i += 2;
-	while (*i + 1 < argc && (!strcmp(argv[*i], "valid") || !strcmp(argv[*i], "preferred"))) {
-		uint32_t *dst = argv[*i][0] == 'v' ? &p->valid_s : &p->preferred_s;
-		*bad = argv[*i + 1];
-		if (!parse_secs(argv[*i + 1], dst))
-			return false;
-		*i += 2;
-	}
-	c->n_prefixes++;
-	return true;
-}
-
-/* The words after `ra`: off, or the settings. */
-static bool parse_ra(int argc, char **argv, struct ip6_ra_config *c, bool *off, const char **bad)
-{
-	ip6_ra_config_default(c);
-	*off = argc == 1 && !strcmp(argv[0], "off");
-	if (*off)
-		return true;
-	for (int i = 0; i < argc;) {
-		*bad = argv[i];
-		if (!strcmp(argv[i], "prefix")) {
-			if (!parse_prefix(argc, argv, &i, c, bad))
-				return false;
-			continue;
-		}
-		uint32_t *dst = !strcmp(argv[i], "interval") ? &c->interval_s
-				: !strcmp(argv[i], "lifetime") ? &c->lifetime_s
-							       : NULL;
-		if (!dst || i + 1 >= argc || !parse_secs(argv[i + 1], dst))
-			return false;
-		i += 2;
-	}
-	return true;
-}
 
 /*
  * sluice> ip6 nd interface a ra interval 10s lifetime 1800 prefix 2001:db8:1::/64
@@ -95,7 +31,7 @@ static int nd_interface(struct cli_session *s, int argc, char **argv)
 	struct ip6_ra_config c;
 	bool off;
 	const char *bad = "";
-	if (!parse_ra(argc - 2, argv + 2, &c, &off, &bad))
+	if (!ip6_ra_parse(argc - 2, argv + 2, &c, &off, &bad))
 		return cli_fail(s, -EINVAL, "bad or misplaced '%s'", bad);
 	char err[128] = "";
 	int rc = 0;

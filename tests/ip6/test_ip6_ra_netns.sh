@@ -1,8 +1,8 @@
 #!/bin/bash
 # sluice's Router Advertisements against a real Linux host in a namespace:
 #   host A (accept_ra=2, autoconf=1) --veth-- [a 2001:db8:1::1/64  sluice]
-# af-packet on the root-namespace end; RAs on a from the CLI (`ip6 nd
-# interface a ra interval 10`), the prefix the address's /64. Expects:
+# af-packet on the root-namespace end; RAs on a from its interface block
+# (`ip6-ra "interval 10"`), the prefix the address's /64. Expects:
 #   - rdisc6 from A gets sluice's RA: from its link-local address, with
 #     its MAC, router lifetime 1800, MTU 1500 and prefix 2001:db8:1::/64;
 #   - A forms a SLAAC address in 2001:db8:1::/64 and a default route via
@@ -31,13 +31,10 @@ tmp=$(mktemp -d /tmp/sluice-ra-XXXXXX)
 netns_preflight ip ping rdisc6 timeout python3
 netns_make_pairs
 
-cat > "$tmp/setup.cli" <<CLI
-ip6 nd interface a ra interval 10
-CLI
 cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
+unix { nodaemon  cli-listen $tmp/cli.sock }
 interfaces {
-  a { driver af-packet  host-if $if_a  ip6-address 2001:db8:1::1/64 }
+  a { driver af-packet  host-if $if_a  ip6-address 2001:db8:1::1/64  ip6-ra "interval 10" }
   b { driver af-packet  host-if $if_b }
 }
 CONF
