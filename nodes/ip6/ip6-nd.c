@@ -36,6 +36,7 @@
 #include "nodes/ethernet.h"
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_interface.h"
+#include "nodes/ip6/ip6_nd.h"
 #include "nodes/ip6/ip6_neighbor.h"
 
 enum ip6_nd_next {
@@ -112,18 +113,7 @@ struct nd_msg {
  * within the message; the link-layer address one of type want kept. */
 static bool options(const uint8_t *p, uint32_t len, uint8_t want, struct nd_msg *m)
 {
-	uint32_t o = ND_MSG_LEN;
-	while (o + 2 <= len) {
-		uint32_t olen = p[o + 1] * 8u;
-		if (olen == 0 || o + olen > len)
-			return false;
-		if (p[o] == want && olen >= 8) {
-			memcpy(m->lladdr, p + o + 2, 6);
-			m->has_lladdr = true;
-		}
-		o += olen;
-	}
-	return o == len;
+	return ip6_nd_options(p, ND_MSG_LEN, len, want, m->lladdr, &m->has_lladdr);
 }
 
 /* §7.1.1 and §7.1.2: IP6_ND_N_ERROR when valid, else the error. */

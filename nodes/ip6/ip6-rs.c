@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "graph/node.h"
-#include "nodes/ethernet.h"
 #include "nodes/ip6/ip6.h"
+#include "nodes/ip6/ip6_nd.h"
 #include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/ip6/ip6_ra.h"
 
@@ -61,18 +61,7 @@ static uint16_t validate(struct buffer *b, uint8_t mac[6], bool *has_mac)
 		return IP6_RS_ERROR_CODE;
 	if (len < RS_MSG_LEN || o->l4_offset + len > b->current_length)
 		return IP6_RS_ERROR_TOO_SHORT;
-	uint32_t off = RS_MSG_LEN;
-	while (off + 2 <= len) {
-		uint32_t olen = p[off + 1] * 8u;
-		if (olen == 0 || off + olen > len)
-			return IP6_RS_ERROR_BAD_OPTION;
-		if (p[off] == ND_OPT_SOURCE_LLADDR && olen >= 8) {
-			memcpy(mac, p + off + 2, 6);
-			*has_mac = true;
-		}
-		off += olen;
-	}
-	if (off != len)
+	if (!ip6_nd_options(p, RS_MSG_LEN, len, ND_OPT_SOURCE_LLADDR, mac, has_mac))
 		return IP6_RS_ERROR_BAD_OPTION;
 	if (*has_mac && ip6_addr_is_unspecified(&h->src))
 		return IP6_RS_ERROR_UNSPEC_LLADDR;
