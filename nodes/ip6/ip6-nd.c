@@ -18,7 +18,8 @@
  * the interface's MAC. Its source link-layer option teaches the sender's
  * MAC (§7.2.3: a STALE entry). An advertisement updates the entry of its
  * target (§7.2.5) and is consumed; one for an address without an entry is
- * discarded, one for our own address counted (another node claims it).
+ * discarded, one for our own address counted (another node claims it)
+ * and the address marked duplicated (ip6_dad.h).
  * The neighbour table's lock is taken at most once per frame.
  *
  * Next nodes: error-drop, interface-output (advertisements).
@@ -35,6 +36,7 @@
 #include "graph/node.h"
 #include "nodes/ethernet.h"
 #include "nodes/ip6/ip6.h"
+#include "nodes/ip6/ip6_dad.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_nd.h"
 #include "nodes/ip6/ip6_neighbor.h"
@@ -221,8 +223,10 @@ static uint16_t solicitation(struct buffer *b, const struct nd_msg *m, struct nd
 
 static uint16_t advertisement(struct buffer *b, const struct nd_msg *m, struct nd_lock *l)
 {
-	if (ip6_is_for_us(b->rx_if, &m->target))
+	if (ip6_is_for_us(b->rx_if, &m->target)) {
+		ip6_dad_conflict(b->rx_if, &m->target);
 		return IP6_ND_ERROR_NA_OURS;
+	}
 	lock_once(l);
 	struct ip6_nbr *n = ip6_nbr_lookup(b->rx_if, &m->target);
 	if (!n)

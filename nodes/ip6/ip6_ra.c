@@ -19,8 +19,11 @@
  * information option per prefix (§4.6.2; on-link, and autonomous for a
  * /64, the only length SLAAC forms addresses in, RFC 4862 §5.5.3).
  *
+ * The same node sends the Duplicate Address Detection probes of
+ * ip6_dad.h: both are control-plane transmissions on a timer.
+ *
  * Next nodes: interface-output.
- * Errors: RAs sent (counted); solicited RAs; no buffer.
+ * Errors: RAs sent (counted); solicited RAs; no buffer; DAD probes sent.
  * CLI: `ip6 nd interface`, `show ip6 nd` (ip6_ra_cli.c).
  */
 #include <errno.h>
@@ -30,6 +33,7 @@
 
 #include "graph/node.h"
 #include "nodes/ip6/ip6.h"
+#include "nodes/ip6/ip6_dad.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/ip6/ip6_ra.h"
@@ -43,6 +47,7 @@ enum ip6_ra_error {
 	IP6_RA_ERROR_SENT = 0,
 	IP6_RA_ERROR_SOLICITED,
 	IP6_RA_ERROR_NO_BUFFER,
+	IP6_RA_ERROR_DAD,
 	IP6_RA_N_ERROR,
 };
 
@@ -50,6 +55,7 @@ static const char *const ip6_ra_error_strings[IP6_RA_N_ERROR] = {
 	[IP6_RA_ERROR_SENT] = "Router Advertisements sent",
 	[IP6_RA_ERROR_SOLICITED] = "Router Advertisements answering a solicitation",
 	[IP6_RA_ERROR_NO_BUFFER] = "Router Advertisement not sent: no buffer",
+	[IP6_RA_ERROR_DAD] = "DAD probes sent (NS from ::, ip6_dad.h)",
 };
 
 /* ---- configuration ---- */
@@ -371,17 +377,19 @@ static uint32_t ip6_ra_fn(struct node_runtime *rt, struct frame *f)
 			r->n_sent++;
 			if (r->answer_pending)
 				node_count_error(rt, IP6_RA_ERROR_SOLICITED, 1), r->n_solicited++;
+			r->last_ns = now;
+			r->n_initial++;
 		}
-		r->answer_pending = false;
-		r->last_ns = now;
-		r->n_initial++;
+		r->answer_pending = false; /* down or IPv6 off: nothing to answer with */
 		r->next_ns = now + next_interval_ns(r);
 	}
-	if (n) {
+	if (n)
 		node_count_error(rt, IP6_RA_ERROR_SENT, n);
-		node_enqueue(rt, 0, out, n);
-	}
-	return n;
+	uint32_t n_dad = ip6_dad_run(now, out + n, FRAME_SIZE - n);
+	if (n_dad)
+		node_count_error(rt, IP6_RA_ERROR_DAD, n_dad);
+	node_enqueue(rt, 0, out, n + n_dad);
+	return n + n_dad;
 }
 
 static const struct node_reg ip6_ra_node = {

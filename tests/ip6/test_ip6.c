@@ -21,6 +21,7 @@
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_neighbor.h"
+#include "nodes/ip6/ip6_dad.h"
 #include "nodes/ip6/ip6_ra.h"
 #include "tests/check_run.h"
 #include "tests/pkt_build.h"
@@ -153,6 +154,8 @@ static void setup(void)
 	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
 	txs = calloc(TX_MAX, sizeof(*txs));
 	n_tx = n_inq = 0;
+	ip6_dad_transmits = 0; /* no probes among the frames counted (dad_probe_and_duplicate turns it on) */
+	memset(ip6_dad_ifs, 0, sizeof(ip6_dad_ifs));
 	g = graph_create(NULL, err, sizeof(err));
 	ck_assert_msg(g, "%s", err);
 	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
@@ -811,6 +814,62 @@ START_TEST(rs_hostile_counted)
 }
 END_TEST
 
+START_TEST(dad_probe_and_duplicate)
+{
+	ip6_dad_transmits = 1;
+	ip6_nbr_clock = sim_clock;
+	sim_ns = 1000 * 1000000000ull;
+	/* a's link-local address and 2001:db8:1::1 are probed, each once. */
+	poll_until_tx(2);
+	ck_assert_uint_eq(n_tx, 2);
+	uint8_t w[128], unspec[16] = { 0 }, sn_ll[16];
+	a6(sn_ll, "ff02::1:ff00:a");
+	const uint8_t *targets[2] = { LL_A, A1 };
+	const uint8_t *groups[2] = { sn_ll, SN_A1 };
+	for (uint32_t k = 0; k < 2; k++) {
+		uint8_t smac[6] = { 0x33, 0x33, 0xff, 0, 0, groups[k][15] };
+		uint32_t n = eth(w, smac, mac_a, 0x86dd);
+		uint8_t *m = w + n + 40;
+		memset(m, 0, 24);
+		m[0] = 135;
+		memcpy(m + 8, targets[k], 16);
+		n += ip6hdr(w + n, unspec, groups[k], 58, 255, 24);
+		put16(m + 2, ref_csum6(unspec, groups[k], 58, m, 24));
+		expect_tx(k, dev_a, w, n + 24);
+	}
+	struct in6_addr a1, ll;
+	memcpy(&a1, A1, 16);
+	memcpy(&ll, LL_A, 16);
+	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &a1), IP6_DAD_TENTATIVE);
+	/* Host A advertises 2001:db8:1::1: duplicated; the link-local address
+	 * is preferred after RetransTimer. */
+	uint8_t f[128], all[16], amac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	a6(all, "ff02::1");
+	inject(dev_a, f, na6(f, amac, HA, all, 255, 0x20, A1, mac_ha));
+	sim_ns += IP6_DAD_RETRANS_NS;
+	for (int i = 0; i < 60; i++) {
+		graph_main_poll(g);
+		usleep(2500);
+	}
+	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &a1), IP6_DAD_DUPLICATE);
+	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &ll), IP6_DAD_PREFERRED);
+	ck_assert_uint_eq(count("ip6-nd", "NA for one of our addresses (duplicate?)"), 1);
+	ck_assert_uint_eq(count("ip6-ra", "DAD probes sent (NS from ::, ip6_dad.h)"), 2);
+	ck_assert_uint_eq(n_tx, 2);
+	/* Deleted and added again: probed again. */
+	ck_assert_int_eq(ip6_if_addr_del(dev_a->index, &a1, 64, err, sizeof(err)), 0);
+	graph_main_poll(g);
+	usleep(60000);
+	graph_main_poll(g);
+	ck_assert_int_eq(ip6_if_addr_add(dev_a->index, &a1, 64, err, sizeof(err)), 0);
+	poll_until_tx(3);
+	ck_assert_uint_eq(n_tx, 3);
+	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &a1), IP6_DAD_TENTATIVE);
+	ip6_nbr_clock = NULL;
+	ip6_dad_transmits = 0;
+}
+END_TEST
+
 static Suite *ip6_suite(void)
 {
 	Suite *s = suite_create("ip6");
@@ -833,6 +892,7 @@ static Suite *ip6_suite(void)
 	tcase_add_checked_fixture(ra, setup, teardown);
 	tcase_add_test(ra, rs_answered_exact_and_rate_limited);
 	tcase_add_test(ra, rs_hostile_counted);
+	tcase_add_test(ra, dad_probe_and_duplicate);
 	suite_add_tcase(s, ra);
 	return s;
 }
