@@ -9,6 +9,8 @@
 #     sluice's link-local address (each within 15 s), and pings
 #     2001:db8:1::1 from that address;
 #   - `show ip6 nd json` counts RAs sent and solicitations received;
+#   - DAD: no address duplicated, then one that host A holds too is shown
+#     "(duplicate)" once sluice adds it (Linux defends it with an NA);
 #   - a bad interval prints usage and changes nothing; `ra off` stops them;
 #   - sluice exits 0 with every buffer returned.
 # Needs root, ip, ping, rdisc6 (ndisc6, scripts/deps.sh test). Names carry
@@ -98,6 +100,21 @@ a = [e for e in json.load(open(sys.argv[1]))["interfaces"] if e["interface"] == 
 sys.exit(not (a["ra"] and a["interval_s"] == 10 and a["sent"] >= 1 and a["rs_received"] >= 1
 	and a["solicited"] >= 1))' "$tmp/nd.json" || { cat "$tmp/nd.json" >&2; fail "show ip6 nd json"; }
 
+# ---- DAD: sluice's addresses were probed; one host A holds is duplicated ----
+ctl show ip6 interface json > "$tmp/if.json"
+python3 -c 'import json,sys
+a = [i for i in json.load(open(sys.argv[1]))["interfaces"] if i["name"] == "a"][0]
+sys.exit(a["duplicate_addresses"] != [])' "$tmp/if.json" || { cat "$tmp/if.json" >&2; fail "a duplicate before any"; }
+ip netns exec "$ns_a" ip -6 addr add 2001:db8:1::99/64 dev "$host_a" nodad || fail "host A 2001:db8:1::99"
+ctl set interface ip address a 2001:db8:1::99/64 > /dev/null || fail "add 2001:db8:1::99"
+for _ in $(seq 50); do
+	ctl show ip6 interface > "$tmp/if" 2>&1
+	grep -q "2001:db8:1::99/64 (duplicate)" "$tmp/if" && break
+	sleep 0.1
+done
+grep -q "2001:db8:1::99/64 (duplicate)" "$tmp/if" || { cat "$tmp/if" >&2; fail "2001:db8:1::99 not duplicate within 5 s"; }
+grep "^a " "$tmp/if"
+
 # ---- a bad command changes nothing; off ----
 ctl ip6 nd interface a ra interval 2 > "$tmp/bad" 2>&1 && fail "took interval 2"
 grep -q "ip6 nd interface NAME ra" "$tmp/bad" || { cat "$tmp/bad" >&2; fail "no usage for interval 2"; }
@@ -109,7 +126,7 @@ sys.exit(not (a["ra"] and a["interval_s"] == 10))' "$tmp/nd2.json" || fail "a ba
 ctl ip6 nd interface a ra off > /dev/null || fail "ra off"
 ctl show ip6 nd > "$tmp/off"
 grep -Eq "^a +off" "$tmp/off" || { cat "$tmp/off" >&2; fail "ra off not shown"; }
-ctl show errors > "$tmp/errors" 2>&1 && grep -E "ip6-r[as]" "$tmp/errors"
+ctl show errors > "$tmp/errors" 2>&1 && grep -E "ip6-r[as]|ip6-nd" "$tmp/errors"
 
 netns_stop_sluice
 echo "PASS"
