@@ -213,6 +213,8 @@ int ip6_ra_enable(uint32_t if_index, const struct ip6_ra_config *c, char *err, s
 		r->answer_pending = false;
 		__atomic_store_n(&r->solicited, false, __ATOMIC_RELAXED);
 		r->next_ns = now + next_interval_ns(r);
+	} else if (r->next_ns > ip6_nbr_now() + cfg.interval_s * NS_PER_S) {
+		r->next_ns = ip6_nbr_now() + next_interval_ns(r); /* a shorter interval applies at once */
 	}
 	r->on = true;
 	return 0;

@@ -808,6 +808,12 @@ START_TEST(rs_hostile_counted)
 	c.lifetime_s = 5;
 	ck_assert_int_eq(ip6_ra_enable(dev_a->index, &c, err, sizeof(err)), -EINVAL);
 	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].cfg.interval_s, 600);
+	/* An initial RA's interval is capped at 16 s; a shorter MaxRtrAdvInterval applies at once. */
+	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].next_ns - sim_ns, 16000000000ull);
+	c.lifetime_s = 1800;
+	ck_assert_int_eq(ip6_ra_enable(dev_a->index, &c, err, sizeof(err)), 0);
+	ck_assert_uint_le(ip6_ra_ifs[dev_a->index].next_ns - sim_ns, 10000000000ull);
+	ck_assert_uint_ge(ip6_ra_ifs[dev_a->index].next_ns - sim_ns, 3300000000ull);
 	ip6_ra_disable(dev_a->index);
 	ck_assert(!ip6_ra_ifs[dev_a->index].on);
 	ra_off();
