@@ -649,6 +649,15 @@ static void poll_until_tx(uint32_t want)
 	}
 }
 
+/* Poll for 150 ms: the ip6-ra process node runs at least twice. */
+static void poll_idle(void)
+{
+	for (int i = 0; i < 60; i++) {
+		graph_main_poll(g);
+		usleep(2500);
+	}
+}
+
 /* A Router Solicitation (type 133) from src to ff02::2 with code, hop
  * limit, an optional source link-layer option, or a raw option of length
  * 0 when bad_opt. */
@@ -746,10 +755,7 @@ START_TEST(rs_answered_exact_and_rate_limited)
 	/* One second later: within MIN_DELAY_BETWEEN_RAS, held back. */
 	sim_ns += 1000000000ull;
 	inject(dev_a, f, rs6(f, LL_HA, 255, 0, NULL, false));
-	for (int i = 0; i < 60; i++) {
-		graph_main_poll(g);
-		usleep(2500);
-	}
+	poll_idle();
 	ck_assert_uint_eq(n_tx, 1);
 	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].next_ns, sim_ns + 2000000000ull);
 	sim_ns += 2000000000ull; /* 3 s after the first: sent */
@@ -782,10 +788,7 @@ START_TEST(rs_hostile_counted)
 	inject(dev_a, f, rs6(f, HA, 255, 0, NULL, true));         /* option of length 0 */
 	ck_assert_int_eq(ip6_if_enable(dev_b->index, err, sizeof(err)), 0);
 	inject(dev_b, f, rs6(f, HA, 255, 0, NULL, false)); /* b does not advertise */
-	for (int i = 0; i < 60; i++) {
-		graph_main_poll(g);
-		usleep(2500);
-	}
+	poll_idle();
 	ck_assert_uint_eq(n_tx, 0);
 	ck_assert_uint_eq(count("ip6-rs", "RS hop limit not 255"), 1);
 	ck_assert_uint_eq(count("ip6-rs", "RS code not 0"), 1);
@@ -853,10 +856,7 @@ START_TEST(dad_probe_and_duplicate)
 	a6(all, "ff02::1");
 	inject(dev_a, f, na6(f, amac, HA, all, 255, 0x20, A1, mac_ha));
 	sim_ns += IP6_DAD_RETRANS_NS;
-	for (int i = 0; i < 60; i++) {
-		graph_main_poll(g);
-		usleep(2500);
-	}
+	poll_idle();
 	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &a1), IP6_DAD_DUPLICATE);
 	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &ll), IP6_DAD_PREFERRED);
 	ck_assert_uint_eq(count("ip6-nd", "NA for one of our addresses (duplicate?)"), 1);
