@@ -74,6 +74,10 @@ struct sluice_config {
  * in why. */
 int app_ip6_addresses(const struct conf_interface *ifc, uint32_t if_index, char *why, size_t len);
 
+/* The same for `ip6-ra` (the words of `ip6 nd interface NAME ra`,
+ * nodes/ip6/ip6_ra.h): checked, or Router Advertisements turned on. */
+int app_ip6_ra(const struct conf_interface *ifc, uint32_t if_index, char *why, size_t len);
+
 /* The configuration sluice runs with when no -c is given. */
 extern const char app_conf_default_text[];
 

@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "nodes/ip6/ip6_interface.h"
+#include "nodes/ip6/ip6_ra.h"
 #include "sluice_version.h"
 
 static const struct conf_key unix_keys[] = {
@@ -110,6 +111,9 @@ const struct conf_key app_interface_keys[] = {
 	  .doc = "packets the input node takes per poll of each rx queue (testpmd's --burst); 256 is a frame" },
 	{ .name = "ip6-address", .type = CONF_STRING, CONF_FIELD(struct conf_interface, ip6_address),
 	  .doc = "IPv6 addresses X:X::X:X/L (several: \"A/L B/L\"); IPv6 on, with the EUI-64 link-local address" },
+	{ .name = "ip6-ra", .type = CONF_STRING, CONF_FIELD(struct conf_interface, ip6_ra),
+	  .doc = "Router Advertisements: on, or \"[interval S] [lifetime S] [prefix X:X::X:X/L [valid S] "
+		 "[preferred S]]\" (`ip6 nd interface NAME ra`'s words)" },
 	{ 0 },
 };
 
@@ -133,6 +137,32 @@ int app_ip6_addresses(const struct conf_interface *ifc, uint32_t if_index, char 
 	return 0;
 }
 
+int app_ip6_ra(const struct conf_interface *ifc, uint32_t if_index, char *why, size_t len)
+{
+	char words[CONF_IP6_ADDRESS_SIZE], *save = NULL, *argv[32];
+	int argc = 0;
+	snprintf(words, sizeof(words), "%s", ifc->ip6_ra);
+	for (char *w = strtok_r(words, " \t", &save); w && argc < 32; w = strtok_r(NULL, " \t", &save))
+		argv[argc++] = w;
+	if (!argc)
+		return 0;
+	struct ip6_ra_config c;
+	bool off;
+	const char *bad = "";
+	char err[128];
+	if (!ip6_ra_parse(argc, argv, &c, &off, &bad)) {
+		snprintf(why, len, "ip6-ra: bad or misplaced '%s': expected on, off or [interval S] [lifetime S] "
+			 "[prefix X:X::X:X/L [valid S] [preferred S]]", bad);
+		return -EINVAL;
+	}
+	int rc = off ? 0
+		     : if_index == DEV_INDEX_INVALID ? ip6_ra_config_check(&c, err, sizeof(err))
+						     : ip6_ra_enable(if_index, &c, err, sizeof(err));
+	if (rc)
+		snprintf(why, len, "ip6-ra: %s", err);
+	return rc;
+}
+
 /* A cross-connect names another interface of the section. */
 static int interfaces_check(void *obj, struct conf_check *chk)
 {
@@ -141,7 +171,8 @@ static int interfaces_check(void *obj, struct conf_check *chk)
 		const char *peer = ifs->ifs[i].l2_xconnect;
 		uint32_t j = 0;
 		char why[CONF_MSG_SIZE];
-		if (app_ip6_addresses(&ifs->ifs[i], DEV_INDEX_INVALID, why, sizeof(why))) {
+		if (app_ip6_addresses(&ifs->ifs[i], DEV_INDEX_INVALID, why, sizeof(why)) ||
+		    app_ip6_ra(&ifs->ifs[i], DEV_INDEX_INVALID, why, sizeof(why))) {
 			snprintf(chk->msg, sizeof(chk->msg), "interface '%s' (line %u): %.200s", ifs->ifs[i].name,
 				 ifs->ifs[i].line, why);
 			return -EINVAL;

@@ -7,13 +7,13 @@
  * requests to icmp6-echo, Neighbor Solicitations and Advertisements to
  * ip6-nd. The rest is counted and dropped, each under its own error:
  * fragments (no reassembly), MLD (RFC 2710/3810: sluice runs no multicast
- * routing and needs no reports to hear its own groups), Router
- * Solicitations (no Router Advertisements yet), other ICMPv6 types, other
- * protocols (no local service; Linux's, through nodes/lcp, later).
+ * routing and needs no reports to hear its own groups),
+ * other ICMPv6 types, other protocols (no local service; Linux's, through
+ * nodes/lcp, later). Router Solicitations go to ip6-rs.
  *
- * Next nodes: error-drop, icmp6-echo, ip6-nd.
- * Errors: fragment; ICMPv6 truncated; bad ICMPv6 checksum; MLD; Router
- *   Solicitation; ICMPv6 type not handled; protocol not handled.
+ * Next nodes: error-drop, icmp6-echo, ip6-nd, ip6-rs.
+ * Errors: fragment; ICMPv6 truncated; bad ICMPv6 checksum; MLD; ICMPv6
+ *   type not handled; protocol not handled.
  * Trace: source, destination, upper-layer protocol, ICMPv6 type, verdict.
  * CLI: `show errors`, `show trace`.
  */
@@ -27,6 +27,7 @@ enum ip6_local_next {
 	IP6_LOCAL_NEXT_DROP = 0,
 	IP6_LOCAL_NEXT_ECHO,
 	IP6_LOCAL_NEXT_ND,
+	IP6_LOCAL_NEXT_RS,
 	IP6_LOCAL_N_NEXT,
 };
 
@@ -35,7 +36,6 @@ enum ip6_local_error {
 	IP6_LOCAL_ERROR_TRUNCATED,
 	IP6_LOCAL_ERROR_CHECKSUM,
 	IP6_LOCAL_ERROR_MLD,
-	IP6_LOCAL_ERROR_RS,
 	IP6_LOCAL_ERROR_ICMP_TYPE,
 	IP6_LOCAL_ERROR_PROTOCOL,
 	IP6_LOCAL_N_ERROR,
@@ -46,19 +46,19 @@ static const char *const ip6_local_error_strings[IP6_LOCAL_N_ERROR] = {
 	[IP6_LOCAL_ERROR_TRUNCATED] = "ICMPv6 shorter than its header",
 	[IP6_LOCAL_ERROR_CHECKSUM] = "bad ICMPv6 checksum",
 	[IP6_LOCAL_ERROR_MLD] = "MLD message (counted, not answered)",
-	[IP6_LOCAL_ERROR_RS] = "Router Solicitation (no Router Advertisements yet)",
 	[IP6_LOCAL_ERROR_ICMP_TYPE] = "ICMPv6 type not handled",
 	[IP6_LOCAL_ERROR_PROTOCOL] = "protocol not handled",
 };
 
 #define VERDICT_ECHO 0xff
 #define VERDICT_ND 0xfe
+#define VERDICT_RS 0xfd
 
 struct ip6_local_trace {
 	struct in6_addr src, dst;
 	uint8_t l4_proto;
 	uint8_t icmp_type;
-	uint8_t verdict; /* error code, VERDICT_ECHO or VERDICT_ND */
+	uint8_t verdict; /* error code, VERDICT_ECHO, VERDICT_ND or VERDICT_RS */
 };
 _Static_assert(sizeof(struct ip6_local_trace) <= NODE_TRACE_DETAIL_SIZE, "trace fits the record");
 
@@ -71,6 +71,7 @@ static int ip6_local_format_trace(char *buf, size_t len, const uint8_t *detail)
 			ip6_format_addr(d, &t.dst), t.l4_proto, t.icmp_type,
 			t.verdict < IP6_LOCAL_N_ERROR ? ip6_local_error_strings[t.verdict]
 			: t.verdict == VERDICT_ECHO   ? "-> icmp6-echo"
+			: t.verdict == VERDICT_RS     ? "-> ip6-rs"
 						      : "-> ip6-nd");
 }
 
@@ -101,7 +102,7 @@ static uint16_t icmp6(struct buffer *b, const struct ip6_header *h, uint8_t *typ
 	case ICMP6_MLD2_REPORT:
 		return IP6_LOCAL_ERROR_MLD;
 	case ICMP6_ND_RS:
-		return IP6_LOCAL_ERROR_RS;
+		return VERDICT_RS;
 	default:
 		return IP6_LOCAL_ERROR_ICMP_TYPE;
 	}
@@ -136,6 +137,8 @@ static uint32_t ip6_local_fn(struct node_runtime *rt, struct frame *f)
 			nexts[i] = IP6_LOCAL_NEXT_ECHO;
 		} else if (verdict == VERDICT_ND) {
 			nexts[i] = IP6_LOCAL_NEXT_ND;
+		} else if (verdict == VERDICT_RS) {
+			nexts[i] = IP6_LOCAL_NEXT_RS;
 		} else {
 			nexts[i] = IP6_LOCAL_NEXT_DROP;
 			b->error = node_error(rt, verdict);
@@ -166,6 +169,7 @@ static const struct node_reg ip6_local_node = {
 		[IP6_LOCAL_NEXT_DROP] = "error-drop",
 		[IP6_LOCAL_NEXT_ECHO] = "icmp6-echo",
 		[IP6_LOCAL_NEXT_ND] = "ip6-nd",
+		[IP6_LOCAL_NEXT_RS] = "ip6-rs",
 	},
 	.n_errors = IP6_LOCAL_N_ERROR,
 	.error_strings = ip6_local_error_strings,

@@ -18,7 +18,8 @@
  * the interface's MAC. Its source link-layer option teaches the sender's
  * MAC (§7.2.3: a STALE entry). An advertisement updates the entry of its
  * target (§7.2.5) and is consumed; one for an address without an entry is
- * discarded, one for our own address counted (another node claims it).
+ * discarded, one for our own address counted (another node claims it)
+ * and the address marked duplicated (ip6_dad.h).
  * The neighbour table's lock is taken at most once per frame.
  *
  * Next nodes: error-drop, interface-output (advertisements).
@@ -35,7 +36,9 @@
 #include "graph/node.h"
 #include "nodes/ethernet.h"
 #include "nodes/ip6/ip6.h"
+#include "nodes/ip6/ip6_dad.h"
 #include "nodes/ip6/ip6_interface.h"
+#include "nodes/ip6/ip6_nd.h"
 #include "nodes/ip6/ip6_neighbor.h"
 
 enum ip6_nd_next {
@@ -112,18 +115,7 @@ struct nd_msg {
  * within the message; the link-layer address one of type want kept. */
 static bool options(const uint8_t *p, uint32_t len, uint8_t want, struct nd_msg *m)
 {
-	uint32_t o = ND_MSG_LEN;
-	while (o + 2 <= len) {
-		uint32_t olen = p[o + 1] * 8u;
-		if (olen == 0 || o + olen > len)
-			return false;
-		if (p[o] == want && olen >= 8) {
-			memcpy(m->lladdr, p + o + 2, 6);
-			m->has_lladdr = true;
-		}
-		o += olen;
-	}
-	return o == len;
+	return ip6_nd_options(p, ND_MSG_LEN, len, want, m->lladdr, &m->has_lladdr);
 }
 
 /* §7.1.1 and §7.1.2: IP6_ND_N_ERROR when valid, else the error. */
@@ -231,8 +223,10 @@ static uint16_t solicitation(struct buffer *b, const struct nd_msg *m, struct nd
 
 static uint16_t advertisement(struct buffer *b, const struct nd_msg *m, struct nd_lock *l)
 {
-	if (ip6_is_for_us(b->rx_if, &m->target))
+	if (ip6_is_for_us(b->rx_if, &m->target)) {
+		ip6_dad_conflict(b->rx_if, &m->target);
 		return IP6_ND_ERROR_NA_OURS;
+	}
 	lock_once(l);
 	struct ip6_nbr *n = ip6_nbr_lookup(b->rx_if, &m->target);
 	if (!n)

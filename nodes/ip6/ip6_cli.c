@@ -22,6 +22,7 @@
 #include "nodes/ethernet.h"
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_cli.h"
+#include "nodes/ip6/ip6_dad.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_neighbor.h"
 
@@ -169,6 +170,12 @@ static int show_neighbors(struct cli_session *s, int argc, char **argv)
 
 /* ---- show ip6 interface ---- */
 
+/* " (duplicate)" after an address another node advertised (ip6_dad.h). */
+static const char *dad_suffix(const struct ip6_interface *ifc, const struct in6_addr *a)
+{
+	return ip6_dad_state((uint32_t)(ifc - ip6_interfaces), a) == IP6_DAD_DUPLICATE ? " (duplicate)" : "";
+}
+
 /* "2001:db8:1::1/64 2001:db8:9::1/48" into buf. */
 static const char *addr_list(char *buf, size_t len, const struct ip6_interface *ifc)
 {
@@ -176,8 +183,9 @@ static const char *addr_list(char *buf, size_t len, const struct ip6_interface *
 	buf[0] = 0;
 	for (uint32_t i = 0; i < ifc->n_addrs && used < len; i++) {
 		char a[INET6_ADDRSTRLEN];
-		used += (size_t)snprintf(buf + used, len - used, "%s%s/%u", i ? " " : "",
-					 ip6_format_addr(a, &ifc->addrs[i].addr), ifc->addrs[i].plen);
+		used += (size_t)snprintf(buf + used, len - used, "%s%s/%u%s", i ? " " : "",
+					 ip6_format_addr(a, &ifc->addrs[i].addr), ifc->addrs[i].plen,
+					 dad_suffix(ifc, &ifc->addrs[i].addr));
 	}
 	return buf[0] ? buf : "-";
 }
@@ -201,6 +209,12 @@ static cJSON *interfaces_json(void)
 		for (uint32_t i = 0; i < ifc->n_addrs; i++) {
 			snprintf(p, sizeof(p), "%s/%u", ip6_format_addr(a, &ifc->addrs[i].addr), ifc->addrs[i].plen);
 			cJSON_AddItemToArray(addrs, cJSON_CreateString(p));
+		}
+		cJSON *dup = cJSON_AddArrayToObject(o, "duplicate_addresses");
+		for (uint32_t i = 0; i <= ifc->n_addrs && ifc->enabled; i++) {
+			const struct in6_addr *x = i ? &ifc->addrs[i - 1].addr : &ifc->link_local;
+			if (ip6_dad_state(d->index, x) == IP6_DAD_DUPLICATE)
+				cJSON_AddItemToArray(dup, cJSON_CreateString(ip6_format_addr(a, x)));
 		}
 		cJSON_AddItemToArray(list, o);
 	}
@@ -240,7 +254,8 @@ static int show_interface(struct cli_session *s, int argc, char **argv)
 		cli_table_cell(t, "%s", d->name);
 		cli_table_cell(t, "%s", eth_format_mac(mac, d->mac));
 		cli_table_cell(t, "%s", ifc->enabled ? "on" : "off");
-		cli_table_cell(t, "%s", ifc->enabled ? ip6_format_addr(ll, &ifc->link_local) : "-");
+		cli_table_cell(t, "%s%s", ifc->enabled ? ip6_format_addr(ll, &ifc->link_local) : "-",
+			       ifc->enabled ? dad_suffix(ifc, &ifc->link_local) : "");
 		cli_table_cell(t, "%s", addr_list(list, sizeof(list), ifc));
 	}
 	cli_table_print(s, t);

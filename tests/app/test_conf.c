@@ -120,6 +120,8 @@ static const struct conf_case cases[] = {
 	  { "interfaces.a.rx-burst=256", "interfaces.a.l2-xconnect=b" } },
 	{ .text = "interfaces { a { driver null  ip6-address \"2001:db8:1::1/64 fe80::1/64\" } }",
 	  { "interfaces.a.ip6-address=\"2001:db8:1::1/64 fe80::1/64\"" } },
+	{ .text = "interfaces { a { driver null  ip6-ra \"interval 10s prefix 2001:db8:1::/64 valid 600\" } b { driver null  ip6-ra on } }",
+	  { "interfaces.a.ip6-ra=\"interval 10s prefix 2001:db8:1::/64 valid 600\"", "interfaces.b.ip6-ra=on" } },
 
 	/* ---- unknown section ---- */
 	{ .text = "shaper { }", .line = 1, .col = 1,
@@ -289,12 +291,12 @@ static const struct conf_case cases[] = {
 	  .msg = "interface 'eth0' needs its driver first: expected 'driver', found 'rx-queues'", .test_driver = true },
 	{ .text = "interfaces { eth0 { driver test rx-desc 512 } }", .line = 1, .col = 33,
 	  .msg = "unknown key 'rx-desc' in interface 'eth0' (driver test): expected one of rx-queues, host-if, "
-		 "l2-xconnect, rx-burst, ip6-address",
+		 "l2-xconnect, rx-burst, ip6-address, ip6-ra",
 	  .test_driver = true },
 	/* the keys every interface takes are listed after the driver's */
 	{ .text = "interfaces { eth0 { driver null  rx-burts 8 } }", .line = 1, .col = 34,
 	  .msg = "unknown key 'rx-burts' in interface 'eth0' (driver null): expected one of rx-queues, tx-queues, "
-		 "rx-recycle, rx-size, l2-xconnect, rx-burst, ip6-address" },
+		 "rx-recycle, rx-size, l2-xconnect, rx-burst, ip6-address, ip6-ra" },
 	{ .text = "interfaces { eth0 { driver test rx-queues 17 } }", .line = 1, .col = 43,
 	  .msg = "bad value '17' for 'rx-queues': out of range: expected 1 to 16", .test_driver = true },
 	{ .text = "interfaces { an-interface-name-far-too-long-for-us { driver test } }", .line = 1, .col = 14,
@@ -318,6 +320,14 @@ static const struct conf_case cases[] = {
 	  .test_driver = true },
 	{ .text = "interfaces {\n  a { driver null  ip6-address \"2001:db8::1/64 2001:db8::2\" }\n}", .line = 1, .col = 1,
 	  .msg = "section 'interfaces': interface 'a' (line 2): ip6-address 2001:db8::2: expected X:X::X:X/L" },
+	{ .text = "interfaces {\n  a { driver null  ip6-ra \"interval 2\" }\n}", .line = 1, .col = 1,
+	  .msg = "section 'interfaces': interface 'a' (line 2): ip6-ra: interval 2 s not in 4..1800" },
+	{ .text = "interfaces {\n  a { driver null  ip6-ra \"prefix 2001:db8::/64 valid 10 preferred 20\" }\n}",
+	  .line = 1, .col = 1,
+	  .msg = "section 'interfaces': interface 'a' (line 2): ip6-ra: prefix 1: preferred 20 s beyond valid 10 s" },
+	{ .text = "interfaces {\n  a { driver null  ip6-ra \"interval\" }\n}", .line = 1, .col = 1,
+	  .msg = "section 'interfaces': interface 'a' (line 2): ip6-ra: bad or misplaced 'interval': expected on, off "
+		 "or [interval S] [lifetime S] [prefix X:X::X:X/L [valid S] [preferred S]]" },
 };
 
 static const char *sluice_bin;

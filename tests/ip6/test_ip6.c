@@ -21,6 +21,8 @@
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_neighbor.h"
+#include "nodes/ip6/ip6_dad.h"
+#include "nodes/ip6/ip6_ra.h"
 #include "tests/check_run.h"
 #include "tests/pkt_build.h"
 
@@ -152,6 +154,8 @@ static void setup(void)
 	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
 	txs = calloc(TX_MAX, sizeof(*txs));
 	n_tx = n_inq = 0;
+	ip6_dad_transmits = 0; /* no probes among the frames counted (dad_probe_and_duplicate turns it on) */
+	memset(ip6_dad_ifs, 0, sizeof(ip6_dad_ifs));
 	g = graph_create(NULL, err, sizeof(err));
 	ck_assert_msg(g, "%s", err);
 	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
@@ -627,6 +631,251 @@ START_TEST(no_error_about_error)
 }
 END_TEST
 
+/* ---- Router Advertisements ---- */
+
+static uint64_t sim_ns;
+static uint64_t sim_clock(void)
+{
+	return sim_ns;
+}
+
+/* Poll (the ip6-ra process node wakes every 50 ms) until want frames left
+ * or about 1 s went by. */
+static void poll_until_tx(uint32_t want)
+{
+	for (uint32_t i = 0; i < 400 && n_tx < want; i++) {
+		graph_main_poll(g);
+		usleep(2500);
+	}
+}
+
+/* Poll for 150 ms: the ip6-ra process node runs at least twice. */
+static void poll_idle(void)
+{
+	for (int i = 0; i < 60; i++) {
+		graph_main_poll(g);
+		usleep(2500);
+	}
+}
+
+/* A Router Solicitation (type 133) from src to ff02::2 with code, hop
+ * limit, an optional source link-layer option, or a raw option of length
+ * 0 when bad_opt. */
+static uint32_t rs6(uint8_t *p, const uint8_t src[16], uint8_t hlim, uint8_t code, const uint8_t *sll, bool bad_opt)
+{
+	uint8_t all_r[16], rmac[6] = { 0x33, 0x33, 0, 0, 0, 2 };
+	a6(all_r, "ff02::2");
+	uint8_t *m = p + 54;
+	memset(m, 0, 16);
+	m[0] = 133;
+	m[1] = code;
+	if (sll) {
+		m[8] = 1;
+		m[9] = 1;
+		memcpy(m + 10, sll, 6);
+	} else if (bad_opt) {
+		m[8] = 1; /* length 0 */
+	}
+	return icmp6_frame(p, rmac, mac_ha, src, all_r, hlim, sll || bad_opt ? 16 : 8);
+}
+
+/* The RA sluice's a sends, written out field by field (RFC 4861 §4.2,
+ * §4.6.1, §4.6.2, §4.6.4): lifetime 1800, MTU 1500, 2001:db8:1::/64 with
+ * L and A, valid 30 days, preferred 7 days. */
+static uint32_t want_ra(uint8_t *w)
+{
+	uint8_t all[16], amac[6] = { 0x33, 0x33, 0, 0, 0, 1 }, pfx[16];
+	a6(all, "ff02::1");
+	a6(pfx, "2001:db8:1::");
+	uint32_t n = eth(w, amac, mac_a, 0x86dd);
+	uint8_t *m = w + n + 40;
+	memset(m, 0, 64);
+	m[0] = 134;
+	m[4] = 64;        /* Cur Hop Limit */
+	put16(m + 6, 1800); /* router lifetime */
+	m[16] = 1;        /* source link-layer address */
+	m[17] = 1;
+	memcpy(m + 18, mac_a, 6);
+	m[24] = 5; /* MTU */
+	m[25] = 1;
+	put32(m + 28, 1500);
+	m[32] = 3; /* prefix information */
+	m[33] = 4;
+	m[34] = 64;
+	m[35] = 0xc0; /* on-link, autonomous */
+	put32(m + 36, 2592000);
+	put32(m + 40, 604800);
+	memcpy(m + 48, pfx, 16);
+	n += ip6hdr(w + n, LL_A, all, 58, 255, 64);
+	put16(m + 2, ref_csum6(LL_A, all, 58, m, 64));
+	return n + 64;
+}
+
+static void ra_on(uint32_t interval_s)
+{
+	memset(ip6_ra_ifs, 0, sizeof(ip6_ra_ifs));
+	ip6_nbr_clock = sim_clock;
+	sim_ns = 1000 * 1000000000ull;
+	dev_a->mtu = 1500;
+	struct ip6_ra_config c;
+	ip6_ra_config_default(&c);
+	c.interval_s = interval_s;
+	ck_assert_msg(ip6_ra_enable(dev_a->index, &c, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void ra_off(void)
+{
+	memset(ip6_ra_ifs, 0, sizeof(ip6_ra_ifs));
+	ip6_nbr_clock = NULL;
+}
+
+START_TEST(rs_answered_exact_and_rate_limited)
+{
+	ra_on(10);
+	/* §6.2.4: the first unsolicited RA within [3.3 s, 10 s]. */
+	uint64_t first = ip6_ra_ifs[dev_a->index].next_ns - sim_ns;
+	ck_assert_uint_ge(first, 3300000000ull);
+	ck_assert_uint_le(first, 10000000000ull);
+	uint8_t f[256], w[256];
+	inject(dev_a, f, rs6(f, HA, 255, 0, mac_ha, false));
+	poll_until_tx(1);
+	ck_assert_uint_eq(n_tx, 1);
+	uint32_t wn = want_ra(w);
+	expect_tx(0, dev_a, w, wn);
+	ck_assert_uint_eq(count("ip6-rs", "Router Solicitation taken (RA scheduled)"), 1);
+	ck_assert_uint_eq(count("ip6-ra", "Router Advertisements answering a solicitation"), 1);
+	/* The option taught host A's MAC (STALE). */
+	struct in6_addr ha;
+	memcpy(&ha, HA, 16);
+	ip6_nbr_lock();
+	const struct ip6_nbr *nb = ip6_nbr_lookup(dev_a->index, &ha);
+	ck_assert_ptr_nonnull(nb);
+	ck_assert_uint_eq(nb->state, IP6_NBR_STALE);
+	ip6_nbr_unlock();
+	/* One second later: within MIN_DELAY_BETWEEN_RAS, held back. */
+	sim_ns += 1000000000ull;
+	inject(dev_a, f, rs6(f, LL_HA, 255, 0, NULL, false));
+	poll_idle();
+	ck_assert_uint_eq(n_tx, 1);
+	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].next_ns, sim_ns + 2000000000ull);
+	sim_ns += 2000000000ull; /* 3 s after the first: sent */
+	poll_until_tx(2);
+	ck_assert_uint_eq(n_tx, 2);
+	expect_tx(1, dev_a, w, wn);
+	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].n_solicited, 2);
+	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].n_rs, 2);
+	/* The next unsolicited one: an initial RA, within [3.3 s, 10 s]. */
+	uint64_t next = ip6_ra_ifs[dev_a->index].next_ns - sim_ns;
+	ck_assert_uint_ge(next, 3300000000ull);
+	ck_assert_uint_le(next, 10000000000ull);
+	sim_ns += next;
+	poll_until_tx(3);
+	ck_assert_uint_eq(n_tx, 3);
+	expect_tx(2, dev_a, w, wn);
+	ck_assert_uint_eq(count("ip6-ra", "Router Advertisements sent"), 3);
+	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].n_solicited, 2);
+	ra_off();
+}
+END_TEST
+
+START_TEST(rs_hostile_counted)
+{
+	ra_on(600);
+	uint8_t f[256], unspec[16] = { 0 };
+	inject(dev_a, f, rs6(f, HA, 64, 0, mac_ha, false));       /* hop limit 64 */
+	inject(dev_a, f, rs6(f, HA, 255, 1, mac_ha, false));      /* code 1 */
+	inject(dev_a, f, rs6(f, unspec, 255, 0, mac_ha, false));  /* from :: with an option */
+	inject(dev_a, f, rs6(f, HA, 255, 0, NULL, true));         /* option of length 0 */
+	ck_assert_int_eq(ip6_if_enable(dev_b->index, err, sizeof(err)), 0);
+	inject(dev_b, f, rs6(f, HA, 255, 0, NULL, false)); /* b does not advertise */
+	poll_idle();
+	ck_assert_uint_eq(n_tx, 0);
+	ck_assert_uint_eq(count("ip6-rs", "RS hop limit not 255"), 1);
+	ck_assert_uint_eq(count("ip6-rs", "RS code not 0"), 1);
+	ck_assert_uint_eq(count("ip6-rs", "RS from :: with a source link-layer option"), 1);
+	ck_assert_uint_eq(count("ip6-rs", "RS option of length 0 or beyond the message"), 1);
+	ck_assert_uint_eq(count("ip6-rs", "Router Solicitation on an interface not advertising"), 1);
+	ck_assert_uint_eq(count("ip6-rs", "Router Solicitation taken (RA scheduled)"), 0);
+	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].n_rs, 0);
+	/* From :: without an option: valid (RFC 4861 §6.1.1), answered. */
+	inject(dev_a, f, rs6(f, unspec, 255, 0, NULL, false));
+	poll_until_tx(1);
+	ck_assert_uint_eq(n_tx, 1);
+	ck_assert_uint_eq(ip6_nbr_count(), 0);
+	/* Bad settings change nothing. */
+	struct ip6_ra_config c;
+	ip6_ra_config_default(&c);
+	c.interval_s = 3;
+	ck_assert_int_eq(ip6_ra_enable(dev_a->index, &c, err, sizeof(err)), -EINVAL);
+	c.interval_s = 10;
+	c.lifetime_s = 5;
+	ck_assert_int_eq(ip6_ra_enable(dev_a->index, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].cfg.interval_s, 600);
+	/* An initial RA's interval is capped at 16 s; a shorter MaxRtrAdvInterval applies at once. */
+	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].next_ns - sim_ns, 16000000000ull);
+	c.lifetime_s = 1800;
+	ck_assert_int_eq(ip6_ra_enable(dev_a->index, &c, err, sizeof(err)), 0);
+	ck_assert_uint_le(ip6_ra_ifs[dev_a->index].next_ns - sim_ns, 10000000000ull);
+	ck_assert_uint_ge(ip6_ra_ifs[dev_a->index].next_ns - sim_ns, 3300000000ull);
+	ip6_ra_disable(dev_a->index);
+	ck_assert(!ip6_ra_ifs[dev_a->index].on);
+	ra_off();
+}
+END_TEST
+
+START_TEST(dad_probe_and_duplicate)
+{
+	ip6_dad_transmits = 1;
+	ip6_nbr_clock = sim_clock;
+	sim_ns = 1000 * 1000000000ull;
+	/* a's link-local address and 2001:db8:1::1 are probed, each once. */
+	poll_until_tx(2);
+	ck_assert_uint_eq(n_tx, 2);
+	uint8_t w[128], unspec[16] = { 0 }, sn_ll[16];
+	a6(sn_ll, "ff02::1:ff00:a");
+	const uint8_t *targets[2] = { LL_A, A1 };
+	const uint8_t *groups[2] = { sn_ll, SN_A1 };
+	for (uint32_t k = 0; k < 2; k++) {
+		uint8_t smac[6] = { 0x33, 0x33, 0xff, 0, 0, groups[k][15] };
+		uint32_t n = eth(w, smac, mac_a, 0x86dd);
+		uint8_t *m = w + n + 40;
+		memset(m, 0, 24);
+		m[0] = 135;
+		memcpy(m + 8, targets[k], 16);
+		n += ip6hdr(w + n, unspec, groups[k], 58, 255, 24);
+		put16(m + 2, ref_csum6(unspec, groups[k], 58, m, 24));
+		expect_tx(k, dev_a, w, n + 24);
+	}
+	struct in6_addr a1, ll;
+	memcpy(&a1, A1, 16);
+	memcpy(&ll, LL_A, 16);
+	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &a1), IP6_DAD_TENTATIVE);
+	/* Host A advertises 2001:db8:1::1: duplicated; the link-local address
+	 * is preferred after RetransTimer. */
+	uint8_t f[128], all[16], amac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	a6(all, "ff02::1");
+	inject(dev_a, f, na6(f, amac, HA, all, 255, 0x20, A1, mac_ha));
+	sim_ns += IP6_DAD_RETRANS_NS;
+	poll_idle();
+	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &a1), IP6_DAD_DUPLICATE);
+	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &ll), IP6_DAD_PREFERRED);
+	ck_assert_uint_eq(count("ip6-nd", "NA for one of our addresses (duplicate?)"), 1);
+	ck_assert_uint_eq(count("ip6-ra", "DAD probes sent (NS from ::, ip6_dad.h)"), 2);
+	ck_assert_uint_eq(n_tx, 2);
+	/* Deleted and added again: probed again. */
+	ck_assert_int_eq(ip6_if_addr_del(dev_a->index, &a1, 64, err, sizeof(err)), 0);
+	graph_main_poll(g);
+	usleep(60000);
+	graph_main_poll(g);
+	ck_assert_int_eq(ip6_if_addr_add(dev_a->index, &a1, 64, err, sizeof(err)), 0);
+	poll_until_tx(3);
+	ck_assert_uint_eq(n_tx, 3);
+	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &a1), IP6_DAD_TENTATIVE);
+	ip6_nbr_clock = NULL;
+	ip6_dad_transmits = 0;
+}
+END_TEST
+
 static Suite *ip6_suite(void)
 {
 	Suite *s = suite_create("ip6");
@@ -645,6 +894,12 @@ static Suite *ip6_suite(void)
 	tcase_add_test(tc, time_exceeded_and_option_problem);
 	tcase_add_test(tc, no_error_about_error);
 	suite_add_tcase(s, tc);
+	TCase *ra = tcase_create("ra");
+	tcase_add_checked_fixture(ra, setup, teardown);
+	tcase_add_test(ra, rs_answered_exact_and_rate_limited);
+	tcase_add_test(ra, rs_hostile_counted);
+	tcase_add_test(ra, dad_probe_and_duplicate);
+	suite_add_tcase(s, ra);
 	return s;
 }
 
