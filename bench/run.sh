@@ -9,7 +9,7 @@
 # libraries our own peer harnesses link), checks that every peer program is
 # there (exit 3 naming the one missing: a bench without its peer is not a
 # comparison), then runs bench/<family>/run.sh for each family in turn (io,
-# graph, ip4, distributor, timers, sched, nic, statseg, elog; or those named), each waiting
+# graph, ip4, ip6, distributor, timers, sched, nic, statseg, elog; or those named), each waiting
 # for a quiet box before each measurement. Its builds are shared between the
 # families: -march=native and -march=<the peer's baseline>, plus BEFORE's.
 #
@@ -29,7 +29,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-families_all=(io graph ip4 distributor timers sched nic statseg elog)
+families_all=(io graph ip4 ip6 distributor timers sched nic statseg elog)
 QUICK=0
 families=()
 for a in "$@"; do

@@ -3,10 +3,14 @@
  * faulted in at create so that no add pays for a fault), and the stats of
  * what the table holds and costs. */
 #include "nodes/ip4/ip4_fib_private.h"
+#include "nodes/fib_mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+
+_Static_assert(IP4_FIB_MEM_4K == (int)FIB_MEM_4K && IP4_FIB_PAGES_HUGETLB == (int)FIB_PAGES_HUGETLB,
+	       "ip4_fib enums match fib_mem.h");
 
 #define HUGE_2M (2u << 20)
 
@@ -25,60 +29,20 @@ void ip4_fib_config_default(struct ip4_fib_config *c)
 	};
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-
-/* Fault every page in now, writable, so that no add pays for a fault (as
- * DPDK's tables, zeroed by rte_zmalloc at create). After the madvise that
- * chose the page size: MAP_POPULATE would fault before it. */
-static void populate(void *p, size_t bytes)
-{
-	if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0)
-		return;
-	for (size_t o = 0; o < bytes; o += 4096) /* kernels before 5.14 */
-		((volatile uint8_t *)p)[o] = 0;
-}
-
-/* bytes (a multiple of 2 MB) of zeroed table on the pages mem asks for;
- * NULL when that fails. *pages says what was mapped. */
+/* The tables' pages (nodes/fib_mem.h, shared with the IPv6 FIB, whose
+ * enums have the same values). */
 static void *map_table(size_t bytes, enum ip4_fib_mem mem, bool try_huge,
 		       enum ip4_fib_pages *pages)
 {
-	const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
-	void *p;
-	if (mem == IP4_FIB_MEM_HUGETLB || (mem == IP4_FIB_MEM_AUTO && try_huge)) {
-		/* Populated: the datapath never takes the fault (2 MB zeroed) itself. */
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, anon | MAP_HUGETLB | MAP_POPULATE, -1, 0);
-		*pages = IP4_FIB_PAGES_HUGETLB;
-		if (p != MAP_FAILED || mem == IP4_FIB_MEM_HUGETLB)
-			return p == MAP_FAILED ? NULL : p;
-	}
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, anon | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (mem == IP4_FIB_MEM_4K) {
-		/* EINVAL on a kernel without THP: 4 KB pages then anyway. */
-		madvise(p, bytes, MADV_NOHUGEPAGE);
-		populate(p, bytes);
-		*pages = IP4_FIB_PAGES_4K;
-	} else {
-		madvise(p, bytes, MADV_HUGEPAGE); /* advice only: THP may be off */
-		*pages = IP4_FIB_PAGES_THP;
-	}
-	return p;
+	enum fib_pages p = FIB_PAGES_4K;
+	void *t = fib_map_table(bytes, (enum fib_mem_mode)mem, try_huge, &p);
+	*pages = (enum ip4_fib_pages)p;
+	return t;
 }
 
 const char *ip4_fib_pages_name(enum ip4_fib_pages p)
 {
-	switch (p) {
-	case IP4_FIB_PAGES_HUGETLB:
-		return "2 MB hugetlb";
-	case IP4_FIB_PAGES_THP:
-		return "THP-advised";
-	default:
-		return "4 KB";
-	}
+	return fib_pages_name((enum fib_pages)p);
 }
 
 /* The groups' mapping: whole 2 MB pages, so hugetlb can hold it. */
