@@ -6,8 +6,10 @@
 
 #include "drivers/device.h"
 #include "nodes/ip6/ip6_neighbor.h"
+#include "nodes/ip6/ip6_route.h"
 
 uint64_t (*ip6_nbr_clock)(void);
+atomic_bool ip6_nbr_dirty;
 
 static struct {
 	atomic_flag lock;
@@ -56,6 +58,28 @@ struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const struct in6_addr *ip, uin
 	return NULL;
 }
 
+/* A MAC to give the adjacencies via n (ip6_route.h applies it). */
+static void mark_apply(struct ip6_nbr *n)
+{
+	n->flags |= IP6_NBR_F_APPLY;
+	atomic_store_explicit(&ip6_nbr_dirty, true, memory_order_release);
+}
+
+uint32_t ip6_nbr_take_pending(void (*fn)(struct ip6_nbr *n))
+{
+	uint32_t k = 0;
+	atomic_store_explicit(&ip6_nbr_dirty, false, memory_order_relaxed);
+	for (uint32_t i = 0; i < IP6_NBR_MAX; i++) {
+		struct ip6_nbr *n = &nbr.e[i];
+		if (n->state == IP6_NBR_FREE || n->state == IP6_NBR_INCOMPLETE || !(n->flags & IP6_NBR_F_APPLY))
+			continue;
+		fn(n);
+		n->flags &= (uint8_t)~IP6_NBR_F_APPLY;
+		k++;
+	}
+	return k;
+}
+
 /* RFC 4861 §7.2.5 for an NA (the table there), and §7.2.3 for an NS's
  * source option (solicited false, override true). */
 void ip6_nbr_update(struct ip6_nbr *n, const uint8_t *mac, bool solicited, bool override, bool is_router,
@@ -85,6 +109,7 @@ void ip6_nbr_update(struct ip6_nbr *n, const uint8_t *mac, bool solicited, bool 
 	}
 	n->is_router = is_router;
 	n->updated_ns = now_ns;
+	mark_apply(n);
 }
 
 int ip6_nbr_walk(int (*fn)(const struct ip6_nbr *n, void *ctx), void *ctx)
@@ -108,6 +133,7 @@ void ip6_nbr_flush(uint32_t if_index, const struct in6_addr *prefix, uint8_t ple
 		if (if_index != DEV_INDEX_INVALID &&
 		    (n->if_index != if_index || (plen && !ip6_prefix_match(&n->ip, prefix, plen))))
 			continue;
+		ip6_route_nbr_forget(n);
 		n->state = IP6_NBR_FREE;
 		nbr.n_used--;
 	}
@@ -129,10 +155,13 @@ int ip6_nbr_set(uint32_t if_index, const struct in6_addr *ip, const uint8_t mac[
 	} else {
 		memcpy(n->mac, mac, 6);
 		n->state = IP6_NBR_REACHABLE;
-		n->flags = is_static ? IP6_NBR_F_STATIC : 0;
+		n->flags = (uint8_t)((is_static ? IP6_NBR_F_STATIC : 0) | (n->flags & IP6_NBR_F_HOST_ROUTE));
 		n->updated_ns = now;
+		mark_apply(n);
 	}
 	ip6_nbr_unlock();
+	if (!rc)
+		ip6_route_nbr_apply_all(); /* control path: at once */
 	return rc;
 }
 

@@ -20,6 +20,7 @@
 #ifndef SLUICE_NODES_IP6_NEIGHBOR_H
 #define SLUICE_NODES_IP6_NEIGHBOR_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,7 +37,9 @@ enum ip6_nbr_state {
 	IP6_NBR_STALE,      /* known MAC, not confirmed (RFC 4861 §7.3.2) */
 };
 
-#define IP6_NBR_F_STATIC (1u << 0) /* configured: ND does not change it */
+#define IP6_NBR_F_STATIC (1u << 0)     /* configured: ND does not change it */
+#define IP6_NBR_F_APPLY (1u << 1)      /* a MAC learnt that the adjacencies lack yet */
+#define IP6_NBR_F_HOST_ROUTE (1u << 2) /* its /128 is in the FIB (ip6_route.h) */
 
 struct ip6_nbr {
 	uint32_t if_index;
@@ -84,6 +87,13 @@ void ip6_nbr_flush(uint32_t if_index, const struct in6_addr *prefix, uint8_t ple
  * err. */
 int ip6_nbr_set(uint32_t if_index, const struct in6_addr *ip, const uint8_t mac[6], bool is_static, char *err,
 		size_t errlen);
+
+/* Set when some entry has IP6_NBR_F_APPLY (ip6-neighbor polls it). */
+extern atomic_bool ip6_nbr_dirty;
+
+/* With the lock held: fn for every entry with IP6_NBR_F_APPLY and a MAC,
+ * whose flag is then cleared. Returns how many. */
+uint32_t ip6_nbr_take_pending(void (*fn)(struct ip6_nbr *n));
 
 /* Entries in use. */
 uint32_t ip6_nbr_count(void);
