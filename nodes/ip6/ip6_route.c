@@ -162,11 +162,22 @@ static bool is_address_route(int adj)
 	return adj >= 0 && (ip6_adjs[adj].kind == IP6_ADJ_LOCAL || ip6_adjs[adj].kind == IP6_ADJ_GLEAN);
 }
 
-/* The interface whose connected prefix holds nh, or DEV_INDEX_INVALID. */
+/* The interface whose connected prefix holds nh (the longest), or
+ * DEV_INDEX_INVALID. */
 static uint32_t connected_if(const struct in6_addr *nh)
 {
-	const struct ip6_adj *a = ip6_adj_get(ip6_fib_lookup(ip6_fib_main, nh));
-	return a->kind == IP6_ADJ_GLEAN ? a->if_index : DEV_INDEX_INVALID;
+	uint32_t best = DEV_INDEX_INVALID, best_len = 0;
+	for (uint32_t i = 0; i < DEV_MAX; i++) {
+		const struct ip6_interface *ifc = ip6_if(i);
+		for (uint32_t k = 0; ifc && k < ifc->n_addrs; k++) {
+			const struct ip6_if_addr *x = &ifc->addrs[k];
+			if (x->plen < 128 && x->plen >= best_len && ip6_prefix_match(&x->addr, nh, x->plen)) {
+				best = i;
+				best_len = x->plen;
+			}
+		}
+	}
+	return best;
 }
 
 static void mask(struct in6_addr *p, uint8_t plen)
