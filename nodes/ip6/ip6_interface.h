@@ -9,9 +9,10 @@
  * ip6_interfaces[] without locks; every control call here runs with the
  * datapath parked (graph barrier) or before it starts, one at a time.
  *
- * Routes for the addresses (a local /128, a connected prefix) are the
- * IPv6 FIB's (nodes/ip6/ip6_fib.h); until it is wired in, ip6-input
- * decides "for us" from these tables alone.
+ * Routes for the addresses (a local /128, a connected prefix) go into
+ * the main IPv6 FIB (nodes/ip6/ip6_route.h) as they are added; ip6-input
+ * still decides "for us" from these tables (a scan), ip6-lookup routes
+ * the rest.
  */
 #ifndef SLUICE_NODES_IP6_INTERFACE_H
 #define SLUICE_NODES_IP6_INTERFACE_H

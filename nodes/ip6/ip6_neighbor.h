@@ -11,8 +11,10 @@
  *     entry is discarded (§7.2.5), counted by ip6-nd;
  *   `set ip neighbor NAME X:X::X MAC [static]`: static entries never change
  *     by ND.
- * Resolution of next hops (INCOMPLETE with held packets), the DELAY and
- * PROBE states and their timers come with ip6-rewrite.
+ * ip6-glean creates INCOMPLETE entries for next hops it solicits (no
+ * packets held yet); a learnt MAC is marked IP6_NBR_F_APPLY and given to
+ * the adjacencies by the ip6-neighbor process node (ip6_route.h). The
+ * DELAY and PROBE states, their timers and expiry come later.
  *
  * One spinlock, taken at most once per frame by ip6-nd and by the control
  * path; the forwarding path never takes it.
