@@ -41,21 +41,36 @@ struct ip6_nbr *ip6_nbr_lookup(uint32_t if_index, const struct in6_addr *ip)
 	return NULL;
 }
 
-struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const struct in6_addr *ip, uint64_t now_ns)
+/* A free slot, else an INCOMPLETE entry given up on (counted free). */
+static struct ip6_nbr *free_slot(uint64_t now_ns)
 {
+	struct ip6_nbr *stale = NULL;
 	for (uint32_t i = 0; i < IP6_NBR_MAX; i++) {
 		struct ip6_nbr *n = &nbr.e[i];
-		if (n->state != IP6_NBR_FREE)
-			continue;
-		memset(n, 0, sizeof(*n));
-		n->if_index = if_index;
-		n->ip = *ip;
-		n->state = IP6_NBR_INCOMPLETE;
-		n->updated_ns = now_ns;
-		nbr.n_used++;
-		return n;
+		if (n->state == IP6_NBR_FREE)
+			return n;
+		if (!stale && n->state == IP6_NBR_INCOMPLETE && now_ns - n->created_ns >= IP6_NBR_INCOMPLETE_MAX_NS)
+			stale = n;
 	}
-	return NULL;
+	if (stale) {
+		stale->state = IP6_NBR_FREE;
+		nbr.n_used--;
+	}
+	return stale;
+}
+
+struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const struct in6_addr *ip, uint64_t now_ns)
+{
+	struct ip6_nbr *n = free_slot(now_ns);
+	if (!n)
+		return NULL;
+	memset(n, 0, sizeof(*n));
+	n->if_index = if_index;
+	n->ip = *ip;
+	n->state = IP6_NBR_INCOMPLETE;
+	n->updated_ns = n->created_ns = now_ns;
+	nbr.n_used++;
+	return n;
 }
 
 /* A MAC to give the adjacencies via n (ip6_route.h applies it). */

@@ -50,8 +50,14 @@ struct ip6_nbr {
 	uint8_t state; /* enum ip6_nbr_state */
 	uint8_t flags;
 	bool is_router; /* the R flag of its last NA */
-	uint64_t updated_ns;
+	uint64_t updated_ns; /* INCOMPLETE: when the last NS went (ip6-glean) */
+	uint64_t created_ns;
 };
+
+/* An INCOMPLETE entry this old may be reused for another address when the
+ * table is full: RFC 4861 §7.3.3 gives up after MAX_MULTICAST_SOLICIT (3)
+ * solicitations RetransTimer (1 s) apart. */
+#define IP6_NBR_INCOMPLETE_MAX_NS 3000000000ull
 
 extern uint64_t (*ip6_nbr_clock)(void); /* NULL: time_now_ns (tests set a simulated clock) */
 
@@ -66,7 +72,9 @@ void ip6_nbr_unlock(void);
 /* With the lock held: the entry for (if_index, ip) or NULL. */
 struct ip6_nbr *ip6_nbr_lookup(uint32_t if_index, const struct in6_addr *ip);
 
-/* With the lock held: a new INCOMPLETE entry, or NULL when the table is full. */
+/* With the lock held: a new INCOMPLETE entry (in a free slot, else in an
+ * INCOMPLETE one older than IP6_NBR_INCOMPLETE_MAX_NS), or NULL when the
+ * table is full. */
 struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const struct in6_addr *ip, uint64_t now_ns);
 
 /* With the lock held: ND says ip is at mac (from an NS's source option,

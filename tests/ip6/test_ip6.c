@@ -798,6 +798,29 @@ START_TEST(unresolved_sends_ns)
 }
 END_TEST
 
+/* A table full of INCOMPLETE entries: none reusable within 3 s of their
+ * creation, the oldest after (RFC 4861 §7.3.3), the count unchanged. */
+START_TEST(incomplete_entries_recycled)
+{
+	struct in6_addr x;
+	pa(&x, "2001:db8:2::");
+	ip6_nbr_lock();
+	for (uint32_t i = 0; i < IP6_NBR_MAX; i++) {
+		x.s6_addr[14] = (uint8_t)(i >> 8);
+		x.s6_addr[15] = (uint8_t)i;
+		ck_assert_ptr_nonnull(ip6_nbr_create(dev_b->index, &x, 1000));
+	}
+	x.s6_addr[13] = 1;
+	ck_assert_ptr_null(ip6_nbr_create(dev_b->index, &x, 1000 + 2999999999ull));
+	struct ip6_nbr *n = ip6_nbr_create(dev_b->index, &x, 1000 + IP6_NBR_INCOMPLETE_MAX_NS);
+	ck_assert_ptr_nonnull(n);
+	ck_assert_uint_eq(n->state, IP6_NBR_INCOMPLETE);
+	ck_assert_ptr_eq(ip6_nbr_lookup(dev_b->index, &x), n);
+	ip6_nbr_unlock();
+	ck_assert_uint_eq(ip6_nbr_count(), IP6_NBR_MAX);
+}
+END_TEST
+
 static Suite *ip6_suite(void)
 {
 	Suite *s = suite_create("ip6");
@@ -818,6 +841,7 @@ static Suite *ip6_suite(void)
 	tcase_add_test(tc, forward_exact);
 	tcase_add_test(tc, packet_too_big_exact);
 	tcase_add_test(tc, unresolved_sends_ns);
+	tcase_add_test(tc, incomplete_entries_recycled);
 	suite_add_tcase(s, tc);
 	return s;
 }
