@@ -22,7 +22,7 @@
 #   holds lookups.
 # Memory (bench_mem_mode): 2 MB hugepages on both sides (DPDK --in-memory,
 #   sluice IP6_FIB_MEM_HUGETLB) or, with DPDK_MEM_MODE=nohuge or too few
-#   hugepages, 4 KB pages on both (DPDK --no-huge -m 3072: the tables at 1M
+#   hugepages, 4 KB pages on both (DPDK --no-huge -m 3584: the tables at 1M
 #   need more than the 1 GB the other benches give it; sluice --no-huge:
 #   IP6_FIB_MEM_4K). The pages are read back from /proc/self/smaps and the
 #   bench fails when a sluice table is not on them.
@@ -71,8 +71,8 @@ bench_mem_mode
 want_pages="2 MB hugetlb"
 if [ "${#sluice_mem[@]}" -gt 0 ]; then
 	want_pages="4 KB"
-	dpdk_mem=(--no-huge -m 3072)
-	mem_label="4 KB pages (sluice --no-huge, DPDK --no-huge -m 3072)"
+	dpdk_mem=(--no-huge -m 3584)
+	mem_label="4 KB pages (sluice --no-huge, DPDK --no-huge -m 3584)"
 fi
 tsc_hz=$(bench_tsc_hz)
 bench_log "memory: $mem_label; TSC $tsc_hz Hz; $ROUTES routes, $FIB_GROUPS groups"

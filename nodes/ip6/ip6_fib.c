@@ -61,11 +61,13 @@ static inline uint8_t *group_depths(struct ip6_fib *fib, uint32_t g)
 
 /* ---- groups ---- */
 
-/* A free group (the caller checked there is one), every entry leaf e of
- * depth dd: what its parent slot held. */
-static uint32_t group_new(struct ip6_fib *fib, uint32_t e, uint8_t dd)
+/* A free group (the caller checked there is one) for level, every entry
+ * leaf e of depth dd: what its parent slot held. */
+static uint32_t group_new(struct ip6_fib *fib, uint32_t e, uint8_t dd, unsigned level)
 {
 	uint32_t g = fib->free_groups[--fib->n_free];
+	fib->level[g] = (uint8_t)level;
+	fib->n_by_level[level]++;
 	uint32_t *ent = group_entries(fib, g);
 	/* Two loops, not one: each vectorises (a group is 20 cold lines). */
 	for (uint32_t k = 0; k < IP6_FIB_GROUP_ENTRIES; k++)
@@ -77,6 +79,7 @@ static uint32_t group_new(struct ip6_fib *fib, uint32_t e, uint8_t dd)
 
 static void group_retire(struct ip6_fib *fib, uint32_t g)
 {
+	fib->n_by_level[fib->level[g]]--;
 	fib->pending_groups[fib->n_pending++] = g;
 }
 
@@ -223,7 +226,7 @@ static void tables_update(struct ip6_fib *fib, struct ip6_key key, unsigned d,
 			 * group under it). The slot turns EXT: long in its group. */
 			if (u->del)
 				return;
-			c = group_new(fib, e, dep[slot]);
+			c = group_new(fib, e, dep[slot], l);
 			if (g != NO_GROUP && dep[slot] <= slot_len - 16)
 				fib->n_long[g]++;
 			__atomic_store_n(&ent[slot], IP6_FIB_E_EXT | c, __ATOMIC_RELEASE);

@@ -147,7 +147,6 @@ struct ip6_fib_stats {
 	                     * their depths, the route store */
 };
 
-/* n_groups_by_level walks the trie: a control call of a few ms at 1M. */
 void ip6_fib_stats(const struct ip6_fib *fib, struct ip6_fib_stats *s);
 
 static inline const struct ip6_fib_tables *ip6_fib_tables(const struct ip6_fib *fib)

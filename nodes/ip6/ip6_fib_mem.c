@@ -72,9 +72,10 @@ struct ip6_fib *ip6_fib_create(const struct ip6_fib_config *c, char *err, size_t
 	fib->depth24 = calloc(IP6_FIB_TBL24_ENTRIES, 1);
 	fib->depth_groups = calloc((size_t)c->n_groups * IP6_FIB_GROUP_ENTRIES, 1);
 	fib->n_long = calloc(c->n_groups, sizeof(*fib->n_long));
+	fib->level = calloc(c->n_groups, 1);
 	fib->free_groups = malloc((size_t)c->n_groups * sizeof(uint32_t));
 	fib->pending_groups = malloc((size_t)c->n_groups * sizeof(uint32_t));
-	if (!fib->tbl24 || !fib->groups || !fib->depth24 || !fib->depth_groups || !fib->n_long ||
+	if (!fib->tbl24 || !fib->groups || !fib->depth24 || !fib->depth_groups || !fib->n_long || !fib->level ||
 	    !fib->free_groups || !fib->pending_groups) {
 		ip6_fib_destroy(fib);
 		goto nomem;
@@ -105,18 +106,10 @@ void ip6_fib_destroy(struct ip6_fib *fib)
 	free(fib->depth24);
 	free(fib->depth_groups);
 	free(fib->n_long);
+	free(fib->level);
 	free(fib->free_groups);
 	free(fib->pending_groups);
 	free(fib);
-}
-
-static void count_levels(const struct ip6_fib *fib, uint32_t g, unsigned level, uint32_t *by_level)
-{
-	by_level[level]++;
-	const uint32_t *ent = &fib->groups[(size_t)g << 8];
-	for (uint32_t k = 0; k < IP6_FIB_GROUP_ENTRIES; k++)
-		if (ent[k] & IP6_FIB_E_EXT)
-			count_levels(fib, ent[k] & IP6_FIB_E_GROUP_MASK, level + 1, by_level);
 }
 
 void ip6_fib_stats(const struct ip6_fib *fib, struct ip6_fib_stats *s)
@@ -129,11 +122,10 @@ void ip6_fib_stats(const struct ip6_fib *fib, struct ip6_fib_stats *s)
 		.tbl24_pages = fib->tbl24_pages,
 		.groups_pages = fib->groups_pages,
 	};
-	for (uint32_t i = 0; i < IP6_FIB_TBL24_ENTRIES; i++)
-		if (fib->tbl24[i] & IP6_FIB_E_EXT)
-			count_levels(fib, fib->tbl24[i] & IP6_FIB_E_GROUP_MASK, 1, s->n_groups_by_level);
-	/* A group costs its entries, their depths and its n_long. */
-	uint64_t per_group = IP6_FIB_GROUP_BYTES + IP6_FIB_GROUP_ENTRIES + sizeof(uint16_t);
+	for (unsigned l = 1; l < IP6_FIB_LEVELS; l++)
+		s->n_groups_by_level[l] = fib->n_by_level[l];
+	/* A group costs its entries, their depths, its n_long and level. */
+	uint64_t per_group = IP6_FIB_GROUP_BYTES + IP6_FIB_GROUP_ENTRIES + sizeof(uint16_t) + 1;
 	uint64_t bytes = IP6_FIB_TBL24_BYTES + IP6_FIB_TBL24_ENTRIES +
 			 (uint64_t)(fib->n_groups - fib->n_free) * per_group;
 	for (uint32_t l = 0; l <= 128; l++) {

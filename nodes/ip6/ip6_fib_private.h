@@ -48,6 +48,8 @@ struct ip6_fib {
 
 	uint16_t *n_long;      /* per group: entries that are EXT or hold a
 	                        * route longer than the parent slot */
+	uint8_t *level;        /* per group: its level (1..13) */
+	uint32_t n_by_level[IP6_FIB_LEVELS]; /* groups linked, per level */
 	uint32_t *free_groups; /* stack */
 	uint32_t n_free;
 	uint32_t *pending_groups; /* freed, waiting for ip6_fib_quiesce */
