@@ -2,12 +2,17 @@
  * main IPv6 FIB (ip6_fib.h), four at a time with ip6_fib_lookup_x4 (their
  * table loads issued together), and dispatch by the adjacency's kind
  * (ip6_route.h): local -> ip6-local; a resolved rewrite -> ip6-rewrite;
- * glean and unresolved rewrites -> ip6-glean; drop (no route) ->
- * error-drop. The adjacency index goes to ip6_opaque for the next node.
+ * glean and unresolved rewrites -> ip6-glean; no route -> an ICMPv6
+ * Destination Unreachable, code 0 (RFC 4443 §3.1), built in place by
+ * icmp6_error_make (rate-limited, never about an error or a multicast;
+ * back out of the rx interface), else error-drop. The adjacency index
+ * goes to ip6_opaque for the next node.
  * One route per prefix: no ECMP yet (ip6_route.h).
  *
- * Next nodes: error-drop, ip6-local, ip6-rewrite, ip6-glean.
- * Errors: no route.
+ * Next nodes: error-drop, ip6-local, ip6-rewrite, ip6-glean,
+ *   interface-output (Destination Unreachable).
+ * Errors: no route (every such packet); ICMPv6 destination unreachable
+ *   sent.
  * Trace: destination, adjacency index and kind.
  * CLI: `show ip6 fib`, `show errors`, `show trace`.
  */
@@ -15,6 +20,7 @@
 #include <string.h>
 
 #include "graph/node.h"
+#include "nodes/ip6/icmp6_error.h"
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_route.h"
 
@@ -23,16 +29,19 @@ enum ip6_lookup_next {
 	IP6_LOOKUP_NEXT_LOCAL,
 	IP6_LOOKUP_NEXT_REWRITE,
 	IP6_LOOKUP_NEXT_GLEAN,
+	IP6_LOOKUP_NEXT_OUTPUT,
 	IP6_LOOKUP_N_NEXT,
 };
 
 enum ip6_lookup_error {
 	IP6_LOOKUP_ERROR_NO_ROUTE = 0,
+	IP6_LOOKUP_ERROR_UNREACH_SENT,
 	IP6_LOOKUP_N_ERROR,
 };
 
 static const char *const ip6_lookup_error_strings[IP6_LOOKUP_N_ERROR] = {
 	[IP6_LOOKUP_ERROR_NO_ROUTE] = "no route",
+	[IP6_LOOKUP_ERROR_UNREACH_SENT] = "no route: ICMPv6 destination unreachable sent",
 };
 
 struct ip6_lookup_trace {
@@ -79,6 +88,19 @@ static void trace_one(struct node_runtime *rt, struct buffer *b)
 	memcpy(detail, &t, sizeof(t));
 }
 
+/* No route for b: a Destination Unreachable, code 0, when allowed (its
+ * next node), else the drop. */
+static uint16_t no_route(struct node_runtime *rt, uint64_t *now, struct buffer *b, uint32_t *n_sent)
+{
+	struct icmp6_error_bucket *bk = rt->data;
+	if (icmp6_error_make(bk, now, b, ICMP6_DEST_UNREACH, 0, 0) == ICMP6_ERROR_BUILT) {
+		++*n_sent; /* "no route" too, as a drop is counted by error-drop */
+		return IP6_LOOKUP_NEXT_OUTPUT;
+	}
+	b->error = node_error(rt, IP6_LOOKUP_ERROR_NO_ROUTE);
+	return IP6_LOOKUP_NEXT_DROP;
+}
+
 static inline const struct in6_addr *dst_of(struct buffer *b)
 {
 	return &((const struct ip6_header *)buffer_data(b))->dst;
@@ -114,8 +136,9 @@ static uint32_t ip6_lookup_fn(struct node_runtime *rt, struct frame *f)
 			adj[i] = ip6_fib_lookup(fib, dst_of(B(i)));
 	}
 	/* The next node is the adjacency's, decided once per run of one. */
-	uint32_t last_adj = adj[0];
+	uint32_t last_adj = adj[0], n_sent = 0;
 	uint16_t last_next = next_of(last_adj);
+	uint64_t now = 0;
 	bool whole = true;
 	for (i = 0; i < n; i++) {
 		struct buffer *b = B(i);
@@ -124,11 +147,13 @@ static uint32_t ip6_lookup_fn(struct node_runtime *rt, struct frame *f)
 			last_next = next_of(last_adj);
 		}
 		ip6_opaque(b)->adj_index = adj[i];
-		nexts[i] = last_next;
-		whole &= last_next == nexts[0];
-		flags |= b->flags;
-		if (unlikely(last_next == IP6_LOOKUP_NEXT_DROP))
-			b->error = node_error(rt, IP6_LOOKUP_ERROR_NO_ROUTE);
+		flags |= b->flags; /* before: the error replaces the packet */
+		nexts[i] = unlikely(last_next == IP6_LOOKUP_NEXT_DROP) ? no_route(rt, &now, b, &n_sent) : last_next;
+		whole &= nexts[i] == nexts[0];
+	}
+	if (unlikely(n_sent)) {
+		node_count_error(rt, IP6_LOOKUP_ERROR_NO_ROUTE, n_sent);
+		node_count_error(rt, IP6_LOOKUP_ERROR_UNREACH_SENT, n_sent);
 	}
 	if (unlikely(flags & BUFFER_F_TRACED))
 		for (i = 0; i < n; i++)
@@ -152,9 +177,11 @@ static const struct node_reg ip6_lookup_node = {
 		[IP6_LOOKUP_NEXT_LOCAL] = "ip6-local",
 		[IP6_LOOKUP_NEXT_REWRITE] = "ip6-rewrite",
 		[IP6_LOOKUP_NEXT_GLEAN] = "ip6-glean",
+		[IP6_LOOKUP_NEXT_OUTPUT] = "interface-output",
 	},
 	.n_errors = IP6_LOOKUP_N_ERROR,
 	.error_strings = ip6_lookup_error_strings,
 	.format_trace = ip6_lookup_format_trace,
+	.runtime_data_size = sizeof(struct icmp6_error_bucket),
 };
 NODE_REGISTER(ip6_lookup_node)

@@ -519,12 +519,15 @@ START_TEST(ip6_input_hostile_counted)
 	inject(dev_a, f, vn);
 #undef V
 	poll_n(3);
-	ck_assert_uint_eq(n_tx, 0);
+	ck_assert_uint_eq(n_tx, 1); /* the transit one: ICMPv6 destination unreachable (no route) */
+	ck_assert_uint_eq(txs[0].bytes[54], 1);
+	ck_assert_uint_eq(txs[0].bytes[55], 0);
 	for (uint32_t i = 0; i < ARRAY_LEN(want); i++)
 		ck_assert_msg(count("ip6-input", want[i].what) == want[i].n, "%s: %llu, want %u", want[i].what,
 			      (unsigned long long)count("ip6-input", want[i].what), want[i].n);
 	ck_assert_uint_eq(count("ip6-local", "ICMPv6 shorter than its header"), 0);
 	ck_assert_uint_eq(count("ip6-lookup", "no route"), 1);
+	ck_assert_uint_eq(count("ip6-lookup", "no route: ICMPv6 destination unreachable sent"), 1);
 }
 END_TEST
 
@@ -710,8 +713,17 @@ START_TEST(forward_exact)
 	n = echo6(f, mac_a, mac_ha, HA, D, 64, 128, 56);
 	inject(dev_a, f, n);
 	poll_n(2);
-	ck_assert_uint_eq(n_tx, 0);
+	/* RFC 4443 §3.1: Destination Unreachable, code 0 (no route), from a's
+	 * address, quoting the whole packet. */
+	ck_assert_uint_eq(n_tx, 1);
+	uint8_t *m = w + 54;
+	memset(m, 0, 8);
+	m[0] = 1;
+	memcpy(m + 8, f + 14, n - 14);
+	uint32_t wn = icmp6_frame(w, mac_ha, mac_a, A1, HA, 64, 8 + n - 14);
+	expect_tx(0, dev_a, w, wn);
 	ck_assert_uint_eq(count("ip6-lookup", "no route"), 1);
+	ck_assert_uint_eq(count("ip6-lookup", "no route: ICMPv6 destination unreachable sent"), 1);
 	/* The address gone: its routes too. */
 	pa(&x, "2001:db8:2::1");
 	ck_assert_int_eq(ip6_if_addr_del(dev_b->index, &x, 64, err, sizeof(err)), 0);

@@ -9,7 +9,8 @@
 #     dropped while sluice's NS resolves it), replies with hop limit 63
 #     (B's 64 less sluice's one);
 #   - `show ip6 fib` lists the local, connected, host and /48 routes, its
-#     json the /48 via 2001:db8:2::2 resolved; `ip route del` removes it;
+#     json the /48 via 2001:db8:2::2 resolved; `ip route del` removes it,
+#     and A's ping then gets sluice's Destination Unreachable, No route;
 #   - a 3 s TCP iperf3 -6 from A to B completes with bytes received;
 #   - a bad route command prints usage and changes nothing;
 #   - sluice exits 0 with every buffer returned.
@@ -106,6 +107,9 @@ iperf_pid=
 ctl ip route del 2001:db8:9::/48 > /dev/null || fail "ip route del"
 timeout 10 ip netns exec "$ns_a" ping -6 -c 2 -i 0.2 -W 1 2001:db8:9::1 > "$tmp/ping_gone" 2>&1 &&
 	fail "2001:db8:9::1 still answered without its route"
+grep -q "From 2001:db8:1::1 .*Destination unreachable: No route" "$tmp/ping_gone" ||
+	{ cat "$tmp/ping_gone" >&2; fail "no ICMPv6 destination unreachable (no route) from sluice"; }
+echo "ping -6 2001:db8:9::1 without its route: $(grep -m1 'Destination unreachable' "$tmp/ping_gone")"
 ctl show errors > "$tmp/errors" 2>&1
 grep -E "ip6|icmp6" "$tmp/errors"
 grep -Eq "ip6-lookup +no route" "$tmp/errors" || grep -q "no route" "$tmp/errors" || fail "no 'no route' count"
