@@ -30,7 +30,6 @@
 #include "nodes/ip6/ip6_route.h"
 
 #define IP6_ND_RETRANS_NS 1000000000ull /* RFC 4861 §10 RETRANS_TIMER */
-#define NS_LEN (IP6_HDR_LEN + ND_MSG_LEN + 8)
 
 enum ip6_glean_next {
 	IP6_GLEAN_NEXT_DROP = 0,
@@ -61,31 +60,7 @@ static void make_ns(struct buffer *b, uint32_t if_index, const struct in6_addr *
 	const struct device *dev = dev_by_index(if_index);
 	struct in6_addr sn;
 	ip6_solicited_node(&sn, nh);
-	if (b->flags & BUFFER_F_NEXT_PRESENT) {
-		buffer_free(&b->next_buffer, 1);
-		b->flags &= ~BUFFER_F_NEXT_PRESENT;
-		b->total_length_not_including_first = 0;
-	}
-	struct ip6_header *h = (struct ip6_header *)buffer_data(b);
-	*h = (struct ip6_header){
-		.ver_tc_flow = htonl(6u << 28),
-		.payload_length = htons(ND_MSG_LEN + 8),
-		.next_header = IP6_NH_ICMP6,
-		.hop_limit = ND_HOP_LIMIT,
-		.src = *src,
-		.dst = sn,
-	};
-	uint8_t *p = (uint8_t *)(h + 1);
-	memset(p, 0, ND_MSG_LEN + 8);
-	p[0] = ICMP6_ND_NS;
-	memcpy(p + 8, nh, 16);
-	p[24] = ND_OPT_SOURCE_LLADDR;
-	p[25] = 1;
-	memcpy(p + 26, dev->mac, 6);
-	uint16_t csum = ip6_l4_csum(h, p, ND_MSG_LEN + 8, IP6_NH_ICMP6);
-	memcpy(p + 2, &csum, 2);
-	b->current_length = NS_LEN;
-	b->flags &= ~BUFFER_F_L2_GROUP;
+	ip6_nd_msg_make(b, ICMP6_ND_NS, 0, src, &sn, nh, ND_OPT_SOURCE_LLADDR, dev->mac);
 	ip6_opaque(b)->flags |= IP6_OPAQUE_F_LOCAL_ORIGIN;
 	buffer_advance(b, -ETH_HDR_LEN);
 	uint8_t mac[6];

@@ -180,6 +180,37 @@ int ip6_nbr_set(uint32_t if_index, const struct in6_addr *ip, const uint8_t mac[
 	return rc;
 }
 
+void ip6_nd_msg_make(struct buffer *b, uint8_t type, uint32_t flags, const struct in6_addr *src,
+		     const struct in6_addr *dst, const struct in6_addr *target, uint8_t opt, const uint8_t mac[6])
+{
+	if (b->flags & BUFFER_F_NEXT_PRESENT) {
+		buffer_free(&b->next_buffer, 1);
+		b->flags &= ~BUFFER_F_NEXT_PRESENT;
+		b->total_length_not_including_first = 0;
+	}
+	struct ip6_header *h = (struct ip6_header *)buffer_data(b);
+	*h = (struct ip6_header){
+		.ver_tc_flow = htonl(6u << 28),
+		.payload_length = htons(ND_MSG_LEN + 8),
+		.next_header = IP6_NH_ICMP6,
+		.hop_limit = ND_HOP_LIMIT,
+		.src = *src,
+		.dst = *dst,
+	};
+	uint8_t *p = (uint8_t *)(h + 1);
+	memset(p, 0, ND_MSG_LEN + 8);
+	p[0] = type;
+	p[4] = (uint8_t)(flags >> 24);
+	memcpy(p + 8, target, 16);
+	p[24] = opt;
+	p[25] = 1; /* in units of 8 bytes */
+	memcpy(p + 26, mac, 6);
+	uint16_t csum = ip6_l4_csum(h, p, ND_MSG_LEN + 8, IP6_NH_ICMP6);
+	memcpy(p + 2, &csum, 2);
+	b->current_length = IP6_HDR_LEN + ND_MSG_LEN + 8;
+	b->flags &= ~BUFFER_F_L2_GROUP;
+}
+
 uint32_t ip6_nbr_count(void)
 {
 	return nbr.n_used;

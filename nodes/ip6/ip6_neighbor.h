@@ -105,6 +105,14 @@ extern atomic_bool ip6_nbr_dirty;
  * whose flag is then cleared. Returns how many. */
 uint32_t ip6_nbr_take_pending(void (*fn)(struct ip6_nbr *n));
 
+/* Make b (at its IPv6 header; a chain is freed) the ND message type
+ * (ICMP6_ND_NS or ICMP6_ND_NA, RFC 4861 §4.3/§4.4) from src to dst about
+ * target, with flags (an NA's, host order) and one link-layer address
+ * option (ND_OPT_SOURCE_LLADDR or ND_OPT_TARGET_LLADDR) carrying mac: 72
+ * bytes with hop limit 255 and the checksum set. */
+void ip6_nd_msg_make(struct buffer *b, uint8_t type, uint32_t flags, const struct in6_addr *src,
+		     const struct in6_addr *dst, const struct in6_addr *target, uint8_t opt, const uint8_t mac[6]);
+
 /* Entries in use. */
 uint32_t ip6_nbr_count(void);
 
