@@ -32,6 +32,10 @@
 #   DPDK build have it. Statistic: the median over rounds of each round's
 #   mean over the pass (min and max in the row).
 #
+# Time: rte_fib6's add loop is the long pole. On this box, with the load of
+# five builds beside it, rte_lpm6's whole round at 1M took ~4 minutes and
+# rte_fib6's adds had not finished after ~15 (the peer has an hour a round).
+#
 # Environment: ROUNDS (5), ROUTES (1000000), FIB_GROUPS (sized for ROUTES),
 # ITERATIONS (1024 lookup batches of 4096 per pass), CPU (0), DPDK_MEM_MODE
 # (huge|nohuge), QUIET_MAX (120 s), QUICK (1: one round, 65,536 routes, 64
@@ -105,7 +109,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	bench_wait_quiet
 	bench_log "round $r/$ROUNDS: rte_lpm6 and rte_fib6 (peer_fib6.c)"
 	# shellcheck disable=SC2046
-	timeout 1800 taskset -c "$CPU" "$peer" -l "$CPU" --no-pci "${dpdk_mem[@]}" \
+	timeout 3600 taskset -c "$CPU" "$peer" -l "$CPU" --no-pci "${dpdk_mem[@]}" \
 		--file-prefix="ip6fib$$_$r" --log-level=lib.eal:warning -- $(args "$r") \
 		>"$out/peer-$r.txt" 2>&1 || { cat "$out/peer-$r.txt" >&2; exit 1; }
 	rm -rf /var/run/dpdk/"ip6fib$$_$r"
