@@ -33,6 +33,7 @@
 #include "graph/graph.h"
 #include "nodes/dist/dist_graph.h"
 #include "nodes/ip4/ip4_interface.h"
+#include "nodes/ip6/ip6_route.h"
 #include "nodes/lcp/lcp_nl.h"
 #include "nodes/pg/pg.h"
 #include "nodes/sched/sched_io.h"
@@ -481,6 +482,7 @@ static int shutdown_app(struct app *a)
 		dev_graph_detach(a->g);
 		graph_destroy(a->g);
 		ip4_main_free(); /* packets held for ARP, routes, the FIB */
+		ip6_main_free(); /* IPv6 routes, adjacencies, the FIB */
 	} else {
 		dev_delete_all();
 	}

@@ -29,6 +29,7 @@
 #include "nodes/ip4/ip4_cli_private.h"
 #include "nodes/ip4/ip4_fib.h"
 #include "nodes/ip4/ip4_interface.h"
+#include "nodes/ip6/ip6_cli.h"
 
 #define PATHS_USAGE "PREFIX via A.B.C.D [NAME] [weight N] [via ...] | PREFIX via NAME | PREFIX blackhole|unreachable|prohibit"
 
@@ -140,6 +141,8 @@ static int route_add(struct cli_session *s, int argc, char **argv)
 	struct ip4_route_path p[IP4_LB_MAX_PATHS];
 	uint32_t prefix, n;
 	uint8_t plen;
+	if (argc >= 1 && strchr(argv[0], ':'))
+		return ip6_cli_route_add(s, argc, argv);
 	if (argc < 2)
 		return cli_fail(s, -EINVAL, "expected " PATHS_USAGE);
 	if (!parse_prefix(argv[0], &prefix, &plen, false, NULL))
@@ -169,6 +172,8 @@ static int route_del(struct cli_session *s, int argc, char **argv)
 	uint32_t prefix;
 	uint8_t plen;
 	struct ip4_route_path q = { 0 };
+	if (argc >= 1 && strchr(argv[0], ':'))
+		return ip6_cli_route_del(s, argc, argv);
 	if (argc < 1 || !parse_prefix(argv[0], &prefix, &plen, false, NULL))
 		return cli_fail(s, -EINVAL, "expected PREFIX [via A.B.C.D [NAME] | via NAME]");
 	int i = 1;

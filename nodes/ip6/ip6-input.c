@@ -28,10 +28,10 @@
  * "ICMPv6 error sent", one whose error may not be sent is dropped under its
  * cause and counts "not allowed" or "rate-limited" too.
  *
- * Transit goes to IP6_INPUT_LOOKUP_NODE: error-drop, counted as "transit:
- * no IPv6 FIB wired" until the FIB lands; then "ip6-lookup".
+ * Transit goes to ip6-lookup (IP6_INPUT_LOOKUP_NODE; the "transit: no
+ * IPv6 FIB wired" counter stays for builds that set it to error-drop).
  *
- * Next nodes: error-drop, ip6-lookup (error-drop until wired), ip6-local,
+ * Next nodes: error-drop, ip6-lookup, ip6-local,
  *   interface-output (ICMPv6 errors).
  * Errors: the causes above; ICMPv6 error sent, rate-limited, not allowed.
  * Trace: source, destination, hop limit, next header, payload length,
@@ -48,10 +48,9 @@
 #include "nodes/ip6/ip6_ext.h"
 #include "nodes/ip6/ip6_interface.h"
 
-/* The lead wires "ip6-lookup" here (and IP6_INPUT_HAVE_LOOKUP 1) when the
- * IPv6 FIB is merged. */
-#define IP6_INPUT_LOOKUP_NODE "error-drop"
-#define IP6_INPUT_HAVE_LOOKUP 0
+/* Transit's next node: the main IPv6 FIB's lookup (nodes/ip6/ip6_route.h). */
+#define IP6_INPUT_LOOKUP_NODE "ip6-lookup"
+#define IP6_INPUT_HAVE_LOOKUP 1
 
 enum ip6_input_next {
 	IP6_INPUT_NEXT_DROP = 0,

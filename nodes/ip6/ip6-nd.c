@@ -78,7 +78,6 @@ static const char *const ip6_nd_error_strings[IP6_ND_N_ERROR] = {
 	[IP6_ND_ERROR_NA_UNSOLICITED] = "NA for an address never solicited",
 };
 
-#define NA_LEN (IP6_HDR_LEN + ND_MSG_LEN + 8) /* with the target link-layer option */
 
 struct ip6_nd_trace {
 	struct in6_addr src, target;
@@ -159,33 +158,9 @@ static void make_na(struct buffer *b, const struct nd_msg *m, const struct devic
 		ip6_mcast_mac(dst_mac, &all_nodes);
 	else
 		memcpy(dst_mac, m->has_lladdr ? m->lladdr : m->peer_mac, 6);
-	if (b->flags & BUFFER_F_NEXT_PRESENT) {
-		buffer_free(&b->next_buffer, 1);
-		b->flags &= ~BUFFER_F_NEXT_PRESENT;
-		b->total_length_not_including_first = 0;
-	}
-	struct ip6_header *h = (struct ip6_header *)buffer_data(b);
-	*h = (struct ip6_header){
-		.ver_tc_flow = htonl(6u << 28),
-		.payload_length = htons(ND_MSG_LEN + 8),
-		.next_header = IP6_NH_ICMP6,
-		.hop_limit = ND_HOP_LIMIT,
-		.src = m->target,
-		.dst = dad ? all_nodes : m->src,
-	};
-	uint8_t *p = (uint8_t *)(h + 1);
 	uint32_t flags = ND_NA_F_ROUTER | ND_NA_F_OVERRIDE | (dad ? 0 : ND_NA_F_SOLICITED);
-	memset(p, 0, ND_MSG_LEN + 8);
-	p[0] = ICMP6_ND_NA;
-	p[4] = (uint8_t)(flags >> 24);
-	memcpy(p + 8, &m->target, 16);
-	p[24] = ND_OPT_TARGET_LLADDR;
-	p[25] = 1;
-	memcpy(p + 26, dev->mac, 6);
-	uint16_t csum = ip6_l4_csum(h, p, ND_MSG_LEN + 8, IP6_NH_ICMP6);
-	memcpy(p + 2, &csum, 2);
-	b->current_length = NA_LEN;
-	b->flags &= ~BUFFER_F_L2_GROUP;
+	ip6_nd_msg_make(b, ICMP6_ND_NA, flags, &m->target, dad ? &all_nodes : &m->src, &m->target,
+			ND_OPT_TARGET_LLADDR, dev->mac);
 	ip6_eth_push(b, dst_mac);
 }
 

@@ -17,4 +17,9 @@ int ip6_cli_address_change(struct cli_session *s, const struct device *d, const 
 int ip6_cli_set_neighbor(struct cli_session *s, const struct device *d, const char *ip, const char *macw,
 			 bool is_static);
 
+/* `ip route add|del` for a prefix with a ':' (argv[0] is the prefix;
+ * ip6_route_cli.c). */
+int ip6_cli_route_add(struct cli_session *s, int argc, char **argv);
+int ip6_cli_route_del(struct cli_session *s, int argc, char **argv);
+
 #endif

@@ -7,6 +7,7 @@
 
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_neighbor.h"
+#include "nodes/ip6/ip6_route.h"
 
 struct ip6_interface ip6_interfaces[DEV_MAX];
 
@@ -93,6 +94,10 @@ int ip6_if_addr_add(uint32_t if_index, const struct in6_addr *addr, uint8_t plen
 		ifc->ll_configured = true;
 		return 0;
 	}
+	/* Routes first: on error the interface is as it was (but enabled). */
+	rc = ip6_route_addr_add(if_index, addr, plen, err, errlen);
+	if (rc)
+		return rc;
 	ifc->addrs[ifc->n_addrs++] = (struct ip6_if_addr){ .addr = *addr, .plen = plen };
 	return 0;
 }
@@ -123,6 +128,7 @@ int ip6_if_addr_del(uint32_t if_index, const struct in6_addr *addr, uint8_t plen
 		ip6_nbr_flush(if_index, addr, plen);
 	memmove(&ifc->addrs[i], &ifc->addrs[i + 1], (ifc->n_addrs - i - 1) * sizeof(ifc->addrs[0]));
 	ifc->n_addrs--;
+	ip6_route_addr_del(if_index, addr, plen);
 	return 0;
 }
 
@@ -131,7 +137,12 @@ void ip6_if_clear(uint32_t if_index)
 	if (if_index >= DEV_MAX)
 		return;
 	ip6_nbr_flush(if_index, NULL, 0);
-	memset(&ip6_interfaces[if_index], 0, sizeof(ip6_interfaces[if_index]));
+	struct ip6_interface *ifc = &ip6_interfaces[if_index];
+	while (ifc->n_addrs) {
+		ifc->n_addrs--;
+		ip6_route_addr_del(if_index, &ifc->addrs[ifc->n_addrs].addr, ifc->addrs[ifc->n_addrs].plen);
+	}
+	memset(ifc, 0, sizeof(*ifc));
 }
 
 /* Interface deletion (drivers/device.h) clears its IPv6 state. */

@@ -9,9 +9,10 @@
  * ip6_interfaces[] without locks; every control call here runs with the
  * datapath parked (graph barrier) or before it starts, one at a time.
  *
- * Routes for the addresses (a local /128, a connected prefix) are the
- * IPv6 FIB's (nodes/ip6/ip6_fib.h); until it is wired in, ip6-input
- * decides "for us" from these tables alone.
+ * Routes for the addresses (a local /128, a connected prefix) go into
+ * the main IPv6 FIB (nodes/ip6/ip6_route.h) as they are added; ip6-input
+ * still decides "for us" from these tables (a scan), ip6-lookup routes
+ * the rest.
  */
 #ifndef SLUICE_NODES_IP6_INTERFACE_H
 #define SLUICE_NODES_IP6_INTERFACE_H
@@ -22,6 +23,7 @@
 
 #include "drivers/device.h"
 #include "nodes/ip6/ip6.h"
+#include "nodes/ip6/ip6_route.h"
 
 #define IP6_IF_MAX_ADDRS 8
 
@@ -82,18 +84,17 @@ static inline bool ip6_if_is_joined(uint32_t if_index, const struct in6_addr *ad
 }
 
 /* True when addr is one of sluice's own unicast addresses as seen from
- * rx_if: any interface's global address (the weak host model, as the
- * IPv4 FIB's local /32s give), a link-local one only of rx_if. */
+ * rx_if: any interface's global address (the weak host model: its local
+ * /128 in the main FIB, one lookup), a link-local one only of rx_if. (A
+ * scan of every interface's addresses cost ~750 instructions per packet
+ * with DEV_MAX 64: bench/ip6/path.c under callgrind.) */
 static inline bool ip6_is_for_us(uint32_t rx_if, const struct in6_addr *addr)
 {
 	if (ip6_if_is_local(rx_if, addr))
 		return true;
-	if (ip6_addr_is_link_local(addr))
+	if (ip6_addr_is_link_local(addr) || !ip6_fib_main)
 		return false;
-	for (uint32_t i = 0; i < DEV_MAX; i++)
-		if (i != rx_if && ip6_if_is_local(i, addr))
-			return true;
-	return false;
+	return ip6_adj_get(ip6_fib_lookup(ip6_fib_main, addr))->kind == IP6_ADJ_LOCAL;
 }
 
 /* Put an Ethernet header for IPv6 to dst_mac in front of b (at its IPv6

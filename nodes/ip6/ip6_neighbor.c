@@ -6,8 +6,10 @@
 
 #include "drivers/device.h"
 #include "nodes/ip6/ip6_neighbor.h"
+#include "nodes/ip6/ip6_route.h"
 
 uint64_t (*ip6_nbr_clock)(void);
+atomic_bool ip6_nbr_dirty;
 
 static struct {
 	atomic_flag lock;
@@ -39,21 +41,58 @@ struct ip6_nbr *ip6_nbr_lookup(uint32_t if_index, const struct in6_addr *ip)
 	return NULL;
 }
 
-struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const struct in6_addr *ip, uint64_t now_ns)
+/* A free slot, else an INCOMPLETE entry given up on (counted free). */
+static struct ip6_nbr *free_slot(uint64_t now_ns)
 {
+	struct ip6_nbr *stale = NULL;
 	for (uint32_t i = 0; i < IP6_NBR_MAX; i++) {
 		struct ip6_nbr *n = &nbr.e[i];
-		if (n->state != IP6_NBR_FREE)
-			continue;
-		memset(n, 0, sizeof(*n));
-		n->if_index = if_index;
-		n->ip = *ip;
-		n->state = IP6_NBR_INCOMPLETE;
-		n->updated_ns = now_ns;
-		nbr.n_used++;
-		return n;
+		if (n->state == IP6_NBR_FREE)
+			return n;
+		if (!stale && n->state == IP6_NBR_INCOMPLETE && now_ns - n->created_ns >= IP6_NBR_INCOMPLETE_MAX_NS)
+			stale = n;
 	}
-	return NULL;
+	if (stale) {
+		stale->state = IP6_NBR_FREE;
+		nbr.n_used--;
+	}
+	return stale;
+}
+
+struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const struct in6_addr *ip, uint64_t now_ns)
+{
+	struct ip6_nbr *n = free_slot(now_ns);
+	if (!n)
+		return NULL;
+	memset(n, 0, sizeof(*n));
+	n->if_index = if_index;
+	n->ip = *ip;
+	n->state = IP6_NBR_INCOMPLETE;
+	n->updated_ns = n->created_ns = now_ns;
+	nbr.n_used++;
+	return n;
+}
+
+/* A MAC to give the adjacencies via n (ip6_route.h applies it). */
+static void mark_apply(struct ip6_nbr *n)
+{
+	n->flags |= IP6_NBR_F_APPLY;
+	atomic_store_explicit(&ip6_nbr_dirty, true, memory_order_release);
+}
+
+uint32_t ip6_nbr_take_pending(void (*fn)(struct ip6_nbr *n))
+{
+	uint32_t k = 0;
+	atomic_store_explicit(&ip6_nbr_dirty, false, memory_order_relaxed);
+	for (uint32_t i = 0; i < IP6_NBR_MAX; i++) {
+		struct ip6_nbr *n = &nbr.e[i];
+		if (n->state == IP6_NBR_FREE || n->state == IP6_NBR_INCOMPLETE || !(n->flags & IP6_NBR_F_APPLY))
+			continue;
+		fn(n);
+		n->flags &= (uint8_t)~IP6_NBR_F_APPLY;
+		k++;
+	}
+	return k;
 }
 
 /* RFC 4861 §7.2.5 for an NA (the table there), and §7.2.3 for an NS's
@@ -85,6 +124,7 @@ void ip6_nbr_update(struct ip6_nbr *n, const uint8_t *mac, bool solicited, bool 
 	}
 	n->is_router = is_router;
 	n->updated_ns = now_ns;
+	mark_apply(n);
 }
 
 int ip6_nbr_walk(int (*fn)(const struct ip6_nbr *n, void *ctx), void *ctx)
@@ -108,6 +148,7 @@ void ip6_nbr_flush(uint32_t if_index, const struct in6_addr *prefix, uint8_t ple
 		if (if_index != DEV_INDEX_INVALID &&
 		    (n->if_index != if_index || (plen && !ip6_prefix_match(&n->ip, prefix, plen))))
 			continue;
+		ip6_route_nbr_forget(n);
 		n->state = IP6_NBR_FREE;
 		nbr.n_used--;
 	}
@@ -129,11 +170,45 @@ int ip6_nbr_set(uint32_t if_index, const struct in6_addr *ip, const uint8_t mac[
 	} else {
 		memcpy(n->mac, mac, 6);
 		n->state = IP6_NBR_REACHABLE;
-		n->flags = is_static ? IP6_NBR_F_STATIC : 0;
+		n->flags = (uint8_t)((is_static ? IP6_NBR_F_STATIC : 0) | (n->flags & IP6_NBR_F_HOST_ROUTE));
 		n->updated_ns = now;
+		mark_apply(n);
 	}
 	ip6_nbr_unlock();
+	if (!rc)
+		ip6_route_nbr_apply_all(); /* control path: at once */
 	return rc;
+}
+
+void ip6_nd_msg_make(struct buffer *b, uint8_t type, uint32_t flags, const struct in6_addr *src,
+		     const struct in6_addr *dst, const struct in6_addr *target, uint8_t opt, const uint8_t mac[6])
+{
+	if (b->flags & BUFFER_F_NEXT_PRESENT) {
+		buffer_free(&b->next_buffer, 1);
+		b->flags &= ~BUFFER_F_NEXT_PRESENT;
+		b->total_length_not_including_first = 0;
+	}
+	struct ip6_header *h = (struct ip6_header *)buffer_data(b);
+	*h = (struct ip6_header){
+		.ver_tc_flow = htonl(6u << 28),
+		.payload_length = htons(ND_MSG_LEN + 8),
+		.next_header = IP6_NH_ICMP6,
+		.hop_limit = ND_HOP_LIMIT,
+		.src = *src,
+		.dst = *dst,
+	};
+	uint8_t *p = (uint8_t *)(h + 1);
+	memset(p, 0, ND_MSG_LEN + 8);
+	p[0] = type;
+	p[4] = (uint8_t)(flags >> 24);
+	memcpy(p + 8, target, 16);
+	p[24] = opt;
+	p[25] = 1; /* in units of 8 bytes */
+	memcpy(p + 26, mac, 6);
+	uint16_t csum = ip6_l4_csum(h, p, ND_MSG_LEN + 8, IP6_NH_ICMP6);
+	memcpy(p + 2, &csum, 2);
+	b->current_length = IP6_HDR_LEN + ND_MSG_LEN + 8;
+	b->flags &= ~BUFFER_F_L2_GROUP;
 }
 
 uint32_t ip6_nbr_count(void)

@@ -23,6 +23,7 @@
 #include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/ip6/ip6_dad.h"
 #include "nodes/ip6/ip6_ra.h"
+#include "nodes/ip6/ip6_route.h"
 #include "tests/check_run.h"
 #include "tests/pkt_build.h"
 
@@ -181,6 +182,7 @@ static void teardown(void)
 	g = NULL;
 	ip6_nbr_flush(DEV_INDEX_INVALID, NULL, 0);
 	dev_delete_all();
+	ip6_main_free();
 	ck_assert_uint_eq(buffer_n_in_use(), 0);
 	buffer_thread_unregister();
 	buffer_main_free();
@@ -469,7 +471,7 @@ START_TEST(ip6_input_hostile_counted)
 		{ "more than 8 extension headers", 1 },
 		{ "extension header beyond the packet", 1 },
 		{ "IPv6 not enabled on the interface", 1 },
-		{ "transit: no IPv6 FIB wired (ip6-lookup missing)", 1 },
+		{ "transit: no IPv6 FIB wired (ip6-lookup missing)", 0 }, /* wired: ip6-lookup's "no route" */
 	};
 #define V(off, val) do { memcpy(f, v, vn); f[off] = (val); inject(dev_a, f, vn); } while (0)
 	memcpy(f, v, vn);
@@ -521,11 +523,15 @@ START_TEST(ip6_input_hostile_counted)
 	inject(dev_a, f, vn);
 #undef V
 	poll_n(3);
-	ck_assert_uint_eq(n_tx, 0);
+	ck_assert_uint_eq(n_tx, 1); /* the transit one: ICMPv6 destination unreachable (no route) */
+	ck_assert_uint_eq(txs[0].bytes[54], 1);
+	ck_assert_uint_eq(txs[0].bytes[55], 0);
 	for (uint32_t i = 0; i < ARRAY_LEN(want); i++)
 		ck_assert_msg(count("ip6-input", want[i].what) == want[i].n, "%s: %llu, want %u", want[i].what,
 			      (unsigned long long)count("ip6-input", want[i].what), want[i].n);
 	ck_assert_uint_eq(count("ip6-local", "ICMPv6 shorter than its header"), 0);
+	ck_assert_uint_eq(count("ip6-lookup", "no route"), 1);
+	ck_assert_uint_eq(count("ip6-lookup", "no route: ICMPv6 destination unreachable sent"), 1);
 }
 END_TEST
 
@@ -876,6 +882,215 @@ START_TEST(dad_probe_and_duplicate)
 }
 END_TEST
 
+/* ---- forwarding: ip6-lookup, ip6-rewrite, ip6-glean ----
+ *
+ *   host A 2001:db8:1::2 -- a [sluice] b 2001:db8:2::1/64 -- router R 2001:db8:2::2 (02:bb:..:02)
+ *   2001:db8:9::/48 via R
+ */
+
+static const uint8_t mac_r[6] = { 0x02, 0xbb, 0, 0, 0, 0x02 };
+
+static void pa(struct in6_addr *a, const char *s)
+{
+	a6(a->s6_addr, s);
+}
+
+/* b gets 2001:db8:2::1/64, R (static neighbour when known) and the /48. */
+static void setup_fwd(bool r_known, const char *via)
+{
+	struct in6_addr a, p, nh;
+	pa(&a, "2001:db8:2::1");
+	ck_assert_msg(ip6_if_addr_add(dev_b->index, &a, 64, err, sizeof(err)) == 0, "%s", err);
+	pa(&nh, "2001:db8:2::2");
+	if (r_known)
+		ck_assert_msg(ip6_nbr_set(dev_b->index, &nh, mac_r, true, err, sizeof(err)) == 0, "%s", err);
+	pa(&p, "2001:db8:9::");
+	pa(&nh, via);
+	ck_assert_msg(ip6_route_add(&p, 48, &nh, DEV_INDEX_INVALID, err, sizeof(err)) == 0, "%s", err);
+}
+
+START_TEST(forward_exact)
+{
+	uint8_t f[256], w[256], D[16], R[16];
+	setup_fwd(true, "2001:db8:2::2");
+	a6(D, "2001:db8:9::5");
+	a6(R, "2001:db8:2::2");
+	uint32_t n = echo6(f, mac_a, mac_ha, HA, D, 64, 128, 56);
+	inject(dev_a, f, n);
+	n = echo6(f, mac_a, mac_ha, HA, R, 2, 128, 3); /* on-link, by its host route */
+	inject(dev_a, f, n);
+	for (uint32_t k = 0; k < 5; k++) { /* four through ip6-rewrite's fast path, one after */
+		n = echo6(f, mac_a, mac_ha, HA, D, (uint8_t)(10 + k), 128, 8 + k);
+		inject(dev_a, f, n);
+	}
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 7);
+	/* The same packet, hop limit one less (not in the checksum), new MACs. */
+	n = echo6(w, mac_r, mac_b, HA, D, 63, 128, 56);
+	expect_tx(0, dev_b, w, n);
+	n = echo6(w, mac_r, mac_b, HA, R, 1, 128, 3);
+	expect_tx(1, dev_b, w, n);
+	for (uint32_t k = 0; k < 5; k++) {
+		n = echo6(w, mac_r, mac_b, HA, D, (uint8_t)(9 + k), 128, 8 + k);
+		expect_tx(2 + k, dev_b, w, n);
+	}
+	n_tx = 0;
+	/* The routes: local, connected, host, via. */
+	struct in6_addr x;
+	uint32_t r;
+	pa(&x, "2001:db8:2::1");
+	ck_assert_int_eq(ip6_fib_get(ip6_fib_main, &x, 128, &r), 0);
+	ck_assert_uint_eq(ip6_adj_get(r)->kind, IP6_ADJ_LOCAL);
+	pa(&x, "2001:db8:2::");
+	ck_assert_int_eq(ip6_fib_get(ip6_fib_main, &x, 64, &r), 0);
+	ck_assert_uint_eq(ip6_adj_get(r)->kind, IP6_ADJ_GLEAN);
+	pa(&x, "2001:db8:2::2");
+	ck_assert_int_eq(ip6_fib_get(ip6_fib_main, &x, 128, &r), 0);
+	ck_assert_uint_eq(ip6_adj_get(r)->kind, IP6_ADJ_REWRITE);
+	/* A connected or local route is the address's; a bad next hop. */
+	pa(&x, "2001:db8:2::");
+	struct in6_addr nh;
+	pa(&nh, "2001:db8:2::2");
+	ck_assert_int_eq(ip6_route_add(&x, 64, &nh, DEV_INDEX_INVALID, err, sizeof(err)), -EPERM);
+	ck_assert_int_eq(ip6_route_del(&x, 64, err, sizeof(err)), -EPERM);
+	pa(&nh, "2001:db8:77::2");
+	ck_assert_int_eq(ip6_route_add(&x, 56, &nh, DEV_INDEX_INVALID, err, sizeof(err)), -EINVAL);
+	/* Deleting the /48: no route. */
+	pa(&x, "2001:db8:9::");
+	ck_assert_int_eq(ip6_route_del(&x, 48, err, sizeof(err)), 0);
+	ck_assert_int_eq(ip6_route_del(&x, 48, err, sizeof(err)), -ENOENT);
+	n = echo6(f, mac_a, mac_ha, HA, D, 64, 128, 56);
+	inject(dev_a, f, n);
+	poll_n(2);
+	/* RFC 4443 §3.1: Destination Unreachable, code 0 (no route), from a's
+	 * address, quoting the whole packet. */
+	ck_assert_uint_eq(n_tx, 1);
+	uint8_t *m = w + 54;
+	memset(m, 0, 8);
+	m[0] = 1;
+	memcpy(m + 8, f + 14, n - 14);
+	uint32_t wn = icmp6_frame(w, mac_ha, mac_a, A1, HA, 64, 8 + n - 14);
+	expect_tx(0, dev_a, w, wn);
+	ck_assert_uint_eq(count("ip6-lookup", "no route"), 1);
+	ck_assert_uint_eq(count("ip6-lookup", "no route: ICMPv6 destination unreachable sent"), 1);
+	/* The address gone: its routes too. */
+	pa(&x, "2001:db8:2::1");
+	ck_assert_int_eq(ip6_if_addr_del(dev_b->index, &x, 64, err, sizeof(err)), 0);
+	ck_assert_int_eq(ip6_fib_get(ip6_fib_main, &x, 128, &r), -ENOENT);
+	pa(&x, "2001:db8:2::");
+	ck_assert_int_eq(ip6_fib_get(ip6_fib_main, &x, 64, &r), -ENOENT);
+}
+END_TEST
+
+/* Over b's MTU: Packet Too Big to the source with the MTU and as much of
+ * the packet as fits in 1280 bytes (RFC 4443 §3.2), from a's address. */
+START_TEST(packet_too_big_exact)
+{
+	static uint8_t f[2048], w[2048];
+	uint8_t D[16];
+	setup_fwd(true, "2001:db8:2::2");
+	dev_b->mtu = 1280;
+	a6(D, "2001:db8:9::5");
+	uint32_t n = echo6(f, mac_a, mac_ha, HA, D, 64, 128, 1300 - 48); /* 1300 bytes of IPv6 */
+	ck_assert_uint_eq(n, 14 + 1300);
+	inject(dev_a, f, n);
+	n = echo6(f, mac_a, mac_ha, HA, D, 64, 128, 1280 - 48); /* exactly the MTU: forwarded */
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 2);
+	uint8_t *m = w + 54;
+	m[0] = 2;
+	m[1] = 0;
+	put32(m + 4, 1280);
+	uint8_t orig[2048];
+	echo6(orig, mac_a, mac_ha, HA, D, 64, 128, 1300 - 48);
+	memcpy(m + 8, orig + 14, 1280 - 48);
+	uint32_t wn = icmp6_frame(w, mac_ha, mac_a, A1, HA, 64, 8 + 1280 - 48);
+	ck_assert_uint_eq(wn, 14 + 1280);
+	expect_tx(0, dev_a, w, wn);
+	ck_assert_uint_eq(txs[1].if_index, dev_b->index);
+	ck_assert_uint_eq(txs[1].len, 14 + 1280);
+	ck_assert_uint_eq(count("ip6-rewrite", "over MTU: ICMPv6 packet too big sent"), 1);
+}
+END_TEST
+
+/* The Neighbor Solicitation ip6-glean sends for next hop nh out of b. */
+static uint32_t want_ns(uint8_t *w, const uint8_t nh[16])
+{
+	uint8_t src[16], sn[16], dmac[6] = { 0x33, 0x33, 0xff, nh[13], nh[14], nh[15] };
+	a6(src, "2001:db8:2::1");
+	a6(sn, "ff02::1:ff00:0");
+	memcpy(sn + 13, nh + 13, 3);
+	uint8_t *m = w + 54;
+	memset(m, 0, 32);
+	m[0] = 135;
+	memcpy(m + 8, nh, 16);
+	m[24] = 1;
+	m[25] = 1;
+	memcpy(m + 26, mac_b, 6);
+	return icmp6_frame(w, dmac, mac_b, src, sn, 255, 32);
+}
+
+/* An unresolved next hop: one NS (RFC 4861 §7.2.2) and the packet
+ * dropped, then none within RetransTimer; the NA resolves it. */
+START_TEST(unresolved_sends_ns)
+{
+	uint8_t f[256], w[256], D[16], R3[16], H7[16], B1[16];
+	setup_fwd(false, "2001:db8:2::3");
+	a6(D, "2001:db8:9::5");
+	a6(R3, "2001:db8:2::3");
+	a6(H7, "2001:db8:2::7");
+	a6(B1, "2001:db8:2::1");
+	uint32_t n = echo6(f, mac_a, mac_ha, HA, D, 64, 128, 8);
+	inject(dev_a, f, n);
+	inject(dev_a, f, n);
+	n = echo6(f, mac_a, mac_ha, HA, H7, 64, 128, 8); /* a host on b's prefix: glean */
+	inject(dev_a, f, n);
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 2);
+	n = want_ns(w, R3);
+	expect_tx(0, dev_b, w, n);
+	n = want_ns(w, H7);
+	expect_tx(1, dev_b, w, n);
+	ck_assert_uint_eq(count("ip6-glean", "next hop unresolved: NS sent (packet dropped)"), 2);
+	ck_assert_uint_eq(count("ip6-glean", "next hop unresolved: resolution in progress (dropped)"), 1);
+	/* R answers; its MAC reaches the adjacency; the next packet goes. */
+	n = na6(f, mac_b, R3, B1, 255, 0x60, R3, mac_r);
+	inject(dev_b, f, n);
+	poll_n(2);
+	ck_assert_uint_eq(ip6_route_nbr_apply_all() + count("ip6-neighbor", "neighbour MAC applied to adjacencies"), 1);
+	n = echo6(f, mac_a, mac_ha, HA, D, 64, 128, 8);
+	inject(dev_a, f, n);
+	poll_n(2);
+	ck_assert_uint_eq(n_tx, 3);
+	n = echo6(w, mac_r, mac_b, HA, D, 63, 128, 8);
+	expect_tx(2, dev_b, w, n);
+}
+END_TEST
+
+/* A table full of INCOMPLETE entries: none reusable within 3 s of their
+ * creation, the oldest after (RFC 4861 §7.3.3), the count unchanged. */
+START_TEST(incomplete_entries_recycled)
+{
+	struct in6_addr x;
+	pa(&x, "2001:db8:2::");
+	ip6_nbr_lock();
+	for (uint32_t i = 0; i < IP6_NBR_MAX; i++) {
+		x.s6_addr[14] = (uint8_t)(i >> 8);
+		x.s6_addr[15] = (uint8_t)i;
+		ck_assert_ptr_nonnull(ip6_nbr_create(dev_b->index, &x, 1000));
+	}
+	x.s6_addr[13] = 1;
+	ck_assert_ptr_null(ip6_nbr_create(dev_b->index, &x, 1000 + 2999999999ull));
+	struct ip6_nbr *n = ip6_nbr_create(dev_b->index, &x, 1000 + IP6_NBR_INCOMPLETE_MAX_NS);
+	ck_assert_ptr_nonnull(n);
+	ck_assert_uint_eq(n->state, IP6_NBR_INCOMPLETE);
+	ck_assert_ptr_eq(ip6_nbr_lookup(dev_b->index, &x), n);
+	ip6_nbr_unlock();
+	ck_assert_uint_eq(ip6_nbr_count(), IP6_NBR_MAX);
+}
+END_TEST
+
 static Suite *ip6_suite(void)
 {
 	Suite *s = suite_create("ip6");
@@ -893,6 +1108,10 @@ static Suite *ip6_suite(void)
 	tcase_add_test(tc, rh0_param_problem_exact_and_rate_limited);
 	tcase_add_test(tc, time_exceeded_and_option_problem);
 	tcase_add_test(tc, no_error_about_error);
+	tcase_add_test(tc, forward_exact);
+	tcase_add_test(tc, packet_too_big_exact);
+	tcase_add_test(tc, unresolved_sends_ns);
+	tcase_add_test(tc, incomplete_entries_recycled);
 	suite_add_tcase(s, tc);
 	TCase *ra = tcase_create("ra");
 	tcase_add_checked_fixture(ra, setup, teardown);

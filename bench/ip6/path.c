@@ -1,0 +1,238 @@
+/* The whole IPv6 forwarding path on one core, bench/ip4/path.c's pattern:
+ *
+ *   ip6-bench-source -> ethernet-input -> ip6-input -> ip6-lookup
+ *     -> ip6-rewrite -> interface-output -> null-tx (nul1 frees)
+ *
+ * every registered node, with one route (::/0) or --routes N random /48s
+ * (2000::/3), all via one statically resolved next hop on nul1 (`set ip
+ * neighbor nul1 2001:db8:19::2 MAC static`). Packets arrive on nul0
+ * (2001:db8:18::1/64). The source writes a prebuilt 78-byte UDP frame (64
+ * bytes of IPv6) into fresh buffers with the next of 65,536 precomputed
+ * destinations (each inside a route that reaches the next hop); no
+ * checksum changes with the destination here since nothing checks UDP's.
+ *
+ * Instructions: --polls N runs N polls inside ip6_path_polls(); run it
+ * under `valgrind --tool=callgrind --toggle-collect=ip6_path_polls` and
+ * divide each node function's inclusive Ir by the packets printed.
+ *
+ * Usage: sluice-bench-ip6-path [--routes one|N] [--seconds S] [--polls N]
+ *          [--vector N] [--cpu N]
+ */
+#include <arpa/inet.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "drivers/device.h"
+#include "graph/graph.h"
+#include "nodes/ip6/ip6_interface.h"
+#include "nodes/ip6/ip6_neighbor.h"
+#include "nodes/ip6/ip6_route.h"
+
+#define N_DST 65536
+#define FRAME_BYTES (14 + 64)
+
+static struct {
+	uint8_t frame[FRAME_BYTES];
+	struct in6_addr dst[N_DST];
+	uint32_t next, vector, rx_if;
+	uint64_t produced;
+} src;
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint32_t source_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)f;
+	uint32_t bi[FRAME_SIZE];
+	uint32_t n = buffer_alloc(bi, src.vector, -1);
+	uint32_t k = src.next;
+	for (uint32_t i = 0; i < n; i++, k = (k + 1) & (N_DST - 1)) {
+		struct buffer *b = buffer_get(bi[i]);
+		b->current_data = 0;
+		b->current_length = FRAME_BYTES;
+		b->flags = 0;
+		b->rx_if = src.rx_if;
+		uint8_t *p = buffer_data(b);
+		memcpy(p, src.frame, FRAME_BYTES);
+		memcpy(p + 14 + 24, &src.dst[k], 16);
+	}
+	src.next = k;
+	src.produced += n;
+	node_enqueue(rt, 0, bi, n);
+	return n;
+}
+
+static const struct node_reg source_node = {
+	.name = "ip6-bench-source",
+	.type = NODE_TYPE_INPUT,
+	.fn = source_fn,
+	.n_next = 1,
+	.next_nodes = { "ethernet-input" },
+};
+NODE_REGISTER(source_node)
+
+static void build_frame(const uint8_t dmac[6])
+{
+	uint8_t *p = src.frame;
+	static const uint8_t smac[6] = { 0x02, 0xaa, 0, 0, 0, 1 };
+	memset(p, 0, FRAME_BYTES);
+	memcpy(p, dmac, 6);
+	memcpy(p + 6, smac, 6);
+	p[12] = 0x86;
+	p[13] = 0xdd;
+	uint8_t *ip = p + 14;
+	ip[0] = 0x60;
+	ip[5] = 64 - 40; /* payload length */
+	ip[6] = 17;      /* UDP */
+	ip[7] = 64;      /* hop limit */
+	inet_pton(AF_INET6, "2001:db8:18::2", ip + 8);
+	uint8_t *udp = ip + 40;
+	udp[0] = 0x30, udp[1] = 0x39, udp[2] = 0x00, udp[3] = 0x35;
+	udp[5] = 64 - 40;
+}
+
+/* A global unicast address in 2000::/3 outside 2001:db8::/32. */
+static void random_global(struct in6_addr *a)
+{
+	uint64_t x = rnd(), y = rnd();
+	memcpy(a->s6_addr, &x, 8);
+	memcpy(a->s6_addr + 8, &y, 8);
+	a->s6_addr[0] = (uint8_t)(0x20 | (a->s6_addr[0] & 0x1f));
+	if (a->s6_addr[0] == 0x20 && a->s6_addr[1] == 0x01)
+		a->s6_addr[1] = 0x02;
+}
+
+__attribute__((noinline)) static uint64_t ip6_path_polls(struct graph *g, uint64_t n)
+{
+	uint64_t pkts = 0;
+	for (uint64_t i = 0; i < n; i++)
+		pkts += graph_main_poll(g);
+	return pkts;
+}
+
+static uint64_t forwarded(struct device *d)
+{
+	struct dev_counters c;
+	dev_counters_get(d, &c);
+	return c.tx_packets;
+}
+
+static int fail(const char *what, const char *err)
+{
+	fprintf(stderr, "ip6-path: %s: %s\n", what, err);
+	return 1;
+}
+
+static int setup(uint32_t n_routes, struct device *in, struct device *out, char *err, size_t errlen)
+{
+	static const uint8_t nh_mac[6] = { 0x02, 0xbb, 0, 0, 0, 2 };
+	struct in6_addr a, b, nh, p;
+	inet_pton(AF_INET6, "2001:db8:18::1", &a);
+	inet_pton(AF_INET6, "2001:db8:19::1", &b);
+	inet_pton(AF_INET6, "2001:db8:19::2", &nh);
+	if (ip6_if_addr_add(in->index, &a, 64, err, errlen) || ip6_if_addr_add(out->index, &b, 64, err, errlen) ||
+	    ip6_nbr_set(out->index, &nh, nh_mac, true, err, errlen))
+		return -1;
+	memset(&p, 0, sizeof(p));
+	if (!n_routes)
+		return ip6_route_add(&p, 0, &nh, out->index, err, errlen);
+	struct in6_addr *pfx = malloc(n_routes * sizeof(*pfx));
+	if (!pfx)
+		return -1;
+	for (uint32_t i = 0; i < n_routes; i++) {
+		random_global(&pfx[i]);
+		memset(pfx[i].s6_addr + 6, 0, 10);
+		ip6_route_add(&pfx[i], 48, &nh, out->index, err, errlen);
+	}
+	for (uint32_t i = 0; i < N_DST; i++) {
+		random_global(&src.dst[i]);
+		memcpy(src.dst[i].s6_addr, pfx[rnd() % n_routes].s6_addr, 6);
+	}
+	free(pfx);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t n_routes = 0, vector = FRAME_SIZE;
+	uint64_t polls = 0;
+	double seconds = 3;
+	int cpu = -1;
+	char err[256];
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--routes"))
+			n_routes = strcmp(argv[i + 1], "one") ? (uint32_t)strtoul(argv[i + 1], NULL, 10) : 0;
+		else if (!strcmp(argv[i], "--polls"))
+			polls = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--vector"))
+			vector = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--seconds"))
+			seconds = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--cpu"))
+			cpu = atoi(argv[i + 1]);
+	}
+	if (!vector || vector > FRAME_SIZE || !(argc % 2))
+		return fail("usage", "[--routes one|N] [--seconds S] [--polls N] [--vector N] [--cpu N]");
+	if (cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	if (buffer_main_init(&bc, err, sizeof(err)))
+		return fail("buffers", err);
+	struct graph_config cfg;
+	graph_config_default(&cfg);
+	cfg.idle_mode = GRAPH_IDLE_POLL;
+	struct graph *g = graph_create(&cfg, err, sizeof(err));
+	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err)) ||
+	    dev_graph_attach(g, err, sizeof(err)))
+		return fail("graph", err);
+	struct device *in = dev_create("nul0", "null", NULL, 0, err, sizeof(err));
+	struct device *out = in ? dev_create("nul1", "null", NULL, 0, err, sizeof(err)) : NULL;
+	if (!in || !out || dev_set_admin_up(in, true) || dev_set_admin_up(out, true))
+		return fail("interfaces", err);
+	if (!n_routes)
+		for (uint32_t i = 0; i < N_DST; i++)
+			random_global(&src.dst[i]);
+	if (setup(n_routes, in, out, err, sizeof(err)))
+		return fail("routes", err);
+	build_frame(in->mac);
+	src.vector = vector;
+	src.rx_if = in->index;
+	printf("ip6-path: %u routes (%s), vector %u, %u-byte frames\n", n_routes ? n_routes : 1,
+	       n_routes ? "random /48s" : "::/0", vector, FRAME_BYTES);
+	for (int i = 0; i < 1000; i++)
+		graph_main_poll(g);
+	uint64_t sent0 = src.produced, out0 = forwarded(out);
+	if (polls) {
+		ip6_path_polls(g, polls);
+		printf("ip6-path: polls %llu packets %llu forwarded %llu\n", (unsigned long long)polls,
+		       (unsigned long long)(src.produced - sent0), (unsigned long long)(forwarded(out) - out0));
+	} else {
+		uint64_t start = time_now_ns(), end = start + (uint64_t)(seconds * 1e9), now;
+		while ((now = time_now_ns()) < end)
+			ip6_path_polls(g, 64);
+		double secs = (double)(now - start) / 1e9;
+		uint64_t fw = forwarded(out) - out0;
+		printf("ip6-path: %.3f s, %llu forwarded, %.2f Mpps\n", secs, (unsigned long long)fw, (double)fw / secs / 1e6);
+	}
+	dev_graph_detach(g);
+	graph_destroy(g);
+	ip6_main_free();
+	dev_delete_all();
+	buffer_main_free();
+	return 0;
+}
