@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "drivers/device.h"
 #include "graph/node.h"
 #include "nodes/ethernet.h"
@@ -55,7 +56,7 @@ static const char *const ip6_glean_error_strings[IP6_GLEAN_N_ERROR] = {
 };
 
 /* Make b the solicitation for nh out of if_index from src (§4.3). */
-static void make_ns(struct buffer *b, uint32_t if_index, const struct in6_addr *src, const struct in6_addr *nh)
+static void make_ns(struct buffer *b, uint32_t if_index, const ip6_addr_a2 *src, const ip6_addr_a2 *nh)
 {
 	const struct device *dev = dev_by_index(if_index);
 	struct in6_addr sn;
@@ -73,7 +74,7 @@ static void make_ns(struct buffer *b, uint32_t if_index, const struct in6_addr *
 static uint16_t glean_one(struct buffer *b, uint64_t now)
 {
 	const struct ip6_adj *a = ip6_adj_get(ip6_opaque(b)->adj_index);
-	const struct in6_addr *nh =
+	const ip6_addr_a2 *nh =
 		a->kind == IP6_ADJ_GLEAN ? &((const struct ip6_header *)buffer_data(b))->dst : &a->next_hop;
 	struct in6_addr target = *nh, src;
 	if (!dev_by_index(a->if_index) || !ip6_if_source_for(a->if_index, &target, &src))

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "graph/node.h"
 #include "nodes/ethernet.h"
 #include "nodes/ip6/icmp6_error.h"
@@ -158,7 +159,7 @@ static int ip6_input_format_trace(char *buf, size_t len, const uint8_t *detail)
 /* ---- helpers ---- */
 
 /* A multicast destination: local when joined (link scope), else why not. */
-static uint16_t multicast_dst(uint32_t rx_if, const struct in6_addr *dst)
+static uint16_t multicast_dst(uint32_t rx_if, const ip6_addr_a2 *dst)
 {
 	uint8_t scope = ip6_mcast_scope(dst);
 	if (scope <= 1)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "graph/node.h"
 #include "nodes/ip6/icmp6_error.h"
 #include "nodes/ip6/ip6.h"
@@ -101,7 +102,7 @@ static uint16_t no_route(struct node_runtime *rt, uint64_t *now, struct buffer *
 	return IP6_LOOKUP_NEXT_DROP;
 }
 
-static inline const struct in6_addr *dst_of(struct buffer *b)
+static inline const ip6_addr_a2 *dst_of(struct buffer *b)
 {
 	return &((const struct ip6_header *)buffer_data(b))->dst;
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "graph/node.h"
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_nd.h"
@@ -68,7 +69,7 @@ static uint16_t validate(struct buffer *b, uint8_t mac[6], bool *has_mac)
 	return IP6_RS_N_ERROR;
 }
 
-static void learn(uint32_t if_index, const struct in6_addr *src, const uint8_t mac[6])
+static void learn(uint32_t if_index, const ip6_addr_a2 *src, const uint8_t mac[6])
 {
 	uint64_t now = ip6_nbr_now();
 	ip6_nbr_lock();

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "graph/buffer.h"
 #include "nodes/ip4/ip4.h"
 
@@ -88,7 +89,6 @@
  * aligned: its fields are typed so (a typedef may lower alignment; a packed
  * struct would make every &h->src a warning), and an address is still a
  * struct in6_addr to every function taking one. */
-typedef struct in6_addr ip6_addr_a2 __attribute__((aligned(2)));
 typedef uint32_t ip6_u32_a2 __attribute__((aligned(2)));
 
 struct ip6_header {
@@ -131,30 +131,32 @@ static inline struct ip6_opaque *ip6_opaque(struct buffer *b)
 
 /* ---- addresses (RFC 4291) ---- */
 
-static inline bool ip6_addr_is_multicast(const struct in6_addr *a)
+static inline bool ip6_addr_is_multicast(const ip6_addr_a2 *a)
 {
 	return a->s6_addr[0] == 0xff;
 }
 
 /* The scope of a multicast address (RFC 4291 §2.7): 1 interface-local,
  * 2 link-local, 5 site, 8 organization, 14 global. */
-static inline uint8_t ip6_mcast_scope(const struct in6_addr *a)
+static inline uint8_t ip6_mcast_scope(const ip6_addr_a2 *a)
 {
 	return a->s6_addr[1] & 0xf;
 }
 
-static inline bool ip6_addr_is_unspecified(const struct in6_addr *a)
+static inline bool ip6_addr_is_unspecified(const ip6_addr_a2 *a)
 {
-	return IN6_IS_ADDR_UNSPECIFIED(a);
+	static const uint8_t zero[16];
+	return memcmp(a->s6_addr, zero, 16) == 0;
 }
 
-static inline bool ip6_addr_is_loopback(const struct in6_addr *a)
+static inline bool ip6_addr_is_loopback(const ip6_addr_a2 *a)
 {
-	return IN6_IS_ADDR_LOOPBACK(a);
+	static const uint8_t one[16] = { [15] = 1 };
+	return memcmp(a->s6_addr, one, 16) == 0;
 }
 
 /* fe80::/10 (RFC 4291 §2.5.6). */
-static inline bool ip6_addr_is_link_local(const struct in6_addr *a)
+static inline bool ip6_addr_is_link_local(const ip6_addr_a2 *a)
 {
 	return a->s6_addr[0] == 0xfe && (a->s6_addr[1] & 0xc0) == 0x80;
 }
@@ -162,7 +164,7 @@ static inline bool ip6_addr_is_link_local(const struct in6_addr *a)
 /* ::ffff:0:0/96 (IPv4-mapped, §2.5.5.2) and the deprecated IPv4-compatible
  * ::/96 (§2.5.5.1) beyond :: and ::1: never on the wire (RFC 4038 §4.2,
  * RFC 5156 §2.2). */
-static inline bool ip6_addr_is_v4_embedded(const struct in6_addr *a)
+static inline bool ip6_addr_is_v4_embedded(const ip6_addr_a2 *a)
 {
 	static const uint8_t zero10[10];
 	if (memcmp(a->s6_addr, zero10, 10) != 0)
@@ -171,19 +173,19 @@ static inline bool ip6_addr_is_v4_embedded(const struct in6_addr *a)
 	return w5 == 0xffff || (w5 == 0 && !ip6_addr_is_unspecified(a) && !ip6_addr_is_loopback(a));
 }
 
-static inline bool ip6_addr_eq(const struct in6_addr *a, const struct in6_addr *b)
+static inline bool ip6_addr_eq(const ip6_addr_a2 *a, const ip6_addr_a2 *b)
 {
 	return memcmp(a, b, sizeof(*a)) == 0;
 }
 
 /* ff02::1 (all nodes) and ff02::2 (all routers), RFC 4291 §2.7.1. */
-static inline bool ip6_addr_is_all_nodes(const struct in6_addr *a)
+static inline bool ip6_addr_is_all_nodes(const ip6_addr_a2 *a)
 {
 	static const struct in6_addr all = { .s6_addr = { 0xff, 2, [15] = 1 } };
 	return ip6_addr_eq(a, &all);
 }
 
-static inline bool ip6_addr_is_all_routers(const struct in6_addr *a)
+static inline bool ip6_addr_is_all_routers(const ip6_addr_a2 *a)
 {
 	static const struct in6_addr all = { .s6_addr = { 0xff, 2, [15] = 2 } };
 	return ip6_addr_eq(a, &all);
@@ -191,7 +193,7 @@ static inline bool ip6_addr_is_all_routers(const struct in6_addr *a)
 
 /* ff02::16: all MLDv2-capable routers, where MLDv2 reports go (RFC 3810
  * §5.2.14). */
-static inline bool ip6_addr_is_mld2_routers(const struct in6_addr *a)
+static inline bool ip6_addr_is_mld2_routers(const ip6_addr_a2 *a)
 {
 	static const struct in6_addr all = { .s6_addr = { 0xff, 2, [15] = 0x16 } };
 	return ip6_addr_eq(a, &all);
@@ -199,7 +201,7 @@ static inline bool ip6_addr_is_mld2_routers(const struct in6_addr *a)
 
 /* The solicited-node multicast address of a (RFC 4291 §2.7.1):
  * ff02::1:ff00:0/104 and a's low 24 bits. */
-static inline void ip6_solicited_node(struct in6_addr *out, const struct in6_addr *a)
+static inline void ip6_solicited_node(ip6_addr_a2 *out, const ip6_addr_a2 *a)
 {
 	static const uint8_t pfx[13] = { 0xff, 2, [11] = 1, [12] = 0xff };
 	memcpy(out->s6_addr, pfx, 13);
@@ -207,7 +209,7 @@ static inline void ip6_solicited_node(struct in6_addr *out, const struct in6_add
 }
 
 /* Whether m is some solicited-node multicast address. */
-static inline bool ip6_addr_is_solicited_node(const struct in6_addr *m)
+static inline bool ip6_addr_is_solicited_node(const ip6_addr_a2 *m)
 {
 	static const uint8_t pfx[13] = { 0xff, 2, [11] = 1, [12] = 0xff };
 	return memcmp(m->s6_addr, pfx, 13) == 0;
@@ -215,7 +217,7 @@ static inline bool ip6_addr_is_solicited_node(const struct in6_addr *m)
 
 /* The Ethernet multicast MAC of an IPv6 multicast address (RFC 2464 §7):
  * 33:33 and its last 32 bits. */
-static inline void ip6_mcast_mac(uint8_t mac[6], const struct in6_addr *a)
+static inline void ip6_mcast_mac(uint8_t mac[6], const ip6_addr_a2 *a)
 {
 	mac[0] = 0x33;
 	mac[1] = 0x33;
@@ -225,7 +227,7 @@ static inline void ip6_mcast_mac(uint8_t mac[6], const struct in6_addr *a)
 /* The link-local address of a MAC: fe80::/64 and the modified EUI-64
  * interface identifier (RFC 4291 §2.5.1 and appendix A: ff:fe in the
  * middle, the universal/local bit inverted; RFC 2464 §4). */
-static inline void ip6_link_local_from_mac(struct in6_addr *out, const uint8_t mac[6])
+static inline void ip6_link_local_from_mac(ip6_addr_a2 *out, const uint8_t mac[6])
 {
 	memset(out, 0, sizeof(*out));
 	out->s6_addr[0] = 0xfe;
@@ -241,7 +243,7 @@ static inline void ip6_link_local_from_mac(struct in6_addr *out, const uint8_t m
 }
 
 /* Whether a and b share their first plen bits. */
-static inline bool ip6_prefix_match(const struct in6_addr *a, const struct in6_addr *b, uint8_t plen)
+static inline bool ip6_prefix_match(const ip6_addr_a2 *a, const ip6_addr_a2 *b, uint8_t plen)
 {
 	uint32_t bytes = plen / 8, bits = plen % 8;
 	if (memcmp(a->s6_addr, b->s6_addr, bytes) != 0)
@@ -253,7 +255,7 @@ static inline bool ip6_prefix_match(const struct in6_addr *a, const struct in6_a
 }
 
 /* "2001:db8::1" into buf (at least INET6_ADDRSTRLEN bytes). */
-static inline const char *ip6_format_addr(char *buf, const struct in6_addr *a)
+static inline const char *ip6_format_addr(char *buf, const ip6_addr_a2 *a)
 {
 	return inet_ntop(AF_INET6, a, buf, INET6_ADDRSTRLEN);
 }

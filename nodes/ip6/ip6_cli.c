@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "base/conf.h"
 #include "cli/cli.h"
 #include "drivers/device.h"
@@ -171,7 +172,7 @@ static int show_neighbors(struct cli_session *s, int argc, char **argv)
 /* ---- show ip6 interface ---- */
 
 /* " (duplicate)" after an address another node advertised (ip6_dad.h). */
-static const char *dad_suffix(const struct ip6_interface *ifc, const struct in6_addr *a)
+static const char *dad_suffix(const struct ip6_interface *ifc, const ip6_addr_a2 *a)
 {
 	return ip6_dad_state((uint32_t)(ifc - ip6_interfaces), a) == IP6_DAD_DUPLICATE ? " (duplicate)" : "";
 }
@@ -212,7 +213,7 @@ static cJSON *interfaces_json(void)
 		}
 		cJSON *dup = cJSON_AddArrayToObject(o, "duplicate_addresses");
 		for (uint32_t i = 0; i <= ifc->n_addrs && ifc->enabled; i++) {
-			const struct in6_addr *x = i ? &ifc->addrs[i - 1].addr : &ifc->link_local;
+			const ip6_addr_a2 *x = i ? &ifc->addrs[i - 1].addr : &ifc->link_local;
 			if (ip6_dad_state(d->index, x) == IP6_DAD_DUPLICATE)
 				cJSON_AddItemToArray(dup, cJSON_CreateString(ip6_format_addr(a, x)));
 		}

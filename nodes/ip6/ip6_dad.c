@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "graph/buffer.h"
 #include "nodes/ip6/ip6_dad.h"
 
@@ -20,7 +21,7 @@ static uint8_t state_of(const struct ip6_dad_addr *s)
 	return __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 }
 
-static struct ip6_dad_addr *find(uint32_t if_index, const struct in6_addr *addr)
+static struct ip6_dad_addr *find(uint32_t if_index, const ip6_addr_a2 *addr)
 {
 	if (if_index >= DEV_MAX)
 		return NULL;
@@ -31,14 +32,14 @@ static struct ip6_dad_addr *find(uint32_t if_index, const struct in6_addr *addr)
 	return NULL;
 }
 
-void ip6_dad_conflict(uint32_t if_index, const struct in6_addr *target)
+void ip6_dad_conflict(uint32_t if_index, const ip6_addr_a2 *target)
 {
 	struct ip6_dad_addr *s = find(if_index, target);
 	if (s)
 		__atomic_store_n(&s->state, IP6_DAD_DUPLICATE, __ATOMIC_RELEASE);
 }
 
-enum ip6_dad_state ip6_dad_state(uint32_t if_index, const struct in6_addr *addr)
+enum ip6_dad_state ip6_dad_state(uint32_t if_index, const ip6_addr_a2 *addr)
 {
 	const struct ip6_dad_addr *s = find(if_index, addr);
 	return s ? (enum ip6_dad_state)state_of(s) : IP6_DAD_FREE;
@@ -66,7 +67,7 @@ static void track(uint32_t if_index, const struct ip6_interface *ifc)
 	if (!ifc)
 		return;
 	for (uint32_t k = 0; k <= ifc->n_addrs; k++) {
-		const struct in6_addr *a = k ? &ifc->addrs[k - 1].addr : &ifc->link_local;
+		const ip6_addr_a2 *a = k ? &ifc->addrs[k - 1].addr : &ifc->link_local;
 		if (find(if_index, a))
 			continue;
 		for (uint32_t i = 0; i < ARRAY_LEN(d->a); i++)
@@ -78,7 +79,7 @@ static void track(uint32_t if_index, const struct ip6_interface *ifc)
 	}
 }
 
-static uint32_t probe(const struct device *dev, const struct in6_addr *target)
+static uint32_t probe(const struct device *dev, const ip6_addr_a2 *target)
 {
 	uint32_t bi;
 	if (buffer_alloc(&bi, 1, -1) != 1)

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "drivers/device.h"
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_interface.h"
@@ -51,10 +52,10 @@ uint32_t ip6_dad_run(uint64_t now, uint32_t *out, uint32_t room);
 
 /* Any thread: an advertisement for target arrived on if_index; marks it
  * duplicated when it is one of the addresses being (or already) checked. */
-void ip6_dad_conflict(uint32_t if_index, const struct in6_addr *target);
+void ip6_dad_conflict(uint32_t if_index, const ip6_addr_a2 *target);
 
 /* The state of addr on if_index (IP6_DAD_FREE when not tracked). */
-enum ip6_dad_state ip6_dad_state(uint32_t if_index, const struct in6_addr *addr);
+enum ip6_dad_state ip6_dad_state(uint32_t if_index, const ip6_addr_a2 *addr);
 
 /* "tentative", "preferred", "duplicate" or "-". */
 const char *ip6_dad_state_name(enum ip6_dad_state s);

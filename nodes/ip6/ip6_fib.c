@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #define NO_GROUP UINT32_MAX
 
 /* What an update writes and over which entries. */
@@ -248,7 +249,7 @@ static void tables_update(struct ip6_fib *fib, struct ip6_key key, unsigned d,
 		fold_up(fib, path, l);
 }
 
-int ip6_fib_add(struct ip6_fib *fib, const struct in6_addr *prefix, uint8_t len, uint32_t result)
+int ip6_fib_add(struct ip6_fib *fib, const ip6_addr_a2 *prefix, uint8_t len, uint32_t result)
 {
 	if (len > 128 || result >= IP6_FIB_RESULT_LIMIT)
 		return -EINVAL;
@@ -273,7 +274,7 @@ int ip6_fib_add(struct ip6_fib *fib, const struct in6_addr *prefix, uint8_t len,
 	return 0;
 }
 
-int ip6_fib_del(struct ip6_fib *fib, const struct in6_addr *prefix, uint8_t len)
+int ip6_fib_del(struct ip6_fib *fib, const ip6_addr_a2 *prefix, uint8_t len)
 {
 	if (len > 128)
 		return -EINVAL;
@@ -321,7 +322,7 @@ void ip6_fib_flush(struct ip6_fib *fib)
  * stride all overlap (as ip4_fib_lookup_bulk does for its one stride). */
 #define BULK_CHUNK 32
 
-void ip6_fib_lookup_bulk(const struct ip6_fib *fib, const struct in6_addr *addrs, uint32_t *out,
+void ip6_fib_lookup_bulk(const struct ip6_fib *fib, const ip6_addr_a2 *addrs, uint32_t *out,
 			 uint32_t n)
 {
 	const struct ip6_fib_tables *t = ip6_fib_tables(fib);

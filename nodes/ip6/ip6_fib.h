@@ -45,6 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #define IP6_FIB_MISS 0u                 /* no route (the drop index, as IPv4's) */
 #define IP6_FIB_RESULT_LIMIT (1u << 25) /* results are < this, as IPv4's */
 
@@ -95,15 +96,15 @@ void ip6_fib_destroy(struct ip6_fib *fib);
  * -EINVAL (len > 128, result >= IP6_FIB_RESULT_LIMIT), -ENOSPC (max_routes
  * reached, or too few free groups: see ip6_fib_quiesce), -ENOMEM. On error
  * the FIB is unchanged. Control call. */
-int ip6_fib_add(struct ip6_fib *fib, const struct in6_addr *prefix, uint8_t len, uint32_t result);
+int ip6_fib_add(struct ip6_fib *fib, const ip6_addr_a2 *prefix, uint8_t len, uint32_t result);
 
 /* Delete prefix/len; its addresses fall back to the longest covering route
  * that remains (or IP6_FIB_MISS). 0, -EINVAL or -ENOENT. Control call. */
-int ip6_fib_del(struct ip6_fib *fib, const struct in6_addr *prefix, uint8_t len);
+int ip6_fib_del(struct ip6_fib *fib, const ip6_addr_a2 *prefix, uint8_t len);
 
 /* Exact match: 0 and *result (if not NULL) when prefix/len is a route,
  * -ENOENT when not, -EINVAL for len > 128. */
-int ip6_fib_get(const struct ip6_fib *fib, const struct in6_addr *prefix, uint8_t len,
+int ip6_fib_get(const struct ip6_fib *fib, const ip6_addr_a2 *prefix, uint8_t len,
 		uint32_t *result);
 
 /* Every datapath thread has finished the lookups it began before the last
@@ -156,7 +157,7 @@ static inline const struct ip6_fib_tables *ip6_fib_tables(const struct ip6_fib *
 
 /* ---- lookups: any thread, no lock ---- */
 
-static inline uint32_t ip6_fib_index24(const struct in6_addr *a)
+static inline uint32_t ip6_fib_index24(const ip6_addr_a2 *a)
 {
 	const uint8_t *b = a->s6_addr;
 	return ((uint32_t)b[0] << 16) | ((uint32_t)b[1] << 8) | b[2];
@@ -171,7 +172,7 @@ static inline uint32_t ip6_fib_step(const struct ip6_fib_tables *t, uint32_t e, 
 }
 
 /* Longest-prefix match of one address: the route's result or IP6_FIB_MISS. */
-static inline uint32_t ip6_fib_lookup(const struct ip6_fib *fib, const struct in6_addr *a)
+static inline uint32_t ip6_fib_lookup(const struct ip6_fib *fib, const ip6_addr_a2 *a)
 {
 	const struct ip6_fib_tables *t = ip6_fib_tables(fib);
 	uint32_t e = __atomic_load_n(&t->tbl24[ip6_fib_index24(a)], __ATOMIC_ACQUIRE);
@@ -182,16 +183,16 @@ static inline uint32_t ip6_fib_lookup(const struct ip6_fib *fib, const struct in
 }
 
 /* Hint the first entry of a's lookup into cache. */
-static inline void ip6_fib_prefetch(const struct ip6_fib *fib, const struct in6_addr *a)
+static inline void ip6_fib_prefetch(const struct ip6_fib *fib, const ip6_addr_a2 *a)
 {
 	__builtin_prefetch(&ip6_fib_tables(fib)->tbl24[ip6_fib_index24(a)]);
 }
 
 /* Four lookups, stride by stride together so that their misses overlap (a
  * node's x4 loop; addresses by pointer, straight from the headers). */
-static inline void ip6_fib_lookup_x4(const struct ip6_fib *fib, const struct in6_addr *a0,
-				     const struct in6_addr *a1, const struct in6_addr *a2,
-				     const struct in6_addr *a3, uint32_t out[4])
+static inline void ip6_fib_lookup_x4(const struct ip6_fib *fib, const ip6_addr_a2 *a0,
+				     const ip6_addr_a2 *a1, const ip6_addr_a2 *a2,
+				     const ip6_addr_a2 *a3, uint32_t out[4])
 {
 	const struct ip6_fib_tables *t = ip6_fib_tables(fib);
 	const uint32_t *tbl24 = t->tbl24;
@@ -218,7 +219,7 @@ static inline void ip6_fib_lookup_x4(const struct ip6_fib *fib, const struct in6
 /* n lookups of a packed array (DPDK's layout, uint8_t[n][16]), in chunks of
  * 32: every address's next entry prefetched, then loaded, stride by stride
  * across the chunk. */
-void ip6_fib_lookup_bulk(const struct ip6_fib *fib, const struct in6_addr *addrs, uint32_t *out,
+void ip6_fib_lookup_bulk(const struct ip6_fib *fib, const ip6_addr_a2 *addrs, uint32_t *out,
 			 uint32_t n);
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef SLUICE_NODES_IP6_IP6_FIB_PRIVATE_H
 #define SLUICE_NODES_IP6_IP6_FIB_PRIVATE_H
 
+#include "nodes/ip6/ip6_addr.h"
 #include "nodes/ip6/ip6_fib.h"
 
 #define IP6_FIB_TBL24_ENTRIES (1u << 24)
@@ -58,7 +59,7 @@ struct ip6_fib {
 	struct ip6_rule_table rules[129];
 };
 
-static inline struct ip6_key ip6_key_of(const struct in6_addr *a)
+static inline struct ip6_key ip6_key_of(const ip6_addr_a2 *a)
 {
 	struct ip6_key k = { 0, 0 };
 	for (int i = 0; i < 8; i++) {

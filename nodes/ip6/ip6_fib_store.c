@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #define RULE_TABLE_MIN 16u
 
 /* A 64-bit finaliser (MurmurHash3's fmix64) over the key's two halves. */
@@ -116,7 +117,7 @@ void ip6_rules_free(struct ip6_fib *fib)
 	fib->n_routes = 0;
 }
 
-int ip6_fib_get(const struct ip6_fib *fib, const struct in6_addr *prefix, uint8_t len,
+int ip6_fib_get(const struct ip6_fib *fib, const ip6_addr_a2 *prefix, uint8_t len,
 		uint32_t *result)
 {
 	if (len > 128)

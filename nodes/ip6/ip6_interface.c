@@ -5,13 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/ip6/ip6_route.h"
 
 struct ip6_interface ip6_interfaces[DEV_MAX];
 
-bool ip6_if_source_for(uint32_t if_index, const struct in6_addr *peer, struct in6_addr *src)
+bool ip6_if_source_for(uint32_t if_index, const ip6_addr_a2 *peer, ip6_addr_a2 *src)
 {
 	const struct ip6_interface *ifc = ip6_if(if_index);
 	if (!ifc)
@@ -47,7 +48,7 @@ int ip6_if_enable(uint32_t if_index, char *err, size_t errlen)
 }
 
 /* The interface (other than if_index) that has addr, or DEV_INDEX_INVALID. */
-static uint32_t owner_of(const struct in6_addr *addr, uint32_t if_index)
+static uint32_t owner_of(const ip6_addr_a2 *addr, uint32_t if_index)
 {
 	for (uint32_t i = 0; i < DEV_MAX; i++)
 		if (i != if_index && ip6_if_is_local(i, addr))
@@ -56,13 +57,13 @@ static uint32_t owner_of(const struct in6_addr *addr, uint32_t if_index)
 }
 
 /* What an interface address may not be (RFC 4291 §2.5.2, §2.5.3, §2.7). */
-static bool addr_usable(const struct in6_addr *a)
+static bool addr_usable(const ip6_addr_a2 *a)
 {
 	return !ip6_addr_is_multicast(a) && !ip6_addr_is_unspecified(a) && !ip6_addr_is_loopback(a) &&
 	       !ip6_addr_is_v4_embedded(a);
 }
 
-int ip6_if_addr_add(uint32_t if_index, const struct in6_addr *addr, uint8_t plen, char *err, size_t errlen)
+int ip6_if_addr_add(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen, char *err, size_t errlen)
 {
 	if (!dev_by_index(if_index) || plen > 128 || plen == 0) {
 		snprintf(err, errlen, "bad interface or prefix length");
@@ -102,7 +103,7 @@ int ip6_if_addr_add(uint32_t if_index, const struct in6_addr *addr, uint8_t plen
 	return 0;
 }
 
-int ip6_if_addr_del(uint32_t if_index, const struct in6_addr *addr, uint8_t plen, char *err, size_t errlen)
+int ip6_if_addr_del(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen, char *err, size_t errlen)
 {
 	const struct device *d = dev_by_index(if_index);
 	struct ip6_interface *ifc = d ? &ip6_interfaces[if_index] : NULL;
@@ -151,7 +152,7 @@ static void __attribute__((constructor)) ip6_if_register_delete_hook(void)
 	dev_on_delete(ip6_if_clear);
 }
 
-bool ip6_parse_prefix(const char *w, struct in6_addr *addr, uint8_t *plen, bool plen_optional)
+bool ip6_parse_prefix(const char *w, ip6_addr_a2 *addr, uint8_t *plen, bool plen_optional)
 {
 	return ip_parse_prefix(AF_INET6, w, addr, plen, plen_optional, NULL);
 }

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "drivers/device.h"
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_route.h"
@@ -49,7 +50,7 @@ static inline const struct ip6_interface *ip6_if(uint32_t if_index)
 
 /* True when addr is one of if_index's own unicast addresses (link-local
  * included). */
-static inline bool ip6_if_is_local(uint32_t if_index, const struct in6_addr *addr)
+static inline bool ip6_if_is_local(uint32_t if_index, const ip6_addr_a2 *addr)
 {
 	const struct ip6_interface *ifc = ip6_if(if_index);
 	if (!ifc)
@@ -66,7 +67,7 @@ static inline bool ip6_if_is_local(uint32_t if_index, const struct in6_addr *add
  * all-nodes, all-routers, or the solicited-node address of one of its own
  * (RFC 4291 §2.8: a router joins these), and the MLDv2 routers' group
  * (so that reports reach ip6-local, which counts them). */
-static inline bool ip6_if_is_joined(uint32_t if_index, const struct in6_addr *addr)
+static inline bool ip6_if_is_joined(uint32_t if_index, const ip6_addr_a2 *addr)
 {
 	const struct ip6_interface *ifc = ip6_if(if_index);
 	if (!ifc)
@@ -88,7 +89,7 @@ static inline bool ip6_if_is_joined(uint32_t if_index, const struct in6_addr *ad
  * /128 in the main FIB, one lookup), a link-local one only of rx_if. (A
  * scan of every interface's addresses cost ~750 instructions per packet
  * with DEV_MAX 64: bench/ip6/path.c under callgrind.) */
-static inline bool ip6_is_for_us(uint32_t rx_if, const struct in6_addr *addr)
+static inline bool ip6_is_for_us(uint32_t rx_if, const ip6_addr_a2 *addr)
 {
 	if (ip6_if_is_local(rx_if, addr))
 		return true;
@@ -119,7 +120,7 @@ static inline void ip6_eth_push(struct buffer *b, const uint8_t dst_mac[6])
  * rule 2 in short: the link-local address to a link-local or link-scope
  * multicast peer, else the address whose prefix holds peer, else the
  * primary, else the link-local one). False when IPv6 is not enabled. */
-bool ip6_if_source_for(uint32_t if_index, const struct in6_addr *peer, struct in6_addr *src);
+bool ip6_if_source_for(uint32_t if_index, const ip6_addr_a2 *peer, ip6_addr_a2 *src);
 
 /* ---- control calls (barrier held) ---- */
 
@@ -132,18 +133,18 @@ int ip6_if_enable(uint32_t if_index, char *err, size_t errlen);
  * another interface; -ENOSPC; -EINVAL: multicast, unspecified, loopback
  * or IPv4-embedded, a bad length) with a reason in err; nothing changes
  * on error. */
-int ip6_if_addr_add(uint32_t if_index, const struct in6_addr *addr, uint8_t plen, char *err, size_t errlen);
+int ip6_if_addr_add(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen, char *err, size_t errlen);
 
 /* Remove addr/plen and the neighbours learnt on its prefix (a configured
  * link-local address goes back to the one from the MAC). IPv6 stays
  * enabled. 0 or -ENOENT. */
-int ip6_if_addr_del(uint32_t if_index, const struct in6_addr *addr, uint8_t plen, char *err, size_t errlen);
+int ip6_if_addr_del(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen, char *err, size_t errlen);
 
 /* Forget all of the interface's IPv6 state (it is being deleted). */
 void ip6_if_clear(uint32_t if_index);
 
 /* "2001:db8::1/64" into addr and plen; plen_optional lets "2001:db8::1"
  * through as /128. */
-bool ip6_parse_prefix(const char *w, struct in6_addr *addr, uint8_t *plen, bool plen_optional);
+bool ip6_parse_prefix(const char *w, ip6_addr_a2 *addr, uint8_t *plen, bool plen_optional);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "drivers/device.h"
 #include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/ip6/ip6_route.h"
@@ -28,7 +29,7 @@ void ip6_nbr_unlock(void)
 	atomic_flag_clear_explicit(&nbr.lock, memory_order_release);
 }
 
-struct ip6_nbr *ip6_nbr_lookup(uint32_t if_index, const struct in6_addr *ip)
+struct ip6_nbr *ip6_nbr_lookup(uint32_t if_index, const ip6_addr_a2 *ip)
 {
 	for (uint32_t i = 0, seen = 0; i < IP6_NBR_MAX && seen < nbr.n_used; i++) {
 		struct ip6_nbr *n = &nbr.e[i];
@@ -59,7 +60,7 @@ static struct ip6_nbr *free_slot(uint64_t now_ns)
 	return stale;
 }
 
-struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const struct in6_addr *ip, uint64_t now_ns)
+struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const ip6_addr_a2 *ip, uint64_t now_ns)
 {
 	struct ip6_nbr *n = free_slot(now_ns);
 	if (!n)
@@ -138,7 +139,7 @@ int ip6_nbr_walk(int (*fn)(const struct ip6_nbr *n, void *ctx), void *ctx)
 	return rc;
 }
 
-void ip6_nbr_flush(uint32_t if_index, const struct in6_addr *prefix, uint8_t plen)
+void ip6_nbr_flush(uint32_t if_index, const ip6_addr_a2 *prefix, uint8_t plen)
 {
 	ip6_nbr_lock();
 	for (uint32_t i = 0; i < IP6_NBR_MAX; i++) {
@@ -155,7 +156,7 @@ void ip6_nbr_flush(uint32_t if_index, const struct in6_addr *prefix, uint8_t ple
 	ip6_nbr_unlock();
 }
 
-int ip6_nbr_set(uint32_t if_index, const struct in6_addr *ip, const uint8_t mac[6], bool is_static, char *err,
+int ip6_nbr_set(uint32_t if_index, const ip6_addr_a2 *ip, const uint8_t mac[6], bool is_static, char *err,
 		size_t errlen)
 {
 	uint64_t now = ip6_nbr_now();
@@ -180,8 +181,8 @@ int ip6_nbr_set(uint32_t if_index, const struct in6_addr *ip, const uint8_t mac[
 	return rc;
 }
 
-void ip6_nd_msg_make(struct buffer *b, uint8_t type, uint32_t flags, const struct in6_addr *src,
-		     const struct in6_addr *dst, const struct in6_addr *target, uint8_t opt, const uint8_t mac[6])
+void ip6_nd_msg_make(struct buffer *b, uint8_t type, uint32_t flags, const ip6_addr_a2 *src,
+		     const ip6_addr_a2 *dst, const ip6_addr_a2 *target, uint8_t opt, const uint8_t mac[6])
 {
 	if (b->flags & BUFFER_F_NEXT_PRESENT) {
 		buffer_free(&b->next_buffer, 1);

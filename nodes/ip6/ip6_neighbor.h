@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "base/util.h"
 #include "nodes/ip6/ip6.h"
 
@@ -70,12 +71,12 @@ void ip6_nbr_lock(void);
 void ip6_nbr_unlock(void);
 
 /* With the lock held: the entry for (if_index, ip) or NULL. */
-struct ip6_nbr *ip6_nbr_lookup(uint32_t if_index, const struct in6_addr *ip);
+struct ip6_nbr *ip6_nbr_lookup(uint32_t if_index, const ip6_addr_a2 *ip);
 
 /* With the lock held: a new INCOMPLETE entry (in a free slot, else in an
  * INCOMPLETE one older than IP6_NBR_INCOMPLETE_MAX_NS), or NULL when the
  * table is full. */
-struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const struct in6_addr *ip, uint64_t now_ns);
+struct ip6_nbr *ip6_nbr_create(uint32_t if_index, const ip6_addr_a2 *ip, uint64_t now_ns);
 
 /* With the lock held: ND says ip is at mac (from an NS's source option,
  * or an NA's target option when mac is not NULL), RFC 4861 §7.2.3/§7.2.5.
@@ -90,12 +91,12 @@ int ip6_nbr_walk(int (*fn)(const struct ip6_nbr *n, void *ctx), void *ctx);
 
 /* Control path: forget the neighbours of if_index within prefix/plen
  * (plen 0: all of them; if_index DEV_INDEX_INVALID: every interface's). */
-void ip6_nbr_flush(uint32_t if_index, const struct in6_addr *prefix, uint8_t plen);
+void ip6_nbr_flush(uint32_t if_index, const ip6_addr_a2 *prefix, uint8_t plen);
 
 /* Control path: ip on if_index is at mac, static or not (`set ip
  * neighbor`; a dynamic one is REACHABLE). 0, or -ENOSPC with a reason in
  * err. */
-int ip6_nbr_set(uint32_t if_index, const struct in6_addr *ip, const uint8_t mac[6], bool is_static, char *err,
+int ip6_nbr_set(uint32_t if_index, const ip6_addr_a2 *ip, const uint8_t mac[6], bool is_static, char *err,
 		size_t errlen);
 
 /* Set when some entry has IP6_NBR_F_APPLY (ip6-neighbor polls it). */
@@ -110,8 +111,8 @@ uint32_t ip6_nbr_take_pending(void (*fn)(struct ip6_nbr *n));
  * target, with flags (an NA's, host order) and one link-layer address
  * option (ND_OPT_SOURCE_LLADDR or ND_OPT_TARGET_LLADDR) carrying mac: 72
  * bytes with hop limit 255 and the checksum set. */
-void ip6_nd_msg_make(struct buffer *b, uint8_t type, uint32_t flags, const struct in6_addr *src,
-		     const struct in6_addr *dst, const struct in6_addr *target, uint8_t opt, const uint8_t mac[6]);
+void ip6_nd_msg_make(struct buffer *b, uint8_t type, uint32_t flags, const ip6_addr_a2 *src,
+		     const ip6_addr_a2 *dst, const ip6_addr_a2 *target, uint8_t opt, const uint8_t mac[6]);
 
 /* Entries in use. */
 uint32_t ip6_nbr_count(void);

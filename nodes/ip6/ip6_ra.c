@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "graph/node.h"
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_dad.h"
@@ -65,7 +66,7 @@ void ip6_ra_config_default(struct ip6_ra_config *c)
 	*c = (struct ip6_ra_config){ .interval_s = IP6_RA_INTERVAL_DEFAULT_S, .lifetime_s = IP6_RA_LIFETIME_DEFAULT_S };
 }
 
-static void prefix_mask(struct in6_addr *a, uint8_t plen)
+static void prefix_mask(ip6_addr_a2 *a, uint8_t plen)
 {
 	for (uint32_t i = 0; i < 16; i++) {
 		uint32_t keep = plen >= 8 * (i + 1) ? 8 : plen > 8 * i ? plen - 8 * i : 0;
@@ -228,7 +229,7 @@ void ip6_ra_disable(uint32_t if_index)
 
 /* ---- the advertisement ---- */
 
-static uint32_t put_prefix(uint8_t *o, const struct in6_addr *pfx, uint8_t plen, uint32_t valid, uint32_t pref)
+static uint32_t put_prefix(uint8_t *o, const ip6_addr_a2 *pfx, uint8_t plen, uint32_t valid, uint32_t pref)
 {
 	memset(o, 0, 32);
 	o[0] = 3; /* Prefix Information, §4.6.2 */

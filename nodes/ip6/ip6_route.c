@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "drivers/device.h"
 #include "graph/node.h"
 #include "nodes/ip6/ip6_interface.h"
@@ -33,7 +34,7 @@ void ip6_eth_rewrite(uint8_t rw[14], uint32_t if_index, const uint8_t dst_mac[6]
 /* ---- adjacencies ---- */
 
 /* A reference to (kind, if_index, nh). Index or -ENOSPC. */
-static int adj_add(enum ip6_adj_kind kind, uint32_t if_index, const struct in6_addr *nh)
+static int adj_add(enum ip6_adj_kind kind, uint32_t if_index, const ip6_addr_a2 *nh)
 {
 	static const struct in6_addr zero;
 	if (!nh)
@@ -82,7 +83,7 @@ static void adj_release(uint32_t i)
 }
 
 /* Set (mac) or clear (NULL) the rewrite of every adjacency via (if, nh). */
-static void set_rewrites(uint32_t if_index, const struct in6_addr *nh, const uint8_t *mac)
+static void set_rewrites(uint32_t if_index, const ip6_addr_a2 *nh, const uint8_t *mac)
 {
 	for (uint32_t i = 1; i < adj_hw; i++) {
 		struct ip6_adj *a = &ip6_adjs[i];
@@ -121,7 +122,7 @@ void ip6_main_free(void)
 }
 
 /* The route prefix/plen's adjacency, or -ENOENT. */
-static int route_adj(const struct in6_addr *prefix, uint8_t plen)
+static int route_adj(const ip6_addr_a2 *prefix, uint8_t plen)
 {
 	uint32_t r;
 	if (!ip6_fib_main || ip6_fib_get(ip6_fib_main, prefix, plen, &r))
@@ -130,7 +131,7 @@ static int route_adj(const struct in6_addr *prefix, uint8_t plen)
 }
 
 /* prefix/plen -> adjacency adj (a reference the FIB takes over). */
-static int fib_set(const struct in6_addr *prefix, uint8_t plen, int adj, char *err, size_t errlen)
+static int fib_set(const ip6_addr_a2 *prefix, uint8_t plen, int adj, char *err, size_t errlen)
 {
 	if (adj < 0) {
 		snprintf(err, errlen, "adjacency table full (%u)", IP6_ADJ_MAX);
@@ -149,7 +150,7 @@ static int fib_set(const struct in6_addr *prefix, uint8_t plen, int adj, char *e
 	return 0;
 }
 
-static void fib_unset(const struct in6_addr *prefix, uint8_t plen)
+static void fib_unset(const ip6_addr_a2 *prefix, uint8_t plen)
 {
 	int old = route_adj(prefix, plen);
 	ip6_fib_quiesce(ip6_fib_main);
@@ -164,7 +165,7 @@ static bool is_address_route(int adj)
 
 /* The interface whose connected prefix holds nh (the longest), or
  * DEV_INDEX_INVALID. */
-static uint32_t connected_if(const struct in6_addr *nh)
+static uint32_t connected_if(const ip6_addr_a2 *nh)
 {
 	uint32_t best = DEV_INDEX_INVALID, best_len = 0;
 	for (uint32_t i = 0; i < DEV_MAX; i++) {
@@ -180,7 +181,7 @@ static uint32_t connected_if(const struct in6_addr *nh)
 	return best;
 }
 
-static void mask(struct in6_addr *p, uint8_t plen)
+static void mask(ip6_addr_a2 *p, uint8_t plen)
 {
 	for (uint32_t i = 0; i < 16; i++) {
 		uint32_t keep = plen >= 8 * (i + 1) ? 8 : plen > 8 * i ? plen - 8 * i : 0;
@@ -188,7 +189,7 @@ static void mask(struct in6_addr *p, uint8_t plen)
 	}
 }
 
-int ip6_route_add(const struct in6_addr *prefix, uint8_t plen, const struct in6_addr *nh, uint32_t if_index,
+int ip6_route_add(const ip6_addr_a2 *prefix, uint8_t plen, const ip6_addr_a2 *nh, uint32_t if_index,
 		  char *err, size_t errlen)
 {
 	int rc = ip6_main_init(err, errlen);
@@ -213,7 +214,7 @@ int ip6_route_add(const struct in6_addr *prefix, uint8_t plen, const struct in6_
 	return fib_set(&p, plen, adj_resolve(adj_add(IP6_ADJ_REWRITE, if_index, nh)), err, errlen);
 }
 
-int ip6_route_del(const struct in6_addr *prefix, uint8_t plen, char *err, size_t errlen)
+int ip6_route_del(const ip6_addr_a2 *prefix, uint8_t plen, char *err, size_t errlen)
 {
 	struct in6_addr p = *prefix;
 	mask(&p, plen);
@@ -230,7 +231,7 @@ int ip6_route_del(const struct in6_addr *prefix, uint8_t plen, char *err, size_t
 	return 0;
 }
 
-int ip6_route_addr_add(uint32_t if_index, const struct in6_addr *addr, uint8_t plen, char *err, size_t errlen)
+int ip6_route_addr_add(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen, char *err, size_t errlen)
 {
 	int rc = ip6_main_init(err, errlen);
 	if (rc || (rc = fib_set(addr, 128, adj_add(IP6_ADJ_LOCAL, if_index, NULL), err, errlen)))
@@ -242,7 +243,7 @@ int ip6_route_addr_add(uint32_t if_index, const struct in6_addr *addr, uint8_t p
 	return rc;
 }
 
-void ip6_route_addr_del(uint32_t if_index, const struct in6_addr *addr, uint8_t plen)
+void ip6_route_addr_del(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen)
 {
 	if (!ip6_fib_main)
 		return;

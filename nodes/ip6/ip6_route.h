@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_fib.h"
 #include "nodes/ip6/ip6_neighbor.h"
@@ -74,15 +75,15 @@ void ip6_main_free(void);
  * DEV_INDEX_INVALID, on the interface whose connected prefix holds nh.
  * 0 or a negative errno with a reason in err; nothing changes on error
  * (-EPERM: a connected or local route). */
-int ip6_route_add(const struct in6_addr *prefix, uint8_t plen, const struct in6_addr *nh, uint32_t if_index,
+int ip6_route_add(const ip6_addr_a2 *prefix, uint8_t plen, const ip6_addr_a2 *nh, uint32_t if_index,
 		  char *err, size_t errlen);
 
 /* Delete prefix/plen. 0, -ENOENT or -EPERM (an address's route). */
-int ip6_route_del(const struct in6_addr *prefix, uint8_t plen, char *err, size_t errlen);
+int ip6_route_del(const ip6_addr_a2 *prefix, uint8_t plen, char *err, size_t errlen);
 
 /* The local /128 and the connected prefix of an address (ip6_interface.c). */
-int ip6_route_addr_add(uint32_t if_index, const struct in6_addr *addr, uint8_t plen, char *err, size_t errlen);
-void ip6_route_addr_del(uint32_t if_index, const struct in6_addr *addr, uint8_t plen);
+int ip6_route_addr_add(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen, char *err, size_t errlen);
+void ip6_route_addr_del(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen);
 
 /* ---- neighbours (neighbour lock held) ---- */
 

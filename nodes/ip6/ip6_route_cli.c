@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nodes/ip6/ip6_addr.h"
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "graph/graph_cli.h"
@@ -27,7 +28,7 @@
 #define ROUTE6_USAGE "X:X::X:X/L via X:X::X:X [NAME]"
 
 /* "via NH [NAME]" from argv[0..argc): NULL or what is wrong. */
-static const char *parse_via(int argc, char **argv, struct in6_addr *nh, uint32_t *if_index)
+static const char *parse_via(int argc, char **argv, ip6_addr_a2 *nh, uint32_t *if_index)
 {
 	*if_index = DEV_INDEX_INVALID;
 	if (argc < 2 || argc > 3 || strcmp(argv[0], "via"))
