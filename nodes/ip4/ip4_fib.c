@@ -27,13 +27,13 @@
  * there are ~200 of them) plus one hash insert; a delete adds the search for
  * its fallback, one probe per prefix length in use below it.
  */
+#include "nodes/fib_rules.h"
 #include "nodes/ip4/ip4_fib_private.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define RULE_TABLE_MIN 16u
 
 static inline uint32_t e_make(uint32_t depth, uint32_t value)
 {
@@ -68,85 +68,12 @@ static inline uint32_t rule_hash(uint32_t k)
 	return k;
 }
 
-static struct rule_slot *rule_find(const struct rule_table *rt, uint32_t key)
+static inline bool rule_key_eq(uint32_t a, uint32_t b)
 {
-	if (!rt->slots)
-		return NULL;
-	for (uint32_t i = rule_hash(key) & rt->mask;; i = (i + 1) & rt->mask) {
-		struct rule_slot *s = &rt->slots[i];
-		if (s->val == IP4_FIB_SLOT_EMPTY)
-			return NULL;
-		if (s->key == key)
-			return s;
-	}
+	return a == b;
 }
 
-static void rule_place(struct rule_table *rt, uint32_t key, uint32_t val)
-{
-	uint32_t i = rule_hash(key) & rt->mask;
-	while (rt->slots[i].val != IP4_FIB_SLOT_EMPTY)
-		i = (i + 1) & rt->mask;
-	rt->slots[i] = (struct rule_slot){ key, val };
-}
-
-static int rule_resize(struct rule_table *rt, uint32_t cap)
-{
-	struct rule_slot *old = rt->slots;
-	uint32_t old_cap = old ? rt->mask + 1 : 0;
-	struct rule_slot *s = malloc((size_t)cap * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	memset(s, 0xff, (size_t)cap * sizeof(*s)); /* val = IP4_FIB_SLOT_EMPTY */
-	rt->slots = s;
-	rt->mask = cap - 1;
-	for (uint32_t i = 0; i < old_cap; i++)
-		if (old[i].val != IP4_FIB_SLOT_EMPTY)
-			rule_place(rt, old[i].key, old[i].val);
-	free(old);
-	return 0;
-}
-
-/* Insert a key known to be absent. Load stays <= 1/2. */
-static int rule_insert(struct rule_table *rt, uint32_t key, uint32_t val)
-{
-	uint32_t cap = rt->slots ? rt->mask + 1 : 0;
-	if ((uint64_t)(rt->n + 1) * 2 > cap) {
-		int rc = rule_resize(rt, cap ? cap * 2 : RULE_TABLE_MIN);
-		if (rc)
-			return rc;
-	}
-	rule_place(rt, key, val);
-	rt->n++;
-	return 0;
-}
-
-/* Remove the slot s (backward-shift deletion: no tombstones), then shrink
- * below 1/8 load so that memory comes back as routes go. */
-static void rule_remove(struct rule_table *rt, struct rule_slot *s)
-{
-	uint32_t i = (uint32_t)(s - rt->slots);
-	for (uint32_t j = (i + 1) & rt->mask;; j = (j + 1) & rt->mask) {
-		if (rt->slots[j].val == IP4_FIB_SLOT_EMPTY)
-			break;
-		uint32_t home = rule_hash(rt->slots[j].key) & rt->mask;
-		/* Slot j may stay when its home lies cyclically in (i, j]. */
-		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-		if (!stays) {
-			rt->slots[i] = rt->slots[j];
-			i = j;
-		}
-	}
-	rt->slots[i].val = IP4_FIB_SLOT_EMPTY;
-	rt->n--;
-	uint32_t cap = rt->mask + 1;
-	if (rt->n == 0) {
-		free(rt->slots);
-		rt->slots = NULL;
-		rt->mask = 0;
-	} else if (cap > RULE_TABLE_MIN && (uint64_t)rt->n * 8 < cap) {
-		rule_resize(rt, cap / 2); /* on failure the table simply stays big */
-	}
-}
+FIB_RULES_DEFINE(rule, struct rule_slot, struct rule_table, uint32_t, rule_hash, rule_key_eq)
 
 /* ---- tbl8 groups ---- */
 
@@ -332,7 +259,7 @@ int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r,
 	for (uint32_t l = 0; l <= 32; l++) {
 		const struct rule_table *rt = &fib->rules[l];
 		for (uint32_t i = 0; rt->slots && i <= rt->mask; i++)
-			if (rt->slots[i].val != IP4_FIB_SLOT_EMPTY)
+			if (rt->slots[i].val != FIB_RULE_EMPTY)
 				v[n++] = (struct ip4_route){ rt->slots[i].key, (uint8_t)l,
 							     rt->slots[i].val };
 	}

@@ -5,6 +5,7 @@
 #ifndef SLUICE_NODES_IP4_IP4_FIB_PRIVATE_H
 #define SLUICE_NODES_IP4_IP4_FIB_PRIVATE_H
 
+#include "nodes/fib_rules.h"
 #include "nodes/ip4/ip4_fib.h"
 
 #define IP4_FIB_TBL24_ENTRIES (1u << 24)
@@ -16,7 +17,7 @@
 
 struct rule_slot {
 	uint32_t key; /* masked prefix */
-	uint32_t val; /* result, or IP4_FIB_SLOT_EMPTY */
+	uint32_t val; /* result, or FIB_RULE_EMPTY */
 };
 
 struct rule_table {
@@ -72,6 +73,5 @@ int ip4_adj_alloc(struct ip4_fib *fib, const struct ip4_adj *init);
  * ip4_fib_adj.c). */
 void ip4_lb_free(struct ip4_fib *fib, uint32_t lb_index);
 
-#define IP4_FIB_SLOT_EMPTY UINT32_MAX /* rule_slot.val of a free slot */
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef SLUICE_NODES_IP6_IP6_FIB_PRIVATE_H
 #define SLUICE_NODES_IP6_IP6_FIB_PRIVATE_H
 
+#include "nodes/fib_rules.h"
 #include "nodes/ip6/ip6_addr.h"
 #include "nodes/ip6/ip6_fib.h"
 
@@ -24,7 +25,7 @@ struct ip6_key {
 
 struct ip6_rule_slot {
 	struct ip6_key key; /* masked prefix */
-	uint32_t val;       /* result, or IP6_FIB_SLOT_EMPTY */
+	uint32_t val;       /* result, or FIB_RULE_EMPTY */
 };
 
 struct ip6_rule_table {
@@ -33,7 +34,6 @@ struct ip6_rule_table {
 	uint32_t n;
 };
 
-#define IP6_FIB_SLOT_EMPTY UINT32_MAX
 
 struct ip6_fib {
 	struct ip6_fib_tables t; /* first: the inline lookups cast to it */

@@ -1,16 +1,15 @@
-/* The IPv6 FIB's route store: one open-addressing hash per prefix length
- * (129 of them), the routes as added. It answers the exact-match get, the
- * walk and the covering-route search of a delete; the trie (ip6_fib.c) holds
- * only what lookups need. Linear probing at load <= 1/2, backward-shift
- * deletion (no tombstones), shrinking below 1/8 so memory comes back. */
+/* The IPv6 FIB's route store (nodes/fib_rules.h: one hash per prefix
+ * length, 129 of them, keyed by the prefix's two 64-bit halves): the
+ * exact-match get and the sorted walk. The trie (ip6_fib.c) holds only
+ * what lookups need. */
 #include "nodes/ip6/ip6_fib_private.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nodes/fib_rules.h"
 #include "nodes/ip6/ip6_addr.h"
-#define RULE_TABLE_MIN 16u
 
 /* A 64-bit finaliser (MurmurHash3's fmix64) over the key's two halves. */
 static inline uint32_t rule_hash(struct ip6_key k)
@@ -29,82 +28,21 @@ static inline bool key_eq(struct ip6_key a, struct ip6_key b)
 	return a.hi == b.hi && a.lo == b.lo;
 }
 
+FIB_RULES_DEFINE(rule, struct ip6_rule_slot, struct ip6_rule_table, struct ip6_key, rule_hash, key_eq)
+
 struct ip6_rule_slot *ip6_rule_find(const struct ip6_rule_table *rt, struct ip6_key key)
 {
-	if (!rt->slots)
-		return NULL;
-	for (uint32_t i = rule_hash(key) & rt->mask;; i = (i + 1) & rt->mask) {
-		struct ip6_rule_slot *s = &rt->slots[i];
-		if (s->val == IP6_FIB_SLOT_EMPTY)
-			return NULL;
-		if (key_eq(s->key, key))
-			return s;
-	}
-}
-
-static void rule_place(struct ip6_rule_table *rt, struct ip6_key key, uint32_t val)
-{
-	uint32_t i = rule_hash(key) & rt->mask;
-	while (rt->slots[i].val != IP6_FIB_SLOT_EMPTY)
-		i = (i + 1) & rt->mask;
-	rt->slots[i] = (struct ip6_rule_slot){ key, val };
-}
-
-static int rule_resize(struct ip6_rule_table *rt, uint32_t cap)
-{
-	struct ip6_rule_slot *old = rt->slots;
-	uint32_t old_cap = old ? rt->mask + 1 : 0;
-	struct ip6_rule_slot *s = malloc((size_t)cap * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < cap; i++)
-		s[i].val = IP6_FIB_SLOT_EMPTY;
-	rt->slots = s;
-	rt->mask = cap - 1;
-	for (uint32_t i = 0; i < old_cap; i++)
-		if (old[i].val != IP6_FIB_SLOT_EMPTY)
-			rule_place(rt, old[i].key, old[i].val);
-	free(old);
-	return 0;
+	return rule_find(rt, key);
 }
 
 int ip6_rule_insert(struct ip6_rule_table *rt, struct ip6_key key, uint32_t val)
 {
-	uint32_t cap = rt->slots ? rt->mask + 1 : 0;
-	if ((uint64_t)(rt->n + 1) * 2 > cap) {
-		int rc = rule_resize(rt, cap ? cap * 2 : RULE_TABLE_MIN);
-		if (rc)
-			return rc;
-	}
-	rule_place(rt, key, val);
-	rt->n++;
-	return 0;
+	return rule_insert(rt, key, val);
 }
 
 void ip6_rule_remove(struct ip6_rule_table *rt, struct ip6_rule_slot *s)
 {
-	uint32_t i = (uint32_t)(s - rt->slots);
-	for (uint32_t j = (i + 1) & rt->mask;; j = (j + 1) & rt->mask) {
-		if (rt->slots[j].val == IP6_FIB_SLOT_EMPTY)
-			break;
-		uint32_t home = rule_hash(rt->slots[j].key) & rt->mask;
-		/* Slot j may stay when its home lies cyclically in (i, j]. */
-		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-		if (!stays) {
-			rt->slots[i] = rt->slots[j];
-			i = j;
-		}
-	}
-	rt->slots[i].val = IP6_FIB_SLOT_EMPTY;
-	rt->n--;
-	uint32_t cap = rt->mask + 1;
-	if (rt->n == 0) {
-		free(rt->slots);
-		rt->slots = NULL;
-		rt->mask = 0;
-	} else if (cap > RULE_TABLE_MIN && (uint64_t)rt->n * 8 < cap) {
-		rule_resize(rt, cap / 2); /* on failure the table simply stays big */
-	}
+	rule_remove(rt, s);
 }
 
 void ip6_rules_free(struct ip6_fib *fib)
@@ -150,7 +88,7 @@ int ip6_fib_walk(const struct ip6_fib *fib, int (*fn)(const struct ip6_route *r,
 	for (uint32_t l = 0; l <= 128; l++) {
 		const struct ip6_rule_table *rt = &fib->rules[l];
 		for (uint32_t i = 0; rt->slots && i <= rt->mask; i++)
-			if (rt->slots[i].val != IP6_FIB_SLOT_EMPTY)
+			if (rt->slots[i].val != FIB_RULE_EMPTY)
 				v[n++] = (struct ip6_route){ ip6_addr_of(rt->slots[i].key), (uint8_t)l,
 							     rt->slots[i].val };
 	}
