@@ -172,8 +172,8 @@ void ip6_nbr_set_state(struct ip6_nbr *n, enum ip6_nbr_state state, uint64_t now
 		ip6_nbr_timer_want(n, ip6_nd_timing.delay_ns);
 		break;
 	case IP6_NBR_STALE:
-		if (n->timer)
-			ip6_nbr_timer_want(n, 0);
+		if (n->timer || (n->flags & IP6_NBR_F_ARM))
+			ip6_nbr_timer_want(n, 0); /* STALE has no timer (§7.3.3) */
 		break;
 	default:
 		break;

@@ -8,6 +8,8 @@
 #     Exceeded), hop 2 is B;
 #   - tracepath -6 from A to C discovers pmtu 1280 from sluice's Packet
 #     Too Big (A's own link is 1500);
+#   - rdisc6 on C reads sluice's RA with the M and O flags and an RDNSS
+#     option (`ip6 nd interface c ra ... managed other rdnss`);
 #   - at the same time through a and b: ping and ping -6 A->B, every
 #     request answered, and an iperf3 TCP stream (100 Mbit/s) each over
 #     IPv4 and IPv6; with the short ND timings below, sluice's entry for B
@@ -48,7 +50,7 @@ cleanup_c() {
 	netns_cleanup
 }
 trap cleanup_c EXIT
-netns_preflight ip ping iperf3 timeout traceroute6 tracepath python3
+netns_preflight ip ping iperf3 timeout traceroute6 tracepath rdisc6 python3
 netns_make_pairs
 ip netns add "$ns_c" || fail "ip netns add $ns_c"
 ip link add "$if_c" mtu 1280 type veth peer name "$host_c" netns "$ns_c" || fail "veth $if_c"
@@ -115,6 +117,17 @@ grep -Eq "^ *1\??: +2001:db8:1::1 " "$tmp/tp" || fail "tracepath -6: hop 1 is no
 ctl show errors > "$tmp/errors0"
 grep -Eq "ip6-rewrite .*over MTU: ICMPv6 packet too big sent" "$tmp/errors0" ||
 	grep -q "over MTU: ICMPv6 packet too big sent" "$tmp/errors0" || fail "no Packet Too Big counted"
+
+# ---- RA flags and RDNSS, read by rdisc6 on C ----
+ctl ip6 nd interface c ra interval 10 managed other rdnss 2001:db8::53 > /dev/null || fail "ip6 nd interface c ra"
+timeout 15 ip netns exec "$ns_c" rdisc6 -1 -r 3 -w 2000 "$host_c" > "$tmp/rdisc" 2>&1 ||
+	{ cat "$tmp/rdisc" >&2; fail "rdisc6 on C"; }
+for want in "Stateful address conf\. *: *Yes" "Stateful other conf\. *: *Yes" "Recursive DNS server *: *2001:db8::53" \
+	"DNS server lifetime *: *30 "; do
+	grep -Eq "$want" "$tmp/rdisc" || { cat "$tmp/rdisc" >&2; fail "rdisc6: no '$want'"; }
+done
+echo "rdisc6 on C: M and O set, RDNSS 2001:db8::53 (lifetime 30 s)"
+ctl ip6 nd interface c ra off > /dev/null || fail "ra off"
 
 # ---- dual stack at once: pings and iperf3 over IPv4 and IPv6 ----
 ip netns exec "$ns_b" timeout 40 iperf3 -s -1 -B 2001:db8:2::2 -p 5461 > /dev/null 2>&1 &

@@ -25,6 +25,7 @@
 #include "nodes/ip6/ip6_dad.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_neighbor.h"
+#include "nodes/ip6/ip6_ra.h"
 #include "nodes/ip6/ip6_route.h"
 #include "sched/timer.h"
 #include "tests/check_run.h"
@@ -552,6 +553,51 @@ START_TEST(ns_learnt_stale_then_delay)
 }
 END_TEST
 
+/* RA flags M and O (RFC 4861 §4.2) and an RDNSS option (RFC 8106 §5.1)
+ * as configured with `ip6 nd interface NAME ra ... managed other rdnss`;
+ * bad words refused. */
+START_TEST(ra_flags_and_rdnss_exact)
+{
+	char w0[] = "interval", w1[] = "10", w2[] = "managed", w3[] = "other", w4[] = "rdnss", w5[] = "2001:db8::53",
+	     w6[] = "rdnss", w7[] = "2001:db8::54";
+	char *argv[] = { w0, w1, w2, w3, w4, w5, w6, w7 };
+	struct ip6_ra_config c;
+	bool off = false;
+	const char *bad = NULL;
+	ck_assert(ip6_ra_parse(8, argv, &c, &off, &bad));
+	ck_assert(!off);
+	ck_assert_uint_eq(c.flags, 0xc0);
+	ck_assert_uint_eq(c.n_rdnss, 2);
+	memset(ip6_ra_ifs, 0, sizeof(ip6_ra_ifs));
+	ck_assert_msg(ip6_ra_enable(dev_a->index, &c, err, sizeof(err)) == 0, "%s", err);
+	static uint8_t f[IP6_RA_FRAME_MAX];
+	uint32_t n = ip6_ra_frame(dev_a->index, f);
+	/* RA 16, source link-layer 8, MTU 8, prefix 32, RDNSS 8 + 2 x 16. */
+	ck_assert_uint_eq(n, 14 + 40 + 16 + 8 + 8 + 32 + 40);
+	const uint8_t *m = f + 54;
+	ck_assert_uint_eq(m[0], 134);
+	ck_assert_uint_eq(m[5], 0xc0); /* M and O */
+	const uint8_t *o = m + 64;
+	uint8_t want[40] = { 25, 5, 0, 0, 0, 0, 0, 30 }; /* lifetime 3 x 10 s */
+	a6(want + 8, "2001:db8::53");
+	a6(want + 24, "2001:db8::54");
+	ck_assert_int_eq(memcmp(o, want, 40), 0);
+	uint8_t copy[128];
+	memcpy(copy, m, n - 54);
+	put16(copy + 2, 0);
+	ck_assert_uint_eq(get16(m + 2), csum6(f + 22, f + 38, copy, n - 54));
+	/* Refused: a multicast RDNSS, a fourth one, "rdnss" alone. */
+	char m5[] = "ff02::1";
+	argv[5] = m5;
+	ck_assert(ip6_ra_parse(8, argv, &c, &off, &bad));
+	ck_assert_int_eq(ip6_ra_config_check(&c, err, sizeof(err)), -EINVAL);
+	char *four[] = { w4, w5, w4, w5, w4, w5, w4, w5 };
+	ck_assert(!ip6_ra_parse(8, four, &c, &off, &bad));
+	ck_assert(!ip6_ra_parse(1, four, &c, &off, &bad));
+	memset(ip6_ra_ifs, 0, sizeof(ip6_ra_ifs));
+}
+END_TEST
+
 static Suite *nd_suite(void)
 {
 	Suite *s = suite_create("ip6_nd");
@@ -564,6 +610,7 @@ static Suite *nd_suite(void)
 	tcase_add_test(tc, unsolicited_na);
 	tcase_add_test(tc, static_never_ages);
 	tcase_add_test(tc, ns_learnt_stale_then_delay);
+	tcase_add_test(tc, ra_flags_and_rdnss_exact);
 	suite_add_tcase(s, tc);
 	return s;
 }
