@@ -13,11 +13,13 @@
  * IP6_RA_POLL_NS, spreads answers anyway).
  *
  * The RA: from the link-local address (§6.1.2 has hosts drop any other)
- * to ff02::1, hop limit 255, Cur Hop Limit 64, no M/O flags, the router
- * lifetime, reachable time and retrans timer 0 (unspecified), a source
- * link-layer option, an MTU option with the interface's MTU, and a prefix
- * information option per prefix (§4.6.2; on-link, and autonomous for a
- * /64, the only length SLAAC forms addresses in, RFC 4862 §5.5.3).
+ * to ff02::1, hop limit 255, Cur Hop Limit 64, the configured M/O flags
+ * (§4.2), the router lifetime, reachable time and retrans timer 0
+ * (unspecified), a source link-layer option, an MTU option with the
+ * interface's MTU, a prefix information option per prefix (§4.6.2;
+ * on-link, and autonomous for a /64, the only length SLAAC forms
+ * addresses in, RFC 4862 §5.5.3) and, when configured, one RDNSS option
+ * (RFC 8106 §5.1).
  *
  * The same node sends the Duplicate Address Detection probes of
  * ip6_dad.h: both are control-plane transmissions on a timer.
