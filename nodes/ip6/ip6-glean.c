@@ -78,11 +78,13 @@ _Static_assert(sizeof(struct ip6_glean_trace) <= NODE_TRACE_DETAIL_SIZE, "trace 
 
 static int ip6_glean_format_trace(char *buf, size_t len, const uint8_t *detail)
 {
+	static const char *const states[] = { "none", "incomplete", "reachable", "stale", "delay", "probe" };
 	struct ip6_glean_trace t;
 	char a[INET6_ADDRSTRLEN];
 	memcpy(&t, detail, sizeof(t));
-	return snprintf(buf, len, "next hop %s (if %u, state %u): %s", ip6_format_addr(a, &t.next_hop), t.if_index,
-			t.state, t.what < IP6_GLEAN_N_ERROR ? ip6_glean_error_strings[t.what] : "?");
+	return snprintf(buf, len, "next hop %s (if %u, %s): %s", ip6_format_addr(a, &t.next_hop), t.if_index,
+			t.state < ARRAY_LEN(states) ? states[t.state] : "?",
+			t.what < IP6_GLEAN_N_ERROR ? ip6_glean_error_strings[t.what] : "?");
 }
 
 /* What one frame produced besides the packets' own verdicts. */

@@ -138,7 +138,8 @@ void ip6_nbr_update(struct ip6_nbr *n, const uint8_t *mac, bool solicited, bool 
 int ip6_nbr_walk(int (*fn)(const struct ip6_nbr *n, void *ctx), void *ctx);
 
 /* Control path: forget the neighbours of if_index within prefix/plen
- * (plen 0: all of them; if_index DEV_INDEX_INVALID: every interface's). */
+ * (plen 0: all of them; if_index DEV_INDEX_INVALID: every interface's),
+ * with their rewrites, host routes and held packets (freed). */
 void ip6_nbr_flush(uint32_t if_index, const ip6_addr_a2 *prefix, uint8_t plen);
 
 /* Control path: ip on if_index is at mac, static or not (`set ip

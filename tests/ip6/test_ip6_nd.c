@@ -598,6 +598,43 @@ START_TEST(ra_flags_and_rdnss_exact)
 }
 END_TEST
 
+/* A full table: an INCOMPLETE entry is reused only once 3 s old (§7.3.3),
+ * its held packet freed, and a timer event for its former occupant no
+ * longer finds it (the generation). */
+START_TEST(full_table_recycles_with_held)
+{
+	struct in6_addr x = { 0 };
+	memcpy(&x, H, 16);
+	uint32_t bi;
+	ck_assert_uint_eq(buffer_alloc(&bi, 1, -1), 1);
+	uint32_t in_use = buffer_n_in_use();
+	ip6_nbr_lock();
+	uint64_t cookie0 = 0;
+	for (uint32_t i = 0; i < IP6_NBR_MAX; i++) {
+		x.s6_addr[14] = (uint8_t)(i >> 8);
+		x.s6_addr[15] = (uint8_t)i;
+		struct ip6_nbr *n = ip6_nbr_create(dev_b->index, &x, sim_ns);
+		ck_assert_ptr_nonnull(n);
+		if (i == 0) {
+			uint32_t out;
+			ip6_nbr_hold(n, bi, &out);
+			ck_assert_uint_eq(out, BUFFER_INVALID);
+			cookie0 = ip6_nbr_cookie(n);
+		}
+	}
+	ck_assert_ptr_nonnull(ip6_nbr_from_cookie(cookie0));
+	x.s6_addr[13] = 1;
+	ck_assert_ptr_null(ip6_nbr_create(dev_b->index, &x, sim_ns + 3 * SEC - 1));
+	struct ip6_nbr *n = ip6_nbr_create(dev_b->index, &x, sim_ns + 3 * SEC);
+	ck_assert_ptr_nonnull(n);
+	ck_assert_uint_eq(n->n_held, 0);
+	ck_assert_ptr_null(ip6_nbr_from_cookie(cookie0));
+	ip6_nbr_unlock();
+	ck_assert_uint_eq(buffer_n_in_use(), in_use - 1);
+	ck_assert_uint_eq(ip6_nbr_count(), IP6_NBR_MAX);
+}
+END_TEST
+
 static Suite *nd_suite(void)
 {
 	Suite *s = suite_create("ip6_nd");
@@ -611,6 +648,7 @@ static Suite *nd_suite(void)
 	tcase_add_test(tc, static_never_ages);
 	tcase_add_test(tc, ns_learnt_stale_then_delay);
 	tcase_add_test(tc, ra_flags_and_rdnss_exact);
+	tcase_add_test(tc, full_table_recycles_with_held);
 	suite_add_tcase(s, tc);
 	return s;
 }
