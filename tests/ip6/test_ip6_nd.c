@@ -13,6 +13,8 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -173,21 +175,22 @@ static uint64_t count(const char *node, const char *what)
 
 /* ---- the clock ---- */
 
+/* Atomic: the cross-thread test reads it from a second thread. */
 static uint64_t sim_clock(void)
 {
-	return sim_ns;
+	return __atomic_load_n(&sim_ns, __ATOMIC_RELAXED);
 }
 
 static uint64_t sim_clock_ts(void *arg)
 {
 	(void)arg;
-	return sim_ns;
+	return sim_clock();
 }
 
 static uint32_t hook(struct graph_thread *t, void *arg)
 {
 	(void)t, (void)arg;
-	return timer_advance(ts, sim_ns);
+	return timer_advance(ts, sim_clock());
 }
 
 /* Poll for a few real milliseconds: ip6-nd-timer arms what was asked,
@@ -203,7 +206,7 @@ static void settle(void)
 
 static void advance(uint64_t ns)
 {
-	sim_ns += ns;
+	__atomic_add_fetch(&sim_ns, ns, __ATOMIC_RELAXED);
 	settle();
 }
 
@@ -241,7 +244,7 @@ static void setup(void)
 	memset(ip6_dad_ifs, 0, sizeof(ip6_dad_ifs));
 	ip6_nd_timing = (struct ip6_nd_timing){ IP6_ND_REACHABLE_TIME_NS, IP6_ND_RETRANS_TIMER_NS,
 						IP6_ND_DELAY_FIRST_PROBE_NS };
-	sim_ns = 1000 * SEC;
+	__atomic_store_n(&sim_ns, 1000 * SEC, __ATOMIC_RELAXED);
 	ip6_nbr_clock = sim_clock;
 	g = graph_create(NULL, err, sizeof(err));
 	ck_assert_msg(g, "%s", err);
@@ -635,6 +638,65 @@ START_TEST(full_table_recycles_with_held)
 }
 END_TEST
 
+/* ---- two threads: a datapath thread changing entries, thread 0's timers ---- */
+
+static atomic_bool stop;
+
+/* What ip6-nd and ip6-glean do on a worker, on 16 neighbours of b, under
+ * the lock, one per millisecond: make INCOMPLETE entries, confirm each by
+ * a solicited NA every 32nd turn, use STALE ones. */
+static void *worker(void *arg)
+{
+	(void)arg;
+	static const uint8_t mac[6] = { 0x02, 0xdd, 0, 0, 0, 1 };
+	struct in6_addr x;
+	memcpy(&x, H, 16);
+	for (uint32_t i = 0; !atomic_load(&stop); i++) {
+		x.s6_addr[15] = (uint8_t)(0x10 + i % 16);
+		uint64_t now = ip6_nbr_now();
+		ip6_nbr_lock();
+		struct ip6_nbr *n = ip6_nbr_lookup(dev_b->index, &x);
+		if (!n && (n = ip6_nbr_create(dev_b->index, &x, now)) != NULL) {
+			n->n_probes = 1;
+			ip6_nbr_timer_want(n, ip6_nd_timing.retrans_ns);
+		}
+		if (n && (i / 16) % 32 == 0)
+			ip6_nbr_update(n, mac, true, true, false, now); /* a solicited NA */
+		else if (n && n->state == IP6_NBR_STALE) {
+			ip6_nbr_set_state(n, IP6_NBR_DELAY, now); /* used */
+			ip6_nbr_mark_apply(n);
+		}
+		ip6_nbr_unlock();
+		usleep(1000);
+	}
+	return NULL;
+}
+
+/* The two threads for about 0.7 s, simulated time running 250 ms per
+ * poll (100 s in all): timers arm, fire, send NS, delete entries while the other
+ * thread revives them. TSan's subject (.ci/run); plain, a run that did
+ * move entries through their states. */
+START_TEST(datapath_thread_and_timers)
+{
+	pthread_t t;
+	atomic_store(&stop, false);
+	ck_assert_int_eq(pthread_create(&t, NULL, worker, NULL), 0);
+	for (int k = 0; k < 400; k++) {
+		__atomic_add_fetch(&sim_ns, 250 * MS, __ATOMIC_RELAXED);
+		graph_main_poll(g);
+		n_tx = 0; /* NS to the test driver: only their number matters */
+		usleep(1500);
+	}
+	atomic_store(&stop, true);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	settle();
+	ck_assert_uint_gt(count("ip6-nd-timer", "neighbour went STALE (ReachableTime over)"), 0);
+	ck_assert_uint_gt(count("ip6-nd-timer", "unicast NS probe sent") +
+				  count("ip6-nd-timer", "multicast NS retransmitted"),
+			  0);
+}
+END_TEST
+
 static Suite *nd_suite(void)
 {
 	Suite *s = suite_create("ip6_nd");
@@ -649,6 +711,7 @@ static Suite *nd_suite(void)
 	tcase_add_test(tc, ns_learnt_stale_then_delay);
 	tcase_add_test(tc, ra_flags_and_rdnss_exact);
 	tcase_add_test(tc, full_table_recycles_with_held);
+	tcase_add_test(tc, datapath_thread_and_timers);
 	suite_add_tcase(s, tc);
 	return s;
 }
