@@ -15,8 +15,11 @@ build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev
 # frr: tests/integration/lcp_frr_*.sh peer sluice with FRR's zebra, bgpd
 # and ospfd through its linux-cp TAPs (issue 20's real control plane).
 # ndisc6: tests/ip6/test_ip6_netns.sh solicits sluice's MAC with a real
-# Neighbor Solicitation from a Linux host (ndisc6 prints the advertised one).
-test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark frr ndisc6)
+# Neighbor Solicitation from a Linux host (ndisc6 prints the advertised one;
+# its rltraceroute6 is tests/integration/ip6_nd_netns.sh's traceroute6).
+# iputils-tracepath: ip6_nd_netns.sh's tracepath -6 finds a link's MTU from
+# sluice's Packet Too Big.
+test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark frr ndisc6 iputils-tracepath)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = test ]; then

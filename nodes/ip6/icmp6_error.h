@@ -25,6 +25,9 @@
 #include "graph/buffer.h"
 #include "nodes/ip4/ip4.h"
 
+/* Destination Unreachable codes (RFC 4443 §3.1) sluice sends. */
+#define ICMP6_DU_ADDR_UNREACHABLE 3 /* address resolution failed (RFC 4861 §7.2.2) */
+
 #define ICMP6_ERROR_RATE 100 /* per second and thread */
 #define ICMP6_ERROR_BURST 10
 

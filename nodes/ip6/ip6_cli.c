@@ -122,6 +122,8 @@ static int nbr_row(const struct ip6_nbr *n, void *ctx)
 		cJSON_AddStringToObject(o, "state", ip6_nbr_state_name(n));
 		cJSON_AddBoolToObject(o, "router", n->is_router);
 		cJSON_AddNumberToObject(o, "age_ns", age_ns);
+		cJSON_AddNumberToObject(o, "held", n->n_held);
+		cJSON_AddNumberToObject(o, "probes", n->n_probes);
 		cJSON_AddItemToArray(ns->list, o);
 		return 0;
 	}
@@ -131,17 +133,22 @@ static int nbr_row(const struct ip6_nbr *n, void *ctx)
 	cli_table_cell(ns->t, "%s", ip6_nbr_state_name(n));
 	cli_table_cell(ns->t, "%s", n->is_router ? "yes" : "no");
 	cli_table_cell(ns->t, "%.1f", age_ns / 1e9);
+	cli_table_cell(ns->t, "%u", n->n_held);
+	cli_table_cell(ns->t, "%u", n->n_probes);
 	return 0;
 }
 
 /*
  * sluice> show ip6 neighbors
- * Address                    Interface  MAC                State   Router  Age (s)
- * fe80::4c3a:1ff:fe22:9b01   a          4e:3a:01:22:9b:01  stale   no         12.4
- * 2001:db8:2::7              b          02:00:00:00:00:07  static  no        600.0
+ * Address                    Interface  MAC                State       Router  Age (s)  Held  NS
+ * fe80::4c3a:1ff:fe22:9b01   a          4e:3a:01:22:9b:01  stale       no         12.4     0   0
+ * 2001:db8:2::9              b          -                  incomplete  no          1.2     4   2
+ * 2001:db8:2::7              b          02:00:00:00:00:07  static      no        600.0     0   0
+ * Age: since the entry's last state change or confirmation; Held: packets
+ * waiting for its MAC; NS: solicitations sent in this INCOMPLETE or PROBE.
  * sluice> show ip6 neighbors json
  * {"neighbors": [{"address": "2001:db8:2::7", "interface": "b", "mac": "02:00:00:00:00:07",
- *   "state": "static", "router": false, "age_ns": 600000000000}, ...]}
+ *   "state": "static", "router": false, "age_ns": 600000000000, "held": 0, "probes": 0}, ...]}
  */
 static int show_neighbors(struct cli_session *s, int argc, char **argv)
 {
@@ -152,6 +159,7 @@ static int show_neighbors(struct cli_session *s, int argc, char **argv)
 	static const struct cli_table_col cols[] = {
 		{ "Address", false }, { "Interface", false }, { "MAC", false },
 		{ "State", false },   { "Router", false },    { "Age (s)", true },
+		{ "Held", true },     { "NS", true },
 	};
 	cJSON *root = json ? cJSON_CreateObject() : NULL;
 	struct nbr_show ns = { .t = json ? NULL : cli_table_create(cols, ARRAY_LEN(cols)),
@@ -166,6 +174,43 @@ static int show_neighbors(struct cli_session *s, int argc, char **argv)
 		cli_json_print(s, root);
 	else
 		cli_table_print(s, ns.t);
+	return 0;
+}
+
+/*
+ * sluice> set ip6 neighbor-config reachable 30000 retrans 1000 delay 5000
+ * ReachableTime 15..45 s (base 30000 ms), RetransTimer 1000 ms, DELAY_FIRST_PROBE_TIME 5000 ms
+ *
+ * RFC 4861 §6.3.2 lets a router's RA set the base ReachableTime and
+ * RetransTimer of its hosts; here they are the router's own. A change
+ * applies to the timers armed after it.
+ */
+static int neighbor_config(struct cli_session *s, int argc, char **argv)
+{
+	uint32_t reach = UINT32_MAX, retrans = UINT32_MAX, delay = UINT32_MAX;
+	const struct cli_arg args[] = {
+		{ CLI_ARG_KEY_U32, "reachable", &reach, 100, 3600000 },
+		{ CLI_ARG_KEY_U32, "retrans", &retrans, 10, 60000 },
+		{ CLI_ARG_KEY_U32, "delay", &delay, 10, 60000 },
+	};
+	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
+	if (rc)
+		return rc;
+	if (reach == UINT32_MAX && retrans == UINT32_MAX && delay == UINT32_MAX)
+		return cli_fail(s, -EINVAL, "expected reachable MS, retrans MS or delay MS");
+	graph_cli_barrier_sync(s);
+	if (reach != UINT32_MAX)
+		ip6_nd_timing.reachable_ns = (uint64_t)reach * 1000000ull;
+	if (retrans != UINT32_MAX)
+		ip6_nd_timing.retrans_ns = (uint64_t)retrans * 1000000ull;
+	if (delay != UINT32_MAX)
+		ip6_nd_timing.delay_ns = (uint64_t)delay * 1000000ull;
+	struct ip6_nd_timing t = ip6_nd_timing;
+	graph_cli_barrier_release(s);
+	cli_printf(s, "ReachableTime %.1f..%.1f s (base %llu ms), RetransTimer %llu ms, DELAY_FIRST_PROBE_TIME %llu ms",
+		   (double)t.reachable_ns / 2e9, (double)t.reachable_ns * 1.5 / 1e9,
+		   (unsigned long long)(t.reachable_ns / 1000000), (unsigned long long)(t.retrans_ns / 1000000),
+		   (unsigned long long)(t.delay_ns / 1000000));
 	return 0;
 }
 
@@ -269,5 +314,8 @@ CLI_COMMAND(enable_ip6_cmd, "enable ip6 interface", "enable ip6 interface NAME",
 	    "Enable IPv6 on an interface with its link-local address only (EUI-64 of its MAC)", enable_ip6)
 CLI_COMMAND(show_ip6_neighbors_cmd, "show ip6 neighbors", "show ip6 neighbors [json]",
 	    "The IPv6 neighbour table (Neighbor Discovery)", show_neighbors)
+CLI_COMMAND(ip6_neighbor_config_cmd, "set ip6 neighbor-config",
+	    "set ip6 neighbor-config [reachable MS] [retrans MS] [delay MS]",
+	    "Neighbor Unreachability Detection's timings (RFC 4861 §10: 30000, 1000, 5000)", neighbor_config)
 CLI_COMMAND(show_ip6_interface_cmd, "show ip6 interface", "show ip6 interface [json]",
 	    "Interfaces' IPv6 state: enabled, link-local and other addresses", show_interface)

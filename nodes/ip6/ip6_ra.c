@@ -13,11 +13,13 @@
  * IP6_RA_POLL_NS, spreads answers anyway).
  *
  * The RA: from the link-local address (§6.1.2 has hosts drop any other)
- * to ff02::1, hop limit 255, Cur Hop Limit 64, no M/O flags, the router
- * lifetime, reachable time and retrans timer 0 (unspecified), a source
- * link-layer option, an MTU option with the interface's MTU, and a prefix
- * information option per prefix (§4.6.2; on-link, and autonomous for a
- * /64, the only length SLAAC forms addresses in, RFC 4862 §5.5.3).
+ * to ff02::1, hop limit 255, Cur Hop Limit 64, the configured M/O flags
+ * (§4.2), the router lifetime, reachable time and retrans timer 0
+ * (unspecified), a source link-layer option, an MTU option with the
+ * interface's MTU, a prefix information option per prefix (§4.6.2;
+ * on-link, and autonomous for a /64, the only length SLAAC forms
+ * addresses in, RFC 4862 §5.5.3) and, when configured, one RDNSS option
+ * (RFC 8106 §5.1).
  *
  * The same node sends the Duplicate Address Detection probes of
  * ip6_dad.h: both are control-plane transmissions on a timer.
@@ -26,6 +28,7 @@
  * Errors: RAs sent (counted); solicited RAs; no buffer; DAD probes sent.
  * CLI: `ip6 nd interface`, `show ip6 nd` (ip6_ra_cli.c).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +89,12 @@ int ip6_ra_config_check(const struct ip6_ra_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "lifetime %u s not 0 nor in %u..%u", c->lifetime_s, c->interval_s,
 			 IP6_RA_LIFETIME_MAX_S);
 		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < c->n_rdnss; i++) {
+		if (ip6_addr_is_multicast(&c->rdnss[i]) || ip6_addr_is_unspecified(&c->rdnss[i])) {
+			snprintf(err, errlen, "rdnss %u: not a unicast address", i + 1);
+			return -EINVAL;
+		}
 	}
 	for (uint32_t i = 0; i < c->n_prefixes; i++) {
 		const struct ip6_ra_prefix *p = &c->prefixes[i];
@@ -160,6 +169,21 @@ bool ip6_ra_parse(int argc, char **argv, struct ip6_ra_config *c, bool *off, con
 		if (!strcmp(argv[i], "prefix")) {
 			if (!parse_prefix(argc, argv, &i, c, bad))
 				return false;
+			continue;
+		}
+		if (!strcmp(argv[i], "managed") || !strcmp(argv[i], "other")) {
+			c->flags |= argv[i][0] == 'm' ? IP6_RA_F_MANAGED : IP6_RA_F_OTHER;
+			i++;
+			continue;
+		}
+		if (!strcmp(argv[i], "rdnss")) {
+			if (c->n_rdnss == IP6_RA_MAX_RDNSS || i + 1 >= argc)
+				return false;
+			*bad = argv[i + 1];
+			if (inet_pton(AF_INET6, argv[i + 1], &c->rdnss[c->n_rdnss]) != 1)
+				return false;
+			c->n_rdnss++;
+			i += 2;
 			continue;
 		}
 		uint32_t *dst = !strcmp(argv[i], "interval") ? &c->interval_s
@@ -274,6 +298,22 @@ static uint32_t put_prefixes(uint8_t *o, const struct ip6_ra_if *r, const struct
 	return n;
 }
 
+/* The RDNSS option (RFC 8106 §5.1): type 25, length 1 + 2 per address,
+ * lifetime 3 x MaxRtrAdvInterval (§5.1's default bound). Its length. */
+static uint32_t put_rdnss(uint8_t *o, const struct ip6_ra_config *c)
+{
+	if (!c->n_rdnss)
+		return 0;
+	uint32_t len = 8 + 16 * c->n_rdnss;
+	memset(o, 0, 8);
+	o[0] = 25;
+	o[1] = (uint8_t)(len / 8);
+	uint32_t life = htonl(3 * c->interval_s);
+	memcpy(o + 4, &life, 4);
+	memcpy(o + 8, c->rdnss, 16 * c->n_rdnss);
+	return len;
+}
+
 uint32_t ip6_ra_frame(uint32_t if_index, uint8_t *p)
 {
 	static const struct in6_addr all_nodes = { .s6_addr = { 0xff, 2, [15] = 1 } };
@@ -290,6 +330,7 @@ uint32_t ip6_ra_frame(uint32_t if_index, uint8_t *p)
 	memset(m, 0, 16);
 	m[0] = ICMP6_ND_RA;
 	m[4] = IP6_RA_CUR_HOP_LIMIT;
+	m[5] = r->cfg.flags;
 	uint16_t life = htons((uint16_t)r->cfg.lifetime_s);
 	memcpy(m + 6, &life, 2);
 	uint32_t n = 16;
@@ -306,6 +347,7 @@ uint32_t ip6_ra_frame(uint32_t if_index, uint8_t *p)
 		n += 8;
 	}
 	n += put_prefixes(m + n, r, ifc);
+	n += put_rdnss(m + n, &r->cfg);
 	struct ip6_header *h = (struct ip6_header *)(p + 14);
 	*h = (struct ip6_header){
 		.ver_tc_flow = htonl(6u << 28),

@@ -34,7 +34,10 @@
 #define IP6_RA_MAX_INITIAL_INTERVAL_NS (16ull * 1000000000) /* MAX_INITIAL_RTR_ADVERT_INTERVAL */
 #define IP6_RA_MIN_DELAY_NS (3ull * 1000000000)             /* MIN_DELAY_BETWEEN_RAS */
 #define IP6_RA_CUR_HOP_LIMIT 64 /* AdvCurHopLimit: the value of the Assigned Numbers registry */
-#define IP6_RA_FRAME_MAX (14 + 40 + 16 + 8 + 8 + 32 * IP6_RA_MAX_PREFIXES)
+#define IP6_RA_MAX_RDNSS 3 /* RDNSS addresses (RFC 8106 §5.1) */
+#define IP6_RA_F_MANAGED 0x80 /* M: addresses by DHCPv6 (RFC 4861 §4.2) */
+#define IP6_RA_F_OTHER 0x40   /* O: other configuration by DHCPv6 */
+#define IP6_RA_FRAME_MAX (14 + 40 + 16 + 8 + 8 + 32 * IP6_RA_MAX_PREFIXES + 8 + 16 * IP6_RA_MAX_RDNSS)
 
 struct ip6_ra_prefix {
 	struct in6_addr prefix;
@@ -49,6 +52,9 @@ struct ip6_ra_config {
 	uint32_t lifetime_s; /* router lifetime */
 	uint32_t n_prefixes;
 	struct ip6_ra_prefix prefixes[IP6_RA_MAX_PREFIXES];
+	uint8_t flags; /* IP6_RA_F_MANAGED, IP6_RA_F_OTHER */
+	uint32_t n_rdnss;
+	struct in6_addr rdnss[IP6_RA_MAX_RDNSS]; /* one RDNSS option, lifetime 3 x interval (RFC 8106 §5.1) */
 };
 
 struct ip6_ra_if {
@@ -74,12 +80,14 @@ void ip6_ra_config_default(struct ip6_ra_config *c);
 /* The settings words of `ip6 nd interface NAME ra ...` and of
  * startup.conf's `ip6-ra`: "off" (*off), "on" or nothing (the defaults),
  * or `[interval S] [lifetime S] [prefix X:X::X:X/L [valid S] [preferred
- * S]]...` (S: seconds, "10" or "10s") into c. False with the offending
+ * S]]... [managed] [other] [rdnss X:X::X:X]...` (S: seconds, "10" or
+ * "10s") into c. False with the offending
  * word in *bad. Ranges are ip6_ra_config_check's. */
 bool ip6_ra_parse(int argc, char **argv, struct ip6_ra_config *c, bool *off, const char **bad);
 
 /* 0, or -EINVAL with the reason in err: interval 4..1800 s, lifetime 0 or
- * interval..9000 s, prefixes global or unique-local, preferred <= valid. */
+ * interval..9000 s, prefixes global or unique-local, preferred <= valid,
+ * RDNSS addresses unicast. */
 int ip6_ra_config_check(const struct ip6_ra_config *c, char *err, size_t errlen);
 
 /* Turn RAs on with c (or change c) on if_index: the first RA goes out
@@ -93,7 +101,7 @@ void ip6_ra_disable(uint32_t if_index);
 
 /* The RA for if_index as an Ethernet frame at p (IP6_RA_FRAME_MAX bytes):
  * from the link-local address to ff02::1, hop limit 255, source
- * link-layer and MTU options, the prefixes. Its length, or 0 when IPv6 is
+ * link-layer and MTU options, the prefixes, the RDNSS option. Its length, or 0 when IPv6 is
  * not enabled there. */
 uint32_t ip6_ra_frame(uint32_t if_index, uint8_t *p);
 

@@ -65,6 +65,13 @@ static cJSON *ra_json(const struct device *d, const struct ip6_ra_if *r, uint64_
 	cJSON_AddBoolToObject(o, "ra", r->on);
 	cJSON_AddNumberToObject(o, "interval_s", r->cfg.interval_s);
 	cJSON_AddNumberToObject(o, "lifetime_s", r->cfg.lifetime_s);
+	cJSON_AddBoolToObject(o, "managed", r->cfg.flags & IP6_RA_F_MANAGED);
+	cJSON_AddBoolToObject(o, "other", r->cfg.flags & IP6_RA_F_OTHER);
+	cJSON *dl = cJSON_AddArrayToObject(o, "rdnss");
+	for (uint32_t i = 0; i < r->cfg.n_rdnss; i++) {
+		char a[INET6_ADDRSTRLEN];
+		cJSON_AddItemToArray(dl, cJSON_CreateString(ip6_format_addr(a, &r->cfg.rdnss[i])));
+	}
 	cJSON *pl = cJSON_AddArrayToObject(o, "prefixes");
 	for (uint32_t i = 0; i < r->cfg.n_prefixes; i++) {
 		char a[INET6_ADDRSTRLEN], p[INET6_ADDRSTRLEN + 4];
@@ -113,7 +120,8 @@ static void ra_row(struct cli_table *t, const struct device *d, const struct ip6
  * Interface  RA  Interval (s)  Lifetime (s)  Prefixes     Last sent (s ago)  Sent  Solicited  RS
  * a          on            10          1800  (addresses)                2.4     3          1   1
  * sluice> show ip6 nd json
- * {"interfaces": [{"interface": "a", "ra": true, "interval_s": 10, "lifetime_s": 1800, "prefixes": [],
+ * {"interfaces": [{"interface": "a", "ra": true, "interval_s": 10, "lifetime_s": 1800, "managed": false,
+ *   "other": false, "rdnss": [], "prefixes": [],
  *   "last_sent_ago_ns": 2400000000, "next_in_ns": 5100000000, "sent": 3, "solicited": 1,
  *   "rs_received": 1}]}
  * Interfaces with IPv6 or RAs on are listed.
@@ -161,7 +169,8 @@ static int show_nd(struct cli_session *s, int argc, char **argv)
 
 CLI_COMMAND(ip6_nd_interface_cmd, "ip6 nd interface",
 	    "ip6 nd interface NAME ra [interval SECONDS] [lifetime SECONDS] "
-	    "[prefix X:X::X:X/L [valid SECONDS] [preferred SECONDS]]... | ip6 nd interface NAME ra off",
+	    "[prefix X:X::X:X/L [valid SECONDS] [preferred SECONDS]]... [managed] [other] [rdnss X:X::X:X]... "
+	    "| ip6 nd interface NAME ra off",
 	    "Router Advertisements on an interface (RFC 4861 §6): on with these settings, or off", nd_interface)
 CLI_COMMAND(show_ip6_nd_cmd, "show ip6 nd", "show ip6 nd [json]",
 	    "Router Advertisement state per interface: on/off, interval, last sent, counts", show_nd)

@@ -303,6 +303,11 @@ void ip6_route_nbr_forget(const struct ip6_nbr *n)
 		adj_release((uint32_t)adj);
 }
 
+void ip6_route_nbr_unresolve(const struct ip6_nbr *n)
+{
+	set_rewrites(n->if_index, &n->ip, NULL);
+}
+
 /* ip6-neighbor: thread 0's updater of the adjacencies and host routes for
  * what ip6-nd learnt (the FIB takes one updater at a time; ip6-nd runs on
  * every worker). Every millisecond, work only when something changed. */

@@ -95,6 +95,11 @@ uint32_t ip6_route_nbr_apply_all(void);
  * (control path). */
 void ip6_route_nbr_forget(const struct ip6_nbr *n);
 
+/* n went STALE: the rewrites of the adjacencies via it are cleared (its
+ * host route stays), so that its next use passes ip6-glean (RFC 4861
+ * §7.3.3, ip6_neighbor.h). Thread 0 or control path. */
+void ip6_route_nbr_unresolve(const struct ip6_nbr *n);
+
 /* The Ethernet header for IPv6 from if_index to dst_mac. */
 void ip6_eth_rewrite(uint8_t rw[14], uint32_t if_index, const uint8_t dst_mac[6]);
 
