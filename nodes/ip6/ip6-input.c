@@ -31,8 +31,15 @@
  * Transit goes to ip6-lookup (IP6_INPUT_LOOKUP_NODE; the "transit: no
  * IPv6 FIB wired" counter stays for builds that set it to error-drop).
  *
- * Next nodes: error-drop, ip6-lookup, ip6-local,
- *   interface-output (ICMPv6 errors).
+ * The common packet (fast_ok: no extension header, hop limit above 1,
+ * global or unique-local addresses both ways, ...) passes every check
+ * above whether it is to sluice or in transit: it goes to ip6-lookup
+ * without the "for us" lookup, and ip6-lookup's local adjacency sends it to
+ * ip6-local when it is sluice's (as IPv4 leaves locality to ip4-lookup).
+ * The rest take the checks one by one (docs/ipv6.md, the path's cost).
+ *
+ * Next nodes: error-drop, ip6-lookup (transit, and the common packet to
+ *   sluice), ip6-local, interface-output (ICMPv6 errors).
  * Errors: the causes above; ICMPv6 error sent, rate-limited, not allowed.
  * Trace: source, destination, hop limit, next header, payload length,
  *   upper layer, and the verdict.
@@ -376,7 +383,7 @@ static uint32_t ip6_input_fn(struct node_runtime *rt, struct frame *f)
 	 * headers within the same frame. Instructions per packet (bench/ip6,
 	 * callgrind, vector 256, 1 route): 225.1 with input_one for every
 	 * packet (the full address checks, a FIB lookup for "for us", the
-	 * walk's call); here see docs/ipv6.md. */
+	 * walk's call); 43.8 here (docs/ipv6.md). */
 	for (; i + 4 <= n; i += 4) {
 		struct buffer *b0 = B(i), *b1 = B(i + 1), *b2 = B(i + 2), *b3 = B(i + 3);
 		const uint8_t *p0 = buffer_data(b0), *p1 = buffer_data(b1), *p2 = buffer_data(b2),
