@@ -143,10 +143,10 @@ path_section() {
 	cat "$out/path6-one-$PATH_ROUNDS.txt" "$out/path6-$PATH_ROUTES-$PATH_ROUNDS.txt" | grep '^ip6-path'
 	grep -h -e '-path: ' "$out"/cg-*.txt
 	echo
-	python3 - "$path_tsv" "$PATH_ROUNDS" "$PATH_ROUTES" <<'EOF'
+	python3 - "$path_tsv" "$PATH_ROUNDS" "$PATH_ROUTES" "$ROUTE_DIV" <<'EOF'
 import sys, statistics as st
 from collections import defaultdict
-path, rounds, big = sys.argv[1:4]
+path, rounds, big, div = sys.argv[1:5]
 v = defaultdict(list)
 for line in open(path):
     mode, key, val = line.rstrip("\n").split("\t")
@@ -158,7 +158,8 @@ fmt = lambda x, p=1: f"{x:.{p}f}" if x is not None else "-"
 b6 = "ip6-" + big
 print(f"== ip6 path on one core: Mpps (-march=native, median of {rounds} runs), callgrind instructions per packet "
       "(-march=corei7 build, inclusive, vector 256), beside the IPv4 path's ==")
-print(f"| | ip6, 1 route | ip4, 1 route | ip6, {big} routes | ip4, ~1.07M routes (the mix) |")
+mix = "~1.07M routes (the mix)" if div == "1" else f"the mix / {div}"
+print(f"| | ip6, 1 route | ip4, 1 route | ip6, {big} routes | ip4, {mix} |")
 print("|---|---|---|---|---|")
 print(f"| Mpps per core | {fmt(get('ip6-one', 'mpps'), 2)} | (bench/ip4) | {fmt(get(b6, 'mpps'), 2)} | (bench/ip4) |")
 tot = defaultdict(float)

@@ -138,8 +138,9 @@ static uint32_t ip6_lookup_fn(struct node_runtime *rt, struct frame *f)
 	const uint16_t first_next = last_next;
 
 	/* Four at a time while the four share the first packet's adjacency
-	 * (ip6_fib_lookup_x4: their table loads, the misses that matter with
-	 * 1M routes, issued together, stride by stride); nothing is kept per
+	 * (ip6_fib_lookup_x4: their tbl24 loads, the misses that matter most
+	 * with 1M routes, issued together, then each walk on its own, the four
+	 * chains independent for the core to overlap); nothing is kept per
 	 * packet but the adjacency in its opaque. The first packet of another
 	 * adjacency, the frame's last n % 4, and every packet of a frame whose
 	 * first one needs work of its own (next_is_special) go to the general
