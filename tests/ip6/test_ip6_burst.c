@@ -5,14 +5,21 @@
  * limit 1, an extension header, a packet to sluice, Ethernet padding, no
  * route, another next hop) sit among them at every position of a group of
  * four, so that each loop falls back to its per-packet path mid-frame.
+ * And `pcap capture drop` of IPv6 packets dropped in the middle of such a
+ * burst: the file holds each whole frame as it came in.
  *
  *   host A 2001:db8:1::2 -- a 2001:db8:1::1/64 [sluice] b 2001:db8:2::1/64 -- R 2001:db8:2::2
  *   2001:db8:9::/48 via R; 2001:db8:2::3 (C) a static neighbour on b too
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "drivers/capture.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/ip6/ip6.h"
@@ -211,6 +218,60 @@ START_TEST(mixed)
 }
 END_TEST
 
+/* Drops captured from a burst (ip6-local's "protocol not handled", the
+ * packets to sluice) are the frames sent, Ethernet header included,
+ * whichever loop dropped them. */
+START_TEST(capture_drops)
+{
+	char dir[] = "/tmp/ip6-burst-XXXXXX", path[64];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/drop.pcap", dir);
+	struct dev_capture_params p = { .what = DEV_CAPTURE_DROP, .if_index = DEV_INDEX_INVALID, .max = 3,
+					.path = path };
+	ck_assert_msg(dev_capture_start(&p, err, sizeof(err)) == 0, "%s", err);
+	graph_set_drop_tap(g, dev_capture_drop_tap, NULL);
+	static const enum kind kinds[] = { FWD, LOCAL, FWD, FWD, FWD, FWD, LOCAL, FWD, LOCAL };
+	static struct pkt k[9];
+	for (uint32_t i = 0; i < 9; i++) {
+		build(&k[i], kinds[i], i);
+		inject(dev_a, k[i].in, k[i].in_len);
+	}
+	poll_n(3);
+	uint64_t n = 0;
+	char got_path[256];
+	ck_assert_int_eq(dev_capture_stop(&n, got_path, sizeof(got_path)), 0);
+	graph_set_drop_tap(g, NULL, NULL);
+	ck_assert_uint_eq(n, 3);
+	char pe[PCAP_ERRBUF_SIZE];
+	pcap_t *pc = pcap_open_offline(path, pe);
+	ck_assert_msg(pc, "%s", pe);
+	ck_assert_int_eq(pcap_datalink(pc), DLT_EN10MB);
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	/* Each of the three once, in any order: the last one took ip6-input's
+	 * per-packet path straight to ip6-local, the others ip6-lookup. */
+	const uint32_t want[] = { 1, 6, 8 };
+	bool seen[3] = { false };
+	uint32_t got = 0;
+	while (pcap_next_ex(pc, &h, &data) == 1) {
+		ck_assert_uint_lt(got, 3);
+		bool found = false;
+		for (uint32_t w = 0; w < 3 && !found; w++) {
+			const struct pkt *x = &k[want[w]];
+			found = !seen[w] && h->caplen == x->in_len && !memcmp(data, x->in, x->in_len);
+			seen[w] |= found;
+		}
+		ck_assert_msg(found, "captured drop %u (%u bytes) is not a packet to sluice as it was sent", got,
+			      h->caplen);
+		got++;
+	}
+	pcap_close(pc);
+	ck_assert_uint_eq(got, 3);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ip6_burst");
@@ -219,6 +280,7 @@ int main(void)
 	tcase_add_test(tc, all_common);
 	tcase_add_loop_test(tc, one_uncommon, 0, 4);
 	tcase_add_test(tc, mixed);
+	tcase_add_test(tc, capture_drops);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
