@@ -18,6 +18,7 @@
 #include "base/conf.h"
 #include "graph/graph_conf.h"
 #include "sched/dist/dist.h"
+#include "nodes/ip6/ip6_fib_conf.h"
 #include "nodes/lcp/lcp_conf.h"
 #include "nodes/pg/pg.h"
 #include "sched/timer.h"
@@ -64,6 +65,7 @@ struct sluice_config {
 	struct timer_config sched;
 	struct statseg_conf statseg;
 	struct lcp_conf lcp;
+	struct ip6_fib_conf ip6;
 	uint32_t n_warnings;
 	struct app_conf_msg warnings[APP_MAX_WARNINGS];
 };

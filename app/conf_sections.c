@@ -211,6 +211,7 @@ const struct app_section app_sections[] = {
 	{ &timer_conf_section, offsetof(struct sluice_config, sched), false },
 	{ &statseg_conf_section, offsetof(struct sluice_config, statseg), false },
 	{ &lcp_conf_section, offsetof(struct sluice_config, lcp), false },
+	{ &ip6_fib_conf_section, offsetof(struct sluice_config, ip6), false },
 };
 const size_t app_n_sections = ARRAY_LEN(app_sections);
 _Static_assert(ARRAY_LEN(app_sections) <= APP_MAX_SECTIONS, "raise APP_MAX_SECTIONS");

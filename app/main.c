@@ -206,6 +206,11 @@ static int stage_interfaces(struct app *a)
 	const struct conf_interfaces *ifs = &a->cfg.interfaces;
 	char why[256], names[256] = "";
 	size_t off = 0;
+	/* Before the first IPv6 address makes the FIB (the ip6 section). */
+	if (ip6_fib_conf_apply(&a->cfg.ip6, why, sizeof(why))) {
+		snprintf(a->err, sizeof(a->err), "%s: ip6: %s", a->cfg.file, why);
+		return -EINVAL;
+	}
 	for (uint32_t i = 0; i < ifs->n; i++) {
 		const struct conf_interface *ifc = &ifs->ifs[i];
 		struct device *dev = dev_create_conf(ifc->name, ifc->driver, ifc->driver_conf, why, sizeof(why));

@@ -121,4 +121,39 @@ static void expect_tx(uint32_t i, struct device *d, const uint8_t *want, uint32_
 			      want[k]);
 }
 
+/* ---- a graph of every registered node, and its end ---- */
+
+/* Buffers (n of them, 4 KB pages), the recorder, and the whole registered
+ * graph attached to the devices; a failure's reason goes to why. */
+static inline void l3_graph_up(uint32_t n_buffers, char *why, size_t why_len)
+{
+	struct buffer_config bc;
+	buffer_config_default(&bc);
+	bc.buffers_per_numa = n_buffers;
+	bc.page_size = 4096;
+	ck_assert_msg(buffer_main_init(&bc, why, why_len) == 0, "%s", why);
+	txs = calloc(TX_MAX, sizeof(*txs));
+	n_tx = n_inq = 0;
+	g = graph_create(NULL, why, why_len);
+	ck_assert_msg(g, "%s", why);
+	ck_assert_msg(graph_add_registered(g, why, why_len) == 0, "%s", why);
+	ck_assert_msg(graph_build(g, why, why_len) == 0, "%s", why);
+	ck_assert_msg(dev_graph_attach(g, why, why_len) == 0, "%s", why);
+}
+
+/* The graph, the devices, the family's state (family_free) and the
+ * buffers gone, none of them left in use. */
+static inline void l3_graph_down(void (*family_free)(void))
+{
+	dev_graph_detach(g);
+	graph_destroy(g);
+	g = NULL;
+	dev_delete_all();
+	family_free();
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_thread_unregister();
+	buffer_main_free();
+	free(txs);
+}
+
 #endif

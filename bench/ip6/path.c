@@ -3,20 +3,27 @@
  *   ip6-bench-source -> ethernet-input -> ip6-input -> ip6-lookup
  *     -> ip6-rewrite -> interface-output -> null-tx (nul1 frees)
  *
- * every registered node, with one route (::/0) or --routes N random /48s
- * (2000::/3), all via one statically resolved next hop on nul1 (`set ip
- * neighbor nul1 2001:db8:19::2 MAC static`). Packets arrive on nul0
- * (2001:db8:18::1/64). The source writes a prebuilt 78-byte UDP frame (64
- * bytes of IPv6) into fresh buffers with the next of 65,536 precomputed
- * destinations (each inside a route that reaches the next hop); no
- * checksum changes with the destination here since nothing checks UDP's.
+ * every registered node, with one route (::/0) or --routes N routes
+ * shaped like the public IPv6 table (bench/ip6/fib6bench.h's set, the
+ * FIB bench's: half /48s, /32s, /44s ... under 2^17 allocations), all via
+ * one statically resolved next hop on nul1 (`set ip neighbor nul1
+ * 2001:db8:19::2 MAC static`), in a main FIB of --groups 256-entry groups
+ * (default N * 5/4 + 65536, run.sh's sizing; set through
+ * ip6_fib_config_set_default as startup.conf's key does). Packets arrive
+ * on nul0 (2001:db8:18::1/64). The source writes a prebuilt 78-byte UDP
+ * frame (64 bytes of IPv6) into fresh buffers with the next of 65,536
+ * precomputed destinations (with N routes: fib6bench.h's lookup addresses,
+ * a route picked uniformly with random host bits; with one: random global
+ * unicast); no checksum changes with the destination here since nothing
+ * checks UDP's. Routes the FIB refused, and packets not forwarded, are
+ * printed: the figures are only the path's when both are 0.
  *
  * Instructions: --polls N runs N polls inside ip6_path_polls(); run it
  * under `valgrind --tool=callgrind --toggle-collect=ip6_path_polls` and
  * divide each node function's inclusive Ir by the packets printed.
  *
- * Usage: sluice-bench-ip6-path [--routes one|N] [--seconds S] [--polls N]
- *          [--vector N] [--cpu N]
+ * Usage: sluice-bench-ip6-path [--routes one|N] [--groups N] [--seconds S]
+ *          [--polls N] [--vector N] [--cpu N]
  */
 #include <arpa/inet.h>
 #include <sched.h>
@@ -30,6 +37,13 @@
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/ip6/ip6_route.h"
+
+/* The route set and lookup addresses of the FIB bench; its other helpers
+ * (timing, page reports, options) are not used here. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "bench/ip6/fib6bench.h"
+#pragma GCC diagnostic pop
 
 #define N_DST 65536
 #define FRAME_BYTES (14 + 64)
@@ -133,6 +147,18 @@ static int fail(const char *what, const char *err)
 	return 1;
 }
 
+/* The FIB's size for n routes, before the first address makes it. */
+static int size_fib(uint32_t n_routes, uint32_t n_groups, char *err, size_t errlen)
+{
+	struct ip6_fib_config c;
+	ip6_fib_config_default(&c);
+	if (n_groups)
+		c.n_groups = n_groups;
+	else if (n_routes)
+		c.n_groups = n_routes + n_routes / 4 + 65536;
+	return ip6_fib_config_set_default(&c, err, errlen);
+}
+
 static int setup(uint32_t n_routes, struct device *in, struct device *out, char *err, size_t errlen)
 {
 	static const uint8_t nh_mac[6] = { 0x02, 0xbb, 0, 0, 0, 2 };
@@ -146,25 +172,31 @@ static int setup(uint32_t n_routes, struct device *in, struct device *out, char 
 	memset(&p, 0, sizeof(p));
 	if (!n_routes)
 		return ip6_route_add(&p, 0, &nh, out->index, err, errlen);
-	struct in6_addr *pfx = malloc(n_routes * sizeof(*pfx));
-	if (!pfx)
+	struct route6 *r = malloc(n_routes * sizeof(*r));
+	if (!r)
 		return -1;
-	for (uint32_t i = 0; i < n_routes; i++) {
-		random_global(&pfx[i]);
-		memset(pfx[i].s6_addr + 6, 0, 10);
-		ip6_route_add(&pfx[i], 48, &nh, out->index, err, errlen);
+	uint32_t n = make_routes6(r, n_routes, 0), n_failed = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(p.s6_addr, r[i].a, 16);
+		n_failed += ip6_route_add(&p, r[i].len, &nh, out->index, err, errlen) != 0;
 	}
-	for (uint32_t i = 0; i < N_DST; i++) {
-		random_global(&src.dst[i]);
-		memcpy(src.dst[i].s6_addr, pfx[rnd() % n_routes].s6_addr, 6);
+	addr_restart();
+	static uint8_t batch[BATCH][16];
+	for (uint32_t i = 0; i < N_DST; i += BATCH) {
+		fill_batch6(batch, r, n);
+		memcpy(&src.dst[i], batch, sizeof(batch));
 	}
-	free(pfx);
+	free(r);
+	struct ip6_fib_stats st;
+	ip6_fib_stats(ip6_fib_main, &st);
+	printf("ip6-path: %u routes offered, %u refused (last: %s), %u in the FIB, %u of %u groups\n", n, n_failed,
+	       n_failed ? err : "-", st.n_routes, st.n_groups_used, st.n_groups);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	uint32_t n_routes = 0, vector = FRAME_SIZE;
+	uint32_t n_routes = 0, n_groups = 0, vector = FRAME_SIZE;
 	uint64_t polls = 0;
 	double seconds = 3;
 	int cpu = -1;
@@ -172,6 +204,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--routes"))
 			n_routes = strcmp(argv[i + 1], "one") ? (uint32_t)strtoul(argv[i + 1], NULL, 10) : 0;
+		else if (!strcmp(argv[i], "--groups"))
+			n_groups = (uint32_t)strtoul(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "--polls"))
 			polls = strtoull(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "--vector"))
@@ -182,7 +216,7 @@ int main(int argc, char **argv)
 			cpu = atoi(argv[i + 1]);
 	}
 	if (!vector || vector > FRAME_SIZE || !(argc % 2))
-		return fail("usage", "[--routes one|N] [--seconds S] [--polls N] [--vector N] [--cpu N]");
+		return fail("usage", "[--routes one|N] [--groups N] [--seconds S] [--polls N] [--vector N] [--cpu N]");
 	if (cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
@@ -207,13 +241,13 @@ int main(int argc, char **argv)
 	if (!n_routes)
 		for (uint32_t i = 0; i < N_DST; i++)
 			random_global(&src.dst[i]);
-	if (setup(n_routes, in, out, err, sizeof(err)))
+	if (size_fib(n_routes, n_groups, err, sizeof(err)) || setup(n_routes, in, out, err, sizeof(err)))
 		return fail("routes", err);
 	build_frame(in->mac);
 	src.vector = vector;
 	src.rx_if = in->index;
 	printf("ip6-path: %u routes (%s), vector %u, %u-byte frames\n", n_routes ? n_routes : 1,
-	       n_routes ? "random /48s" : "::/0", vector, FRAME_BYTES);
+	       n_routes ? "shaped like the public table" : "::/0", vector, FRAME_BYTES);
 	for (int i = 0; i < 1000; i++)
 		graph_main_poll(g);
 	uint64_t sent0 = src.produced, out0 = forwarded(out);

@@ -32,14 +32,30 @@
 #   DPDK build have it. Statistic: the median over rounds of each round's
 #   mean over the pass (min and max in the row).
 #
+# Path (sluice only; beside it the IPv4 path, its goal's yardstick):
+#   sluice-bench-ip6-path, a source node of prebuilt frames -> ethernet-input
+#   -> ip6-input -> ip6-lookup -> ip6-rewrite -> interface-output -> null-tx,
+#   with 1 route (::/0) and PATH_ROUTES routes shaped like the public table
+#   (fib6bench.h's set): Mpps on one core ($native, median of PATH_ROUNDS
+#   runs) and callgrind instructions per packet of each node at vector 256
+#   ($isa: valgrind cannot run AVX-512), and sluice-bench-ip4-path's with 1
+#   route and its ~1.07M mix the same way; the table gives IPv6 / IPv4 for
+#   the three IP nodes (goal: within 10%). The IPv6 path's FIB is on THP-
+#   advised pages (IP6_FIB_MEM_AUTO), the IPv4 path's on 4 KB pages
+#   (--no-huge): no Mpps is compared here, the instruction counts do not
+#   depend on the pages.
+#
 # Time: rte_fib6's add loop is the long pole. On this box, with the load of
 # five builds beside it, rte_lpm6's whole round at 1M took ~4 minutes and
 # rte_fib6's adds had not finished after ~15 (the peer has an hour a round).
 #
 # Environment: ROUNDS (5), ROUTES (1000000), FIB_GROUPS (sized for ROUTES),
 # ITERATIONS (1024 lookup batches of 4096 per pass), CPU (0), DPDK_MEM_MODE
-# (huge|nohuge), QUIET_MAX (120 s), QUICK (1: one round, 65,536 routes, 64
-# batches: seconds; figures not judged).
+# (huge|nohuge), QUIET_MAX (120 s), PATH_ROUTES (1000000), PATH_ROUNDS (3),
+# PATH_SECONDS (3), CG_POLLS (200), SKIP_PATH (1: the FIB only), SKIP_FIB (1:
+# the path only), QUICK (1: one round, 65,536 routes, 64 batches, a short
+# path at 16,384 routes, 20 callgrind polls, no IPv4 path: figures not
+# judged).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -51,9 +67,14 @@ trap 'rm -rf "$out"; rm -rf /var/run/dpdk/ip6fib$$_* 2>/dev/null || true' EXIT
 
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=1 ROUTES=${ROUTES:-65536} ITERATIONS=${ITERATIONS:-64} CHURN=5000
+	PATH_ROUTES=${PATH_ROUTES:-16384} PATH_ROUNDS=1 PATH_SECONDS=${PATH_SECONDS:-0.5} CG_POLLS=20 ROUTE_DIV=16
 else
 	ROUNDS=${ROUNDS:-5} ROUTES=${ROUTES:-1000000} ITERATIONS=${ITERATIONS:-1024} CHURN=100000
+	PATH_ROUTES=${PATH_ROUTES:-1000000} PATH_ROUNDS=${PATH_ROUNDS:-3} PATH_SECONDS=${PATH_SECONDS:-3}
+	CG_POLLS=${CG_POLLS:-200} ROUTE_DIV=1
 fi
+SKIP_PATH=${SKIP_PATH:-0}
+SKIP_FIB=${SKIP_FIB:-0}
 # Every side gets the same number of 256-entry groups, enough for the
 # hungriest: at 65,536 routes sluice uses 1.65 per route, rte_fib6 between
 # 2 and 4 (it folds less); both share more as the set grows. Its count is
@@ -64,7 +85,7 @@ CPU=${CPU:-0}
 bench_need
 bench_need_peer dpdk-test-fib
 bench_need_libdpdk
-bench_builds bench/ip6/sluice-bench-ip6-fib
+bench_builds bench/ip6/sluice-bench-ip6-fib bench/ip6/sluice-bench-ip6-path bench/ip4/sluice-bench-ip4-path
 peer_isa=$(bench_peer_isa)
 peer=$out/peer_fib6
 # ALLOW_EXPERIMENTAL_API: rte_vect_set_max_simd_bitwidth (the AVX-512 pass).
@@ -80,6 +101,97 @@ if [ "${#sluice_mem[@]}" -gt 0 ]; then
 fi
 tsc_hz=$(bench_tsc_hz)
 bench_log "memory: $mem_label; TSC $tsc_hz Hz; $ROUTES routes, $FIB_GROUPS groups"
+
+# ---- the whole path: Mpps per core, then callgrind per node ---------------
+# cg_nodes FAMILY MODE BIN ARGS...: callgrind at vector 256, the inclusive
+# instructions per packet of each function of the binary (the largest of
+# callgrind_annotate's lines for it: the inclusive one) as MODE FN VALUE.
+cg_nodes() {
+	local fam=$1 mode=$2 bin=$3 pk
+	shift 3
+	bench_log "callgrind: $fam path, routes $mode, vector 256, $CG_POLLS polls"
+	( cd "$out" && timeout 1800 valgrind --tool=callgrind "--toggle-collect=${fam}_path_polls*" \
+		--callgrind-out-file="$out/cg-$fam-$mode.out" "$bin" "$@" --polls "$CG_POLLS" \
+		>"$out/cg-$fam-$mode.txt" 2>&1 ) || { cat "$out/cg-$fam-$mode.txt" >&2; exit 1; }
+	pk=$(awk -v p="$fam-path:" '$1 == p && $2 == "polls" { print $5 }' "$out/cg-$fam-$mode.txt")
+	callgrind_annotate --inclusive=yes "$out/cg-$fam-$mode.out" 2>/dev/null |
+		awk -v m="$fam-$mode" -v pk="$pk" '
+			match($0, /:[A-Za-z_0-9.]+( \[|$)/) {
+				fn = substr($0, RSTART + 1, RLENGTH - 1); sub(/ \[$/, "", fn); sub(/\..*/, "", fn)
+				ir = $1; gsub(/,/, "", ir); if (ir + 0 > best[fn]) best[fn] = ir + 0
+			}
+			END { for (fn in best) print m "\t" fn "\t" best[fn] / pk }' >>"$path_tsv"
+}
+path_section() {
+	path_tsv=$out/path.tsv
+	: >"$path_tsv"
+	local r mode
+	for r in $(seq 1 "$PATH_ROUNDS"); do
+		for mode in one "$PATH_ROUTES"; do
+			bench_wait_quiet
+			bench_log "round $r/$PATH_ROUNDS: ip6 path, routes $mode"
+			timeout 600 "$native/bench/ip6/sluice-bench-ip6-path" --routes "$mode" --cpu "$CPU" \
+				--seconds "$PATH_SECONDS" >"$out/path6-$mode-$r.txt" 2>&1 ||
+				{ cat "$out/path6-$mode-$r.txt" >&2; exit 1; }
+			awk -v m="ip6-$mode" '/Mpps$/ { print m "\tmpps\t" $(NF - 1) }' "$out/path6-$mode-$r.txt" >>"$path_tsv"
+		done
+	done
+	cg_nodes ip6 one "$isa/bench/ip6/sluice-bench-ip6-path" --routes one
+	cg_nodes ip6 "$PATH_ROUTES" "$isa/bench/ip6/sluice-bench-ip6-path" --routes "$PATH_ROUTES"
+	# QUICK: bench/ip4's own quick run measures the IPv4 path; not again.
+	if [ "$QUICK" != 1 ]; then
+		cg_nodes ip4 one "$isa/bench/ip4/sluice-bench-ip4-path" --routes one --no-huge
+		cg_nodes ip4 full "$isa/bench/ip4/sluice-bench-ip4-path" --routes full --route-div "$ROUTE_DIV" --no-huge
+	fi
+	echo "== sluice ip6 path, last round; the callgrind runs =="
+	cat "$out/path6-one-$PATH_ROUNDS.txt" "$out/path6-$PATH_ROUTES-$PATH_ROUNDS.txt" | grep '^ip6-path'
+	grep -h -e '-path: ' "$out"/cg-*.txt
+	echo
+	python3 - "$path_tsv" "$PATH_ROUNDS" "$PATH_ROUTES" "$ROUTE_DIV" <<'EOF'
+import sys, statistics as st
+from collections import defaultdict
+path, rounds, big, div = sys.argv[1:5]
+v = defaultdict(list)
+for line in open(path):
+    mode, key, val = line.rstrip("\n").split("\t")
+    v[(mode, key)].append(float(val))
+def get(mode, key):
+    x = v.get((mode, key))
+    return st.median(x) if x else None
+fmt = lambda x, p=1: f"{x:.{p}f}" if x is not None else "-"
+b6 = "ip6-" + big
+print(f"== ip6 path on one core: Mpps (-march=native, median of {rounds} runs), callgrind instructions per packet "
+      "(-march=corei7 build, inclusive, vector 256), beside the IPv4 path's ==")
+mix = "~1.07M routes (the mix)" if div == "1" else f"the mix / {div}"
+print(f"| | ip6, 1 route | ip4, 1 route | ip6, {big} routes | ip4, {mix} |")
+print("|---|---|---|---|---|")
+print(f"| Mpps per core | {fmt(get('ip6-one', 'mpps'), 2)} | (bench/ip4) | {fmt(get(b6, 'mpps'), 2)} | (bench/ip4) |")
+tot = defaultdict(float)
+for name in ("input", "lookup", "rewrite"):
+    cells = []
+    for m6, m4 in (("ip6-one", "ip4-one"), (b6, "ip4-full")):
+        a, b = get(m6, f"ip6_{name}_fn"), get(m4, f"ip4_{name}_fn")
+        tot[m6] += a or 0
+        tot[m4] += b or 0
+        cells += [fmt(a), fmt(b)]
+    print(f"| ip6-/ip4-{name} | " + " | ".join(cells) + " |")
+r1 = f'{tot["ip6-one"] / tot["ip4-one"]:.2f}' if tot["ip4-one"] else "-"
+r2 = f'{tot[b6] / tot["ip4-full"]:.2f}' if tot["ip4-full"] else "-"
+print(f"| **the three IP nodes** | **{tot['ip6-one']:.1f}** | **{tot['ip4-one']:.1f}** (ip6/ip4 {r1}) | "
+      f"**{tot[b6]:.1f}** | **{tot['ip4-full']:.1f}** (ip6/ip4 {r2}) |")
+print("goal: ip6/ip4 at most 1.10 in both columns")
+for name, fn in (("ethernet-input", "ethernet_input_fn"), ("interface-output", "interface_output_fn"),
+                 ("null-tx (frees)", "device_tx_fn")):
+    print(f"| {name} | " + " | ".join(fmt(get(m, fn)) for m in ("ip6-one", "ip4-one", b6, "ip4-full")) + " |")
+print("| whole poll loop | " + " | ".join(fmt(get(m, m[:3] + "_path_polls")) for m in ("ip6-one", "ip4-one", b6, "ip4-full")) + " |")
+EOF
+	echo
+}
+[ "$SKIP_PATH" = 1 ] || path_section
+if [ "$SKIP_FIB" = 1 ]; then
+	bench_report
+	exit 0
+fi
 
 tsv=$out/fib.tsv
 : >"$tsv"

@@ -4,10 +4,14 @@
 
 /* The headers with the common layout (RFC 8200 §4; RFC 6564 asks new ones
  * to keep it). ESP is not walked: what follows it is encrypted. */
-static bool is_ext(uint8_t nh)
+const uint8_t ip6_ext_is_header[256] = {
+	[IP6_NH_HOP_BY_HOP] = 1, [IP6_NH_ROUTING] = 1, [IP6_NH_FRAGMENT] = 1, [IP6_NH_DEST_OPTS] = 1,
+	[IP6_NH_AH] = 1,         [IP6_NH_MOBILITY] = 1, [IP6_NH_HIP] = 1,    [IP6_NH_SHIM6] = 1,
+};
+
+static inline bool is_ext(uint8_t nh)
 {
-	return nh == IP6_NH_HOP_BY_HOP || nh == IP6_NH_ROUTING || nh == IP6_NH_FRAGMENT || nh == IP6_NH_DEST_OPTS ||
-	       nh == IP6_NH_AH || nh == IP6_NH_MOBILITY || nh == IP6_NH_HIP || nh == IP6_NH_SHIM6;
+	return ip6_ext_is_header[nh];
 }
 
 /* The options of the header at p[off], len bytes (RFC 8200 §4.2). The

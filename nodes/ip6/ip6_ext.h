@@ -28,6 +28,11 @@ enum ip6_ext_verdict {
 	IP6_EXT_RH0_TRANSIT,    /* type 0 with segments left, in transit: dropped by policy */
 };
 
+/* Next Header values the walk steps over (the common layout, RFC 8200
+ * §4, RFC 6564): 1 at each; ip6-input's fast path takes a packet whose
+ * fixed header is followed by anything else (TCP, UDP, ICMPv6, ESP...). */
+extern const uint8_t ip6_ext_is_header[256];
+
 struct ip6_ext_walk {
 	uint8_t l4_proto;    /* the Next Header after the last extension header */
 	uint16_t l4_offset;  /* from the IPv6 header */

@@ -4,6 +4,7 @@
 #include "nodes/ip6/ip6_fib_private.h"
 #include "nodes/fib_mem.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -15,10 +16,6 @@ _Static_assert(IP6_FIB_MEM_4K == (int)FIB_MEM_4K && IP6_FIB_PAGES_HUGETLB == (in
 #define N_GROUPS_DEFAULT 65536u
 #define N_GROUPS_MAX (1u << 24)
 
-void ip6_fib_config_default(struct ip6_fib_config *c)
-{
-	*c = (struct ip6_fib_config){ .n_groups = N_GROUPS_DEFAULT };
-}
 
 /* The enums share fib_mem.h's values. */
 static void *map_table(size_t bytes, enum ip6_fib_mem mem, bool try_huge,
@@ -48,6 +45,25 @@ static const char *config_error(const struct ip6_fib_config *c)
 	if (c->mem > IP6_FIB_MEM_4K)
 		return "unknown memory mode";
 	return NULL;
+}
+
+/* What ip6_fib_config_default gives (ip6_fib_config_set_default). */
+static struct ip6_fib_config config_default = { .n_groups = N_GROUPS_DEFAULT };
+
+void ip6_fib_config_default(struct ip6_fib_config *c)
+{
+	*c = config_default;
+}
+
+int ip6_fib_config_set_default(const struct ip6_fib_config *c, char *err, size_t err_len)
+{
+	const char *bad = config_error(c);
+	if (bad) {
+		snprintf(err, err_len, "ip6 fib: %s", bad);
+		return -EINVAL;
+	}
+	config_default = *c;
+	return 0;
 }
 
 struct ip6_fib *ip6_fib_create(const struct ip6_fib_config *c, char *err, size_t err_len)

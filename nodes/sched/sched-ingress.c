@@ -6,8 +6,10 @@
  * The input nodes send here only while a class is defined (one test per
  * burst, sched_classes_active); otherwise this node is not in the path.
  * Each packet gets the id of the first class, in definition order, whose
- * match it meets (DSCP and protocol from an IPv4 header, after one VLAN
- * tag at most; or the rx interface), stored in its buffer flags for
+ * match it meets (DSCP and protocol from an IPv4 header, or the DSCP of
+ * the Traffic Class and the Next Header of an IPv6 fixed header (RFC 8200
+ * §7, RFC 2474: the same six bits; extension headers are not walked), after
+ * one VLAN tag at most; or the rx interface), stored in its buffer flags for
  * sched-egress; no match is class 0, the lowest priority. The frame then
  * leaves class by class: priority 0 first, and among the classes of one
  * priority, round robin taking up to `weight` packets of each per turn.
@@ -22,8 +24,8 @@
  * Next nodes: ethernet-input, error-drop.
  * Errors: class queue full (workers busy: the class's queue holds
  *   class-queue-depth packets, 1024 by default).
- * Trace: class id and name, priority, type, DSCP and IP protocol seen (or
- *   "not IPv4"), and "queued for the workers" when it was.
+ * Trace: class id and name, priority, type, DSCP and IP protocol (IPv6:
+ *   next header) seen, or "not IP", and "queued for the workers" when it was.
  * CLI: `sched class ...`, `no sched class NAME`, `show sched` (packets per
  *   class), `show trace`.
  */
@@ -49,11 +51,12 @@ static const char *const sched_ingress_error_strings[SCHED_INGRESS_N_ERROR] = {
 	[SCHED_INGRESS_ERROR_QUEUE_FULL] = "class queue full",
 };
 
-#define NOT_IP4 0xffff
+#define NOT_IP 0xffff
 
 struct sched_ingress_trace {
-	uint16_t dscp;  /* NOT_IP4 when the packet is not IPv4 */
+	uint16_t dscp;  /* NOT_IP when the packet is neither IPv4 nor IPv6 */
 	uint8_t proto;
+	uint8_t ip6;    /* dscp and proto are an IPv6 header's */
 	uint8_t class_id;
 	uint8_t priority;
 	uint8_t type;   /* enum sched_type */
@@ -71,8 +74,10 @@ static int sched_ingress_format_trace(char *buf, size_t len, const uint8_t *deta
 			 t.type < SCHED_N_TYPES ? sched_type_names[t.type] : "?");
 	if (n < 0 || (size_t)n >= len)
 		return n;
-	if (t.dscp == NOT_IP4)
-		n += snprintf(buf + n, len - (size_t)n, ", not IPv4");
+	if (t.dscp == NOT_IP)
+		n += snprintf(buf + n, len - (size_t)n, ", not IP");
+	else if (t.ip6)
+		n += snprintf(buf + n, len - (size_t)n, ", IPv6 dscp %u next header %u", t.dscp, t.proto);
 	else
 		n += snprintf(buf + n, len - (size_t)n, ", dscp %u protocol %u", t.dscp, t.proto);
 	if (n < 0 || (size_t)n >= len || !t.queued)
@@ -90,8 +95,11 @@ struct sched_ingress_data {
 	uint16_t tag[SCHED_MAX_CLASSES][FRAME_SIZE]; /* flow tags, with workers */
 };
 
-/* The IPv4 TOS byte and protocol, or false when the frame is not IPv4. */
-static inline bool ip4_fields(const struct buffer *b, uint8_t *tos, uint8_t *proto)
+enum { FIELDS_NONE = 0, FIELDS_IP4, FIELDS_IP6 };
+
+/* The IPv4 TOS byte and protocol, or the IPv6 Traffic Class and Next
+ * Header; FIELDS_NONE when the frame is neither. */
+static inline int ip_fields(const struct buffer *b, uint8_t *tos, uint8_t *proto)
 {
 	const uint8_t *p = buffer_data((struct buffer *)b);
 	uint32_t off = 12, len = b->current_length;
@@ -103,24 +111,30 @@ static inline bool ip4_fields(const struct buffer *b, uint8_t *tos, uint8_t *pro
 		type = (uint16_t)(p[off] << 8 | p[off + 1]);
 	}
 	off += 2;
+	if (type == 0x86dd && len >= off + 40 && (p[off] >> 4) == 6) {
+		*tos = (uint8_t)(p[off] << 4 | p[off + 1] >> 4);
+		*proto = p[off + 6];
+		return FIELDS_IP6;
+	}
 	if (type != 0x0800 || len < off + 20 || (p[off] >> 4) != 4)
-		return false;
+		return FIELDS_NONE;
 	*tos = p[off + 1];
 	*proto = p[off + 9];
-	return true;
+	return FIELDS_IP4;
 }
 
 /* The first class, in definition order, that b matches; 0 for none. */
 static inline uint32_t classify(const struct sched_class_table *t, const struct buffer *b, uint16_t *dscp,
-				uint8_t *proto)
+				uint8_t *proto, int *kind)
 {
 	uint8_t tos = 0;
-	bool ip4 = ip4_fields(b, &tos, proto);
-	*dscp = ip4 ? (uint16_t)(tos >> 2) : NOT_IP4;
+	*kind = ip_fields(b, &tos, proto);
+	bool ip = *kind != FIELDS_NONE;
+	*dscp = ip ? (uint16_t)(tos >> 2) : NOT_IP;
 	for (uint32_t k = 0; k < t->n; k++) {
 		const struct sched_class *c = &t->cls[t->order[k]];
 		bool hit = c->match == SCHED_MATCH_INTERFACE ? b->rx_if == c->value
-			   : !ip4                             ? false
+			   : !ip                              ? false
 			   : c->match == SCHED_MATCH_DSCP      ? *dscp == c->value
 							       : *proto == c->value;
 		if (hit)
@@ -129,7 +143,8 @@ static inline uint32_t classify(const struct sched_class_table *t, const struct 
 	return 0;
 }
 
-static void trace_packet(struct node_runtime *rt, struct buffer *b, uint32_t id, uint16_t dscp, uint8_t proto)
+static void trace_packet(struct node_runtime *rt, struct buffer *b, uint32_t id, uint16_t dscp, uint8_t proto,
+			 int kind)
 {
 	uint8_t *detail = node_trace_detail(rt, b);
 	if (!detail)
@@ -137,6 +152,7 @@ static void trace_packet(struct node_runtime *rt, struct buffer *b, uint32_t id,
 	struct sched_ingress_trace t = {
 		.dscp = dscp,
 		.proto = proto,
+		.ip6 = kind == FIELDS_IP6,
 		.class_id = (uint8_t)id,
 		.priority = sched_class_table.prio[id],
 		.type = sched_class_table.type[id],
@@ -209,14 +225,15 @@ static uint32_t sched_ingress_fn(struct node_runtime *rt, struct frame *f)
 		struct buffer *b = buffer_get(f->buffers[i]);
 		uint16_t dscp;
 		uint8_t proto = 0;
-		uint32_t id = classify(t, b, &dscp, &proto);
+		int kind;
+		uint32_t id = classify(t, b, &dscp, &proto, &kind);
 		sched_buffer_set_class(b, id);
 		if (front)
 			d->tag[id][d->n[id]] = dist_buffer_tag(b);
 		d->q[id][d->n[id]++] = f->buffers[i];
 		used |= 1u << id;
 		if (unlikely(b->flags & BUFFER_F_TRACED))
-			trace_packet(rt, b, id, dscp, proto);
+			trace_packet(rt, b, id, dscp, proto, kind);
 	}
 	for (uint32_t id = 0; id < SCHED_MAX_CLASSES; id++)
 		if (d->n[id])

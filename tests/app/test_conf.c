@@ -123,13 +123,17 @@ static const struct conf_case cases[] = {
 	{ .text = "interfaces { a { driver null  ip6-ra \"interval 10s prefix 2001:db8:1::/64 valid 600\" } b { driver null  ip6-ra on } }",
 	  { "interfaces.a.ip6-ra=\"interval 10s prefix 2001:db8:1::/64 valid 600\"", "interfaces.b.ip6-ra=on" } },
 
+	/* the IPv6 FIB's size and pages */
+	{ .text = "ip6 { fib-groups 1048576  fib-memory 4k }", { "ip6.fib-groups=1048576", "ip6.fib-memory=4k" } },
+	{ .text = "unix { nodaemon }", { "ip6.fib-groups=65536", "ip6.fib-memory=auto" } },
+
 	/* ---- unknown section ---- */
 	{ .text = "shaper { }", .line = 1, .col = 1,
-	  .msg = "unknown section 'shaper': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp" },
+	  .msg = "unknown section 'shaper': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6" },
 	{ .text = "unix { }\nscheduler { enable }", .line = 2, .col = 1,
-	  .msg = "unknown section 'scheduler': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp" },
+	  .msg = "unknown section 'scheduler': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6" },
 	{ .text = "}", .line = 1, .col = 1,
-	  .msg = "unexpected '}': expected a section name (one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp)" },
+	  .msg = "unexpected '}': expected a section name (one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6)" },
 	{ .text = "sched { ring-size 100 }", .line = 1, .col = 19,
 	  .msg = "'ring-size 100': expected a power of two, got 100" },
 	{ .text = "sched { class-queue-depth 1000 }", .line = 1, .col = 27,
@@ -144,6 +148,10 @@ static const struct conf_case cases[] = {
 	  .msg = "'socket-name 127.0.0.1:9000': expected a unix socket path (starting with / or .)" },
 	{ .text = "linux-cp { eth0 { host-if s-eth0-far-too-long } }", .line = 1, .col = 27,
 	  .msg = "bad value 's-eth0-far-too-long' for 'host-if': longer than 15 characters" },
+	{ .text = "ip6 { fib-groups 0 }", .line = 1, .col = 18,
+	  .msg = "bad value '0' for 'fib-groups': out of range: expected 1 to 16777216" },
+	{ .text = "ip6 {\n  fib-memory huge\n}", .line = 2, .col = 14,
+	  .msg = "bad value 'huge' for 'fib-memory': expected one of: auto, hugetlb, 4k" },
 	{ .text = "linux-cp { eth0 { netns ctl } }", .line = 1, .col = 12,
 	  .msg = "interface 'eth0': expected host-if NAME (the Linux TAP mirroring the port)" },
 	{ .text = "statseg { size 4k }", .line = 1, .col = 16,

@@ -2,6 +2,7 @@
  * graph from sched-ingress on (four scheduling classes defined below):
  * sched-ingress, ethernet-input, l2-xconnect, ip4-input,
  * arp-input, ip4-lookup, ip4-local, icmp4-echo, ip4-arp, ip4-rewrite,
+ * ip6-input, ip6-lookup, ip6-local, icmp6-echo, ip6-nd, ip6-rewrite,
  * interface-output. The graph lives across inputs (as a router's does);
  * unresolved next hops time out after 1 ms so that held buffers come back.
  * Seeds: tests/fuzz/seeds/pkt (the corpus, from tests/data/corpus/gen.py). */
@@ -17,8 +18,9 @@
 
 /* The parsing nodes whose every error counter the seeds must reach, but
  * for the few no received frame can cause. */
-static const char *const fed_nodes[] = { "ethernet-input", "l2-xconnect", "ip4-input", "arp-input", "ip4-lookup",
-					 "ip4-local", "icmp4-echo", "ip4-arp", "ip4-rewrite" };
+static const char *const fed_nodes[] = { "ethernet-input", "l2-xconnect", "ip4-input", "arp-input",
+					 "ip4-lookup", "ip4-local", "icmp4-echo", "ip4-arp", "ip4-rewrite",
+					 "ip6-input", "ip6-lookup", "ip6-local", "icmp6-echo", "ip6-rewrite" };
 static const char *const unreachable[] = {
 	"rx interface not cross-connected",               /* c is cross-connected for good */
 	"ARP hold queue full (dropped)",                  /* needs > 4 packets held for one hop */
@@ -26,6 +28,9 @@ static const char *const unreachable[] = {
 	"no buffer for an ARP request",                   /* needs an empty pool */
 	"neighbour resolved but not in the FIB (dropped)", /* a race with ip4-neighbor */
 	"output interface gone",                          /* an interface deleted under traffic */
+	"IPv6 not enabled on the interface",              /* a and b have IPv6; c is L2; x has no interface */
+	"transit: no IPv6 FIB wired (ip6-lookup missing)", /* a build-time choice */
+	"no source address for the reply",                /* ip6-input checks the source first */
 };
 
 /* One class per kind of match, in this match order, with two sharing a
@@ -103,12 +108,12 @@ static int check_classes(struct graph *g)
 	return bad;
 }
 
-/* From the trace: sched-ingress met a frame it could not read as IPv4, and
- * one it read as IPv4 through an 802.1Q tag (ethernet-input, which
- * follows, drops exactly those tagged frames on these untagged ports). */
+/* From the trace: sched-ingress met a frame it could not read as IP, one
+ * it read as IPv4 through an 802.1Q tag (ethernet-input, which follows,
+ * drops exactly those tagged frames on these untagged ports), and IPv6. */
 static int check_parse_paths(struct graph *g)
 {
-	bool not_ip4 = false, vlan_ip4 = false;
+	bool not_ip4 = false, vlan_ip4 = false, ip6 = false;
 	for (uint32_t i = 0; i < graph_trace_n_packets(g); i++) {
 		const struct trace_record *r;
 		uint32_t n = graph_trace_packet(g, i, &r, NULL);
@@ -119,15 +124,17 @@ static int check_parse_paths(struct graph *g)
 			graph_trace_format(g, &r[k], text, sizeof(text));
 			if (!strcmp(node, "sched-ingress")) {
 				ip4 = strstr(text, ", dscp ") != NULL;
-				not_ip4 |= strstr(text, ", not IPv4") != NULL;
+				not_ip4 |= strstr(text, ", not IP") != NULL;
+				ip6 |= strstr(text, ", IPv6 dscp ") != NULL;
 			} else if (!strcmp(node, "ethernet-input")) {
 				vlan_ip4 |= ip4 && strstr(text, "(VLAN or QinQ tag on an untagged interface)");
 			}
 		}
 	}
-	printf("sched-ingress parse paths: not IPv4 %s, IPv4 under a VLAN tag %s (%u packets traced)\n",
-	       not_ip4 ? "seen" : "NOT SEEN", vlan_ip4 ? "seen" : "NOT SEEN", graph_trace_n_packets(g));
-	return !not_ip4 || !vlan_ip4;
+	printf("sched-ingress parse paths: not IP %s, IPv4 under a VLAN tag %s, IPv6 %s (%u packets traced)\n",
+	       not_ip4 ? "seen" : "NOT SEEN", vlan_ip4 ? "seen" : "NOT SEEN", ip6 ? "seen" : "NOT SEEN",
+	       graph_trace_n_packets(g));
+	return !not_ip4 || !vlan_ip4 || !ip6;
 }
 
 int fuzz_seed_check(void)

@@ -9,6 +9,10 @@
 #include "graph/graph.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
+#include "nodes/ip6/ip6_dad.h"
+#include "nodes/ip6/ip6_interface.h"
+#include "nodes/ip6/ip6_neighbor.h"
+#include "nodes/ip6/ip6_route.h"
 #include "sched/class.h"
 #include "tests/fuzz/pkt_graph.h"
 
@@ -76,6 +80,23 @@ static int learn(uint32_t port, uint32_t ip, const uint8_t mac[6])
 	return n ? 0 : -1;
 }
 
+/* IPv6 on a and b, A's and B's MACs static (pkt_graph.h). No Duplicate
+ * Address Detection: its probes would be frames sent out of a and b. */
+static int add_ip6(char *err, size_t errlen)
+{
+	static const char *const addr[4] = { "2001:db8:1::1", "2001:db8:2::1", "2001:db8:1::2", "2001:db8:2::2" };
+	struct in6_addr a[4];
+	for (uint32_t i = 0; i < 4; i++)
+		inet_pton(AF_INET6, addr[i], &a[i]);
+	ip6_dad_transmits = 0;
+	if (ip6_if_addr_add(ports[PKT_PORT_A]->index, &a[0], 64, err, errlen) != 0 ||
+	    ip6_if_addr_add(ports[PKT_PORT_B]->index, &a[1], 64, err, errlen) != 0 ||
+	    ip6_nbr_set(ports[PKT_PORT_A]->index, &a[2], mac_ha, true, err, errlen) != 0 ||
+	    ip6_nbr_set(ports[PKT_PORT_B]->index, &a[3], mac_hb, true, err, errlen) != 0)
+		return -1;
+	return 0;
+}
+
 /* The route kinds and an ECMP route (pkt_graph.h). */
 static int add_routes(char *err, size_t errlen)
 {
@@ -112,7 +133,7 @@ int pkt_graph_init(char *err, size_t errlen)
 	if (ip4_if_addr_add(ports[PKT_PORT_A]->index, htonl(0x0a010001u), 24, err, errlen) != 0 ||
 	    ip4_if_addr_add(ports[PKT_PORT_B]->index, htonl(0x0a020001u), 24, err, errlen) != 0)
 		return -1;
-	if (add_routes(err, errlen) != 0)
+	if (add_routes(err, errlen) != 0 || add_ip6(err, errlen) != 0)
 		return -1;
 	if (dev_set_xconnect(ports[PKT_PORT_C], ports[PKT_PORT_B]) != 0) {
 		snprintf(err, errlen, "c: xconnect failed");
@@ -145,6 +166,7 @@ uint32_t pkt_graph_fini(void)
 		graph_destroy(g);
 	g = NULL;
 	ip4_main_free();
+	ip6_main_free();
 	sched_class_clear();
 	dev_delete_all();
 	memset(ports, 0, sizeof(ports));

@@ -1,13 +1,16 @@
-/* A one-thread graph of every registered node with an IPv4-configured
+/* A one-thread graph of every registered node with a dual-stack
  * interface pair, for the hardening corpus and the packet fuzz harness:
  *
  *   host A 10.1.0.2 -- a 10.1.0.1/24 [sluice] b 10.2.0.1/24 -- host B 10.2.0.2
+ *   2001:db8:1::2      2001:db8:1::1/64    2001:db8:2::1/64     2001:db8:2::2
  *                      c (L2, cross-connected to b)
  *   routes: 10.66.0.0/16 blackhole, 10.67.0.0/16 unreachable, 10.68.0.0/16
  *   prohibit, 10.9.0.0/16 via A and via B (ECMP)
  *
  * a, b and c are null-driver interfaces (tx counted, nothing received);
- * A's and B's MACs are known before the first packet. A test input node
+ * A's and B's MACs are known before the first packet (IPv6: static
+ * neighbours; no DAD probes, ip6_dad_transmits 0); a and b have their
+ * EUI-64 link-local addresses; no IPv6 default route. A test input node
  * (hardening-input, traceable) hands injected frames to ethernet-input, or
  * to sched-ingress while a scheduling class is defined, as device-input
  * does; fini removes the classes. Not thread-safe: one user.

@@ -54,6 +54,30 @@ static uint32_t frame(uint8_t tag, uint8_t proto, uint8_t tos, bool vlan, uint32
 	return bi;
 }
 
+/* A 64-byte frame: IPv6 with traffic class tc, next header nh and a
+ * flow label of all ones (its bits sit beside the class's), one VLAN tag
+ * when vlan; byte 60 is the tag. */
+static uint32_t frame6(uint8_t tag, uint8_t nh, uint8_t tc, bool vlan)
+{
+	uint8_t p[64] = { 0 };
+	uint32_t off = 12;
+	if (vlan) {
+		p[off] = 0x81, p[off + 1] = 0x00, p[off + 3] = 5;
+		off += 4;
+	}
+	p[off] = 0x86, p[off + 1] = 0xdd;
+	off += 2;
+	p[off] = (uint8_t)(0x60 | tc >> 4);
+	p[off + 1] = (uint8_t)(tc << 4 | 0x0f);
+	p[off + 2] = p[off + 3] = 0xff;
+	p[off + 6] = nh;
+	p[off + 7] = 64;
+	p[60] = tag;
+	uint32_t bi = buffer_from_bytes(p, sizeof(p), -1);
+	ck_assert_uint_ne(bi, BUFFER_INVALID);
+	return bi;
+}
+
 static uint8_t tag_of(uint32_t bi)
 {
 	return buffer_data(buffer_get(bi))[60];
@@ -178,6 +202,52 @@ START_TEST(test_ingress_order)
 		ck_assert_uint_eq(sched_buffer_class(buffer_get(sunk[i])), 0);
 	}
 	buffer_free(sunk, n_sunk);
+	graph_destroy(g);
+}
+END_TEST
+
+/* IPv6: `match dscp` reads the Traffic Class's six DSCP bits (RFC 8200
+ * §7), `match protocol` the fixed header's Next Header; version 4 under
+ * 0x86dd, and a frame too short for the fixed header, match neither. */
+START_TEST(test_ingress_ip6)
+{
+	g = graph_create(NULL, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_int_ge(graph_add_node(g, node_registry_find("sched-ingress"), err, sizeof(err)), 0);
+	ck_assert_int_ge(graph_add_node(g, node_registry_find("error-drop"), err, sizeof(err)), 0);
+	ck_assert_int_ge(graph_add_node(g, &stage_ingress, err, sizeof(err)), 0);
+	ck_assert_int_ge(graph_add_node(g, &eth_sink, err, sizeof(err)), 0);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(set_class("ef", 0, 1, SCHED_MATCH_DSCP, 46), 1);
+	ck_assert_int_eq(set_class("af11", 1, 1, SCHED_MATCH_DSCP, 10), 2);
+	ck_assert_int_eq(set_class("udp", 2, 1, SCHED_MATCH_PROTOCOL, UDP), 3);
+	const struct {
+		uint8_t nh, dscp, ecn;
+		bool vlan;
+		uint32_t want_class;
+	} in[] = {
+		{ UDP, 0, 0, false, 3 },  { TCP, 46, 0, false, 1 }, { TCP, 46, 3, false, 1 }, { TCP, 10, 1, true, 2 },
+		{ TCP, 47, 0, false, 0 }, { UDP, 10, 0, false, 2 }, { 58, 0, 3, false, 0 },
+	};
+	for (uint32_t i = 0; i < ARRAY_LEN(in); i++)
+		staged[n_staged++] = frame6((uint8_t)i, in[i].nh, (uint8_t)(in[i].dscp << 2 | in[i].ecn), in[i].vlan);
+	uint32_t v4 = frame6(ARRAY_LEN(in), UDP, 46 << 2, false); /* version 4 under 0x86dd */
+	buffer_data(buffer_get(v4))[14] = 0x4b;
+	staged[n_staged++] = v4;
+	graph_main_poll(g);
+	ck_assert_uint_eq(n_sunk, ARRAY_LEN(in) + 1);
+	for (uint32_t i = 0; i < n_sunk; i++) {
+		uint8_t t = tag_of(sunk[i]);
+		uint32_t want = t < ARRAY_LEN(in) ? in[t].want_class : 0;
+		ck_assert_msg(sched_buffer_class(buffer_get(sunk[i])) == want, "packet %u: class %u, want %u", t,
+			      sched_buffer_class(buffer_get(sunk[i])), want);
+	}
+	/* Priority order: ef (1, 2), af11 (3, 5), udp (0), none (4, 6, 7). */
+	const uint8_t order[] = { 1, 2, 3, 5, 0, 4, 6, 7 };
+	for (uint32_t i = 0; i < n_sunk; i++)
+		ck_assert_uint_eq(tag_of(sunk[i]), order[i]);
+	buffer_free(sunk, n_sunk);
+	n_sunk = 0;
 	graph_destroy(g);
 }
 END_TEST
@@ -439,6 +509,7 @@ static Suite *nodes_suite(void)
 	TCase *tc = tcase_create("nodes");
 	tcase_add_checked_fixture(tc, fixture_up, fixture_down);
 	tcase_add_test(tc, test_ingress_order);
+	tcase_add_test(tc, test_ingress_ip6);
 	tcase_add_test(tc, test_egress_delay);
 	tcase_add_test(tc, test_egress_shaper_priority);
 	tcase_add_test(tc, test_egress_max_held);

@@ -6,12 +6,14 @@ harness (tests/fuzz/seeds/pkt/, the harness's record format).
 
 The topology is tests/fuzz/pkt_graph.h's:
   host A 10.1.0.2 -- a 10.1.0.1/24 [sluice] b 10.2.0.1/24 -- host B 10.2.0.2
+  2001:db8:1::2      2001:db8:1::1/64    2001:db8:2::1/64     2001:db8:2::2
                      c (L2, cross-connected to b)
   routes: 10.66.0.0/16 blackhole, 10.67.0.0/16 unreachable, 10.68.0.0/16
   prohibit, 10.9.0.0/16 via A and via B (ECMP)
 Run from anywhere: python3 tests/data/corpus/gen.py
 """
 import os
+import socket
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,7 +30,6 @@ PORT = {'a': 0, 'b': 1, 'c': 2, 'x': 3}
 RUNT = ('ethernet-input', 'runt (shorter than an Ethernet header)')
 NOT_FOR_US = ('ethernet-input', "destination MAC not this interface's (L3)")
 UNKNOWN_TYPE = ('ethernet-input', 'unknown ethertype on an L3 interface')
-IP6_NOT_ENABLED = ('ip6-input', 'IPv6 not enabled on the interface')
 NO_IF = ('ethernet-input', 'no such rx interface')
 TAGGED = ('ethernet-input', 'VLAN or QinQ tag on an untagged interface')
 IP_SHORT = ('ip4-input', 'shorter than an IPv4 header')
@@ -65,6 +66,54 @@ ARP_SUBNET_BCAST = ('ip4-arp', 'subnet broadcast destination (not resolved)')
 BLACKHOLE = ('ip4-lookup', 'blackhole route (dropped)')
 UNREACH_SENT = ('ip4-rewrite', 'unreachable route: ICMP host-unreachable sent')
 PROHIBIT_SENT = ('ip4-rewrite', 'prohibit route: ICMP administratively-prohibited sent')
+# IPv6 (nodes/ip6)
+I6 = 'ip6-input'
+I6_SHORT = (I6, 'shorter than an IPv6 header')
+I6_VERSION = (I6, 'IP version not 6')
+I6_LEN_BEYOND = (I6, 'payload length beyond the frame')
+I6_SRC_MCAST = (I6, 'multicast source address')
+I6_LOOPBACK = (I6, 'loopback source or destination address')
+I6_DST_UNSPEC = (I6, 'unspecified destination address')
+I6_V4 = (I6, 'IPv4-mapped or -compatible address')
+I6_MCAST_SCOPE = (I6, 'multicast of interface-local or reserved scope')
+I6_NOT_JOINED = (I6, 'link-scope multicast group not joined')
+I6_MCAST_ROUTING = (I6, 'multicast beyond link scope (not forwarded)')
+I6_L2_GROUP = (I6, 'unicast IPv6 in a link-layer broadcast or multicast')
+I6_SRC_UNSPEC = (I6, 'unspecified source in transit')
+I6_LINK_LOCAL = (I6, 'link-local source or destination in transit')
+I6_HOP_LIMIT = (I6, 'hop limit exceeded in transit')
+I6_EXT_MANY = (I6, 'more than 8 extension headers')
+I6_EXT_LONG = (I6, 'extension headers longer than 512 bytes')
+I6_EXT_TRUNC = (I6, 'extension header beyond the packet')
+I6_HBH_NOT_FIRST = (I6, 'Hop-by-Hop header not first')
+I6_OPT_MANY = (I6, 'more than 16 options in an options header')
+I6_OPT_TRUNC = (I6, 'option beyond its header')
+I6_OPT_DISCARD = (I6, 'unrecognized option (discard silently)')
+I6_OPT_UNKNOWN = (I6, 'unrecognized option (Parameter Problem)')
+I6_RH0 = (I6, 'Routing Header type 0 with segments left (RFC 5095)')
+I6_RH_UNKNOWN = (I6, 'unrecognized Routing type with segments left')
+I6_RH0_TRANSIT = (I6, 'Routing Header type 0 in transit (dropped: policy)')
+I6_ICMP_SENT = (I6, 'ICMPv6 error sent')
+I6_ICMP_LIMITED = (I6, 'ICMPv6 error rate-limited (packet dropped)')
+I6_ICMP_NOT_ALLOWED = (I6, 'ICMPv6 error not allowed (packet dropped)')
+L6_NO_ROUTE = ('ip6-lookup', 'no route')
+L6_UNREACH = ('ip6-lookup', 'no route: ICMPv6 destination unreachable sent')
+R6_PTB = ('ip6-rewrite', 'over MTU: ICMPv6 packet too big sent')
+R6_LIMITED = ('ip6-rewrite', 'over MTU: ICMPv6 error rate-limited (dropped)')
+R6_NOT_ALLOWED = ('ip6-rewrite', 'over MTU: no ICMPv6 error allowed (dropped)')
+ECHO6_UNSPEC = ('icmp6-echo', 'echo request from the unspecified address')
+LO6_FRAG = ('ip6-local', 'fragment to sluice (no reassembly)')
+LO6_SHORT = ('ip6-local', 'ICMPv6 shorter than its header')
+LO6_CSUM = ('ip6-local', 'bad ICMPv6 checksum')
+LO6_MLD = ('ip6-local', 'MLD message (counted, not answered)')
+LO6_TYPE = ('ip6-local', 'ICMPv6 type not handled')
+LO6_PROTO = ('ip6-local', 'protocol not handled')
+ECHO6_REPLIED = ('icmp6-echo', 'echo replies sent')
+ND_NA_SENT = ('ip6-nd', 'Neighbor Advertisements sent')
+ND_HOP_LIMIT = ('ip6-nd', 'ND hop limit not 255')
+ND_NOT_OURS = ('ip6-nd', 'NS target not this interface\'s address')
+ND_NA_UNSOLICITED = ('ip6-nd', 'NA for an address never solicited')
+ND_TARGET_MCAST = ('ip6-nd', 'ND target is multicast')
 
 
 def csum(b):
@@ -120,6 +169,63 @@ def v4(dmac, src, dst, payload=None, smac='ha', **kw):
 def fwd(**kw):
     """A UDP packet from A to B, through a."""
     return v4('a', HA, HB, **kw)
+
+
+A6, HA6, B6, HB6 = '2001:db8:1::1', '2001:db8:1::2', '2001:db8:2::1', '2001:db8:2::2'
+LL_A, LL_HA = 'fe80::ff:fe00:a', 'fe80::aa:ff:fe00:1'  # EUI-64 of a's MAC, A's
+SN_A6 = 'ff02::1:ff00:1'  # solicited-node group of 2001:db8:1::1
+
+
+def ip6a(a):
+    return socket.inet_pton(socket.AF_INET6, a)
+
+
+def ip6(src, dst, payload, nh=17, hlim=64, plen=None, version=6, tc=0):
+    plen = len(payload) if plen is None else plen
+    return struct.pack('!IHBB', version << 28 | tc << 20, plen, nh, hlim) + ip6a(src) + ip6a(dst) + payload
+
+
+def icmp6(src, dst, type_, code=0, body=b'\x12\x34\x00\x01' + bytes(range(16)), bad_csum=False):
+    """An ICMPv6 message, checksummed over the pseudo-header (RFC 8200 8.1)."""
+    m = struct.pack('!BBH', type_, code, 0) + body
+    c = csum(ip6a(src) + ip6a(dst) + struct.pack('!IxxxB', len(m), 58) + m) ^ (0x5555 if bad_csum else 0)
+    return m[:2] + struct.pack('!H', c) + m[4:]
+
+
+def ext(nh, body=b'\x01\x04\x00\x00\x00\x00'):
+    """An extension header of the common layout: Next Header, length in 8-byte units past the first."""
+    assert (2 + len(body)) % 8 == 0
+    return bytes([nh, (2 + len(body)) // 8 - 1]) + body
+
+
+def rh(nh, type_, segments_left, addrs=1):
+    return bytes([nh, 2 * addrs, type_, segments_left]) + bytes(4) + ip6a(HB6) * addrs
+
+
+def v6(dmac, src, dst, payload=None, smac='ha', **kw):
+    if dmac.startswith('3333'):
+        dmac = bytes.fromhex(dmac)  # an IPv6 multicast MAC (RFC 2464 7)
+    return eth(dmac, smac, 0x86dd) + ip6(src, dst, udp() if payload is None else payload, **kw)
+
+
+def fwd6(**kw):
+    """A UDP packet from A to B over IPv6, through a."""
+    return v6('a', HA6, HB6, **kw)
+
+
+def echo6(dst, src=HA6, dmac='a', hlim=64, **kw):
+    return v6(dmac, src, dst, icmp6(src, dst, 128, **kw), nh=58, hlim=hlim)
+
+
+def ns(target, src=HA6, dst=SN_A6, hlim=255, dmac='3333ff000001'):
+    body = bytes(4) + ip6a(target) + b'\x01\x01' + MAC['ha']
+    return eth(bytes.fromhex(dmac), 'ha', 0x86dd) + ip6(src, dst, icmp6(src, dst, 135, body=body), nh=58,
+                                                        hlim=hlim)
+
+
+def na(target, src=HA6, dst=A6, hlim=255, flags=0x60000000):
+    body = struct.pack('!I', flags) + ip6a(target) + b'\x02\x01' + MAC['ha']
+    return eth('a', 'ha', 0x86dd) + ip6(src, dst, icmp6(src, dst, 136, body=body), nh=58, hlim=hlim)
 
 
 cases = []
@@ -227,8 +333,6 @@ case(S, 'vlan-on-l2-port', 'a tagged frame on the cross-connected port: carried 
      [('c', eth('hb', 'ha', 0x8100) + b'\x00\x64\x08\x00' + ip4(HA, HB, udp()))], [], {'b': 1})
 case(S, 'unknown-ethertype', 'ethertype 0x88b5 (local experimental)',
      [('a', eth('a', 'ha', 0x88b5) + bytes(46))], [(UNKNOWN_TYPE, 1)])
-case(S, 'ipv6', 'IPv6 to ip6-input, which drops it: IPv6 is not enabled on the port',
-     [('a', eth('a', 'ha', 0x86dd) + b'\x60' + bytes(39) + udp(8))], [(IP6_NOT_ENABLED, 1)])
 case(S, 'l2-broadcast-unicast-ip', 'unicast IP to B in an Ethernet broadcast (RFC 1812 5.3.4)',
      [('a', v4('bcast', HA, HB))], [(IP_L2BCAST, 1)])
 case(S, 'l2-multicast-unicast-ip', 'unicast IP to the router in an Ethernet multicast',
@@ -271,6 +375,129 @@ case(S, 'route-unreachable', 'to 10.67.0.1, an unreachable route: ICMP host unre
      [('a', v4('a', HA, '10.67.0.1'))], [(UNREACH_SENT, 1)], {'a': 1})
 case(S, 'route-prohibit', 'to 10.68.0.1, a prohibit route: ICMP administratively prohibited (3/13) to A',
      [('a', v4('a', HA, '10.68.0.1'))], [(PROHIBIT_SENT, 1)], {'a': 1})
+
+
+# ---- IPv6 (RFC 8200, RFC 4291, RFC 4443, RFC 4861, RFC 5095): malformed
+case(M, 'ip6-truncated-39', 'IPv6 header cut at 39 bytes', [('a', fwd6()[:14 + 39])], [(I6_SHORT, 1)])
+case(M, 'ip6-version-4', 'version 4 under ethertype 0x86dd', [('a', fwd6(version=4))], [(I6_VERSION, 1)])
+case(M, 'ip6-payload-beyond-frame', 'payload length one byte past the frame',
+     [('a', fwd6(plen=len(udp()) + 1))], [(I6_LEN_BEYOND, 1)])
+case(M, 'ip6-payload-65535', 'payload length 65535 in a 84-byte frame', [('a', fwd6(plen=65535))],
+     [(I6_LEN_BEYOND, 1)])
+case(M, 'ip6-hop-limit-0', 'hop limit 0 to be forwarded: Time Exceeded to A', [('a', fwd6(hlim=0))],
+     [(I6_HOP_LIMIT, 1), (I6_ICMP_SENT, 1)], {'a': 1})
+case(M, 'ip6-hop-limit-1', 'hop limit 1 to be forwarded: Time Exceeded to A', [('a', fwd6(hlim=1))],
+     [(I6_HOP_LIMIT, 1), (I6_ICMP_SENT, 1)], {'a': 1})
+case(M, 'ip6-ext-chain-100', 'a chain of 100 Destination Options headers',
+     [('a', fwd6(payload=b''.join(ext(60) for _ in range(99)) + ext(17) + udp(), nh=60))], [(I6_EXT_MANY, 1)])
+case(M, 'ip6-ext-too-long', 'one 528-byte Destination Options header (the bound is 512)',
+     [('a', fwd6(payload=ext(17, b'\x01\x04' + bytes(4) + b'\x01\xff' + bytes(255) + b'\x01\xff' +
+                            bytes(255) + b'\x01\x04' + bytes(4)) + udp(), nh=60))], [(I6_EXT_LONG, 1)])
+case(M, 'ip6-ext-truncated', 'a Destination Options header of 16 bytes in an 8-byte payload',
+     [('a', fwd6(payload=bytes([17, 1, 1, 4, 0, 0, 0, 0]), nh=60))], [(I6_EXT_TRUNC, 1)])
+case(M, 'ip6-ext-truncated-4', 'Next Header says Hop-by-Hop, 4 bytes follow',
+     [('a', fwd6(payload=bytes([17, 0, 1, 0]), nh=0))], [(I6_EXT_TRUNC, 1)])
+case(M, 'ip6-hbh-not-first', 'Hop-by-Hop after a Destination Options header: Parameter Problem to A',
+     [('a', fwd6(payload=ext(0) + ext(17) + udp(), nh=60))], [(I6_HBH_NOT_FIRST, 1), (I6_ICMP_SENT, 1)],
+     {'a': 1})
+case(M, 'ip6-opt-too-many', 'a Hop-by-Hop header of 22 Pad1 options',
+     [('a', fwd6(payload=ext(17, bytes(22)) + udp(), nh=0))], [(I6_OPT_MANY, 1)])
+case(M, 'ip6-opt-truncated', 'a PadN option of 10 bytes in a 6-byte option area',
+     [('a', fwd6(payload=ext(17, b'\x01\x0a' + bytes(4)) + udp(), nh=0))], [(I6_OPT_TRUNC, 1)])
+case(M, 'ip6-opt-discard', 'unrecognized Hop-by-Hop option, action 01: discarded silently',
+     [('a', fwd6(payload=ext(17, b'\x41\x04' + bytes(4)) + udp(), nh=0))], [(I6_OPT_DISCARD, 1)])
+case(M, 'ip6-opt-unknown', 'unrecognized Hop-by-Hop option, action 10: Parameter Problem code 2 to A',
+     [('a', fwd6(payload=ext(17, b'\x81\x04' + bytes(4)) + udp(), nh=0))],
+     [(I6_OPT_UNKNOWN, 1), (I6_ICMP_SENT, 1)], {'a': 1})
+case(M, 'ip6-rh0-to-router', 'Routing Header type 0 with segments left to a: Parameter Problem to A',
+     [('a', v6('a', HA6, A6, rh(17, 0, 1) + udp(), nh=43))], [(I6_RH0, 1), (I6_ICMP_SENT, 1)], {'a': 1})
+case(M, 'ip6-rh0-transit', 'Routing Header type 0 with segments left through a: dropped by policy',
+     [('a', fwd6(payload=rh(17, 0, 1) + udp(), nh=43))], [(I6_RH0_TRANSIT, 1)])
+case(M, 'ip6-rh-unknown-to-router', 'Routing type 253 with segments left to a: Parameter Problem to A',
+     [('a', v6('a', HA6, A6, rh(17, 253, 1) + udp(), nh=43))], [(I6_RH_UNKNOWN, 1), (I6_ICMP_SENT, 1)],
+     {'a': 1})
+case(M, 'ip6-src-multicast', 'source ff02::1', [('a', v6('a', 'ff02::1', HB6))], [(I6_SRC_MCAST, 1)])
+case(M, 'ip6-src-multicast-to-router', 'echo request from ff05::2 to a',
+     [('a', echo6(A6, src='ff05::2'))], [(I6_SRC_MCAST, 1)])
+case(M, 'ip6-dst-loopback', 'destination ::1', [('a', v6('a', HA6, '::1'))], [(I6_LOOPBACK, 1)])
+case(M, 'ip6-src-loopback', 'source ::1', [('a', v6('a', '::1', HB6))], [(I6_LOOPBACK, 1)])
+case(M, 'ip6-dst-unspecified', 'destination ::', [('a', v6('a', HA6, '::'))], [(I6_DST_UNSPEC, 1)])
+case(M, 'ip6-dst-v4-mapped', 'destination ::ffff:10.2.0.2', [('a', v6('a', HA6, '::ffff:10.2.0.2'))],
+     [(I6_V4, 1)])
+case(M, 'ip6-mcast-scope-1', 'destination ff01::1 (interface-local) on the wire',
+     [('a', v6('333300000001', HA6, 'ff01::1'))], [(I6_MCAST_SCOPE, 1)])
+case(M, 'ip6-mcast-not-joined', 'a solicited-node group of an address a does not have',
+     [('a', v6('3333ff000099', HA6, 'ff02::1:ff00:99'))], [(I6_NOT_JOINED, 1)])
+case(M, 'ip6-mcast-site', 'destination ff05::1:3 (no multicast routing)',
+     [('a', v6('333300010003', HA6, 'ff05::1:3'))], [(I6_MCAST_ROUTING, 1)])
+case(M, 'ip6-l2-broadcast-unicast', 'unicast IPv6 to B in an Ethernet broadcast',
+     [('a', v6('bcast', HA6, HB6))], [(I6_L2_GROUP, 1)])
+case(M, 'ip6-src-unspecified-transit', 'source :: to B', [('a', v6('a', '::', HB6))], [(I6_SRC_UNSPEC, 1)])
+case(M, 'ip6-link-local-transit', 'source fe80::aa:ff:fe00:1 to B (RFC 4291 2.5.6)',
+     [('a', v6('a', LL_HA, HB6))], [(I6_LINK_LOCAL, 1)])
+case(M, 'ip6-ns-hop-limit-64', 'Neighbor Solicitation for a\'s address with hop limit 64 (must be 255)',
+     [('a', ns(A6, hlim=64))], [(ND_HOP_LIMIT, 1)])
+case(M, 'ip6-ns-target-multicast', 'Neighbor Solicitation for ff02::1', [('a', ns('ff02::1'))],
+     [(ND_TARGET_MCAST, 1)])
+case(M, 'ip6-na-unsolicited', 'Neighbor Advertisement for 2001:db8:1::99, never solicited',
+     [('a', na('2001:db8:1::99'))], [(ND_NA_UNSOLICITED, 1)])
+case(M, 'ip6-icmp6-bad-checksum', 'echo request to a, ICMPv6 checksum off', [('a', echo6(A6, bad_csum=True))],
+     [(LO6_CSUM, 1)])
+case(M, 'ip6-icmp6-truncated', 'ICMPv6 of 3 bytes to a', [('a', v6('a', HA6, A6, b'\x80\x00\x00', nh=58))],
+     [(LO6_SHORT, 1)])
+case(M, 'ip6-no-route', 'destination 2001:db8:99::1, no default route: Destination Unreachable to A',
+     [('a', v6('a', HA6, '2001:db8:99::1'))], [(L6_NO_ROUTE, 1), (L6_UNREACH, 1)], {'a': 1})
+
+# ---- IPv6: valid but special
+case(S, 'ipv6-forward', 'plain UDP over IPv6 from A to B', [('a', fwd6())], [], {'b': 1})
+case(S, 'ipv6-forward-padded', 'no payload (Next Header 59) in a 60-byte frame: padding trimmed, forwarded',
+     [('a', fwd6(payload=b'', nh=59) + bytes(6))], [], {'b': 1})
+case(S, 'ipv6-forward-hop-limit-2', 'hop limit 2: forwarded with 1', [('a', fwd6(hlim=2))], [], {'b': 1})
+case(S, 'ipv6-forward-ext', 'Hop-by-Hop (PadN), Destination Options, then UDP: forwarded',
+     [('a', fwd6(payload=ext(60) + ext(17) + udp(), nh=0))], [], {'b': 1})
+case(S, 'ipv6-forward-rh0-done', 'Routing Header type 0 with no segments left: forwarded',
+     [('a', fwd6(payload=rh(17, 0, 0) + udp(), nh=43))], [], {'b': 1})
+case(S, 'ipv6-fragment-transit', 'a non-first fragment in transit: forwarded, not reassembled',
+     [('a', fwd6(payload=bytes([17, 0, 0, 0xb9, 0, 0, 0, 1]) + udp(), nh=44))], [], {'b': 1})
+case(S, 'ipv6-fragment-to-router', 'a first fragment for a: no reassembly',
+     [('a', v6('a', HA6, A6, bytes([58, 0, 0, 1, 0, 0, 0, 1]) + udp(), nh=44))], [(LO6_FRAG, 1)])
+case(S, 'ipv6-dscp-ef', 'UDP over IPv6 with traffic class 0xb8 (DSCP 46): forwarded like any other',
+     [('a', fwd6(tc=46 << 2))], [], {'b': 1})
+case(S, 'ipv6-mtu', 'exactly the 1500-byte MTU', [('a', fwd6(payload=udp(1460)))], [], {'b': 1})
+case(S, 'ipv6-packet-too-big', '1501 bytes of IPv6 for a 1500 MTU: Packet Too Big to A',
+     [('a', fwd6(payload=udp(1461)))], [(R6_PTB, 1)], {'a': 1})
+case(S, 'ipv6-echo', 'ping6 a\'s global address: answered', [('a', echo6(A6))], [(ECHO6_REPLIED, 1)], {'a': 1})
+case(S, 'ipv6-echo-link-local', 'ping6 a\'s link-local address from A\'s: answered',
+     [('a', echo6(LL_A, src=LL_HA))], [(ECHO6_REPLIED, 1)], {'a': 1})
+case(S, 'ipv6-echo-far-side', 'ping6 b\'s address through a: answered', [('a', echo6(B6))],
+     [(ECHO6_REPLIED, 1)], {'a': 1})
+case(S, 'ipv6-echo-hop-limit-1', 'ping6 a with hop limit 1: local delivery, answered',
+     [('a', echo6(A6, hlim=1))], [(ECHO6_REPLIED, 1)], {'a': 1})
+case(S, 'ipv6-echo-all-nodes', 'ping6 ff02::1: answered', [('a', echo6('ff02::1', dmac='333300000001'))],
+     [(ECHO6_REPLIED, 1)], {'a': 1})
+case(S, 'ipv6-ns', 'Neighbor Solicitation for a\'s address: Neighbor Advertisement to A', [('a', ns(A6))],
+     [(ND_NA_SENT, 1)], {'a': 1})
+case(S, 'ipv6-udp-to-router', 'UDP to a\'s address: no local service', [('a', v6('a', HA6, A6))],
+     [(LO6_PROTO, 1)])
+case(S, 'ipv6-icmp6-error-about-error', 'hop limit 1 Destination Unreachable in transit: no error about an '
+     'error', [('a', v6('a', HA6, HB6, icmp6(HA6, HB6, 1, 3), nh=58, hlim=1))],
+     [(I6_HOP_LIMIT, 1), (I6_ICMP_NOT_ALLOWED, 1)])
+case(S, 'ipv6-hop-limit-1-rate-limited', '12 expiring IPv6 packets at once: 10 answered (the burst), 2 counted',
+     [('a', fwd6(hlim=1))] * 12, [(I6_HOP_LIMIT, 12), (I6_ICMP_SENT, 10), (I6_ICMP_LIMITED, 2)], {'a': 10})
+case(S, 'ipv6-packet-too-big-rate-limited', '12 IPv6 packets over the MTU at once: 10 Packet Too Big, 2 counted',
+     [('a', fwd6(payload=udp(1461)))] * 12, [(R6_PTB, 10), (R6_LIMITED, 2)], {'a': 10})
+case(S, 'ipv6-too-big-icmp6-error', 'an ICMPv6 error over the MTU in transit: no Packet Too Big about it',
+     [('a', v6('a', HA6, HB6, icmp6(HA6, HB6, 1, 3, body=bytes(4) + udp(1453)), nh=58))], [(R6_NOT_ALLOWED, 1)])
+case(S, 'ipv6-echo-from-unspecified', 'echo request from :: to a: no one to answer',
+     [('a', echo6(A6, src='::'))], [(ECHO6_UNSPEC, 1)])
+case(S, 'ipv6-mld-report', 'an MLDv2 report to ff02::16 with a router alert: counted, not answered',
+     [('a', v6('333300000016', LL_HA, 'ff02::16', bytes([58, 0, 5, 2, 0, 0, 1, 0]) +
+               icmp6(LL_HA, 'ff02::16', 143, body=bytes(4)), nh=0, hlim=1))], [(LO6_MLD, 1)])
+case(S, 'ipv6-icmp6-type-200', 'ICMPv6 type 200 (private experimentation) to a: not handled',
+     [('a', v6('a', HA6, A6, icmp6(HA6, A6, 200), nh=58))], [(LO6_TYPE, 1)])
+case(S, 'mixed-ipv4-ipv6', 'one burst of IPv4 and IPv6 interleaved: each forwarded or answered',
+     [('a', fwd()), ('a', fwd6()), ('a', echo6(A6)), ('a', v4('a', HA, A1, icmp(8), proto=1)), ('a', fwd6()),
+      ('a', fwd())], [(ECHO_REPLIED, 1), (ECHO6_REPLIED, 1)], {'a': 2, 'b': 4})
 
 
 def main():
