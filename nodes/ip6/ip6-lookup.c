@@ -7,7 +7,9 @@
  * icmp6_error_make (rate-limited, never about an error or a multicast;
  * back out of the rx interface), else error-drop. The adjacency index
  * goes to ip6_opaque for the next node.
- * One route per prefix: no ECMP yet (ip6_route.h).
+ * A multipath route's LB adjacency: the packet's flow takes one bucket
+ * (ip6_flow_hash, ip6_lb_pick) and the opaque gets that path's adjacency,
+ * so the nodes after never see an LB.
  *
  * Next nodes: error-drop, ip6-local, ip6-rewrite, ip6-glean,
  *   interface-output (Destination Unreachable).
@@ -23,6 +25,7 @@
 #include "graph/node.h"
 #include "nodes/ip6/icmp6_error.h"
 #include "nodes/ip6/ip6.h"
+#include "nodes/ip6/ip6_lb.h"
 #include "nodes/ip6/ip6_route.h"
 
 enum ip6_lookup_next {
@@ -32,6 +35,7 @@ enum ip6_lookup_next {
 	IP6_LOOKUP_NEXT_GLEAN,
 	IP6_LOOKUP_NEXT_OUTPUT,
 	IP6_LOOKUP_N_NEXT,
+	IP6_LOOKUP_NEXT_LB = IP6_LOOKUP_N_NEXT, /* not a next: pick a path first */
 };
 
 enum ip6_lookup_error {
@@ -67,6 +71,7 @@ static const uint8_t kind_next[IP6_ADJ_N_KIND] = {
 	[IP6_ADJ_LOCAL] = IP6_LOOKUP_NEXT_LOCAL,
 	[IP6_ADJ_GLEAN] = IP6_LOOKUP_NEXT_GLEAN,
 	[IP6_ADJ_REWRITE] = IP6_LOOKUP_NEXT_GLEAN, /* until resolved */
+	[IP6_ADJ_LB] = IP6_LOOKUP_NEXT_LB,
 };
 
 static inline uint16_t next_of(uint32_t adj_index)
@@ -147,9 +152,14 @@ static uint32_t ip6_lookup_fn(struct node_runtime *rt, struct frame *f)
 			last_adj = adj[i];
 			last_next = next_of(last_adj);
 		}
+		uint16_t next = last_next;
+		if (unlikely(next == IP6_LOOKUP_NEXT_LB)) { /* ECMP: this flow's path */
+			adj[i] = ip6_lb_pick(ip6_adj_get(adj[i]), ip6_flow_hash((const struct ip6_header *)buffer_data(b)));
+			next = next_of(adj[i]);
+		}
 		ip6_opaque(b)->adj_index = adj[i];
 		flags |= b->flags; /* before: the error replaces the packet */
-		nexts[i] = unlikely(last_next == IP6_LOOKUP_NEXT_DROP) ? no_route(rt, &now, b, &n_sent) : last_next;
+		nexts[i] = unlikely(next == IP6_LOOKUP_NEXT_DROP) ? no_route(rt, &now, b, &n_sent) : next;
 		whole &= nexts[i] == nexts[0];
 	}
 	if (unlikely(n_sent)) {
