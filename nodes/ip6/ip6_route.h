@@ -113,6 +113,7 @@ struct ip6_route_path {
 	uint16_t weight;  /* 1..256 (0: 1); multipath only */
 	uint32_t if_index;
 	uint32_t gen;     /* the source's mark, for mark-and-sweep */
+	uint32_t tag;     /* the source's own (Linux: the nexthop object, RTA_NH_ID) */
 	struct in6_addr next_hop;
 };
 
@@ -139,6 +140,18 @@ int ip6_route_src_best(const ip6_addr_a2 *prefix, uint8_t plen, struct ip6_route
 /* Remove every route of src whose paths' gen differs from gen but agrees
  * with it under owner_mask (a listener's sweep); how many. */
 uint32_t ip6_route_src_sweep(enum ip6_route_src src, uint32_t gen, uint32_t owner_mask);
+
+/* Call fn for each of src's routes (fn may set or delete the route it is
+ * given, no other). How many. */
+uint32_t ip6_route_src_each(enum ip6_route_src src,
+			    void (*fn)(const struct in6_addr *prefix, uint8_t plen, const struct ip6_route_path *p,
+				       uint32_t n, void *arg),
+			    void *arg);
+
+/* Remove path (its kind, next hop and interface; DEV_INDEX_INVALID: any)
+ * from src's route; the route goes with its last path. 0, -ENOENT. */
+int ip6_route_src_path_del(enum ip6_route_src src, const ip6_addr_a2 *prefix, uint8_t plen,
+			   const struct ip6_route_path *path, char *err, size_t errlen);
 
 /* Routes src holds. */
 uint32_t ip6_route_src_count(enum ip6_route_src src);

@@ -360,6 +360,49 @@ uint32_t ip6_route_src_sweep(enum ip6_route_src src, uint32_t gen, uint32_t owne
 	return n;
 }
 
+uint32_t ip6_route_src_each(enum ip6_route_src src,
+			    void (*fn)(const struct in6_addr *prefix, uint8_t plen, const struct ip6_route_path *p,
+				       uint32_t n, void *arg),
+			    void *arg)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; store.b && i <= store.mask; i++)
+		for (struct src6_entry *e = store.b[i], *nx; e; e = nx) {
+			nx = e->next;
+			if (!(e->present & (1u << src)))
+				continue;
+			struct ip6_route_path p[IP6_ROUTE_MAX_PATHS];
+			uint32_t n = e->n[src];
+			struct in6_addr pfx = e->prefix;
+			memcpy(p, paths_of(e, src), n * sizeof(*p));
+			fn(&pfx, e->len, p, n, arg);
+			k++;
+		}
+	return k;
+}
+
+int ip6_route_src_path_del(enum ip6_route_src src, const ip6_addr_a2 *prefix, uint8_t plen,
+			   const struct ip6_route_path *path, char *err, size_t errlen)
+{
+	struct in6_addr pfx = *prefix;
+	ip6_prefix_mask(&pfx, plen);
+	struct src6_entry *e = plen <= 128 ? entry_get(&pfx, plen, false) : NULL;
+	struct ip6_route_path keep[IP6_ROUTE_MAX_PATHS];
+	uint32_t n = e && (e->present & (1u << src)) ? e->n[src] : 0, k = 0;
+	const struct ip6_route_path *p = n ? paths_of(e, src) : NULL;
+	for (uint32_t i = 0; i < n; i++)
+		if (p[i].kind != path->kind || !ip6_addr_eq(&p[i].next_hop, &path->next_hop) ||
+		    (path->if_index != DEV_INDEX_INVALID && p[i].if_index != path->if_index))
+			keep[k++] = p[i];
+	if (k == n) {
+		snprintf(err, errlen, "no such path");
+		return -ENOENT;
+	}
+	if (k == 0)
+		return ip6_route_src_del(src, &pfx, plen, err, errlen);
+	return ip6_route_src_set(src, &pfx, plen, keep, k, err, errlen);
+}
+
 uint32_t ip6_route_src_count(enum ip6_route_src src)
 {
 	return src < IP6_SRC_N ? store.n_src[src] : 0;
