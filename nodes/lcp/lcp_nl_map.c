@@ -165,7 +165,7 @@ static bool map_nexthop(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh
 		if (!lcp_nl_get_u32(&at, NHA_OIF, &n.oif))
 			return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "nexthop without NHA_OIF");
 		n.family = nhm->nh_family;
-		if (n.family == AF_INET6 && !lcp_nl6_gateway(&at, NHA_GATEWAY, &n.gw6))
+		if (n.family == AF_INET6 && at.tb[NHA_GATEWAY] && !lcp_nl6_gateway(&at, NHA_GATEWAY, &n.gw6))
 			return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "IPv6 nexthop gateway");
 		if (n.family == AF_INET)
 			lcp_nl_get_u32(&at, NHA_GATEWAY, &n.gw);

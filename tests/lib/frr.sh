@@ -170,9 +170,13 @@ fib_lacks() { ! fib_route "$1" > /dev/null; }
 # One look at both tables per turn, so that a turn is two commands and
 # the times below are within ~0.1 s: kernel_has / sluice_has PREFIX
 # (PROTOCOL) in what frr_look saw.
+# The IPv6 test sets frr_family=-6 (ip -6, show ip6 fib) and frr_nh to the
+# JSON the next hop must show ('"next_hop":"fe80::...' or a prefix of one).
 frr_look() {
-	k_routes=$(ip -n "$ns_c" route show)
-	s_routes=$(ctl show ip fib json 2>/dev/null | tr -d ' \t\n')
+	local fib=ip
+	[ -n "${frr_family:-}" ] && fib=ip6
+	k_routes=$(ip ${frr_family:-} -n "$ns_c" route show)
+	s_routes=$(ctl show $fib fib json 2>/dev/null | tr -d ' \t\n')
 }
 kernel_has() { # prefix [protocol]
 	echo "$k_routes" | grep -q "^$1 .*proto ${2:-}"
@@ -181,7 +185,7 @@ sluice_has() { # prefix [protocol]: [from Linux as protocol via 10.1.0.2 on a]
 	local r
 	r=$(echo "$s_routes" | grep -o "{\"prefix\":\"$1\"[^}]*}") || return 1
 	[ -z "${2:-}" ] && return 0
-	case $r in *'"next_hop":"10.1.0.2"'*'"interface":"a"'*"\"source\":\"linux/$2\",\"protocol\":\"$2\""*) return 0 ;; esac
+	case $r in *"${frr_nh:-\"next_hop\":\"10.1.0.2\"}"*'"interface":"a"'*"\"source\":\"linux/$2\",\"protocol\":\"$2\""*) return 0 ;; esac
 	return 1
 }
 
