@@ -198,30 +198,45 @@ struct route_want {
 
 /* ---- multipath: RTA_MULTIPATH and nexthop groups -> paths ---- */
 
+int lcp_nl_rtnh_each(const struct nlattr *mp, uint32_t max,
+		     bool (*fn)(const struct rtnexthop *rtnh, const struct lcp_nl_attrs *at, void *arg), void *arg)
+{
+	const uint8_t *p = mnl_attr_get_payload(mp);
+	size_t len = mnl_attr_get_payload_len(mp);
+	uint32_t n = 0;
+	while (len >= sizeof(struct rtnexthop)) {
+		const struct rtnexthop *rtnh = (const struct rtnexthop *)p;
+		if (rtnh->rtnh_len < sizeof(*rtnh) || rtnh->rtnh_len > len || n == max)
+			return -1;
+		struct lcp_nl_attrs at = { 0 };
+		if (mnl_attr_parse_payload(RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh), lcp_nl_attr_cb, &at) < 0 ||
+		    !fn(rtnh, &at, arg))
+			return -1;
+		n++;
+		size_t step = RTNH_ALIGN(rtnh->rtnh_len);
+		p += step;
+		len = step < len ? len - step : 0;
+	}
+	return (int)n;
+}
+
+static bool mp_path(const struct rtnexthop *rtnh, const struct lcp_nl_attrs *at, void *arg)
+{
+	struct route_want *w = arg;
+	w->mp[w->n_paths].oif = (uint32_t)rtnh->rtnh_ifindex;
+	w->mp[w->n_paths].gw = 0;
+	lcp_nl_get_u32(at, RTA_GATEWAY, &w->mp[w->n_paths].gw);
+	w->mp[w->n_paths++].weight = (uint16_t)(rtnh->rtnh_hops + 1);
+	return true;
+}
+
 /* RTA_MULTIPATH (rtnetlink(7): struct rtnexthop each, weight rtnh_hops + 1
  * as iproute2 shows it, RTA_GATEWAY inside) into w->mp; the first path also
  * into w->oif, w->gw. */
 static bool mp_decode(const struct nlattr *mp, struct route_want *w)
 {
-	const uint8_t *p = mnl_attr_get_payload(mp);
-	size_t len = mnl_attr_get_payload_len(mp);
 	w->n_paths = 0;
-	while (len >= sizeof(struct rtnexthop)) {
-		const struct rtnexthop *rtnh = (const struct rtnexthop *)p;
-		if (rtnh->rtnh_len < sizeof(*rtnh) || rtnh->rtnh_len > len || w->n_paths == IP4_LB_MAX_PATHS)
-			return false;
-		struct lcp_nl_attrs at = { 0 };
-		if (mnl_attr_parse_payload(RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh), lcp_nl_attr_cb, &at) < 0)
-			return false;
-		w->mp[w->n_paths].oif = (uint32_t)rtnh->rtnh_ifindex;
-		w->mp[w->n_paths].gw = 0;
-		lcp_nl_get_u32(&at, RTA_GATEWAY, &w->mp[w->n_paths].gw);
-		w->mp[w->n_paths++].weight = (uint16_t)(rtnh->rtnh_hops + 1);
-		size_t step = RTNH_ALIGN(rtnh->rtnh_len);
-		p += step;
-		len = step < len ? len - step : 0;
-	}
-	if (!w->n_paths)
+	if (lcp_nl_rtnh_each(mp, IP4_LB_MAX_PATHS, mp_path, w) <= 0)
 		return false;
 	w->oif = w->mp[0].oif;
 	w->gw = w->mp[0].gw;

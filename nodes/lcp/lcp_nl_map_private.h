@@ -33,6 +33,13 @@ const void *lcp_nl_parse(const struct nlmsghdr *nlh, size_t hdrlen, struct lcp_n
 /* A u32 attribute, checked for its size: false when absent or bad. */
 bool lcp_nl_get_u32(const struct lcp_nl_attrs *at, int type, uint32_t *v);
 
+/* Each struct rtnexthop of an RTA_MULTIPATH attribute, with its own
+ * attributes parsed, to fn (false from fn stops: -1). How many, or -1 when
+ * one runs past the attribute, is too short, or there are more than max. */
+struct rtnexthop;
+int lcp_nl_rtnh_each(const struct nlattr *mp, uint32_t max,
+		     bool (*fn)(const struct rtnexthop *rtnh, const struct lcp_nl_attrs *at, void *arg), void *arg);
+
 /* Count (and log once per reason) a message that does not map: false. */
 bool lcp_nl_ignore(enum lcp_nl_ignore why, const char *detail);
 

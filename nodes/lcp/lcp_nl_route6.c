@@ -156,28 +156,21 @@ static void want_path(struct route6_want *w, uint32_t oif, const struct in6_addr
 		q->next_hop = *gw;
 }
 
-/* RTA_MULTIPATH: struct rtnexthop each, weight rtnh_hops + 1, RTA_GATEWAY inside. */
+/* One path of RTA_MULTIPATH (weight rtnh_hops + 1, RTA_GATEWAY inside). */
+static bool mp6_path(const struct rtnexthop *rtnh, const struct lcp_nl_attrs *at, void *arg)
+{
+	struct route6_want *w = arg;
+	struct in6_addr gw;
+	bool has_gw = lcp_nl6_gateway(at, RTA_GATEWAY, &gw);
+	if (!has_gw && at->tb[RTA_GATEWAY])
+		return false; /* a gateway of another size */
+	want_path(w, (uint32_t)rtnh->rtnh_ifindex, has_gw ? &gw : NULL, (uint16_t)(rtnh->rtnh_hops + 1));
+	return true;
+}
+
 static bool mp6_decode(const struct nlattr *mp, struct route6_want *w)
 {
-	const uint8_t *p = mnl_attr_get_payload(mp);
-	size_t len = mnl_attr_get_payload_len(mp);
-	while (len >= sizeof(struct rtnexthop)) {
-		const struct rtnexthop *rtnh = (const struct rtnexthop *)p;
-		if (rtnh->rtnh_len < sizeof(*rtnh) || rtnh->rtnh_len > len || w->n == IP6_ROUTE_MAX_PATHS)
-			return false;
-		struct lcp_nl_attrs at = { 0 };
-		if (mnl_attr_parse_payload(RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh), lcp_nl_attr_cb, &at) < 0)
-			return false;
-		struct in6_addr gw;
-		bool has_gw = lcp_nl6_gateway(&at, RTA_GATEWAY, &gw);
-		if (!has_gw && at.tb[RTA_GATEWAY])
-			return false; /* a gateway of another size */
-		want_path(w, (uint32_t)rtnh->rtnh_ifindex, has_gw ? &gw : NULL, (uint16_t)(rtnh->rtnh_hops + 1));
-		size_t step = RTNH_ALIGN(rtnh->rtnh_len);
-		p += step;
-		len = step < len ? len - step : 0;
-	}
-	return w->n > 0;
+	return lcp_nl_rtnh_each(mp, IP6_ROUTE_MAX_PATHS, mp6_path, w) > 0;
 }
 
 /* The paths of nexthop object id (a gateway, or a group's members). */
