@@ -23,31 +23,16 @@
 #include "nodes/lcp/lcp_nl.h"
 #include "tests/check_run.h"
 #include "tests/graph_fixture.h"
+#include "tests/lcp/lcp_nl_fixture.h"
 
-#define TAP_IFINDEX 7
-#define OTHER_IFINDEX 99
 #define RTPROT_BGP_ 186
 
-static struct graph *g;
-static struct device *dev_a, *dev_tap;
-static char err[256];
-static char buf[8192];
-static const struct lcp_nl_ctx ctx1 = { .netns = "", .gen = 1 };
 
 static struct in6_addr A6(const char *s)
 {
 	struct in6_addr a;
 	ck_assert_int_eq(inet_pton(AF_INET6, s, &a), 1);
 	return a;
-}
-
-static struct nlmsghdr *msg(uint16_t type, size_t hdr)
-{
-	memset(buf, 0, sizeof(buf));
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = type;
-	mnl_nlmsg_put_extra_header(nlh, hdr);
-	return nlh;
 }
 
 static struct nlmsghdr *route6(uint16_t type, const char *dst, uint8_t plen, uint8_t proto)
@@ -133,10 +118,6 @@ static struct nlmsghdr *nexthop6(uint32_t id, const char *gw, const uint32_t *gr
 	return nlh;
 }
 
-static bool apply(const struct nlmsghdr *nlh)
-{
-	return lcp_nl_apply(&ctx1, nlh);
-}
 
 /* The FIB's adjacency for prefix/plen, or NULL. */
 static const struct ip6_adj *fib6(const char *prefix, uint8_t plen, uint32_t *adj_index)
@@ -193,15 +174,7 @@ static uint32_t assert_lb6(const char *prefix, uint8_t plen, const char *nh0, ui
 
 static void setup(void)
 {
-	fixture_buffers_up(1024);
-	g = fixture_graph_up();
-	dev_a = fixture_testdrv("a");
-	dev_tap = fixture_testdrv("t");
-	ck_assert_int_eq(lcp_pair(dev_a, dev_tap), 0);
-	lcp_nl_set_test_ifindex(dev_tap->index, TAP_IFINDEX);
-	lcp_nl_map_reset();
-	memset(&lcp_nl_stats, 0, sizeof(lcp_nl_stats));
-	lcp_nl_route_table = 0;
+	lcp_nl_fixture_up();
 }
 
 static void teardown(void)
