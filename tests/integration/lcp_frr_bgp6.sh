@@ -95,35 +95,11 @@ sleep 1.5 # sluice's DAD for its new addresses (one probe, 1 s)
 
 # ---- FRR ----
 peers="2001:db8:98:1::/64 2001:db8:98:2::/64 2001:db8:98:3::/64 2001:db8:99::/64"
-zebra_conf() { # name
-	echo "hostname $1"
-	[ "$mode" = no-nhobj ] && echo "no zebra nexthop kernel enable"
-}
-bgpd_conf() { # name as router-id neighbour remote-as networks...
-	local name=$1 as=$2 rid=$3 nbr=$4 ras=$5 p
-	shift 5
-	cat <<BGP
-hostname $name
-router bgp $as
- bgp router-id $rid
- no bgp ebgp-requires-policy
- no bgp network import-check
- no bgp default ipv4-unicast
- timers bgp 1 3
- neighbor $nbr remote-as $ras
- neighbor $nbr timers connect 1
- neighbor $nbr advertisement-interval 0
- address-family ipv6 unicast
-  neighbor $nbr activate
-BGP
-	for p in "$@"; do echo "  network $p"; done
-	echo " exit-address-family"
-}
-zebra_conf ctl > "$(frr_dir ctl)/zebra.conf"
-zebra_conf peer > "$(frr_dir peer)/zebra.conf"
+frr_zebra_conf ctl "$mode" > "$(frr_dir ctl)/zebra.conf"
+frr_zebra_conf peer "$mode" > "$(frr_dir peer)/zebra.conf"
 # shellcheck disable=SC2086
-bgpd_conf peer 65002 10.255.0.2 2001:db8:1::1 65001 $peers > "$(frr_dir peer)/bgpd.conf"
-bgpd_conf ctl 65001 10.255.0.1 2001:db8:1::2 65002 2001:db8:2::/64 > "$(frr_dir ctl)/bgpd.conf"
+frr_bgpd_conf ipv6 peer 65002 10.255.0.2 2001:db8:1::1 65001 $peers > "$(frr_dir peer)/bgpd.conf"
+frr_bgpd_conf ipv6 ctl 65001 10.255.0.1 2001:db8:1::2 65002 2001:db8:2::/64 > "$(frr_dir ctl)/bgpd.conf"
 t0=$(now_ms)
 frr_start ctl "$ns_c" zebra
 frr_start ctl "$ns_c" bgpd

@@ -94,6 +94,38 @@ frr_logs() {
 	done >&2
 }
 
+# ---- bgpd and zebra configurations of the BGP tests ----
+
+# frr_zebra_conf NAME MODE: zebra.conf; MODE no-nhobj turns kernel nexthop
+# objects off (plain routes with RTA_GATEWAY), nhobj keeps FRR's default.
+frr_zebra_conf() {
+	echo "hostname $1"
+	[ "$2" = no-nhobj ] && echo "no zebra nexthop kernel enable"
+	return 0
+}
+
+# frr_bgpd_conf FAMILY NAME AS ROUTER-ID NEIGHBOUR REMOTE-AS NETWORK...:
+# bgpd.conf of one eBGP session with fast timers (FAMILY ipv4 or ipv6: the
+# address family the session carries and the networks are announced in).
+frr_bgpd_conf() {
+	local fam=$1 name=$2 as=$3 rid=$4 nbr=$5 ras=$6 p
+	shift 6
+	printf 'hostname %s\nrouter bgp %s\n bgp router-id %s\n' "$name" "$as" "$rid"
+	[ "$fam" = ipv6 ] && echo " no bgp default ipv4-unicast"
+	cat <<BGP
+ no bgp ebgp-requires-policy
+ no bgp network import-check
+ timers bgp 1 3
+ neighbor $nbr remote-as $ras
+ neighbor $nbr timers connect 1
+ neighbor $nbr advertisement-interval 0
+ address-family $fam unicast
+BGP
+	[ "$fam" = ipv6 ] && echo "  neighbor $nbr activate"
+	for p in "$@"; do echo "  network $p"; done
+	echo " exit-address-family"
+}
+
 # ---- the topology both FRR tests use ----
 #   far 10.99.0.2 --- peer 10.1.0.2 --veth-- [a  sluice  b] --veth-- h2 10.2.0.2
 #                     10.99.0.1                |TAP   |TAP
