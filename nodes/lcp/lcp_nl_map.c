@@ -316,6 +316,13 @@ static bool want_maps(const struct route_want *w)
 	return w->type == RTN_UNICAST && (w->gw || w->oif || w->multipath);
 }
 
+bool lcp_nl_table_mapped(const struct lcp_nl_attrs *at, const struct rtmsg *rtm)
+{
+	uint32_t table = rtm->rtm_table;
+	lcp_nl_get_u32(at, RTA_TABLE, &table);
+	return table == RT_TABLE_MAIN || (lcp_nl_route_table && table == lcp_nl_route_table);
+}
+
 /* Decode a route message into w; LCP_NL_IGN_N when it maps. */
 static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_want *w)
 {
@@ -327,9 +334,7 @@ static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_
 		return LCP_NL_IGN_FAMILY;
 	if (rtm->rtm_dst_len > 32)
 		return LCP_NL_IGN_MALFORMED;
-	uint32_t table = rtm->rtm_table;
-	lcp_nl_get_u32(&at, RTA_TABLE, &table);
-	if (table != RT_TABLE_MAIN && (!lcp_nl_route_table || table != lcp_nl_route_table))
+	if (!lcp_nl_table_mapped(&at, rtm))
 		return LCP_NL_IGN_TABLE;
 	w->plen = rtm->rtm_dst_len;
 	w->type = rtm->rtm_type;

@@ -40,6 +40,11 @@ struct rtnexthop;
 int lcp_nl_rtnh_each(const struct nlattr *mp, uint32_t max,
 		     bool (*fn)(const struct rtnexthop *rtnh, const struct lcp_nl_attrs *at, void *arg), void *arg);
 
+/* Whether a route of rtm (its RTA_TABLE in at, else rtm_table) is of a
+ * table sluice maps: main, or linux-cp { route-table N }. */
+struct rtmsg;
+bool lcp_nl_table_mapped(const struct lcp_nl_attrs *at, const struct rtmsg *rtm);
+
 /* Count (and log once per reason) a message that does not map: false. */
 bool lcp_nl_ignore(enum lcp_nl_ignore why, const char *detail);
 

@@ -218,9 +218,8 @@ static enum lcp_nl_ignore route6_decode(const struct lcp_nl_ctx *ctx, const stru
 	const struct rtmsg *rtm = lcp_nl_parse(nlh, sizeof(*rtm), &at);
 	if (!rtm || rtm->rtm_dst_len > 128)
 		return LCP_NL_IGN_MALFORMED;
-	uint32_t table = rtm->rtm_table, oif = 0;
-	lcp_nl_get_u32(&at, RTA_TABLE, &table);
-	if (table != RT_TABLE_MAIN && (!lcp_nl_route_table || table != lcp_nl_route_table))
+	uint32_t oif = 0;
+	if (!lcp_nl_table_mapped(&at, rtm))
 		return LCP_NL_IGN_TABLE;
 	w->plen = rtm->rtm_dst_len;
 	w->type = rtm->rtm_type;

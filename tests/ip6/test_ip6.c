@@ -982,6 +982,21 @@ START_TEST(forward_exact)
 }
 END_TEST
 
+/* 16 echo requests to D from 2001:db8:1::100..10f (16 flows), forwarded. */
+static void send_16_flows(const uint8_t D[16])
+{
+	uint8_t f[256], S[16];
+	n_tx = 0;
+	for (uint32_t k = 0; k < 16; k++) {
+		a6(S, "2001:db8:1::100");
+		S[15] = (uint8_t)k;
+		uint32_t n = echo6(f, mac_a, mac_ha, S, D, 64, 128, k);
+		inject(dev_a, f, n);
+	}
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 16);
+}
+
 /* ECMP: a route with two paths (R and R2 on b) spreads flows by hash,
  * each flow on one path every time; the CLI's `ip route add` of a second
  * path makes the load balance, a path removed moves only its flows. The
@@ -989,7 +1004,7 @@ END_TEST
 START_TEST(ecmp_per_flow)
 {
 	static const uint8_t mac_r2[6] = { 0x02, 0xbb, 0, 0, 0, 0x03 };
-	uint8_t f[256], D[16], S[16];
+	uint8_t D[16];
 	setup_fwd(true, "2001:db8:2::2");
 	struct in6_addr p, r2;
 	pa(&r2, "2001:db8:2::3");
@@ -1003,15 +1018,7 @@ START_TEST(ecmp_per_flow)
 	a6(D, "2001:db8:9::5");
 	uint8_t first[16];
 	for (int round = 0; round < 2; round++) {
-		n_tx = 0;
-		for (uint32_t k = 0; k < 16; k++) {
-			a6(S, "2001:db8:1::100");
-			S[15] = (uint8_t)k;
-			uint32_t n = echo6(f, mac_a, mac_ha, S, D, 64, 128, k);
-			inject(dev_a, f, n);
-		}
-		poll_n(3);
-		ck_assert_uint_eq(n_tx, 16);
+		send_16_flows(D);
 		uint32_t on_r2 = 0;
 		for (uint32_t k = 0; k < 16; k++) {
 			ck_assert_uint_eq(txs[k].if_index, dev_b->index);
@@ -1030,15 +1037,7 @@ START_TEST(ecmp_per_flow)
 	struct ip6_route_path one = { .kind = IP6_ADJ_REWRITE, .if_index = dev_b->index };
 	pa(&one.next_hop, "2001:db8:2::2");
 	ck_assert_int_eq(ip6_route_src_set(IP6_SRC_CLI, &p, 48, &one, 1, err, sizeof(err)), 0);
-	n_tx = 0;
-	for (uint32_t k = 0; k < 16; k++) {
-		a6(S, "2001:db8:1::100");
-		S[15] = (uint8_t)k;
-		uint32_t n = echo6(f, mac_a, mac_ha, S, D, 64, 128, k);
-		inject(dev_a, f, n);
-	}
-	poll_n(3);
-	ck_assert_uint_eq(n_tx, 16);
+	send_16_flows(D);
 	for (uint32_t k = 0; k < 16; k++)
 		ck_assert_uint_eq(txs[k].bytes[5], 2);
 	n_tx = 0;
