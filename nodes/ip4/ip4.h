@@ -267,6 +267,19 @@ static inline bool ip_parse_prefix(int af, const char *w, void *addr, uint8_t *p
  * avalanche, so the few low bits that choose a bucket depend on every
  * input bit; CRC32C would need SSE4.2 per target, Toeplitz (RSS) costs a
  * loop of 96 steps. Any byte order: one flow gives one value. */
+static inline uint32_t ip_flow_mix(uint64_t k, uint32_t ports, uint8_t protocol)
+{
+	k ^= (((uint64_t)ports << 8) | protocol) * 0x9e3779b97f4a7c15ull;
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return (uint32_t)k;
+}
+
+/* (ip_flow_mix: the words of the flow, already folded into k, with the
+ * ports and protocol; shared with ip6_flow_hash.) */
 static inline uint32_t ip4_flow_hash(const struct ip4_header *h)
 {
 	uint64_t k = ((uint64_t)h->src << 32) | h->dst;
@@ -274,13 +287,7 @@ static inline uint32_t ip4_flow_hash(const struct ip4_header *h)
 	if ((h->protocol == IP4_PROTO_TCP || h->protocol == IP4_PROTO_UDP || h->protocol == IP4_PROTO_SCTP) &&
 	    !(h->frag_off & htons(IP4_FRAG_MASK)) && ntohs(h->total_length) >= ihl + 4)
 		memcpy(&ports, (const uint8_t *)h + ihl, 4);
-	k ^= (((uint64_t)ports << 8) | h->protocol) * 0x9e3779b97f4a7c15ull;
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return (uint32_t)k;
+	return ip_flow_mix(k, ports, h->protocol);
 }
 
 /* "10.1.0.2" into buf (at least 16 bytes) from a network-order address. */

@@ -41,6 +41,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodes/fib_lb.h"
+
 /* ---- adjacencies ---- */
 
 enum ip4_adj_kind {
@@ -327,18 +329,17 @@ const char *ip4_adj_kind_name(uint8_t kind);
  * Updates are control calls (barrier held); buckets are written with
  * aligned 32-bit stores, a growing table's new half before its mask, so a
  * lookup racing an update sees the old path or the new one. */
-#define IP4_LB_MAX_PATHS 16
-#define IP4_LB_MIN_BUCKETS 16
-#define IP4_LB_MAX_BUCKETS 64
+#define IP4_LB_MAX_PATHS FIB_LB_MAX_PATHS
+#define IP4_LB_MIN_BUCKETS FIB_LB_MIN_BUCKETS
+#define IP4_LB_MAX_BUCKETS FIB_LB_MAX_BUCKETS
 
 struct ip4_lb {
 	uint32_t buckets[IP4_LB_MAX_BUCKETS]; /* adjacency indices */
 };
 
-struct ip4_lb_path {
-	uint32_t adj_index; /* a REWRITE or GLEAN adjacency */
-	uint32_t weight;    /* 1..256 (0 counts as 1) */
-};
+/* A path: a REWRITE or GLEAN adjacency and its weight (nodes/fib_lb.h's,
+ * the buckets' code both families share). */
+#define ip4_lb_path fib_lb_path
 
 /* A load balance over n (2..IP4_LB_MAX_PATHS) paths; it takes over the
  * caller's reference on each path's adjacency (released with it). Returns

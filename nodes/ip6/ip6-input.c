@@ -55,6 +55,7 @@
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_ext.h"
 #include "nodes/ip6/ip6_interface.h"
+#include "nodes/lcp/lcp.h"
 
 /* Transit's next node: the main IPv6 FIB's lookup (nodes/ip6/ip6_route.h). */
 #define IP6_INPUT_LOOKUP_NODE "ip6-lookup"
@@ -173,7 +174,15 @@ static uint16_t multicast_dst(uint32_t rx_if, const ip6_addr_a2 *dst)
 		return IP6_INPUT_ERROR_MCAST_SCOPE;
 	if (scope > 2)
 		return IP6_INPUT_ERROR_MCAST_ROUTING;
-	return ip6_if_is_joined(rx_if, dst) ? IP6_INPUT_LOCAL : IP6_INPUT_ERROR_MCAST_NOT_JOINED;
+	if (ip6_if_is_joined(rx_if, dst))
+		return IP6_INPUT_LOCAL;
+	/* On a port mirrored into Linux, the link-scope groups routing daemons
+	 * join there (OSPFv3's ff02::5/6, VRRP's ff02::12, DHCPv6's ff02::1:2,
+	 * RIPng's ff02::9, PIM's ff02::d) are local too: ip6-local punts them
+	 * (docs/lcp.md). Not others' solicited-node groups: their NS is no one's here. */
+	return lcp_tap_of(rx_if) != DEV_INDEX_INVALID && !ip6_addr_is_solicited_node(dst)
+		       ? IP6_INPUT_LOCAL
+		       : IP6_INPUT_ERROR_MCAST_NOT_JOINED;
 }
 
 /* The address checks: IP6_INPUT_LOCAL, IP6_INPUT_TRANSIT or an error. */

@@ -8,10 +8,15 @@
  * ip6-nd. The rest is counted and dropped, each under its own error:
  * fragments (no reassembly), MLD (RFC 2710/3810: sluice runs no multicast
  * routing and needs no reports to hear its own groups),
- * other ICMPv6 types, other protocols (no local service; Linux's, through
- * nodes/lcp, later). Router Solicitations go to ip6-rs.
+ * other ICMPv6 types, other protocols (no local service). Router
+ * Solicitations go to ip6-rs. On a port mirrored into Linux (nodes/lcp),
+ * fragments, other ICMPv6 types and other protocols (TCP and UDP to
+ * sluice's addresses: BGP, SSH, DHCPv6; OSPFv3's 89, VRRP's 112; and the
+ * link-scope groups ip6-input lets in for the daemons) go to lcp-punt
+ * instead, as ip4-local's do: sluice keeps echo, NS/NA and RS for itself
+ * (docs/lcp.md says which packets go where).
  *
- * Next nodes: error-drop, icmp6-echo, ip6-nd, ip6-rs.
+ * Next nodes: error-drop, icmp6-echo, ip6-nd, ip6-rs, lcp-punt.
  * Errors: fragment; ICMPv6 truncated; bad ICMPv6 checksum; MLD; ICMPv6
  *   type not handled; protocol not handled.
  * Trace: source, destination, upper-layer protocol, ICMPv6 type, verdict.
@@ -22,12 +27,14 @@
 
 #include "graph/node.h"
 #include "nodes/ip6/ip6.h"
+#include "nodes/lcp/lcp.h"
 
 enum ip6_local_next {
 	IP6_LOCAL_NEXT_DROP = 0,
 	IP6_LOCAL_NEXT_ECHO,
 	IP6_LOCAL_NEXT_ND,
 	IP6_LOCAL_NEXT_RS,
+	IP6_LOCAL_NEXT_LCP_PUNT,
 	IP6_LOCAL_N_NEXT,
 };
 
@@ -53,6 +60,7 @@ static const char *const ip6_local_error_strings[IP6_LOCAL_N_ERROR] = {
 #define VERDICT_ECHO 0xff
 #define VERDICT_ND 0xfe
 #define VERDICT_RS 0xfd
+#define VERDICT_LCP 0xfc
 
 struct ip6_local_trace {
 	struct in6_addr src, dst;
@@ -72,6 +80,7 @@ static int ip6_local_format_trace(char *buf, size_t len, const uint8_t *detail)
 			t.verdict < IP6_LOCAL_N_ERROR ? ip6_local_error_strings[t.verdict]
 			: t.verdict == VERDICT_ECHO   ? "-> icmp6-echo"
 			: t.verdict == VERDICT_RS     ? "-> ip6-rs"
+			: t.verdict == VERDICT_LCP    ? "-> lcp-punt"
 						      : "-> ip6-nd");
 }
 
@@ -139,6 +148,10 @@ static uint32_t ip6_local_fn(struct node_runtime *rt, struct frame *f)
 			nexts[i] = IP6_LOCAL_NEXT_ND;
 		} else if (verdict == VERDICT_RS) {
 			nexts[i] = IP6_LOCAL_NEXT_RS;
+		} else if (verdict != IP6_LOCAL_ERROR_TRUNCATED && verdict != IP6_LOCAL_ERROR_CHECKSUM &&
+			   verdict != IP6_LOCAL_ERROR_MLD && lcp_tap_of(b->rx_if) != DEV_INDEX_INVALID) {
+			verdict = VERDICT_LCP; /* Linux's, through the port's TAP */
+			nexts[i] = IP6_LOCAL_NEXT_LCP_PUNT;
 		} else {
 			nexts[i] = IP6_LOCAL_NEXT_DROP;
 			b->error = node_error(rt, verdict);
@@ -170,6 +183,7 @@ static const struct node_reg ip6_local_node = {
 		[IP6_LOCAL_NEXT_ECHO] = "icmp6-echo",
 		[IP6_LOCAL_NEXT_ND] = "ip6-nd",
 		[IP6_LOCAL_NEXT_RS] = "ip6-rs",
+		[IP6_LOCAL_NEXT_LCP_PUNT] = "lcp-punt",
 	},
 	.n_errors = IP6_LOCAL_N_ERROR,
 	.error_strings = ip6_local_error_strings,

@@ -7,10 +7,9 @@
  * icmp6_error_make (rate-limited, never about an error or a multicast;
  * back out of the rx interface), else error-drop. The adjacency index
  * goes to ip6_opaque for the next node.
- * One route per prefix: no ECMP yet (ip6_route.h). A load-balance kind
- * belongs in next_is_special (its frames skip the run loop) and in the
- * per-packet loop's special branch, which would pick the path by flow hash
- * and replace the adjacency, as ip4-lookup's lb_resolve does.
+ * A multipath route's LB adjacency: the packet's flow takes one bucket
+ * (ip6_flow_hash, ip6_lb_pick) and the opaque gets that path's adjacency,
+ * so the nodes after never see an LB.
  *
  * Next nodes: error-drop, ip6-local, ip6-rewrite, ip6-glean,
  *   interface-output (Destination Unreachable).
@@ -26,6 +25,7 @@
 #include "graph/node.h"
 #include "nodes/ip6/icmp6_error.h"
 #include "nodes/ip6/ip6.h"
+#include "nodes/ip6/ip6_lb.h"
 #include "nodes/ip6/ip6_route.h"
 
 enum ip6_lookup_next {
@@ -35,6 +35,7 @@ enum ip6_lookup_next {
 	IP6_LOOKUP_NEXT_GLEAN,
 	IP6_LOOKUP_NEXT_OUTPUT,
 	IP6_LOOKUP_N_NEXT,
+	IP6_LOOKUP_NEXT_LB = IP6_LOOKUP_N_NEXT, /* not a next: pick a path first */
 };
 
 enum ip6_lookup_error {
@@ -70,6 +71,7 @@ static const uint8_t kind_next[IP6_ADJ_N_KIND] = {
 	[IP6_ADJ_LOCAL] = IP6_LOOKUP_NEXT_LOCAL,
 	[IP6_ADJ_GLEAN] = IP6_LOOKUP_NEXT_GLEAN,
 	[IP6_ADJ_REWRITE] = IP6_LOOKUP_NEXT_GLEAN, /* until resolved */
+	[IP6_ADJ_LB] = IP6_LOOKUP_NEXT_LB,
 };
 
 static inline uint16_t next_of(uint32_t adj_index)
@@ -115,7 +117,7 @@ static inline const ip6_addr_a2 *dst_of(struct buffer *b)
  * branch of the general loop below (ip4-lookup's lb_resolve). */
 static inline bool next_is_special(uint16_t next)
 {
-	return next == IP6_LOOKUP_NEXT_DROP;
+	return next == IP6_LOOKUP_NEXT_DROP || next == IP6_LOOKUP_NEXT_LB;
 }
 
 static uint32_t ip6_lookup_fn(struct node_runtime *rt, struct frame *f)
@@ -176,11 +178,21 @@ static uint32_t ip6_lookup_fn(struct node_runtime *rt, struct frame *f)
 			last_adj = adj;
 			last_next = next_of(adj);
 		}
-		ip6_opaque(b)->adj_index = adj;
-		flags |= b->flags; /* before: the error replaces the packet */
 		uint16_t next = last_next;
-		if (unlikely(next_is_special(next)))
-			next = no_route(rt, &now, b, &n_sent);
+		if (unlikely(next_is_special(next))) {
+			if (next == IP6_LOOKUP_NEXT_LB) { /* ECMP: this flow's path */
+				adj = ip6_lb_pick(ip6_adj_get(adj),
+						  ip6_flow_hash((const struct ip6_header *)buffer_data(b)));
+				next = next_of(adj);
+			}
+			ip6_opaque(b)->adj_index = adj;
+			flags |= b->flags; /* before: the error replaces the packet */
+			if (next == IP6_LOOKUP_NEXT_DROP)
+				next = no_route(rt, &now, b, &n_sent);
+		} else {
+			ip6_opaque(b)->adj_index = adj;
+			flags |= b->flags;
+		}
 		nexts[k] = next;
 		whole &= next == first_next;
 	}

@@ -36,6 +36,7 @@
 #include "graph/node.h"
 #include "nodes/ethernet.h"
 #include "nodes/ip6/ip6.h"
+#include "nodes/lcp/lcp.h"
 #include "nodes/ip6/ip6_dad.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_nd.h"
@@ -44,6 +45,7 @@
 enum ip6_nd_next {
 	IP6_ND_NEXT_DROP = 0,
 	IP6_ND_NEXT_OUTPUT,
+	IP6_ND_NEXT_LCP_PUNT,
 	IP6_ND_N_NEXT,
 };
 
@@ -241,6 +243,11 @@ static uint32_t ip6_nd_fn(struct node_runtime *rt, struct frame *f)
 		if (what == IP6_ND_ERROR_NA_SENT) {
 			nexts[i] = IP6_ND_NEXT_OUTPUT;
 			n_sent++;
+		} else if ((what == IP6_ND_ERROR_NA_CONSUMED || what == IP6_ND_ERROR_NA_UNSOLICITED) &&
+			   lcp_tap_of(b->rx_if) != DEV_INDEX_INVALID) {
+			/* A copy for Linux's neighbour table (it may have solicited
+			 * it through its TAP), after sluice learnt from it. */
+			nexts[i] = IP6_ND_NEXT_LCP_PUNT;
 		} else {
 			nexts[i] = IP6_ND_NEXT_DROP;
 			b->error = node_error(rt, what);
@@ -264,6 +271,7 @@ static const struct node_reg ip6_nd_node = {
 	.next_nodes = {
 		[IP6_ND_NEXT_DROP] = "error-drop",
 		[IP6_ND_NEXT_OUTPUT] = "interface-output",
+		[IP6_ND_NEXT_LCP_PUNT] = "lcp-punt",
 	},
 	.n_errors = IP6_ND_N_ERROR,
 	.error_strings = ip6_nd_error_strings,

@@ -7,7 +7,9 @@
 #include "drivers/device.h"
 #include "graph/node.h"
 #include "nodes/ip6/ip6_interface.h"
+#include "nodes/ip6/ip6_lb.h"
 #include "nodes/ip6/ip6_route.h"
+#include "nodes/ip6/ip6_route_private.h"
 
 struct ip6_adj ip6_adjs[IP6_ADJ_MAX];
 struct ip6_fib *ip6_fib_main;
@@ -15,7 +17,7 @@ static uint32_t adj_hw = 1; /* adjacencies ever used; 0 is the drop one */
 
 const char *ip6_adj_kind_name(uint8_t kind)
 {
-	static const char *const names[IP6_ADJ_N_KIND] = { "drop", "local", "glean", "rewrite" };
+	static const char *const names[IP6_ADJ_N_KIND] = { "drop", "local", "glean", "rewrite", "multipath" };
 	return kind < IP6_ADJ_N_KIND ? names[kind] : "?";
 }
 
@@ -60,6 +62,18 @@ static int adj_add(enum ip6_adj_kind kind, uint32_t if_index, const ip6_addr_a2 
 	return (int)i;
 }
 
+int ip6_adj_new_lb(uint32_t l)
+{
+	uint32_t i = 1;
+	while (i < adj_hw && ip6_adjs[i].n_refs)
+		i++;
+	if (i == IP6_ADJ_MAX)
+		return -ENOSPC;
+	adj_hw += i == adj_hw;
+	ip6_adjs[i] = (struct ip6_adj){ .kind = IP6_ADJ_LB, .if_index = l, .n_refs = 1 };
+	return (int)i;
+}
+
 /* A rewrite adjacency via a neighbour already known gets its rewrite. */
 static int adj_resolve(int i)
 {
@@ -76,10 +90,19 @@ static int adj_resolve(int i)
 	return i;
 }
 
-static void adj_release(uint32_t i)
+void ip6_adj_release(uint32_t i)
 {
-	if (i && i < adj_hw && ip6_adjs[i].n_refs && --ip6_adjs[i].n_refs == 0)
-		ip6_adjs[i] = (struct ip6_adj){ 0 };
+	if (!i || i >= adj_hw || !ip6_adjs[i].n_refs || --ip6_adjs[i].n_refs)
+		return;
+	uint32_t lb = ip6_adjs[i].kind == IP6_ADJ_LB ? ip6_adjs[i].if_index : 0;
+	ip6_adjs[i] = (struct ip6_adj){ 0 };
+	if (lb)
+		ip6_lb_free(lb);
+}
+
+int ip6_adj_ref(enum ip6_adj_kind kind, uint32_t if_index, const ip6_addr_a2 *nh)
+{
+	return adj_resolve(adj_add(kind, if_index, kind == IP6_ADJ_REWRITE ? nh : NULL));
 }
 
 /* Set (mac) or clear (NULL) the rewrite of every adjacency via (if, nh). */
@@ -117,12 +140,14 @@ void ip6_main_free(void)
 	ip6_nbr_flush(DEV_INDEX_INVALID, NULL, 0);
 	ip6_fib_destroy(ip6_fib_main);
 	ip6_fib_main = NULL;
+	ip6_route_src_free();
+	ip6_lb_reset();
 	memset(ip6_adjs, 0, sizeof(ip6_adjs));
 	adj_hw = 1;
 }
 
 /* The route prefix/plen's adjacency, or -ENOENT. */
-static int route_adj(const ip6_addr_a2 *prefix, uint8_t plen)
+int ip6_route_adj_of(const ip6_addr_a2 *prefix, uint8_t plen)
 {
 	uint32_t r;
 	if (!ip6_fib_main || ip6_fib_get(ip6_fib_main, prefix, plen, &r))
@@ -131,41 +156,50 @@ static int route_adj(const ip6_addr_a2 *prefix, uint8_t plen)
 }
 
 /* prefix/plen -> adjacency adj (a reference the FIB takes over). */
-static int fib_set(const ip6_addr_a2 *prefix, uint8_t plen, int adj, char *err, size_t errlen)
+int ip6_route_fib_set(const ip6_addr_a2 *prefix, uint8_t plen, int adj, char *err, size_t errlen)
 {
 	if (adj < 0) {
 		snprintf(err, errlen, "adjacency table full (%u)", IP6_ADJ_MAX);
 		return adj;
 	}
-	int old = route_adj(prefix, plen);
+	int old = ip6_route_adj_of(prefix, plen);
 	ip6_fib_quiesce(ip6_fib_main); /* the barrier is held: no lookup in flight */
 	int rc = ip6_fib_add(ip6_fib_main, prefix, plen, (uint32_t)adj);
 	if (rc) {
 		snprintf(err, errlen, "FIB full or bad prefix (%s)", strerror(-rc));
-		adj_release((uint32_t)adj);
+		ip6_adj_release((uint32_t)adj);
 		return rc;
 	}
 	if (old >= 0)
-		adj_release((uint32_t)old);
+		ip6_adj_release((uint32_t)old);
 	return 0;
 }
 
-static void fib_unset(const ip6_addr_a2 *prefix, uint8_t plen)
+void ip6_route_fib_unset(const ip6_addr_a2 *prefix, uint8_t plen)
 {
-	int old = route_adj(prefix, plen);
+	int old = ip6_route_adj_of(prefix, plen);
 	ip6_fib_quiesce(ip6_fib_main);
 	if (old >= 0 && ip6_fib_del(ip6_fib_main, prefix, plen) == 0)
-		adj_release((uint32_t)old);
+		ip6_adj_release((uint32_t)old);
 }
 
-static bool is_address_route(int adj)
+bool ip6_route_is_address(const ip6_addr_a2 *prefix, uint8_t plen)
 {
-	return adj >= 0 && (ip6_adjs[adj].kind == IP6_ADJ_LOCAL || ip6_adjs[adj].kind == IP6_ADJ_GLEAN);
+	for (uint32_t i = 0; i < DEV_MAX; i++) {
+		const struct ip6_interface *ifc = ip6_if(i);
+		for (uint32_t k = 0; ifc && k < ifc->n_addrs; k++) {
+			const struct ip6_if_addr *x = &ifc->addrs[k];
+			if ((plen == 128 && ip6_addr_eq(&x->addr, prefix)) ||
+			    (plen == x->plen && ip6_prefix_match(&x->addr, prefix, plen)))
+				return true;
+		}
+	}
+	return false;
 }
 
 /* The interface whose connected prefix holds nh (the longest), or
  * DEV_INDEX_INVALID. */
-static uint32_t connected_if(const ip6_addr_a2 *nh)
+uint32_t ip6_connected_if(const ip6_addr_a2 *nh)
 {
 	uint32_t best = DEV_INDEX_INVALID, best_len = 0;
 	for (uint32_t i = 0; i < DEV_MAX; i++) {
@@ -181,7 +215,7 @@ static uint32_t connected_if(const ip6_addr_a2 *nh)
 	return best;
 }
 
-static void mask(ip6_addr_a2 *p, uint8_t plen)
+void ip6_prefix_mask(ip6_addr_a2 *p, uint8_t plen)
 {
 	for (uint32_t i = 0; i < 16; i++) {
 		uint32_t keep = plen >= 8 * (i + 1) ? 8 : plen > 8 * i ? plen - 8 * i : 0;
@@ -192,54 +226,24 @@ static void mask(ip6_addr_a2 *p, uint8_t plen)
 int ip6_route_add(const ip6_addr_a2 *prefix, uint8_t plen, const ip6_addr_a2 *nh, uint32_t if_index,
 		  char *err, size_t errlen)
 {
-	int rc = ip6_main_init(err, errlen);
-	if (rc)
-		return rc;
-	struct in6_addr p = *prefix;
-	mask(&p, plen);
-	if (plen > 128 || ip6_addr_is_multicast(nh) || ip6_addr_is_unspecified(nh)) {
-		snprintf(err, errlen, "bad prefix length or next hop");
-		return -EINVAL;
-	}
-	if (is_address_route(route_adj(&p, plen))) {
-		snprintf(err, errlen, "a connected or local route: remove the address instead");
-		return -EPERM;
-	}
-	if (if_index == DEV_INDEX_INVALID)
-		if_index = connected_if(nh);
-	if (if_index == DEV_INDEX_INVALID || !ip6_if(if_index)) {
-		snprintf(err, errlen, "next hop not on a connected prefix of an IPv6 interface (name the interface)");
-		return -EINVAL;
-	}
-	return fib_set(&p, plen, adj_resolve(adj_add(IP6_ADJ_REWRITE, if_index, nh)), err, errlen);
+	struct ip6_route_path p = { .kind = IP6_ADJ_REWRITE, .if_index = if_index, .next_hop = *nh };
+	return ip6_route_src_set(IP6_SRC_CLI, prefix, plen, &p, 1, err, errlen);
 }
 
 int ip6_route_del(const ip6_addr_a2 *prefix, uint8_t plen, char *err, size_t errlen)
 {
-	struct in6_addr p = *prefix;
-	mask(&p, plen);
-	int adj = plen <= 128 ? route_adj(&p, plen) : -ENOENT;
-	if (adj < 0) {
-		snprintf(err, errlen, "no such route");
-		return -ENOENT;
-	}
-	if (is_address_route(adj)) {
-		snprintf(err, errlen, "a connected or local route: remove the address instead");
-		return -EPERM;
-	}
-	fib_unset(&p, plen);
-	return 0;
+	return ip6_route_src_del(IP6_SRC_CLI, prefix, plen, err, errlen);
 }
 
 int ip6_route_addr_add(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen, char *err, size_t errlen)
 {
 	int rc = ip6_main_init(err, errlen);
-	if (rc || (rc = fib_set(addr, 128, adj_add(IP6_ADJ_LOCAL, if_index, NULL), err, errlen)))
+	if (rc || (rc = ip6_route_fib_set(addr, 128, adj_add(IP6_ADJ_LOCAL, if_index, NULL), err, errlen)))
 		return rc;
 	struct in6_addr p = *addr;
-	mask(&p, plen);
-	if (plen < 128 && (rc = fib_set(&p, plen, adj_add(IP6_ADJ_GLEAN, if_index, NULL), err, errlen)))
-		fib_unset(addr, 128);
+	ip6_prefix_mask(&p, plen);
+	if (plen < 128 && (rc = ip6_route_fib_set(&p, plen, adj_add(IP6_ADJ_GLEAN, if_index, NULL), err, errlen)))
+		ip6_route_fib_unset(addr, 128);
 	return rc;
 }
 
@@ -247,7 +251,8 @@ void ip6_route_addr_del(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen
 {
 	if (!ip6_fib_main)
 		return;
-	fib_unset(addr, 128);
+	ip6_route_fib_unset(addr, 128);
+	ip6_route_src_reinstall(addr, 128);
 	/* The connected prefix stays while another address of the interface
 	 * is on it (called after the address left the interface). */
 	const struct ip6_interface *ifc = ip6_if(if_index);
@@ -255,10 +260,11 @@ void ip6_route_addr_del(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen
 		if (ifc->addrs[k].plen == plen && ip6_prefix_match(&ifc->addrs[k].addr, addr, plen))
 			return;
 	struct in6_addr p = *addr;
-	mask(&p, plen);
-	int adj = route_adj(&p, plen);
+	ip6_prefix_mask(&p, plen);
+	int adj = ip6_route_adj_of(&p, plen);
 	if (plen < 128 && adj >= 0 && ip6_adjs[adj].kind == IP6_ADJ_GLEAN)
-		fib_unset(&p, plen);
+		ip6_route_fib_unset(&p, plen);
+	ip6_route_src_reinstall(&p, plen); /* a source's route the address covered */
 }
 
 /* ---- neighbours ---- */
@@ -268,7 +274,7 @@ void ip6_route_addr_del(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen
 static void nbr_apply(struct ip6_nbr *n)
 {
 	set_rewrites(n->if_index, &n->ip, n->mac);
-	if ((n->flags & IP6_NBR_F_HOST_ROUTE) || !ip6_fib_main || connected_if(&n->ip) != n->if_index)
+	if ((n->flags & IP6_NBR_F_HOST_ROUTE) || !ip6_fib_main || ip6_connected_if(&n->ip) != n->if_index)
 		return;
 	int adj = adj_add(IP6_ADJ_REWRITE, n->if_index, &n->ip);
 	if (adj < 0)
@@ -281,7 +287,7 @@ static void nbr_apply(struct ip6_nbr *n)
 	if (ip6_fib_add(ip6_fib_main, &n->ip, 128, (uint32_t)adj) == 0)
 		n->flags |= IP6_NBR_F_HOST_ROUTE;
 	else
-		adj_release((uint32_t)adj);
+		ip6_adj_release((uint32_t)adj);
 }
 
 uint32_t ip6_route_nbr_apply_all(void)
@@ -297,10 +303,10 @@ void ip6_route_nbr_forget(const struct ip6_nbr *n)
 	if (!ip6_fib_main)
 		return;
 	set_rewrites(n->if_index, &n->ip, NULL);
-	int adj = route_adj(&n->ip, 128);
+	int adj = ip6_route_adj_of(&n->ip, 128);
 	if ((n->flags & IP6_NBR_F_HOST_ROUTE) && adj > 0 && ip6_adjs[adj].kind == IP6_ADJ_REWRITE &&
 	    ip6_fib_del(ip6_fib_main, &n->ip, 128) == 0)
-		adj_release((uint32_t)adj);
+		ip6_adj_release((uint32_t)adj);
 }
 
 void ip6_route_nbr_unresolve(const struct ip6_nbr *n)

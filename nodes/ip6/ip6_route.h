@@ -11,8 +11,10 @@
  * /128 host route to a rewrite adjacency, so that packets to hosts on
  * the link take ip6-rewrite as routed ones do.
  *
- * ECMP is not there yet: one path per route (IPv4's load balances,
- * ip4_fib_lb.c, are tied to its FIB; TODO).
+ * A route with several paths (ECMP) points at an LB adjacency, a table of
+ * buckets by flow hash (ip6_lb.h, the buckets nodes/fib_lb.c's as IPv4's).
+ * Routes come from sources (ip6_route_src.c: the CLI, Linux through the
+ * netlink listener), the best of each prefix installed, as IPv4's.
  *
  * Thread-safety: the datapath (ip6-lookup, ip6-rewrite, ip6-glean) reads
  * ip6_fib_main and ip6_adjs[] without locks. Routes change under the graph
@@ -40,6 +42,7 @@ enum ip6_adj_kind {
 	IP6_ADJ_LOCAL,
 	IP6_ADJ_GLEAN,
 	IP6_ADJ_REWRITE,
+	IP6_ADJ_LB, /* a multipath route: if_index names an ip6_lbs[] slot (ip6_lb.h) */
 	IP6_ADJ_N_KIND,
 };
 
@@ -60,7 +63,7 @@ static inline const struct ip6_adj *ip6_adj_get(uint32_t adj_index)
 	return &ip6_adjs[adj_index < IP6_ADJ_MAX ? adj_index : 0];
 }
 
-/* "drop", "local", "glean" or "rewrite". */
+/* "drop", "local", "glean", "rewrite" or "multipath". */
 const char *ip6_adj_kind_name(uint8_t kind);
 
 /* ---- control calls (barrier held, or before the datapath starts) ---- */
@@ -71,19 +74,90 @@ int ip6_main_init(char *err, size_t errlen);
 /* Routes, adjacencies and the FIB freed (shutdown, tests). */
 void ip6_main_free(void);
 
-/* Add or replace prefix/plen via next hop nh, on if_index or, with
- * DEV_INDEX_INVALID, on the interface whose connected prefix holds nh.
- * 0 or a negative errno with a reason in err; nothing changes on error
- * (-EPERM: a connected or local route). */
+/* The CLI source's route (ip6_route_src_set with one path): prefix/plen
+ * via next hop nh, on if_index or, with DEV_INDEX_INVALID, on the
+ * interface whose connected prefix holds nh. 0 or a negative errno with a
+ * reason in err; nothing changes on error (-EPERM: a connected or local
+ * route). */
 int ip6_route_add(const ip6_addr_a2 *prefix, uint8_t plen, const ip6_addr_a2 *nh, uint32_t if_index,
 		  char *err, size_t errlen);
 
-/* Delete prefix/plen. 0, -ENOENT or -EPERM (an address's route). */
+/* Delete the CLI's route for prefix/plen. 0, -ENOENT or -EPERM (an address's route). */
 int ip6_route_del(const ip6_addr_a2 *prefix, uint8_t plen, char *err, size_t errlen);
 
 /* The local /128 and the connected prefix of an address (ip6_interface.c). */
 int ip6_route_addr_add(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen, char *err, size_t errlen);
 void ip6_route_addr_del(uint32_t if_index, const ip6_addr_a2 *addr, uint8_t plen);
+
+/* ---- routes per source (ip6_route_src.c) ----
+ *
+ * Each prefix holds at most one route per source; the FIB holds the best:
+ * an address's own local /128 or connected prefix over everything, then
+ * the CLI's `ip route add`, then Linux's (the netlink listener,
+ * nodes/lcp). One source never overwrites or removes another's route. The
+ * same precedence as IPv4's (nodes/ip4/ip4_interface.h). */
+enum ip6_route_src {
+	IP6_SRC_CLI = 0,
+	IP6_SRC_LINUX,
+	IP6_SRC_N,
+};
+
+#define IP6_ROUTE_MAX_PATHS 16 /* FIB_LB_MAX_PATHS */
+
+/* One path: REWRITE via next_hop on if_index (DEV_INDEX_INVALID: the
+ * interface whose connected prefix holds it), or GLEAN (a device route:
+ * the destination itself is solicited on if_index). */
+struct ip6_route_path {
+	uint8_t kind;     /* IP6_ADJ_REWRITE or IP6_ADJ_GLEAN */
+	uint8_t protocol; /* Linux's rtm_protocol (bgp 186, ospf 188...); 0 from the CLI */
+	uint16_t weight;  /* 1..256 (0: 1); multipath only */
+	uint32_t if_index;
+	uint32_t gen;     /* the source's mark, for mark-and-sweep */
+	uint32_t tag;     /* the source's own (Linux: the nexthop object, RTA_NH_ID) */
+	struct in6_addr next_hop;
+};
+
+/* src's route for prefix/plen becomes exactly p[0..n) (1..16 paths; n > 1:
+ * a load balance whose buckets keep the flows of the paths that stay), and
+ * the best source's is installed. -EPERM: an address's route; -EINVAL,
+ * -ENOSPC, -ENOMEM with a reason in err; nothing changes on error. */
+int ip6_route_src_set(enum ip6_route_src src, const ip6_addr_a2 *prefix, uint8_t plen,
+		      const struct ip6_route_path *p, uint32_t n, char *err, size_t errlen);
+
+/* Add paths to src's route (the CLI's `ip route add` of a routed prefix,
+ * as VPP's): a path already there takes the new weight. */
+int ip6_route_src_path_add(enum ip6_route_src src, const ip6_addr_a2 *prefix, uint8_t plen,
+			   const struct ip6_route_path *p, uint32_t n, char *err, size_t errlen);
+
+/* Remove src's route; the next best comes back. 0, -ENOENT, -EPERM. */
+int ip6_route_src_del(enum ip6_route_src src, const ip6_addr_a2 *prefix, uint8_t plen, char *err, size_t errlen);
+
+/* The installed route's source (-1: none, or an address's) and its paths
+ * (at most max into out; *n how many it has). */
+int ip6_route_src_best(const ip6_addr_a2 *prefix, uint8_t plen, struct ip6_route_path *out, uint32_t max,
+		       uint32_t *n);
+
+/* Remove every route of src whose paths' gen differs from gen but agrees
+ * with it under owner_mask (a listener's sweep); how many. */
+uint32_t ip6_route_src_sweep(enum ip6_route_src src, uint32_t gen, uint32_t owner_mask);
+
+/* Call fn for each of src's routes (fn may set or delete the route it is
+ * given, no other). How many. */
+uint32_t ip6_route_src_each(enum ip6_route_src src,
+			    void (*fn)(const struct in6_addr *prefix, uint8_t plen, const struct ip6_route_path *p,
+				       uint32_t n, void *arg),
+			    void *arg);
+
+/* Remove path (its kind, next hop and interface; DEV_INDEX_INVALID: any)
+ * from src's route; the route goes with its last path. 0, -ENOENT. */
+int ip6_route_src_path_del(enum ip6_route_src src, const ip6_addr_a2 *prefix, uint8_t plen,
+			   const struct ip6_route_path *path, char *err, size_t errlen);
+
+/* Routes src holds. */
+uint32_t ip6_route_src_count(enum ip6_route_src src);
+
+/* "cli" or "linux". */
+const char *ip6_route_src_name(enum ip6_route_src src);
 
 /* ---- neighbours (neighbour lock held) ---- */
 

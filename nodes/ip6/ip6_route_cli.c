@@ -7,12 +7,17 @@
  *                                                  next hop)
  *   ip route del X:X::X:X/L [via X:X::X:X [NAME]]
  *
- * One path per route (no ECMP yet): adding to a routed prefix replaces its
- * path. Every word is checked before anything changes; changes run under
+ *   ip route add X:X::X:X/L via A [NAME] [weight N] via B [NAME] ...  ECMP,
+ *                                                  as IPv4's syntax
+ *   ip route add X:X::X:X/L via NAME               a device route
+ *
+ * As IPv4's, adding to a prefix the CLI routes adds paths; `del` removes
+ * the CLI's whole route (a learnt route of the same prefix comes back). Every word is checked before anything changes; changes run under
  * the graph barrier. Part of sluice_ip6_cli.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nodes/ip6/ip6_addr.h"
@@ -23,53 +28,111 @@
 #include "nodes/ip6/ip6.h"
 #include "nodes/ip6/ip6_cli.h"
 #include "nodes/ip6/ip6_interface.h"
+#include "nodes/ip6/ip6_lb.h"
 #include "nodes/ip6/ip6_route.h"
+#include "nodes/ip4/ip4_interface.h"
+#include "nodes/ip6/ip6_route_private.h"
 
-#define ROUTE6_USAGE "X:X::X:X/L via X:X::X:X [NAME]"
+#define ROUTE6_USAGE "X:X::X:X/L via X:X::X:X [NAME] [weight N] [via ...] | X:X::X:X/L via NAME"
 
-/* "via NH [NAME]" from argv[0..argc): NULL or what is wrong. */
-static const char *parse_via(int argc, char **argv, ip6_addr_a2 *nh, uint32_t *if_index)
+/* One "via X:X::X:X [NAME] [weight N]" or "via NAME [weight N]" from
+ * argv[*i] on; *i moves past it. NULL or what is wrong. */
+static const char *parse_one_path(int argc, char **argv, int *i, struct ip6_route_path *q)
 {
-	*if_index = DEV_INDEX_INVALID;
-	if (argc < 2 || argc > 3 || strcmp(argv[0], "via"))
-		return "expected via X:X::X:X [NAME]";
-	if (inet_pton(AF_INET6, argv[1], nh) != 1)
-		return "the next hop is not X:X::X:X";
-	if (argc == 3) {
-		const struct device *d = dev_by_name(argv[2]);
-		if (!d)
-			return "no such interface";
-		*if_index = d->index;
+	const struct device *d;
+	*q = (struct ip6_route_path){ .kind = IP6_ADJ_REWRITE, .if_index = DEV_INDEX_INVALID };
+	if (strcmp(argv[*i], "via") || ++*i == argc)
+		return "expected via X:X::X:X or via NAME";
+	if (inet_pton(AF_INET6, argv[*i], &q->next_hop) == 1) {
+		if (++*i < argc && strcmp(argv[*i], "via") && strcmp(argv[*i], "weight")) {
+			if (!(d = dev_by_name(argv[*i])))
+				return "no such interface";
+			q->if_index = d->index;
+			++*i;
+		}
+		if (ip6_addr_is_link_local(&q->next_hop) && q->if_index == DEV_INDEX_INVALID)
+			return "a link-local next hop needs its interface";
+	} else if ((d = dev_by_name(argv[*i]))) {
+		q->kind = IP6_ADJ_GLEAN;
+		q->if_index = d->index;
+		++*i;
+	} else {
+		return "via what: neither X:X::X:X nor an interface";
 	}
-	if (ip6_addr_is_link_local(nh) && *if_index == DEV_INDEX_INVALID)
-		return "a link-local next hop needs its interface";
+	if (*i < argc && !strcmp(argv[*i], "weight")) {
+		char *end;
+		unsigned long w = *i + 1 < argc ? strtoul(argv[*i + 1], &end, 10) : 0;
+		if (!w || *end || w > 256)
+			return "weight is 1..256";
+		q->weight = (uint16_t)w;
+		*i += 2;
+	}
 	return NULL;
+}
+
+/* Every path of argv[0..argc) into p; NULL or what is wrong. */
+static const char *parse_paths(int argc, char **argv, struct ip6_route_path *p, uint32_t *n)
+{
+	*n = 0;
+	if (argc == 0)
+		return "no path";
+	for (int i = 0; i < argc; (*n)++) {
+		if (*n == IP6_ROUTE_MAX_PATHS)
+			return "too many paths";
+		const char *bad = parse_one_path(argc, argv, &i, &p[*n]);
+		if (bad)
+			return bad;
+	}
+	return NULL;
+}
+
+/* "via 2001:db8:1::2 a via 2001:db8:2::2 b weight 3" into buf. */
+static const char *paths_text(char *buf, size_t len, const struct ip6_route_path *p, uint32_t n)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (uint32_t i = 0; i < n && used < len; i++) {
+		char a[INET6_ADDRSTRLEN];
+		if (p[i].kind == IP6_ADJ_REWRITE)
+			used += (size_t)snprintf(buf + used, len - used, "%svia %s %s", i ? " " : "",
+						 ip6_format_addr(a, &p[i].next_hop), eth_if_name(p[i].if_index));
+		else
+			used += (size_t)snprintf(buf + used, len - used, "%svia %s", i ? " " : "", eth_if_name(p[i].if_index));
+		if (p[i].weight > 1 && used < len)
+			used += (size_t)snprintf(buf + used, len - used, " weight %u", p[i].weight);
+	}
+	return buf;
 }
 
 /*
  * sluice> ip route add 2001:db8:9::/48 via 2001:db8:2::2
  * route 2001:db8:9::/48 via 2001:db8:2::2 b
+ * sluice> ip route add 2001:db8:9::/48 via 2001:db8:1::2 a via 2001:db8:2::2 b weight 3
+ * route 2001:db8:9::/48 via 2001:db8:2::2 b via 2001:db8:1::2 a weight 3
+ * (as IPv4's: adding to a prefix the CLI routes adds the paths, a path
+ * already there takes the new weight; several paths: ECMP by flow hash)
  */
 int ip6_cli_route_add(struct cli_session *s, int argc, char **argv)
 {
-	struct in6_addr prefix, nh;
+	struct in6_addr prefix;
 	uint8_t plen;
-	uint32_t if_index;
+	struct ip6_route_path p[IP6_ROUTE_MAX_PATHS];
+	uint32_t n;
 	if (argc < 1 || !ip6_parse_prefix(argv[0], &prefix, &plen, false))
 		return cli_fail(s, -EINVAL, "expected " ROUTE6_USAGE);
-	const char *bad = parse_via(argc - 1, argv + 1, &nh, &if_index);
+	const char *bad = parse_paths(argc - 1, argv + 1, p, &n);
 	if (bad)
 		return cli_fail(s, -EINVAL, "%s; expected " ROUTE6_USAGE, bad);
-	char err[128] = "";
+	char err[128] = "", text[512];
 	graph_cli_barrier_sync(s);
-	int rc = ip6_route_add(&prefix, plen, &nh, if_index, err, sizeof(err));
-	uint32_t adj = 0;
-	if (!rc)
-		ip6_fib_get(ip6_fib_main, &prefix, plen, &adj);
+	int rc = ip6_route_src_path_add(IP6_SRC_CLI, &prefix, plen, p, n, err, sizeof(err));
+	int src = rc ? -1 : ip6_route_src_best(&prefix, plen, p, IP6_ROUTE_MAX_PATHS, &n);
 	graph_cli_barrier_release(s);
 	if (rc)
 		return cli_fail(s, rc, "%s", err);
-	cli_printf(s, "route %s via %s %s", argv[0], argv[2], eth_if_name(ip6_adj_get(adj)->if_index));
+	if (src != IP6_SRC_CLI) /* cannot be: the CLI's route is the best a source has */
+		n = 0;
+	cli_printf(s, "route %s %s", argv[0], paths_text(text, sizeof(text), p, MIN(n, IP6_ROUTE_MAX_PATHS)));
 	return 0;
 }
 
@@ -79,11 +142,12 @@ int ip6_cli_route_add(struct cli_session *s, int argc, char **argv)
  */
 int ip6_cli_route_del(struct cli_session *s, int argc, char **argv)
 {
-	struct in6_addr prefix, nh;
+	struct in6_addr prefix;
+	struct ip6_route_path p;
 	uint8_t plen;
-	uint32_t if_index;
+	int i = 1;
 	if (argc < 1 || !ip6_parse_prefix(argv[0], &prefix, &plen, false) ||
-	    (argc > 1 && parse_via(argc - 1, argv + 1, &nh, &if_index)))
+	    (argc > 1 && (parse_one_path(argc, argv, &i, &p) || i != argc)))
 		return cli_fail(s, -EINVAL, "expected X:X::X:X/L [via X:X::X:X [NAME]]");
 	char err[128] = "";
 	graph_cli_barrier_sync(s);
@@ -102,32 +166,96 @@ struct fib6_show {
 	cJSON *list;
 };
 
+/* Who made the route: "connected" (an address's), "cli", "linux/bgp",
+ * "-" (a neighbour's host route); *proto: the protocol's name or "". */
+static const char *route_source(char *buf, size_t n, const struct ip6_route *r, const char **proto)
+{
+	struct ip6_route_path p;
+	uint32_t k;
+	int src = ip6_route_src_best(&r->prefix, r->len, &p, 1, &k);
+	*proto = src == IP6_SRC_LINUX ? ip4_route_protocol_name(p.protocol) : "";
+	if (src < 0)
+		snprintf(buf, n, "%s", ip6_route_is_address(&r->prefix, r->len) ? "connected" : "-");
+	else if (src == IP6_SRC_LINUX)
+		snprintf(buf, n, "linux/%s", *proto);
+	else
+		snprintf(buf, n, "%s", ip6_route_src_name((enum ip6_route_src)src));
+	return buf;
+}
+
+/* The route's paths: its own adjacency, or its load balance's. */
+static uint32_t route_paths(const struct ip6_route *r, struct fib_lb_path *lp)
+{
+	uint32_t n = ip6_lb_paths(r->result, lp, IP6_LB_MAX_PATHS);
+	if (n)
+		return MIN(n, IP6_LB_MAX_PATHS);
+	lp[0] = (struct fib_lb_path){ r->result, 1 };
+	return 1;
+}
+
+static cJSON *path_fields(cJSON *o, const struct fib_lb_path *lp)
+{
+	const struct ip6_adj *a = ip6_adj_get(lp->adj_index);
+	char nh[INET6_ADDRSTRLEN];
+	bool via = a->kind == IP6_ADJ_REWRITE;
+	cJSON_AddNumberToObject(o, "adjacency", lp->adj_index);
+	cJSON_AddStringToObject(o, "kind", ip6_adj_kind_name(a->kind));
+	cJSON_AddStringToObject(o, "next_hop", via ? ip6_format_addr(nh, &a->next_hop) : "");
+	cJSON_AddStringToObject(o, "interface", a->kind == IP6_ADJ_DROP ? "" : eth_if_name(a->if_index));
+	cJSON_AddStringToObject(o, "rewrite", !via ? "" : a->rewrite_len ? "resolved" : "unresolved");
+	cJSON_AddNumberToObject(o, "weight", lp->weight ? lp->weight : 1);
+	return o;
+}
+
+static cJSON *route_json(const struct ip6_route *r, const char *src, const char *proto, const struct fib_lb_path *lp,
+			 uint32_t n)
+{
+	char p[INET6_ADDRSTRLEN], pfx[INET6_ADDRSTRLEN + 4];
+	snprintf(pfx, sizeof(pfx), "%s/%u", ip6_format_addr(p, &r->prefix), r->len);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "prefix", pfx);
+	path_fields(o, &lp[0]); /* the first path's fields at the top, as one-path routes read */
+	cJSON_AddStringToObject(o, "source", src);
+	cJSON_AddStringToObject(o, "protocol", proto);
+	cJSON *paths = cJSON_AddArrayToObject(o, "paths");
+	for (uint32_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(paths, path_fields(cJSON_CreateObject(), &lp[i]));
+	const struct ip6_adj *ra = ip6_adj_get(r->result);
+	if (ra->kind == IP6_ADJ_LB) {
+		const struct ip6_lb *lb = &ip6_lbs[ra->if_index];
+		cJSON *l = cJSON_AddObjectToObject(o, "load_balance");
+		cJSON_AddNumberToObject(l, "adjacency", r->result);
+		cJSON *b = cJSON_AddArrayToObject(l, "buckets");
+		for (uint32_t k = 0; k <= lb->mask; k++)
+			cJSON_AddItemToArray(b, cJSON_CreateNumber(lb->buckets[k]));
+	}
+	return o;
+}
+
 static int fib6_row(const struct ip6_route *r, void *ctx)
 {
 	struct fib6_show *fs = ctx;
-	const struct ip6_adj *a = ip6_adj_get(r->result);
-	char p[INET6_ADDRSTRLEN], nh[INET6_ADDRSTRLEN], pfx[INET6_ADDRSTRLEN + 4];
-	snprintf(pfx, sizeof(pfx), "%s/%u", ip6_format_addr(p, &r->prefix), r->len);
-	bool via = a->kind == IP6_ADJ_REWRITE;
-	const char *ifn = a->kind == IP6_ADJ_DROP ? "" : eth_if_name(a->if_index);
-	const char *res = !via ? "" : a->rewrite_len ? "resolved" : "unresolved";
+	struct fib_lb_path lp[IP6_LB_MAX_PATHS];
+	uint32_t n = route_paths(r, lp);
+	char src[32], p[INET6_ADDRSTRLEN], nh[INET6_ADDRSTRLEN];
+	const char *proto;
+	route_source(src, sizeof(src), r, &proto);
 	if (fs->list) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "prefix", pfx);
-		cJSON_AddNumberToObject(o, "adjacency", r->result);
-		cJSON_AddStringToObject(o, "kind", ip6_adj_kind_name(a->kind));
-		cJSON_AddStringToObject(o, "next_hop", via ? ip6_format_addr(nh, &a->next_hop) : "");
-		cJSON_AddStringToObject(o, "interface", ifn);
-		cJSON_AddStringToObject(o, "rewrite", res);
-		cJSON_AddItemToArray(fs->list, o);
+		cJSON_AddItemToArray(fs->list, route_json(r, src, proto, lp, n));
 		return 0;
 	}
-	cli_table_cell(fs->t, "%s", pfx);
-	cli_table_cell(fs->t, "%u", r->result);
-	cli_table_cell(fs->t, "%s", ip6_adj_kind_name(a->kind));
-	cli_table_cell(fs->t, "%s", via ? ip6_format_addr(nh, &a->next_hop) : "-");
-	cli_table_cell(fs->t, "%s", ifn[0] ? ifn : "-");
-	cli_table_cell(fs->t, "%s", res[0] ? res : "-");
+	for (uint32_t i = 0; i < n; i++) { /* one row per path */
+		const struct ip6_adj *a = ip6_adj_get(lp[i].adj_index);
+		bool via = a->kind == IP6_ADJ_REWRITE;
+		cli_table_cell(fs->t, "%s/%u", ip6_format_addr(p, &r->prefix), r->len);
+		cli_table_cell(fs->t, "%u", lp[i].adj_index);
+		cli_table_cell(fs->t, "%s", ip6_adj_kind_name(a->kind));
+		cli_table_cell(fs->t, "%s", via ? ip6_format_addr(nh, &a->next_hop) : "-");
+		cli_table_cell(fs->t, "%s", a->kind == IP6_ADJ_DROP ? "-" : eth_if_name(a->if_index));
+		cli_table_cell(fs->t, "%u", lp[i].weight ? lp[i].weight : 1);
+		cli_table_cell(fs->t, "%s", !via ? "-" : a->rewrite_len ? "resolved" : "unresolved");
+		cli_table_cell(fs->t, "%s", src);
+	}
 	return 0;
 }
 
@@ -161,13 +289,19 @@ static int one_route(const char *w, struct ip6_route *r)
 
 /*
  * sluice> show ip6 fib
- * Prefix               Adjacency  Kind     Next hop       Interface  Rewrite
- * 2001:db8:1::/64              2  glean    -              a          -
- * 2001:db8:1::1/128            1  local    -              a          -
- * 2001:db8:9::/48              5  rewrite  2001:db8:2::2  b          resolved
+ * Prefix             Adjacency  Kind     Next hop       Interface  Weight  Rewrite   Source
+ * 2001:db8:1::/64            2  glean    -              a               1  -         connected
+ * 2001:db8:1::1/128          1  local    -              a               1  -         connected
+ * 2001:db8:9::/48            5  rewrite  2001:db8:1::2  a               1  resolved  linux/bgp
+ * 2001:db8:9::/48            6  rewrite  2001:db8:2::2  b               1  resolved  linux/bgp
+ * (one row per path: 2001:db8:9::/48 is a multipath route. Source:
+ * connected (an address's), cli, linux/PROTOCOL (learnt from Linux), "-"
+ * for a neighbour's host route. The CLI's route wins over Linux's.)
  * sluice> show ip6 fib 2001:db8:9::1 json
  * {"routes": [{"prefix": "2001:db8:9::/48", "adjacency": 5, "kind": "rewrite",
- *   "next_hop": "2001:db8:2::2", "interface": "b", "rewrite": "resolved"}]}
+ *   "next_hop": "2001:db8:1::2", "interface": "a", "rewrite": "resolved", "weight": 1,
+ *   "source": "linux/bgp", "protocol": "bgp", "paths": [{...}, {...}],
+ *   "load_balance": {"adjacency": 7, "buckets": [5, 6, 5, 6, ...]}}]}
  */
 static int show_fib6(struct cli_session *s, int argc, char **argv)
 {
@@ -177,8 +311,8 @@ static int show_fib6(struct cli_session *s, int argc, char **argv)
 	if (argc > 1 || (argc == 1 && !ip6_parse_prefix(argv[0], &probe, &probe_len, true)))
 		return cli_fail(s, -EINVAL, "expected [X:X::X:X | X:X::X:X/L] [json]");
 	static const struct cli_table_col cols[] = {
-		{ "Prefix", false },	{ "Adjacency", true }, { "Kind", false },
-		{ "Next hop", false }, { "Interface", false }, { "Rewrite", false },
+		{ "Prefix", false },    { "Adjacency", true }, { "Kind", false },    { "Next hop", false },
+		{ "Interface", false }, { "Weight", true },    { "Rewrite", false }, { "Source", false },
 	};
 	cJSON *root = json ? cJSON_CreateObject() : NULL;
 	struct fib6_show fs = { .t = json ? NULL : cli_table_create(cols, ARRAY_LEN(cols)),

@@ -9,7 +9,10 @@
  * 224.0.0.0/24, RFC 5771's local network control block: OSPF's
  * 224.0.0.5/6, VRRP's 224.0.0.18, RIP's 224.0.0.9) and arp-input (ARP
  * replies for our addresses, after sluice has learnt from them, so that
- * Linux's neighbour table fills too). This node puts the Ethernet header
+ * Linux's neighbour table fills too); for IPv6 ip6-local (TCP, UDP and
+ * other protocols to sluice's addresses, ICMPv6 other than echo, NS/NA,
+ * RS and MLD, fragments; link-scope multicast such as OSPFv3's ff02::5/6)
+ * and ip6-nd (Neighbor Advertisements, after sluice learnt from them). This node puts the Ethernet header
  * back in front (ethernet-input left it in place; l2_len says how long it
  * is), points the packet at the TAP and hands it to interface-output,
  * whose tap-tx copies it into the TAP's tx ring: no system call here.
@@ -22,7 +25,8 @@
  * Errors: punt queue full: Linux is slow; no lcp pair for the rx
  *   interface (the pair was deleted while the packet was in flight).
  *   Counters (not drops): punted ARP replies, IPv4 multicast, IPv4 to a
- *   local address.
+ *   local address, IPv6 NAs, IPv6 link-scope multicast, IPv6 to a local
+ *   address.
  * Trace: rx port, TAP, what was punted, verdict.
  * CLI: `show errors`, `show trace`, `show lcp`.
  */
@@ -45,6 +49,9 @@ enum lcp_punt_error {
 	LCP_PUNT_COUNT_ARP,
 	LCP_PUNT_COUNT_MULTICAST,
 	LCP_PUNT_COUNT_LOCAL,
+	LCP_PUNT_COUNT_NA6,
+	LCP_PUNT_COUNT_MULTICAST6,
+	LCP_PUNT_COUNT_LOCAL6,
 	LCP_PUNT_N_ERROR,
 };
 
@@ -54,6 +61,9 @@ static const char *const lcp_punt_error_strings[LCP_PUNT_N_ERROR] = {
 	[LCP_PUNT_COUNT_ARP] = "punted: ARP reply (copy for Linux's neighbour table)",
 	[LCP_PUNT_COUNT_MULTICAST] = "punted: IPv4 multicast 224.0.0.0/24",
 	[LCP_PUNT_COUNT_LOCAL] = "punted: IPv4 to a local address",
+	[LCP_PUNT_COUNT_NA6] = "punted: IPv6 Neighbor Advertisement (copy for Linux's neighbour table)",
+	[LCP_PUNT_COUNT_MULTICAST6] = "punted: IPv6 link-scope multicast",
+	[LCP_PUNT_COUNT_LOCAL6] = "punted: IPv6 to a local address",
 };
 
 struct lcp_punt_trace {
@@ -85,6 +95,11 @@ static uint16_t kind_of(struct buffer *b)
 	const uint8_t *p = buffer_data(b);
 	if (p[12] == (ETH_TYPE_ARP >> 8) && p[13] == (ETH_TYPE_ARP & 0xff))
 		return LCP_PUNT_COUNT_ARP;
+	if (p[12] == 0x86 && p[13] == 0xdd) { /* ip6-nd sends only NAs; multicast: ff00::/8 */
+		if (p[ETH_HDR_LEN + 6] == 58 && p[ETH_HDR_LEN + 40] == 136)
+			return LCP_PUNT_COUNT_NA6;
+		return p[ETH_HDR_LEN + 24] == 0xff ? LCP_PUNT_COUNT_MULTICAST6 : LCP_PUNT_COUNT_LOCAL6;
+	}
 	/* IPv4: the first byte of the destination address is 224 only in
 	 * 224.0.0.0/24 here (ip4-input punts no other multicast). */
 	return p[ETH_HDR_LEN + 16] == 224 ? LCP_PUNT_COUNT_MULTICAST : LCP_PUNT_COUNT_LOCAL;

@@ -216,6 +216,7 @@ int lcp_create(const char *port, const char *host_if, const char *netns, char *e
 	if (!tap) {
 		rc = strstr(err, "already exists") ? -EEXIST : -EINVAL; /* the driver's words (tap_host.c) */
 	} else if ((rc = lcp_pair(phy, tap)) == 0 && (rc = dev_set_admin_up(tap, true)) == 0) {
+		lcp_host_sysctls(netns, host_if); /* before the Linux side is up: no DAD, no RS */
 		tap_host_set_up(tap, phy->admin_up);
 	} else {
 		snprintf(err, errlen, "%s: cannot bring %s up: %s", port, tap->name, strerror(-rc));

@@ -71,6 +71,13 @@ void lcp_unpair(uint32_t phy);
  * direction). Barrier held. */
 void lcp_host_link(uint32_t phy, uint32_t mtu, const uint8_t *mac);
 
+/* The IPv6 sysctls of host_if in netns ("": sluice's) that keep Linux
+ * from answering or configuring itself where sluice is authoritative
+ * (forwarding=1, accept_ra=0, autoconf=0, accept_redirects=0,
+ * accept_dad=0; lcp_sysctl.c says why each). 0 or a negative errno
+ * (logged: the TAP still works). */
+int lcp_host_sysctls(const char *netns, const char *host_if);
+
 /* The namespace TAPs go in when lcp create names none ("": sluice's). */
 const char *lcp_default_netns(void);
 int lcp_set_default_netns(const char *netns, char *err, size_t errlen);

@@ -24,7 +24,7 @@ struct nlmsghdr;
 /* Why a message (or part of one) was not applied. */
 enum lcp_nl_ignore {
 	LCP_NL_IGN_NOT_TAP,     /* about an interface that is no TAP of ours */
-	LCP_NL_IGN_FAMILY,      /* unsupported family (IPv6 until sluice has it) */
+	LCP_NL_IGN_FAMILY,      /* a family sluice does not route (not IPv4 nor IPv6) */
 	LCP_NL_IGN_TABLE,       /* a route of another table than main / route-table */
 	LCP_NL_IGN_KERNEL,      /* proto kernel connected/local: the address made it */
 	LCP_NL_IGN_ROUTE_TYPE,  /* throw, local, broadcast, multicast...; unicast without gateway or interface */
@@ -52,6 +52,7 @@ struct lcp_nl_stats {
 	_Atomic uint64_t held_max;            /* most notifications held back during one re-dump */
 	_Atomic uint64_t nh_routes;           /* routes changed through the nhid index (a nexthop object changed) */
 	_Atomic uint64_t routes;              /* Linux routes installed (the listeners' book) */
+	_Atomic uint64_t routes6;             /* Linux's IPv6 routes sluice holds (lcp_nl_route6.c) */
 };
 
 extern struct lcp_nl_stats lcp_nl_stats;

@@ -30,6 +30,7 @@ void lcp_nl_link_reset(void)
 {
 	memset(addrs, 0, sizeof(addrs));
 	memset(link_up, -1, sizeof(link_up));
+	lcp_nl6_reset();
 }
 
 static void __attribute__((constructor)) link_init(void)
@@ -128,6 +129,8 @@ bool lcp_nl_map_addr(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 	const struct ifaddrmsg *ifa = lcp_nl_parse(nlh, sizeof(*ifa), &at);
 	if (!ifa)
 		return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "address message");
+	if (ifa->ifa_family == AF_INET6)
+		return lcp_nl6_map_addr(ctx, nlh);
 	if (ifa->ifa_family != AF_INET)
 		return lcp_nl_ignore(LCP_NL_IGN_FAMILY, "address");
 	uint32_t addr;
@@ -149,6 +152,8 @@ bool lcp_nl_map_neigh(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 	uint32_t ip;
 	if (!nd)
 		return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "neighbour message");
+	if (nd->ndm_family == AF_INET6)
+		return lcp_nl6_map_neigh(ctx, nlh);
 	if (nd->ndm_family != AF_INET)
 		return lcp_nl_ignore(LCP_NL_IGN_FAMILY, "neighbour");
 	if (!lcp_nl_get_u32(&at, NDA_DST, &ip))
@@ -225,5 +230,5 @@ uint32_t lcp_nl_sweep_addrs(uint32_t gen)
 			addrs[i].used = false;
 			n += ip4_if_addr_del(addrs[i].phy, addrs[i].addr, addrs[i].plen, err, sizeof(err)) == 0;
 		}
-	return n;
+	return n + lcp_nl6_sweep(gen);
 }

@@ -18,10 +18,9 @@
  *
  * Each message is checked whole before anything changes, so it is applied
  * whole or not at all; what cannot be mapped is counted per reason and
- * logged once per reason. IPv4 only for now: AF_INET6 counts as
- * "unsupported family" until sluice has IPv6 (the families stay in the
- * messages and in struct ip4_route_path's neighbours, not in this file's
- * shape). */
+ * logged once per reason. IPv6 addresses, routes and neighbours, and the
+ * IPv6 routes through nexthop objects: lcp_nl_route6.c, called from here
+ * and from lcp_nl_link.c by the message's family. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <libmnl/libmnl.h>
@@ -48,14 +47,7 @@ bool lcp_nl_redump_wanted;
 static bool logged[LCP_NL_IGN_N];
 static uint32_t test_ifindex[DEV_MAX];
 
-/* Nexthop objects by id: a gateway via an interface, a blackhole, or a
- * group (its members with their weights). */
-static struct nh_obj {
-	uint32_t id, oif, gw, first; /* gw network order; first: a group's first member */
-	bool blackhole, group, used;
-	uint8_t n_members;                             /* a group's */
-	struct nexthop_grp members[IP4_LB_MAX_PATHS]; /* weight: the kernel's, minus 1 */
-} nhs[NH_MAX];
+static struct lcp_nl_nh nhs[NH_MAX];
 
 const char *lcp_nl_ignore_name(enum lcp_nl_ignore why)
 {
@@ -120,7 +112,7 @@ uint32_t lcp_nl_phy_of_ifindex(const struct lcp_nl_ctx *ctx, uint32_t ifindex)
 
 /* ---- nexthop objects ---- */
 
-static struct nh_obj *nh_find(uint32_t id)
+struct lcp_nl_nh *lcp_nl_nh_find(uint32_t id)
 {
 	for (int i = 0; i < NH_MAX; i++)
 		if (nhs[i].used && nhs[i].id == id)
@@ -129,7 +121,7 @@ static struct nh_obj *nh_find(uint32_t id)
 }
 
 /* NHA_GROUP's members (linux/nexthop.h: struct nexthop_grp, weight - 1). */
-static bool group_members(const struct nlattr *g, struct nh_obj *n)
+static bool group_members(const struct nlattr *g, struct lcp_nl_nh *n)
 {
 	size_t k = mnl_attr_get_payload_len(g) / sizeof(struct nexthop_grp);
 	if (k > IP4_LB_MAX_PATHS)
@@ -148,7 +140,7 @@ static bool map_nexthop(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh
 	uint32_t id;
 	if (!nhm || !lcp_nl_get_u32(&at, NHA_ID, &id))
 		return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "nexthop message");
-	struct nh_obj *o = nh_find(id);
+	struct lcp_nl_nh *o = lcp_nl_nh_find(id);
 	/* Routes through a nexthop object that changes or goes change with it
 	 * in the kernel, with no route message: the nhid index finds them. */
 	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
@@ -158,7 +150,7 @@ static bool map_nexthop(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh
 			nh_changed(ctx, id, true);
 		return lcp_nl_applied();
 	}
-	struct nh_obj n = { .id = id, .used = true, .blackhole = at.tb[NHA_BLACKHOLE] != NULL };
+	struct lcp_nl_nh n = { .id = id, .used = true, .blackhole = at.tb[NHA_BLACKHOLE] != NULL };
 	const struct nlattr *g = at.tb[NHA_GROUP];
 	if (g) {
 		if (mnl_attr_get_payload_len(g) < sizeof(struct nexthop_grp))
@@ -168,11 +160,15 @@ static bool map_nexthop(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh
 		if (!group_members(g, &n))
 			return lcp_nl_ignore(LCP_NL_IGN_REFUSED, "nexthop group of more than 16 paths");
 	} else if (!n.blackhole) {
-		if (nhm->nh_family != AF_INET)
+		if (nhm->nh_family != AF_INET && nhm->nh_family != AF_INET6)
 			return lcp_nl_ignore(LCP_NL_IGN_FAMILY, "nexthop");
 		if (!lcp_nl_get_u32(&at, NHA_OIF, &n.oif))
 			return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "nexthop without NHA_OIF");
-		lcp_nl_get_u32(&at, NHA_GATEWAY, &n.gw);
+		n.family = nhm->nh_family;
+		if (n.family == AF_INET6 && at.tb[NHA_GATEWAY] && !lcp_nl6_gateway(&at, NHA_GATEWAY, &n.gw6))
+			return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "IPv6 nexthop gateway");
+		if (n.family == AF_INET)
+			lcp_nl_get_u32(&at, NHA_GATEWAY, &n.gw);
 	}
 	for (int i = 0; !o && i < NH_MAX; i++)
 		if (!nhs[i].used)
@@ -202,30 +198,45 @@ struct route_want {
 
 /* ---- multipath: RTA_MULTIPATH and nexthop groups -> paths ---- */
 
+int lcp_nl_rtnh_each(const struct nlattr *mp, uint32_t max,
+		     bool (*fn)(const struct rtnexthop *rtnh, const struct lcp_nl_attrs *at, void *arg), void *arg)
+{
+	const uint8_t *p = mnl_attr_get_payload(mp);
+	size_t len = mnl_attr_get_payload_len(mp);
+	uint32_t n = 0;
+	while (len >= sizeof(struct rtnexthop)) {
+		const struct rtnexthop *rtnh = (const struct rtnexthop *)p;
+		if (rtnh->rtnh_len < sizeof(*rtnh) || rtnh->rtnh_len > len || n == max)
+			return -1;
+		struct lcp_nl_attrs at = { 0 };
+		if (mnl_attr_parse_payload(RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh), lcp_nl_attr_cb, &at) < 0 ||
+		    !fn(rtnh, &at, arg))
+			return -1;
+		n++;
+		size_t step = RTNH_ALIGN(rtnh->rtnh_len);
+		p += step;
+		len = step < len ? len - step : 0;
+	}
+	return (int)n;
+}
+
+static bool mp_path(const struct rtnexthop *rtnh, const struct lcp_nl_attrs *at, void *arg)
+{
+	struct route_want *w = arg;
+	w->mp[w->n_paths].oif = (uint32_t)rtnh->rtnh_ifindex;
+	w->mp[w->n_paths].gw = 0;
+	lcp_nl_get_u32(at, RTA_GATEWAY, &w->mp[w->n_paths].gw);
+	w->mp[w->n_paths++].weight = (uint16_t)(rtnh->rtnh_hops + 1);
+	return true;
+}
+
 /* RTA_MULTIPATH (rtnetlink(7): struct rtnexthop each, weight rtnh_hops + 1
  * as iproute2 shows it, RTA_GATEWAY inside) into w->mp; the first path also
  * into w->oif, w->gw. */
 static bool mp_decode(const struct nlattr *mp, struct route_want *w)
 {
-	const uint8_t *p = mnl_attr_get_payload(mp);
-	size_t len = mnl_attr_get_payload_len(mp);
 	w->n_paths = 0;
-	while (len >= sizeof(struct rtnexthop)) {
-		const struct rtnexthop *rtnh = (const struct rtnexthop *)p;
-		if (rtnh->rtnh_len < sizeof(*rtnh) || rtnh->rtnh_len > len || w->n_paths == IP4_LB_MAX_PATHS)
-			return false;
-		struct lcp_nl_attrs at = { 0 };
-		if (mnl_attr_parse_payload(RTNH_DATA(rtnh), rtnh->rtnh_len - sizeof(*rtnh), lcp_nl_attr_cb, &at) < 0)
-			return false;
-		w->mp[w->n_paths].oif = (uint32_t)rtnh->rtnh_ifindex;
-		w->mp[w->n_paths].gw = 0;
-		lcp_nl_get_u32(&at, RTA_GATEWAY, &w->mp[w->n_paths].gw);
-		w->mp[w->n_paths++].weight = (uint16_t)(rtnh->rtnh_hops + 1);
-		size_t step = RTNH_ALIGN(rtnh->rtnh_len);
-		p += step;
-		len = step < len ? len - step : 0;
-	}
-	if (!w->n_paths)
+	if (lcp_nl_rtnh_each(mp, IP4_LB_MAX_PATHS, mp_path, w) <= 0)
 		return false;
 	w->oif = w->mp[0].oif;
 	w->gw = w->mp[0].gw;
@@ -235,11 +246,11 @@ static bool mp_decode(const struct nlattr *mp, struct route_want *w)
 
 /* A nexthop group's members into w->mp; false when one is unknown or a
  * blackhole (a group of gateways only). */
-static bool group_paths(const struct nh_obj *g, struct route_want *w)
+static bool group_paths(const struct lcp_nl_nh *g, struct route_want *w)
 {
 	w->n_paths = 0;
 	for (uint32_t i = 0; i < g->n_members; i++) {
-		const struct nh_obj *o = nh_find(g->members[i].id);
+		const struct lcp_nl_nh *o = lcp_nl_nh_find(g->members[i].id);
 		if (!o || o->blackhole || o->group)
 			return false;
 		w->mp[w->n_paths].oif = o->oif;
@@ -269,7 +280,7 @@ static enum lcp_nl_ignore mp_to_paths(const struct lcp_nl_ctx *ctx, const struct
 }
 
 /* Whether group g has member id. */
-static bool nh_has_member(const struct nh_obj *g, uint32_t id)
+static bool nh_has_member(const struct lcp_nl_nh *g, uint32_t id)
 {
 	for (uint32_t i = 0; i < g->n_members; i++)
 		if (g->members[i].id == id)
@@ -280,13 +291,13 @@ static bool nh_has_member(const struct nh_obj *g, uint32_t id)
 /* The path of a nexthop object (a group's first member). */
 static enum lcp_nl_ignore nh_path(uint32_t id, struct route_want *w)
 {
-	const struct nh_obj *o = nh_find(id);
+	const struct lcp_nl_nh *o = lcp_nl_nh_find(id);
 	if (o && o->group && o->n_members > 1) {
 		w->multipath = true;
 		return group_paths(o, w) ? LCP_NL_IGN_N : LCP_NL_IGN_NO_NEXTHOP;
 	}
 	if (o && o->group)
-		o = nh_find(o->first);
+		o = lcp_nl_nh_find(o->first);
 	if (!o)
 		return LCP_NL_IGN_NO_NEXTHOP;
 	if (o->blackhole)
@@ -305,6 +316,13 @@ static bool want_maps(const struct route_want *w)
 	return w->type == RTN_UNICAST && (w->gw || w->oif || w->multipath);
 }
 
+bool lcp_nl_table_mapped(const struct lcp_nl_attrs *at, const struct rtmsg *rtm)
+{
+	uint32_t table = rtm->rtm_table;
+	lcp_nl_get_u32(at, RTA_TABLE, &table);
+	return table == RT_TABLE_MAIN || (lcp_nl_route_table && table == lcp_nl_route_table);
+}
+
 /* Decode a route message into w; LCP_NL_IGN_N when it maps. */
 static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_want *w)
 {
@@ -316,9 +334,7 @@ static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_
 		return LCP_NL_IGN_FAMILY;
 	if (rtm->rtm_dst_len > 32)
 		return LCP_NL_IGN_MALFORMED;
-	uint32_t table = rtm->rtm_table;
-	lcp_nl_get_u32(&at, RTA_TABLE, &table);
-	if (table != RT_TABLE_MAIN && (!lcp_nl_route_table || table != lcp_nl_route_table))
+	if (!lcp_nl_table_mapped(&at, rtm))
 		return LCP_NL_IGN_TABLE;
 	w->plen = rtm->rtm_dst_len;
 	w->type = rtm->rtm_type;
@@ -416,6 +432,8 @@ static const char *route_what(char *buf, size_t n, const struct route_want *w)
 
 static bool map_route(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 {
+	if (lcp_nl_family(nlh, sizeof(struct rtmsg)) == AF_INET6)
+		return lcp_nl6_map_route(ctx, nlh); /* lcp_nl_route6.c */
 	struct route_want w = { 0 };
 	enum lcp_nl_ignore why = route_decode(nlh, &w);
 	char what[80];
@@ -456,6 +474,7 @@ static void route_reresolve(const struct lcp_nl_route *r, void *arg)
 static void nh_changed(const struct lcp_nl_ctx *ctx, uint32_t id, bool gone)
 {
 	lcp_nl_route_each_nh(id, route_reresolve, (void *)ctx);
+	lcp_nl6_nh_changed(ctx, id); /* IPv6 routes through it, or through a group it is in */
 	for (int i = 0; i < NH_MAX; i++) {
 		if (!nhs[i].used || !nhs[i].group || !nh_has_member(&nhs[i], id))
 			continue;

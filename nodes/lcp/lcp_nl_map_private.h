@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/nexthop.h>
+#include <netinet/in.h>
 
 #include "nodes/lcp/lcp_nl.h"
 
@@ -31,6 +33,18 @@ const void *lcp_nl_parse(const struct nlmsghdr *nlh, size_t hdrlen, struct lcp_n
 /* A u32 attribute, checked for its size: false when absent or bad. */
 bool lcp_nl_get_u32(const struct lcp_nl_attrs *at, int type, uint32_t *v);
 
+/* Each struct rtnexthop of an RTA_MULTIPATH attribute, with its own
+ * attributes parsed, to fn (false from fn stops: -1). How many, or -1 when
+ * one runs past the attribute, is too short, or there are more than max. */
+struct rtnexthop;
+int lcp_nl_rtnh_each(const struct nlattr *mp, uint32_t max,
+		     bool (*fn)(const struct rtnexthop *rtnh, const struct lcp_nl_attrs *at, void *arg), void *arg);
+
+/* Whether a route of rtm (its RTA_TABLE in at, else rtm_table) is of a
+ * table sluice maps: main, or linux-cp { route-table N }. */
+struct rtmsg;
+bool lcp_nl_table_mapped(const struct lcp_nl_attrs *at, const struct rtmsg *rtm);
+
 /* Count (and log once per reason) a message that does not map: false. */
 bool lcp_nl_ignore(enum lcp_nl_ignore why, const char *detail);
 
@@ -47,5 +61,48 @@ bool lcp_nl_map_link(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh);
 
 /* Forget the addresses Linux gave and the TAPs' link states. */
 void lcp_nl_link_reset(void);
+
+/* A nexthop object (RTM_NEWNEXTHOP): a gateway via an interface, a
+ * blackhole, or a group (its members with their weights). */
+#define LCP_NL_NH_MAX_MEMBERS 16 /* IP4_LB_MAX_PATHS, IP6_ROUTE_MAX_PATHS */
+struct lcp_nl_nh {
+	uint32_t id, oif, gw, first; /* gw (IPv4) network order; first: a group's first member */
+	bool blackhole, group, used;
+	uint8_t family;              /* a gateway's: AF_INET or AF_INET6 */
+	uint8_t n_members;           /* a group's */
+	struct in6_addr gw6;         /* an IPv6 gateway */
+	struct nexthop_grp members[LCP_NL_NH_MAX_MEMBERS]; /* weight: the kernel's, minus 1 */
+};
+
+/* The nexthop object id, or NULL. */
+struct lcp_nl_nh *lcp_nl_nh_find(uint32_t id);
+
+/* The family byte of a message whose fixed header (hdrlen bytes) starts
+ * with it (rtmsg, ifaddrmsg, ndmsg), or AF_UNSPEC when it is too short. */
+static inline uint8_t lcp_nl_family(const struct nlmsghdr *nlh, size_t hdrlen)
+{
+	return nlh->nlmsg_len >= NLMSG_HDRLEN + hdrlen ? *(const uint8_t *)mnl_nlmsg_get_payload(nlh) : 0;
+}
+
+/* ---- IPv6 (lcp_nl_route6.c); barrier held ---- */
+
+/* A 16-byte address attribute: false when absent or of another size. */
+bool lcp_nl6_gateway(const struct lcp_nl_attrs *at, int type, struct in6_addr *a);
+
+/* AF_INET6 RTM_NEWROUTE/DELROUTE, RTM_NEWADDR/DELADDR, RTM_NEWNEIGH/DELNEIGH. */
+bool lcp_nl6_map_route(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh);
+bool lcp_nl6_map_addr(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh);
+bool lcp_nl6_map_neigh(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh);
+
+/* Nexthop object id changed or went: the IPv6 routes through it (or a
+ * group holding it) resolved again, or removed. */
+void lcp_nl6_nh_changed(const struct lcp_nl_ctx *ctx, uint32_t id);
+
+/* The sweep after gen's dump: IPv6 routes and addresses of gen's listener
+ * not shown again. How many. */
+uint32_t lcp_nl6_sweep(uint32_t gen);
+
+/* Forget the IPv6 addresses Linux gave (tests, a new listener). */
+void lcp_nl6_reset(void);
 
 #endif

@@ -16,13 +16,21 @@
 #   - `ip route replace` with r2 alone: the FIB has one path within 1 s;
 #     in the next 4 s every stream is on r2 and none on r1, and every
 #     iperf3 session completes (exit 0): the streams moved without ending.
-# Needs root, ip, iperf3, tcpdump. The trap removes namespaces, veths,
-# iperf3s, tcpdumps and sluice even on failure; every wait is bounded.
+# Mode "frr" (argument 3; issue 20's "the same learned from FRR with two
+# BGP sessions"): instead of `ip route`, FRR in ctl (AS 65001, `maximum-
+# paths 2`) peers over b and c with FRR in r1 and r2 (both AS 65002, each
+# announcing 10.9.0.0/24); the multipath route is zebra's (nexthop group),
+# and the next hop goes by `no network` in r1's bgpd (a BGP withdraw),
+# while both sessions stay up. The same checks on the streams.
+# Needs root, ip, iperf3, tcpdump (and FRR for mode frr). The trap removes
+# namespaces, veths, iperf3s, tcpdumps, FRR and sluice even on failure;
+# every wait is bounded.
 #
-#   lcp_ecmp.sh SLUICE SLUICECTL
+#   lcp_ecmp.sh SLUICE SLUICECTL [static|frr]
 set -u
 sluice=$1
 sluicectl=$2
+mode=${3:-static}
 id=$$
 ns_a=sluice-ecmp-cl-$id # the client
 ns_b=sluice-ecmp-r1-$id
@@ -38,7 +46,9 @@ host_c=emc${id}h
 tmp=$(mktemp -d /tmp/sluice-ecmp-XXXXXX)
 pids=
 . "$(dirname "$0")/../lib/netns.sh"
+. "$(dirname "$0")/../lib/frr.sh"
 cleanup() {
+	frr_cleanup
 	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
 	for ns in "$ns_r2" "$ns_far" "$ns_ctl"; do ip netns del "$ns" 2>/dev/null; done
 	ip link del "$if_c" 2>/dev/null
@@ -46,6 +56,8 @@ cleanup() {
 }
 trap cleanup EXIT
 netns_preflight ip iperf3 tcpdump timeout
+case $mode in static) proto=static ;; frr) proto=bgp ;; *) fail "mode: expected static or frr, not $mode" ;; esac
+[ "$mode" = static ] || { [ -x /usr/lib/frr/bgpd ] && command -v vtysh > /dev/null; } || fail "FRR not installed (scripts/deps.sh test)"
 
 # ---- the namespaces ----
 netns_make_pairs
@@ -94,12 +106,51 @@ ip -n "$ns_ctl" addr add 10.11.0.1/24 dev s-eth1 && ip -n "$ns_ctl" addr add 10.
 until_1s eval 'ctl show ip interface | grep -q 10.12.0.1/24' || fail "c has no 10.12.0.1/24 from Linux"
 
 # ---- the multipath route ----
-ip -n "$ns_ctl" route add 10.9.0.0/24 proto static nexthop via 10.11.0.2 dev s-eth1 nexthop via 10.12.0.2 dev s-eth2 ||
-	fail "multipath route in ctl"
-until_1s test "$(paths_of)" -eq 2 || { ctl show ip fib >&2; fail "10.9.0.0/24 has not two paths"; }
+bgpd_conf() { # name router-id as neighbour remote-as [network] [multipath]
+	cat <<BGP
+hostname $1
+router bgp $3
+ bgp router-id $2
+ no bgp ebgp-requires-policy
+ no bgp network import-check
+ timers bgp 1 3
+BGP
+	local nbr
+	for nbr in $4; do
+		echo " neighbor $nbr remote-as $5"
+		echo " neighbor $nbr timers connect 1"
+		echo " neighbor $nbr advertisement-interval 0"
+	done
+	echo " address-family ipv4 unicast"
+	[ -n "${6:-}" ] && echo "  network $6"
+	[ -n "${7:-}" ] && echo "  maximum-paths $7"
+	echo " exit-address-family"
+}
+if [ "$mode" = static ]; then
+	ip -n "$ns_ctl" route add 10.9.0.0/24 proto static nexthop via 10.11.0.2 dev s-eth1 nexthop via 10.12.0.2 dev s-eth2 ||
+		fail "multipath route in ctl"
+	until_1s test "$(paths_of)" -eq 2 || { ctl show ip fib >&2; fail "10.9.0.0/24 has not two paths"; }
+else
+	for n in ctl r1 r2; do echo "hostname $n" > "$(frr_dir $n)/zebra.conf"; done
+	bgpd_conf ctl 10.255.0.1 65001 "10.11.0.2 10.12.0.2" 65002 "" 2 > "$(frr_dir ctl)/bgpd.conf"
+	bgpd_conf r1 10.255.0.2 65002 10.11.0.1 65001 10.9.0.0/24 > "$(frr_dir r1)/bgpd.conf"
+	bgpd_conf r2 10.255.0.3 65002 10.12.0.1 65001 10.9.0.0/24 > "$(frr_dir r2)/bgpd.conf"
+	t0=$(now_ms)
+	frr_start ctl "$ns_ctl" zebra
+	frr_start ctl "$ns_ctl" bgpd
+	for r in "r1 $ns_b" "r2 $ns_r2"; do
+		set -- $r
+		frr_start "$1" "$2" zebra
+		frr_start "$1" "$2" bgpd
+	done
+	until_s 30 eval 'test "$(paths_of)" -eq 2' ||
+		{ vty ctl -c "show bgp summary" >&2; ip -n "$ns_ctl" route >&2; ctl show ip fib >&2; frr_logs; fail "10.9.0.0/24 has not two paths from BGP within 30 s"; }
+	echo "frr: two BGP sessions, 10.9.0.0/24 multipath in sluice $(($(now_ms) - t0)) ms after zebra started"
+	echo "kernel: $(ip -n "$ns_ctl" route show 10.9.0.0/24 | tr '\n' ' ')"
+fi
 ctl show ip fib 10.9.0.0/24
-ctl show ip fib 10.9.0.0/24 | grep -q '10.11.0.2 .*linux/static' && ctl show ip fib 10.9.0.0/24 | grep -q '10.12.0.2' ||
-	fail "paths not via 10.11.0.2 and 10.12.0.2"
+ctl show ip fib 10.9.0.0/24 | grep -q "10.11.0.2 .*linux/$proto" && ctl show ip fib 10.9.0.0/24 | grep -q '10.12.0.2' ||
+	fail "paths not via 10.11.0.2 and 10.12.0.2 as linux/$proto"
 
 # ---- 16 streams ----
 for i in $(seq 0 15); do
@@ -137,8 +188,15 @@ echo "before: r1 carries ports" $on_r1 "; r2 carries" $on_r2
 echo "b and c both transmit: $(tx_of b), $(tx_of c) packets"
 
 # ---- one next hop goes: its streams move, none ends ----
-ip -n "$ns_ctl" route replace 10.9.0.0/24 proto static via 10.12.0.2 dev s-eth2 || fail "route replace"
-until_1s test "$(paths_of)" -eq 1 || { ctl show ip fib >&2; fail "10.9.0.0/24 still multipath"; }
+if [ "$mode" = static ]; then
+	ip -n "$ns_ctl" route replace 10.9.0.0/24 proto static via 10.12.0.2 dev s-eth2 || fail "route replace"
+	until_1s test "$(paths_of)" -eq 1 || { ctl show ip fib >&2; fail "10.9.0.0/24 still multipath"; }
+else
+	vty r1 -c "configure terminal" -c "router bgp 65002" -c "address-family ipv4 unicast" -c "no network 10.9.0.0/24" \
+		> "$tmp/vty" 2>&1 || { cat "$tmp/vty" >&2; fail "vtysh no network"; }
+	until_s 5 eval 'test "$(paths_of)" -eq 1' || { ctl show ip fib >&2; fail "10.9.0.0/24 still multipath 5 s after r1's withdraw"; }
+	ctl show ip fib 10.9.0.0/24 | grep -q '10.12.0.2 .*linux/bgp' || fail "the path left is not via r2"
+fi
 ctl show ip fib 10.9.0.0/24
 sleep 0.3
 capture after 4
@@ -151,6 +209,15 @@ for p in $cl_pids; do
 done
 grep -h "sender$" "$tmp"/client* | head -3
 echo "16 sessions completed across the move"
+if [ "$mode" = frr ]; then
+	up=$(vty ctl -c "show bgp summary json" | grep -c '"state":"Established"')
+	[ "$up" -eq 2 ] || { vty ctl -c "show bgp summary" >&2; fail "$up BGP sessions Established after the move, not 2"; }
+	echo "both BGP sessions still Established"
+	frr_cleanup
+	netns_stop_sluice
+	echo "PASS (frr)"
+	exit 0
+fi
 
 # ---- the CLI's multipath: weights, a path added and removed, bad words ----
 ctl ip route add 10.99.0.0/16 via 10.11.0.2 b via 10.12.0.2 c weight 3 > /dev/null || fail "CLI multipath"

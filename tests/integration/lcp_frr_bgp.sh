@@ -50,33 +50,11 @@ frr_topology
 
 # ---- FRR ----
 peers="10.98.1.0/24 10.98.2.0/24 10.98.3.0/24 10.99.0.0/24"
-zebra_conf() { # name
-	echo "hostname $1"
-	[ "$mode" = no-nhobj ] && echo "no zebra nexthop kernel enable"
-}
-bgpd_conf() { # name as router-id neighbour remote-as networks...
-	local name=$1 as=$2 rid=$3 nbr=$4 ras=$5 p
-	shift 5
-	cat <<BGP
-hostname $name
-router bgp $as
- bgp router-id $rid
- no bgp ebgp-requires-policy
- no bgp network import-check
- timers bgp 1 3
- neighbor $nbr remote-as $ras
- neighbor $nbr timers connect 1
- neighbor $nbr advertisement-interval 0
- address-family ipv4 unicast
-BGP
-	for p in "$@"; do echo "  network $p"; done
-	echo " exit-address-family"
-}
-zebra_conf ctl > "$(frr_dir ctl)/zebra.conf"
-zebra_conf peer > "$(frr_dir peer)/zebra.conf"
+frr_zebra_conf ctl "$mode" > "$(frr_dir ctl)/zebra.conf"
+frr_zebra_conf peer "$mode" > "$(frr_dir peer)/zebra.conf"
 # shellcheck disable=SC2086
-bgpd_conf peer 65002 10.1.0.2 10.1.0.1 65001 $peers > "$(frr_dir peer)/bgpd.conf"
-bgpd_conf ctl 65001 10.1.0.1 10.1.0.2 65002 10.2.0.0/24 > "$(frr_dir ctl)/bgpd.conf"
+frr_bgpd_conf ipv4 peer 65002 10.1.0.2 10.1.0.1 65001 $peers > "$(frr_dir peer)/bgpd.conf"
+frr_bgpd_conf ipv4 ctl 65001 10.1.0.1 10.1.0.2 65002 10.2.0.0/24 > "$(frr_dir ctl)/bgpd.conf"
 t0=$(now_ms)
 frr_start ctl "$ns_c" zebra
 frr_start ctl "$ns_c" bgpd

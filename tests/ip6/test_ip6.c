@@ -982,6 +982,68 @@ START_TEST(forward_exact)
 }
 END_TEST
 
+/* 16 echo requests to D from 2001:db8:1::100..10f (16 flows), forwarded. */
+static void send_16_flows(const uint8_t D[16])
+{
+	uint8_t f[256], S[16];
+	n_tx = 0;
+	for (uint32_t k = 0; k < 16; k++) {
+		a6(S, "2001:db8:1::100");
+		S[15] = (uint8_t)k;
+		uint32_t n = echo6(f, mac_a, mac_ha, S, D, 64, 128, k);
+		inject(dev_a, f, n);
+	}
+	poll_n(3);
+	ck_assert_uint_eq(n_tx, 16);
+}
+
+/* ECMP: a route with two paths (R and R2 on b) spreads flows by hash,
+ * each flow on one path every time; the CLI's `ip route add` of a second
+ * path makes the load balance, a path removed moves only its flows. The
+ * flows: 16 sources (ICMPv6 hashes by addresses and next header). */
+START_TEST(ecmp_per_flow)
+{
+	static const uint8_t mac_r2[6] = { 0x02, 0xbb, 0, 0, 0, 0x03 };
+	uint8_t D[16];
+	setup_fwd(true, "2001:db8:2::2");
+	struct in6_addr p, r2;
+	pa(&r2, "2001:db8:2::3");
+	ck_assert_int_eq(ip6_nbr_set(dev_b->index, &r2, mac_r2, true, err, sizeof(err)), 0);
+	pa(&p, "2001:db8:9::");
+	struct ip6_route_path two = { .kind = IP6_ADJ_REWRITE, .if_index = dev_b->index, .next_hop = r2 };
+	ck_assert_msg(ip6_route_src_path_add(IP6_SRC_CLI, &p, 48, &two, 1, err, sizeof(err)) == 0, "%s", err);
+	uint32_t r;
+	ck_assert_int_eq(ip6_fib_get(ip6_fib_main, &p, 48, &r), 0);
+	ck_assert_uint_eq(ip6_adj_get(r)->kind, IP6_ADJ_LB);
+	a6(D, "2001:db8:9::5");
+	uint8_t first[16];
+	for (int round = 0; round < 2; round++) {
+		send_16_flows(D);
+		uint32_t on_r2 = 0;
+		for (uint32_t k = 0; k < 16; k++) {
+			ck_assert_uint_eq(txs[k].if_index, dev_b->index);
+			uint8_t last = txs[k].bytes[5]; /* the destination MAC: R's or R2's */
+			ck_assert(last == 2 || last == 3);
+			on_r2 += last == 3;
+			if (round == 0)
+				first[txs[k].bytes[14 + 8 + 15]] = last; /* by source */
+			else
+				ck_assert_uint_eq(first[txs[k].bytes[14 + 8 + 15]], last); /* each flow stays */
+		}
+		ck_assert_uint_gt(on_r2, 0);
+		ck_assert_uint_lt(on_r2, 16);
+	}
+	/* R2 gone from the route: every flow on R, and no flow that was on R moved */
+	struct ip6_route_path one = { .kind = IP6_ADJ_REWRITE, .if_index = dev_b->index };
+	pa(&one.next_hop, "2001:db8:2::2");
+	ck_assert_int_eq(ip6_route_src_set(IP6_SRC_CLI, &p, 48, &one, 1, err, sizeof(err)), 0);
+	send_16_flows(D);
+	for (uint32_t k = 0; k < 16; k++)
+		ck_assert_uint_eq(txs[k].bytes[5], 2);
+	n_tx = 0;
+}
+END_TEST
+
 /* Over b's MTU: Packet Too Big to the source with the MTU and as much of
  * the packet as fits in 1280 bytes (RFC 4443 §3.2), from a's address. */
 START_TEST(packet_too_big_exact)
@@ -1117,6 +1179,7 @@ static Suite *ip6_suite(void)
 	tcase_add_test(tc, time_exceeded_and_option_problem);
 	tcase_add_test(tc, no_error_about_error);
 	tcase_add_test(tc, forward_exact);
+	tcase_add_test(tc, ecmp_per_flow);
 	tcase_add_test(tc, packet_too_big_exact);
 	tcase_add_test(tc, unresolved_sends_ns);
 	tcase_add_test(tc, incomplete_entries_recycled);

@@ -80,7 +80,7 @@ done
 ctl show ip6 fib > "$tmp/fib" || fail "show ip6 fib"
 cat "$tmp/fib"
 for want in "2001:db8:1::1/128 .* local" "2001:db8:1::/64 .* glean" "2001:db8:2::2/128 .* rewrite .*resolved" \
-	"2001:db8:9::/48 .* rewrite +2001:db8:2::2 +b +resolved"; do
+	"2001:db8:9::/48 .* rewrite +2001:db8:2::2 +b +1 +resolved +cli"; do
 	grep -Eq "$want" "$tmp/fib" || fail "show ip6 fib: no '$want'"
 done
 ctl show ip6 fib 2001:db8:9::42 json > "$tmp/fib.json" || fail "show ip6 fib json"

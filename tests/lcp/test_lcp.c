@@ -28,6 +28,8 @@
 #include "nodes/ip4/ip4.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
+#include "nodes/ip6/ip6_interface.h"
+#include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/lcp/lcp.h"
 #include "tests/check_run.h"
 #include "tests/graph_fixture.h"
@@ -35,7 +37,7 @@
 #include "tests/drivers/testdrv/testdrv.h"
 
 /* error codes, as the nodes number them */
-enum { PUNT_FULL = 0, PUNT_NO_PAIR, PUNT_ARP, PUNT_MCAST, PUNT_LOCAL };
+enum { PUNT_FULL = 0, PUNT_NO_PAIR, PUNT_ARP, PUNT_MCAST, PUNT_LOCAL, PUNT_NA6, PUNT_MCAST6, PUNT_LOCAL6 };
 enum { XC_NO_PAIR = 0, XC_ARP, XC_IP4, XC_OTHER };
 enum { LOCAL_PROTOCOL = 0 };
 enum { INPUT_MULTICAST = 7 };
@@ -120,6 +122,7 @@ static void teardown(void)
 	fixture_graph_down(g);
 	g = NULL;
 	ip4_main_free();
+	ip6_main_free();
 	ck_assert_uint_eq(lcp_n_pairs(), 0);
 	fixture_buffers_down();
 }
@@ -172,6 +175,97 @@ START_TEST(punt_decisions)
 	ip4_nbr_lock();
 	ck_assert_ptr_nonnull(ip4_nbr_lookup(dev_a->index, htonl(IP_H)));
 	ip4_nbr_unlock();
+}
+END_TEST
+
+/* ---- IPv6 ---- */
+
+/* Ethernet + IPv6 (next header nh, hop limit hl) + l4 (len bytes); an
+ * ICMPv6 payload gets its checksum over the pseudo-header (RFC 8200 §8.1). */
+static uint32_t ip6_frame(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], const char *src,
+			  const char *dst, uint8_t nh, uint8_t hl, const uint8_t *l4, uint16_t len)
+{
+	uint32_t n = eth(p, dmac, smac, 0x86dd);
+	uint8_t *h = p + n;
+	memset(h, 0, 40);
+	h[0] = 0x60;
+	put16(h + 4, len);
+	h[6] = nh;
+	h[7] = hl;
+	ck_assert_int_eq(inet_pton(AF_INET6, src, h + 8), 1);
+	ck_assert_int_eq(inet_pton(AF_INET6, dst, h + 24), 1);
+	memcpy(h + 40, l4, len);
+	if (nh == 58) {
+		uint8_t ps[40 + 256] = { 0 };
+		memcpy(ps, h + 8, 32);
+		put16(ps + 34, len);
+		ps[39] = 58;
+		memcpy(ps + 40, l4, len);
+		put16(h + 42, 0);
+		ps[42] = ps[43] = 0;
+		put16(h + 42, ref_csum(ps, 40u + len));
+	}
+	return n + 40 + len;
+}
+
+/* What sluice answers itself for IPv6 stays on the port (echo, NS for its
+ * address); the rest for the router goes up the TAP whole: TCP (BGP's 179)
+ * to its address, OSPFv3 to ff02::5, copies of Neighbor Advertisements;
+ * another's solicited-node group is still dropped. */
+START_TEST(punt_decisions6)
+{
+	ck_assert_int_eq(lcp_pair(dev_a, dev_tap), 0);
+	struct in6_addr a1;
+	inet_pton(AF_INET6, "2001:db8:1::1", &a1);
+	ck_assert_msg(ip6_if_addr_add(dev_a->index, &a1, 64, err, sizeof(err)) == 0, "%s", err);
+	poll_n(2);
+	uint32_t a_before = testdrv_n_sent(dev_a); /* DAD's probe */
+	static const uint8_t mac_ospf6[6] = { 0x33, 0x33, 0, 0, 0, 5 }, mac_sn[6] = { 0x33, 0x33, 0xff, 0, 0, 0x99 };
+	uint8_t tcp[128], ospf[128], other[128], echo[128], ns[128], na[128];
+	uint8_t l4[32] = { 0xc3, 0x50, 0x00, 0xb3 }; /* TCP 50000 -> 179 */
+	uint32_t n_tcp = ip6_frame(tcp, dev_a->mac, mac_h, "2001:db8:1::2", "2001:db8:1::1", 6, 1, l4, 20);
+	uint8_t hello[16] = { 3, 1, 0, 16 }; /* OSPFv3 hello */
+	uint32_t n_ospf = ip6_frame(ospf, mac_ospf6, mac_h, "fe80::2", "ff02::5", 89, 1, hello, 16);
+	uint32_t n_other = ip6_frame(other, mac_sn, mac_h, "fe80::2", "ff02::1:ff00:99", 17, 255, l4, 8);
+	uint8_t er[8] = { 128, 0, 0, 0, 0, 1, 0, 1 };
+	uint32_t n_echo = ip6_frame(echo, dev_a->mac, mac_h, "2001:db8:1::2", "2001:db8:1::1", 58, 64, er, 8);
+	uint8_t nsm[32] = { 135, 0 }, nam[32] = { 136, 0, 0, 0, 0x20 }; /* NA: Override */
+	inet_pton(AF_INET6, "2001:db8:1::1", nsm + 8);
+	nsm[24] = 1, nsm[25] = 1, memcpy(nsm + 26, mac_h, 6); /* source link-layer address */
+	uint32_t n_ns = ip6_frame(ns, dev_a->mac, mac_h, "2001:db8:1::2", "2001:db8:1::1", 58, 255, nsm, 32);
+	inet_pton(AF_INET6, "2001:db8:1::2", nam + 8);
+	nam[24] = 2, nam[25] = 1, memcpy(nam + 26, mac_h, 6); /* target link-layer address */
+	uint32_t n_na = ip6_frame(na, dev_a->mac, mac_h, "2001:db8:1::2", "2001:db8:1::1", 58, 255, nam, 32);
+	ck_assert_int_eq(testdrv_inject(dev_a, tcp, (uint16_t)n_tcp), 0);
+	ck_assert_int_eq(testdrv_inject(dev_a, ospf, (uint16_t)n_ospf), 0);
+	ck_assert_int_eq(testdrv_inject(dev_a, other, (uint16_t)n_other), 0);
+	ck_assert_int_eq(testdrv_inject(dev_a, echo, (uint16_t)n_echo), 0);
+	ck_assert_int_eq(testdrv_inject(dev_a, ns, (uint16_t)n_ns), 0);
+	poll_n(3);
+	ck_assert_int_eq(testdrv_inject(dev_a, na, (uint16_t)n_na), 0); /* after the NS made the entry */
+	poll_n(3);
+
+	ck_assert_uint_eq(testdrv_n_sent(dev_tap), 3);
+	expect_sent_any(dev_tap, tcp, n_tcp);
+	expect_sent_any(dev_tap, ospf, n_ospf);
+	expect_sent_any(dev_tap, na, n_na);
+	ck_assert_uint_eq(count("lcp-punt", PUNT_LOCAL6), 1);
+	ck_assert_uint_eq(count("lcp-punt", PUNT_MCAST6), 1);
+	ck_assert_uint_eq(count("lcp-punt", PUNT_NA6), 1);
+	/* sluice answered the echo and the NS itself, on a: nothing of them up the TAP */
+	ck_assert_uint_eq(testdrv_n_sent(dev_a) - a_before, 2);
+	uint16_t len;
+	const uint8_t *f = testdrv_sent(dev_a, a_before, &len);
+	uint8_t t0 = f[14 + 40];
+	f = testdrv_sent(dev_a, a_before + 1, &len);
+	uint8_t t1 = f[14 + 40];
+	ck_assert_uint_eq(t0 + t1, 129 + 136); /* an echo reply and an NA */
+	/* the NA updated sluice's own entry first */
+	struct in6_addr h;
+	inet_pton(AF_INET6, "2001:db8:1::2", &h);
+	ip6_nbr_lock();
+	ck_assert_ptr_nonnull(ip6_nbr_lookup(dev_a->index, &h));
+	ip6_nbr_unlock();
 }
 END_TEST
 
@@ -431,6 +525,7 @@ static Suite *lcp_suite(void)
 	TCase *tc = tcase_create("punt");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, punt_decisions);
+	tcase_add_test(tc, punt_decisions6);
 	tcase_add_test(tc, unpaired_drops);
 	tcase_add_test(tc, inject_from_linux);
 	tcase_add_test(tc, ttl_one_punted_not_expired);

@@ -94,6 +94,38 @@ frr_logs() {
 	done >&2
 }
 
+# ---- bgpd and zebra configurations of the BGP tests ----
+
+# frr_zebra_conf NAME MODE: zebra.conf; MODE no-nhobj turns kernel nexthop
+# objects off (plain routes with RTA_GATEWAY), nhobj keeps FRR's default.
+frr_zebra_conf() {
+	echo "hostname $1"
+	[ "$2" = no-nhobj ] && echo "no zebra nexthop kernel enable"
+	return 0
+}
+
+# frr_bgpd_conf FAMILY NAME AS ROUTER-ID NEIGHBOUR REMOTE-AS NETWORK...:
+# bgpd.conf of one eBGP session with fast timers (FAMILY ipv4 or ipv6: the
+# address family the session carries and the networks are announced in).
+frr_bgpd_conf() {
+	local fam=$1 name=$2 as=$3 rid=$4 nbr=$5 ras=$6 p
+	shift 6
+	printf 'hostname %s\nrouter bgp %s\n bgp router-id %s\n' "$name" "$as" "$rid"
+	[ "$fam" = ipv6 ] && echo " no bgp default ipv4-unicast"
+	cat <<BGP
+ no bgp ebgp-requires-policy
+ no bgp network import-check
+ timers bgp 1 3
+ neighbor $nbr remote-as $ras
+ neighbor $nbr timers connect 1
+ neighbor $nbr advertisement-interval 0
+ address-family $fam unicast
+BGP
+	[ "$fam" = ipv6 ] && echo "  neighbor $nbr activate"
+	for p in "$@"; do echo "  network $p"; done
+	echo " exit-address-family"
+}
+
 # ---- the topology both FRR tests use ----
 #   far 10.99.0.2 --- peer 10.1.0.2 --veth-- [a  sluice  b] --veth-- h2 10.2.0.2
 #                     10.99.0.1                |TAP   |TAP
@@ -170,9 +202,13 @@ fib_lacks() { ! fib_route "$1" > /dev/null; }
 # One look at both tables per turn, so that a turn is two commands and
 # the times below are within ~0.1 s: kernel_has / sluice_has PREFIX
 # (PROTOCOL) in what frr_look saw.
+# The IPv6 test sets frr_family=-6 (ip -6, show ip6 fib) and frr_nh to the
+# JSON the next hop must show ('"next_hop":"fe80::...' or a prefix of one).
 frr_look() {
-	k_routes=$(ip -n "$ns_c" route show)
-	s_routes=$(ctl show ip fib json 2>/dev/null | tr -d ' \t\n')
+	local fib=ip
+	[ -n "${frr_family:-}" ] && fib=ip6
+	k_routes=$(ip ${frr_family:-} -n "$ns_c" route show)
+	s_routes=$(ctl show $fib fib json 2>/dev/null | tr -d ' \t\n')
 }
 kernel_has() { # prefix [protocol]
 	echo "$k_routes" | grep -q "^$1 .*proto ${2:-}"
@@ -181,7 +217,7 @@ sluice_has() { # prefix [protocol]: [from Linux as protocol via 10.1.0.2 on a]
 	local r
 	r=$(echo "$s_routes" | grep -o "{\"prefix\":\"$1\"[^}]*}") || return 1
 	[ -z "${2:-}" ] && return 0
-	case $r in *'"next_hop":"10.1.0.2"'*'"interface":"a"'*"\"source\":\"linux/$2\",\"protocol\":\"$2\""*) return 0 ;; esac
+	case $r in *"${frr_nh:-\"next_hop\":\"10.1.0.2\"}"*'"interface":"a"'*"\"source\":\"linux/$2\",\"protocol\":\"$2\""*) return 0 ;; esac
 	return 1
 }
 
