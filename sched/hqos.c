@@ -517,6 +517,7 @@ static uint32_t pick(struct hqos *h, uint32_t *which)
 uint32_t hqos_dequeue(struct hqos *h, uint64_t now_ns, uint32_t *out, uint32_t max)
 {
 	uint32_t n = 0, gone = 0;
+	bool blocked = false;
 	h->run_ns = now_ns;
 	wheel_advance(h, now_ns);
 	port_refill(h, now_ns);
@@ -527,8 +528,10 @@ uint32_t hqos_dequeue(struct hqos *h, uint64_t now_ns, uint32_t *out, uint32_t m
 			break;
 		struct hq_sub *s = &h->sub[id];
 		uint64_t bytes = head_bytes(s);
-		if (h->rate_bps && h->tokens < port_need(h, bytes))
+		if (h->rate_bps && h->tokens < port_need(h, bytes)) {
+			blocked = true;
 			break;
+		}
 		uint32_t before = h->n_stash;
 		uint32_t bi = sub_pop(h, s, now_ns);
 		gone += h->n_stash - before;
@@ -553,7 +556,10 @@ uint32_t hqos_dequeue(struct hqos *h, uint64_t now_ns, uint32_t *out, uint32_t m
 		}
 		hqos_sub_place(h, id, now_ns);
 	}
-	h->backlogged = h->list[L_BORROW].n || h->n_wheel;
+	/* Credit past the port's burst only while packets wait for the port
+	 * itself (a late run then catches up, as the egress shaper does);
+	 * subscribers waiting for their own tokens do not count. */
+	h->backlogged = blocked || (n == max && h->list[L_BORROW].n);
 	if (!h->backlogged && h->tokens > h->cap)
 		__atomic_store_n(&h->tokens, h->cap, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->held, h->held - gone, __ATOMIC_RELAXED);

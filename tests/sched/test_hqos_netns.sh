@@ -209,20 +209,24 @@ median_rtt() {
 }
 
 check_ef() {
-	local ok= idle= loaded= bound= client=
+	local ok= idle= loaded= bound= client= t0 t1 d0 d1 backlog
 	ctl sched subscriber s1 interface b rate 20mbit burst 16k match dst 10.2.0.2/32 || fail "s1 ceil = rate"
 	for attempt in 1 2 3; do
 		idle=$(median_rtt -Q 0xb8) || { echo "ef attempt $attempt: pings lost (idle)"; continue; }
 		server "$ns_b" 10.2.0.2 5201
-		timeout 40 ip netns exec "$ns_a" iperf3 -c 10.2.0.2 -p 5201 -t 12 -f m > "$tmp/client-5201" 2>&1 &
+		timeout 40 ip netns exec "$ns_a" iperf3 -c 10.2.0.2 -p 5201 -t 10 -O 2 -f m > "$tmp/client-5201" 2>&1 &
 		client=$!
 		sleep 3
+		t0=$(date +%s.%N); d0=$(departed s1)
 		loaded=$(median_rtt -Q 0xb8) || loaded=
+		t1=$(date +%s.%N); d1=$(departed s1)
 		backlog=$(ctl show sched subscriber s1 json | tr -d '[:space:]' | grep -o '"backlog_packets":[0-9]*' | cut -d: -f2)
 		wait "$client"
 		bound=$(awk -v i="$idle" 'BEGIN { printf "%.3f", i + 1514 * 8 / 20e6 * 1000 + 1 }')
-		echo "ef attempt $attempt: EF ping median idle ${idle} ms, s1 saturated (${backlog:-?} packets queued," \
-			"goodput $(goodput "$tmp/client-5201") Mbit/s) ${loaded:-lost} ms, bound ${bound} ms"
+		echo "ef attempt $attempt: EF ping median idle ${idle} ms, s1 saturated (departing" \
+			"$(mbit $((d1 - d0)) "$(awk -v a="$t1" -v b="$t0" 'BEGIN { print a - b }')") Mbit/s meanwhile," \
+			"${backlog:-?} packets queued after, goodput $(goodput "$tmp/client-5201") Mbit/s) ${loaded:-lost} ms," \
+			"bound ${bound} ms"
 		if [ -n "$loaded" ] && [ "${backlog:-0}" -gt 0 ] && awk -v l="$loaded" -v b="$bound" 'BEGIN { exit !(l <= b) }'; then
 			ok=1
 			break
