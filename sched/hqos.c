@@ -17,24 +17,34 @@
 
 static inline void q_push(struct hq_queue *q, uint32_t bi, uint32_t len)
 {
-	*hq_link(bi) = NIL;
-	if (q->n)
-		*hq_link(q->tail) = bi;
-	else
+	uint32_t *l = hq_link(bi);
+	l[0] = NIL;
+	l[1] = 0;
+	if (q->n) {
+		l = hq_link(q->tail);
+		l[0] = bi;
+		l[1] = len;
+	} else {
 		q->head = bi;
+		q->head_len = len;
+	}
 	q->tail = bi;
 	q->n++;
 	q->bytes += len;
 }
 
-static inline uint32_t q_pop(struct hq_queue *q)
+/* The head (NIL when empty) and its length in *len. */
+static inline uint32_t q_pop(struct hq_queue *q, uint32_t *len)
 {
 	if (!q->n)
 		return NIL;
 	uint32_t bi = q->head;
-	q->head = *hq_link(bi);
+	const uint32_t *l = hq_link(bi);
+	*len = q->head_len;
+	q->bytes -= q->head_len;
+	q->head = l[0];
+	q->head_len = l[1];
 	q->n--;
-	q->bytes -= (uint32_t)hq_frame_bytes(buffer_get(bi));
 	return bi;
 }
 
@@ -214,8 +224,7 @@ static uint64_t bucket_time(int64_t tok, int64_t need, uint64_t rate, uint64_t n
 
 static inline uint64_t head_bytes(const struct hq_sub *s)
 {
-	uint32_t p = (uint32_t)__builtin_ctz(s->mask);
-	return hq_frame_bytes(buffer_get(s->q[p].head));
+	return s->q[__builtin_ctz(s->mask)].head_len;
 }
 
 /* Green, yellow or asleep at now for the head packet (tokens as of now),
@@ -366,10 +375,10 @@ static bool ecn_mark(uint32_t bi)
 /* RFC 8289's dodequeue: the head and whether its sojourn has been above
  * target for an interval. */
 static uint32_t codel_head(struct hq_queue *q, struct hq_codel *cd, const struct hqos_port_config *c,
-			   uint64_t now, bool *ok_to_drop)
+			   uint64_t now, bool *ok_to_drop, uint32_t *len)
 {
 	*ok_to_drop = false;
-	uint32_t bi = q_pop(q);
+	uint32_t bi = q_pop(q, len);
 	if (bi == NIL) {
 		cd->first_above = 0;
 		return NIL;
@@ -397,13 +406,13 @@ static inline bool stash(struct hqos *h, struct hq_sub *s, uint32_t bi)
 /* RFC 8289's dequeue: the packet to send from q[p], NIL when CoDel
  * dropped all it took. Marks instead of drops with ecn (as section 5.4
  * allows for ECN-capable packets). */
-static uint32_t codel_pop(struct hqos *h, struct hq_sub *s, uint32_t p, uint64_t now)
+static uint32_t codel_pop(struct hqos *h, struct hq_sub *s, uint32_t p, uint64_t now, uint32_t *len)
 {
 	const struct hqos_port_config *c = &h->cfg;
 	struct hq_queue *q = &s->q[p];
 	struct hq_codel *cd = &s->codel[p];
 	bool dropping = s->dropping >> p & 1, ok;
-	uint32_t bi = codel_head(q, cd, c, now, &ok);
+	uint32_t bi = codel_head(q, cd, c, now, &ok, len);
 	if (bi == NIL) {
 		dropping = false;
 	} else if (dropping) {
@@ -420,7 +429,7 @@ static uint32_t codel_pop(struct hqos *h, struct hq_sub *s, uint32_t p, uint64_t
 				cd->count--;
 				break;
 			}
-			bi = codel_head(q, cd, c, now, &ok);
+			bi = codel_head(q, cd, c, now, &ok, len);
 			if (!ok)
 				dropping = false;
 			else
@@ -430,7 +439,7 @@ static uint32_t codel_pop(struct hqos *h, struct hq_sub *s, uint32_t p, uint64_t
 		if (c->ecn && ecn_mark(bi))
 			hq_add(&s->c.marked, 1);
 		else if (stash(h, s, bi))
-			bi = codel_head(q, cd, c, now, &ok);
+			bi = codel_head(q, cd, c, now, &ok, len);
 		dropping = true;
 		uint32_t delta = cd->count - cd->lastcount;
 		cd->count = delta > 1 && (int64_t)(now - cd->drop_next) < 16 * (int64_t)c->codel_interval_ns ? delta : 1;
@@ -443,12 +452,12 @@ static uint32_t codel_pop(struct hqos *h, struct hq_sub *s, uint32_t p, uint64_t
 	return bi;
 }
 
-static inline uint32_t sub_pop(struct hqos *h, struct hq_sub *s, uint64_t now)
+static inline uint32_t sub_pop(struct hqos *h, struct hq_sub *s, uint64_t now, uint32_t *len)
 {
 	uint32_t p = (uint32_t)__builtin_ctz(s->mask);
 	if (h->cfg.codel)
-		return codel_pop(h, s, p, now);
-	uint32_t bi = q_pop(&s->q[p]);
+		return codel_pop(h, s, p, now, len);
+	uint32_t bi = q_pop(&s->q[p], len);
 	if (!s->q[p].n)
 		s->mask &= (uint8_t)~(1u << p);
 	return bi;
@@ -465,8 +474,10 @@ uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint
 		h->cur = now_ns >> WHEEL_SHIFT;
 	for (uint32_t i = 0; i < n; i++) {
 		struct buffer *b = buffer_get(bi[i]);
-		if (i + 1 < n)
-			__builtin_prefetch(buffer_get(bi[i + 1]));
+		if (i + 4 < n)
+			__builtin_prefetch(buffer_get(bi[i + 4]));
+		if (i + 2 < n) /* its headers, for the match */
+			__builtin_prefetch(buffer_data(buffer_get(bi[i + 2])) + 16);
 		uint32_t id = hqos_classify(h, b);
 		struct hq_sub *s = &h->sub[id];
 		uint32_t p = prio[sched_buffer_class(b)] & (SCHED_N_PRIO - 1);
@@ -532,11 +543,11 @@ uint32_t hqos_dequeue(struct hqos *h, uint64_t now_ns, uint32_t *out, uint32_t m
 			blocked = true;
 			break;
 		}
-		uint32_t before = h->n_stash;
-		uint32_t bi = sub_pop(h, s, now_ns);
+		uint32_t before = h->n_stash, len;
+		uint32_t bi = sub_pop(h, s, now_ns, &len);
 		gone += h->n_stash - before;
 		if (bi != NIL) {
-			bytes = hq_frame_bytes(buffer_get(bi));
+			bytes = len;
 			int64_t cost = (int64_t)(bytes + s->overhead) * UNITS_PER_BYTE;
 			if (h->rate_bps)
 				__atomic_store_n(&h->tokens, h->tokens - (int64_t)(bytes + h->cfg.overhead) * UNITS_PER_BYTE,
@@ -602,7 +613,8 @@ uint32_t hqos_flush(struct hqos *h, uint32_t *out, uint32_t max)
 		struct hq_sub *s = &h->sub[id];
 		while (s->mask && n < max) {
 			uint32_t p = (uint32_t)__builtin_ctz(s->mask);
-			out[n++] = q_pop(&s->q[p]);
+			uint32_t len;
+			out[n++] = q_pop(&s->q[p], &len);
 			if (!s->q[p].n)
 				s->mask &= (uint8_t)~(1u << p);
 		}

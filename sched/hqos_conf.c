@@ -24,20 +24,28 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static uint64_t key_hash(uint8_t kind, uint8_t plen, const uint8_t addr[16], uint32_t value)
+/* One multiply (Fibonacci hashing, the high half): a probe per packet
+ * per prefix length in use, so it must be cheap; consecutive addresses
+ * spread over the table. */
+static inline uint64_t key_hash(uint8_t kind, uint8_t plen, const uint8_t addr[16], uint32_t value)
 {
 	uint64_t a, b;
 	memcpy(&a, addr, 8);
 	memcpy(&b, addr + 8, 8);
-	return mix(a ^ mix(b ^ ((uint64_t)kind << 56 | (uint64_t)plen << 40 | value)));
+	uint64_t x = a ^ (b * 0xff51afd7ed558ccdull) ^ ((uint64_t)kind << 56 | (uint64_t)plen << 48 | value);
+	return (x * 0x9e3779b97f4a7c15ull) >> 32;
 }
 
-static bool key_eq(const struct hq_match_slot *e, uint8_t kind, uint8_t plen, const uint8_t addr[16], uint32_t value)
+static inline bool key_eq(const struct hq_match_slot *e, uint8_t kind, uint8_t plen, const uint8_t addr[16],
+			  uint32_t value)
 {
-	return e->kind == kind && e->plen == plen && e->value == value && memcmp(e->addr, addr, 16) == 0;
+	uint64_t a[2], b[2];
+	memcpy(a, e->addr, 16);
+	memcpy(b, addr, 16);
+	return e->kind == kind && e->plen == plen && e->value == value && a[0] == b[0] && a[1] == b[1];
 }
 
-static uint32_t mt_find(const struct hq_match_table *t, uint8_t kind, uint8_t plen, const uint8_t addr[16],
+static inline uint32_t mt_find(const struct hq_match_table *t, uint8_t kind, uint8_t plen, const uint8_t addr[16],
 			uint32_t value)
 {
 	for (uint32_t i = (uint32_t)key_hash(kind, plen, addr, value) & t->mask;; i = (i + 1) & t->mask) {
@@ -501,7 +509,8 @@ int hqos_sub_remove(struct hqos *h, const char *name, uint64_t *freed)
 	for (uint32_t p = 0; p < SCHED_N_PRIO; p++) {
 		uint32_t bi;
 		while ((bi = h->sub[id].q[p].n ? h->sub[id].q[p].head : NIL) != NIL) {
-			s->q[p].head = *hq_link(bi);
+			s->q[p].head = hq_link(bi)[0];
+			s->q[p].head_len = hq_link(bi)[1];
 			s->q[p].n--;
 			buffer_free(&bi, 1);
 			(*freed)++;

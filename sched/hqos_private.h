@@ -25,8 +25,11 @@ enum { ST_IDLE = 0, ST_GREEN, ST_YELLOW, ST_ASLEEP };
  * is green. */
 enum { L_GREEN = 0, L_BORROW = 1 };
 
+/* A FIFO linked through the buffers' opaque[0..7]: the next packet's
+ * index and its length, so the head's length is known without touching
+ * the head buffer (decisions read head_len only). */
 struct hq_queue {
-	uint32_t head, tail, n, bytes;
+	uint32_t head, tail, n, bytes, head_len;
 };
 
 struct hq_codel { /* RFC 8289 section 5.1's per-queue state */
@@ -39,21 +42,22 @@ struct hq_list {
 };
 
 struct hq_sub {
-	struct hq_queue q[SCHED_N_PRIO];
+	/* what every packet touches, first: one cache line and a half */
 	uint8_t mask;     /* bit p: q[p] not empty */
 	uint8_t state;    /* ST_*: green in both lists, yellow in L_BORROW */
 	uint8_t in_use;
 	uint8_t dropping; /* bit p: CoDel of q[p] in its dropping state */
-	uint32_t lk[2][2];     /* [L_GREEN or L_BORROW][prev, next] list links */
-	uint32_t wprev, wnext; /* wheel slot links */
-	uint32_t wslot;        /* NIL: not on the wheel */
-	uint32_t quantum;
 	int32_t deficit[2];    /* DRR's, per list */
+	uint32_t quantum;
 	uint32_t overhead; /* port's + own */
-	uint64_t wake_ns;
 	uint64_t rate, ceil; /* ceil == rate: one bucket; CEIL_NONE: no ceil */
 	int64_t tokens, ctokens, cap;
 	uint64_t last_ns;
+	uint32_t lk[2][2];     /* [L_GREEN or L_BORROW][prev, next] list links */
+	uint32_t wprev, wnext; /* wheel slot links */
+	uint32_t wslot;        /* NIL: not on the wheel */
+	uint64_t wake_ns;
+	struct hq_queue q[SCHED_N_PRIO];
 	struct hqos_counters c;
 	struct hq_codel codel[SCHED_N_PRIO];
 };
