@@ -465,37 +465,61 @@ static inline uint32_t sub_pop(struct hqos *h, struct hq_sub *s, uint64_t now, u
 
 /* ---- enqueue, dequeue ---- */
 
+/* One packet into its subscriber's queue; false when over a limit. */
+static inline bool enqueue_one(struct hqos *h, uint32_t bi, uint32_t id, const uint8_t prio[SCHED_MAX_CLASSES],
+			       uint64_t now_ns, uint64_t held)
+{
+	struct buffer *b = buffer_get(bi);
+	struct hq_sub *s = &h->sub[id];
+	uint32_t p = prio[sched_buffer_class(b)] & (SCHED_N_PRIO - 1);
+	struct hq_queue *q = &s->q[p];
+	if (unlikely(q->n >= h->cfg.queue_limit || held >= h->cfg.max_held)) {
+		hq_add(&s->c.dropped_limit, 1);
+		return false;
+	}
+	b->timestamp_ns = now_ns;
+	q_push(q, bi, (uint32_t)hq_frame_bytes(b));
+	hq_add(&s->c.enqueued, 1);
+	uint8_t was = s->mask;
+	s->mask |= (uint8_t)(1u << p);
+	/* idle, or a new head of higher priority (another cost) */
+	if (!was || (s->state == ST_ASLEEP && (1u << p) < (uint32_t)(was & -was)))
+		hqos_sub_place(h, id, now_ns);
+	return true;
+}
+
+#define ENQ_CHUNK 64
+
+/* In chunks: first every packet's subscriber (the match), prefetching
+ * the subscriber's state, then the queues; with thousands of
+ * subscribers the state is rarely in cache, and this overlaps the misses. */
 uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint8_t prio[SCHED_MAX_CLASSES],
 		      uint64_t now_ns, uint32_t *dropped)
 {
-	uint32_t n_drop = 0;
+	uint32_t n_drop = 0, ids[ENQ_CHUNK];
 	uint64_t held = h->held;
 	if (!h->n_wheel && (now_ns >> WHEEL_SHIFT) > h->cur)
 		h->cur = now_ns >> WHEEL_SHIFT;
-	for (uint32_t i = 0; i < n; i++) {
-		struct buffer *b = buffer_get(bi[i]);
-		if (i + 4 < n)
-			__builtin_prefetch(buffer_get(bi[i + 4]));
-		if (i + 2 < n) /* its headers, for the match */
-			__builtin_prefetch(buffer_data(buffer_get(bi[i + 2])) + 16);
-		uint32_t id = hqos_classify(h, b);
-		struct hq_sub *s = &h->sub[id];
-		uint32_t p = prio[sched_buffer_class(b)] & (SCHED_N_PRIO - 1);
-		struct hq_queue *q = &s->q[p];
-		if (unlikely(q->n >= h->cfg.queue_limit || held >= h->cfg.max_held)) {
-			dropped[n_drop++] = bi[i];
-			hq_add(&s->c.dropped_limit, 1);
-			continue;
+	for (uint32_t base = 0; base < n; base += ENQ_CHUNK) {
+		uint32_t m = n - base < ENQ_CHUNK ? n - base : ENQ_CHUNK;
+		const uint32_t *v = bi + base;
+		for (uint32_t i = 0; i < m; i++) {
+			if (i + 8 < m)
+				__builtin_prefetch(buffer_get(v[i + 8]));
+			if (i + 6 < m) /* its headers, for the match */
+				__builtin_prefetch(buffer_data(buffer_get(v[i + 6])) + 16);
+			if (i + 3 < m) /* its first probe of the match table */
+				hqos_classify_prefetch(h, buffer_get(v[i + 3]));
+			ids[i] = hqos_classify(h, buffer_get(v[i]));
+			__builtin_prefetch(&h->sub[ids[i]]);
+			__builtin_prefetch((const char *)&h->sub[ids[i]] + 64);
 		}
-		b->timestamp_ns = now_ns;
-		q_push(q, bi[i], (uint32_t)hq_frame_bytes(b));
-		held++;
-		hq_add(&s->c.enqueued, 1);
-		uint8_t was = s->mask;
-		s->mask |= (uint8_t)(1u << p);
-		/* idle, or a new head of higher priority (another cost) */
-		if (!was || (s->state == ST_ASLEEP && (1u << p) < (uint32_t)(was & -was)))
-			hqos_sub_place(h, id, now_ns);
+		for (uint32_t i = 0; i < m; i++) {
+			if (enqueue_one(h, v[i], ids[i], prio, now_ns, held))
+				held++;
+			else
+				dropped[n_drop++] = v[i];
+		}
 	}
 	__atomic_store_n(&h->held, held, __ATOMIC_RELAXED);
 	return n_drop;
@@ -515,6 +539,8 @@ static uint32_t pick(struct hqos *h, uint32_t *which)
 		uint32_t id = l->head;
 		struct hq_sub *s = &h->sub[id];
 		*which = w;
+		if (s->lk[w][1] != NIL) /* the next one served */
+			__builtin_prefetch(&h->sub[s->lk[w][1]]);
 		if (s->deficit[w] >= (int32_t)(head_bytes(s) + s->overhead))
 			return id;
 		s->deficit[w] += (int32_t)s->quantum;

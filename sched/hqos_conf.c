@@ -164,6 +164,29 @@ static uint32_t exact(const struct hq_match_table *t, uint8_t kind, uint32_t val
 	return i == NIL ? NIL : t->slot[i].sub;
 }
 
+void hqos_classify_prefetch(const struct hqos *h, const struct buffer *b)
+{
+	const struct hq_match_table *t = &h->mt;
+	const uint8_t *p = buffer_data((struct buffer *)b);
+	uint8_t key[16];
+	uint32_t kind = HQOS_MATCH_DST4, off = 30, alen = 4;
+	if (!t->n || b->current_length < 54)
+		return;
+	if (p[12] == 0x86 && p[13] == 0xdd)
+		kind = HQOS_MATCH_DST6, off = 38, alen = 16;
+	else if (p[12] != 0x08 || p[13] != 0x00)
+		return;
+	for (int w = 2; w >= 0; w--) {
+		uint64_t bits = t->plens[kind][w];
+		if (!bits)
+			continue;
+		uint32_t l = (uint32_t)(63 - __builtin_clzll(bits)) + (uint32_t)w * 64;
+		mask_prefix(key, p + off, alen, l);
+		__builtin_prefetch(&t->slot[(uint32_t)key_hash((uint8_t)kind, (uint8_t)l, key, 0) & t->mask]);
+		return;
+	}
+}
+
 uint32_t hqos_classify(const struct hqos *h, const struct buffer *b)
 {
 	const struct hq_match_table *t = &h->mt;

@@ -136,4 +136,8 @@ void hqos_sub_place(struct hqos *h, uint32_t id, uint64_t now);
 void hqos_sub_unlink(struct hqos *h, uint32_t id);
 void hqos_wheel_init(struct hqos *h);
 
+/* Prefetch the match table's slot of the packet's longest destination
+ * prefix in use (its first probe), untagged IPv4 and IPv6 frames. */
+void hqos_classify_prefetch(const struct hqos *h, const struct buffer *b);
+
 #endif

@@ -13,7 +13,7 @@
  * in the round robin, as a new packet would bring). Enqueue includes the
  * match lookup (a hash probe per packet); rte_sched is handed the pipe.
  *
- *   sluice-bench-hqos --subs N [--secs S] [--warmup S] [--burst B] [--inflight P]
+ *   sluice-bench-hqos --subs N [--secs S] [--warmup S] [--burst B] [--inflight P] [--pages 4k]
  *
  * Prints "subs=N packets=P seconds=S mpps=M cycles_per_packet=C".
  */
@@ -45,6 +45,7 @@ static double cpu_s(void)
 static uint32_t n_subs = 1, burst = 32, inflight = 4096;
 static double secs = 3, warmup = 1;
 static uint32_t next_k; /* the round robin over (subscriber, class) */
+static bool pages_4k;   /* --pages 4k: buffers on 4 KB pages, as the peer's --no-huge */
 
 static void address(uint32_t bi)
 {
@@ -68,6 +69,8 @@ static int parse(int argc, char **argv)
 			burst = (uint32_t)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--inflight"))
 			inflight = (uint32_t)atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--pages"))
+			pages_4k = !strcmp(argv[i + 1], "4k");
 		else
 			return -1;
 	}
@@ -112,6 +115,8 @@ int main(int argc, char **argv)
 	buffer_config_default(&bc);
 	bc.buffers_per_numa = inflight + 1024;
 	bc.data_size = 256;
+	if (pages_4k)
+		bc.page_size = 4096;
 	if (buffer_main_init(&bc, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
