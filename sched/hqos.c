@@ -539,8 +539,14 @@ static uint32_t pick(struct hqos *h, uint32_t *which)
 		uint32_t id = l->head;
 		struct hq_sub *s = &h->sub[id];
 		*which = w;
-		if (s->lk[w][1] != NIL) /* the next one served */
-			__builtin_prefetch(&h->sub[s->lk[w][1]]);
+		uint32_t nx = s->lk[w][1];
+		if (nx != NIL) { /* a pipeline: the next one's head packet, the one after's state */
+			const struct hq_sub *ns = &h->sub[nx];
+			if (ns->mask)
+				__builtin_prefetch(buffer_get(ns->q[__builtin_ctz(ns->mask)].head));
+			if (ns->lk[w][1] != NIL)
+				__builtin_prefetch(&h->sub[ns->lk[w][1]]);
+		}
 		if (s->deficit[w] >= (int32_t)(head_bytes(s) + s->overhead))
 			return id;
 		s->deficit[w] += (int32_t)s->quantum;
