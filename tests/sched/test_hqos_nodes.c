@@ -328,6 +328,13 @@ START_TEST(test_port_is_shaper)
 	struct sched_egress_stats st;
 	sched_egress_stats(sched_io_ifs[dev->index].e, &st);
 	ck_assert_uint_eq(st.cfg.rate_bps, 0); /* not shaped twice */
+	out = cli("show sched json", 1); /* the shaper shown is the port level */
+	root = cJSON_Parse(out);
+	free(out);
+	cJSON *ifj = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "interfaces"), 0);
+	ck_assert_double_eq(cJSON_GetObjectItem(ifj, "rate_bps")->valuedouble, 8e6);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(ifj, "hqos")));
+	cJSON_Delete(root);
 	cli_ok("sched shaper interface e0 rate 4mbit burst 1000");
 	advance(t0 + 1000 * US + 2000 * US);
 	ck_assert_uint_eq(n_sent, 3);
