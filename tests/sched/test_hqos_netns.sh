@@ -22,10 +22,14 @@
 # carry the PID and the prefix hq; the trap removes namespaces, veths and
 # processes even on failure; every wait is bounded. About 90 s.
 #
-#   test_hqos_netns.sh SLUICE SLUICECTL
+# After the checks, the stats segment's /sched/if/hqos/ sums for b
+# (sluice-stats) equal the port's in `show sched subscriber json`.
+#
+#   test_hqos_netns.sh SLUICE SLUICECTL SLUICE_STATS
 set -u
 sluice=$1
 sluicectl=$2
+sluice_stats=$3
 id=$$
 ns_a=hq-a-$id
 ns_b=hq-b-$id
@@ -235,9 +239,22 @@ check_ef() {
 	[ -n "$ok" ] || fail "EF pings inside a saturated subscriber: ${loaded:-lost} ms, bound ${bound:-?} ms"
 }
 
+# The port's sums in the stats segment, traffic stopped: as the CLI says.
+check_statseg() {
+	local cli seg
+	sleep 0.5 # past an update of the segment (every 100 ms)
+	cli=$(ctl show sched subscriber json | tr -d '[:space:]' | grep -o '"departed_bytes":[0-9.e+]*' | head -1 |
+		cut -d: -f2 | awk '{ printf "%.0f", $1 }')
+	seg=$(timeout 10 "$sluice_stats" -s "$tmp/stats.sock" dump '/sched/if/hqos/departed-bytes*' |
+		awk '$1 ~ /\[b\]/ { print $2 }')
+	echo "stats segment: /sched/if/hqos/departed-bytes[b] ${seg:-?}, show sched subscriber: ${cli:-?}"
+	[ -n "$seg" ] && [ "$seg" = "$cli" ] && [ "$seg" -gt 0 ] || fail "stats segment ${seg:-?} != CLI ${cli:-?}"
+}
+
 check_both
 check_borrow
 check_ef
+check_statseg
 ctl show errors > "$tmp/errors" 2>&1 && grep -E "subscriber|held" "$tmp/errors"
 netns_stop_sluice
 echo "PASS"
