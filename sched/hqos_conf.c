@@ -388,9 +388,11 @@ int hqos_set_port(struct hqos *h, const struct hqos_port_config *cfg, char *err,
 	int rc = port_check(cfg, err, errlen);
 	if (rc)
 		return rc;
-	if (!cfg->codel)
-		for (uint32_t id = 0; id < h->n_alloc; id++)
+	if (cfg->codel != h->cfg.codel) /* CoDel starts (or ends) afresh: RFC 8289's initial state */
+		for (uint32_t id = 0; id < h->n_alloc; id++) {
 			h->sub[id].dropping = 0;
+			memset(h->sub[id].codel, 0, sizeof(h->sub[id].codel));
+		}
 	h->cfg = *cfg;
 	for (uint32_t id = 0; id < h->n_alloc; id++)
 		h->sub[id].overhead = cfg->overhead + h->conf[id].overhead;
