@@ -504,12 +504,12 @@ uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint
 		uint32_t m = n - base < ENQ_CHUNK ? n - base : ENQ_CHUNK;
 		const uint32_t *v = bi + base;
 		for (uint32_t i = 0; i < m; i++) {
-			if (i + 8 < m)
-				__builtin_prefetch(buffer_get(v[i + 8]));
-			if (i + 6 < m) /* its headers, for the match */
-				__builtin_prefetch(buffer_data(buffer_get(v[i + 6])) + 16);
-			if (i + 3 < m) /* its first probe of the match table */
-				hqos_classify_prefetch(h, buffer_get(v[i + 3]));
+			if (i + 12 < m)
+				__builtin_prefetch(buffer_get(v[i + 12]));
+			if (i + 8 < m) /* its headers, for the match */
+				__builtin_prefetch(buffer_data(buffer_get(v[i + 8])) + 16);
+			if (i + 4 < m) /* its first probe of the match table */
+				hqos_classify_prefetch(h, buffer_get(v[i + 4]));
 			ids[i] = hqos_classify(h, buffer_get(v[i]));
 			__builtin_prefetch(&h->sub[ids[i]]);
 			__builtin_prefetch((const char *)&h->sub[ids[i]] + 64);
@@ -578,6 +578,8 @@ uint32_t hqos_dequeue(struct hqos *h, uint64_t now_ns, uint32_t *out, uint32_t m
 		uint32_t before = h->n_stash, len;
 		uint32_t bi = sub_pop(h, s, now_ns, &len);
 		gone += h->n_stash - before;
+		if (s->mask) /* its next packet, most likely the next one out */
+			__builtin_prefetch(buffer_get(s->q[__builtin_ctz(s->mask)].head));
 		if (bi != NIL) {
 			bytes = len;
 			int64_t cost = (int64_t)(bytes + s->overhead) * UNITS_PER_BYTE;
