@@ -51,6 +51,8 @@ static void layout_ifs(struct statseg_writer *w, const struct shape *s, struct d
 		e->sched_if[k] = NONE;
 	for (int k = 0; k < N_SCHED_IF_CLASS; k++)
 		e->sched_if_class[k] = NONE;
+	for (int k = 0; k < N_SCHED_HQOS; k++)
+		e->sched_hqos[k] = NONE;
 	if (!sh->n_ifs)
 		return;
 	e->sched_if_names =
@@ -61,6 +63,12 @@ static void layout_ifs(struct statseg_writer *w, const struct shape *s, struct d
 	for (int k = 0; k < N_SCHED_IF_CLASS; k++)
 		e->sched_if_class[k] =
 			statseg_add(w, per_class[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, i, cls);
+	static const char *const hqos[N_SCHED_HQOS] = {
+		"/sched/if/hqos/held",		"/sched/if/hqos/departed-packets", "/sched/if/hqos/departed-bytes",
+		"/sched/if/hqos/dropped-limit", "/sched/if/hqos/dropped-codel",    "/sched/if/hqos/marked",
+	};
+	for (int k = 0; k < N_SCHED_HQOS; k++) /* 0 for an interface without a hierarchy */
+		e->sched_hqos[k] = statseg_add(w, hqos[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, i, ONE);
 }
 
 static void layout_front(struct statseg_writer *w, const struct shape *s, struct dim cls)
@@ -137,10 +145,26 @@ void statseg_sched_names(struct statseg_writer *w, const struct shape *s)
 
 /* ---- values ---- */
 
+/* The hierarchy's sums over its subscribers (hqos_port_stats: relaxed
+ * counters; the subscriber array changes only in commands, under the
+ * lock the writer holds). */
+static void fill_hqos(struct statseg_writer *w, uint32_t i, const struct hqos *hq)
+{
+	struct hqos_port_stats ps;
+	memset(&ps, 0, sizeof(ps));
+	if (hq)
+		hqos_port_stats(hq, &ps);
+	const uint64_t v[N_SCHED_HQOS] = { ps.held,		ps.c.departed_packets, ps.c.departed_bytes,
+					   ps.c.dropped_limit, ps.c.dropped_codel,    ps.c.marked };
+	for (int k = 0; k < N_SCHED_HQOS; k++)
+		statseg_put_elem(w, w->e.sched_hqos[k], i, 0, 0, v[k]);
+}
+
 static void fill_if(struct statseg_writer *w, uint32_t i, const struct sched_egress *eg)
 {
 	const struct entries *e = &w->e;
 	struct sched_egress_stats st;
+	fill_hqos(w, i, sched_io_ifs[i].hq);
 	sched_egress_stats(eg, &st);
 	const uint64_t v[N_SCHED_IF] = { st.held, st.enqueued, st.released, st.dropped };
 	for (int k = 0; k < N_SCHED_IF; k++)

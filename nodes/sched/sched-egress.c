@@ -17,7 +17,9 @@
  *   per interface is in sched_egress_tx).
  * Errors: held packets over max-held (dropped); handoff ring to the owner
  *   full (dropped); interface down or gone at release (dropped); no timer
- *   service on the owner thread (sent at once, unscheduled).
+ *   service on the owner thread (sent at once, unscheduled); with a
+ *   hierarchy (sched_hqos.h, in front of the delay line): subscriber
+ *   queue full or hqos max-held, CoDel's drops (dropped).
  * Trace: interface, class and priority, queued or dropped, packets held
  *   after it, release time from now when known (delay line).
  * CLI: `sched shaper|delay interface ...`, `show sched`, `show errors`.
@@ -28,6 +30,7 @@
 #include "graph/node.h"
 #include "nodes/device_tx.h"
 #include "nodes/ethernet.h"
+#include "nodes/sched/sched_hqos.h"
 #include "nodes/sched/sched_io.h"
 
 enum sched_egress_next {
@@ -40,6 +43,8 @@ enum sched_egress_error {
 	SCHED_EGRESS_ERROR_HANDOFF_FULL,
 	SCHED_EGRESS_ERROR_DOWN,
 	SCHED_EGRESS_ERROR_NO_TIMERS,
+	SCHED_EGRESS_ERROR_HQOS_LIMIT,
+	SCHED_EGRESS_ERROR_HQOS_CODEL,
 	SCHED_EGRESS_N_ERROR,
 };
 
@@ -48,6 +53,8 @@ static const char *const sched_egress_error_strings[SCHED_EGRESS_N_ERROR] = {
 	[SCHED_EGRESS_ERROR_HANDOFF_FULL] = "handoff ring to the owner thread full (dropped)",
 	[SCHED_EGRESS_ERROR_DOWN] = "interface down or gone at release (dropped)",
 	[SCHED_EGRESS_ERROR_NO_TIMERS] = "no timer service on the owner thread (sent unscheduled)",
+	[SCHED_EGRESS_ERROR_HQOS_LIMIT] = "subscriber queue full or hqos max-held (dropped)",
+	[SCHED_EGRESS_ERROR_HQOS_CODEL] = "subscriber queue CoDel (dropped)",
 };
 
 struct sched_egress_trace {
@@ -139,6 +146,10 @@ static void arm(struct node_runtime *rt, struct sched_io_if *sif, uint32_t if_in
 {
 	struct sched_egress_data *d = rt->data;
 	uint64_t next = sched_egress_next_ns(sif->e);
+	if (sif->hq) {
+		uint64_t h = hqos_next_ns(sif->hq);
+		next = h < next ? h : next;
+	}
 	if (sif->timer && sif->timer_ns == next)
 		return;
 	if (next == UINT64_MAX) {
@@ -164,12 +175,34 @@ static void arm(struct node_runtime *rt, struct sched_io_if *sif, uint32_t if_in
 		sif->timer_ns = next;
 }
 
+/* The hierarchy (sched/hqos.h) in front of the delay line: what it
+ * releases at now leaves at once, or enters the delay line when there is
+ * one; CoDel's drops are counted. */
+static void release_hqos(struct node_runtime *rt, struct sched_io_if *sif, uint32_t if_index, uint64_t now)
+{
+	struct sched_egress_data *d = rt->data;
+	for (;;) {
+		uint32_t n = hqos_dequeue(sif->hq, now, d->out, FRAME_SIZE);
+		uint32_t nd = hqos_take_drops(sif->hq, d->drop, FRAME_SIZE);
+		if (nd)
+			drop(rt, d->drop, nd, SCHED_EGRESS_ERROR_HQOS_CODEL);
+		if (n && !sif->delay)
+			send_tx(rt, if_index, d->out, n);
+		else if (n && (nd = sched_egress_enqueue(sif->e, d->out, n, sched_class_table.prio, now, d->drop)) != 0)
+			drop(rt, d->drop, nd, SCHED_EGRESS_ERROR_MAX_HELD);
+		if (n < FRAME_SIZE && !nd)
+			break;
+	}
+}
+
 /* Everything due at now leaves; the timer follows the next release. */
 static void release(struct node_runtime *rt, struct sched_io_if *sif, uint32_t if_index, struct timer_service *ts,
 		    uint64_t now)
 {
 	struct sched_egress_data *d = rt->data;
 	uint32_t n;
+	if (sif->hq)
+		release_hqos(rt, sif, if_index, now);
 	while ((n = sched_egress_dequeue(sif->e, now, d->out, FRAME_SIZE)) != 0) {
 		send_tx(rt, if_index, d->out, n);
 		if (n < FRAME_SIZE)
@@ -211,7 +244,8 @@ static void trace_frame(struct node_runtime *rt, const struct sched_io_if *sif, 
 			.release_in_ns = UINT64_MAX,
 			.class_id = (uint8_t)c,
 			.priority = sched_class_table.prio[c],
-			.dropped = b->error == node_error(rt, SCHED_EGRESS_ERROR_MAX_HELD),
+			.dropped = b->error == node_error(rt, SCHED_EGRESS_ERROR_MAX_HELD) ||
+				   b->error == node_error(rt, SCHED_EGRESS_ERROR_HQOS_LIMIT),
 			.handed_to = (uint8_t)handed_to,
 		};
 		/* In the delay line: its release time is in timestamp_ns. */
@@ -257,10 +291,11 @@ static uint32_t sched_egress_fn(struct node_runtime *rt, struct frame *f)
 		return n;
 	}
 	uint64_t now = timer_now(ts);
-	uint32_t n_drop = sched_egress_enqueue(sif->e, bi, n, sched_class_table.prio, now, d->drop);
+	uint32_t n_drop = sif->hq ? hqos_enqueue(sif->hq, bi, n, sched_class_table.prio, now, d->drop)
+				  : sched_egress_enqueue(sif->e, bi, n, sched_class_table.prio, now, d->drop);
 	if (unlikely(n_drop)) {
 		struct device *dev = dev_by_index(s.tx_if);
-		drop(rt, d->drop, n_drop, SCHED_EGRESS_ERROR_MAX_HELD);
+		drop(rt, d->drop, n_drop, sif->hq ? SCHED_EGRESS_ERROR_HQOS_LIMIT : SCHED_EGRESS_ERROR_MAX_HELD);
 		if (dev)
 			stat_add(&dev->txq[s.queue].c.tx_dropped, n_drop);
 	}

@@ -34,7 +34,7 @@ void sched_io_set_class_depth(uint32_t depth)
 }
 
 /* The owner's clock: the schedule's times are on it. */
-static uint64_t owner_now(struct graph *g, const struct sched_io_if *sif)
+uint64_t sched_io_owner_now(struct graph *g, const struct sched_io_if *sif)
 {
 	const struct timer_service *ts = timer_service_of(graph_thread_get(g, sif->owner));
 	return ts ? timer_now(ts) : timer_clock_ns(NULL);
@@ -42,7 +42,7 @@ static uint64_t owner_now(struct graph *g, const struct sched_io_if *sif)
 
 /* A schedule for if_index with nothing configured, its owner, and the
  * rings other threads hand it packets through. Barrier held. */
-static int ensure(struct graph *g, uint32_t if_index, char *err, size_t errlen)
+int sched_io_ensure(struct graph *g, uint32_t if_index, char *err, size_t errlen)
 {
 	struct sched_io_if *sif = &sched_io_ifs[if_index];
 	if (sif->e)
@@ -82,10 +82,10 @@ static int check_if(uint32_t if_index, char *err, size_t errlen)
 	return 0;
 }
 
-static void publish(uint32_t if_index)
+void sched_io_publish(uint32_t if_index)
 {
 	const struct sched_io_if *sif = &sched_io_ifs[if_index];
-	__atomic_store_n(&sched_egress_on[if_index], (uint8_t)(sif->shaper || sif->delay), __ATOMIC_RELAXED);
+	__atomic_store_n(&sched_egress_on[if_index], (uint8_t)(sif->shaper || sif->delay || sif->hq), __ATOMIC_RELAXED);
 }
 
 int sched_io_set_shaper(struct graph *g, uint32_t if_index, uint64_t rate_bps, uint64_t burst_bytes, char *err,
@@ -106,11 +106,14 @@ int sched_io_set_shaper(struct graph *g, uint32_t if_index, uint64_t rate_bps, u
 	if (!rate_bps && !sif->e)
 		return 0;
 	graph_barrier_sync(g);
-	rc = ensure(g, if_index, err, errlen);
+	rc = sched_io_ensure(g, if_index, err, errlen);
 	if (!rc) {
-		sched_egress_set_shaper(sif->e, rate_bps, burst_bytes, owner_now(g, sif));
+		uint64_t now = sched_io_owner_now(g, sif);
+		if (sif->hq) /* the hierarchy's port level (sched_hqos.h) */
+			hqos_set_rate(sif->hq, rate_bps, burst_bytes, now);
+		sched_egress_set_shaper(sif->e, sif->hq ? 0 : rate_bps, burst_bytes, now);
 		sif->shaper = rate_bps != 0;
-		publish(if_index);
+		sched_io_publish(if_index);
 	}
 	graph_barrier_release(g);
 	return rc;
@@ -131,11 +134,11 @@ int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, ui
 	if (!delay_ns && !sif->e)
 		return 0;
 	graph_barrier_sync(g);
-	rc = ensure(g, if_index, err, errlen);
+	rc = sched_io_ensure(g, if_index, err, errlen);
 	if (!rc) {
 		sched_egress_set_delay(sif->e, delay_ns, jitter_ns);
 		sif->delay = delay_ns != 0;
-		publish(if_index);
+		sched_io_publish(if_index);
 	}
 	graph_barrier_release(g);
 	return rc;
@@ -299,6 +302,7 @@ static void if_free(uint32_t if_index)
 		handoff_ring_free(sif->ring[t]);
 	}
 	sched_egress_destroy(sif->e);
+	hqos_destroy(sif->hq);
 	uint32_t gen = sif->gen + 1;
 	memset(sif, 0, sizeof(*sif));
 	sif->gen = gen;
@@ -334,6 +338,10 @@ static void holder(void *ctx, struct buffer_tally *t)
 		}
 		snprintf(where, sizeof(where), "%s egress held", d ? d->name : "?");
 		buffer_tally_add(t, where, sched_egress_held_buffers(sif->e));
+		if (sif->hq) {
+			snprintf(where, sizeof(where), "%s hqos held", d ? d->name : "?");
+			buffer_tally_add(t, where, hqos_held_buffers(sif->hq));
+		}
 		snprintf(where, sizeof(where), "%s egress handoff", d ? d->name : "?");
 		buffer_tally_add(t, where, ring);
 	}

@@ -26,6 +26,7 @@
 #include "sched/class.h"
 #include "sched/egress.h"
 #include "sched/evq.h"
+#include "sched/hqos.h"
 #include "sched/timer.h"
 
 struct graph;
@@ -33,6 +34,7 @@ struct graph;
 /* One interface's schedule. Fields below `e` are the owner thread's. */
 struct sched_io_if {
 	struct sched_egress *e; /* NULL: never configured */
+	struct hqos *hq;        /* the hierarchy in front of e's delay line (sched_hqos.h); NULL: none */
 	uint32_t gen;           /* bumped when e goes: stale timers are ignored */
 	uint16_t owner;         /* graph thread */
 	bool shaper, delay;     /* configured now */
@@ -71,6 +73,13 @@ int sched_io_set_shaper(struct graph *g, uint32_t if_index, uint64_t rate_bps, u
 			size_t errlen);
 int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, uint64_t jitter_ns, char *err,
 		       size_t errlen);
+
+/* For sched_hqos.c: the schedule of if_index, made if need be, and
+ * sched_egress_on set from what is configured (barrier held); the owner
+ * thread's clock. */
+int sched_io_ensure(struct graph *g, uint32_t if_index, char *err, size_t errlen);
+void sched_io_publish(uint32_t if_index);
+uint64_t sched_io_owner_now(struct graph *g, const struct sched_io_if *sif);
 
 /* Packets sched-ingress put in each class id (0: unclassified), summed
  * over threads; any thread (relaxed reads). */

@@ -270,11 +270,25 @@ static void match_text(const struct sched_class *c, char *buf, size_t len)
 	}
 }
 
+/* With a subscriber hierarchy the shaper is its port level (sched_hqos.h):
+ * show its rate, burst and tokens as the interface's shaper. */
+static void hqos_port_level(const struct sched_io_if *sif, struct sched_egress_stats *st)
+{
+	struct hqos_port_stats ps;
+	if (!sif->hq)
+		return;
+	hqos_port_stats(sif->hq, &ps);
+	st->cfg.rate_bps = ps.rate_bps;
+	st->cfg.burst_bytes = ps.burst_bytes;
+	st->tokens_bytes = ps.tokens_bytes;
+}
+
 static void show_if_text(struct cli_session *s, const struct device *d, const struct sched_io_if *sif)
 {
 	struct sched_egress_stats st;
 	char a[32], b[32];
 	sched_egress_stats(sif->e, &st);
+	hqos_port_level(sif, &st);
 	cli_printf(s, "Interface %s (if %u), owner thread %u", d->name, d->index, sif->owner);
 	if (st.cfg.rate_bps) {
 		format_unit(CONF_RATE, st.cfg.rate_bps, a, sizeof(a));
@@ -283,6 +297,8 @@ static void show_if_text(struct cli_session *s, const struct device *d, const st
 	} else {
 		cli_printf(s, "  shaper off");
 	}
+	if (sif->hq)
+		cli_printf(s, "  subscriber hierarchy (the shaper is its port level): show sched subscriber");
 	if (st.cfg.delay_ns) {
 		format_unit(CONF_DURATION, st.cfg.delay_ns, a, sizeof(a));
 		format_unit(CONF_DURATION, st.cfg.jitter_ns, b, sizeof(b));
@@ -304,7 +320,9 @@ static cJSON *if_json(const struct device *d, const struct sched_io_if *sif)
 {
 	struct sched_egress_stats st;
 	sched_egress_stats(sif->e, &st);
+	hqos_port_level(sif, &st);
 	cJSON *o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "hqos", sif->hq != NULL);
 	cJSON_AddStringToObject(o, "interface", d->name);
 	cJSON_AddNumberToObject(o, "if_index", d->index);
 	cJSON_AddNumberToObject(o, "owner_thread", sif->owner);
