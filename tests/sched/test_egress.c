@@ -199,9 +199,10 @@ START_TEST(test_delay_times)
 }
 END_TEST
 
-/* Jitter: release within delay +- jitter of arrival and never reordered;
- * packets further apart than the jitter's span really spread both ways
- * (closer ones are held back behind their predecessor instead). */
+/* Jitter (netem's: uniform, and it may reorder): each packet's departure
+ * within delay +- jitter of its arrival, released at its departure time
+ * (never before, and here exactly: the clock steps to next_ns), spread
+ * both ways. */
 /* 400 dense (100 us apart), then 600 sparse (5 ms apart). */
 static uint64_t arrival_of(uint32_t i)
 {
@@ -212,26 +213,33 @@ START_TEST(test_delay_jitter)
 {
 	struct sched_egress *e = make(2048);
 	ck_assert_int_eq(sched_egress_set_delay(e, 10 * MS, 2 * MS), 0);
-	for (uint32_t i = 0; i < 1000; i++)
-		enqueue_one(e, pkt(100, 0, (uint8_t)i), arrival_of(i));
-	uint64_t last = 0, early = 0, late = 0;
+	uint64_t early = 0, late = 0, reordered = 0;
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint32_t bi = pkt(100, 0, (uint8_t)i);
+		enqueue_one(e, bi, arrival_of(i));
+		uint64_t dep = buffer_get(bi)->timestamp_ns; /* what the impairer computed */
+		ck_assert_uint_le(dep, arrival_of(i) + 12 * MS);
+		ck_assert_uint_ge(dep, arrival_of(i) + 8 * MS);
+		early += dep < arrival_of(i) + 10 * MS;
+		late += dep > arrival_of(i) + 10 * MS;
+	}
 	uint32_t n = 0, out[1];
+	uint64_t last_dep = 0;
 	for (uint64_t t = 0; n < 1000; t = sched_egress_next_ns(e)) {
+		ck_assert_uint_ne(t, UINT64_MAX);
 		while (sched_egress_dequeue(e, t, out, 1) == 1) {
-			uint64_t arrival = arrival_of(n);
-			ck_assert_uint_eq(tag_of(out[0]), (uint8_t)n);
-			ck_assert_uint_ge(t, last);
-			ck_assert_uint_le(t, arrival + 12 * MS);
-			ck_assert_uint_ge(t, arrival + 8 * MS);
-			early += t < arrival + 10 * MS;
-			late += t > arrival + 10 * MS;
-			last = t;
+			uint64_t dep = buffer_get(out[0])->timestamp_ns;
+			ck_assert_uint_le(dep, t); /* never early */
+			ck_assert_uint_le(t - dep, 1024); /* the 1.024 us slot at most */
+			reordered += dep < last_dep;
+			last_dep = dep > last_dep ? dep : last_dep;
 			n++;
 			buffer_free(out, 1);
 		}
 	}
 	ck_assert_uint_gt(early, 200);
 	ck_assert_uint_gt(late, 200);
+	ck_assert_uint_eq(reordered, 0); /* released in departure order (slots apart) */
 	sched_egress_destroy(e);
 }
 END_TEST
