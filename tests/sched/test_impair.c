@@ -566,6 +566,7 @@ START_TEST(test_never_early)
 			ck_assert_uint_ne(next, UINT64_MAX);
 			now = next > now ? next : now;
 			uint32_t k = sched_impair_dequeue(m, now, out, BATCH);
+			ck_assert_msg(k >= 1, "%s: nothing released at next_ns %llu", cfgs[c], (unsigned long long)now);
 			for (uint32_t i = 0; i < k; i++)
 				ck_assert_uint_le(buffer_get(out[i])->timestamp_ns, now);
 			buffer_free(out, k);
