@@ -30,6 +30,12 @@
 #define US 1000ull
 #define Z999 3.2905 /* two-sided 99.9% normal quantile */
 #define BATCH 256
+/* Under the sanitizers the samples are cut by IMPAIR_SCALE (meson sets 5);
+ * every bound below is computed from the sample's size. */
+#ifndef IMPAIR_SCALE
+#define IMPAIR_SCALE 1
+#endif
+#define SCALED(n) ((uint32_t)((n) / IMPAIR_SCALE))
 
 static void setup(void)
 {
@@ -199,7 +205,7 @@ static double cdf_pn(double x, bool left)
 	return ((double)lo + f) / PN_GRID;
 }
 
-#define N_KS 100000u
+#define N_KS SCALED(100000u)
 
 /* N_KS delays (departure - now) from the impairer, through enqueue. */
 static int64_t *sample_delays(const char *words)
@@ -298,13 +304,13 @@ START_TEST(test_loss_random)
 {
 	struct sched_impair_stats st;
 	struct sched_impair *m = make("loss random 5% seed 21", 8192);
-	run(m, 200000, NULL, &st);
-	check_binomial("loss random 5%", st.lost_random, 200000, 0.05);
+	run(m, SCALED(200000), NULL, &st);
+	check_binomial("loss random 5%", st.lost_random, SCALED(200000), 0.05);
 	ck_assert_uint_eq(st.lost_gemodel, 0);
 	sched_impair_destroy(m);
 	m = make("loss 1% seed 22", 8192); /* tc's short form */
-	run(m, 200000, NULL, &st);
-	check_binomial("loss 1%", st.lost_random, 200000, 0.01);
+	run(m, SCALED(200000), NULL, &st);
+	check_binomial("loss 1%", st.lost_random, SCALED(200000), 0.01);
 	sched_impair_destroy(m);
 }
 END_TEST
@@ -313,7 +319,7 @@ START_TEST(test_gemodel_simple)
 {
 	/* Simple Gilbert: lose every packet in Bad, none in Good. */
 	const double p = 0.01, r = 0.10;
-	const uint32_t n = 1000000;
+	const uint32_t n = SCALED(1000000);
 	uint8_t *lost = malloc(n);
 	struct sched_impair_stats st;
 	struct sched_impair *m = make("loss gemodel 1% 10% 100% 0% seed 31", 8192);
@@ -359,7 +365,7 @@ START_TEST(test_gemodel_general)
 {
 	/* p 2%, r 20%, 1-h 60%, 1-k 1%: share pi_B 0.6 + pi_G 0.01. */
 	const double p = 0.02, r = 0.2;
-	const uint32_t n = 1000000;
+	const uint32_t n = SCALED(1000000);
 	struct sched_impair_stats st;
 	struct sched_impair *m = make("loss gemodel 2% 20% 60% 1% seed 32", 8192);
 	run(m, n, NULL, &st);
@@ -385,7 +391,7 @@ END_TEST
 START_TEST(test_duplicate)
 {
 	struct sched_impair *m = make("duplicate 5% seed 41", 8192);
-	const uint32_t n = 100000;
+	const uint32_t n = SCALED(100000);
 	uint32_t dropped[2], dup[1], n_dup, out[4];
 	uint64_t dups = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -415,7 +421,7 @@ END_TEST
 START_TEST(test_corrupt)
 {
 	struct sched_impair *m = make("corrupt 2% seed 51", 8192);
-	const uint32_t n = 100000;
+	const uint32_t n = SCALED(100000);
 	uint32_t dropped[2], dup[1], n_dup, out[2];
 	uint64_t flipped = 0, fresh = 0;
 	uint8_t ref[200];
@@ -479,7 +485,7 @@ static uint64_t reorder_run(const char *words, uint32_t n, uint32_t gap)
 
 START_TEST(test_reorder)
 {
-	const uint32_t n = 200000;
+	const uint32_t n = SCALED(200000);
 	check_binomial("reorder 10%", reorder_run("delay 10ms reorder 10% seed 61", n, 1), n, 0.10);
 	/* gap 5: cycles of 4 delayed + a geometric(0.1) wait (mean 10, var
 	 * 90): renewal count mean n/14, variance n * 90 / 14^3. */
@@ -532,9 +538,9 @@ START_TEST(test_never_early)
 		struct sched_impair *m = make(cfgs[c], 4000);
 		uint64_t now = 1000 * MS, rng = 99 + c, in = 0, out_n = 0, dropped_n = 0, dups = 0;
 		uint32_t bi[16], dropped[32], dup[16], n_dup, out[BATCH];
-		for (uint32_t step = 0; step < 20000; step++) {
+		for (uint32_t step = 0; step < SCALED(20000); step++) {
 			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-			if (step < 15000 && sched_impair_held(m) < 3000) {
+			if (step < SCALED(15000) && sched_impair_held(m) < 3000) {
 				uint32_t n = 1 + (uint32_t)(rng >> 60);
 				ck_assert_uint_eq(buffer_alloc(bi, n, -1), n);
 				for (uint32_t i = 0; i < n; i++)
