@@ -10,6 +10,7 @@
 
 #include "graph/buffer.h"
 #include "sched/egress.h"
+#include "sched/impair.h"
 #include "tests/check_run.h"
 
 #define MS 1000000ull
@@ -309,6 +310,64 @@ START_TEST(test_bad_config)
 }
 END_TEST
 
+/* The impairment in the schedule: losses wait in take_dropped with their
+ * reason, duplicates count in, and the per-class counters add up: every
+ * packet taken or made is released or dropped, nothing stays held. */
+START_TEST(test_impair_accounting)
+{
+	struct sched_egress *e = make(4096);
+	struct sched_impair_config c = {
+		.delay_ns = 1 * MS,
+		.loss_model = SCHED_IMPAIR_LOSS_RANDOM,
+		.loss = SCHED_IMPAIR_P_ONE / 10,
+		.duplicate = SCHED_IMPAIR_P_ONE / 10,
+		.seed = 3,
+	};
+	char err[128];
+	ck_assert_int_eq(sched_egress_set_impair(e, &c, err, sizeof(err)), 0);
+	uint32_t n_in = 0, n_out = 0, n_drop = 0, out[256];
+	for (uint32_t i = 0; i < 1000; i++) {
+		enqueue_one(e, pkt(100, 2, (uint8_t)i), i * 10 * US);
+		n_in++;
+		uint32_t k;
+		while ((k = sched_egress_take_dropped(e, out, 256)) != 0) {
+			for (uint32_t j = 0; j < k; j++)
+				ck_assert_uint_eq(sched_impair_drop_reason(buffer_get(out[j])), SCHED_IMPAIR_DROP_LOSS_RANDOM);
+			buffer_free(out, k);
+			n_drop += k;
+		}
+	}
+	for (uint64_t t = sched_egress_next_ns(e); t != UINT64_MAX; t = sched_egress_next_ns(e)) {
+		uint32_t k = sched_egress_dequeue(e, t, out, 256);
+		for (uint32_t j = 0; j < k; j++)
+			ck_assert_uint_le(buffer_get(out[j])->timestamp_ns, t);
+		buffer_free(out, k);
+		n_out += k;
+	}
+	struct sched_impair_stats is;
+	sched_impair_stats(sched_egress_impair(e), &is);
+	struct sched_egress_stats st;
+	sched_egress_stats(e, &st);
+	ck_assert_uint_gt(is.duplicated, 50);
+	ck_assert_uint_gt(is.lost_random, 50);
+	ck_assert_uint_eq(n_drop, is.lost_random);
+	ck_assert_uint_eq(n_in + is.duplicated, n_out + n_drop);
+	ck_assert_uint_eq(st.enqueued, n_in + is.duplicated);
+	ck_assert_uint_eq(st.released, n_out);
+	ck_assert_uint_eq(st.dropped, n_drop);
+	ck_assert_uint_eq(st.held, 0);
+	ck_assert_uint_eq(st.held_class[2], 0);
+	ck_assert_uint_eq(st.released_class[2], n_out);
+	ck_assert_uint_eq(st.dropped_class[2], n_drop);
+	ck_assert_uint_eq(st.cfg.delay_ns, 1 * MS);
+	/* off: nothing impaired from now on */
+	ck_assert_int_eq(sched_egress_set_impair(e, NULL, err, sizeof(err)), 0);
+	enqueue_one(e, pkt(100, 0, 7), 50 * MS);
+	ck_assert_int_eq(take(e, 50 * MS, 1), 7);
+	sched_egress_destroy(e);
+}
+END_TEST
+
 static Suite *egress_suite(void)
 {
 	Suite *s = suite_create("sched-egress");
@@ -323,6 +382,7 @@ static Suite *egress_suite(void)
 	tcase_add_test(tc, test_shaper_and_delay);
 	tcase_add_test(tc, test_max_held);
 	tcase_add_test(tc, test_bad_config);
+	tcase_add_test(tc, test_impair_accounting);
 	suite_add_tcase(s, tc);
 	return s;
 }
