@@ -26,6 +26,10 @@ struct sched_egress {
 	struct sched_impair *imp; /* the interface's impairment (the delay line) */
 	bool imp_on;              /* packets leaving the shaper go through imp */
 	struct pktq dropq;        /* dropped by imp, for sched_egress_take_dropped */
+	struct sched_impair *imp_cls[SCHED_MAX_CLASSES]; /* per class, before the shaper; NULL: never set */
+	uint32_t imp_cls_on;      /* bit c: class c's packets go through imp_cls[c] */
+	uint32_t imp_cls_any;     /* bit c: imp_cls[c] exists (may still hold packets) */
+	uint8_t cls_prio[SCHED_MAX_CLASSES]; /* the priorities of the last enqueue, for class impairers' releases */
 	uint32_t mask;    /* bit p: cls[p] is not empty */
 	bool backlogged;  /* the class queues held packets at the last run's end */
 	uint32_t held, max_held;
@@ -112,6 +116,8 @@ void sched_egress_destroy(struct sched_egress *e)
 	while ((n = sched_egress_take_dropped(e, bi, 256)) != 0)
 		buffer_free(bi, n);
 	sched_impair_destroy(e->imp);
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++)
+		sched_impair_destroy(e->imp_cls[c]);
 	free(e);
 }
 
@@ -151,6 +157,41 @@ int sched_egress_set_impair(struct sched_egress *e, const struct sched_impair_co
 const struct sched_impair *sched_egress_impair(const struct sched_egress *e)
 {
 	return e->imp;
+}
+
+int sched_egress_set_class_impair(struct sched_egress *e, uint32_t class_id, const struct sched_impair_config *c,
+				  char *err, size_t errlen)
+{
+	static const struct sched_impair_config off;
+	if (class_id >= SCHED_MAX_CLASSES) {
+		snprintf(err, errlen, "class id %u: expected 0..%u", class_id, SCHED_MAX_CLASSES - 1);
+		return -EINVAL;
+	}
+	c = c ? c : &off;
+	if (!e->imp_cls[class_id]) {
+		if (!sched_impair_active(c))
+			return 0;
+		e->imp_cls[class_id] = sched_impair_create(e->max_held, 0x5eed0000ull + class_id, err, errlen);
+		if (!e->imp_cls[class_id])
+			return -ENOMEM;
+		e->imp_cls_any |= 1u << class_id;
+	}
+	int rc = sched_impair_set(e->imp_cls[class_id], c, err, errlen);
+	if (rc == 0) {
+		e->imp_cls_on &= ~(1u << class_id);
+		e->imp_cls_on |= (uint32_t)sched_impair_active(c) << class_id;
+	}
+	return rc;
+}
+
+const struct sched_impair *sched_egress_class_impair(const struct sched_egress *e, uint32_t class_id)
+{
+	return class_id < SCHED_MAX_CLASSES ? e->imp_cls[class_id] : NULL;
+}
+
+bool sched_egress_impaired(const struct sched_egress *e)
+{
+	return e->imp_on || e->imp_cls_on;
 }
 
 uint32_t sched_egress_take_dropped(struct sched_egress *e, uint32_t *out, uint32_t max)
@@ -208,6 +249,9 @@ static inline void count_out(struct sched_egress *e, uint32_t bi)
  * the impairment when there is one (its drops wait in dropq for the node,
  * its duplicates count in as held), else due at once. Returns the change
  * in packets held: duplicates less drops. */
+static int32_t impair_in(struct sched_egress *e, struct sched_impair *imp, const uint32_t *bi, uint32_t n,
+			 uint64_t now_ns);
+
 static int32_t line_push(struct sched_egress *e, const uint32_t *bi, uint32_t n, uint64_t now_ns)
 {
 	if (!e->imp_on) {
@@ -217,11 +261,19 @@ static int32_t line_push(struct sched_egress *e, const uint32_t *bi, uint32_t n,
 		}
 		return 0;
 	}
+	return impair_in(e, e->imp, bi, n, now_ns);
+}
+
+/* n packets into an impairer (the interface's or a class's): drops to
+ * dropq, duplicates counted in. Returns duplicates less drops. */
+static int32_t impair_in(struct sched_egress *e, struct sched_impair *imp, const uint32_t *bi, uint32_t n,
+			 uint64_t now_ns)
+{
 	uint32_t dropped[2 * BATCH], dup[BATCH], n_dup;
 	int32_t delta = 0;
 	for (uint32_t k = 0; k < n; k += BATCH) {
 		uint32_t m = n - k < BATCH ? n - k : BATCH;
-		uint32_t d = sched_impair_enqueue(e->imp, bi + k, m, now_ns, dropped, dup, &n_dup);
+		uint32_t d = sched_impair_enqueue(imp, bi + k, m, now_ns, dropped, dup, &n_dup);
 		for (uint32_t i = 0; i < n_dup; i++)
 			add(&e->held_class[sched_buffer_class(buffer_get(dup[i]))], 1);
 		for (uint32_t i = 0; i < d; i++) {
@@ -249,6 +301,8 @@ uint32_t sched_egress_enqueue(struct sched_egress *e, const uint32_t *bi, uint32
 	uint32_t n_drop = 0, n_in = 0;
 	uint32_t held = e->held;
 	uint32_t direct[BATCH], n_direct = 0;
+	if (unlikely(e->imp_cls_any))
+		memcpy(e->cls_prio, prio, sizeof(e->cls_prio));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t c = sched_buffer_class(buffer_get(bi[i]));
 		if (unlikely(held >= e->max_held)) {
@@ -259,7 +313,9 @@ uint32_t sched_egress_enqueue(struct sched_egress *e, const uint32_t *bi, uint32
 		add(&e->held_class[c], 1);
 		n_in++;
 		held++;
-		if (e->rate_bps) {
+		if (unlikely(e->imp_cls_on >> c & 1)) {
+			held += (uint32_t)impair_in(e, e->imp_cls[c], &bi[i], 1, now_ns);
+		} else if (e->rate_bps) {
 			uint32_t p = prio[c] & (SCHED_N_PRIO - 1);
 			q_push(&e->cls[p], bi[i]);
 			e->mask |= 1u << p;
@@ -315,8 +371,32 @@ static uint32_t run_shaper(struct sched_egress *e, uint64_t now_ns, uint32_t *ou
 	return n;
 }
 
+/* What the class impairers release at now goes on as an arrival would:
+ * into its class queue under a shaper, else through the line. */
+static void release_classes(struct sched_egress *e, uint64_t now_ns)
+{
+	uint32_t tmp[BATCH], k;
+	for (uint32_t any = e->imp_cls_any; any; any &= any - 1) {
+		uint32_t c = (uint32_t)__builtin_ctz(any);
+		while ((k = sched_impair_dequeue(e->imp_cls[c], now_ns, tmp, BATCH)) != 0) {
+			if (e->rate_bps) {
+				uint32_t p = e->cls_prio[c] & (SCHED_N_PRIO - 1);
+				for (uint32_t i = 0; i < k; i++)
+					q_push(&e->cls[p], tmp[i]);
+				e->mask |= 1u << p;
+			} else {
+				held_add(e, line_push(e, tmp, k, now_ns));
+			}
+			if (k < BATCH)
+				break;
+		}
+	}
+}
+
 uint32_t sched_egress_dequeue(struct sched_egress *e, uint64_t now_ns, uint32_t *out, uint32_t max)
 {
+	if (unlikely(e->imp_cls_any))
+		release_classes(e, now_ns);
 	uint32_t n = run_shaper(e, now_ns, out, max);
 	if (n < max && sched_impair_held(e->imp)) {
 		uint32_t k = sched_impair_dequeue(e->imp, now_ns, out + n, max - n);
@@ -339,6 +419,10 @@ uint32_t sched_egress_dequeue(struct sched_egress *e, uint64_t now_ns, uint32_t 
 uint64_t sched_egress_next_ns(const struct sched_egress *e)
 {
 	uint64_t next = sched_impair_next_ns(e->imp);
+	for (uint32_t any = e->imp_cls_any; any; any &= any - 1) {
+		uint64_t t = sched_impair_next_ns(e->imp_cls[__builtin_ctz(any)]);
+		next = t < next ? t : next;
+	}
 	if (e->line.n && buffer_get(e->line.head)->timestamp_ns < next)
 		next = buffer_get(e->line.head)->timestamp_ns;
 	if (e->mask) {
@@ -357,6 +441,8 @@ uint64_t sched_egress_next_ns(const struct sched_egress *e)
 uint32_t sched_egress_flush(struct sched_egress *e, uint32_t *out, uint32_t max)
 {
 	uint32_t n = sched_impair_flush(e->imp, out, max);
+	for (uint32_t any = e->imp_cls_any; any && n < max; any &= any - 1)
+		n += sched_impair_flush(e->imp_cls[__builtin_ctz(any)], out + n, max - n);
 	for (uint32_t i = 0; i < n; i++)
 		count_out(e, out[i]);
 	while (n < max && e->line.n) {
@@ -391,6 +477,8 @@ static uint64_t q_buffers(const struct pktq *q)
 uint64_t sched_egress_held_buffers(const struct sched_egress *e)
 {
 	uint64_t n = q_buffers(&e->line) + sched_impair_held_buffers(e->imp);
+	for (uint32_t any = e->imp_cls_any; any; any &= any - 1)
+		n += sched_impair_held_buffers(e->imp_cls[__builtin_ctz(any)]);
 	for (uint32_t p = 0; p < SCHED_N_PRIO; p++)
 		n += q_buffers(&e->cls[p]);
 	return n;

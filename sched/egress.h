@@ -42,6 +42,7 @@
 #ifndef SLUICE_SCHED_EGRESS_H
 #define SLUICE_SCHED_EGRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -118,6 +119,20 @@ int sched_egress_set_impair(struct sched_egress *e, const struct sched_impair_co
 
 /* The impairer (always there; sched_impair_stats for its counters). */
 const struct sched_impair *sched_egress_impair(const struct sched_egress *e);
+
+/* Class class_id's impairment on this interface: its packets go through
+ * it before the shaper's class queues (as netem under an HTB class), then
+ * on as if they arrived at their departure. Created when first set (an
+ * impairer per class: 150 KB). NULL or nothing set: off. 0, -EINVAL or
+ * -ENOMEM with the reason in err. */
+int sched_egress_set_class_impair(struct sched_egress *e, uint32_t class_id, const struct sched_impair_config *c,
+				  char *err, size_t errlen);
+
+/* Class class_id's impairer, NULL if never set. */
+const struct sched_impair *sched_egress_class_impair(const struct sched_egress *e, uint32_t class_id);
+
+/* Whether any impairment (interface or class) is on. */
+bool sched_egress_impaired(const struct sched_egress *e);
 
 /* Packets the impairment dropped (lost, over max-held) since the last
  * call, up to max: the caller frees them or sends them to error-drop. */

@@ -5,6 +5,8 @@
  *       gemodel p [r [1-h [1-k]]]] [duplicate P [CORR]] [reorder P [CORR]
  *       [gap N]] [corrupt P [CORR]] [rate R [packet-overhead N]] [seed N]
  *   sched impair interface NAME off
+ *   sched impair class NAME interface NAME ...|off   (that class's packets,
+ *       before the shaper's class queues: netem under an HTB class)
  *   show sched impair [json]
  *
  * Each command replaces the interface's whole impairment, as `tc qdisc
@@ -18,8 +20,8 @@
  *   duplicated 0 (no buffer 0), reordered 0, corrupted 0 (no buffer 0)
  *   release lateness: <1us 70001, <2us 5102, <4us 1201, <8us 40, <16us 12
  *
- * `sched impair class NAME interface NAME ...` is refused for now (the
- * impairer attaches to any holder; the class stage is not wired yet).
+ * `sched impair subscriber NAME ...` is refused until the hierarchy's
+ * subscribers hold an impairer (docs/impairment.md, attach point).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,31 +41,47 @@ static int sched_impair_cmd(struct cli_session *s, int argc, char **argv)
 	struct graph *g;
 	if (!(g = need_graph(s)))
 		return -ENODEV;
-	if (argc >= 1 && strcmp(argv[0], "class") == 0)
-		return cli_fail(s, -EOPNOTSUPP, "impairment per class is not available yet: use interface NAME");
 	if (argc >= 1 && strcmp(argv[0], "subscriber") == 0)
-		return cli_fail(s, -EOPNOTSUPP, "impairment per subscriber is not available yet: use interface NAME");
-	if (argc < 3 || strcmp(argv[0], "interface") != 0)
-		return cli_fail(s, -EINVAL, "expected interface NAME then delay, loss, duplicate, reorder, corrupt, "
-				"rate, seed ... or off");
-	struct device *d = dev_by_name(argv[1]);
+		return cli_fail(s, -EOPNOTSUPP, "impairment per subscriber is not available yet: use interface NAME "
+				"or class NAME interface NAME");
+	int cls = -1, at = 0;
+	if (argc >= 2 && strcmp(argv[0], "class") == 0) {
+		if ((cls = sched_class_find(argv[1])) < 0)
+			return cli_fail(s, -EINVAL, "no class %s (sched class NAME ... defines one)", argv[1]);
+		at = 2;
+	}
+	if (argc < at + 3 || strcmp(argv[at], "interface") != 0)
+		return cli_fail(s, -EINVAL, "expected interface NAME or class NAME interface NAME, then delay, loss, "
+				"duplicate, reorder, corrupt, rate, seed ... or off");
+	struct device *d = dev_by_name(argv[at + 1]);
 	if (!d)
-		return cli_fail(s, -EINVAL, "no interface %s", argv[1]);
+		return cli_fail(s, -EINVAL, "no interface %s", argv[at + 1]);
 	struct sched_impair_config c;
 	char err[256];
-	if (argc == 3 && strcmp(argv[2], "off") == 0)
+	int n = argc - at - 2;
+	char **w = argv + at + 2;
+	if (n == 1 && strcmp(w[0], "off") == 0)
 		memset(&c, 0, sizeof(c));
-	else if (sched_impair_parse(&c, argc - 2, argv + 2, err, sizeof(err)))
+	else if (sched_impair_parse(&c, n, w, err, sizeof(err)))
 		return cli_fail(s, -EINVAL, "%s", err);
-	int rc = sched_io_set_impair(g, d->index, &c, err, sizeof(err));
+	int rc = cls < 0 ? sched_io_set_impair(g, d->index, &c, err, sizeof(err))
+			 : sched_io_set_class_impair(g, d->index, (uint32_t)cls, &c, err, sizeof(err));
 	return rc ? cli_fail(s, rc, "%s", err) : 0;
 }
 
-static void show_text(struct cli_session *s, const struct device *d, const struct sched_impair_stats *st)
+static const char *cls_name(int c)
+{
+	return c < 0 ? NULL : sched_class_table.cls[c].name[0] ? sched_class_table.cls[c].name : "(removed)";
+}
+
+static void show_text(struct cli_session *s, const struct device *d, int c, const struct sched_impair_stats *st)
 {
 	char cfg[512], line[512];
 	sched_impair_format(&st->cfg, cfg, sizeof(cfg));
-	cli_printf(s, "Interface %s (if %u): %s", d->name, d->index, cfg);
+	if (c < 0)
+		cli_printf(s, "Interface %s (if %u): %s", d->name, d->index, cfg);
+	else
+		cli_printf(s, "Class %s on interface %s (if %u): %s", cls_name(c), d->name, d->index, cfg);
 	cli_printf(s, "  max-held %u: held %llu, enqueued %llu, released %llu, delayed %llu", st->max_held,
 		   (unsigned long long)st->held, (unsigned long long)st->enqueued, (unsigned long long)st->released,
 		   (unsigned long long)st->delayed);
@@ -82,12 +100,14 @@ static void show_text(struct cli_session *s, const struct device *d, const struc
 	cli_printf(s, "%s", line);
 }
 
-static cJSON *show_json(const struct device *d, const struct sched_impair_stats *st)
+static cJSON *show_json(const struct device *d, int c, const struct sched_impair_stats *st)
 {
 	char cfg[512];
 	sched_impair_format(&st->cfg, cfg, sizeof(cfg));
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "interface", d->name);
+	if (c >= 0)
+		cJSON_AddStringToObject(o, "class", cls_name(c));
 	cJSON_AddNumberToObject(o, "if_index", d->index);
 	cJSON_AddStringToObject(o, "impair", cfg);
 	cJSON_AddNumberToObject(o, "delay_ns", (double)st->cfg.delay_ns);
@@ -98,7 +118,7 @@ static cJSON *show_json(const struct device *d, const struct sched_impair_stats 
 	const struct {
 		const char *name;
 		uint64_t v;
-	} c[] = {
+	} cnt[] = {
 		{ "held", st->held },
 		{ "enqueued", st->enqueued },
 		{ "released", st->released },
@@ -113,8 +133,8 @@ static cJSON *show_json(const struct device *d, const struct sched_impair_stats 
 		{ "corrupted", st->corrupted },
 		{ "corrupt_no_buffer", st->corrupt_no_buffer },
 	};
-	for (size_t i = 0; i < ARRAY_LEN(c); i++)
-		cJSON_AddNumberToObject(o, c[i].name, (double)c[i].v);
+	for (size_t i = 0; i < ARRAY_LEN(cnt); i++)
+		cJSON_AddNumberToObject(o, cnt[i].name, (double)cnt[i].v);
 	cJSON *late = cJSON_AddArrayToObject(o, "release_lateness");
 	for (uint32_t b = 0; b < SCHED_IMPAIR_LATE_BUCKETS; b++) {
 		cJSON *x = cJSON_CreateObject();
@@ -141,15 +161,21 @@ static int show_sched_impair(struct cli_session *s, int argc, char **argv)
 		const struct device *d = dev_by_index(i);
 		if (!d || !sched_io_ifs[i].e)
 			continue;
-		struct sched_impair_stats st;
-		sched_impair_stats(sched_egress_impair(sched_io_ifs[i].e), &st);
-		if (!sched_impair_active(&st.cfg) && !st.enqueued)
-			continue;
-		if (json)
-			cJSON_AddItemToArray(arr, show_json(d, &st));
-		else
-			show_text(s, d, &st);
-		shown++;
+		for (int c = -1; c < (int)SCHED_MAX_CLASSES; c++) {
+			const struct sched_impair *m = c < 0 ? sched_egress_impair(sched_io_ifs[i].e)
+							     : sched_egress_class_impair(sched_io_ifs[i].e, (uint32_t)c);
+			struct sched_impair_stats st;
+			if (!m)
+				continue;
+			sched_impair_stats(m, &st);
+			if (!sched_impair_active(&st.cfg) && !st.enqueued)
+				continue;
+			if (json)
+				cJSON_AddItemToArray(arr, show_json(d, c, &st));
+			else
+				show_text(s, d, c, &st);
+			shown++;
+		}
 	}
 	if (json)
 		cli_json_print(s, root);
@@ -161,8 +187,9 @@ static int show_sched_impair(struct cli_session *s, int argc, char **argv)
 CLI_COMMAND(sched_impair_reg, "sched impair",
 	    "sched impair interface NAME [delay D [jitter J [CORR]] [distribution uniform|normal|pareto|paretonormal]] "
 	    "[loss random P [CORR] | loss gemodel p [r [1-h [1-k]]]] [duplicate P [CORR]] [reorder P [CORR] [gap N]] "
-	    "[corrupt P [CORR]] [rate R [packet-overhead N]] [seed N] | sched impair interface NAME off",
-	    "Network impairment on an interface's egress, with tc-netem's semantics",
+	    "[corrupt P [CORR]] [rate R [packet-overhead N]] [seed N] | sched impair interface NAME off | "
+	    "sched impair class NAME interface NAME ... (the same words, for the class's packets, before the shaper)",
+	    "Network impairment on an interface's egress (or a class on it), with tc-netem's semantics",
 	    sched_impair_cmd)
 
 CLI_COMMAND(show_sched_impair_reg, "show sched impair",

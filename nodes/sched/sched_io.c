@@ -150,7 +150,32 @@ int sched_io_set_impair(struct graph *g, uint32_t if_index, const struct sched_i
 	if (!rc)
 		rc = sched_egress_set_impair(sif->e, c, err, errlen);
 	if (!rc) {
-		sif->delay = on;
+		sif->delay = sched_egress_impaired(sif->e);
+		publish(if_index);
+	}
+	graph_barrier_release(g);
+	return rc;
+}
+
+int sched_io_set_class_impair(struct graph *g, uint32_t if_index, uint32_t class_id,
+			      const struct sched_impair_config *c, char *err, size_t errlen)
+{
+	static const struct sched_impair_config off;
+	int rc = check_if(if_index, err, errlen);
+	if (rc)
+		return rc;
+	c = c ? c : &off;
+	if ((rc = sched_impair_check(c, err, errlen)) != 0)
+		return rc;
+	struct sched_io_if *sif = &sched_io_ifs[if_index];
+	if (!sched_impair_active(c) && !sif->e)
+		return 0;
+	graph_barrier_sync(g);
+	rc = ensure(g, if_index, err, errlen);
+	if (!rc)
+		rc = sched_egress_set_class_impair(sif->e, class_id, c, err, errlen);
+	if (!rc) {
+		sif->delay = sched_egress_impaired(sif->e);
 		publish(if_index);
 	}
 	graph_barrier_release(g);

@@ -81,6 +81,11 @@ int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, ui
 int sched_io_set_impair(struct graph *g, uint32_t if_index, const struct sched_impair_config *c, char *err,
 			size_t errlen);
 
+/* The same for class class_id's packets on if_index, before its shaper
+ * (sched_egress_set_class_impair). */
+int sched_io_set_class_impair(struct graph *g, uint32_t if_index, uint32_t class_id,
+			      const struct sched_impair_config *c, char *err, size_t errlen);
+
 /* Packets sched-ingress put in each class id (0: unclassified), summed
  * over threads; any thread (relaxed reads). */
 void sched_io_class_packets(struct graph *g, uint64_t counts[SCHED_MAX_CLASSES]);

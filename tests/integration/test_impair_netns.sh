@@ -13,7 +13,8 @@
 #      deviation 10 +- 1.5 ms;
 #   3. `sched delay interface b 20ms` is the impairment `delay 20ms`;
 #      `sched impair interface b off` turns it off; a bad word changes
-#      nothing.
+#      nothing; a class's impairment is shown as the class's, an unknown
+#      class refused.
 # Seeded: the impairer's draws repeat run to run; the bounds hold the
 # idle RTT and a loaded box's wake-up noise besides. About 35 s.
 # Needs root, ip, ping, awk. Names carry the PID and the prefix imp; the
@@ -115,6 +116,13 @@ grep -q "^Interface b (if [0-9]*): delay 20ms$" "$tmp/imp" || { cat "$tmp/imp"; 
 ctl sched impair interface b loss random 5 > "$tmp/bad" 2>&1 && fail "loss random 5 (no %) accepted"
 ctl show sched impair > "$tmp/imp2" || fail "show sched impair"
 cmp -s <(head -1 "$tmp/imp") <(head -1 "$tmp/imp2") || fail "a refused command changed the impairment"
+ctl sched class ef priority 0 match dscp 46 || fail "sched class ef"
+ctl sched impair class ef interface b delay 5ms loss random 1% || fail "sched impair class ef interface b ..."
+ctl sched impair class nope interface b delay 1ms > "$tmp/bad" 2>&1 && fail "an unknown class accepted"
+ctl show sched impair > "$tmp/imp" || fail "show sched impair"
+grep -q "^Class ef on interface b (if [0-9]*): delay 5ms loss random 1%$" "$tmp/imp" ||
+	{ cat "$tmp/imp"; fail "no class impairment shown"; }
+ctl sched impair class ef interface b off || fail "sched impair class ef interface b off"
 ctl sched impair interface b off || fail "sched impair interface b off"
 ctl show sched impair > "$tmp/imp" || fail "show sched impair"
 grep -q "^Interface b (if [0-9]*): off$" "$tmp/imp" || { cat "$tmp/imp"; fail "off did not turn it off"; }

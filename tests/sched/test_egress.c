@@ -368,6 +368,50 @@ START_TEST(test_impair_accounting)
 }
 END_TEST
 
+/* A class's impairment: class 1's packets wait 5 ms before its class
+ * queue, class 0's do not; under a shaper the delayed packet then takes
+ * its turn by priority; with the interface's impairment on top, both
+ * stages add up. */
+START_TEST(test_class_impair)
+{
+	struct sched_egress *e = make(64);
+	struct sched_impair_config c = { .delay_ns = 5 * MS };
+	char err[128];
+	ck_assert_int_eq(sched_egress_set_class_impair(e, 1, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_egress_set_class_impair(e, SCHED_MAX_CLASSES, &c, err, sizeof(err)), -EINVAL);
+	ck_assert(sched_egress_impaired(e));
+	enqueue_one(e, pkt(100, 1, 1), 1 * MS);
+	enqueue_one(e, pkt(100, 0, 2), 1 * MS);
+	ck_assert_int_eq(take(e, 1 * MS, 1), 2);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 6 * MS);
+	take(e, 6 * MS - 1, 0);
+	ck_assert_int_eq(take(e, 6 * MS, 1), 1);
+	/* Under a shaper of 8 Mbit/s (a byte a us) with a 100-byte bucket,
+	 * priority 0 for class 1: released at 5 ms, it leaves at once. */
+	prio[1] = 0;
+	ck_assert_int_eq(sched_egress_set_shaper(e, 8000000, 100, 10 * MS), 0);
+	enqueue_one(e, pkt(100, 1, 3), 10 * MS);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 15 * MS);
+	ck_assert_int_eq(take(e, 15 * MS, 1), 3);
+	/* Interface delay 2 ms on top: 5 + 2. */
+	ck_assert_int_eq(sched_egress_set_shaper(e, 0, 0, 20 * MS), 0);
+	ck_assert_int_eq(sched_egress_set_delay(e, 2 * MS, 0), 0);
+	enqueue_one(e, pkt(100, 1, 4), 20 * MS);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 25 * MS);
+	take(e, 25 * MS, 0);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 27 * MS);
+	ck_assert_int_eq(take(e, 27 * MS, 1), 4);
+	/* off: class 1 passes straight on; held packets none */
+	ck_assert_int_eq(sched_egress_set_class_impair(e, 1, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_egress_set_delay(e, 0, 0), 0);
+	ck_assert(!sched_egress_impaired(e));
+	enqueue_one(e, pkt(100, 1, 5), 30 * MS);
+	ck_assert_int_eq(take(e, 30 * MS, 1), 5);
+	prio[1] = SCHED_PRIO_LOWEST;
+	sched_egress_destroy(e);
+}
+END_TEST
+
 static Suite *egress_suite(void)
 {
 	Suite *s = suite_create("sched-egress");
@@ -383,6 +427,7 @@ static Suite *egress_suite(void)
 	tcase_add_test(tc, test_max_held);
 	tcase_add_test(tc, test_bad_config);
 	tcase_add_test(tc, test_impair_accounting);
+	tcase_add_test(tc, test_class_impair);
 	suite_add_tcase(s, tc);
 	return s;
 }
