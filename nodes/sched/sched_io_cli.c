@@ -16,7 +16,7 @@
  * sluice> show sched
  * Interface b (if 1), owner thread 0
  *   shaper rate 10mbit burst 16k, tokens 11942 bytes
- *   delay off
+ *   impair off
  *   max-held 512: held 11, enqueued 1212, released 1201, dropped 0
  *     class                  held     released    dropped
  *     (none)                   11         1161          0
