@@ -24,6 +24,7 @@ struct graph;
 #define N_DIST_GLOBALS 6   /* window used, size; released, gaps, unordered, bad returns */
 #define N_SCHED_IF 4       /* held; enqueued, released, dropped */
 #define N_SCHED_IF_CLASS 3 /* held; released, dropped */
+#define N_SCHED_IMPAIR 11  /* the impairer's counters (statseg_sched.c) */
 #define N_SCHED_FRONT 6    /* held; queued, sent, queue full, dist dropped, shutdown */
 #define N_SCHED_HQOS 6     /* subscriber hierarchy: held; departed packets, bytes, dropped limit, codel, marked */
 #define N_CLI_COUNTERS 10  /* sessions open; accepted ... closed; commands, command errors */
@@ -63,6 +64,7 @@ struct entries {
 	uint32_t dist_reasons, dist_drops, dist_globals[N_DIST_GLOBALS];
 	uint32_t class_names, class_packets;
 	uint32_t sched_if_names, sched_if[N_SCHED_IF], sched_if_class[N_SCHED_IF_CLASS];
+	uint32_t sched_impair[N_SCHED_IMPAIR], sched_impair_late;
 	uint32_t front[N_SCHED_FRONT];
 	uint32_t sched_hqos[N_SCHED_HQOS];
 	uint32_t cli[N_CLI_COUNTERS];

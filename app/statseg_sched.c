@@ -53,6 +53,9 @@ static void layout_ifs(struct statseg_writer *w, const struct shape *s, struct d
 		e->sched_if_class[k] = NONE;
 	for (int k = 0; k < N_SCHED_HQOS; k++)
 		e->sched_hqos[k] = NONE;
+	for (int k = 0; k < N_SCHED_IMPAIR; k++)
+		e->sched_impair[k] = NONE;
+	e->sched_impair_late = NONE;
 	if (!sh->n_ifs)
 		return;
 	e->sched_if_names =
@@ -69,6 +72,16 @@ static void layout_ifs(struct statseg_writer *w, const struct shape *s, struct d
 	};
 	for (int k = 0; k < N_SCHED_HQOS; k++) /* 0 for an interface without a hierarchy */
 		e->sched_hqos[k] = statseg_add(w, hqos[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, i, ONE);
+	static const char *const impair[N_SCHED_IMPAIR] = {
+		"/sched/if/impair/held",	     "/sched/if/impair/lost-random", "/sched/if/impair/lost-gemodel",
+		"/sched/if/impair/over-max-held", "/sched/if/impair/duplicated",  "/sched/if/impair/duplicate-no-buffer",
+		"/sched/if/impair/reordered",	     "/sched/if/impair/corrupted",   "/sched/if/impair/corrupt-no-buffer",
+		"/sched/if/impair/delayed",	     "/sched/if/impair/released",
+	};
+	for (int k = 0; k < N_SCHED_IMPAIR; k++)
+		e->sched_impair[k] = statseg_add(w, impair[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, i, ONE);
+	e->sched_impair_late = statseg_add(w, "/sched/if/impair/release-lateness", STATSEG_COUNTER_VECTOR, i,
+					   (struct dim){ "log2-us", SCHED_IMPAIR_LATE_BUCKETS, NONE });
 }
 
 static void layout_front(struct statseg_writer *w, const struct shape *s, struct dim cls)
@@ -169,6 +182,15 @@ static void fill_if(struct statseg_writer *w, uint32_t i, const struct sched_egr
 	const uint64_t v[N_SCHED_IF] = { st.held, st.enqueued, st.released, st.dropped };
 	for (int k = 0; k < N_SCHED_IF; k++)
 		statseg_put_elem(w, e->sched_if[k], i, 0, 0, v[k]);
+	struct sched_impair_stats is;
+	sched_impair_stats(sched_egress_impair(eg), &is);
+	const uint64_t vi[N_SCHED_IMPAIR] = { is.held,	      is.lost_random, is.lost_gemodel,	     is.over_max_held,
+					      is.duplicated,  is.duplicate_no_buffer, is.reordered, is.corrupted,
+					      is.corrupt_no_buffer, is.delayed, is.released };
+	for (int k = 0; k < N_SCHED_IMPAIR; k++)
+		statseg_put_elem(w, e->sched_impair[k], i, 0, 0, vi[k]);
+	for (uint32_t b = 0; b < SCHED_IMPAIR_LATE_BUCKETS; b++)
+		statseg_put_elem(w, e->sched_impair_late, i, b, 0, is.late[b]);
 	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++) {
 		const uint64_t vc[N_SCHED_IF_CLASS] = { st.held_class[c], st.released_class[c], st.dropped_class[c] };
 		for (int k = 0; k < N_SCHED_IF_CLASS; k++)

@@ -20,9 +20,13 @@
  * past the bucket's depth, and only what is left when the queues run
  * empty is capped to it.
  *
- * Delay. A packet leaving the shaper (or arriving, without one) at t is
- * released at t + delay + U[-jitter, +jitter], but never before t and
- * never before the packet ahead of it: jitter does not reorder.
+ * Impairment (the delay line). A packet leaving the shaper (or arriving,
+ * without one) at t goes through the interface's impairer (sched/impair.h:
+ * netem's delay, jitter and distributions, loss, duplication, reordering,
+ * corruption, rate), which holds it until its departure time. `delay D
+ * jitter J` is the impairment `delay D jitter J` (uniform jitter, which as
+ * in netem may reorder packets). Packets it drops wait for the owner in
+ * sched_egress_take_dropped, their reason in opaque[4].
  *
  * Packets held (class queues and delay line together) are bounded by
  * max_held; enqueue refuses the excess, which the caller drops.
@@ -38,6 +42,7 @@
 #ifndef SLUICE_SCHED_EGRESS_H
 #define SLUICE_SCHED_EGRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -103,6 +108,35 @@ int sched_egress_set_shaper(struct sched_egress *e, uint64_t rate_bps, uint64_t 
  * delay, delay <= SCHED_DELAY_MAX); 0, 0 removes it. Packets in the delay
  * line keep their release times. Returns 0 or -EINVAL. */
 int sched_egress_set_delay(struct sched_egress *e, uint64_t delay_ns, uint64_t jitter_ns);
+
+struct sched_impair;
+struct sched_impair_config;
+
+/* The interface's impairment for packets from now on (NULL or nothing
+ * set: off; held packets keep their departure times). 0 or -EINVAL with
+ * the reason in err. */
+int sched_egress_set_impair(struct sched_egress *e, const struct sched_impair_config *c, char *err, size_t errlen);
+
+/* The impairer (always there; sched_impair_stats for its counters). */
+const struct sched_impair *sched_egress_impair(const struct sched_egress *e);
+
+/* Class class_id's impairment on this interface: its packets go through
+ * it before the shaper's class queues (as netem under an HTB class), then
+ * on as if they arrived at their departure. Created when first set (an
+ * impairer per class: 150 KB). NULL or nothing set: off. 0, -EINVAL or
+ * -ENOMEM with the reason in err. */
+int sched_egress_set_class_impair(struct sched_egress *e, uint32_t class_id, const struct sched_impair_config *c,
+				  char *err, size_t errlen);
+
+/* Class class_id's impairer, NULL if never set. */
+const struct sched_impair *sched_egress_class_impair(const struct sched_egress *e, uint32_t class_id);
+
+/* Whether any impairment (interface or class) is on. */
+bool sched_egress_impaired(const struct sched_egress *e);
+
+/* Packets the impairment dropped (lost, over max-held) since the last
+ * call, up to max: the caller frees them or sends them to error-drop. */
+uint32_t sched_egress_take_dropped(struct sched_egress *e, uint32_t *out, uint32_t max);
 
 /* New bound on held packets; those held beyond it stay (and leave in
  * time). Returns 0 or -EINVAL. */

@@ -19,10 +19,13 @@
  *   full (dropped); interface down or gone at release (dropped); no timer
  *   service on the owner thread (sent at once, unscheduled); with a
  *   hierarchy (sched_hqos.h, in front of the delay line): subscriber
- *   queue full or hqos max-held, CoDel's drops (dropped).
+ *   queue full or hqos max-held, CoDel's drops (dropped);
+ *   impairment: random loss, Gilbert-Elliott loss, over max-held in the
+ *   impairer (duplicates count there) (all dropped).
  * Trace: interface, class and priority, queued or dropped, packets held
  *   after it, release time from now when known (delay line).
- * CLI: `sched shaper|delay interface ...`, `show sched`, `show errors`.
+ * CLI: `sched shaper|delay|impair interface ...`, `show sched [impair]`,
+ *   `show errors`.
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +48,9 @@ enum sched_egress_error {
 	SCHED_EGRESS_ERROR_NO_TIMERS,
 	SCHED_EGRESS_ERROR_HQOS_LIMIT,
 	SCHED_EGRESS_ERROR_HQOS_CODEL,
+	SCHED_EGRESS_ERROR_LOSS_RANDOM,
+	SCHED_EGRESS_ERROR_LOSS_GEMODEL,
+	SCHED_EGRESS_ERROR_IMPAIR_MAX_HELD,
 	SCHED_EGRESS_N_ERROR,
 };
 
@@ -55,6 +61,9 @@ static const char *const sched_egress_error_strings[SCHED_EGRESS_N_ERROR] = {
 	[SCHED_EGRESS_ERROR_NO_TIMERS] = "no timer service on the owner thread (sent unscheduled)",
 	[SCHED_EGRESS_ERROR_HQOS_LIMIT] = "subscriber queue full or hqos max-held (dropped)",
 	[SCHED_EGRESS_ERROR_HQOS_CODEL] = "subscriber queue CoDel (dropped)",
+	[SCHED_EGRESS_ERROR_LOSS_RANDOM] = "impairment: lost (loss random)",
+	[SCHED_EGRESS_ERROR_LOSS_GEMODEL] = "impairment: lost (loss gemodel)",
+	[SCHED_EGRESS_ERROR_IMPAIR_MAX_HELD] = "impairment: over max-held (dropped)",
 };
 
 struct sched_egress_trace {
@@ -140,6 +149,26 @@ static void send_tx(struct node_runtime *rt, uint32_t if_index, const uint32_t *
 
 static void on_timer(struct timer_service *ts, const struct timer_event *ev, uint32_t n, void *arg);
 
+/* What the impairment dropped, to error-drop under its reason. */
+static void drop_impaired(struct node_runtime *rt, struct sched_io_if *sif)
+{
+	struct sched_egress_data *d = rt->data;
+	uint32_t n;
+	while ((n = sched_egress_take_dropped(sif->e, d->drop, FRAME_SIZE)) != 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			struct buffer *b = buffer_get(d->drop[i]);
+			uint8_t why = sched_impair_drop_reason(b);
+			uint16_t code = why == SCHED_IMPAIR_DROP_LOSS_RANDOM	 ? SCHED_EGRESS_ERROR_LOSS_RANDOM
+					: why == SCHED_IMPAIR_DROP_LOSS_GEMODEL ? SCHED_EGRESS_ERROR_LOSS_GEMODEL
+										: SCHED_EGRESS_ERROR_IMPAIR_MAX_HELD;
+			b->error = node_error(rt, code);
+		}
+		node_enqueue(rt, SCHED_EGRESS_NEXT_DROP, d->drop, n);
+		if (n < FRAME_SIZE)
+			break;
+	}
+}
+
 /* One timer per interface at the schedule's next release: armed, moved or
  * cancelled to match it. */
 static void arm(struct node_runtime *rt, struct sched_io_if *sif, uint32_t if_index, struct timer_service *ts)
@@ -208,6 +237,7 @@ static void release(struct node_runtime *rt, struct sched_io_if *sif, uint32_t i
 		if (n < FRAME_SIZE)
 			break;
 	}
+	drop_impaired(rt, sif);
 	arm(rt, sif, if_index, ts);
 }
 

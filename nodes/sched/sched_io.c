@@ -130,14 +130,55 @@ int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, ui
 			 (unsigned long long)delay_ns, (unsigned long long)jitter_ns);
 		return -EINVAL;
 	}
+	struct sched_impair_config c = { .delay_ns = delay_ns, .jitter_ns = jitter_ns };
+	return sched_io_set_impair(g, if_index, &c, err, errlen);
+}
+
+int sched_io_set_impair(struct graph *g, uint32_t if_index, const struct sched_impair_config *c, char *err,
+			size_t errlen)
+{
+	static const struct sched_impair_config off;
+	int rc = check_if(if_index, err, errlen);
+	if (rc)
+		return rc;
+	c = c ? c : &off;
+	if ((rc = sched_impair_check(c, err, errlen)) != 0)
+		return rc;
 	struct sched_io_if *sif = &sched_io_ifs[if_index];
-	if (!delay_ns && !sif->e)
+	bool on = sched_impair_active(c);
+	if (!on && !sif->e)
 		return 0;
 	graph_barrier_sync(g);
 	rc = sched_io_ensure(g, if_index, err, errlen);
+	if (!rc)
+		rc = sched_egress_set_impair(sif->e, c, err, errlen);
 	if (!rc) {
-		sched_egress_set_delay(sif->e, delay_ns, jitter_ns);
-		sif->delay = delay_ns != 0;
+		sif->delay = sched_egress_impaired(sif->e);
+		sched_io_publish(if_index);
+	}
+	graph_barrier_release(g);
+	return rc;
+}
+
+int sched_io_set_class_impair(struct graph *g, uint32_t if_index, uint32_t class_id,
+			      const struct sched_impair_config *c, char *err, size_t errlen)
+{
+	static const struct sched_impair_config off;
+	int rc = check_if(if_index, err, errlen);
+	if (rc)
+		return rc;
+	c = c ? c : &off;
+	if ((rc = sched_impair_check(c, err, errlen)) != 0)
+		return rc;
+	struct sched_io_if *sif = &sched_io_ifs[if_index];
+	if (!sched_impair_active(c) && !sif->e)
+		return 0;
+	graph_barrier_sync(g);
+	rc = sched_io_ensure(g, if_index, err, errlen);
+	if (!rc)
+		rc = sched_egress_set_class_impair(sif->e, class_id, c, err, errlen);
+	if (!rc) {
+		sif->delay = sched_egress_impaired(sif->e);
 		sched_io_publish(if_index);
 	}
 	graph_barrier_release(g);

@@ -27,6 +27,7 @@
 #include "sched/egress.h"
 #include "sched/evq.h"
 #include "sched/hqos.h"
+#include "sched/impair.h"
 #include "sched/timer.h"
 
 struct graph;
@@ -37,7 +38,7 @@ struct sched_io_if {
 	struct hqos *hq;        /* the hierarchy in front of e's delay line (sched_hqos.h); NULL: none */
 	uint32_t gen;           /* bumped when e goes: stale timers are ignored */
 	uint16_t owner;         /* graph thread */
-	bool shaper, delay;     /* configured now */
+	bool shaper, delay;     /* configured now (delay: an impairment, sched_impair_active) */
 	struct handoff_ring *ring[GRAPH_MAX_THREADS]; /* from thread t to the owner; NULL for the owner */
 	uint64_t handoff_dropped; /* packets a full ring refused (counted by their sender) */
 	timer_handle_t timer;   /* on the owner's service; 0: none armed */
@@ -80,6 +81,18 @@ int sched_io_set_delay(struct graph *g, uint32_t if_index, uint64_t delay_ns, ui
 int sched_io_ensure(struct graph *g, uint32_t if_index, char *err, size_t errlen);
 void sched_io_publish(uint32_t if_index);
 uint64_t sched_io_owner_now(struct graph *g, const struct sched_io_if *sif);
+/* The interface's impairment (sched/impair.h; the delay line): c NULL or
+ * doing nothing turns it off, held packets keeping their departure times.
+ * `sched delay D jitter J` is sched_io_set_delay: the impairment `delay D
+ * jitter J`. Barrier taken; 0 or a negative errno with the reason in err
+ * (nothing changed then). */
+int sched_io_set_impair(struct graph *g, uint32_t if_index, const struct sched_impair_config *c, char *err,
+			size_t errlen);
+
+/* The same for class class_id's packets on if_index, before its shaper
+ * (sched_egress_set_class_impair). */
+int sched_io_set_class_impair(struct graph *g, uint32_t if_index, uint32_t class_id,
+			      const struct sched_impair_config *c, char *err, size_t errlen);
 
 /* Packets sched-ingress put in each class id (0: unclassified), summed
  * over threads; any thread (relaxed reads). */

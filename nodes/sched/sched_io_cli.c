@@ -3,8 +3,8 @@
  *
  *   sched shaper interface NAME rate 10mbit [burst 16k]
  *   sched shaper interface NAME off
- *   sched delay interface NAME 20ms [jitter 2ms]
- *   sched delay interface NAME off
+ *   sched delay interface NAME 20ms [jitter 2ms]   (= sched impair interface
+ *   sched delay interface NAME off                   NAME delay 20ms jitter 2ms)
  *   sched class NAME priority P [weight W] [type atomic|ordered|parallel] match dscp D|protocol icmp|tcp|udp|interface NAME
  *   no sched class NAME
  *   show sched [json]
@@ -16,7 +16,7 @@
  * sluice> show sched
  * Interface b (if 1), owner thread 0
  *   shaper rate 10mbit burst 16k, tokens 11942 bytes
- *   delay off
+ *   impair off
  *   max-held 512: held 11, enqueued 1212, released 1201, dropped 0
  *     class                  held     released    dropped
  *     (none)                   11         1161          0
@@ -283,6 +283,25 @@ static void hqos_port_level(const struct sched_io_if *sif, struct sched_egress_s
 	st->tokens_bytes = ps.tokens_bytes;
 }
 
+/* The impairment (the delay line) in one line, and how late the wheel
+ * released its packets (log2 buckets of us; `show sched impair` has the
+ * rest). */
+static void show_impair_line(struct cli_session *s, const struct sched_io_if *sif)
+{
+	struct sched_impair_stats st;
+	char cfg[512], late[256];
+	sched_impair_stats(sched_egress_impair(sif->e), &st);
+	sched_impair_format(&st.cfg, cfg, sizeof(cfg));
+	cli_printf(s, "  impair %s", cfg);
+	size_t n = 0;
+	late[0] = 0;
+	for (uint32_t k = 0; k < SCHED_IMPAIR_LATE_BUCKETS && n < sizeof(late); k++)
+		if (st.late[k])
+			n += (size_t)snprintf(late + n, sizeof(late) - n, " <2^%uus %llu", k, (unsigned long long)st.late[k]);
+	if (n)
+		cli_printf(s, "  release lateness:%s", late);
+}
+
 static void show_if_text(struct cli_session *s, const struct device *d, const struct sched_io_if *sif)
 {
 	struct sched_egress_stats st;
@@ -299,13 +318,7 @@ static void show_if_text(struct cli_session *s, const struct device *d, const st
 	}
 	if (sif->hq)
 		cli_printf(s, "  subscriber hierarchy (the shaper is its port level): show sched subscriber");
-	if (st.cfg.delay_ns) {
-		format_unit(CONF_DURATION, st.cfg.delay_ns, a, sizeof(a));
-		format_unit(CONF_DURATION, st.cfg.jitter_ns, b, sizeof(b));
-		cli_printf(s, "  delay %s jitter %s", a, b);
-	} else {
-		cli_printf(s, "  delay off");
-	}
+	show_impair_line(s, sif);
 	cli_printf(s, "  max-held %u: held %llu, enqueued %llu, released %llu, dropped %llu", st.cfg.max_held,
 		   (unsigned long long)st.held, (unsigned long long)st.enqueued, (unsigned long long)st.released,
 		   (unsigned long long)st.dropped);
@@ -331,6 +344,14 @@ static cJSON *if_json(const struct device *d, const struct sched_io_if *sif)
 	cJSON_AddNumberToObject(o, "tokens_bytes", (double)st.tokens_bytes);
 	cJSON_AddNumberToObject(o, "delay_ns", (double)st.cfg.delay_ns);
 	cJSON_AddNumberToObject(o, "jitter_ns", (double)st.cfg.jitter_ns);
+	struct sched_impair_stats is;
+	char cfg[512];
+	sched_impair_stats(sched_egress_impair(sif->e), &is);
+	sched_impair_format(&is.cfg, cfg, sizeof(cfg));
+	cJSON_AddStringToObject(o, "impair", cfg);
+	cJSON *late = cJSON_AddArrayToObject(o, "release_lateness_log2_us");
+	for (uint32_t k = 0; k < SCHED_IMPAIR_LATE_BUCKETS; k++)
+		cJSON_AddItemToArray(late, cJSON_CreateNumber((double)is.late[k]));
 	cJSON_AddNumberToObject(o, "max_held", st.cfg.max_held);
 	cJSON_AddNumberToObject(o, "held", (double)st.held);
 	cJSON_AddNumberToObject(o, "enqueued", (double)st.enqueued);
@@ -456,7 +477,7 @@ CLI_COMMAND(sched_shaper_cmd, "sched shaper interface",
 
 CLI_COMMAND(sched_delay_cmd, "sched delay interface",
 	    "sched delay interface NAME DELAY [jitter J] | sched delay interface NAME off",
-	    "Fixed delay (plus uniform jitter) on an interface's egress",
+	    "Delay (plus uniform jitter) on an interface's egress: sched impair interface NAME delay D jitter J",
 	    sched_delay)
 
 CLI_COMMAND(sched_class_reg, "sched class",

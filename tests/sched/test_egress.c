@@ -10,6 +10,7 @@
 
 #include "graph/buffer.h"
 #include "sched/egress.h"
+#include "sched/impair.h"
 #include "tests/check_run.h"
 
 #define MS 1000000ull
@@ -199,9 +200,10 @@ START_TEST(test_delay_times)
 }
 END_TEST
 
-/* Jitter: release within delay +- jitter of arrival and never reordered;
- * packets further apart than the jitter's span really spread both ways
- * (closer ones are held back behind their predecessor instead). */
+/* Jitter (netem's: uniform, and it may reorder): each packet's departure
+ * within delay +- jitter of its arrival, released at its departure time
+ * (never before, and here exactly: the clock steps to next_ns), spread
+ * both ways. */
 /* 400 dense (100 us apart), then 600 sparse (5 ms apart). */
 static uint64_t arrival_of(uint32_t i)
 {
@@ -212,26 +214,33 @@ START_TEST(test_delay_jitter)
 {
 	struct sched_egress *e = make(2048);
 	ck_assert_int_eq(sched_egress_set_delay(e, 10 * MS, 2 * MS), 0);
-	for (uint32_t i = 0; i < 1000; i++)
-		enqueue_one(e, pkt(100, 0, (uint8_t)i), arrival_of(i));
-	uint64_t last = 0, early = 0, late = 0;
+	uint64_t early = 0, late = 0, reordered = 0;
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint32_t bi = pkt(100, 0, (uint8_t)i);
+		enqueue_one(e, bi, arrival_of(i));
+		uint64_t dep = buffer_get(bi)->timestamp_ns; /* what the impairer computed */
+		ck_assert_uint_le(dep, arrival_of(i) + 12 * MS);
+		ck_assert_uint_ge(dep, arrival_of(i) + 8 * MS);
+		early += dep < arrival_of(i) + 10 * MS;
+		late += dep > arrival_of(i) + 10 * MS;
+	}
 	uint32_t n = 0, out[1];
+	uint64_t last_dep = 0;
 	for (uint64_t t = 0; n < 1000; t = sched_egress_next_ns(e)) {
+		ck_assert_uint_ne(t, UINT64_MAX);
 		while (sched_egress_dequeue(e, t, out, 1) == 1) {
-			uint64_t arrival = arrival_of(n);
-			ck_assert_uint_eq(tag_of(out[0]), (uint8_t)n);
-			ck_assert_uint_ge(t, last);
-			ck_assert_uint_le(t, arrival + 12 * MS);
-			ck_assert_uint_ge(t, arrival + 8 * MS);
-			early += t < arrival + 10 * MS;
-			late += t > arrival + 10 * MS;
-			last = t;
+			uint64_t dep = buffer_get(out[0])->timestamp_ns;
+			ck_assert_uint_le(dep, t); /* never early */
+			ck_assert_uint_le(t - dep, 1024); /* the 1.024 us slot at most */
+			reordered += dep < last_dep;
+			last_dep = dep > last_dep ? dep : last_dep;
 			n++;
 			buffer_free(out, 1);
 		}
 	}
 	ck_assert_uint_gt(early, 200);
 	ck_assert_uint_gt(late, 200);
+	ck_assert_uint_eq(reordered, 0); /* released in departure order (slots apart) */
 	sched_egress_destroy(e);
 }
 END_TEST
@@ -301,6 +310,108 @@ START_TEST(test_bad_config)
 }
 END_TEST
 
+/* The impairment in the schedule: losses wait in take_dropped with their
+ * reason, duplicates count in, and the per-class counters add up: every
+ * packet taken or made is released or dropped, nothing stays held. */
+START_TEST(test_impair_accounting)
+{
+	struct sched_egress *e = make(4096);
+	struct sched_impair_config c = {
+		.delay_ns = 1 * MS,
+		.loss_model = SCHED_IMPAIR_LOSS_RANDOM,
+		.loss = SCHED_IMPAIR_P_ONE / 10,
+		.duplicate = SCHED_IMPAIR_P_ONE / 10,
+		.seed = 3,
+	};
+	char err[128];
+	ck_assert_int_eq(sched_egress_set_impair(e, &c, err, sizeof(err)), 0);
+	uint32_t n_in = 0, n_out = 0, n_drop = 0, out[256];
+	for (uint32_t i = 0; i < 1000; i++) {
+		enqueue_one(e, pkt(100, 2, (uint8_t)i), i * 10 * US);
+		n_in++;
+		uint32_t k;
+		while ((k = sched_egress_take_dropped(e, out, 256)) != 0) {
+			for (uint32_t j = 0; j < k; j++)
+				ck_assert_uint_eq(sched_impair_drop_reason(buffer_get(out[j])), SCHED_IMPAIR_DROP_LOSS_RANDOM);
+			buffer_free(out, k);
+			n_drop += k;
+		}
+	}
+	for (uint64_t t = sched_egress_next_ns(e); t != UINT64_MAX; t = sched_egress_next_ns(e)) {
+		uint32_t k = sched_egress_dequeue(e, t, out, 256);
+		for (uint32_t j = 0; j < k; j++)
+			ck_assert_uint_le(buffer_get(out[j])->timestamp_ns, t);
+		buffer_free(out, k);
+		n_out += k;
+	}
+	struct sched_impair_stats is;
+	sched_impair_stats(sched_egress_impair(e), &is);
+	struct sched_egress_stats st;
+	sched_egress_stats(e, &st);
+	ck_assert_uint_gt(is.duplicated, 50);
+	ck_assert_uint_gt(is.lost_random, 50);
+	ck_assert_uint_eq(n_drop, is.lost_random);
+	ck_assert_uint_eq(n_in + is.duplicated, n_out + n_drop);
+	ck_assert_uint_eq(st.enqueued, n_in + is.duplicated);
+	ck_assert_uint_eq(st.released, n_out);
+	ck_assert_uint_eq(st.dropped, n_drop);
+	ck_assert_uint_eq(st.held, 0);
+	ck_assert_uint_eq(st.held_class[2], 0);
+	ck_assert_uint_eq(st.released_class[2], n_out);
+	ck_assert_uint_eq(st.dropped_class[2], n_drop);
+	ck_assert_uint_eq(st.cfg.delay_ns, 1 * MS);
+	/* off: nothing impaired from now on */
+	ck_assert_int_eq(sched_egress_set_impair(e, NULL, err, sizeof(err)), 0);
+	enqueue_one(e, pkt(100, 0, 7), 50 * MS);
+	ck_assert_int_eq(take(e, 50 * MS, 1), 7);
+	sched_egress_destroy(e);
+}
+END_TEST
+
+/* A class's impairment: class 1's packets wait 5 ms before its class
+ * queue, class 0's do not; under a shaper the delayed packet then takes
+ * its turn by priority; with the interface's impairment on top, both
+ * stages add up. */
+START_TEST(test_class_impair)
+{
+	struct sched_egress *e = make(64);
+	struct sched_impair_config c = { .delay_ns = 5 * MS };
+	char err[128];
+	ck_assert_int_eq(sched_egress_set_class_impair(e, 1, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_egress_set_class_impair(e, SCHED_MAX_CLASSES, &c, err, sizeof(err)), -EINVAL);
+	ck_assert(sched_egress_impaired(e));
+	enqueue_one(e, pkt(100, 1, 1), 1 * MS);
+	enqueue_one(e, pkt(100, 0, 2), 1 * MS);
+	ck_assert_int_eq(take(e, 1 * MS, 1), 2);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 6 * MS);
+	take(e, 6 * MS - 1, 0);
+	ck_assert_int_eq(take(e, 6 * MS, 1), 1);
+	/* Under a shaper of 8 Mbit/s (a byte a us) with a 100-byte bucket,
+	 * priority 0 for class 1: released at 5 ms, it leaves at once. */
+	prio[1] = 0;
+	ck_assert_int_eq(sched_egress_set_shaper(e, 8000000, 100, 10 * MS), 0);
+	enqueue_one(e, pkt(100, 1, 3), 10 * MS);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 15 * MS);
+	ck_assert_int_eq(take(e, 15 * MS, 1), 3);
+	/* Interface delay 2 ms on top: 5 + 2. */
+	ck_assert_int_eq(sched_egress_set_shaper(e, 0, 0, 20 * MS), 0);
+	ck_assert_int_eq(sched_egress_set_delay(e, 2 * MS, 0), 0);
+	enqueue_one(e, pkt(100, 1, 4), 20 * MS);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 25 * MS);
+	take(e, 25 * MS, 0);
+	ck_assert_uint_eq(sched_egress_next_ns(e), 27 * MS);
+	ck_assert_int_eq(take(e, 27 * MS, 1), 4);
+	/* off: class 1 passes straight on; held packets none */
+	ck_assert_int_eq(sched_egress_set_class_impair(e, 1, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_egress_set_delay(e, 0, 0), 0);
+	ck_assert(!sched_egress_impaired(e));
+	enqueue_one(e, pkt(100, 1, 5), 30 * MS);
+	ck_assert_int_eq(take(e, 30 * MS, 1), 5);
+	prio[1] = SCHED_PRIO_LOWEST;
+	sched_egress_destroy(e);
+}
+END_TEST
+
 static Suite *egress_suite(void)
 {
 	Suite *s = suite_create("sched-egress");
@@ -315,6 +426,8 @@ static Suite *egress_suite(void)
 	tcase_add_test(tc, test_shaper_and_delay);
 	tcase_add_test(tc, test_max_held);
 	tcase_add_test(tc, test_bad_config);
+	tcase_add_test(tc, test_impair_accounting);
+	tcase_add_test(tc, test_class_impair);
 	suite_add_tcase(s, tc);
 	return s;
 }

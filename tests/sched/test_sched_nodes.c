@@ -395,6 +395,37 @@ START_TEST(test_egress_delay)
 }
 END_TEST
 
+/* Impairment in the graph: `loss random 100%` sends every packet to
+ * error-drop under "impairment: lost (loss random)" (error 4 of
+ * sched-egress), nothing to the interface, the pool whole; then
+ * `duplicate 100%` sends each packet twice, the copy first. */
+START_TEST(test_egress_impair)
+{
+	egress_up(64);
+	struct sched_impair_config c = { .loss_model = SCHED_IMPAIR_LOSS_RANDOM, .loss = SCHED_IMPAIR_P_ONE };
+	ck_assert_int_eq(sched_io_set_impair(g, dev->index, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sched_egress_on[dev->index], 1);
+	send_now((const uint8_t[]){ 0, 1, 2 }, 3, 0);
+	ck_assert_uint_eq(n_sent, 0);
+	int node = graph_node_index(g, "sched-egress");
+	ck_assert_int_ge(node, 0);
+	ck_assert_uint_eq(graph_node_error_count(g, (uint32_t)node, 4), 3);
+	struct sched_impair_config d = { .duplicate = SCHED_IMPAIR_P_ONE };
+	ck_assert_int_eq(sched_io_set_impair(g, dev->index, &d, err, sizeof(err)), 0);
+	send_now((const uint8_t[]){ 5, 6 }, 2, 0);
+	ck_assert_uint_eq(n_sent, 4);
+	ck_assert_uint_eq(sent[0].tag, 5);
+	ck_assert_uint_eq(sent[1].tag, 5);
+	ck_assert_uint_eq(sent[2].tag, 6);
+	ck_assert_uint_eq(sent[3].tag, 6);
+	struct sched_impair_config bad = { .loss = SCHED_IMPAIR_P_ONE + 1, .loss_model = SCHED_IMPAIR_LOSS_RANDOM };
+	ck_assert_int_eq(sched_io_set_impair(g, dev->index, &bad, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(sched_io_set_impair(g, dev->index, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sched_egress_on[dev->index], 0);
+	egress_down();
+}
+END_TEST
+
 /* 8 Mbit/s (a byte a microsecond), bucket of one 1000-byte frame: bulk
  * leaves a frame a millisecond; an EF frame arriving later overtakes the
  * bulk still waiting and takes the next slot. */
@@ -511,6 +542,7 @@ static Suite *nodes_suite(void)
 	tcase_add_test(tc, test_ingress_order);
 	tcase_add_test(tc, test_ingress_ip6);
 	tcase_add_test(tc, test_egress_delay);
+	tcase_add_test(tc, test_egress_impair);
 	tcase_add_test(tc, test_egress_shaper_priority);
 	tcase_add_test(tc, test_egress_max_held);
 	tcase_add_test(tc, test_egress_owner_handoff);
