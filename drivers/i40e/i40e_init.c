@@ -324,6 +324,22 @@ static void rss_setup(struct i40e_dev *id)
 	wr(id, I40E_PFQF_HENA(1), (uint32_t)(hena >> 32));
 }
 
+/* Receive filters of the main VSI, one set VSI promiscuous modes command:
+ * broadcast always (firmware's VSI receives no broadcast frame, ARP requests
+ * included, unless the flag is set: X710/XL710 datasheet, admin queue
+ * commands, "Set VSI Promiscuous Modes"; the public drivers set it at start
+ * too), unicast and multicast with `promisc on`. All three flags are valid,
+ * so `promisc off` clears what a previous owner left. */
+static int set_promisc(struct i40e_dev *id, char *err, size_t errlen)
+{
+	struct i40e_aq_desc d = { 0 };
+	uint16_t flags = I40E_PROMISC_BROADCAST | (id->promisc ? I40E_PROMISC_UNICAST | I40E_PROMISC_MULTICAST : 0);
+	uint16_t p[3] = { flags, I40E_PROMISC_UNICAST | I40E_PROMISC_MULTICAST | I40E_PROMISC_BROADCAST,
+			  id->vsi_seid };
+	memcpy(d.params.raw, p, sizeof(p));
+	return aq(id, I40E_AQC_SET_VSI_PROMISC, &d, NULL, 0, false, err, errlen, "set promiscuous modes");
+}
+
 /* Everything but the queues: PF reset, admin queue, firmware version,
  * HMC, the main VSI, MAC, promiscuous mode and RSS, in the order DPDK's
  * eth_i40e_dev_init takes them (docs/nic.md 3.3 lists the steps). */
@@ -373,13 +389,8 @@ static int bring_up(struct i40e_dev *id, char *err, size_t errlen)
 	if ((rc = aq(id, I40E_AQC_GET_LINK_STATUS, &d, NULL, 0, false, err, errlen, "get link status")))
 		goto out;
 	i40e_link_from_desc(id, &d);
-	if (id->promisc) {
-		memset(&d, 0, sizeof(d));
-		uint16_t p[3] = { 0x3, 0x3, id->vsi_seid }; /* unicast | multicast, valid, seid */
-		memcpy(d.params.raw, p, sizeof(p));
-		if ((rc = aq(id, I40E_AQC_SET_VSI_PROMISC, &d, NULL, 0, false, err, errlen, "set promiscuous")))
-			goto out;
-	}
+	if ((rc = set_promisc(id, err, errlen)))
+		goto out;
 	if (id->dev.n_rx_queues > 1)
 		rss_setup(id);
 	i40e_hw_stats_update(id);

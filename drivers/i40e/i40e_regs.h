@@ -147,6 +147,14 @@ enum i40e_aq_opcode {
 	I40E_AQC_GET_LINK_STATUS = 0x0607,
 };
 
+/* set VSI promiscuous modes (0x0254) direct parameters: flags u16, valid
+ * u16 (which flags the command sets), seid u16 (X710/XL710 datasheet, admin
+ * queue commands, "Set VSI Promiscuous Modes"). Broadcast is a promiscuous
+ * mode of its own: a VSI without it receives no broadcast frame. */
+#define I40E_PROMISC_UNICAST (1u << 0)
+#define I40E_PROMISC_MULTICAST (1u << 1)
+#define I40E_PROMISC_BROADCAST (1u << 2)
+
 /* Firmware return codes (retval) the driver names. */
 enum i40e_aq_rc {
 	I40E_AQ_RC_OK = 0,

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "drivers/ixgbe/ixgbe_private.h"
+#include "drivers/pci/io_barrier.h"
 #include "graph/buffer.h"
 #include "graph/node.h"
 
@@ -180,7 +181,7 @@ static int rxq_start(struct ixgbe_dev *xd, uint16_t q)
 	ixgbe_set_bits(xd, IXGBE_RXDCTL(q), IXGBE_RXDCTL_ENABLE);
 	if (ixgbe_wait_reg(xd, IXGBE_RXDCTL(q), IXGBE_RXDCTL_ENABLE, IXGBE_RXDCTL_ENABLE))
 		return -ETIMEDOUT;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pci_io_wmb();
 	wr(xd, IXGBE_RDT(q), n - 1); /* the ring starts full */
 	return 0;
 }

@@ -110,7 +110,7 @@ struct i40e_model_stats {
 	uint64_t aq_commands, aq_error_completions, arq_events;
 	uint64_t ena_waits;   /* reads of an enable register while a request was pending */
 	uint16_t last_opcode;
-	bool promisc_unicast, promisc_multicast, lse;
+	bool promisc_unicast, promisc_multicast, promisc_broadcast, lse;
 	uint32_t max_frame, vsi_queues;
 };
 void i40e_model_stats(const struct i40e_model *m, struct i40e_model_stats *st);
