@@ -50,6 +50,7 @@ struct i40e_model {
 	uint8_t mac[6];
 	bool txpre_qdis[NQ];
 	struct queue rxq[NQ], txq[NQ];
+	struct nic_model_txq txa[NQ]; /* asynchronous transmit (nic_model.h) */
 	struct i40e_model_stats st;
 };
 
@@ -122,6 +123,8 @@ static void pf_reset(struct i40e_model *m)
 	REG(m, R_LANRXOBJSZ) = 5; /* 32-byte RX contexts */
 	memset(m->rxq, 0, sizeof(m->rxq));
 	memset(m->txq, 0, sizeof(m->txq));
+	for (uint32_t q = 0; q < NQ; q++)
+		nic_model_txq_stop(&m->txa[q]);
 	for (uint32_t q = 0; q < NQ; q++)
 		m->txpre_qdis[q] = true;
 	m->sd_valid = false;
@@ -478,6 +481,10 @@ static bool tx_load(struct i40e_model *m, uint32_t q)
 	}
 	struct queue *Q = &m->txq[q];
 	Q->base = base, Q->qlen = qlen, Q->head = hreg, Q->tail = hreg, Q->rdylist = rdylist, Q->txlen = 0;
+	if (nic_model_txq_start(&m->txa[q], qlen, 16, hreg)) {
+		fail(m, "tx queue %u: out of memory", q);
+		return false;
+	}
 	return true;
 }
 
@@ -487,6 +494,8 @@ static void settle(struct i40e_model *m, bool rx, uint32_t q)
 	struct queue *Q = rx ? &m->rxq[q] : &m->txq[q];
 	Q->enabled = REG(m, reg) & ENA_REQ;
 	REG(m, reg) = (REG(m, reg) & ~ENA_STAT) | (Q->enabled ? ENA_STAT : 0);
+	if (!rx && !Q->enabled)
+		nic_model_txq_stop(&m->txa[q]);
 }
 
 static void ena_write(struct i40e_model *m, bool rx, uint32_t q, uint32_t v)
@@ -529,14 +538,18 @@ static void tx_emit(struct i40e_model *m, uint32_t q)
 	Q->txlen = 0;
 }
 
-static void tx_run(struct i40e_model *m, uint32_t q)
+/* Send what the tail handed over some ticks ago, a batch per tick
+ * (nic_model.h), or all of it when unpaced; an RS descriptor is written
+ * back done (DTYPE 0xF) as it is sent. */
+static void tx_run(struct i40e_model *m, uint32_t q, bool unpaced)
 {
 	struct queue *Q = &m->txq[q];
 	if (m->tx_hold || !Q->enabled)
 		return;
-	while (Q->head != Q->tail) {
+	const volatile void *ring = dma(m, Q->base, 16ull * Q->qlen, "tx descriptor ring");
+	for (uint32_t k = ring ? nic_model_tx_ready(&m->base, &m->txa[q], Q->head, unpaced) : 0; k; k--) {
 		volatile uint64_t *d = dma(m, Q->base + 16ull * Q->head, 16, "tx descriptor");
-		if (!d)
+		if (!d || !nic_model_tx_unchanged(&m->base, &m->txa[q], (uint16_t)q, ring, Q->head))
 			return;
 		uint64_t addr = d[0], q1 = d[1];
 		if ((q1 & TXD_DTYPE_MASK) != 0) {
@@ -635,8 +648,10 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 			fail(m, "tx queue %u: tail %u past the ring of %u descriptors", q, v, m->txq[q].qlen);
 			return;
 		}
+		const volatile void *ring = dma(m, m->txq[q].base, 16ull * m->txq[q].qlen, "tx descriptor ring");
+		if (!ring || !nic_model_tx_post(&m->base, &m->txa[q], (uint16_t)q, ring, m->txq[q].head, v))
+			return;
 		REG(m, off) = m->txq[q].tail = v;
-		tx_run(m, q);
 	} else if (in(off, R_QTX_HEAD(0), &q) || in(off, R_QTX_CTL(0), &q)) {
 		if (m->txq[q].enabled || m->txq[q].pending) {
 			fail(m, "tx queue %u: register 0x%06x written while the queue is enabled", q, off);
@@ -901,6 +916,8 @@ void i40e_model_set_device_id(struct i40e_model *m, uint16_t device)
 
 void i40e_model_destroy(struct i40e_model *m)
 {
+	for (uint32_t q = 0; q < NQ; q++)
+		nic_model_txq_stop(&m->txa[q]);
 	nic_model_unregister(&m->base);
 	free(m->regs);
 	free(m->attr);
@@ -934,9 +951,24 @@ void i40e_model_set_ena_delay(struct i40e_model *m, uint32_t reads)
 void i40e_model_tx_hold(struct i40e_model *m, bool hold)
 {
 	m->tx_hold = hold;
-	if (!hold)
+	if (!hold) /* the partner takes everything it held at once */
 		for (uint32_t q = 0; q < NQ; q++)
-			tx_run(m, q);
+			tx_run(m, q, true);
+}
+
+uint32_t i40e_model_tick(struct i40e_model *m)
+{
+	m->base.now++;
+	uint32_t pending = 0;
+	for (uint32_t q = 0; q < NQ; q++) {
+		struct queue *Q = &m->txq[q];
+		if (!Q->enabled)
+			continue;
+		tx_run(m, q, false);
+		if (!m->tx_hold)
+			pending += (Q->tail + Q->qlen - Q->head) % Q->qlen;
+	}
+	return pending;
 }
 
 void i40e_model_set_cable(struct i40e_model *m, bool connected)

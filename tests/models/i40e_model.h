@@ -86,6 +86,11 @@ int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len);
 uint32_t i40e_model_rx_room(const struct i40e_model *m, uint16_t q);
 /* Hold transmission: descriptors stay pending until released. */
 void i40e_model_tx_hold(struct i40e_model *m, bool hold);
+/* One poll's worth of time passes (the test or bench calls it before each
+ * poll): transmission goes on, tx_delay ticks after a tail write, a batch
+ * per tick (nic_model_set_tx_pace). Returns the descriptors handed over
+ * and not yet sent (0 while held). */
+uint32_t i40e_model_tick(struct i40e_model *m);
 /* Cable in or out (a link event on the ARQ when events are enabled). */
 void i40e_model_set_cable(struct i40e_model *m, bool connected);
 /* A register's value without a read's side effects. */

@@ -40,6 +40,15 @@ struct ixgbe_model {
 	uint32_t paylen[N_TXQ];
 	bool ifcs[N_TXQ];
 	uint8_t txbuf[N_TXQ][TX_FRAME_MAX];
+	struct nic_model_txq txa[N_TXQ]; /* asynchronous transmit (nic_model.h) */
+	uint32_t txwb_from[N_TXQ];       /* oldest descriptor sent, not yet written back */
+	/* Receive write-backs held until RXDCTL.WTHRESH of them are ready
+	 * (82599 datasheet 7.1.9 and 8.2.3.8.6): slot and both quadwords. */
+	struct rxwb {
+		uint32_t slot;
+		uint64_t q0, q1;
+	} rxwb[N_RXQ][RXDCTL_WTHRESH_MAX + 1];
+	uint32_t n_rxwb[N_RXQ];
 };
 
 /* The common part (tests/models/nic_model.h), through the model. */
@@ -140,6 +149,9 @@ static void device_reset(struct ixgbe_model *m)
 	m->latch_gorch = m->latch_gotch = m->latch_torh = 0;
 	m->an_done = false;
 	memset(m->txlen, 0, sizeof(m->txlen));
+	memset(m->n_rxwb, 0, sizeof(m->n_rxwb));
+	for (uint32_t n = 0; n < N_TXQ; n++)
+		nic_model_txq_stop(&m->txa[n]);
 	REG(m, R_EEC) = EEC_ARD;
 	REG(m, R_RDRXCTL) = RDRXCTL_DMAIDONE;
 	REG(m, R_MAXFRS) = 1518u << 16;
@@ -180,7 +192,7 @@ static volatile uint64_t *desc(struct ixgbe_model *m, uint32_t block, uint32_t i
 	return dma(m, base + 16ull * i, 16, "descriptor");
 }
 
-static void tx_run(struct ixgbe_model *m, uint32_t n);
+static void tx_run(struct ixgbe_model *m, uint32_t n, bool unpaced);
 
 /* ---- register access ---- */
 
@@ -280,6 +292,17 @@ static bool queue_write(struct ixgbe_model *m, uint32_t off, uint32_t v)
 			}
 			if (!ring_check(m, block, name, n))
 				return false;
+			if (!rx && nic_model_txq_start(&m->txa[n], REG(m, block + Q_LEN) / 16, 16, REG(m, block + Q_HEAD))) {
+				fail(m, "tx queue %u: out of memory", n);
+				return false;
+			}
+			if (!rx)
+				m->txwb_from[n] = REG(m, block + Q_HEAD);
+		} else if (!now && was) {
+			if (rx)
+				m->n_rxwb[n] = 0; /* the queue goes: what was held is dropped */
+			else
+				nic_model_txq_stop(&m->txa[n]);
 		}
 		return true;
 	}
@@ -312,9 +335,13 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 	if ((off >= RXQ_BASE && off < RXQ_BASE + 0x40 * N_RXQ) || (off >= TXQ_BASE && off < TXQ_BASE + 0x40 * N_TXQ)) {
 		if (!queue_write(m, off, v))
 			return;
+		if (off >= TXQ_BASE && (off - TXQ_BASE) % 0x40 == Q_TAIL) {
+			uint32_t n = (off - TXQ_BASE) / 0x40, block = TXQ(n, 0);
+			if (queue_enabled(m, block) &&
+			    !nic_model_tx_post(&m->base, &m->txa[n], (uint16_t)n, desc(m, block, 0), REG(m, block + Q_HEAD), v))
+				return;
+		}
 		REG(m, off) = v;
-		if (off >= TXQ_BASE && (off - TXQ_BASE) % 0x40 == Q_TAIL)
-			tx_run(m, (off - TXQ_BASE) / 0x40);
 		return;
 	}
 	switch (off) {
@@ -352,8 +379,6 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 		return;
 	case R_DMATXCTL:
 		REG(m, R_DMATXCTL) = v;
-		for (uint32_t n = 0; n < N_TXQ; n++)
-			tx_run(m, n);
 		return;
 	default:
 		REG(m, off) = v;
@@ -383,17 +408,36 @@ static void tx_emit(struct ixgbe_model *m, uint32_t n)
 	m->txlen[n] = 0;
 }
 
-/* Send what lies between TDH and TDT (82599 datasheet 7.2). */
-static void tx_run(struct ixgbe_model *m, uint32_t n)
+/* Transmit write-back (82599 datasheet 7.2.3.5, TXDCTL.WTHRESH 8.2.3.9.10):
+ * with WTHRESH 0 each RS descriptor is written back done as it is sent;
+ * otherwise the sent descriptors are held until WTHRESH of them are, then
+ * the RS ones among them written back together. */
+static void tx_writeback(struct ixgbe_model *m, uint32_t n, uint32_t block, uint32_t count)
+{
+	uint32_t wthresh = (REG(m, block + Q_CTL) >> DCTL_WTHRESH_SHIFT) & RXDCTL_WTHRESH_MAX;
+	uint32_t head = REG(m, block + Q_HEAD), from = m->txwb_from[n];
+	if ((head + count - from) % count < MAX(wthresh, 1u))
+		return;
+	for (uint32_t s = from; s != head; s = (s + 1) % count) {
+		volatile uint64_t *d = desc(m, block, s);
+		if (d && ((uint32_t)d[1] & TXD_DCMD_RS))
+			d[1] = (d[1] & 0xFFFFFFFFull) | TXD_STA_DD;
+	}
+	m->txwb_from[n] = head;
+}
+
+/* Send what the tail handed over some ticks ago, a batch per tick (82599
+ * datasheet 7.2; nic_model.h), or all of it when unpaced. */
+static void tx_run(struct ixgbe_model *m, uint32_t n, bool unpaced)
 {
 	uint32_t block = TXQ(n, 0);
 	if (m->tx_hold || !(REG(m, R_DMATXCTL) & DMATXCTL_TE) || !queue_enabled(m, block))
 		return;
 	uint32_t count = REG(m, block + Q_LEN) / 16;
-	while (REG(m, block + Q_HEAD) != REG(m, block + Q_TAIL)) {
+	for (uint32_t k = nic_model_tx_ready(&m->base, &m->txa[n], REG(m, block + Q_HEAD), unpaced); k; k--) {
 		uint32_t head = REG(m, block + Q_HEAD);
 		volatile uint64_t *d = desc(m, block, head);
-		if (!d)
+		if (!d || !nic_model_tx_unchanged(&m->base, &m->txa[n], (uint16_t)n, desc(m, block, 0), head))
 			return;
 		uint64_t addr = d[0], q1 = d[1];
 		uint32_t cmd = (uint32_t)q1, olinfo = (uint32_t)(q1 >> 32);
@@ -419,14 +463,13 @@ static void tx_run(struct ixgbe_model *m, uint32_t n)
 			memcpy(m->txbuf[n] + m->txlen[n], src, len);
 			m->txlen[n] += len;
 		}
-		if (cmd & TXD_DCMD_RS) /* RS: write back DD in the status dword */
-			d[1] = (q1 & 0xFFFFFFFFull) | TXD_STA_DD;
 		head = (head + 1) % count;
 		if (head == 0)
 			m->st.tx_wraps[n % 16]++;
 		REG(m, block + Q_HEAD) = head;
 		if (dtyp == TXD_DTYP_DATA && (cmd & TXD_DCMD_EOP))
 			tx_emit(m, n);
+		tx_writeback(m, n, block, count);
 	}
 }
 
@@ -542,6 +585,28 @@ uint32_t ixgbe_model_rx_room(const struct ixgbe_model *m, uint16_t q)
 	return (m->regs[(block + Q_TAIL) / 4] + count - m->regs[(block + Q_HEAD) / 4]) % count;
 }
 
+/* Receive write-back (82599 datasheet 7.1.9, RXDCTL.WTHRESH 8.2.3.8.6):
+ * a used descriptor is written back at once with WTHRESH 0, else held until
+ * WTHRESH of them are ready (or an interrupt flushes them, which a polled
+ * driver never has). The buffer's data is already in memory; DD is not. */
+static void rx_writeback(struct ixgbe_model *m, uint32_t q, uint32_t block, uint32_t slot, uint64_t q0, uint64_t q1)
+{
+	uint32_t wthresh = (REG(m, block + Q_CTL) >> DCTL_WTHRESH_SHIFT) & RXDCTL_WTHRESH_MAX;
+	m->rxwb[q][m->n_rxwb[q]++] = (struct rxwb){ .slot = slot, .q0 = q0, .q1 = q1 };
+	if (m->n_rxwb[q] < MAX(wthresh, 1u))
+		return;
+	for (uint32_t i = 0; i < m->n_rxwb[q]; i++) {
+		volatile uint64_t *d = desc(m, block, m->rxwb[q][i].slot);
+		if (!d)
+			continue;
+		d[0] = m->rxwb[q][i].q0;
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		d[1] = m->rxwb[q][i].q1;
+		m->st.rx_writebacks++;
+	}
+	m->n_rxwb[q] = 0;
+}
+
 int ixgbe_model_rx(struct ixgbe_model *m, const uint8_t *frame, uint32_t len)
 {
 	cor_add(m, R_TPR, 1);
@@ -609,9 +674,7 @@ int ixgbe_model_rx(struct ixgbe_model *m, const uint8_t *frame, uint32_t len)
 		for (uint32_t i = 0; i < k; i++, done++)
 			dst[i] = done < len ? frame[done] : crc[done - len];
 		bool eop = done == data_len;
-		d[0] = lo;
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		d[1] = RXD_STAT_DD | (eop ? RXD_STAT_EOP : 0) | (uint64_t)k << RXD_LEN_SHIFT;
+		rx_writeback(m, q, block, head, lo, RXD_STAT_DD | (eop ? RXD_STAT_EOP : 0) | (uint64_t)k << RXD_LEN_SHIFT);
 		head = (head + 1) % count;
 		if (head == 0)
 			m->st.rx_wraps[q % 16]++;
@@ -667,6 +730,8 @@ struct ixgbe_model *ixgbe_model_create(const char *addr, const uint8_t mac[6])
 
 void ixgbe_model_destroy(struct ixgbe_model *m)
 {
+	for (uint32_t n = 0; n < N_TXQ; n++)
+		nic_model_txq_stop(&m->txa[n]);
 	nic_model_unregister(&m->base);
 	free(m);
 }
@@ -679,9 +744,24 @@ struct nic_model *ixgbe_model_nic(struct ixgbe_model *m)
 void ixgbe_model_tx_hold(struct ixgbe_model *m, bool hold)
 {
 	m->tx_hold = hold;
-	if (!hold)
+	if (!hold) /* the partner takes everything it held at once */
 		for (uint32_t n = 0; n < N_TXQ; n++)
-			tx_run(m, n);
+			tx_run(m, n, true);
+}
+
+uint32_t ixgbe_model_tick(struct ixgbe_model *m)
+{
+	m->base.now++;
+	uint32_t pending = 0;
+	for (uint32_t n = 0; n < N_TXQ; n++) {
+		if (!m->txa[n].qlen)
+			continue;
+		tx_run(m, n, false);
+		uint32_t head = REG(m, TXQ(n, Q_HEAD));
+		if (!m->tx_hold)
+			pending += (m->txa[n].tail + m->txa[n].qlen - head) % m->txa[n].qlen;
+	}
+	return pending;
 }
 
 void ixgbe_model_set_cable(struct ixgbe_model *m, bool connected)

@@ -56,6 +56,12 @@ uint32_t ixgbe_model_rx_room(const struct ixgbe_model *m, uint16_t q);
  * until released. */
 void ixgbe_model_tx_hold(struct ixgbe_model *m, bool hold);
 
+/* One poll's worth of time passes (the test or bench calls it before each
+ * poll): transmission goes on, tx_delay ticks after a tail write, a batch
+ * per tick (nic_model_set_tx_pace). Returns the descriptors handed over
+ * and not yet sent (0 while held). */
+uint32_t ixgbe_model_tick(struct ixgbe_model *m);
+
 /* Cable in or out. */
 void ixgbe_model_set_cable(struct ixgbe_model *m, bool connected);
 
@@ -72,6 +78,7 @@ struct ixgbe_model_stats {
 	uint64_t rx_wraps[16];    /* times RDH went past the end of the ring */
 	uint64_t tx_wraps[16];
 	uint64_t resets;
+	uint64_t rx_writebacks;   /* receive descriptors written back (DD) */
 };
 void ixgbe_model_stats(const struct ixgbe_model *m, struct ixgbe_model_stats *st);
 

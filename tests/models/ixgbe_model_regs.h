@@ -81,6 +81,11 @@ enum { Q_BAL = 0x00, Q_BAH = 0x04, Q_LEN = 0x08, Q_DCA = 0x0C, Q_HEAD = 0x10, Q_
 #define SRRCTL_BSIZEPACKET_MASK 0x7Fu /* 1 KB units */
 #define QPRDC(n) RXQ(16 + (n), Q_STAT0) /* n < 16: 8.2.3.23, in the rx block of queue 16 + n */
 
+/* RXDCTL / TXDCTL (8.2.3.8.6, 8.2.3.9.10): PTHRESH 6:0, HTHRESH 14:8,
+ * WTHRESH 22:16, ENABLE 25 */
+#define DCTL_WTHRESH_SHIFT 16
+#define RXDCTL_WTHRESH_MAX 0x7Fu
+
 /* advanced receive descriptor write-back (7.1.6.2): quadword 1 */
 #define RXD_STAT_DD 1ull
 #define RXD_STAT_EOP 2ull

@@ -47,6 +47,21 @@ static void wire_tx_hold(bool hold)
 	i40e_model_tx_hold(m1, hold);
 }
 
+static uint32_t tick(void)
+{
+	return i40e_model_tick(m0) + i40e_model_tick(m1);
+}
+
+static struct pci_txq *txq(struct device *d, uint16_t q)
+{
+	return &container_of(d, struct i40e_dev, dev)->txq[q];
+}
+
+static struct nic_model *model(int port)
+{
+	return i40e_model_nic(port ? m1 : m0);
+}
+
 const struct nic_suite nic_suite = {
 	.driver = "i40e",
 	.name = { "xl0", "xl1" },
@@ -54,6 +69,9 @@ const struct nic_suite nic_suite = {
 	.wire_rx = wire_rx,
 	.wire_rx_room = wire_rx_room,
 	.wire_tx_hold = wire_tx_hold,
+	.tick = tick,
+	.txq = txq,
+	.model = model,
 };
 
 static void setup(void)
@@ -535,6 +553,36 @@ START_TEST(arp_broadcast_received)
 }
 END_TEST
 
+/* ---- write-back and asynchronous transmit ---- */
+
+/* Single frames at a low rate: each is received within 2 polls of the NIC
+ * writing its descriptor back (the drivers program immediate write-back). */
+START_TEST(rx_low_rate_latency)
+{
+	struct device *d0, *d1;
+	pair(NULL, 0, NULL, 0, &d0, &d1);
+	for (uint32_t i = 0; i < 20; i++)
+		make_frame(&frames[i], i, 60, 1514);
+	wire_expect(frames, 20);
+	ck_assert_uint_le(nic_rx_latency(d0, 20, 5, 10), 2);
+	run();
+	ck_assert_uint_eq(wire.seen, 20);
+	ck_assert_uint_eq(wire.mismatches, 0);
+}
+END_TEST
+
+START_TEST(tx_async)
+{
+	nic_check_tx_async();
+}
+END_TEST
+
+START_TEST(tx_reuse_before_dd_caught)
+{
+	nic_check_tx_reuse_caught();
+}
+END_TEST
+
 /* An X722 is driven like an XL710 with one rx queue; asking it for RSS
  * (which goes through admin commands on the X722) is refused, nothing
  * touched. */
@@ -887,6 +935,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, x722_one_queue);
 	tcase_add_test(tc, rss_four_queues);
 	tcase_add_test(tc, tx_ring_full);
+	tcase_add_test(tc, rx_low_rate_latency);
+	tcase_add_test(tc, tx_async);
+	tcase_add_test(tc, tx_reuse_before_dd_caught);
 	tcase_add_test(tc, model_catches_unaligned_ring);
 	tcase_add_test(tc, model_catches_tail_past_ring);
 	tcase_add_test(tc, model_catches_dma_outside);
