@@ -290,10 +290,9 @@ static void i40e_stats(struct device *dev, struct dev_counters *c)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
 	i40e_hw_stats_update(id);
-	const struct i40e_hw_stats *h = &id->hw, *b = &id->hw_base;
-	c->rx_dropped += I40E_SINCE32(h, b, rdpc);
-	c->rx_errors += I40E_SINCE32(h, b, crcerrs) + I40E_SINCE32(h, b, illerrc) + I40E_SINCE32(h, b, rlec) +
-			I40E_SINCE32(h, b, ruc) + I40E_SINCE32(h, b, roc);
+	const struct i40e_hw_stats *h = &id->hw;
+	c->rx_dropped += h->rdpc; /* receive overruns: no descriptor (X710 datasheet, GLPRT_RDPC) */
+	c->rx_errors += h->crcerrs + h->illerrc + h->rlec + h->ruc + h->roc;
 }
 
 /* The ring's buffers, the frame being assembled, and the frames sent and

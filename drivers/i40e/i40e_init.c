@@ -88,9 +88,9 @@ static uint64_t rd48(struct i40e_dev *id, uint32_t lo, uint32_t hi)
 	return l | (uint64_t)(rd(id, hi) & 0xFFFF) << 32;
 }
 
-void i40e_hw_stats_update(struct i40e_dev *id)
+/* The port counters as they stand. */
+static void hw_stats_read(struct i40e_dev *id, struct i40e_hw_stats *h)
 {
-	struct i40e_hw_stats *h = &id->hw;
 	uint32_t p = id->port;
 	h->gorc = rd48(id, I40E_GLPRT_GORCL(p), I40E_GLPRT_GORCH(p));
 	h->uprc = rd48(id, I40E_GLPRT_UPRCL(p), I40E_GLPRT_UPRCH(p));
@@ -102,6 +102,21 @@ void i40e_hw_stats_update(struct i40e_dev *id)
 	h->illerrc = rd(id, I40E_GLPRT_ILLERRC(p));
 	h->ruc = rd(id, I40E_GLPRT_RUC(p));
 	h->roc = rd(id, I40E_GLPRT_ROC(p));
+}
+
+#define I40E_MASK48 (((uint64_t)1 << 48) - 1)
+#define I40E_MASK32 0xFFFFFFFFull
+
+void i40e_hw_stats_update(struct i40e_dev *id)
+{
+	struct i40e_hw_stats now, *t = &id->hw, *l = &id->hw_last;
+	hw_stats_read(id, &now);
+#define ADD(f, mask) t->f += (now.f - l->f) & (mask)
+	ADD(gorc, I40E_MASK48), ADD(uprc, I40E_MASK48), ADD(gotc, I40E_MASK48), ADD(uptc, I40E_MASK48);
+	ADD(rdpc, I40E_MASK32), ADD(crcerrs, I40E_MASK32), ADD(rlec, I40E_MASK32), ADD(illerrc, I40E_MASK32);
+	ADD(ruc, I40E_MASK32), ADD(roc, I40E_MASK32);
+#undef ADD
+	*l = now;
 }
 
 /*
@@ -135,12 +150,10 @@ int i40e_format_hw(struct device *dev, char *buf, size_t len)
 	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
 		OUT("  tx queue %u: QTX_HEAD %u QTX_TAIL %u ENA 0x%x clean %u\n", q, rd(id, I40E_QTX_HEAD(q)),
 		    rd(id, I40E_QTX_TAIL(q)), rd(id, I40E_QTX_ENA(q)), id->txq[q].slots.clean);
-	const struct i40e_hw_stats *h = &id->hw, *b = &id->hw_base;
+	const struct i40e_hw_stats *h = &id->hw;
 	OUT("  hw: GORC %" PRIu64 " UPRC %" PRIu64 " GOTC %" PRIu64 " UPTC %" PRIu64 " RDPC %" PRIu64
 	    " CRCERRS %" PRIu64 " ILLERRC %" PRIu64 " RLEC %" PRIu64 " RUC %" PRIu64 " ROC %" PRIu64 "\n",
-	    I40E_SINCE48(h, b, gorc), I40E_SINCE48(h, b, uprc), I40E_SINCE48(h, b, gotc), I40E_SINCE48(h, b, uptc),
-	    I40E_SINCE32(h, b, rdpc), I40E_SINCE32(h, b, crcerrs), I40E_SINCE32(h, b, illerrc),
-	    I40E_SINCE32(h, b, rlec), I40E_SINCE32(h, b, ruc), I40E_SINCE32(h, b, roc));
+	    h->gorc, h->uprc, h->gotc, h->uptc, h->rdpc, h->crcerrs, h->illerrc, h->rlec, h->ruc, h->roc);
 #undef OUT
 	return (int)o;
 }
@@ -393,8 +406,8 @@ static int bring_up(struct i40e_dev *id, char *err, size_t errlen)
 		goto out;
 	if (id->dev.n_rx_queues > 1)
 		rss_setup(id);
-	i40e_hw_stats_update(id);
-	id->hw_base = id->hw;
+	hw_stats_read(id, &id->hw_last); /* the zero; totals start at 0 */
+	memset(&id->hw, 0, sizeof(id->hw));
 out:
 	free(buf);
 	return rc;

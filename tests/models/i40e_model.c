@@ -979,6 +979,15 @@ void i40e_model_set_cable(struct i40e_model *m, bool connected)
 	arq_link_event(m);
 }
 
+void i40e_model_count(struct i40e_model *m, uint32_t lo, uint64_t delta)
+{
+	bool pair = lo == S_GORCL || lo == S_UPRCL || lo == S_GOTCL || lo == S_UPTCL || lo == S_MPRCL || lo == S_BPRCL;
+	if (pair)
+		add48(m, lo, lo + 4, delta);
+	else if (is_stat(lo))
+		REG(m, lo) += (uint32_t)delta;
+}
+
 uint32_t i40e_model_peek(const struct i40e_model *m, uint32_t reg)
 {
 	return reg < BAR_SIZE ? m->regs[reg / 4] : 0;

@@ -93,6 +93,10 @@ void i40e_model_tx_hold(struct i40e_model *m, bool hold);
 uint32_t i40e_model_tick(struct i40e_model *m);
 /* Cable in or out (a link event on the ARQ when events are enabled). */
 void i40e_model_set_cable(struct i40e_model *m, bool connected);
+/* Port statistics counter lo (a 48-bit pair's low register, or a 32-bit
+ * counter) moved by delta, wrapping at its width as the NIC's does: the
+ * traffic of a long uptime in one step. */
+void i40e_model_count(struct i40e_model *m, uint32_t lo, uint64_t delta);
 /* A register's value without a read's side effects. */
 uint32_t i40e_model_peek(const struct i40e_model *m, uint32_t reg);
 

@@ -583,6 +583,33 @@ START_TEST(tx_reuse_before_dd_caught)
 }
 END_TEST
 
+/* The port counters wrap (48-bit octets and packets, 32-bit drops); the
+ * driver's totals do not. Two long uptimes in two steps, each less than the
+ * counter's width, together more: "now minus bring-up, modulo the width"
+ * would lose a whole wrap. */
+START_TEST(stats_survive_wrap)
+{
+	i40e_model_count(m0, 0x300000, (1ull << 48) - 100); /* GLPRT_GORCL/H near their wrap */
+	i40e_model_count(m0, 0x300600, 0xFFFFFFFFull - 4);   /* GLPRT_RDPC */
+	struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
+	struct dev_counters c;
+	dev_counters_get(d, &c);
+	ck_assert_uint_eq(c.rx_dropped, 0);
+	i40e_model_count(m0, 0x300000, 1ull << 47);
+	i40e_model_count(m0, 0x300600, 1ull << 31);
+	dev_counters_get(d, &c);
+	ck_assert_uint_eq(c.rx_dropped, 1ull << 31);
+	i40e_model_count(m0, 0x300000, (1ull << 47) + 50);
+	i40e_model_count(m0, 0x300600, (1ull << 31) + 7);
+	dev_counters_get(d, &c);
+	ck_assert_uint_eq(c.rx_dropped, (1ull << 32) + 7);
+	char buf[2048], want[64];
+	ck_assert_int_gt(d->ops->format_hw(d, buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "GORC %llu UPRC 0", (1ull << 48) + 50);
+	ck_assert_msg(strstr(buf, want), "want '%s' in:\n%s", want, buf);
+}
+END_TEST
+
 /* An X722 is driven like an XL710 with one rx queue; asking it for RSS
  * (which goes through admin commands on the X722) is refused, nothing
  * touched. */
@@ -932,6 +959,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, nic_drops_folded);
 	tcase_add_test(tc, format_hw_matches_model);
 	tcase_add_test(tc, arp_broadcast_received);
+	tcase_add_test(tc, stats_survive_wrap);
 	tcase_add_test(tc, x722_one_queue);
 	tcase_add_test(tc, rss_four_queues);
 	tcase_add_test(tc, tx_ring_full);
