@@ -22,9 +22,12 @@
  * register (default 3), so a driver that does not wait is caught. rx
  * (i40e_model_rx) writes 32-byte descriptors back (DD, length; on a
  * frame's last EOF, RSS hash with FLTSTAT 3, PTYPE) only up to QRX_TAIL, a
- * frame longer than the context's dbuff over several; tx runs on QTX_TAIL
- * writes, gathers data descriptors to EOP and marks RS descriptors done
- * (DTYPE 0xF).
+ * frame longer than the context's dbuff over several; frames to the VSI's
+ * broadcast address only with its broadcast flag (set VSI promiscuous
+ * modes). tx is asynchronous (nic_model.h): what a QTX_TAIL write handed
+ * over goes out ticks later (i40e_model_tick), a batch per tick; data
+ * descriptors are gathered to EOP and RS descriptors marked done (DTYPE
+ * 0xF) as they are sent.
  *
  * Misprogramming is reported through the error callback (default: counted
  * and kept in last_error): unaligned rings, a tail past the ring, DMA

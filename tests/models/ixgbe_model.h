@@ -11,9 +11,14 @@
  * Wire: ixgbe_model_rx() puts a frame (without FCS) on the wire towards
  * the NIC; it lands in an rx queue's ring as the datasheet says (filters,
  * RSS queue choice, DD/EOP/length/RSS hash/packet type write-back, only up
- * to RDT) or is dropped and counted. Transmission happens when TDT is
- * written (or when the hold is released): data descriptors are gathered up
- * to EOP, the frame goes to the tx callback, DD is written back on RS.
+ * to RDT; write-backs held until RXDCTL.WTHRESH of them are ready) or is
+ * dropped and counted. Transmission is asynchronous (nic_model.h): what a
+ * TDT write handed over goes out ticks later (ixgbe_model_tick), a batch
+ * per tick, or at once when the hold is released: data descriptors are
+ * gathered up to EOP, the frame goes to the tx callback, DD is written back
+ * on RS (TXDCTL.WTHRESH 0) or in batches of WTHRESH. A descriptor rewritten
+ * before its write-back, or a tail handing over slots the NIC still owns,
+ * is reported.
  *
  * Misprogramming is reported through the error callback (default: counted
  * and kept in last_error): unaligned rings and bad ring lengths, a tail past
