@@ -240,7 +240,10 @@ static int capabilities(struct i40e_dev *id, uint8_t *buf, char *err, size_t err
 }
 
 /* One direct segment holding the TX contexts, then the RX contexts at the
- * next 512-byte boundary (X710/XL710 datasheet, HMC). */
+ * next 512-byte boundary (X710/XL710 datasheet, HMC). A direct segment
+ * descriptor declares 512 backing pages of 4 KB: the NIC may use the whole
+ * 2 MB behind it, so the whole 2 MB is allocated and mapped, not only the
+ * few KB the contexts take (the public drivers back it the same way). */
 static int hmc_setup(struct i40e_dev *id)
 {
 	uint32_t n_tx = id->dev.n_tx_queues, n_rx = id->dev.n_rx_queues;
@@ -249,7 +252,9 @@ static int hmc_setup(struct i40e_dev *id)
 	if (tx_size != I40E_HMC_TX_CTX_SIZE || rx_size != I40E_HMC_RX_CTX_SIZE)
 		return -ENOTSUP;
 	id->hmc_rx_base = ROUND_UP(n_tx * tx_size, I40E_HMC_UNIT);
-	id->hmc_size = ROUND_UP(id->hmc_rx_base + n_rx * rx_size, 4096);
+	if (id->hmc_rx_base + n_rx * rx_size > I40E_HMC_DIRECT_SIZE)
+		return -ENOSPC;
+	id->hmc_size = I40E_HMC_DIRECT_SIZE;
 	id->hmc = pci_dma_alloc(id->io, id->hmc_size);
 	if (!id->hmc)
 		return -ENOMEM;
@@ -259,7 +264,8 @@ static int hmc_setup(struct i40e_dev *id)
 	wr(id, I40E_GLHMC_LANRXCNT(id->pf_id), n_rx);
 	uint64_t pa = pci_iova(id->io, id->hmc);
 	wr(id, I40E_PFHMC_SDDATAHIGH, (uint32_t)(pa >> 32));
-	wr(id, I40E_PFHMC_SDDATALOW, ((uint32_t)pa & 0xFFFFF000u) | 512u << I40E_PFHMC_SDDATALOW_BPCOUNT_SHIFT |
+	wr(id, I40E_PFHMC_SDDATALOW, ((uint32_t)pa & 0xFFFFF000u) |
+					     I40E_HMC_DIRECT_PAGES << I40E_PFHMC_SDDATALOW_BPCOUNT_SHIFT |
 					     I40E_PFHMC_SDDATALOW_DIRECT | I40E_PFHMC_SDDATALOW_VALID);
 	wr(id, I40E_PFHMC_SDCMD, 0 | I40E_PFHMC_SDCMD_WRITE);
 	return 0;

@@ -71,6 +71,8 @@
 #define I40E_PFHMC_SDDATALOW_BPCOUNT_SHIFT 2
 #define I40E_PFHMC_SDDATAHIGH 0x000C0200
 #define I40E_HMC_UNIT 512u /* FPM bases are in 512-byte units */
+#define I40E_HMC_DIRECT_PAGES 512u /* backing pages of a direct segment, 4 KB each */
+#define I40E_HMC_DIRECT_SIZE (I40E_HMC_DIRECT_PAGES * 4096u) /* 2 MB */
 
 /* ---- RSS (X710/XL710 datasheet, receive-side scaling) ---- */
 #define I40E_GLQF_CTL 0x00269BA4

@@ -706,8 +706,18 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 			     lo & 2 ? "direct" : "paged");
 			return;
 		}
+		uint32_t pages = (lo >> SDDATALOW_BPCOUNT_SHIFT) & SDDATALOW_BPCOUNT_MASK;
+		uint64_t pa = (uint64_t)REG(m, R_SDDATAHIGH) << 32 | (lo & 0xFFFFF000u);
+		if ((lo & SDDATALOW_VALID) && pages != SD_DIRECT_PAGES) {
+			fail(m, "HMC segment 0: direct with %u backing pages (a direct segment backs %u pages of 4 KB, 2 MB)",
+			     pages, SD_DIRECT_PAGES);
+			return;
+		}
+		/* The NIC may use all of it: all of it must be the driver's. */
+		if ((lo & SDDATALOW_VALID) && !dma(m, pa, (size_t)SD_DIRECT_PAGES * SD_PAGE_SIZE, "HMC segment (2 MB)"))
+			return;
 		m->sd_valid = lo & SDDATALOW_VALID;
-		m->sd_pa = (uint64_t)REG(m, R_SDDATAHIGH) << 32 | (lo & 0xFFFFF000u);
+		m->sd_pa = pa;
 	} else {
 		REG(m, off) = v;
 	}

@@ -64,6 +64,8 @@ enum {
 #define SDDATALOW_DIRECT 2u
 #define SDDATALOW_BPCOUNT_SHIFT 2
 #define SDDATALOW_BPCOUNT_MASK 0x3FFu
+#define SD_DIRECT_PAGES 512u  /* a direct segment: 512 backing pages of 4 KB, 2 MB */
+#define SD_PAGE_SIZE 4096u
 /* RSS */
 #define GLQF_CTL_HTOEP 2u
 #define PFQF_CTL_0_HASHLUTSIZE (1u << 16)

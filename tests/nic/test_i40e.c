@@ -125,6 +125,8 @@ START_TEST(bring_up_link)
 	ck_assert_uint_eq(id->vsi_seid, I40E_MODEL_VSI_SEID);
 	ck_assert_uint_eq(id->qs_handle, I40E_MODEL_QS_HANDLE);
 	ck_assert_uint_eq(i40e_model_peek(m0, 0xC6500), 1); /* GLHMC_LANRXCNT(0) */
+	ck_assert_uint_eq(i40e_model_peek(m0, 0xC0100) >> 2 & 0x3FF, 512); /* PFHMC_SDDATALOW: 512 pages */
+	ck_assert_uint_eq(id->hmc_size, 2u << 20);                         /* all 2 MB of them backed */
 
 	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
 	struct i40e_model_queue q;
@@ -683,14 +685,14 @@ static void raw_open(struct raw *r)
 	r->io = pci_io_open(ADDR0, "i40e", err, sizeof(err));
 	ck_assert_msg(r->io, "%s", err);
 	r->ring = pci_dma_alloc(r->io, 4096);
-	r->hmc = pci_dma_alloc(r->io, 4096);
+	r->hmc = pci_dma_alloc(r->io, I40E_HMC_DIRECT_SIZE);
 	ck_assert(r->ring && r->hmc);
 }
 
 static void raw_close(struct raw *r)
 {
 	pci_dma_free(r->io, r->ring, 4096);
-	pci_dma_free(r->io, r->hmc, 4096);
+	pci_dma_free(r->io, r->hmc, I40E_HMC_DIRECT_SIZE);
 	pci_io_close(r->io);
 }
 
@@ -902,6 +904,31 @@ START_TEST(model_catches_context_out_of_range)
 }
 END_TEST
 
+/* A direct HMC segment backs 2 MB: fewer backing pages declared, or less
+ * memory behind the 512, is caught (the NIC may use all of it). */
+START_TEST(model_catches_hmc_segment)
+{
+	struct raw r;
+	raw_open(&r);
+	uint64_t pa = pci_iova(r.io, r.hmc);
+	pci_write32(r.io, 0xC0200, (uint32_t)(pa >> 32));
+	pci_write32(r.io, 0xC0100, ((uint32_t)pa & 0xFFFFF000u) | 1u << 2 | 3); /* one page */
+	uint64_t e = nic_model_errors(i40e_model_nic(m0));
+	pci_write32(r.io, 0xC0000, 1u << 31);
+	expect_caught(e, "direct with 1 backing pages");
+	uint8_t *small = pci_dma_alloc(r.io, 4096); /* 512 pages declared, 4 KB behind them */
+	ck_assert_ptr_nonnull(small);
+	pa = pci_iova(r.io, small);
+	pci_write32(r.io, 0xC0200, (uint32_t)(pa >> 32));
+	pci_write32(r.io, 0xC0100, ((uint32_t)pa & 0xFFFFF000u) | 512u << 2 | 3);
+	e = nic_model_errors(i40e_model_nic(m0));
+	pci_write32(r.io, 0xC0000, 1u << 31);
+	expect_caught(e, "HMC segment (2 MB)");
+	pci_dma_free(r.io, small, 4096);
+	raw_close(&r);
+}
+END_TEST
+
 /* What the model writes back, and only up to the tail: a raw queue whose
  * tail gives the NIC one descriptor. */
 START_TEST(model_rx_writeback)
@@ -972,6 +999,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, model_catches_wrong_state);
 	tcase_add_test(tc, model_catches_context_out_of_range);
 	tcase_add_test(tc, model_rx_writeback);
+	tcase_add_test(tc, model_catches_hmc_segment);
 	suite_add_tcase(s, tc);
 	return s;
 }
