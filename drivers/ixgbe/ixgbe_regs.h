@@ -1,4 +1,4 @@
-/* ixgbe (82599 / X540 / X550) BAR0 registers, bits and descriptor layouts
+/* ixgbe (82599) BAR0 registers, bits and descriptor layouts
  * the driver uses, from the Intel 82599 10 GbE Controller datasheet (section
  * numbers in the comments) and the public Linux ixgbe and DPDK ixgbe base
  * headers, which agree with it.
