@@ -409,6 +409,19 @@ uint32_t nic_rx_latency(struct device *d0, uint32_t n, uint32_t gap, uint32_t ma
 	return worst;
 }
 
+void nic_check_rx_low_rate(void)
+{
+	struct device *d0, *d1;
+	pair(NULL, 0, NULL, 0, &d0, &d1);
+	for (uint32_t i = 0; i < 20; i++)
+		make_frame(&frames[i], i, 60, 1514);
+	wire_expect(frames, 20);
+	ck_assert_uint_le(nic_rx_latency(d0, 20, 5, 10), 2);
+	run();
+	ck_assert_uint_eq(wire.seen, 20);
+	ck_assert_uint_eq(wire.mismatches, 0);
+}
+
 void nic_check_tx_async(void)
 {
 	struct device *d0, *d1;

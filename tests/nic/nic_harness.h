@@ -33,6 +33,11 @@ void nic_check_rss(struct device *d, uint32_t lut);
  * was not received within max_polls. */
 uint32_t nic_rx_latency(struct device *d0, uint32_t n, uint32_t gap, uint32_t max_polls);
 
+/* 20 single frames, 5 idle polls apart, each received within 2 polls of
+ * going onto the wire (the drivers program immediate write-back), then
+ * forwarded byte-identical. */
+void nic_check_rx_low_rate(void);
+
 /* Transmit is asynchronous: 200 frames taken in one poll go out two ticks
  * later, 64 a tick, and their slots return to the driver only after the
  * NIC wrote them back done. */
