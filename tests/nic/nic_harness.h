@@ -22,36 +22,6 @@
 #define REPLAYS 100
 #else
 #define REPLAYS 1000
-/* RSS over 4 rx queues of d (up, nothing else running): 700 flows of every
- * kind and Microsoft's first IPv4 row onto port 0's wire, each must land in
- * the queue the Toeplitz hash and a table of lut entries filled i % 4 say,
- * with that hash in its buffer. */
-void nic_check_rss(struct device *d, uint32_t lut);
-
-/* Frames[0..n) one at a time, gap idle polls apart, onto port 0's wire
- * (d0 up): the most polls any took to be received, max_polls + 1 when one
- * was not received within max_polls. */
-uint32_t nic_rx_latency(struct device *d0, uint32_t n, uint32_t gap, uint32_t max_polls);
-
-/* 20 single frames, 5 idle polls apart, each received within 2 polls of
- * going onto the wire (the drivers program immediate write-back), then
- * forwarded byte-identical. */
-void nic_check_rx_low_rate(void);
-
-/* Transmit is asynchronous: 200 frames taken in one poll go out two ticks
- * later, 64 a tick, and their slots return to the driver only after the
- * NIC wrote them back done. */
-void nic_check_tx_async(void);
-
-/* A driver step made wrong: RS slots reclaimed without their write-back,
- * then reused while the NIC still owns them; the model refuses the tail
- * write and reports the rewritten descriptor. */
-void nic_check_tx_reuse_caught(void);
-
-/* Port 1's ring of 64 full (the partner holds): 63 sent, 137 counted as
- * TX-dropped, then traffic flows again. */
-void nic_check_tx_ring_full(void);
-
 #endif
 #define N_FRAMES 1000
 #define MAX_FRAME 9100
@@ -141,6 +111,11 @@ void nic_check_rss(struct device *d, uint32_t lut);
  * (d0 up): the most polls any took to be received, max_polls + 1 when one
  * was not received within max_polls. */
 uint32_t nic_rx_latency(struct device *d0, uint32_t n, uint32_t gap, uint32_t max_polls);
+
+/* 20 single frames, 5 idle polls apart, each received within 2 polls of
+ * going onto the wire (the drivers program immediate write-back), then
+ * forwarded byte-identical. */
+void nic_check_rx_low_rate(void);
 
 /* Transmit is asynchronous: 200 frames taken in one poll go out two ticks
  * later, 64 a tick, and their slots return to the driver only after the
