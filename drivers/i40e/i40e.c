@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "drivers/i40e/i40e_private.h"
+#include "drivers/pci/io_barrier.h"
 #include "graph/buffer.h"
 #include "graph/node.h"
 
@@ -211,7 +212,7 @@ static int rxq_start(struct i40e_dev *id, uint16_t q)
 	i40e_ctx_set(ctx, I40E_RXCTX_RXMAX, id->max_frame);
 	i40e_ctx_set(ctx, I40E_RXCTX_LRXQTHRESH, 2);
 	i40e_ctx_set(ctx, I40E_RXCTX_PREFENA, 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pci_io_wmb();
 	wr(id, I40E_QRX_TAIL(q), n - 1); /* the ring starts full */
 	return queue_enable(id, I40E_QRX_ENA(q));
 }
@@ -231,7 +232,7 @@ static int txq_start(struct i40e_dev *id, uint16_t q)
 	i40e_ctx_set(ctx, I40E_TXCTX_BASE, pci_iova(id->io, (const void *)tq->ring) >> 7);
 	i40e_ctx_set(ctx, I40E_TXCTX_QLEN, n);
 	i40e_ctx_set(ctx, I40E_TXCTX_RDYLIST, id->qs_handle);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pci_io_wmb();
 	wr(id, I40E_QTX_CTL(q), I40E_QTX_CTL_PF_QUEUE | id->pf_id << I40E_QTX_CTL_PF_INDX_SHIFT);
 	(void)rd(id, I40E_GLGEN_RSTAT); /* flush */
 	tx_pre_qdis(id, q, false);
@@ -289,10 +290,9 @@ static void i40e_stats(struct device *dev, struct dev_counters *c)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
 	i40e_hw_stats_update(id);
-	const struct i40e_hw_stats *h = &id->hw, *b = &id->hw_base;
-	c->rx_dropped += I40E_SINCE32(h, b, rdpc);
-	c->rx_errors += I40E_SINCE32(h, b, crcerrs) + I40E_SINCE32(h, b, illerrc) + I40E_SINCE32(h, b, rlec) +
-			I40E_SINCE32(h, b, ruc) + I40E_SINCE32(h, b, roc);
+	const struct i40e_hw_stats *h = &id->hw;
+	c->rx_dropped += h->rdpc; /* receive overruns: no descriptor (X710 datasheet, GLPRT_RDPC) */
+	c->rx_errors += h->crcerrs + h->illerrc + h->rlec + h->ruc + h->roc;
 }
 
 /* The ring's buffers, the frame being assembled, and the frames sent and

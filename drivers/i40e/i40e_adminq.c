@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "drivers/i40e/i40e_private.h"
+#include "drivers/pci/io_barrier.h"
 #include "graph/node.h"
 
 #define RING_BYTES (I40E_AQ_ENTRIES * sizeof(struct i40e_aq_desc))
@@ -72,7 +73,7 @@ int i40e_aq_init(struct i40e_dev *id)
 	for (uint32_t i = 0; i < I40E_AQ_ENTRIES; i++)
 		arq_post(id, i);
 	ring_regs(id, I40E_PF_ARQBAL, I40E_PF_ARQBAH, I40E_PF_ARQLEN, I40E_PF_ARQH, I40E_PF_ARQT, id->arq.desc);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pci_io_wmb();
 	wr(id, I40E_PF_ARQT, I40E_AQ_ENTRIES - 1); /* every buffer to firmware */
 	id->aq_up = true;
 	return 0;
@@ -122,7 +123,7 @@ int i40e_aq_cmd(struct i40e_dev *id, struct i40e_aq_desc *desc, void *buf, uint1
 	}
 	memcpy((void *)d, &cmd, sizeof(cmd));
 	id->atq.next = (slot + 1) % I40E_AQ_ENTRIES;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pci_io_wmb();
 	wr(id, I40E_PF_ATQT, id->atq.next);
 
 	uint32_t waited = 0;
@@ -136,7 +137,7 @@ int i40e_aq_cmd(struct i40e_dev *id, struct i40e_aq_desc *desc, void *buf, uint1
 		usleep(I40E_AQ_POLL_US);
 		waited += I40E_AQ_POLL_US;
 	}
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	pci_io_rmb();
 	memcpy(desc, (const void *)d, sizeof(*desc));
 	if (len && !to_fw)
 		memcpy(buf, id->atq.bufs, MIN(len, desc->datalen ? desc->datalen : len));
@@ -167,7 +168,7 @@ uint32_t i40e_arq_poll(struct i40e_dev *id)
 	while (id->arq.next != head) {
 		uint32_t i = id->arq.next;
 		struct i40e_aq_desc ev;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		pci_io_rmb();
 		memcpy(&ev, (const void *)&id->arq.desc[i], sizeof(ev));
 		if (ev.opcode == I40E_AQC_GET_LINK_STATUS) {
 			i40e_link_from_desc(id, &ev);
@@ -178,7 +179,7 @@ uint32_t i40e_arq_poll(struct i40e_dev *id)
 		n++;
 	}
 	if (n) {
-		__atomic_thread_fence(__ATOMIC_RELEASE);
+		pci_io_wmb();
 		/* The entry before next_to_clean is the last one firmware may fill. */
 		wr(id, I40E_PF_ARQT, (id->arq.next + I40E_AQ_ENTRIES - 1) % I40E_AQ_ENTRIES);
 	}

@@ -88,9 +88,9 @@ static uint64_t rd48(struct i40e_dev *id, uint32_t lo, uint32_t hi)
 	return l | (uint64_t)(rd(id, hi) & 0xFFFF) << 32;
 }
 
-void i40e_hw_stats_update(struct i40e_dev *id)
+/* The port counters as they stand. */
+static void hw_stats_read(struct i40e_dev *id, struct i40e_hw_stats *h)
 {
-	struct i40e_hw_stats *h = &id->hw;
 	uint32_t p = id->port;
 	h->gorc = rd48(id, I40E_GLPRT_GORCL(p), I40E_GLPRT_GORCH(p));
 	h->uprc = rd48(id, I40E_GLPRT_UPRCL(p), I40E_GLPRT_UPRCH(p));
@@ -102,6 +102,21 @@ void i40e_hw_stats_update(struct i40e_dev *id)
 	h->illerrc = rd(id, I40E_GLPRT_ILLERRC(p));
 	h->ruc = rd(id, I40E_GLPRT_RUC(p));
 	h->roc = rd(id, I40E_GLPRT_ROC(p));
+}
+
+#define I40E_MASK48 (((uint64_t)1 << 48) - 1)
+#define I40E_MASK32 0xFFFFFFFFull
+
+void i40e_hw_stats_update(struct i40e_dev *id)
+{
+	struct i40e_hw_stats now, *t = &id->hw, *l = &id->hw_last;
+	hw_stats_read(id, &now);
+#define ADD(f, mask) t->f += (now.f - l->f) & (mask)
+	ADD(gorc, I40E_MASK48), ADD(uprc, I40E_MASK48), ADD(gotc, I40E_MASK48), ADD(uptc, I40E_MASK48);
+	ADD(rdpc, I40E_MASK32), ADD(crcerrs, I40E_MASK32), ADD(rlec, I40E_MASK32), ADD(illerrc, I40E_MASK32);
+	ADD(ruc, I40E_MASK32), ADD(roc, I40E_MASK32);
+#undef ADD
+	*l = now;
 }
 
 /*
@@ -135,12 +150,10 @@ int i40e_format_hw(struct device *dev, char *buf, size_t len)
 	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
 		OUT("  tx queue %u: QTX_HEAD %u QTX_TAIL %u ENA 0x%x clean %u\n", q, rd(id, I40E_QTX_HEAD(q)),
 		    rd(id, I40E_QTX_TAIL(q)), rd(id, I40E_QTX_ENA(q)), id->txq[q].slots.clean);
-	const struct i40e_hw_stats *h = &id->hw, *b = &id->hw_base;
+	const struct i40e_hw_stats *h = &id->hw;
 	OUT("  hw: GORC %" PRIu64 " UPRC %" PRIu64 " GOTC %" PRIu64 " UPTC %" PRIu64 " RDPC %" PRIu64
 	    " CRCERRS %" PRIu64 " ILLERRC %" PRIu64 " RLEC %" PRIu64 " RUC %" PRIu64 " ROC %" PRIu64 "\n",
-	    I40E_SINCE48(h, b, gorc), I40E_SINCE48(h, b, uprc), I40E_SINCE48(h, b, gotc), I40E_SINCE48(h, b, uptc),
-	    I40E_SINCE32(h, b, rdpc), I40E_SINCE32(h, b, crcerrs), I40E_SINCE32(h, b, illerrc),
-	    I40E_SINCE32(h, b, rlec), I40E_SINCE32(h, b, ruc), I40E_SINCE32(h, b, roc));
+	    h->gorc, h->uprc, h->gotc, h->uptc, h->rdpc, h->crcerrs, h->illerrc, h->rlec, h->ruc, h->roc);
 #undef OUT
 	return (int)o;
 }
@@ -227,7 +240,10 @@ static int capabilities(struct i40e_dev *id, uint8_t *buf, char *err, size_t err
 }
 
 /* One direct segment holding the TX contexts, then the RX contexts at the
- * next 512-byte boundary (X710/XL710 datasheet, HMC). */
+ * next 512-byte boundary (X710/XL710 datasheet, HMC). A direct segment
+ * descriptor declares 512 backing pages of 4 KB: the NIC may use the whole
+ * 2 MB behind it, so the whole 2 MB is allocated and mapped, not only the
+ * few KB the contexts take (the public drivers back it the same way). */
 static int hmc_setup(struct i40e_dev *id)
 {
 	uint32_t n_tx = id->dev.n_tx_queues, n_rx = id->dev.n_rx_queues;
@@ -236,7 +252,9 @@ static int hmc_setup(struct i40e_dev *id)
 	if (tx_size != I40E_HMC_TX_CTX_SIZE || rx_size != I40E_HMC_RX_CTX_SIZE)
 		return -ENOTSUP;
 	id->hmc_rx_base = ROUND_UP(n_tx * tx_size, I40E_HMC_UNIT);
-	id->hmc_size = ROUND_UP(id->hmc_rx_base + n_rx * rx_size, 4096);
+	if (id->hmc_rx_base + n_rx * rx_size > I40E_HMC_DIRECT_SIZE)
+		return -ENOSPC;
+	id->hmc_size = I40E_HMC_DIRECT_SIZE;
 	id->hmc = pci_dma_alloc(id->io, id->hmc_size);
 	if (!id->hmc)
 		return -ENOMEM;
@@ -246,7 +264,8 @@ static int hmc_setup(struct i40e_dev *id)
 	wr(id, I40E_GLHMC_LANRXCNT(id->pf_id), n_rx);
 	uint64_t pa = pci_iova(id->io, id->hmc);
 	wr(id, I40E_PFHMC_SDDATAHIGH, (uint32_t)(pa >> 32));
-	wr(id, I40E_PFHMC_SDDATALOW, ((uint32_t)pa & 0xFFFFF000u) | 512u << I40E_PFHMC_SDDATALOW_BPCOUNT_SHIFT |
+	wr(id, I40E_PFHMC_SDDATALOW, ((uint32_t)pa & 0xFFFFF000u) |
+					     I40E_HMC_DIRECT_PAGES << I40E_PFHMC_SDDATALOW_BPCOUNT_SHIFT |
 					     I40E_PFHMC_SDDATALOW_DIRECT | I40E_PFHMC_SDDATALOW_VALID);
 	wr(id, I40E_PFHMC_SDCMD, 0 | I40E_PFHMC_SDCMD_WRITE);
 	return 0;
@@ -324,6 +343,22 @@ static void rss_setup(struct i40e_dev *id)
 	wr(id, I40E_PFQF_HENA(1), (uint32_t)(hena >> 32));
 }
 
+/* Receive filters of the main VSI, one set VSI promiscuous modes command:
+ * broadcast always (firmware's VSI receives no broadcast frame, ARP requests
+ * included, unless the flag is set: X710/XL710 datasheet, admin queue
+ * commands, "Set VSI Promiscuous Modes"; the public drivers set it at start
+ * too), unicast and multicast with `promisc on`. All three flags are valid,
+ * so `promisc off` clears what a previous owner left. */
+static int set_promisc(struct i40e_dev *id, char *err, size_t errlen)
+{
+	struct i40e_aq_desc d = { 0 };
+	uint16_t flags = I40E_PROMISC_BROADCAST | (id->promisc ? I40E_PROMISC_UNICAST | I40E_PROMISC_MULTICAST : 0);
+	uint16_t p[3] = { flags, I40E_PROMISC_UNICAST | I40E_PROMISC_MULTICAST | I40E_PROMISC_BROADCAST,
+			  id->vsi_seid };
+	memcpy(d.params.raw, p, sizeof(p));
+	return aq(id, I40E_AQC_SET_VSI_PROMISC, &d, NULL, 0, false, err, errlen, "set promiscuous modes");
+}
+
 /* Everything but the queues: PF reset, admin queue, firmware version,
  * HMC, the main VSI, MAC, promiscuous mode and RSS, in the order DPDK's
  * eth_i40e_dev_init takes them (docs/nic.md 3.3 lists the steps). */
@@ -373,17 +408,12 @@ static int bring_up(struct i40e_dev *id, char *err, size_t errlen)
 	if ((rc = aq(id, I40E_AQC_GET_LINK_STATUS, &d, NULL, 0, false, err, errlen, "get link status")))
 		goto out;
 	i40e_link_from_desc(id, &d);
-	if (id->promisc) {
-		memset(&d, 0, sizeof(d));
-		uint16_t p[3] = { 0x3, 0x3, id->vsi_seid }; /* unicast | multicast, valid, seid */
-		memcpy(d.params.raw, p, sizeof(p));
-		if ((rc = aq(id, I40E_AQC_SET_VSI_PROMISC, &d, NULL, 0, false, err, errlen, "set promiscuous")))
-			goto out;
-	}
+	if ((rc = set_promisc(id, err, errlen)))
+		goto out;
 	if (id->dev.n_rx_queues > 1)
 		rss_setup(id);
-	i40e_hw_stats_update(id);
-	id->hw_base = id->hw;
+	hw_stats_read(id, &id->hw_last); /* the zero; totals start at 0 */
+	memset(&id->hw, 0, sizeof(id->hw));
 out:
 	free(buf);
 	return rc;

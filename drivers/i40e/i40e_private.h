@@ -33,14 +33,15 @@ struct i40e_aq_ring {
 	uint32_t next;        /* ATQ: next_to_use; ARQ: next_to_clean */
 };
 
-/* Port counters are free running (48-bit pairs, 32-bit drops): the value
- * seen at bring-up is the zero. */
+/* Port counters are free running and wrap (48-bit octet and packet pairs,
+ * 32-bit drops and errors; X710 datasheet, statistics registers): each read
+ * adds what a counter moved since the last read, modulo its width, into a
+ * 64-bit total, so the totals survive any number of wraps as long as a
+ * counter is read more often than it wraps (a 48-bit octet counter at
+ * 40 Gb/s: about 16 hours). */
 struct i40e_hw_stats {
 	uint64_t gorc, uprc, gotc, uptc, rdpc, crcerrs, rlec, illerrc, ruc, roc;
 };
-/* A free-running counter's count since bring-up (h now, b at bring-up). */
-#define I40E_SINCE32(h, b, f) ((uint64_t)(uint32_t)((h)->f - (b)->f))
-#define I40E_SINCE48(h, b, f) (((h)->f - (b)->f) & (((uint64_t)1 << 48) - 1))
 
 struct i40e_dev {
 	struct device dev;
@@ -68,7 +69,8 @@ struct i40e_dev {
 	bool buffers_mapped;
 	bool promisc;
 	uint8_t mac[6];
-	struct i40e_hw_stats hw, hw_base;
+	struct i40e_hw_stats hw_last;  /* raw values at the last read */
+	struct i40e_hw_stats hw;       /* totals since bring-up */
 	char addr[PCI_ADDR_SIZE];
 };
 

@@ -71,6 +71,8 @@
 #define I40E_PFHMC_SDDATALOW_BPCOUNT_SHIFT 2
 #define I40E_PFHMC_SDDATAHIGH 0x000C0200
 #define I40E_HMC_UNIT 512u /* FPM bases are in 512-byte units */
+#define I40E_HMC_DIRECT_PAGES 512u /* backing pages of a direct segment, 4 KB each */
+#define I40E_HMC_DIRECT_SIZE (I40E_HMC_DIRECT_PAGES * 4096u) /* 2 MB */
 
 /* ---- RSS (X710/XL710 datasheet, receive-side scaling) ---- */
 #define I40E_GLQF_CTL 0x00269BA4
@@ -146,6 +148,14 @@ enum i40e_aq_opcode {
 	I40E_AQC_SET_MAC_CONFIG = 0x0603,
 	I40E_AQC_GET_LINK_STATUS = 0x0607,
 };
+
+/* set VSI promiscuous modes (0x0254) direct parameters: flags u16, valid
+ * u16 (which flags the command sets), seid u16 (X710/XL710 datasheet, admin
+ * queue commands, "Set VSI Promiscuous Modes"). Broadcast is a promiscuous
+ * mode of its own: a VSI without it receives no broadcast frame. */
+#define I40E_PROMISC_UNICAST (1u << 0)
+#define I40E_PROMISC_MULTICAST (1u << 1)
+#define I40E_PROMISC_BROADCAST (1u << 2)
 
 /* Firmware return codes (retval) the driver names. */
 enum i40e_aq_rc {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "drivers/ixgbe/ixgbe_private.h"
+#include "drivers/pci/io_barrier.h"
 #include "graph/buffer.h"
 #include "graph/node.h"
 
@@ -177,10 +178,16 @@ static int rxq_start(struct ixgbe_dev *xd, uint16_t q)
 	ixgbe_clear_bits(xd, IXGBE_DCA_RXCTRL(q), IXGBE_DCA_RXCTRL_BIT12);
 	wr(xd, IXGBE_RDH(q), 0);
 	wr(xd, IXGBE_RDT(q), 0);
+	/* WTHRESH 0: each used descriptor is written back at once. Above 0
+	 * the NIC holds write-backs until WTHRESH are ready or an interrupt
+	 * (EITR) flushes them (82599 datasheet 7.1.9, 8.2.3.8.6); a polled
+	 * queue has no interrupt, so a frame at a low rate would wait for the
+	 * next ones. Written whole: nothing a previous owner left stays. */
+	wr(xd, IXGBE_RXDCTL(q), 0);
 	ixgbe_set_bits(xd, IXGBE_RXDCTL(q), IXGBE_RXDCTL_ENABLE);
 	if (ixgbe_wait_reg(xd, IXGBE_RXDCTL(q), IXGBE_RXDCTL_ENABLE, IXGBE_RXDCTL_ENABLE))
 		return -ETIMEDOUT;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pci_io_wmb();
 	wr(xd, IXGBE_RDT(q), n - 1); /* the ring starts full */
 	return 0;
 }
@@ -202,8 +209,10 @@ static int txq_start(struct ixgbe_dev *xd, uint16_t q)
 	wr(xd, IXGBE_TDH(q), 0);
 	wr(xd, IXGBE_TDT(q), 0);
 	/* PTHRESH 36, HTHRESH 8 as ixy; WTHRESH 0: every RS descriptor is
-	 * written back at once, which the reclaim by RS slots relies on. */
-	wr(xd, IXGBE_TXDCTL(q), 36 | 8 << 8);
+	 * written back as soon as it is sent (82599 datasheet 7.2.3.5,
+	 * 8.2.3.9.10), so that a frame sent at a low rate is reclaimed without
+	 * waiting for a batch; the reclaim still waits for DD (tx_slots.h). */
+	wr(xd, IXGBE_TXDCTL(q), 36 | 8 << IXGBE_DCTL_HTHRESH_SHIFT | 0 << IXGBE_DCTL_WTHRESH_SHIFT);
 	ixgbe_set_bits(xd, IXGBE_TXDCTL(q), IXGBE_TXDCTL_ENABLE);
 	return ixgbe_wait_reg(xd, IXGBE_TXDCTL(q), IXGBE_TXDCTL_ENABLE, IXGBE_TXDCTL_ENABLE);
 }

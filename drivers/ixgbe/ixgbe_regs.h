@@ -1,4 +1,4 @@
-/* ixgbe (82599 / X540 / X550) BAR0 registers, bits and descriptor layouts
+/* ixgbe (82599) BAR0 registers, bits and descriptor layouts
  * the driver uses, from the Intel 82599 10 GbE Controller datasheet (section
  * numbers in the comments) and the public Linux ixgbe and DPDK ixgbe base
  * headers, which agree with it.
@@ -85,6 +85,11 @@
 #define IXGBE_RDT(n) (0x01018 + 0x40 * (n))
 #define IXGBE_RXDCTL(n) (0x01028 + 0x40 * (n))
 #define IXGBE_RXDCTL_ENABLE (1u << 25)
+/* RXDCTL and TXDCTL thresholds (8.2.3.8.6, 8.2.3.9.10): prefetch (PTHRESH
+ * 6:0), host (HTHRESH 14:8) and write-back (WTHRESH 22:16) */
+#define IXGBE_DCTL_HTHRESH_SHIFT 8
+#define IXGBE_DCTL_WTHRESH_SHIFT 16
+#define IXGBE_DCTL_WTHRESH_MASK (0x7Fu << 16)
 #define IXGBE_TDBAL(n) (0x06000 + 0x40 * (n))
 #define IXGBE_TDBAH(n) (0x06004 + 0x40 * (n))
 #define IXGBE_TDLEN(n) (0x06008 + 0x40 * (n))

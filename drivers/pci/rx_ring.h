@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "drivers/device.h"
+#include "drivers/pci/io_barrier.h"
 #include "drivers/pci/pci.h"
 #include "drivers/pci/rx_chain.h"
 #include "graph/buffer.h"
@@ -191,7 +192,7 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 	uint32_t c = pci_rx_done(rq, MIN(n, (uint32_t)PCI_RX_BURST_MAX), f);
 	if (!c)
 		return 0;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the rest of each descriptor after DD */
+	pci_io_rmb(); /* the rest of each descriptor after DD */
 	uint32_t got = buffer_alloc(rq->fresh, c, -1);
 
 	/* Fast path: a replacement for each and no frame in progress, in at
@@ -222,7 +223,7 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 	rq->next = (next + c) & mask;
 	/* Descriptors re-armed before the NIC may use them: one tail write
 	 * naming the last descriptor handed back. */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pci_io_wmb();
 	pci_write32(rq->io, rq->tail_reg, (rq->next - 1) & mask);
 	return n_out;
 }

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "drivers/pci/io_barrier.h"
 #include "drivers/pci/pci.h"
 #include "drivers/pci/tx_slots.h"
 #include "graph/buffer.h"
@@ -123,7 +124,7 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_burst(struct pci_tx
 	tx_slots_mark_rs(t, start);
 	for (; k != t->rs_tail; k++)
 		f->set_rs(pci_tx_desc(tq->ring, f->desc_size, t->rs[k & mask]));
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	pci_io_wmb();
 	pci_write32(tq->io, tq->tail_reg, t->tail);
 	return i;
 }

@@ -1,6 +1,6 @@
 /* The XL710 PF device model: see i40e_model.h. Offsets, bits, context
- * fields and descriptor layouts are transcribed from the X710/XL710 datasheet
- * independently of drivers/i40e/i40e_regs.h. Where the datasheet
+ * fields and descriptor layouts are the model's own (i40e_model_regs.h, from
+ * the X710/XL710 datasheet), never drivers/i40e/i40e_regs.h. Where the datasheet
  * names a structure but not its layout (VSI properties, switch elements,
  * link status response, PTYPE values), the model follows the firmware
  * interface as DPDK's headers describe it; those spots say so.
@@ -15,55 +15,13 @@
 #include "base/toeplitz.h"
 #include "base/util.h"
 #include "tests/models/i40e_model.h"
+#include "tests/models/i40e_model_regs.h"
 #include "tests/models/nic_model.h"
 
 #define BAR_SIZE 0x400000u
 #define NQ I40E_MODEL_N_QUEUES
 #define TX_FRAME_MAX 16384
 #define IOVA_OFFSET 0x200000000000ll
-
-/* registers (docs/nic.md 3.3) */
-enum {
-	R_ATQBAL = 0x80000, R_ARQBAL = 0x80080, R_ATQBAH = 0x80100, R_ARQBAH = 0x80180, R_ATQLEN = 0x80200,
-	R_ARQLEN = 0x80280, R_ATQH = 0x80300, R_ARQH = 0x80380, R_ATQT = 0x80400, R_ARQT = 0x80480,
-	R_PFGEN_CTRL = 0x92400, R_GLGEN_RSTAT = 0xB8188, R_GLNVM_ULD = 0xB6008, R_PF_FUNC_RID = 0x9C000,
-	R_PFGEN_PORTNUM = 0x1C0480, R_PFLAN_QALLOC = 0x1C0400, R_PFINT_DYN_CTL0 = 0x38480,
-	R_PFINT_ICR0_ENA = 0x38800, R_LANQMAX = 0xC2008, R_LANTXOBJSZ = 0xC2004, R_LANRXOBJSZ = 0xC200C,
-	R_SDCMD = 0xC0000, R_SDDATALOW = 0xC0100, R_SDDATAHIGH = 0xC0200, R_PDINV = 0xC0300,
-	R_GLQF_CTL = 0x269BA4, R_PFQF_CTL_0 = 0x1C0AC0,
-};
-#define R_QTX_ENA(q) (0x100000 + 4 * (q))
-#define R_QTX_CTL(q) (0x104000 + 4 * (q))
-#define R_QTX_HEAD(q) (0x0E4000 + 4 * (q))
-#define R_QTX_TAIL(q) (0x108000 + 4 * (q))
-#define R_QRX_ENA(q) (0x120000 + 4 * (q))
-#define R_QRX_TAIL(q) (0x128000 + 4 * (q))
-#define R_TXPRE_QDIS(i) (0x0E6500 + 4 * (i))
-#define R_LANTXBASE(f) (0xC6200 + 4 * (f))
-#define R_LANTXCNT(f) (0xC6300 + 4 * (f))
-#define R_LANRXBASE(f) (0xC6400 + 4 * (f))
-#define R_LANRXCNT(f) (0xC6500 + 4 * (f))
-#define R_HENA(i) (0x245900 + 128 * (i))
-#define R_HKEY(i) (0x244800 + 128 * (i))
-#define R_HLUT(i) (0x240000 + 128 * (i))
-/* port 0 statistics (low, high) */
-enum {
-	S_GORCL = 0x300000, S_GORCH = 0x300004, S_UPRCL = 0x3005A0, S_UPRCH = 0x3005A4, S_MPRCL = 0x3005C0,
-	S_MPRCH = 0x3005C4, S_BPRCL = 0x3005E0, S_BPRCH = 0x3005E4, S_RDPC = 0x300600, S_GOTCL = 0x300680,
-	S_GOTCH = 0x300684, S_UPTCL = 0x3009C0, S_UPTCH = 0x3009C4, S_MPTCL = 0x3009E0, S_BPTCL = 0x300A00,
-	S_CRCERRS = 0x300080, S_RLEC = 0x3000A0, S_ILLERRC = 0x3000E0, S_RUC = 0x300100, S_ROC = 0x300120,
-	S_MLFC = 0x300020, S_TDOLD = 0x300A20,
-};
-
-#define AQ_DD 1u
-#define AQ_CMP 2u
-#define AQ_ERR 4u
-#define AQ_RD (1u << 10)
-#define AQ_BUF (1u << 12)
-#define ENA_REQ 1u
-#define ENA_STAT 4u
-#define RC_EINVAL 14
-#define RC_ENOSYS 17
 
 enum { A_KNOWN = 1, A_RO = 2 };
 
@@ -92,6 +50,7 @@ struct i40e_model {
 	uint8_t mac[6];
 	bool txpre_qdis[NQ];
 	struct queue rxq[NQ], txq[NQ];
+	struct nic_model_txq txa[NQ]; /* asynchronous transmit (nic_model.h) */
 	struct i40e_model_stats st;
 };
 
@@ -157,7 +116,7 @@ static void pf_reset(struct i40e_model *m)
 	for (uint32_t off = 0; off < BAR_SIZE; off += 4)
 		if (!is_stat(off))
 			REG(m, off) = 0;
-	REG(m, R_GLNVM_ULD) = 0x18;
+	REG(m, R_GLNVM_ULD) = GLNVM_ULD_CORE_GLOBAL_DONE;
 	REG(m, R_PFLAN_QALLOC) = I40E_MODEL_BASE_QUEUE | (uint32_t)(I40E_MODEL_BASE_QUEUE + NQ - 1) << 16 | 1u << 31;
 	REG(m, R_LANQMAX) = 1536;
 	REG(m, R_LANTXOBJSZ) = 7; /* 128-byte TX contexts */
@@ -165,9 +124,11 @@ static void pf_reset(struct i40e_model *m)
 	memset(m->rxq, 0, sizeof(m->rxq));
 	memset(m->txq, 0, sizeof(m->txq));
 	for (uint32_t q = 0; q < NQ; q++)
+		nic_model_txq_stop(&m->txa[q]);
+	for (uint32_t q = 0; q < NQ; q++)
 		m->txpre_qdis[q] = true;
 	m->sd_valid = false;
-	m->st.lse = m->st.promisc_unicast = m->st.promisc_multicast = false;
+	m->st.lse = m->st.promisc_unicast = m->st.promisc_multicast = m->st.promisc_broadcast = false;
 	m->st.vsi_queues = 0;
 	m->st.max_frame = 9728;
 	m->st.resets++;
@@ -237,7 +198,7 @@ static uint16_t aq_exec(struct i40e_model *m, struct aqd *c)
 		return m->inject_rc;
 	}
 	switch (c->opcode) {
-	case 0x0001: /* get version */
+	case AQC_GET_VERSION: /* get version */
 		memset(c->p, 0, 16);
 		put32le(c->p, 0x00010002);
 		put32le(c->p + 4, 0x5e1a);
@@ -246,10 +207,10 @@ static uint16_t aq_exec(struct i40e_model *m, struct aqd *c)
 		put16le(c->p + 12, I40E_MODEL_API_MAJOR);
 		put16le(c->p + 14, I40E_MODEL_API_MINOR);
 		return 0;
-	case 0x0003: /* queue shutdown */
-	case 0x0110: /* clear PXE mode */
+	case AQC_QUEUE_SHUTDOWN: /* queue shutdown */
+	case AQC_CLEAR_PXE: /* clear PXE mode */
 		return 0;
-	case 0x000A: { /* list function capabilities */
+	case AQC_LIST_FUNC_CAPS: { /* list function capabilities */
 		static const uint32_t caps[][4] = { /* id, number, logical_id, phys_id */
 			{ 0x0040, I40E_MODEL_LUT_SIZE, 6, 0 },
 			{ 0x0041, NQ, 0, I40E_MODEL_BASE_QUEUE },
@@ -270,13 +231,13 @@ static uint16_t aq_exec(struct i40e_model *m, struct aqd *c)
 		c->datalen = (uint16_t)(ARRAY_LEN(caps) * 32);
 		return 0;
 	}
-	case 0x0107: /* MAC address read: LAN MAC at 0, port MAC at 12 */
+	case AQC_MAC_ADDRESS_READ: /* MAC address read: LAN MAC at 0, port MAC at 12 */
 		if (!(b = aq_buf(m, c, 24, false)))
 			return RC_EINVAL;
 		memcpy(b, m->mac, 6);
 		memcpy(b + 12, m->mac, 6);
 		return 0;
-	case 0x0200: { /* get switch config: header, then MAC, PF and VSI elements */
+	case AQC_GET_SWITCH_CONFIG: { /* get switch config: header, then MAC, PF and VSI elements */
 		static const uint16_t el[][2] = { { 0x01, 2 }, { 0x10, 16 }, { 0x13, I40E_MODEL_VSI_SEID } };
 		if (!(b = aq_buf(m, c, 16 + 16 * ARRAY_LEN(el), false)))
 			return RC_EINVAL;
@@ -289,7 +250,7 @@ static uint16_t aq_exec(struct i40e_model *m, struct aqd *c)
 		}
 		return 0;
 	}
-	case 0x0211: { /* update VSI parameters: the queue map of TC0 */
+	case AQC_UPDATE_VSI: { /* update VSI parameters: the queue map of TC0 */
 		if (get16(c->p) != I40E_MODEL_VSI_SEID)
 			return RC_EINVAL;
 		if (!(b = aq_buf(m, c, 128, true)))
@@ -303,7 +264,7 @@ static uint16_t aq_exec(struct i40e_model *m, struct aqd *c)
 		}
 		return 0;
 	}
-	case 0x0212: /* get VSI parameters */
+	case AQC_GET_VSI_PARAMS: /* get VSI parameters */
 		if (get16(c->p) != I40E_MODEL_VSI_SEID)
 			return RC_EINVAL;
 		if (!(b = aq_buf(m, c, 128, false)))
@@ -316,24 +277,26 @@ static uint16_t aq_exec(struct i40e_model *m, struct aqd *c)
 		put16le(b + 62, (uint16_t)(lg << 9));
 		put16le(b + 96, I40E_MODEL_QS_HANDLE);
 		return 0;
-	case 0x0254: { /* set VSI promiscuous modes */
+	case AQC_SET_VSI_PROMISC: { /* set VSI promiscuous modes */
 		uint16_t flags = get16(c->p), valid = get16(c->p + 2);
 		if (get16(c->p + 4) != I40E_MODEL_VSI_SEID)
 			return RC_EINVAL;
-		if (valid & 1)
-			m->st.promisc_unicast = flags & 1;
-		if (valid & 2)
-			m->st.promisc_multicast = flags & 2;
+		if (valid & PROMISC_UNICAST)
+			m->st.promisc_unicast = flags & PROMISC_UNICAST;
+		if (valid & PROMISC_MULTICAST)
+			m->st.promisc_multicast = flags & PROMISC_MULTICAST;
+		if (valid & PROMISC_BROADCAST)
+			m->st.promisc_broadcast = flags & PROMISC_BROADCAST;
 		return 0;
 	}
-	case 0x0603: { /* set MAC config */
+	case AQC_SET_MAC_CONFIG: { /* set MAC config */
 		uint16_t mfs = get16(c->p);
 		if (mfs < 64 || mfs > 9728)
 			return RC_EINVAL;
 		m->st.max_frame = mfs;
 		return 0;
 	}
-	case 0x0607: /* get link status, events on (3) or off (2) */
+	case AQC_GET_LINK_STATUS: /* get link status, events on (3) or off (2) */
 		if ((get16(c->p) & 3) == 3)
 			m->st.lse = true;
 		else if ((get16(c->p) & 3) == 2)
@@ -349,7 +312,7 @@ static uint16_t aq_exec(struct i40e_model *m, struct aqd *c)
 static bool aq_ring_ok(struct i40e_model *m, const char *name, uint32_t bal, uint32_t bah, uint32_t len)
 {
 	uint64_t base = (uint64_t)REG(m, bah) << 32 | REG(m, bal);
-	uint32_t n = REG(m, len) & 0x3FF;
+	uint32_t n = REG(m, len) & AQLEN_MASK;
 	if (base & 63) {
 		fail(m, "%s ring base 0x%" PRIx64 " is not 64-byte aligned", name, base);
 		return false;
@@ -361,7 +324,7 @@ static void aq_run(struct i40e_model *m)
 {
 	if (m->aq_stall)
 		return;
-	uint32_t n = REG(m, R_ATQLEN) & 0x3FF;
+	uint32_t n = REG(m, R_ATQLEN) & AQLEN_MASK;
 	uint64_t base = (uint64_t)REG(m, R_ATQBAH) << 32 | REG(m, R_ATQBAL);
 	while (REG(m, R_ATQH) != REG(m, R_ATQT)) {
 		uint32_t h = REG(m, R_ATQH);
@@ -383,11 +346,11 @@ static void aq_run(struct i40e_model *m)
 /* A link event on the ARQ (firmware's side of the admin queue's receive queue, docs/nic.md 3.4). */
 static void arq_link_event(struct i40e_model *m)
 {
-	if (!m->st.lse || !(REG(m, R_ARQLEN) & (1u << 31)))
+	if (!m->st.lse || !(REG(m, R_ARQLEN) & AQLEN_ENABLE))
 		return;
 	uint32_t n = REG(m, R_ARQLEN) & 0x3FF, h = REG(m, R_ARQH);
 	if (h == REG(m, R_ARQT)) {
-		REG(m, R_ARQLEN) |= 1u << 29; /* OVFL: no buffer posted */
+		REG(m, R_ARQLEN) |= AQLEN_OVFL; /* OVFL: no buffer posted */
 		return;
 	}
 	uint64_t base = (uint64_t)REG(m, R_ARQBAH) << 32 | REG(m, R_ARQBAL);
@@ -400,7 +363,7 @@ static void arq_link_event(struct i40e_model *m)
 		fail(m, "ARQ descriptor %u given to firmware without a buffer", h);
 		return;
 	}
-	c.opcode = 0x0607;
+	c.opcode = AQC_GET_LINK_STATUS;
 	c.retval = 0;
 	c.flags = (uint16_t)(c.flags | AQ_DD | AQ_CMP);
 	memset(c.p, 0, 8);
@@ -456,23 +419,23 @@ static bool rx_load(struct i40e_model *m, uint32_t q)
 	if (!c)
 		return false;
 	struct queue *Q = &m->rxq[q];
-	uint32_t head = (uint32_t)ctx_get(c, 0, 13), qlen = (uint32_t)ctx_get(c, 89, 13);
-	uint32_t dbuff = (uint32_t)ctx_get(c, 102, 7) * 128, rxmax = (uint32_t)ctx_get(c, 174, 14);
+	uint32_t head = (uint32_t)ctx_get(c, RXC_HEAD), qlen = (uint32_t)ctx_get(c, RXC_QLEN);
+	uint32_t dbuff = (uint32_t)ctx_get(c, RXC_DBUFF) * 128, rxmax = (uint32_t)ctx_get(c, RXC_RXMAX);
 	if (!qlen_ok(m, "rx", q, qlen, head))
 		return false;
 	if (!dbuff || rxmax < 64 || rxmax > 9728) {
 		fail(m, "rx queue %u context: dbuff %u or rxmax %u out of range", q, dbuff, rxmax);
 		return false;
 	}
-	if (ctx_get(c, 116, 1) != 1 || ctx_get(c, 114, 2) != 0) {
+	if (ctx_get(c, RXC_DSIZE) != 1 || ctx_get(c, RXC_DTYPE) != 0) {
 		fail(m, "rx queue %u context: dsize/dtype out of range (the model does 32-byte, no split)", q);
 		return false;
 	}
-	if (ctx_get(c, 201, 1) != 1) {
+	if (ctx_get(c, RXC_PREFENA) != 1) {
 		fail(m, "rx queue %u context: prefena is 0, must be 1", q);
 		return false;
 	}
-	uint64_t base = ctx_get(c, 32, 57) << 7;
+	uint64_t base = ctx_get(c, RXC_BASE) << 7;
 	if (!dma(m, base, 32ull * qlen, "rx descriptor ring"))
 		return false;
 	uint32_t tail = REG(m, R_QRX_TAIL(q));
@@ -481,14 +444,14 @@ static bool rx_load(struct i40e_model *m, uint32_t q)
 		return false;
 	}
 	*Q = (struct queue){ .base = base, .qlen = qlen, .head = head, .tail = tail, .dbuff = dbuff,
-			     .rxmax = rxmax, .crcstrip = ctx_get(c, 117, 1) };
+			     .rxmax = rxmax, .crcstrip = ctx_get(c, RXC_CRCSTRIP) };
 	return true;
 }
 
 static bool tx_load(struct i40e_model *m, uint32_t q)
 {
 	uint32_t ctl = REG(m, R_QTX_CTL(q));
-	if ((ctl & 3) != 2 || ((ctl >> 2) & 0xF) != 0) {
+	if ((ctl & 3) != QTX_CTL_PFQUEUE || ((ctl >> 2) & 0xF) != 0) {
 		fail(m, "tx queue %u enabled before QTX_CTL names it a queue of PF 0 (0x%x)", q, ctl);
 		return false;
 	}
@@ -499,8 +462,8 @@ static bool tx_load(struct i40e_model *m, uint32_t q)
 	const uint8_t *c = ctx_find(m, false, q);
 	if (!c)
 		return false;
-	uint32_t head = (uint32_t)ctx_get(c, 0, 13), qlen = (uint32_t)ctx_get(c, 161, 13);
-	uint32_t rdylist = (uint32_t)ctx_get(c, 980, 10);
+	uint32_t head = (uint32_t)ctx_get(c, TXC_HEAD), qlen = (uint32_t)ctx_get(c, TXC_QLEN);
+	uint32_t rdylist = (uint32_t)ctx_get(c, TXC_RDYLIST);
 	if (!qlen_ok(m, "tx", q, qlen, head))
 		return false;
 	if (rdylist != I40E_MODEL_QS_HANDLE) {
@@ -508,7 +471,7 @@ static bool tx_load(struct i40e_model *m, uint32_t q)
 		     I40E_MODEL_QS_HANDLE);
 		return false;
 	}
-	uint64_t base = ctx_get(c, 32, 57) << 7;
+	uint64_t base = ctx_get(c, TXC_BASE) << 7;
 	if (!dma(m, base, 16ull * qlen, "tx descriptor ring"))
 		return false;
 	uint32_t hreg = REG(m, R_QTX_HEAD(q));
@@ -518,6 +481,10 @@ static bool tx_load(struct i40e_model *m, uint32_t q)
 	}
 	struct queue *Q = &m->txq[q];
 	Q->base = base, Q->qlen = qlen, Q->head = hreg, Q->tail = hreg, Q->rdylist = rdylist, Q->txlen = 0;
+	if (nic_model_txq_start(&m->txa[q], qlen, 16, hreg)) {
+		fail(m, "tx queue %u: out of memory", q);
+		return false;
+	}
 	return true;
 }
 
@@ -527,6 +494,8 @@ static void settle(struct i40e_model *m, bool rx, uint32_t q)
 	struct queue *Q = rx ? &m->rxq[q] : &m->txq[q];
 	Q->enabled = REG(m, reg) & ENA_REQ;
 	REG(m, reg) = (REG(m, reg) & ~ENA_STAT) | (Q->enabled ? ENA_STAT : 0);
+	if (!rx && !Q->enabled)
+		nic_model_txq_stop(&m->txa[q]);
 }
 
 static void ena_write(struct i40e_model *m, bool rx, uint32_t q, uint32_t v)
@@ -569,24 +538,28 @@ static void tx_emit(struct i40e_model *m, uint32_t q)
 	Q->txlen = 0;
 }
 
-static void tx_run(struct i40e_model *m, uint32_t q)
+/* Send what the tail handed over some ticks ago, a batch per tick
+ * (nic_model.h), or all of it when unpaced; an RS descriptor is written
+ * back done (DTYPE 0xF) as it is sent. */
+static void tx_run(struct i40e_model *m, uint32_t q, bool unpaced)
 {
 	struct queue *Q = &m->txq[q];
 	if (m->tx_hold || !Q->enabled)
 		return;
-	while (Q->head != Q->tail) {
+	const volatile void *ring = dma(m, Q->base, 16ull * Q->qlen, "tx descriptor ring");
+	for (uint32_t k = ring ? nic_model_tx_ready(&m->base, &m->txa[q], Q->head, unpaced) : 0; k; k--) {
 		volatile uint64_t *d = dma(m, Q->base + 16ull * Q->head, 16, "tx descriptor");
-		if (!d)
+		if (!d || !nic_model_tx_unchanged(&m->base, &m->txa[q], (uint16_t)q, ring, Q->head))
 			return;
 		uint64_t addr = d[0], q1 = d[1];
-		if ((q1 & 0xF) != 0) {
+		if ((q1 & TXD_DTYPE_MASK) != 0) {
 			fail(m, "tx queue %u descriptor %u: DTYPE 0x%x is not a data descriptor", q, Q->head,
 			     (unsigned)(q1 & 0xF));
 			return;
 		}
-		uint32_t size = (uint32_t)(q1 >> 34) & 0x3FFF;
+		uint32_t size = (uint32_t)((q1 >> TXD_SIZE_SHIFT) & TXD_SIZE_MASK);
 		if (Q->txlen == 0)
-			Q->icrc = q1 & (1u << 6);
+			Q->icrc = q1 & TXD_CMD_ICRC;
 		if (Q->txlen + size > TX_FRAME_MAX) {
 			fail(m, "tx queue %u: frame longer than %u bytes", q, TX_FRAME_MAX);
 			return;
@@ -596,13 +569,13 @@ static void tx_run(struct i40e_model *m, uint32_t q)
 			return;
 		memcpy(Q->txbuf + Q->txlen, src, size);
 		Q->txlen += size;
-		if (q1 & (1u << 5)) /* RS: the descriptor reads done */
-			d[1] = q1 | 0xF;
+		if (q1 & TXD_CMD_RS) /* RS: the descriptor reads done */
+			d[1] = q1 | TXD_DTYPE_DONE;
 		Q->head = (Q->head + 1) % Q->qlen;
 		if (Q->head == 0)
 			m->st.tx_wraps[q % 16]++;
 		REG(m, R_QTX_HEAD(q)) = Q->head;
-		if (q1 & (1u << 4))
+		if (q1 & TXD_CMD_EOP)
 			tx_emit(m, q);
 	}
 }
@@ -675,8 +648,10 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 			fail(m, "tx queue %u: tail %u past the ring of %u descriptors", q, v, m->txq[q].qlen);
 			return;
 		}
+		const volatile void *ring = dma(m, m->txq[q].base, 16ull * m->txq[q].qlen, "tx descriptor ring");
+		if (!ring || !nic_model_tx_post(&m->base, &m->txa[q], (uint16_t)q, ring, m->txq[q].head, v))
+			return;
 		REG(m, off) = m->txq[q].tail = v;
-		tx_run(m, q);
 	} else if (in(off, R_QTX_HEAD(0), &q) || in(off, R_QTX_CTL(0), &q)) {
 		if (m->txq[q].enabled || m->txq[q].pending) {
 			fail(m, "tx queue %u: register 0x%06x written while the queue is enabled", q, off);
@@ -689,13 +664,13 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 			fail(m, "GLLAN_TXPRE_QDIS names absolute queue %u, not one of this function's", abs);
 			return;
 		}
-		if (v & (1u << 30))
+		if (v & TXPRE_QDIS_SET)
 			m->txpre_qdis[abs - I40E_MODEL_BASE_QUEUE] = true;
-		if (v & (1u << 31))
+		if (v & TXPRE_QDIS_CLEAR)
 			m->txpre_qdis[abs - I40E_MODEL_BASE_QUEUE] = false;
 		REG(m, off) = v;
 	} else if (off == R_PFGEN_CTRL) {
-		if (v & 1) {
+		if (v & PFGEN_CTRL_PFSWR) {
 			pf_reset(m);
 			m->reset_reads = 2;
 		}
@@ -704,7 +679,7 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 		bool atq = off == R_ATQT;
 		uint32_t len = REG(m, atq ? R_ATQLEN : R_ARQLEN);
 		const char *name = atq ? "admin send queue" : "admin receive queue";
-		if (!(len & (1u << 31))) {
+		if (!(len & AQLEN_ENABLE)) {
 			/* Clearing the tail before enabling is set-up (docs/nic.md 3.4); posting is not. */
 			if (v)
 				fail(m, "%s tail written while the queue is disabled (LEN.ENABLE 0)", name);
@@ -723,16 +698,26 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 			aq_run(m);
 	} else if (off == R_SDCMD) {
 		REG(m, off) = v;
-		if (!(v & (1u << 31)))
+		if (!(v & SDCMD_WRITE))
 			return;
 		uint32_t lo = REG(m, R_SDDATALOW);
-		if ((v & 0xFFF) != 0 || ((lo & 1) && !(lo & 2))) {
+		if ((v & 0xFFF) != 0 || ((lo & SDDATALOW_VALID) && !(lo & SDDATALOW_DIRECT))) {
 			fail(m, "HMC segment %u of type %s: the model has one direct segment, 0", v & 0xFFF,
 			     lo & 2 ? "direct" : "paged");
 			return;
 		}
-		m->sd_valid = lo & 1;
-		m->sd_pa = (uint64_t)REG(m, R_SDDATAHIGH) << 32 | (lo & 0xFFFFF000u);
+		uint32_t pages = (lo >> SDDATALOW_BPCOUNT_SHIFT) & SDDATALOW_BPCOUNT_MASK;
+		uint64_t pa = (uint64_t)REG(m, R_SDDATAHIGH) << 32 | (lo & 0xFFFFF000u);
+		if ((lo & SDDATALOW_VALID) && pages != SD_DIRECT_PAGES) {
+			fail(m, "HMC segment 0: direct with %u backing pages (a direct segment backs %u pages of 4 KB, 2 MB)",
+			     pages, SD_DIRECT_PAGES);
+			return;
+		}
+		/* The NIC may use all of it: all of it must be the driver's. */
+		if ((lo & SDDATALOW_VALID) && !dma(m, pa, (size_t)SD_DIRECT_PAGES * SD_PAGE_SIZE, "HMC segment (2 MB)"))
+			return;
+		m->sd_valid = lo & SDDATALOW_VALID;
+		m->sd_pa = pa;
 	} else {
 		REG(m, off) = v;
 	}
@@ -782,7 +767,7 @@ static void classify(struct i40e_model *m, const uint8_t *f, uint32_t len, struc
 	uint64_t hena = (uint64_t)REG(m, R_HENA(1)) << 32 | REG(m, R_HENA(0));
 	if (!c->pctype || !(hena >> c->pctype & 1))
 		return;
-	if (!(REG(m, R_GLQF_CTL) & 2)) {
+	if (!(REG(m, R_GLQF_CTL) & GLQF_CTL_HTOEP)) {
 		fail(m, "RSS hashing enabled (PFQF_HENA) with GLQF_CTL.HTOEP clear: the simple XOR hash is not modelled");
 		return;
 	}
@@ -796,8 +781,8 @@ static void classify(struct i40e_model *m, const uint8_t *f, uint32_t len, struc
 static bool accept(const struct i40e_model *m, const uint8_t *f)
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	if (!memcmp(f, bcast, 6))
-		return true;
+	if (!memcmp(f, bcast, 6)) /* only with the VSI's broadcast flag (set VSI promiscuous modes) */
+		return m->st.promisc_broadcast;
 	if (f[0] & 1)
 		return m->st.promisc_multicast;
 	return m->st.promisc_unicast || !memcmp(f, m->mac, 6);
@@ -824,7 +809,7 @@ int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len)
 	classify(m, frame, len, &c);
 	uint32_t q = 0;
 	if (c.hashed) {
-		uint32_t size = REG(m, R_PFQF_CTL_0) & (1u << 16) ? 512 : 128, e = c.hash & (size - 1);
+		uint32_t size = REG(m, R_PFQF_CTL_0) & PFQF_CTL_0_HASHLUTSIZE ? 512 : 128, e = c.hash & (size - 1);
 		q = (REG(m, R_HLUT(e / 4)) >> (8 * (e % 4))) & 0x3F;
 		if (q >= MAX(m->st.vsi_queues, 1u)) {
 			fail(m, "RSS LUT entry %u names queue %u beyond the VSI's %u", e, q, m->st.vsi_queues);
@@ -872,8 +857,11 @@ int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len)
 		d[0] = eof && c.hashed ? (uint64_t)c.hash << 32 : 0;
 		d[2] = d[3] = 0;
 		__atomic_thread_fence(__ATOMIC_RELEASE);
-		d[1] = 1u | (eof ? 2u | (c.hashed ? 3ull << 12 : 0) | (uint64_t)c.ptype << 30 : 0) |
-		       (uint64_t)part << 38;
+		d[1] = RXD_DD |
+		       (eof ? RXD_EOF | (c.hashed ? RXD_FLTSTAT_RSS << RXD_FLTSTAT_SHIFT : 0) |
+				      (uint64_t)c.ptype << RXD_PTYPE_SHIFT
+			    : 0) |
+		       (uint64_t)part << RXD_LEN_SHIFT;
 		Q->head = (Q->head + 1) % Q->qlen;
 		if (Q->head == 0)
 			m->st.rx_wraps[q % 16]++;
@@ -896,7 +884,7 @@ static void io_close(struct pci_io *io)
 	for (uint32_t q = 0; q < NQ; q++)
 		if (m->rxq[q].enabled || m->txq[q].enabled)
 			fail(m, "closed with queue pair %u still enabled", q);
-	if ((REG(m, R_ATQLEN) | REG(m, R_ARQLEN)) & (1u << 31))
+	if ((REG(m, R_ATQLEN) | REG(m, R_ARQLEN)) & AQLEN_ENABLE)
 		fail(m, "closed with the admin queue still enabled");
 	m->base.open = false;
 }
@@ -938,6 +926,8 @@ void i40e_model_set_device_id(struct i40e_model *m, uint16_t device)
 
 void i40e_model_destroy(struct i40e_model *m)
 {
+	for (uint32_t q = 0; q < NQ; q++)
+		nic_model_txq_stop(&m->txa[q]);
 	nic_model_unregister(&m->base);
 	free(m->regs);
 	free(m->attr);
@@ -959,7 +949,7 @@ void i40e_model_aq_inject_error(struct i40e_model *m, uint16_t opcode, uint16_t 
 void i40e_model_aq_stall(struct i40e_model *m, bool stall)
 {
 	m->aq_stall = stall;
-	if (!stall && (REG(m, R_ATQLEN) & (1u << 31)))
+	if (!stall && (REG(m, R_ATQLEN) & AQLEN_ENABLE))
 		aq_run(m);
 }
 
@@ -971,9 +961,24 @@ void i40e_model_set_ena_delay(struct i40e_model *m, uint32_t reads)
 void i40e_model_tx_hold(struct i40e_model *m, bool hold)
 {
 	m->tx_hold = hold;
-	if (!hold)
+	if (!hold) /* the partner takes everything it held at once */
 		for (uint32_t q = 0; q < NQ; q++)
-			tx_run(m, q);
+			tx_run(m, q, true);
+}
+
+uint32_t i40e_model_tick(struct i40e_model *m)
+{
+	m->base.now++;
+	uint32_t pending = 0;
+	for (uint32_t q = 0; q < NQ; q++) {
+		struct queue *Q = &m->txq[q];
+		if (!Q->enabled)
+			continue;
+		tx_run(m, q, false);
+		if (!m->tx_hold)
+			pending += (Q->tail + Q->qlen - Q->head) % Q->qlen;
+	}
+	return pending;
 }
 
 void i40e_model_set_cable(struct i40e_model *m, bool connected)
@@ -982,6 +987,15 @@ void i40e_model_set_cable(struct i40e_model *m, bool connected)
 		return;
 	m->cable = connected;
 	arq_link_event(m);
+}
+
+void i40e_model_count(struct i40e_model *m, uint32_t lo, uint64_t delta)
+{
+	bool pair = lo == S_GORCL || lo == S_UPRCL || lo == S_GOTCL || lo == S_UPTCL || lo == S_MPRCL || lo == S_BPRCL;
+	if (pair)
+		add48(m, lo, lo + 4, delta);
+	else if (is_stat(lo))
+		REG(m, lo) += (uint32_t)delta;
 }
 
 uint32_t i40e_model_peek(const struct i40e_model *m, uint32_t reg)

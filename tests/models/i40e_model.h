@@ -22,9 +22,12 @@
  * register (default 3), so a driver that does not wait is caught. rx
  * (i40e_model_rx) writes 32-byte descriptors back (DD, length; on a
  * frame's last EOF, RSS hash with FLTSTAT 3, PTYPE) only up to QRX_TAIL, a
- * frame longer than the context's dbuff over several; tx runs on QTX_TAIL
- * writes, gathers data descriptors to EOP and marks RS descriptors done
- * (DTYPE 0xF).
+ * frame longer than the context's dbuff over several; frames to the VSI's
+ * broadcast address only with its broadcast flag (set VSI promiscuous
+ * modes). tx is asynchronous (nic_model.h): what a QTX_TAIL write handed
+ * over goes out ticks later (i40e_model_tick), a batch per tick; data
+ * descriptors are gathered to EOP and RS descriptors marked done (DTYPE
+ * 0xF) as they are sent.
  *
  * Misprogramming is reported through the error callback (default: counted
  * and kept in last_error): unaligned rings, a tail past the ring, DMA
@@ -86,8 +89,17 @@ int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len);
 uint32_t i40e_model_rx_room(const struct i40e_model *m, uint16_t q);
 /* Hold transmission: descriptors stay pending until released. */
 void i40e_model_tx_hold(struct i40e_model *m, bool hold);
+/* One poll's worth of time passes (the test or bench calls it before each
+ * poll): transmission goes on, tx_delay ticks after a tail write, a batch
+ * per tick (nic_model_set_tx_pace). Returns the descriptors handed over
+ * and not yet sent (0 while held). */
+uint32_t i40e_model_tick(struct i40e_model *m);
 /* Cable in or out (a link event on the ARQ when events are enabled). */
 void i40e_model_set_cable(struct i40e_model *m, bool connected);
+/* Port statistics counter lo (a 48-bit pair's low register, or a 32-bit
+ * counter) moved by delta, wrapping at its width as the NIC's does: the
+ * traffic of a long uptime in one step. */
+void i40e_model_count(struct i40e_model *m, uint32_t lo, uint64_t delta);
 /* A register's value without a read's side effects. */
 uint32_t i40e_model_peek(const struct i40e_model *m, uint32_t reg);
 
@@ -110,7 +122,7 @@ struct i40e_model_stats {
 	uint64_t aq_commands, aq_error_completions, arq_events;
 	uint64_t ena_waits;   /* reads of an enable register while a request was pending */
 	uint16_t last_opcode;
-	bool promisc_unicast, promisc_multicast, lse;
+	bool promisc_unicast, promisc_multicast, promisc_broadcast, lse;
 	uint32_t max_frame, vsi_queues;
 };
 void i40e_model_stats(const struct i40e_model *m, struct i40e_model_stats *st);

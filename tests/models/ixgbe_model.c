@@ -1,6 +1,6 @@
 /* The 82599 device model: see ixgbe_model.h. Register offsets and bits are
- * transcribed here from the 82599 datasheet independently of the driver's
- * header, aliases included (MRQC at 0x05818 and 0x0EC80, SRRCTL and
+ * the model's own (ixgbe_model_regs.h, from the 82599 datasheet), never the
+ * driver's header, aliases included (MRQC at 0x05818 and 0x0EC80, SRRCTL and
  * DCA_RXCTRL 0..15 in both windows, RAL/RAH 0..15 at 0x05400 and 0x0A200,
  * QPTC at 0x06030 + 0x40n and 0x08680 + 4n).
  */
@@ -14,6 +14,7 @@
 #include "base/toeplitz.h"
 #include "base/util.h"
 #include "tests/models/ixgbe_model.h"
+#include "tests/models/ixgbe_model_regs.h"
 #include "tests/models/nic_model.h"
 
 #define BAR_SIZE 0x20000u
@@ -21,64 +22,6 @@
 #define N_TXQ 64
 #define TX_FRAME_MAX 16384
 #define IOVA_OFFSET 0x100000000000ll /* device addresses differ from virtual ones */
-
-/* registers (82599 datasheet chapter 8) */
-enum {
-	R_CTRL = 0x00000, R_STATUS = 0x00008, R_CTRL_EXT = 0x00018, R_EICR = 0x00800, R_EIAC = 0x00810,
-	R_EIMS = 0x00880, R_EIMC = 0x00888, R_EIAM = 0x00890, R_RDRXCTL = 0x02F00, R_RXDGPC = 0x02F50,
-	R_RXCTRL = 0x03000, R_HLREG0 = 0x04240, R_MAXFRS = 0x04268, R_MFLCN = 0x04294, R_AUTOC = 0x042A0,
-	R_LINKS = 0x042A4, R_RTTDCS = 0x04900, R_DMATXCTL = 0x04A80, R_RXCSUM = 0x05000, R_FCTRL = 0x05080,
-	R_VLNCTRL = 0x05088, R_MRQC = 0x05818, R_MRQC_ALIAS = 0x0EC80, R_DTXMXSZRQ = 0x08100, R_MTQC = 0x08120,
-	R_TXDGPC = 0x087A0, R_EEC = 0x10010, R_SWSM = 0x10140,
-	R_CRCERRS = 0x04000, R_ILLERRC = 0x04004, R_ERRBC = 0x04008, R_MSPDC = 0x04010, R_MLFC = 0x04034,
-	R_MRFC = 0x04038, R_RLEC = 0x04040, R_GPRC = 0x04074, R_BPRC = 0x04078, R_MPRC = 0x0407C,
-	R_GPTC = 0x04080, R_GORCL = 0x04088, R_GORCH = 0x0408C, R_GOTCL = 0x04090, R_GOTCH = 0x04094,
-	R_RUC = 0x040A4, R_RFC = 0x040A8, R_ROC = 0x040AC, R_RJC = 0x040B0, R_MNGPDC = 0x040B8,
-	R_TORL = 0x040C0, R_TORH = 0x040C4, R_TPR = 0x040D0, R_TPT = 0x040D4, R_MPTC = 0x040F0,
-	R_BPTC = 0x040F4, R_LXONRXCNT = 0x041A4, R_LXOFFRXCNT = 0x041A8,
-};
-#define R_EIMS_EX(i) (0x00AA0 + 4 * (i))
-#define R_EIMC_EX(i) (0x00AB0 + 4 * (i))
-#define R_RXPBSIZE(i) (0x03C00 + 4 * (i))
-#define R_MPC(i) (0x03FA0 + 4 * (i))
-#define R_MTA(i) (0x05200 + 4 * (i))
-#define R_RAL(i) ((i) < 16 ? 0x05400 + 8 * (i) : 0x0A200 + 8 * (i))
-#define R_RAH(i) (R_RAL(i) + 4)
-#define R_RETA(i) (0x05C00 + 4 * (i))
-#define R_RSSRK(i) (0x05C80 + 4 * (i))
-#define R_TXPBSIZE(i) (0x0CC00 + 4 * (i))
-#define R_RQSMR(i) (0x02300 + 4 * (i))
-#define R_TQSM(i) (0x08600 + 4 * (i))
-#define R_QBTC_L(n) (0x08700 + 8 * (n))
-/* per rx queue n < 64: block at 0x01000 + 0x40 n */
-#define RXQ_BASE 0x01000
-#define TXQ_BASE 0x06000
-enum { Q_BAL = 0x00, Q_BAH = 0x04, Q_LEN = 0x08, Q_DCA = 0x0C, Q_HEAD = 0x10, Q_SRRCTL = 0x14, Q_TAIL = 0x18,
-       Q_CTL = 0x28, Q_RSCCTL = 0x2C, Q_STAT0 = 0x30, Q_STAT1 = 0x34, Q_WBAL = 0x38, Q_WBAH = 0x3C };
-#define RXQ(n, r) (RXQ_BASE + 0x40 * (n) + (r))
-#define TXQ(n, r) (TXQ_BASE + 0x40 * (n) + (r))
-
-/* bits */
-#define CTRL_RST_MASK ((1u << 26) | (1u << 3))
-#define RDRXCTL_CRCSTRIP (1u << 1)
-#define RDRXCTL_DMAIDONE (1u << 3)
-#define RXCTRL_RXEN 1u
-#define HLREG0_TXCRCEN (1u << 0)
-#define HLREG0_RXCRCSTRP (1u << 1)
-#define HLREG0_JUMBOEN (1u << 2)
-#define HLREG0_TXPADEN (1u << 10)
-#define AUTOC_AN_RESTART (1u << 12)
-#define LINKS_UP (1u << 30)
-#define LINKS_10G (3u << 28)
-#define DMATXCTL_TE 1u
-#define FCTRL_MPE (1u << 8)
-#define FCTRL_UPE (1u << 9)
-#define FCTRL_BAM (1u << 10)
-#define RAH_AV (1u << 31)
-#define EEC_ARD (1u << 9)
-#define QCTL_ENABLE (1u << 25)
-#define SRRCTL_DESCTYPE(v) (((v) >> 25) & 7u)
-#define SRRCTL_DROP_EN (1u << 28)
 
 /* register attributes */
 enum { A_KNOWN = 1, A_RO = 2, A_COR = 4 };
@@ -97,6 +40,15 @@ struct ixgbe_model {
 	uint32_t paylen[N_TXQ];
 	bool ifcs[N_TXQ];
 	uint8_t txbuf[N_TXQ][TX_FRAME_MAX];
+	struct nic_model_txq txa[N_TXQ]; /* asynchronous transmit (nic_model.h) */
+	uint32_t txwb_from[N_TXQ];       /* oldest descriptor sent, not yet written back */
+	/* Receive write-backs held until RXDCTL.WTHRESH of them are ready
+	 * (82599 datasheet 7.1.9 and 8.2.3.8.6): slot and both quadwords. */
+	struct rxwb {
+		uint32_t slot;
+		uint64_t q0, q1;
+	} rxwb[N_RXQ][RXDCTL_WTHRESH_MAX + 1];
+	uint32_t n_rxwb[N_RXQ];
 };
 
 /* The common part (tests/models/nic_model.h), through the model. */
@@ -197,6 +149,9 @@ static void device_reset(struct ixgbe_model *m)
 	m->latch_gorch = m->latch_gotch = m->latch_torh = 0;
 	m->an_done = false;
 	memset(m->txlen, 0, sizeof(m->txlen));
+	memset(m->n_rxwb, 0, sizeof(m->n_rxwb));
+	for (uint32_t n = 0; n < N_TXQ; n++)
+		nic_model_txq_stop(&m->txa[n]);
 	REG(m, R_EEC) = EEC_ARD;
 	REG(m, R_RDRXCTL) = RDRXCTL_DMAIDONE;
 	REG(m, R_MAXFRS) = 1518u << 16;
@@ -207,7 +162,7 @@ static void device_reset(struct ixgbe_model *m)
 	REG(m, R_RAH(0)) = (uint32_t)m->mac[4] | (uint32_t)m->mac[5] << 8 | RAH_AV;
 	for (uint32_t n = 0; n < N_RXQ; n++) {
 		REG(m, RXQ(n, Q_SRRCTL)) = 2;          /* BSIZEPACKET 2 KB, legacy descriptors */
-		REG(m, RXQ(n, Q_DCA)) = 1u << 12;
+		REG(m, RXQ(n, Q_DCA)) = DCA_RXCTRL_RSVD12;
 	}
 	m->st.resets++;
 }
@@ -237,7 +192,7 @@ static volatile uint64_t *desc(struct ixgbe_model *m, uint32_t block, uint32_t i
 	return dma(m, base + 16ull * i, 16, "descriptor");
 }
 
-static void tx_run(struct ixgbe_model *m, uint32_t n);
+static void tx_run(struct ixgbe_model *m, uint32_t n, bool unpaced);
 
 /* ---- register access ---- */
 
@@ -337,6 +292,17 @@ static bool queue_write(struct ixgbe_model *m, uint32_t off, uint32_t v)
 			}
 			if (!ring_check(m, block, name, n))
 				return false;
+			if (!rx && nic_model_txq_start(&m->txa[n], REG(m, block + Q_LEN) / 16, 16, REG(m, block + Q_HEAD))) {
+				fail(m, "tx queue %u: out of memory", n);
+				return false;
+			}
+			if (!rx)
+				m->txwb_from[n] = REG(m, block + Q_HEAD);
+		} else if (!now && was) {
+			if (rx)
+				m->n_rxwb[n] = 0; /* the queue goes: what was held is dropped */
+			else
+				nic_model_txq_stop(&m->txa[n]);
 		}
 		return true;
 	}
@@ -369,9 +335,13 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 	if ((off >= RXQ_BASE && off < RXQ_BASE + 0x40 * N_RXQ) || (off >= TXQ_BASE && off < TXQ_BASE + 0x40 * N_TXQ)) {
 		if (!queue_write(m, off, v))
 			return;
+		if (off >= TXQ_BASE && (off - TXQ_BASE) % 0x40 == Q_TAIL) {
+			uint32_t n = (off - TXQ_BASE) / 0x40, block = TXQ(n, 0);
+			if (queue_enabled(m, block) &&
+			    !nic_model_tx_post(&m->base, &m->txa[n], (uint16_t)n, desc(m, block, 0), REG(m, block + Q_HEAD), v))
+				return;
+		}
 		REG(m, off) = v;
-		if (off >= TXQ_BASE && (off - TXQ_BASE) % 0x40 == Q_TAIL)
-			tx_run(m, (off - TXQ_BASE) / 0x40);
 		return;
 	}
 	switch (off) {
@@ -409,8 +379,6 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 		return;
 	case R_DMATXCTL:
 		REG(m, R_DMATXCTL) = v;
-		for (uint32_t n = 0; n < N_TXQ; n++)
-			tx_run(m, n);
 		return;
 	default:
 		REG(m, off) = v;
@@ -440,31 +408,50 @@ static void tx_emit(struct ixgbe_model *m, uint32_t n)
 	m->txlen[n] = 0;
 }
 
-/* Send what lies between TDH and TDT (82599 datasheet 7.2). */
-static void tx_run(struct ixgbe_model *m, uint32_t n)
+/* Transmit write-back (82599 datasheet 7.2.3.5, TXDCTL.WTHRESH 8.2.3.9.10):
+ * with WTHRESH 0 each RS descriptor is written back done as it is sent;
+ * otherwise the sent descriptors are held until WTHRESH of them are, then
+ * the RS ones among them written back together. */
+static void tx_writeback(struct ixgbe_model *m, uint32_t n, uint32_t block, uint32_t count)
+{
+	uint32_t wthresh = (REG(m, block + Q_CTL) >> DCTL_WTHRESH_SHIFT) & RXDCTL_WTHRESH_MAX;
+	uint32_t head = REG(m, block + Q_HEAD), from = m->txwb_from[n];
+	if ((head + count - from) % count < MAX(wthresh, 1u))
+		return;
+	for (uint32_t s = from; s != head; s = (s + 1) % count) {
+		volatile uint64_t *d = desc(m, block, s);
+		if (d && ((uint32_t)d[1] & TXD_DCMD_RS))
+			d[1] = (d[1] & 0xFFFFFFFFull) | TXD_STA_DD;
+	}
+	m->txwb_from[n] = head;
+}
+
+/* Send what the tail handed over some ticks ago, a batch per tick (82599
+ * datasheet 7.2; nic_model.h), or all of it when unpaced. */
+static void tx_run(struct ixgbe_model *m, uint32_t n, bool unpaced)
 {
 	uint32_t block = TXQ(n, 0);
 	if (m->tx_hold || !(REG(m, R_DMATXCTL) & DMATXCTL_TE) || !queue_enabled(m, block))
 		return;
 	uint32_t count = REG(m, block + Q_LEN) / 16;
-	while (REG(m, block + Q_HEAD) != REG(m, block + Q_TAIL)) {
+	for (uint32_t k = nic_model_tx_ready(&m->base, &m->txa[n], REG(m, block + Q_HEAD), unpaced); k; k--) {
 		uint32_t head = REG(m, block + Q_HEAD);
 		volatile uint64_t *d = desc(m, block, head);
-		if (!d)
+		if (!d || !nic_model_tx_unchanged(&m->base, &m->txa[n], (uint16_t)n, desc(m, block, 0), head))
 			return;
 		uint64_t addr = d[0], q1 = d[1];
 		uint32_t cmd = (uint32_t)q1, olinfo = (uint32_t)(q1 >> 32);
-		uint32_t dtyp = (cmd >> 20) & 0xF;
-		if (!(cmd & (1u << 29)) || (dtyp != 3 && dtyp != 2)) {
+		uint32_t dtyp = (cmd >> TXD_DTYP_SHIFT) & 0xF;
+		if (!(cmd & TXD_DCMD_DEXT) || (dtyp != TXD_DTYP_DATA && dtyp != TXD_DTYP_CTXT)) {
 			fail(m, "tx queue %u descriptor %u: not an advanced descriptor (DEXT %u, DTYP %u)", n, head,
 			     (cmd >> 29) & 1, dtyp);
 			return;
 		}
 		if (dtyp == 3) {
-			uint32_t len = cmd & 0xFFFF;
+			uint32_t len = cmd & TXD_DTALEN_MASK;
 			if (m->txlen[n] == 0) {
-				m->paylen[n] = olinfo >> 14;
-				m->ifcs[n] = (cmd >> 25) & 1;
+				m->paylen[n] = olinfo >> TXD_PAYLEN_SHIFT;
+				m->ifcs[n] = (cmd & TXD_DCMD_IFCS) != 0;
 			}
 			if (m->txlen[n] + len > TX_FRAME_MAX) {
 				fail(m, "tx queue %u: frame longer than %u bytes", n, TX_FRAME_MAX);
@@ -476,14 +463,13 @@ static void tx_run(struct ixgbe_model *m, uint32_t n)
 			memcpy(m->txbuf[n] + m->txlen[n], src, len);
 			m->txlen[n] += len;
 		}
-		if (cmd & (1u << 27)) /* RS: write back DD in the status dword */
-			d[1] = (q1 & 0xFFFFFFFFull) | (1ull << 32);
 		head = (head + 1) % count;
 		if (head == 0)
 			m->st.tx_wraps[n % 16]++;
 		REG(m, block + Q_HEAD) = head;
-		if (dtyp == 3 && (cmd & (1u << 24)))
+		if (dtyp == TXD_DTYP_DATA && (cmd & TXD_DCMD_EOP))
 			tx_emit(m, n);
+		tx_writeback(m, n, block, count);
 	}
 }
 
@@ -529,13 +515,13 @@ static void classify(const struct ixgbe_model *m, const uint8_t *f, uint32_t len
 		if (!frag && proto == 17)
 			c->ptype |= 1u << 9;
 		memcpy(in, ip + 12, 8);
-		if (l4 && proto == 6 && (mrqc & (1u << 16))) {
+		if (l4 && proto == 6 && (mrqc & MRQC_TCPIPV4)) {
 			memcpy(in + 8, ip + ihl, 4);
 			c->rss_type = 1, n_in = 12;
-		} else if (l4 && proto == 17 && (mrqc & (1u << 22))) {
+		} else if (l4 && proto == 17 && (mrqc & MRQC_UDPIPV4)) {
 			memcpy(in + 8, ip + ihl, 4);
 			c->rss_type = 7, n_in = 12;
-		} else if (mrqc & (1u << 17)) {
+		} else if (mrqc & MRQC_IPV4) {
 			c->rss_type = 2, n_in = 8;
 		}
 	} else if (et == 0x86DD && len >= off + 40) {
@@ -550,13 +536,13 @@ static void classify(const struct ixgbe_model *m, const uint8_t *f, uint32_t len
 		else if (nh == 0 || nh == 43 || nh == 44 || nh == 60)
 			c->ptype |= 1u << 7; /* extension headers: 2-tuple only here */
 		memcpy(in, ip + 8, 32);
-		if (l4 && nh == 6 && (mrqc & (1u << 21))) {
+		if (l4 && nh == 6 && (mrqc & MRQC_TCPIPV6)) {
 			memcpy(in + 32, ip + 40, 4);
 			c->rss_type = 3, n_in = 36;
-		} else if (l4 && nh == 17 && (mrqc & (1u << 23))) {
+		} else if (l4 && nh == 17 && (mrqc & MRQC_UDPIPV6)) {
 			memcpy(in + 32, ip + 40, 4);
 			c->rss_type = 8, n_in = 36;
-		} else if (mrqc & (1u << 20)) {
+		} else if (mrqc & MRQC_IPV6) {
 			c->rss_type = 5, n_in = 32;
 		}
 	}
@@ -599,6 +585,28 @@ uint32_t ixgbe_model_rx_room(const struct ixgbe_model *m, uint16_t q)
 	return (m->regs[(block + Q_TAIL) / 4] + count - m->regs[(block + Q_HEAD) / 4]) % count;
 }
 
+/* Receive write-back (82599 datasheet 7.1.9, RXDCTL.WTHRESH 8.2.3.8.6):
+ * a used descriptor is written back at once with WTHRESH 0, else held until
+ * WTHRESH of them are ready (or an interrupt flushes them, which a polled
+ * driver never has). The buffer's data is already in memory; DD is not. */
+static void rx_writeback(struct ixgbe_model *m, uint32_t q, uint32_t block, uint32_t slot, uint64_t q0, uint64_t q1)
+{
+	uint32_t wthresh = (REG(m, block + Q_CTL) >> DCTL_WTHRESH_SHIFT) & RXDCTL_WTHRESH_MAX;
+	m->rxwb[q][m->n_rxwb[q]++] = (struct rxwb){ .slot = slot, .q0 = q0, .q1 = q1 };
+	if (m->n_rxwb[q] < MAX(wthresh, 1u))
+		return;
+	for (uint32_t i = 0; i < m->n_rxwb[q]; i++) {
+		volatile uint64_t *d = desc(m, block, m->rxwb[q][i].slot);
+		if (!d)
+			continue;
+		d[0] = m->rxwb[q][i].q0;
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		d[1] = m->rxwb[q][i].q1;
+		m->st.rx_writebacks++;
+	}
+	m->n_rxwb[q] = 0;
+}
+
 int ixgbe_model_rx(struct ixgbe_model *m, const uint8_t *frame, uint32_t len)
 {
 	cor_add(m, R_TPR, 1);
@@ -633,7 +641,7 @@ int ixgbe_model_rx(struct ixgbe_model *m, const uint8_t *frame, uint32_t len)
 	memcpy(crc, &fcs, 4);
 	uint32_t data_len = (hl & HLREG0_RXCRCSTRP) ? len : len + 4;
 	uint32_t srrctl = REG(m, block + Q_SRRCTL);
-	uint32_t bsize = (srrctl & 0x7F) * 1024;
+	uint32_t bsize = (srrctl & SRRCTL_BSIZEPACKET_MASK) * 1024;
 	if (!bsize) {
 		fail(m, "rx queue %u: SRRCTL.BSIZEPACKET is 0", q);
 		return -1;
@@ -666,9 +674,7 @@ int ixgbe_model_rx(struct ixgbe_model *m, const uint8_t *frame, uint32_t len)
 		for (uint32_t i = 0; i < k; i++, done++)
 			dst[i] = done < len ? frame[done] : crc[done - len];
 		bool eop = done == data_len;
-		d[0] = lo;
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		d[1] = 1u | (eop ? 2u : 0u) | (uint64_t)k << 32; /* DD, EOP, length */
+		rx_writeback(m, q, block, head, lo, RXD_STAT_DD | (eop ? RXD_STAT_EOP : 0) | (uint64_t)k << RXD_LEN_SHIFT);
 		head = (head + 1) % count;
 		if (head == 0)
 			m->st.rx_wraps[q % 16]++;
@@ -724,6 +730,8 @@ struct ixgbe_model *ixgbe_model_create(const char *addr, const uint8_t mac[6])
 
 void ixgbe_model_destroy(struct ixgbe_model *m)
 {
+	for (uint32_t n = 0; n < N_TXQ; n++)
+		nic_model_txq_stop(&m->txa[n]);
 	nic_model_unregister(&m->base);
 	free(m);
 }
@@ -736,9 +744,24 @@ struct nic_model *ixgbe_model_nic(struct ixgbe_model *m)
 void ixgbe_model_tx_hold(struct ixgbe_model *m, bool hold)
 {
 	m->tx_hold = hold;
-	if (!hold)
+	if (!hold) /* the partner takes everything it held at once */
 		for (uint32_t n = 0; n < N_TXQ; n++)
-			tx_run(m, n);
+			tx_run(m, n, true);
+}
+
+uint32_t ixgbe_model_tick(struct ixgbe_model *m)
+{
+	m->base.now++;
+	uint32_t pending = 0;
+	for (uint32_t n = 0; n < N_TXQ; n++) {
+		if (!m->txa[n].qlen)
+			continue;
+		tx_run(m, n, false);
+		uint32_t head = REG(m, TXQ(n, Q_HEAD));
+		if (!m->tx_hold)
+			pending += (m->txa[n].tail + m->txa[n].qlen - head) % m->txa[n].qlen;
+	}
+	return pending;
 }
 
 void ixgbe_model_set_cable(struct ixgbe_model *m, bool connected)

@@ -11,9 +11,14 @@
  * Wire: ixgbe_model_rx() puts a frame (without FCS) on the wire towards
  * the NIC; it lands in an rx queue's ring as the datasheet says (filters,
  * RSS queue choice, DD/EOP/length/RSS hash/packet type write-back, only up
- * to RDT) or is dropped and counted. Transmission happens when TDT is
- * written (or when the hold is released): data descriptors are gathered up
- * to EOP, the frame goes to the tx callback, DD is written back on RS.
+ * to RDT; write-backs held until RXDCTL.WTHRESH of them are ready) or is
+ * dropped and counted. Transmission is asynchronous (nic_model.h): what a
+ * TDT write handed over goes out ticks later (ixgbe_model_tick), a batch
+ * per tick, or at once when the hold is released: data descriptors are
+ * gathered up to EOP, the frame goes to the tx callback, DD is written back
+ * on RS (TXDCTL.WTHRESH 0) or in batches of WTHRESH. A descriptor rewritten
+ * before its write-back, or a tail handing over slots the NIC still owns,
+ * is reported.
  *
  * Misprogramming is reported through the error callback (default: counted
  * and kept in last_error): unaligned rings and bad ring lengths, a tail past
@@ -56,6 +61,12 @@ uint32_t ixgbe_model_rx_room(const struct ixgbe_model *m, uint16_t q);
  * until released. */
 void ixgbe_model_tx_hold(struct ixgbe_model *m, bool hold);
 
+/* One poll's worth of time passes (the test or bench calls it before each
+ * poll): transmission goes on, tx_delay ticks after a tail write, a batch
+ * per tick (nic_model_set_tx_pace). Returns the descriptors handed over
+ * and not yet sent (0 while held). */
+uint32_t ixgbe_model_tick(struct ixgbe_model *m);
+
 /* Cable in or out. */
 void ixgbe_model_set_cable(struct ixgbe_model *m, bool connected);
 
@@ -72,6 +83,7 @@ struct ixgbe_model_stats {
 	uint64_t rx_wraps[16];    /* times RDH went past the end of the ring */
 	uint64_t tx_wraps[16];
 	uint64_t resets;
+	uint64_t rx_writebacks;   /* receive descriptors written back (DD) */
 };
 void ixgbe_model_stats(const struct ixgbe_model *m, struct ixgbe_model_stats *st);
 

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
@@ -27,7 +28,78 @@ int nic_model_register(struct nic_model *b, const struct pci_io_ops *ops, const 
 	b->io.device = device;
 	b->io.numa_node = -1;
 	snprintf(b->io.addr, sizeof(b->io.addr), "%s", addr);
+	b->tx_delay = 2;
+	b->tx_batch = 64;
 	return 0;
+}
+
+void nic_model_set_tx_pace(struct nic_model *b, uint32_t delay, uint32_t batch)
+{
+	b->tx_delay = delay;
+	b->tx_batch = batch ? batch : 1;
+}
+
+int nic_model_txq_start(struct nic_model_txq *t, uint32_t qlen, uint32_t desc_size, uint32_t head)
+{
+	free(t->shadow);
+	*t = (struct nic_model_txq){ .qlen = qlen, .desc_size = desc_size, .tail = head, .ready = head };
+	t->shadow = calloc(qlen, desc_size);
+	return t->shadow ? 0 : -ENOMEM;
+}
+
+void nic_model_txq_stop(struct nic_model_txq *t)
+{
+	free(t->shadow);
+	*t = (struct nic_model_txq){ 0 };
+}
+
+bool nic_model_tx_post(struct nic_model *b, struct nic_model_txq *t, uint16_t q, const volatile void *ring,
+		       uint32_t head, uint32_t tail)
+{
+	uint32_t owned = (t->tail + t->qlen - head) % t->qlen, added = (tail + t->qlen - t->tail) % t->qlen;
+	if (owned + added >= t->qlen) {
+		nic_model_fail(b,
+			       "tx queue %u: tail %u hands over descriptors the NIC still owns (head %u, tail was %u): "
+			       "a slot reused before its write-back",
+			       q, tail, head, t->tail);
+		return false;
+	}
+	const volatile uint8_t *r = ring;
+	for (uint32_t s = t->tail; s != tail; s = (s + 1) % t->qlen)
+		for (uint32_t i = 0; i < t->desc_size; i++)
+			t->shadow[(size_t)s * t->desc_size + i] = r[(size_t)s * t->desc_size + i];
+	if (t->n_posts == NIC_MODEL_TX_POSTS) /* many writes in one tick: the newest waits longest */
+		t->n_posts--;
+	t->posts[t->n_posts].tail = tail;
+	t->posts[t->n_posts++].tick = b->now;
+	t->tail = tail;
+	return true;
+}
+
+uint32_t nic_model_tx_ready(struct nic_model *b, struct nic_model_txq *t, uint32_t head, bool unpaced)
+{
+	uint32_t k = 0;
+	while (k < t->n_posts && (unpaced || t->posts[k].tick + b->tx_delay <= b->now))
+		t->ready = t->posts[k++].tail;
+	memmove(t->posts, t->posts + k, (t->n_posts - k) * sizeof(t->posts[0]));
+	t->n_posts -= k;
+	uint32_t n = t->qlen ? (t->ready + t->qlen - head) % t->qlen : 0;
+	return unpaced ? n : MIN(n, b->tx_batch);
+}
+
+bool nic_model_tx_unchanged(struct nic_model *b, const struct nic_model_txq *t, uint16_t q,
+			    const volatile void *ring, uint32_t slot)
+{
+	const volatile uint8_t *r = (const volatile uint8_t *)ring + (size_t)slot * t->desc_size;
+	for (uint32_t i = 0; i < t->desc_size; i++)
+		if (r[i] != t->shadow[(size_t)slot * t->desc_size + i]) {
+			nic_model_fail(b,
+				       "tx queue %u descriptor %u: written by the driver after its tail write, before "
+				       "the NIC wrote it back",
+				       q, slot);
+			return false;
+		}
+	return true;
 }
 
 void nic_model_unregister(struct nic_model *b)

@@ -38,6 +38,27 @@ struct nic_model {
 	void *tx_ctx;
 	uint64_t n_errors;
 	char last_error[256];
+	uint64_t now;      /* ticks: one per poll of the test or bench */
+	uint32_t tx_delay; /* ticks from a tail write to its descriptors going out */
+	uint32_t tx_batch; /* descriptors a tx queue sends per tick */
+};
+
+/* Asynchronous transmit, one per tx queue: the NIC fetches what a tail
+ * write handed over and sends it some ticks later, a batch per tick (82599
+ * datasheet 7.2.3.4 descriptor fetch; X710 datasheet, transmit descriptor
+ * fetch), and keeps a copy of each descriptor as handed over, so that a
+ * driver writing a slot again before the NIC wrote it back done is caught. */
+#define NIC_MODEL_TX_POSTS 32
+struct nic_model_txq {
+	uint8_t *shadow;  /* qlen descriptors of desc_size bytes */
+	uint32_t qlen, desc_size;
+	uint32_t tail;    /* the last tail written */
+	uint32_t ready;   /* the NIC may send up to here */
+	uint32_t n_posts;
+	struct {
+		uint32_t tail;
+		uint64_t tick;
+	} posts[NIC_MODEL_TX_POSTS];
 };
 
 /* Answer for PCI address addr as 8086:device, the device's addresses being
@@ -58,7 +79,27 @@ void nic_model_on_tx(struct nic_model *b, nic_model_tx_fn *fn, void *ctx);
 uint64_t nic_model_errors(const struct nic_model *b);
 const char *nic_model_last_error(const struct nic_model *b);
 
+/* Ticks from a tail write to the first descriptor going out (default 2),
+ * descriptors per queue per tick (default 64). */
+void nic_model_set_tx_pace(struct nic_model *b, uint32_t delay, uint32_t batch);
+
 /* ---- for the models ---- */
+
+/* A tx queue enabled with qlen descriptors of desc_size bytes, head and
+ * tail at head; 0 or -ENOMEM. Stop frees it (idempotent). */
+int nic_model_txq_start(struct nic_model_txq *t, uint32_t qlen, uint32_t desc_size, uint32_t head);
+void nic_model_txq_stop(struct nic_model_txq *t);
+/* A tail write of queue q (ring: the descriptors, head: the NIC's next):
+ * false (reported) when it hands over descriptors the NIC still owns. */
+bool nic_model_tx_post(struct nic_model *b, struct nic_model_txq *t, uint16_t q, const volatile void *ring,
+		       uint32_t head, uint32_t tail);
+/* Descriptors from head the NIC may send this tick (at most tx_batch);
+ * all of them when unpaced (a partner releasing what it held). */
+uint32_t nic_model_tx_ready(struct nic_model *b, struct nic_model_txq *t, uint32_t head, bool unpaced);
+/* Descriptor slot as the tail write handed it over; false (reported)
+ * when the driver wrote it again since. */
+bool nic_model_tx_unchanged(struct nic_model *b, const struct nic_model_txq *t, uint16_t q,
+			    const volatile void *ring, uint32_t slot);
 
 void nic_model_fail(struct nic_model *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int nic_model_dma_map(struct pci_io *io, void *va, size_t len);

@@ -14,22 +14,14 @@
 #include <stdint.h>
 
 #include "drivers/device.h"
+#include "drivers/pci/tx_ring.h"
+#include "tests/models/nic_model.h"
 #include "graph/graph.h"
 
 #ifdef TEST_SANITIZED
 #define REPLAYS 100
 #else
 #define REPLAYS 1000
-/* RSS over 4 rx queues of d (up, nothing else running): 700 flows of every
- * kind and Microsoft's first IPv4 row onto port 0's wire, each must land in
- * the queue the Toeplitz hash and a table of lut entries filled i % 4 say,
- * with that hash in its buffer. */
-void nic_check_rss(struct device *d, uint32_t lut);
-
-/* Port 1's ring of 64 full (the partner holds): 63 sent, 137 counted as
- * TX-dropped, then traffic flows again. */
-void nic_check_tx_ring_full(void);
-
 #endif
 #define N_FRAMES 1000
 #define MAX_FRAME 9100
@@ -50,6 +42,12 @@ struct nic_suite {
 	/* Port 1's link partner stops taking frames (true) or takes them
 	 * again, what was held going out then. */
 	void (*wire_tx_hold)(bool hold);
+	/* One poll's worth of time for both ports' models: the descriptors
+	 * they were handed and have not sent yet. */
+	uint32_t (*tick)(void);
+	/* The driver's tx queue q of d, and port i's model. */
+	struct pci_txq *(*txq)(struct device *d, uint16_t q);
+	struct nic_model *(*model)(int port);
 };
 extern const struct nic_suite nic_suite;
 
@@ -85,10 +83,14 @@ struct device *nic_dev(const char *name, const char *addr, const char *const *wo
 /* Port 0 -> port 1 cross-connected and up. */
 void pair(const char *const *w0, uint32_t n0, const char *const *w1, uint32_t n1, struct device **d0,
 	  struct device **d1);
-/* Poll until three idle polls; the packets moved. */
+/* One poll: the models' time moves on a tick, then the graph polls. */
+uint32_t nic_poll(void);
+/* Poll until three idle polls with nothing left to send; the packets
+ * moved. */
 uint64_t run(void);
-/* Frames f[0..n) onto port 0's wire, polling whenever its ring is full and
- * after every 64; inject() also runs the graph dry. */
+/* Frames f[0..n) onto port 0's wire, polling until everything moved and
+ * went out whenever its ring is full and after every 64; inject() also runs
+ * the graph dry. */
 void feed(const struct wframe *f, uint32_t n);
 void inject(const struct wframe *f, uint32_t n);
 /* Ethernet frame i of a random size in [lo, hi], unicast, not IP. */
@@ -104,6 +106,26 @@ void nic_pcap_replay(struct device **d0, struct device **d1);
  * the queue the Toeplitz hash and a table of lut entries filled i % 4 say,
  * with that hash in its buffer. */
 void nic_check_rss(struct device *d, uint32_t lut);
+
+/* Frames[0..n) one at a time, gap idle polls apart, onto port 0's wire
+ * (d0 up): the most polls any took to be received, max_polls + 1 when one
+ * was not received within max_polls. */
+uint32_t nic_rx_latency(struct device *d0, uint32_t n, uint32_t gap, uint32_t max_polls);
+
+/* 20 single frames, 5 idle polls apart, each received within 2 polls of
+ * going onto the wire (the drivers program immediate write-back), then
+ * forwarded byte-identical. */
+void nic_check_rx_low_rate(void);
+
+/* Transmit is asynchronous: 200 frames taken in one poll go out two ticks
+ * later, 64 a tick, and their slots return to the driver only after the
+ * NIC wrote them back done. */
+void nic_check_tx_async(void);
+
+/* A driver step made wrong: RS slots reclaimed without their write-back,
+ * then reused while the NIC still owns them; the model refuses the tail
+ * write and reports the rewritten descriptor. */
+void nic_check_tx_reuse_caught(void);
 
 /* Port 1's ring of 64 full (the partner holds): 63 sent, 137 counted as
  * TX-dropped, then traffic flows again. */

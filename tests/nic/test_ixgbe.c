@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "drivers/device.h"
+#include "drivers/ixgbe/ixgbe_private.h"
 #include "drivers/pci/pci.h"
 #include "graph/buffer.h"
 #include "graph/graph.h"
@@ -44,6 +45,21 @@ static void wire_tx_hold(bool hold)
 	ixgbe_model_tx_hold(m1, hold);
 }
 
+static uint32_t tick(void)
+{
+	return ixgbe_model_tick(m0) + ixgbe_model_tick(m1);
+}
+
+static struct pci_txq *txq(struct device *d, uint16_t q)
+{
+	return &container_of(d, struct ixgbe_dev, dev)->txq[q];
+}
+
+static struct nic_model *model(int port)
+{
+	return ixgbe_model_nic(port ? m1 : m0);
+}
+
 const struct nic_suite nic_suite = {
 	.driver = "ixgbe",
 	.name = { "xe0", "xe1" },
@@ -51,6 +67,9 @@ const struct nic_suite nic_suite = {
 	.wire_rx = wire_rx,
 	.wire_rx_room = wire_rx_room,
 	.wire_tx_hold = wire_tx_hold,
+	.tick = tick,
+	.txq = txq,
+	.model = model,
 };
 
 static void setup(void)
@@ -296,6 +315,28 @@ START_TEST(tx_ring_full)
 }
 END_TEST
 
+/* ---- write-back and asynchronous transmit ---- */
+
+/* Single frames at a low rate: each is received within 2 polls of the NIC
+ * writing its descriptor back (the drivers program immediate write-back). */
+START_TEST(rx_low_rate_latency)
+{
+	nic_check_rx_low_rate();
+}
+END_TEST
+
+START_TEST(tx_async)
+{
+	nic_check_tx_async();
+}
+END_TEST
+
+START_TEST(tx_reuse_before_dd_caught)
+{
+	nic_check_tx_reuse_caught();
+}
+END_TEST
+
 /* ---- the model catches misprogramming ---- */
 
 /* The test as a bad driver: the model's io, a ring and buffers mapped. */
@@ -464,6 +505,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, nic_drops_folded);
 	tcase_add_test(tc, rss_four_queues);
 	tcase_add_test(tc, tx_ring_full);
+	tcase_add_test(tc, rx_low_rate_latency);
+	tcase_add_test(tc, tx_async);
+	tcase_add_test(tc, tx_reuse_before_dd_caught);
 	tcase_add_test(tc, model_catches_unaligned_ring);
 	tcase_add_test(tc, model_catches_tail_past_ring);
 	tcase_add_test(tc, model_catches_dma_outside);
