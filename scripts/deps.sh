@@ -19,7 +19,9 @@ build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev
 # its rltraceroute6 is tests/integration/ip6_nd_netns.sh's traceroute6).
 # iputils-tracepath: ip6_nd_netns.sh's tracepath -6 finds a link's MTU from
 # sluice's Packet Too Big.
-test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark frr ndisc6 iputils-tracepath)
+# gcc-aarch64-linux-gnu: tests/nic/cross_aarch64.sh builds drivers/ for
+# aarch64, whose I/O barriers (drivers/pci/io_barrier.h) differ from x86-64's.
+test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark frr ndisc6 iputils-tracepath gcc-aarch64-linux-gnu)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = test ]; then
