@@ -146,6 +146,9 @@ struct graph_thread_info {
 	bool running;
 	bool parked;  /* at the barrier */
 	bool stalled; /* the watchdog judged it stalled and has not seen it loop since */
+	bool asleep;  /* blocked in epoll_wait (graph/sleep.c), or about to */
+	uint64_t sleeps;                 /* times it blocked */
+	uint64_t wakeups[GRAPH_WAKE_N];  /* by cause (enum graph_wake_cause) */
 };
 int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_thread_info *info);
 
@@ -164,13 +167,28 @@ int graph_thread_time(struct graph *g, uint32_t thread_index, struct graph_threa
 /* Since the thread started: these only go up (the stats segment). */
 int graph_thread_time_total(struct graph *g, uint32_t thread_index, struct graph_thread_time *tt);
 
+/* ---- sleeping and waking (graph/sleep.c) ---- */
+
+/* The longest a blocked thread sleeps even when nothing wakes it: a safety
+ * bound, never the wakeup anything relies on (cause "timeout"). */
+#define GRAPH_SLEEP_MAX_NS 1000000000ull
+
+/* Wake thread_index when fd becomes readable (on) / no longer (off). The
+ * fd must be removed before it is closed or handed to another thread.
+ * Control thread; works before the thread exists. 0 or a negative errno. */
+int graph_rx_watch(struct graph *g, uint32_t thread_index, int fd, bool on);
+
+/* "rx", "handoff", "control", "timer", "timeout". */
+const char *graph_wake_cause_name(enum graph_wake_cause c);
+
 /* ---- watchdog ---- */
 
 /* Start a control thread that reads every datapath thread's heartbeat (its
  * loop count and the time its last loop ended) a few times per stall_ns and
  * logs one line when a thread has not ended a loop for stall_ns ("watchdog:
  * thread 1 (worker 0) stalled: ...") and one when it loops again ("...
- * recovered after ..."). A thread parked at the barrier is not judged.
+ * recovered after ..."). A thread parked at the barrier or asleep in
+ * epoll_wait (graph/sleep.c) is not judged.
  * stall_ns must exceed the idle sleep bound (an idle thread ends a loop at
  * least that often). stall_ns 0: nothing started. Call after the workers
  * started; graph_workers_stop and graph_destroy stop it. Returns 0 or a

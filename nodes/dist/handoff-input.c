@@ -61,6 +61,8 @@ static uint32_t handoff_input_fn(struct node_runtime *rt, struct frame *frame)
 		mark_ordered(bi, hd->tags, n);
 	if (n)
 		node_next_commit(rt, HANDOFF_INPUT_NEXT_ETHERNET_INPUT, n);
+	else if (unlikely(!dist_worker_idle(d, w)))
+		graph_thread_stay_awake(rt->thread); /* a report the full return ring did not take */
 	return n;
 }
 
@@ -72,5 +74,6 @@ static const struct node_reg handoff_input_node = {
 	.next_nodes = { [HANDOFF_INPUT_NEXT_ETHERNET_INPUT] = "ethernet-input" },
 	.default_state = NODE_STATE_DISABLED,
 	.runtime_data_size = sizeof(struct handoff_input_data),
+	.can_sleep = true, /* the distributor kicks through the handoff ring */
 };
 NODE_REGISTER(handoff_input_node)
