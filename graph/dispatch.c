@@ -258,9 +258,11 @@ static uint32_t poll_inputs(struct graph_thread *t, uint64_t *now, uint64_t *idl
 static void run_processes(struct graph_thread *t, uint64_t *now, uint64_t *idle)
 {
 	uint64_t ns = time_now_ns(), next = UINT64_MAX;
+	atomic_uint *poke = &t->graph->process_poke;
+	bool poked = atomic_load_explicit(poke, memory_order_relaxed) && atomic_exchange(poke, 0);
 	for (uint32_t i = 0; i < t->n_processes; i++) {
 		struct node_runtime *rt = &t->rts[t->processes[i]];
-		if (ns >= rt->next_run_ns) {
+		if (poked || ns >= rt->next_run_ns) {
 			uint32_t n = rt->fn(rt, NULL);
 			account_poll(rt, n, now, idle);
 		}

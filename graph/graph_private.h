@@ -133,6 +133,7 @@ struct graph {
 	alignas(64) atomic_bool workers_stop;
 	graph_drop_tap_fn_t *drop_tap;
 	void *drop_tap_arg;
+	atomic_uint process_poke; /* graph_poke_processes: run thread 0's process nodes now */
 	graph_loop_hook_fn_t *loop_hook;
 	void *loop_hook_arg;
 	/* watchdog */

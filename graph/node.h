@@ -277,6 +277,7 @@ enum graph_wake_cause {
 	GRAPH_WAKE_HANDOFF, /* a producer kicked: handoff ring, distributor */
 	GRAPH_WAKE_CONTROL, /* the barrier (CLI, control plane), stop */
 	GRAPH_WAKE_TIMER,   /* the time given to graph_thread_wake_within */
+	GRAPH_WAKE_PROCESS, /* work for thread 0's process nodes (graph_poke_processes) */
 	GRAPH_WAKE_TIMEOUT, /* the safety bound on a sleep (GRAPH_SLEEP_MAX_NS) */
 	GRAPH_WAKE_N,
 };
@@ -285,6 +286,13 @@ enum graph_wake_cause {
  * load (a producer calls it after publishing, once per burst). Any thread;
  * async-signal-safe. */
 void graph_thread_kick(struct graph_thread *t, enum graph_wake_cause cause);
+
+/* Another thread left work for thread 0's process nodes (a neighbour
+ * learnt, an entry to resolve): they run at thread 0's next loop whatever
+ * their suspend time, and thread 0 is woken if it sleeps. Any datapath
+ * thread (NULL: nothing); a fence, a load and a store when thread 0 is
+ * awake. */
+void graph_poke_processes(struct graph_thread *t);
 
 /* Index of a datapath thread (0: main). */
 uint32_t graph_thread_index(const struct graph_thread *t);

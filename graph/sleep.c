@@ -134,6 +134,17 @@ void graph_kick_all(struct graph *g, enum graph_wake_cause cause)
 			graph_thread_kick(g->threads[i], cause);
 }
 
+void graph_poke_processes(struct graph_thread *t)
+{
+	if (!t)
+		return; /* a control thread: the barrier it holds pokes on release */
+	struct graph *g = t->graph;
+	if (!atomic_load_explicit(&g->process_poke, memory_order_relaxed))
+		atomic_store_explicit(&g->process_poke, 1, memory_order_relaxed);
+	if (t->index != 0)
+		graph_thread_kick(g->threads[0], GRAPH_WAKE_PROCESS);
+}
+
 void graph_thread_stay_awake(struct graph_thread *t)
 {
 	t->stay_awake = true;
@@ -227,6 +238,6 @@ bool graph_thread_sleeping(const struct graph_thread *t)
 
 const char *graph_wake_cause_name(enum graph_wake_cause c)
 {
-	static const char *const names[GRAPH_WAKE_N] = { "rx", "handoff", "control", "timer", "timeout" };
+	static const char *const names[GRAPH_WAKE_N] = { "rx", "handoff", "control", "timer", "process", "timeout" };
 	return (unsigned)c < GRAPH_WAKE_N ? names[c] : "?";
 }

@@ -89,6 +89,9 @@ void graph_barrier_release(struct graph *g)
 	if (--barrier_depth)
 		return;
 	barrier_account(g);
+	/* What the control plane changed may be for a process node asleep in
+	 * its suspend time (a neighbour timeout): let them look at once. */
+	atomic_store(&g->process_poke, 1);
 	atomic_store(&g->barrier_request, 0);
 	graph_elog_barrier(g);
 	pthread_mutex_unlock(&g->barrier_lock);

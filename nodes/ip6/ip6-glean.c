@@ -83,6 +83,7 @@ static uint16_t glean_one(struct buffer *b, uint64_t now)
 	if (n && n->state != IP6_NBR_INCOMPLETE) {
 		n->flags |= IP6_NBR_F_APPLY;
 		atomic_store_explicit(&ip6_nbr_dirty, true, memory_order_release);
+		graph_poke_processes(graph_thread_self()); /* ip6-neighbor applies it at once */
 		return IP6_GLEAN_ERROR_NOT_APPLIED;
 	}
 	if (!n) {

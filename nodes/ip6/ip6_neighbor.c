@@ -6,6 +6,7 @@
 
 #include "nodes/ip6/ip6_addr.h"
 #include "drivers/device.h"
+#include "graph/node.h"
 #include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/ip6/ip6_route.h"
 
@@ -79,6 +80,9 @@ static void mark_apply(struct ip6_nbr *n)
 {
 	n->flags |= IP6_NBR_F_APPLY;
 	atomic_store_explicit(&ip6_nbr_dirty, true, memory_order_release);
+	struct graph_thread *t = graph_thread_self();
+	if (t)
+		graph_poke_processes(t); /* ip6-neighbor applies it at once */
 }
 
 uint32_t ip6_nbr_take_pending(void (*fn)(struct ip6_nbr *n))
