@@ -205,7 +205,8 @@ counted_drops() {
 if_counter() {
 	ctl show interface "$1" json | python3 -c "import json,sys
 d = json.load(sys.stdin)
-i = d['interfaces'][0] if 'interfaces' in d else d
+d = d['interfaces'] if isinstance(d, dict) and 'interfaces' in d else d
+i = d[0] if isinstance(d, list) else d
 print(int(i['counters']['$2']))"
 }
 
