@@ -2,16 +2,31 @@
  *
  *   eth0 { driver af-packet  host-if veth0  rx-queues 2 }
  *
- * rx: one AF_PACKET socket per rx queue, each with a TPACKET_V3 ring of
- * rx-blocks blocks of rx-block-size bytes, bound to host-if for every
+ * rx: one AF_PACKET socket per rx queue, bound to host-if for every
  * protocol, in promiscuous mode (PACKET_ADD_MEMBERSHIP, undone by the
  * kernel when the socket closes). With more than one rx queue the sockets
- * form a PACKET_FANOUT_HASH group, so a flow stays on one queue. A block is
- * handed to us when full or after 1 ms (tp_retire_blk_tov), which bounds the
- * latency a quiet link adds. Frames are copied out of the ring into pool
- * buffers allocated in bulk (one buffer_alloc per block or per burst), and
- * the block goes back to the kernel once all its frames are taken. Frames
- * the kernel shows us going out (our own tx included) are skipped.
+ * form a PACKET_FANOUT_HASH group, so a flow stays on one queue. The ring
+ * (rx-blocks blocks of rx-block-size bytes) is chosen per queue when the
+ * interface starts, by the queue's rx mode (drivers/device_rx_mode.c):
+ *   - polling: TPACKET_V3. A block is handed to us when full or after 1 ms
+ *     (tp_retire_blk_tov, the kernel's smallest), so a lone frame on a
+ *     quiet link waits up to 1 ms: the throughput ring, for a spinning
+ *     thread under load;
+ *   - interrupt, adaptive: TPACKET_V2, frames of the smallest power of two
+ *     that holds an MTU-sized frame (2048 at MTU 1500), each the user's as
+ *     soon as it is written, and the socket readable from then on: the
+ *     thread blocked in epoll_wait wakes per frame, not per block. A frame
+ *     longer than a ring frame (a GSO super-frame) leaves its head in the
+ *     ring marked TP_STATUS_COPY and its whole self on the socket
+ *     (PACKET_COPY_THRESH), which one recv per such frame takes, in ring
+ *     order; 4 MB of socket buffer leave room for those.
+ * Changing a queue's mode at run time keeps its ring until the next start
+ * (`show hardware` says which ring each queue has). Frames are copied out
+ * of the ring into pool buffers allocated in bulk (one buffer_alloc per
+ * block, or per 32 frames of a V2 ring), and each block or frame goes back
+ * to the kernel once taken. Frames the kernel shows us going out (our own
+ * tx included) are skipped. The socket's fd is what wakes the thread the
+ * queue is placed on (ops->rx_fd).
  * On the way out of the ring:
  *   - TP_STATUS_CSUMNOTREADY (a local stack left the TCP/UDP checksum to
  *     "hardware"): the L4 checksum is computed over the pseudo-header and

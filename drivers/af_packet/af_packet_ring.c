@@ -1,5 +1,5 @@
 /* af-packet's sockets and rings: the key table, opening the rx sockets
- * (TPACKET_V3 ring, PACKET_FANOUT_HASH group over the rx queues) and tx
+ * (TPACKET_V3 or V2 ring, PACKET_FANOUT_HASH group over the rx queues) and tx
  * sockets (TPACKET_V2 ring, PACKET_LOSS, PACKET_QDISC_BYPASS), start and
  * stop, link, kernel drop counters, `show hardware`, creation and
  * registration. The driver as a whole is described in af_packet.c. */
@@ -31,7 +31,7 @@ static const struct conf_key afp_keys[] = {
 	{ .name = "tx-queues", .type = CONF_UINT, .def = "1", .min = 1, .max = DEV_MAX_QUEUES,
 	  CONF_FIELD(struct afp_conf, tx_queues), .doc = "tx queues, one socket each" },
 	{ .name = "rx-block-size", .type = CONF_SIZE, .def = "128K", .min = 4096, .max = 1u << 24,
-	  CONF_FIELD(struct afp_conf, rx_block_size), .doc = "TPACKET_V3 block size (holds a whole GSO frame)" },
+	  CONF_FIELD(struct afp_conf, rx_block_size), .doc = "rx ring block size (V3: holds a whole GSO frame)" },
 	{ .name = "rx-blocks", .type = CONF_UINT, .def = "32", .min = 2, .max = 65536,
 	  CONF_FIELD(struct afp_conf, rx_blocks), .doc = "blocks per rx ring" },
 	{ .name = "tx-frame-size", .type = CONF_SIZE, .def = "2048", .min = 128, .max = 65536,
@@ -66,7 +66,7 @@ static int afp_check(void *obj, struct conf_check *chk)
 
 static const struct conf_driver afp_conf_driver = {
 	.name = "af-packet",
-	.doc = "a Linux interface through TPACKET_V3 rx and TPACKET_V2 tx rings",
+	.doc = "a Linux interface through packet rings (rx V3 for polling queues, V2 otherwise; tx V2)",
 	.keys = afp_keys,
 	.size = sizeof(struct afp_conf),
 	.check = afp_check,
