@@ -10,6 +10,7 @@
 
 #include "tests/check_run.h"
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -179,6 +180,8 @@ START_TEST(test_kick_never_lost)
 	while (atomic_load(&received) < total && time_now_ns() < until)
 		usleep(100);
 	struct graph_thread_info ti = info(g);
+	printf("hammer: %u values, %llu sleeps, %llu handoff wakeups\n", total, (unsigned long long)ti.sleeps,
+	       (unsigned long long)ti.wakeups[GRAPH_WAKE_HANDOFF]);
 	ck_assert_uint_eq(atomic_load(&received), total);
 	ck_assert(!atomic_load(&out_of_order));
 	ck_assert_uint_eq(ti.wakeups[GRAPH_WAKE_TIMEOUT], 0);
