@@ -79,8 +79,10 @@ interfaces {
 }
 CONF
 	# Each sluice has a new MAC: the hosts must ask again.
-	ip -n "$ns_a" neigh flush all
-	ip -n "$ns_b" neigh flush all
+	for ns in "$ns_a" "$ns_b"; do
+		ip -n "$ns" neigh flush all
+		ip -n "$ns" neigh flush nud permanent
+	done
 	netns_start_sluice
 	# Warm-up (ARP both ways); a request held for resolution on a loaded
 	# box may be lost, so only an answer is required here.
