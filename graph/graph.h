@@ -25,13 +25,14 @@ struct pkt_filter;
 /* ---- graph build ---- */
 
 enum graph_idle_mode {
-	GRAPH_IDLE_POLL = 0, /* spin: lowest latency, burns the core */
-	GRAPH_IDLE_SLEEP,    /* sleep with a growing interval, up to idle_max_us */
+	GRAPH_IDLE_POLL = 0, /* spin: lowest latency, burns the core (cpu { rx-mode polling }) */
+	GRAPH_IDLE_SLEEP,    /* block in epoll_wait when every input can be woken (graph/sleep.c),
+			      * else sleep with a growing interval, up to idle_max_us */
 };
 
 struct graph_config {
 	enum graph_idle_mode idle_mode;
-	uint32_t idle_max_us;  /* upper bound of the idle sleep, default 1000 */
+	uint32_t idle_max_us;  /* upper bound of the back-off sleep, default 1000 */
 	uint32_t trace_max;    /* packets the trace buffer holds, default 1024 */
 	uint32_t elog_size;    /* event-log events per thread (base/elog.h), default 4096 */
 };
