@@ -21,6 +21,8 @@
 #            b's rx-mode between polling, interrupt and adaptive every 50 ms:
 #            every request answered, and a's RX-packets = b's TX-packets +
 #            what reached error-drop.
+#   pg       a packet-generator stream paced at 200 pps wakes its thread by
+#            timer and does not spin (see part_pg).
 #   iperf    1 worker with the distributor, adaptive: iperf3 UDP A -> B at
 #            20 Mbit/s for 3 s reorders nothing (iperf3's out-of-order
 #            count), a's RX-packets = b's TX-packets + what reached
@@ -31,7 +33,7 @@
 # Needs root, ip, ping, iperf3, timeout. Names carry the PID; the trap
 # removes namespaces, veths and processes even on failure; waits are bounded.
 #
-#   test_idle.sh SLUICE SLUICECTL [all|idle|latency|switch|iperf]
+#   test_idle.sh SLUICE SLUICECTL [all|idle|latency|switch|iperf|pg]
 set -u
 sluice=$1
 sluicectl=$2
@@ -314,9 +316,43 @@ PY
 	netns_stop_sluice
 }
 
+# pg: a stream paced at 200 pps into a null interface, 3 s: the thread
+# wakes by its timerfd for the tokens, it does not spin (asleep most of
+# the time, wakeups by timer at least one per 10 packets), and the stream
+# sends at its rate (400 to 800 packets in 3 s).
+part_pg() {
+	cat > "$tmp/startup.conf" <<CONF
+unix { nodaemon  cli-listen $tmp/cli.sock }
+cpu { rx-mode adaptive }
+interfaces {
+  pg0  { driver null  l2-xconnect nul0 }
+  nul0 { driver null }
+}
+packet-generator { s0 { rate 200  size 64  next-node ethernet-input  rx-if 0 } }
+CONF
+	netns_start_sluice
+	ctl clear runtime > /dev/null
+	ctl clear interfaces > /dev/null
+	sleep 3
+	ctl show threads json > "$tmp/pg.json" || fail "show threads json"
+	local sent
+	sent=$(if_counter nul0 TX-packets)
+	python3 - "$tmp/pg.json" "$sent" <<'PY' || fail "pg: the paced stream's thread did not sleep between packets"
+import json, sys
+t = json.load(open(sys.argv[1]))["threads"][0]
+sent = int(sys.argv[2])
+print("pg: %d packets in 3 s, thread 0 asleep %.1f%%, polling %.1f%%, timer wakeups %d" %
+      (sent, t["asleep_percent"], t["polling_percent"], t["wakeups"]["timer"]))
+assert 400 <= sent <= 800, sent
+assert t["asleep_percent"] > 80, t
+assert t["wakeups"]["timer"] >= sent // 10, t
+PY
+	netns_stop_sluice
+}
+
 case "$part" in
-all) part_idle; part_latency; part_switch; part_iperf ;;
-idle | latency | switch | iperf) "part_$part" ;;
+all) part_idle; part_latency; part_switch; part_iperf; part_pg ;;
+idle | latency | switch | iperf | pg) "part_$part" ;;
 *) fail "unknown part $part" ;;
 esac
 echo "PASS: idle ($part)"
