@@ -179,7 +179,12 @@ int graph_thread_time_total(struct graph *g, uint32_t thread_index, struct graph
  * Control thread; works before the thread exists. 0 or a negative errno. */
 int graph_rx_watch(struct graph *g, uint32_t thread_index, int fd, bool on);
 
-/* "rx", "handoff", "control", "timer", "timeout". */
+/* graph_thread_kick by index, from a control thread that feeds a
+ * datapath thread (the tap driver's reader); nothing for an index without
+ * a running thread. */
+void graph_kick_index(struct graph *g, uint32_t thread_index, enum graph_wake_cause cause);
+
+/* "rx", "handoff", "control", "timer", "process", "timeout". */
 const char *graph_wake_cause_name(enum graph_wake_cause c);
 
 /* ---- watchdog ---- */

@@ -126,6 +126,12 @@ void graph_thread_kick(struct graph_thread *t, enum graph_wake_cause cause)
 	}
 }
 
+void graph_kick_index(struct graph *g, uint32_t thread_index, enum graph_wake_cause cause)
+{
+	if (thread_index < atomic_load_explicit(&g->n_threads_published, memory_order_acquire))
+		graph_thread_kick(g->threads[thread_index], cause);
+}
+
 void graph_kick_all(struct graph *g, enum graph_wake_cause cause)
 {
 	uint32_t n = atomic_load(&g->n_threads_published);
