@@ -53,6 +53,7 @@ struct app {
 
 static atomic_bool stop_requested;
 static volatile sig_atomic_t n_signals;
+static struct graph_thread *_Atomic signal_wakes; /* thread 0, asleep in epoll_wait perhaps */
 
 /* The first signal asks the main loop to stop; a second one means the
  * shutdown itself is stuck, so leave at once. */
@@ -61,6 +62,9 @@ static void on_signal(int sig)
 	if (n_signals++)
 		_exit(128 + sig);
 	atomic_store(&stop_requested, true);
+	struct graph_thread *t = atomic_load(&signal_wakes);
+	if (t)
+		graph_thread_kick(t, GRAPH_WAKE_CONTROL); /* async-signal-safe */
 }
 
 static void install_signals(void)
@@ -211,6 +215,11 @@ static int stage_interfaces(struct app *a)
 		snprintf(a->err, sizeof(a->err), "%s: ip6: %s", a->cfg.file, why);
 		return -EINVAL;
 	}
+	/* Before any interface starts: af-packet picks its ring by the mode. */
+	static const enum dev_rx_mode rx_modes[] = { [GRAPH_CONF_RX_POLLING] = DEV_RX_MODE_POLLING,
+						     [GRAPH_CONF_RX_INTERRUPT] = DEV_RX_MODE_INTERRUPT,
+						     [GRAPH_CONF_RX_ADAPTIVE] = DEV_RX_MODE_ADAPTIVE };
+	dev_rx_mode_set_default(rx_modes[a->cfg.cpu.rx_mode]);
 	for (uint32_t i = 0; i < ifs->n; i++) {
 		const struct conf_interface *ifc = &ifs->ifs[i];
 		struct device *dev = dev_create_conf(ifc->name, ifc->driver, ifc->driver_conf, why, sizeof(why));
@@ -540,7 +549,9 @@ static int run(const char *path)
 		return 1;
 	}
 	base_log("main", "running; SIGINT or SIGTERM stops");
+	atomic_store(&signal_wakes, graph_thread_get(a.g, 0));
 	graph_main_loop(a.g, &stop_requested);
+	atomic_store(&signal_wakes, NULL);
 	base_log("main", "stopping");
 	return shutdown_app(&a);
 }

@@ -131,6 +131,11 @@ static void layout_threads(struct statseg_writer *w, const struct shape *s)
 							   "/sys/threads/sleep-clocks", "/sys/threads/overhead-clocks" };
 	for (int k = 0; k < N_THREAD_TIMES; k++)
 		e->times[k] = statseg_add(w, times[k], STATSEG_COUNTER_VECTOR, t, ONE);
+	e->sleeps = statseg_add(w, "/sys/threads/sleeps", STATSEG_COUNTER_VECTOR, t, ONE);
+	e->wake_causes = statseg_add(w, "/sys/threads/wake-causes", STATSEG_NAME_VECTOR,
+				     (struct dim){ "cause", GRAPH_WAKE_N, NONE }, ONE);
+	e->wakeups = statseg_add(w, "/sys/threads/wakeups", STATSEG_COUNTER_VECTOR, t,
+				 (struct dim){ "cause", GRAPH_WAKE_N, e->wake_causes });
 	e->tsc_hz = statseg_add_scalar(w, "/sys/tsc-hz", STATSEG_SCALAR_GAUGE);
 	static const char *const timers[N_TIMER_COUNTERS] = { "/timers/armed", "/timers/arms", "/timers/cancels",
 							      "/timers/expiries", "/timers/late-over-tick" };
@@ -267,6 +272,8 @@ static void fill_names(struct statseg_writer *w, const struct shape *s, struct g
 		struct graph_thread_info ti;
 		statseg_put_label(w, w->e.thread_names, t, graph_thread_info(g, t, &ti) == 0 ? ti.name : "");
 	}
+	for (uint32_t c = 0; c < GRAPH_WAKE_N; c++)
+		statseg_put_label(w, w->e.wake_causes, c, graph_wake_cause_name((enum graph_wake_cause)c));
 	for (uint32_t i = 0; i < s->n_ifs; i++) {
 		statseg_put_label(w, w->e.if_names, i, s->devs[i].name);
 		statseg_put_elem(w, w->e.rx_queues, i, 0, 0, s->devs[i].n_rx);
@@ -301,6 +308,9 @@ static void fill_threads(struct statseg_writer *w, const struct shape *s, struct
 		statseg_put_elem(w, w->e.loops, t, 0, 0, ti.loops);
 		statseg_put_elem(w, w->e.idle_loops, t, 0, 0, ti.idle_loops);
 		statseg_put_elem(w, w->e.heartbeat_age, t, 0, 0, ti.heartbeat_age_ns);
+		statseg_put_elem(w, w->e.sleeps, t, 0, 0, ti.sleeps);
+		for (uint32_t c = 0; c < GRAPH_WAKE_N; c++)
+			statseg_put_elem(w, w->e.wakeups, t, c, 0, ti.wakeups[c]);
 		struct graph_thread_time tt;
 		if (graph_thread_time_total(g, t, &tt) == 0) {
 			const uint64_t v[N_THREAD_TIMES] = { tt.busy, tt.idle, tt.sleep, tt.overhead };

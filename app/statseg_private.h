@@ -54,6 +54,7 @@ struct shape {
 /* Directory indices of the entries the copy pass fills (NONE: not laid out). */
 struct entries {
 	uint32_t thread_names, loops, idle_loops, heartbeat_age, times[N_THREAD_TIMES], tsc_hz;
+	uint32_t wake_causes, sleeps, wakeups; /* graph/sleep.c: names, per thread, thread x cause */
 	uint32_t timers[N_TIMER_COUNTERS];
 	uint32_t if_names, rx_queues, tx_queues, rx, rx_dropped, rx_errors, tx, tx_dropped;
 	uint32_t driver[N_DRIVER_COUNTERS], admin_up, link_up, link_speed;

@@ -78,6 +78,8 @@ static const struct {
 	{ "/sys/threads/idle-loops", NULL, "Dispatch loops whose inputs found nothing", 0 },
 	{ "/sys/threads/heartbeat-age-ns", "sluice_thread_heartbeat_age_seconds",
 	  "Time since the thread last ended a dispatch loop", 1e-9 },
+	{ "/sys/threads/sleeps", NULL, "Times the thread blocked in epoll_wait", 0 },
+	{ "/sys/threads/wakeups", NULL, "Wakeups of the thread from epoll_wait by cause", 0 },
 	{ "/timers/armed", NULL, "Timers armed on the thread's timer service", 0 },
 };
 

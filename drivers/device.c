@@ -48,13 +48,14 @@ static int poll_rebuild(void)
 	DEV_FOREACH(d)
 	for (uint16_t q = 0; q < d->n_rx_queues; q++) {
 		uint32_t t = d->rxq[q].thread_index;
-		lists[t][count[t]++] = (struct dev_poll){ .dev = d, .queue = q };
+		lists[t][count[t]++] = (struct dev_poll){ .dev = d, .queue = q, .rx_mode = (uint8_t)dev_rx_mode(d, q) };
 	}
 	for (uint32_t t = 0; t < DEV_MAX_THREADS; t++) {
 		free(dev_table.poll[t]);
 		dev_table.poll[t] = lists[t];
 		dev_table.n_poll[t] = count[t];
 	}
+	dev_rx_wake_sync();
 	return 0;
 }
 
@@ -128,6 +129,7 @@ int dev_graph_attach(struct graph *g, char *err, size_t errlen)
 		for (uint32_t i = 0; i < DEV_MAX; i++)
 			tx_arcs_clear(i);
 	}
+	dev_rx_wake_sync();
 	graph_barrier_release(g);
 	return rc;
 }
@@ -140,6 +142,7 @@ void dev_graph_detach(struct graph *g)
 	tx_graph = NULL;
 	for (uint32_t i = 0; i < DEV_MAX; i++)
 		tx_arcs_clear(i);
+	dev_rx_wake_sync();
 	graph_barrier_release(g);
 }
 
@@ -217,6 +220,7 @@ void dev_unregister(struct device *dev)
 {
 	if (dev_by_index(dev->index) != dev)
 		return;
+	dev_rx_unwatch(dev);
 	struct device *d;
 	DEV_FOREACH(d)
 	if (d->mode == DEV_MODE_L2_XCONNECT && d->xconnect_peer == dev->index)
@@ -277,6 +281,7 @@ static bool restart_wanted(struct device *dev)
 	dev_link_get(dev, &l);
 	if (l.up)
 		return false;
+	dev_rx_unwatch(dev);
 	if (dev->ops->stop)
 		dev->ops->stop(dev);
 	dev->admin_up = false;
@@ -293,10 +298,13 @@ int dev_set_admin_up(struct device *dev, bool up)
 			if (rc < 0)
 				return dev_elog_admin(dev, up, rc);
 		}
-	} else if (dev->ops->stop) {
-		dev->ops->stop(dev);
+	} else {
+		dev_rx_unwatch(dev); /* before stop closes the fds */
+		if (dev->ops->stop)
+			dev->ops->stop(dev);
 	}
 	dev->admin_up = up;
+	dev_rx_wake_sync();
 	dev_elog_admin(dev, up, 0);
 	dev_changed(dev);
 	return 0;

@@ -75,10 +75,37 @@ enum dev_mode {
 	DEV_MODE_LCP,          /* a linux-cp TAP: ethernet-input hands every frame to lcp-xc */
 };
 
+/* Rx modes (VPP's names; drivers/device_rx_mode.c): what an rx queue with
+ * nothing in it asks of the thread polling it. */
+enum dev_rx_mode {
+	DEV_RX_MODE_DEFAULT = 0, /* the startup default (dev_rx_mode_default) */
+	DEV_RX_MODE_POLLING,     /* poll again at once: the thread spins */
+	DEV_RX_MODE_INTERRUPT,   /* nothing: the thread may block, woken by the queue's fd */
+	DEV_RX_MODE_ADAPTIVE,    /* polling while frames came in the last DEV_RX_ADAPTIVE_NS, then interrupt */
+	DEV_RX_MODE_N,
+};
+
+/* How a queue wakes a thread blocked in epoll_wait (ops->rx_fd). */
+enum dev_rx_wait {
+	DEV_RX_WAIT_POLL = 0, /* it cannot: the thread backs off instead of blocking */
+	DEV_RX_WAIT_FD,       /* its fd becomes readable (watched on its thread) */
+	DEV_RX_WAIT_SELF,     /* the driver arranges its wakeups (graph_thread_wake_within) or has none to wait for */
+};
+#define DEV_RX_FD_NONE (-1) /* ops->rx_fd: DEV_RX_WAIT_POLL */
+#define DEV_RX_FD_SELF (-2) /* ops->rx_fd: DEV_RX_WAIT_SELF */
+
+/* adaptive: how long a queue keeps its thread polling after its last frame. */
+#define DEV_RX_ADAPTIVE_NS 200000ull
+
 /* One queue: counters on their own line, written by one thread. */
 struct dev_queue {
 	alignas(64) struct dev_counters c;
+	uint64_t last_rx_ticks; /* rx: cpu_ticks of the last poll that found frames (adaptive) */
 	uint16_t thread_index; /* rx queues: the thread polling it */
+	uint8_t rx_mode;       /* enum dev_rx_mode as set; DEFAULT follows dev_rx_mode_default */
+	uint8_t rx_wait;       /* enum dev_rx_wait, set while the interface is up */
+	uint16_t watch_thread; /* the thread whose epoll holds watch_fd1 - 1 */
+	int watch_fd1;         /* the fd watched plus one, 0: none */
 	alignas(64) struct dev_counters base; /* snapshot taken by dev_clear_counters */
 };
 
@@ -115,6 +142,11 @@ struct device_ops {
 	 * for `show buffers`. Control thread, datapath parked. Optional:
 	 * drivers that copy (af-packet, pcap, null) keep none. */
 	uint32_t (*n_buffers_held)(struct device *dev, bool rx, uint16_t queue);
+	/* The fd that becomes readable when rx queue `queue` has frames (an
+	 * af-packet socket), DEV_RX_FD_SELF when the driver wakes its thread
+	 * itself or never has frames it did not make in a poll, or
+	 * DEV_RX_FD_NONE. Control thread, interface up. Optional (NONE). */
+	int (*rx_fd)(struct device *dev, uint16_t queue);
 	/* Stop if running, release everything, free the driver's struct. */
 	void (*destroy)(struct device *dev);
 	/* Take a new MTU / MAC where the driver keeps one of its own (af-packet:
@@ -186,6 +218,7 @@ struct dev_table {
 	struct dev_poll {
 		struct device *dev;
 		uint16_t queue;
+		uint8_t rx_mode; /* effective: never DEV_RX_MODE_DEFAULT */
 	} *poll[DEV_MAX_THREADS];
 	uint32_t n_poll[DEV_MAX_THREADS];
 };
@@ -345,6 +378,34 @@ static inline const struct dev_poll *dev_poll_list(uint32_t thread_index, uint32
 	*n = dev_table.n_poll[thread_index];
 	return dev_table.poll[thread_index];
 }
+
+/* ---- rx modes (drivers/device_rx_mode.c) ---- */
+
+/* The mode of queues left at DEV_RX_MODE_DEFAULT (startup.conf
+ * `cpu { rx-mode }`); adaptive unless set. */
+extern enum dev_rx_mode dev_rx_mode_default;
+void dev_rx_mode_set_default(enum dev_rx_mode m);
+
+/* `set interface rx-mode NAME [queue N] MODE`: one queue, or every queue
+ * when queue is -1. Datapath parked. 0 or -EINVAL (queue or mode out of
+ * range; nothing changed). */
+int dev_set_rx_mode(struct device *dev, int queue, enum dev_rx_mode mode);
+
+/* The mode rx queue `queue` of dev is in (DEFAULT resolved). */
+enum dev_rx_mode dev_rx_mode(const struct device *dev, uint16_t queue);
+
+/* "polling", "interrupt", "adaptive" ("default" for DEFAULT); parse: the
+ * mode or -1. */
+const char *dev_rx_mode_name(enum dev_rx_mode m);
+int dev_rx_mode_parse(const char *s);
+
+/* Bring each rx queue's wakeup in line with its interface's state and
+ * placement: its fd watched on the thread it is placed on while the
+ * interface is up and a graph is attached (graph_rx_watch). The device
+ * layer calls it after every such change; before a driver closes its fds
+ * (stop, destroy) dev_rx_unwatch(dev). Control thread. */
+void dev_rx_wake_sync(void);
+void dev_rx_unwatch(struct device *dev);
 
 /* ---- counters ---- */
 

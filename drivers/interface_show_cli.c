@@ -333,6 +333,16 @@ static int show_hardware(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
+/* How a thread blocked in epoll_wait learns of the queue's frames. */
+static const char *rx_wait_name(const struct device *d, uint16_t q)
+{
+	if (!d->admin_up)
+		return "down";
+	static const char *const names[] = { [DEV_RX_WAIT_POLL] = "none", [DEV_RX_WAIT_FD] = "fd",
+					     [DEV_RX_WAIT_SELF] = "driver" };
+	return d->rxq[q].rx_wait < ARRAY_LEN(names) ? names[d->rxq[q].rx_wait] : "?";
+}
+
 static cJSON *rx_placement_json(void)
 {
 	cJSON *root = cJSON_CreateObject();
@@ -348,6 +358,8 @@ static cJSON *rx_placement_json(void)
 			cJSON_AddStringToObject(o, "interface", p[i].dev->name);
 			cJSON_AddNumberToObject(o, "queue", p[i].queue);
 			cJSON_AddStringToObject(o, "node", node);
+			cJSON_AddStringToObject(o, "mode", dev_rx_mode_name(p[i].rx_mode));
+			cJSON_AddStringToObject(o, "wakeup", rx_wait_name(p[i].dev, p[i].queue));
 			cJSON_AddItemToArray(list, o);
 		}
 	}
@@ -356,11 +368,19 @@ static cJSON *rx_placement_json(void)
 
 /*
  * sluice> show interface rx-placement
- * Thread  Interface  Queue  Node
- *      0  nul0           0  null-input
- *      0  cap0           0  pcap-input
+ * Thread  Interface  Queue  Node             Mode      Wakeup
+ *      0  eth0           0  af-packet-input  adaptive  fd
+ *      1  eth0           1  af-packet-input  polling   fd
+ *      0  nul0           0  null-input       adaptive  driver
  * sluice> show interface rx-placement json
- * {"rx_placement": [{"thread": 0, "interface": "nul0", "queue": 0, "node": "null-input"}, ...]}
+ * {"rx_placement": [{"thread": 0, "interface": "nul0", "queue": 0, "node": "null-input",
+ *   "mode": "adaptive", "wakeup": "driver"}, ...]}
+ *
+ * Mode: polling, interrupt or adaptive (set interface rx-mode; startup.conf
+ * cpu { rx-mode }). Wakeup: what wakes the thread when it sleeps: "fd" (the
+ * queue's fd, watched on that thread), "driver" (the driver's own timer,
+ * or nothing ever arrives unasked), "none" (it cannot: the thread backs off
+ * instead of blocking), "down".
  */
 static int show_rx_placement(struct cli_session *s, int argc, char **argv)
 {
@@ -373,7 +393,8 @@ static int show_rx_placement(struct cli_session *s, int argc, char **argv)
 		return 0;
 	}
 	static const struct cli_table_col cols[] = {
-		{ "Thread", true }, { "Interface", false }, { "Queue", true }, { "Node", false },
+		{ "Thread", true }, { "Interface", false }, { "Queue", true },
+		{ "Node", false },  { "Mode", false },      { "Wakeup", false },
 	};
 	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
 	if (!t)
@@ -386,6 +407,8 @@ static int show_rx_placement(struct cli_session *s, int argc, char **argv)
 			cli_table_cell(t, "%s", p[i].dev->name);
 			cli_table_cell(t, "%u", p[i].queue);
 			cli_table_cell(t, "%s-input", p[i].dev->driver ? p[i].dev->driver->name : "?");
+			cli_table_cell(t, "%s", dev_rx_mode_name(p[i].rx_mode));
+			cli_table_cell(t, "%s", rx_wait_name(p[i].dev, p[i].queue));
 		}
 	}
 	cli_table_print(s, t);
@@ -398,4 +421,4 @@ CLI_COMMAND(show_hardware_cmd, "show hardware", "show hardware [NAME] [json]", "
 	    show_hardware)
 CLI_COMMAND(show_rx_placement_cmd, "show interface rx-placement",
 	    "show interface rx-placement [json]",
-	    "Which thread polls which rx queue", show_rx_placement)
+	    "Which thread polls which rx queue, in which rx mode", show_rx_placement)

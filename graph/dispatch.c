@@ -227,15 +227,19 @@ void graph_thread_update_lists(struct graph *g, struct graph_thread *t)
 	if (!inputs || !procs)
 		return;
 	t->n_inputs = t->n_processes = 0;
+	bool can_block = t->epfd >= 0 && t->wake_fd >= 0;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		struct node_runtime *rt = &t->rts[i];
 		if (rt->state != NODE_STATE_POLLING)
 			continue;
-		if (rt->type == NODE_TYPE_INPUT)
+		if (rt->type == NODE_TYPE_INPUT) {
 			t->inputs[t->n_inputs++] = i;
+			can_block &= g->nodes[i].reg->can_sleep;
+		}
 		else if (rt->type == NODE_TYPE_PROCESS && t->index == 0)
 			t->processes[t->n_processes++] = i;
 	}
+	t->can_block = can_block;
 }
 
 static uint32_t poll_inputs(struct graph_thread *t, uint64_t *now, uint64_t *idle)
@@ -250,16 +254,21 @@ static uint32_t poll_inputs(struct graph_thread *t, uint64_t *now, uint64_t *idl
 	return produced;
 }
 
+/* A sleeping thread 0 wakes for the earliest process node's resume time. */
 static void run_processes(struct graph_thread *t, uint64_t *now, uint64_t *idle)
 {
-	uint64_t ns = time_now_ns();
+	uint64_t ns = time_now_ns(), next = UINT64_MAX;
+	atomic_uint *poke = &t->graph->process_poke;
+	bool poked = atomic_load_explicit(poke, memory_order_relaxed) && atomic_exchange(poke, 0);
 	for (uint32_t i = 0; i < t->n_processes; i++) {
 		struct node_runtime *rt = &t->rts[t->processes[i]];
-		if (ns < rt->next_run_ns)
-			continue;
-		uint32_t n = rt->fn(rt, NULL);
-		account_poll(rt, n, now, idle);
+		if (poked || ns >= rt->next_run_ns) {
+			uint32_t n = rt->fn(rt, NULL);
+			account_poll(rt, n, now, idle);
+		}
+		next = MIN(next, rt->next_run_ns);
 	}
+	graph_thread_wake_within(t, next > ns ? next - ns : 0);
 }
 
 /* Where one loop's ticks went (docs/architecture.md, "Where the time
@@ -309,22 +318,40 @@ uint32_t graph_thread_loop_once(struct graph_thread *t)
 	return produced;
 }
 
-/* Back off when the inputs found nothing: sleep 1, 2, 4 ... us up to the
- * configured bound, so an idle box costs little and a busy one nothing. */
+/* When the inputs found nothing: block in epoll_wait when every input can
+ * be woken and none asked to be polled again (graph/sleep.c), else back
+ * off with sleeps of 1, 2, 4 ... us up to idle-max (threads with an input
+ * that cannot say when it has work: test nodes, a driver without an fd), or
+ * spin in idle-mode poll. A busy thread pays nothing of it. */
 void graph_thread_idle(struct graph_thread *t, uint32_t produced)
 {
 	const struct graph_config *cfg = &t->graph->cfg;
+	bool veto = t->stay_awake, no_block = t->no_block;
+	t->stay_awake = t->no_block = false;
 	if (produced) {
 		t->idle_sleep_us = 0;
 		t->gap_is_idle = 0;
 		t->slept = false;
+		t->wake_within_ns = UINT64_MAX;
 		return;
 	}
 	stat_add(&t->idle_loops, 1);
+	if (t->can_block && !veto && !no_block && cfg->idle_mode != GRAPH_IDLE_POLL) {
+		uint64_t cap_ns = t->wake_within_ns;
+		t->wake_within_ns = UINT64_MAX;
+		if (graph_thread_block(t, cap_ns))
+			return;
+		if (t->gap_is_idle == 0) { /* the last look found work */
+			t->idle_sleep_us = 0;
+			return;
+		}
+		cpu_relax();
+		return;
+	}
 	uint64_t cap_ns = t->wake_within_ns;
 	t->wake_within_ns = UINT64_MAX;
 	t->gap_is_idle = UINT64_MAX;
-	t->slept = cfg->idle_mode != GRAPH_IDLE_POLL && cap_ns >= 1000;
+	t->slept = !veto && cfg->idle_mode != GRAPH_IDLE_POLL && cap_ns >= 1000;
 	if (!t->slept) {
 		cpu_relax();
 		return;

@@ -220,6 +220,7 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 	t->wake_within_ns = UINT64_MAX;
 	t->drops_since_ticks = cpu_ticks();
 	t->loop_mark = UINT64_MAX; /* no loop yet to count the time from */
+	t->epfd = t->wake_fd = t->timer_fd = -1;
 	/* A power of two: the FIFO wraps with a mask, not a division per call. */
 	t->ready_cap = 1;
 	while (t->ready_cap < g->n_nodes)
@@ -234,6 +235,10 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 	if (!t->rts || !t->ready || !t->error_counts || !t->rt_base || !t->error_base || !t->drops_logged)
 		goto oom;
 	memset(t->rts, 0, rts_size);
+	if (graph_thread_sleep_init(g, t, err, errlen)) {
+		graph_thread_release(t);
+		return NULL;
+	}
 	if (runtimes_init_nodes(g, t, err, errlen)) {
 		graph_thread_release(t);
 		return NULL;
@@ -267,6 +272,7 @@ void graph_thread_release(struct graph_thread *t)
 	free(t->rt_base);
 	free(t->error_base);
 	free(t->drops_logged);
+	graph_thread_sleep_release(t);
 	free(t);
 }
 
@@ -331,6 +337,7 @@ void graph_destroy(struct graph *g)
 	free(g->trace_bytes);
 	free(g->error_elog_str);
 	free(g->nodes);
+	graph_epoll_close_all(g);
 	pthread_mutex_destroy(&g->barrier_lock);
 	free(g);
 }

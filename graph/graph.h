@@ -25,13 +25,14 @@ struct pkt_filter;
 /* ---- graph build ---- */
 
 enum graph_idle_mode {
-	GRAPH_IDLE_POLL = 0, /* spin: lowest latency, burns the core */
-	GRAPH_IDLE_SLEEP,    /* sleep with a growing interval, up to idle_max_us */
+	GRAPH_IDLE_POLL = 0, /* spin: lowest latency, burns the core (cpu { rx-mode polling }) */
+	GRAPH_IDLE_SLEEP,    /* block in epoll_wait when every input can be woken (graph/sleep.c),
+			      * else sleep with a growing interval, up to idle_max_us */
 };
 
 struct graph_config {
 	enum graph_idle_mode idle_mode;
-	uint32_t idle_max_us;  /* upper bound of the idle sleep, default 1000 */
+	uint32_t idle_max_us;  /* upper bound of the back-off sleep, default 1000 */
 	uint32_t trace_max;    /* packets the trace buffer holds, default 1024 */
 	uint32_t elog_size;    /* event-log events per thread (base/elog.h), default 4096 */
 };
@@ -146,6 +147,9 @@ struct graph_thread_info {
 	bool running;
 	bool parked;  /* at the barrier */
 	bool stalled; /* the watchdog judged it stalled and has not seen it loop since */
+	bool asleep;  /* blocked in epoll_wait (graph/sleep.c), or about to */
+	uint64_t sleeps;                 /* times it blocked */
+	uint64_t wakeups[GRAPH_WAKE_N];  /* by cause (enum graph_wake_cause) */
 };
 int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_thread_info *info);
 
@@ -164,13 +168,33 @@ int graph_thread_time(struct graph *g, uint32_t thread_index, struct graph_threa
 /* Since the thread started: these only go up (the stats segment). */
 int graph_thread_time_total(struct graph *g, uint32_t thread_index, struct graph_thread_time *tt);
 
+/* ---- sleeping and waking (graph/sleep.c) ---- */
+
+/* The longest a blocked thread sleeps even when nothing wakes it: a safety
+ * bound, never the wakeup anything relies on (cause "timeout"). */
+#define GRAPH_SLEEP_MAX_NS 1000000000ull
+
+/* Wake thread_index when fd becomes readable (on) / no longer (off). The
+ * fd must be removed before it is closed or handed to another thread.
+ * Control thread; works before the thread exists. 0 or a negative errno. */
+int graph_rx_watch(struct graph *g, uint32_t thread_index, int fd, bool on);
+
+/* graph_thread_kick by index, from a control thread that feeds a
+ * datapath thread (the tap driver's reader); nothing for an index without
+ * a running thread. */
+void graph_kick_index(struct graph *g, uint32_t thread_index, enum graph_wake_cause cause);
+
+/* "rx", "handoff", "control", "timer", "process", "timeout". */
+const char *graph_wake_cause_name(enum graph_wake_cause c);
+
 /* ---- watchdog ---- */
 
 /* Start a control thread that reads every datapath thread's heartbeat (its
  * loop count and the time its last loop ended) a few times per stall_ns and
  * logs one line when a thread has not ended a loop for stall_ns ("watchdog:
  * thread 1 (worker 0) stalled: ...") and one when it loops again ("...
- * recovered after ..."). A thread parked at the barrier is not judged.
+ * recovered after ..."). A thread parked at the barrier or asleep in
+ * epoll_wait (graph/sleep.c) is not judged.
  * stall_ns must exceed the idle sleep bound (an idle thread ends a loop at
  * least that often). stall_ns 0: nothing started. Call after the workers
  * started; graph_workers_stop and graph_destroy stop it. Returns 0 or a

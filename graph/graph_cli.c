@@ -105,7 +105,9 @@ static const char *thread_state(const struct graph_thread_info *ti)
 		return "stopped";
 	if (ti->stalled)
 		return "stalled";
-	return ti->parked ? "parked" : "running";
+	if (ti->parked)
+		return "parked";
+	return ti->asleep ? "asleep" : "running";
 }
 
 /* A heartbeat age for people: us below 1 ms, ms below 1 s, then s. */
@@ -121,23 +123,66 @@ static void format_age(char *buf, size_t len, uint64_t ns)
 
 /*
  * sluice> show threads
- * ID  Name      TID    CPU  NUMA    Loops  Idle loops  Heartbeat  State
- *  0  main      41233    0     0  1893321     1890002      412us  running
- *  1  worker 0  41240    2     0  2210003     2209876      2.31s  stalled
+ * ID  Name      TID    CPU  NUMA   Loops  Idle loops  Heartbeat  Busy  Polling  Asleep  Wakeups  State
+ *  0  main      41233    0     0   18933       18002      412us  0.2%     0.1%   99.6%      912  asleep
+ *  1  worker 0  41240    2     0   22103       22098      2.31s  0.0%     0.0%    0.0%        0  stalled
+ * wakeups of main: rx 850, handoff 0, control 12, timer 50, timeout 0
  *
- * Heartbeat: how long ago the thread last ended a dispatch loop (an idle
- * thread ends one at least every idle-max). "stalled": the watchdog
- * (cpu { stall-warn }) saw no loop for that long and logged it; "parked":
- * at the barrier. `json`: {"threads": [{"index", "name", "tid", "cpu",
- * "numa", "loops", "idle_loops", "heartbeat_age_ns", "state"}],
- * "barrier": {"holds", "hold_max_ns", "hold_mean_ns", "wait_max_ns"}}.
+ * Heartbeat: how long ago the thread last ended a dispatch loop. "asleep":
+ * blocked in epoll_wait (graph/sleep.c); asleep is not stalled. "stalled":
+ * the watchdog (cpu { stall-warn }) saw no loop for that long and logged
+ * it; "parked": at the barrier. Busy, Polling, Asleep: shares of the
+ * thread's time since `clear runtime`: in node calls that had work, in
+ * polls that found nothing (and back-off), blocked. Wakeups (since start):
+ * times it came out of epoll_wait; the line below the table names the
+ * causes (rx: an rx fd, handoff: a producer's kick, control: the barrier or
+ * stop, timer: its timerfd, process: work left for a process node by
+ * another thread, timeout: the 1 s safety bound). `json`:
+ * {"threads": [{"index", "name", "tid", "cpu", "numa", "loops",
+ * "idle_loops", "heartbeat_age_ns", "state", "busy_percent",
+ * "polling_percent", "asleep_percent", "sleeps", "wakeups": {"rx",
+ * "handoff", "control", "timer", "process", "timeout"}}], "barrier": {"holds",
+ * "hold_max_ns", "hold_mean_ns", "wait_max_ns"}}.
  *
  * barrier: holds 412, hold max 212us mean 31us, wait max 1.1ms (since clear runtime)
  *
  * A hold is the time every datapath thread sat parked at the barrier (the
- * datapath did nothing); the wait, from the request until all parked (the
- * threads finish their loop or idle sleep meanwhile).
+ * datapath did nothing); the wait, from the request until all parked (a
+ * sleeping thread is woken at once by the request).
  */
+/* A share of the thread's accounted time, in percent (0 before any). */
+static double share(uint64_t part, const struct graph_thread_time *tt)
+{
+	uint64_t all = tt->busy + tt->idle + tt->overhead;
+	return all ? 100.0 * (double)part / (double)all : 0;
+}
+
+/* The sleep side of a thread (graph/sleep.c): shares, sleeps, wakeups by
+ * cause. `show threads json` and `show runtime json`. */
+static void sleep_json(cJSON *o, const struct graph_thread_info *ti, const struct graph_thread_time *tt)
+{
+	cJSON_AddNumberToObject(o, "busy_percent", share(tt->busy, tt));
+	cJSON_AddNumberToObject(o, "polling_percent", share(tt->idle - tt->sleep, tt));
+	cJSON_AddNumberToObject(o, "asleep_percent", share(tt->sleep, tt));
+	cJSON_AddNumberToObject(o, "sleeps", (double)ti->sleeps);
+	cJSON *w = cJSON_AddObjectToObject(o, "wakeups");
+	for (uint32_t c = 0; c < GRAPH_WAKE_N; c++)
+		cJSON_AddNumberToObject(w, graph_wake_cause_name((enum graph_wake_cause)c), (double)ti->wakeups[c]);
+}
+
+static void wakeups_text(struct cli_session *s, struct graph *g, uint32_t thread)
+{
+	struct graph_thread_info ti;
+	if (graph_thread_info(g, thread, &ti))
+		return;
+	char line[256];
+	size_t o = (size_t)snprintf(line, sizeof(line), "wakeups of %s:", ti.name);
+	for (uint32_t c = 0; c < GRAPH_WAKE_N && o < sizeof(line); c++)
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s %s %llu", c ? "," : "",
+				      graph_wake_cause_name((enum graph_wake_cause)c), (unsigned long long)ti.wakeups[c]);
+	cli_printf(s, "%s", line);
+}
+
 static void barrier_out(struct cli_session *s, struct graph *g, cJSON *root)
 {
 	struct graph_barrier_stats b;
@@ -166,16 +211,24 @@ static int show_threads(struct cli_session *s, int argc, char **argv)
 	int rc = g ? cli_json_arg(s, argc, argv, &json) : -ENODEV;
 	if (rc)
 		return rc;
-	static const struct cli_table_col cols[] = { { "ID", true },	{ "Name", false },	{ "TID", true },
-						     { "CPU", true },	{ "NUMA", true },	{ "Loops", true },
-						     { "Idle loops", true }, { "Heartbeat", true }, { "State", false } };
+	static const struct cli_table_col cols[] = {
+		{ "ID", true },	       { "Name", false }, { "TID", true },     { "CPU", true },
+		{ "NUMA", true },      { "Loops", true }, { "Idle loops", true }, { "Heartbeat", true },
+		{ "Busy", true },      { "Polling", true }, { "Asleep", true }, { "Wakeups", true },
+		{ "State", false },
+	};
 	struct cli_table *t = json ? NULL : cli_table_create(cols, ARRAY_LEN(cols));
 	cJSON *root = json ? cJSON_CreateObject() : NULL;
 	cJSON *list = json ? cJSON_AddArrayToObject(root, "threads") : NULL;
 	for (uint32_t i = 0; i < graph_n_threads(g); i++) {
 		struct graph_thread_info ti;
+		struct graph_thread_time tt = { 0 };
 		if (graph_thread_info(g, i, &ti))
 			continue;
+		(void)graph_thread_time(g, i, &tt);
+		uint64_t wakeups = 0;
+		for (uint32_t c = 0; c < GRAPH_WAKE_N; c++)
+			wakeups += ti.wakeups[c];
 		if (json) {
 			cJSON *o = cJSON_CreateObject();
 			cJSON_AddNumberToObject(o, "index", i);
@@ -187,6 +240,7 @@ static int show_threads(struct cli_session *s, int argc, char **argv)
 			cJSON_AddNumberToObject(o, "idle_loops", (double)ti.idle_loops);
 			cJSON_AddNumberToObject(o, "heartbeat_age_ns", (double)ti.heartbeat_age_ns);
 			cJSON_AddStringToObject(o, "state", thread_state(&ti));
+			sleep_json(o, &ti, &tt);
 			cJSON_AddItemToArray(list, o);
 			continue;
 		}
@@ -200,10 +254,17 @@ static int show_threads(struct cli_session *s, int argc, char **argv)
 		cli_table_cell(t, "%llu", (unsigned long long)ti.loops);
 		cli_table_cell(t, "%llu", (unsigned long long)ti.idle_loops);
 		cli_table_cell(t, "%s", age);
+		cli_table_cell(t, "%.1f%%", share(tt.busy, &tt));
+		cli_table_cell(t, "%.1f%%", share(tt.idle - tt.sleep, &tt));
+		cli_table_cell(t, "%.1f%%", share(tt.sleep, &tt));
+		cli_table_cell(t, "%llu", (unsigned long long)wakeups);
 		cli_table_cell(t, "%s", thread_state(&ti));
 	}
-	if (!json)
+	if (!json) {
 		cli_table_print(s, t);
+		for (uint32_t i = 0; i < graph_n_threads(g); i++)
+			wakeups_text(s, g, i);
+	}
 	barrier_out(s, g, root);
 	if (json)
 		cli_json_print(s, root);
@@ -237,13 +298,6 @@ static void summarise(struct graph *g, uint32_t thread, struct thread_summary *s
 	sum->seconds = graph_runtime_seconds(g);
 	sum->avg_vectors_per_node = calls ? (double)vectors / (double)calls : 0;
 	sum->input_rate = sum->seconds > 0 ? (double)input / sum->seconds : 0;
-}
-
-/* A share of the thread's accounted time, in percent (0 before any). */
-static double share(uint64_t part, const struct graph_thread_time *tt)
-{
-	uint64_t all = tt->busy + tt->idle + tt->overhead;
-	return all ? 100.0 * (double)part / (double)all : 0;
 }
 
 static void time_text(struct cli_session *s, const struct graph_thread_time *tt)
@@ -283,6 +337,7 @@ static void runtime_text(struct cli_session *s, struct graph *g, uint32_t thread
 	struct graph_thread_time tt;
 	if (graph_thread_time(g, thread, &tt) == 0)
 		time_text(s, &tt);
+	wakeups_text(s, g, thread);
 	static const struct cli_table_col cols[] = { { "Name", false },	 { "State", false }, { "Calls", true },
 						     { "Vectors", true }, { "Suspends", true }, { "Clocks", true },
 						     { "Vectors/Call", true } };
@@ -328,8 +383,10 @@ static cJSON *runtime_json(struct graph *g, uint32_t thread, bool verbose)
 	cJSON_AddNumberToObject(o, "average_vectors_per_node", sum.avg_vectors_per_node);
 	cJSON_AddNumberToObject(o, "input_rate", sum.input_rate);
 	struct graph_thread_time tt;
-	if (graph_thread_time(g, thread, &tt) == 0)
+	if (graph_thread_time(g, thread, &tt) == 0) {
 		time_json(o, &tt);
+		sleep_json(o, &ti, &tt);
+	}
 	cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
 	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
 		struct node_stats st;

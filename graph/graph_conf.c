@@ -15,7 +15,9 @@
 
 /* ---- cpu ---- */
 
-static const char *const idle_modes[] = { "poll", "sleep", NULL };
+/* "-" is what no idle-mode line leaves: the key is an alias now. */
+static const char *const idle_modes[] = { "-", "poll", "sleep", NULL };
+static const char *const rx_modes[] = { "polling", "interrupt", "adaptive", NULL };
 
 static const struct conf_key cpu_keys[] = {
 	{ .name = "main-core", .type = CONF_UINT, .def = "0", .max = CONF_MAX_CPUS * 64 - 1,
@@ -26,10 +28,14 @@ static const struct conf_key cpu_keys[] = {
 	  CONF_FIELD(struct graph_cpu_config, workers), .doc = "worker count, placed automatically" },
 	{ .name = "skip-cores", .type = CONF_UINT, .def = "0", .max = CONF_MAX_CPUS * 64 - 1,
 	  CONF_FIELD(struct graph_cpu_config, skip_cores), .doc = "low cores automatic placement leaves alone" },
-	{ .name = "idle-mode", .type = CONF_ENUM, .def = "sleep", .choices = idle_modes,
-	  CONF_FIELD(struct graph_cpu_config, idle_mode), .doc = "what an idle thread does: spin or sleep" },
+	{ .name = "rx-mode", .type = CONF_ENUM, .def = "adaptive", .choices = rx_modes,
+	  CONF_FIELD(struct graph_cpu_config, rx_mode),
+	  .doc = "every rx queue's mode unless set: polling (spin), interrupt (block until a frame), adaptive" },
+	{ .name = "idle-mode", .type = CONF_ENUM, .choices = idle_modes, CONF_FIELD(struct graph_cpu_config, idle_mode),
+	  .doc = "replaced by rx-mode: poll is rx-mode polling, sleep rx-mode adaptive (warned)" },
 	{ .name = "idle-max", .type = CONF_DURATION, .def = "1ms", .min = 1000, .max = 1000000000,
-	  CONF_FIELD(struct graph_cpu_config, idle_max_ns), .doc = "longest idle sleep" },
+	  CONF_FIELD(struct graph_cpu_config, idle_max_ns),
+	  .doc = "longest back-off sleep of a thread with a source that cannot wake it" },
 	{ .name = "stall-warn", .type = CONF_DURATION, .def = "1s", .max = 3600000000000ull,
 	  CONF_FIELD(struct graph_cpu_config, stall_warn_ns),
 	  .doc = "log a thread that ends no loop for this long (show threads: stalled); 0s: off" },
@@ -64,9 +70,29 @@ static int cpu_check_workers(const struct graph_cpu_config *c, struct conf_check
 	return 0;
 }
 
+/* The old idle-mode: an alias for rx-mode, with a warning naming it. */
+static int idle_mode_alias(struct graph_cpu_config *c, struct conf_check *chk)
+{
+	if (!c->idle_mode)
+		return 0;
+	if (conf_check_was_set(chk, "rx-mode")) {
+		chk->key = "idle-mode";
+		snprintf(chk->msg, sizeof(chk->msg), "idle-mode is replaced by rx-mode: give rx-mode only");
+		return -EINVAL;
+	}
+	bool poll = c->idle_mode == 1;
+	c->rx_mode = poll ? GRAPH_CONF_RX_POLLING : GRAPH_CONF_RX_ADAPTIVE;
+	chk->warn_key = "idle-mode";
+	snprintf(chk->warning, sizeof(chk->warning), "idle-mode is replaced by rx-mode: taken as rx-mode %s",
+		 poll ? "polling" : "adaptive");
+	return 0;
+}
+
 static int cpu_check(void *obj, struct conf_check *chk)
 {
-	const struct graph_cpu_config *c = obj;
+	struct graph_cpu_config *c = obj;
+	if (idle_mode_alias(c, chk))
+		return -EINVAL;
 	const struct conf_cpulist *l = &c->corelist_workers;
 	if (c->main_core >= n_cpus())
 		return no_such_core(chk, "main-core", c->main_core);
@@ -213,7 +239,9 @@ void graph_config_from_conf(struct graph_config *gc, const struct graph_cpu_conf
 			    const struct graph_trace_config *trace)
 {
 	graph_config_default(gc);
-	gc->idle_mode = (enum graph_idle_mode)cpu->idle_mode;
+	/* rx-mode polling (or the old idle-mode poll) spins every thread, as
+	 * idle-mode poll did; otherwise threads block or back off. */
+	gc->idle_mode = cpu->rx_mode == GRAPH_CONF_RX_POLLING ? GRAPH_IDLE_POLL : GRAPH_IDLE_SLEEP;
 	gc->idle_max_us = (uint32_t)(cpu->idle_max_ns / 1000);
 	gc->trace_max = trace->max_packets;
 }

@@ -1,7 +1,7 @@
 /* The startup.conf sections the engine owns: `cpu`, `buffers`, `trace`,
  * `event-logger`.
  *
- *   cpu     { main-core 0  corelist-workers 1-2  idle-mode sleep  idle-max 1ms  stall-warn 1s }
+ *   cpu     { main-core 0  corelist-workers 1-2  rx-mode adaptive  idle-max 1ms  stall-warn 1s }
  *   buffers { buffers-per-numa 16384  data-size 2048  page-size 2M }
  *   trace   { max-packets 1024  start-node pg-input  start-count 10 }
  *   event-logger { size 4096 }
@@ -21,10 +21,15 @@ struct graph_cpu_config {
 	struct conf_cpulist corelist_workers; /* explicit worker cores, in order */
 	uint32_t workers;                     /* or: this many, placed automatically */
 	uint32_t skip_cores;                  /* cores left alone by automatic placement */
-	uint32_t idle_mode;                   /* enum graph_idle_mode */
+	uint32_t rx_mode;                     /* GRAPH_CONF_RX_* : the default rx mode of every queue */
+	uint32_t idle_mode;                   /* the old key: 0 not given, 1 poll, 2 sleep (an alias, warned) */
 	uint64_t idle_max_ns;
 	uint64_t stall_warn_ns;               /* watchdog threshold, 0: no watchdog */
 };
+
+/* cpu { rx-mode }: the values, in the order of their names (the device
+ * layer's enum dev_rx_mode minus one; app/main.c maps them). */
+enum { GRAPH_CONF_RX_POLLING = 0, GRAPH_CONF_RX_INTERRUPT, GRAPH_CONF_RX_ADAPTIVE };
 
 struct graph_trace_config {
 	uint32_t max_packets;            /* packets the trace buffer holds */

@@ -67,6 +67,17 @@ struct graph_thread {
 	atomic_bool stalled; /* set and cleared by the watchdog */
 	uint32_t idle_sleep_us;
 	uint64_t wake_within_ns; /* cap on the next idle sleep, UINT64_MAX: none */
+	/* Blocking (graph/sleep.c). can_block: every input enabled here
+	 * declared node_reg.can_sleep (update_lists); stay_awake: a source
+	 * asked to be polled again this loop (graph_thread_stay_awake). */
+	bool can_block;
+	bool stay_awake;
+	bool no_block;
+	int epfd;     /* epoll: rx fds (graph_rx_watch), wake_fd, timer_fd */
+	int wake_fd;  /* eventfd written by graph_thread_kick */
+	int timer_fd; /* armed for wake_within before blocking */
+	uint64_t sleeps;                    /* epoll_waits entered */
+	uint64_t wakeups[GRAPH_WAKE_N];     /* by cause, stats only go up */
 	uint32_t *inputs; /* node indices of input nodes polling here */
 	uint32_t n_inputs;
 	uint32_t *processes; /* process nodes (thread 0 only) */
@@ -79,6 +90,14 @@ struct graph_thread {
 	/* chunks of frames, freed at destroy */
 	void **frame_chunks;
 	uint32_t n_frame_chunks;
+	/* The sleep handshake (graph/sleep.c): the thread stores
+	 * GRAPH_SLEEP_ANNOUNCED before its last look at its sources and
+	 * GRAPH_SLEEP_AWAKE once back; a producer publishes, then reads this,
+	 * and writes wake_fd only when it was announced (seq_cst on both
+	 * sides: one of the two sees the other). kick_causes: what the
+	 * kickers wanted, a bit per enum graph_wake_cause. */
+	alignas(64) atomic_uint sleep_state;
+	atomic_uint kick_causes;
 	alignas(64) atomic_uint active; /* inside its loop: the barrier waits for it */
 	atomic_uint parked;             /* barrier generation it is parked for, 0: running */
 };
@@ -91,6 +110,9 @@ struct graph {
 	uint32_t n_errors;
 	bool built;
 	struct graph_thread *threads[GRAPH_MAX_THREADS];
+	/* epoll fd of each thread index, made by the first of graph_rx_watch
+	 * and the thread's allocation (control thread), 0: none yet. */
+	int epfd[GRAPH_MAX_THREADS];
 	uint32_t n_threads;
 	atomic_uint n_threads_published; /* what a barrier requester may walk */
 	uint64_t created_ticks;
@@ -111,6 +133,7 @@ struct graph {
 	alignas(64) atomic_bool workers_stop;
 	graph_drop_tap_fn_t *drop_tap;
 	void *drop_tap_arg;
+	atomic_uint process_poke; /* graph_poke_processes: run thread 0's process nodes now */
 	graph_loop_hook_fn_t *loop_hook;
 	void *loop_hook_arg;
 	/* watchdog */
@@ -164,6 +187,19 @@ buffer_holder_fn_t graph_frames_holder;
 
 /* threads.c */
 void graph_barrier_check(struct graph_thread *t);
+
+/* sleep.c */
+enum { GRAPH_SLEEP_AWAKE = 0, GRAPH_SLEEP_ANNOUNCED = 1 };
+int graph_thread_sleep_init(struct graph *g, struct graph_thread *t, char *err, size_t errlen);
+void graph_thread_sleep_release(struct graph_thread *t);
+/* Announce, look again at every source (one more loop), block in
+ * epoll_wait up to cap_ns when still nothing; false when the look found
+ * work (the thread did not block). */
+bool graph_thread_block(struct graph_thread *t, uint64_t cap_ns);
+/* Kick every thread that announced sleep (barrier request, stop). */
+void graph_kick_all(struct graph *g, enum graph_wake_cause cause);
+void graph_epoll_close_all(struct graph *g);
+bool graph_thread_sleeping(const struct graph_thread *t);
 
 /* watchdog.c: time since t last ended a loop; 0 when it is not looping or
  * is parked at the barrier. */

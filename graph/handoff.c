@@ -4,6 +4,13 @@
  * keeps a private copy of the other's index so that it reads the shared one
  * only when its copy says the ring looks full (or empty): one cache-line
  * transfer per burst, not per line.
+ *
+ * Waking the consumer: the graph thread that dequeues is noted in the ring
+ * (a store only when it changes), and a producer that publishes kicks it
+ * through graph_thread_kick, which costs a fence and a load unless the
+ * consumer has announced it is going to sleep (graph/sleep.c). The
+ * consumer's last look before sleeping dequeues from the ring, so it is
+ * always noted by then.
  */
 #include <errno.h>
 #include <numa.h>
@@ -11,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/graph_private.h"
 #include "graph/handoff.h"
 #include "base/util.h"
 
@@ -24,7 +32,9 @@ struct handoff_ring {
 	uint32_t cached_head;          /* consumer's copy of head */
 	uint64_t lines_out;
 	uint64_t buffers_out;
-	alignas(64) uint32_t mask;
+	alignas(64) _Atomic(struct graph *) kick_graph; /* the consumer's graph and index + 1 */
+	atomic_uint kick_thread;
+	uint32_t mask;
 	uint32_t n_lines;
 	int numa_node;
 	struct handoff_line *lines;
@@ -71,6 +81,27 @@ void handoff_ring_free(struct handoff_ring *r)
 	free(r);
 }
 
+/* Consumer side: remember which graph thread takes from the ring. */
+static inline void note_consumer(struct handoff_ring *r)
+{
+	struct graph_thread *t = graph_thread_current;
+	if (t && atomic_load_explicit(&r->kick_thread, memory_order_relaxed) != t->index + 1) {
+		atomic_store_explicit(&r->kick_graph, t->graph, memory_order_relaxed);
+		atomic_store_explicit(&r->kick_thread, t->index + 1, memory_order_release);
+	}
+}
+
+/* Producer side, after publishing: wake the consumer if it sleeps. */
+static inline void kick_consumer(struct handoff_ring *r)
+{
+	unsigned i = atomic_load_explicit(&r->kick_thread, memory_order_acquire);
+	if (!i)
+		return;
+	struct graph *g = atomic_load_explicit(&r->kick_graph, memory_order_relaxed);
+	if (i - 1 < atomic_load_explicit(&g->n_threads_published, memory_order_acquire))
+		graph_thread_kick(g->threads[i - 1], GRAPH_WAKE_HANDOFF);
+}
+
 /* Lines the producer may write now. */
 static inline uint32_t producer_room(struct handoff_ring *r, uint32_t head, uint32_t want)
 {
@@ -115,6 +146,7 @@ uint32_t handoff_enqueue(struct handoff_ring *r, const uint32_t *bi, const uint1
 		atomic_store_explicit(&r->head, head + n_lines, memory_order_release);
 		counter_add(&r->lines_in, n_lines);
 		counter_add(&r->buffers_in, taken);
+		kick_consumer(r);
 	}
 	return taken;
 }
@@ -137,12 +169,14 @@ uint32_t handoff_enqueue_lines(struct handoff_ring *r, const struct handoff_line
 		atomic_store_explicit(&r->head, head + k, memory_order_release);
 		counter_add(&r->lines_in, k);
 		counter_add(&r->buffers_in, buffers);
+		kick_consumer(r);
 	}
 	return k;
 }
 
 uint32_t handoff_dequeue(struct handoff_ring *r, uint32_t *bi, uint16_t *tags, uint32_t max)
 {
+	note_consumer(r);
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint32_t avail = consumer_avail(r, tail, max / HANDOFF_LINE_SLOTS);
 	uint32_t got = 0, l = 0;
@@ -165,6 +199,7 @@ uint32_t handoff_dequeue(struct handoff_ring *r, uint32_t *bi, uint16_t *tags, u
 
 uint32_t handoff_dequeue_lines(struct handoff_ring *r, struct handoff_line *lines, uint32_t max)
 {
+	note_consumer(r);
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint32_t avail = consumer_avail(r, tail, max);
 	uint32_t k = MIN(max, avail);

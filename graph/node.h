@@ -79,6 +79,13 @@ struct node_reg {
 	node_init_fn_t *init;
 	enum node_state default_state; /* input nodes only */
 	const void *context;           /* the registering subsystem's own pointer (e.g. its driver) */
+	/* Input nodes: the node arranges to be woken for everything it waits
+	 * on (an fd given to graph_rx_watch, a kick of graph_thread_kick, a
+	 * time given to graph_thread_wake_within) and calls
+	 * graph_thread_stay_awake when it must be polled again, so a thread
+	 * whose inputs all say so may block in epoll_wait (graph/sleep.c).
+	 * Without it the thread backs off with growing sleeps instead. */
+	bool can_sleep;
 };
 
 /* Link a registration into the binary's node list (objects holding nodes are
@@ -251,6 +258,41 @@ void node_suspend(struct node_runtime *rt, uint64_t ns);
  * service calls it from the loop hook with the time to its next expiry, so
  * that back-off never makes a timer late). Holds for one loop. */
 void graph_thread_wake_within(struct graph_thread *t, uint64_t ns);
+
+/* The calling thread must not block after this loop: a source it polls
+ * has no wakeup of its own (a queue in polling mode, an adaptive queue
+ * still inside its polling window, a driver without an fd). Holds for one
+ * loop. */
+void graph_thread_stay_awake(struct graph_thread *t);
+
+/* The calling thread must not block after this loop, but may back off
+ * (sleeps of growing length up to cpu { idle-max }): a source it polls
+ * has nothing to wake it with (a NIC queue without its interrupt). Holds
+ * for one loop. */
+void graph_thread_no_block(struct graph_thread *t);
+
+/* Why a sleeping thread woke (show threads, the stats segment). */
+enum graph_wake_cause {
+	GRAPH_WAKE_RX = 0,  /* an rx fd became readable */
+	GRAPH_WAKE_HANDOFF, /* a producer kicked: handoff ring, distributor */
+	GRAPH_WAKE_CONTROL, /* the barrier (CLI, control plane), stop */
+	GRAPH_WAKE_TIMER,   /* the time given to graph_thread_wake_within */
+	GRAPH_WAKE_PROCESS, /* work for thread 0's process nodes (graph_poke_processes) */
+	GRAPH_WAKE_TIMEOUT, /* the safety bound on a sleep (GRAPH_SLEEP_MAX_NS) */
+	GRAPH_WAKE_N,
+};
+
+/* Wake t if it announced it is going to sleep; otherwise one fence and one
+ * load (a producer calls it after publishing, once per burst). Any thread;
+ * async-signal-safe. */
+void graph_thread_kick(struct graph_thread *t, enum graph_wake_cause cause);
+
+/* Another thread left work for thread 0's process nodes (a neighbour
+ * learnt, an entry to resolve): they run at thread 0's next loop whatever
+ * their suspend time, and thread 0 is woken if it sleeps. Any datapath
+ * thread (NULL: nothing); a fence, a load and a store when thread 0 is
+ * awake. */
+void graph_poke_processes(struct graph_thread *t);
 
 /* Index of a datapath thread (0: main). */
 uint32_t graph_thread_index(const struct graph_thread *t);

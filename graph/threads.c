@@ -47,6 +47,8 @@ void graph_barrier_sync(struct graph *g)
 		gen = 1;
 	atomic_store(&g->barrier_gen, gen);
 	atomic_store(&g->barrier_request, 1);
+	/* A thread asleep in epoll_wait comes at once (graph/sleep.c). */
+	graph_kick_all(g, GRAPH_WAKE_CONTROL);
 	struct graph_thread *self = graph_thread_current;
 	uint32_t n = atomic_load(&g->n_threads_published);
 	uint32_t parked = 0;
@@ -87,6 +89,9 @@ void graph_barrier_release(struct graph *g)
 	if (--barrier_depth)
 		return;
 	barrier_account(g);
+	/* What the control plane changed may be for a process node asleep in
+	 * its suspend time (a neighbour timeout): let them look at once. */
+	atomic_store(&g->process_poke, 1);
 	atomic_store(&g->barrier_request, 0);
 	graph_elog_barrier(g);
 	pthread_mutex_unlock(&g->barrier_lock);
@@ -188,6 +193,7 @@ void graph_workers_stop(struct graph *g)
 	if (g->n_threads <= 1)
 		return;
 	atomic_store(&g->workers_stop, true);
+	graph_kick_all(g, GRAPH_WAKE_CONTROL);
 	for (uint32_t i = 1; i < g->n_threads; i++)
 		if (g->threads[i]->started)
 			pthread_join(g->threads[i]->pthread, NULL);
@@ -233,6 +239,10 @@ int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_threa
 	info->running = atomic_load(&t->active) != 0;
 	info->parked = atomic_load(&t->parked) != 0;
 	info->stalled = atomic_load(&t->stalled);
+	info->asleep = graph_thread_sleeping(t);
+	info->sleeps = stat_read(&t->sleeps);
+	for (uint32_t c = 0; c < GRAPH_WAKE_N; c++)
+		info->wakeups[c] = stat_read(&t->wakeups[c]);
 	return 0;
 }
 

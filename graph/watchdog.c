@@ -20,10 +20,10 @@ static uint64_t ticks_to_ns(uint64_t ticks)
 }
 
 /* Time since t last ended a loop, or 0 when it is not to be judged (not
- * looping, parked at the barrier, no loop yet). */
+ * looping, parked at the barrier, asleep in epoll_wait, no loop yet). */
 static uint64_t heartbeat_age(struct graph_thread *t, uint64_t now_ticks)
 {
-	if (!atomic_load(&t->active) || atomic_load(&t->parked))
+	if (!atomic_load(&t->active) || atomic_load(&t->parked) || graph_thread_sleeping(t))
 		return 0;
 	uint64_t last = __atomic_load_n(&t->last_loop_ticks, __ATOMIC_RELAXED);
 	if (!last || (int64_t)(now_ticks - last) <= 0)

@@ -55,6 +55,9 @@ static int device_input_format_trace(char *buf, size_t len, const uint8_t *detai
 	return n + eth_format_header(buf + n, len - (size_t)n, t.eth);
 }
 
+/* DEV_RX_ADAPTIVE_NS in cpu ticks (the same for every thread). */
+static uint64_t adaptive_ticks;
+
 /* ---- helpers ---- */
 
 static void trace_fill(struct node_runtime *rt, const struct dev_poll *p, const uint32_t *bi, uint32_t n)
@@ -112,7 +115,37 @@ static uint32_t poll_queue(struct node_runtime *rt, const struct dev_poll *p)
 	return n;
 }
 
+/* What the queue's rx mode (drivers/device_rx_mode.c) asks of the thread
+ * after a poll that found n frames: spin (polling, adaptive within its
+ * window), back off (a queue that cannot wake a blocked thread), or
+ * nothing (the thread may block). One cycle-counter read per poll of an
+ * adaptive queue. */
+static void rx_mode_after_poll(struct node_runtime *rt, const struct dev_poll *p, uint32_t n)
+{
+	struct dev_queue *q = &p->dev->rxq[p->queue];
+	struct graph_thread *t = rt->thread;
+	if (p->rx_mode == DEV_RX_MODE_POLLING) {
+		graph_thread_stay_awake(t);
+	} else if (p->rx_mode == DEV_RX_MODE_ADAPTIVE) {
+		uint64_t now = cpu_ticks();
+		if (n)
+			q->last_rx_ticks = now;
+		if (now - q->last_rx_ticks < adaptive_ticks)
+			graph_thread_stay_awake(t);
+	}
+	if (unlikely(q->rx_wait == DEV_RX_WAIT_POLL))
+		graph_thread_no_block(t);
+}
+
 /* ---- the node ---- */
+
+static int device_input_init(struct node_runtime *rt)
+{
+	(void)rt;
+	if (!adaptive_ticks)
+		adaptive_ticks = (uint64_t)(cpu_ticks_per_second() * (double)DEV_RX_ADAPTIVE_NS / 1e9);
+	return 0;
+}
 
 static uint32_t device_input_fn(struct node_runtime *rt, struct frame *frame)
 {
@@ -123,8 +156,11 @@ static uint32_t device_input_fn(struct node_runtime *rt, struct frame *frame)
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < n_poll; i++) {
 		const struct dev_poll *p = &poll[i];
-		if (p->dev->driver == driver && p->dev->admin_up)
-			n += poll_queue(rt, p);
+		if (p->dev->driver == driver && p->dev->admin_up) {
+			uint32_t k = poll_queue(rt, p);
+			rx_mode_after_poll(rt, p, k);
+			n += k;
+		}
 	}
 	return n;
 }
@@ -139,6 +175,8 @@ static const struct node_template device_input_node = {
 				[DEVICE_INPUT_NEXT_SCHED_INGRESS] = "sched-ingress" },
 		.format_trace = device_input_format_trace,
 		.default_state = NODE_STATE_POLLING,
+		.init = device_input_init,
+		.can_sleep = true,
 	},
 	.suffix = "-input",
 	.instance = dev_driver_instance,

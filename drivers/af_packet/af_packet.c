@@ -2,16 +2,31 @@
  *
  *   eth0 { driver af-packet  host-if veth0  rx-queues 2 }
  *
- * rx: one AF_PACKET socket per rx queue, each with a TPACKET_V3 ring of
- * rx-blocks blocks of rx-block-size bytes, bound to host-if for every
+ * rx: one AF_PACKET socket per rx queue, bound to host-if for every
  * protocol, in promiscuous mode (PACKET_ADD_MEMBERSHIP, undone by the
  * kernel when the socket closes). With more than one rx queue the sockets
- * form a PACKET_FANOUT_HASH group, so a flow stays on one queue. A block is
- * handed to us when full or after 1 ms (tp_retire_blk_tov), which bounds the
- * latency a quiet link adds. Frames are copied out of the ring into pool
- * buffers allocated in bulk (one buffer_alloc per block or per burst), and
- * the block goes back to the kernel once all its frames are taken. Frames
- * the kernel shows us going out (our own tx included) are skipped.
+ * form a PACKET_FANOUT_HASH group, so a flow stays on one queue. The ring
+ * (rx-blocks blocks of rx-block-size bytes) is chosen per queue when the
+ * interface starts, by the queue's rx mode (drivers/device_rx_mode.c):
+ *   - polling: TPACKET_V3. A block is handed to us when full or after 1 ms
+ *     (tp_retire_blk_tov, the kernel's smallest), so a lone frame on a
+ *     quiet link waits up to 1 ms: the throughput ring, for a spinning
+ *     thread under load;
+ *   - interrupt, adaptive: TPACKET_V2, frames of the smallest power of two
+ *     that holds an MTU-sized frame (2048 at MTU 1500), each the user's as
+ *     soon as it is written, and the socket readable from then on: the
+ *     thread blocked in epoll_wait wakes per frame, not per block. A frame
+ *     longer than a ring frame (a GSO super-frame) leaves its head in the
+ *     ring marked TP_STATUS_COPY and its whole self on the socket
+ *     (PACKET_COPY_THRESH), which one recv per such frame takes, in ring
+ *     order; 4 MB of socket buffer leave room for those.
+ * Changing a queue's mode at run time keeps its ring until the next start
+ * (`show hardware` says which ring each queue has). Frames are copied out
+ * of the ring into pool buffers allocated in bulk (one buffer_alloc per
+ * block, or per 32 frames of a V2 ring), and each block or frame goes back
+ * to the kernel once taken. Frames the kernel shows us going out (our own
+ * tx included) are skipped. The socket's fd is what wakes the thread the
+ * queue is placed on (ops->rx_fd).
  * On the way out of the ring:
  *   - TP_STATUS_CSUMNOTREADY (a local stack left the TCP/UDP checksum to
  *     "hardware"): the L4 checksum is computed over the pseudo-header and
@@ -74,18 +89,46 @@
 
 /* ---- rx ---- */
 
+/* One frame as either ring version shows it. */
+struct afp_frame {
+	const uint8_t *data; /* the MAC header */
+	uint32_t len;        /* on the wire (a GSO super-frame whole) */
+	uint32_t snaplen;    /* bytes at data */
+	uint32_t l3;         /* offset of the network header */
+	uint32_t status;     /* TP_STATUS_* */
+	uint16_t vlan_tci, vlan_tpid;
+	uint8_t pkttype;     /* PACKET_OUTGOING: our own, skipped */
+};
+
+static void frame_v3(struct afp_frame *f, const struct tpacket3_hdr *h)
+{
+	const struct sockaddr_ll *sll = (const void *)((const uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
+	*f = (struct afp_frame){ .data = (const uint8_t *)h + h->tp_mac, .len = h->tp_len, .snaplen = h->tp_snaplen,
+				 .l3 = (uint32_t)(h->tp_net - h->tp_mac), .status = h->tp_status,
+				 .vlan_tci = (uint16_t)h->hv1.tp_vlan_tci, .vlan_tpid = (uint16_t)h->hv1.tp_vlan_tpid,
+				 .pkttype = sll->sll_pkttype };
+}
+
+static void frame_v2(struct afp_frame *f, const struct tpacket2_hdr *h, uint32_t status)
+{
+	const struct sockaddr_ll *sll = (const void *)((const uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
+	*f = (struct afp_frame){ .data = (const uint8_t *)h + h->tp_mac, .len = h->tp_len, .snaplen = h->tp_snaplen,
+				 .l3 = (uint32_t)(h->tp_net - h->tp_mac), .status = status,
+				 .vlan_tci = h->tp_vlan_tci, .vlan_tpid = h->tp_vlan_tpid, .pkttype = sll->sll_pkttype };
+}
+
 /* Put the tag the kernel took out back behind the MAC addresses, in the
  * buffer's headroom. */
-static void vlan_insert(struct buffer *b, const struct tpacket3_hdr *h)
+static void vlan_insert(struct buffer *b, const struct afp_frame *f)
 {
-	uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID) ? h->hv1.tp_vlan_tpid : ETH_P_8021Q;
+	uint16_t tpid = (f->status & TP_STATUS_VLAN_TPID_VALID) ? f->vlan_tpid : ETH_P_8021Q;
 	buffer_advance(b, -AFP_VLAN_LEN);
 	uint8_t *p = buffer_data(b);
 	memmove(p, p + AFP_VLAN_LEN, 12);
 	p[12] = (uint8_t)(tpid >> 8);
 	p[13] = (uint8_t)tpid;
-	p[14] = (uint8_t)(h->hv1.tp_vlan_tci >> 8);
-	p[15] = (uint8_t)h->hv1.tp_vlan_tci;
+	p[14] = (uint8_t)(f->vlan_tci >> 8);
+	p[15] = (uint8_t)f->vlan_tci;
 }
 
 enum take { TAKEN, NO_ROOM };
@@ -95,18 +138,17 @@ enum take { TAKEN, NO_ROOM };
  * time. Returns NO_ROOM when its segments do not fit in n (the frame stays
  * in the ring for the next burst), else TAKEN (used, dropped or counted as
  * an error). */
-static enum take take_frame(struct afp_dev *ad, struct dev_counters *c, const struct tpacket3_hdr *h,
-			    uint32_t *bi, uint32_t *got, uint32_t *have, uint32_t n, uint32_t want_more)
+static enum take take_frame(struct afp_dev *ad, struct dev_counters *c, const struct afp_frame *f, uint32_t *bi,
+			    uint32_t *got, uint32_t *have, uint32_t n, uint32_t want_more)
 {
-	const struct sockaddr_ll *sll = (const void *)((const uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
-	if (sll->sll_pkttype == PACKET_OUTGOING)
+	if (f->pkttype == PACKET_OUTGOING)
 		return TAKEN;
-	const uint8_t *data = (const uint8_t *)h + h->tp_mac;
-	uint32_t len = h->tp_len;
-	uint32_t l3 = h->tp_net - h->tp_mac;
-	uint32_t vlan = (h->tp_status & TP_STATUS_VLAN_VALID) ? AFP_VLAN_LEN : 0;
+	const uint8_t *data = f->data;
+	uint32_t len = f->len;
+	uint32_t l3 = f->l3;
+	uint32_t vlan = (f->status & TP_STATUS_VLAN_VALID) ? AFP_VLAN_LEN : 0;
 	uint32_t data_size = buffer_main.data_size;
-	if (unlikely(h->tp_snaplen < len)) {
+	if (unlikely(f->snaplen < len)) {
 		stat_add(&c->rx_errors, 1); /* cut short by the ring: rx-block-size */
 		return TAKEN;
 	}
@@ -145,22 +187,20 @@ static enum take take_frame(struct afp_dev *ad, struct dev_counters *c, const st
 		} else {
 			memcpy(dst, data, len);
 			b->current_length = (uint16_t)len;
-			if (h->tp_status & TP_STATUS_CSUMNOTREADY)
+			if (f->status & TP_STATUS_CSUMNOTREADY)
 				afp_l4_csum_complete(dst, len, l3);
 		}
 		if (unlikely(vlan))
-			vlan_insert(b, h);
+			vlan_insert(b, f);
 	}
 	*got += need;
 	return TAKEN;
 }
 
-uint32_t afp_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+static uint32_t rx_burst_v3(struct afp_dev *ad, struct afp_rxq *rq, struct dev_counters *c, uint32_t *bi,
+			    uint32_t n, uint32_t *have)
 {
-	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
-	struct afp_rxq *rq = &ad->rxq[queue];
-	struct dev_counters *c = &dev->rxq[queue].c;
-	uint32_t got = 0, have = 0;
+	uint32_t got = 0;
 	while (got < n) {
 		struct tpacket_block_desc *bd = (void *)(rq->ring + (size_t)rq->block * ad->conf.rx_block_size);
 		if (!rq->pkts_left) {
@@ -171,7 +211,9 @@ uint32_t afp_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t
 		}
 		if (rq->pkts_left) {
 			const struct tpacket3_hdr *h = (const void *)rq->pkt;
-			if (take_frame(ad, c, h, bi, &got, &have, n, rq->pkts_left) == NO_ROOM)
+			struct afp_frame f;
+			frame_v3(&f, h);
+			if (take_frame(ad, c, &f, bi, &got, have, n, rq->pkts_left) == NO_ROOM)
 				break;
 			rq->pkt += h->tp_next_offset;
 			if (--rq->pkts_left)
@@ -181,6 +223,62 @@ uint32_t afp_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t
 		__atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 		rq->block = rq->block + 1 == ad->conf.rx_blocks ? 0 : rq->block + 1;
 	}
+	return got;
+}
+
+/* A frame longer than a V2 ring frame: the ring holds its head, marked
+ * TP_STATUS_COPY, and the kernel queued the whole of it on the socket
+ * (PACKET_COPY_THRESH), in ring order. One recv per such frame (a GSO
+ * super-frame: tens of segments), never per ordinary frame. False when the
+ * queue had nothing after all (then the ring's head is all there is). */
+static bool copy_whole(struct afp_rxq *rq, struct afp_frame *f)
+{
+	ssize_t r = recv(rq->fd, rq->copy_buf, AFP_RX_COPY_MAX, MSG_DONTWAIT | MSG_TRUNC);
+	if (r < 0)
+		return false;
+	f->data = rq->copy_buf;
+	f->len = (uint32_t)r;
+	f->snaplen = (uint32_t)MIN((size_t)r, (size_t)AFP_RX_COPY_MAX);
+	return true;
+}
+
+/* TPACKET_V2: each frame is the user's as soon as its status says so, and
+ * the socket is readable from then on (per-frame readiness). */
+static uint32_t rx_burst_v2(struct afp_dev *ad, struct afp_rxq *rq, struct dev_counters *c, uint32_t *bi,
+			    uint32_t n, uint32_t *have)
+{
+	(void)ad;
+	uint32_t got = 0;
+	while (got < n) {
+		struct tpacket2_hdr *h = (void *)(rq->ring + (size_t)rq->frame * rq->frame_size);
+		uint32_t st = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+		if (!(st & TP_STATUS_USER))
+			break;
+		struct afp_frame f;
+		frame_v2(&f, h, st);
+		if (unlikely(st & TP_STATUS_COPY)) {
+			if (got)
+				break; /* first in a burst: its segments always fit */
+			if (!copy_whole(rq, &f))
+				stat_add(&c->rx_errors, 1);
+			else if (take_frame(ad, c, &f, bi, &got, have, n, 1) == NO_ROOM)
+				stat_add(&c->rx_errors, 1); /* cannot happen with got 0 */
+		} else if (take_frame(ad, c, &f, bi, &got, have, n, MIN(n - got, AFP_RX_V2_ALLOC)) == NO_ROOM) {
+			break;
+		}
+		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+		rq->frame = rq->frame + 1 == rq->n_frames ? 0 : rq->frame + 1;
+	}
+	return got;
+}
+
+uint32_t afp_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+{
+	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
+	struct afp_rxq *rq = &ad->rxq[queue];
+	struct dev_counters *c = &dev->rxq[queue].c;
+	uint32_t have = 0;
+	uint32_t got = rq->v2 ? rx_burst_v2(ad, rq, c, bi, n, &have) : rx_burst_v3(ad, rq, c, bi, n, &have);
 	if (have > got)
 		buffer_free(bi + got, have - got);
 	return got;

@@ -15,6 +15,11 @@
 #define AFP_RX_RETIRE_MS 1
 #define AFP_L2_MAX 18          /* Ethernet header and one VLAN tag */
 #define AFP_VLAN_LEN 4
+/* TPACKET_V2 rx (queues not in polling mode): */
+#define AFP_RX_V2_FRAME_MIN 2048 /* ring frame size: a power of two holding MTU + L2 + header */
+#define AFP_RX_COPY_MAX (65536 + 256) /* the largest frame recv'd whole (TP_STATUS_COPY) */
+#define AFP_RX_V2_ALLOC 32 /* buffers allocated at a time while frames keep coming */
+#define AFP_RX_RCVBUF (4u << 20) /* room on the socket for whole copies of long frames */
 
 struct afp_conf {
 	char host_if[IFNAMSIZ];
@@ -29,10 +34,15 @@ _Static_assert(sizeof(struct afp_conf) <= CONF_DRIVER_CONF_SIZE, "af-packet conf
 
 struct afp_rxq {
 	int fd;
+	bool v2;            /* TPACKET_V2 frames, else TPACKET_V3 blocks (chosen at start) */
 	uint8_t *ring;
-	uint32_t block;     /* the block we read or wait for */
+	uint32_t block;     /* V3: the block we read or wait for */
 	uint32_t pkts_left; /* frames of that block not yet taken; 0: not opened */
 	uint8_t *pkt;       /* next frame in it */
+	uint32_t frame;      /* V2: the frame we read or wait for */
+	uint32_t frame_size; /* V2 */
+	uint32_t n_frames;   /* V2 */
+	uint8_t *copy_buf;   /* V2: AFP_RX_COPY_MAX bytes for TP_STATUS_COPY frames */
 	uint64_t kernel_drops; /* PACKET_STATISTICS so far (control thread) */
 };
 

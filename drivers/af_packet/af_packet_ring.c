@@ -1,5 +1,5 @@
 /* af-packet's sockets and rings: the key table, opening the rx sockets
- * (TPACKET_V3 ring, PACKET_FANOUT_HASH group over the rx queues) and tx
+ * (TPACKET_V3 or V2 ring, PACKET_FANOUT_HASH group over the rx queues) and tx
  * sockets (TPACKET_V2 ring, PACKET_LOSS, PACKET_QDISC_BYPASS), start and
  * stop, link, kernel drop counters, `show hardware`, creation and
  * registration. The driver as a whole is described in af_packet.c. */
@@ -31,7 +31,7 @@ static const struct conf_key afp_keys[] = {
 	{ .name = "tx-queues", .type = CONF_UINT, .def = "1", .min = 1, .max = DEV_MAX_QUEUES,
 	  CONF_FIELD(struct afp_conf, tx_queues), .doc = "tx queues, one socket each" },
 	{ .name = "rx-block-size", .type = CONF_SIZE, .def = "128K", .min = 4096, .max = 1u << 24,
-	  CONF_FIELD(struct afp_conf, rx_block_size), .doc = "TPACKET_V3 block size (holds a whole GSO frame)" },
+	  CONF_FIELD(struct afp_conf, rx_block_size), .doc = "rx ring block size (V3: holds a whole GSO frame)" },
 	{ .name = "rx-blocks", .type = CONF_UINT, .def = "32", .min = 2, .max = 65536,
 	  CONF_FIELD(struct afp_conf, rx_blocks), .doc = "blocks per rx ring" },
 	{ .name = "tx-frame-size", .type = CONF_SIZE, .def = "2048", .min = 128, .max = 65536,
@@ -66,7 +66,7 @@ static int afp_check(void *obj, struct conf_check *chk)
 
 static const struct conf_driver afp_conf_driver = {
 	.name = "af-packet",
-	.doc = "a Linux interface through TPACKET_V3 rx and TPACKET_V2 tx rings",
+	.doc = "a Linux interface through packet rings (rx V3 for polling queues, V2 otherwise; tx V2)",
 	.keys = afp_keys,
 	.size = sizeof(struct afp_conf),
 	.check = afp_check,
@@ -127,15 +127,10 @@ static int bind_if(int fd, int ifindex, uint16_t proto)
 		}                                                                              \
 	} while (0)
 
-/* fanout: the group id queue 0 got, for the others to join (-1: none yet). */
-static int rxq_open(struct afp_dev *ad, struct afp_rxq *rq, int *fanout)
+/* TPACKET_V3: blocks handed over when full or after AFP_RX_RETIRE_MS, the
+ * throughput ring (queues in polling mode). */
+static int ring_v3(struct afp_dev *ad, struct afp_rxq *rq)
 {
-	int rc;
-	rq->fd = packet_socket(TPACKET_V3);
-	if (rq->fd < 0) {
-		base_log("af-packet", "%s: packet socket: %s", ad->dev.name, strerror(-rq->fd));
-		return rq->fd;
-	}
 	uint32_t bs = ad->conf.rx_block_size;
 	struct tpacket_req3 req = {
 		.tp_block_size = bs,
@@ -144,7 +139,57 @@ static int rxq_open(struct afp_dev *ad, struct afp_rxq *rq, int *fanout)
 		.tp_frame_nr = bs / AFP_RX_FRAME_HINT * ad->conf.rx_blocks,
 		.tp_retire_blk_tov = AFP_RX_RETIRE_MS,
 	};
-	TRY("rx ring", setsockopt(rq->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)));
+	return setsockopt(rq->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req));
+}
+
+/* TPACKET_V2: fixed frames, each the user's (and the socket readable) as
+ * soon as it is written, so a lone frame waits for no block timeout.
+ * Frames of the smallest power of two that holds the header and an
+ * MTU-sized frame with its L2 header, in the same memory as the V3 ring;
+ * longer frames (GSO super-frames) come whole through the socket
+ * (PACKET_COPY_THRESH, TP_STATUS_COPY). */
+static int ring_v2(struct afp_dev *ad, struct afp_rxq *rq)
+{
+	uint32_t need = TPACKET_ALIGN(TPACKET2_HDRLEN + 16) + ad->dev.mtu + AFP_L2_MAX;
+	uint32_t fs = AFP_RX_V2_FRAME_MIN;
+	while (fs < need && fs < ad->conf.rx_block_size)
+		fs <<= 1;
+	rq->frame_size = fs;
+	rq->n_frames = ad->conf.rx_block_size / fs * ad->conf.rx_blocks;
+	rq->frame = 0;
+	rq->copy_buf = malloc(AFP_RX_COPY_MAX);
+	if (!rq->copy_buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int one = 1;
+	if (setsockopt(rq->fd, SOL_PACKET, PACKET_COPY_THRESH, &one, sizeof(one)) < 0)
+		return -1;
+	int rcv = AFP_RX_RCVBUF;
+	if (setsockopt(rq->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)) < 0)
+		(void)setsockopt(rq->fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+	struct tpacket_req req = {
+		.tp_block_size = ad->conf.rx_block_size,
+		.tp_block_nr = ad->conf.rx_blocks,
+		.tp_frame_size = fs,
+		.tp_frame_nr = rq->n_frames,
+	};
+	return setsockopt(rq->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req));
+}
+
+/* fanout: the group id queue 0 got, for the others to join (-1: none yet).
+ * A queue in polling mode gets the V3 ring, any other the V2 ring. */
+static int rxq_open(struct afp_dev *ad, uint16_t q, int *fanout)
+{
+	struct afp_rxq *rq = &ad->rxq[q];
+	int rc;
+	rq->v2 = dev_rx_mode(&ad->dev, q) != DEV_RX_MODE_POLLING;
+	rq->fd = packet_socket(rq->v2 ? TPACKET_V2 : TPACKET_V3);
+	if (rq->fd < 0) {
+		base_log("af-packet", "%s: packet socket: %s", ad->dev.name, strerror(-rq->fd));
+		return rq->fd;
+	}
+	TRY("rx ring", rq->v2 ? ring_v2(ad, rq) : ring_v3(ad, rq));
 	void *ring = mmap(NULL, ad->rx_ring_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, rq->fd, 0);
 	TRY("rx ring mmap", ring == MAP_FAILED ? -1 : 0);
 	rq->ring = ring;
@@ -245,6 +290,8 @@ static void afp_stop(struct device *dev)
 			close(rq->fd);
 		rq->ring = NULL;
 		rq->fd = -1;
+		free(rq->copy_buf);
+		rq->copy_buf = NULL;
 		struct afp_txq *tq = &ad->txq[q];
 		if (tq->ring)
 			munmap(tq->ring, ad->tx_ring_size);
@@ -273,7 +320,7 @@ static int afp_start(struct device *dev)
 	int fanout = -1;
 	int rc = 0;
 	for (uint16_t q = 0; q < dev->n_rx_queues && rc == 0; q++)
-		rc = rxq_open(ad, &ad->rxq[q], &fanout);
+		rc = rxq_open(ad, q, &fanout);
 	for (uint16_t q = 0; q < dev->n_tx_queues && rc == 0; q++)
 		rc = txq_open(ad, &ad->txq[q]);
 	if (rc < 0)
@@ -304,6 +351,12 @@ static void afp_stats(struct device *dev, struct dev_counters *c)
 	}
 }
 
+static int afp_rx_fd(struct device *dev, uint16_t queue)
+{
+	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
+	return ad->rxq[queue].fd >= 0 ? ad->rxq[queue].fd : DEV_RX_FD_NONE;
+}
+
 static void afp_destroy(struct device *dev)
 {
 	afp_stop(dev);
@@ -320,13 +373,19 @@ static int afp_format_hw(struct device *dev, char *buf, size_t len)
 	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
 	size_t o = 0;
 #define OUT(...) o += (size_t)snprintf(buf + MIN(o, len), len - MIN(o, len), __VA_ARGS__)
-	OUT("host-if %s (ifindex %d), TPACKET_V3 rx %u x %u-byte blocks, TPACKET_V2 tx %u x %u-byte frames",
+	OUT("host-if %s (ifindex %d), rx ring %u x %u-byte blocks, TPACKET_V2 tx %u x %u-byte frames",
 	    ad->conf.host_if, ad->ifindex, ad->conf.rx_blocks, ad->conf.rx_block_size, ad->conf.tx_frames,
 	    ad->conf.tx_frame_size);
 	for (uint16_t q = 0; q < dev->n_rx_queues; q++) {
 		rxq_harvest(&ad->rxq[q]);
-		OUT("\nrx queue %u: fd %d, block %u, kernel drops %" PRIu64, q, ad->rxq[q].fd, ad->rxq[q].block,
-		    __atomic_load_n(&ad->rxq[q].kernel_drops, __ATOMIC_RELAXED));
+		const struct afp_rxq *rq = &ad->rxq[q];
+		if (rq->v2)
+			OUT("\nrx queue %u: fd %d, TPACKET_V2 %u x %u-byte frames, frame %u, kernel drops %" PRIu64, q,
+			    rq->fd, rq->n_frames, rq->frame_size, rq->frame,
+			    __atomic_load_n(&rq->kernel_drops, __ATOMIC_RELAXED));
+		else
+			OUT("\nrx queue %u: fd %d, TPACKET_V3, block %u, kernel drops %" PRIu64, q, rq->fd, rq->block,
+			    __atomic_load_n(&rq->kernel_drops, __ATOMIC_RELAXED));
 	}
 	for (uint16_t q = 0; q < dev->n_tx_queues; q++)
 		OUT("\ntx queue %u: fd %d, head %u%s", q, ad->txq[q].fd, ad->txq[q].head,
@@ -355,6 +414,7 @@ static const struct device_ops afp_ops = {
 	.stats = afp_stats,
 	.destroy = afp_destroy,
 	.set_mtu = afp_set_mtu,
+	.rx_fd = afp_rx_fd,
 };
 
 static struct device *afp_create(const void *conf, char *err, size_t errlen)

@@ -9,8 +9,8 @@
  * since the pass began as separates it from the pass's first frame in the
  * file; a frame stamped earlier than the one before it goes at once), rx-loops
  * times (0: forever), then produces nothing. Paced, a poll with nothing due
- * allocates nothing; the precision is the graph's idle sleep (up to
- * idle-max-us) plus one poll. A
+ * allocates nothing and, when its thread may sleep, wakes it when the
+ * next frame is due (graph_thread_wake_within: a timerfd). A
  * frame longer than a buffer's data area arrives as a chain of buffers, as
  * a NIC receives a jumbo frame; one the pool cannot hold now is counted as
  * RX-dropped, and one beyond PCAP_RX_MAX_CHAIN buffers as RX-errors. tx appends every frame to tx-file (pcap, Ethernet link type,
@@ -158,6 +158,16 @@ static bool rx_due(const struct pcap_dev *pd, const struct pcap_pkthdr *h, uint6
 	return now - pd->rx_pass_start_ns >= stamp - pd->rx_pass_stamp_ns;
 }
 
+/* Paced, the held frame not due: a sleeping thread wakes when it is
+ * (graph/sleep.c's timerfd), instead of polling for it. */
+static void rx_wake_when_due(const struct pcap_dev *pd, uint64_t now)
+{
+	uint64_t at = pd->rx_pass_start_ns + (stamp_ns(pd->rx_held_h) - pd->rx_pass_stamp_ns);
+	struct graph_thread *t = graph_thread_self();
+	if (t)
+		graph_thread_wake_within(t, at > now ? at - now : 0);
+}
+
 /* The bytes beyond the first buffer into a chain of buffers taken from
  * the pool now: jumbo frames are rare, the common frame pays one branch.
  * Returns 0, or the counter to charge when the frame cannot be kept. */
@@ -199,13 +209,17 @@ static uint32_t pcapdev_rx_burst(struct device *dev, uint16_t queue, uint32_t *b
 		if (!pd->rx_held_h && !rx_read(pd, c, &pd->rx_held_h, &pd->rx_held_data))
 			return 0;
 		now = time_now_ns();
-		if (!rx_due(pd, pd->rx_held_h, now))
+		if (!rx_due(pd, pd->rx_held_h, now)) {
+			rx_wake_when_due(pd, now);
 			return 0;
+		}
 	} else if (!pd->rx) {
 		return 0;
 	}
 	/* Short of buffers, read fewer: the rest waits in the file. */
 	uint32_t got = buffer_alloc(bi, n, -1);
+	if (unlikely(!got))
+		graph_thread_no_block(graph_thread_self()); /* buffers come back without a wakeup */
 	uint32_t k = 0;
 	uint32_t data_size = buffer_main.data_size;
 	while (k < got) {
@@ -341,7 +355,17 @@ static int pcapdev_format_hw(struct device *dev, char *buf, size_t len)
 	return (int)o;
 }
 
+/* Its thread may sleep: frames come only from polls, paced ones by the
+ * wake time rx_burst gives. */
+static int pcapdev_rx_fd(struct device *dev, uint16_t queue)
+{
+	(void)dev;
+	(void)queue;
+	return DEV_RX_FD_SELF;
+}
+
 static const struct device_ops pcapdev_ops = {
+	.rx_fd = pcapdev_rx_fd,
 	.tx_node = "pcap-tx",
 	.format_hw = pcapdev_format_hw,
 	.stop = pcapdev_stop,

@@ -201,7 +201,17 @@ static void tap_destroy(struct device *dev)
 	tap_free(td);
 }
 
+/* The tap thread kicks the polling thread after it fills the rx ring
+ * (tap_thread.c): the thread may sleep. */
+static int tap_rx_fd(struct device *dev, uint16_t queue)
+{
+	(void)dev;
+	(void)queue;
+	return DEV_RX_FD_SELF;
+}
+
 static const struct device_ops tap_ops = {
+	.rx_fd = tap_rx_fd,
 	.tx_node = "tap-tx",
 	.start = tap_start,
 	.stop = tap_stop,

@@ -34,7 +34,7 @@
 
 #include "base/util.h"
 #include "drivers/tap/tap_private.h"
-#include "graph/node.h"
+#include "graph/graph.h"
 
 #define TAP_POLL_MS 1
 #define TAP_READ_BUDGET 256 /* frames read from one fd per turn */
@@ -67,6 +67,18 @@ static void drain_tx(struct tap_dev *td)
 	}
 }
 
+/* After publishing frames: wake the thread polling the rx queue if it
+ * announced sleep (graph/sleep.c; a fence and a load otherwise). The
+ * placement is read without the barrier: a thread that moved the queue
+ * meanwhile polls it at its next loop anyway, woken by the move. */
+static void wake_consumer(struct tap_dev *td)
+{
+	struct graph *g = dev_graph();
+	if (!g || !td->dev.admin_up)
+		return;
+	graph_kick_index(g, td->dev.rxq[0].thread_index, GRAPH_WAKE_HANDOFF);
+}
+
 static void drain_rx(struct tap_dev *td)
 {
 	static uint8_t scratch[65536]; /* frames with no room: read to drop (this thread only) */
@@ -90,6 +102,7 @@ static void drain_rx(struct tap_dev *td)
 			stat_add(&td->st.from_linux, 1);
 		}
 	}
+	wake_consumer(td);
 }
 
 /* One turn over every device; returns how many there were. */

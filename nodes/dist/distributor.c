@@ -191,6 +191,8 @@ static uint32_t distributor_flush_fn(struct node_runtime *rt, struct frame *f)
 	uint32_t k = dist_ordered_take(dist, bi, FRAME_SIZE);
 	if (k)
 		node_enqueue(rt, DISTRIBUTOR_FLUSH_NEXT_INTERFACE_OUTPUT, bi, k);
+	else if (!n && !dist_idle(dist))
+		graph_thread_stay_awake(rt->thread); /* a backlog or the reorder window to move on */
 	return n + k;
 }
 
@@ -201,5 +203,6 @@ static const struct node_reg distributor_flush_node = {
 	.n_next = DISTRIBUTOR_FLUSH_N_NEXT,
 	.next_nodes = { [DISTRIBUTOR_FLUSH_NEXT_INTERFACE_OUTPUT] = "interface-output" },
 	.default_state = NODE_STATE_DISABLED,
+	.can_sleep = true, /* workers' completions kick it through the return rings */
 };
 NODE_REGISTER(distributor_flush_node)

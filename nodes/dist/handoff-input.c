@@ -26,10 +26,26 @@ enum handoff_input_next {
 	HANDOFF_INPUT_N_NEXT,
 };
 
-/* Per thread: the batch's tags. */
+/* Per thread: the batch's tags; when lines last came. */
 struct handoff_input_data {
 	uint16_t tags[FRAME_SIZE];
+	uint64_t last_ticks;
 };
+
+/* Like an adaptive rx queue (drivers/device_rx_mode.c): the worker keeps
+ * polling for this long after its last lines, so a flow whose packets come
+ * closer than this does not pay a wakeup per packet (a ping's reply comes
+ * back through this worker tens of microseconds after its request). */
+#define HANDOFF_INPUT_SPIN_NS 200000ull
+static uint64_t spin_ticks;
+
+static int handoff_input_init(struct node_runtime *rt)
+{
+	(void)rt;
+	if (!spin_ticks)
+		spin_ticks = (uint64_t)(cpu_ticks_per_second() * (double)HANDOFF_INPUT_SPIN_NS / 1e9);
+	return 0;
+}
 
 /* ---- helpers ---- */
 
@@ -59,8 +75,13 @@ static uint32_t handoff_input_fn(struct node_runtime *rt, struct frame *frame)
 	uint32_t n = dist_worker_poll(d, w, bi, hd->tags, FRAME_SIZE);
 	if (unlikely(dist_worker_has_ordered(d, w)))
 		mark_ordered(bi, hd->tags, n);
-	if (n)
+	uint64_t now = cpu_ticks();
+	if (n) {
 		node_next_commit(rt, HANDOFF_INPUT_NEXT_ETHERNET_INPUT, n);
+		hd->last_ticks = now;
+	} else if (unlikely(!dist_worker_idle(d, w)) || now - hd->last_ticks < spin_ticks) {
+		graph_thread_stay_awake(rt->thread); /* a report not taken yet, or lines came just now */
+	}
 	return n;
 }
 
@@ -72,5 +93,7 @@ static const struct node_reg handoff_input_node = {
 	.next_nodes = { [HANDOFF_INPUT_NEXT_ETHERNET_INPUT] = "ethernet-input" },
 	.default_state = NODE_STATE_DISABLED,
 	.runtime_data_size = sizeof(struct handoff_input_data),
+	.init = handoff_input_init,
+	.can_sleep = true, /* the distributor kicks through the handoff ring */
 };
 NODE_REGISTER(handoff_input_node)

@@ -70,6 +70,19 @@ static const char *const ip4_neighbor_error_strings[IP4_NEIGHBOR_N_ERROR] = {
 };
 
 #define SCAN_INTERVAL_NS 1000000ull
+/* With nothing to resolve, apply or age: the longest suspend. The
+ * datapath pokes it (graph_poke_processes) when it learns or creates an
+ * entry, and the barrier when the control plane changed something, so
+ * this bound only paces the aging of a table nobody touches. */
+#define IDLE_SCAN_NS 100000000ull
+
+/* The datapath left work for ip4-neighbor: run it at thread 0's next loop. */
+static void poke(void)
+{
+	struct graph_thread *t = graph_thread_self();
+	if (t)
+		graph_poke_processes(t);
+}
 
 /* ---- the table ---- */
 
@@ -146,6 +159,7 @@ struct ip4_nbr *ip4_nbr_create(uint32_t if_index, uint32_t ip, uint64_t now_ns)
 		n->created_ns = now_ns;
 		nbr.n_used++;
 		nbr.n_incomplete++;
+		poke();
 		return n;
 	}
 	return NULL;
@@ -167,6 +181,7 @@ void ip4_nbr_learn(struct ip4_nbr *n, const uint8_t mac[6], uint64_t now_ns)
 	/* Renewed or new: its next probe is later, or it is a new one whose
 	 * first probe the next aging pass plans. */
 	__atomic_store_n(&nbr.next_age_ns, 0, __ATOMIC_RELAXED);
+	poke();
 }
 
 int ip4_nbr_walk(int (*fn)(const struct ip4_nbr *n, void *ctx), void *ctx)
@@ -376,9 +391,10 @@ static uint32_t ip4_neighbor_fn(struct node_runtime *rt, struct frame *f)
 	uint32_t n_released = 0, n_expired = 0, n_probes = 0;
 	bool dirty = atomic_load_explicit(&nbr.dirty, memory_order_acquire);
 
-	node_suspend(rt, SCAN_INTERVAL_NS);
-	if (!ip4_fib_main || !nbr.n_used)
+	if (!ip4_fib_main || !nbr.n_used) {
+		node_suspend(rt, IDLE_SCAN_NS);
 		return 0;
+	}
 	uint64_t now = ip4_nbr_now();
 	/* An aging pass when the earliest planned probe or deadline is due,
 	 * or when an entry was renewed or the tunables changed since. */
@@ -386,8 +402,16 @@ static uint32_t ip4_neighbor_fn(struct node_runtime *rt, struct frame *f)
 		     (now >= __atomic_load_n(&nbr.next_age_ns, __ATOMIC_RELAXED) ||
 		      nbr.age_reach_ns != ip4_nbr_reachable_timeout_ns ||
 		      nbr.age_interval_ns != ip4_nbr_request_interval_ns);
-	if (!dirty && !nbr.n_incomplete && !aging)
+	if (!dirty && !nbr.n_incomplete && !aging) {
+		/* Until the next aging pass is due, in the engine's time: only
+		 * when the neighbour clock is the engine's (a test's simulated
+		 * clock jumps, and is looked at every scan). */
+		uint64_t at = __atomic_load_n(&nbr.next_age_ns, __ATOMIC_RELAXED);
+		bool same_clock = !ip4_nbr_clock;
+		node_suspend(rt, same_clock && at > now ? MIN(at - now, IDLE_SCAN_NS) : SCAN_INTERVAL_NS);
 		return 0;
+	}
+	node_suspend(rt, SCAN_INTERVAL_NS);
 	uint64_t next_age = UINT64_MAX;
 	ip4_nbr_lock();
 	atomic_store_explicit(&nbr.dirty, false, memory_order_relaxed);

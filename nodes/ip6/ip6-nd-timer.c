@@ -1,6 +1,8 @@
 /* ip6-nd-timer: Neighbor Unreachability Detection's clock and the release
  * of held packets (RFC 4861 §7.2.2, §7.3.3; ip6_neighbor.h has the state
- * machine). A process node on thread 0, every millisecond:
+ * machine). A process node on thread 0, run when poked (graph_poke_processes:
+ * a MAC learnt, a timer wanted; the barrier's release) or every 100 ms, every
+ * millisecond while held packets remain to release:
  *   - gives learnt MACs to the adjacencies (as ip6-neighbor does; the
  *     first of the two to run does it) and sends the packets held on a
  *     neighbour whose MAC is now known back to ip6-lookup;
@@ -76,6 +78,10 @@ static const char *const ip6_nd_timer_error_strings[IP6_ND_TIMER_N_ERROR] = {
 };
 
 #define SCAN_INTERVAL_NS 1000000ull
+/* Nothing flagged: every store of the flags below pokes this node, and the
+ * timers' expiries come through the timer service, so an idle thread 0 need
+ * not wake for it more often than this (docs/power.md). */
+#define IDLE_SCAN_NS 100000000ull
 #define CHUNK 64 /* events handled per lock hold */
 
 struct nd_timer_data {
@@ -255,7 +261,7 @@ static uint32_t ip6_nd_timer_fn(struct node_runtime *rt, struct frame *f)
 	(void)f;
 	struct nd_timer_data *d = rt->data;
 	static struct pass p; /* thread 0 only */
-	node_suspend(rt, SCAN_INTERVAL_NS);
+	node_suspend(rt, IDLE_SCAN_NS);
 	struct timer_service *ts = timer_service_of(rt->thread);
 	if (ts && ts != d->ts) {
 		d->ts = ts;
@@ -276,8 +282,10 @@ static uint32_t ip6_nd_timer_fn(struct node_runtime *rt, struct frame *f)
 	ip6_nbr_lock();
 	ip6_nbr_each_locked(pass_one, &p);
 	ip6_nbr_unlock();
-	if (p.more)
+	if (p.more) {
 		atomic_store_explicit(&ip6_nbr_release_dirty, true, memory_order_relaxed);
+		node_suspend(rt, SCAN_INTERVAL_NS);
+	}
 	node_count_error(rt, IP6_ND_TIMER_ERROR_RELEASED, p.n_released);
 	node_enqueue(rt, IP6_ND_TIMER_NEXT_LOOKUP, p.released, p.n_released);
 	return p.n_released;

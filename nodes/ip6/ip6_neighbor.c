@@ -8,6 +8,7 @@
 #include "drivers/device.h"
 #include "nodes/ethernet.h"
 #include "nodes/ip6/ip6_interface.h"
+#include "graph/node.h"
 #include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/ip6/ip6_route.h"
 
@@ -115,6 +116,9 @@ void ip6_nbr_mark_apply(struct ip6_nbr *n)
 	n->flags |= IP6_NBR_F_APPLY;
 	atomic_store_explicit(&ip6_nbr_release_dirty, true, memory_order_release);
 	atomic_store_explicit(&ip6_nbr_dirty, true, memory_order_release);
+	struct graph_thread *t = graph_thread_self();
+	if (t)
+		graph_poke_processes(t); /* ip6-neighbor applies it at once */
 }
 
 #define mark_apply ip6_nbr_mark_apply
@@ -155,6 +159,9 @@ void ip6_nbr_timer_want(struct ip6_nbr *n, uint64_t in_ns)
 	n->timer_in_ns = in_ns;
 	n->flags |= IP6_NBR_F_ARM;
 	atomic_store_explicit(&ip6_nbr_arm_dirty, true, memory_order_release);
+	struct graph_thread *t = graph_thread_self();
+	if (t)
+		graph_poke_processes(t); /* ip6-nd-timer arms it at once (control: the barrier's release does) */
 }
 
 void ip6_nbr_set_state(struct ip6_nbr *n, enum ip6_nbr_state state, uint64_t now_ns)

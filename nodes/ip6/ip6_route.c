@@ -318,13 +318,19 @@ void ip6_route_nbr_unresolve(const struct ip6_nbr *n)
  * what ip6-nd learnt (the FIB takes one updater at a time; ip6-nd runs on
  * every worker). Every millisecond, work only when something changed. */
 #define IP6_NBR_SCAN_NS 1000000ull
+/* Nothing dirty: whoever sets ip6_nbr_dirty on the datapath pokes it
+ * (graph_poke_processes), and the barrier does for the control plane; this
+ * bound is a safety net only. */
+#define IP6_NBR_IDLE_NS 100000000ull
 
 static uint32_t ip6_neighbor_fn(struct node_runtime *rt, struct frame *f)
 {
 	(void)f;
-	node_suspend(rt, IP6_NBR_SCAN_NS);
-	if (!atomic_load_explicit(&ip6_nbr_dirty, memory_order_acquire))
+	if (!atomic_load_explicit(&ip6_nbr_dirty, memory_order_acquire)) {
+		node_suspend(rt, IP6_NBR_IDLE_NS);
 		return 0;
+	}
+	node_suspend(rt, IP6_NBR_SCAN_NS);
 	uint32_t k = ip6_route_nbr_apply_all();
 	node_count_error(rt, 0, k);
 	return 0;

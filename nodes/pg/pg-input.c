@@ -74,6 +74,15 @@ static uint32_t stream_budget(struct pg_stream *s)
 	return (uint32_t)n;
 }
 
+/* A paced stream with no token yet: its thread may sleep until the next
+ * one is due (graph/sleep.c wakes it by timerfd), never spins for it. */
+static __attribute__((noinline)) void pace_wake(struct node_runtime *rt, const struct pg_stream *s)
+{
+	double ticks = (1.0 - s->tokens) / s->tokens_per_tick;
+	double ns = ticks > 0 ? ticks * 1e9 / cpu_ticks_per_second() : 0;
+	graph_thread_wake_within(rt->thread, (uint64_t)ns);
+}
+
 static uint32_t next_size(const struct pg_edit *e, struct pg_cursor *cur)
 {
 	switch (e->size_mode) {
@@ -177,14 +186,19 @@ static void trace_fill(struct node_runtime *rt, struct pg_stream *s, const uint3
 static uint32_t stream_generate(struct node_runtime *rt, struct pg_stream *s)
 {
 	uint32_t n = stream_budget(s);
-	if (!n)
+	if (!n) {
+		if (s->tokens_per_tick > 0)
+			pace_wake(rt, s);
 		return 0;
+	}
 	uint32_t *bi = node_next_slots(rt, s->next_index, n);
 	uint32_t got = buffer_alloc(bi, n, -1);
 	if (unlikely(got < n))
 		node_count_error(rt, PG_INPUT_ERROR_NO_BUFFERS, n - got);
-	if (unlikely(!got))
+	if (unlikely(!got)) {
+		graph_thread_no_block(rt->thread); /* buffers come back without a wakeup */
 		return 0;
+	}
 
 	/* Plain loop over stack copies of the stream's fields. Measured for
 	 * 64-byte UDP with incrementing address and port: ~127 instructions
@@ -251,5 +265,6 @@ static const struct node_reg pg_input_node = {
 	.error_strings = pg_input_error_strings,
 	.format_trace = pg_input_format_trace,
 	.default_state = NODE_STATE_POLLING,
+	.can_sleep = true,
 };
 NODE_REGISTER(pg_input_node)

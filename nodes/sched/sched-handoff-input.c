@@ -48,5 +48,6 @@ static const struct node_reg sched_handoff_input_node = {
 	.n_next = SCHED_HANDOFF_INPUT_N_NEXT,
 	.next_nodes = { [SCHED_HANDOFF_INPUT_NEXT_SCHED_EGRESS] = "sched-egress" },
 	.default_state = NODE_STATE_DISABLED,
+	.can_sleep = true, /* sched-egress kicks through the handoff ring */
 };
 NODE_REGISTER(sched_handoff_input_node)

@@ -399,6 +399,14 @@ uint32_t dist_flush(struct dist *d)
 	return n + publish_all(d);
 }
 
+bool dist_idle(const struct dist *d)
+{
+	for (uint32_t w = 0; w < d->n_workers; w++)
+		if (d->tx[w].n_backlog)
+			return false;
+	return d->win.next == d->win.head && !d->win.n_loose;
+}
+
 uint64_t dist_outstanding(const struct dist *d)
 {
 	uint64_t n = 0;

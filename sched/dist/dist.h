@@ -146,6 +146,15 @@ uint32_t dist_flush(struct dist *d);
  * ordered packets not yet released by dist_ordered_take. */
 uint64_t dist_outstanding(const struct dist *d);
 
+/* The distributor thread may sleep (graph/sleep.c): nothing waits in a
+ * backlog or in the reorder window, so whatever is left is at the workers,
+ * whose completions kick it through the return rings. */
+bool dist_idle(const struct dist *d);
+
+/* Worker w may sleep: it holds no batch it could not report yet (a full
+ * return ring), so the distributor's next lines kick it. */
+bool dist_worker_idle(const struct dist *d, uint32_t w);
+
 /* Packets worker w can still be given without a drop: free backlog slots. */
 uint32_t dist_room(const struct dist *d, uint32_t w);
 

@@ -135,6 +135,11 @@ int dist_worker_done(struct dist *d, uint32_t w)
 	return report(d, w) ? 0 : -EAGAIN;
 }
 
+bool dist_worker_idle(const struct dist *d, uint32_t w)
+{
+	return !d->rx[w].n_held && !d->rx[w].ret_line.n;
+}
+
 bool dist_worker_has_ordered(const struct dist *d, uint32_t w)
 {
 	return (d->rx[w].flags & DIST_LINE_ORDERED) != 0;
