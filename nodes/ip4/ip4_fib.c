@@ -75,6 +75,20 @@ static inline bool rule_key_eq(uint32_t a, uint32_t b)
 
 FIB_RULES_DEFINE(rule, struct rule_slot, struct rule_table, uint32_t, rule_hash, rule_key_eq)
 
+void ip4_rules_free(struct ip4_fib *fib)
+{
+	for (int l = 0; l <= 32; l++)
+		rule_free(&fib->rules[l]);
+}
+
+uint64_t ip4_rules_bytes(const struct ip4_fib *fib)
+{
+	uint64_t b = 0;
+	for (int l = 0; l <= 32; l++)
+		b += rule_bytes(&fib->rules[l]);
+	return b;
+}
+
 /* ---- tbl8 groups ---- */
 
 static uint32_t group_alloc(struct ip4_fib *fib)
@@ -229,10 +243,7 @@ void ip4_fib_flush(struct ip4_fib *fib)
 		if (e & IP4_FIB_E_EXT)
 			group_retire(fib, e & IP4_FIB_E_VALUE_MASK);
 	}
-	for (int l = 0; l <= 32; l++) {
-		free(fib->rules[l].slots);
-		fib->rules[l] = (struct rule_table){ 0 };
-	}
+	ip4_rules_free(fib);
 	fib->n_routes = 0;
 	fib->len_used = 0;
 }
@@ -257,11 +268,9 @@ int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r,
 		return -ENOMEM;
 	uint32_t n = 0;
 	for (uint32_t l = 0; l <= 32; l++) {
-		const struct rule_table *rt = &fib->rules[l];
-		for (uint32_t i = 0; rt->slots && i <= rt->mask; i++)
-			if (rt->slots[i].val != FIB_RULE_EMPTY)
-				v[n++] = (struct ip4_route){ rt->slots[i].key, (uint8_t)l,
-							     rt->slots[i].val };
+		uint32_t pos = 0;
+		for (const struct rule_slot *s; (s = rule_next(&fib->rules[l], &pos));)
+			v[n++] = (struct ip4_route){ s->key, (uint8_t)l, s->val };
 	}
 	qsort(v, n, sizeof(*v), route_cmp);
 	int rc = 0;
