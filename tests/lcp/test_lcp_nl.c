@@ -19,7 +19,9 @@
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
 #include "nodes/lcp/lcp.h"
+#include "nodes/ip4/ip4_route_private.h"
 #include "nodes/lcp/lcp_nl.h"
+#include "nodes/lcp/lcp_nl_route.h"
 #include "tests/check_run.h"
 #include "tests/graph_fixture.h"
 
@@ -461,6 +463,53 @@ START_TEST(sweep_in_steps)
 }
 END_TEST
 
+/* The hold bound, structurally: no one message costs in proportion to the
+ * tables. 100,000 routes, as bench/lcp loads them, then their deletes:
+ * the per-source store's and the route book's incremental rehashes move at
+ * most a few buckets' chains per message (16 buckets, REHASH_STEP, at one
+ * entry per bucket on average), although both double several times on the
+ * way up; and every route is there at the end. (The FIB's own store is
+ * bounded the same way: tests/ip4's fib_rules test.) */
+#define SCALE_ROUTES 100000u
+#define MOVES_PER_MESSAGE_MAX 96u
+
+static uint32_t scale_prefix(uint32_t i)
+{
+	return NET(20, 0, 0, 0) + i * 4; /* /30s, distinct */
+}
+
+START_TEST(growth_bounded_per_message)
+{
+	uint64_t src0 = ip4_route_src_rehashed(), book0 = lcp_nl_route_rehashed();
+	uint64_t worst_src = 0, worst_book = 0;
+	for (uint32_t i = 0; i < SCALE_ROUTES; i++) {
+		uint64_t s = ip4_route_src_rehashed(), b = lcp_nl_route_rehashed();
+		ck_assert(apply(route_via(RTM_NEWROUTE, scale_prefix(i), 30, NET(10, 1, 0, 2), TAP_IFINDEX)));
+		worst_src = MAX(worst_src, ip4_route_src_rehashed() - s);
+		worst_book = MAX(worst_book, lcp_nl_route_rehashed() - b);
+	}
+	/* The stores did grow (from 256 and 1,024 buckets to 131,072), so the
+	 * bound below is about rehashing, not its absence. */
+	ck_assert_uint_gt(ip4_route_src_rehashed() - src0, SCALE_ROUTES);
+	ck_assert_uint_gt(lcp_nl_route_rehashed() - book0, SCALE_ROUTES);
+	ck_assert_uint_le(worst_src, MOVES_PER_MESSAGE_MAX);
+	ck_assert_uint_le(worst_book, MOVES_PER_MESSAGE_MAX);
+	ck_assert_uint_eq(lcp_nl_stats.routes, SCALE_ROUTES);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), SCALE_ROUTES);
+	for (uint32_t i = 0; i < SCALE_ROUTES; i += 997)
+		assert_via(scale_prefix(i), 30, NET(10, 1, 0, 2));
+	for (uint32_t i = 0; i < SCALE_ROUTES; i++) {
+		uint64_t s = ip4_route_src_rehashed(), b = lcp_nl_route_rehashed();
+		ck_assert(apply(route(RTM_DELROUTE, scale_prefix(i), 30, RTN_UNICAST, RTPROT_STATIC)));
+		ck_assert_uint_le(ip4_route_src_rehashed() - s, MOVES_PER_MESSAGE_MAX);
+		ck_assert_uint_le(lcp_nl_route_rehashed() - b, MOVES_PER_MESSAGE_MAX);
+	}
+	ck_assert_uint_eq(lcp_nl_stats.routes, 0);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 0);
+	ck_assert_ptr_null(fib_adj(scale_prefix(5), 30));
+}
+END_TEST
+
 /* CLI over Linux for one prefix; each source removes only its own. */
 START_TEST(sources_and_precedence)
 {
@@ -613,6 +662,7 @@ static Suite *lcp_nl_suite(void)
 	tcase_add_test(tc, nexthop_index);
 	tcase_add_test(tc, unsupported_families);
 	tcase_add_test(tc, sweep_in_steps);
+	tcase_add_test(tc, growth_bounded_per_message);
 	tcase_add_test(tc, sources_and_precedence);
 	tcase_add_test(tc, resync_sweep);
 	tcase_add_test(tc, neighbours);
