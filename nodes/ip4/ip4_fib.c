@@ -280,6 +280,17 @@ int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r,
 	return rc;
 }
 
+uint32_t ip4_fib_routes_of_len(const struct ip4_fib *fib, uint8_t len, struct ip4_route *out, uint32_t max)
+{
+	if (len > 32)
+		return 0;
+	const struct rule_table *rt = &fib->rules[len];
+	uint32_t pos = 0, n = 0;
+	for (const struct rule_slot *s; n < max && (s = rule_next(rt, &pos));)
+		out[n++] = (struct ip4_route){ s->key, len, s->val };
+	return max ? n : rt->n;
+}
+
 /* ---- bulk lookup ---- */
 
 /* Prefetch the tbl24 lines of a whole chunk, then look them up four at a

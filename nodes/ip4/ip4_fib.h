@@ -170,6 +170,12 @@ struct ip4_route {
 int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r, void *ctx),
 		 void *ctx);
 
+/* The routes of one prefix length, unordered, into out (at most max);
+ * returns how many there are (max 0: just count). For walks that must not
+ * hold the barrier for the whole table: one length per hold (show ip fib).
+ * Control call. */
+uint32_t ip4_fib_routes_of_len(const struct ip4_fib *fib, uint8_t len, struct ip4_route *out, uint32_t max);
+
 /* How a table was mapped. THP is advice: the kernel may still give 4 KB
  * pages (AnonHugePages in /proc/self/smaps says what it gave). */
 enum ip4_fib_pages {

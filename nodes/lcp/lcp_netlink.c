@@ -42,8 +42,12 @@
 #include "nodes/lcp/lcp_nl.h"
 
 /* Batches: under the graph barrier, at most BATCH_MAX messages and
- * HOLD_BUDGET_NS per hold (a /16 rewrites 256 FIB entries, a /8 65,536),
- * BATCH_DELAY_NS after the first of a batch arrived. */
+ * HOLD_BUDGET_NS per hold, the clock read after every message (a /16
+ * rewrites 256 FIB entries, a /8 65,536: one message may cost 100 us, so
+ * a hold ends at most one message past its budget); BATCH_DELAY_NS after
+ * the first of a batch arrived. No one message costs in proportion to the
+ * tables: the route stores grow by incremental rehash, a few buckets per
+ * update (nodes/fib_rules.h, ip4_route_src.c, lcp_nl_route.c). */
 #define BATCH_MAX 1024
 #define HOLD_BUDGET_NS 500000ull
 #define BATCH_DELAY_NS 1000000ull
@@ -162,7 +166,7 @@ static void batch_flush(struct listener *l)
 			const struct nlmsghdr *nlh = (const void *)(l->batch.p + off);
 			lcp_nl_apply(&ctx, nlh);
 			off += NLMSG_ALIGN(nlh->nlmsg_len);
-			if ((++n & 15) == 0 && time_now_ns() - t0 >= HOLD_BUDGET_NS)
+			if (++n < BATCH_MAX && time_now_ns() - t0 >= HOLD_BUDGET_NS)
 				break;
 		}
 		redump |= lcp_nl_redump_wanted; /* shared by the listeners: read under the barrier */
