@@ -126,6 +126,9 @@ static cJSON *netlink_json(void)
 	cJSON_AddNumberToObject(o, "held_max", (double)st->held_max);
 	cJSON_AddNumberToObject(o, "nh_routes", (double)st->nh_routes);
 	cJSON_AddNumberToObject(o, "linux_routes", (double)st->routes);
+	cJSON_AddNumberToObject(o, "hold_max_ns", (double)st->hold_max_ns);
+	cJSON_AddNumberToObject(o, "hold_cpu_max_ns", (double)st->hold_cpu_max_ns);
+	cJSON_AddNumberToObject(o, "routes_changed_unix_ns", (double)st->routes_changed_unix_ns);
 	return o;
 }
 

@@ -145,6 +145,22 @@ static void resync_start(struct listener *l, const char *why);
 
 /* ---- batches ---- */
 
+/* The calling thread's CPU time: a hold's own work, without the time the
+ * thread was preempted while holding (a loaded box). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void max_store(_Atomic uint64_t *m, uint64_t v)
 {
 	if (v > *m)
@@ -158,9 +174,10 @@ static void batch_flush(struct listener *l)
 	struct lcp_nl_ctx ctx = { .netns = l->netns, .gen = l->gen };
 	bool redump = false;
 	for (size_t off = 0; off < l->batch.len;) {
+		uint64_t routes = lcp_nl_stats.routes;
 		if (g)
 			graph_barrier_sync(g);
-		uint64_t t0 = time_now_ns();
+		uint64_t t0 = time_now_ns(), c0 = thread_cpu_ns();
 		uint32_t n = 0;
 		while (off < l->batch.len && n < BATCH_MAX) {
 			const struct nlmsghdr *nlh = (const void *)(l->batch.p + off);
@@ -171,10 +188,15 @@ static void batch_flush(struct listener *l)
 		}
 		redump |= lcp_nl_redump_wanted; /* shared by the listeners: read under the barrier */
 		lcp_nl_redump_wanted = false;
+		uint64_t c1 = thread_cpu_ns(), t1 = time_now_ns();
 		if (g)
 			graph_barrier_release(g);
 		lcp_nl_stats.batches++;
 		max_store(&lcp_nl_stats.max_batch, n);
+		max_store(&lcp_nl_stats.hold_max_ns, t1 - t0);
+		max_store(&lcp_nl_stats.hold_cpu_max_ns, c1 - c0);
+		if (lcp_nl_stats.routes != routes) /* for bench/lcp: when the FIB last changed, without polling */
+			lcp_nl_stats.routes_changed_unix_ns = unix_ns();
 	}
 	msgbuf_clear(&l->batch);
 	if (redump) {
