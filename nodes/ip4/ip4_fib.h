@@ -148,6 +148,12 @@ int ip4_fib_add(struct ip4_fib *fib, uint32_t prefix, uint8_t len, uint32_t resu
  * Control call. */
 int ip4_fib_del(struct ip4_fib *fib, uint32_t prefix, uint8_t len);
 
+/* Fault in, outside the barrier, the table pages an add of prefix/len
+ * (host order) may write first (tbl24's, and the groups' next 2 MB), so
+ * the add under the barrier pays no page fault. Any control thread, any
+ * time, beside lookups and updates; a no-op once they are in. */
+void ip4_fib_prefault(struct ip4_fib *fib, uint32_t prefix_h, uint8_t len);
+
 /* Exact match: 0 and *result when prefix/len is a route, else -ENOENT. */
 int ip4_fib_get(const struct ip4_fib *fib, uint32_t prefix, uint8_t len, uint32_t *result);
 

@@ -50,6 +50,13 @@ struct ip4_fib {
 
 	struct rule_table rules[33];
 
+	/* Page faults kept out of barrier holds (ip4_fib_prefault): which
+	 * 2 MB regions of tbl24 are populated, a bit each; the groups from 0
+	 * up to groups_populated are, and groups_hw is one past the highest
+	 * group ever allocated (stored under the barrier, read outside it). */
+	_Atomic uint64_t tbl24_populated[(IP4_FIB_TBL24_BYTES >> 21) / 64 + 1];
+	_Atomic uint32_t groups_populated, groups_hw;
+
 	/* load balances (ip4_fib_lb.c): buckets for the datapath, paths here */
 	struct ip4_lb *lb;
 	struct ip4_lb_ctl *lb_ctl;

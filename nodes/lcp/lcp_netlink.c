@@ -40,6 +40,7 @@
 #include "graph/graph.h"
 #include "nodes/lcp/lcp.h"
 #include "nodes/lcp/lcp_nl.h"
+#include "nodes/lcp/lcp_nl_route.h"
 
 /* Batches: under the graph barrier, at most BATCH_MAX messages and
  * HOLD_BUDGET_NS per hold, the clock read after every message (a /16
@@ -167,6 +168,17 @@ static void max_store(_Atomic uint64_t *m, uint64_t v)
 		*m = v;
 }
 
+/* Before a hold: the FIB pages the next hold's routes write, faulted in
+ * with the datapath running (a THP fault may compact memory first). */
+static void prefault(const struct msgbuf *b, size_t off)
+{
+	for (uint32_t n = 0; off < b->len && n < BATCH_MAX; n++) {
+		const struct nlmsghdr *nlh = (const void *)(b->p + off);
+		lcp_nl_route_prefault(nlh);
+		off += NLMSG_ALIGN(nlh->nlmsg_len);
+	}
+}
+
 /* Apply the batch in holds of BATCH_MAX messages, HOLD_BUDGET_NS at most. */
 static void batch_flush(struct listener *l)
 {
@@ -175,6 +187,7 @@ static void batch_flush(struct listener *l)
 	bool redump = false;
 	for (size_t off = 0; off < l->batch.len;) {
 		uint64_t routes = lcp_nl_stats.routes;
+		prefault(&l->batch, off);
 		if (g)
 			graph_barrier_sync(g);
 		uint64_t t0 = time_now_ns(), c0 = thread_cpu_ns();

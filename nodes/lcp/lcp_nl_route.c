@@ -5,7 +5,10 @@
  * proportion to the book: the pool grows by chunks that never move (no
  * realloc copying 500,000 records), and the buckets double by an
  * incremental rehash, REHASH_STEP old buckets per note or forget. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -321,4 +324,25 @@ void lcp_nl_route_reset(void)
 	free(book.bucket);
 	memset(&book, 0, sizeof(book));
 	lcp_nl_stats.routes = 0;
+}
+
+void lcp_nl_route_prefault(const struct nlmsghdr *nlh)
+{
+	/* Set once under the barrier (the first address or route) and kept:
+	 * read as a published pointer. */
+	struct ip4_fib *fib = __atomic_load_n(&ip4_fib_main, __ATOMIC_ACQUIRE);
+	if (!fib || nlh->nlmsg_type != RTM_NEWROUTE || nlh->nlmsg_len < NLMSG_SPACE(sizeof(struct rtmsg)))
+		return;
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	if (rtm->rtm_family != AF_INET || rtm->rtm_dst_len > 32)
+		return;
+	const struct nlattr *a;
+	mnl_attr_for_each(a, nlh, sizeof(*rtm)) {
+		if (mnl_attr_get_type(a) == RTA_DST && mnl_attr_get_payload_len(a) == 4) {
+			ip4_fib_prefault(fib, ntohl(mnl_attr_get_u32(a)), rtm->rtm_dst_len);
+			return;
+		}
+	}
+	if (rtm->rtm_dst_len == 0)
+		ip4_fib_prefault(fib, 0, 0);
 }

@@ -46,6 +46,12 @@ uint32_t lcp_nl_sweep_addrs(uint32_t gen);
  * note). */
 uint64_t lcp_nl_route_rehashed(void);
 
+/* Outside the barrier, before a batch: fault in the FIB pages the route
+ * of nlh (an RTM_NEWROUTE, else nothing) will write (ip4_fib_prefault),
+ * so that its hold pays no page fault. */
+struct nlmsghdr;
+void lcp_nl_route_prefault(const struct nlmsghdr *nlh);
+
 /* Empty the book (lcp_nl_map_reset). */
 void lcp_nl_route_reset(void);
 
