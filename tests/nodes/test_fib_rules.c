@@ -38,7 +38,11 @@ static inline bool eq(uint32_t a, uint32_t b)
 
 FIB_RULES_DEFINE(t, struct slot, struct table, uint32_t, hash, eq)
 
+#ifdef TEST_SANITIZED
+#define N 100000u /* a tenth under the sanitizers: still 14 resizes each way */
+#else
 #define N 1000000u
+#endif
 #define STEP_MAX (FIB_RULE_PREP_STEP > FIB_RULE_MIGRATE_STEP ? FIB_RULE_PREP_STEP : FIB_RULE_MIGRATE_STEP)
 
 static uint32_t key(uint32_t i)
@@ -73,7 +77,7 @@ START_TEST(resize_spread_over_updates)
 	}
 	ck_assert_uint_eq(rt.n, N);
 	ck_assert_uint_ge(rt.mask + 1, 2 * N); /* it grew ... */
-	ck_assert_uint_ge(resizes, 17);          /* ... from 16 slots, step by step */
+	ck_assert_uint_ge(resizes, N > 500000 ? 17 : 14); /* ... from 16 slots, step by step */
 	ck_assert_uint_le(worst, STEP_MAX);
 	assert_present(&rt, 0, N);
 	/* The walk sees each key once, whichever array holds it. */
