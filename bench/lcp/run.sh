@@ -150,15 +150,24 @@ kernel() {
 		>>"$out/kernel-$1.txt"
 }
 
+# The listener's longest hold since `clear lcp`, wall and own CPU, us
+# (0 0 from builds without them).
+listener_holds() {
+	ctl show lcp json | python3 -c 'import json,sys; n=json.load(sys.stdin)["netlink"]
+print("%.1f %.1f" % (n.get("hold_max_ns", 0) / 1000, n.get("hold_cpu_max_ns", 0) / 1000))'
+}
+
 # through N ROUND: sluice following the same load
 through() {
-	local n=$1 t0 t1 t2 t3 hold_add hold_del
+	local n=$1 t0 t1 t2 t3 hold_add hold_del lh_add lh_del
 	start
 	ctl clear runtime >/dev/null
+	ctl clear lcp >/dev/null 2>&1 || true # the listener's hold figures, from here (older builds: none)
 	t0=$(now_ns)
 	ip -n "$ns_c" -batch "$out/s$n.add"
 	t1=$(wait_routes "$n")
 	hold_add=$(ctl show threads json | python3 -c 'import json,sys; print(json.load(sys.stdin)["barrier"]["hold_max_ns"])')
+	lh_add=$(listener_holds)
 	if [ "$2" = 1 ]; then
 		ip -j -n "$ns_c" route show table main >"$out/kernel.json"
 		ctl show ip fib json >"$out/fib.json"
@@ -167,14 +176,15 @@ through() {
 	fi
 	ctl show lcp | grep '^netlink' >&2
 	ctl clear runtime >/dev/null
+	ctl clear lcp >/dev/null 2>&1 || true
 	t2=$(now_ns)
 	ip -n "$ns_c" -batch "$out/s$n.del"
 	t3=$(wait_routes 0)
 	hold_del=$(ctl show threads json | python3 -c 'import json,sys; print(json.load(sys.stdin)["barrier"]["hold_max_ns"])')
-	# The listener's own view (adds and deletes): its longest hold, wall and
+	lh_del=$(listener_holds)
+	# The listener's own view, adds and deletes: its longest hold, wall and
 	# its own CPU time (wall minus the time it was preempted holding).
-	ctl show lcp json | python3 -c 'import json,sys; n=json.load(sys.stdin)["netlink"]
-print("%.1f %.1f" % (n.get("hold_max_ns", 0) / 1000, n.get("hold_cpu_max_ns", 0) / 1000))' >>"$out/listener-$n.txt"
+	echo "$lh_add $lh_del" | awk '{ printf "%.1f %.1f\n", ($1 > $3 ? $1 : $3), ($2 > $4 ? $2 : $4) }' >>"$out/listener-$n.txt"
 	stop
 	awk -v n="$n" -v a=$((t1 - t0)) -v d=$((t3 - t2)) -v ha="$hold_add" -v hd="$hold_del" \
 		'BEGIN { printf "%.0f %.0f %.1f %.1f\n", n * 1e9 / a, n * 1e9 / d, ha / 1000, hd / 1000 }' >>"$out/sluice-$n.txt"
