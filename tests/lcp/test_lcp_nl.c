@@ -6,7 +6,9 @@
  * Bad and garbage messages are refused and counted, and change nothing. */
 #include <arpa/inet.h>
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <libmnl/libmnl.h>
 #include <linux/neighbour.h>
@@ -14,6 +16,7 @@
 #include <linux/rtnetlink.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/ip4/ip4_interface.h"
@@ -510,6 +513,39 @@ START_TEST(growth_bounded_per_message)
 }
 END_TEST
 
+/* `show ip fib` of a big table does not hold the datapath for its walk:
+ * the prefixes one length per hold, then 256 routes per hold (counted
+ * from the barrier's own statistics), and every route shows once, in
+ * order. */
+START_TEST(show_fib_in_holds)
+{
+	const uint32_t n = 3000;
+	for (uint32_t i = 0; i < n; i++) /* one per /20, lengths /20 to /32 in turn */
+		ck_assert(apply(route_via(RTM_NEWROUTE, NET(20, 0, 0, 0) + (i << 12), (uint8_t)(20 + i % 13), NET(10, 1, 0, 2),
+					  TAP_IFINDEX)));
+	cli_set_graph(g);
+	struct graph_barrier_stats st0, st;
+	graph_barrier_stats(g, &st0);
+	char *out = NULL;
+	int rc = cli_exec_line("show ip fib json", &out);
+	ck_assert_msg(rc == 0, "show ip fib json: %d %s", rc, out ? out : "");
+	graph_barrier_stats(g, &st);
+	cJSON *j = cJSON_Parse(out);
+	free(out);
+	ck_assert_ptr_nonnull(j);
+	const cJSON *routes = cJSON_GetObjectItem(j, "routes");
+	ck_assert_int_eq(cJSON_GetArraySize(routes), (int)n);
+	/* 33 lengths, then ceil(3000 / 256) = 12 chunks: 45 holds, none of the whole table. */
+	ck_assert_uint_eq(st.holds - st0.holds, 33 + (n + 255) / 256);
+	const cJSON *first = cJSON_GetArrayItem(routes, 0), *last = cJSON_GetArrayItem(routes, (int)n - 1);
+	ck_assert_str_eq(cJSON_GetObjectItem(first, "prefix")->valuestring, "20.0.0.0/20");
+	ck_assert_str_eq(cJSON_GetObjectItem(first, "source")->valuestring, "linux/static");
+	ck_assert_str_eq(cJSON_GetObjectItem(last, "next_hop")->valuestring, "10.1.0.2");
+	cJSON_Delete(j);
+	cli_set_graph(NULL);
+}
+END_TEST
+
 /* CLI over Linux for one prefix; each source removes only its own. */
 START_TEST(sources_and_precedence)
 {
@@ -663,6 +699,7 @@ static Suite *lcp_nl_suite(void)
 	tcase_add_test(tc, unsupported_families);
 	tcase_add_test(tc, sweep_in_steps);
 	tcase_add_test(tc, growth_bounded_per_message);
+	tcase_add_test(tc, show_fib_in_holds);
 	tcase_add_test(tc, sources_and_precedence);
 	tcase_add_test(tc, resync_sweep);
 	tcase_add_test(tc, neighbours);
