@@ -513,6 +513,70 @@ START_TEST(growth_bounded_per_message)
 }
 END_TEST
 
+/* The book through its incremental rehashes with adds and removes mixed
+ * (a resync's dump and held deletes do that): its count is the reference
+ * set's after every operation, so no record is lost or doubled mid-rehash. */
+START_TEST(book_random_against_reference)
+{
+	enum { KEYS = 40000, OPS = 400000 };
+	static bool in[KEYS];
+	uint32_t n = 0, x = 12345;
+	memset(in, 0, sizeof(in));
+	for (uint32_t op = 0; op < OPS; op++) {
+		x = x * 1103515245u + 12345u;
+		uint32_t k = (x >> 8) % KEYS;
+		/* mostly adds in the first half, mostly removes in the second */
+		bool add = ((x >> 4) & 7) < (op < OPS / 2 ? 6u : 2u);
+		uint32_t dst = htonl(NET(30, 0, 0, 0) + k * 256);
+		if (add) {
+			struct lcp_nl_route r = { .dst = dst, .plen = 24, .gen = op };
+			ck_assert_int_eq(lcp_nl_route_note(&r), 0);
+			n += !in[k];
+			in[k] = true;
+		} else {
+			lcp_nl_route_forget(dst, 24);
+			n -= in[k];
+			in[k] = false;
+		}
+		ck_assert_uint_eq(lcp_nl_stats.routes, n);
+	}
+	ck_assert_uint_gt(lcp_nl_route_rehashed(), KEYS / 2);
+}
+END_TEST
+
+/* The same for the per-source store (ip4_route_src.c) and the FIB's own
+ * store behind it: counts and the FIB's answer after every operation. */
+START_TEST(sources_random_against_reference)
+{
+	enum { KEYS = 40000, OPS = 300000 };
+	static bool in[KEYS];
+	uint32_t n = 0, x = 777;
+	memset(in, 0, sizeof(in));
+	const struct ip4_route_path p = { .kind = IP4_ADJ_REWRITE, .next_hop = htonl(NET(10, 1, 0, 2)),
+					  .if_index = dev_a->index };
+	for (uint32_t op = 0; op < OPS; op++) {
+		x = x * 1103515245u + 12345u;
+		uint32_t k = (x >> 8) % KEYS;
+		bool add = ((x >> 4) & 7) < (op < OPS / 2 ? 6u : 2u);
+		uint32_t pfx = NET(30, 0, 0, 0) + k * 64;
+		if (add) {
+			ck_assert_int_eq(ip4_route_src_add(IP4_SRC_LINUX, htonl(pfx), 26, &p, err, sizeof(err)), 0);
+			n += !in[k];
+			in[k] = true;
+		} else {
+			int rc = ip4_route_src_del(IP4_SRC_LINUX, htonl(pfx), 26, err, sizeof(err));
+			ck_assert_int_eq(rc, in[k] ? 0 : -ENOENT);
+			n -= in[k];
+			in[k] = false;
+		}
+		ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), n);
+		if ((op & 255) == 0)
+			ck_assert_uint_eq(fib_adj(pfx, 26) != NULL, in[k]);
+	}
+	ck_assert_uint_gt(ip4_route_src_rehashed(), KEYS / 2);
+}
+END_TEST
+
 /* `show ip fib` of a big table does not hold the datapath for its walk:
  * the prefixes one length per hold, then 256 routes per hold (counted
  * from the barrier's own statistics), and every route shows once, in
@@ -700,6 +764,8 @@ static Suite *lcp_nl_suite(void)
 	tcase_add_test(tc, sweep_in_steps);
 	tcase_add_test(tc, growth_bounded_per_message);
 	tcase_add_test(tc, show_fib_in_holds);
+	tcase_add_test(tc, book_random_against_reference);
+	tcase_add_test(tc, sources_random_against_reference);
 	tcase_add_test(tc, sources_and_precedence);
 	tcase_add_test(tc, resync_sweep);
 	tcase_add_test(tc, neighbours);
