@@ -170,13 +170,16 @@ static void max_store(_Atomic uint64_t *m, uint64_t v)
 
 /* Before a hold: the FIB pages the next hold's routes write, faulted in
  * with the datapath running (a THP fault may compact memory first). */
-static void prefault(const struct msgbuf *b, size_t off)
+static void prefault(const struct msgbuf *b, size_t off, size_t *done)
 {
+	if (off < *done)
+		off = *done; /* each message once: a hold may take fewer than BATCH_MAX */
 	for (uint32_t n = 0; off < b->len && n < BATCH_MAX; n++) {
 		const struct nlmsghdr *nlh = (const void *)(b->p + off);
 		lcp_nl_route_prefault(nlh);
 		off += NLMSG_ALIGN(nlh->nlmsg_len);
 	}
+	*done = off;
 }
 
 /* Apply the batch in holds of BATCH_MAX messages, HOLD_BUDGET_NS at most. */
@@ -185,9 +188,10 @@ static void batch_flush(struct listener *l)
 	struct graph *g = dev_graph();
 	struct lcp_nl_ctx ctx = { .netns = l->netns, .gen = l->gen };
 	bool redump = false;
+	size_t prefaulted = 0;
 	for (size_t off = 0; off < l->batch.len;) {
 		uint64_t routes = lcp_nl_stats.routes;
-		prefault(&l->batch, off);
+		prefault(&l->batch, off, &prefaulted);
 		if (g)
 			graph_barrier_sync(g);
 		uint64_t t0 = time_now_ns(), c0 = thread_cpu_ns();
