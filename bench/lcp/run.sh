@@ -17,6 +17,9 @@
 #     sends the first notification within it) until sluice holds every route
 #     (`show lcp json` linux_routes, read every 10 ms, equal to N): routes per
 #     second from netlink into the FIB. The same for the deletes (until none).
+#     The end is sluice's own clock of its last FIB change (show lcp json's
+#     routes_changed_unix_ns, read once the count is N; polls every 50 ms);
+#     LCP_STAMP=0, or a build without it, takes the 10 ms poll's time.
 #     Then `show threads json`'s barrier.hold_max_ns: the longest time the
 #     datapath sat parked at the barrier during the load. Round 1 also
 #     compares the whole FIB with the kernel's table (lcp_fib_equal.py),
@@ -29,7 +32,7 @@
 # Time after the builds: QUICK (20,000 routes, one round) about 30 s; a full
 # run about 4 minutes.
 #
-# Environment: SIZES ("100000 500000"; QUICK "20000"), ROUNDS (2; QUICK 1),
+# Environment: SIZES ("100000 500000"; QUICK "20000"), ROUNDS (2; QUICK 1), LCP_STAMP,
 # BUILD (an existing build directory instead of the shared native build),
 # BENCH_BUILD_ROOT, BENCH_NO_INSTALL, QUICK.
 set -euo pipefail
@@ -67,16 +70,38 @@ sluice=$build/app/sluice
 sluicectl=$build/cli/sluicectl
 ctl() { timeout 120 "$sluicectl" -s "$out/cli.sock" "$@"; }
 now_ns() { date +%s%N; }
-nl_routes() { # grep, not python: polled every 10 ms beside what it measures
-	ctl show lcp json | tr -d '\n' | grep -Eo '"linux_routes":[[:space:]]*[0-9]+' | grep -Eo '[0-9]+$'
+# `show lcp json` once; sets routes (linux_routes) and stamp (its
+# routes_changed_unix_ns: when the FIB last changed, "" from builds that
+# lack it). One process per poll, not four: the poller shares the box's
+# CPUs with what it measures.
+lcp_poll() {
+	local j
+	j=$(ctl show lcp json | tr -d '\n')
+	routes= stamp=
+	[[ $j =~ \"linux_routes\":[[:space:]]*([0-9]+) ]] && routes=${BASH_REMATCH[1]}
+	[[ $j =~ \"routes_changed_unix_ns\":[[:space:]]*([0-9.e+]+) ]] && stamp=${BASH_REMATCH[1]}
+	return 0
 }
-wait_routes() { # n: until sluice holds n Linux routes (10 ms polls, 300 s at most); prints the time
-	local i
-	for i in $(seq 30000); do
-		[ "$(nl_routes)" = "$1" ] && { now_ns; return 0; }
-		sleep 0.01
+# wait_routes N: until sluice holds N Linux routes (300 s at most); prints
+# the time the FIB got there. With the stamp, sluice's own clock of its
+# last change (then polls every 50 ms do: the poll's timing no longer
+# matters); without (LCP_STAMP=0, or an older build), the poll's time,
+# every 10 ms.
+wait_routes() {
+	local end=$(($(now_ns) + 300000000000))
+	while [ "$(now_ns)" -lt "$end" ]; do
+		lcp_poll
+		if [ "$routes" = "$1" ]; then
+			if [ -n "$stamp" ] && [ "${LCP_STAMP:-1}" = 1 ]; then
+				awk -v s="$stamp" 'BEGIN { printf "%.0f\n", s }'
+			else
+				now_ns
+			fi
+			return 0
+		fi
+		if [ -n "$stamp" ] && [ "${LCP_STAMP:-1}" = 1 ]; then sleep 0.05; else sleep 0.01; fi
 	done
-	echo "bench/lcp: sluice holds $(nl_routes) routes, not $1, after 300 s" >&2
+	echo "bench/lcp: sluice holds $routes routes, not $1, after 300 s" >&2
 	ctl show lcp >&2
 	exit 1
 }
@@ -125,15 +150,24 @@ kernel() {
 		>>"$out/kernel-$1.txt"
 }
 
+# The listener's longest hold since `clear lcp`, wall and own CPU, us
+# (0 0 from builds without them).
+listener_holds() {
+	ctl show lcp json | python3 -c 'import json,sys; n=json.load(sys.stdin)["netlink"]
+print("%.1f %.1f" % (n.get("hold_max_ns", 0) / 1000, n.get("hold_cpu_max_ns", 0) / 1000))'
+}
+
 # through N ROUND: sluice following the same load
 through() {
-	local n=$1 t0 t1 t2 t3 hold_add hold_del
+	local n=$1 t0 t1 t2 t3 hold_add hold_del lh_add lh_del
 	start
 	ctl clear runtime >/dev/null
+	ctl clear lcp >/dev/null 2>&1 || true # the listener's hold figures, from here (older builds: none)
 	t0=$(now_ns)
 	ip -n "$ns_c" -batch "$out/s$n.add"
 	t1=$(wait_routes "$n")
 	hold_add=$(ctl show threads json | python3 -c 'import json,sys; print(json.load(sys.stdin)["barrier"]["hold_max_ns"])')
+	lh_add=$(listener_holds)
 	if [ "$2" = 1 ]; then
 		ip -j -n "$ns_c" route show table main >"$out/kernel.json"
 		ctl show ip fib json >"$out/fib.json"
@@ -142,10 +176,15 @@ through() {
 	fi
 	ctl show lcp | grep '^netlink' >&2
 	ctl clear runtime >/dev/null
+	ctl clear lcp >/dev/null 2>&1 || true
 	t2=$(now_ns)
 	ip -n "$ns_c" -batch "$out/s$n.del"
 	t3=$(wait_routes 0)
 	hold_del=$(ctl show threads json | python3 -c 'import json,sys; print(json.load(sys.stdin)["barrier"]["hold_max_ns"])')
+	lh_del=$(listener_holds)
+	# The listener's own view, adds and deletes: its longest hold, wall and
+	# its own CPU time (wall minus the time it was preempted holding).
+	echo "$lh_add $lh_del" | awk '{ printf "%.1f %.1f\n", ($1 > $3 ? $1 : $3), ($2 > $4 ? $2 : $4) }' >>"$out/listener-$n.txt"
 	stop
 	awk -v n="$n" -v a=$((t1 - t0)) -v d=$((t3 - t2)) -v ha="$hold_add" -v hd="$hold_del" \
 		'BEGIN { printf "%.0f %.0f %.1f %.1f\n", n * 1e9 / a, n * 1e9 / d, ha / 1000, hd / 1000 }' >>"$out/sluice-$n.txt"
@@ -176,6 +215,8 @@ for n in $SIZES; do
 	printf '%-58s %s\n' "  sluice, deletes, routes/s" "$(col "sluice-$n" 2 | bench_mmm_line)"
 	printf '%-58s %s\n' "  longest barrier hold during the adds, us" "$(col "sluice-$n" 3 | bench_mmm_line)"
 	printf '%-58s %s\n' "  longest barrier hold during the deletes, us" "$(col "sluice-$n" 4 | bench_mmm_line)"
+	printf '%-58s %s\n' "  the listener's longest hold, wall, us" "$(col "listener-$n" 1 | bench_mmm_line)"
+	printf '%-58s %s\n' "  the listener's longest hold, its own CPU time, us" "$(col "listener-$n" 2 | bench_mmm_line)"
 done
 common=(--bench lcp --memory "the daemon's default" --isa "$([ -n "${BUILD:-}" ] && echo "BUILD=$BUILD" ||
 	echo "sluice $native_label")")
@@ -191,6 +232,9 @@ for n in $SIZES; do
 	bench_row "${common[@]}" --burst "ip -batch of $n" --what "longest barrier hold, $n adds and deletes" \
 		--unit us --better lower --sluice "$(paste -d' ' <(col "sluice-$n" 3) <(col "sluice-$n" 4))" \
 		--no-peer "the kernel has no barrier; the goal is 1,000 us" --statistic "max of show threads' hold_max_ns"
+	bench_row "${common[@]}" --burst "ip -batch of $n" --what "longest barrier hold's own CPU time (listener), $n" \
+		--unit us --better lower --sluice "$(col "listener-$n" 2)" \
+		--no-peer "wall minus preemption on a loaded box; the goal is 1,000 us" --statistic "show lcp's hold_cpu_max_ns"
 done
 echo
 bench_report

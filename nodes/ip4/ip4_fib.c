@@ -31,8 +31,10 @@
 #include "nodes/ip4/ip4_fib_private.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 
 static inline uint32_t e_make(uint32_t depth, uint32_t value)
@@ -75,11 +77,28 @@ static inline bool rule_key_eq(uint32_t a, uint32_t b)
 
 FIB_RULES_DEFINE(rule, struct rule_slot, struct rule_table, uint32_t, rule_hash, rule_key_eq)
 
+void ip4_rules_free(struct ip4_fib *fib)
+{
+	for (int l = 0; l <= 32; l++)
+		rule_free(&fib->rules[l]);
+}
+
+uint64_t ip4_rules_bytes(const struct ip4_fib *fib)
+{
+	uint64_t b = 0;
+	for (int l = 0; l <= 32; l++)
+		b += rule_bytes(&fib->rules[l]);
+	return b;
+}
+
 /* ---- tbl8 groups ---- */
 
 static uint32_t group_alloc(struct ip4_fib *fib)
 {
-	return fib->free_groups[--fib->n_free];
+	uint32_t g = fib->free_groups[--fib->n_free];
+	if (g >= atomic_load_explicit(&fib->groups_hw, memory_order_relaxed))
+		atomic_store_explicit(&fib->groups_hw, g + 1, memory_order_relaxed);
+	return g;
 }
 
 static void group_retire(struct ip4_fib *fib, uint32_t g)
@@ -229,12 +248,58 @@ void ip4_fib_flush(struct ip4_fib *fib)
 		if (e & IP4_FIB_E_EXT)
 			group_retire(fib, e & IP4_FIB_E_VALUE_MASK);
 	}
-	for (int l = 0; l <= 32; l++) {
-		free(fib->rules[l].slots);
-		fib->rules[l] = (struct rule_table){ 0 };
-	}
+	ip4_rules_free(fib);
 	fib->n_routes = 0;
 	fib->len_used = 0;
+}
+
+/* ---- page faults out of the barrier ----
+ *
+ * tbl24 and the groups are THP-advised and touched only as used (AUTO), so
+ * the first write into a 2 MB region faults it in: zeroing 2 MB, and with
+ * THP defrag "madvise" perhaps compacting memory first, milliseconds on a
+ * busy box, inside the barrier hold of whichever update wrote first. A
+ * control thread about to apply updates calls this first, outside the
+ * barrier: MADV_POPULATE_WRITE (Linux 5.14) faults the pages in without
+ * changing them, safe beside lookups and updates. Regions done are
+ * remembered, so the system calls stop once the table is in. */
+#define REGION_SHIFT 21
+#define GROUPS_AHEAD 2048u /* 2 MB of groups past the highest in use */
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static void populate(void *p, size_t bytes)
+{
+	madvise(p, bytes, MADV_POPULATE_WRITE); /* before 5.14: EINVAL, the fault comes later */
+}
+
+void ip4_fib_prefault(struct ip4_fib *fib, uint32_t prefix_h, uint8_t len)
+{
+	if (!fib || len > 32)
+		return;
+	uint32_t first = (prefix_h & mask_of(len)) >> 8, n = len <= 24 ? 1u << (24 - len) : 1;
+	size_t lo = ((size_t)first * 4) >> REGION_SHIFT, hi = ((size_t)(first + n - 1) * 4) >> REGION_SHIFT;
+	for (size_t r = lo; r <= hi; r++) {
+		uint64_t bit = 1ull << (r & 63);
+		if (atomic_load_explicit(&fib->tbl24_populated[r >> 6], memory_order_relaxed) & bit)
+			continue;
+		populate((uint8_t *)fib->tbl24 + (r << REGION_SHIFT), 1u << REGION_SHIFT);
+		atomic_fetch_or_explicit(&fib->tbl24_populated[r >> 6], bit, memory_order_relaxed);
+	}
+	if (len <= 24)
+		return;
+	uint32_t want = atomic_load_explicit(&fib->groups_hw, memory_order_relaxed) + GROUPS_AHEAD;
+	want = want < fib->n_tbl8 ? want : fib->n_tbl8;
+	uint32_t done = atomic_load_explicit(&fib->groups_populated, memory_order_relaxed);
+	if (done >= want ||
+	    !atomic_compare_exchange_strong_explicit(&fib->groups_populated, &done, want, memory_order_relaxed,
+						     memory_order_relaxed))
+		return; /* populated, or another thread is on it */
+	size_t b0 = (size_t)done * IP4_FIB_GROUP_BYTES, b1 = (size_t)want * IP4_FIB_GROUP_BYTES;
+	b0 &= ~(size_t)4095;
+	populate((uint8_t *)fib->tbl8 + b0, b1 - b0);
 }
 
 /* ---- walk (stats: ip4_fib_mem.c) ---- */
@@ -257,11 +322,9 @@ int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r,
 		return -ENOMEM;
 	uint32_t n = 0;
 	for (uint32_t l = 0; l <= 32; l++) {
-		const struct rule_table *rt = &fib->rules[l];
-		for (uint32_t i = 0; rt->slots && i <= rt->mask; i++)
-			if (rt->slots[i].val != FIB_RULE_EMPTY)
-				v[n++] = (struct ip4_route){ rt->slots[i].key, (uint8_t)l,
-							     rt->slots[i].val };
+		uint32_t pos = 0;
+		for (const struct rule_slot *s; (s = rule_next(&fib->rules[l], &pos));)
+			v[n++] = (struct ip4_route){ s->key, (uint8_t)l, s->val };
 	}
 	qsort(v, n, sizeof(*v), route_cmp);
 	int rc = 0;
@@ -269,6 +332,17 @@ int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r,
 		rc = fn(&v[i], ctx);
 	free(v);
 	return rc;
+}
+
+uint32_t ip4_fib_routes_of_len(const struct ip4_fib *fib, uint8_t len, struct ip4_route *out, uint32_t max)
+{
+	if (len > 32)
+		return 0;
+	const struct rule_table *rt = &fib->rules[len];
+	uint32_t pos = 0, n = 0;
+	for (const struct rule_slot *s; n < max && (s = rule_next(rt, &pos));)
+		out[n++] = (struct ip4_route){ s->key, len, s->val };
+	return max ? n : rt->n;
 }
 
 /* ---- bulk lookup ---- */

@@ -150,6 +150,12 @@ int ip4_fib_add(struct ip4_fib *fib, uint32_t prefix, uint8_t len, uint32_t resu
  * Control call. */
 int ip4_fib_del(struct ip4_fib *fib, uint32_t prefix, uint8_t len);
 
+/* Fault in, outside the barrier, the table pages an add of prefix/len
+ * (host order) may write first (tbl24's, and the groups' next 2 MB), so
+ * the add under the barrier pays no page fault. Any control thread, any
+ * time, beside lookups and updates; a no-op once they are in. */
+void ip4_fib_prefault(struct ip4_fib *fib, uint32_t prefix_h, uint8_t len);
+
 /* Exact match: 0 and *result when prefix/len is a route, else -ENOENT. */
 int ip4_fib_get(const struct ip4_fib *fib, uint32_t prefix, uint8_t len, uint32_t *result);
 
@@ -171,6 +177,12 @@ struct ip4_route {
  * FIB must not change during the walk. Control call. */
 int ip4_fib_walk(const struct ip4_fib *fib, int (*fn)(const struct ip4_route *r, void *ctx),
 		 void *ctx);
+
+/* The routes of one prefix length, unordered, into out (at most max);
+ * returns how many there are (max 0: just count). For walks that must not
+ * hold the barrier for the whole table: one length per hold (show ip fib).
+ * Control call. */
+uint32_t ip4_fib_routes_of_len(const struct ip4_fib *fib, uint8_t len, struct ip4_route *out, uint32_t max);
 
 /* How a table was mapped. THP is advice: the kernel may still give 4 KB
  * pages (AnonHugePages in /proc/self/smaps says what it gave). */

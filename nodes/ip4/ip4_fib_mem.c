@@ -122,8 +122,7 @@ void ip4_fib_destroy(struct ip4_fib *fib)
 		munmap(fib->tbl24, IP4_FIB_TBL24_BYTES);
 	if (fib->tbl8)
 		munmap(fib->tbl8, tbl8_bytes(fib->n_tbl8));
-	for (int l = 0; l <= 32; l++)
-		free(fib->rules[l].slots);
+	ip4_rules_free(fib);
 	free(fib->n_long);
 	free(fib->free_groups);
 	free(fib->pending_groups);
@@ -148,12 +147,9 @@ void ip4_fib_stats(const struct ip4_fib *fib, struct ip4_fib_stats *s)
 		.tbl8_pages = fib->tbl8_pages,
 	};
 	uint64_t bytes = IP4_FIB_TBL24_BYTES + (uint64_t)(fib->n_tbl8 - fib->n_free) * IP4_FIB_GROUP_BYTES;
-	for (uint32_t l = 0; l <= 32; l++) {
-		const struct rule_table *rt = &fib->rules[l];
-		s->n_routes_by_len[l] = rt->n;
-		if (rt->slots)
-			bytes += (uint64_t)(rt->mask + 1) * sizeof(struct rule_slot);
-	}
+	for (uint32_t l = 0; l <= 32; l++)
+		s->n_routes_by_len[l] = fib->rules[l].n;
+	bytes += ip4_rules_bytes(fib);
 	bytes += (uint64_t)fib->max_adj * (sizeof(struct ip4_adj) + sizeof(uint32_t));
 	bytes += (uint64_t)fib->lb_hw * (sizeof(struct ip4_lb) + sizeof(struct ip4_lb_ctl) + sizeof(uint32_t));
 	s->mem_bytes = bytes;

@@ -21,9 +21,7 @@ struct rule_slot {
 };
 
 struct rule_table {
-	struct rule_slot *slots;
-	uint32_t mask; /* capacity - 1; capacity 0 when slots is NULL */
-	uint32_t n;
+	FIB_RULE_TABLE_FIELDS(struct rule_slot)
 };
 
 struct ip4_fib {
@@ -52,6 +50,13 @@ struct ip4_fib {
 
 	struct rule_table rules[33];
 
+	/* Page faults kept out of barrier holds (ip4_fib_prefault): which
+	 * 2 MB regions of tbl24 are populated, a bit each; the groups from 0
+	 * up to groups_populated are, and groups_hw is one past the highest
+	 * group ever allocated (stored under the barrier, read outside it). */
+	_Atomic uint64_t tbl24_populated[(IP4_FIB_TBL24_BYTES >> 21) / 64 + 1];
+	_Atomic uint32_t groups_populated, groups_hw;
+
 	/* load balances (ip4_fib_lb.c): buckets for the datapath, paths here */
 	struct ip4_lb *lb;
 	struct ip4_lb_ctl *lb_ctl;
@@ -65,6 +70,12 @@ struct ip4_lb_ctl {
 	uint32_t n_paths;
 	struct ip4_lb_path paths[IP4_LB_MAX_PATHS];
 };
+
+/* Free the route store's arrays (ip4_fib.c, where the template lives). */
+void ip4_rules_free(struct ip4_fib *fib);
+
+/* Bytes of the route store's arrays, a resize in flight included. */
+uint64_t ip4_rules_bytes(const struct ip4_fib *fib);
 
 /* A fresh adjacency slot holding *init. Index or -ENOSPC. */
 int ip4_adj_alloc(struct ip4_fib *fib, const struct ip4_adj *init);

@@ -194,35 +194,56 @@ static int route_del(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
-/* ---- show ip fib ---- */
+/* ---- show ip fib ----
+ *
+ * A table of 500,000 routes must not hold the datapath while it is read
+ * and formatted (the walk, the sort and 500,000 cJSON objects took
+ * hundreds of milliseconds under the barrier). So: the routes' prefixes
+ * are copied one prefix length per barrier hold (ip4_fib_routes_of_len),
+ * sorted with the barrier released, then captured SHOW_CHUNK routes per
+ * hold (each route looked up again: one deleted meanwhile is left out,
+ * one changed shows as it is now) into plain views, which are formatted
+ * with the barrier released. A route added or deleted during the command
+ * may show or not; every route present throughout shows once. */
+#define SHOW_CHUNK 256
 
-struct fib_show {
-	struct cli_table *t;
-	cJSON *list; /* `json`: rows go here instead of t */
-	uint32_t addr_h; /* one address: only the longest route holding it */
-	bool one;
-	struct ip4_route best;
-	bool found;
+struct path_view {
+	uint32_t adj_index, weight, next_hop, if_index;
+	uint8_t kind, rewrite_len;
+	uint8_t rewrite[IP4_ADJ_REWRITE_MAX];
+	char ifname[DEV_NAME_SIZE];
+};
+
+struct route_view {
+	struct ip4_route r;
+	char src[32];
+	const char *protocol; /* a static string; "" unless learnt from Linux */
+	uint32_t n_paths;
+	struct path_view p[IP4_LB_MAX_PATHS];
+	bool lb;
+	uint32_t n_buckets;
+	uint32_t buckets[IP4_LB_MAX_BUCKETS];
 };
 
 /* Who made the route: "connected" (an address's), "cli", "linux/bgp". */
-static const char *route_source(char *buf, size_t n, const struct ip4_route *r)
+static const char *route_source(char *buf, size_t n, const struct ip4_route *r, const char **protocol)
 {
 	struct ip4_route_path p;
 	int src = ip4_route_src_best(r->prefix, r->len, &p);
+	*protocol = src == IP4_SRC_LINUX ? ip4_route_protocol_name(p.protocol) : "";
 	if (src < 0 && ip4_route_is_address(r->prefix, r->len))
 		snprintf(buf, n, "connected");
 	else if (src < 0)
 		snprintf(buf, n, "-");
 	else if (src == IP4_SRC_LINUX)
-		snprintf(buf, n, "linux/%s", ip4_route_protocol_name(p.protocol));
+		snprintf(buf, n, "linux/%s", *protocol);
 	else
 		snprintf(buf, n, "%s", ip4_route_src_name((enum ip4_route_src)src));
 	return buf;
 }
 
-/* The route's paths as (adjacency, weight): its own adjacency, or its
- * load balance's paths. */
+/* r's paths as (adjacency, weight): its own adjacency, or its load
+ * balance's paths. */
 static uint32_t route_paths(const struct ip4_route *r, struct ip4_lb_path *lp)
 {
 	uint32_t n = ip4_lb_paths(ip4_fib_main, r->result, lp, IP4_LB_MAX_PATHS);
@@ -232,148 +253,206 @@ static uint32_t route_paths(const struct ip4_route *r, struct ip4_lb_path *lp)
 	return 1;
 }
 
-static void path_row(struct cli_table *t, const struct ip4_route *r, const struct ip4_lb_path *lp, const char *src)
+/* Everything the output shows of r, copied (barrier held). */
+static void route_capture(struct route_view *v, const struct ip4_route *r)
 {
-	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, lp->adj_index);
-	char p[16], nh[16], mac[18];
-	cli_table_cell(t, "%s/%u", ip4_format_addr(p, htonl(r->prefix)), r->len);
-	cli_table_cell(t, "%u", lp->adj_index);
-	cli_table_cell(t, "%s", ip4_adj_kind_name(a->kind));
-	cli_table_cell(t, "%s", a->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, htonl(a->next_hop)) : "-");
-	cli_table_cell(t, "%s", a->kind <= IP4_ADJ_REWRITE && a->kind != IP4_ADJ_DROP ? eth_if_name(a->if_index) : "-");
-	cli_table_cell(t, "%u", lp->weight ? lp->weight : 1);
-	if (a->kind != IP4_ADJ_REWRITE)
+	struct ip4_lb_path lp[IP4_LB_MAX_PATHS];
+	v->r = *r;
+	route_source(v->src, sizeof(v->src), r, &v->protocol);
+	v->n_paths = route_paths(r, lp);
+	for (uint32_t i = 0; i < v->n_paths; i++) {
+		const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, lp[i].adj_index);
+		struct path_view *p = &v->p[i];
+		*p = (struct path_view){ .adj_index = lp[i].adj_index, .weight = lp[i].weight ? lp[i].weight : 1,
+					 .next_hop = a->next_hop, .if_index = a->if_index, .kind = a->kind,
+					 .rewrite_len = MIN(a->rewrite_len, IP4_ADJ_REWRITE_MAX) };
+		memcpy(p->rewrite, a->rewrite, p->rewrite_len);
+		snprintf(p->ifname, sizeof(p->ifname), "%s",
+			 a->kind <= IP4_ADJ_REWRITE && a->kind != IP4_ADJ_DROP ? eth_if_name(a->if_index) : "-");
+	}
+	const struct ip4_adj *ra = ip4_adj_get(ip4_fib_main, r->result);
+	v->lb = ra->kind == IP4_ADJ_LB;
+	v->n_buckets = 0;
+	if (v->lb) {
+		const struct ip4_lb *lb = ip4_lb_of(ip4_fib_main, ra);
+		v->n_buckets = MIN(ra->next_hop + 1, IP4_LB_MAX_BUCKETS);
+		memcpy(v->buckets, lb->buckets, v->n_buckets * sizeof(v->buckets[0]));
+	}
+}
+
+static void path_row(struct cli_table *t, const struct route_view *v, const struct path_view *p)
+{
+	char a[16], nh[16], mac[18];
+	cli_table_cell(t, "%s/%u", ip4_format_addr(a, htonl(v->r.prefix)), v->r.len);
+	cli_table_cell(t, "%u", p->adj_index);
+	cli_table_cell(t, "%s", ip4_adj_kind_name(p->kind));
+	cli_table_cell(t, "%s", p->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, htonl(p->next_hop)) : "-");
+	cli_table_cell(t, "%s", p->ifname);
+	cli_table_cell(t, "%u", p->weight);
+	if (p->kind != IP4_ADJ_REWRITE)
 		cli_table_cell(t, "-");
-	else if (!a->rewrite_len)
+	else if (!p->rewrite_len)
 		cli_table_cell(t, "unresolved");
 	else
-		cli_table_cell(t, "%s", eth_format_mac(mac, a->rewrite));
-	cli_table_cell(t, "%s", src);
+		cli_table_cell(t, "%s", eth_format_mac(mac, p->rewrite));
+	cli_table_cell(t, "%s", v->src);
 }
 
 /* One path's fields, added to o. */
-static cJSON *path_fields(cJSON *o, const struct ip4_lb_path *lp)
+static cJSON *path_fields(cJSON *o, const struct path_view *p)
 {
-	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, lp->adj_index);
 	char nh[16], mac[18];
-	cJSON_AddNumberToObject(o, "adjacency", lp->adj_index);
-	cJSON_AddStringToObject(o, "kind", ip4_adj_kind_name(a->kind));
-	cJSON_AddStringToObject(o, "next_hop", a->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, htonl(a->next_hop)) : "");
-	cJSON_AddStringToObject(o, "interface",
-				a->kind <= IP4_ADJ_REWRITE && a->kind != IP4_ADJ_DROP ? eth_if_name(a->if_index) : "");
-	cJSON_AddStringToObject(o, "rewrite", a->kind == IP4_ADJ_REWRITE && a->rewrite_len ? eth_format_mac(mac, a->rewrite) : "");
-	cJSON_AddBoolToObject(o, "resolved", a->kind != IP4_ADJ_REWRITE || a->rewrite_len);
-	cJSON_AddNumberToObject(o, "weight", lp->weight ? lp->weight : 1);
-	return o;
-}
-
-/* The load balance's buckets, as adjacency indices. */
-static cJSON *buckets_json(const struct ip4_adj *a)
-{
-	const struct ip4_lb *lb = ip4_lb_of(ip4_fib_main, a);
-	cJSON *o = cJSON_CreateArray();
-	for (uint32_t k = 0; k <= a->next_hop; k++)
-		cJSON_AddItemToArray(o, cJSON_CreateNumber(lb->buckets[k]));
+	cJSON_AddNumberToObject(o, "adjacency", p->adj_index);
+	cJSON_AddStringToObject(o, "kind", ip4_adj_kind_name(p->kind));
+	cJSON_AddStringToObject(o, "next_hop", p->kind == IP4_ADJ_REWRITE ? ip4_format_addr(nh, htonl(p->next_hop)) : "");
+	cJSON_AddStringToObject(o, "interface", strcmp(p->ifname, "-") ? p->ifname : "");
+	cJSON_AddStringToObject(o, "rewrite", p->kind == IP4_ADJ_REWRITE && p->rewrite_len ? eth_format_mac(mac, p->rewrite) : "");
+	cJSON_AddBoolToObject(o, "resolved", p->kind != IP4_ADJ_REWRITE || p->rewrite_len);
+	cJSON_AddNumberToObject(o, "weight", p->weight);
 	return o;
 }
 
 /* A route as JSON: its first path's fields at the top (one-path routes
  * read as before), every path under "paths", a multipath route's load
  * balance and buckets under "load_balance". */
-static cJSON *route_json(const struct ip4_route *r, const char *src)
+static cJSON *route_json(const struct route_view *v)
 {
-	struct ip4_lb_path lp[IP4_LB_MAX_PATHS];
-	uint32_t n = route_paths(r, lp);
 	char p[24], a[16];
-	snprintf(p, sizeof(p), "%s/%u", ip4_format_addr(a, htonl(r->prefix)), r->len);
+	snprintf(p, sizeof(p), "%s/%u", ip4_format_addr(a, htonl(v->r.prefix)), v->r.len);
 	/* The prefix first, then the first path's fields at the top level (as
 	 * before multipath: scripts read them there), then every path. */
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "prefix", p);
-	path_fields(o, &lp[0]);
-	struct ip4_route_path pa;
-	cJSON_AddStringToObject(o, "source", src);
-	cJSON_AddStringToObject(o, "protocol", ip4_route_src_best(r->prefix, r->len, &pa) == IP4_SRC_LINUX
-					       ? ip4_route_protocol_name(pa.protocol) : "");
+	path_fields(o, &v->p[0]);
+	cJSON_AddStringToObject(o, "source", v->src);
+	cJSON_AddStringToObject(o, "protocol", v->protocol);
 	cJSON *paths = cJSON_AddArrayToObject(o, "paths");
-	for (uint32_t i = 0; i < n; i++)
-		cJSON_AddItemToArray(paths, path_fields(cJSON_CreateObject(), &lp[i]));
-	const struct ip4_adj *ra = ip4_adj_get(ip4_fib_main, r->result);
-	if (ra->kind == IP4_ADJ_LB) {
+	for (uint32_t i = 0; i < v->n_paths; i++)
+		cJSON_AddItemToArray(paths, path_fields(cJSON_CreateObject(), &v->p[i]));
+	if (v->lb) {
 		cJSON *lb = cJSON_AddObjectToObject(o, "load_balance");
-		cJSON_AddNumberToObject(lb, "adjacency", r->result);
-		cJSON_AddItemToObject(lb, "buckets", buckets_json(ra));
+		cJSON_AddNumberToObject(lb, "adjacency", v->r.result);
+		cJSON *b = cJSON_AddArrayToObject(lb, "buckets");
+		for (uint32_t k = 0; k < v->n_buckets; k++)
+			cJSON_AddItemToArray(b, cJSON_CreateNumber(v->buckets[k]));
 	}
 	return o;
 }
 
-static void route_out(struct fib_show *fs, const struct ip4_route *r)
+struct fib_show {
+	struct cli_table *t;
+	cJSON *list; /* `json`: rows go here instead of t */
+};
+
+static void route_out(struct fib_show *fs, const struct route_view *v)
 {
-	char src[32];
-	route_source(src, sizeof(src), r);
 	if (fs->list) {
-		cJSON_AddItemToArray(fs->list, route_json(r, src));
+		cJSON_AddItemToArray(fs->list, route_json(v));
 		return;
 	}
-	struct ip4_lb_path lp[IP4_LB_MAX_PATHS];
-	uint32_t n = route_paths(r, lp);
-	for (uint32_t i = 0; i < n; i++)
-		path_row(fs->t, r, &lp[i], src);
-}
-
-static int fib_visit(const struct ip4_route *r, void *ctx)
-{
-	struct fib_show *fs = ctx;
-	if (!fs->one) {
-		route_out(fs, r);
-		return 0;
-	}
-	uint32_t mask = r->len ? ~0u << (32 - r->len) : 0;
-	if ((fs->addr_h & mask) == r->prefix && (!fs->found || r->len > fs->best.len)) {
-		fs->best = *r;
-		fs->found = true;
-	}
-	return 0;
+	for (uint32_t i = 0; i < v->n_paths; i++)
+		path_row(fs->t, v, &v->p[i]);
 }
 
 /* `show ip fib P` of a multipath route: its buckets, by path number. */
-static void print_buckets(struct cli_session *s, const struct ip4_route *r)
+static void print_buckets(struct cli_session *s, const struct route_view *v)
 {
-	const struct ip4_adj *a = ip4_adj_get(ip4_fib_main, r->result);
-	struct ip4_lb_path lp[IP4_LB_MAX_PATHS];
-	uint32_t n = route_paths(r, lp), count[IP4_LB_MAX_PATHS] = { 0 };
+	uint32_t count[IP4_LB_MAX_PATHS] = { 0 };
 	char map[IP4_LB_MAX_BUCKETS * 3 + 1];
 	size_t used = 0;
-	if (a->kind != IP4_ADJ_LB)
+	if (!v->lb)
 		return;
-	const struct ip4_lb *lb = ip4_lb_of(ip4_fib_main, a);
-	for (uint32_t k = 0; k <= a->next_hop; k++)
-		for (uint32_t i = 0; i < n; i++)
-			if (lb->buckets[k] == lp[i].adj_index) {
+	for (uint32_t k = 0; k < v->n_buckets; k++)
+		for (uint32_t i = 0; i < v->n_paths; i++)
+			if (v->buckets[k] == v->p[i].adj_index) {
 				count[i]++;
 				used += (size_t)snprintf(map + used, sizeof(map) - used, "%s%u", k ? " " : "", i + 1);
 			}
-	cli_printf(s, "load-balance adjacency %u: %u buckets (flow hash & %u):", r->result, a->next_hop + 1, a->next_hop);
-	for (uint32_t i = 0; i < n; i++)
-		cli_printf(s, "  path %u: adjacency %u, weight %u, %u buckets", i + 1, lp[i].adj_index,
-			   lp[i].weight ? lp[i].weight : 1, count[i]);
+	cli_printf(s, "load-balance adjacency %u: %u buckets (flow hash & %u):", v->r.result, v->n_buckets,
+		   v->n_buckets - 1);
+	for (uint32_t i = 0; i < v->n_paths; i++)
+		cli_printf(s, "  path %u: adjacency %u, weight %u, %u buckets", i + 1, v->p[i].adj_index, v->p[i].weight,
+			   count[i]);
 	cli_printf(s, "  buckets: %s", map);
 }
 
-/* Look up what `show ip fib [P|A]` asks for into fs (barrier held). */
-static int fib_collect(struct fib_show *fs, int argc, uint32_t addr, uint8_t plen, bool had_plen)
+static int route_cmp(const void *a, const void *b)
 {
-	if (argc == 1 && had_plen) {
-		fs->best = (struct ip4_route){ .prefix = ntohl(addr & ip4_plen_mask(plen)), .len = plen };
-		if (ip4_fib_get(ip4_fib_main, fs->best.prefix, plen, &fs->best.result))
-			return -ENOENT;
-		fs->found = true;
-		return 0;
+	const struct ip4_route *x = a, *y = b;
+	if (x->prefix != y->prefix)
+		return x->prefix < y->prefix ? -1 : 1;
+	return (int)x->len - (int)y->len;
+}
+
+/* Every route's (prefix, len), one prefix length per barrier hold, sorted
+ * with the barrier released. *v (free it) and *n; 0 or -ENOMEM. */
+static int fib_prefixes(struct cli_session *s, struct ip4_route **v, uint32_t *n)
+{
+	uint32_t cap = 0;
+	*v = NULL;
+	*n = 0;
+	for (uint8_t l = 0; l <= 32; l++) {
+		graph_cli_barrier_sync(s);
+		uint32_t k = ip4_fib_routes_of_len(ip4_fib_main, l, NULL, 0);
+		if (*n + k > cap) { /* grown under the barrier: malloc, no page is touched before the copy */
+			uint32_t c = MAX(2 * cap, *n + k);
+			struct ip4_route *p = realloc(*v, (size_t)c * sizeof(*p));
+			if (!p) {
+				graph_cli_barrier_release(s);
+				free(*v);
+				*v = NULL;
+				return -ENOMEM;
+			}
+			*v = p;
+			cap = c;
+		}
+		*n += ip4_fib_routes_of_len(ip4_fib_main, l, *v + *n, k);
+		graph_cli_barrier_release(s);
 	}
-	fs->one = argc == 1;
-	fs->addr_h = ntohl(addr);
-	int rc = ip4_fib_walk(ip4_fib_main, fib_visit, fs);
-	return rc ? rc : fs->one && !fs->found ? -ENOENT : 0;
+	qsort(*v, *n, sizeof(**v), route_cmp);
+	return 0;
+}
+
+/* The whole table: SHOW_CHUNK routes captured per hold, formatted after. */
+static int fib_show_all(struct cli_session *s, struct fib_show *fs)
+{
+	struct ip4_route *v;
+	uint32_t n;
+	if (fib_prefixes(s, &v, &n))
+		return -ENOMEM;
+	struct route_view *views = malloc(SHOW_CHUNK * sizeof(*views));
+	if (!views) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i += SHOW_CHUNK) {
+		uint32_t m = 0;
+		graph_cli_barrier_sync(s);
+		for (uint32_t k = i; k < MIN(n, i + SHOW_CHUNK); k++)
+			if (ip4_fib_get(ip4_fib_main, v[k].prefix, v[k].len, &v[k].result) == 0)
+				route_capture(&views[m++], &v[k]); /* else deleted since: left out */
+		graph_cli_barrier_release(s);
+		for (uint32_t k = 0; k < m; k++)
+			route_out(fs, &views[k]);
+	}
+	free(views);
+	free(v);
+	return 0;
+}
+
+/* One route (barrier held): prefix/plen exactly when had_plen, else the
+ * longest route holding the address (one probe per length, longest first). */
+static int fib_one(struct route_view *rv, uint32_t addr, uint8_t plen, bool had_plen)
+{
+	uint32_t a = ntohl(addr);
+	for (int l = had_plen ? plen : 32; l >= (had_plen ? plen : 0); l--) {
+		struct ip4_route r = { .prefix = a & (l ? ~0u << (32 - l) : 0), .len = (uint8_t)l };
+		if (ip4_fib_get(ip4_fib_main, r.prefix, r.len, &r.result) == 0) {
+			route_capture(rv, &r);
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 /*
@@ -431,11 +510,17 @@ static int show_fib(struct cli_session *s, int argc, char **argv)
 	fs.t = json ? NULL : cli_table_create(cols, ARRAY_LEN(cols));
 	if (!fs.t && !json)
 		return cli_fail(s, -ENOMEM, "out of memory");
-	graph_cli_barrier_sync(s);
-	int rc = fib_collect(&fs, argc, addr, plen, had_plen);
-	if (rc == 0 && argc == 1)
-		route_out(&fs, &fs.best);
-	graph_cli_barrier_release(s);
+	struct route_view one;
+	int rc;
+	if (argc == 1) {
+		graph_cli_barrier_sync(s);
+		rc = fib_one(&one, addr, plen, had_plen);
+		graph_cli_barrier_release(s);
+		if (rc == 0)
+			route_out(&fs, &one);
+	} else {
+		rc = fib_show_all(s, &fs);
+	}
 	if (rc) {
 		cli_table_free(fs.t);
 		cJSON_Delete(root);
@@ -446,11 +531,8 @@ static int show_fib(struct cli_session *s, int argc, char **argv)
 		return 0;
 	}
 	cli_table_print(s, fs.t);
-	if (argc == 1) {
-		graph_cli_barrier_sync(s);
-		print_buckets(s, &fs.best);
-		graph_cli_barrier_release(s);
-	}
+	if (argc == 1)
+		print_buckets(s, &one);
 	return 0;
 }
 

@@ -33,6 +33,10 @@ void ip4_route_src_reinstall(uint32_t prefix_h, uint8_t len);
 /* Forget every source's route via if_index (it is being deleted). */
 void ip4_route_src_forget_if(uint32_t if_index);
 
+/* Entries the store's incremental rehash moved, ever: each update moves
+ * at most a few buckets' worth (tests bound it). */
+uint64_t ip4_route_src_rehashed(void);
+
 /* Free the store (ip4_main_free). */
 void ip4_route_src_free(void);
 

@@ -30,11 +30,19 @@ struct src_entry {
 	struct ip4_route_path *more[IP4_SRC_N]; /* its paths when several (malloc) */
 };
 
+/* Chained by (prefix, len). Growing rehashes under the barrier, so it goes
+ * a few buckets per update (Redis's incremental rehash): while old is set,
+ * its buckets from moved on still hold entries and are searched too. */
+#define REHASH_STEP 16u /* old buckets moved per update */
+
 static struct {
 	struct src_entry **b;
 	uint32_t mask; /* buckets - 1 */
 	uint32_t n;
 	uint32_t n_src[IP4_SRC_N];
+	struct src_entry **old; /* the buckets being moved out, or NULL */
+	uint32_t old_mask, moved;
+	uint64_t rehashed; /* entries moved, ever (tests bound it per update) */
 } store;
 
 static uint32_t key_hash(uint32_t prefix_h, uint8_t len)
@@ -46,36 +54,75 @@ static uint32_t key_hash(uint32_t prefix_h, uint8_t len)
 	return k;
 }
 
-static struct src_entry **slot_of(uint32_t prefix_h, uint8_t len)
+static struct src_entry **chain_find(struct src_entry **pp, uint32_t prefix_h, uint8_t len)
 {
-	if (!store.b)
-		return NULL;
-	struct src_entry **pp = &store.b[key_hash(prefix_h, len) & store.mask];
 	while (*pp && ((*pp)->prefix_h != prefix_h || (*pp)->len != len))
 		pp = &(*pp)->next;
 	return pp;
 }
 
-/* Keep the chains short: double at one entry per bucket. */
+/* The link holding prefix/len, or (absent) the end of its chain in the
+ * live buckets, where an insert goes. */
+static struct src_entry **slot_of(uint32_t prefix_h, uint8_t len)
+{
+	if (!store.b)
+		return NULL;
+	uint32_t h = key_hash(prefix_h, len);
+	struct src_entry **pp = chain_find(&store.b[h & store.mask], prefix_h, len);
+	if (*pp || !store.old || (h & store.old_mask) < store.moved)
+		return pp;
+	struct src_entry **op = chain_find(&store.old[h & store.old_mask], prefix_h, len);
+	return *op ? op : pp;
+}
+
+/* Move REHASH_STEP old buckets over; free the old array after the last. */
+static void rehash_step(void)
+{
+	for (uint32_t end = store.moved + REHASH_STEP; store.old && store.moved < end; store.moved++) {
+		if (store.moved > store.old_mask) {
+			free(store.old);
+			store.old = NULL;
+			break;
+		}
+		for (struct src_entry *e = store.old[store.moved], *nx; e; e = nx) {
+			nx = e->next;
+			uint32_t h = key_hash(e->prefix_h, e->len) & store.mask;
+			e->next = store.b[h];
+			store.b[h] = e;
+			store.rehashed++;
+		}
+		store.old[store.moved] = NULL;
+	}
+}
+
+static void rehash_settle(void)
+{
+	while (store.old)
+		rehash_step();
+}
+
+/* Keep the chains short: at one entry per bucket, twice the buckets (fresh
+ * zero pages from calloc), which the updates that follow fill. */
 static int grow(void)
 {
-	uint32_t nb = store.b ? 2 * (store.mask + 1) : 256;
-	if (store.b && store.n < store.mask + 1)
+	rehash_step();
+	if (store.b && (store.n < store.mask + 1 || store.old))
 		return 0;
+	uint32_t nb = store.b ? 2 * (store.mask + 1) : 256;
 	struct src_entry **b = calloc(nb, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	for (uint32_t i = 0; store.b && i <= store.mask; i++)
-		for (struct src_entry *e = store.b[i], *nx; e; e = nx) {
-			nx = e->next;
-			uint32_t h = key_hash(e->prefix_h, e->len) & (nb - 1);
-			e->next = b[h];
-			b[h] = e;
-		}
-	free(store.b);
+	store.old = store.b;
+	store.old_mask = store.mask;
+	store.moved = 0;
 	store.b = b;
 	store.mask = nb - 1;
 	return 0;
+}
+
+uint64_t ip4_route_src_rehashed(void)
+{
+	return store.rehashed;
 }
 
 static struct src_entry *entry_get(uint32_t prefix_h, uint8_t len, bool create)
@@ -104,6 +151,7 @@ static void entry_drop_if_empty(struct src_entry *e)
 	*pp = e->next;
 	free(e);
 	store.n--;
+	rehash_step();
 }
 
 static int best_src(const struct src_entry *e)
@@ -412,6 +460,7 @@ static uint32_t remove_where(bool (*drop)(const struct ip4_route_path *p, int sr
 	char err[64];
 	if (ip4_fib_main)
 		ip4_fib_quiesce(ip4_fib_main);
+	rehash_settle(); /* a walk of every entry anyway */
 	for (uint32_t i = 0; store.b && i <= store.mask; i++)
 		for (struct src_entry *e = store.b[i], *nx; e; e = nx) {
 			nx = e->next;
@@ -499,6 +548,7 @@ int ip4_route_del(uint32_t prefix, uint8_t plen, char *err, size_t errlen)
 
 void ip4_route_src_free(void)
 {
+	rehash_settle();
 	for (uint32_t i = 0; store.b && i <= store.mask; i++)
 		for (struct src_entry *e = store.b[i], *nx; e; e = nx) {
 			nx = e->next;

@@ -29,9 +29,7 @@ struct ip6_rule_slot {
 };
 
 struct ip6_rule_table {
-	struct ip6_rule_slot *slots;
-	uint32_t mask; /* capacity - 1; capacity 0 when slots is NULL */
-	uint32_t n;
+	FIB_RULE_TABLE_FIELDS(struct ip6_rule_slot)
 };
 
 

@@ -47,10 +47,8 @@ void ip6_rule_remove(struct ip6_rule_table *rt, struct ip6_rule_slot *s)
 
 void ip6_rules_free(struct ip6_fib *fib)
 {
-	for (int l = 0; l <= 128; l++) {
-		free(fib->rules[l].slots);
-		fib->rules[l] = (struct ip6_rule_table){ 0 };
-	}
+	for (int l = 0; l <= 128; l++)
+		rule_free(&fib->rules[l]);
 	memset(fib->len_used, 0, sizeof(fib->len_used));
 	fib->n_routes = 0;
 }
@@ -86,11 +84,9 @@ int ip6_fib_walk(const struct ip6_fib *fib, int (*fn)(const struct ip6_route *r,
 		return -ENOMEM;
 	uint32_t n = 0;
 	for (uint32_t l = 0; l <= 128; l++) {
-		const struct ip6_rule_table *rt = &fib->rules[l];
-		for (uint32_t i = 0; rt->slots && i <= rt->mask; i++)
-			if (rt->slots[i].val != FIB_RULE_EMPTY)
-				v[n++] = (struct ip6_route){ ip6_addr_of(rt->slots[i].key), (uint8_t)l,
-							     rt->slots[i].val };
+		uint32_t pos = 0;
+		for (const struct ip6_rule_slot *s; (s = rule_next(&fib->rules[l], &pos));)
+			v[n++] = (struct ip6_route){ ip6_addr_of(s->key), (uint8_t)l, s->val };
 	}
 	qsort(v, n, sizeof(*v), route_cmp);
 	int rc = 0;

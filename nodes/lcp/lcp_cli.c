@@ -101,6 +101,21 @@ static int lcp_resync_fn(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
+/* `clear lcp`: the listeners' hold figures (hold_max_ns, hold_cpu_max_ns,
+ * max_batch) start again, as `clear runtime` does for the barrier's, so a
+ * measurement sees its own holds and not the start-up's (the first address
+ * creates the FIB in one hold). The other counters keep counting. */
+static int lcp_clear_fn(struct cli_session *s, int argc, char **argv)
+{
+	int rc = cli_args_parse(s, argc, argv, NULL, 0);
+	if (rc)
+		return rc;
+	lcp_nl_stats.hold_max_ns = 0;
+	lcp_nl_stats.hold_cpu_max_ns = 0;
+	lcp_nl_stats.max_batch = 0;
+	return 0;
+}
+
 /* ---- show lcp ---- */
 
 static cJSON *netlink_json(void)
@@ -127,6 +142,9 @@ static cJSON *netlink_json(void)
 	cJSON_AddNumberToObject(o, "nh_routes", (double)st->nh_routes);
 	cJSON_AddNumberToObject(o, "linux_routes", (double)st->routes);
 	cJSON_AddNumberToObject(o, "linux_routes6", (double)st->routes6);
+	cJSON_AddNumberToObject(o, "hold_max_ns", (double)st->hold_max_ns);
+	cJSON_AddNumberToObject(o, "hold_cpu_max_ns", (double)st->hold_cpu_max_ns);
+	cJSON_AddNumberToObject(o, "routes_changed_unix_ns", (double)st->routes_changed_unix_ns);
 	return o;
 }
 
@@ -247,4 +265,6 @@ CLI_COMMAND(lcp_default_netns_cmd, "lcp default netns", "lcp default netns NAME"
 	    "Namespace for TAPs when lcp create names none", lcp_default_netns_fn)
 CLI_COMMAND(lcp_resync_cmd, "lcp resync", "lcp resync",
 	    "Re-dump Linux's addresses, routes and neighbours (mark and sweep)", lcp_resync_fn)
+CLI_COMMAND(lcp_clear_cmd, "clear lcp", "clear lcp",
+	    "Restart the netlink listeners' hold figures (longest hold, its CPU time, largest batch)", lcp_clear_fn)
 CLI_COMMAND(show_lcp_cmd, "show lcp", "show lcp [json]", "linux-cp pairs: port, TAP, namespace, counters", show_lcp)

@@ -40,10 +40,15 @@
 #include "graph/graph.h"
 #include "nodes/lcp/lcp.h"
 #include "nodes/lcp/lcp_nl.h"
+#include "nodes/lcp/lcp_nl_route.h"
 
 /* Batches: under the graph barrier, at most BATCH_MAX messages and
- * HOLD_BUDGET_NS per hold (a /16 rewrites 256 FIB entries, a /8 65,536),
- * BATCH_DELAY_NS after the first of a batch arrived. */
+ * HOLD_BUDGET_NS per hold, the clock read after every message (a /16
+ * rewrites 256 FIB entries, a /8 65,536: one message may cost 100 us, so
+ * a hold ends at most one message past its budget); BATCH_DELAY_NS after
+ * the first of a batch arrived. No one message costs in proportion to the
+ * tables: the route stores grow by incremental rehash, a few buckets per
+ * update (nodes/fib_rules.h, ip4_route_src.c, lcp_nl_route.c). */
 #define BATCH_MAX 1024
 #define HOLD_BUDGET_NS 500000ull
 #define BATCH_DELAY_NS 1000000ull
@@ -141,10 +146,40 @@ static void resync_start(struct listener *l, const char *why);
 
 /* ---- batches ---- */
 
+/* The calling thread's CPU time: a hold's own work, without the time the
+ * thread was preempted while holding (a loaded box). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void max_store(_Atomic uint64_t *m, uint64_t v)
 {
 	if (v > *m)
 		*m = v;
+}
+
+/* Before a hold: the FIB pages the next hold's routes write, faulted in
+ * with the datapath running (a THP fault may compact memory first). */
+static void prefault(const struct msgbuf *b, size_t off, size_t *done)
+{
+	if (off < *done)
+		off = *done; /* each message once: a hold may take fewer than BATCH_MAX */
+	for (uint32_t n = 0; off < b->len && n < BATCH_MAX; n++) {
+		const struct nlmsghdr *nlh = (const void *)(b->p + off);
+		lcp_nl_route_prefault(nlh);
+		off += NLMSG_ALIGN(nlh->nlmsg_len);
+	}
+	*done = off;
 }
 
 /* Apply the batch in holds of BATCH_MAX messages, HOLD_BUDGET_NS at most. */
@@ -153,24 +188,32 @@ static void batch_flush(struct listener *l)
 	struct graph *g = dev_graph();
 	struct lcp_nl_ctx ctx = { .netns = l->netns, .gen = l->gen };
 	bool redump = false;
+	size_t prefaulted = 0;
 	for (size_t off = 0; off < l->batch.len;) {
+		uint64_t routes = lcp_nl_stats.routes;
+		prefault(&l->batch, off, &prefaulted);
 		if (g)
 			graph_barrier_sync(g);
-		uint64_t t0 = time_now_ns();
+		uint64_t t0 = time_now_ns(), c0 = thread_cpu_ns();
 		uint32_t n = 0;
 		while (off < l->batch.len && n < BATCH_MAX) {
 			const struct nlmsghdr *nlh = (const void *)(l->batch.p + off);
 			lcp_nl_apply(&ctx, nlh);
 			off += NLMSG_ALIGN(nlh->nlmsg_len);
-			if ((++n & 15) == 0 && time_now_ns() - t0 >= HOLD_BUDGET_NS)
+			if (++n < BATCH_MAX && time_now_ns() - t0 >= HOLD_BUDGET_NS)
 				break;
 		}
 		redump |= lcp_nl_redump_wanted; /* shared by the listeners: read under the barrier */
 		lcp_nl_redump_wanted = false;
+		uint64_t c1 = thread_cpu_ns(), t1 = time_now_ns();
 		if (g)
 			graph_barrier_release(g);
 		lcp_nl_stats.batches++;
 		max_store(&lcp_nl_stats.max_batch, n);
+		max_store(&lcp_nl_stats.hold_max_ns, t1 - t0);
+		max_store(&lcp_nl_stats.hold_cpu_max_ns, c1 - c0);
+		if (lcp_nl_stats.routes != routes) /* for bench/lcp: when the FIB last changed, without polling */
+			lcp_nl_stats.routes_changed_unix_ns = unix_ns();
 	}
 	msgbuf_clear(&l->batch);
 	if (redump) {

@@ -53,6 +53,9 @@ struct lcp_nl_stats {
 	_Atomic uint64_t nh_routes;           /* routes changed through the nhid index (a nexthop object changed) */
 	_Atomic uint64_t routes;              /* Linux routes installed (the listeners' book) */
 	_Atomic uint64_t routes6;             /* Linux's IPv6 routes sluice holds (lcp_nl_route6.c) */
+	_Atomic uint64_t hold_max_ns;         /* longest barrier hold of a batch, wall clock */
+	_Atomic uint64_t hold_cpu_max_ns;     /* longest one's own CPU time (wall minus preemption) */
+	_Atomic uint64_t routes_changed_unix_ns; /* CLOCK_REALTIME when the book's count last changed */
 };
 
 extern struct lcp_nl_stats lcp_nl_stats;

@@ -1,8 +1,14 @@
 /* The book of Linux routes (lcp_nl_route.h): a pool of records, a chained
  * hash by (dst, plen), and per nexthop object id a doubly linked list of
- * the routes through it. Indices, not pointers, so the pool may grow by
- * realloc; 0 ends a chain, a record's index + 1 names it. Barrier held. */
+ * the routes through it. Indices, not pointers; 0 ends a chain, a
+ * record's index + 1 names it. Barrier held, so nothing here costs in
+ * proportion to the book: the pool grows by chunks that never move (no
+ * realloc copying 500,000 records), and the buckets double by an
+ * incremental rehash, REHASH_STEP old buckets per note or forget. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,35 +32,61 @@ struct nh_head {
 	uint32_t id, first;
 };
 
+#define CHUNK_SHIFT 12 /* records per chunk: 4,096 */
+#define CHUNK (1u << CHUNK_SHIFT)
+#define REHASH_STEP 16u
+
 static struct {
-	struct rec *pool;
-	uint32_t cap, hw, free; /* hw: records ever used; free: list head */
+	struct rec **chunk;
+	uint32_t n_chunk, chunk_cap;
+	uint32_t hw, free; /* hw: records ever used; free: list head */
 	uint32_t *bucket;
 	uint32_t mask; /* buckets - 1 */
 	uint32_t n;
+	uint32_t *old; /* buckets being moved out (from moved on), or NULL */
+	uint32_t old_mask, moved;
+	uint64_t rehashed;
 	struct nh_head nh[NH_SLOTS];
 } book;
 
+/* MurmurHash3's 32-bit finaliser: the buckets are the low bits, and a
+ * multiplication alone leaves those to the key's low bits (in network
+ * order, the prefix's first octets: few values, long chains). */
 static uint32_t key_hash(uint32_t dst, uint8_t plen)
 {
-	uint32_t k = (dst ^ ((uint32_t)plen << 24)) * 0x9e3779b1u;
-	return k ^ (k >> 15);
+	uint32_t k = dst ^ ((uint32_t)plen * 0x9e3779b1u);
+	k ^= k >> 16;
+	k *= 0x85ebca6bu;
+	k ^= k >> 13;
+	k *= 0xc2b2ae35u;
+	k ^= k >> 16;
+	return k;
 }
 
 static struct rec *at(uint32_t ref)
 {
-	return &book.pool[ref - 1];
+	return &book.chunk[(ref - 1) >> CHUNK_SHIFT][(ref - 1) & (CHUNK - 1)];
 }
 
-/* The link that names dst/plen (its ref, or 0 at the chain's end). */
+static uint32_t *chain_find(uint32_t *link, uint32_t dst, uint8_t plen)
+{
+	while (*link && (at(*link)->r.dst != dst || at(*link)->r.plen != plen))
+		link = &at(*link)->hnext;
+	return link;
+}
+
+/* The link that names dst/plen (its ref), or the end of its chain in the
+ * live buckets (0). */
 static uint32_t *find(uint32_t dst, uint8_t plen)
 {
 	if (!book.bucket)
 		return NULL;
-	uint32_t *link = &book.bucket[key_hash(dst, plen) & book.mask];
-	while (*link && (at(*link)->r.dst != dst || at(*link)->r.plen != plen))
-		link = &at(*link)->hnext;
-	return link;
+	uint32_t h = key_hash(dst, plen);
+	uint32_t *link = chain_find(&book.bucket[h & book.mask], dst, plen);
+	if (*link || !book.old || (h & book.old_mask) < book.moved)
+		return link;
+	uint32_t *o = chain_find(&book.old[h & book.old_mask], dst, plen);
+	return *o ? o : link;
 }
 
 /* ---- nhid -> list ---- */
@@ -109,27 +141,49 @@ static void nh_unlink(uint32_t ref)
 
 /* ---- records ---- */
 
-/* Keep the chains short: double the buckets at one record per bucket. */
+/* Move REHASH_STEP old buckets' chains over; free the old ones after. */
+static void rehash_step(void)
+{
+	for (uint32_t end = book.moved + REHASH_STEP; book.old && book.moved < end; book.moved++) {
+		if (book.moved > book.old_mask) {
+			free(book.old);
+			book.old = NULL;
+			break;
+		}
+		for (uint32_t ref = book.old[book.moved], nx; ref; ref = nx) {
+			struct rec *e = at(ref);
+			nx = e->hnext;
+			uint32_t h = key_hash(e->r.dst, e->r.plen) & book.mask;
+			e->hnext = book.bucket[h];
+			book.bucket[h] = ref;
+			book.rehashed++;
+		}
+		book.old[book.moved] = 0;
+	}
+}
+
+/* Keep the chains short: at one record per bucket, twice the buckets
+ * (calloc's fresh zero pages), filled by the steps that follow. */
 static int grow_buckets(void)
 {
-	if (book.bucket && book.n < book.mask + 1)
+	rehash_step();
+	if (book.bucket && (book.n < book.mask + 1 || book.old))
 		return 0;
 	uint32_t nb = book.bucket ? 2 * (book.mask + 1) : 1024;
 	uint32_t *b = calloc(nb, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	for (uint32_t ref = 1; ref <= book.hw; ref++) {
-		struct rec *e = at(ref);
-		if (!e->used)
-			continue;
-		uint32_t h = key_hash(e->r.dst, e->r.plen) & (nb - 1);
-		e->hnext = b[h];
-		b[h] = ref;
-	}
-	free(book.bucket);
+	book.old = book.bucket;
+	book.old_mask = book.mask;
+	book.moved = 0;
 	book.bucket = b;
 	book.mask = nb - 1;
 	return 0;
+}
+
+uint64_t lcp_nl_route_rehashed(void)
+{
+	return book.rehashed;
 }
 
 static uint32_t rec_alloc(void)
@@ -139,13 +193,18 @@ static uint32_t rec_alloc(void)
 		book.free = at(ref)->hnext;
 		return ref;
 	}
-	if (book.hw == book.cap) {
-		uint32_t cap = book.cap ? 2 * book.cap : 1024;
-		struct rec *p = realloc(book.pool, cap * sizeof(*p));
-		if (!p)
+	if (book.hw == book.n_chunk * CHUNK) {
+		if (book.n_chunk == book.chunk_cap) { /* pointers only: 8 bytes per 4,096 records */
+			uint32_t cap = book.chunk_cap ? 2 * book.chunk_cap : 16;
+			struct rec **c = realloc(book.chunk, cap * sizeof(*c));
+			if (!c)
+				return 0;
+			book.chunk = c;
+			book.chunk_cap = cap;
+		}
+		if (!(book.chunk[book.n_chunk] = malloc(CHUNK * sizeof(struct rec))))
 			return 0;
-		book.pool = p;
-		book.cap = cap;
+		book.n_chunk++;
 	}
 	return ++book.hw;
 }
@@ -171,7 +230,7 @@ int lcp_nl_route_note(const struct lcp_nl_route *r)
 		return -ENOMEM;
 	struct rec *e = at(ref);
 	*e = (struct rec){ .r = *r, .hnext = 0, .used = true };
-	*find(r->dst, r->plen) = ref; /* again: the chain's end may have moved with the pool */
+	*link = ref;
 	if (r->nhid)
 		nh_link(ref);
 	book.n++;
@@ -194,6 +253,7 @@ void lcp_nl_route_forget(uint32_t dst, uint8_t plen)
 	book.free = ref;
 	book.n--;
 	lcp_nl_stats.routes = book.n;
+	rehash_step();
 }
 
 uint32_t lcp_nl_route_each_nh(uint32_t nhid, void (*fn)(const struct lcp_nl_route *r, void *arg), void *arg)
@@ -257,8 +317,32 @@ uint32_t lcp_nl_sweep(uint32_t gen)
 
 void lcp_nl_route_reset(void)
 {
-	free(book.pool);
+	for (uint32_t i = 0; i < book.n_chunk; i++)
+		free(book.chunk[i]);
+	free(book.chunk);
+	free(book.old);
 	free(book.bucket);
 	memset(&book, 0, sizeof(book));
 	lcp_nl_stats.routes = 0;
+}
+
+void lcp_nl_route_prefault(const struct nlmsghdr *nlh)
+{
+	/* Set once under the barrier (the first address or route) and kept:
+	 * read as a published pointer. */
+	struct ip4_fib *fib = __atomic_load_n(&ip4_fib_main, __ATOMIC_ACQUIRE);
+	if (!fib || nlh->nlmsg_type != RTM_NEWROUTE || nlh->nlmsg_len < NLMSG_SPACE(sizeof(struct rtmsg)))
+		return;
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	if (rtm->rtm_family != AF_INET || rtm->rtm_dst_len > 32)
+		return;
+	const struct nlattr *a;
+	mnl_attr_for_each(a, nlh, sizeof(*rtm)) {
+		if (mnl_attr_get_type(a) == RTA_DST && mnl_attr_get_payload_len(a) == 4) {
+			ip4_fib_prefault(fib, ntohl(mnl_attr_get_u32(a)), rtm->rtm_dst_len);
+			return;
+		}
+	}
+	if (rtm->rtm_dst_len == 0)
+		ip4_fib_prefault(fib, 0, 0);
 }

@@ -42,6 +42,16 @@ bool lcp_nl_route_sweep_step(uint32_t gen, uint32_t owner_mask, uint32_t *cursor
  * sweep's last step; lcp_nl_map.c keeps them). How many. */
 uint32_t lcp_nl_sweep_addrs(uint32_t gen);
 
+/* Records the book's incremental rehash moved, ever (tests bound it per
+ * note). */
+uint64_t lcp_nl_route_rehashed(void);
+
+/* Outside the barrier, before a batch: fault in the FIB pages the route
+ * of nlh (an RTM_NEWROUTE, else nothing) will write (ip4_fib_prefault),
+ * so that its hold pays no page fault. */
+struct nlmsghdr;
+void lcp_nl_route_prefault(const struct nlmsghdr *nlh);
+
 /* Empty the book (lcp_nl_map_reset). */
 void lcp_nl_route_reset(void);
 

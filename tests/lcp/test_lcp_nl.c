@@ -6,7 +6,9 @@
  * Bad and garbage messages are refused and counted, and change nothing. */
 #include <arpa/inet.h>
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <libmnl/libmnl.h>
 #include <linux/neighbour.h>
@@ -14,12 +16,15 @@
 #include <linux/rtnetlink.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
 #include "nodes/lcp/lcp.h"
+#include "nodes/ip4/ip4_route_private.h"
 #include "nodes/lcp/lcp_nl.h"
+#include "nodes/lcp/lcp_nl_route.h"
 #include "tests/check_run.h"
 #include "tests/graph_fixture.h"
 #include "tests/lcp/lcp_nl_fixture.h"
@@ -434,6 +439,150 @@ START_TEST(sweep_in_steps)
 }
 END_TEST
 
+/* The hold bound, structurally: no one message costs in proportion to the
+ * tables. 100,000 routes, as bench/lcp loads them, then their deletes:
+ * the per-source store's and the route book's incremental rehashes move at
+ * most a few buckets' chains per message (16 buckets, REHASH_STEP, at one
+ * entry per bucket on average), although both double several times on the
+ * way up; and every route is there at the end. (The FIB's own store is
+ * bounded the same way: tests/ip4's fib_rules test.) */
+#define SCALE_ROUTES 100000u
+#define MOVES_PER_MESSAGE_MAX 96u
+
+static uint32_t scale_prefix(uint32_t i)
+{
+	return NET(20, 0, 0, 0) + i * 4; /* /30s, distinct */
+}
+
+START_TEST(growth_bounded_per_message)
+{
+	uint64_t src0 = ip4_route_src_rehashed(), book0 = lcp_nl_route_rehashed();
+	uint64_t worst_src = 0, worst_book = 0;
+	for (uint32_t i = 0; i < SCALE_ROUTES; i++) {
+		uint64_t s = ip4_route_src_rehashed(), b = lcp_nl_route_rehashed();
+		ck_assert(apply(route_via(RTM_NEWROUTE, scale_prefix(i), 30, NET(10, 1, 0, 2), TAP_IFINDEX)));
+		worst_src = MAX(worst_src, ip4_route_src_rehashed() - s);
+		worst_book = MAX(worst_book, lcp_nl_route_rehashed() - b);
+	}
+	/* The stores did grow (from 256 and 1,024 buckets to 131,072), so the
+	 * bound below is about rehashing, not its absence. */
+	ck_assert_uint_gt(ip4_route_src_rehashed() - src0, SCALE_ROUTES);
+	ck_assert_uint_gt(lcp_nl_route_rehashed() - book0, SCALE_ROUTES);
+	ck_assert_uint_le(worst_src, MOVES_PER_MESSAGE_MAX);
+	ck_assert_uint_le(worst_book, MOVES_PER_MESSAGE_MAX);
+	ck_assert_uint_eq(lcp_nl_stats.routes, SCALE_ROUTES);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), SCALE_ROUTES);
+	for (uint32_t i = 0; i < SCALE_ROUTES; i += 997)
+		assert_via(scale_prefix(i), 30, NET(10, 1, 0, 2));
+	for (uint32_t i = 0; i < SCALE_ROUTES; i++) {
+		uint64_t s = ip4_route_src_rehashed(), b = lcp_nl_route_rehashed();
+		ck_assert(apply(route(RTM_DELROUTE, scale_prefix(i), 30, RTN_UNICAST, RTPROT_STATIC)));
+		ck_assert_uint_le(ip4_route_src_rehashed() - s, MOVES_PER_MESSAGE_MAX);
+		ck_assert_uint_le(lcp_nl_route_rehashed() - b, MOVES_PER_MESSAGE_MAX);
+	}
+	ck_assert_uint_eq(lcp_nl_stats.routes, 0);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 0);
+	ck_assert_ptr_null(fib_adj(scale_prefix(5), 30));
+}
+END_TEST
+
+/* The book through its incremental rehashes with adds and removes mixed
+ * (a resync's dump and held deletes do that): its count is the reference
+ * set's after every operation, so no record is lost or doubled mid-rehash. */
+START_TEST(book_random_against_reference)
+{
+	enum { KEYS = 40000, OPS = 400000 };
+	static bool in[KEYS];
+	uint32_t n = 0, x = 12345;
+	memset(in, 0, sizeof(in));
+	for (uint32_t op = 0; op < OPS; op++) {
+		x = x * 1103515245u + 12345u;
+		uint32_t k = (x >> 8) % KEYS;
+		/* mostly adds in the first half, mostly removes in the second */
+		bool add = ((x >> 4) & 7) < (op < OPS / 2 ? 6u : 2u);
+		uint32_t dst = htonl(NET(30, 0, 0, 0) + k * 256);
+		if (add) {
+			struct lcp_nl_route r = { .dst = dst, .plen = 24, .gen = op };
+			ck_assert_int_eq(lcp_nl_route_note(&r), 0);
+			n += !in[k];
+			in[k] = true;
+		} else {
+			lcp_nl_route_forget(dst, 24);
+			n -= in[k];
+			in[k] = false;
+		}
+		ck_assert_uint_eq(lcp_nl_stats.routes, n);
+	}
+	ck_assert_uint_gt(lcp_nl_route_rehashed(), KEYS / 2);
+}
+END_TEST
+
+/* The same for the per-source store (ip4_route_src.c) and the FIB's own
+ * store behind it: counts and the FIB's answer after every operation. */
+START_TEST(sources_random_against_reference)
+{
+	enum { KEYS = 40000, OPS = 300000 };
+	static bool in[KEYS];
+	uint32_t n = 0, x = 777;
+	memset(in, 0, sizeof(in));
+	const struct ip4_route_path p = { .kind = IP4_ADJ_REWRITE, .next_hop = htonl(NET(10, 1, 0, 2)),
+					  .if_index = dev_a->index };
+	for (uint32_t op = 0; op < OPS; op++) {
+		x = x * 1103515245u + 12345u;
+		uint32_t k = (x >> 8) % KEYS;
+		bool add = ((x >> 4) & 7) < (op < OPS / 2 ? 6u : 2u);
+		uint32_t pfx = NET(30, 0, 0, 0) + k * 64;
+		if (add) {
+			ck_assert_int_eq(ip4_route_src_add(IP4_SRC_LINUX, htonl(pfx), 26, &p, err, sizeof(err)), 0);
+			n += !in[k];
+			in[k] = true;
+		} else {
+			int rc = ip4_route_src_del(IP4_SRC_LINUX, htonl(pfx), 26, err, sizeof(err));
+			ck_assert_int_eq(rc, in[k] ? 0 : -ENOENT);
+			n -= in[k];
+			in[k] = false;
+		}
+		ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), n);
+		if ((op & 255) == 0)
+			ck_assert_uint_eq(fib_adj(pfx, 26) != NULL, in[k]);
+	}
+	ck_assert_uint_gt(ip4_route_src_rehashed(), KEYS / 2);
+}
+END_TEST
+
+/* `show ip fib` of a big table does not hold the datapath for its walk:
+ * the prefixes one length per hold, then 256 routes per hold (counted
+ * from the barrier's own statistics), and every route shows once, in
+ * order. */
+START_TEST(show_fib_in_holds)
+{
+	const uint32_t n = 3000;
+	for (uint32_t i = 0; i < n; i++) /* one per /20, lengths /20 to /32 in turn */
+		ck_assert(apply(route_via(RTM_NEWROUTE, NET(20, 0, 0, 0) + (i << 12), (uint8_t)(20 + i % 13), NET(10, 1, 0, 2),
+					  TAP_IFINDEX)));
+	cli_set_graph(g);
+	struct graph_barrier_stats st0, st;
+	graph_barrier_stats(g, &st0);
+	char *out = NULL;
+	int rc = cli_exec_line("show ip fib json", &out);
+	ck_assert_msg(rc == 0, "show ip fib json: %d %s", rc, out ? out : "");
+	graph_barrier_stats(g, &st);
+	cJSON *j = cJSON_Parse(out);
+	free(out);
+	ck_assert_ptr_nonnull(j);
+	const cJSON *routes = cJSON_GetObjectItem(j, "routes");
+	ck_assert_int_eq(cJSON_GetArraySize(routes), (int)n);
+	/* 33 lengths, then ceil(3000 / 256) = 12 chunks: 45 holds, none of the whole table. */
+	ck_assert_uint_eq(st.holds - st0.holds, 33 + (n + 255) / 256);
+	const cJSON *first = cJSON_GetArrayItem(routes, 0), *last = cJSON_GetArrayItem(routes, (int)n - 1);
+	ck_assert_str_eq(cJSON_GetObjectItem(first, "prefix")->valuestring, "20.0.0.0/20");
+	ck_assert_str_eq(cJSON_GetObjectItem(first, "source")->valuestring, "linux/static");
+	ck_assert_str_eq(cJSON_GetObjectItem(last, "next_hop")->valuestring, "10.1.0.2");
+	cJSON_Delete(j);
+	cli_set_graph(NULL);
+}
+END_TEST
+
 /* CLI over Linux for one prefix; each source removes only its own. */
 START_TEST(sources_and_precedence)
 {
@@ -586,6 +735,10 @@ static Suite *lcp_nl_suite(void)
 	tcase_add_test(tc, nexthop_index);
 	tcase_add_test(tc, unsupported_families);
 	tcase_add_test(tc, sweep_in_steps);
+	tcase_add_test(tc, growth_bounded_per_message);
+	tcase_add_test(tc, show_fib_in_holds);
+	tcase_add_test(tc, book_random_against_reference);
+	tcase_add_test(tc, sources_random_against_reference);
 	tcase_add_test(tc, sources_and_precedence);
 	tcase_add_test(tc, resync_sweep);
 	tcase_add_test(tc, neighbours);
