@@ -82,6 +82,7 @@ static int idle_mode_alias(struct graph_cpu_config *c, struct conf_check *chk)
 	}
 	bool poll = c->idle_mode == 1;
 	c->rx_mode = poll ? GRAPH_CONF_RX_POLLING : GRAPH_CONF_RX_ADAPTIVE;
+	c->idle_mode = 0; /* taken: the effective configuration says rx-mode only, and parses back */
 	chk->warn_key = "idle-mode";
 	snprintf(chk->warning, sizeof(chk->warning), "idle-mode is replaced by rx-mode: taken as rx-mode %s",
 		 poll ? "polling" : "adaptive");

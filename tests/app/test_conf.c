@@ -81,7 +81,7 @@ static const struct conf_case cases[] = {
 	{ .text = "cpu { workers 1 }", { "cpu.workers=1", "cpu.corelist-workers=" } },
 	{ .text = "cpu {\n  main-core 0\n  corelist-workers 0-1\n}", { "cpu.corelist-workers=0-1" },
 	  .warning = "3:20: worker core 0 is also main-core: the main thread and a worker share it" },
-	{ .text = "cpu { idle-mode poll idle-max 500us }", { "cpu.idle-mode=poll", "cpu.rx-mode=polling", "cpu.idle-max=500us" },
+	{ .text = "cpu { idle-mode poll idle-max 500us }", { "cpu.idle-mode=-", "cpu.rx-mode=polling", "cpu.idle-max=500us" },
 	  .warning = "1:17: idle-mode is replaced by rx-mode: taken as rx-mode polling" },
 	{ .text = "cpu { idle-mode sleep }", { "cpu.rx-mode=adaptive" },
 	  .warning = "1:17: idle-mode is replaced by rx-mode: taken as rx-mode adaptive" },

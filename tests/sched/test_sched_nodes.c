@@ -396,7 +396,7 @@ START_TEST(test_egress_delay)
 END_TEST
 
 /* Impairment in the graph: `loss random 100%` sends every packet to
- * error-drop under "impairment: lost (loss random)" (error 4 of
+ * error-drop under "impairment: lost (loss random)" (error 6 of
  * sched-egress), nothing to the interface, the pool whole; then
  * `duplicate 100%` sends each packet twice, the copy first. */
 START_TEST(test_egress_impair)
@@ -409,7 +409,7 @@ START_TEST(test_egress_impair)
 	ck_assert_uint_eq(n_sent, 0);
 	int node = graph_node_index(g, "sched-egress");
 	ck_assert_int_ge(node, 0);
-	ck_assert_uint_eq(graph_node_error_count(g, (uint32_t)node, 4), 3);
+	ck_assert_uint_eq(graph_node_error_count(g, (uint32_t)node, 6), 3);
 	struct sched_impair_config d = { .duplicate = SCHED_IMPAIR_P_ONE };
 	ck_assert_int_eq(sched_io_set_impair(g, dev->index, &d, err, sizeof(err)), 0);
 	send_now((const uint8_t[]){ 5, 6 }, 2, 0);
