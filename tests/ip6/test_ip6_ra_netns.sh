@@ -1,13 +1,16 @@
 #!/bin/bash
 # sluice's Router Advertisements against a real Linux host in a namespace:
-#   host A (accept_ra=2, autoconf=1) --veth-- [a 2001:db8:1::1/64  sluice]
+#   host A (accept_ra=2, autoconf=1) --veth-- [a 2001:db8:1::1/64  sluice
+#                                 b 2001:db8:2::1/64] --veth-- host B 2001:db8:2::2
 # af-packet on the root-namespace end; RAs on a from its interface block
 # (`ip6-ra "interval 10"`), the prefix the address's /64. Expects:
 #   - rdisc6 from A gets sluice's RA: from its link-local address, with
 #     its MAC, router lifetime 1800, MTU 1500 and prefix 2001:db8:1::/64;
 #   - A forms a SLAAC address in 2001:db8:1::/64 and a default route via
 #     sluice's link-local address (each within 15 s), and pings
-#     2001:db8:1::1 from that address;
+#     2001:db8:1::1 from that address, then host B across sluice on the
+#     default route the RA gave it (every echo answered: the first waits
+#     in sluice's ND hold, none is lost);
 #   - `show ip6 nd json` counts RAs sent and solicitations received;
 #   - DAD: no address duplicated, then one that host A holds too is shown
 #     "(duplicate)" once sluice adds it (Linux defends it with an NA);
@@ -37,7 +40,7 @@ cat > "$tmp/startup.conf" <<CONF
 unix { nodaemon  cli-listen $tmp/cli.sock }
 interfaces {
   a { driver af-packet  host-if $if_a  ip6-address 2001:db8:1::1/64  ip6-ra "interval 10" }
-  b { driver af-packet  host-if $if_b }
+  b { driver af-packet  host-if $if_b  ip6-address 2001:db8:2::1/64 }
 }
 CONF
 netns_start_sluice
@@ -91,6 +94,19 @@ for s in 1 2 3 4 5; do
 	grep -q "icmp_seq=$s ttl=" "$tmp/ping" || { cat "$tmp/ping" >&2; fail "ping 2001:db8:1::1 from $slaac"; }
 done
 echo "ping from $slaac: $(grep rtt "$tmp/ping")"
+
+# ---- across sluice: host B behind b, reached on the RA's default route ----
+ip netns exec "$ns_b" sh -c "ip link set lo up &&
+	echo 0 > /proc/sys/net/ipv6/conf/$host_b/disable_ipv6 &&
+	echo 0 > /proc/sys/net/ipv6/conf/$host_b/accept_dad &&
+	ip link set $host_b up && ip -6 addr add 2001:db8:2::2/64 dev $host_b nodad &&
+	ip -6 route add default via 2001:db8:2::1" || fail "host B"
+timeout 30 ip netns exec "$ns_a" ping -6 -c 5 -i 0.05 -W 2 -w 15 -I "$slaac" 2001:db8:2::2 > "$tmp/ping2" 2>&1
+for s in 1 2 3 4 5; do
+	grep -q "icmp_seq=$s ttl=63" "$tmp/ping2" ||
+		{ cat "$tmp/ping2" >&2; ctl show errors >&2; fail "ping 2001:db8:2::2 across sluice from $slaac"; }
+done
+echo "ping across sluice from $slaac: $(grep rtt "$tmp/ping2")"
 
 # ---- show ip6 nd ----
 ctl show ip6 nd || fail "show ip6 nd"
