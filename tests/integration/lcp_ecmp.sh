@@ -129,7 +129,7 @@ BGP
 if [ "$mode" = static ]; then
 	ip -n "$ns_ctl" route add 10.9.0.0/24 proto static nexthop via 10.11.0.2 dev s-eth1 nexthop via 10.12.0.2 dev s-eth2 ||
 		fail "multipath route in ctl"
-	until_1s test "$(paths_of)" -eq 2 || { ctl show ip fib >&2; fail "10.9.0.0/24 has not two paths"; }
+	until_1s eval 'test "$(paths_of)" -eq 2' || { ctl show ip fib >&2; fail "10.9.0.0/24 has not two paths"; }
 else
 	for n in ctl r1 r2; do echo "hostname $n" > "$(frr_dir $n)/zebra.conf"; done
 	bgpd_conf ctl 10.255.0.1 65001 "10.11.0.2 10.12.0.2" 65002 "" 2 > "$(frr_dir ctl)/bgpd.conf"
@@ -190,7 +190,7 @@ echo "b and c both transmit: $(tx_of b), $(tx_of c) packets"
 # ---- one next hop goes: its streams move, none ends ----
 if [ "$mode" = static ]; then
 	ip -n "$ns_ctl" route replace 10.9.0.0/24 proto static via 10.12.0.2 dev s-eth2 || fail "route replace"
-	until_1s test "$(paths_of)" -eq 1 || { ctl show ip fib >&2; fail "10.9.0.0/24 still multipath"; }
+	until_1s eval 'test "$(paths_of)" -eq 1' || { ctl show ip fib >&2; fail "10.9.0.0/24 still multipath"; }
 else
 	vty r1 -c "configure terminal" -c "router bgp 65002" -c "address-family ipv4 unicast" -c "no network 10.9.0.0/24" \
 		> "$tmp/vty" 2>&1 || { cat "$tmp/vty" >&2; fail "vtysh no network"; }

@@ -140,7 +140,7 @@ until_1s fib_has 10.9.0.0/16 linux/bgp || fail "bgp route"
 ctl show ip fib > "$tmp/fib0"
 r0=$(nl_num resyncs)
 ctl lcp resync || fail "lcp resync"
-until_1s test "$(nl_num resyncs)" -gt "$r0" || fail "resync not counted"
+until_1s eval 'test "$(nl_num resyncs)" -gt "$r0"' || fail "resync not counted"
 sleep 0.3
 ctl show ip fib > "$tmp/fib1"
 diff <(awk '{ print $1, $3, $4, $7 }' "$tmp/fib0") <(awk '{ print $1, $3, $4, $7 }' "$tmp/fib1") ||
