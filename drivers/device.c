@@ -190,7 +190,7 @@ int dev_register(struct device *dev, const char *name)
 	dev->index = i;
 	dev->mode = DEV_MODE_L3;
 	dev->xconnect_peer = DEV_INDEX_INVALID;
-	dev->admin_up = false;
+	__atomic_store_n(&dev->admin_up, false, __ATOMIC_RELAXED);
 	dev->rx_burst = DEV_RX_BURST_MAX;
 	if (!dev->mtu)
 		dev->mtu = DEV_MTU_DEFAULT;
@@ -284,7 +284,7 @@ static bool restart_wanted(struct device *dev)
 	dev_rx_unwatch(dev);
 	if (dev->ops->stop)
 		dev->ops->stop(dev);
-	dev->admin_up = false;
+	__atomic_store_n(&dev->admin_up, false, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -303,7 +303,8 @@ int dev_set_admin_up(struct device *dev, bool up)
 		if (dev->ops->stop)
 			dev->ops->stop(dev);
 	}
-	dev->admin_up = up;
+	/* Atomic: the sluice-tap thread reads it outside the barrier (its wake-ups). */
+	__atomic_store_n(&dev->admin_up, up, __ATOMIC_RELAXED);
 	dev_rx_wake_sync();
 	dev_elog_admin(dev, up, 0);
 	dev_changed(dev);
@@ -350,9 +351,9 @@ int dev_set_rx_placement(struct device *dev, uint16_t queue, uint32_t thread_ind
 	if (queue >= dev->n_rx_queues || thread_index >= DEV_MAX_THREADS)
 		return -EINVAL;
 	uint16_t old = dev->rxq[queue].thread_index;
-	dev->rxq[queue].thread_index = (uint16_t)thread_index;
+	__atomic_store_n(&dev->rxq[queue].thread_index, (uint16_t)thread_index, __ATOMIC_RELAXED);
 	if (poll_rebuild()) {
-		dev->rxq[queue].thread_index = old;
+		__atomic_store_n(&dev->rxq[queue].thread_index, old, __ATOMIC_RELAXED);
 		return -ENOMEM;
 	}
 	return 0;
@@ -370,7 +371,7 @@ int dev_rx_placement_round_robin(uint32_t first, uint32_t n)
 	struct device *d;
 	DEV_FOREACH(d)
 	for (uint16_t q = 0; q < d->n_rx_queues; q++)
-		d->rxq[q].thread_index = (uint16_t)(first + k++ % n);
+		__atomic_store_n(&d->rxq[q].thread_index, (uint16_t)(first + k++ % n), __ATOMIC_RELAXED);
 	return poll_rebuild();
 }
 

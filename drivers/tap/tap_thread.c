@@ -87,9 +87,11 @@ static void drain_tx(struct tap_dev *td)
 static void wake_consumer(struct tap_dev *td)
 {
 	struct graph *g = dev_graph();
-	if (!g || !td->dev.admin_up)
+	/* Both written atomically by the control side (device.c): this thread
+	 * is outside the barrier. */
+	if (!g || !__atomic_load_n(&td->dev.admin_up, __ATOMIC_RELAXED))
 		return;
-	graph_kick_index(g, td->dev.rxq[0].thread_index, GRAPH_WAKE_HANDOFF);
+	graph_kick_index(g, __atomic_load_n(&td->dev.rxq[0].thread_index, __ATOMIC_RELAXED), GRAPH_WAKE_HANDOFF);
 }
 
 static void drain_rx(struct tap_dev *td)
