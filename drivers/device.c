@@ -77,8 +77,11 @@ void dev_tx_sender_register(struct dev_tx_sender *s)
 
 struct graph *dev_graph(void)
 {
-	return tx_graph;
+	/* Acquire: the tap driver's reader thread reads it outside the barrier. */
+	return __atomic_load_n(&tx_graph, __ATOMIC_ACQUIRE);
 }
+
+void (*dev_graph_detach_wait)(void);
 
 /* Each sender's arc to dev's tx node in the attached graph, into its
  * table at dev->index; 0 where the graph lacks the sender or the tx node.
@@ -120,12 +123,12 @@ int dev_graph_attach(struct graph *g, char *err, size_t errlen)
 	struct device *d;
 	int rc = 0;
 	graph_barrier_sync(g);
-	tx_graph = g;
+	__atomic_store_n(&tx_graph, g, __ATOMIC_RELEASE);
 	DEV_FOREACH(d)
 	if (rc == 0)
 		rc = tx_arcs_add(d, err, errlen);
 	if (rc) {
-		tx_graph = NULL;
+		__atomic_store_n(&tx_graph, NULL, __ATOMIC_RELEASE);
 		for (uint32_t i = 0; i < DEV_MAX; i++)
 			tx_arcs_clear(i);
 	}
@@ -139,11 +142,13 @@ void dev_graph_detach(struct graph *g)
 	if (!g || g != tx_graph)
 		return;
 	graph_barrier_sync(g);
-	tx_graph = NULL;
+	__atomic_store_n(&tx_graph, NULL, __ATOMIC_RELEASE);
 	for (uint32_t i = 0; i < DEV_MAX; i++)
 		tx_arcs_clear(i);
 	dev_rx_wake_sync();
 	graph_barrier_release(g);
+	if (dev_graph_detach_wait)
+		dev_graph_detach_wait(); /* no driver thread still holds g: it may be destroyed */
 }
 
 /* ---- the table ---- */

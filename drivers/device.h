@@ -335,6 +335,11 @@ void dev_graph_detach(struct graph *g);
 /* The graph attached, or NULL. */
 struct graph *dev_graph(void);
 
+/* Set by a driver whose own thread uses dev_graph() outside the barrier (the
+ * tap reader's wake-ups): dev_graph_detach calls it once the pointer is
+ * NULL, and it returns when that thread no longer holds the old graph. */
+extern void (*dev_graph_detach_wait)(void);
+
 /* ---- control ---- */
 
 /* Admin state: start/stop the driver. Up on an interface already up whose

@@ -164,8 +164,17 @@ static void *tap_thread(void *arg)
 	return NULL;
 }
 
+/* dev_graph_detach_wait: a turn reads dev_graph() under tt.lock, so once
+ * the lock has been ours the thread is past any turn that saw the old one. */
+static void tap_graph_detach_wait(void)
+{
+	devs_lock();
+	pthread_mutex_unlock(&tt.lock);
+}
+
 int tap_thread_add(struct tap_dev *td, char *err, size_t errlen)
 {
+	dev_graph_detach_wait = tap_graph_detach_wait;
 	pthread_mutex_lock(&life);
 	devs_lock();
 	int rc = 0;
