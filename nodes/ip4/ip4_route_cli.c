@@ -406,7 +406,8 @@ static int fib_prefixes(struct cli_session *s, struct ip4_route **v, uint32_t *n
 			*v = p;
 			cap = c;
 		}
-		*n += ip4_fib_routes_of_len(ip4_fib_main, l, *v + *n, k);
+		if (k) /* *v may still be NULL: no offset on it (UB, UBSan) */
+			*n += ip4_fib_routes_of_len(ip4_fib_main, l, *v + *n, k);
 		graph_cli_barrier_release(s);
 	}
 	qsort(*v, *n, sizeof(**v), route_cmp);
