@@ -126,6 +126,79 @@ BGP
 	echo " exit-address-family"
 }
 
+# ---- the BGP tests' common steps ----
+
+# frr_bgp_init TAG SHORT MODE: the names of the BGP tests' namespaces
+# (sluice-TAG-p/h/c/f-PID), veths (SHORTa/SHORTb PID), tmp, the EXIT trap,
+# and the preflight (root, tools, FRR, MODE nhobj or no-nhobj). Call it
+# right after sourcing netns.sh and this file.
+frr_bgp_init() {
+	local id=$$
+	ns_a=sluice-$1-p-$id # peer: FRR AS 65002
+	ns_b=sluice-$1-h-$id # h2, on b's side
+	ns_c=sluice-$1-c-$id # ctl: the TAPs and FRR AS 65001
+	ns_f=sluice-$1-f-$id # far, behind peer
+	if_a=$2a$id
+	if_b=$2b$id
+	host_a=$2a${id}h
+	host_b=$2b${id}h
+	tmp=$(mktemp -d "/tmp/sluice-$1-XXXXXX")
+	trap frr_topology_cleanup EXIT
+	netns_preflight ip ping iperf3 timeout vtysh
+	[ -x /usr/lib/frr/zebra ] && [ -x /usr/lib/frr/bgpd ] || fail "FRR not installed (scripts/deps.sh test)"
+	case $3 in nhobj | no-nhobj) ;; *) fail "mode: expected nhobj or no-nhobj, not $3" ;; esac
+}
+
+# frr_bgp_start FAMILY MODE CTL-RID PEER-RID CTL-ADDR PEER-ADDR CTL-NET
+# PEER-NET...: zebra and bgpd in ctl (AS 65001, announcing CTL-NET) and in
+# peer (AS 65002, announcing the PEER-NETs), one eBGP session between
+# CTL-ADDR and PEER-ADDR; t0 is when ctl's zebra was started (now_ms).
+frr_bgp_start() {
+	local fam=$1 mode=$2 crid=$3 prid=$4 caddr=$5 paddr=$6 cnet=$7
+	shift 7
+	frr_zebra_conf ctl "$mode" > "$(frr_dir ctl)/zebra.conf"
+	frr_zebra_conf peer "$mode" > "$(frr_dir peer)/zebra.conf"
+	frr_bgpd_conf "$fam" peer 65002 "$prid" "$caddr" 65001 "$@" > "$(frr_dir peer)/bgpd.conf"
+	frr_bgpd_conf "$fam" ctl 65001 "$crid" "$paddr" 65002 "$cnet" > "$(frr_dir ctl)/bgpd.conf"
+	t0=$(now_ms)
+	frr_start ctl "$ns_c" zebra
+	frr_start ctl "$ns_c" bgpd
+	frr_start peer "$ns_a" zebra
+	frr_start peer "$ns_a" bgpd
+}
+
+# frr_bgp_established PEER-ADDR: up to 20 s for ctl's session to PEER-ADDR
+# to be Established, else the failure; t1 is when it was (now_ms).
+frr_bgp_established() {
+	frr_established_nbr=$1
+	until_s 20 frr_is_established || { vty ctl -c "show bgp summary" >&2; ctl show errors >&2; frr_logs; fail "BGP session not Established within 20 s"; }
+	t1=$(now_ms)
+	echo "bgp: ctl <-> peer $1 Established $((t1 - t0)) ms after zebra started"
+}
+frr_is_established() {
+	vty ctl -c "show bgp neighbors $frr_established_nbr json" 2>/dev/null | grep -q '"bgpState":"Established"'
+}
+
+# frr_bgp_withdraw FAMILY PEER-NET...: `no network` for each in peer's
+# bgpd; every PEER-NET out of ctl's kernel table and sluice's FIB within
+# 5 s, and out of sluice within 1 s of the kernel (sluice's part is what
+# follows the kernel's table; FRR's own part, peer's bgpd, ctl's bgpd and
+# zebra, takes 0.2 to 2 s on this shared 2-CPU box).
+frr_bgp_withdraw() {
+	local fam=$1 p fib=ip withdraw
+	shift
+	[ "$fam" = ipv6 ] && fib=ip6
+	withdraw=(-c "configure terminal" -c "router bgp 65002" -c "address-family $fam unicast")
+	for p in "$@"; do withdraw+=(-c "no network $p"); done
+	vty peer "${withdraw[@]}" > "$tmp/vty" 2>&1 || { cat "$tmp/vty" >&2; fail "vtysh no network"; }
+	local t3
+	t3=$(now_ms)
+	frr_wait 5 out "" "$@" || { ctl show $fib fib >&2; fail "prefixes still in sluice 5 s after 'no network'"; }
+	echo "withdraw: gone from ctl's kernel $((kernel_ms - t3)) ms after vtysh returned, from sluice $((sluice_ms - kernel_ms)) ms later"
+	[ $((sluice_ms - kernel_ms)) -le 1000 ] ||
+		fail "withdrawn prefixes left sluice $((sluice_ms - kernel_ms)) ms after the kernel's table, not within 1 s"
+}
+
 # ---- the topology both FRR tests use ----
 #   far 10.99.0.2 --- peer 10.1.0.2 --veth-- [a  sluice  b] --veth-- h2 10.2.0.2
 #                     10.99.0.1                |TAP   |TAP
@@ -143,18 +216,20 @@ frr_topology_cleanup() {
 	netns_cleanup
 }
 
-frr_topology() {
+# frr_topology_make CTL-SYSCTLS: the namespaces and veths (peer and h2 on
+# their pairs, ctl, far), ctl's loopback up and CTL-SYSCTLS (a sh command
+# run in ctl); the peer-far veth pf0 (peer) -- pf1 (far), unaddressed.
+frr_topology_make() {
 	netns_make_pairs
 	ip netns add "$ns_c" || fail "ip netns add $ns_c"
 	ip netns add "$ns_f" || fail "ip netns add $ns_f"
-	ip netns exec "$ns_c" sh -c 'ip link set lo up && sysctl -qw net.ipv6.conf.default.disable_ipv6=1 &&
-		sysctl -qw net.ipv4.ip_forward=0' || fail "ctl setup"
-	netns_setup_l2_host "$ns_a" "$host_a" 10.1.0.2
-	netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
+	ip netns exec "$ns_c" sh -c "ip link set lo up && $1" || fail "ctl setup"
 	ip -n "$ns_a" link add pf0 type veth peer name pf1 netns "$ns_f" || fail "veth peer-far"
-	ip netns exec "$ns_a" sh -c 'ip addr add 10.99.0.1/24 dev pf0 && ip link set pf0 up &&
-		sysctl -qw net.ipv4.ip_forward=1' || fail "peer: pf0"
-	netns_setup_host "$ns_f" pf1 10.99.0.2 10.99.0.1
+}
+
+# frr_start_sluice: sluice on a and b, their linux-cp TAPs s-eth0 and
+# s-eth1 in ctl.
+frr_start_sluice() {
 	cat > "$tmp/startup.conf" <<CONF
 unix { nodaemon  cli-listen $tmp/cli.sock }
 interfaces {
@@ -168,6 +243,16 @@ linux-cp {
 }
 CONF
 	netns_start_sluice
+}
+
+frr_topology() {
+	frr_topology_make 'sysctl -qw net.ipv6.conf.default.disable_ipv6=1 && sysctl -qw net.ipv4.ip_forward=0'
+	netns_setup_l2_host "$ns_a" "$host_a" 10.1.0.2
+	netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
+	ip netns exec "$ns_a" sh -c 'ip addr add 10.99.0.1/24 dev pf0 && ip link set pf0 up &&
+		sysctl -qw net.ipv4.ip_forward=1' || fail "peer: pf0"
+	netns_setup_host "$ns_f" pf1 10.99.0.2 10.99.0.1
+	frr_start_sluice
 	ip -n "$ns_c" addr add 10.1.0.1/24 dev s-eth0 && ip -n "$ns_c" addr add 10.2.0.1/24 dev s-eth1 ||
 		fail "addresses on the TAPs"
 	until_s 2 frr_has_addr 10.1.0.1/24 && until_s 2 frr_has_addr 10.2.0.1/24 ||
@@ -259,20 +344,27 @@ if_counter() {
 	ctl show interface "$1" json | tr -d ' \t\n' | grep -Eo "\"$2\":[0-9]+" | head -1 | grep -Eo '[0-9]+$'
 }
 
-# frr_forwarded: h2 pings far 20 times and runs iperf3 to it for 2 s; b's
-# RX and a's TX grow by at least the packets that crossed (sluice forwarded
-# them: ctl's Linux does not forward).
+# frr_forwarded [FAR PORT -6]: h2 pings FAR (10.99.0.2) 20 times and runs
+# iperf3 to it (server port PORT, 5299) for 2 s; b's RX and a's TX grow by
+# at least the packets that crossed (sluice forwarded them: ctl's Linux
+# does not forward). -6: IPv6 (ping -6, iperf3 -6, the ND table on failure).
 frr_forwarded() {
-	local a_tx0 b_rx0 bytes a_tx b_rx min
+	local far=${1:-10.99.0.2} port=${2:-5299} v6=${3:-} a_tx0 b_rx0 bytes a_tx b_rx min
 	a_tx0=$(if_counter a TX-packets)
 	b_rx0=$(if_counter b RX-packets)
-	netns_ping_all "$ns_b" 10.99.0.2 20 "$tmp/ping" || { cat "$tmp/ping" >&2; ctl show errors >&2; fail "h2 -> far 10.99.0.2"; }
-	echo "ping h2 -> far: $(grep rtt "$tmp/ping")"
-	ip netns exec "$ns_f" iperf3 -s -1 -B 10.99.0.2 -p 5299 > "$tmp/iperf-s" 2>&1 &
+	netns_ping_all "$ns_b" "$far" 20 "$tmp/ping" || {
+		cat "$tmp/ping" >&2
+		ctl show errors >&2
+		[ -n "$v6" ] && ctl show ip6 neighbors >&2
+		fail "ping ${v6:+$v6 }h2 -> far $far"
+	}
+	echo "ping ${v6:+$v6 }h2 -> far: $(grep rtt "$tmp/ping")"
+	ip netns exec "$ns_f" iperf3 -s -1 -B "$far" -p "$port" > "$tmp/iperf-s" 2>&1 &
 	iperf_pid=$!
-	until_s 5 eval 'ip netns exec "$ns_f" ss -ltn | grep -q ":5299"' || fail "iperf3 server did not listen"
-	timeout 20 ip netns exec "$ns_b" iperf3 -c 10.99.0.2 -p 5299 -t 2 -J > "$tmp/iperf.json" 2>&1 ||
-		{ cat "$tmp/iperf.json" >&2; fail "iperf3 h2 -> far"; }
+	until_s 5 eval 'ip netns exec "$ns_f" ss -ltn | grep -q ":$port"' || fail "iperf3 server did not listen"
+	# shellcheck disable=SC2086
+	timeout 20 ip netns exec "$ns_b" iperf3 $v6 -c "$far" -p "$port" -t 2 -J > "$tmp/iperf.json" 2>&1 ||
+		{ cat "$tmp/iperf.json" >&2; fail "iperf3 ${v6:+$v6 }h2 -> far"; }
 	wait "$iperf_pid"
 	iperf_pid=
 	bytes=$(tr -d ' \t\n' < "$tmp/iperf.json" | grep -Eo '"sum_received":\{[^}]*"bytes":[0-9]+' | grep -Eo '[0-9]+$')
@@ -286,5 +378,5 @@ frr_forwarded() {
 		fail "sluice's counters: a TX +$a_tx, b RX +$b_rx, expected at least $min each (not forwarded by sluice?)"
 	local bps
 	bps=$(tr -d ' \t\n' < "$tmp/iperf.json" | grep -Eo '"sum_received":\{[^}]*"bits_per_second":[0-9.e+]+' | grep -Eo '[0-9.e+]+$')
-	echo "iperf3 h2 -> far: $bytes bytes, $(awk -v b="${bps:-0}" 'BEGIN { printf "%.0f", b / 1e6 }') Mbit/s received; sluice b RX +$b_rx, a TX +$a_tx packets"
+	echo "iperf3 ${v6:+$v6 }h2 -> far: $bytes bytes, $(awk -v b="${bps:-0}" 'BEGIN { printf "%.0f", b / 1e6 }') Mbit/s received; sluice b RX +$b_rx, a TX +$a_tx packets"
 }
