@@ -12,6 +12,7 @@
 
 #include "drivers/device.h"
 #include "graph/graph.h"
+#include "graph/node.h"
 
 /* ---- the test driver: records what it is given ---- */
 
@@ -119,6 +120,20 @@ static void expect_tx(uint32_t i, struct device *d, const uint8_t *want, uint32_
 	for (uint32_t k = 0; k < len; k++)
 		ck_assert_msg(txs[i].bytes[k] == want[k], "tx %u byte %u: %02x, want %02x", i, k, txs[i].bytes[k],
 			      want[k]);
+}
+
+/* The count of node's error whose string is what (the suite's graph g). */
+static inline uint64_t l3_error_count(const char *node, const char *what)
+{
+	int i = graph_node_index(g, node);
+	ck_assert_int_ge(i, 0);
+	const struct node_reg *r = node_registry_find(node);
+	ck_assert_ptr_nonnull(r);
+	for (uint16_t c = 0; c < r->n_errors; c++)
+		if (!strcmp(r->error_strings[c], what))
+			return graph_node_error_count(g, (uint32_t)i, c);
+	ck_abort_msg("%s has no error '%s'", node, what);
+	return 0;
 }
 
 /* ---- a graph of every registered node, and its end ---- */

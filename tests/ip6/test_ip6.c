@@ -25,7 +25,7 @@
 #include "nodes/ip6/ip6_ra.h"
 #include "nodes/ip6/ip6_route.h"
 #include "tests/check_run.h"
-#include "tests/pkt_build.h"
+#include "tests/ip6/ip6_frames.h"
 
 static struct graph *g;
 #include "tests/l3_harness.h"
@@ -39,49 +39,6 @@ static uint8_t A1[16], HA[16], LL_A[16], LL_HA[16], SN_A1[16], B9[16];
 
 static struct device *dev_a, *dev_b;
 static char err[256];
-
-static void a6(uint8_t out[16], const char *s)
-{
-	ck_assert_int_eq(inet_pton(AF_INET6, s, out), 1);
-}
-
-/* The ICMPv6 checksum (RFC 4443 §2.3) the slow way: the pseudo-header
- * and the message copied together, then RFC 1071. */
-static uint16_t ref_csum6(const uint8_t src[16], const uint8_t dst[16], uint8_t nh, const uint8_t *l4, uint32_t len)
-{
-	static uint8_t tmp[4096];
-	memcpy(tmp, src, 16);
-	memcpy(tmp + 16, dst, 16);
-	put32(tmp + 32, len);
-	put32(tmp + 36, nh);
-	memcpy(tmp + 40, l4, len);
-	return ref_csum(tmp, 40 + len);
-}
-
-/* An IPv6 header at p. */
-static uint32_t ip6hdr(uint8_t *p, const uint8_t src[16], const uint8_t dst[16], uint8_t nh, uint8_t hlim,
-		       uint16_t plen)
-{
-	put32(p, 0x60000000u);
-	put16(p + 4, plen);
-	p[6] = nh;
-	p[7] = hlim;
-	memcpy(p + 8, src, 16);
-	memcpy(p + 24, dst, 16);
-	return 40;
-}
-
-/* Ethernet + IPv6 + an ICMPv6 message of l4_len bytes at p + 54, whose
- * checksum is filled in. Returns the frame's length. */
-static uint32_t icmp6_frame(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], const uint8_t src[16],
-			    const uint8_t dst[16], uint8_t hlim, uint32_t l4_len)
-{
-	uint32_t n = eth(p, dmac, smac, 0x86dd);
-	n += ip6hdr(p + n, src, dst, 58, hlim, (uint16_t)l4_len);
-	put16(p + n + 2, 0);
-	put16(p + n + 2, ref_csum6(src, dst, 58, p + n, l4_len));
-	return n + l4_len;
-}
 
 /* An echo request (type 128) or reply (129) with data bytes. */
 static uint32_t echo6(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], const uint8_t src[16],
@@ -102,16 +59,7 @@ static uint32_t echo6(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], 
 static uint32_t ns6(uint8_t *p, const uint8_t dmac[6], const uint8_t src[16], const uint8_t dst[16], uint8_t hlim,
 		    const uint8_t target[16], const uint8_t *sll)
 {
-	uint8_t *m = p + 54;
-	memset(m, 0, 32);
-	m[0] = 135;
-	memcpy(m + 8, target, 16);
-	if (sll) {
-		m[24] = 1;
-		m[25] = 1;
-		memcpy(m + 26, sll, 6);
-	}
-	return icmp6_frame(p, dmac, mac_ha, src, dst, hlim, sll ? 32 : 24);
+	return icmp6_frame(p, dmac, mac_ha, src, dst, hlim, icmp6_ns_msg(p + 54, target, sll));
 }
 
 /* A Neighbor Advertisement for target with flags (R 0x80, S 0x40, O 0x20)
@@ -119,49 +67,17 @@ static uint32_t ns6(uint8_t *p, const uint8_t dmac[6], const uint8_t src[16], co
 static uint32_t na6(uint8_t *p, const uint8_t dmac[6], const uint8_t src[16], const uint8_t dst[16], uint8_t hlim,
 		    uint8_t flags, const uint8_t target[16], const uint8_t tll[6])
 {
-	uint8_t *m = p + 54;
-	memset(m, 0, 32);
-	m[0] = 136;
-	m[4] = flags;
-	memcpy(m + 8, target, 16);
-	m[24] = 2;
-	m[25] = 1;
-	memcpy(m + 26, tll, 6);
-	return icmp6_frame(p, dmac, mac_ha, src, dst, hlim, 32);
+	return icmp6_frame(p, dmac, mac_ha, src, dst, hlim, icmp6_na_msg(p + 54, flags, target, tll));
 }
 
-/* The count of node's error whose string is what. */
-static uint64_t count(const char *node, const char *what)
-{
-	int i = graph_node_index(g, node);
-	ck_assert_int_ge(i, 0);
-	const struct node_reg *r = node_registry_find(node);
-	ck_assert_ptr_nonnull(r);
-	for (uint16_t c = 0; c < r->n_errors; c++)
-		if (!strcmp(r->error_strings[c], what))
-			return graph_node_error_count(g, (uint32_t)i, c);
-	ck_abort_msg("%s has no error '%s'", node, what);
-	return 0;
-}
 
 /* ---- fixture ---- */
 
 static void setup(void)
 {
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 4096;
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	txs = calloc(TX_MAX, sizeof(*txs));
-	n_tx = n_inq = 0;
 	ip6_dad_transmits = 0; /* no probes among the frames counted (dad_probe_and_duplicate turns it on) */
 	memset(ip6_dad_ifs, 0, sizeof(ip6_dad_ifs));
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
+	l3_graph_up(4096, err, sizeof(err));
 	dev_a = tdev_create("a", mac_a);
 	dev_b = tdev_create("b", mac_b);
 	a6(A1, "2001:db8:1::1");
@@ -257,7 +173,7 @@ START_TEST(echo_reply_exact)
 	expect_tx(0, dev_a, w, wn);
 	wn = want_reply(w, LL_A, LL_HA, 3);
 	expect_tx(1, dev_a, w, wn);
-	ck_assert_uint_eq(count("icmp6-echo", "echo replies sent"), 2);
+	ck_assert_uint_eq(l3_error_count("icmp6-echo", "echo replies sent"), 2);
 }
 END_TEST
 
@@ -284,7 +200,7 @@ START_TEST(icmp6_bad_checksum_counted)
 	inject(dev_a, f, n);
 	poll_n(3);
 	ck_assert_uint_eq(n_tx, 0);
-	ck_assert_uint_eq(count("ip6-local", "bad ICMPv6 checksum"), 2);
+	ck_assert_uint_eq(l3_error_count("ip6-local", "bad ICMPv6 checksum"), 2);
 }
 END_TEST
 
@@ -294,18 +210,7 @@ END_TEST
 static uint32_t want_na(uint8_t *w, const uint8_t emac[6], const uint8_t dst[16], uint8_t flags,
 			const uint8_t target[16])
 {
-	uint8_t *m = w + 54;
-	memset(m, 0, 32);
-	m[0] = 136;
-	m[4] = flags;
-	memcpy(m + 8, target, 16);
-	m[24] = 2;
-	m[25] = 1;
-	memcpy(m + 26, mac_a, 6);
-	uint32_t n = eth(w, emac, mac_a, 0x86dd);
-	n += ip6hdr(w + n, target, dst, 58, 255, 32);
-	put16(m + 2, ref_csum6(target, dst, 58, m, 32));
-	return n + 32;
+	return icmp6_frame(w, emac, mac_a, target, dst, 255, icmp6_na_msg(w + 54, flags, target, mac_a));
 }
 
 START_TEST(ns_answered_exact)
@@ -329,7 +234,7 @@ START_TEST(ns_answered_exact)
 	a6(all, "ff02::1");
 	wn = want_na(w, amac, all, 0xa0, LL_A);
 	expect_tx(2, dev_a, w, wn);
-	ck_assert_uint_eq(count("ip6-nd", "Neighbor Advertisements sent"), 3);
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "Neighbor Advertisements sent"), 3);
 	/* The solicitation's source option taught host A's MAC: STALE. */
 	struct in6_addr ha;
 	memcpy(&ha, HA, 16);
@@ -367,12 +272,12 @@ START_TEST(nd_hostile_counted)
 	inject(dev_a, f, n);
 	poll_n(3);
 	ck_assert_uint_eq(n_tx, 0);
-	ck_assert_uint_eq(count("ip6-nd", "ND hop limit not 255"), 4);
-	ck_assert_uint_eq(count("ip6-nd", "NS target not this interface's address"), 1);
-	ck_assert_uint_eq(count("ip6-nd", "NS from :: not to a solicited-node group or with a link-layer option"), 1);
-	ck_assert_uint_eq(count("ip6-nd", "ND target is multicast"), 1);
-	ck_assert_uint_eq(count("ip6-nd", "NA for an address never solicited"), 1);
-	ck_assert_uint_eq(count("ip6-nd", "NA for one of our addresses (duplicate?)"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "ND hop limit not 255"), 4);
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "NS target not this interface's address"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "NS from :: not to a solicited-node group or with a link-layer option"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "ND target is multicast"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "NA for an address never solicited"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "NA for one of our addresses (duplicate?)"), 1);
 	ck_assert_uint_eq(ip6_nbr_count(), 0);
 }
 END_TEST
@@ -390,7 +295,7 @@ START_TEST(na_updates_neighbor)
 	n = na6(f, mac_a, HA, A1, 255, 0x40, HA, other); /* solicited, another MAC, no override */
 	inject(dev_a, f, n);
 	poll_n(2);
-	ck_assert_uint_eq(count("ip6-nd", "Neighbor Advertisement consumed (neighbour updated)"), 2);
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "Neighbor Advertisement consumed (neighbour updated)"), 2);
 	struct in6_addr ha, b9;
 	memcpy(&ha, HA, 16);
 	ip6_nbr_lock();
@@ -527,11 +432,11 @@ START_TEST(ip6_input_hostile_counted)
 	ck_assert_uint_eq(txs[0].bytes[54], 1);
 	ck_assert_uint_eq(txs[0].bytes[55], 0);
 	for (uint32_t i = 0; i < ARRAY_LEN(want); i++)
-		ck_assert_msg(count("ip6-input", want[i].what) == want[i].n, "%s: %llu, want %u", want[i].what,
-			      (unsigned long long)count("ip6-input", want[i].what), want[i].n);
-	ck_assert_uint_eq(count("ip6-local", "ICMPv6 shorter than its header"), 0);
-	ck_assert_uint_eq(count("ip6-lookup", "no route"), 1);
-	ck_assert_uint_eq(count("ip6-lookup", "no route: ICMPv6 destination unreachable sent"), 1);
+		ck_assert_msg(l3_error_count("ip6-input", want[i].what) == want[i].n, "%s: %llu, want %u", want[i].what,
+			      (unsigned long long)l3_error_count("ip6-input", want[i].what), want[i].n);
+	ck_assert_uint_eq(l3_error_count("ip6-local", "ICMPv6 shorter than its header"), 0);
+	ck_assert_uint_eq(l3_error_count("ip6-lookup", "no route"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-lookup", "no route: ICMPv6 destination unreachable sent"), 1);
 }
 END_TEST
 
@@ -578,10 +483,10 @@ START_TEST(rh0_param_problem_exact_and_rate_limited)
 	inject(dev_a, f, n);
 	poll_n(3);
 	ck_assert_uint_eq(n_tx, 10);
-	ck_assert_uint_eq(count("ip6-input", "Routing Header type 0 with segments left (RFC 5095)"), 12);
-	ck_assert_uint_eq(count("ip6-input", "ICMPv6 error sent"), 10);
-	ck_assert_uint_eq(count("ip6-input", "ICMPv6 error rate-limited (packet dropped)"), 2);
-	ck_assert_uint_eq(count("ip6-input", "Routing Header type 0 in transit (dropped: policy)"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-input", "Routing Header type 0 with segments left (RFC 5095)"), 12);
+	ck_assert_uint_eq(l3_error_count("ip6-input", "ICMPv6 error sent"), 10);
+	ck_assert_uint_eq(l3_error_count("ip6-input", "ICMPv6 error rate-limited (packet dropped)"), 2);
+	ck_assert_uint_eq(l3_error_count("ip6-input", "Routing Header type 0 in transit (dropped: policy)"), 1);
 	n = ext_frame(f, 43, 1, A1, mac_a);
 	f[54 + 2] = 0;
 	uint32_t wn = eth(w, mac_ha, mac_a, 0x86dd);
@@ -618,9 +523,9 @@ START_TEST(time_exceeded_and_option_problem)
 	ck_assert_uint_eq(txs[1].bytes[54], 4); /* Parameter Problem */
 	ck_assert_uint_eq(txs[1].bytes[55], 2);
 	ck_assert_uint_eq(get32(txs[1].bytes + 58), 42);
-	ck_assert_uint_eq(count("ip6-input", "hop limit exceeded in transit"), 1);
-	ck_assert_uint_eq(count("ip6-input", "unrecognized option (Parameter Problem)"), 1);
-	ck_assert_uint_eq(count("ip6-input", "unrecognized option (discard silently)"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-input", "hop limit exceeded in transit"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-input", "unrecognized option (Parameter Problem)"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-input", "unrecognized option (discard silently)"), 1);
 }
 END_TEST
 
@@ -632,8 +537,8 @@ START_TEST(no_error_about_error)
 	inject(dev_a, f, n);
 	poll_n(3);
 	ck_assert_uint_eq(n_tx, 0);
-	ck_assert_uint_eq(count("ip6-input", "hop limit exceeded in transit"), 1);
-	ck_assert_uint_eq(count("ip6-input", "ICMPv6 error not allowed (packet dropped)"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-input", "hop limit exceeded in transit"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-input", "ICMPv6 error not allowed (packet dropped)"), 1);
 }
 END_TEST
 
@@ -748,8 +653,8 @@ START_TEST(rs_answered_exact_and_rate_limited)
 	ck_assert_uint_eq(n_tx, 1);
 	uint32_t wn = want_ra(w);
 	expect_tx(0, dev_a, w, wn);
-	ck_assert_uint_eq(count("ip6-rs", "Router Solicitation taken (RA scheduled)"), 1);
-	ck_assert_uint_eq(count("ip6-ra", "Router Advertisements answering a solicitation"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-rs", "Router Solicitation taken (RA scheduled)"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-ra", "Router Advertisements answering a solicitation"), 1);
 	/* The option taught host A's MAC (STALE). */
 	struct in6_addr ha;
 	memcpy(&ha, HA, 16);
@@ -778,7 +683,7 @@ START_TEST(rs_answered_exact_and_rate_limited)
 	poll_until_tx(3);
 	ck_assert_uint_eq(n_tx, 3);
 	expect_tx(2, dev_a, w, wn);
-	ck_assert_uint_eq(count("ip6-ra", "Router Advertisements sent"), 3);
+	ck_assert_uint_eq(l3_error_count("ip6-ra", "Router Advertisements sent"), 3);
 	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].n_solicited, 2);
 	ra_off();
 }
@@ -796,12 +701,12 @@ START_TEST(rs_hostile_counted)
 	inject(dev_b, f, rs6(f, HA, 255, 0, NULL, false)); /* b does not advertise */
 	poll_idle();
 	ck_assert_uint_eq(n_tx, 0);
-	ck_assert_uint_eq(count("ip6-rs", "RS hop limit not 255"), 1);
-	ck_assert_uint_eq(count("ip6-rs", "RS code not 0"), 1);
-	ck_assert_uint_eq(count("ip6-rs", "RS from :: with a source link-layer option"), 1);
-	ck_assert_uint_eq(count("ip6-rs", "RS option of length 0 or beyond the message"), 1);
-	ck_assert_uint_eq(count("ip6-rs", "Router Solicitation on an interface not advertising"), 1);
-	ck_assert_uint_eq(count("ip6-rs", "Router Solicitation taken (RA scheduled)"), 0);
+	ck_assert_uint_eq(l3_error_count("ip6-rs", "RS hop limit not 255"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-rs", "RS code not 0"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-rs", "RS from :: with a source link-layer option"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-rs", "RS option of length 0 or beyond the message"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-rs", "Router Solicitation on an interface not advertising"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-rs", "Router Solicitation taken (RA scheduled)"), 0);
 	ck_assert_uint_eq(ip6_ra_ifs[dev_a->index].n_rs, 0);
 	/* From :: without an option: valid (RFC 4861 §6.1.1), answered. */
 	inject(dev_a, f, rs6(f, unspec, 255, 0, NULL, false));
@@ -843,14 +748,8 @@ START_TEST(dad_probe_and_duplicate)
 	const uint8_t *groups[2] = { sn_ll, SN_A1 };
 	for (uint32_t k = 0; k < 2; k++) {
 		uint8_t smac[6] = { 0x33, 0x33, 0xff, 0, 0, groups[k][15] };
-		uint32_t n = eth(w, smac, mac_a, 0x86dd);
-		uint8_t *m = w + n + 40;
-		memset(m, 0, 24);
-		m[0] = 135;
-		memcpy(m + 8, targets[k], 16);
-		n += ip6hdr(w + n, unspec, groups[k], 58, 255, 24);
-		put16(m + 2, ref_csum6(unspec, groups[k], 58, m, 24));
-		expect_tx(k, dev_a, w, n + 24);
+		uint32_t n = icmp6_frame(w, smac, mac_a, unspec, groups[k], 255, icmp6_ns_msg(w + 54, targets[k], NULL));
+		expect_tx(k, dev_a, w, n);
 	}
 	struct in6_addr a1, ll;
 	memcpy(&a1, A1, 16);
@@ -865,8 +764,8 @@ START_TEST(dad_probe_and_duplicate)
 	poll_idle();
 	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &a1), IP6_DAD_DUPLICATE);
 	ck_assert_uint_eq(ip6_dad_state(dev_a->index, &ll), IP6_DAD_PREFERRED);
-	ck_assert_uint_eq(count("ip6-nd", "NA for one of our addresses (duplicate?)"), 1);
-	ck_assert_uint_eq(count("ip6-ra", "DAD probes sent (NS from ::, ip6_dad.h)"), 2);
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "NA for one of our addresses (duplicate?)"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-ra", "DAD probes sent (NS from ::, ip6_dad.h)"), 2);
 	ck_assert_uint_eq(n_tx, 2);
 	/* Deleted and added again: probed again. */
 	ck_assert_int_eq(ip6_if_addr_del(dev_a->index, &a1, 64, err, sizeof(err)), 0);
@@ -971,8 +870,8 @@ START_TEST(forward_exact)
 	memcpy(m + 8, f + 14, n - 14);
 	uint32_t wn = icmp6_frame(w, mac_ha, mac_a, A1, HA, 64, 8 + n - 14);
 	expect_tx(0, dev_a, w, wn);
-	ck_assert_uint_eq(count("ip6-lookup", "no route"), 1);
-	ck_assert_uint_eq(count("ip6-lookup", "no route: ICMPv6 destination unreachable sent"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-lookup", "no route"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-lookup", "no route: ICMPv6 destination unreachable sent"), 1);
 	/* The address gone: its routes too. */
 	pa(&x, "2001:db8:2::1");
 	ck_assert_int_eq(ip6_if_addr_del(dev_b->index, &x, 64, err, sizeof(err)), 0);
@@ -1072,7 +971,7 @@ START_TEST(packet_too_big_exact)
 	expect_tx(0, dev_a, w, wn);
 	ck_assert_uint_eq(txs[1].if_index, dev_b->index);
 	ck_assert_uint_eq(txs[1].len, 14 + 1280);
-	ck_assert_uint_eq(count("ip6-rewrite", "over MTU: ICMPv6 packet too big sent"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-rewrite", "over MTU: ICMPv6 packet too big sent"), 1);
 }
 END_TEST
 
@@ -1083,14 +982,7 @@ static uint32_t want_ns(uint8_t *w, const uint8_t nh[16])
 	a6(src, "2001:db8:2::1");
 	a6(sn, "ff02::1:ff00:0");
 	memcpy(sn + 13, nh + 13, 3);
-	uint8_t *m = w + 54;
-	memset(m, 0, 32);
-	m[0] = 135;
-	memcpy(m + 8, nh, 16);
-	m[24] = 1;
-	m[25] = 1;
-	memcpy(m + 26, mac_b, 6);
-	return icmp6_frame(w, dmac, mac_b, src, sn, 255, 32);
+	return icmp6_frame(w, dmac, mac_b, src, sn, 255, icmp6_ns_msg(w + 54, nh, mac_b));
 }
 
 /* An unresolved next hop: one NS (RFC 4861 §7.2.2) and the packets held
@@ -1115,8 +1007,8 @@ START_TEST(unresolved_sends_ns)
 	expect_tx(0, dev_b, w, n);
 	n = want_ns(w, H7);
 	expect_tx(1, dev_b, w, n);
-	ck_assert_uint_eq(count("ip6-glean", "NS sent (resolution started)"), 2);
-	ck_assert_uint_eq(count("ip6-glean", "held for neighbour resolution"), 3);
+	ck_assert_uint_eq(l3_error_count("ip6-glean", "NS sent (resolution started)"), 2);
+	ck_assert_uint_eq(l3_error_count("ip6-glean", "held for neighbour resolution"), 3);
 	/* R answers; its MAC reaches the adjacency; the held packets and the
 	 * next one go (ip6-nd-timer runs every millisecond). */
 	n = na6(f, mac_b, R3, B1, 255, 0x60, R3, mac_r);
@@ -1129,7 +1021,7 @@ START_TEST(unresolved_sends_ns)
 	n = echo6(w, mac_r, mac_b, HA, D, 63, 128, 8);
 	expect_tx(2, dev_b, w, n);
 	expect_tx(3, dev_b, w, n);
-	ck_assert_uint_eq(count("ip6-nd-timer", "held packets released"), 2);
+	ck_assert_uint_eq(l3_error_count("ip6-nd-timer", "held packets released"), 2);
 	n = echo6(f, mac_a, mac_ha, HA, D, 64, 128, 8);
 	inject(dev_a, f, n);
 	poll_n(2);

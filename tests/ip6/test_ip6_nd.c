@@ -31,7 +31,7 @@
 #include "nodes/ip6/ip6_route.h"
 #include "sched/timer.h"
 #include "tests/check_run.h"
-#include "tests/pkt_build.h"
+#include "tests/ip6/ip6_frames.h"
 
 static struct graph *g;
 #include "tests/l3_harness.h"
@@ -51,41 +51,7 @@ static struct timer_service *ts;
 static uint64_t sim_ns;
 static char err[256];
 
-static void a6(uint8_t out[16], const char *s)
-{
-	ck_assert_int_eq(inet_pton(AF_INET6, s, out), 1);
-}
-
-/* ---- frames, written out independently of nodes/ip6 ---- */
-
-/* ICMPv6 checksum over the pseudo-header the slow way (RFC 4443 §2.3). */
-static uint16_t csum6(const uint8_t src[16], const uint8_t dst[16], const uint8_t *l4, uint32_t len)
-{
-	static uint8_t tmp[4096];
-	memcpy(tmp, src, 16);
-	memcpy(tmp + 16, dst, 16);
-	put32(tmp + 32, len);
-	put32(tmp + 36, 58);
-	memcpy(tmp + 40, l4, len);
-	return ref_csum(tmp, 40 + len);
-}
-
-/* Ethernet, IPv6 (next header ICMPv6) and the l4_len-byte message already
- * at p + 54, its checksum filled in. */
-static uint32_t frame6(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], const uint8_t src[16],
-		       const uint8_t dst[16], uint8_t hlim, uint32_t l4_len)
-{
-	uint32_t n = eth(p, dmac, smac, 0x86dd);
-	put32(p + n, 0x60000000u);
-	put16(p + n + 4, (uint16_t)l4_len);
-	p[n + 6] = 58;
-	p[n + 7] = hlim;
-	memcpy(p + n + 8, src, 16);
-	memcpy(p + n + 24, dst, 16);
-	put16(p + 56, 0);
-	put16(p + 56, csum6(src, dst, p + 54, l4_len));
-	return 54 + l4_len;
-}
+/* ---- frames (tests/ip6/ip6_frames.h) ---- */
 
 /* An echo request from A to dst with sequence seq and 8 data bytes. */
 static uint32_t echo(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], const uint8_t dst[16], uint8_t hlim,
@@ -98,7 +64,7 @@ static uint32_t echo(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], c
 	put16(m + 6, seq);
 	for (uint32_t i = 0; i < 8; i++)
 		m[8 + i] = (uint8_t)(0x30 + i);
-	return frame6(p, dmac, smac, HA, dst, hlim, 16);
+	return icmp6_frame(p, dmac, smac, HA, dst, hlim, 16);
 }
 
 /* The NS sluice sends for H out of b: multicast to H's solicited-node
@@ -106,29 +72,15 @@ static uint32_t echo(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], c
 static uint32_t want_ns(uint8_t *w, bool unicast, const uint8_t dmac[6])
 {
 	uint8_t sn_mac[6] = { 0x33, 0x33, 0xff, H[13], H[14], H[15] };
-	uint8_t *m = w + 54;
-	memset(m, 0, 32);
-	m[0] = 135;
-	memcpy(m + 8, H, 16);
-	m[24] = 1;
-	m[25] = 1;
-	memcpy(m + 26, mac_b, 6);
-	return frame6(w, unicast ? dmac : sn_mac, mac_b, B1, unicast ? H : SN_H, 255, 32);
+	uint32_t l4 = icmp6_ns_msg(w + 54, H, mac_b);
+	return icmp6_frame(w, unicast ? dmac : sn_mac, mac_b, B1, unicast ? H : SN_H, 255, l4);
 }
 
 /* An NA from H about itself (flags: R 0x80, S 0x40, O 0x20) with a target
  * link-layer option tll, to sluice's b address. */
 static uint32_t na_from_h(uint8_t *p, uint8_t flags, const uint8_t tll[6])
 {
-	uint8_t *m = p + 54;
-	memset(m, 0, 32);
-	m[0] = 136;
-	m[4] = flags;
-	memcpy(m + 8, H, 16);
-	m[24] = 2;
-	m[25] = 1;
-	memcpy(m + 26, tll, 6);
-	return frame6(p, mac_b, tll, H, B1, 255, 32);
+	return icmp6_frame(p, mac_b, tll, H, B1, 255, icmp6_na_msg(p + 54, flags, H, tll));
 }
 
 /* The echo request of seq as forwarded to H (hop limit one less). */
@@ -149,29 +101,9 @@ static uint32_t want_unreach(uint8_t *w, uint16_t seq)
 	m[1] = 3;
 	memcpy(m + 8, orig + 14, n - 14);
 	uint32_t l4 = 8 + n - 14;
-	uint32_t k = eth(w, mac_ha, mac_a, 0x86dd);
-	put32(w + k, 0x60000000u);
-	put16(w + k + 4, (uint16_t)l4);
-	w[k + 6] = 58;
-	w[k + 7] = 64;
-	memcpy(w + k + 8, A1, 16);
-	memcpy(w + k + 24, HA, 16);
-	put16(m + 2, csum6(A1, HA, m, l4));
-	return 54 + l4;
+	return icmp6_frame(w, mac_ha, mac_a, A1, HA, 64, l4);
 }
 
-/* The count of node's error whose string is what. */
-static uint64_t count(const char *node, const char *what)
-{
-	int i = graph_node_index(g, node);
-	ck_assert_int_ge(i, 0);
-	const struct node_reg *r = node_registry_find(node);
-	for (uint16_t c = 0; c < r->n_errors; c++)
-		if (!strcmp(r->error_strings[c], what))
-			return graph_node_error_count(g, (uint32_t)i, c);
-	ck_abort_msg("%s has no error '%s'", node, what);
-	return 0;
-}
 
 /* ---- the clock ---- */
 
@@ -233,24 +165,13 @@ static uint32_t h_held(void)
 
 static void setup(void)
 {
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 4096;
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	txs = calloc(TX_MAX, sizeof(*txs));
-	n_tx = n_inq = 0;
 	ip6_dad_transmits = 0;
 	memset(ip6_dad_ifs, 0, sizeof(ip6_dad_ifs));
 	ip6_nd_timing = (struct ip6_nd_timing){ IP6_ND_REACHABLE_TIME_NS, IP6_ND_RETRANS_TIMER_NS,
 						IP6_ND_DELAY_FIRST_PROBE_NS };
 	__atomic_store_n(&sim_ns, 1000 * SEC, __ATOMIC_RELAXED);
 	ip6_nbr_clock = sim_clock;
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
+	l3_graph_up(4096, err, sizeof(err));
 	struct timer_config tc;
 	timer_config_default(&tc);
 	tc.max_timers = 4096;
@@ -341,9 +262,9 @@ START_TEST(resolution_fails_unreachable_exact)
 	expect_ns(0, false);
 	ck_assert_uint_eq(h_state(), IP6_NBR_INCOMPLETE);
 	ck_assert_uint_eq(h_held(), IP6_NBR_HOLD);
-	ck_assert_uint_eq(count("ip6-glean", "held for neighbour resolution"), 6);
-	ck_assert_uint_eq(count("ip6-glean", "hold queue full: oldest held packet dropped"), 2);
-	ck_assert_uint_eq(count("ip6-glean", "NS sent (resolution started)"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-glean", "held for neighbour resolution"), 6);
+	ck_assert_uint_eq(l3_error_count("ip6-glean", "hold queue full: oldest held packet dropped"), 2);
+	ck_assert_uint_eq(l3_error_count("ip6-glean", "NS sent (resolution started)"), 1);
 	advance(999 * MS);
 	ck_assert_uint_eq(n_tx, 1);
 	advance(1 * MS);
@@ -364,9 +285,9 @@ START_TEST(resolution_fails_unreachable_exact)
 		expect_tx(3 + k, dev_a, w, n);
 	}
 	ck_assert_uint_eq(h_state(), IP6_NBR_FREE);
-	ck_assert_uint_eq(count("ip6-nd-timer", "multicast NS retransmitted"), 2);
-	ck_assert_uint_eq(count("ip6-nd-timer", "address resolution failed"), 1);
-	ck_assert_uint_eq(count("ip6-nd-timer", "held packet: ICMPv6 address unreachable sent"), IP6_NBR_HOLD);
+	ck_assert_uint_eq(l3_error_count("ip6-nd-timer", "multicast NS retransmitted"), 2);
+	ck_assert_uint_eq(l3_error_count("ip6-nd-timer", "address resolution failed"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-nd-timer", "held packet: ICMPv6 address unreachable sent"), IP6_NBR_HOLD);
 	/* Nothing more: no timer left. */
 	advance(10 * SEC);
 	ck_assert_uint_eq(n_tx, 3 + IP6_NBR_HOLD);
@@ -392,7 +313,7 @@ START_TEST(nud_sequence_exact)
 	advance(30 * SEC + 2 * MS);
 	ck_assert_uint_eq(h_state(), IP6_NBR_STALE);
 	ck_assert_uint_eq(n_tx, 0);
-	ck_assert_uint_eq(count("ip6-nd-timer", "neighbour went STALE (ReachableTime over)"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-nd-timer", "neighbour went STALE (ReachableTime over)"), 1);
 	/* STALE stays without traffic. */
 	advance(60 * SEC);
 	ck_assert_uint_eq(h_state(), IP6_NBR_STALE);
@@ -404,15 +325,15 @@ START_TEST(nud_sequence_exact)
 	uint32_t n = want_fwd(w, 2);
 	expect_tx(0, dev_b, w, n);
 	ck_assert_uint_eq(h_state(), IP6_NBR_DELAY);
-	ck_assert_uint_eq(count("ip6-glean", "STALE neighbour used: DELAY"), 1);
-	ck_assert_uint_eq(count("ip6-glean", "sent on the neighbour's cached MAC"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-glean", "STALE neighbour used: DELAY"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-glean", "sent on the neighbour's cached MAC"), 1);
 	/* The rewrite is back: the next packet takes ip6-rewrite. */
 	send_echo(3);
 	settle();
 	ck_assert_uint_eq(n_tx, 2);
 	n = want_fwd(w, 3);
 	expect_tx(1, dev_b, w, n);
-	ck_assert_uint_eq(count("ip6-glean", "sent on the neighbour's cached MAC"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-glean", "sent on the neighbour's cached MAC"), 1);
 	advance(5 * SEC - 5 * MS);
 	ck_assert_uint_eq(n_tx, 2);
 	ck_assert_uint_eq(h_state(), IP6_NBR_DELAY);
@@ -430,8 +351,8 @@ START_TEST(nud_sequence_exact)
 	advance(1 * SEC);
 	ck_assert_uint_eq(n_tx, 5);
 	ck_assert_uint_eq(h_state(), IP6_NBR_FREE);
-	ck_assert_uint_eq(count("ip6-nd-timer", "unicast NS probe sent"), 3);
-	ck_assert_uint_eq(count("ip6-nd-timer", "neighbour unreachable: probes unanswered (deleted)"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-nd-timer", "unicast NS probe sent"), 3);
+	ck_assert_uint_eq(l3_error_count("ip6-nd-timer", "neighbour unreachable: probes unanswered (deleted)"), 1);
 	uint32_t r;
 	ck_assert_int_eq(ip6_fib_get(ip6_fib_main, (const ip6_addr_a2 *)H, 128, &r), -ENOENT);
 	/* The next packet: INCOMPLETE, a multicast NS, held. */
@@ -462,7 +383,7 @@ START_TEST(delay_confirmed_by_na)
 	advance(10 * SEC);
 	ck_assert_uint_eq(h_state(), IP6_NBR_REACHABLE);
 	ck_assert_uint_eq(n_tx, 1); /* the forwarded echo only */
-	ck_assert_uint_eq(count("ip6-nd-timer", "unicast NS probe sent"), 0);
+	ck_assert_uint_eq(l3_error_count("ip6-nd-timer", "unicast NS probe sent"), 0);
 }
 END_TEST
 
@@ -476,7 +397,7 @@ START_TEST(unsolicited_na)
 	uint32_t n = na_from_h(f, 0x20, mac_h);
 	inject(dev_b, f, n);
 	settle();
-	ck_assert_uint_eq(count("ip6-nd", "NA for an address never solicited"), 1);
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "NA for an address never solicited"), 1);
 	ck_assert_uint_eq(h_state(), IP6_NBR_FREE);
 	resolve_h();
 	n = na_from_h(f, 0x00, mac_h2); /* no O: the MAC stays */
@@ -501,7 +422,7 @@ START_TEST(unsolicited_na)
 	n = echo(w, mac_h2, mac_b, H, 63, 6);
 	expect_tx(1, dev_b, w, n);
 	ck_assert_uint_eq(h_state(), IP6_NBR_DELAY);
-	ck_assert_uint_eq(count("ip6-nd", "Neighbor Advertisement consumed (neighbour updated)"), 4); /* resolve_h's too */
+	ck_assert_uint_eq(l3_error_count("ip6-nd", "Neighbor Advertisement consumed (neighbour updated)"), 4); /* resolve_h's too */
 }
 END_TEST
 
@@ -519,7 +440,7 @@ START_TEST(static_never_ages)
 	ck_assert_uint_eq(n_tx, 1);
 	uint32_t n = want_fwd(w, 7);
 	expect_tx(0, dev_b, w, n);
-	ck_assert_uint_eq(count("ip6-nd-timer", "neighbour went STALE (ReachableTime over)"), 0);
+	ck_assert_uint_eq(l3_error_count("ip6-nd-timer", "neighbour went STALE (ReachableTime over)"), 0);
 	ck_assert_int_eq(ip6_nbr_set(dev_b->index, (const ip6_addr_a2 *)H, mac_h, false, err, sizeof(err)), 0);
 	settle();
 	advance(46 * SEC);
@@ -532,16 +453,9 @@ END_TEST
 START_TEST(ns_learnt_stale_then_delay)
 {
 	uint8_t f[128], w[128];
-	uint8_t *m = f + 54;
-	memset(m, 0, 32);
-	m[0] = 135;
-	memcpy(m + 8, B1, 16);
-	m[24] = 1;
-	m[25] = 1;
-	memcpy(m + 26, mac_h, 6);
 	uint8_t sn_b[16], sn_mac[6] = { 0x33, 0x33, 0xff, 0, 0, 1 };
 	a6(sn_b, "ff02::1:ff00:1");
-	uint32_t n = frame6(f, sn_mac, mac_h, H, sn_b, 255, 32);
+	uint32_t n = icmp6_frame(f, sn_mac, mac_h, H, sn_b, 255, icmp6_ns_msg(f + 54, B1, mac_h));
 	inject(dev_b, f, n);
 	settle();
 	ck_assert_uint_eq(n_tx, 1); /* the NA */
@@ -552,7 +466,7 @@ START_TEST(ns_learnt_stale_then_delay)
 	n = want_fwd(w, 8);
 	expect_tx(1, dev_b, w, n);
 	ck_assert_uint_eq(h_state(), IP6_NBR_DELAY);
-	ck_assert_uint_eq(count("ip6-glean", "NS sent (resolution started)"), 0);
+	ck_assert_uint_eq(l3_error_count("ip6-glean", "NS sent (resolution started)"), 0);
 }
 END_TEST
 
@@ -588,7 +502,7 @@ START_TEST(ra_flags_and_rdnss_exact)
 	uint8_t copy[128];
 	memcpy(copy, m, n - 54);
 	put16(copy + 2, 0);
-	ck_assert_uint_eq(get16(m + 2), csum6(f + 22, f + 38, copy, n - 54));
+	ck_assert_uint_eq(get16(m + 2), ref_csum6(f + 22, f + 38, 58, copy, n - 54));
 	/* Refused: a multicast RDNSS, a fourth one, "rdnss" alone. */
 	char m5[] = "ff02::1";
 	argv[5] = m5;
@@ -689,8 +603,8 @@ START_TEST(datapath_thread_and_timers)
 		n_tx = 0; /* NS to the test driver: only their number matters */
 		usleep(1500);
 		if (k % 50 == 49)
-			seen = count("ip6-nd-timer", "neighbour went STALE (ReachableTime over)") > 0 &&
-			       count("ip6-nd-timer", "unicast NS probe sent") > 0;
+			seen = l3_error_count("ip6-nd-timer", "neighbour went STALE (ReachableTime over)") > 0 &&
+			       l3_error_count("ip6-nd-timer", "unicast NS probe sent") > 0;
 	}
 	atomic_store(&stop, true);
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
