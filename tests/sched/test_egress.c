@@ -16,27 +16,6 @@
 #define MS 1000000ull
 #define US 1000ull
 
-static uint8_t prio[SCHED_MAX_CLASSES];
-
-static void setup(void)
-{
-	char err[256];
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 4096;
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++)
-		prio[c] = SCHED_PRIO_LOWEST;
-}
-
-static void teardown(void)
-{
-	buffer_thread_unregister();
-	ck_assert_uint_eq(buffer_n_in_use(), 0);
-	buffer_main_free();
-}
-
 /* A packet of len bytes in class c; its first byte is tag. */
 static uint32_t pkt(uint32_t len, uint32_t c, uint8_t tag)
 {
@@ -52,6 +31,18 @@ static uint32_t pkt(uint32_t len, uint32_t c, uint8_t tag)
 static uint8_t tag_of(uint32_t bi)
 {
 	return buffer_data(buffer_get(bi))[0];
+}
+
+#include "tests/sched/sched_pool.h"
+
+static void setup(void)
+{
+	sched_pool_up(4096, 0);
+}
+
+static void teardown(void)
+{
+	sched_pool_down();
 }
 
 static struct sched_egress *make(uint32_t max_held)
@@ -73,11 +64,7 @@ static void enqueue_one(struct sched_egress *e, uint32_t bi, uint64_t now)
 static int take(struct sched_egress *e, uint64_t now, uint32_t n)
 {
 	uint32_t out[256];
-	uint32_t got = sched_egress_dequeue(e, now, out, 256);
-	ck_assert_msg(got == n, "at %llu ns: %u released, expected %u", (unsigned long long)now, got, n);
-	int first = got ? tag_of(out[0]) : -1;
-	buffer_free(out, got);
-	return first;
+	return sched_took(out, sched_egress_dequeue(e, now, out, 256), now, n);
 }
 
 /* 10 Mbit/s, 3000-byte bucket, 1000-byte frames: three leave at once (the

@@ -21,28 +21,6 @@
 #define SEC 1000000000ull
 #define MBIT 1000000ull
 
-static uint8_t prio[SCHED_MAX_CLASSES];
-
-static void setup(void)
-{
-	char err[256];
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	bc.buffers_per_numa = 140000;
-	bc.data_size = 256; /* lengths below are set, not written: headers suffice */
-	bc.page_size = 4096;
-	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++)
-		prio[c] = SCHED_PRIO_LOWEST;
-}
-
-static void teardown(void)
-{
-	buffer_thread_unregister();
-	ck_assert_uint_eq(buffer_n_in_use(), 0);
-	buffer_main_free();
-}
-
 /* An IPv4 frame of len bytes to dst (host order) in class c, ECN bits
  * ecn, tagged (the IPv4 id) with tag. */
 static uint32_t pkt4(uint32_t len, uint32_t dst, uint32_t c, uint16_t tag, uint8_t ecn)
@@ -79,6 +57,18 @@ static uint16_t tag_of(uint32_t bi)
 {
 	const uint8_t *p = buffer_data(buffer_get(bi));
 	return (uint16_t)(p[18] << 8 | p[19]);
+}
+
+#include "tests/sched/sched_pool.h"
+
+static void setup(void)
+{
+	sched_pool_up(140000, 256); /* lengths below are set, not written: headers suffice */
+}
+
+static void teardown(void)
+{
+	sched_pool_down();
 }
 
 static bool ip4_csum_ok(uint32_t bi)
@@ -125,11 +115,7 @@ static void put(struct hqos *h, uint32_t bi, uint64_t now)
 static int take(struct hqos *h, uint64_t now, uint32_t n)
 {
 	uint32_t out[256];
-	uint32_t got = hqos_dequeue(h, now, out, 256);
-	ck_assert_msg(got == n, "at %llu ns: %u out, expected %u", (unsigned long long)now, got, n);
-	int first = got ? tag_of(out[0]) : -1;
-	buffer_free(out, got);
-	return first;
+	return sched_took(out, hqos_dequeue(h, now, out, 256), now, n);
 }
 
 /* Keeps every subscriber's queue topped up (a saturating source) while

@@ -24,15 +24,20 @@
 
 static char err[256];
 static struct graph *g;
-static uint64_t sim_now;
-static struct timer_service *ts;
-static struct device *dev;
 static struct {
 	uint8_t tag, dst;
 	uint64_t at;
 } sent[MAX_REC];
-static uint32_t n_sent;
-static uint32_t staged[FRAME_SIZE], n_staged;
+
+#include "tests/sched/egress_graph.h"
+
+static void egress_record(uint32_t bi)
+{
+	const uint8_t *p = buffer_data(buffer_get(bi));
+	sent[n_sent].tag = p[60];
+	sent[n_sent].dst = p[33];
+	sent[n_sent++].at = sim_now;
+}
 
 /* A 1000-byte IPv4 frame to 10.0.0.dst; byte 60 is its tag. */
 static uint32_t frame(uint8_t tag, uint8_t dst)
@@ -48,56 +53,6 @@ static uint32_t frame(uint8_t tag, uint8_t dst)
 	return bi;
 }
 
-static uint32_t stage_fn(struct node_runtime *rt, struct frame *f)
-{
-	(void)f;
-	uint32_t n = n_staged;
-	if (n)
-		node_enqueue(rt, 0, staged, n);
-	n_staged = 0;
-	return n;
-}
-
-static const struct node_reg stage_egress = {
-	.name = "test-hqos-source", .type = NODE_TYPE_INPUT, .fn = stage_fn, .n_next = 1,
-	.next_nodes = { "interface-output" },
-};
-
-static uint64_t sim_clock(void *arg)
-{
-	(void)arg;
-	return sim_now;
-}
-
-static uint32_t tdev_rx(struct device *d, uint16_t q, uint32_t *bi, uint32_t n)
-{
-	(void)d, (void)q, (void)bi, (void)n;
-	return 0;
-}
-
-static uint32_t tdev_tx(struct device *d, uint16_t q, const uint32_t *bi, uint32_t n)
-{
-	(void)d, (void)q;
-	for (uint32_t i = 0; i < n; i++) {
-		ck_assert_uint_lt(n_sent, MAX_REC);
-		const uint8_t *p = buffer_data(buffer_get(bi[i]));
-		sent[n_sent].tag = p[60];
-		sent[n_sent].dst = p[33];
-		sent[n_sent++].at = sim_now;
-	}
-	buffer_free(bi, n);
-	return n;
-}
-
-static void tdev_destroy(struct device *d)
-{
-	free(d);
-}
-
-static const struct device_ops tdev_ops = {
-	.tx_node = "null-tx", .rx_burst = tdev_rx, .tx_burst = tdev_tx, .destroy = tdev_destroy
-};
-
 static void setup(void)
 {
 	struct buffer_config bc;
@@ -105,29 +60,7 @@ static void setup(void)
 	bc.buffers_per_numa = 4096;
 	bc.page_size = 4096;
 	ck_assert_msg(buffer_main_init(&bc, err, sizeof(err)) == 0, "%s", err);
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_ge(graph_add_node(g, &stage_egress, err, sizeof(err)), 0);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
-	struct timer_config c;
-	timer_config_default(&c);
-	c.max_timers = 1024;
-	sim_now = 1 * MS;
-	ts = timer_service_create(&c, sim_clock, NULL, err, sizeof(err));
-	ck_assert_msg(ts, "%s", err);
-	ck_assert_int_eq(timer_service_bind(ts, g, 0), 0);
-	graph_thread_set_user(graph_thread_get(g, 0), ts);
-	dev = aligned_alloc(64, ROUND_UP(sizeof(*dev), 64));
-	ck_assert_ptr_nonnull(dev);
-	memset(dev, 0, sizeof(*dev));
-	dev->ops = &tdev_ops;
-	dev->driver = dev_driver_find("null");
-	dev->n_tx_queues = 1;
-	ck_assert_int_eq(dev_register(dev, "e0"), 0);
-	ck_assert_int_eq(dev_set_admin_up(dev, true), 0);
-	n_sent = n_staged = 0;
+	egress_graph_up();
 	cli_set_graph(g);
 }
 
@@ -136,10 +69,7 @@ static void teardown(void)
 	cli_set_graph(NULL);
 	sched_io_free_all();
 	dev_delete_all();
-	graph_thread_set_user(graph_thread_get(g, 0), NULL);
-	timer_service_destroy(ts);
-	dev_graph_detach(g);
-	graph_destroy(g);
+	egress_graph_down();
 	buffer_thread_unregister();
 	ck_assert_uint_eq(buffer_n_in_use(), 0);
 	buffer_main_free();
@@ -156,13 +86,6 @@ static char *cli(const char *line, int want_ok)
 static void cli_ok(const char *line)
 {
 	free(cli(line, 1));
-}
-
-static void advance(uint64_t t)
-{
-	sim_now = t;
-	timer_advance(ts, t);
-	graph_dispatch_pending(graph_thread_get(g, 0));
 }
 
 static void send_now(uint8_t first_tag, uint32_t n, uint8_t dst)

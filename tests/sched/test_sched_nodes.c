@@ -83,21 +83,9 @@ static uint8_t tag_of(uint32_t bi)
 	return buffer_data(buffer_get(bi))[60];
 }
 
-/* ---- a test input node: hands over what the test staged ---- */
+/* ---- the staged input, the egress graph (tests/sched/egress_graph.h) ---- */
 
-static uint32_t staged[FRAME_SIZE], n_staged;
-
-static uint32_t stage_fn(struct node_runtime *rt, struct frame *f)
-{
-	(void)f;
-	if (rt->thread_index != 0) /* the staged packets are thread 0's */
-		return 0;
-	uint32_t n = n_staged;
-	if (n)
-		node_enqueue(rt, 0, staged, n);
-	n_staged = 0;
-	return n;
-}
+#include "tests/sched/egress_graph.h"
 
 /* ---- sched-ingress ---- */
 
@@ -254,108 +242,32 @@ END_TEST
 
 /* ---- sched-egress ---- */
 
-static uint64_t sim_now; /* 0: tdev_tx records real time */
+/* sim_now 0: tdev_tx records real time. */
 static struct {
 	uint8_t tag;
 	uint64_t at;
 	uint32_t thread;
 } sent[MAX_REC];
-static uint32_t n_sent; /* written by the sending thread, read with acquire */
 
-static uint64_t sim_clock(void *arg)
+static void egress_record(uint32_t bi)
 {
-	(void)arg;
-	return sim_now;
-}
-
-static uint32_t tdev_rx(struct device *d, uint16_t q, uint32_t *bi, uint32_t n)
-{
-	(void)d, (void)q, (void)bi, (void)n;
-	return 0;
-}
-
-static uint32_t tdev_tx(struct device *d, uint16_t q, const uint32_t *bi, uint32_t n)
-{
-	(void)d, (void)q;
 	struct graph_thread *self = graph_thread_self();
-	for (uint32_t i = 0; i < n; i++) {
-		ck_assert_uint_lt(n_sent, MAX_REC);
-		sent[n_sent].tag = tag_of(bi[i]);
-		sent[n_sent].at = sim_now ? sim_now : timer_clock_ns(NULL);
-		sent[n_sent].thread = self ? graph_thread_index(self) : UINT32_MAX;
-		__atomic_store_n(&n_sent, n_sent + 1, __ATOMIC_RELEASE);
-	}
-	buffer_free(bi, n);
-	return n;
+	sent[n_sent].tag = tag_of(bi);
+	sent[n_sent].at = sim_now ? sim_now : timer_clock_ns(NULL);
+	sent[n_sent].thread = self ? graph_thread_index(self) : UINT32_MAX;
+	__atomic_store_n(&n_sent, n_sent + 1, __ATOMIC_RELEASE);
 }
 
-static void tdev_destroy(struct device *d)
-{
-	free(d);
-}
-
-static const struct device_ops tdev_ops = {
-	.tx_node = "null-tx", .rx_burst = tdev_rx, .tx_burst = tdev_tx, .destroy = tdev_destroy
-};
-
-static struct device *tdev_create(const char *name)
-{
-	struct device *d = aligned_alloc(64, ROUND_UP(sizeof(*d), 64));
-	ck_assert_ptr_nonnull(d);
-	memset(d, 0, sizeof(*d));
-	d->ops = &tdev_ops;
-	d->driver = dev_driver_find("null"); /* served by null-tx */
-	d->n_tx_queues = 1;
-	ck_assert_int_eq(dev_register(d, name), 0);
-	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
-	return d;
-}
-
-static const struct node_reg stage_egress = {
-	.name = "test-tx-source", .type = NODE_TYPE_INPUT, .fn = stage_fn, .n_next = 1,
-	.next_nodes = { "interface-output" },
-};
-
-static struct timer_service *ts;
-static struct device *dev;
-
-/* The registered graph plus the source, a test device, thread 0's timer
- * service on the simulated clock. */
+/* The egress graph; max_held packets held per interface at most. */
 static void egress_up(uint32_t max_held)
 {
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_ge(graph_add_node(g, &stage_egress, err, sizeof(err)), 0);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
-	struct timer_config c;
-	timer_config_default(&c);
-	c.max_timers = 1024;
-	sim_now = 1 * MS;
-	ts = timer_service_create(&c, sim_clock, NULL, err, sizeof(err));
-	ck_assert_msg(ts, "%s", err);
-	ck_assert_int_eq(timer_service_bind(ts, g, 0), 0);
-	graph_thread_set_user(graph_thread_get(g, 0), ts);
-	dev = tdev_create("e0");
+	egress_graph_up();
 	sched_io_set_max_held(max_held);
-	n_sent = 0;
 }
 
 static void egress_down(void)
 {
-	graph_thread_set_user(graph_thread_get(g, 0), NULL);
-	timer_service_destroy(ts);
-	dev_graph_detach(g);
-	graph_destroy(g);
-}
-
-/* The clock moves to t; due timers run and what they release is sent. */
-static void advance(uint64_t t)
-{
-	sim_now = t;
-	timer_advance(ts, t);
-	graph_dispatch_pending(graph_thread_get(g, 0));
+	egress_graph_down();
 }
 
 static void send_now(const uint8_t *tags, uint32_t n, uint32_t class_id)
@@ -496,12 +408,7 @@ END_TEST
  * only, in order, no earlier than the delay. */
 START_TEST(test_egress_owner_handoff)
 {
-	g = graph_create(NULL, err, sizeof(err));
-	ck_assert_msg(g, "%s", err);
-	ck_assert_msg(graph_add_registered(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_ge(graph_add_node(g, &stage_egress, err, sizeof(err)), 0);
-	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(dev_graph_attach(g, err, sizeof(err)) == 0, "%s", err);
+	egress_graph_build();
 	dev = tdev_create("e0"); /* before the worker polls the interface table */
 	ck_assert_msg(graph_workers_start(g, NULL, 1, err, sizeof(err)) == 0, "%s", err);
 	struct timer_config c;
