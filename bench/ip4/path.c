@@ -34,17 +34,15 @@
  * --route-div N divides each depth's count of the mix by N (QUICK runs).
  */
 #include <arpa/inet.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "drivers/device.h"
-#include "graph/graph.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
 
 #include "bench/ip4/routes.h"
+#include "bench/path.h"
 
 #define N_DST 65536 /* a power of two */
 #define FRAME_BYTES 64
@@ -65,41 +63,16 @@ static struct {
 	uint8_t frame[FRAME_BYTES]; /* Ethernet + IPv4 + UDP, dst and csum patched */
 	uint32_t dst[N_DST];        /* network order */
 	uint16_t csum[N_DST];       /* network order */
-	uint32_t next, vector, rx_if;
-	uint64_t produced;
+	struct path_source s;
 } src;
 
-static uint32_t source_fn(struct node_runtime *rt, struct frame *f)
+static void patch_dst(uint8_t *p, uint32_t k)
 {
-	(void)f;
-	uint32_t bi[FRAME_SIZE];
-	uint32_t n = buffer_alloc(bi, src.vector, -1);
-	uint32_t k = src.next;
-	for (uint32_t i = 0; i < n; i++, k = (k + 1) & (N_DST - 1)) {
-		struct buffer *b = buffer_get(bi[i]);
-		b->current_data = 0;
-		b->current_length = FRAME_BYTES;
-		b->flags = 0;
-		b->rx_if = src.rx_if;
-		uint8_t *p = buffer_data(b);
-		memcpy(p, src.frame, FRAME_BYTES);
-		memcpy(p + 14 + 16, &src.dst[k], 4);
-		memcpy(p + 14 + 10, &src.csum[k], 2);
-	}
-	src.next = k;
-	src.produced += n;
-	node_enqueue(rt, 0, bi, n);
-	return n;
+	memcpy(p + 14 + 16, &src.dst[k], 4);
+	memcpy(p + 14 + 10, &src.csum[k], 2);
 }
 
-static const struct node_reg source_node = {
-	.name = "ip4-bench-source",
-	.type = NODE_TYPE_INPUT,
-	.fn = source_fn,
-	.n_next = 1,
-	.next_nodes = { "ethernet-input" },
-};
-NODE_REGISTER(source_node)
+PATH_SOURCE_DEFINE("ip4-bench-source", src, FRAME_BYTES, N_DST, patch_dst)
 
 /* One's-complement sum of the 20-byte header, the plain way. */
 static uint16_t header_csum(const uint8_t *h)
@@ -164,21 +137,7 @@ static int pick_destinations(const struct route *r, uint32_t n_routes, uint32_t 
 	return 0;
 }
 
-/* The region callgrind collects: N loops of the main thread. */
-__attribute__((noinline)) static uint64_t ip4_path_polls(struct graph *g, uint64_t n)
-{
-	uint64_t pkts = 0;
-	for (uint64_t i = 0; i < n; i++)
-		pkts += graph_main_poll(g);
-	return pkts;
-}
-
-static uint64_t forwarded(struct device *d)
-{
-	struct dev_counters c;
-	dev_counters_get(d, &c);
-	return c.tx_packets;
-}
+PATH_POLLS_DEFINE(ip4_path_polls)
 
 static void usage(void)
 {
@@ -237,35 +196,15 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	if (o.seed)
 		rng_state = o.seed;
-	if (o.cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(o.cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set)) {
-			perror("sched_setaffinity");
-			return 1;
-		}
+	if (path_pin(o.cpu)) {
+		perror("sched_setaffinity");
+		return 1;
 	}
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	if (o.no_huge)
-		bc.page_size = 4096;
-	if (buffer_main_init(&bc, err, sizeof(err)))
-		return fail("buffers", err);
-	struct graph_config cfg;
-	graph_config_default(&cfg);
-	cfg.idle_mode = GRAPH_IDLE_POLL;
-	struct graph *g = graph_create(&cfg, err, sizeof(err));
-	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err)) ||
-	    dev_graph_attach(g, err, sizeof(err)))
-		return fail("graph", err);
-
-	struct device *in = dev_create("nul0", "null", NULL, 0, err, sizeof(err));
-	struct device *out = in ? dev_create("nul1", "null", NULL, 0, err, sizeof(err)) : NULL;
-	if (!in || !out)
-		return fail("interfaces", err);
-	if (dev_set_admin_up(in, true) || dev_set_admin_up(out, true))
-		return fail("interfaces", "cannot bring them up");
+	const char *what;
+	struct device *in, *out;
+	struct graph *g = path_graph_up(o.no_huge, &in, &out, &what, err, sizeof(err));
+	if (!g)
+		return fail(what, err);
 	static const uint8_t nh_mac[6] = { 0x02, 0xbb, 0, 0, 0, 2 };
 	const uint32_t nh = htonl(IPV4(198, 19, 0, 2));
 	if (ip4_if_addr_add(in->index, htonl(IPV4(198, 18, 0, 1)), 24, err, sizeof(err)) ||
@@ -303,8 +242,8 @@ int main(int argc, char **argv)
 	double add_s = (double)(time_now_ns() - t0) / 1e9;
 
 	build_frame(in->mac);
-	src.vector = o.vector;
-	src.rx_if = in->index;
+	src.s.vector = o.vector;
+	src.s.rx_if = in->index;
 	if (pick_destinations(routes, n_routes, out->index))
 		return fail("destinations", "too few reach the next hop");
 	printf("ip4-path: %u routes in the FIB (%s, added in %.1f s), %u destinations, vector %u, %u-byte frames, "
@@ -316,33 +255,29 @@ int main(int argc, char **argv)
 	if (o.polls) {
 		for (int i = 0; i < 1000; i++) /* warm caches and frame pools outside the region */
 			graph_main_poll(g);
-		sent0 = src.produced;
-		out0 = forwarded(out);
+		sent0 = src.s.produced;
+		out0 = path_forwarded(out);
 		uint64_t n = ip4_path_polls(g, o.polls);
 		(void)n;
 		printf("ip4-path: polls %llu packets %llu forwarded %llu\n", (unsigned long long)o.polls,
-		       (unsigned long long)(src.produced - sent0), (unsigned long long)(forwarded(out) - out0));
+		       (unsigned long long)(src.s.produced - sent0), (unsigned long long)(path_forwarded(out) - out0));
 	} else {
 		uint64_t end = time_now_ns() + (uint64_t)(o.warmup * 1e9);
 		while (time_now_ns() < end)
 			ip4_path_polls(g, 64);
-		sent0 = src.produced;
-		out0 = forwarded(out);
+		sent0 = src.s.produced;
+		out0 = path_forwarded(out);
 		uint64_t start = time_now_ns();
 		end = start + (uint64_t)(o.seconds * 1e9);
 		uint64_t now;
 		while ((now = time_now_ns()) < end)
 			ip4_path_polls(g, 64);
 		double secs = (double)(now - start) / 1e9;
-		uint64_t fw = forwarded(out) - out0;
+		uint64_t fw = path_forwarded(out) - out0;
 		printf("ip4-path: %.3f s, %llu packets in, %llu forwarded, %.2f Mpps\n", secs,
-		       (unsigned long long)(src.produced - sent0), (unsigned long long)fw, (double)fw / secs / 1e6);
+		       (unsigned long long)(src.s.produced - sent0), (unsigned long long)fw, (double)fw / secs / 1e6);
 	}
-	dev_graph_detach(g);
-	graph_destroy(g);
-	ip4_main_free();
-	dev_delete_all();
-	buffer_main_free();
+	path_graph_down(g, ip4_main_free);
 	free(routes);
 	return 0;
 }

@@ -26,14 +26,12 @@
  *          [--polls N] [--vector N] [--cpu N]
  */
 #include <arpa/inet.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
-#include "drivers/device.h"
-#include "graph/graph.h"
+#include "bench/path.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_neighbor.h"
 #include "nodes/ip6/ip6_route.h"
@@ -51,8 +49,7 @@
 static struct {
 	uint8_t frame[FRAME_BYTES];
 	struct in6_addr dst[N_DST];
-	uint32_t next, vector, rx_if;
-	uint64_t produced;
+	struct path_source s;
 } src;
 
 static uint64_t rng = 88172645463325252ull;
@@ -64,36 +61,12 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-static uint32_t source_fn(struct node_runtime *rt, struct frame *f)
+static void patch_dst(uint8_t *p, uint32_t k)
 {
-	(void)f;
-	uint32_t bi[FRAME_SIZE];
-	uint32_t n = buffer_alloc(bi, src.vector, -1);
-	uint32_t k = src.next;
-	for (uint32_t i = 0; i < n; i++, k = (k + 1) & (N_DST - 1)) {
-		struct buffer *b = buffer_get(bi[i]);
-		b->current_data = 0;
-		b->current_length = FRAME_BYTES;
-		b->flags = 0;
-		b->rx_if = src.rx_if;
-		uint8_t *p = buffer_data(b);
-		memcpy(p, src.frame, FRAME_BYTES);
-		memcpy(p + 14 + 24, &src.dst[k], 16);
-	}
-	src.next = k;
-	src.produced += n;
-	node_enqueue(rt, 0, bi, n);
-	return n;
+	memcpy(p + 14 + 24, &src.dst[k], 16);
 }
 
-static const struct node_reg source_node = {
-	.name = "ip6-bench-source",
-	.type = NODE_TYPE_INPUT,
-	.fn = source_fn,
-	.n_next = 1,
-	.next_nodes = { "ethernet-input" },
-};
-NODE_REGISTER(source_node)
+PATH_SOURCE_DEFINE("ip6-bench-source", src, FRAME_BYTES, N_DST, patch_dst)
 
 static void build_frame(const uint8_t dmac[6])
 {
@@ -126,20 +99,7 @@ static void random_global(struct in6_addr *a)
 		a->s6_addr[1] = 0x02;
 }
 
-__attribute__((noinline)) static uint64_t ip6_path_polls(struct graph *g, uint64_t n)
-{
-	uint64_t pkts = 0;
-	for (uint64_t i = 0; i < n; i++)
-		pkts += graph_main_poll(g);
-	return pkts;
-}
-
-static uint64_t forwarded(struct device *d)
-{
-	struct dev_counters c;
-	dev_counters_get(d, &c);
-	return c.tx_packets;
-}
+PATH_POLLS_DEFINE(ip6_path_polls)
 
 static int fail(const char *what, const char *err)
 {
@@ -217,56 +177,37 @@ int main(int argc, char **argv)
 	}
 	if (!vector || vector > FRAME_SIZE || !(argc % 2))
 		return fail("usage", "[--routes one|N] [--groups N] [--seconds S] [--polls N] [--vector N] [--cpu N]");
-	if (cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
-	struct buffer_config bc;
-	buffer_config_default(&bc);
-	if (buffer_main_init(&bc, err, sizeof(err)))
-		return fail("buffers", err);
-	struct graph_config cfg;
-	graph_config_default(&cfg);
-	cfg.idle_mode = GRAPH_IDLE_POLL;
-	struct graph *g = graph_create(&cfg, err, sizeof(err));
-	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err)) ||
-	    dev_graph_attach(g, err, sizeof(err)))
-		return fail("graph", err);
-	struct device *in = dev_create("nul0", "null", NULL, 0, err, sizeof(err));
-	struct device *out = in ? dev_create("nul1", "null", NULL, 0, err, sizeof(err)) : NULL;
-	if (!in || !out || dev_set_admin_up(in, true) || dev_set_admin_up(out, true))
-		return fail("interfaces", err);
+	path_pin(cpu); /* best effort */
+	const char *what;
+	struct device *in, *out;
+	struct graph *g = path_graph_up(false, &in, &out, &what, err, sizeof(err));
+	if (!g)
+		return fail(what, err);
 	if (!n_routes)
 		for (uint32_t i = 0; i < N_DST; i++)
 			random_global(&src.dst[i]);
 	if (size_fib(n_routes, n_groups, err, sizeof(err)) || setup(n_routes, in, out, err, sizeof(err)))
 		return fail("routes", err);
 	build_frame(in->mac);
-	src.vector = vector;
-	src.rx_if = in->index;
+	src.s.vector = vector;
+	src.s.rx_if = in->index;
 	printf("ip6-path: %u routes (%s), vector %u, %u-byte frames\n", n_routes ? n_routes : 1,
 	       n_routes ? "shaped like the public table" : "::/0", vector, FRAME_BYTES);
 	for (int i = 0; i < 1000; i++)
 		graph_main_poll(g);
-	uint64_t sent0 = src.produced, out0 = forwarded(out);
+	uint64_t sent0 = src.s.produced, out0 = path_forwarded(out);
 	if (polls) {
 		ip6_path_polls(g, polls);
 		printf("ip6-path: polls %llu packets %llu forwarded %llu\n", (unsigned long long)polls,
-		       (unsigned long long)(src.produced - sent0), (unsigned long long)(forwarded(out) - out0));
+		       (unsigned long long)(src.s.produced - sent0), (unsigned long long)(path_forwarded(out) - out0));
 	} else {
 		uint64_t start = time_now_ns(), end = start + (uint64_t)(seconds * 1e9), now;
 		while ((now = time_now_ns()) < end)
 			ip6_path_polls(g, 64);
 		double secs = (double)(now - start) / 1e9;
-		uint64_t fw = forwarded(out) - out0;
+		uint64_t fw = path_forwarded(out) - out0;
 		printf("ip6-path: %.3f s, %llu forwarded, %.2f Mpps\n", secs, (unsigned long long)fw, (double)fw / secs / 1e6);
 	}
-	dev_graph_detach(g);
-	graph_destroy(g);
-	ip6_main_free();
-	dev_delete_all();
-	buffer_main_free();
+	path_graph_down(g, ip6_main_free);
 	return 0;
 }
