@@ -24,37 +24,10 @@
 set -u
 sluice=$1
 sluicectl=$2
-id=$$
-ns_a=imp-a-$id
-ns_b=imp-b-$id
-if_a=impa$id
-if_b=impb$id
-host_a=impa${id}h
-host_b=impb${id}h
-tmp=$(mktemp -d /tmp/sluice-imp-XXXXXX)
 . "$(dirname "$0")/../lib/netns.sh"
+netns_names imp
 netns_preflight ip ping timeout awk
-netns_make_pairs
-netns_setup_host "$ns_a" "$host_a" 10.1.0.2 10.1.0.1
-netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
-
-cat > "$tmp/setup.cli" <<CLI
-set interface ip address a 10.1.0.1/24
-set interface ip address b 10.2.0.1/24
-CLI
-cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
-}
-sched { max-held 4096 }
-CONF
-netns_start_sluice
-for tid in /proc/"$pid"/task/*; do renice -n -15 -p "${tid##*/}" > /dev/null 2>&1; done
-ctl() {
-	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"
-}
+netns_routed_start "" "sched { max-held 4096 }"
 
 # Warm-up before any impairment: ARP both ways.
 timeout 30 ip netns exec "$ns_a" ping -c 5 -i 0.1 -W 2 -w 10 10.2.0.2 > "$tmp/ping" 2>&1 ||

@@ -30,17 +30,10 @@ set -u
 sluice=$1
 sluicectl=$2
 sluice_stats=$3
-id=$$
-ns_a=hq-a-$id
-ns_b=hq-b-$id
-if_a=hqa$id
-if_b=hqb$id
-host_a=hqa${id}h
-host_b=hqb${id}h
+. "$(dirname "$0")/../lib/netns.sh"
+netns_names hq
 ns_x=hq-x-$id
 ns_y=hq-y-$id
-tmp=$(mktemp -d /tmp/sluice-hq-XXXXXX)
-. "$(dirname "$0")/../lib/netns.sh"
 netns_preflight ip tc ping iperf3 timeout awk
 htb_cleanup() {
 	ip netns del "$ns_x" 2>/dev/null
@@ -49,33 +42,12 @@ htb_cleanup() {
 	netns_cleanup
 }
 trap htb_cleanup EXIT
-netns_make_pairs
-netns_setup_host "$ns_a" "$host_a" 10.1.0.2 10.1.0.1
-netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
-ip -n "$ns_b" addr add 10.2.0.3/24 dev "$host_b" || fail "second address in B"
-
-cat > "$tmp/setup.cli" <<CLI
-set interface ip address a 10.1.0.1/24
-set interface ip address b 10.2.0.1/24
-sched class ef priority 0 match dscp 46
+netns_routed_start "sched class ef priority 0 match dscp 46
 sched shaper interface b rate 30mbit burst 16k
 sched hqos interface b queue-limit 128
 sched subscriber s1 interface b rate 20mbit ceil 30mbit burst 16k match dst 10.2.0.2/32
-sched subscriber s2 interface b rate 5mbit burst 16k match dst 10.2.0.3/32
-CLI
-cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
-}
-sched { max-held 4096 }
-CONF
-netns_start_sluice
-for tid in /proc/"$pid"/task/*; do renice -n -15 -p "${tid##*/}" > /dev/null 2>&1; done
-ctl() {
-	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"
-}
+sched subscriber s2 interface b rate 5mbit burst 16k match dst 10.2.0.3/32" "sched { max-held 4096 }"
+ip -n "$ns_b" addr add 10.2.0.3/24 dev "$host_b" || fail "second address in B"
 for dst in 10.2.0.2 10.2.0.3; do
 	timeout 30 ip netns exec "$ns_a" ping -c 3 -i 0.1 -W 2 -w 10 "$dst" > "$tmp/ping" 2>&1 ||
 		{ cat "$tmp/ping" >&2; fail "no connectivity A -> $dst"; }

@@ -33,15 +33,8 @@ set -u
 sluice=$1
 sluicectl=$2
 check=$3
-id=$$
-ns_a=sio-a-$id
-ns_b=sio-b-$id
-if_a=sioa$id
-if_b=siob$id
-host_a=sioa${id}h
-host_b=siob${id}h
-tmp=$(mktemp -d /tmp/sluice-sio-XXXXXX)
 . "$(dirname "$0")/../lib/netns.sh"
+netns_names sio
 netns_preflight ip ping iperf3 timeout awk
 netns_make_pairs
 # The shaper checks run jumbo frames: a shaper that counts Ethernet bytes
@@ -77,18 +70,8 @@ if [ "$check" = workers ]; then
 	printf 'cpu { corelist-workers %s }\ndistributor { enable  ring-lines 256  backlog 64 }\n' "$workers" \
 		>> "$tmp/startup.conf"
 fi
-# sluice runs at nice -15 (as a data plane on a shared box would be given
-# precedence): its wake-ups, hence the release times under test, then do
-# not queue behind everything else the box runs. It sleeps when idle, so
-# it takes little from the rest. (Not SCHED_FIFO: threads parked at the
-# barrier spin, and would starve the CLI thread sharing their core.)
-"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
-pid=$!
-wait_for_line "main: running" 200 "$tmp/err" || fail "sluice did not come up within 20 s"
-for tid in /proc/"$pid"/task/*; do renice -n -15 -p "${tid##*/}" > /dev/null 2>&1; done
-ctl() {
-	timeout 5 "$sluicectl" -s "$tmp/cli.sock" "$@"
-}
+# sluice at nice -15 (netns_start_sluice_niced says why).
+netns_start_sluice_niced
 
 # Median RTT in ms of N ping replies A -> B (extra ping options after N);
 # fails when fewer than N came back within 15 s (with -w, ping sends
