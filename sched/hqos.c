@@ -465,17 +465,60 @@ static inline uint32_t sub_pop(struct hqos *h, struct hq_sub *s, uint64_t now, u
 
 /* ---- enqueue, dequeue ---- */
 
-/* One packet into its subscriber's queue; false when over a limit. */
-static inline bool enqueue_one(struct hqos *h, uint32_t bi, uint32_t id, const uint8_t prio[SCHED_MAX_CLASSES],
-			       uint64_t now_ns, uint64_t held)
+static uint32_t sub_backlog(const struct hq_sub *s)
+{
+	uint32_t n = 0;
+	for (uint32_t m = s->mask; m; m &= m - 1)
+		n += s->q[__builtin_ctz(m)].n;
+	return n;
+}
+
+/* The port holds max-held packets and a packet for s arrives. A tail drop
+ * here would let whichever subscribers' packets arrive first fill the
+ * port, and one whose queue ran dry lose its turn to those that still
+ * hold dozens: with thousands of subscribers, some fall well below their
+ * rates. So, as FQ-CoDel does at its packet limit (RFC 8290 section 4.1),
+ * the packet goes in and the head of the fattest subscriber's lowest
+ * priority queue goes out, unless s is itself among the fattest. The
+ * fattest is a hint kept in O(1): the longest backlog met here; an arrival
+ * whose own is as long takes its place (and is the one dropped). The
+ * victim in *victim; false: the arrival is dropped. */
+static __attribute__((noinline)) bool push_out(struct hqos *h, uint32_t id, uint64_t now_ns, uint32_t *victim)
+{
+	uint32_t mine = sub_backlog(&h->sub[id]);
+	struct hq_sub *f = &h->sub[h->fat];
+	uint32_t theirs = h->fat != id && f->in_use ? sub_backlog(f) : 0;
+	if (theirs <= mine + 1) { /* s is as fat: tail drop; s is the hint now */
+		if (mine >= theirs)
+			h->fat = id;
+		return false;
+	}
+	uint32_t p = 31u - (uint32_t)__builtin_clz(f->mask), len;
+	*victim = q_pop(&f->q[p], &len);
+	if (!f->q[p].n)
+		f->mask &= (uint8_t)~(1u << p);
+	hq_add(&f->c.dropped_limit, 1);
+	hqos_sub_place(h, h->fat, now_ns); /* its head may be another packet now */
+	return true;
+}
+
+/* One packet into its subscriber's queue: 1 (held one more), 0 (dropped:
+ * over its queue's limit, or the port full), or 2 (taken, the port full:
+ * another subscriber's packet, *victim, pushed out instead). */
+static inline uint32_t enqueue_one(struct hqos *h, uint32_t bi, uint32_t id, const uint8_t prio[SCHED_MAX_CLASSES],
+				   uint64_t now_ns, uint64_t held, uint32_t *victim)
 {
 	struct buffer *b = buffer_get(bi);
 	struct hq_sub *s = &h->sub[id];
 	uint32_t p = prio[sched_buffer_class(b)] & (SCHED_N_PRIO - 1);
 	struct hq_queue *q = &s->q[p];
+	uint32_t r = 1;
 	if (unlikely(q->n >= h->cfg.queue_limit || held >= h->cfg.max_held)) {
-		hq_add(&s->c.dropped_limit, 1);
-		return false;
+		if (q->n >= h->cfg.queue_limit || !push_out(h, id, now_ns, victim)) {
+			hq_add(&s->c.dropped_limit, 1);
+			return 0;
+		}
+		r = 2;
 	}
 	b->timestamp_ns = now_ns;
 	q_push(q, bi, (uint32_t)hq_frame_bytes(b));
@@ -485,7 +528,7 @@ static inline bool enqueue_one(struct hqos *h, uint32_t bi, uint32_t id, const u
 	/* idle, or a new head of higher priority (another cost) */
 	if (!was || (s->state == ST_ASLEEP && (1u << p) < (uint32_t)(was & -was)))
 		hqos_sub_place(h, id, now_ns);
-	return true;
+	return r;
 }
 
 #define ENQ_CHUNK 64
@@ -515,10 +558,10 @@ uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint
 			__builtin_prefetch((const char *)&h->sub[ids[i]] + 64);
 		}
 		for (uint32_t i = 0; i < m; i++) {
-			if (enqueue_one(h, v[i], ids[i], prio, now_ns, held))
-				held++;
-			else
-				dropped[n_drop++] = v[i];
+			uint32_t victim = NIL, r = enqueue_one(h, v[i], ids[i], prio, now_ns, held, &victim);
+			held += r == 1;
+			dropped[n_drop] = r == 2 ? victim : v[i];
+			n_drop += r != 1;
 		}
 	}
 	__atomic_store_n(&h->held, held, __ATOMIC_RELAXED);

@@ -25,10 +25,13 @@
  * Class and queue. The packet's class (sched_buffer_class, sched/class.h)
  * has a priority 0..7; each subscriber has a queue per priority and
  * serves them in strict priority. A queue holds at most queue_limit
- * packets (more are tail-dropped at enqueue) and, with CoDel on, runs RFC
- * 8289's control law at dequeue: its drops wait in a small stash the
- * caller drains (hqos_take_drops); with ecn, an ECT packet (RFC 3168) is
- * marked CE instead of dropped.
+ * packets (more are tail-dropped at enqueue); the port at most max_held,
+ * and when it is full the fattest subscriber's oldest packet of its lowest
+ * priority makes room for the arrival (RFC 8290 section 4.1's drop from
+ * the fattest queue; the fattest a hint, hqos.c's push_out). With CoDel
+ * on, a queue runs RFC 8289's control law at dequeue: its drops wait in a
+ * small stash the caller drains (hqos_take_drops); with ecn, an ECT
+ * packet (RFC 3168) is marked CE instead of dropped.
  *
  * Bytes. Every level counts the frame (Ethernet header to the end of the
  * payload, chain included) plus the port's overhead (bytes the wire adds
@@ -163,8 +166,9 @@ int hqos_sub_next(const struct hqos *h, int id);
 uint32_t hqos_classify(const struct hqos *h, const struct buffer *b);
 
 /* Take n packets at now; prio maps a class id to its priority. Packets
- * over a queue's limit or max-held go to dropped[] (the return is their
- * number). */
+ * over a queue's limit, or at max-held those of the fattest subscriber
+ * (an arrival or an older packet it pushed out), go to dropped[] (the
+ * return is their number, at most n). */
 uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint8_t prio[SCHED_MAX_CLASSES],
 		      uint64_t now_ns, uint32_t *dropped);
 

@@ -94,6 +94,7 @@ struct hqos {
 	bool backlogged;
 	uint64_t run_ns; /* the last dequeue's now */
 	uint64_t held;
+	uint32_t fat; /* the subscriber with the longest backlog met at max-held (a hint) */
 	/* the wheel of wake times */
 	uint64_t cur; /* absolute slot processed last */
 	uint32_t whead[WHEEL_SLOTS];

@@ -317,6 +317,66 @@ START_TEST(test_queue_limit)
 }
 END_TEST
 
+/* One packet to dst tagged tag at 0: the tag of what was dropped (the
+ * packet itself, or the one it pushed out), -1 for none. */
+static int put_one(struct hqos *h, uint32_t dst, uint16_t tag)
+{
+	uint32_t bi = pkt4(1000, dst, 0, tag, 0), drop[1];
+	uint32_t n = hqos_enqueue(h, &bi, 1, prio, 0, drop);
+	ck_assert_uint_le(n, 1);
+	int t = n ? tag_of(drop[0]) : -1;
+	buffer_free(drop, n);
+	return t;
+}
+
+/* At max-held the fattest subscriber pays (RFC 8290 section 4.1's drop
+ * from the fattest queue): a's own arrival is dropped while a holds
+ * everything; b's arrivals push out a's oldest packets until b's backlog
+ * is within one of a's; then b's arrival is the one dropped. The port
+ * never holds more than max-held, and each drop is a's or b's counter. */
+START_TEST(test_max_held_push_out)
+{
+	struct hqos_port_config pc;
+	hqos_port_config_default(&pc);
+	pc.max_held = 4;
+	struct hqos *h = make(&pc);
+	int a = sub(h, "a", 8 * MBIT, 0, 1000, 1, "10.0.0.1/32");
+	int b = sub(h, "b", 8 * MBIT, 0, 1000, 1, "10.0.0.2/32");
+	for (uint16_t i = 0; i < 4; i++)
+		ck_assert_int_eq(put_one(h, 0x0a000001, i), -1);
+	ck_assert_int_eq(put_one(h, 0x0a000001, 4), 4);   /* a: its own */
+	ck_assert_int_eq(put_one(h, 0x0a000002, 10), 0);  /* b 0 vs a 4: a's head out */
+	ck_assert_int_eq(put_one(h, 0x0a000002, 11), 1);  /* b 1 vs a 3 */
+	ck_assert_int_eq(put_one(h, 0x0a000002, 12), 12); /* b 2 vs a 2: b's own */
+	ck_assert_int_eq(put_one(h, 0x0a000001, 5), 5);   /* a 2 vs b 2 (now the fattest met) */
+	ck_assert_uint_eq(hqos_held(h), 4);
+	struct hqos_sub_stats st;
+	hqos_sub_stats(h, (uint32_t)a, &st);
+	ck_assert_uint_eq(st.c.dropped_limit, 4);
+	ck_assert_uint_eq(st.c.enqueued, 4);
+	ck_assert_uint_eq(st.backlog_packets, 2);
+	hqos_sub_stats(h, (uint32_t)b, &st);
+	ck_assert_uint_eq(st.c.dropped_limit, 1);
+	ck_assert_uint_eq(st.c.enqueued, 2);
+	ck_assert_uint_eq(st.backlog_packets, 2);
+	struct hqos_port_stats ps;
+	hqos_port_stats(h, &ps);
+	ck_assert_uint_eq(ps.c.dropped_limit, 5);
+	/* What is left leaves in order, a's 2 and 3 and b's 10 and 11, each
+	 * subscriber at its rate: one frame at once, the next 1 ms later. */
+	uint32_t out[8], n = hqos_dequeue(h, 0, out, 8);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(tag_of(out[0]) + tag_of(out[1]), 2 + 10);
+	buffer_free(out, n);
+	n = hqos_dequeue(h, 1000 * US, out, 8);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(tag_of(out[0]) + tag_of(out[1]), 3 + 11);
+	buffer_free(out, n);
+	ck_assert_uint_eq(hqos_held(h), 0);
+	hqos_destroy(h);
+}
+END_TEST
+
 /* ---- CoDel against RFC 8289's pseudo-code ----
  *
  * The reference below is the RFC's section 5 code on an array (the
@@ -697,6 +757,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_ceil_borrowing);
 	tcase_add_test(tc, test_port_limit);
 	tcase_add_test(tc, test_queue_limit);
+	tcase_add_test(tc, test_max_held_push_out);
 	tcase_add_test(tc, test_codel_drop);
 	tcase_add_test(tc, test_codel_ecn);
 	tcase_add_test(tc, test_codel_times);
