@@ -27,6 +27,7 @@ struct graph;
 #define N_SCHED_IMPAIR 11  /* the impairer's counters (statseg_sched.c) */
 #define N_SCHED_FRONT 6    /* held; queued, sent, queue full, dist dropped, shutdown */
 #define N_SCHED_HQOS 6     /* subscriber hierarchy: held; departed packets, bytes, dropped limit, codel, marked */
+#define N_SCHED_SUB 5      /* per subscriber: departed packets, bytes, dropped limit, codel, marked */
 #define N_CLI_COUNTERS 10  /* sessions open; accepted ... closed; commands, command errors */
 
 /* What app/statseg_sched.c's entries describe. */
@@ -35,6 +36,8 @@ struct statseg_sched_shape {
 	bool scheduled[DEV_MAX];
 	bool front; /* the class queues in front of the distributor exist */
 	char classes[SCHED_MAX_CLASSES][SCHED_CLASS_NAME_SIZE];
+	uint32_t n_subs;           /* subscribers over every interface's hierarchy */
+	uint64_t sub_gen[DEV_MAX]; /* each hierarchy's generation (hqos_sub_count) */
 };
 
 /* What the directory describes; a new directory when any of it changes. */
@@ -68,6 +71,7 @@ struct entries {
 	uint32_t sched_impair[N_SCHED_IMPAIR], sched_impair_late;
 	uint32_t front[N_SCHED_FRONT];
 	uint32_t sched_hqos[N_SCHED_HQOS];
+	uint32_t sub_names, sub[N_SCHED_SUB];
 	uint32_t cli[N_CLI_COUNTERS];
 };
 

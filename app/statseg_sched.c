@@ -31,6 +31,9 @@ void statseg_sched_shape(struct statseg_sched_shape *s)
 			s->n_ifs = i + 1;
 		}
 	s->front = sched_front.evq != NULL;
+	for (uint32_t i = 0; i < s->n_ifs; i++)
+		if (s->scheduled[i] && sched_io_ifs[i].hq)
+			s->n_subs += hqos_sub_count(sched_io_ifs[i].hq, &s->sub_gen[i]);
 	snprintf(s->classes[0], sizeof(s->classes[0]), "(none)");
 	for (uint32_t c = 1; c < SCHED_MAX_CLASSES; c++)
 		memcpy(s->classes[c], sched_class_table.cls[c].name, sizeof(s->classes[c]));
@@ -82,6 +85,67 @@ static void layout_ifs(struct statseg_writer *w, const struct shape *s, struct d
 		e->sched_impair[k] = statseg_add(w, impair[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, i, ONE);
 	e->sched_impair_late = statseg_add(w, "/sched/if/impair/release-lateness", STATSEG_COUNTER_VECTOR, i,
 					   (struct dim){ "log2-us", SCHED_IMPAIR_LATE_BUCKETS, NONE });
+}
+
+/* /sched/subscribers/: one row per subscriber of every interface's
+ * hierarchy, in interface order then subscriber id, named "IF/NAME". */
+static void layout_subs(struct statseg_writer *w, const struct shape *s)
+{
+	static const char *const names[N_SCHED_SUB] = {
+		"/sched/subscribers/departed-packets", "/sched/subscribers/departed-bytes",
+		"/sched/subscribers/dropped-limit",    "/sched/subscribers/dropped-codel",
+		"/sched/subscribers/marked",
+	};
+	struct entries *e = &w->e;
+	e->sub_names = NONE;
+	for (int k = 0; k < N_SCHED_SUB; k++)
+		e->sub[k] = NONE;
+	/* Laid out last, and only when they fit: 65,536 subscribers on
+	 * several ports may not, and the rest of the segment must. */
+	uint64_t bytes = (uint64_t)s->sched.n_subs * (STATSEG_LABEL_SIZE + N_SCHED_SUB * 8);
+	uint64_t dir = ROUND_UP(sizeof(struct statseg_header) + (uint64_t)(w->n_dir + 1 + N_SCHED_SUB) *
+									  sizeof(struct statseg_entry), 64);
+	if (!s->sched.n_subs || dir + w->data_used + bytes + 8 * (1 + N_SCHED_SUB) > w->size)
+		return;
+	e->sub_names = statseg_add(w, "/sched/subscribers/names", STATSEG_NAME_VECTOR,
+				   (struct dim){ "subscriber", s->sched.n_subs, NONE }, ONE);
+	struct dim d = { "subscriber", s->sched.n_subs, e->sub_names };
+	for (int k = 0; k < N_SCHED_SUB; k++)
+		e->sub[k] = statseg_add(w, names[k], STATSEG_COUNTER_VECTOR, d, ONE);
+}
+
+/* Each subscriber of the hierarchies in the order of layout_subs, with
+ * its row: fn(w, row, interface, hierarchy, id). */
+static void each_sub(struct statseg_writer *w, const struct shape *s,
+		     void (*fn)(struct statseg_writer *w, const struct shape *s, uint32_t row, uint32_t i, const struct hqos *hq,
+				uint32_t id))
+{
+	uint32_t row = 0;
+	for (uint32_t i = 0; i < s->sched.n_ifs && row < s->sched.n_subs; i++) {
+		const struct hqos *hq = s->sched.scheduled[i] ? sched_io_ifs[i].hq : NULL;
+		for (int id = hq ? hqos_sub_next(hq, -1) : -1; id >= 0 && row < s->sched.n_subs; id = hqos_sub_next(hq, id))
+			fn(w, s, row++, i, hq, (uint32_t)id);
+	}
+}
+
+static void sub_label(struct statseg_writer *w, const struct shape *s, uint32_t row, uint32_t i, const struct hqos *hq,
+		      uint32_t id)
+{
+	char label[DEV_NAME_SIZE + HQOS_NAME_SIZE + 1];
+	snprintf(label, sizeof(label), "%s/%s", s->devs[i].name, hqos_sub_name(hq, id));
+	statseg_put_label(w, w->e.sub_names, row, label);
+}
+
+static void sub_fill(struct statseg_writer *w, const struct shape *s, uint32_t row, uint32_t i, const struct hqos *hq,
+		     uint32_t id)
+{
+	(void)s, (void)i;
+	struct hqos_counters c;
+	hqos_sub_counters(hq, id, &c);
+	const uint64_t v[N_SCHED_SUB] = { c.departed_packets, c.departed_bytes, c.dropped_limit, c.dropped_codel,
+					  c.marked };
+	for (int k = 0; k < N_SCHED_SUB; k++)
+		statseg_put_elem(w, w->e.sub[k], row, 0, 0, v[k]);
 }
 
 static void layout_front(struct statseg_writer *w, const struct shape *s, struct dim cls)
@@ -143,6 +207,7 @@ void statseg_sched_layout(struct statseg_writer *w, const struct shape *s)
 	layout_front(w, s, cls);
 	layout_dist_globals(w, s);
 	layout_cli(w);
+	layout_subs(w, s);
 }
 
 void statseg_sched_names(struct statseg_writer *w, const struct shape *s)
@@ -154,6 +219,8 @@ void statseg_sched_names(struct statseg_writer *w, const struct shape *s)
 		statseg_put_label(w, e->sched_if_names, i, s->sched.scheduled[i] ? s->devs[i].name : "");
 	for (uint32_t r = 0; s->dist && r < DIST_N_DROP; r++)
 		statseg_put_label(w, e->dist_reasons, r, dist_drop_reason_strings[r]);
+	if (e->sub_names != NONE)
+		each_sub(w, s, sub_label);
 }
 
 /* ---- values ---- */
@@ -239,6 +306,8 @@ void statseg_sched_fill(struct statseg_writer *w, const struct shape *s, struct 
 	for (uint32_t i = 0; i < s->sched.n_ifs; i++)
 		if (s->sched.scheduled[i])
 			fill_if(w, i, sched_io_ifs[i].e);
+	if (w->e.sub_names != NONE)
+		each_sub(w, s, sub_fill);
 	if (s->dist)
 		fill_dist_globals(w, s->dist);
 	struct cli_server_counters cc;

@@ -197,6 +197,15 @@ uint64_t hqos_held_buffers(const struct hqos *h);
 int hqos_sub_stats(const struct hqos *h, uint32_t id, struct hqos_sub_stats *st);
 void hqos_port_stats(const struct hqos *h, struct hqos_port_stats *st);
 
+/* For readers outside the owner thread (the stats segment) that hold what
+ * keeps the subscriber array still (the command lock): the number of
+ * subscribers (default included) and in *gen a generation that changes
+ * whenever one is added or removed; a subscriber's name (NULL: id not in
+ * use); its counters alone, relaxed (-ENOENT: id not in use). */
+uint32_t hqos_sub_count(const struct hqos *h, uint64_t *gen);
+const char *hqos_sub_name(const struct hqos *h, uint32_t id);
+int hqos_sub_counters(const struct hqos *h, uint32_t id, struct hqos_counters *c);
+
 /* Bytes of state per subscriber (docs/hqos.md's figure). */
 size_t hqos_sub_state_bytes(void);
 

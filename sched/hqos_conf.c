@@ -501,6 +501,7 @@ int hqos_sub_set(struct hqos *h, const struct hqos_sub_config *c, uint64_t now_n
 		memcpy(h->conf[id].name, c->name, sizeof(c->name));
 		name_put(h, (uint32_t)id);
 		h->n_subs++;
+		h->sub_gen++;
 	} else if (h->conf[id].match.kind != HQOS_MATCH_NONE) {
 		mt_remove(&h->mt, &h->conf[id].match);
 	}
@@ -552,6 +553,7 @@ int hqos_sub_remove(struct hqos *h, const char *name, uint64_t *freed)
 	s->lk[0][1] = h->free_head;
 	h->free_head = (uint32_t)id;
 	h->n_subs--;
+	h->sub_gen++;
 	return 0;
 }
 
@@ -582,6 +584,26 @@ int hqos_sub_stats(const struct hqos *h, uint32_t id, struct hqos_sub_stats *st)
 	st->tokens_bytes = s->tokens / UNITS_PER_BYTE;
 	st->ctokens_bytes = (s->ceil == s->rate ? s->tokens : s->ctokens) / UNITS_PER_BYTE;
 	counters_add(&st->c, &s->c);
+	return 0;
+}
+
+uint32_t hqos_sub_count(const struct hqos *h, uint64_t *gen)
+{
+	*gen = h->sub_gen;
+	return h->n_subs;
+}
+
+const char *hqos_sub_name(const struct hqos *h, uint32_t id)
+{
+	return id < h->n_alloc && h->sub[id].in_use ? h->conf[id].name : NULL;
+}
+
+int hqos_sub_counters(const struct hqos *h, uint32_t id, struct hqos_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (id >= h->n_alloc || !h->sub[id].in_use)
+		return -ENOENT;
+	counters_add(c, &h->sub[id].c);
 	return 0;
 }
 

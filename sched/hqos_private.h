@@ -83,6 +83,7 @@ struct hqos {
 	struct hq_sub *sub;
 	struct hqos_sub_config *conf; /* by id, cold */
 	uint32_t n_alloc, n_subs, free_head; /* free ids chained through lk[0][1] */
+	uint64_t sub_gen; /* bumped when a subscriber is added or removed */
 	uint32_t *names; /* name hash: ids, NIL empty */
 	uint32_t names_mask;
 	struct hq_match_table mt;

@@ -417,6 +417,64 @@ START_TEST(sched_equals_cli_json)
 }
 END_TEST
 
+/* The hierarchy's subscribers, one row each ("IF/NAME"), equal `show
+ * sched subscriber json`'s counters, without the barrier; a removed
+ * subscriber leaves the rows. */
+START_TEST(sched_subscribers_equal_cli_json)
+{
+	struct timer_config tc;
+	timer_config_default(&tc);
+	tc.max_timers = 1024;
+	ck_assert_int_eq(timer_services_install(g, &tc, err, sizeof(err)), 0); /* sched-egress's timers */
+	cli_ok("sched shaper interface nul0 rate 10mbit burst 16k");
+	cli_ok("sched hqos interface nul0 queue-limit 100");
+	cli_ok("sched subscriber a interface nul0 rate 10kbit burst 16k match interface pg0");
+	cli_ok("sched subscriber b interface nul0 rate 1mbit match dst 10.9.9.0/24");
+	cli_ok("packet-generator new s0 limit 1000 size 64 next-node ethernet-input rx-if 0");
+	forward();
+	struct pair p;
+	pair_open(&p);
+	pair_read(&p);
+	cJSON *j = cli_json("show sched subscriber json");
+	const cJSON *port = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "interfaces"), 0), *o;
+	uint32_t subs = 0;
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(port, "subscribers")) {
+		char label[96];
+		snprintf(label, sizeof(label), "nul0/%s", cJSON_GetObjectItem(o, "name")->valuestring);
+		static const char *const per_sub[] = { "departed_packets", "departed_bytes", "dropped_limit",
+						       "dropped_codel", "marked" };
+		static const char *const entry[] = { "departed-packets", "departed-bytes", "dropped-limit",
+						     "dropped-codel", "marked" };
+		for (size_t k = 0; k < ARRAY_LEN(per_sub); k++) {
+			char name[64];
+			snprintf(name, sizeof(name), "/sched/subscribers/%s", entry[k]);
+			const struct statseg_value *v = find(&p.s, name);
+			int r = row(&p.s, v, label);
+			ck_assert_msg(r >= 0, "%s: no row %s", name, label);
+			ck_assert_uint_eq(num(o, per_sub[k]), at(v, (uint32_t)r, 0, 0));
+		}
+		if (!strcmp(label, "nul0/a")) { /* 1000 x 64 bytes at 10 kbit/s: the burst, the rest held or dropped */
+			ck_assert_uint_gt(num(o, "departed_packets"), 0);
+			ck_assert_uint_gt(num(o, "dropped_limit"), 0);
+		}
+		subs++;
+	}
+	ck_assert_uint_eq(subs, 3); /* default, a, b */
+	cJSON_Delete(j);
+	uint64_t epoch = p.s.epoch;
+	cli_ok("no sched subscriber b");
+	pair_read(&p);
+	ck_assert_uint_gt(p.s.epoch, epoch);
+	const struct statseg_value *v = find(&p.s, "/sched/subscribers/departed-bytes");
+	ck_assert_int_ge(row(&p.s, v, "nul0/a"), 0);
+	ck_assert_int_eq(row(&p.s, v, "nul0/b"), -1);
+	ck_assert_uint_eq(v->e.dims[0], 2);
+	pair_close(&p);
+	sched_io_free_all();
+	timer_services_uninstall(g);
+}
+END_TEST
+
 /* What a reader receives maps read-only only. */
 START_TEST(reader_fd_is_read_only)
 {
@@ -585,6 +643,7 @@ int main(void)
 	tcase_add_test(tc, equals_cli_json);
 	tcase_add_test(tc, clear_keeps_totals);
 	tcase_add_test(tc, sched_equals_cli_json);
+	tcase_add_test(tc, sched_subscribers_equal_cli_json);
 	tcase_add_test(tc, reader_fd_is_read_only);
 	tcase_add_test(tc, directory_follows_interfaces);
 	suite_add_tcase(s, tc);
