@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "drivers/ixgbe/ixgbe_private.h"
+#include "drivers/pci/pci_clock.h"
 #include "graph/buffer.h"
 #include "graph/node.h"
 
@@ -59,14 +60,13 @@ void ixgbe_clear_bits(struct ixgbe_dev *xd, uint32_t reg, uint32_t bits)
 	wr(xd, reg, rd(xd, reg) & ~bits);
 }
 
-int ixgbe_wait_reg(struct ixgbe_dev *xd, uint32_t reg, uint32_t mask, uint32_t want)
+int ixgbe_wait_reg(struct ixgbe_dev *xd, uint32_t reg, uint32_t mask, uint32_t want, const char *what)
 {
-	for (int ms = 0; ms < IXGBE_POLL_TIMEOUT_MS; ms++) {
-		if ((rd(xd, reg) & mask) == want)
-			return 0;
-		usleep(1000);
-	}
-	base_log("ixgbe", "%s: register 0x%05x did not reach 0x%x under mask 0x%x", xd->addr, reg, want, mask);
+	if (!pci_wait_reg(xd->io, reg, mask, want, IXGBE_POLL_TIMEOUT_MS * 1000u, IXGBE_POLL_STEP_US))
+		return 0;
+	snprintf(xd->wait_err, sizeof(xd->wait_err), "%s not done after %u ms (register 0x%05x, mask 0x%x, want 0x%x)",
+		 what, IXGBE_POLL_TIMEOUT_MS, reg, mask, want);
+	base_log("ixgbe", "%s: %s", xd->addr, xd->wait_err);
 	return -ETIMEDOUT;
 }
 
@@ -142,12 +142,18 @@ static int reset_and_init(struct ixgbe_dev *xd, uint32_t n_rx)
 {
 	irq_disable(xd);
 	wr(xd, IXGBE_CTRL, IXGBE_CTRL_RST_MASK);
-	if (ixgbe_wait_reg(xd, IXGBE_CTRL, IXGBE_CTRL_RST_MASK, 0))
+	/* Nothing but CTRL may be touched until RST and LNK_RST self-clear,
+	 * then the EEPROM auto-read (EEC.ARD) and the DMA initialisation
+	 * (RDRXCTL.DMAIDONE) must be done before any other register is
+	 * programmed (82599 datasheet 4.6.3, 4.6.3.2). Each wait is bounded
+	 * (IXGBE_POLL_TIMEOUT_MS) on the injectable clock (pci_clock.h). */
+	if (ixgbe_wait_reg(xd, IXGBE_CTRL, IXGBE_CTRL_RST_MASK, 0, "device reset (CTRL.RST, CTRL.LNK_RST)"))
 		return -ETIMEDOUT;
-	usleep(10000);
+	pci_clock_sleep_us(10000);
 	irq_disable(xd);
-	if (ixgbe_wait_reg(xd, IXGBE_EEC, IXGBE_EEC_ARD, IXGBE_EEC_ARD) ||
-	    ixgbe_wait_reg(xd, IXGBE_RDRXCTL, IXGBE_RDRXCTL_DMAIDONE, IXGBE_RDRXCTL_DMAIDONE))
+	if (ixgbe_wait_reg(xd, IXGBE_EEC, IXGBE_EEC_ARD, IXGBE_EEC_ARD, "EEPROM auto-read (EEC.ARD)") ||
+	    ixgbe_wait_reg(xd, IXGBE_RDRXCTL, IXGBE_RDRXCTL_DMAIDONE, IXGBE_RDRXCTL_DMAIDONE,
+			   "DMA initialisation (RDRXCTL.DMAIDONE)"))
 		return -ETIMEDOUT;
 	uint32_t ral = rd(xd, IXGBE_RAL(0)), rah = rd(xd, IXGBE_RAH(0));
 	for (int i = 0; i < 4; i++)
@@ -240,7 +246,7 @@ static struct device *ixgbe_create(const void *conf, char *err, size_t errlen)
 	}
 	xd->buffers_mapped = true;
 	if (reset_and_init(xd, c->rx_queues)) {
-		snprintf(err, errlen, "ixgbe: %s: the NIC did not come out of reset", xd->addr);
+		snprintf(err, errlen, "ixgbe: %s: the NIC did not come out of reset: %s", xd->addr, xd->wait_err);
 		goto fail;
 	}
 	return &xd->dev;

@@ -78,7 +78,9 @@ void nic_setup(void);
 void nic_teardown_devices(void);
 void nic_teardown_buffers(void);
 
-/* An interface of the suite's driver on addr, created or the test fails. */
+/* An interface of the suite's driver on addr, created or the test fails;
+ * then NIC_LINK_WAIT_NS of virtual time pass, so that its link is up. */
+#define NIC_LINK_WAIT_NS 1000000000ull
 struct device *nic_dev(const char *name, const char *addr, const char *const *words, uint32_t n);
 /* Port 0 -> port 1 cross-connected and up. */
 void pair(const char *const *w0, uint32_t n0, const char *const *w1, uint32_t n1, struct device **d0,

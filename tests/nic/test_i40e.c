@@ -143,20 +143,33 @@ START_TEST(bring_up_link)
 	ck_assert_uint_eq(buffer_n_in_use(), 1024);
 	buffer_check_held("device", "xl0 rx 0", 1024); /* the ring armed, named by `show buffers` */
 
+	/* The link: down in the answer to get link status (set PHY config
+	 * restarted it), up in the event firmware posted once it trained. */
 	struct dev_link l;
 	dev_link_get(d, &l);
 	ck_assert(l.up);
 	ck_assert_uint_eq(l.speed_mbps, 40000);
-	/* Link down arrives as a firmware event on the ARQ. */
+	i40e_model_stats(m0, &st);
+	ck_assert_uint_eq(st.arq_events, 1);
+	ck_assert_uint_eq(id->n_link_events, 1);
+	ck_assert_uint_eq(st.phy_abilities_asked, 1);
+	ck_assert_uint_eq(st.phy_config_set, 1);
+	ck_assert_uint_eq(st.phy_speeds, 0x10);                 /* 40G, what the abilities offered */
+	ck_assert_uint_eq(st.phy_int_mask & 0x0002, 0);        /* link up/down events not masked */
+	/* Link down arrives as a firmware event on the ARQ, and up again once
+	 * the link trained after the cable went back in. */
 	i40e_model_set_cable(m0, false);
 	dev_link_get(d, &l);
 	ck_assert(!l.up);
 	i40e_model_set_cable(m0, true);
 	dev_link_get(d, &l);
+	ck_assert(!l.up); /* training */
+	nic_model_advance_ns(NIC_LINK_WAIT_NS);
+	dev_link_get(d, &l);
 	ck_assert(l.up);
 	i40e_model_stats(m0, &st);
-	ck_assert_uint_eq(st.arq_events, 2);
-	ck_assert_uint_eq(id->n_link_events, 2);
+	ck_assert_uint_eq(st.arq_events, 3);
+	ck_assert_uint_eq(id->n_link_events, 3);
 
 	const struct pci_driver *pd = pci_driver_find("i40e");
 	ck_assert_ptr_nonnull(pd);
@@ -674,6 +687,7 @@ struct raw {
 static void raw_open(struct raw *r)
 {
 	expect_errors = true;
+	nic_model_advance_ns(5000000000ull); /* past the global reset, the NVM load and the link */
 	r->io = pci_io_open(ADDR0, "i40e", err, sizeof(err));
 	ck_assert_msg(r->io, "%s", err);
 	r->ring = pci_dma_alloc(r->io, 4096);
@@ -814,8 +828,8 @@ START_TEST(model_catches_wrong_state)
 	pci_write32(r.io, 0x92400, 1); /* PF reset, then a write without waiting */
 	pci_write32(r.io, 0x38800, 0);
 	expect_caught(e, "while the PF reset is in progress");
-	while (pci_read32(r.io, 0x92400) & 1)
-		;
+	while (pci_read32(r.io, 0x92400) & 1) /* PFSWR self-clears in virtual time */
+		nic_model_advance_ns(1000000);
 	e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x108000, 1); /* QTX_TAIL of a disabled queue */
 	expect_caught(e, "tail written while the queue is not enabled");
@@ -942,8 +956,19 @@ START_TEST(model_rx_writeback)
 	f[14 + 9] = 6; /* TCP */
 	for (uint32_t i = 34; i < sizeof(f); i++)
 		f[i] = (uint8_t)i;
+	/* Vector 0's ITR 0 at 2 us over rx queue 0, WB_ON_ITR (docs/nic.md 3.7). */
+	pci_write32(r.io, 0x38000, 1);                      /* PFINT_ITR0(0) */
+	pci_write32(r.io, 0x3A000, 1u << 30 | 0x7FFu << 16); /* QINT_RQCTL(0): cause on, end of list */
+	pci_write32(r.io, 0x38500, 0);                      /* PFINT_LNKLST0: rx queue 0 */
+	pci_write32(r.io, 0x38480, 1u << 30 | 3u << 3);     /* PFINT_DYN_CTL0: WB_ON_ITR, no ITR update */
+	uint64_t written = i40e_model_nic(m0)->rx_written;
 	ck_assert_int_eq(i40e_model_rx(m0, f, sizeof(f)), 0);
 	ck_assert_int_eq(i40e_model_rx(m0, f, sizeof(f)), -1); /* the tail stops it */
+	ck_assert_uint_eq(d[1], 0); /* held: its cache line is not complete */
+	i40e_model_tick(m0);        /* 1 us */
+	ck_assert_uint_eq(d[1], 0);
+	i40e_model_tick(m0);        /* 2 us: the ITR expires */
+	ck_assert_uint_eq(i40e_model_nic(m0)->rx_written, written + 1);
 	uint64_t q1 = d[1];
 	ck_assert_uint_eq(q1 & 3, 3);                        /* DD, EOF */
 	ck_assert_uint_eq(q1 >> 38 & 0x3FFF, sizeof(f));     /* length */

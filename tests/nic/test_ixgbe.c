@@ -354,6 +354,8 @@ static void raw_open(struct raw *r)
 	r->ring = pci_dma_alloc(r->io, 4096);
 	r->data = pci_dma_alloc(r->io, 4096);
 	ck_assert(r->ring && r->data);
+	pci_write32(r->io, 0x042A0, 1u << 12); /* AUTOC.AN_RESTART: the link, a virtual second later */
+	nic_model_advance_ns(NIC_LINK_WAIT_NS);
 }
 
 static void raw_close(struct raw *r)
@@ -464,8 +466,20 @@ START_TEST(model_catches_wrong_state)
 	pci_write32(r.io, 0x00000, 1u << 26); /* reset, then a write without waiting */
 	pci_write32(r.io, 0x03000, 1);
 	expect_caught(e, "while the reset is in progress");
-	while (pci_read32(r.io, 0) & (1u << 26))
-		;
+	while (pci_read32(r.io, 0) & (1u << 26)) /* the reset ends in virtual time */
+		nic_model_advance_ns(1000);
+	/* Reset done, but the EEPROM auto-read and then the DMA initialisation
+	 * take time: a driver that does not wait for them is caught. */
+	e = nic_model_errors(ixgbe_model_nic(m0));
+	pci_write32(r.io, 0x03000, 0); /* RXCTRL */
+	expect_caught(e, "before the EEPROM auto-read completed");
+	while (!(pci_read32(r.io, 0x10010) & (1u << 9))) /* EEC.ARD */
+		nic_model_advance_ns(1000);
+	e = nic_model_errors(ixgbe_model_nic(m0));
+	pci_write32(r.io, 0x03000, 0);
+	expect_caught(e, "before the DMA initialisation completed");
+	while (!(pci_read32(r.io, 0x02F00) & (1u << 3))) /* RDRXCTL.DMAIDONE */
+		nic_model_advance_ns(1000);
 	e = nic_model_errors(ixgbe_model_nic(m0));
 	pci_write32(r.io, 0x042A4, 0); /* LINKS is read-only */
 	expect_caught(e, "read-only");
