@@ -262,17 +262,18 @@ static const struct dev_driver ixgbe_driver = {
 };
 DEV_DRIVER_REGISTER(ixgbe_driver)
 
-/* The 82599 physical functions (device IDs as DPDK's ixgbe_type.h lists
- * them). The X540 and X550 are not claimed: their link comes up through
- * their PHY, not the 82599's AUTOC sequence this driver runs (docs/nic.md
- * 2.1), so the driver would bring them up wrong. */
+/* The 82599 SFP+ physical functions (device IDs as DPDK's ixgbe_type.h
+ * lists them). Only these: the bring-up selects the 10 Gb/s serial (SFI)
+ * link mode (AUTOC.LMS 011b, 82599 datasheet 4.6.4), which is the SFP+
+ * ports'. The KX4/KR backplane (10F7, 10F8, 152A), CX4 (10F9) and XAUI
+ * (10FC) ports need other link modes and the T3 (151C) an external PHY's
+ * set-up, and the X540 and X550 bring their link up through their PHY:
+ * this driver would bring them up wrong, so it does not claim them
+ * (docs/nic.md 2.1). */
 static const struct pci_id ixgbe_ids[] = {
-	{ 0x8086, 0x10FB, "82599 SFP+" },      { 0x8086, 0x10F7, "82599 KX4" },
-	{ 0x8086, 0x10F8, "82599 combo backplane" }, { 0x8086, 0x10F9, "82599 CX4" },
-	{ 0x8086, 0x10FC, "82599 XAUI" },      { 0x8086, 0x151C, "82599 T3" },
-	{ 0x8086, 0x1507, "82599 SFP EM" },    { 0x8086, 0x154D, "82599 SFP SF2" },
-	{ 0x8086, 0x1557, "82599EN SFP" },     { 0x8086, 0x1529, "82599 SFP FCoE" },
-	{ 0x8086, 0x152A, "82599 backplane FCoE" },
+	{ 0x8086, 0x10FB, "82599 SFP+" },      { 0x8086, 0x1507, "82599 SFP EM" },
+	{ 0x8086, 0x154D, "82599 SFP SF2" },   { 0x8086, 0x1557, "82599EN SFP" },
+	{ 0x8086, 0x1529, "82599 SFP FCoE" },
 	{ 0, 0, NULL },
 };
 

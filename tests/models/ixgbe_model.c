@@ -247,9 +247,12 @@ static void reset_start(struct ixgbe_model *m)
 	m->dmai_ns = step_at(m, IXGBE_MODEL_STEP_DMA_INIT, m->ard_ns, DMAI_NS_LO, DMAI_NS_HI);
 }
 
+/* The model is an SFP+ port: the link comes up in 10 Gb/s serial (SFI)
+ * link mode only (82599 datasheet 4.6.4: AUTOC.LMS). */
 static bool link_up(struct ixgbe_model *m)
 {
-	return m->cable && m->an_started && nic_model_now_ns() >= m->an_ns;
+	return m->cable && m->an_started && (REG(m, R_AUTOC) & AUTOC_LMS_MASK) == AUTOC_LMS_10G_SERIAL &&
+	       nic_model_now_ns() >= m->an_ns;
 }
 
 /* ---- register access ---- */
@@ -806,8 +809,23 @@ void ixgbe_model_never(struct ixgbe_model *m, uint32_t steps)
 	m->never = steps;
 }
 
+/* The 82599 SFP+ device IDs: the same MAC with an SFP+ cage (SFI). */
+static const uint16_t sfp_ids[] = { 0x10FB, 0x1507, 0x154D, 0x1557, 0x1529 };
+
+bool ixgbe_model_knows(uint16_t device)
+{
+	for (size_t i = 0; i < ARRAY_LEN(sfp_ids); i++)
+		if (sfp_ids[i] == device)
+			return true;
+	return false;
+}
+
 void ixgbe_model_set_device_id(struct ixgbe_model *m, uint16_t device)
 {
+	if (!ixgbe_model_knows(device)) {
+		fail(m, "device ID 8086:%04x is not one the model can be (an 82599 SFP+ port)", device);
+		return;
+	}
 	m->base.io.device = device;
 }
 

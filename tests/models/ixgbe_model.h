@@ -58,7 +58,9 @@ enum {
 	IXGBE_MODEL_STEP_AUTONEG = 8,
 };
 void ixgbe_model_never(struct ixgbe_model *m, uint32_t steps);
-/* Answer as another 82599 device ID (before the driver opens the model). */
+/* Whether the model can be 8086:device: the 82599 SFP+ IDs. */
+bool ixgbe_model_knows(uint16_t device);
+/* Answer as another 82599 SFP+ device ID (before the driver opens the model). */
 void ixgbe_model_set_device_id(struct ixgbe_model *m, uint16_t device);
 
 /* The common part: error and tx hooks, misprogramming seen, the pci_io

@@ -985,6 +985,120 @@ START_TEST(model_rx_writeback)
 }
 END_TEST
 
+/* ---- write-back, waits, link, device IDs ---- */
+
+/* Port 0's model again, fresh (a step that never completes stays so). */
+static void m0_again(void)
+{
+	static const uint8_t mac0[6] = { 0x02, 0, 0, 0, 0, 0x20 };
+	i40e_model_destroy(m0);
+	m0 = i40e_model_create(ADDR0, mac0);
+	ck_assert_ptr_nonnull(m0);
+	nic_model_on_error(i40e_model_nic(m0), nic_model_error, NULL);
+}
+
+/* The wrong step: WB_ON_ITR not set (PFINT_DYN_CTL0 as the bring-up left it). */
+static void wb_on_itr_off(struct device *d0)
+{
+	pci_write32(priv(d0)->io, I40E_PFINT_DYN_CTL0, 0);
+}
+
+/* Without WB_ON_ITR a polled X710 queue holds a lone frame until its
+ * cache line of four descriptors is complete. */
+START_TEST(rx_held_without_wb_on_itr)
+{
+	nic_check_rx_held(wb_on_itr_off, 4);
+}
+END_TEST
+
+/* A device whose reset, NVM load, PF reset or firmware never completes:
+ * creation fails naming the step, after the driver's bound passed in
+ * virtual time. */
+START_TEST(bring_up_never_completes)
+{
+	static const struct {
+		uint32_t step;
+		const char *what;
+		uint64_t bound_ms;
+	} cases[] = {
+		{ I40E_MODEL_STEP_GLOBAL_RESET, "global reset (GLGEN_RSTAT.DEVSTATE) not done after 10000 ms", 10000 },
+		{ I40E_MODEL_STEP_NVM, "NVM configuration load (GLNVM_ULD core and global done) not done after 4000 ms", 4000 },
+		{ I40E_MODEL_STEP_PF_RESET, "PF software reset (PFGEN_CTRL.PFSWR) not done after 400 ms", 400 },
+		{ I40E_MODEL_STEP_FIRMWARE, "get version: Connection timed out", 2500 },
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		m0_again();
+		i40e_model_never(m0, cases[i].step);
+		const char *w[] = { "dev", ADDR0 };
+		uint64_t t0 = nic_model_now_ns();
+		struct device *d = dev_create("xl0", "i40e", w, 2, err, sizeof(err));
+		ck_assert_ptr_null(d);
+		ck_assert_msg(strstr(err, cases[i].what), "%s", err);
+		ck_assert_uint_ge(nic_model_now_ns() - t0, cases[i].bound_ms * 1000000u);
+	}
+}
+END_TEST
+
+/* Delays drawn from nine seeds, the last at every upper end: bring-up,
+ * start and link every time. */
+START_TEST(bring_up_any_delays)
+{
+	for (uint64_t seed = 1; seed <= 9; seed++) {
+		nic_model_seed(seed);
+		nic_model_delays_slowest(seed == 9);
+		m0_again();
+		struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
+		ck_assert_int_eq(dev_set_admin_up(d, true), 0);
+		struct dev_link l;
+		dev_link_get(d, &l);
+		ck_assert_msg(l.up && l.speed_mbps == 40000, "seed %" PRIu64 ": link %d %u", seed, l.up, l.speed_mbps);
+		dev_delete(d);
+	}
+	nic_model_delays_slowest(false);
+	nic_model_seed(1);
+}
+END_TEST
+
+/* Every device ID the driver claims is one the model can be, and comes up
+ * at its port's speed from firmware's answers (10G, 20G, 25G, 40G; 1G for
+ * the X722 1000BASE-T), then follows a link down and up. */
+START_TEST(every_device_id_links)
+{
+	const struct pci_driver *pd = pci_driver_find("i40e");
+	ck_assert_ptr_nonnull(pd);
+	uint32_t n = 0, seen25 = 0, seen10 = 0;
+	for (const struct pci_id *p = pd->ids; p->vendor; p++, n++) {
+		uint32_t mbps = 0;
+		ck_assert_msg(i40e_model_knows(p->device, &mbps), "8086:%04x is claimed but not a device the model can be",
+			      p->device);
+		m0_again();
+		i40e_model_set_device_id(m0, p->device);
+		struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
+		struct dev_link l;
+		dev_link_get(d, &l);
+		ck_assert_msg(l.up && l.speed_mbps == mbps, "8086:%04x: link %d %u Mb/s, want %u", p->device, l.up,
+			      l.speed_mbps, mbps);
+		i40e_model_set_cable(m0, false);
+		dev_link_get(d, &l);
+		ck_assert(!l.up && l.speed_mbps == 0);
+		i40e_model_set_cable(m0, true);
+		nic_model_advance_ns(NIC_LINK_WAIT_NS);
+		dev_link_get(d, &l);
+		ck_assert_uint_eq(l.speed_mbps, mbps);
+		char buf[2048], want[64];
+		snprintf(want, sizeof(want), "link up %u Mb/s", mbps);
+		ck_assert_int_gt(pd->format_hw(d, buf, sizeof(buf)), 0);
+		ck_assert_msg(strstr(buf, want), "%s", buf);
+		seen25 += mbps == 25000, seen10 += mbps == 10000;
+		dev_delete(d);
+	}
+	ck_assert_uint_eq(n, 21);
+	ck_assert_uint_eq(seen25, 2);
+	ck_assert_uint_gt(seen10, 5);
+	ck_assert(!i40e_model_knows(0x15FF, NULL)); /* X710-T BC: no longer claimed, not modelled */
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("i40e");
@@ -1008,6 +1122,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, rss_four_queues);
 	tcase_add_test(tc, tx_ring_full);
 	tcase_add_test(tc, rx_low_rate_latency);
+	tcase_add_test(tc, rx_held_without_wb_on_itr);
+	tcase_add_test(tc, bring_up_never_completes);
+	tcase_add_test(tc, bring_up_any_delays);
+	tcase_add_test(tc, every_device_id_links);
 	tcase_add_test(tc, tx_async);
 	tcase_add_test(tc, tx_reuse_before_dd_caught);
 	tcase_add_test(tc, model_catches_unaligned_ring);
