@@ -21,7 +21,9 @@
  * check it; QENA_STAT follows QENA_REQ only after a number of reads of the
  * register (default 3), so a driver that does not wait is caught. rx
  * (i40e_model_rx) writes 32-byte descriptors back (DD, length; on a
- * frame's last EOF, RSS hash with FLTSTAT 3, PTYPE) only up to QRX_TAIL, a
+ * frame's last EOF, RSS hash with FLTSTAT 3, PTYPE) a cache line of four
+ * at a time, or when vector 0's ITR expires for a queue bound to it with
+ * WB_ON_ITR (docs/nic.md 3.7a), only up to QRX_TAIL, a
  * frame longer than the context's dbuff over several; frames to the VSI's
  * broadcast address only with its broadcast flag (set VSI promiscuous
  * modes). tx is asynchronous (nic_model.h): what a QTX_TAIL write handed
