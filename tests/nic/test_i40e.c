@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "drivers/device.h"
 #include "drivers/i40e/i40e_private.h"
 #include "drivers/pci/pci.h"
@@ -1078,14 +1079,27 @@ START_TEST(every_device_id_links)
 		dev_link_get(d, &l);
 		ck_assert_msg(l.up && l.speed_mbps == mbps, "8086:%04x: link %d %u Mb/s, want %u", p->device, l.up,
 			      l.speed_mbps, mbps);
+		char want[64], *out = NULL;
+		snprintf(want, sizeof(want), "\"speed_mbps\":\t%u", mbps);
+		ck_assert_int_eq(cli_exec_line("show hardware xl0 json", &out), 0);
+		ck_assert_msg(strstr(out, "\"link\":\t\"up\"") && strstr(out, want), "%s", out);
+		free(out);
+		/* Down and up again, as firmware's events say, in `show interface`. */
+		ck_assert_int_eq(dev_set_admin_up(d, true), 0);
 		i40e_model_set_cable(m0, false);
+		ck_assert_int_eq(cli_exec_line("show interface xl0 json", &out), 0);
+		ck_assert_msg(strstr(out, "\"link\":\t\"down\""), "%s", out);
+		free(out);
 		dev_link_get(d, &l);
 		ck_assert(!l.up && l.speed_mbps == 0);
 		i40e_model_set_cable(m0, true);
 		nic_model_advance_ns(NIC_LINK_WAIT_NS);
+		ck_assert_int_eq(cli_exec_line("show interface xl0 json", &out), 0);
+		ck_assert_msg(strstr(out, "\"link\":\t\"up\""), "%s", out);
+		free(out);
 		dev_link_get(d, &l);
 		ck_assert_uint_eq(l.speed_mbps, mbps);
-		char buf[2048], want[64];
+		char buf[2048];
 		snprintf(want, sizeof(want), "link up %u Mb/s", mbps);
 		ck_assert_int_gt(pd->format_hw(d, buf, sizeof(buf)), 0);
 		ck_assert_msg(strstr(buf, want), "%s", buf);
