@@ -395,8 +395,16 @@ static int link_setup(struct i40e_dev *id, uint8_t *buf, char *err, size_t errle
 	d.params.raw[13] = buf[13];                                   /* phy_type_ext: 25G types */
 	d.params.raw[14] = buf[14] & I40E_PHY_FEC_MASK;
 	id->phy_speeds = buf[4];
-	if ((rc = aq(id, I40E_AQC_SET_PHY_CONFIG, &d, NULL, 0, false, err, errlen, "set PHY config")))
-		return rc;
+	/* A refused PHY configuration leaves the link as firmware has it (the
+	 * NVM's): logged, not fatal, as the link is still read and followed. */
+	if ((rc = aq(id, I40E_AQC_SET_PHY_CONFIG, &d, NULL, 0, false, err, errlen, "set PHY config"))) {
+		if (rc != -EIO)
+			return rc;
+		base_log("i40e", "%s: set PHY config refused: firmware returned %s (%u); the link stays as firmware "
+			 "configured it", id->addr, i40e_aq_rc_name(id->aq_last_rc), id->aq_last_rc);
+		id->phy_speeds = 0;
+		err[0] = '\0';
+	}
 	memset(&d, 0, sizeof(d));
 	d.params.raw[I40E_LINK_CMD_FLAGS] = I40E_LINK_LSE_ENABLE;
 	if ((rc = aq(id, I40E_AQC_GET_LINK_STATUS, &d, NULL, 0, false, err, errlen, "get link status")))

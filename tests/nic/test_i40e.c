@@ -1040,6 +1040,31 @@ START_TEST(bring_up_never_completes)
 }
 END_TEST
 
+/* A link that never trains: created and started, the link down; set PHY
+ * config refused: logged, the link as firmware has it (up). */
+START_TEST(link_never_or_phy_config_refused)
+{
+	m0_again();
+	i40e_model_never(m0, I40E_MODEL_STEP_LINK);
+	struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
+	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
+	struct dev_link l;
+	dev_link_get(d, &l);
+	ck_assert(!l.up);
+	dev_delete(d);
+	m0_again();
+	i40e_model_aq_inject_error(m0, I40E_AQC_SET_PHY_CONFIG, 14 /* EINVAL */, 1);
+	d = nic_dev("xl0", ADDR0, NULL, 0);
+	dev_link_get(d, &l);
+	ck_assert(l.up && l.speed_mbps == 40000);
+	ck_assert_uint_eq(priv(d)->phy_speeds, 0);
+	struct i40e_model_stats st;
+	i40e_model_stats(m0, &st);
+	ck_assert_uint_eq(st.aq_error_completions, 1);
+	ck_assert_uint_eq(st.phy_config_set, 0);
+}
+END_TEST
+
 /* Delays drawn from nine seeds, the last at every upper end: bring-up,
  * start and link every time. */
 START_TEST(bring_up_any_delays)
@@ -1139,6 +1164,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, rx_held_without_wb_on_itr);
 	tcase_add_test(tc, bring_up_never_completes);
 	tcase_add_test(tc, bring_up_any_delays);
+	tcase_add_test(tc, link_never_or_phy_config_refused);
 	tcase_add_test(tc, every_device_id_links);
 	tcase_add_test(tc, tx_async);
 	tcase_add_test(tc, tx_reuse_before_dd_caught);
