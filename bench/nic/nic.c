@@ -191,6 +191,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nic: cannot set up the cross-connect\n");
 		return 1;
 	}
+	nic_model_advance_ns(1000000000ull); /* the links come up (the models' virtual time, nic_model.h) */
 	uint8_t frame[1514];
 	for (uint32_t i = 0; i < o.size; i++)
 		frame[i] = (uint8_t)(i * 7 + 1);

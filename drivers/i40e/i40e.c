@@ -23,6 +23,7 @@
 
 #include "drivers/i40e/i40e_private.h"
 #include "drivers/pci/io_barrier.h"
+#include "drivers/pci/pci_clock.h"
 #include "graph/buffer.h"
 #include "graph/node.h"
 
@@ -126,20 +127,23 @@ static int queue_enable(struct i40e_dev *id, uint32_t ena_reg)
 	/* No request in flight, then ask and wait for the NIC to confirm. */
 	uint32_t v = rd(id, ena_reg);
 	if (((v & I40E_QENA_REQ) != 0) != ((v & I40E_QENA_STAT) != 0) &&
-	    i40e_wait_reg(id, ena_reg, I40E_QENA_STAT, (v & I40E_QENA_REQ) ? I40E_QENA_STAT : 0))
+	    i40e_wait_reg(id, ena_reg, I40E_QENA_STAT, (v & I40E_QENA_REQ) ? I40E_QENA_STAT : 0,
+			  I40E_POLL_TIMEOUT_MS, "queue request in flight (QENA_STAT)"))
 		return -ETIMEDOUT;
 	wr(id, ena_reg, rd(id, ena_reg) | I40E_QENA_REQ);
-	return i40e_wait_reg(id, ena_reg, I40E_QENA_STAT, I40E_QENA_STAT);
+	return i40e_wait_reg(id, ena_reg, I40E_QENA_STAT, I40E_QENA_STAT, I40E_POLL_TIMEOUT_MS,
+			     "queue enable (QENA_STAT)");
 }
 
 static int queue_disable(struct i40e_dev *id, uint32_t ena_reg)
 {
 	if (!(rd(id, ena_reg) & (I40E_QENA_REQ | I40E_QENA_STAT)))
 		return 0;
-	if (i40e_wait_reg(id, ena_reg, I40E_QENA_STAT, I40E_QENA_STAT))
+	if (i40e_wait_reg(id, ena_reg, I40E_QENA_STAT, I40E_QENA_STAT, I40E_POLL_TIMEOUT_MS,
+			  "queue enable before disable (QENA_STAT)"))
 		return -ETIMEDOUT;
 	wr(id, ena_reg, rd(id, ena_reg) & ~I40E_QENA_REQ);
-	return i40e_wait_reg(id, ena_reg, I40E_QENA_STAT, 0);
+	return i40e_wait_reg(id, ena_reg, I40E_QENA_STAT, 0, I40E_POLL_TIMEOUT_MS, "queue disable (QENA_STAT)");
 }
 
 /* GLLAN_TXPRE_QDIS for PF queue q: clear (before enable) or set (before
@@ -149,7 +153,7 @@ static void tx_pre_qdis(struct i40e_dev *id, uint16_t q, bool set)
 	uint32_t abs = id->base_queue + q;
 	wr(id, I40E_GLLAN_TXPRE_QDIS(abs / 128),
 	   (abs % 128) | (set ? I40E_TXPRE_QDIS_SET : I40E_TXPRE_QDIS_CLEAR));
-	usleep(10);
+	pci_clock_sleep_us(10);
 }
 
 static void rxq_release(struct i40e_dev *id, struct pci_rxq *rq)
@@ -240,6 +244,38 @@ static int txq_start(struct i40e_dev *id, uint16_t q)
 	return queue_enable(id, I40E_QTX_ENA(q));
 }
 
+/* Receive write-back for polled queues. The X710 writes completed receive
+ * descriptors back a cache line (four 32-byte descriptors) at a time, so a
+ * polled queue at a low rate would hold up to three frames until more
+ * arrive. With WB_ON_ITR in PFINT_DYN_CTL0 and interrupts left disabled
+ * (INTENA 0), a completed descriptor starts the ITR of the vector its
+ * queue's cause is bound to, and when the ITR expires what is left is
+ * written back, no interrupt raised (X710/XL710 datasheet: receive
+ * descriptor write-back; PFINT_DYN_CTL0, PFINT_ITR0, PFINT_LNKLST0,
+ * QINT_RQCTL). So: every rx queue's cause on vector 0's list (LNKLST0
+ * first, each QINT_RQCTL naming the next, the last the end of the list),
+ * ITR index 0 at I40E_RX_WB_ITR, then WB_ON_ITR with ITR_INDX NONE (leave
+ * the ITRs as written). */
+static void rx_wb_on_itr(struct i40e_dev *id, bool on)
+{
+	uint16_t n = id->dev.n_rx_queues;
+	if (!on) {
+		wr(id, I40E_PFINT_DYN_CTL0, 0);
+		wr(id, I40E_PFINT_LNKLST0, I40E_QUEUE_END_OF_LIST);
+		for (uint16_t q = 0; q < n; q++)
+			wr(id, I40E_QINT_RQCTL(q), 0);
+		return;
+	}
+	wr(id, I40E_PFINT_ITR0(0), I40E_RX_WB_ITR);
+	for (uint16_t q = 0; q < n; q++) {
+		uint32_t next = q + 1u < n ? q + 1u : I40E_QUEUE_END_OF_LIST; /* the next rx queue (type 0) */
+		wr(id, I40E_QINT_RQCTL(q), I40E_QINT_CAUSE_ENA | 0u << I40E_QINT_ITR_INDX_SHIFT |
+						   next << I40E_QINT_NEXTQ_INDX_SHIFT | 0u << I40E_QINT_NEXTQ_TYPE_SHIFT);
+	}
+	wr(id, I40E_PFINT_LNKLST0, 0u | 0u << I40E_PFINT_LNKLST0_FIRSTQ_TYPE_SHIFT); /* rx queue 0 first */
+	wr(id, I40E_PFINT_DYN_CTL0, I40E_PFINT_DYN_CTL0_WB_ON_ITR | I40E_PFINT_DYN_CTL0_ITR_NONE);
+}
+
 static void i40e_stop(struct device *dev)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
@@ -257,6 +293,7 @@ static void i40e_stop(struct device *dev)
 		}
 		txq_release(id, &id->txq[q]);
 	}
+	rx_wb_on_itr(id, false);
 	id->running = false;
 }
 
@@ -267,6 +304,8 @@ static int i40e_start(struct device *dev)
 	id->running = true;
 	for (uint16_t q = 0; q < dev->n_tx_queues && !rc; q++)
 		rc = txq_start(id, q);
+	if (!rc)
+		rx_wb_on_itr(id, true);
 	for (uint16_t q = 0; q < dev->n_rx_queues && !rc; q++)
 		rc = rxq_start(id, q);
 	if (rc) {

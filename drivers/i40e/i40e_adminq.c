@@ -11,10 +11,10 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "drivers/i40e/i40e_private.h"
 #include "drivers/pci/io_barrier.h"
+#include "drivers/pci/pci_clock.h"
 #include "graph/node.h"
 
 #define RING_BYTES (I40E_AQ_ENTRIES * sizeof(struct i40e_aq_desc))
@@ -126,16 +126,18 @@ int i40e_aq_cmd(struct i40e_dev *id, struct i40e_aq_desc *desc, void *buf, uint1
 	pci_io_wmb();
 	wr(id, I40E_PF_ATQT, id->atq.next);
 
-	uint32_t waited = 0;
-	while ((rd(id, I40E_PF_ATQH) & I40E_AQH_MASK) != id->atq.next) {
-		if (waited >= I40E_AQ_TIMEOUT_US) {
+	uint64_t deadline = pci_clock_now_ns() + I40E_AQ_TIMEOUT_US * 1000ull;
+	for (;;) {
+		bool late = pci_clock_now_ns() >= deadline;
+		if ((rd(id, I40E_PF_ATQH) & I40E_AQH_MASK) == id->atq.next)
+			break;
+		if (late) {
 			bool crit = rd(id, I40E_PF_ATQLEN) & I40E_AQLEN_CRIT;
 			base_log("i40e", "%s: admin command 0x%04x timed out%s", id->addr, desc->opcode,
 				  crit ? " (ATQLEN.CRIT: critical queue error)" : "");
 			return -ETIMEDOUT;
 		}
-		usleep(I40E_AQ_POLL_US);
-		waited += I40E_AQ_POLL_US;
+		pci_clock_sleep_us(I40E_AQ_POLL_US);
 	}
 	pci_io_rmb();
 	memcpy(desc, (const void *)d, sizeof(*desc));

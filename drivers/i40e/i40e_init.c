@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "drivers/i40e/i40e_private.h"
+#include "drivers/pci/pci_clock.h"
 #include "graph/buffer.h"
 #include "graph/node.h"
 
@@ -59,14 +60,14 @@ static const struct conf_driver i40e_conf_driver = {
 
 /* ---- registers, contexts, counters ---- */
 
-int i40e_wait_reg(struct i40e_dev *id, uint32_t reg, uint32_t mask, uint32_t want)
+int i40e_wait_reg(struct i40e_dev *id, uint32_t reg, uint32_t mask, uint32_t want, uint32_t timeout_ms,
+		  const char *what)
 {
-	for (int ms = 0; ms < I40E_POLL_TIMEOUT_MS; ms++) {
-		if ((rd(id, reg) & mask) == want)
-			return 0;
-		usleep(1000);
-	}
-	base_log("i40e", "%s: register 0x%08x did not reach 0x%x under mask 0x%x", id->addr, reg, want, mask);
+	if (!pci_wait_reg(id->io, reg, mask, want, timeout_ms * 1000u, I40E_POLL_STEP_US))
+		return 0;
+	snprintf(id->wait_err, sizeof(id->wait_err), "%s not done after %u ms (register 0x%08x, mask 0x%x, want 0x%x)",
+		 what, timeout_ms, reg, mask, want);
+	base_log("i40e", "%s: %s", id->addr, id->wait_err);
 	return -ETIMEDOUT;
 }
 
@@ -164,11 +165,14 @@ int i40e_format_hw(struct device *dev, char *buf, size_t len)
  * loaded (GLGEN_RSTAT, GLNVM_ULD, PFGEN_CTRL.PFSWR). */
 static int pf_reset(struct i40e_dev *id)
 {
-	if (i40e_wait_reg(id, I40E_GLGEN_RSTAT, I40E_GLGEN_RSTAT_DEVSTATE_MASK, 0) ||
-	    i40e_wait_reg(id, I40E_GLNVM_ULD, I40E_GLNVM_ULD_DONE, I40E_GLNVM_ULD_DONE))
+	if (i40e_wait_reg(id, I40E_GLGEN_RSTAT, I40E_GLGEN_RSTAT_DEVSTATE_MASK, 0, I40E_GLOBAL_RESET_TIMEOUT_MS,
+			  "global reset (GLGEN_RSTAT.DEVSTATE)") ||
+	    i40e_wait_reg(id, I40E_GLNVM_ULD, I40E_GLNVM_ULD_DONE, I40E_GLNVM_ULD_DONE, I40E_NVM_LOAD_TIMEOUT_MS,
+			  "NVM configuration load (GLNVM_ULD core and global done)"))
 		return -ETIMEDOUT;
 	wr(id, I40E_PFGEN_CTRL, rd(id, I40E_PFGEN_CTRL) | I40E_PFGEN_CTRL_PFSWR);
-	return i40e_wait_reg(id, I40E_PFGEN_CTRL, I40E_PFGEN_CTRL_PFSWR, 0);
+	return i40e_wait_reg(id, I40E_PFGEN_CTRL, I40E_PFGEN_CTRL_PFSWR, 0, I40E_PF_RESET_TIMEOUT_MS,
+			     "PF software reset (PFGEN_CTRL.PFSWR)");
 }
 
 static int aq(struct i40e_dev *id, uint16_t op, struct i40e_aq_desc *d, void *buf, uint16_t len, bool to_fw,
@@ -194,7 +198,7 @@ static int get_version(struct i40e_dev *id, char *err, size_t errlen)
 		rc = aq(id, I40E_AQC_GET_VERSION, &d, NULL, 0, false, err, errlen, "get version");
 		if (!rc || (rc == -EIO && id->aq_last_rc != I40E_AQ_RC_EBUSY))
 			break;
-		usleep(100000);
+		pci_clock_sleep_us(100000);
 	}
 	if (rc)
 		return rc;
@@ -359,13 +363,63 @@ static int set_promisc(struct i40e_dev *id, char *err, size_t errlen)
 	return aq(id, I40E_AQC_SET_VSI_PROMISC, &d, NULL, 0, false, err, errlen, "set promiscuous modes");
 }
 
+/* The link from firmware, as the public drivers start it: link events on
+ * (set PHY interrupt mask: link up/down, media not available and module
+ * qualification unmasked, as Linux's i40e), the PHY's NVM defaults (get
+ * PHY abilities with "report initial values"), that configuration applied
+ * with the link and auto-negotiation enabled and ATOMIC (the link restarts
+ * on it: DPDK's start path does the same), then get link status with
+ * link-status events enabled. The speed comes from that answer and later
+ * from the events (X710/XL710 datasheet, admin queue: PHY commands, link
+ * status event). */
+static int link_setup(struct i40e_dev *id, uint8_t *buf, char *err, size_t errlen)
+{
+	struct i40e_aq_desc d = { 0 };
+	uint16_t mask = (uint16_t)~(I40E_PHY_EVENT_LINK_UPDOWN | I40E_PHY_EVENT_MEDIA_NA | I40E_PHY_EVENT_MODULE_QUAL_FAIL);
+	memcpy(d.params.raw + I40E_PHY_INT_MASK_OFF, &mask, 2);
+	int rc = aq(id, I40E_AQC_SET_PHY_INT_MASK, &d, NULL, 0, false, err, errlen, "set PHY interrupt mask");
+	if (rc)
+		return rc;
+	memset(&d, 0, sizeof(d));
+	d.params.raw[0] = I40E_PHY_REPORT_INIT;
+	if ((rc = aq(id, I40E_AQC_GET_PHY_ABILITIES, &d, buf, I40E_PHY_ABILITIES_SIZE, false, err, errlen,
+		     "get PHY abilities")))
+		return rc;
+	memset(&d, 0, sizeof(d));
+	memcpy(d.params.raw, buf, 4);                                 /* phy_type */
+	d.params.raw[4] = buf[4];                                     /* every speed it has */
+	d.params.raw[5] = (uint8_t)((buf[5] & I40E_PHY_PAUSE_MASK) | I40E_PHY_ENABLE_LINK | I40E_PHY_ENABLE_AN |
+				    I40E_PHY_ENABLE_ATOMIC);
+	memcpy(d.params.raw + 6, buf + 6, 6);                         /* EEE capability and EEER */
+	d.params.raw[12] = buf[12];                                   /* low-power control from D3 LPAN */
+	d.params.raw[13] = buf[13];                                   /* phy_type_ext: 25G types */
+	d.params.raw[14] = buf[14] & I40E_PHY_FEC_MASK;
+	id->phy_speeds = buf[4];
+	/* A refused PHY configuration leaves the link as firmware has it (the
+	 * NVM's): logged, not fatal, as the link is still read and followed. */
+	if ((rc = aq(id, I40E_AQC_SET_PHY_CONFIG, &d, NULL, 0, false, err, errlen, "set PHY config"))) {
+		if (rc != -EIO)
+			return rc;
+		base_log("i40e", "%s: set PHY config refused: firmware returned %s (%u); the link stays as firmware "
+			 "configured it", id->addr, i40e_aq_rc_name(id->aq_last_rc), id->aq_last_rc);
+		id->phy_speeds = 0;
+		err[0] = '\0';
+	}
+	memset(&d, 0, sizeof(d));
+	d.params.raw[I40E_LINK_CMD_FLAGS] = I40E_LINK_LSE_ENABLE;
+	if ((rc = aq(id, I40E_AQC_GET_LINK_STATUS, &d, NULL, 0, false, err, errlen, "get link status")))
+		return rc;
+	i40e_link_from_desc(id, &d);
+	return 0;
+}
+
 /* Everything but the queues: PF reset, admin queue, firmware version,
  * HMC, the main VSI, MAC, promiscuous mode and RSS, in the order DPDK's
  * eth_i40e_dev_init takes them (docs/nic.md 3.3 lists the steps). */
 static int bring_up(struct i40e_dev *id, char *err, size_t errlen)
 {
 	if (pf_reset(id)) {
-		snprintf(err, errlen, "i40e: %s: the NIC did not come out of reset", id->addr);
+		snprintf(err, errlen, "i40e: %s: the NIC did not come out of reset: %s", id->addr, id->wait_err);
 		return -ETIMEDOUT;
 	}
 	id->pf_id = rd(id, I40E_PF_FUNC_RID) & 0x7;
@@ -403,11 +457,8 @@ static int bring_up(struct i40e_dev *id, char *err, size_t errlen)
 	d.params.raw[2] = 1u << 2; /* CRC enable */
 	if ((rc = aq(id, I40E_AQC_SET_MAC_CONFIG, &d, NULL, 0, false, err, errlen, "set MAC config")))
 		goto out;
-	memset(&d, 0, sizeof(d));
-	d.params.raw[I40E_LINK_CMD_FLAGS] = I40E_LINK_LSE_ENABLE;
-	if ((rc = aq(id, I40E_AQC_GET_LINK_STATUS, &d, NULL, 0, false, err, errlen, "get link status")))
+	if ((rc = link_setup(id, buf, err, errlen)))
 		goto out;
-	i40e_link_from_desc(id, &d);
 	if ((rc = set_promisc(id, err, errlen)))
 		goto out;
 	if (id->dev.n_rx_queues > 1)
@@ -482,9 +533,10 @@ static const struct pci_id i40e_ids[] = {
 	{ 0x8086, 0x1586, "X710 10GBASE-T" },   { 0x8086, 0x1587, "XL710 20G KR2" },
 	{ 0x8086, 0x1588, "XL710 20G KR2 A" },  { 0x8086, 0x1589, "X710-T4 10GBASE-T" },
 	{ 0x8086, 0x158A, "XXV710 25G backplane" }, { 0x8086, 0x158B, "XXV710 SFP28" },
-	{ 0x8086, 0x15FF, "X710-T BC 10G" },    { 0x8086, 0x101F, "X710-T BC 5G" },
-	{ 0x8086, 0x0DD2, "X710-T BC 1G" },     { 0x8086, 0x104E, "X710 10G SFP" },
-	{ 0x8086, 0x104F, "X710 10G B" },
+	{ 0x8086, 0x104E, "X710 10G SFP" },     { 0x8086, 0x104F, "X710 10G B" },
+	/* Not the X710-T "BC" ports (15FF, 101F, 0DD2): they link at 2.5 and
+	 * 5 Gb/s too, speeds get link status reports in a field this driver
+	 * does not read, so it would report their link wrong. */
 	/* X722 (Lewisburg): the same PF programming but for RSS (key and LUT
 	 * through admin commands 0x0B02/0x0B03, X710/XL710 datasheet admin queue commands), so with one
 	 * rx queue only. */

@@ -18,7 +18,19 @@
 #include "drivers/pci/tx_slots.h"
 
 #define I40E_MAX_QUEUES 16      /* DEV_MAX_QUEUES; a VSI TC spans a power of two */
-#define I40E_POLL_TIMEOUT_MS 1000
+/* Bounds of the waits, on the drivers' clock (drivers/pci/pci_clock.h).
+ * The public drivers wait for the NVM load up to 200 times 10-20 ms and for
+ * PFSWR up to 200 times 1-2 ms; sluice takes the upper ends. */
+#define I40E_POLL_TIMEOUT_MS 1000          /* queue enable and disable */
+#define I40E_GLOBAL_RESET_TIMEOUT_MS 10000 /* a global reset in progress at start */
+#define I40E_NVM_LOAD_TIMEOUT_MS 4000      /* GLNVM_ULD core and global done */
+#define I40E_PF_RESET_TIMEOUT_MS 400       /* PFGEN_CTRL.PFSWR self-clearing */
+#define I40E_POLL_STEP_US 1000
+/* ITR 0 of vector 0, in 2 us units: how long a completed receive
+ * descriptor may wait for its cache line before it is written back anyway
+ * (i40e.c, rx_wb_on_itr). The smallest: low-rate latency over PCIe
+ * efficiency; at any rate that fills a line in 2 us it does not matter. */
+#define I40E_RX_WB_ITR 1
 #define I40E_AQ_ENTRIES 32      /* DPDK's admin ring size */
 #define I40E_AQ_BUF_SIZE 4096
 #define I40E_AQ_TIMEOUT_US 250000 /* DPDK's I40E_ASQ_CMD_TIMEOUT */
@@ -63,6 +75,7 @@ struct i40e_dev {
 	size_t hmc_size;
 	uint32_t hmc_rx_base;     /* byte offset of RX contexts in hmc */
 	struct dev_link link;     /* from get link status and link events */
+	uint8_t phy_speeds;       /* the PHY's speeds (get PHY abilities), configured */
 	uint64_t n_link_events;
 	bool aq_up;
 	bool running;
@@ -72,6 +85,7 @@ struct i40e_dev {
 	struct i40e_hw_stats hw_last;  /* raw values at the last read */
 	struct i40e_hw_stats hw;       /* totals since bring-up */
 	char addr[PCI_ADDR_SIZE];
+	char wait_err[160];       /* the last wait that passed its bound */
 };
 
 static inline uint32_t rd(struct i40e_dev *id, uint32_t reg)
@@ -115,8 +129,11 @@ void i40e_link_from_desc(struct i40e_dev *id, const struct i40e_aq_desc *d);
 
 /* ---- i40e_init.c ---- */
 
-/* Poll until (reg & mask) == want; 0 or -ETIMEDOUT. */
-int i40e_wait_reg(struct i40e_dev *id, uint32_t reg, uint32_t mask, uint32_t want);
+/* Poll until (reg & mask) == want, at most timeout_ms of the drivers'
+ * clock (drivers/pci/pci_clock.h); 0, or -ETIMEDOUT with id->wait_err
+ * saying what (the step's name) was not done, and logged. */
+int i40e_wait_reg(struct i40e_dev *id, uint32_t reg, uint32_t mask, uint32_t want, uint32_t timeout_ms,
+		  const char *what);
 void i40e_hw_stats_update(struct i40e_dev *id);
 /* Pack value into ctx at bits [lsb, lsb+width) (little-endian bit order). */
 void i40e_ctx_set(uint8_t *ctx, uint32_t lsb, uint32_t width, uint64_t value);

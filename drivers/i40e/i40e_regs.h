@@ -38,6 +38,23 @@
 #define I40E_PFINT_DYN_CTL0 0x00038480
 #define I40E_PFINT_ICR0_ENA 0x00038800
 
+/* ---- interrupt causes of vector 0, for receive write-back (X710/XL710
+ * datasheet, interrupts: PFINT_DYN_CTL0, PFINT_ITR0, PFINT_LNKLST0,
+ * QINT_RQCTL) ---- */
+#define I40E_PFINT_DYN_CTL0_INTENA 1u
+#define I40E_PFINT_DYN_CTL0_ITR_INDX_SHIFT 3
+#define I40E_PFINT_DYN_CTL0_ITR_NONE (3u << I40E_PFINT_DYN_CTL0_ITR_INDX_SHIFT) /* no ITR update */
+#define I40E_PFINT_DYN_CTL0_WB_ON_ITR (1u << 30)
+#define I40E_PFINT_ITR0(i) (0x00038000 + 128 * (i)) /* interval bits 11:0, 2 us units */
+#define I40E_PFINT_LNKLST0 0x00038500
+#define I40E_PFINT_LNKLST0_FIRSTQ_TYPE_SHIFT 11 /* 0: rx queue */
+#define I40E_QINT_RQCTL(q) (0x0003A000 + 4 * (q))
+#define I40E_QINT_ITR_INDX_SHIFT 11
+#define I40E_QINT_NEXTQ_INDX_SHIFT 16
+#define I40E_QINT_NEXTQ_TYPE_SHIFT 27
+#define I40E_QINT_CAUSE_ENA (1u << 30)
+#define I40E_QUEUE_END_OF_LIST 0x7FFu
+
 /* ---- LAN queues (X710/XL710 datasheet, queue enable) ---- */
 #define I40E_QTX_ENA(q) (0x00100000 + 4 * (q))
 #define I40E_QTX_CTL(q) (0x00104000 + 4 * (q))
@@ -146,8 +163,28 @@ enum i40e_aq_opcode {
 	I40E_AQC_GET_VSI_PARAMS = 0x0212,
 	I40E_AQC_SET_VSI_PROMISC = 0x0254,
 	I40E_AQC_SET_MAC_CONFIG = 0x0603,
+	I40E_AQC_GET_PHY_ABILITIES = 0x0600,
+	I40E_AQC_SET_PHY_CONFIG = 0x0601,
 	I40E_AQC_GET_LINK_STATUS = 0x0607,
+	I40E_AQC_SET_PHY_INT_MASK = 0x0613,
 };
+
+/* get PHY abilities (0x0600, indirect, 0x218-byte response) and set PHY
+ * config (0x0601, direct): phy_type u32 at 0, link_speed u8 at 4,
+ * abilities u8 at 5, eee_capability u16 at 6, eeer u32 at 8, d3_lpan /
+ * low_power_ctrl u8 at 12, phy_type_ext u8 at 13, FEC u8 at 14. */
+#define I40E_PHY_ABILITIES_SIZE 0x218
+#define I40E_PHY_REPORT_INIT 0x2u       /* get PHY abilities: the NVM's defaults */
+#define I40E_PHY_PAUSE_MASK 0x3u        /* abilities bits 1:0: pause tx, rx */
+#define I40E_PHY_ENABLE_LINK 0x08u
+#define I40E_PHY_ENABLE_AN 0x10u
+#define I40E_PHY_ENABLE_ATOMIC 0x20u    /* apply now: the link restarts */
+#define I40E_PHY_FEC_MASK 0x1Fu
+/* set PHY interrupt mask (0x0613): u16 at 8, a set bit masks the event */
+#define I40E_PHY_INT_MASK_OFF 8
+#define I40E_PHY_EVENT_LINK_UPDOWN 0x0002u
+#define I40E_PHY_EVENT_MEDIA_NA 0x0004u
+#define I40E_PHY_EVENT_MODULE_QUAL_FAIL 0x0100u
 
 /* set VSI promiscuous modes (0x0254) direct parameters: flags u16, valid
  * u16 (which flags the command sets), seid u16 (X710/XL710 datasheet, admin

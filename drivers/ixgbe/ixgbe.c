@@ -185,7 +185,7 @@ static int rxq_start(struct ixgbe_dev *xd, uint16_t q)
 	 * next ones. Written whole: nothing a previous owner left stays. */
 	wr(xd, IXGBE_RXDCTL(q), 0);
 	ixgbe_set_bits(xd, IXGBE_RXDCTL(q), IXGBE_RXDCTL_ENABLE);
-	if (ixgbe_wait_reg(xd, IXGBE_RXDCTL(q), IXGBE_RXDCTL_ENABLE, IXGBE_RXDCTL_ENABLE))
+	if (ixgbe_wait_reg(xd, IXGBE_RXDCTL(q), IXGBE_RXDCTL_ENABLE, IXGBE_RXDCTL_ENABLE, "rx queue enable"))
 		return -ETIMEDOUT;
 	pci_io_wmb();
 	wr(xd, IXGBE_RDT(q), n - 1); /* the ring starts full */
@@ -214,7 +214,7 @@ static int txq_start(struct ixgbe_dev *xd, uint16_t q)
 	 * waiting for a batch; the reclaim still waits for DD (tx_slots.h). */
 	wr(xd, IXGBE_TXDCTL(q), 36 | 8 << IXGBE_DCTL_HTHRESH_SHIFT | 0 << IXGBE_DCTL_WTHRESH_SHIFT);
 	ixgbe_set_bits(xd, IXGBE_TXDCTL(q), IXGBE_TXDCTL_ENABLE);
-	return ixgbe_wait_reg(xd, IXGBE_TXDCTL(q), IXGBE_TXDCTL_ENABLE, IXGBE_TXDCTL_ENABLE);
+	return ixgbe_wait_reg(xd, IXGBE_TXDCTL(q), IXGBE_TXDCTL_ENABLE, IXGBE_TXDCTL_ENABLE, "tx queue enable");
 }
 
 static void ixgbe_stop(struct device *dev)
@@ -226,14 +226,14 @@ static void ixgbe_stop(struct device *dev)
 	for (uint16_t q = 0; q < dev->n_rx_queues; q++) {
 		if (xd->rxq[q].ring) {
 			ixgbe_clear_bits(xd, IXGBE_RXDCTL(q), IXGBE_RXDCTL_ENABLE);
-			ixgbe_wait_reg(xd, IXGBE_RXDCTL(q), IXGBE_RXDCTL_ENABLE, 0);
+			ixgbe_wait_reg(xd, IXGBE_RXDCTL(q), IXGBE_RXDCTL_ENABLE, 0, "rx queue disable");
 		}
 		rxq_release(xd, &xd->rxq[q]);
 	}
 	for (uint16_t q = 0; q < dev->n_tx_queues; q++) {
 		if (xd->txq[q].ring) {
 			ixgbe_clear_bits(xd, IXGBE_TXDCTL(q), IXGBE_TXDCTL_ENABLE);
-			ixgbe_wait_reg(xd, IXGBE_TXDCTL(q), IXGBE_TXDCTL_ENABLE, 0);
+			ixgbe_wait_reg(xd, IXGBE_TXDCTL(q), IXGBE_TXDCTL_ENABLE, 0, "tx queue disable");
 		}
 		txq_release(xd, &xd->txq[q]);
 	}

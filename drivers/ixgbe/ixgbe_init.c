@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "drivers/ixgbe/ixgbe_private.h"
+#include "drivers/pci/pci_clock.h"
 #include "graph/buffer.h"
 #include "graph/node.h"
 
@@ -59,14 +60,13 @@ void ixgbe_clear_bits(struct ixgbe_dev *xd, uint32_t reg, uint32_t bits)
 	wr(xd, reg, rd(xd, reg) & ~bits);
 }
 
-int ixgbe_wait_reg(struct ixgbe_dev *xd, uint32_t reg, uint32_t mask, uint32_t want)
+int ixgbe_wait_reg(struct ixgbe_dev *xd, uint32_t reg, uint32_t mask, uint32_t want, const char *what)
 {
-	for (int ms = 0; ms < IXGBE_POLL_TIMEOUT_MS; ms++) {
-		if ((rd(xd, reg) & mask) == want)
-			return 0;
-		usleep(1000);
-	}
-	base_log("ixgbe", "%s: register 0x%05x did not reach 0x%x under mask 0x%x", xd->addr, reg, want, mask);
+	if (!pci_wait_reg(xd->io, reg, mask, want, IXGBE_POLL_TIMEOUT_MS * 1000u, IXGBE_POLL_STEP_US))
+		return 0;
+	snprintf(xd->wait_err, sizeof(xd->wait_err), "%s not done after %u ms (register 0x%05x, mask 0x%x, want 0x%x)",
+		 what, IXGBE_POLL_TIMEOUT_MS, reg, mask, want);
+	base_log("ixgbe", "%s: %s", xd->addr, xd->wait_err);
 	return -ETIMEDOUT;
 }
 
@@ -142,12 +142,18 @@ static int reset_and_init(struct ixgbe_dev *xd, uint32_t n_rx)
 {
 	irq_disable(xd);
 	wr(xd, IXGBE_CTRL, IXGBE_CTRL_RST_MASK);
-	if (ixgbe_wait_reg(xd, IXGBE_CTRL, IXGBE_CTRL_RST_MASK, 0))
+	/* Nothing but CTRL may be touched until RST and LNK_RST self-clear,
+	 * then the EEPROM auto-read (EEC.ARD) and the DMA initialisation
+	 * (RDRXCTL.DMAIDONE) must be done before any other register is
+	 * programmed (82599 datasheet 4.6.3, 4.6.3.2). Each wait is bounded
+	 * (IXGBE_POLL_TIMEOUT_MS) on the injectable clock (pci_clock.h). */
+	if (ixgbe_wait_reg(xd, IXGBE_CTRL, IXGBE_CTRL_RST_MASK, 0, "device reset (CTRL.RST, CTRL.LNK_RST)"))
 		return -ETIMEDOUT;
-	usleep(10000);
+	pci_clock_sleep_us(10000);
 	irq_disable(xd);
-	if (ixgbe_wait_reg(xd, IXGBE_EEC, IXGBE_EEC_ARD, IXGBE_EEC_ARD) ||
-	    ixgbe_wait_reg(xd, IXGBE_RDRXCTL, IXGBE_RDRXCTL_DMAIDONE, IXGBE_RDRXCTL_DMAIDONE))
+	if (ixgbe_wait_reg(xd, IXGBE_EEC, IXGBE_EEC_ARD, IXGBE_EEC_ARD, "EEPROM auto-read (EEC.ARD)") ||
+	    ixgbe_wait_reg(xd, IXGBE_RDRXCTL, IXGBE_RDRXCTL_DMAIDONE, IXGBE_RDRXCTL_DMAIDONE,
+			   "DMA initialisation (RDRXCTL.DMAIDONE)"))
 		return -ETIMEDOUT;
 	uint32_t ral = rd(xd, IXGBE_RAL(0)), rah = rd(xd, IXGBE_RAH(0));
 	for (int i = 0; i < 4; i++)
@@ -240,7 +246,7 @@ static struct device *ixgbe_create(const void *conf, char *err, size_t errlen)
 	}
 	xd->buffers_mapped = true;
 	if (reset_and_init(xd, c->rx_queues)) {
-		snprintf(err, errlen, "ixgbe: %s: the NIC did not come out of reset", xd->addr);
+		snprintf(err, errlen, "ixgbe: %s: the NIC did not come out of reset: %s", xd->addr, xd->wait_err);
 		goto fail;
 	}
 	return &xd->dev;
@@ -256,17 +262,18 @@ static const struct dev_driver ixgbe_driver = {
 };
 DEV_DRIVER_REGISTER(ixgbe_driver)
 
-/* The 82599 physical functions (device IDs as DPDK's ixgbe_type.h lists
- * them). The X540 and X550 are not claimed: their link comes up through
- * their PHY, not the 82599's AUTOC sequence this driver runs (docs/nic.md
- * 2.1), so the driver would bring them up wrong. */
+/* The 82599 SFP+ physical functions (device IDs as DPDK's ixgbe_type.h
+ * lists them). Only these: the bring-up selects the 10 Gb/s serial (SFI)
+ * link mode (AUTOC.LMS 011b, 82599 datasheet 4.6.4), which is the SFP+
+ * ports'. The KX4/KR backplane (10F7, 10F8, 152A), CX4 (10F9) and XAUI
+ * (10FC) ports need other link modes and the T3 (151C) an external PHY's
+ * set-up, and the X540 and X550 bring their link up through their PHY:
+ * this driver would bring them up wrong, so it does not claim them
+ * (docs/nic.md 2.1). */
 static const struct pci_id ixgbe_ids[] = {
-	{ 0x8086, 0x10FB, "82599 SFP+" },      { 0x8086, 0x10F7, "82599 KX4" },
-	{ 0x8086, 0x10F8, "82599 combo backplane" }, { 0x8086, 0x10F9, "82599 CX4" },
-	{ 0x8086, 0x10FC, "82599 XAUI" },      { 0x8086, 0x151C, "82599 T3" },
-	{ 0x8086, 0x1507, "82599 SFP EM" },    { 0x8086, 0x154D, "82599 SFP SF2" },
-	{ 0x8086, 0x1557, "82599EN SFP" },     { 0x8086, 0x1529, "82599 SFP FCoE" },
-	{ 0x8086, 0x152A, "82599 backplane FCoE" },
+	{ 0x8086, 0x10FB, "82599 SFP+" },      { 0x8086, 0x1507, "82599 SFP EM" },
+	{ 0x8086, 0x154D, "82599 SFP SF2" },   { 0x8086, 0x1557, "82599EN SFP" },
+	{ 0x8086, 0x1529, "82599 SFP FCoE" },
 	{ 0, 0, NULL },
 };
 

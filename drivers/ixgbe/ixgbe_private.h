@@ -17,7 +17,8 @@
 #include "drivers/pci/tx_slots.h"
 
 #define IXGBE_MAX_QUEUES 16     /* 82599 RSS spans at most 16 queues */
-#define IXGBE_POLL_TIMEOUT_MS 1000
+#define IXGBE_POLL_TIMEOUT_MS 1000 /* every register wait: reset, EEPROM, DMA init, queue enables */
+#define IXGBE_POLL_STEP_US 1000
 #define IXGBE_MAX_FRAME_HW 9728 /* largest frame we let MAXFRS accept */
 
 /* Clear-on-read statistics registers, accumulated. */
@@ -40,6 +41,7 @@ struct ixgbe_dev {
 	uint8_t mac[6];
 	struct ixgbe_hw_stats hw;
 	char addr[PCI_ADDR_SIZE];
+	char wait_err[160];       /* the last wait that passed its bound */
 };
 
 static inline uint32_t rd(struct ixgbe_dev *xd, uint32_t reg)
@@ -56,8 +58,10 @@ static inline void wr(struct ixgbe_dev *xd, uint32_t reg, uint32_t v)
 
 void ixgbe_set_bits(struct ixgbe_dev *xd, uint32_t reg, uint32_t bits);
 void ixgbe_clear_bits(struct ixgbe_dev *xd, uint32_t reg, uint32_t bits);
-/* Poll until (reg & mask) == want; 0 or -ETIMEDOUT. */
-int ixgbe_wait_reg(struct ixgbe_dev *xd, uint32_t reg, uint32_t mask, uint32_t want);
+/* Poll until (reg & mask) == want, at most IXGBE_POLL_TIMEOUT_MS of the
+ * drivers' clock (drivers/pci/pci_clock.h); 0, or -ETIMEDOUT with
+ * xd->wait_err saying what (the step's name) was not done, and logged. */
+int ixgbe_wait_reg(struct ixgbe_dev *xd, uint32_t reg, uint32_t mask, uint32_t want, const char *what);
 /* Read every clear-on-read counter we keep into the running totals. */
 void ixgbe_hw_stats_update(struct ixgbe_dev *xd);
 

@@ -36,11 +36,39 @@ struct queue {
 	uint8_t txbuf[TX_FRAME_MAX];
 };
 
+/* Receive write-backs held until their cache line is complete or the
+ * queue's ITR expires with WB_ON_ITR (docs/nic.md 4): slot and quadwords. */
+struct rxwb {
+	uint32_t n;
+	struct {
+		uint32_t slot;
+		uint64_t q0, q1;
+	} d[RX_WB_LINE];
+	uint64_t itr_due_ns; /* 0: no ITR running */
+};
+
+/* What a device ID's port links at (get PHY abilities, get link status). */
+struct family {
+	uint16_t device;
+	uint8_t speed;        /* SPEED_* */
+	uint8_t phy_type;     /* get link status: the PHY type's number */
+	uint32_t phy_types;   /* get PHY abilities: bitmap of PHY types 0..31 */
+	uint8_t phy_type_ext; /* 25G types */
+};
+
 struct i40e_model {
 	struct nic_model base;
 	uint32_t *regs;
 	uint8_t *attr;
-	uint32_t reset_reads;
+	/* time (nic_model.h): each instant at which a step is done */
+	uint32_t never;       /* I40E_MODEL_STEP_* that never complete */
+	uint64_t devstate_ns, uld_ns, pfswr_ns, aq_due_ns, link_ns;
+	bool in_reset;
+	bool link_enabled;    /* set PHY config: ENABLE_LINK (the NVM's default: on) */
+	bool link_was;        /* the link as last reported to the driver */
+	uint16_t phy_int_mask;
+	const struct family *fam;
+	struct rxwb wb[NQ];
 	bool cable, tx_hold, aq_stall;
 	bool sd_valid;
 	uint64_t sd_pa;
@@ -69,7 +97,8 @@ static void build_map(struct i40e_model *m)
 {
 	static const uint32_t rw[] = { R_ATQBAL, R_ARQBAL, R_ATQBAH, R_ARQBAH, R_ATQLEN, R_ARQLEN, R_ATQH, R_ARQH,
 				       R_ATQT, R_ARQT, R_PFGEN_CTRL, R_PFINT_DYN_CTL0, R_PFINT_ICR0_ENA, R_SDCMD,
-				       R_SDDATALOW, R_SDDATAHIGH, R_PDINV, R_GLQF_CTL, R_PFQF_CTL_0 };
+				       R_SDDATALOW, R_SDDATAHIGH, R_PDINV, R_GLQF_CTL, R_PFQF_CTL_0,
+				       R_PFINT_LNKLST0, R_PFINT_ITR0(0), R_PFINT_ITR0(1), R_PFINT_ITR0(2) };
 	static const uint32_t ro[] = { R_GLGEN_RSTAT, R_GLNVM_ULD, R_PF_FUNC_RID, R_PFGEN_PORTNUM, R_PFLAN_QALLOC,
 				       R_LANQMAX, R_LANTXOBJSZ, R_LANRXOBJSZ, S_GORCL, S_GORCH, S_UPRCL, S_UPRCH,
 				       S_MPRCL, S_MPRCH, S_BPRCL, S_BPRCH, S_RDPC, S_GOTCL, S_GOTCH, S_UPTCL,
@@ -86,6 +115,8 @@ static void build_map(struct i40e_model *m)
 		mark(m, R_QTX_TAIL(q), 0);
 		mark(m, R_QRX_ENA(q), 0);
 		mark(m, R_QRX_TAIL(q), 0);
+		mark(m, R_QINT_RQCTL(q), 0);
+		mark(m, R_QINT_TQCTL(q), 0);
 	}
 	for (uint32_t i = 0; i < 12; i++)
 		mark(m, R_TXPRE_QDIS(i), 0);
@@ -116,7 +147,6 @@ static void pf_reset(struct i40e_model *m)
 	for (uint32_t off = 0; off < BAR_SIZE; off += 4)
 		if (!is_stat(off))
 			REG(m, off) = 0;
-	REG(m, R_GLNVM_ULD) = GLNVM_ULD_CORE_GLOBAL_DONE;
 	REG(m, R_PFLAN_QALLOC) = I40E_MODEL_BASE_QUEUE | (uint32_t)(I40E_MODEL_BASE_QUEUE + NQ - 1) << 16 | 1u << 31;
 	REG(m, R_LANQMAX) = 1536;
 	REG(m, R_LANTXOBJSZ) = 7; /* 128-byte TX contexts */
@@ -128,10 +158,65 @@ static void pf_reset(struct i40e_model *m)
 	for (uint32_t q = 0; q < NQ; q++)
 		m->txpre_qdis[q] = true;
 	m->sd_valid = false;
+	memset(m->wb, 0, sizeof(m->wb));
+	m->phy_int_mask = 0;
 	m->st.lse = m->st.promisc_unicast = m->st.promisc_multicast = m->st.promisc_broadcast = false;
 	m->st.vsi_queues = 0;
 	m->st.max_frame = 9728;
 	m->st.resets++;
+}
+
+/* ---- time (nic_model.h) ----
+ *
+ * Delays drawn from the seeded generator, inside the bounds the public
+ * drivers wait (Linux: the NVM load 200 times 10-20 ms, PFSWR 200 times
+ * 1-2 ms, an admin command 250 ms) and sluice's (drivers/i40e/
+ * i40e_private.h). The model starts coming out of a global reset. */
+#define DEVSTATE_NS_HI 500000000ull  /* the global reset: 0 .. 500 ms after power-up */
+#define ULD_NS_LO 10000000ull         /* NVM configuration loaded 10 ms .. 2 s after it */
+#define ULD_NS_HI 2000000000ull
+#define PFSWR_NS_LO 1000000ull        /* PFSWR self-clears 1 .. 200 ms after the write */
+#define PFSWR_NS_HI 200000000ull
+#define AQ_NS_LO 10000ull             /* firmware answers a command in 10 us .. 20 ms */
+#define AQ_NS_HI 20000000ull
+#define LINK_NS_LO 10000000ull        /* link up 10 .. 500 ms after the PHY is (re)configured */
+#define LINK_NS_HI 500000000ull
+#define NEVER UINT64_MAX
+
+static uint64_t step_at(struct i40e_model *m, uint32_t step, uint64_t from, uint64_t lo, uint64_t hi)
+{
+	uint64_t d = nic_model_delay_ns(lo, hi);
+	return (m->never & step) || from == NEVER ? NEVER : from + d;
+}
+
+static bool link_up(const struct i40e_model *m)
+{
+	return m->cable && m->link_enabled && nic_model_now_ns() >= m->link_ns;
+}
+
+static void aq_run(struct i40e_model *m);
+static void arq_link_event(struct i40e_model *m);
+static void rx_flush(struct i40e_model *m, uint32_t q);
+
+/* What time has completed since the last access: the global reset, the NVM
+ * load, the PF reset, firmware's answers, the link (an event when it
+ * changed), receive ITRs. */
+static void time_settle(struct i40e_model *m)
+{
+	uint64_t now = nic_model_now_ns();
+	REG(m, R_GLGEN_RSTAT) = now < m->devstate_ns ? 1 : 0;
+	REG(m, R_GLNVM_ULD) = now >= m->uld_ns ? GLNVM_ULD_CORE_GLOBAL_DONE : 0;
+	if (m->in_reset && now >= m->pfswr_ns) {
+		m->in_reset = false;
+		REG(m, R_PFGEN_CTRL) &= ~PFGEN_CTRL_PFSWR;
+	}
+	if (!m->in_reset && (REG(m, R_ATQLEN) & AQLEN_ENABLE))
+		aq_run(m);
+	if (link_up(m) != m->link_was)
+		arq_link_event(m);
+	for (uint32_t q = 0; q < NQ; q++)
+		if (m->wb[q].itr_due_ns && now >= m->wb[q].itr_due_ns)
+			rx_flush(m, q);
 }
 
 static void add48(struct i40e_model *m, uint32_t lo, uint32_t hi, uint64_t v)
@@ -181,11 +266,13 @@ static uint8_t *aq_buf(struct i40e_model *m, const struct aqd *c, uint32_t min, 
 	return dma(m, addr, c->datalen, "admin command buffer");
 }
 
-static void link_params(const struct i40e_model *m, uint8_t *p)
+static void link_params(struct i40e_model *m, uint8_t *p)
 {
-	p[2] = 0x1E;                      /* phy type: 40GBASE-CR4 as DPDK numbers it */
-	p[3] = m->cable ? 1u << 4 : 0;    /* 40G */
-	p[4] = m->cable ? 1u | 1u << 6 : 1u << 6; /* link up, media available */
+	bool up = link_up(m);
+	m->link_was = up;
+	p[2] = m->fam->phy_type;
+	p[3] = up ? m->fam->speed : 0;
+	p[4] = (up ? 1u : 0) | (m->cable ? 1u << 6 : 0); /* link up, media available */
 	put16le(p + 8, (uint16_t)m->st.max_frame);
 }
 
@@ -296,6 +383,33 @@ static uint16_t aq_exec(struct i40e_model *m, struct aqd *c)
 		m->st.max_frame = mfs;
 		return 0;
 	}
+	case AQC_GET_PHY_ABILITIES: /* the PHY's types and speeds, the NVM's or the current ones */
+		if (!(b = aq_buf(m, c, PHY_ABILITIES_SIZE, false)))
+			return RC_EINVAL;
+		memset(b, 0, PHY_ABILITIES_SIZE);
+		put32le(b, m->fam->phy_types);
+		b[4] = m->fam->speed;
+		b[5] = PHY_ENABLE_AN | (m->link_enabled ? PHY_ENABLE_LINK : 0);
+		b[13] = m->fam->phy_type_ext;
+		m->st.phy_abilities_asked++;
+		return 0;
+	case AQC_SET_PHY_CONFIG: { /* direct: the types and speeds to link at, link and AN enables */
+		uint32_t types = (uint32_t)get16(c->p) | (uint32_t)get16(c->p + 2) << 16;
+		uint8_t speed = c->p[4], ab = c->p[5], ext = c->p[13];
+		if ((types & ~m->fam->phy_types) || (ext & ~m->fam->phy_type_ext) || (speed & ~m->fam->speed) ||
+		    (!types && !ext && (ab & PHY_ENABLE_LINK)) || ((ab & PHY_ENABLE_LINK) && !(speed & m->fam->speed)))
+			return RC_EINVAL;
+		m->st.phy_speeds = speed;
+		m->st.phy_config_set++;
+		m->link_enabled = ab & PHY_ENABLE_LINK;
+		if (ab & PHY_ENABLE_ATOMIC) /* the link restarts with the new configuration */
+			m->link_ns = step_at(m, I40E_MODEL_STEP_LINK, nic_model_now_ns(), LINK_NS_LO, LINK_NS_HI);
+		return 0;
+	}
+	case AQC_SET_PHY_INT_MASK:
+		m->phy_int_mask = get16(c->p + 8);
+		m->st.phy_int_mask = m->phy_int_mask;
+		return 0;
 	case AQC_GET_LINK_STATUS: /* get link status, events on (3) or off (2) */
 		if ((get16(c->p) & 3) == 3)
 			m->st.lse = true;
@@ -320,6 +434,8 @@ static bool aq_ring_ok(struct i40e_model *m, const char *name, uint32_t bal, uin
 	return dma(m, base, 32ull * n, name) != NULL;
 }
 
+/* Firmware answers each command from ATQH to ATQT a delay after it became
+ * the next to answer. */
 static void aq_run(struct i40e_model *m)
 {
 	if (m->aq_stall)
@@ -327,6 +443,11 @@ static void aq_run(struct i40e_model *m)
 	uint32_t n = REG(m, R_ATQLEN) & AQLEN_MASK;
 	uint64_t base = (uint64_t)REG(m, R_ATQBAH) << 32 | REG(m, R_ATQBAL);
 	while (REG(m, R_ATQH) != REG(m, R_ATQT)) {
+		if (!m->aq_due_ns)
+			m->aq_due_ns = step_at(m, I40E_MODEL_STEP_FIRMWARE, nic_model_now_ns(), AQ_NS_LO, AQ_NS_HI);
+		if (nic_model_now_ns() < m->aq_due_ns)
+			return;
+		m->aq_due_ns = 0;
 		uint32_t h = REG(m, R_ATQH);
 		uint8_t *d = dma(m, base + 32ull * h, 32, "admin command descriptor");
 		if (!d)
@@ -346,8 +467,10 @@ static void aq_run(struct i40e_model *m)
 /* A link event on the ARQ (firmware's side of the admin queue's receive queue, docs/nic.md 3.4). */
 static void arq_link_event(struct i40e_model *m)
 {
-	if (!m->st.lse || !(REG(m, R_ARQLEN) & AQLEN_ENABLE))
+	if (!m->st.lse || (m->phy_int_mask & PHY_EVENT_LINK_UPDOWN) || !(REG(m, R_ARQLEN) & AQLEN_ENABLE)) {
+		m->link_was = link_up(m); /* nobody to tell */
 		return;
+	}
 	uint32_t n = REG(m, R_ARQLEN) & 0x3FF, h = REG(m, R_ARQH);
 	if (h == REG(m, R_ARQT)) {
 		REG(m, R_ARQLEN) |= AQLEN_OVFL; /* OVFL: no buffer posted */
@@ -494,6 +617,8 @@ static void settle(struct i40e_model *m, bool rx, uint32_t q)
 	struct queue *Q = rx ? &m->rxq[q] : &m->txq[q];
 	Q->enabled = REG(m, reg) & ENA_REQ;
 	REG(m, reg) = (REG(m, reg) & ~ENA_STAT) | (Q->enabled ? ENA_STAT : 0);
+	if (rx && !Q->enabled) /* a queue stopping writes back what it holds */
+		rx_flush(m, q);
 	if (!rx && !Q->enabled)
 		nic_model_txq_stop(&m->txa[q]);
 }
@@ -598,8 +723,7 @@ static uint32_t io_read32(struct pci_io *io, uint32_t off)
 		return 0xFFFFFFFF;
 	}
 	uint32_t q;
-	if (off == R_PFGEN_CTRL && m->reset_reads && --m->reset_reads == 0)
-		REG(m, off) &= ~1u;
+	time_settle(m);
 	bool rx = in(off, R_QRX_ENA(0), &q);
 	if (rx || in(off, R_QTX_ENA(0), &q)) {
 		struct queue *Q = rx ? &m->rxq[q] : &m->txq[q];
@@ -619,7 +743,8 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 		fail(m, "write of 0x%x to unmodelled register 0x%06x", v, off);
 		return;
 	}
-	if (m->reset_reads) {
+	time_settle(m);
+	if (m->in_reset) {
 		fail(m, "register 0x%06x written while the PF reset is in progress (poll PFGEN_CTRL first)", off);
 		return;
 	}
@@ -670,9 +795,15 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 			m->txpre_qdis[abs - I40E_MODEL_BASE_QUEUE] = false;
 		REG(m, off) = v;
 	} else if (off == R_PFGEN_CTRL) {
+		if ((v & PFGEN_CTRL_PFSWR) && (REG(m, R_GLGEN_RSTAT) & 3 || REG(m, R_GLNVM_ULD) != GLNVM_ULD_CORE_GLOBAL_DONE)) {
+			fail(m, "PF reset requested before the global reset ended and the NVM configuration loaded "
+				"(poll GLGEN_RSTAT and GLNVM_ULD first)");
+			return;
+		}
 		if (v & PFGEN_CTRL_PFSWR) {
 			pf_reset(m);
-			m->reset_reads = 2;
+			m->in_reset = true;
+			m->pfswr_ns = step_at(m, I40E_MODEL_STEP_PF_RESET, nic_model_now_ns(), PFSWR_NS_LO, PFSWR_NS_HI);
 		}
 		REG(m, off) = v;
 	} else if (off == R_ATQT || off == R_ARQT) {
@@ -724,6 +855,73 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 }
 
 /* ---- rx (docs/nic.md 3.8, 3.9) ---- */
+
+/* Receive descriptor write-back (X710 datasheet, receive descriptor
+ * write-back and PFINT_DYN_CTL0): completed descriptors are written to host
+ * memory a cache line (128 bytes: four 32-byte descriptors) at a time;
+ * with WB_ON_ITR set on the vector a queue's cause is bound to, a completed
+ * descriptor also starts that vector's ITR, and when it expires whatever
+ * is left is written back. Only vector 0 (PFINT_LNKLST0) is modelled. */
+
+/* The ITR interval of rx queue q in ns, or -1 when nothing flushes it. */
+static int64_t rx_itr_ns(struct i40e_model *m, uint32_t q)
+{
+	uint32_t ctl0 = REG(m, R_PFINT_DYN_CTL0);
+	if (!(ctl0 & (DYN_CTL0_WB_ON_ITR | DYN_CTL0_INTENA)))
+		return -1;
+	uint32_t l = REG(m, R_PFINT_LNKLST0), at = l & LNKLST_INDX_MASK, type = (l >> LNKLST0_TYPE_SHIFT) & 3;
+	for (uint32_t hops = 0; at != LNKLST_END && hops < 2 * NQ; hops++) {
+		if (at >= NQ)
+			return -1;
+		uint32_t c = REG(m, type == 0 ? R_QINT_RQCTL(at) : R_QINT_TQCTL(at));
+		if (type == 0 && at == q) {
+			if (!(c & QINT_CAUSE_ENA) || (c & QINT_MSIX_INDX_MASK) != 0)
+				return -1;
+			uint32_t itr = (c >> QINT_ITR_INDX_SHIFT) & 3;
+			return itr == 3 ? 0 : (int64_t)(REG(m, R_PFINT_ITR0(itr)) & ITR_INTERVAL_MASK) * ITR_UNIT_NS;
+		}
+		at = (c >> QINT_NEXTQ_INDX_SHIFT) & LNKLST_INDX_MASK;
+		type = (c >> QINT_NEXTQ_TYPE_SHIFT) & 3;
+	}
+	return -1;
+}
+
+static void rx_flush(struct i40e_model *m, uint32_t q)
+{
+	struct rxwb *w = &m->wb[q];
+	for (uint32_t i = 0; i < w->n; i++) {
+		volatile uint64_t *d = dma(m, m->rxq[q].base + 32ull * w->d[i].slot, 32, "rx descriptor");
+		if (!d)
+			break;
+		d[0] = w->d[i].q0;
+		d[2] = d[3] = 0;
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		d[1] = w->d[i].q1;
+		m->base.rx_written++;
+	}
+	w->n = 0;
+	w->itr_due_ns = 0;
+}
+
+/* Descriptor slot of rx queue q is done: held, or written back with its
+ * cache line, or at once when the ITR's interval is 0. */
+static void rx_complete(struct i40e_model *m, uint32_t q, uint32_t slot, uint64_t q0, uint64_t q1)
+{
+	struct rxwb *w = &m->wb[q];
+	w->d[w->n].slot = slot, w->d[w->n].q0 = q0, w->d[w->n].q1 = q1;
+	w->n++;
+	if (slot % RX_WB_LINE == RX_WB_LINE - 1 || w->n == RX_WB_LINE) {
+		rx_flush(m, q);
+		return;
+	}
+	if (w->itr_due_ns)
+		return;
+	int64_t itr = rx_itr_ns(m, q);
+	if (itr == 0)
+		rx_flush(m, q);
+	else if (itr > 0)
+		w->itr_due_ns = nic_model_now_ns() + (uint64_t)itr;
+}
 
 struct rx_class {
 	uint32_t ptype;  /* DPDK's PTYPE numbers: 1 L2, 11 ARP, 22..28 IPv4, 87..93 IPv6 */
@@ -796,6 +994,10 @@ uint32_t i40e_model_rx_room(const struct i40e_model *m, uint16_t q)
 
 int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len)
 {
+	if (!link_up(m)) { /* nothing arrives on a link that is down */
+		m->st.rx_filtered++;
+		return -1;
+	}
 	if (len < 60 || len + 4 > m->st.max_frame) {
 		add48(m, len < 60 ? S_RUC : S_ROC, 0, 1);
 		m->st.rx_filtered++;
@@ -854,14 +1056,12 @@ int i40e_model_rx(struct i40e_model *m, const uint8_t *frame, uint32_t len)
 		memcpy(dst, whole + off, part);
 		off += part;
 		/* Hash, filter status and packet type on the frame's last. */
-		d[0] = eof && c.hashed ? (uint64_t)c.hash << 32 : 0;
-		d[2] = d[3] = 0;
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		d[1] = RXD_DD |
-		       (eof ? RXD_EOF | (c.hashed ? RXD_FLTSTAT_RSS << RXD_FLTSTAT_SHIFT : 0) |
-				      (uint64_t)c.ptype << RXD_PTYPE_SHIFT
-			    : 0) |
-		       (uint64_t)part << RXD_LEN_SHIFT;
+		rx_complete(m, q, Q->head, eof && c.hashed ? (uint64_t)c.hash << 32 : 0,
+			    RXD_DD |
+				    (eof ? RXD_EOF | (c.hashed ? RXD_FLTSTAT_RSS << RXD_FLTSTAT_SHIFT : 0) |
+						   (uint64_t)c.ptype << RXD_PTYPE_SHIFT
+					 : 0) |
+				    (uint64_t)part << RXD_LEN_SHIFT);
 		Q->head = (Q->head + 1) % Q->qlen;
 		if (Q->head == 0)
 			m->st.rx_wraps[q % 16]++;
@@ -889,6 +1089,55 @@ static void io_close(struct pci_io *io)
 	m->base.open = false;
 }
 
+/* The device IDs the model answers as and the port each has (PHY type
+ * numbers and speed bits as the public drivers define the firmware
+ * interface; 25G types are in the extended byte). */
+#define SPEED_1G 0x04u
+static const struct family families[] = {
+	{ 0x1572, SPEED_10G, 0x14, 1u << 0x14, 0 },    /* X710 SFP+: 10GBASE-SR */
+	{ 0x1580, SPEED_40G, 0x04, 1u << 0x04, 0 },    /* XL710 KX B: 40GBASE-KR4 */
+	{ 0x1581, SPEED_10G, 0x03, 1u << 0x03, 0 },    /* X710 KX C: 10GBASE-KR */
+	{ 0x1583, SPEED_40G, 0x18, 1u << 0x18, 0 },    /* XL710 QSFP+: 40GBASE-CR4 */
+	{ 0x1584, SPEED_40G, 0x18, 1u << 0x18, 0 },
+	{ 0x1585, SPEED_40G, 0x19, 1u << 0x19, 0 },    /* 40GBASE-SR4 */
+	{ 0x1586, SPEED_10G, 0x13, 1u << 0x13, 0 },    /* X710 10GBASE-T */
+	{ 0x1587, SPEED_20G, 0x1E, 1u << 0x1E, 0 },    /* XL710 20GBASE-KR2 */
+	{ 0x1588, SPEED_20G, 0x1E, 1u << 0x1E, 0 },
+	{ 0x1589, SPEED_10G, 0x13, 1u << 0x13, 0 },    /* X710-T4 */
+	{ 0x158A, SPEED_25G, 0x1F, 0, 0x01 },          /* XXV710 25GBASE-KR */
+	{ 0x158B, SPEED_25G, 0x21, 0, 0x04 },          /* XXV710 SFP28: 25GBASE-SR */
+	{ 0x104E, SPEED_10G, 0x14, 1u << 0x14, 0 },    /* X710 10G SFP */
+	{ 0x104F, SPEED_10G, 0x14, 1u << 0x14, 0 },
+	{ 0x37CE, SPEED_10G, 0x03, 1u << 0x03, 0 },    /* X722 KX */
+	{ 0x37CF, SPEED_10G, 0x14, 1u << 0x14, 0 },    /* X722 QSFP (10G ports) */
+	{ 0x37D0, SPEED_10G, 0x14, 1u << 0x14, 0 },    /* X722 SFP */
+	{ 0x37D1, SPEED_1G, 0x12, 1u << 0x12, 0 },     /* X722 1000BASE-T */
+	{ 0x37D2, SPEED_10G, 0x13, 1u << 0x13, 0 },    /* X722 10GBASE-T */
+	{ 0x37D3, SPEED_10G, 0x14, 1u << 0x14, 0 },
+	{ 0x0DDA, SPEED_10G, 0x14, 1u << 0x14, 0 },
+};
+
+static const struct family *family_of(uint16_t device)
+{
+	for (size_t i = 0; i < ARRAY_LEN(families); i++)
+		if (families[i].device == device)
+			return &families[i];
+	return NULL;
+}
+
+bool i40e_model_knows(uint16_t device, uint32_t *speed_mbps)
+{
+	static const struct {
+		uint8_t bit;
+		uint32_t mbps;
+	} sp[] = { { SPEED_1G, 1000 }, { SPEED_10G, 10000 }, { SPEED_20G, 20000 }, { SPEED_25G, 25000 }, { SPEED_40G, 40000 } };
+	const struct family *f = family_of(device);
+	for (size_t i = 0; f && speed_mbps && i < ARRAY_LEN(sp); i++)
+		if (f->speed == sp[i].bit)
+			*speed_mbps = sp[i].mbps;
+	return f != NULL;
+}
+
 static const struct pci_io_ops model_ops = {
 	.read32 = io_read32,
 	.write32 = io_write32,
@@ -913,15 +1162,39 @@ struct i40e_model *i40e_model_create(const char *addr, const uint8_t mac[6])
 	memcpy(m->mac, mac, 6);
 	m->cable = true;
 	m->ena_delay = 3;
+	m->fam = family_of(0x1583);
 	build_map(m);
 	pf_reset(m);
 	m->st.resets = 0;
+	/* Powered up into a global reset: it ends, the NVM loads, the link
+	 * comes up with the NVM's PHY configuration. */
+	m->devstate_ns = nic_model_now_ns() + nic_model_delay_ns(0, DEVSTATE_NS_HI);
+	m->uld_ns = step_at(m, 0, m->devstate_ns, ULD_NS_LO, ULD_NS_HI);
+	m->link_enabled = true;
+	m->link_ns = step_at(m, 0, m->uld_ns, LINK_NS_LO, LINK_NS_HI);
 	return m;
+}
+
+void i40e_model_never(struct i40e_model *m, uint32_t steps)
+{
+	m->never = steps;
+	if (steps & I40E_MODEL_STEP_GLOBAL_RESET)
+		m->devstate_ns = NEVER;
+	if (steps & (I40E_MODEL_STEP_GLOBAL_RESET | I40E_MODEL_STEP_NVM))
+		m->uld_ns = NEVER;
+	if (steps & I40E_MODEL_STEP_LINK)
+		m->link_ns = NEVER;
 }
 
 void i40e_model_set_device_id(struct i40e_model *m, uint16_t device)
 {
+	const struct family *f = family_of(device);
+	if (!f) {
+		fail(m, "device ID 8086:%04x is not one the model can be", device);
+		return;
+	}
 	m->base.io.device = device;
+	m->fam = f;
 }
 
 void i40e_model_destroy(struct i40e_model *m)
@@ -968,7 +1241,8 @@ void i40e_model_tx_hold(struct i40e_model *m, bool hold)
 
 uint32_t i40e_model_tick(struct i40e_model *m)
 {
-	m->base.now++;
+	nic_model_tick_time(&m->base);
+	time_settle(m);
 	uint32_t pending = 0;
 	for (uint32_t q = 0; q < NQ; q++) {
 		struct queue *Q = &m->txq[q];
@@ -986,7 +1260,9 @@ void i40e_model_set_cable(struct i40e_model *m, bool connected)
 	if (m->cable == connected)
 		return;
 	m->cable = connected;
-	arq_link_event(m);
+	if (connected) /* the link trains again */
+		m->link_ns = step_at(m, I40E_MODEL_STEP_LINK, nic_model_now_ns(), LINK_NS_LO, LINK_NS_HI);
+	time_settle(m);
 }
 
 void i40e_model_count(struct i40e_model *m, uint32_t lo, uint64_t delta)

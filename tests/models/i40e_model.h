@@ -21,7 +21,9 @@
  * check it; QENA_STAT follows QENA_REQ only after a number of reads of the
  * register (default 3), so a driver that does not wait is caught. rx
  * (i40e_model_rx) writes 32-byte descriptors back (DD, length; on a
- * frame's last EOF, RSS hash with FLTSTAT 3, PTYPE) only up to QRX_TAIL, a
+ * frame's last EOF, RSS hash with FLTSTAT 3, PTYPE) a cache line of four
+ * at a time, or when vector 0's ITR expires for a queue bound to it with
+ * WB_ON_ITR (docs/nic.md 3.7a), only up to QRX_TAIL, a
  * frame longer than the context's dbuff over several; frames to the VSI's
  * broadcast address only with its broadcast flag (set VSI promiscuous
  * modes). tx is asynchronous (nic_model.h): what a QTX_TAIL write handed
@@ -70,6 +72,24 @@ void i40e_model_destroy(struct i40e_model *m);
 /* Answer as another device ID of the family (an X722, 0x37D0): set before
  * the driver opens the model. */
 void i40e_model_set_device_id(struct i40e_model *m, uint16_t device);
+
+/* Whether the model can be 8086:device, and the speed its port links at. */
+bool i40e_model_knows(uint16_t device, uint32_t *speed_mbps);
+
+/* Resets and firmware take time (nic_model.h, virtual time): the model
+ * starts in a global reset (GLGEN_RSTAT.DEVSTATE) that ends, then the NVM
+ * loads (GLNVM_ULD), PFSWR self-clears a delay after it is written, each
+ * admin command is answered a delay after it became the next, the link
+ * comes up a delay after the PHY is (re)configured or the cable goes in.
+ * Steps named here never complete (a broken device). */
+enum {
+	I40E_MODEL_STEP_GLOBAL_RESET = 1,
+	I40E_MODEL_STEP_NVM = 2,
+	I40E_MODEL_STEP_PF_RESET = 4,
+	I40E_MODEL_STEP_FIRMWARE = 8,
+	I40E_MODEL_STEP_LINK = 16,
+};
+void i40e_model_never(struct i40e_model *m, uint32_t steps);
 
 /* The common part: error and tx hooks, misprogramming seen, the pci_io
  * provider (nic_model_open) for every live model (tests/models/nic_model.h). */
@@ -122,6 +142,9 @@ struct i40e_model_stats {
 	uint64_t aq_commands, aq_error_completions, arq_events;
 	uint64_t ena_waits;   /* reads of an enable register while a request was pending */
 	uint16_t last_opcode;
+	uint64_t phy_abilities_asked, phy_config_set;
+	uint8_t phy_speeds;     /* link speed bits of the last set PHY config */
+	uint16_t phy_int_mask;  /* set PHY interrupt mask's events masked */
 	bool promisc_unicast, promisc_multicast, promisc_broadcast, lse;
 	uint32_t max_frame, vsi_queues;
 };

@@ -22,8 +22,14 @@ enum {
 	R_PFGEN_PORTNUM = 0x1C0480, R_PFLAN_QALLOC = 0x1C0400, R_PFINT_DYN_CTL0 = 0x38480,
 	R_PFINT_ICR0_ENA = 0x38800, R_LANQMAX = 0xC2008, R_LANTXOBJSZ = 0xC2004, R_LANRXOBJSZ = 0xC200C,
 	R_SDCMD = 0xC0000, R_SDDATALOW = 0xC0100, R_SDDATAHIGH = 0xC0200, R_PDINV = 0xC0300,
-	R_GLQF_CTL = 0x269BA4, R_PFQF_CTL_0 = 0x1C0AC0,
+	R_GLQF_CTL = 0x269BA4, R_PFQF_CTL_0 = 0x1C0AC0, R_PFINT_LNKLST0 = 0x38500,
 };
+/* interrupt registers (datasheet, register chapter: PF interrupt
+ * registers): the ITR intervals of vector 0, the cause control of each
+ * queue (which vector, which ITR, the next queue of the vector's list) */
+#define R_PFINT_ITR0(i) (0x38000 + 128 * (i))
+#define R_QINT_RQCTL(q) (0x3A000 + 4 * (q))
+#define R_QINT_TQCTL(q) (0x3C000 + 4 * (q))
 #define R_QTX_ENA(q) (0x100000 + 4 * (q))
 #define R_QTX_CTL(q) (0x104000 + 4 * (q))
 #define R_QTX_HEAD(q) (0x0E4000 + 4 * (q))
@@ -66,6 +72,28 @@ enum {
 #define SDDATALOW_BPCOUNT_MASK 0x3FFu
 #define SD_DIRECT_PAGES 512u  /* a direct segment: 512 backing pages of 4 KB, 2 MB */
 #define SD_PAGE_SIZE 4096u
+/* PFINT_DYN_CTL0: INTENA, ITR_INDX (3: no ITR update), WB_ON_ITR (completed
+ * descriptors trigger the ITR and are written back when it expires, with
+ * interrupts disabled) */
+#define DYN_CTL0_INTENA 1u
+#define DYN_CTL0_ITR_INDX_SHIFT 3
+#define DYN_CTL0_WB_ON_ITR (1u << 30)
+/* PFINT_ITR0: interval, 2 us units, bits 11:0 */
+#define ITR_INTERVAL_MASK 0xFFFu
+#define ITR_UNIT_NS 2000u
+/* PFINT_LNKLST0 / QINT_RQCTL: queue index bits 10:0 (0x7FF: end of list),
+ * type bits 12:11 (LNKLST0) or 28:27 (RQCTL NEXTQ), 0 rx 1 tx */
+#define LNKLST_INDX_MASK 0x7FFu
+#define LNKLST_END 0x7FFu
+#define LNKLST0_TYPE_SHIFT 11
+#define QINT_MSIX_INDX_MASK 0xFFu
+#define QINT_ITR_INDX_SHIFT 11
+#define QINT_NEXTQ_INDX_SHIFT 16
+#define QINT_NEXTQ_TYPE_SHIFT 27
+#define QINT_CAUSE_ENA (1u << 30)
+/* receive descriptors are written back a cache line at a time: 128 bytes,
+ * four 32-byte descriptors (datasheet, receive descriptor write-back) */
+#define RX_WB_LINE 4u
 /* RSS */
 #define GLQF_CTL_HTOEP 2u
 #define PFQF_CTL_0_HASHLUTSIZE (1u << 16)
@@ -91,6 +119,25 @@ enum {
 #define AQC_SET_VSI_PROMISC 0x0254
 #define AQC_SET_MAC_CONFIG 0x0603
 #define AQC_GET_LINK_STATUS 0x0607
+#define AQC_GET_PHY_ABILITIES 0x0600
+#define AQC_SET_PHY_CONFIG 0x0601
+#define AQC_SET_PHY_INT_MASK 0x0613
+/* get PHY abilities (0x0600) response, set PHY configuration (0x0601)
+ * parameters: phy_type u32 at 0, link_speed u8 at 4, abilities u8 at 5,
+ * phy_type_ext u8 at 13; the response is 0x218 bytes (24 + 16 module
+ * descriptors of 32) */
+#define PHY_ABILITIES_SIZE 0x218
+#define PHY_REPORT_INIT 2u          /* get PHY abilities flag: the NVM's defaults */
+#define PHY_ENABLE_LINK 0x08u
+#define PHY_ENABLE_AN 0x10u
+#define PHY_ENABLE_ATOMIC 0x20u
+/* link speed bits (get link status byte 3, PHY abilities byte 4) */
+#define SPEED_10G 0x08u
+#define SPEED_40G 0x10u
+#define SPEED_20G 0x20u
+#define SPEED_25G 0x40u
+/* set PHY interrupt mask (0x0613): event mask u16 at 8, a set bit masks */
+#define PHY_EVENT_LINK_UPDOWN 0x0002u
 /* QRX_ENA / QTX_ENA */
 #define ENA_REQ 1u
 #define ENA_STAT 4u

@@ -46,6 +46,23 @@ struct nic_model;
 struct ixgbe_model *ixgbe_model_create(const char *addr, const uint8_t mac[6]);
 void ixgbe_model_destroy(struct ixgbe_model *m);
 
+/* Initialisation takes time (82599 datasheet 4.6.3, 4.6.4): after a CTRL.RST
+ * write the reset bits self-clear, then EEC.ARD, then RDRXCTL.DMAIDONE are
+ * set, each after a delay drawn from the seeded generator (nic_model.h);
+ * until then only EIMC and CTRL may be written. LINKS says up a delay after
+ * AUTOC.AN_RESTART. Steps named here never complete (a broken device). */
+enum {
+	IXGBE_MODEL_STEP_RESET = 1,
+	IXGBE_MODEL_STEP_EEPROM = 2,
+	IXGBE_MODEL_STEP_DMA_INIT = 4,
+	IXGBE_MODEL_STEP_AUTONEG = 8,
+};
+void ixgbe_model_never(struct ixgbe_model *m, uint32_t steps);
+/* Whether the model can be 8086:device: the 82599 SFP+ IDs. */
+bool ixgbe_model_knows(uint16_t device);
+/* Answer as another 82599 SFP+ device ID (before the driver opens the model). */
+void ixgbe_model_set_device_id(struct ixgbe_model *m, uint16_t device);
+
 /* The common part: error and tx hooks, misprogramming seen, the pci_io
  * provider (nic_model_open) for every live model (tests/models/nic_model.h). */
 struct nic_model *ixgbe_model_nic(struct ixgbe_model *m);
@@ -84,6 +101,7 @@ struct ixgbe_model_stats {
 	uint64_t tx_wraps[16];
 	uint64_t resets;
 	uint64_t rx_writebacks;   /* receive descriptors written back (DD) */
+	uint64_t rx_no_link;      /* frames onto a link that was down */
 };
 void ixgbe_model_stats(const struct ixgbe_model *m, struct ixgbe_model_stats *st);
 

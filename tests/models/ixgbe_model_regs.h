@@ -58,6 +58,9 @@ enum { Q_BAL = 0x00, Q_BAH = 0x04, Q_LEN = 0x08, Q_DCA = 0x0C, Q_HEAD = 0x10, Q_
 #define HLREG0_JUMBOEN (1u << 2)
 #define HLREG0_TXPADEN (1u << 10)
 #define AUTOC_AN_RESTART (1u << 12)
+#define AUTOC_LMS_SHIFT 13             /* link mode select, bits 15:13 (8.2.3.22.19) */
+#define AUTOC_LMS_MASK (7u << AUTOC_LMS_SHIFT)
+#define AUTOC_LMS_10G_SERIAL (3u << AUTOC_LMS_SHIFT) /* 011b: 10 GbE serial, SFI: the SFP+ ports' */
 #define LINKS_UP (1u << 30)
 #define LINKS_10G (3u << 28)
 #define DMATXCTL_TE 1u

@@ -7,11 +7,96 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "drivers/pci/pci_clock.h"
 #include "tests/models/nic_model.h"
 
 #define MAX_MODELS 8
 
 static struct nic_model *models[MAX_MODELS];
+
+/* ---- virtual time and delays ---- */
+
+static uint64_t vnow_ns = 1000000000ull; /* not 0: a deadline of 0 would look unset */
+static uint32_t tick_ns = NIC_MODEL_TICK_NS;
+static uint64_t rng_seed = 1, rng_state = 1;
+static bool slowest;
+static uint64_t ticks_max;
+
+static uint64_t clock_now(void *ctx)
+{
+	(void)ctx;
+	return vnow_ns;
+}
+
+static void clock_sleep(void *ctx, uint32_t us)
+{
+	(void)ctx;
+	vnow_ns += (uint64_t)us * 1000u;
+}
+
+static const struct pci_clock_ops virtual_clock = { .now_ns = clock_now, .sleep_us = clock_sleep };
+
+uint64_t nic_model_now_ns(void)
+{
+	return vnow_ns;
+}
+
+void nic_model_advance_ns(uint64_t ns)
+{
+	vnow_ns += ns;
+}
+
+void nic_model_set_tick_ns(uint32_t ns)
+{
+	tick_ns = ns;
+}
+
+void nic_model_seed(uint64_t seed)
+{
+	rng_seed = seed;
+	rng_state = seed ? seed : 1;
+}
+
+uint64_t nic_model_seed_used(void)
+{
+	return rng_seed;
+}
+
+void nic_model_delays_slowest(bool on)
+{
+	slowest = on;
+}
+
+uint64_t nic_model_delay_ns(uint64_t lo_ns, uint64_t hi_ns)
+{
+	if (slowest || hi_ns <= lo_ns)
+		return MAX(lo_ns, hi_ns);
+	/* xorshift64*: reproducible from the seed, good enough for spreading delays */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return lo_ns + (rng_state * 0x2545F4914F6CDD1Dull) % (hi_ns - lo_ns + 1);
+}
+
+/* Models tick one after the other in a poll: time moves once per poll, as
+ * the first model to reach a new tick count moves it (a model starts at the
+ * world's count). */
+
+void nic_model_tick_time(struct nic_model *b)
+{
+	if (++b->now > ticks_max) {
+		ticks_max = b->now;
+		vnow_ns += tick_ns;
+	}
+}
+
+static uint32_t n_live(void)
+{
+	uint32_t n = 0;
+	for (int i = 0; i < MAX_MODELS; i++)
+		n += models[i] != NULL;
+	return n;
+}
 
 int nic_model_register(struct nic_model *b, const struct pci_io_ops *ops, const char *addr, uint16_t device,
 		       int64_t iova_offset)
@@ -21,7 +106,10 @@ int nic_model_register(struct nic_model *b, const struct pci_io_ops *ops, const 
 		slot++;
 	if (slot == MAX_MODELS)
 		return -ENOSPC;
+	if (!n_live()) /* the first model: the drivers wait in virtual time */
+		pci_clock_set(&virtual_clock, NULL);
 	models[slot] = b;
+	b->now = ticks_max;
 	b->io.ops = ops;
 	b->io.iova_offset = iova_offset;
 	b->io.vendor = 0x8086;
@@ -107,6 +195,8 @@ void nic_model_unregister(struct nic_model *b)
 	for (int i = 0; i < MAX_MODELS; i++)
 		if (models[i] == b)
 			models[i] = NULL;
+	if (!n_live())
+		pci_clock_set(NULL, NULL);
 }
 
 struct pci_io *nic_model_open(void *ctx, const char *addr, char *err, size_t errlen)

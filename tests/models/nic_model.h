@@ -37,6 +37,7 @@ struct nic_model {
 	nic_model_tx_fn *on_tx;
 	void *tx_ctx;
 	uint64_t n_errors;
+	uint64_t rx_written; /* receive descriptors written back done */
 	char last_error[256];
 	uint64_t now;      /* ticks: one per poll of the test or bench */
 	uint32_t tx_delay; /* ticks from a tail write to its descriptors going out */
@@ -83,6 +84,32 @@ const char *nic_model_last_error(const struct nic_model *b);
  * descriptors per queue per tick (default 64). */
 void nic_model_set_tx_pace(struct nic_model *b, uint32_t delay, uint32_t batch);
 
+/* ---- time ----
+ *
+ * The models live in virtual time, in nanoseconds, one clock for all of
+ * them. While a model is registered that clock is the drivers' clock too
+ * (drivers/pci/pci_clock.h): a driver's sleep advances it at once, so a
+ * wait of seconds costs nothing and a model that never completes shows the
+ * driver's bound passing. A tick (a poll of the test or bench) advances it
+ * by nic_model_tick_ns (default NIC_MODEL_TICK_NS).
+ *
+ * Delays the datasheets give as ranges (resets, EEPROM and DMA
+ * initialisation, NVM load, auto-negotiation, firmware responses) are drawn
+ * from a seedable generator, so a failure is replayed by its seed. */
+#define NIC_MODEL_TICK_NS 1000u
+uint64_t nic_model_now_ns(void);
+/* Virtual time moves on by ns (a test waiting for a link, say). */
+void nic_model_advance_ns(uint64_t ns);
+void nic_model_set_tick_ns(uint32_t ns);
+/* Seed of the delays (default 1); the seed in use. */
+void nic_model_seed(uint64_t seed);
+uint64_t nic_model_seed_used(void);
+/* A delay in [lo_ns, hi_ns] from the seeded generator. */
+uint64_t nic_model_delay_ns(uint64_t lo_ns, uint64_t hi_ns);
+/* Delays at their upper ends (true) instead of drawn: the slowest device
+ * the bounds allow. */
+void nic_model_delays_slowest(bool on);
+
 /* ---- for the models ---- */
 
 /* A tx queue enabled with qlen descriptors of desc_size bytes, head and
@@ -101,6 +128,8 @@ uint32_t nic_model_tx_ready(struct nic_model *b, struct nic_model_txq *t, uint32
 bool nic_model_tx_unchanged(struct nic_model *b, const struct nic_model_txq *t, uint16_t q,
 			    const volatile void *ring, uint32_t slot);
 
+/* A tick of model b: its tick count and virtual time move on. */
+void nic_model_tick_time(struct nic_model *b);
 void nic_model_fail(struct nic_model *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int nic_model_dma_map(struct pci_io *io, void *va, size_t len);
 void nic_model_dma_unmap(struct pci_io *io, void *va, size_t len);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "drivers/device.h"
 #include "drivers/i40e/i40e_private.h"
 #include "drivers/pci/pci.h"
@@ -143,20 +144,33 @@ START_TEST(bring_up_link)
 	ck_assert_uint_eq(buffer_n_in_use(), 1024);
 	buffer_check_held("device", "xl0 rx 0", 1024); /* the ring armed, named by `show buffers` */
 
+	/* The link: down in the answer to get link status (set PHY config
+	 * restarted it), up in the event firmware posted once it trained. */
 	struct dev_link l;
 	dev_link_get(d, &l);
 	ck_assert(l.up);
 	ck_assert_uint_eq(l.speed_mbps, 40000);
-	/* Link down arrives as a firmware event on the ARQ. */
+	i40e_model_stats(m0, &st);
+	ck_assert_uint_eq(st.arq_events, 1);
+	ck_assert_uint_eq(id->n_link_events, 1);
+	ck_assert_uint_eq(st.phy_abilities_asked, 1);
+	ck_assert_uint_eq(st.phy_config_set, 1);
+	ck_assert_uint_eq(st.phy_speeds, 0x10);                 /* 40G, what the abilities offered */
+	ck_assert_uint_eq(st.phy_int_mask & 0x0002, 0);        /* link up/down events not masked */
+	/* Link down arrives as a firmware event on the ARQ, and up again once
+	 * the link trained after the cable went back in. */
 	i40e_model_set_cable(m0, false);
 	dev_link_get(d, &l);
 	ck_assert(!l.up);
 	i40e_model_set_cable(m0, true);
 	dev_link_get(d, &l);
+	ck_assert(!l.up); /* training */
+	nic_model_advance_ns(NIC_LINK_WAIT_NS);
+	dev_link_get(d, &l);
 	ck_assert(l.up);
 	i40e_model_stats(m0, &st);
-	ck_assert_uint_eq(st.arq_events, 2);
-	ck_assert_uint_eq(id->n_link_events, 2);
+	ck_assert_uint_eq(st.arq_events, 3);
+	ck_assert_uint_eq(id->n_link_events, 3);
 
 	const struct pci_driver *pd = pci_driver_find("i40e");
 	ck_assert_ptr_nonnull(pd);
@@ -674,6 +688,7 @@ struct raw {
 static void raw_open(struct raw *r)
 {
 	expect_errors = true;
+	nic_model_advance_ns(5000000000ull); /* past the global reset, the NVM load and the link */
 	r->io = pci_io_open(ADDR0, "i40e", err, sizeof(err));
 	ck_assert_msg(r->io, "%s", err);
 	r->ring = pci_dma_alloc(r->io, 4096);
@@ -814,8 +829,8 @@ START_TEST(model_catches_wrong_state)
 	pci_write32(r.io, 0x92400, 1); /* PF reset, then a write without waiting */
 	pci_write32(r.io, 0x38800, 0);
 	expect_caught(e, "while the PF reset is in progress");
-	while (pci_read32(r.io, 0x92400) & 1)
-		;
+	while (pci_read32(r.io, 0x92400) & 1) /* PFSWR self-clears in virtual time */
+		nic_model_advance_ns(1000000);
 	e = nic_model_errors(i40e_model_nic(m0));
 	pci_write32(r.io, 0x108000, 1); /* QTX_TAIL of a disabled queue */
 	expect_caught(e, "tail written while the queue is not enabled");
@@ -942,8 +957,19 @@ START_TEST(model_rx_writeback)
 	f[14 + 9] = 6; /* TCP */
 	for (uint32_t i = 34; i < sizeof(f); i++)
 		f[i] = (uint8_t)i;
+	/* Vector 0's ITR 0 at 2 us over rx queue 0, WB_ON_ITR (docs/nic.md 3.7). */
+	pci_write32(r.io, 0x38000, 1);                      /* PFINT_ITR0(0) */
+	pci_write32(r.io, 0x3A000, 1u << 30 | 0x7FFu << 16); /* QINT_RQCTL(0): cause on, end of list */
+	pci_write32(r.io, 0x38500, 0);                      /* PFINT_LNKLST0: rx queue 0 */
+	pci_write32(r.io, 0x38480, 1u << 30 | 3u << 3);     /* PFINT_DYN_CTL0: WB_ON_ITR, no ITR update */
+	uint64_t written = i40e_model_nic(m0)->rx_written;
 	ck_assert_int_eq(i40e_model_rx(m0, f, sizeof(f)), 0);
 	ck_assert_int_eq(i40e_model_rx(m0, f, sizeof(f)), -1); /* the tail stops it */
+	ck_assert_uint_eq(d[1], 0); /* held: its cache line is not complete */
+	i40e_model_tick(m0);        /* 1 us */
+	ck_assert_uint_eq(d[1], 0);
+	i40e_model_tick(m0);        /* 2 us: the ITR expires */
+	ck_assert_uint_eq(i40e_model_nic(m0)->rx_written, written + 1);
 	uint64_t q1 = d[1];
 	ck_assert_uint_eq(q1 & 3, 3);                        /* DD, EOF */
 	ck_assert_uint_eq(q1 >> 38 & 0x3FFF, sizeof(f));     /* length */
@@ -957,6 +983,158 @@ START_TEST(model_rx_writeback)
 		;
 	pci_dma_free(r.io, data, 4096);
 	raw_close(&r);
+}
+END_TEST
+
+/* ---- write-back, waits, link, device IDs ---- */
+
+/* Port 0's model again, fresh (a step that never completes stays so). */
+static void m0_again(void)
+{
+	static const uint8_t mac0[6] = { 0x02, 0, 0, 0, 0, 0x20 };
+	i40e_model_destroy(m0);
+	m0 = i40e_model_create(ADDR0, mac0);
+	ck_assert_ptr_nonnull(m0);
+	nic_model_on_error(i40e_model_nic(m0), nic_model_error, NULL);
+}
+
+/* The wrong step: WB_ON_ITR not set (PFINT_DYN_CTL0 as the bring-up left it). */
+static void wb_on_itr_off(struct device *d0)
+{
+	pci_write32(priv(d0)->io, I40E_PFINT_DYN_CTL0, 0);
+}
+
+/* Without WB_ON_ITR a polled X710 queue holds a lone frame until its
+ * cache line of four descriptors is complete. */
+START_TEST(rx_held_without_wb_on_itr)
+{
+	nic_check_rx_held(wb_on_itr_off, 4);
+}
+END_TEST
+
+/* A device whose reset, NVM load, PF reset or firmware never completes:
+ * creation fails naming the step, after the driver's bound passed in
+ * virtual time. */
+START_TEST(bring_up_never_completes)
+{
+	static const struct {
+		uint32_t step;
+		const char *what;
+		uint64_t bound_ms;
+	} cases[] = {
+		{ I40E_MODEL_STEP_GLOBAL_RESET, "global reset (GLGEN_RSTAT.DEVSTATE) not done after 10000 ms", 10000 },
+		{ I40E_MODEL_STEP_NVM, "NVM configuration load (GLNVM_ULD core and global done) not done after 4000 ms", 4000 },
+		{ I40E_MODEL_STEP_PF_RESET, "PF software reset (PFGEN_CTRL.PFSWR) not done after 400 ms", 400 },
+		{ I40E_MODEL_STEP_FIRMWARE, "get version: Connection timed out", 2500 },
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		m0_again();
+		i40e_model_never(m0, cases[i].step);
+		const char *w[] = { "dev", ADDR0 };
+		uint64_t t0 = nic_model_now_ns();
+		struct device *d = dev_create("xl0", "i40e", w, 2, err, sizeof(err));
+		ck_assert_ptr_null(d);
+		ck_assert_msg(strstr(err, cases[i].what), "%s", err);
+		ck_assert_uint_ge(nic_model_now_ns() - t0, cases[i].bound_ms * 1000000u);
+	}
+}
+END_TEST
+
+/* A link that never trains: created and started, the link down; set PHY
+ * config refused: logged, the link as firmware has it (up). */
+START_TEST(link_never_or_phy_config_refused)
+{
+	m0_again();
+	i40e_model_never(m0, I40E_MODEL_STEP_LINK);
+	struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
+	ck_assert_int_eq(dev_set_admin_up(d, true), 0);
+	struct dev_link l;
+	dev_link_get(d, &l);
+	ck_assert(!l.up);
+	dev_delete(d);
+	m0_again();
+	i40e_model_aq_inject_error(m0, I40E_AQC_SET_PHY_CONFIG, 14 /* EINVAL */, 1);
+	d = nic_dev("xl0", ADDR0, NULL, 0);
+	dev_link_get(d, &l);
+	ck_assert(l.up && l.speed_mbps == 40000);
+	ck_assert_uint_eq(priv(d)->phy_speeds, 0);
+	struct i40e_model_stats st;
+	i40e_model_stats(m0, &st);
+	ck_assert_uint_eq(st.aq_error_completions, 1);
+	ck_assert_uint_eq(st.phy_config_set, 0);
+}
+END_TEST
+
+/* Delays drawn from nine seeds, the last at every upper end: bring-up,
+ * start and link every time. */
+START_TEST(bring_up_any_delays)
+{
+	for (uint64_t seed = 1; seed <= 9; seed++) {
+		nic_model_seed(seed);
+		nic_model_delays_slowest(seed == 9);
+		m0_again();
+		struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
+		ck_assert_int_eq(dev_set_admin_up(d, true), 0);
+		struct dev_link l;
+		dev_link_get(d, &l);
+		ck_assert_msg(l.up && l.speed_mbps == 40000, "seed %" PRIu64 ": link %d %u", seed, l.up, l.speed_mbps);
+		dev_delete(d);
+	}
+	nic_model_delays_slowest(false);
+	nic_model_seed(1);
+}
+END_TEST
+
+/* Every device ID the driver claims is one the model can be, and comes up
+ * at its port's speed from firmware's answers (10G, 20G, 25G, 40G; 1G for
+ * the X722 1000BASE-T), then follows a link down and up. */
+START_TEST(every_device_id_links)
+{
+	const struct pci_driver *pd = pci_driver_find("i40e");
+	ck_assert_ptr_nonnull(pd);
+	uint32_t n = 0, seen25 = 0, seen10 = 0;
+	for (const struct pci_id *p = pd->ids; p->vendor; p++, n++) {
+		uint32_t mbps = 0;
+		ck_assert_msg(i40e_model_knows(p->device, &mbps), "8086:%04x is claimed but not a device the model can be",
+			      p->device);
+		m0_again();
+		i40e_model_set_device_id(m0, p->device);
+		struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
+		struct dev_link l;
+		dev_link_get(d, &l);
+		ck_assert_msg(l.up && l.speed_mbps == mbps, "8086:%04x: link %d %u Mb/s, want %u", p->device, l.up,
+			      l.speed_mbps, mbps);
+		char want[64], *out = NULL;
+		snprintf(want, sizeof(want), "\"speed_mbps\":\t%u", mbps);
+		ck_assert_int_eq(cli_exec_line("show hardware xl0 json", &out), 0);
+		ck_assert_msg(strstr(out, "\"link\":\t\"up\"") && strstr(out, want), "%s", out);
+		free(out);
+		/* Down and up again, as firmware's events say, in `show interface`. */
+		ck_assert_int_eq(dev_set_admin_up(d, true), 0);
+		i40e_model_set_cable(m0, false);
+		ck_assert_int_eq(cli_exec_line("show interface xl0 json", &out), 0);
+		ck_assert_msg(strstr(out, "\"link\":\t\"down\""), "%s", out);
+		free(out);
+		dev_link_get(d, &l);
+		ck_assert(!l.up && l.speed_mbps == 0);
+		i40e_model_set_cable(m0, true);
+		nic_model_advance_ns(NIC_LINK_WAIT_NS);
+		ck_assert_int_eq(cli_exec_line("show interface xl0 json", &out), 0);
+		ck_assert_msg(strstr(out, "\"link\":\t\"up\""), "%s", out);
+		free(out);
+		dev_link_get(d, &l);
+		ck_assert_uint_eq(l.speed_mbps, mbps);
+		char buf[2048];
+		snprintf(want, sizeof(want), "link up %u Mb/s", mbps);
+		ck_assert_int_gt(pd->format_hw(d, buf, sizeof(buf)), 0);
+		ck_assert_msg(strstr(buf, want), "%s", buf);
+		seen25 += mbps == 25000, seen10 += mbps == 10000;
+		dev_delete(d);
+	}
+	ck_assert_uint_eq(n, 21);
+	ck_assert_uint_eq(seen25, 2);
+	ck_assert_uint_gt(seen10, 5);
+	ck_assert(!i40e_model_knows(0x15FF, NULL)); /* X710-T BC: no longer claimed, not modelled */
 }
 END_TEST
 
@@ -983,6 +1161,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, rss_four_queues);
 	tcase_add_test(tc, tx_ring_full);
 	tcase_add_test(tc, rx_low_rate_latency);
+	tcase_add_test(tc, rx_held_without_wb_on_itr);
+	tcase_add_test(tc, bring_up_never_completes);
+	tcase_add_test(tc, bring_up_any_delays);
+	tcase_add_test(tc, link_never_or_phy_config_refused);
+	tcase_add_test(tc, every_device_id_links);
 	tcase_add_test(tc, tx_async);
 	tcase_add_test(tc, tx_reuse_before_dd_caught);
 	tcase_add_test(tc, model_catches_unaligned_ring);

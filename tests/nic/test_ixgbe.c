@@ -354,6 +354,8 @@ static void raw_open(struct raw *r)
 	r->ring = pci_dma_alloc(r->io, 4096);
 	r->data = pci_dma_alloc(r->io, 4096);
 	ck_assert(r->ring && r->data);
+	pci_write32(r->io, 0x042A0, 3u << 13 | 1u << 12); /* AUTOC: 10G serial, AN_RESTART: the link, a virtual second later */
+	nic_model_advance_ns(NIC_LINK_WAIT_NS);
 }
 
 static void raw_close(struct raw *r)
@@ -464,8 +466,20 @@ START_TEST(model_catches_wrong_state)
 	pci_write32(r.io, 0x00000, 1u << 26); /* reset, then a write without waiting */
 	pci_write32(r.io, 0x03000, 1);
 	expect_caught(e, "while the reset is in progress");
-	while (pci_read32(r.io, 0) & (1u << 26))
-		;
+	while (pci_read32(r.io, 0) & (1u << 26)) /* the reset ends in virtual time */
+		nic_model_advance_ns(1000);
+	/* Reset done, but the EEPROM auto-read and then the DMA initialisation
+	 * take time: a driver that does not wait for them is caught. */
+	e = nic_model_errors(ixgbe_model_nic(m0));
+	pci_write32(r.io, 0x03000, 0); /* RXCTRL */
+	expect_caught(e, "before the EEPROM auto-read completed");
+	while (!(pci_read32(r.io, 0x10010) & (1u << 9))) /* EEC.ARD */
+		nic_model_advance_ns(1000);
+	e = nic_model_errors(ixgbe_model_nic(m0));
+	pci_write32(r.io, 0x03000, 0);
+	expect_caught(e, "before the DMA initialisation completed");
+	while (!(pci_read32(r.io, 0x02F00) & (1u << 3))) /* RDRXCTL.DMAIDONE */
+		nic_model_advance_ns(1000);
 	e = nic_model_errors(ixgbe_model_nic(m0));
 	pci_write32(r.io, 0x042A4, 0); /* LINKS is read-only */
 	expect_caught(e, "read-only");
@@ -491,6 +505,107 @@ START_TEST(model_aliases)
 }
 END_TEST
 
+/* ---- write-back, waits, device IDs ---- */
+
+static void m0_again(void)
+{
+	static const uint8_t mac0[6] = { 0x02, 0, 0, 0, 0, 0x10 };
+	ixgbe_model_destroy(m0);
+	m0 = ixgbe_model_create(ADDR0, mac0);
+	ck_assert_ptr_nonnull(m0);
+	nic_model_on_error(ixgbe_model_nic(m0), nic_model_error, NULL);
+}
+
+/* The wrong step: RXDCTL.WTHRESH 4 on rx queue 0. */
+static void wthresh_4(struct device *d0)
+{
+	struct ixgbe_dev *xd = container_of(d0, struct ixgbe_dev, dev);
+	pci_write32(xd->io, IXGBE_RXDCTL(0), pci_read32(xd->io, IXGBE_RXDCTL(0)) | 4u << IXGBE_DCTL_WTHRESH_SHIFT);
+}
+
+/* With WTHRESH above 0 a polled 82599 queue holds a lone frame until
+ * WTHRESH write-backs are ready (82599 datasheet 7.1.9). */
+START_TEST(rx_held_with_wthresh)
+{
+	nic_check_rx_held(wthresh_4, 4);
+}
+END_TEST
+
+/* A device whose reset, EEPROM auto-read or DMA initialisation never
+ * completes: creation fails naming the step, after the driver's 1 s bound
+ * passed in virtual time. */
+START_TEST(bring_up_never_completes)
+{
+	static const struct {
+		uint32_t step;
+		const char *what;
+	} cases[] = {
+		{ IXGBE_MODEL_STEP_RESET, "device reset (CTRL.RST, CTRL.LNK_RST) not done after 1000 ms" },
+		{ IXGBE_MODEL_STEP_EEPROM, "EEPROM auto-read (EEC.ARD) not done after 1000 ms" },
+		{ IXGBE_MODEL_STEP_DMA_INIT, "DMA initialisation (RDRXCTL.DMAIDONE) not done after 1000 ms" },
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		m0_again();
+		ixgbe_model_never(m0, cases[i].step);
+		const char *w[] = { "dev", ADDR0 };
+		uint64_t t0 = nic_model_now_ns();
+		struct device *d = dev_create("xe0", "ixgbe", w, 2, err, sizeof(err));
+		ck_assert_ptr_null(d);
+		ck_assert_msg(strstr(err, cases[i].what), "%s", err);
+		ck_assert_uint_ge(nic_model_now_ns() - t0, 1000000000ull);
+	}
+	/* Auto-negotiation that never completes: created, link down. */
+	m0_again();
+	ixgbe_model_never(m0, IXGBE_MODEL_STEP_AUTONEG);
+	struct device *d = nic_dev("xe0", ADDR0, NULL, 0);
+	struct dev_link l;
+	dev_link_get(d, &l);
+	ck_assert(!l.up);
+}
+END_TEST
+
+/* Delays drawn from nine seeds, the last at every upper end. */
+START_TEST(bring_up_any_delays)
+{
+	for (uint64_t seed = 1; seed <= 9; seed++) {
+		nic_model_seed(seed);
+		nic_model_delays_slowest(seed == 9);
+		m0_again();
+		struct device *d = nic_dev("xe0", ADDR0, NULL, 0);
+		ck_assert_int_eq(dev_set_admin_up(d, true), 0);
+		struct dev_link l;
+		dev_link_get(d, &l);
+		ck_assert_msg(l.up && l.speed_mbps == 10000, "seed %" PRIu64, seed);
+		dev_delete(d);
+	}
+	nic_model_delays_slowest(false);
+	nic_model_seed(1);
+}
+END_TEST
+
+/* Every device ID the driver claims is an 82599 SFP+ port the model can
+ * be, and links at 10 Gb/s with the driver's SFI bring-up. */
+START_TEST(every_device_id_links)
+{
+	const struct pci_driver *pd = pci_driver_find("ixgbe");
+	ck_assert_ptr_nonnull(pd);
+	uint32_t n = 0;
+	for (const struct pci_id *p = pd->ids; p->vendor; p++, n++) {
+		ck_assert_msg(ixgbe_model_knows(p->device), "8086:%04x is claimed but not a device the model can be",
+			      p->device);
+		m0_again();
+		ixgbe_model_set_device_id(m0, p->device);
+		struct device *d = nic_dev("xe0", ADDR0, NULL, 0);
+		struct dev_link l;
+		dev_link_get(d, &l);
+		ck_assert_msg(l.up && l.speed_mbps == 10000, "8086:%04x", p->device);
+		dev_delete(d);
+	}
+	ck_assert_uint_eq(n, 5);
+	ck_assert(!ixgbe_model_knows(0x10F7)); /* KX4: another link mode, not claimed */
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ixgbe");
@@ -506,6 +621,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, rss_four_queues);
 	tcase_add_test(tc, tx_ring_full);
 	tcase_add_test(tc, rx_low_rate_latency);
+	tcase_add_test(tc, rx_held_with_wthresh);
+	tcase_add_test(tc, bring_up_never_completes);
+	tcase_add_test(tc, bring_up_any_delays);
+	tcase_add_test(tc, every_device_id_links);
 	tcase_add_test(tc, tx_async);
 	tcase_add_test(tc, tx_reuse_before_dd_caught);
 	tcase_add_test(tc, model_catches_unaligned_ring);

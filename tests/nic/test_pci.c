@@ -69,7 +69,7 @@ static void setup(void)
 	ck_assert_int_eq(system(cmd), 0);
 	fake("0000:03:00.0", "0x8086", "0x10fb", "ixgbe", "16");
 	fake("0000:03:00.1", "0x8086", "0x10fb", "vfio-pci", "17");
-	fake("0000:04:00.0", "0x8086", "0x10f7", NULL, "18");
+	fake("0000:04:00.0", "0x8086", "0x1557", NULL, "18");
 	fake("0000:05:00.0", "0x8086", "0x1234", "e1000e", "19");
 	fake("0000:06:00.0", "0x8086", "0x154d", "vfio-pci", NULL);
 	fake("0000:07:00.0", "0x8086", "0x1528", "vfio-pci", "20"); /* X540: not claimed */
@@ -132,7 +132,7 @@ START_TEST(scan_lists_supported)
 
 	char *out = NULL;
 	ck_assert_int_eq(cli_exec_line("show pci", &out), 0);
-	ck_assert_msg(strstr(out, "0000:03:00.0") && strstr(out, "82599 SFP+") && strstr(out, "82599 KX4") &&
+	ck_assert_msg(strstr(out, "0000:03:00.0") && strstr(out, "82599 SFP+") && strstr(out, "82599EN SFP") &&
 			      strstr(out, "vfio-pci") && strstr(out, "XL710 QSFP+ A") && strstr(out, "X710 SFP+") &&
 			      strstr(out, "X722 SFP") && !strstr(out, "0000:00:1f.2") && !strstr(out, "0000:05:00.0") &&
 			      !strstr(out, "0000:07:00.0"),
