@@ -56,6 +56,8 @@ arch=$(dpkg --print-architecture)
 pkg=$work/sluice_${deb}_${arch}.deb dev=$work/sluice-dev_${deb}_${arch}.deb
 [ -f "$pkg" ] && [ -f "$dev" ] || fail "no $(basename "$pkg") or $(basename "$dev"): $(ls "$work")"
 echo "built in $(($(date +%s) - t0)) s: $(cd "$work" && ls ./*.deb | tr '\n' ' ')"
+echo "compiler warnings with Debian's flags (-Dwerror=false): $(grep -c ' warning: ' "$work/build.log" || true)"
+grep ' warning: ' "$work/build.log" | head -5 || true
 
 echo "== lintian"
 lintian --fail-on error "$work/sluice_${deb}_${arch}.changes" | tee "$work/lintian.txt" ||
