@@ -60,7 +60,7 @@ echo "compiler warnings with Debian's flags (-Dwerror=false): $(grep -c ' warnin
 grep ' warning: ' "$work/build.log" | head -5 || true
 
 echo "== lintian"
-lintian --fail-on error "$work/sluice_${deb}_${arch}.changes" | tee "$work/lintian.txt" ||
+lintian --fail-on error --display-info "$work/sluice_${deb}_${arch}.changes" | tee "$work/lintian.txt" ||
 	fail "lintian reports errors"
 grep -q '^E: ' "$work/lintian.txt" && fail "lintian: errors"
 
