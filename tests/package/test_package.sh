@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Debian package (issue 25 point 2), end to end: build it from a
 # temporary copy of the tree (dpkg-buildpackage writes into the parent
-# folder) with DEB_BUILD_OPTIONS=nocheck, lintian without errors, the
+# folder) with DEB_BUILD_OPTIONS=nocheck (and noddebs: no debug symbols
+# package, which nothing here checks), lintian without errors, the
 # binaries at the x86-64-v2 baseline, install it, `sluice --check` on the
 # installed startup.conf, systemd-analyze verify on the unit, the manual
 # pages, then purge and nothing is left: files, the unit, the group.
@@ -49,10 +50,14 @@ deb=$(cd "$work/sluice" && dpkg-parsechangelog -S Version)
 [ "${deb%%-*}" = "$project" ] || fail "debian/changelog $deb, meson.build $project"
 
 echo "== dpkg-buildpackage (log: build.log)"
-(cd "$work/sluice" && DEB_BUILD_OPTIONS="nocheck parallel=2" nice dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
+(cd "$work/sluice" && DEB_BUILD_OPTIONS="nocheck noddebs parallel=2" nice dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
 	{ tail -40 "$work/build.log" >&2; fail "dpkg-buildpackage"; }
+# dh runs ninja -v: every compile command is in the log.
 grep -q -- '-march=native' "$work/build.log" && fail "the package build used -march=native"
 arch=$(dpkg --print-architecture)
+if [ "$arch" = amd64 ]; then
+	grep -q -- '-march=x86-64-v2 ' "$work/build.log" || fail "the package build did not use -march=x86-64-v2"
+fi
 pkg=$work/sluice_${deb}_${arch}.deb dev=$work/sluice-dev_${deb}_${arch}.deb
 [ -f "$pkg" ] && [ -f "$dev" ] || fail "no $(basename "$pkg") or $(basename "$dev"): $(ls "$work")"
 echo "built in $(($(date +%s) - t0)) s: $(cd "$work" && ls ./*.deb | tr '\n' ' ')"
