@@ -6,6 +6,10 @@
  *
  *   sluice [-c FILE]            run (the embedded default without -c)
  *   sluice --check [-c FILE]    print the effective configuration, or the error
+ *   (a lone FILE argument is taken as -c FILE)
+ *
+ * Under systemd (Type=notify, app/sluice.service.in) it sends READY=1 once
+ * the graph runs and the CLI listens, and STOPPING=1 as shutdown begins.
  *
  * Exit status: 0 after a clean shutdown or a good --check, 1 when a start-up
  * stage fails, 2 for a configuration error (nothing was started).
@@ -22,6 +26,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef SLUICE_HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "app/app_cli.h"
 #include "app/conf.h"
@@ -78,10 +85,20 @@ static void install_signals(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sluice [-c FILE]\n"
-		   "       sluice --check [-c FILE]\n"
+	fprintf(f, "usage: sluice [[-c] FILE]\n"
+		   "       sluice --check [[-c] FILE]\n"
 		   "  -c, --config FILE  startup configuration (default: the built-in one)\n"
 		   "      --check        print the effective configuration and exit (2 on error)\n");
+}
+
+/* Tell systemd (NOTIFY_SOCKET) where start-up is; nothing without it. */
+static void notify_systemd(const char *state)
+{
+#ifdef SLUICE_HAVE_LIBSYSTEMD
+	sd_notify(0, state);
+#else
+	(void)state;
+#endif
 }
 
 /* ---- config ---- */
@@ -549,10 +566,12 @@ static int run(const char *path)
 		return 1;
 	}
 	base_log("main", "running; SIGINT or SIGTERM stops");
+	notify_systemd("READY=1\nSTATUS=running");
 	atomic_store(&signal_wakes, graph_thread_get(a.g, 0));
 	graph_main_loop(a.g, &stop_requested);
 	atomic_store(&signal_wakes, NULL);
 	base_log("main", "stopping");
+	notify_systemd("STOPPING=1\nSTATUS=stopping");
 	return shutdown_app(&a);
 }
 
@@ -575,6 +594,8 @@ int main(int argc, char **argv)
 		default: usage(stderr); return EXIT_CONFIG;
 		}
 	}
+	if (!path && optind == argc - 1)
+		path = argv[optind++];
 	if (optind < argc) {
 		usage(stderr);
 		return EXIT_CONFIG;

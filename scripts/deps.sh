@@ -7,7 +7,9 @@ set -euo pipefail
 # libmicrohttpd-dev: the HTTP server of the Prometheus endpoint (statseg { prometheus }).
 # libmnl-dev: linux-cp's netlink listener (libnl 3.7 has no nexthop-object
 # type, which FRR uses by default; libmnl is the minimal, well-kept one).
-build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev libcjson-dev libpcap-dev check libmicrohttpd-dev libmnl-dev)
+# libsystemd-dev: sd_notify for the unit's Type=notify (app/main.c; the
+# build works without it, with a Type=simple unit: meson -Dsystemd=disabled).
+build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev libcjson-dev libpcap-dev check libmicrohttpd-dev libmnl-dev libsystemd-dev)
 # prometheus (server and promtool) and curl: tests/statseg/test_prometheus.sh
 # scrapes the endpoint with a real Prometheus and lints it with promtool.
 # tshark: tests/integration/test_dispatch_trace.sh reads the pcapng dispatch
@@ -21,7 +23,12 @@ build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev
 # sluice's Packet Too Big.
 # gcc-aarch64-linux-gnu: tests/nic/cross_aarch64.sh builds drivers/ for
 # aarch64, whose I/O barriers (drivers/pci/io_barrier.h) differ from x86-64's.
-test_pkgs=(iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark frr ndisc6 iputils-tracepath gcc-aarch64-linux-gnu)
+# debhelper dpkg-dev fakeroot lintian: tests/package/test_package.sh builds
+# the Debian package (dpkg-buildpackage, dh with the meson buildsystem) and
+# lints it; systemd (systemd-analyze verify, systemd-sysusers for the
+# package's group) and man-db (man -w, man --warnings) check what it installs
+# (also tests/app/test_install.sh's man pages).
+test_pkgs=(debhelper dpkg-dev fakeroot lintian systemd man-db iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark frr ndisc6 iputils-tracepath gcc-aarch64-linux-gnu)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = test ]; then
