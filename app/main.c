@@ -26,6 +26,7 @@
 #include "app/app_cli.h"
 #include "app/conf.h"
 #include "app/exit_report.h"
+#include "app/plugin_loader.h"
 #include "app/statseg.h"
 #include "app/statseg_http.h"
 #include "cli/cli.h"
@@ -575,6 +576,8 @@ int main(int argc, char **argv)
 		default: usage(stderr); return EXIT_CONFIG;
 		}
 	}
+	/* Plugins load while startup.conf is read, before anything starts. */
+	sluice_config_set_plugin_loader(plugin_load_all);
 	if (optind < argc) {
 		usage(stderr);
 		return EXIT_CONFIG;
