@@ -35,6 +35,7 @@ struct parser {
 	uint32_t section_line[APP_MAX_SECTIONS]; /* where each section was written, 0: not */
 	uint32_t extra_line[CONF_MAX_EXTRA_SECTIONS]; /* the same for plugins' sections */
 	bool only_plugins; /* the first pass: the plugins section, the others skipped */
+	bool malformed;    /* the first pass met text the second will refuse */
 };
 
 static int fail_at(struct parser *p, uint32_t line, uint32_t col, const char *fmt, ...)
@@ -480,8 +481,10 @@ static int parse_file(struct parser *p)
 		if (st->type == TOK_EOF)
 			return 0;
 		if (p->only_plugins && (st->type != TOK_WORD || strcmp(st->text, app_plugins_conf_section.name) != 0)) {
-			if (st->type != TOK_WORD || !skip_section(p))
+			if (st->type != TOK_WORD || !skip_section(p)) {
+				p->malformed = true;
 				return 0;
+			}
 			continue;
 		}
 		const struct app_section *as = st->type == TOK_WORD ? app_section_find(st->text) : NULL;
@@ -577,8 +580,8 @@ static int load_plugins(struct parser *p)
 	int rc = parse_file(p);
 	p->only_plugins = false;
 	p->i = 0;
-	if (rc)
-		return rc;
+	if (rc || p->malformed)
+		return rc; /* a malformed file loads nothing: the second pass says why */
 	uint32_t line = p->section_line[si];
 	p->section_line[si] = 0;
 	rc = plugin_loader(&p->cfg->plugins, p->err->msg, sizeof(p->err->msg));
