@@ -89,8 +89,11 @@ static int check_desc(const struct sluice_plugin_desc *d, const char *path, char
 /* What the plugin's constructors added (entries from the given counts on)
  * must not take a name that exists. */
 static int check_registered(uint32_t nodes0, uint32_t drivers0, uint32_t sections0, uint32_t dropped0,
-			    const char *path, char *err, size_t errlen)
+			    uint32_t twice0, const char *path, char *err, size_t errlen)
 {
+	const char *cmd = NULL;
+	if (cli_command_twice(&cmd) != twice0)
+		return refuse(err, errlen, path, "registers CLI command '%s', which exists already", cmd);
 	uint32_t n = node_registry_count();
 	for (uint32_t i = nodes0; i < n; i++)
 		for (uint32_t j = 0; j < i; j++)
@@ -120,6 +123,7 @@ static int load_one(struct plugin_info *p, char *err, size_t errlen)
 {
 	uint32_t nodes0 = node_registry_count(), drivers0 = conf_driver_count();
 	uint32_t sections0 = conf_section_count(), dropped0 = conf_section_dropped();
+	uint32_t twice0 = cli_command_twice(NULL);
 	int rc = check_owner(p->path, false, err, errlen);
 	if (rc)
 		return rc;
@@ -134,7 +138,7 @@ static int load_one(struct plugin_info *p, char *err, size_t errlen)
 			      "without SLUICE_PLUGIN()", SLUICE_PLUGIN_SYMBOL);
 	rc = check_desc(d, p->path, err, errlen);
 	if (rc == 0)
-		rc = check_registered(nodes0, drivers0, sections0, dropped0, p->path, err, errlen);
+		rc = check_registered(nodes0, drivers0, sections0, dropped0, twice0, p->path, err, errlen);
 	if (rc)
 		return rc;
 	char why[CONF_MSG_SIZE] = "";

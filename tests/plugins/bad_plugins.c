@@ -7,6 +7,7 @@
  *   BAD_SYMBOL      calls a function sluice does not export (dlopen fails)
  *   BAD_NO_DESC     has no descriptor
  *   BAD_DUP_SECTION registers a startup.conf section called unix
+ *   BAD_DUP_CLI     registers a CLI command called show plugins
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,6 +61,16 @@ static const struct conf_section unix_again = { .name = "unix", .size = sizeof(u
 static const struct conf_section_reg unix_again_reg = { .sec = &unix_again, .obj = unix_obj };
 CONF_SECTION_REGISTER(unix_again_reg)
 SLUICE_PLUGIN(.name = "bad-dup-section");
+#elif defined(BAD_DUP_CLI)
+static int again(struct cli_session *s, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	cli_printf(s, "not the loader's");
+	return 0;
+}
+CLI_COMMAND(again_cmd, "show plugins", "show plugins", "a second one", again)
+SLUICE_PLUGIN(.name = "bad-dup-cli");
 #else
 #error "build with one -DBAD_*"
 #endif

@@ -13,7 +13,7 @@
 # (b) Refusals at start: each exits 2 before any stage starts, naming the
 #     plugin's path and the reason (file or directory writable by others,
 #     not owned by root or us when run as root, another API version, other
-#     struct sizes, a node or section name that exists, a failing init,
+#     struct sizes, a node, section or CLI command that exists, a failing init,
 #     an unresolved symbol, no descriptor, an enabled file that is not
 #     there); a good plugin loaded before a bad one does not make a start.
 # (c) Out of the tree: meson install --destdir, every installed header
@@ -205,7 +205,7 @@ expect_refused() {
 	local rc=$?
 	[ "$rc" -eq 2 ] || fail "$1: exit $rc, not 2"
 	grep -Eq -- "$3" "$tmp/err" || fail "$1: no /$3/ on stderr"
-	grep -Eq "^sluice: (buffers|interfaces|graph|threads|cli|main):" "$tmp/err" && fail "$1: a stage ran"
+	grep -Eq "^sluice: (buffers|interfaces|graph|threads|main):|^sluice: cli: listening" "$tmp/err" && fail "$1: a stage ran"
 	timeout 20 "$sluice" --check -c "$tmp/startup.conf" > /dev/null 2> "$tmp/err"
 	rc=$?
 	[ "$rc" -eq 2 ] || fail "$1: --check exit $rc, not 2"
@@ -232,7 +232,8 @@ for case in "version|built for plugin API version 999, this sluice has version 1
 	"init|init failed: the sample device is not present" \
 	"symbol|dlopen: .*undefined symbol: sluice_no_such_function" \
 	"no_desc|no descriptor \(symbol 'sluice_plugin'\)" \
-	"dup_section|registers startup.conf section 'unix', which exists already"; do
+	"dup_section|registers startup.conf section 'unix', which exists already" \
+	"dup_cli|registers CLI command 'show plugins', which exists already"; do
 	name=${case%%|*}
 	d=$(plugin_dir "bad-$name" "$(bad_so "$name")")
 	expect_refused "bad_$name.so" "path $d" "error: plugin $(esc "$d")/bad_$name\.so: ${case#*|}"
