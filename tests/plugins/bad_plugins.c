@@ -8,6 +8,7 @@
  *   BAD_NO_DESC     has no descriptor
  *   BAD_DUP_SECTION registers a startup.conf section called unix
  *   BAD_DUP_CLI     registers a CLI command called show plugins
+ *   BAD_DUP_DRIVER  registers a driver called null
  */
 #include <errno.h>
 #include <stdio.h>
@@ -71,6 +72,17 @@ static int again(struct cli_session *s, int argc, char **argv)
 }
 CLI_COMMAND(again_cmd, "show plugins", "show plugins", "a second one", again)
 SLUICE_PLUGIN(.name = "bad-dup-cli");
+#elif defined(BAD_DUP_DRIVER)
+static struct device *null_again_create(const void *conf, char *err, size_t errlen)
+{
+	(void)conf;
+	snprintf(err, errlen, "not the real one");
+	return NULL;
+}
+static const struct conf_driver null_again_conf = { .name = "null" };
+static const struct dev_driver null_again = { .name = "null", .conf = &null_again_conf, .create = null_again_create };
+DEV_DRIVER_REGISTER(null_again)
+SLUICE_PLUGIN(.name = "bad-dup-driver");
 #else
 #error "build with one -DBAD_*"
 #endif

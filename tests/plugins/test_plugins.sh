@@ -9,11 +9,13 @@
 #     a second file disabled; show config prints its section; the trace
 #     shows its record; clear sample flows empties the table. Again with
 #     `sample { max-flows 1 }`: one flow counted, the other 10 packets
-#     counted as "flow table full".
+#     counted as "flow table full". A second plugin, beside the sample,
+#     adds a driver: an interface of it made from startup.conf sends the
+#     stream's 2 x 10 packets (its TX-packets), through plugtest-tx.
 # (b) Refusals at start: each exits 2 before any stage starts, naming the
 #     plugin's path and the reason (file or directory writable by others,
 #     not owned by root or us when run as root, another API version, other
-#     struct sizes, a node, section or CLI command that exists, a failing init,
+#     struct sizes, a node, driver, section or CLI command that exists, a failing init,
 #     an unresolved symbol, no descriptor, an enabled file that is not
 #     there); a good plugin loaded before a bad one does not make a start.
 # (c) Out of the tree: meson install --destdir, every installed header
@@ -22,14 +24,15 @@
 #     .so passes (a)'s checks in the in-tree daemon.
 # No root needed (the ownership case runs only as root). About 10 s.
 #
-#   test_plugins.sh SLUICE SLUICECTL SAMPLE_SO SRC_ROOT BUILD_ROOT BAD_SO...
+#   test_plugins.sh SLUICE SLUICECTL SAMPLE_SO DRV_SO SRC_ROOT BUILD_ROOT BAD_SO...
 set -u
 sluice=$1
 sluicectl=$2
 sample=$3
-src=$4
-build=$5
-shift 5
+drv=$4
+src=$5
+build=$6
+shift 6
 bad=("$@")
 tmp=$(mktemp -d /tmp/sluice-plugins-XXXXXX)
 pid=
@@ -72,7 +75,7 @@ write_conf() {
 unix { cli-listen $tmp/cli.sock }
 plugins { $1 }
 $2
-interfaces { pg0 { driver null } }
+interfaces { pg0 { driver null ${3:-} } ${4:-} }
 packet-generator {
   s0 { limit $((2 * N))  rate 10kpps  size 64  next-node ethernet-input  rx-if 0  dst-mac ff:ff:ff:ff:ff:ff
        ethertype 0x0800  src-ip 10.0.0.1-10.0.0.2  dst-ip 10.0.1.1  protocol udp  src-port 1000  dst-port 2000
@@ -196,6 +199,37 @@ print(sum(e["count"] for e in json.load(sys.stdin)["errors"] if e["node"] == "sa
 stop
 echo "ok: max-flows 1"
 
+# A driver from a plugin, beside the sample (both loaded).
+d=$(plugin_dir drv "$sample" "$drv")
+write_conf "path $d" "" "l2-xconnect pt0" "pt0 { driver plugtest  tx-queues 1 }"
+start
+ctl set interface state pt0 up > /dev/null || fail "pt0 up"
+ctl packet-generator enable s0 > /dev/null || fail "enable s0"
+for _ in $(seq 100); do
+	tx=$(ctl show interface pt0 json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+d = d["interfaces"] if isinstance(d, dict) and "interfaces" in d else d
+d = d[0] if isinstance(d, list) else d
+print(d["counters"]["TX-packets"])')
+	[ "${tx:-0}" -ge $((2 * N)) ] && break
+	sleep 0.1
+done
+[ "${tx:-0}" -eq $((2 * N)) ] || fail "plugtest interface pt0 sent ${tx:-0} of $((2 * N))"
+ctl show plugins json | python3 -c '
+import json, sys
+got = sorted((p["file"], p["state"], p.get("name")) for p in json.load(sys.stdin)["plugins"])
+assert got == [("drv_plugin.so", "loaded", "plugtest"), ("sample_plugin.so", "loaded", "sample")], got' ||
+	fail "show plugins json with two plugins"
+ctl show graph json | python3 -c '
+import json, sys
+nodes = {n["name"]: n for n in json.load(sys.stdin)["nodes"]}
+assert "plugtest-input" in nodes, "no plugtest-input"
+assert nodes["plugtest-tx"]["vectors"] == int(sys.argv[1]), nodes["plugtest-tx"]' $((2 * N)) ||
+	fail "show graph json: the driver's nodes"
+stop
+echo "ok: a driver from a plugin"
+
 # ---- (b) refusals ----
 # expect_refused WHAT PLUGINS_SECTION REGEX [MORE_SECTIONS]: a real start
 # and --check both exit 2 with REGEX on stderr; no stage after config ran.
@@ -205,7 +239,8 @@ expect_refused() {
 	local rc=$?
 	[ "$rc" -eq 2 ] || fail "$1: exit $rc, not 2"
 	grep -Eq -- "$3" "$tmp/err" || fail "$1: no /$3/ on stderr"
-	grep -Eq "^sluice: (buffers|interfaces|graph|threads|main):|^sluice: cli: listening" "$tmp/err" && fail "$1: a stage ran"
+	grep -Eq "^sluice: (buffers|interfaces|threads|main):|^sluice: graph: [0-9]+ nodes|^sluice: cli: listening" "$tmp/err" &&
+		fail "$1: a stage ran"
 	timeout 20 "$sluice" --check -c "$tmp/startup.conf" > /dev/null 2> "$tmp/err"
 	rc=$?
 	[ "$rc" -eq 2 ] || fail "$1: --check exit $rc, not 2"
@@ -233,7 +268,8 @@ for case in "version|built for plugin API version 999, this sluice has version 1
 	"symbol|dlopen: .*undefined symbol: sluice_no_such_function" \
 	"no_desc|no descriptor \(symbol 'sluice_plugin'\)" \
 	"dup_section|registers startup.conf section 'unix', which exists already" \
-	"dup_cli|registers CLI command 'show plugins', which exists already"; do
+	"dup_cli|registers CLI command 'show plugins', which exists already" \
+	"dup_driver|registers driver 'null', which exists already"; do
 	name=${case%%|*}
 	d=$(plugin_dir "bad-$name" "$(bad_so "$name")")
 	expect_refused "bad_$name.so" "path $d" "error: plugin $(esc "$d")/bad_$name\.so: ${case#*|}"
