@@ -1,4 +1,5 @@
-/* sluice: read startup.conf, start the data plane in a fixed order (config,
+/* sluice: read startup.conf (loading the plugins its plugins section
+ * enables, docs/plugins.md), start the data plane in a fixed order (config,
  * buffers, interfaces, graph, threads, cli) with one log line per stage, run
  * the main thread's loop, and on SIGINT/SIGTERM shut down in reverse: stop
  * the CLI and the inputs, drain every frame, stop the workers, log node
