@@ -38,13 +38,14 @@ static int row_cmp(const void *a, const void *b)
  * Returns the rows (malloc'd, sorted) and their count in *n. */
 static struct row *collect(struct graph *g, int node, bool clear, uint32_t *n)
 {
-	uint32_t cap = graph_n_threads(g) * SAMPLE_FLOWS_MAX;
+	uint32_t n_threads = graph_n_threads(g), cap = n_threads * SAMPLE_FLOWS_MAX;
 	struct row *rows = clear ? NULL : malloc((cap ? cap : 1) * sizeof(*rows));
 	*n = 0;
 	if (!clear && !rows)
 		return NULL;
 	graph_barrier_sync(g);
-	for (uint32_t t = 0; t < graph_n_threads(g); t++) {
+	/* The rows were sized for the threads counted above. */
+	for (uint32_t t = 0; t < MIN(n_threads, graph_n_threads(g)); t++) {
 		struct node_runtime *rt = graph_node_runtime(g, t, (uint32_t)node);
 		struct sample_flows *ft = rt ? rt->data : NULL;
 		if (!ft)
