@@ -178,8 +178,12 @@ int plugin_load_all(const struct plugin_conf *c, char *err, size_t errlen)
 	loaded = true;
 	snprintf(dir, sizeof(dir), "%s", c->path);
 	/* The install's own directory may be missing (nothing installed
-	 * there); a directory the config names must exist. */
-	if (strcmp(c->path, SLUICE_PLUGIN_DIR) == 0 && stat(c->path, &st) < 0 && errno == ENOENT && c->n == 0)
+	 * there) unless a plugin is enabled by name; a directory the config
+	 * names must exist. */
+	bool named = false;
+	for (uint32_t i = 0; i < c->n; i++)
+		named |= c->plugins[i].enable && strcmp(c->plugins[i].name, "default") != 0;
+	if (strcmp(c->path, SLUICE_PLUGIN_DIR) == 0 && stat(c->path, &st) < 0 && errno == ENOENT && !named)
 		return 0;
 	int rc = check_owner(c->path, true, err, errlen);
 	if (rc)
