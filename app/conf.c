@@ -33,6 +33,9 @@ struct parser {
 	struct app_conf_msg *err;
 	struct sluice_config *cfg;
 	uint32_t section_line[APP_MAX_SECTIONS]; /* where each section was written, 0: not */
+	uint32_t extra_line[CONF_MAX_EXTRA_SECTIONS]; /* the same for plugins' sections */
+	bool only_plugins; /* the first pass: the plugins section, the others skipped */
+	bool malformed;    /* the first pass met text the second will refuse */
 };
 
 static int fail_at(struct parser *p, uint32_t line, uint32_t col, const char *fmt, ...)
@@ -369,12 +372,29 @@ static int interface_block(struct parser *p, struct conf_interfaces *ifs, const 
 
 /* ---- sections ---- */
 
-static int parse_section_body(struct parser *p, const struct app_section *as, const struct token *st,
-			      const struct token *open)
+/* `KEYWORD NAME {` of a keyword block (conf_block.keyword): the name
+ * token, or NULL after failing. */
+static const struct token *keyword_block_name(struct parser *p, const struct conf_block *b, const struct token *kt)
 {
-	const struct conf_section *sec = as->sec;
-	uint8_t *obj = (uint8_t *)p->cfg + as->offset;
-	const char *block_what = as->interfaces ? "interface" : sec->block ? sec->block->what : NULL;
+	char show[CONF_MSG_SIZE];
+	const struct token *nt = next(p);
+	if (nt->type != TOK_WORD && nt->type != TOK_STRING) {
+		fail(p, nt, "expected a %s name after '%s', found %s", b->what, kt->text, tok_show(nt, show, sizeof(show)));
+		return NULL;
+	}
+	if (peek(p)->type != TOK_OPEN) {
+		fail(p, peek(p), "expected '{' after '%s %s', found %s", kt->text, nt->text,
+		     tok_show(peek(p), show, sizeof(show)));
+		return NULL;
+	}
+	return nt;
+}
+
+static int parse_section_body(struct parser *p, const struct conf_section *sec, bool interfaces, uint8_t *obj,
+			      const struct token *st, const struct token *open)
+{
+	const char *block_what = interfaces ? "interface" : sec->block ? sec->block->what : NULL;
+	const char *keyword = sec->block ? sec->block->keyword : NULL;
 	uint32_t lines[APP_MAX_BLOCKS]; /* where each block began, for duplicate names */
 	struct seen seen = { .keys = sec->keys };
 	char where[CONF_MSG_SIZE];
@@ -387,11 +407,15 @@ static int parse_section_body(struct parser *p, const struct app_section *as, co
 		if (t->type == TOK_EOF)
 			return fail(p, open, "unclosed '{' of %s: expected '}' before the end of the file", where);
 		const struct conf_key *k = t->type == TOK_WORD ? conf_key_find(sec->keys, t->text) : NULL;
+		const struct token *nt;
 		if (k)
 			rc = parse_pair(p, t, k, &seen, obj);
-		else if (block_what && t->type == TOK_WORD && peek(p)->type == TOK_OPEN)
-			rc = as->interfaces ? interface_block(p, (struct conf_interfaces *)obj, t, lines)
-					    : generic_block(p, sec->block, obj, t, lines);
+		else if (keyword && t->type == TOK_WORD && strcmp(t->text, keyword) == 0)
+			rc = (nt = keyword_block_name(p, sec->block, t)) ? generic_block(p, sec->block, obj, nt, lines)
+									 : -EINVAL;
+		else if (block_what && !keyword && t->type == TOK_WORD && peek(p)->type == TOK_OPEN)
+			rc = interfaces ? interface_block(p, (struct conf_interfaces *)obj, t, lines)
+					: generic_block(p, sec->block, obj, t, lines);
 		else
 			rc = unknown_key(p, t, where, sec->keys, NULL, block_what);
 		if (rc)
@@ -404,6 +428,49 @@ static void list_sections(char *buf, size_t len)
 	size_t off = 0;
 	for (size_t i = 0; i < app_n_sections && off < len; i++)
 		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", app_sections[i].sec->name);
+	for (uint32_t i = 0; i < conf_section_count() && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, ", %s", conf_section_get(i)->sec->name);
+}
+
+/* A plugin's section (base/conf.h, conf_section_register) called name:
+ * its index, or -1. */
+static int extra_section_find(const char *name)
+{
+	for (uint32_t i = 0; i < conf_section_count(); i++)
+		if (strcmp(conf_section_get(i)->sec->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* One section whose name token st was read: the line it was first seen at
+ * (duplicates), '{', and its body. */
+static int parse_section(struct parser *p, const struct token *st, uint32_t *first_line,
+			 const struct conf_section *sec, bool interfaces, uint8_t *obj)
+{
+	char show[CONF_MSG_SIZE];
+	if (*first_line)
+		return fail(p, st, "duplicate section '%s' (first at line %u)", st->text, *first_line);
+	*first_line = st->line;
+	struct token *open = next(p);
+	if (open->type != TOK_OPEN)
+		return fail(p, open, "expected '{' after '%s', found %s", st->text, tok_show(open, show, sizeof(show)));
+	return parse_section_body(p, sec, interfaces, obj, st, open);
+}
+
+/* The first pass steps over a section other than plugins: its name, '{'
+ * and everything to the matching '}'. False when the text is not so
+ * shaped; the second pass then says where and why. */
+static bool skip_section(struct parser *p)
+{
+	if (next(p)->type != TOK_OPEN)
+		return false;
+	for (uint32_t depth = 1; depth;) {
+		const struct token *t = next(p);
+		if (t->type == TOK_EOF)
+			return false;
+		depth += t->type == TOK_OPEN ? 1u : t->type == TOK_CLOSE ? -1u : 0u;
+	}
+	return true;
 }
 
 static int parse_file(struct parser *p)
@@ -413,7 +480,23 @@ static int parse_file(struct parser *p)
 		struct token *st = next(p);
 		if (st->type == TOK_EOF)
 			return 0;
+		if (p->only_plugins && (st->type != TOK_WORD || strcmp(st->text, app_plugins_conf_section.name) != 0)) {
+			if (st->type != TOK_WORD || !skip_section(p)) {
+				p->malformed = true;
+				return 0;
+			}
+			continue;
+		}
 		const struct app_section *as = st->type == TOK_WORD ? app_section_find(st->text) : NULL;
+		int x = st->type == TOK_WORD && !as ? extra_section_find(st->text) : -1;
+		int rc;
+		if (x >= 0) {
+			const struct conf_section_reg *r = conf_section_get((uint32_t)x);
+			rc = parse_section(p, st, &p->extra_line[x], r->sec, false, r->obj);
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (!as) {
 			list_sections(list, sizeof(list));
 			if (st->type != TOK_WORD)
@@ -422,13 +505,7 @@ static int parse_file(struct parser *p)
 			return fail(p, st, "unknown section '%s': expected one of %s", st->text, list);
 		}
 		size_t si = (size_t)(as - app_sections);
-		if (p->section_line[si])
-			return fail(p, st, "duplicate section '%s' (first at line %u)", st->text, p->section_line[si]);
-		p->section_line[si] = st->line;
-		struct token *open = next(p);
-		if (open->type != TOK_OPEN)
-			return fail(p, open, "expected '{' after '%s', found %s", st->text, tok_show(open, show, sizeof(show)));
-		int rc = parse_section_body(p, as, st, open);
+		rc = parse_section(p, st, &p->section_line[si], as->sec, as->interfaces, (uint8_t *)p->cfg + as->offset);
 		if (rc)
 			return rc;
 	}
@@ -444,6 +521,14 @@ static int config_defaults(struct sluice_config *cfg, const char *file, struct a
 	for (size_t i = 0; i < app_n_sections; i++) {
 		if (conf_defaults(app_sections[i].sec->keys, (uint8_t *)cfg + app_sections[i].offset, err->msg,
 				  sizeof(err->msg))) {
+			snprintf(err->file, sizeof(err->file), "%s", file);
+			return -EINVAL;
+		}
+	}
+	for (uint32_t i = 0; i < conf_section_count(); i++) {
+		const struct conf_section_reg *r = conf_section_get(i);
+		memset(r->obj, 0, r->sec->size);
+		if (conf_defaults(r->sec->keys, r->obj, err->msg, sizeof(err->msg))) {
 			snprintf(err->file, sizeof(err->file), "%s", file);
 			return -EINVAL;
 		}
@@ -466,7 +551,47 @@ static int check_unwritten(struct parser *p)
 		if (rc)
 			return rc;
 	}
+	for (uint32_t i = 0; i < conf_section_count(); i++) {
+		const struct conf_section_reg *r = conf_section_get(i);
+		struct seen seen = { .keys = r->sec->keys };
+		struct token none = { .line = 0, .col = 0 };
+		int rc = p->extra_line[i] ? 0 : run_check(p, r->sec->check, r->obj, &seen, &none, r->sec->name);
+		if (rc)
+			return rc;
+	}
 	return 0;
+}
+
+static app_plugin_loader_fn_t *plugin_loader;
+
+void sluice_config_set_plugin_loader(app_plugin_loader_fn_t *fn)
+{
+	plugin_loader = fn;
+}
+
+/* The first pass: the plugins section alone, then the loader, so that the
+ * second pass knows the sections the plugins added. A refusal is blamed
+ * on the plugins section. */
+static int load_plugins(struct parser *p)
+{
+	const struct app_section *as = app_section_find(app_plugins_conf_section.name);
+	size_t si = (size_t)(as - app_sections);
+	p->only_plugins = true;
+	int rc = parse_file(p);
+	p->only_plugins = false;
+	p->i = 0;
+	if (rc || p->malformed)
+		return rc; /* a malformed file loads nothing: the second pass says why */
+	uint32_t line = p->section_line[si];
+	p->section_line[si] = 0;
+	rc = plugin_loader(&p->cfg->plugins, p->err->msg, sizeof(p->err->msg));
+	if (rc) {
+		snprintf(p->err->file, sizeof(p->err->file), "%s", p->file);
+		p->err->line = line;
+		p->err->col = line ? 1 : 0;
+		return rc;
+	}
+	return config_defaults(p->cfg, p->file, p->err);
 }
 
 int sluice_config_parse(struct sluice_config *cfg, const char *file, const char *text, struct app_conf_msg *err)
@@ -476,6 +601,8 @@ int sluice_config_parse(struct sluice_config *cfg, const char *file, const char 
 	int rc = config_defaults(cfg, file, err);
 	if (rc == 0)
 		rc = lex(&p, text);
+	if (rc == 0 && plugin_loader)
+		rc = load_plugins(&p);
 	if (rc == 0)
 		rc = parse_file(&p);
 	/* Sections present were checked where they closed; the others are

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "app/plugin_loader.h"
 #include "app/statseg.h"
 #include "graph/buffer.h"
 #include "base/conf.h"
@@ -66,6 +67,7 @@ struct sluice_config {
 	struct statseg_conf statseg;
 	struct lcp_conf lcp;
 	struct ip6_fib_conf ip6;
+	struct plugin_conf plugins;
 	uint32_t n_warnings;
 	struct app_conf_msg warnings[APP_MAX_WARNINGS];
 };
@@ -87,6 +89,12 @@ extern const char app_conf_default_text[];
  * with the position and reason in *err and cfg left undefined. */
 int sluice_config_parse(struct sluice_config *cfg, const char *file, const char *text,
 			struct app_conf_msg *err);
+
+/* Load the plugins (plugin_load_all) between reading the plugins section
+ * and the others, so that sections plugins add are known. Set by the
+ * daemon; without it (the parser's tests) plugins are not loaded. */
+typedef int(app_plugin_loader_fn_t)(const struct plugin_conf *c, char *err, size_t errlen);
+void sluice_config_set_plugin_loader(app_plugin_loader_fn_t *fn);
 
 /* Read and parse a file; an unreadable file is an error at 0:0. */
 int sluice_config_load(struct sluice_config *cfg, const char *path, struct app_conf_msg *err);

@@ -13,6 +13,7 @@
 
 #include "app/conf.h"
 #include "app/conf_private.h"
+#include "app/plugin_loader.h"
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "nodes/ip6/ip6_interface.h"
@@ -212,6 +213,7 @@ const struct app_section app_sections[] = {
 	{ &statseg_conf_section, offsetof(struct sluice_config, statseg), false },
 	{ &lcp_conf_section, offsetof(struct sluice_config, lcp), false },
 	{ &ip6_fib_conf_section, offsetof(struct sluice_config, ip6), false },
+	{ &app_plugins_conf_section, offsetof(struct sluice_config, plugins), false },
 };
 const size_t app_n_sections = ARRAY_LEN(app_sections);
 _Static_assert(ARRAY_LEN(app_sections) <= APP_MAX_SECTIONS, "raise APP_MAX_SECTIONS");
@@ -290,7 +292,10 @@ static void print_blocks(FILE *f, const struct conf_block *b, const uint8_t *sec
 	memcpy(&n, sect + b->count_offset, sizeof(n));
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *elem = sect + b->array_offset + (size_t)i * b->elem_size;
-		fprintf(f, "  %s {\n", (const char *)elem + b->name_offset);
+		char name[CONF_MSG_SIZE];
+		struct conf_key nk = { .type = CONF_STRING, .offset = b->name_offset, .size = b->name_size };
+		conf_value_format(&nk, elem, name, sizeof(name));
+		fprintf(f, "  %s%s%s {\n", b->keyword ? b->keyword : "", b->keyword ? " " : "", name);
 		print_keys(f, b->keys, elem, 4);
 		fprintf(f, "  }\n");
 	}
@@ -313,6 +318,14 @@ char *sluice_config_format(const struct sluice_config *cfg)
 			print_interfaces(f, (const struct conf_interfaces *)obj);
 		else if (as->sec->block)
 			print_blocks(f, as->sec->block, obj);
+		fprintf(f, "}\n");
+	}
+	for (uint32_t i = 0; i < conf_section_count(); i++) {
+		const struct conf_section_reg *r = conf_section_get(i);
+		fprintf(f, "%s {\n", r->sec->name);
+		print_keys(f, r->sec->keys, r->obj, 2);
+		if (r->sec->block)
+			print_blocks(f, r->sec->block, r->obj);
 		fprintf(f, "}\n");
 	}
 	if (fclose(f) != 0) {

@@ -1,4 +1,5 @@
-/* sluice: read startup.conf, start the data plane in a fixed order (config,
+/* sluice: read startup.conf (loading the plugins its plugins section
+ * enables, docs/plugins.md), start the data plane in a fixed order (config,
  * buffers, interfaces, graph, threads, cli) with one log line per stage, run
  * the main thread's loop, and on SIGINT/SIGTERM shut down in reverse: stop
  * the CLI and the inputs, drain every frame, stop the workers, log node
@@ -33,6 +34,7 @@
 #include "app/app_cli.h"
 #include "app/conf.h"
 #include "app/exit_report.h"
+#include "app/plugin_loader.h"
 #include "app/statseg.h"
 #include "app/statseg_http.h"
 #include "cli/cli.h"
@@ -594,6 +596,8 @@ int main(int argc, char **argv)
 		default: usage(stderr); return EXIT_CONFIG;
 		}
 	}
+	/* Plugins load while startup.conf is read, before anything starts. */
+	sluice_config_set_plugin_loader(plugin_load_all);
 	if (!path && optind == argc - 1)
 		path = argv[optind++];
 	if (optind < argc) {

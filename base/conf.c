@@ -55,6 +55,34 @@ void conf_driver_names(char *buf, size_t len)
 		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", drivers[i]->name);
 }
 
+/* ---- sections added by plugins ---- */
+
+static const struct conf_section_reg *extra_sections[CONF_MAX_EXTRA_SECTIONS];
+static uint32_t n_extra_sections, n_extra_dropped;
+
+void conf_section_register(const struct conf_section_reg *r)
+{
+	if (n_extra_sections < CONF_MAX_EXTRA_SECTIONS)
+		extra_sections[n_extra_sections++] = r;
+	else
+		n_extra_dropped++;
+}
+
+uint32_t conf_section_count(void)
+{
+	return n_extra_sections;
+}
+
+const struct conf_section_reg *conf_section_get(uint32_t i)
+{
+	return i < n_extra_sections ? extra_sections[i] : NULL;
+}
+
+uint32_t conf_section_dropped(void)
+{
+	return n_extra_dropped;
+}
+
 /* ---- numbers and units ---- */
 
 struct unit {

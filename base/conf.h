@@ -125,6 +125,10 @@ typedef int(conf_check_fn_t)(void *obj, struct conf_check *chk);
  * elem_size structs that lives in the section's struct. */
 struct conf_block {
 	const char *what;            /* "stream", "interface": used in messages */
+	/* NULL: a block is written `NAME { keys }`. Else it is written
+	 * `KEYWORD NAME { keys }` (plugins { plugin NAME.so { enable } }), so
+	 * that NAME may be any word, even one of the section's keys. */
+	const char *keyword;
 	const struct conf_key *keys;
 	size_t elem_size;
 	size_t array_offset;         /* the array, in the section's struct */
@@ -192,6 +196,35 @@ const struct conf_driver *conf_driver_get(uint32_t i);
 /* Write the registered driver names, comma-separated, into buf ("none" when
  * there are none), for "unknown driver" messages. */
 void conf_driver_names(char *buf, size_t len);
+
+/* ---- sections added by plugins ---- */
+
+#define CONF_MAX_EXTRA_SECTIONS 16
+
+/* A section a plugin adds to startup.conf: its table, and the struct the
+ * parser fills (sec->size bytes, the plugin's own, set to the defaults
+ * before the file is read). The built-in sections are app/'s fixed list;
+ * these are parsed, checked and printed (--check, show config) the same
+ * way, after them. */
+struct conf_section_reg {
+	const struct conf_section *sec;
+	void *obj;
+};
+
+/* Add a section (from a plugin's constructor; see CONF_SECTION_REGISTER).
+ * A 17th is dropped and counted (conf_section_dropped) so that the loader
+ * can refuse the plugin that brought it. */
+void conf_section_register(const struct conf_section_reg *r);
+#define CONF_SECTION_REGISTER(r)                                                               \
+	static void __attribute__((constructor)) conf_section_register_##r(void)               \
+	{                                                                                      \
+		conf_section_register(&(r));                                                   \
+	}
+
+uint32_t conf_section_count(void);
+const struct conf_section_reg *conf_section_get(uint32_t i);
+/* Registrations dropped because the table was full. */
+uint32_t conf_section_dropped(void);
 
 /* ---- values ---- */
 

@@ -196,6 +196,10 @@ struct cli_command_reg {
  * A path registered twice keeps the first; the second is logged. */
 void cli_command_add(const struct cli_command_reg *reg);
 
+/* How many registrations named a path registered before (each kept the
+ * first), and in *last_path (when not NULL) the last such path. */
+uint32_t cli_command_twice(const char **last_path);
+
 /* Call fn for every registered command, in path order, with the registry
  * locked (fn must not add commands). `help json` lists them this way. */
 void cli_command_foreach(void (*fn)(const struct cli_command_reg *reg, void *ctx), void *ctx);

@@ -59,6 +59,21 @@ static bool registry_grow(void)
 	return true;
 }
 
+/* Paths registered twice (the plugin loader refuses a plugin that brings
+ * one), and the last of them. */
+static uint32_t n_twice;
+static const char *last_twice;
+
+uint32_t cli_command_twice(const char **last_path)
+{
+	pthread_mutex_lock(&registry.lock);
+	uint32_t n = n_twice;
+	if (last_path)
+		*last_path = last_twice;
+	pthread_mutex_unlock(&registry.lock);
+	return n;
+}
+
 void cli_command_add(const struct cli_command_reg *reg)
 {
 	if (!reg->path || !reg->path[0] || !reg->fn) {
@@ -69,9 +84,11 @@ void cli_command_add(const struct cli_command_reg *reg)
 	uint32_t i = 0;
 	while (i < registry.n && strcmp(registry.regs[i]->path, reg->path) < 0)
 		i++;
-	if (i < registry.n && !strcmp(registry.regs[i]->path, reg->path))
+	if (i < registry.n && !strcmp(registry.regs[i]->path, reg->path)) {
 		base_log("cli", "command '%s' registered twice; keeping the first", reg->path);
-	else if (registry.n < registry.cap || registry_grow()) {
+		n_twice++;
+		last_twice = reg->path;
+	} else if (registry.n < registry.cap || registry_grow()) {
 		memmove(registry.regs + i + 1, registry.regs + i, (registry.n - i) * sizeof(*registry.regs));
 		registry.regs[i] = reg;
 		registry.n++;

@@ -102,6 +102,33 @@ const struct node_reg *node_registry_find(const char *name);
 uint32_t node_registry_count(void);
 const struct node_reg *node_registry_get(uint32_t i);
 
+/* ---- features: a node placed on an arc between two existing nodes ---- */
+
+/* Put node `node` on the arc from `from` to its next node `to` (a plugin's
+ * node after ethernet-input on the IPv4 path: from "ethernet-input", to
+ * "ip4-input"). When the graph is built, `from`'s next `to` leads to
+ * `node` instead, and `node`'s own next `to` (it must name it among its
+ * next_nodes) leads on to `to`. Several features on one arc run in the
+ * order they registered: from -> first -> second -> to. The next index
+ * `from` uses does not change, so its code needs no edit, and the rewiring
+ * happens once, at build: a packet pays only for the node itself. A
+ * feature is on for every interface; a node that wants per-interface
+ * behaviour tests b->rx_if itself. graph_build refuses a feature whose
+ * node or arc does not exist. */
+struct node_feature {
+	const char *node;
+	const char *from;
+	const char *to;
+};
+
+/* From a constructor; see NODE_FEATURE_REGISTER. */
+void node_feature_register(const struct node_feature *f);
+#define NODE_FEATURE_REGISTER(f)                                                              \
+	static void __attribute__((constructor)) node_feature_register_##f(void)              \
+	{                                                                                     \
+		node_feature_register(&(f));                                                  \
+	}
+
 /* ---- node templates ---- */
 
 /* The i-th instance of a template: its name and the context its node gets

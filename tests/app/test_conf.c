@@ -17,6 +17,7 @@
 
 #include "app/conf.h"
 #include "app/conf_private.h"
+#include "sluice_version.h"
 
 /* A driver only this test has, so interface blocks can parse. */
 struct test_drv_config {
@@ -129,15 +130,18 @@ static const struct conf_case cases[] = {
 
 	/* the IPv6 FIB's size and pages */
 	{ .text = "ip6 { fib-groups 1048576  fib-memory 4k }", { "ip6.fib-groups=1048576", "ip6.fib-memory=4k" } },
+	/* plugins { }: `plugin NAME { }` blocks behind a keyword (app/plugin_conf.c) */
+	{ .text = "plugins { path /opt/p  plugin default { disable }  plugin a.so { enable } }", { "plugins.path=/opt/p" } },
+	{ .text = "plugins { plugin \"b c.so\" { disable } }", { "plugins.path=" SLUICE_PLUGIN_DIR } },
 	{ .text = "unix { nodaemon }", { "ip6.fib-groups=65536", "ip6.fib-memory=auto" } },
 
 	/* ---- unknown section ---- */
 	{ .text = "shaper { }", .line = 1, .col = 1,
-	  .msg = "unknown section 'shaper': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6" },
+	  .msg = "unknown section 'shaper': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6, plugins" },
 	{ .text = "unix { }\nscheduler { enable }", .line = 2, .col = 1,
-	  .msg = "unknown section 'scheduler': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6" },
+	  .msg = "unknown section 'scheduler': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6, plugins" },
 	{ .text = "}", .line = 1, .col = 1,
-	  .msg = "unexpected '}': expected a section name (one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6)" },
+	  .msg = "unexpected '}': expected a section name (one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6, plugins)" },
 	{ .text = "sched { ring-size 100 }", .line = 1, .col = 19,
 	  .msg = "'ring-size 100': expected a power of two, got 100" },
 	{ .text = "sched { class-queue-depth 1000 }", .line = 1, .col = 27,
@@ -152,6 +156,21 @@ static const struct conf_case cases[] = {
 	  .msg = "'socket-name 127.0.0.1:9000': expected a unix socket path (starting with / or .)" },
 	{ .text = "linux-cp { eth0 { host-if s-eth0-far-too-long } }", .line = 1, .col = 27,
 	  .msg = "bad value 's-eth0-far-too-long' for 'host-if': longer than 15 characters" },
+	{ .text = "plugins { plugin a.so { enable disable } }", .line = 1, .col = 18,
+	  .msg = "plugin 'a.so': expected one of enable, disable" },
+	{ .text = "plugins { plugin a.so { } }", .line = 1, .col = 18,
+	  .msg = "plugin 'a.so': expected one of enable, disable" },
+	{ .text = "plugins { plugin { enable } }", .line = 1, .col = 18,
+	  .msg = "expected a plugin name after 'plugin', found '{'" },
+	{ .text = "plugins { plugin a.so enable }", .line = 1, .col = 23,
+	  .msg = "expected '{' after 'plugin a.so', found 'enable'" },
+	{ .text = "plugins {\n plugin a.so { enable }\n plugin a.so { disable }\n}", .line = 3, .col = 9,
+	  .msg = "duplicate plugin name 'a.so' (first at line 2)" },
+	{ .text = "plugins { plugin a { enable } }", .line = 1, .col = 1,
+	  .msg = "section 'plugins': plugin 'a': expected NAME.so (a file of path) or default" },
+	{ .text = "plugins { a.so { enable } }", .line = 1, .col = 11,
+	  .msg = "unknown key 'a.so' in section 'plugins': expected one of path" },
+	{ .text = "plugins { path }", .line = 1, .col = 16, .msg = "missing value for 'path': found '}'" },
 	{ .text = "ip6 { fib-groups 0 }", .line = 1, .col = 18,
 	  .msg = "bad value '0' for 'fib-groups': out of range: expected 1 to 16777216" },
 	{ .text = "ip6 {\n  fib-memory huge\n}", .line = 2, .col = 14,
@@ -616,6 +635,135 @@ START_TEST(test_default_text)
 }
 END_TEST
 
+/* `plugin default { disable }` turns the rule around; a plugin's own
+ * block wins over it, in either order. */
+START_TEST(test_plugin_enabled)
+{
+	static struct sluice_config cfg;
+	struct app_conf_msg err;
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "", &err), 0);
+	ck_assert(plugin_conf_enabled(&cfg.plugins, "any.so"));
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t",
+					     "plugins { plugin a.so { enable } plugin default { disable } "
+					     "plugin \"b c.so\" { disable } }",
+					     &err),
+			 0);
+	ck_assert_uint_eq(cfg.plugins.n, 3);
+	ck_assert_str_eq(cfg.plugins.plugins[2].name, "b c.so");
+	ck_assert(plugin_conf_enabled(&cfg.plugins, "a.so"));
+	ck_assert(!plugin_conf_enabled(&cfg.plugins, "b c.so"));
+	ck_assert(!plugin_conf_enabled(&cfg.plugins, "other.so"));
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "plugins { plugin b.so { disable } }", &err), 0);
+	ck_assert(!plugin_conf_enabled(&cfg.plugins, "b.so"));
+	ck_assert(plugin_conf_enabled(&cfg.plugins, "other.so"));
+	/* The keyword block prints back as written and parses to the same. */
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "plugins { plugin \"b c.so\" { disable } }", &err), 0);
+	char *text = sluice_config_format(&cfg);
+	ck_assert_ptr_nonnull(strstr(text, "plugins {\n  path " SLUICE_PLUGIN_DIR "\n  plugin \"b c.so\" {\n    disable\n  }\n}\n"));
+	free(text);
+}
+END_TEST
+
+/* A section added at run time (a plugin's, base/conf.h): defaults when
+ * unwritten, parsed into its owner's struct, checked, printed after the
+ * built-in ones, named in "unknown section" lists; a second one of the
+ * same name in a file is a duplicate. */
+struct extra_conf {
+	uint32_t depth;
+	char name[16];
+};
+
+static int extra_check(void *obj, struct conf_check *chk)
+{
+	const struct extra_conf *e = obj;
+	if (e->depth == 13) {
+		chk->key = "depth";
+		snprintf(chk->msg, sizeof(chk->msg), "unlucky");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+START_TEST(test_extra_section)
+{
+	static const struct conf_key keys[] = {
+		{ .name = "depth", .type = CONF_UINT, .def = "64", .min = 1, .max = 4096, CONF_FIELD(struct extra_conf, depth) },
+		{ .name = "name", .type = CONF_STRING, CONF_FIELD(struct extra_conf, name) },
+		{ 0 },
+	};
+	static const struct conf_section sec = { .name = "extra", .size = sizeof(struct extra_conf), .keys = keys,
+						 .check = extra_check };
+	static struct extra_conf obj = { .depth = 7, .name = "stale" };
+	static const struct conf_section_reg reg = { .sec = &sec, .obj = &obj };
+	static struct sluice_config cfg;
+	struct app_conf_msg err;
+	uint32_t n0 = conf_section_count();
+	conf_section_register(&reg);
+	ck_assert_uint_eq(conf_section_count(), n0 + 1);
+	ck_assert_ptr_eq(conf_section_get(n0), &reg);
+
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "", &err), 0);
+	ck_assert_uint_eq(obj.depth, 64);
+	ck_assert_str_eq(obj.name, "");
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "unix { }\nextra { depth 5 name x }\n", &err), 0);
+	ck_assert_uint_eq(obj.depth, 5);
+	ck_assert_str_eq(obj.name, "x");
+	char *text = sluice_config_format(&cfg);
+	ck_assert_ptr_nonnull(strstr(text, "}\nextra {\n  depth 5\n  name x\n}\n"));
+	free(text);
+
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "extra {\n depth 13\n}", &err), -EINVAL);
+	ck_assert_uint_eq(err.line, 2);
+	ck_assert_uint_eq(err.col, 8);
+	ck_assert_str_eq(err.msg, "'depth 13': unlucky");
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "extra { }\nextra { }", &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "duplicate section 'extra' (first at line 1)");
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "extra { size 1 }", &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "unknown key 'size' in section 'extra': expected one of depth, name");
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "nope { }", &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "ip6, plugins, extra"));
+}
+END_TEST
+
+/* The loader runs between the plugins section and the rest, with the
+ * plugins section as written; its refusal is blamed on that section. */
+static uint32_t loader_calls;
+static char loader_path[PLUGIN_PATH_SIZE];
+
+static int fake_loader(const struct plugin_conf *c, char *err, size_t errlen)
+{
+	loader_calls++;
+	snprintf(loader_path, sizeof(loader_path), "%s", c->path);
+	if (strcmp(c->path, "/refuse") == 0) {
+		snprintf(err, errlen, "plugin /refuse/x.so: no");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+START_TEST(test_plugin_loader_hook)
+{
+	static struct sluice_config cfg;
+	struct app_conf_msg err;
+	sluice_config_set_plugin_loader(fake_loader);
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "unix { nodaemon }\nplugins { path /p }\nip6 { }", &err), 0);
+	ck_assert_uint_eq(loader_calls, 1);
+	ck_assert_str_eq(loader_path, "/p");
+	ck_assert_str_eq(cfg.plugins.path, "/p");
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "unix { }\n\nplugins { path /refuse }", &err), -EINVAL);
+	ck_assert_uint_eq(err.line, 3);
+	ck_assert_str_eq(err.msg, "plugin /refuse/x.so: no");
+	/* A malformed section before it: nothing is loaded, the second pass
+	 * names the fault. */
+	ck_assert_int_eq(sluice_config_parse(&cfg, "t", "unix { \nplugins { path /x }", &err), -EINVAL);
+	ck_assert_uint_eq(loader_calls, 2);
+	ck_assert_str_eq(err.msg, "unknown key 'plugins' in section 'unix': expected one of nodaemon, daemon, log, "
+				  "pidfile, cli-listen, cli-mode, cli-group, cli-max-sessions, cli-idle-timeout, "
+				  "cli-max-line, cli-password-file, cli-file-dir, exec");
+	sluice_config_set_plugin_loader(NULL);
+}
+END_TEST
+
 START_TEST(test_load_missing)
 {
 	static struct sluice_config cfg;
@@ -684,6 +832,9 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_password_file);
 	tcase_add_test(tc, test_default_text);
 	tcase_add_test(tc, test_load_missing);
+	tcase_add_test(tc, test_plugin_enabled);
+	tcase_add_test(tc, test_extra_section);
+	tcase_add_test(tc, test_plugin_loader_hook);
 	tcase_add_test(tc, test_codec);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
