@@ -29,6 +29,10 @@ static struct {
  * commands then never race each other on graph state or the barrier. */
 static pthread_mutex_t command_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Commands running on this thread: `exec FILE` runs commands inside its
+ * own, which already hold the lock (cli_exec.c). */
+static __thread uint32_t command_depth;
+
 void cli_command_locked(void (*fn)(void *arg), void *arg)
 {
 	pthread_mutex_lock(&command_lock);
@@ -347,12 +351,14 @@ static int dispatch(struct cli_def *def, const char *command, char **argv, int a
 		s->status = 0;
 		return CLI_OK;
 	}
-	pthread_mutex_lock(&command_lock);
+	if (command_depth++ == 0)
+		pthread_mutex_lock(&command_lock);
 	uint64_t start = cpu_ticks();
 	int rc = reg->fn(s, argc, argv);
 	cli_elog_command(reg->path, start, rc); /* event log: command and duration (cli_elog.c) */
 	cli_server_count_command(rc);
-	pthread_mutex_unlock(&command_lock);
+	if (--command_depth == 0)
+		pthread_mutex_unlock(&command_lock);
 	if (rc == -EINVAL)
 		print_usage(s, reg);
 	s->status = rc < 0 ? rc : 0;
