@@ -149,6 +149,11 @@ void cli_runcfg_attr(struct cli_runcfg *rc, const char *key, bool is_default, co
 	item_commit(rc, it, it->line != NULL);
 }
 
+void cli_runcfg_fail(struct cli_runcfg *rc)
+{
+	rc->failed = true;
+}
+
 /* ---- the difference ---- */
 
 static int index_cmp(const void *a, const void *b, void *items)

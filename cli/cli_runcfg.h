@@ -77,6 +77,10 @@ void cli_runcfg_object(struct cli_runcfg *rc, const char *key, const char *undo,
 void cli_runcfg_attr(struct cli_runcfg *rc, const char *key, bool is_default, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* The writer could not read all of its state (out of memory): the whole
+ * collection is refused rather than printed short. */
+void cli_runcfg_fail(struct cli_runcfg *rc);
+
 /* ---- collections and the difference (pure: unit-tested) ---- */
 
 struct cli_runcfg *cli_runcfg_create(void);
