@@ -81,15 +81,15 @@ static void relay_output(struct cli_session *inner, void *outer)
  * directory resolved, the file itself not a link), as files commands write
  * are; a script's lines are echoed in errors, so it must not be a way to
  * read files outside. */
-static FILE *open_script(struct cli_session *s, const char *path)
+static FILE *open_script(struct cli_session *s, const char *path, int *rc)
 {
 	char real[PATH_MAX];
-	if (cli_file_path(s, path, real, sizeof(real)))
+	if ((*rc = cli_file_path(s, path, real, sizeof(real))))
 		return NULL;
 	int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
-		cli_fail(s, -errno, "%s: %s", path, strerror(errno));
+		*rc = cli_fail(s, -errno, "%s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 	}
@@ -115,9 +115,9 @@ static int exec_script(struct cli_session *s, int argc, char **argv)
 		return rc;
 	if (exec_depth >= EXEC_DEPTH_MAX)
 		return cli_fail(s, -ELOOP, "%s: exec nested deeper than %d scripts", path, EXEC_DEPTH_MAX);
-	FILE *f = open_script(s, path);
+	FILE *f = open_script(s, path, &rc);
 	if (!f)
-		return -EACCES;
+		return rc == -EINVAL ? -ENOENT : rc; /* the file's fault, not the usage's */
 	struct cli_session *inner = cli_session_create(s->graph, CLI_OUT_BUFFER, -1);
 	if (!inner) {
 		fclose(f);
