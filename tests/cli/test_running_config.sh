@@ -62,31 +62,39 @@ stop() {
 	pid=
 }
 
-# Every show whose state the script configures, as JSON with what counts
-# (counters, ages, timers) removed: keys that are numbers and name a count;
-# and internal numbers that are no configuration: interface indices (a
-# deleted interface leaves a gap the restored daemon does not have) and
-# adjacency ids (a load balance's buckets keep their pattern, ids renamed in
-# order of appearance).
+# Every show whose state the script configures, as JSON without what is no
+# configuration: counters (named below), and internal numbers: interface
+# indices (a deleted interface leaves a gap the restored daemon does not
+# have), class and subscriber ids, adjacency ids (a load balance's buckets
+# keep their pattern, ids renamed in order of appearance). Rows left with
+# nothing but a name (a class's per-interface counters) go, and so does
+# `show sched`'s idle entry of an interface whose schedule was set and then
+# turned off (it keeps its queues; the replay never made them).
 snapshot() { # OUT
 	: > "$1"
 	for c in "show interface" "show ip fib" "show ip6 fib" "show ip neighbors" "show ip6 neighbors" \
-		"show packet-generator" "show interface rx-placement" "show ip6 interface" "show ip interface"; do
+		"show packet-generator" "show interface rx-placement" "show ip6 interface" "show ip interface" \
+		"show sched" "show sched subscriber" "show sched impair"; do
 		ctl $c json || fail "$c json"
 		echo "== $c" >> "$1"
 		python3 - "$tmp/out" >> "$1" <<'PY' || fail "$c json does not parse"
 import json, re, sys
-counts = re.compile(r'(packets|bytes|dropped|errors|sent|total|age|_ns|_s$|time|held|probes|rate|pps|bps|count)', re.I)
-ids = ('index', 'adjacency', 'rx_if')
+counters = re.compile(r'^(RX-|TX-|age_ns$|held$|bytes$|packets$|sent$|dropped|enqueued$|released$|tokens_bytes$|'
+                      r'ctokens_bytes$|release_lateness|backlog_|departed_|marked$|corrupt|delayed$|duplicate|'
+                      r'gemodel_bad_entered$|lost_|over_max_held$|reordered$)')
+ids = ('index', 'if_index', 'id', 'adjacency', 'rx_if')
 def buckets(b):
     seen = {}
     return [seen.setdefault(x, len(seen)) for x in b]
+def idle_schedule(x):
+    return isinstance(x, dict) and x.get('impair') == 'off' and x.get('hqos') is False and not x.get('rate_bps')
 def strip(v):
     if isinstance(v, dict):
         return {k: (buckets(x) if k == 'buckets' else strip(x)) for k, x in v.items()
-                if k not in ids and not (isinstance(x, (int, float)) and counts.search(k))}
+                if k not in ids and not counters.search(k)}
     if isinstance(v, list):
-        return [strip(x) for x in v]
+        rows = [strip(x) for x in v if not idle_schedule(x)]
+        return [x for x in rows if not (isinstance(x, dict) and list(x) == ['class'])]
     return v
 print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True, indent=1))
 PY
@@ -142,12 +150,25 @@ set interface ip address del nul1 10.1.1.1/24
 ip route del 10.7.0.0/16
 ip route del 2001:db8:8::/48
 packet-generator delete s2
+sched class ef priority 0 match dscp 46
+sched class bulk priority 7 weight 3 type ordered match protocol tcp
+sched class gone priority 3 match interface nul1
+no sched class gone
+sched shaper interface nul0 rate 30mbit
+sched hqos interface nul0 overhead 24 queue-limit 256 codel ecn
+sched subscriber alice interface nul0 rate 20mbit ceil 30mbit match dst 10.1.0.0/24
+sched subscriber bob interface nul0 rate 5mbit weight 2 match vlan 20
+sched subscriber carol interface nul0 rate 1mbit match src 2001:db8::/32
+no sched subscriber carol
+sched impair interface nul1 delay 20ms jitter 5ms loss random 1%
+sched delay interface nul2 10ms
+sched delay interface nul2 off
 delete interface gone0
 delete interface old0
 CMDS
 ok show running-config
 cp "$tmp/out" "$tmp/running1"
-for absent in gone0 s2 10.1.1.1 10.7.0.0 2001:db8:8:: "10.5.0.1"; do
+for absent in gone0 s2 10.1.1.1 10.7.0.0 2001:db8:8:: "10.5.0.1" carol "class gone" "impair interface nul2"; do
 	grep -q -- "$absent" "$tmp/running1" && fail "$absent (made then deleted) is in the running-config"
 	n_checks=$((n_checks + 1))
 done
@@ -213,4 +234,18 @@ ok show running-config
 cmp -s "$tmp/before" "$tmp/out" || fail "exec bounds changed the configuration"
 stop
 grep -q "every buffer returned" "$tmp/err" || fail "buffers not all returned at exit"
+
+# ---- 4. unix { exec } at start stops at the first failure and names it ----
+printf 'create interface st0 driver null\nset interface state nosuch0 up\ncreate interface st1 driver null\n' \
+	> "$tmp/files/bad.cli"
+sed "s|cli-file-dir $tmp/files|cli-file-dir $tmp/files  exec $tmp/files/bad.cli|" "$tmp/startup.conf" > "$tmp/bad.conf"
+: > "$tmp/err"
+timeout 20 "$sluice" -c "$tmp/bad.conf" 2> "$tmp/err"
+status=$?
+cp "$tmp/err" "$tmp/out"
+check [ "$status" != 0 ]
+check [ "$status" != 124 ] # it exited by itself
+check grep -q "bad.cli:2: set interface state nosuch0 up" "$tmp/err"
+grep -q "exec $tmp/files/bad.cli:3" "$tmp/err" && fail "the line after the failure ran"
+n_checks=$((n_checks + 1))
 echo "running-config: $n_checks checks passed"
