@@ -74,14 +74,14 @@ snapshot() { # OUT
 	: > "$1"
 	for c in "show interface" "show ip fib" "show ip6 fib" "show ip neighbors" "show ip6 neighbors" \
 		"show packet-generator" "show interface rx-placement" "show ip6 interface" "show ip interface" \
-		"show sched" "show sched subscriber" "show sched impair"; do
+		"show sched" "show sched subscriber" "show sched impair" "show ip6 nd"; do
 		ctl $c json || fail "$c json"
 		echo "== $c" >> "$1"
 		python3 - "$tmp/out" >> "$1" <<'PY' || fail "$c json does not parse"
 import json, re, sys
-counters = re.compile(r'^(RX-|TX-|age_ns$|held$|bytes$|packets$|sent$|dropped|enqueued$|released$|tokens_bytes$|'
-                      r'ctokens_bytes$|release_lateness|backlog_|departed_|marked$|corrupt|delayed$|duplicate|'
-                      r'gemodel_bad_entered$|lost_|over_max_held$|reordered$)')
+counters = re.compile(r'^(RX-|TX-|dropped|release_lateness|backlog_|departed_|corrupt|duplicate|lost_)|'
+                      r'^(age_ns|held|bytes|packets|sent|enqueued|released|tokens_bytes|ctokens_bytes|marked|'
+                      r'delayed|gemodel_bad_entered|over_max_held|reordered)$|(_ago_ns|next_in_ns|_sent|solicit|initial)')
 ids = ('index', 'if_index', 'id', 'adjacency', 'rx_if')
 def buckets(b):
     seen = {}
@@ -144,6 +144,8 @@ ip route add 2001:db8:8::/48 via 2001:db8:1::3 nul1
 set ip neighbor nul1 10.1.0.2 02:00:00:00:00:07 static
 set ip neighbor nul1 2001:db8:1::2 02:00:00:00:00:08 static
 set ip neighbor-config age 120
+set ip6 neighbor-config reachable 20000 retrans 2000 delay 4000
+ip6 nd interface nul1 ra interval 30 lifetime 600 prefix 2001:db8:1::/64 valid 86400 preferred 3600 managed rdnss 2001:db8::53
 packet-generator new s1 limit 10 rate 1kpps size 64-128 rx-if nul2
 packet-generator new s2 limit 5 rate 1kpps
 set interface ip address del nul1 10.1.1.1/24
