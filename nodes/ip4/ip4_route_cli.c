@@ -549,29 +549,39 @@ CLI_COMMAND(show_fib_cmd, "show ip fib", "show ip fib [PREFIX|ADDR] [json]",
 
 /* The CLI's routes: those whose installed source is the CLI (routes from
  * Linux, the netlink listener's, and an address's own are not
- * configuration). The whole table is walked under one barrier hold. */
-static int route_item(const struct ip4_route *r, void *ctx)
+ * configuration). As `show ip fib`: prefixes copied one length per
+ * barrier hold, then looked at SHOW_CHUNK per hold, so a full table from
+ * a routing daemon does not hold the datapath for the whole walk. */
+static void route_item(struct cli_runcfg *rc, const struct ip4_route *r)
 {
 	struct ip4_route_path p[IP4_LB_MAX_PATHS];
 	if (ip4_route_src_best(r->prefix, r->len, p) != IP4_SRC_CLI)
-		return 0;
-	uint32_t n = ip4_route_src_paths(r->prefix, r->len, p, IP4_LB_MAX_PATHS);
-	if (n > IP4_LB_MAX_PATHS)
-		n = IP4_LB_MAX_PATHS;
+		return;
+	uint32_t n = MIN(ip4_route_src_paths(r->prefix, r->len, p, IP4_LB_MAX_PATHS), IP4_LB_MAX_PATHS);
 	char a[16], key[48], undo[64], paths[IP4_LB_MAX_PATHS * 64];
 	ip4_format_addr(a, htonl(r->prefix));
 	snprintf(key, sizeof(key), "ip4 route %s/%u", a, r->len);
 	snprintf(undo, sizeof(undo), "ip route del %s/%u", a, r->len);
-	cli_runcfg_object(ctx, key, undo, "ip route add %s/%u %s", a, r->len, paths_text(paths, sizeof(paths), p, n));
-	return 0;
+	cli_runcfg_object(rc, key, undo, "ip route add %s/%u %s", a, r->len, paths_text(paths, sizeof(paths), p, n));
 }
 
 static void write_routes(struct cli_runcfg *rc, struct cli_session *s)
 {
-	graph_cli_barrier_sync(s);
-	if (ip4_fib_main)
-		ip4_fib_walk(ip4_fib_main, route_item, rc);
-	graph_cli_barrier_release(s);
+	struct ip4_route *v;
+	uint32_t n;
+	if (!ip4_fib_main)
+		return;
+	if (fib_prefixes(s, &v, &n)) {
+		cli_runcfg_fail(rc);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i += SHOW_CHUNK) {
+		graph_cli_barrier_sync(s);
+		for (uint32_t k = i; k < MIN(n, i + SHOW_CHUNK); k++)
+			route_item(rc, &v[k]); /* one deleted since has no source: left out */
+		graph_cli_barrier_release(s);
+	}
+	free(v);
 }
 
 CLI_RUNCFG_WRITER(ip4_routes_runcfg, "ip4 routes", CLI_RUNCFG_ROUTES, write_routes)
