@@ -71,13 +71,16 @@ stop() {
 # `show sched`'s idle entry of an interface whose schedule was set and then
 # turned off (it keeps its queues; the replay never made them).
 snapshot() { # OUT
-	: > "$1"
+	local i=0
+	rm -rf "$tmp/shows" && mkdir "$tmp/shows"
 	for c in "show interface" "show ip fib" "show ip6 fib" "show ip neighbors" "show ip6 neighbors" \
 		"show packet-generator" "show interface rx-placement" "show ip6 interface" "show ip interface" \
 		"show sched" "show sched subscriber" "show sched impair" "show ip6 nd"; do
 		ctl $c json || fail "$c json"
-		echo "== $c" >> "$1"
-		python3 - "$tmp/out" >> "$1" <<'PY' || fail "$c json does not parse"
+		i=$((i + 1))
+		{ echo "$c"; cat "$tmp/out"; } > "$tmp/shows/$(printf %02d $i)"
+	done
+	python3 - "$tmp/shows"/* > "$1" <<'PY' || fail "a show's json does not parse"
 import json, re, sys
 counters = re.compile(r'^(RX-|TX-|dropped|release_lateness|backlog_|departed_|corrupt|duplicate|lost_)|'
                       r'^(age_ns|held|bytes|packets|sent|enqueued|released|tokens_bytes|ctokens_bytes|marked|'
@@ -96,9 +99,11 @@ def strip(v):
         rows = [strip(x) for x in v if not idle_schedule(x)]
         return [x for x in rows if not (isinstance(x, dict) and list(x) == ['class'])]
     return v
-print(json.dumps(strip(json.load(open(sys.argv[1]))), sort_keys=True, indent=1))
+for path in sys.argv[1:]:
+    with open(path) as f:
+        print('==', f.readline().strip())
+        print(json.dumps(strip(json.load(f)), sort_keys=True, indent=1))
 PY
-	done
 }
 
 mkdir -p "$tmp/files"
@@ -183,6 +188,9 @@ check [ -z "$(ls "$tmp/files" | grep tmp)" ] # the temporary file was renamed
 ctl write running-config /tmp/outside-$$.cli && fail "write outside cli-file-dir worked"
 check [ ! -e /tmp/outside-$$.cli ]
 snapshot "$tmp/snap1"
+for seen in '"10.9.0.0/16"' '"2001:db8:9::/48"' '"alice"' '"rate_bps": 30000000' '"s1"' '"managed": true'; do
+	check grep -q -- "$seen" "$tmp/snap1" # the comparison has the state in it
+done
 stop
 
 sed "s|cli-file-dir $tmp/files|cli-file-dir $tmp/files  exec $tmp/files/saved.cli|" "$tmp/startup.conf" > "$tmp/restore.conf"
