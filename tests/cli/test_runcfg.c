@@ -196,6 +196,36 @@ START_TEST(writers_run_in_order)
 }
 END_TEST
 
+/* ---- VPP's `sh run` ---- */
+
+/* Stands for graph/'s show runtime, which this binary does not link. */
+static int test_show_runtime(struct cli_session *s, int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	cli_printf(s, "runtime here");
+	return 0;
+}
+
+CLI_COMMAND(test_show_runtime_cmd, "show runtime", "show runtime", "Test stand-in", test_show_runtime)
+
+START_TEST(sh_run_stays_show_runtime)
+{
+	static const struct {
+		const char *line, *want;
+	} cases[] = {
+		{ "sh run", "runtime here" },	{ "sh ru", "runtime here" },
+		{ "sh runt", "runtime here" },	{ "sh runn json", "\"running_config\"" },
+		{ "show running-config", "# sluice running-config" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out = NULL;
+		ck_assert_int_eq(cli_exec_line(cases[i].line, &out), 0);
+		ck_assert_msg(strstr(out, cases[i].want), "%s: %s", cases[i].line, out);
+		free(out);
+	}
+}
+END_TEST
+
 /* ---- runtime exec ---- */
 
 static int test_value;
@@ -312,6 +342,7 @@ static Suite *runcfg_suite(void)
 	tcase_add_test(d, made_then_deleted_leaves_nothing);
 	tcase_add_test(d, many_items_are_looked_up_by_key);
 	tcase_add_test(d, writers_run_in_order);
+	tcase_add_test(d, sh_run_stays_show_runtime);
 	suite_add_tcase(s, d);
 	TCase *e = tcase_create("exec");
 	tcase_add_unchecked_fixture(e, setup, teardown);
