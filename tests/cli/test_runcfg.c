@@ -138,8 +138,10 @@ START_TEST(made_then_deleted_leaves_nothing)
 	/* An object gone from the state is simply not there: no line, no undo
 	 * (the baseline never had it). */
 	struct cli_runcfg *b = startup(), *n = startup();
+	struct cli_runcfg *empty = cli_runcfg_create();
 	ck_assert_str_eq(diff(b, n), "");
-	ck_assert_str_eq(diff(NULL, cli_runcfg_create()), "");
+	ck_assert_str_eq(diff(NULL, empty), "");
+	cli_runcfg_free(empty);
 	cli_runcfg_free(b);
 	cli_runcfg_free(n);
 }
