@@ -521,6 +521,27 @@ static void write_classes(struct cli_runcfg *rc)
 	}
 }
 
+/* Each class's impairment on the interface (before its shaper), for the
+ * classes defined now: a class removed takes its impairments with it. */
+static void write_class_impairs(struct cli_runcfg *rc, const struct device *d, const struct sched_io_if *sif)
+{
+	const struct sched_class_table *t = &sched_class_table;
+	char key[DEV_NAME_SIZE + SCHED_CLASS_NAME_SIZE + 32], words[512];
+	for (uint32_t k = 0; sif->e && k < t->n; k++) {
+		const struct sched_class *c = &t->cls[t->order[k]];
+		const struct sched_impair *m = sched_egress_class_impair(sif->e, t->order[k]);
+		struct sched_impair_stats im = { 0 };
+		if (m)
+			sched_impair_stats(m, &im);
+		bool on = m && sched_impair_active(&im.cfg);
+		snprintf(words, sizeof(words), "off");
+		if (on)
+			sched_impair_format(&im.cfg, words, sizeof(words));
+		snprintf(key, sizeof(key), "sched impair class %s %s", c->name, d->name);
+		cli_runcfg_attr(rc, key, !on, "sched impair class %s interface %s %s", c->name, d->name, words);
+	}
+}
+
 /* An interface's shaper (the port level under a subscriber hierarchy) and
  * its impairment; `off` is what a new interface has. */
 static void write_if_sched(struct cli_runcfg *rc, const struct device *d, const struct sched_io_if *sif)
@@ -545,10 +566,11 @@ static void write_if_sched(struct cli_runcfg *rc, const struct device *d, const 
 	}
 	snprintf(key, sizeof(key), "sched impair %s", d->name);
 	cli_runcfg_attr(rc, key, !strcmp(words, "off"), "sched impair interface %s %s", d->name, words);
+	write_class_impairs(rc, d, sif);
 }
 
-/* Classes in match order, then each interface's shaper and impairment.
- * Per-class impairments (`sched impair class`) are not written yet. */
+/* Classes in match order, then each interface's shaper, impairment and
+ * its classes' impairments. */
 static void write_sched(struct cli_runcfg *rc, struct cli_session *s)
 {
 	graph_cli_barrier_sync(s); /* a consistent view of the owners' schedules */

@@ -172,6 +172,9 @@ sched subscriber bob interface nul0 rate 5mbit weight 2 match vlan 20
 sched subscriber carol interface nul0 rate 1mbit match src 2001:db8::/32
 no sched subscriber carol
 sched impair interface nul1 delay 20ms jitter 5ms loss random 1%
+sched impair class ef interface nul1 loss gemodel 1% 10%
+sched impair class bulk interface nul1 delay 5ms
+sched impair class bulk interface nul1 off
 sched delay interface nul2 10ms
 sched delay interface nul2 off
 delete interface gone0
@@ -179,11 +182,12 @@ delete interface old0
 CMDS
 ok show running-config
 cp "$tmp/out" "$tmp/running1"
-for absent in gone0 s2 10.1.1.1 10.7.0.0 2001:db8:8:: "10.5.0.1" carol "class gone" "impair interface nul2"; do
+for absent in gone0 s2 10.1.1.1 10.7.0.0 2001:db8:8:: "10.5.0.1" carol "class gone" "impair interface nul2" "impair class bulk"; do
 	grep -q -- "$absent" "$tmp/running1" && fail "$absent (made then deleted) is in the running-config"
 	n_checks=$((n_checks + 1))
 done
 check grep -qx 'delete interface old0' "$tmp/running1"
+check grep -q '^sched impair class ef interface nul1 loss gemodel 1%' "$tmp/running1"
 ok show running-config json
 check python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["running_config"]; t=[x for x in open(sys.argv[2]).read().splitlines() if not x.startswith("#")]; sys.exit(l != t)' "$tmp/out" "$tmp/running1"
 ok write running-config "$tmp/files/saved.cli"
