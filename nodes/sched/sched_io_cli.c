@@ -522,7 +522,7 @@ static void write_classes(struct cli_runcfg *rc)
 }
 
 /* Each class's impairment on the interface (before its shaper), for the
- * classes defined now: a class removed takes its impairments with it. */
+ * classes defined now (no command names a removed class's). */
 static void write_class_impairs(struct cli_runcfg *rc, const struct device *d, const struct sched_io_if *sif)
 {
 	const struct sched_class_table *t = &sched_class_table;
