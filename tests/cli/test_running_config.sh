@@ -59,7 +59,10 @@ stop() {
 	done
 	kill -0 "$pid" 2>/dev/null && fail "sluice did not stop"
 	wait "$pid"
+	local status=$?
 	pid=
+	[ "$status" = 0 ] || { cp "$tmp/err" "$tmp/out"; fail "sluice exited with status $status"; }
+	grep -q "Sanitizer" "$tmp/err" && { cp "$tmp/err" "$tmp/out"; fail "a sanitizer report"; }
 }
 
 # Every show whose state the script configures, as JSON without what is no
