@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/un.h>
 
@@ -110,6 +111,23 @@ int cli_wire_read_line(int fd, char *line, size_t max);
  * '\n'); a client that left is ignored. */
 void cli_wire_send_text(int fd, const char *text);
 void cli_wire_send_status(int fd, int rc);
+
+/* cli_exec.c: run the command lines of f (path: its name in messages) in
+ * s, one per line; blank lines and '#' comments skipped; after(s, ctx), when
+ * not NULL, after each command. Stops at the first failure: returns its
+ * negative errno with "PATH:LINE: command: reason" in err. r says how many
+ * commands worked and the failing line. Lines of the file are at most
+ * CLI_LINE_MAX bytes (-EMSGSIZE). */
+struct cli_exec_result {
+	unsigned n_applied; /* commands that worked */
+	unsigned fail_line; /* 0: none failed */
+};
+int cli_exec_stream(FILE *f, const char *path, struct cli_session *s, void (*after)(struct cli_session *, void *),
+		    void *ctx, struct cli_exec_result *r, char *err, size_t errlen);
+
+/* cli_runcfg.c: keep the writers' items now as the running
+ * configuration's baseline (cli_server_start, before it listens). */
+void cli_runcfg_baseline_at_start(struct graph *g);
 
 /* cli_elog.c: log a command that began at start (cpu_ticks()) and ended
  * with rc in the event log. */

@@ -29,6 +29,10 @@ static struct {
  * commands then never race each other on graph state or the barrier. */
 static pthread_mutex_t command_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Commands running on this thread: `exec FILE` runs commands inside its
+ * own, which already hold the lock (cli_exec.c). */
+static __thread uint32_t command_depth;
+
 void cli_command_locked(void (*fn)(void *arg), void *arg)
 {
 	pthread_mutex_lock(&command_lock);
@@ -346,6 +350,8 @@ static bool refuse_long_line(struct cli_session *s)
 
 /* The one libcli callback of every registered command. `command` is the
  * full path libcli matched (abbreviations expanded). */
+static int run_reg(struct cli_session *s, const struct cli_command_reg *reg, char **argv, int argc);
+
 static int dispatch(struct cli_def *def, const char *command, char **argv, int argc)
 {
 	struct cli_session *s = cli_get_context(def);
@@ -356,6 +362,11 @@ static int dispatch(struct cli_def *def, const char *command, char **argv, int a
 		s->status = -ENOENT;
 		return CLI_ERROR;
 	}
+	return run_reg(s, reg, argv, argc);
+}
+
+static int run_reg(struct cli_session *s, const struct cli_command_reg *reg, char **argv, int argc)
+{
 	/* libcli passes a trailing '?' through when a command has no
 	 * sub-words left: that is a request for help, not an argument. */
 	if (argc && !strcmp(argv[argc - 1], "?")) {
@@ -364,12 +375,14 @@ static int dispatch(struct cli_def *def, const char *command, char **argv, int a
 		s->status = 0;
 		return CLI_OK;
 	}
-	pthread_mutex_lock(&command_lock);
+	if (command_depth++ == 0)
+		pthread_mutex_lock(&command_lock);
 	uint64_t start = cpu_ticks();
 	int rc = reg->fn(s, argc, argv);
 	cli_elog_command(reg->path, start, rc); /* event log: command and duration (cli_elog.c) */
 	cli_server_count_command(rc);
-	pthread_mutex_unlock(&command_lock);
+	if (--command_depth == 0)
+		pthread_mutex_unlock(&command_lock);
 	if (rc == -EINVAL)
 		print_usage(s, reg);
 	s->status = rc < 0 ? rc : 0;
@@ -393,6 +406,52 @@ static void list_commands(struct cli_session *s, const char *prefix)
 	cli_table_print(s, t);
 }
 
+/* libcli gives an abbreviation to the first sibling it matches, and the
+ * registry adds paths in sorted order. Where that would take a word VPP's
+ * users abbreviate to mean another, the newer word needs more letters:
+ * VPP's `sh run` is show runtime, not show running-config. */
+static const struct {
+	const char *group, *word;
+	unsigned min_len;
+} abbrev_floor[] = {
+	{ "show", "running-config", 4 }, /* "runn"; "ru", "run", "runt" stay runtime's */
+};
+
+
+/* The registered word under group that word abbreviates once the floors
+ * are applied (path of a leaf command), or NULL when none or several do.
+ * libcli's interactive loop recomputes every word's shortest abbreviation
+ * when it starts (cli_build_shortest), which undoes the floors: a prefix two
+ * siblings share then matches neither, and the group's callback gets it. */
+static const struct cli_command_reg *floor_resolve(const char *group, const char *word)
+{
+	size_t gl = strlen(group), wl = strlen(word);
+	char cand[64] = "", next[64], path[CLI_LINE_MAX];
+	pthread_mutex_lock(&registry.lock);
+	for (uint32_t i = 0; i < registry.n; i++) {
+		const char *p = registry.regs[i]->path;
+		if (strncmp(p, group, gl) || p[gl] != ' ' || strncmp(p + gl + 1, word, wl))
+			continue;
+		snprintf(next, sizeof(next), "%.*s", (int)strcspn(p + gl + 1, " "), p + gl + 1);
+		bool floored = false;
+		for (size_t k = 0; k < ARRAY_LEN(abbrev_floor); k++)
+			floored |= !strcmp(abbrev_floor[k].group, group) && !strcmp(abbrev_floor[k].word, next) &&
+				   wl < abbrev_floor[k].min_len;
+		if (floored || !strcmp(cand, next))
+			continue;
+		if (cand[0]) { /* a second word: still ambiguous */
+			cand[0] = 0;
+			break;
+		}
+		snprintf(cand, sizeof(cand), "%s", next);
+	}
+	pthread_mutex_unlock(&registry.lock);
+	if (!cand[0])
+		return NULL;
+	snprintf(path, sizeof(path), "%s %s", group, cand);
+	return registry_find(path);
+}
+
 /* Callback of a word that only groups others ("show", "trace"): alone or
  * followed by an unknown word it lists what may follow, and fails. */
 static int group(struct cli_def *def, const char *command, char **argv, int argc)
@@ -400,6 +459,9 @@ static int group(struct cli_def *def, const char *command, char **argv, int argc
 	struct cli_session *s = cli_get_context(def);
 	if (refuse_long_line(s))
 		return CLI_ERROR;
+	const struct cli_command_reg *reg = argc && strcmp(argv[0], "?") ? floor_resolve(command, argv[0]) : NULL;
+	if (reg)
+		return run_reg(s, reg, argv + 1, argc - 1);
 	if (argc && strcmp(argv[0], "?"))
 		cli_printf(s, "error: unknown command '%s %s'", command, argv[0]);
 	else if (!argc)
@@ -545,6 +607,16 @@ static void wrap_match_filters(struct cli_def *def)
 	}
 }
 
+static void set_abbrev_floors(struct cli_def *def)
+{
+	for (size_t i = 0; i < ARRAY_LEN(abbrev_floor); i++) {
+		struct cli_command *g = find_child(def, NULL, abbrev_floor[i].group);
+		struct cli_command *c = g ? find_child(def, g, abbrev_floor[i].word) : NULL;
+		if (c)
+			c->unique_len = abbrev_floor[i].min_len;
+	}
+}
+
 static bool build_tree(struct cli_def *def)
 {
 	bool ok = true;
@@ -554,6 +626,8 @@ static bool build_tree(struct cli_def *def)
 	for (uint32_t i = 0; i < registry.n && ok; i++)
 		ok = add_path(def, registry.regs[i]);
 	pthread_mutex_unlock(&registry.lock);
+	if (ok)
+		set_abbrev_floors(def);
 	return ok;
 }
 

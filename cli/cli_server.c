@@ -379,6 +379,7 @@ int cli_server_start(const struct cli_server_config *cfg, char *err, size_t errl
 		close_listener();
 		return rc;
 	}
+	cli_runcfg_baseline_at_start(cfg->graph); /* what startup.conf made, before anyone connects */
 	rc = cli_listener_open(&srv.listener, c, err, errlen);
 	rc = rc < 0 ? rc : start_accept_thread();
 	if (rc < 0) {
@@ -532,38 +533,16 @@ CLI_COMMAND(show_cli_cmd, "show cli", "show cli [json]", "The CLI server: listen
 
 /* ---- exec files and lines ---- */
 
-static bool skip_line(const char *line)
-{
-	line += strspn(line, " \t\r\n");
-	return !*line || *line == '#';
-}
-
 int cli_exec_file(const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return cli_errf(err, errlen, -errno, "%s: %s", path);
 	struct cli_session *s = cli_session_create(cli_current_graph(), CLI_OUT_LOG, -1);
-	char *line = malloc(CLI_LINE_MAX + 2);
-	int rc = s && line ? 0 : -ENOMEM;
-	for (unsigned no = 1; !rc && fgets(line, CLI_LINE_MAX + 2, f); no++) {
-		size_t n = strcspn(line, "\r\n");
-		if (n > CLI_LINE_MAX || (!line[n] && !feof(f))) {
-			snprintf(err, errlen, "%s:%u: line longer than %d bytes", path, no, CLI_LINE_MAX);
-			rc = -EMSGSIZE;
-			break;
-		}
-		line[n] = 0;
-		if (skip_line(line))
-			continue;
-		base_log("cli", "exec %s:%u: %s", path, no, line);
-		rc = cli_session_run(s, line);
-		if (rc)
-			snprintf(err, errlen, "%s:%u: %s: %s", path, no, line, strerror(-rc));
-	}
-	if (rc == -ENOMEM)
+	struct cli_exec_result r;
+	int rc = s ? cli_exec_stream(f, path, s, NULL, NULL, &r, err, errlen) : -ENOMEM;
+	if (rc == -ENOMEM && !s)
 		snprintf(err, errlen, "%s: out of memory", path);
-	free(line);
 	cli_session_destroy(s);
 	fclose(f);
 	return rc;

@@ -92,6 +92,8 @@ static int create_interface(struct cli_session *s, int argc, char **argv)
 	char err[CONF_MSG_SIZE * 2];
 	graph_cli_barrier_sync(s);
 	struct device *d = dev_create(argv[0], argv[2], words, (uint32_t)(argc - 3), err, sizeof(err));
+	if (d) /* before paths go: a tx-file's word is one of them */
+		dev_runcfg_created(d, argv[2], words, (uint32_t)(argc - 3));
 	free(paths);
 	if (d) {
 		uint32_t t = least_loaded_thread(s);

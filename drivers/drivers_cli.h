@@ -17,4 +17,8 @@ static inline struct device *dev_cli_need(struct cli_session *s, const char *nam
 	return d;
 }
 
+/* interface_runcfg_cli.c: `create interface` made d from these words (the
+ * running configuration writes them back). */
+void dev_runcfg_created(const struct device *d, const char *driver, const char *const *words, uint32_t n);
+
 #endif

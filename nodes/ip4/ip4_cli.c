@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_runcfg.h"
 #include "drivers/device.h"
 #include "base/conf.h"
 #include "graph/graph_cli.h"
@@ -326,3 +327,56 @@ CLI_COMMAND(neighbor_config_cmd, "set ip neighbor-config", "set ip neighbor-conf
 	    "How long a learnt neighbour stays reachable without ARP (0: forever)", neighbor_config)
 CLI_COMMAND(show_ip_interface_cmd, "show ip interface", "show ip interface [json]", "Interfaces' MACs and IPv4 addresses",
 	    show_ip_interface)
+
+/* ---- running configuration (cli/cli_runcfg.h) ---- */
+
+/* Every interface's IPv4 addresses, primary first (the order they were
+ * added in, which replays). Addresses Linux gave a linux-cp port are
+ * indistinguishable from the CLI's and are written too (docs/running-config.md). */
+static void write_addresses(struct cli_runcfg *rc, struct cli_session *s)
+{
+	graph_cli_barrier_sync(s); /* the netlink listener changes them under it */
+	struct device *d;
+	DEV_FOREACH(d)
+	{
+		if (d->mode == DEV_MODE_LCP)
+			continue;
+		const struct ip4_interface *ifc = &ip4_interfaces[d->index];
+		for (uint32_t i = 0; i < ifc->n_addrs; i++) {
+			char a[16], key[DEV_NAME_SIZE + 48], undo[DEV_NAME_SIZE + 80];
+			ip4_format_addr(a, ifc->addrs[i].addr);
+			snprintf(key, sizeof(key), "ip4 address %s %s/%u", d->name, a, ifc->addrs[i].plen);
+			snprintf(undo, sizeof(undo), "set interface ip address del %s %s/%u", d->name, a, ifc->addrs[i].plen);
+			cli_runcfg_object(rc, key, undo, "set interface ip address %s %s/%u", d->name, a,
+					  ifc->addrs[i].plen);
+		}
+	}
+	graph_cli_barrier_release(s);
+}
+
+CLI_RUNCFG_WRITER(ip4_addresses_runcfg, "ip4 addresses", CLI_RUNCFG_ADDRESSES, write_addresses)
+
+/* Static neighbours (dynamic ones are learnt, not configured). No command
+ * removes one, so one of startup's that is gone is not written. */
+static int nbr_item(const struct ip4_nbr *n, void *ctx)
+{
+	if (!(n->flags & IP4_NBR_F_STATIC))
+		return 0;
+	char a[16], m[18], key[DEV_NAME_SIZE + 48];
+	ip4_format_addr(a, n->ip);
+	snprintf(key, sizeof(key), "ip4 neighbor %s %s", eth_if_name(n->if_index), a);
+	cli_runcfg_object(ctx, key, NULL, "set ip neighbor %s %s %s static", eth_if_name(n->if_index), a,
+			  eth_format_mac(m, n->mac));
+	return 0;
+}
+
+static void write_neighbors(struct cli_runcfg *rc, struct cli_session *s)
+{
+	(void)s;
+	uint64_t age_s = ip4_nbr_reachable_timeout_ns / 1000000000ull;
+	cli_runcfg_attr(rc, "ip4 neighbor-config", age_s == 300, "set ip neighbor-config age %llu",
+			(unsigned long long)age_s);
+	ip4_nbr_walk(nbr_item, rc);
+}
+
+CLI_RUNCFG_WRITER(ip4_neighbors_runcfg, "ip4 neighbors", CLI_RUNCFG_NEIGHBORS, write_neighbors)

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_runcfg.h"
 #include "drivers/device.h"
 #include "graph/graph_cli.h"
 #include "nodes/ip4/ip4.h"
@@ -543,3 +544,44 @@ CLI_COMMAND(route_del_cmd, "ip route del", "ip route del PREFIX [via A.B.C.D [NA
 	    "Remove a static route, or one of its paths", route_del)
 CLI_COMMAND(show_fib_cmd, "show ip fib", "show ip fib [PREFIX|ADDR] [json]",
 	    "IPv4 routes with their paths (an address: its longest match; a prefix: its buckets too)", show_fib)
+
+/* ---- running configuration (cli/cli_runcfg.h) ---- */
+
+/* The CLI's routes: those whose installed source is the CLI (routes from
+ * Linux, the netlink listener's, and an address's own are not
+ * configuration). As `show ip fib`: prefixes copied one length per
+ * barrier hold, then looked at SHOW_CHUNK per hold, so a full table from
+ * a routing daemon does not hold the datapath for the whole walk. */
+static void route_item(struct cli_runcfg *rc, const struct ip4_route *r)
+{
+	struct ip4_route_path p[IP4_LB_MAX_PATHS];
+	if (ip4_route_src_best(r->prefix, r->len, p) != IP4_SRC_CLI)
+		return;
+	uint32_t n = MIN(ip4_route_src_paths(r->prefix, r->len, p, IP4_LB_MAX_PATHS), IP4_LB_MAX_PATHS);
+	char a[16], key[48], undo[64], paths[IP4_LB_MAX_PATHS * 64];
+	ip4_format_addr(a, htonl(r->prefix));
+	snprintf(key, sizeof(key), "ip4 route %s/%u", a, r->len);
+	snprintf(undo, sizeof(undo), "ip route del %s/%u", a, r->len);
+	cli_runcfg_object(rc, key, undo, "ip route add %s/%u %s", a, r->len, paths_text(paths, sizeof(paths), p, n));
+}
+
+static void write_routes(struct cli_runcfg *rc, struct cli_session *s)
+{
+	struct ip4_route *v;
+	uint32_t n;
+	if (!ip4_fib_main)
+		return;
+	if (fib_prefixes(s, &v, &n)) {
+		cli_runcfg_fail(rc);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i += SHOW_CHUNK) {
+		graph_cli_barrier_sync(s);
+		for (uint32_t k = i; k < MIN(n, i + SHOW_CHUNK); k++)
+			route_item(rc, &v[k]); /* one deleted since has no source: left out */
+		graph_cli_barrier_release(s);
+	}
+	free(v);
+}
+
+CLI_RUNCFG_WRITER(ip4_routes_runcfg, "ip4 routes", CLI_RUNCFG_ROUTES, write_routes)

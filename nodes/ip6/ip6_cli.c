@@ -18,6 +18,7 @@
 #include "nodes/ip6/ip6_addr.h"
 #include "base/conf.h"
 #include "cli/cli.h"
+#include "cli/cli_runcfg.h"
 #include "drivers/device.h"
 #include "graph/graph_cli.h"
 #include "nodes/ethernet.h"
@@ -319,3 +320,68 @@ CLI_COMMAND(ip6_neighbor_config_cmd, "set ip6 neighbor-config",
 	    "Neighbor Unreachability Detection's timings (RFC 4861 §10: 30000, 1000, 5000)", neighbor_config)
 CLI_COMMAND(show_ip6_interface_cmd, "show ip6 interface", "show ip6 interface [json]",
 	    "Interfaces' IPv6 state: enabled, link-local and other addresses", show_interface)
+
+/* ---- running configuration (cli/cli_runcfg.h) ---- */
+
+static void write_if6(struct cli_runcfg *rc, const struct device *d)
+{
+	const struct ip6_interface *ifc = &ip6_interfaces[d->index];
+	char a[INET6_ADDRSTRLEN], key[DEV_NAME_SIZE + 80], undo[DEV_NAME_SIZE + 96];
+	snprintf(key, sizeof(key), "ip6 enable %s", d->name);
+	cli_runcfg_attr(rc, key, !ifc->enabled, "enable ip6 interface %s", d->name);
+	if (ifc->ll_configured) { /* given, not made from the MAC (which is written anyway) */
+		ip6_format_addr(a, &ifc->link_local);
+		snprintf(key, sizeof(key), "ip6 link-local %s", d->name);
+		snprintf(undo, sizeof(undo), "set interface ip address del %s %s/64", d->name, a);
+		cli_runcfg_object(rc, key, undo, "set interface ip address %s %s/64", d->name, a);
+	}
+	for (uint32_t i = 0; i < ifc->n_addrs; i++) {
+		ip6_format_addr(a, &ifc->addrs[i].addr);
+		snprintf(key, sizeof(key), "ip6 address %s %s/%u", d->name, a, ifc->addrs[i].plen);
+		snprintf(undo, sizeof(undo), "set interface ip address del %s %s/%u", d->name, a, ifc->addrs[i].plen);
+		cli_runcfg_object(rc, key, undo, "set interface ip address %s %s/%u", d->name, a, ifc->addrs[i].plen);
+	}
+}
+
+/* IPv6 on each interface: enabled, a given link-local, the addresses in
+ * the order they were added (the first is the primary). As IPv4's, those
+ * Linux gave a linux-cp port are written too. */
+static void write_addresses6(struct cli_runcfg *rc, struct cli_session *s)
+{
+	graph_cli_barrier_sync(s);
+	struct device *d;
+	DEV_FOREACH(d)
+	{
+		if (d->mode != DEV_MODE_LCP)
+			write_if6(rc, d);
+	}
+	graph_cli_barrier_release(s);
+}
+
+CLI_RUNCFG_WRITER(ip6_addresses_runcfg, "ip6 addresses", CLI_RUNCFG_ADDRESSES, write_addresses6)
+
+static int nbr6_item(const struct ip6_nbr *n, void *ctx)
+{
+	if (!(n->flags & IP6_NBR_F_STATIC))
+		return 0;
+	char a[INET6_ADDRSTRLEN], m[18], key[DEV_NAME_SIZE + 80];
+	ip6_format_addr(a, &n->ip);
+	snprintf(key, sizeof(key), "ip6 neighbor %s %s", eth_if_name(n->if_index), a);
+	cli_runcfg_object(ctx, key, NULL, "set ip neighbor %s %s %s static", eth_if_name(n->if_index), a,
+			  eth_format_mac(m, n->mac));
+	return 0;
+}
+
+/* Static neighbours and Neighbor Unreachability Detection's timings. */
+static void write_neighbors6(struct cli_runcfg *rc, struct cli_session *s)
+{
+	(void)s;
+	const struct ip6_nd_timing *t = &ip6_nd_timing;
+	unsigned long long reach = t->reachable_ns / 1000000ull, retrans = t->retrans_ns / 1000000ull,
+			   delay = t->delay_ns / 1000000ull;
+	cli_runcfg_attr(rc, "ip6 neighbor-config", reach == 30000 && retrans == 1000 && delay == 5000,
+			"set ip6 neighbor-config reachable %llu retrans %llu delay %llu", reach, retrans, delay);
+	ip6_nbr_walk(nbr6_item, rc);
+}
+
+CLI_RUNCFG_WRITER(ip6_neighbors_runcfg, "ip6 neighbors", CLI_RUNCFG_NEIGHBORS, write_neighbors6)

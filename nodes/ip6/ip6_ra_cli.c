@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_runcfg.h"
 #include "drivers/device.h"
 #include "graph/graph_cli.h"
 #include "nodes/ip6/ip6.h"
@@ -174,3 +175,49 @@ CLI_COMMAND(ip6_nd_interface_cmd, "ip6 nd interface",
 	    "Router Advertisements on an interface (RFC 4861 §6): on with these settings, or off", nd_interface)
 CLI_COMMAND(show_ip6_nd_cmd, "show ip6 nd", "show ip6 nd [json]",
 	    "Router Advertisement state per interface: on/off, interval, last sent, counts", show_nd)
+
+/* ---- running configuration (cli/cli_runcfg.h) ---- */
+
+/* c as `ip6 nd interface NAME ra` words (ip6_ra_parse's), every setting
+ * named. */
+static void ra_words(const struct ip6_ra_config *c, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	size_t n = (size_t)snprintf(buf, len, "interval %u lifetime %u", c->interval_s, c->lifetime_s);
+	for (uint32_t i = 0; i < c->n_prefixes && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, " prefix %s/%u valid %u preferred %u",
+				      ip6_format_addr(a, &c->prefixes[i].prefix), c->prefixes[i].plen, c->prefixes[i].valid_s,
+				      c->prefixes[i].preferred_s);
+	if ((c->flags & IP6_RA_F_MANAGED) && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " managed");
+	if ((c->flags & IP6_RA_F_OTHER) && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " other");
+	for (uint32_t i = 0; i < c->n_rdnss && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, " rdnss %s", ip6_format_addr(a, &c->rdnss[i]));
+}
+
+/* Router Advertisements per interface: on with their settings, or off
+ * (what a new interface has). After the addresses, whose prefixes RAs
+ * advertise by default. */
+static void write_ra(struct cli_runcfg *rc, struct cli_session *s)
+{
+	char key[DEV_NAME_SIZE + 16], words[IP6_RA_MAX_PREFIXES * 96 + IP6_RA_MAX_RDNSS * 56 + 64];
+	struct device *d;
+	graph_cli_barrier_sync(s);
+	DEV_FOREACH(d)
+	{
+		if (d->mode == DEV_MODE_LCP)
+			continue;
+		const struct ip6_ra_if *ra = &ip6_ra_ifs[d->index];
+		snprintf(key, sizeof(key), "ip6 ra %s", d->name);
+		if (!ra->on) {
+			cli_runcfg_attr(rc, key, true, "ip6 nd interface %s ra off", d->name);
+			continue;
+		}
+		ra_words(&ra->cfg, words, sizeof(words));
+		cli_runcfg_attr(rc, key, false, "ip6 nd interface %s ra %s", d->name, words);
+	}
+	graph_cli_barrier_release(s);
+}
+
+CLI_RUNCFG_WRITER(ip6_ra_runcfg, "ip6 router advertisements", CLI_RUNCFG_ADDRESSES + 1, write_ra)

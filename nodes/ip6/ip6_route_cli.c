@@ -22,6 +22,7 @@
 
 #include "nodes/ip6/ip6_addr.h"
 #include "cli/cli.h"
+#include "cli/cli_runcfg.h"
 #include "drivers/device.h"
 #include "graph/graph_cli.h"
 #include "nodes/ethernet.h"
@@ -348,3 +349,65 @@ static int show_fib6(struct cli_session *s, int argc, char **argv)
 
 CLI_COMMAND(show_ip6_fib_cmd, "show ip6 fib", "show ip6 fib [X:X::X:X | X:X::X:X/L] [json]",
 	    "IPv6 routes and their adjacencies (an address: its longest match)", show_fib6)
+
+/* ---- running configuration (cli/cli_runcfg.h) ---- */
+
+/* The CLI's routes (not Linux's, not an address's), sorted by prefix so
+ * that the same table writes the same lines whatever the store's order. */
+struct route6_line {
+	struct in6_addr prefix;
+	uint8_t plen;
+	char *paths;
+};
+
+struct route6_lines {
+	struct route6_line *v;
+	uint32_t n, cap;
+};
+
+static void route6_collect(const struct in6_addr *prefix, uint8_t plen, const struct ip6_route_path *p, uint32_t n,
+			   void *arg)
+{
+	struct route6_lines *l = arg;
+	char text[IP6_ROUTE_MAX_PATHS * 80];
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? l->cap * 2 : 32;
+		struct route6_line *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return; /* the collection is refused below: an item short */
+		l->v = v;
+		l->cap = cap;
+	}
+	char *paths = strdup(paths_text(text, sizeof(text), p, MIN(n, IP6_ROUTE_MAX_PATHS)));
+	if (paths)
+		l->v[l->n++] = (struct route6_line){ *prefix, plen, paths };
+}
+
+static int route6_cmp(const void *a, const void *b)
+{
+	const struct route6_line *x = a, *y = b;
+	int c = memcmp(&x->prefix, &y->prefix, sizeof(x->prefix));
+	return c ? c : (int)x->plen - (int)y->plen;
+}
+
+static void write_routes6(struct cli_runcfg *rc, struct cli_session *s)
+{
+	struct route6_lines l = { 0 };
+	graph_cli_barrier_sync(s);
+	uint32_t n = ip6_route_src_each(IP6_SRC_CLI, route6_collect, &l);
+	graph_cli_barrier_release(s);
+	if (l.n != n)
+		cli_runcfg_fail(rc); /* out of memory: not every route could be read */
+	qsort(l.v, l.n, sizeof(*l.v), route6_cmp);
+	for (uint32_t i = 0; i < l.n; i++) {
+		char a[INET6_ADDRSTRLEN], key[80], undo[96];
+		ip6_format_addr(a, &l.v[i].prefix);
+		snprintf(key, sizeof(key), "ip6 route %s/%u", a, l.v[i].plen);
+		snprintf(undo, sizeof(undo), "ip route del %s/%u", a, l.v[i].plen);
+		cli_runcfg_object(rc, key, undo, "ip route add %s/%u %s", a, l.v[i].plen, l.v[i].paths);
+		free(l.v[i].paths);
+	}
+	free(l.v);
+}
+
+CLI_RUNCFG_WRITER(ip6_routes_runcfg, "ip6 routes", CLI_RUNCFG_ROUTES, write_routes6)

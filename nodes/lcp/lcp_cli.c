@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_runcfg.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/lcp/lcp.h"
 #include "nodes/lcp/lcp_nl.h"
@@ -268,3 +269,31 @@ CLI_COMMAND(lcp_resync_cmd, "lcp resync", "lcp resync",
 CLI_COMMAND(lcp_clear_cmd, "clear lcp", "clear lcp",
 	    "Restart the netlink listeners' hold figures (longest hold, its CPU time, largest batch)", lcp_clear_fn)
 CLI_COMMAND(show_lcp_cmd, "show lcp", "show lcp [json]", "linux-cp pairs: port, TAP, namespace, counters", show_lcp)
+
+/* ---- running configuration (cli/cli_runcfg.h) ---- */
+
+/* The default namespace (when set: nothing sets it back to none) and each
+ * pair, its namespace named. What the netlink listener mirrors from Linux
+ * (routes, neighbours) is Linux's, not configuration. */
+static void write_lcp(struct cli_runcfg *rc, struct cli_session *s)
+{
+	(void)s;
+	const char *dns = lcp_default_netns();
+	if (dns[0])
+		cli_runcfg_attr(rc, "lcp default netns", false, "lcp default netns %s", dns);
+	struct device *phy;
+	DEV_FOREACH(phy)
+	{
+		const struct device *tap = dev_by_index(lcp_tap_of(phy->index));
+		if (!tap)
+			continue;
+		char key[DEV_NAME_SIZE + 8], undo[DEV_NAME_SIZE + 16];
+		const char *ns = tap_netns(tap);
+		snprintf(key, sizeof(key), "lcp %s", phy->name);
+		snprintf(undo, sizeof(undo), "lcp delete %s", phy->name);
+		cli_runcfg_object(rc, key, undo, "lcp create %s host-if %s%s%s", phy->name, tap_host_if(tap),
+				  ns[0] ? " netns " : "", ns);
+	}
+}
+
+CLI_RUNCFG_WRITER(lcp_runcfg, "linux-cp", CLI_RUNCFG_LCP, write_lcp)

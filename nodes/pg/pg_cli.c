@@ -16,10 +16,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_runcfg.h"
 #include "drivers/device.h"
 #include "base/conf.h"
 #include "base/util.h"
 #include "nodes/pg/pg.h"
+#include "nodes/pg/pg_private.h"
 
 /* Fill cfg from `key value` words through the section's stream table. The
  * first failure is printed; nothing is added in any case. */
@@ -235,3 +237,47 @@ CLI_COMMAND(pg_disable_cmd, "packet-generator disable", "packet-generator disabl
 	    "Stop a stream (every stream without NAME)", pg_disable)
 CLI_COMMAND(pg_delete_cmd, "packet-generator delete", "packet-generator delete NAME", "Remove a stream", pg_delete)
 CLI_COMMAND(show_pg_cmd, "show packet-generator", "show packet-generator [json]", "Streams and their counters", show_pg)
+
+/* ---- running configuration (cli/cli_runcfg.h) ---- */
+
+/* " key value" for each of the stream table's keys (the same table
+ * `packet-generator new` reads, so what is written parses back); rx-if by
+ * the interface's name, which survives a replay where indices may not. */
+static size_t stream_words(char *buf, size_t len, const struct pg_stream_config *cfg)
+{
+	size_t used = 0;
+	for (const struct conf_key *k = pg_conf_section.block->keys; k->name && used < len; k++) {
+		char v[CONF_MSG_SIZE];
+		if (k->type == CONF_FLAG || conf_value_format(k, cfg, v, sizeof(v)) < 0 || !v[0])
+			continue; /* flags: the enabled state is written apart; "": not set */
+		const struct device *d = !strcmp(k->name, "rx-if") ? dev_by_index(cfg->rx_if) : NULL;
+		const char *q = strpbrk(v, " \t") ? "\"" : "";
+		used += (size_t)snprintf(buf + used, len - used, " %s %s%s%s", k->name, q, d ? d->name : v, q);
+	}
+	return used;
+}
+
+static void write_streams(struct cli_runcfg *rc, struct cli_session *s)
+{
+	(void)s;
+	static char words[8192]; /* under the command lock */
+	for (uint32_t i = 0; i < pg_main.n_streams; i++) {
+		const struct pg_stream *st = pg_main.streams[i];
+		if (!st)
+			continue;
+		const char *name = st->cfg.name;
+		char key[PG_NAME_MAX + 16], undo[PG_NAME_MAX + 32];
+		if (stream_words(words, sizeof(words), &st->cfg) >= sizeof(words)) {
+			cli_runcfg_fail(rc);
+			return;
+		}
+		snprintf(key, sizeof(key), "pg %s", name);
+		snprintf(undo, sizeof(undo), "packet-generator delete %s", name);
+		cli_runcfg_object(rc, key, undo, "packet-generator new %s%s", name, words);
+		bool on = __atomic_load_n(&st->enabled, __ATOMIC_RELAXED);
+		snprintf(key, sizeof(key), "pg %s enabled", name);
+		cli_runcfg_attr(rc, key, !on, "packet-generator %s %s", on ? "enable" : "disable", name);
+	}
+}
+
+CLI_RUNCFG_WRITER(pg_runcfg, "packet-generator", CLI_RUNCFG_GENERATOR, write_streams)

@@ -29,6 +29,7 @@
 
 #include "base/conf.h"
 #include "cli/cli.h"
+#include "cli/cli_runcfg.h"
 #include "graph/graph.h"
 #include "graph/graph_cli.h"
 #include "nodes/sched/sched_hqos.h"
@@ -429,3 +430,90 @@ CLI_COMMAND(show_sched_subscriber_reg, "show sched subscriber",
 	    "show sched subscriber [NAME] [json]",
 	    "The subscriber hierarchy per interface: port, and per subscriber rate, state, backlog, departures, drops, marks",
 	    show_sched_subscriber)
+
+/* ---- running configuration (cli/cli_runcfg.h) ---- */
+
+static void duration_word(uint64_t ns, char *buf, size_t len)
+{
+	struct conf_key k = { .type = CONF_DURATION, .offset = 0, .size = sizeof(uint64_t) };
+	conf_value_format(&k, &ns, buf, len);
+}
+
+/* " rate R ceil C burst B weight W overhead N": what differs from a new
+ * subscriber's defaults (burst 16k, weight 1, ceil = rate). */
+static void sub_words(const struct hqos_sub_config *c, char *buf, size_t len)
+{
+	char r[32];
+	size_t n = 0;
+	buf[0] = 0;
+	if (c->rate_bps) {
+		fmt_rate(c->rate_bps, r, sizeof(r));
+		n += (size_t)snprintf(buf + n, len - n, " rate %s", r);
+	}
+	if (c->ceil_bps && c->ceil_bps != c->rate_bps && n < len) {
+		fmt_rate(c->ceil_bps, r, sizeof(r));
+		n += (size_t)snprintf(buf + n, len - n, " ceil %s", r);
+	}
+	if (c->burst_bytes != 16384 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " burst %llu", (unsigned long long)c->burst_bytes);
+	if (c->weight != 1 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " weight %u", c->weight);
+	if (c->overhead && n < len)
+		snprintf(buf + n, len - n, " overhead %u", c->overhead);
+}
+
+static void write_port(struct cli_runcfg *rc, const struct device *d, const struct hqos_port_stats *ps)
+{
+	const struct hqos_port_config *c = &ps->cfg;
+	char key[DEV_NAME_SIZE + 16], undo[DEV_NAME_SIZE + 40], codel[96] = "", t[32], i[32];
+	if (c->codel) {
+		duration_word(c->codel_target_ns, t, sizeof(t));
+		duration_word(c->codel_interval_ns, i, sizeof(i));
+		snprintf(codel, sizeof(codel), " codel target %s interval %s%s", t, i, c->ecn ? " ecn" : "");
+	}
+	snprintf(key, sizeof(key), "sched hqos %s", d->name);
+	snprintf(undo, sizeof(undo), "sched hqos interface %s off", d->name);
+	cli_runcfg_object(rc, key, undo, "sched hqos interface %s overhead %u queue-limit %u max-held %u%s", d->name,
+			  c->overhead, c->queue_limit, c->max_held, codel);
+}
+
+static void write_sub(struct cli_runcfg *rc, const struct device *d, const struct hqos_sub_stats *st)
+{
+	char words[160], m[96], key[DEV_NAME_SIZE + HQOS_NAME_SIZE + 32], undo[HQOS_NAME_SIZE + 24];
+	sub_words(&st->cfg, words, sizeof(words));
+	if (st->id == HQOS_DEFAULT_ID) { /* made with the port: its settings only */
+		snprintf(key, sizeof(key), "sched subscriber default %s", d->name);
+		cli_runcfg_attr(rc, key, !words[0], "sched subscriber default interface %s%s", d->name, words);
+		return;
+	}
+	match_text(&st->cfg.match, m, sizeof(m));
+	snprintf(key, sizeof(key), "sched subscriber %s", st->cfg.name);
+	snprintf(undo, sizeof(undo), "no sched subscriber %s", st->cfg.name);
+	cli_runcfg_object(rc, key, undo, "sched subscriber %s interface %s%s%s%s", st->cfg.name, d->name, words,
+			  st->cfg.match.kind == HQOS_MATCH_NONE ? "" : " match ", st->cfg.match.kind == HQOS_MATCH_NONE ? "" : m);
+}
+
+/* Each interface's hierarchy, then its subscribers in id order; read under
+ * one barrier hold (a large table holds it for as long as it takes to
+ * copy its settings). Written after `sched` (its shaper is the port). */
+static void write_hqos(struct cli_runcfg *rc, struct cli_session *s)
+{
+	struct device *d;
+	graph_cli_barrier_sync(s);
+	DEV_FOREACH(d)
+	{
+		const struct hqos *hq = sched_io_ifs[d->index].hq;
+		if (!hq)
+			continue;
+		struct hqos_port_stats ps;
+		struct hqos_sub_stats st;
+		hqos_port_stats(hq, &ps);
+		write_port(rc, d, &ps);
+		for (int id = hqos_sub_next(hq, -1); id >= 0; id = hqos_sub_next(hq, id))
+			if (hqos_sub_stats(hq, (uint32_t)id, &st) == 0)
+				write_sub(rc, d, &st);
+	}
+	graph_cli_barrier_release(s);
+}
+
+CLI_RUNCFG_WRITER(sched_hqos_runcfg, "sched subscribers", CLI_RUNCFG_SCHED, write_hqos)

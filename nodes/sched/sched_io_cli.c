@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_runcfg.h"
 #include "base/conf.h"
 #include "graph/graph_cli.h"
 #include "nodes/sched/sched_io.h"
@@ -495,3 +496,92 @@ CLI_COMMAND(show_sched_reg, "show sched",
 	    "show sched [json]",
 	    "Shapers, delays, held and released packets per interface and class; the classes",
 	    show_sched)
+
+/* ---- running configuration (cli/cli_runcfg.h) ---- */
+
+/* A size as a word the commands parse back: 16k when whole, else bytes. */
+static void size_word(uint64_t v, char *buf, size_t len)
+{
+	format_bytes(v, buf, len);
+	if (strchr(buf, ' '))
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+static void write_classes(struct cli_runcfg *rc)
+{
+	const struct sched_class_table *t = &sched_class_table;
+	for (uint32_t k = 0; k < t->n; k++) {
+		const struct sched_class *c = &t->cls[t->order[k]];
+		char m[64], key[SCHED_CLASS_NAME_SIZE + 16], undo[SCHED_CLASS_NAME_SIZE + 24];
+		match_text(c, m, sizeof(m));
+		snprintf(key, sizeof(key), "sched class %s", c->name);
+		snprintf(undo, sizeof(undo), "no sched class %s", c->name);
+		cli_runcfg_object(rc, key, undo, "sched class %s priority %u weight %u type %s match %s", c->name,
+				  c->priority, c->weight, sched_type_names[c->type], m);
+	}
+}
+
+/* Each class's impairment on the interface (before its shaper), for the
+ * classes defined now (no command names a removed class's). */
+static void write_class_impairs(struct cli_runcfg *rc, const struct device *d, const struct sched_io_if *sif)
+{
+	const struct sched_class_table *t = &sched_class_table;
+	char key[DEV_NAME_SIZE + SCHED_CLASS_NAME_SIZE + 32], words[512];
+	for (uint32_t k = 0; sif->e && k < t->n; k++) {
+		const struct sched_class *c = &t->cls[t->order[k]];
+		const struct sched_impair *m = sched_egress_class_impair(sif->e, t->order[k]);
+		struct sched_impair_stats im = { 0 };
+		if (m)
+			sched_impair_stats(m, &im);
+		bool on = m && sched_impair_active(&im.cfg);
+		snprintf(words, sizeof(words), "off");
+		if (on)
+			sched_impair_format(&im.cfg, words, sizeof(words));
+		snprintf(key, sizeof(key), "sched impair class %s %s", c->name, d->name);
+		cli_runcfg_attr(rc, key, !on, "sched impair class %s interface %s %s", c->name, d->name, words);
+	}
+}
+
+/* An interface's shaper (the port level under a subscriber hierarchy) and
+ * its impairment; `off` is what a new interface has. */
+static void write_if_sched(struct cli_runcfg *rc, const struct device *d, const struct sched_io_if *sif)
+{
+	struct sched_egress_stats st = { 0 };
+	struct sched_impair_stats im = { 0 };
+	char key[DEV_NAME_SIZE + 32], a[32], b[32], words[512] = "off";
+	if (sif->e) {
+		sched_egress_stats(sif->e, &st);
+		hqos_port_level(sif, &st);
+		sched_impair_stats(sched_egress_impair(sif->e), &im);
+		if (sched_impair_active(&im.cfg))
+			sched_impair_format(&im.cfg, words, sizeof(words));
+	}
+	snprintf(key, sizeof(key), "sched shaper %s", d->name);
+	if (st.cfg.rate_bps) {
+		format_unit(CONF_RATE, st.cfg.rate_bps, a, sizeof(a));
+		size_word(st.cfg.burst_bytes, b, sizeof(b));
+		cli_runcfg_attr(rc, key, false, "sched shaper interface %s rate %s burst %s", d->name, a, b);
+	} else {
+		cli_runcfg_attr(rc, key, true, "sched shaper interface %s off", d->name);
+	}
+	snprintf(key, sizeof(key), "sched impair %s", d->name);
+	cli_runcfg_attr(rc, key, !strcmp(words, "off"), "sched impair interface %s %s", d->name, words);
+	write_class_impairs(rc, d, sif);
+}
+
+/* Classes in match order, then each interface's shaper, impairment and
+ * its classes' impairments. */
+static void write_sched(struct cli_runcfg *rc, struct cli_session *s)
+{
+	graph_cli_barrier_sync(s); /* a consistent view of the owners' schedules */
+	write_classes(rc);
+	struct device *d;
+	DEV_FOREACH(d)
+	{
+		if (d->mode != DEV_MODE_LCP)
+			write_if_sched(rc, d, &sched_io_ifs[d->index]);
+	}
+	graph_cli_barrier_release(s);
+}
+
+CLI_RUNCFG_WRITER(sched_runcfg, "sched", CLI_RUNCFG_SCHED, write_sched)

@@ -6,7 +6,8 @@
  * Sandbox: commands that reach outside the process are refused here
  * before the CLI sees them: `create interface` (af-packet opens host
  * sockets, ixgbe probes PCI), `trace save` and `pcap capture` (write
- * files), `packet-generator` (reads pcap files), `lcp` (makes TAPs in
+ * files), `packet-generator` (reads pcap files), `exec` (runs a file's
+ * lines past these checks), `lcp` (makes TAPs in
  * Linux's namespaces; one that slips past goes with the process, whose
  * exit closes its fd). The process works in a
  * private temporary directory, which is also its cli-file-dir: a write
@@ -23,7 +24,7 @@
 
 #define MAX_LINES 16
 
-static const char *const refused[] = { "create", "trace save", "pcap", "packet-generator", "lcp" };
+static const char *const refused[] = { "create", "trace save", "pcap", "packet-generator", "lcp", "exec" };
 static uint32_t n_ok, n_failed, n_refused;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
