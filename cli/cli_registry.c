@@ -61,7 +61,7 @@ static bool registry_grow(void)
 
 void cli_command_add(const struct cli_command_reg *reg)
 {
-	if (!reg->path || !reg->path[0] || !reg->fn) {
+	if (!reg->path || !reg->path[0] || !(reg->fn || (reg->alias && reg->alias->target))) {
 		base_log("cli", "command without a path or function ignored");
 		return;
 	}
@@ -79,7 +79,7 @@ void cli_command_add(const struct cli_command_reg *reg)
 	pthread_mutex_unlock(&registry.lock);
 }
 
-static const struct cli_command_reg *registry_find(const char *path)
+const struct cli_command_reg *cli_registry_find(const char *path)
 {
 	const struct cli_command_reg *found = NULL;
 	pthread_mutex_lock(&registry.lock);
@@ -334,7 +334,7 @@ static int dispatch(struct cli_def *def, const char *command, char **argv, int a
 	struct cli_session *s = cli_get_context(def);
 	if (refuse_long_line(s))
 		return CLI_ERROR;
-	const struct cli_command_reg *reg = registry_find(command);
+	const struct cli_command_reg *reg = cli_registry_find(command);
 	if (!reg) {
 		s->status = -ENOENT;
 		return CLI_ERROR;
@@ -347,14 +347,29 @@ static int dispatch(struct cli_def *def, const char *command, char **argv, int a
 		s->status = 0;
 		return CLI_OK;
 	}
+	const struct cli_command_reg *run = reg;
+	char **words = argv, **translated = NULL;
+	if (reg->alias) {
+		int rc = cli_alias_translate(reg->alias, argc, argv, &run, &argc, &translated);
+		if (rc) {
+			s->status = cli_fail(s, rc, "'%s' is VPP's name for '%s', %s", reg->path, reg->alias->target,
+					     rc == -ENOENT ? "which this build does not have" : "out of memory");
+			return CLI_ERROR;
+		}
+		words = translated;
+	}
 	pthread_mutex_lock(&command_lock);
 	uint64_t start = cpu_ticks();
-	int rc = reg->fn(s, argc, argv);
+	int rc = run->fn(s, argc, words);
 	cli_elog_command(reg->path, start, rc); /* event log: command and duration (cli_elog.c) */
 	cli_server_count_command(rc);
 	pthread_mutex_unlock(&command_lock);
-	if (rc == -EINVAL)
+	free(translated);
+	if (rc == -EINVAL) {
 		print_usage(s, reg);
+		if (run != reg)
+			cli_printf(s, "  (runs as: %s)", run->usage ? run->usage : run->path);
+	}
 	s->status = rc < 0 ? rc : 0;
 	return rc < 0 ? CLI_ERROR : CLI_OK;
 }

@@ -422,3 +422,6 @@ CLI_COMMAND(show_hardware_cmd, "show hardware", "show hardware [NAME] [json]", "
 CLI_COMMAND(show_rx_placement_cmd, "show interface rx-placement",
 	    "show interface rx-placement [json]",
 	    "Which thread polls which rx queue, in which rx mode", show_rx_placement)
+/* VPP's names (docs/vpp-cli.md): its detail levels have no meaning here. */
+CLI_ALIAS(show_hardware_interfaces_alias, "show hardware-interfaces",
+	  "show hardware-interfaces [NAME] [brief|verbose|detail] [json]", "show hardware", "brief= verbose= detail=")

@@ -326,3 +326,9 @@ CLI_COMMAND(neighbor_config_cmd, "set ip neighbor-config", "set ip neighbor-conf
 	    "How long a learnt neighbour stays reachable without ARP (0: forever)", neighbor_config)
 CLI_COMMAND(show_ip_interface_cmd, "show ip interface", "show ip interface [json]", "Interfaces' MACs and IPv4 addresses",
 	    show_ip_interface)
+/* VPP's names (docs/vpp-cli.md). `show interface address` here is the
+ * IPv4 addresses (`show ip6 interface` has the IPv6 ones); VPP's meaning
+ * wins over an interface called "address" (or "addr", "a", ...). */
+CLI_ALIAS(show_interface_address_alias, "show interface address", "show interface address [json]",
+	  "show ip interface", NULL)
+CLI_ALIAS(show_ip4_neighbors_alias, "show ip4 neighbors", "show ip4 neighbors [json]", "show ip neighbors", NULL)

@@ -235,3 +235,8 @@ CLI_COMMAND(pg_disable_cmd, "packet-generator disable", "packet-generator disabl
 	    "Stop a stream (every stream without NAME)", pg_disable)
 CLI_COMMAND(pg_delete_cmd, "packet-generator delete", "packet-generator delete NAME", "Remove a stream", pg_delete)
 CLI_COMMAND(show_pg_cmd, "show packet-generator", "show packet-generator [json]", "Streams and their counters", show_pg)
+/* VPP's names (docs/vpp-cli.md). */
+CLI_ALIAS(pg_enable_stream_alias, "packet-generator enable-stream", "packet-generator enable-stream [NAME]",
+	  "packet-generator enable", NULL)
+CLI_ALIAS(pg_disable_stream_alias, "packet-generator disable-stream", "packet-generator disable-stream [NAME]",
+	  "packet-generator disable", NULL)
