@@ -55,15 +55,16 @@ int cli_alias_translate(const struct cli_alias *a, int argc, char *const *argv,
 {
 	size_t tlen = strlen(a->target), wlen = a->words ? strlen(a->words) : 0;
 	int max_t = (int)tlen / 2 + 1, max_p = (int)wlen / 2 + 1;
-	int max = max_t + max_p + argc + 1;
+	/* The target's words, the pairs, then the result: the target's words
+	 * again at most, the alias's and a NULL. */
+	int max = max_t + max_p + max_t + argc + 1;
 	char **v = malloc((size_t)max * sizeof(*v) + tlen + 1 + wlen + 1);
 	if (!v)
 		return -ENOMEM;
 	char *tcopy = (char *)(v + max), *wcopy = tcopy + tlen + 1;
 	memcpy(tcopy, a->target, tlen + 1);
 	memcpy(wcopy, a->words ? a->words : "", wlen + 1);
-	/* v holds, in turn: the target's words, the pairs, then the result
-	 * (which never overtakes what it still reads: it starts after both). */
+	/* The result starts after the words and pairs it still reads. */
 	char **tw = v, **pairs = v + max_t;
 	int nt = split_words(tcopy, tw, max_t);
 	int np = split_words(wcopy, pairs, max_p);
