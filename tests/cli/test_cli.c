@@ -105,6 +105,7 @@ CLI_ALIAS(vpp_echo_alias, "test vpp-echo", "test vpp-echo WORD [maximum N] [verb
 CLI_ALIAS(hello_alias, "test hello", "test hello [json]", "test echo hello max 9", NULL)
 CLI_ALIAS(opt_special_alias, "test opt special", "test opt special", "test echo special", NULL)
 CLI_ALIAS(gone_alias, "test gone", "test gone", "test nothing here", NULL)
+CLI_ALIAS(failing_alias, "test failing", "test failing", "test fail", NULL)
 
 static int run(const char *line, char **out)
 {
@@ -361,6 +362,27 @@ START_TEST(alias_beside_command_wins)
 	free(out);
 	ck_assert_int_eq(run("test opt", &out), 0);
 	ck_assert_str_eq(out, "name - json 0\n");
+	free(out);
+}
+END_TEST
+
+/* Abbreviations as VPP takes them, in sessions that never enter libcli's
+ * loop too: a prefix two words share is refused with the candidates, a
+ * word typed whole wins over a longer one it begins. */
+START_TEST(abbreviations_must_be_unique)
+{
+	char *out;
+	ck_assert_int_eq(run("test fai", &out), -EINVAL);
+	ck_assert_msg(strstr(out, "error: 'test fai' is ambiguous") && strstr(out, "test fail ") &&
+			      strstr(out, "test failing ") && !strstr(out, "test echo"),
+		      "%s", out);
+	ck_assert_msg(!strstr(out, "always fails"), "%s", out);
+	free(out);
+	ck_assert_int_eq(run("test fail", &out), -EIO);
+	ck_assert_str_eq(out, "error: always fails\n");
+	free(out);
+	ck_assert_int_eq(run("test faili", &out), -EIO);
+	ck_assert_str_eq(out, "error: always fails\n");
 	free(out);
 }
 END_TEST
@@ -1059,6 +1081,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(reg, alias_runs_target);
 	tcase_add_test(reg, alias_beside_command_wins);
 	tcase_add_test(reg, alias_errors);
+	tcase_add_test(reg, abbreviations_must_be_unique);
 	tcase_add_test(reg, failure_status_and_help);
 	tcase_add_test(reg, overlong_line_rejected);
 	tcase_add_test(reg, exec_file_runs_and_names_line);

@@ -136,7 +136,7 @@ assert (n["interface"], n["mac"], n["state"], n["held"]) == ("nul0", "02:00:00:0
 assert one(d["show ip interface"]["interfaces"], name="nul0")["addresses"] == ["10.1.0.1/24"]
 assert one(d["show ip interface"]["interfaces"], name="cap0")["addresses"] == []
 
-hw = d["show hardware"]["interfaces"]
+hw = d["show hardware-interfaces"]["interfaces"]
 assert {(i["name"], i["driver"]) for i in hw} == {("nul0", "null"), ("cap0", "pcap"), ("eth0", "af-packet")}, hw
 nul0 = one(hw, name="nul0")
 assert (nul0["admin"], nul0["rx_burst"], nul0["tx_queues"], nul0["rx_queues"]) == ("up", 256, 1, [{"queue": 0, "thread": 0}]), nul0
