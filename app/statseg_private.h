@@ -28,6 +28,7 @@ struct graph;
 #define N_SCHED_FRONT 6    /* held; queued, sent, queue full, dist dropped, shutdown */
 #define N_SCHED_HQOS 6     /* subscriber hierarchy: held; departed packets, bytes, dropped limit, codel, marked */
 #define N_CLI_COUNTERS 10  /* sessions open; accepted ... closed; commands, command errors */
+#define N_LOG_COUNTERS 2   /* log lines, overwritten in the ring (base/log_ring.h) */
 
 /* What app/statseg_sched.c's entries describe. */
 struct statseg_sched_shape {
@@ -69,6 +70,7 @@ struct entries {
 	uint32_t front[N_SCHED_FRONT];
 	uint32_t sched_hqos[N_SCHED_HQOS];
 	uint32_t cli[N_CLI_COUNTERS];
+	uint32_t log[N_LOG_COUNTERS];
 };
 
 struct statseg_writer {

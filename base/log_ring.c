@@ -45,8 +45,11 @@ void log_ring_put(struct log_ring *r, const char *subsystem, const char *text)
 	snprintf(e->subsystem, sizeof(e->subsystem), "%s", subsystem);
 	memcpy(e->text, text, e->cut ? sizeof(e->text) - 1 : n);
 	e->text[e->cut ? sizeof(e->text) - 1 : n] = 0;
-	if (r->next_seq - r->first > r->size)
+	r->lines++;
+	if (r->next_seq - r->first > r->size) {
 		r->first = r->next_seq - r->size;
+		r->overwritten++;
+	}
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -68,6 +71,14 @@ uint32_t log_ring_read(struct log_ring *r, uint64_t from, struct log_ring_entry 
 		out[n++] = r->entries[(seq - 1) % r->size];
 	pthread_mutex_unlock(&r->lock);
 	return n;
+}
+
+void log_ring_counters(struct log_ring *r, uint64_t *lines, uint64_t *overwritten)
+{
+	pthread_mutex_lock(&r->lock);
+	*lines = r->lines;
+	*overwritten = r->overwritten;
+	pthread_mutex_unlock(&r->lock);
 }
 
 void log_ring_clear(struct log_ring *r)

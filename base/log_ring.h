@@ -35,6 +35,8 @@ struct log_ring {
 	uint32_t size;     /* entries */
 	uint64_t next_seq; /* the seq the next line gets */
 	uint64_t first;    /* the oldest seq still held (next_seq when empty) */
+	uint64_t lines;       /* put since init: never lowered, clear included */
+	uint64_t overwritten; /* held lines a put overwrote, since init */
 };
 
 /* A ring over size entries of storage (size > 0); 0, or -ENOMEM. */
@@ -50,6 +52,10 @@ void log_ring_put(struct log_ring *r, const char *subsystem, const char *text);
  * the ring no longer holds (overwritten, not cleared). Any thread. */
 uint32_t log_ring_read(struct log_ring *r, uint64_t from, struct log_ring_entry *out, uint32_t max,
 		       uint64_t *lost);
+
+/* Lines put and held lines overwritten since init, for the stats segment
+ * (/log/lines, /log/overwritten): they only go up. Any thread. */
+void log_ring_counters(struct log_ring *r, uint64_t *lines, uint64_t *overwritten);
 
 /* Forget every line; numbering starts again at 1 and nothing counts as lost. */
 void log_ring_clear(struct log_ring *r);

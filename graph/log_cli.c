@@ -21,12 +21,16 @@ static void format_time(char *buf, size_t len, uint64_t ns, char sep)
 	snprintf(buf + n, len - n, ".%03u", (unsigned)(ns / 1000000ull % 1000));
 }
 
-static cJSON *logging_json(const struct log_ring_entry *e, uint32_t n, uint64_t lost, uint32_t size)
+static cJSON *logging_json(struct log_ring *r, const struct log_ring_entry *e, uint32_t n, uint64_t lost)
 {
+	uint64_t logged, overwritten;
+	log_ring_counters(r, &logged, &overwritten);
 	cJSON *root = cJSON_CreateObject();
 	cJSON *o = cJSON_AddObjectToObject(root, "logging");
-	cJSON_AddNumberToObject(o, "size", size);
+	cJSON_AddNumberToObject(o, "size", r->size);
 	cJSON_AddNumberToObject(o, "lost", (double)lost);
+	cJSON_AddNumberToObject(o, "logged", (double)logged);
+	cJSON_AddNumberToObject(o, "overwritten", (double)overwritten);
 	cJSON *lines = cJSON_AddArrayToObject(o, "lines");
 	for (uint32_t i = 0; i < n; i++) {
 		char t[48];
@@ -47,10 +51,13 @@ static cJSON *logging_json(const struct log_ring_entry *e, uint32_t n, uint64_t 
  * 2026-12-02 23:40:01.123 main: running (Ctrl-C or SIGTERM to stop)
  * 2026-12-02 23:40:07.410 cli: session 3 from /run/sluice/cli.sock
  * sluice> show logging json
- * {"logging": {"size": 1024, "lost": 0, "lines": [{"seq": 1, "time": "2026-12-02T23:40:00.981",
+ * {"logging": {"size": 1024, "lost": 0, "logged": 9, "overwritten": 0, "lines": [{"seq": 1, "time": "2026-12-02T23:40:00.981",
  *   "subsystem": "config", "message": "...", "cut": false}, ...]}}
  *
  * Times are UTC. A line cut to fit the ring ends in "..." (json: "cut").
+ * lost: lines before the first shown that the ring no longer holds;
+ * logged and overwritten count since start (clear logging included), as
+ * the stats segment's /log/lines and /log/overwritten do.
  */
 static int show_logging(struct cli_session *s, int argc, char **argv)
 {
@@ -72,7 +79,7 @@ static int show_logging(struct cli_session *s, int argc, char **argv)
 	uint64_t lost = 0;
 	uint32_t n = log_ring_read(r, 0, e, last, &lost);
 	if (json) {
-		cli_json_print(s, logging_json(e, n, lost, r->size));
+		cli_json_print(s, logging_json(r, e, n, lost));
 		free(e);
 		return 0;
 	}

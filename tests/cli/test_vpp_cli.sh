@@ -12,11 +12,12 @@
 # No root needed: null interfaces and a generator stream, the CLI socket
 # in a temporary directory the trap removes with the daemon.
 #
-#   test_vpp_cli.sh SLUICE SLUICECTL DOC
+#   test_vpp_cli.sh SLUICE SLUICECTL DOC SLUICE_STATS
 set -u
 sluice=$1
 sluicectl=$2
 doc=$3
+stats=$4
 tmp=$(mktemp -d /tmp/sluice-vppcli-XXXXXX)
 pid=
 fail() {
@@ -129,6 +130,21 @@ for b in bad:
     print("FAIL:", b, file=sys.stderr)
 print(f"{ran} VPP command rows run, {len(aliases)} aliases registered")
 sys.exit(1 if bad else 0)
+PY
+
+# The log ring's counters: show logging json and the stats segment agree,
+# and clear logging (a row above) lowered neither.
+"$sluicectl" -s "$tmp/cli.sock" show logging json > "$tmp/logging.json" || fail "show logging json"
+sleep 0.3
+"$stats" -s "$tmp/stats.sock" --json dump /log > "$tmp/seglog.json" || fail "sluice-stats dump /log"
+python3 - "$tmp/logging.json" "$tmp/seglog.json" <<'PY' || fail "/log/ differs from show logging json"
+import json, sys
+log = json.load(open(sys.argv[1]))["logging"]
+seg = {c["name"]: c["value"] for c in json.load(open(sys.argv[2]))["counters"]}
+# clear logging ran after start-up's lines: they are gone from the ring,
+# not from the count.
+assert log["logged"] >= 8 and len(log["lines"]) < log["logged"], log
+assert seg["/log/lines"] == log["logged"] and seg["/log/overwritten"] == log["overwritten"] == 0, (seg, log)
 PY
 
 # quit ended only its session: the daemon still answers, and stops clean.

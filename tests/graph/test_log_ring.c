@@ -60,6 +60,10 @@ START_TEST(wraps_oldest_first)
 	/* From beyond the newest: nothing. */
 	ck_assert_uint_eq(log_ring_read(&r, 11, e, 16, &lost), 0);
 	ck_assert_uint_eq(lost, 0);
+	uint64_t lines, overwritten;
+	log_ring_counters(&r, &lines, &overwritten);
+	ck_assert_uint_eq(lines, 10);
+	ck_assert_uint_eq(overwritten, 6);
 	log_ring_free(&r);
 }
 END_TEST
@@ -106,6 +110,13 @@ START_TEST(clear_restarts_numbering)
 	ck_assert_uint_eq(log_ring_read(&r, 0, e, 4, &lost), 1);
 	ck_assert_uint_eq(e[0].seq, 1);
 	ck_assert_uint_eq(lost, 0);
+	/* The counters only go up: clear lowers neither, and refilling what
+	 * the clear emptied overwrites nothing. */
+	put_n(&r, 2, 3);
+	uint64_t lines, overwritten;
+	log_ring_counters(&r, &lines, &overwritten);
+	ck_assert_uint_eq(lines, 8);
+	ck_assert_uint_eq(overwritten, 2);
 	log_ring_free(&r);
 	struct log_ring none;
 	ck_assert_int_eq(log_ring_init(&none, 0), -EINVAL);
