@@ -37,12 +37,25 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 command -v python3 > /dev/null || fail "python3 not found"
 
+# Two frames 10 ms apart that cap0 replays forever at their own pace: a
+# queue that always has something, to see which thread polls it.
+python3 - "$tmp/in.pcap" <<'PY' || fail "cannot write in.pcap"
+import struct, sys
+frame = bytes.fromhex("020000000002" "020000000001" "0800") + bytes(50)
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for usec in (0, 10000):
+        f.write(struct.pack("<IIII", 0, usec, len(frame), len(frame)) + frame)
+PY
+
 cat > "$tmp/startup.conf" <<CONF
 unix { nodaemon  cli-listen $tmp/cli.sock }
+cpu { workers 1 }
 interfaces {
   nul0 { driver null }
   nul1 { driver null }
   nul2 { driver null }
+  cap0 { driver pcap  rx-file $tmp/in.pcap  rx-loops 0  rx-pace recorded }
 }
 packet-generator {
   pg0 { rate 1kpps  size 64  next-node error-drop }
@@ -131,6 +144,32 @@ for b in bad:
 print(f"{ran} VPP command rows run, {len(aliases)} aliases registered")
 sys.exit(1 if bad else 0)
 PY
+
+# set interface rx-placement moves the polling: pcap-input's vectors for
+# cap0 come from the thread it names, none from the other (runtime cleared
+# after each move, half a second of the ~100 frames/s it replays).
+vectors_by_thread() {
+	"$sluicectl" -s "$tmp/cli.sock" clear runtime > /dev/null || return 1
+	sleep 0.5
+	"$sluicectl" -s "$tmp/cli.sock" show runtime json | python3 -c '
+import json, sys
+threads = json.load(sys.stdin)["threads"]
+print(" ".join(str(sum(n["vectors"] for n in t["nodes"] if n["name"] == "pcap-input")) for t in threads))'
+}
+for where in "main:0" "worker 0:1" "main:0"; do
+	"$sluicectl" -s "$tmp/cli.sock" set interface rx-placement cap0 ${where%:*} > "$tmp/out" ||
+		fail "set interface rx-placement cap0 ${where%:*}: $(cat "$tmp/out")"
+	v=$(vectors_by_thread) || fail "show runtime json"
+	read -r v0 v1 <<< "$v"
+	if [ "${where#*:}" = 0 ]; then
+		[ "$v0" -gt 0 ] && [ "$v1" -eq 0 ] || fail "cap0 on main: pcap-input vectors per thread $v"
+	else
+		[ "$v1" -gt 0 ] && [ "$v0" -eq 0 ] || fail "cap0 on worker 0: pcap-input vectors per thread $v"
+	fi
+done
+"$sluicectl" -s "$tmp/cli.sock" set interface rx-placement cap0 worker 1 > "$tmp/out" &&
+	fail "worker 1 of 1 worker was accepted"
+grep -q "the workers are 0..0" "$tmp/out" || fail "worker 1: $(cat "$tmp/out")"
 
 # The log ring's counters: show logging json and the stats segment agree,
 # and clear logging (a row above) lowered neither.
