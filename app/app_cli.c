@@ -24,6 +24,11 @@ void app_cli_set_config(const struct sluice_config *cfg)
 	running_config = cfg;
 }
 
+const struct sluice_config *app_cli_config(void)
+{
+	return running_config;
+}
+
 /* One `key value`, `key` (a flag: true) or `key ""` line into o. A key
  * met again (a list) turns into an array of its values. */
 static void config_json_value(cJSON *o, char *line)

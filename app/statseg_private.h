@@ -29,6 +29,7 @@ struct graph;
 #define N_SCHED_HQOS 6     /* subscriber hierarchy: held; departed packets, bytes, dropped limit, codel, marked */
 #define N_SCHED_SUB 5      /* per subscriber: departed packets, bytes, dropped limit, codel, marked */
 #define N_CLI_COUNTERS 10  /* sessions open; accepted ... closed; commands, command errors */
+#define N_LOG_COUNTERS 2   /* log lines, overwritten in the ring (base/log_ring.h) */
 
 /* What app/statseg_sched.c's entries describe. */
 struct statseg_sched_shape {
@@ -73,6 +74,7 @@ struct entries {
 	uint32_t sched_hqos[N_SCHED_HQOS];
 	uint32_t sub_names, sub[N_SCHED_SUB];
 	uint32_t cli[N_CLI_COUNTERS];
+	uint32_t log[N_LOG_COUNTERS];
 };
 
 struct statseg_writer {

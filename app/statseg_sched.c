@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "app/statseg_private.h"
+#include "base/log_ring.h"
 #include "cli/cli.h"
 #include "graph/graph.h"
 #include "nodes/dist/dist_graph.h"
@@ -194,6 +195,9 @@ static void layout_cli(struct statseg_writer *w)
 	};
 	for (int k = 0; k < N_CLI_COUNTERS; k++)
 		w->e.cli[k] = statseg_add_scalar(w, names[k], k ? STATSEG_SCALAR_COUNTER : STATSEG_SCALAR_GAUGE);
+	static const char *const log_names[N_LOG_COUNTERS] = { "/log/lines", "/log/overwritten" };
+	for (int k = 0; k < N_LOG_COUNTERS; k++)
+		w->e.log[k] = statseg_add_scalar(w, log_names[k], STATSEG_SCALAR_COUNTER);
 }
 
 void statseg_sched_layout(struct statseg_writer *w, const struct shape *s)
@@ -316,4 +320,10 @@ void statseg_sched_fill(struct statseg_writer *w, const struct shape *s, struct 
 					     cc.login_failures, cc.idle_closed, cc.long_lines,   cc.closed, cc.commands, cc.command_errors };
 	for (int k = 0; k < N_CLI_COUNTERS; k++)
 		statseg_put_elem(w, w->e.cli[k], 0, 0, 0, v[k]);
+	struct log_ring *r = base_log_ring();
+	uint64_t lv[N_LOG_COUNTERS] = { 0, 0 };
+	if (r)
+		log_ring_counters(r, &lv[0], &lv[1]);
+	for (int k = 0; k < N_LOG_COUNTERS; k++)
+		statseg_put_elem(w, w->e.log[k], 0, 0, 0, lv[k]);
 }

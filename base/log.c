@@ -1,9 +1,11 @@
 /* Log lines and the cycle-counter calibration. */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 
+#include "base/log_ring.h"
 #include "base/util.h"
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -24,9 +26,32 @@ static void log_to(FILE *f, const char *subsystem, const char *fmt, va_list ap)
 	fflush(f);
 }
 
+static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
+static struct log_ring ring;
+static bool ring_ok;
+
+static void ring_init(void)
+{
+	ring_ok = log_ring_init(&ring, LOG_RING_SIZE) == 0;
+}
+
+struct log_ring *base_log_ring(void)
+{
+	pthread_once(&ring_once, ring_init);
+	return ring_ok ? &ring : NULL;
+}
+
 void base_log(const char *subsystem, const char *fmt, ...)
 {
 	va_list ap;
+	struct log_ring *r = base_log_ring();
+	if (r) {
+		char text[LOG_RING_TEXT + 64]; /* longer is cut in the ring anyway */
+		va_start(ap, fmt);
+		vsnprintf(text, sizeof(text), fmt, ap);
+		va_end(ap);
+		log_ring_put(r, subsystem, text);
+	}
 	pthread_mutex_lock(&log_lock);
 	va_start(ap, fmt);
 	log_to(stderr, subsystem, fmt, ap);

@@ -185,11 +185,14 @@ int cli_file_fopen(struct cli_session *s, const char *path, char *out, size_t ou
  * command's usage, so bad arguments need only say what was wrong. */
 typedef int(cli_command_fn_t)(struct cli_session *s, int argc, char **argv);
 
+struct cli_alias;
+
 struct cli_command_reg {
 	const char *path;  /* words, VPP spelling: "show runtime" */
 	const char *usage; /* "show runtime [verbose] [json]" */
 	const char *help;  /* one line for `?` and `help` */
 	cli_command_fn_t *fn;
+	const struct cli_alias *alias; /* CLI_ALIAS: fn is NULL and the line runs another command */
 };
 
 /* Add a command to the registry (constructors, or before the server starts).
@@ -219,6 +222,47 @@ void cli_command_foreach(void (*fn)(const struct cli_command_reg *reg, void *ctx
 #define CLI_COMMAND(id, path_, usage_, help_, fn_)                                             \
 	static const struct cli_command_reg id = {                                             \
 		.path = path_, .usage = usage_, .help = help_, .fn = fn_ };                    \
+	CLI_COMMAND_REGISTER(id)
+
+/* ---- aliases (cli_alias.c) ---- */
+
+/* Another name for a registered command: VPP's spelling where sluice's
+ * differs ("show hardware-interfaces" for "show hardware"). The alias is a
+ * command of its own in the tree (help, completion, abbreviation) whose
+ * line is translated and run by the target's function:
+ *   target: the command line it becomes, a registered path followed by
+ *     fixed words put before the alias's own ("show graph dot");
+ *   words: how the alias's words translate, "VPP=sluice" pairs separated
+ *     by spaces ("intfc=interface verbose="; an empty right side drops the
+ *     word); words not listed pass as they are, in order.
+ * Usage errors print the alias's usage and the target's. An alias of a
+ * path this build lacks fails with -ENOENT when run. docs/vpp-cli.md lists
+ * every alias. */
+struct cli_alias {
+	const char *target;
+	const char *words; /* NULL: every word passes */
+};
+
+/* Translate an alias's words into its target's: *target gets the longest
+ * registered command path that begins a->target, *argv_out the rest of
+ * a->target's words followed by the alias's words as a->words translates
+ * them (*argc_out in all). *argv_out is one malloc'd block, freed with
+ * free(): its words point into it or into argv. Returns 0, -ENOENT (no
+ * registered command begins a->target: this build lacks it) or -ENOMEM.
+ * The dispatcher's step, public for tests. */
+int cli_alias_translate(const struct cli_alias *a, int argc, char *const *argv,
+			const struct cli_command_reg **target, int *argc_out, char ***argv_out);
+
+/* Declare and register an alias, beside its target's CLI_COMMAND:
+ *   CLI_ALIAS(show_hw_alias, "show hardware-interfaces", "show hardware-interfaces [NAME] [json]",
+ *             "show hardware", "brief= verbose= detail=")
+ */
+#define CLI_ALIAS(id, path_, usage_, target_, words_)                                          \
+	static const struct cli_alias id##_alias = { .target = target_, .words = words_ };   \
+	static const struct cli_command_reg id = { .path = path_,                              \
+						   .usage = usage_,                            \
+						   .help = "VPP's name for '" target_ "'",     \
+						   .alias = &id##_alias };                     \
 	CLI_COMMAND_REGISTER(id)
 
 /* ---- inside a command ---- */

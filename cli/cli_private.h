@@ -73,6 +73,9 @@ void cli_session_destroy(struct cli_session *s);
 /* Run one line in a session; returns 0 or a negative errno. */
 int cli_session_run(struct cli_session *s, const char *line);
 
+/* The registered command whose path is path exactly, or NULL. */
+const struct cli_command_reg *cli_registry_find(const char *path);
+
 /* The graph new sessions get. */
 struct graph *cli_current_graph(void);
 

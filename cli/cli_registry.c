@@ -80,7 +80,7 @@ uint32_t cli_command_twice(const char **last_path)
 
 void cli_command_add(const struct cli_command_reg *reg)
 {
-	if (!reg->path || !reg->path[0] || !reg->fn) {
+	if (!reg->path || !reg->path[0] || !(reg->fn || (reg->alias && reg->alias->target))) {
 		base_log("cli", "command without a path or function ignored");
 		return;
 	}
@@ -100,7 +100,7 @@ void cli_command_add(const struct cli_command_reg *reg)
 	pthread_mutex_unlock(&registry.lock);
 }
 
-static const struct cli_command_reg *registry_find(const char *path)
+const struct cli_command_reg *cli_registry_find(const char *path)
 {
 	const struct cli_command_reg *found = NULL;
 	pthread_mutex_lock(&registry.lock);
@@ -357,7 +357,7 @@ static int dispatch(struct cli_def *def, const char *command, char **argv, int a
 	struct cli_session *s = cli_get_context(def);
 	if (refuse_long_line(s))
 		return CLI_ERROR;
-	const struct cli_command_reg *reg = registry_find(command);
+	const struct cli_command_reg *reg = cli_registry_find(command);
 	if (!reg) {
 		s->status = -ENOENT;
 		return CLI_ERROR;
@@ -375,35 +375,93 @@ static int run_reg(struct cli_session *s, const struct cli_command_reg *reg, cha
 		s->status = 0;
 		return CLI_OK;
 	}
+	const struct cli_command_reg *run = reg;
+	char **words = argv, **translated = NULL;
+	if (reg->alias) {
+		int rc = cli_alias_translate(reg->alias, argc, argv, &run, &argc, &translated);
+		if (rc) {
+			s->status = cli_fail(s, rc, "'%s' is VPP's name for '%s', %s", reg->path, reg->alias->target,
+					     rc == -ENOENT ? "which this build does not have" : "out of memory");
+			return CLI_ERROR;
+		}
+		words = translated;
+	}
 	if (command_depth++ == 0)
 		pthread_mutex_lock(&command_lock);
 	uint64_t start = cpu_ticks();
-	int rc = reg->fn(s, argc, argv);
+	int rc = run->fn(s, argc, words);
 	cli_elog_command(reg->path, start, rc); /* event log: command and duration (cli_elog.c) */
 	cli_server_count_command(rc);
 	if (--command_depth == 0)
 		pthread_mutex_unlock(&command_lock);
-	if (rc == -EINVAL)
+	free(translated);
+	if (rc == -EINVAL) {
 		print_usage(s, reg);
+		if (run != reg)
+			cli_printf(s, "  (runs as: %s)", run->usage ? run->usage : run->path);
+	}
 	s->status = rc < 0 ? rc : 0;
 	return rc < 0 ? CLI_ERROR : CLI_OK;
 }
 
-/* Print the registered commands under a prefix ("" for all). */
-static void list_commands(struct cli_session *s, const char *prefix)
+/* Whether path's word after prefix (n bytes, or the first word when n is
+ * 0) begins with word ("" or NULL: any). */
+static bool next_word_begins(const char *path, size_t n, const char *word)
+{
+	if (!word || !*word)
+		return true;
+	const char *w = path + (n ? n + 1 : 0);
+	return !strncmp(w, word, strlen(word));
+}
+
+/* Print the registered commands under a prefix ("" for all) whose next
+ * word begins with word (NULL: any). Returns how many. */
+static uint32_t list_commands_matching(struct cli_session *s, const char *prefix, const char *word)
 {
 	size_t n = strlen(prefix);
+	uint32_t shown = 0;
 	pthread_mutex_lock(&registry.lock);
 	struct cli_table *t = cli_table_create((const struct cli_table_col[]){ { "Command", false }, { "Help", false } }, 2);
 	for (uint32_t i = 0; t && i < registry.n; i++) {
 		const struct cli_command_reg *r = registry.regs[i];
-		if (strncmp(r->path, prefix, n) || (n && r->path[n] != ' '))
+		if (strncmp(r->path, prefix, n) || (n && r->path[n] != ' ') || !next_word_begins(r->path, n, word))
 			continue;
+		shown++;
 		cli_table_cell(t, "%s", r->usage ? r->usage : r->path);
 		cli_table_cell(t, "%s", r->help ? r->help : "");
 	}
 	pthread_mutex_unlock(&registry.lock);
 	cli_table_print(s, t);
+	return shown;
+}
+
+static void list_commands(struct cli_session *s, const char *prefix)
+{
+	list_commands_matching(s, prefix, NULL);
+}
+
+/* The distinct words under prefix that begin with word: more than one
+ * means the word is an ambiguous abbreviation. */
+static uint32_t words_beginning(const char *prefix, const char *word)
+{
+	size_t n = strlen(prefix), wl = strlen(word);
+	uint32_t count = 0;
+	const char *last = NULL;
+	size_t last_len = 0;
+	pthread_mutex_lock(&registry.lock);
+	for (uint32_t i = 0; i < registry.n; i++) {
+		const char *p = registry.regs[i]->path;
+		if (strncmp(p, prefix, n) || p[n] != ' ' || strncmp(p + n + 1, word, wl))
+			continue;
+		const char *w = p + n + 1;
+		size_t len = strcspn(w, " ");
+		if (!last || len != last_len || strncmp(w, last, len))
+			count++;
+		last = w;
+		last_len = len;
+	}
+	pthread_mutex_unlock(&registry.lock);
+	return count;
 }
 
 /* libcli gives an abbreviation to the first sibling it matches, and the
@@ -462,6 +520,13 @@ static int group(struct cli_def *def, const char *command, char **argv, int argc
 	const struct cli_command_reg *reg = argc && strcmp(argv[0], "?") ? floor_resolve(command, argv[0]) : NULL;
 	if (reg)
 		return run_reg(s, reg, argv + 1, argc - 1);
+	if (argc && strcmp(argv[0], "?") && words_beginning(command, argv[0]) > 1) {
+		/* An abbreviation that fits several words (VPP refuses it too). */
+		cli_printf(s, "error: '%s %s' is ambiguous; type more of it", command, argv[0]);
+		list_commands_matching(s, command, argv[0]);
+		s->status = -EINVAL;
+		return CLI_ERROR;
+	}
 	if (argc && strcmp(argv[0], "?"))
 		cli_printf(s, "error: unknown command '%s %s'", command, argv[0]);
 	else if (!argc)
@@ -631,6 +696,22 @@ static bool build_tree(struct cli_def *def)
 	return ok;
 }
 
+/* Abbreviations as VPP takes them: a word names the command it is a prefix
+ * of when no other command at that place shares that prefix, and a word
+ * typed whole names its command even when it begins another ("hardware"
+ * beside "hardware-interfaces" would, "sh hard" does not). libcli computes
+ * each command's shortest unique prefix when an interactive session starts
+ * (cli_loop) or its mode changes; a session that never loops (one-shot
+ * sluicectl, exec files, cli_exec_line) would otherwise take the first
+ * command a prefix fits, in alphabetical order, so the same line could mean
+ * one command typed and another passed to sluicectl. Entering and leaving
+ * config mode is libcli's public way to have it computed. */
+static void unique_prefixes(struct cli_def *def)
+{
+	cli_set_configmode(def, MODE_CONFIG, NULL);
+	cli_set_configmode(def, MODE_EXEC, NULL);
+}
+
 struct cli_session *cli_session_create(struct graph *g, enum cli_out mode, int fd)
 {
 	struct cli_session *s = calloc(1, sizeof(*s));
@@ -646,6 +727,8 @@ struct cli_session *cli_session_create(struct graph *g, enum cli_out mode, int f
 		return NULL;
 	}
 	cli_set_context(s->def, s);
+	if (mode != CLI_OUT_CLIENT)
+		unique_prefixes(s->def);
 	cli_set_hostname(s->def, "sluice");
 	cli_set_banner(s->def, "sluice " SLUICE_VERSION " debug CLI: 'help' lists commands, '?' shows what may follow");
 	if (mode != CLI_OUT_CLIENT)

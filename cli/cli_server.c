@@ -530,6 +530,7 @@ static int show_cli(struct cli_session *s, int argc, char **argv)
 
 CLI_COMMAND(show_cli_cmd, "show cli", "show cli [json]", "The CLI server: listen address, limits, sessions and refusals",
 	    show_cli)
+CLI_ALIAS(show_cli_sessions_alias, "show cli-sessions", "show cli-sessions [json]", "show cli", NULL)
 
 /* ---- exec files and lines ---- */
 

@@ -224,3 +224,7 @@ CLI_COMMAND(pcap_capture_cmd, "pcap capture",
 	    "pcap capture rx|tx|drop [interface NAME|any] max N file FILE [max-bytes-per-pkt N] [filter EXPR] "
 	    "[node NODE [reason TEXT]] | off | status",
 	    "Copy packets an interface receives, sends or drops into a pcap file", pcap_capture)
+/* VPP's name (docs/vpp-cli.md); its `intfc` is our `interface`. */
+CLI_ALIAS(pcap_trace_alias, "pcap trace",
+	  "pcap trace rx|tx|drop [intfc NAME|any] max N file FILE [max-bytes-per-pkt N] [filter EXPR] | off | status",
+	  "pcap capture", "intfc=interface")

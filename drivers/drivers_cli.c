@@ -352,3 +352,5 @@ CLI_COMMAND(set_interface_mac_cmd, "set interface mac address", "set interface m
 	    "Set an interface's MAC (a linux-cp port's TAP follows)", set_interface_mac)
 CLI_COMMAND(clear_interfaces_cmd, "clear interfaces", "clear interfaces", "Zero every interface's counters",
 	    clear_interfaces)
+CLI_ALIAS(clear_hardware_interfaces_alias, "clear hardware-interfaces", "clear hardware-interfaces",
+	  "clear interfaces", NULL)

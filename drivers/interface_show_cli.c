@@ -293,6 +293,11 @@ static int show_hardware(struct cli_session *s, int argc, char **argv)
 {
 	const char *name = NULL;
 	bool json = cli_take_flag(&argc, argv, "json");
+	/* VPP's detail levels mean nothing here: every line is always shown. */
+	static const char *const levels[] = { "brief", "verbose", "detail" };
+	for (size_t i = 0; i < ARRAY_LEN(levels); i++)
+		while (cli_take_flag(&argc, argv, levels[i]))
+			;
 	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
 	int rc = argc ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : 0;
 	if (rc)
@@ -417,8 +422,11 @@ static int show_rx_placement(struct cli_session *s, int argc, char **argv)
 
 CLI_COMMAND(show_interface_cmd, "show interface", "show interface [NAME] [json]",
 	    "Interfaces: state, mode and testpmd-style counters", show_interface)
-CLI_COMMAND(show_hardware_cmd, "show hardware", "show hardware [NAME] [json]", "Driver, link, MTU and queues",
-	    show_hardware)
+/* VPP's name. `show hardware`, sluice's name before, is a prefix of it and
+ * so its abbreviation: an alias of that name would make every VPP
+ * abbreviation (`sh hard`) ambiguous (docs/vpp-cli.md). */
+CLI_COMMAND(show_hardware_cmd, "show hardware-interfaces", "show hardware-interfaces [NAME] [brief|verbose|detail] [json]",
+	    "Driver, link, MTU, queues and the driver's own lines (registers, PCI address, counters)", show_hardware)
 CLI_COMMAND(show_rx_placement_cmd, "show interface rx-placement",
 	    "show interface rx-placement [json]",
 	    "Which thread polls which rx queue, in which rx mode", show_rx_placement)

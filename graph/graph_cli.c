@@ -537,3 +537,6 @@ CLI_COMMAND(show_runtime_cmd, "show runtime", "show runtime [verbose] [json]",
 CLI_COMMAND(clear_runtime_cmd, "clear runtime", "clear runtime", "Zero the runtime statistics", clear_runtime)
 CLI_COMMAND(show_errors_cmd, "show errors", "show errors [json]", "Error counters per node", show_errors)
 CLI_COMMAND(clear_errors_cmd, "clear errors", "clear errors", "Zero every error counter", clear_errors)
+/* VPP's other names for the error counters (docs/vpp-cli.md). */
+CLI_ALIAS(show_node_counters_alias, "show node counters", "show node counters [json]", "show errors", NULL)
+CLI_ALIAS(clear_node_counters_alias, "clear node counters", "clear node counters", "clear errors", NULL)

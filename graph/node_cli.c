@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "graph/graph.h"
@@ -243,5 +244,123 @@ static int show_graph(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
+/* ---- show vlib graph: VPP's layout of the same arcs ---- */
+
+static int by_node_name(const void *x, const void *y, void *gp)
+{
+	const struct graph *g = gp;
+	return strcmp(graph_node_reg(g, *(const uint32_t *)x)->name, graph_node_reg(g, *(const uint32_t *)y)->name);
+}
+
+/* The nodes with an arc to node, in index order, into prev; returns the count. */
+static uint32_t node_previous(struct graph *g, uint32_t node, uint32_t *prev)
+{
+	uint32_t n = 0;
+	for (uint32_t p = 0; p < graph_n_nodes(g); p++)
+		for (uint16_t i = 0; i < graph_node_n_next(g, p); i++)
+			if (graph_node_next(g, p, i) == (int)node) {
+				prev[n++] = p;
+				break;
+			}
+	return n;
+}
+
+static const char *arc_name(struct graph *g, uint32_t node, uint16_t i)
+{
+	int t = graph_node_next(g, node, i);
+	return t >= 0 ? graph_node_reg(g, (uint32_t)t)->name : graph_node_reg(g, node)->next_nodes[i];
+}
+
+static void vlib_graph_node_text(struct cli_table *t, struct graph *g, uint32_t node, uint32_t *prev)
+{
+	uint32_t n_prev = node_previous(g, node, prev);
+	uint32_t rows = MAX(MAX((uint32_t)graph_node_n_next(g, node), n_prev), 1u);
+	for (uint32_t r = 0; r < rows; r++) {
+		cli_table_cell(t, "%s", r ? "" : graph_node_reg(g, node)->name);
+		if (r < graph_node_n_next(g, node))
+			cli_table_cell(t, "%s [%u]", arc_name(g, node, (uint16_t)r), r);
+		else
+			cli_table_cell(t, "%s", "");
+		cli_table_cell(t, "%s", r < n_prev ? graph_node_reg(g, prev[r])->name : "");
+	}
+}
+
+static cJSON *vlib_graph_node_json(struct graph *g, uint32_t node, uint32_t *prev)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", graph_node_reg(g, node)->name);
+	cJSON_AddNumberToObject(o, "index", node);
+	cJSON *next = cJSON_AddArrayToObject(o, "next");
+	for (uint16_t i = 0; i < graph_node_n_next(g, node); i++) {
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddNumberToObject(a, "slot", i);
+		cJSON_AddStringToObject(a, "name", arc_name(g, node, i));
+		cJSON_AddItemToArray(next, a);
+	}
+	cJSON *pr = cJSON_AddArrayToObject(o, "previous");
+	uint32_t n_prev = node_previous(g, node, prev);
+	for (uint32_t i = 0; i < n_prev; i++)
+		cJSON_AddItemToArray(pr, cJSON_CreateString(graph_node_reg(g, prev[i])->name));
+	return o;
+}
+
+/*
+ * sluice> show vlib graph ethernet-input
+ * Name            Next                 Previous
+ * ethernet-input  error-drop [0]       af-packet-input
+ *                 l2-xconnect [1]      pcap-input
+ *                 ip4-input [2]
+ *
+ * VPP's `show vlib graph`: every node by name (or the one named), its next
+ * nodes by slot and the nodes with an arc to it. `show graph` has the
+ * same arcs with their packet counts.
+ * `json`: {"nodes": [{"name", "index", "next": [{"slot", "name"}], "previous": [names]}]}
+ */
+static int show_vlib_graph(struct cli_session *s, int argc, char **argv)
+{
+	bool json = cli_take_flag(&argc, argv, "json");
+	const char *name = NULL;
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NODE", &name, 0, 0 } };
+	struct graph *g = need_graph(s);
+	if (!g)
+		return -ENODEV;
+	if (argc && cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)))
+		return -EINVAL;
+	uint32_t n = graph_n_nodes(g);
+	uint32_t *order = malloc((size_t)(2 * n + 1) * sizeof(*order)), *prev = order + n;
+	if (!order)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	uint32_t k = 0;
+	if (name) {
+		int i = graph_node_index(g, name);
+		if (i < 0) {
+			free(order);
+			return cli_fail(s, -ENOENT, "no node named '%s'", name);
+		}
+		order[k++] = (uint32_t)i;
+	} else {
+		for (; k < n; k++)
+			order[k] = k;
+		qsort_r(order, k, sizeof(*order), by_node_name, g);
+	}
+	if (json) {
+		cJSON *root = cJSON_CreateObject();
+		cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
+		for (uint32_t i = 0; i < k; i++)
+			cJSON_AddItemToArray(nodes, vlib_graph_node_json(g, order[i], prev));
+		cli_json_print(s, root);
+	} else {
+		static const struct cli_table_col cols[] = { { "Name", false }, { "Next", false }, { "Previous", false } };
+		struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+		for (uint32_t i = 0; t && i < k; i++)
+			vlib_graph_node_text(t, g, order[i], prev);
+		cli_table_print(s, t);
+	}
+	free(order);
+	return 0;
+}
+
+CLI_COMMAND(show_vlib_graph_cmd, "show vlib graph", "show vlib graph [NODE] [json]",
+	    "Every node's next nodes and previous nodes, VPP's layout", show_vlib_graph)
 CLI_COMMAND(show_node_cmd, "show node", "show node NAME [json]", "One node: arcs, errors, per-thread statistics", show_node)
 CLI_COMMAND(show_graph_cmd, "show graph", "show graph [json|dot]", "The node graph with live counters", show_graph)

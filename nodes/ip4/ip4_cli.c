@@ -327,6 +327,16 @@ CLI_COMMAND(neighbor_config_cmd, "set ip neighbor-config", "set ip neighbor-conf
 	    "How long a learnt neighbour stays reachable without ARP (0: forever)", neighbor_config)
 CLI_COMMAND(show_ip_interface_cmd, "show ip interface", "show ip interface [json]", "Interfaces' MACs and IPv4 addresses",
 	    show_ip_interface)
+/* VPP's names (docs/vpp-cli.md). `show interface address` here is the
+ * IPv4 addresses (`show ip6 interface` has the IPv6 ones). VPP takes
+ * `address` or `addr` whole; registered both, each is the other's
+ * neighbour, so that unique-prefix matching takes neither "a", "ad" nor
+ * "add": those still name interfaces, as in VPP. VPP's meaning wins over
+ * an interface named "addr", "addre", "addres" or "address". */
+CLI_ALIAS(show_interface_address_alias, "show interface address", "show interface address [json]",
+	  "show ip interface", NULL)
+CLI_ALIAS(show_interface_addr_alias, "show interface addr", "show interface addr [json]", "show ip interface", NULL)
+CLI_ALIAS(show_ip4_neighbors_alias, "show ip4 neighbors", "show ip4 neighbors [json]", "show ip neighbors", NULL)
 
 /* ---- running configuration (cli/cli_runcfg.h) ---- */
 

@@ -231,9 +231,11 @@ static int show_pg(struct cli_session *s, int argc, char **argv)
 
 CLI_COMMAND(pg_new_cmd, "packet-generator new", "packet-generator new NAME [key value...] (startup.conf stream keys)",
 	    "Add a stream, disabled until enabled", pg_new)
-CLI_COMMAND(pg_enable_cmd, "packet-generator enable", "packet-generator enable [NAME]",
+/* VPP's names; sluice's `enable` and `disable` are their prefixes, so they
+ * still work, as abbreviations (docs/vpp-cli.md). */
+CLI_COMMAND(pg_enable_cmd, "packet-generator enable-stream", "packet-generator enable-stream [NAME]",
 	    "Start a stream (every stream without NAME); the limit counts again", pg_enable)
-CLI_COMMAND(pg_disable_cmd, "packet-generator disable", "packet-generator disable [NAME]",
+CLI_COMMAND(pg_disable_cmd, "packet-generator disable-stream", "packet-generator disable-stream [NAME]",
 	    "Stop a stream (every stream without NAME)", pg_disable)
 CLI_COMMAND(pg_delete_cmd, "packet-generator delete", "packet-generator delete NAME", "Remove a stream", pg_delete)
 CLI_COMMAND(show_pg_cmd, "show packet-generator", "show packet-generator [json]", "Streams and their counters", show_pg)

@@ -99,6 +99,14 @@ CLI_COMMAND(write_cmd, "test write", "test write FILE", "Write a file through cl
 CLI_COMMAND(echo_cmd, "test echo", "test echo WORD [max N] [json]", "Echo a word", test_echo)
 CLI_COMMAND(fail_cmd, "test fail", "test fail", "Fail on purpose", test_fail)
 
+/* Aliases (CLI_ALIAS): VPP-style names translated onto the commands above. */
+CLI_ALIAS(vpp_echo_alias, "test vpp-echo", "test vpp-echo WORD [maximum N] [verbose] [json]", "test echo",
+	  "maximum=max verbose=")
+CLI_ALIAS(hello_alias, "test hello", "test hello [json]", "test echo hello max 9", NULL)
+CLI_ALIAS(opt_special_alias, "test opt special", "test opt special", "test echo special", NULL)
+CLI_ALIAS(gone_alias, "test gone", "test gone", "test nothing here", NULL)
+CLI_ALIAS(failing_alias, "test failing", "test failing", "test fail", NULL)
+
 static int run(const char *line, char **out)
 {
 	return cli_exec_line(line, out);
@@ -276,6 +284,129 @@ START_TEST(help_json_lists_registry)
 	ck_assert_str_eq(cJSON_GetObjectItem(echo, "usage")->valuestring, "test echo WORD [max N] [json]");
 	ck_assert_str_eq(cJSON_GetObjectItem(echo, "help")->valuestring, "Echo a word");
 	cJSON_Delete(o);
+	free(out);
+}
+END_TEST
+
+/* ---- aliases ---- */
+
+/* The translation itself: the target's registered path is found, its
+ * fixed words come first, mapped words change, dropped ones go, the rest
+ * keep their order. */
+START_TEST(alias_translate_words)
+{
+	static const struct cli_alias a = { .target = "test echo one", .words = "maximum=max verbose= brief=" };
+	char *argv[] = { "verbose", "maximum", "3", "json", "brief", "x" };
+	const struct cli_command_reg *target = NULL;
+	char **out = NULL;
+	int n = -1;
+	ck_assert_int_eq(cli_alias_translate(&a, 6, argv, &target, &n, &out), 0);
+	ck_assert_ptr_nonnull(target);
+	ck_assert_str_eq(target->path, "test echo");
+	ck_assert_int_eq(n, 5);
+	const char *want[] = { "one", "max", "3", "json", "x" };
+	for (int i = 0; i < n; i++)
+		ck_assert_str_eq(out[i], want[i]);
+	ck_assert_ptr_null(out[n]);
+	free(out);
+
+	static const struct cli_alias none = { .target = "test", .words = NULL };
+	ck_assert_int_eq(cli_alias_translate(&none, 0, argv, &target, &n, &out), -ENOENT);
+	static const struct cli_alias bare = { .target = "test fail", .words = NULL };
+	ck_assert_int_eq(cli_alias_translate(&bare, 0, argv, &target, &n, &out), 0);
+	ck_assert_str_eq(target->path, "test fail");
+	ck_assert_int_eq(n, 0);
+	ck_assert_ptr_null(out[0]);
+	free(out);
+}
+END_TEST
+
+START_TEST(alias_runs_target)
+{
+	char *out;
+	int runs = n_echo_runs;
+	ck_assert_int_eq(run("test vpp-echo abc maximum 3 verbose", &out), 0);
+	ck_assert_str_eq(out, "echo abc max 3\n");
+	free(out);
+	ck_assert_int_eq(n_echo_runs, runs + 1);
+	ck_assert_int_eq(run("te vpp abc", &out), 0); /* abbreviated, as any command */
+	ck_assert_str_eq(out, "echo abc max 7\n");
+	free(out);
+	ck_assert_msg(run("test hello", &out) == 0, "%s", out);
+	ck_assert_str_eq(out, "echo hello max 9\n");
+	free(out);
+	ck_assert_int_eq(run("test hello json", &out), 0);
+	cJSON *o = cJSON_Parse(out);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_str_eq(cJSON_GetObjectItem(o, "word")->valuestring, "hello");
+	ck_assert_int_eq(cJSON_GetObjectItem(o, "max")->valueint, 9);
+	cJSON_Delete(o);
+	free(out);
+}
+END_TEST
+
+/* An alias under an existing command's path takes its word: VPP's meaning
+ * wins (`show node counters` beside `show node NAME`); other words still
+ * reach the command. */
+START_TEST(alias_beside_command_wins)
+{
+	char *out;
+	ck_assert_int_eq(run("test opt special", &out), 0);
+	ck_assert_str_eq(out, "echo special max 7\n");
+	free(out);
+	ck_assert_int_eq(run("test opt spec", &out), 0);
+	ck_assert_str_eq(out, "echo special max 7\n");
+	free(out);
+	ck_assert_int_eq(run("test opt other", &out), 0);
+	ck_assert_str_eq(out, "name other json 0\n");
+	free(out);
+	ck_assert_int_eq(run("test opt", &out), 0);
+	ck_assert_str_eq(out, "name - json 0\n");
+	free(out);
+}
+END_TEST
+
+/* Abbreviations as VPP takes them, in sessions that never enter libcli's
+ * loop too: a prefix two words share is refused with the candidates, a
+ * word typed whole wins over a longer one it begins. */
+START_TEST(abbreviations_must_be_unique)
+{
+	char *out;
+	ck_assert_int_eq(run("test fai", &out), -EINVAL);
+	ck_assert_msg(strstr(out, "error: 'test fai' is ambiguous") && strstr(out, "test fail ") &&
+			      strstr(out, "test failing ") && !strstr(out, "test echo"),
+		      "%s", out);
+	ck_assert_msg(!strstr(out, "always fails"), "%s", out);
+	free(out);
+	ck_assert_int_eq(run("test fail", &out), -EIO);
+	ck_assert_str_eq(out, "error: always fails\n");
+	free(out);
+	ck_assert_int_eq(run("test faili", &out), -EIO);
+	ck_assert_str_eq(out, "error: always fails\n");
+	free(out);
+}
+END_TEST
+
+/* Bad words: the alias's usage and what it runs as; nothing run. A target
+ * this build lacks: a clear error. */
+START_TEST(alias_errors)
+{
+	char *out;
+	int runs = n_echo_runs;
+	ck_assert_int_eq(run("test vpp-echo", &out), -EINVAL);
+	ck_assert_msg(strstr(out, "missing WORD") && strstr(out, "usage: test vpp-echo WORD [maximum N]") &&
+			      strstr(out, "(runs as: test echo WORD [max N] [json])"),
+		      "%s", out);
+	free(out);
+	ck_assert_int_eq(run("test vpp-echo abc maximum 0", &out), -EINVAL);
+	ck_assert_msg(strstr(out, "max: '0' is not a number in 1..100"), "%s", out);
+	free(out);
+	ck_assert_int_eq(n_echo_runs, runs);
+	ck_assert_int_eq(run("test gone", &out), -ENOENT);
+	ck_assert_str_eq(out, "error: 'test gone' is VPP's name for 'test nothing here', which this build does not have\n");
+	free(out);
+	ck_assert_int_eq(run("help json", &out), 0);
+	ck_assert_msg(strstr(out, "\"VPP's name for 'test echo'\""), "%s", out);
 	free(out);
 }
 END_TEST
@@ -946,6 +1077,11 @@ static Suite *cli_suite(void)
 	tcase_add_test(reg, help_json_lists_registry);
 	tcase_add_loop_test(reg, bad_arguments_print_usage, 0, sizeof(bad_lines) / sizeof(bad_lines[0]));
 	tcase_add_test(reg, unknown_commands_fail);
+	tcase_add_test(reg, alias_translate_words);
+	tcase_add_test(reg, alias_runs_target);
+	tcase_add_test(reg, alias_beside_command_wins);
+	tcase_add_test(reg, alias_errors);
+	tcase_add_test(reg, abbreviations_must_be_unique);
 	tcase_add_test(reg, failure_status_and_help);
 	tcase_add_test(reg, overlong_line_rejected);
 	tcase_add_test(reg, exec_file_runs_and_names_line);

@@ -64,6 +64,11 @@ run set ip neighbor nul0 10.1.0.2 02:00:00:00:00:07 static
 run ip route add 10.9.0.0/16 via 10.1.0.2
 run sched class ef priority 0 match dscp 46
 run trace add pg-input 5
+# The distributor receives every rx queue on main: a worker is refused,
+# and the placement stays.
+ctl set interface rx-placement nul0 worker 0 > "$tmp/out" 2>&1 && fail "rx-placement on a worker with the distributor"
+grep -q "the distributor receives every rx queue on the main thread" "$tmp/out" || fail "rx-placement: $(cat "$tmp/out")"
+run set interface rx-placement nul0 main
 run packet-generator enable s1
 for _ in $(seq 50); do
 	ctl show packet-generator json | python3 -c '
@@ -136,7 +141,7 @@ assert (n["interface"], n["mac"], n["state"], n["held"]) == ("nul0", "02:00:00:0
 assert one(d["show ip interface"]["interfaces"], name="nul0")["addresses"] == ["10.1.0.1/24"]
 assert one(d["show ip interface"]["interfaces"], name="cap0")["addresses"] == []
 
-hw = d["show hardware"]["interfaces"]
+hw = d["show hardware-interfaces"]["interfaces"]
 assert {(i["name"], i["driver"]) for i in hw} == {("nul0", "null"), ("cap0", "pcap"), ("eth0", "af-packet")}, hw
 nul0 = one(hw, name="nul0")
 assert (nul0["admin"], nul0["rx_burst"], nul0["tx_queues"], nul0["rx_queues"]) == ("up", 256, 1, [{"queue": 0, "thread": 0}]), nul0
