@@ -507,7 +507,7 @@ static const struct cli_command_reg *floor_resolve(const char *group, const char
 	if (!cand[0])
 		return NULL;
 	snprintf(path, sizeof(path), "%s %s", group, cand);
-	return registry_find(path);
+	return cli_registry_find(path);
 }
 
 /* Callback of a word that only groups others ("show", "trace"): alone or
