@@ -49,6 +49,7 @@ struct lcp_nl_stats {
 	_Atomic uint64_t resyncs_redone;      /* of which lost messages again and were done again */
 	_Atomic uint64_t swept;               /* routes and addresses a resync found gone */
 	_Atomic uint64_t enobufs;             /* socket overruns */
+	_Atomic uint64_t drained;             /* notifications discarded before a re-dump (older than it) */
 	_Atomic uint64_t held_max;            /* most notifications held back during one re-dump */
 	_Atomic uint64_t nh_routes;           /* routes changed through the nhid index (a nexthop object changed) */
 	_Atomic uint64_t routes;              /* Linux routes installed (the listeners' book) */
