@@ -28,6 +28,7 @@ struct graph;
 #define N_SCHED_FRONT 6    /* held; queued, sent, queue full, dist dropped, shutdown */
 #define N_SCHED_HQOS 6     /* subscriber hierarchy: held; departed packets, bytes, dropped limit, codel, marked */
 #define N_CLI_COUNTERS 10  /* sessions open; accepted ... closed; commands, command errors */
+#define N_LCP_SCALARS 19   /* linux-cp's netlink listeners (app/statseg_lcp.c) */
 
 /* What app/statseg_sched.c's entries describe. */
 struct statseg_sched_shape {
@@ -69,6 +70,7 @@ struct entries {
 	uint32_t front[N_SCHED_FRONT];
 	uint32_t sched_hqos[N_SCHED_HQOS];
 	uint32_t cli[N_CLI_COUNTERS];
+	uint32_t lcp[N_LCP_SCALARS], lcp_reasons, lcp_ignored, lcp_kinds, lcp_applied;
 };
 
 struct statseg_writer {
@@ -111,5 +113,11 @@ void statseg_sched_shape(struct statseg_sched_shape *s);
 void statseg_sched_layout(struct statseg_writer *w, const struct shape *s);
 void statseg_sched_names(struct statseg_writer *w, const struct shape *s);
 void statseg_sched_fill(struct statseg_writer *w, const struct shape *s, struct graph *g);
+
+/* app/statseg_lcp.c: the /lcp/netlink/ entries (always laid out: zeros
+ * until a listener starts). */
+void statseg_lcp_layout(struct statseg_writer *w);
+void statseg_lcp_names(struct statseg_writer *w);
+void statseg_lcp_fill(struct statseg_writer *w);
 
 #endif

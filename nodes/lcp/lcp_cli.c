@@ -131,6 +131,9 @@ static cJSON *netlink_json(void)
 	cJSON *ign = cJSON_AddObjectToObject(o, "ignored");
 	for (int i = 0; i < LCP_NL_IGN_N; i++)
 		cJSON_AddNumberToObject(ign, lcp_nl_ignore_name((enum lcp_nl_ignore)i), (double)st->ignored[i]);
+	cJSON *kind = cJSON_AddObjectToObject(o, "applied_by_kind");
+	for (int i = 0; i < LCP_NL_K_N; i++)
+		cJSON_AddNumberToObject(kind, lcp_nl_kind_name((enum lcp_nl_kind)i), (double)st->applied_kind[i]);
 	cJSON_AddNumberToObject(o, "multipath", (double)st->multipath);
 	cJSON_AddNumberToObject(o, "batches", (double)st->batches);
 	cJSON_AddNumberToObject(o, "max_batch", (double)st->max_batch);
@@ -143,6 +146,7 @@ static cJSON *netlink_json(void)
 	cJSON_AddNumberToObject(o, "nh_routes", (double)st->nh_routes);
 	cJSON_AddNumberToObject(o, "linux_routes", (double)st->routes);
 	cJSON_AddNumberToObject(o, "linux_routes6", (double)st->routes6);
+	cJSON_AddNumberToObject(o, "hold_ns", (double)st->hold_ns);
 	cJSON_AddNumberToObject(o, "hold_max_ns", (double)st->hold_max_ns);
 	cJSON_AddNumberToObject(o, "hold_cpu_max_ns", (double)st->hold_cpu_max_ns);
 	cJSON_AddNumberToObject(o, "routes_changed_unix_ns", (double)st->routes_changed_unix_ns);

@@ -210,6 +210,7 @@ static void batch_flush(struct listener *l)
 		if (g)
 			graph_barrier_release(g);
 		lcp_nl_stats.batches++;
+		lcp_nl_stats.hold_ns += t1 - t0;
 		max_store(&lcp_nl_stats.max_batch, n);
 		max_store(&lcp_nl_stats.hold_max_ns, t1 - t0);
 		max_store(&lcp_nl_stats.hold_cpu_max_ns, c1 - c0);
@@ -366,9 +367,12 @@ static void sweep_step(struct listener *l)
 	struct graph *g = dev_graph();
 	if (g)
 		graph_barrier_sync(g);
-	bool done = lcp_nl_sweep_step(l->gen, &l->sweep_cursor, time_now_ns() + HOLD_BUDGET_NS);
+	uint64_t t0 = time_now_ns();
+	bool done = lcp_nl_sweep_step(l->gen, &l->sweep_cursor, t0 + HOLD_BUDGET_NS);
+	uint64_t t1 = time_now_ns();
 	if (g)
 		graph_barrier_release(g);
+	lcp_nl_stats.hold_ns += t1 - t0;
 	if (!done)
 		return;
 	l->live_ns = time_now_ns();
@@ -599,7 +603,8 @@ int lcp_nl_start(const char *netns)
 		goto out;
 	}
 	pthread_setname_np(l->thread, "sluice-nl");
-	listeners[n_listeners++] = l;
+	listeners[n_listeners] = l;
+	__atomic_store_n(&n_listeners, n_listeners + 1, __ATOMIC_RELEASE); /* the stats thread reads it unlocked */
 out:
 	pthread_mutex_unlock(&listeners_lock);
 	return rc;
@@ -641,13 +646,13 @@ void lcp_nl_stop_all(void)
 		free(l->held.p);
 		free(l);
 	}
-	n_listeners = 0;
+	__atomic_store_n(&n_listeners, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&listeners_lock);
 }
 
 uint32_t lcp_nl_n_listeners(void)
 {
-	return n_listeners;
+	return __atomic_load_n(&n_listeners, __ATOMIC_ACQUIRE);
 }
 
 const char *lcp_nl_listener_netns(uint32_t i)

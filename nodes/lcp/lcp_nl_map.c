@@ -59,6 +59,36 @@ const char *lcp_nl_ignore_name(enum lcp_nl_ignore why)
 	return why < LCP_NL_IGN_N ? names[why] : "?";
 }
 
+const char *lcp_nl_kind_name(enum lcp_nl_kind k)
+{
+	static const char *const names[LCP_NL_K_N] = { "route-add", "route-del", "route6-add", "route6-del",
+						       "address",   "neighbour", "link",       "nexthop" };
+	return k < LCP_NL_K_N ? names[k] : "?";
+}
+
+/* The kind of an applied message of this type and family. */
+static enum lcp_nl_kind applied_kind(const struct nlmsghdr *nlh)
+{
+	bool v6 = lcp_nl_family(nlh, sizeof(struct rtmsg)) == AF_INET6;
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWROUTE:
+		return v6 ? LCP_NL_K_ROUTE6_ADD : LCP_NL_K_ROUTE_ADD;
+	case RTM_DELROUTE:
+		return v6 ? LCP_NL_K_ROUTE6_DEL : LCP_NL_K_ROUTE_DEL;
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+		return LCP_NL_K_ADDR;
+	case RTM_NEWNEIGH:
+	case RTM_DELNEIGH:
+		return LCP_NL_K_NEIGH;
+	case RTM_NEWLINK:
+	case RTM_DELLINK:
+		return LCP_NL_K_LINK;
+	default:
+		return LCP_NL_K_NEXTHOP;
+	}
+}
+
 bool lcp_nl_ignore(enum lcp_nl_ignore why, const char *detail)
 {
 	lcp_nl_stats.ignored[why]++;
@@ -485,11 +515,8 @@ static void nh_changed(const struct lcp_nl_ctx *ctx, uint32_t id, bool gone)
 	}
 }
 
-bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
+static bool apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 {
-	lcp_nl_stats.messages++;
-	if (nlh->nlmsg_len < NLMSG_HDRLEN)
-		return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "short message");
 	switch (nlh->nlmsg_type) {
 	case RTM_NEWADDR:
 	case RTM_DELADDR:
@@ -511,3 +538,13 @@ bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 	}
 }
 
+bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
+{
+	lcp_nl_stats.messages++;
+	if (nlh->nlmsg_len < NLMSG_HDRLEN)
+		return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "short message");
+	if (!apply(ctx, nlh))
+		return false;
+	lcp_nl_stats.applied_kind[applied_kind(nlh)]++;
+	return true;
+}

@@ -14,19 +14,26 @@
 #     silently until its queue is read empty). Continued, sluice sees
 #     ENOBUFS, resyncs, and holds exactly the kernel's 4,000 + 2,000
 #     routes: none of the queued adds whose deletes were lost comes back;
+#   - racing: `lcp resync` every 20 ms while one `ip -batch` re-adds
+#     deleted routes and deletes others of both families: each dump's
+#     sweep and the notifications applied after it leave both FIBs equal
+#     to the kernel's tables;
 #   - in flight: a 4 KB buffer (a few notifications), adds, deletes and
 #     re-adds of both families from two `ip -batch` at once, the listener
 #     overrun again and again while it dumps: after the load, sluice's
 #     IPv4 and IPv6 FIBs equal the kernel's tables;
-#   - `show lcp json` counts the overruns (enobufs) and the resyncs.
+#   - `show lcp json` counts the overruns (enobufs) and the resyncs, and
+#     the stats segment (sluice-stats dump) has the same counters under
+#     /lcp/netlink/ (overruns, resyncs, routes, routes6, applied by kind).
 # Needs root, ip, python3. The trap removes namespaces, veths and sluice
 # even on failure (and continues a stopped sluice first); every wait is
-# bounded. About 30 s on a loaded 2-vCPU box.
+# bounded. About 40 s on a loaded 2-vCPU box.
 #
-#   test_lcp_overrun.sh SLUICE SLUICECTL
+#   test_lcp_overrun.sh SLUICE SLUICECTL SLUICE_STATS
 set -u
 sluice=$1
 sluicectl=$2
+stats=$3
 id=$$
 ns_a=sluice-or-h1-$id
 ns_b=sluice-or-h2-$id
@@ -40,6 +47,7 @@ tmp=$(mktemp -d /tmp/sluice-or-XXXXXX)
 . "$here/../lib/netns.sh"
 trap '[ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null; ip netns del "$ns_c" 2>/dev/null; netns_cleanup' EXIT
 netns_preflight ip timeout python3
+[ -x "$stats" ] || fail "sluice-stats not found: $stats"
 netns_make_pairs
 ip netns add "$ns_c" || fail "ip netns add $ns_c"
 ip -n "$ns_c" link set lo up
@@ -132,6 +140,26 @@ fib_equal "after the paused listener's overrun"
 [ "$(nl_num enobufs)" -gt 0 ] || fail "no overrun counted: the test did not test it"
 [ "$(nl_num resyncs)" -gt 0 ] || fail "an overrun but no resync counted"
 echo "paused: the socket dropped $drops notifications; $(nl_num enobufs) overrun(s), $(nl_num resyncs) resync(s), $(nl_num swept) swept"
+
+# ---- resyncs racing the changes: `lcp resync` while deletes and re-adds run ----
+# The notifications that arrive during a dump are held and applied after
+# its sweep, in order: a delete of a route the dump already showed, a
+# re-add of one it did not, must each end as the kernel has it.
+{ awk 'NR <= 4000' "$tmp/p4.add"; awk 'NR > 8000 && NR <= 10000' "$tmp/p4.del"; } > "$tmp/r4"
+{ awk 'NR <= 2000' "$tmp/p6.add"; awk 'NR > 4000 && NR <= 5000' "$tmp/p6.del"; } > "$tmp/r6"
+awk '{ print } (getline l < f) > 0 { print l }' f="$tmp/r6" "$tmp/r4" > "$tmp/r.mix"
+r0=$(nl_num resyncs)
+ip -n "$ns_c" -batch "$tmp/r.mix" > "$tmp/batch.out" 2>&1 & bpid=$!
+for _ in $(seq 100); do
+	ctl lcp resync > /dev/null || fail "lcp resync"
+	kill -0 "$bpid" 2>/dev/null || break
+	sleep 0.02
+done
+wait "$bpid" || { cat "$tmp/batch.out" >&2; fail "ip -batch r.mix"; }
+settle 30 || echo "sluice: $(nl_num linux_routes) IPv4, $(nl_num linux_routes6) IPv6 routes; kernel $(kernel_n 4), $(kernel_n 6)"
+fib_equal "after resyncs racing deletes and re-adds"
+[ "$(nl_num resyncs)" -gt "$r0" ] || fail "lcp resync: no resync counted"
+echo "racing: $(($(nl_num resyncs) - r0)) resync(s) during the batch, both FIBs the kernel's after"
 netns_stop_sluice
 
 # ---- in flight: a tiny buffer, adds, deletes and re-adds of both families at once ----
@@ -153,6 +181,30 @@ fib_equal "after overruns with adds and deletes in flight"
 [ "$(nl_num enobufs)" -gt "$e0" ] || fail "no overrun with a 4 KB buffer: the test did not test it"
 [ "$(nl_num resyncs)" -gt "$r0" ] || fail "overruns but no resync"
 ctl show lcp | grep '^netlink'
+# the same counters in the stats segment (copied every 100 ms; the listener is idle now)
+sleep 0.3
+timeout 10 "$stats" -s "$tmp/stats.sock" dump > "$tmp/seg" || fail "sluice-stats dump"
+ctl show lcp json > "$tmp/lcp.json" || fail "show lcp json"
+python3 - "$tmp/seg" "$tmp/lcp.json" <<'EOF' || { grep /lcp/ "$tmp/seg" >&2; fail "/lcp/netlink/ differs from show lcp json"; }
+import json, sys
+seg = {}
+for line in open(sys.argv[1]):
+    k, _, v = line.rstrip("\n").rpartition(" ")
+    if k.startswith("/lcp/netlink/"):
+        seg[k[len("/lcp/netlink/"):]] = int(v)
+nl = json.load(open(sys.argv[2]))["netlink"]
+for s, j in [("overruns", "enobufs"), ("resyncs", "resyncs"), ("resyncs-redone", "resyncs_redone"),
+             ("swept", "swept"), ("routes", "linux_routes"), ("routes6", "linux_routes6"),
+             ("messages", "messages"), ("applied", "applied"), ("batches", "batches"), ("drained", "drained")]:
+    assert seg[s] == nl[j], (s, seg[s], j, nl[j])
+for kind, n in nl["applied_by_kind"].items():
+    assert seg["applied-by-kind[%s]" % kind] == n, (kind, n)
+for why, n in nl["ignored"].items():
+    assert seg["ignored[%s]" % why] == n, (why, n)
+assert seg["listeners"] == 1 and seg["overruns"] > 0 and seg["applied-by-kind[route6-add]"] > 0, seg
+print("stats segment: /lcp/netlink/ equals show lcp json (%d overruns, %d resyncs, %d + %d routes)"
+      % (seg["overruns"], seg["resyncs"], seg["routes"], seg["routes6"]))
+EOF
 echo "in flight: $(($(nl_num enobufs) - e0)) overrun(s), $(($(nl_num resyncs) - r0)) resync(s)" \
 	"($(nl_num resyncs_redone) redone, $(nl_num swept) swept)"
 netns_stop_sluice
