@@ -201,7 +201,7 @@ static cJSON *path_fields(cJSON *o, const struct fib_lb_path *lp)
 	cJSON_AddNumberToObject(o, "adjacency", lp->adj_index);
 	cJSON_AddStringToObject(o, "kind", ip6_adj_kind_name(a->kind));
 	cJSON_AddStringToObject(o, "next_hop", via ? ip6_format_addr(nh, &a->next_hop) : "");
-	cJSON_AddStringToObject(o, "interface", a->kind == IP6_ADJ_DROP ? "" : eth_if_name(a->if_index));
+	cJSON_AddStringToObject(o, "interface", ip6_adj_kind_rejects(a->kind) ? "" : eth_if_name(a->if_index));
 	cJSON_AddStringToObject(o, "rewrite", !via ? "" : a->rewrite_len ? "resolved" : "unresolved");
 	cJSON_AddNumberToObject(o, "weight", lp->weight ? lp->weight : 1);
 	return o;
@@ -251,7 +251,7 @@ static int fib6_row(const struct ip6_route *r, void *ctx)
 		cli_table_cell(fs->t, "%u", lp[i].adj_index);
 		cli_table_cell(fs->t, "%s", ip6_adj_kind_name(a->kind));
 		cli_table_cell(fs->t, "%s", via ? ip6_format_addr(nh, &a->next_hop) : "-");
-		cli_table_cell(fs->t, "%s", a->kind == IP6_ADJ_DROP ? "-" : eth_if_name(a->if_index));
+		cli_table_cell(fs->t, "%s", ip6_adj_kind_rejects(a->kind) ? "-" : eth_if_name(a->if_index));
 		cli_table_cell(fs->t, "%u", lp[i].weight ? lp[i].weight : 1);
 		cli_table_cell(fs->t, "%s", !via ? "-" : a->rewrite_len ? "resolved" : "unresolved");
 		cli_table_cell(fs->t, "%s", src);

@@ -197,6 +197,11 @@ static int check_path(struct ip6_route_path *p, char *err, size_t errlen)
 		snprintf(err, errlen, "weight above 256");
 		return -EINVAL;
 	}
+	if (p->kind >= IP6_ADJ_BLACKHOLE && p->kind < IP6_ADJ_N_KIND) { /* a route's only path (check_paths) */
+		memset(&p->next_hop, 0, sizeof(p->next_hop));
+		p->if_index = DEV_INDEX_INVALID;
+		return 0;
+	}
 	if (p->kind == IP6_ADJ_GLEAN) {
 		memset(&p->next_hop, 0, sizeof(p->next_hop));
 	} else if (p->kind != IP6_ADJ_REWRITE || ip6_addr_is_multicast(&p->next_hop) ||
@@ -227,6 +232,10 @@ static int check_paths(uint8_t plen, struct ip6_route_path *p, uint32_t n, char 
 		int rc = check_path(&p[i], err, errlen);
 		if (rc)
 			return rc;
+		if (n > 1 && ip6_adj_kind_rejects(p[i].kind)) {
+			snprintf(err, errlen, "a blackhole, unreachable or prohibit route has one path");
+			return -EINVAL;
+		}
 		for (uint32_t k = 0; k < i; k++)
 			if (same_path(&p[k], &p[i])) {
 				snprintf(err, errlen, "the same path twice");

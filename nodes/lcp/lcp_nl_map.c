@@ -341,7 +341,7 @@ static enum lcp_nl_ignore nh_path(uint32_t id, struct route_want *w)
  * without next hops, and unicast through a gateway, a device or paths. */
 static bool want_maps(const struct route_want *w)
 {
-	if (w->type == RTN_BLACKHOLE || w->type == RTN_UNREACHABLE || w->type == RTN_PROHIBIT)
+	if (lcp_nl_type_rejects(w->type))
 		return true;
 	return w->type == RTN_UNICAST && (w->gw || w->oif || w->multipath);
 }

@@ -11,6 +11,7 @@
 
 #include <libmnl/libmnl.h>
 #include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 
 #include "nodes/lcp/lcp_nl.h"
@@ -82,6 +83,14 @@ struct lcp_nl_nh *lcp_nl_nh_find(uint32_t id);
 static inline uint8_t lcp_nl_family(const struct nlmsghdr *nlh, size_t hdrlen)
 {
 	return nlh->nlmsg_len >= NLMSG_HDRLEN + hdrlen ? *(const uint8_t *)mnl_nlmsg_get_payload(nlh) : 0;
+}
+
+/* Whether a route of this rtm_type maps without next hops, in both
+ * families: blackhole (dropped), unreachable and prohibit (ICMP / ICMPv6
+ * errors); each family picks its own adjacency kind. */
+static inline bool lcp_nl_type_rejects(uint8_t type)
+{
+	return type == RTN_BLACKHOLE || type == RTN_UNREACHABLE || type == RTN_PROHIBIT;
 }
 
 /* ---- IPv6 (lcp_nl_route6.c); barrier held ---- */
