@@ -6,9 +6,10 @@
 KERNEL_JSON: `ip -j route show table main` (or `ip -6 -j ...`); FIB_JSON:
 sluice's `show ip fib json` (or `show ip6 fib json`). The kernel's side:
 every route that is not `proto kernel` (those map to sluice's own connected
-and local routes), unicast via a gateway, as prefix -> gateway; blackholes
-as prefix -> "drop". sluice's side: every route whose source is linux/...,
-prefix -> next hop ("drop" for a drop). Prefixes and addresses compared in
+and local routes), unicast via a gateway, as prefix -> gateway; blackhole,
+unreachable and prohibit routes as prefix -> their type. sluice's side:
+every route whose source is linux/..., prefix -> next hop, or its kind for
+those three ("drop" read as blackhole). Prefixes and addresses compared in
 ipaddress's form, so both families' spellings meet.
 Prints the counts and the first differences; exits 1 when the two differ.
 With SAMPLE, also prints SAMPLE random prefixes checked one by one (a spot
@@ -18,6 +19,9 @@ import ipaddress
 import json
 import random
 import sys
+
+
+REFUSING = ("blackhole", "unreachable", "prohibit")
 
 
 def norm(prefix):
@@ -40,8 +44,8 @@ def kernel_routes(path):
         elif "/" not in dst:
             dst += "/128" if v6 else "/32"
         dst = norm(dst)
-        if r.get("type") == "blackhole":
-            out[dst] = "drop"
+        if r.get("type") in REFUSING:
+            out[dst] = r["type"]
         elif "gateway" in r:
             out[dst] = norm_addr(r["gateway"])
     return out
@@ -52,7 +56,8 @@ def fib_routes(path):
     for r in json.load(open(path))["routes"]:
         if not r.get("source", "").startswith("linux/"):
             continue
-        out[norm(r["prefix"])] = "drop" if r["kind"] == "drop" else norm_addr(r["next_hop"])
+        kind = "blackhole" if r["kind"] == "drop" else r["kind"]
+        out[norm(r["prefix"])] = kind if kind in REFUSING else norm_addr(r["next_hop"])
     return out
 
 
