@@ -78,6 +78,17 @@ struct lcp_nl_nh {
 /* The nexthop object id, or NULL. */
 struct lcp_nl_nh *lcp_nl_nh_find(uint32_t id);
 
+/* The paths of a route through nexthop object id (RTA_NH_ID), for either
+ * family: fn(gateway object, weight) once for the object itself (or a
+ * group of one's member), or for each member of its group with the
+ * member's weight + 1, as iproute2 shows it; every member is checked
+ * before fn sees any. A blackhole object sets *blackhole and calls fn for
+ * nothing. LCP_NL_IGN_N when done; NO_NEXTHOP when the object or a member
+ * is unknown, or a member is a blackhole or a group (nesting is refused);
+ * ROUTE_TYPE when fn refuses one (a gateway of the other family). */
+enum lcp_nl_ignore lcp_nl_nh_walk(uint32_t id, bool *blackhole,
+				  bool (*fn)(const struct lcp_nl_nh *o, uint16_t weight, void *arg), void *arg);
+
 /* The family byte of a message whose fixed header (hdrlen bytes) starts
  * with it (rtmsg, ifaddrmsg, ndmsg), or AF_UNSPEC when it is too short. */
 static inline uint8_t lcp_nl_family(const struct nlmsghdr *nlh, size_t hdrlen)

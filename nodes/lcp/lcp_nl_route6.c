@@ -190,33 +190,26 @@ static bool mp6_decode(const struct nlattr *mp, struct route6_want *w)
 	return lcp_nl_rtnh_each(mp, IP6_ROUTE_MAX_PATHS, mp6_path, w) > 0;
 }
 
-/* The paths of nexthop object id (a gateway, or a group's members). */
+/* One IPv6 gateway object as a path (lcp_nl_nh_walk's fn). */
+static bool nh6_path(const struct lcp_nl_nh *o, uint16_t weight, void *arg)
+{
+	if (o->family != AF_INET6)
+		return false;
+	want_path(arg, o->oif, ip6_addr_is_unspecified(&o->gw6) ? NULL : &o->gw6, weight);
+	return true;
+}
+
+/* The paths of nexthop object id (a gateway, or a group's members; the
+ * walk is IPv4's too). A blackhole object: the route drops, as the
+ * kernel's does. */
 static enum lcp_nl_ignore nh6_paths(uint32_t id, struct route6_want *w)
 {
-	const struct lcp_nl_nh *o = lcp_nl_nh_find(id);
-	if (!o)
-		return LCP_NL_IGN_NO_NEXTHOP;
+	bool blackhole;
 	w->n = 0;
-	if (!o->group) {
-		if (o->blackhole) { /* `ip nexthop add id N blackhole`: the route drops, as the kernel's does */
-			want_reject(w, RTN_BLACKHOLE);
-			return LCP_NL_IGN_N;
-		}
-		if (o->family != AF_INET6)
-			return LCP_NL_IGN_ROUTE_TYPE;
-		want_path(w, o->oif, ip6_addr_is_unspecified(&o->gw6) ? NULL : &o->gw6, 1);
-		return LCP_NL_IGN_N;
-	}
-	for (uint32_t i = 0; i < o->n_members; i++) {
-		const struct lcp_nl_nh *m = lcp_nl_nh_find(o->members[i].id);
-		if (!m)
-			return LCP_NL_IGN_NO_NEXTHOP;
-		if (m->blackhole || m->group || m->family != AF_INET6)
-			return LCP_NL_IGN_ROUTE_TYPE;
-		want_path(w, m->oif, ip6_addr_is_unspecified(&m->gw6) ? NULL : &m->gw6,
-			  (uint16_t)(o->members[i].weight + 1));
-	}
-	return w->n ? LCP_NL_IGN_N : LCP_NL_IGN_NO_NEXTHOP;
+	enum lcp_nl_ignore why = lcp_nl_nh_walk(id, &blackhole, nh6_path, w);
+	if (why == LCP_NL_IGN_N && blackhole)
+		want_reject(w, RTN_BLACKHOLE);
+	return why;
 }
 
 /* Each path's Linux ifindex -> the port. */

@@ -456,7 +456,7 @@ START_TEST(refusing_routes6)
 	struct nlmsghdr *r20 = route6(RTM_NEWROUTE, "2001:db8:e6::", 48, RTPROT_BGP_);
 	mnl_attr_put_u32(r20, RTA_NH_ID, 20);
 	ck_assert(!apply(r20));
-	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_ROUTE_TYPE], 1);
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_NO_NEXTHOP], 1); /* as IPv4's */
 	ck_assert_ptr_null(fib6("2001:db8:e6::", 48, NULL));
 	/* the CLI-side checks: a refusing kind is a route's only path */
 	struct ip6_route_path two[2] = { { .kind = IP6_ADJ_BLACKHOLE }, { .kind = IP6_ADJ_UNREACH } };
