@@ -296,6 +296,8 @@ int ip6_route_src_path_add(enum ip6_route_src src, const ip6_addr_a2 *prefix, ui
 	uint32_t m = e && (e->present & (1u << src)) ? e->n[src] : 0;
 	if (m)
 		memcpy(cur, paths_of(e, src), m * sizeof(*cur));
+	if (m == 1 && ip6_adj_kind_rejects(cur[0].kind))
+		m = 0; /* a route that refuses has no paths to add to: replaced */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = 0;
 		while (k < m && !same_path(&cur[k], &add[i]))

@@ -16,6 +16,10 @@
 #     prohibited"), both blackholes -> no answer; ip6-lookup counts each
 #     ("unreachable route: ICMPv6 no route sent", "prohibit route: ...",
 #     "blackhole route (dropped)") exactly;
+#   - the same from sluice's own CLI (`ip route add 2001:db8:e9::/48
+#     unreachable|prohibit|drop`, source cli), each replacing the last
+#     (and a gateway replacing them), answered so; a bad word changes
+#     nothing;
 #   - deleted in Linux (and the nexthop object deleted), each is gone from
 #     sluice.
 # Needs root, ip, ping, python3. The trap removes namespaces, veths and
@@ -114,11 +118,28 @@ for p in 2001:db8:e1::1 2001:db8:e5::1; do
 	grep -qi "unreachable\|prohibited" "$tmp/p1" && { cat "$tmp/p1" >&2; fail "blackhole $p sent an error"; }
 done
 echo "ping -6 from h2: $(grep -io 'destination unreachable: [a-z ]*' "$tmp/p2" | head -1); $(grep -io 'destination unreachable: [a-z ]*' "$tmp/p3" | head -1); blackholes silent"
+# the same kinds from sluice's own CLI (source cli), replacing each other
+ctl ip route add 2001:db8:e9::/48 unreachable > /dev/null || fail "ip route add ... unreachable"
+want 2001:db8:e9::/48 "unreachable cli" || fail "2001:db8:e9::/48 from the CLI: $(kind_of 2001:db8:e9::/48)"
+ping6 2001:db8:e9::1 | grep -qi "unreachable.*no route" || fail "the CLI's unreachable route: no ICMPv6 no route"
+ctl ip route add 2001:db8:e9::/48 prohibit > /dev/null || fail "ip route add ... prohibit"
+want 2001:db8:e9::/48 "prohibit cli" || fail "2001:db8:e9::/48 replaced: $(kind_of 2001:db8:e9::/48)"
+ping6 2001:db8:e9::1 | grep -qi "administratively prohibited" || fail "the CLI's prohibit route: no ICMPv6"
+ctl ip route add 2001:db8:e9::/48 via 2001:db8:2::2 > /dev/null || fail "ip route add ... via (replacing prohibit)"
+want 2001:db8:e9::/48 "rewrite cli" || fail "2001:db8:e9::/48 via a gateway: $(kind_of 2001:db8:e9::/48)"
+ctl ip route add 2001:db8:e9::/48 drop > /dev/null || fail "ip route add ... drop"
+want 2001:db8:e9::/48 "blackhole cli" || fail "2001:db8:e9::/48 drop: $(kind_of 2001:db8:e9::/48)"
+ctl ip route add 2001:db8:e9::/48 sideways > "$tmp/bad" 2>&1 && fail "ip route add ... sideways accepted"
+grep -q "blackhole|unreachable|prohibit" "$tmp/bad" || { cat "$tmp/bad" >&2; fail "no usage for a bad word"; }
+want 2001:db8:e9::/48 "blackhole cli" || fail "a bad command changed the route"
+ctl ip route del 2001:db8:e9::/48 > /dev/null || fail "ip route del 2001:db8:e9::/48"
+want 2001:db8:e9::/48 "" || fail "2001:db8:e9::/48 not deleted"
+echo "sluice's CLI: ip route add 2001:db8:e9::/48 unreachable|prohibit|drop, each answered so, replaced, deleted"
 n_unreach=$(err "unreachable route: ICMPv6 no route sent")
 n_prohibit=$(err "prohibit route: ICMPv6 administratively prohibited sent")
 n_bh=$(err "blackhole route (dropped)")
-[ "$n_unreach" = 1 ] && [ "$n_prohibit" = 1 ] && [ "$n_bh" = 2 ] ||
-	{ ctl show errors >&2; fail "ip6-lookup counted unreachable $n_unreach, prohibit $n_prohibit, blackhole $n_bh (expected 1, 1, 2)"; }
+[ "$n_unreach" = 2 ] && [ "$n_prohibit" = 2 ] && [ "$n_bh" = 2 ] ||
+	{ ctl show errors >&2; fail "ip6-lookup counted unreachable $n_unreach, prohibit $n_prohibit, blackhole $n_bh (expected 2, 2, 2)"; }
 
 # ---- deleted in Linux: gone from sluice ----
 for p in e1 e2 e3; do ip -n "$ns_c" -6 route del "2001:db8:$p::/48" || fail "route del $p"; done
