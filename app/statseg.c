@@ -283,6 +283,7 @@ static void fill_names(struct statseg_writer *w, const struct shape *s, struct g
 		statseg_put_label(w, w->e.node_names, n, graph_node_reg(g, n)->name);
 	statseg_put_elem(w, w->e.tsc_hz, 0, 0, 0, (uint64_t)cpu_ticks_per_second());
 	statseg_sched_names(w, s);
+	statseg_lcp_names(w);
 }
 
 /* A thread's timer service (none before timer_services_install: zeros). */
@@ -382,6 +383,7 @@ static void fill_values(struct statseg_writer *w, const struct shape *s, struct 
 	}
 	fill_dist(w, s);
 	statseg_sched_fill(w, s, g);
+	statseg_lcp_fill(w);
 }
 
 /* ---- passes ---- */
@@ -399,6 +401,7 @@ static int layout(struct statseg_writer *w, const struct shape *s, struct graph 
 	layout_pools(w, s);
 	layout_dist(w, s);
 	statseg_sched_layout(w, s);
+	statseg_lcp_layout(w);
 	uint64_t data = ROUND_UP(sizeof(struct statseg_header) + (uint64_t)w->n_dir * sizeof(struct statseg_entry), 64);
 	if (w->overflow || data + w->data_used > w->size)
 		return -ENOSPC;

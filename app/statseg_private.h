@@ -30,6 +30,7 @@ struct graph;
 #define N_SCHED_SUB 5      /* per subscriber: departed packets, bytes, dropped limit, codel, marked */
 #define N_CLI_COUNTERS 10  /* sessions open; accepted ... closed; commands, command errors */
 #define N_LOG_COUNTERS 2   /* log lines, overwritten in the ring (base/log_ring.h) */
+#define N_LCP_SCALARS 19   /* linux-cp's netlink listeners (app/statseg_lcp.c) */
 
 /* What app/statseg_sched.c's entries describe. */
 struct statseg_sched_shape {
@@ -75,6 +76,7 @@ struct entries {
 	uint32_t sub_names, sub[N_SCHED_SUB];
 	uint32_t cli[N_CLI_COUNTERS];
 	uint32_t log[N_LOG_COUNTERS];
+	uint32_t lcp[N_LCP_SCALARS], lcp_reasons, lcp_ignored, lcp_kinds, lcp_applied;
 };
 
 struct statseg_writer {
@@ -117,5 +119,11 @@ void statseg_sched_shape(struct statseg_sched_shape *s);
 void statseg_sched_layout(struct statseg_writer *w, const struct shape *s);
 void statseg_sched_names(struct statseg_writer *w, const struct shape *s);
 void statseg_sched_fill(struct statseg_writer *w, const struct shape *s, struct graph *g);
+
+/* app/statseg_lcp.c: the /lcp/netlink/ entries (always laid out: zeros
+ * until a listener starts). */
+void statseg_lcp_layout(struct statseg_writer *w);
+void statseg_lcp_names(struct statseg_writer *w);
+void statseg_lcp_fill(struct statseg_writer *w);
 
 #endif

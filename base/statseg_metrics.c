@@ -33,7 +33,7 @@ struct family {
 
 struct out {
 	enum statseg_metrics_format fmt;
-	struct family *fam;
+	struct family **fam; /* each family stays put: its memstream writes through &buf and &len */
 	uint32_t n, cap, last;
 	bool oom;
 };
@@ -81,6 +81,14 @@ static const struct {
 	{ "/sys/threads/sleeps", NULL, "Times the thread blocked in epoll_wait", 0 },
 	{ "/sys/threads/wakeups", NULL, "Wakeups of the thread from epoll_wait by cause", 0 },
 	{ "/timers/armed", NULL, "Timers armed on the thread's timer service", 0 },
+	{ "/lcp/netlink/hold-ns", "sluice_lcp_netlink_hold_seconds",
+	  "Barrier holds of linux-cp's netlink listeners (batches and sweeps), summed", 1e-9 },
+	{ "/lcp/netlink/hold-max-ns", "sluice_lcp_netlink_hold_max_seconds",
+	  "Longest barrier hold of a netlink batch since clear lcp, wall clock", 1e-9 },
+	{ "/lcp/netlink/hold-cpu-max-ns", "sluice_lcp_netlink_hold_cpu_max_seconds",
+	  "The listener's own CPU time in its longest kind of hold since clear lcp", 1e-9 },
+	{ "/lcp/netlink/routes-changed-unix-ns", "sluice_lcp_netlink_routes_changed_timestamp_seconds",
+	  "When the count of Linux routes in sluice last changed (Unix time)", 1e-9 },
 };
 
 /* ---- names ---- */
@@ -202,28 +210,34 @@ static void map_entry(const struct statseg_value *v, struct mapping *m)
 
 static struct family *family_get(struct out *o, const char *base, enum kind kind, const char *help)
 {
-	if (o->last < o->n && !strcmp(o->fam[o->last].base, base))
-		return &o->fam[o->last];
+	if (o->last < o->n && !strcmp(o->fam[o->last]->base, base))
+		return o->fam[o->last];
 	for (uint32_t i = 0; i < o->n; i++)
-		if (!strcmp(o->fam[i].base, base))
-			return &o->fam[o->last = i];
+		if (!strcmp(o->fam[i]->base, base))
+			return o->fam[o->last = i];
 	if (o->n == o->cap) {
 		uint32_t cap = o->cap ? 2 * o->cap : 64;
-		struct family *p = realloc(o->fam, cap * sizeof(*p));
+		struct family **p = realloc(o->fam, cap * sizeof(*p));
 		if (!p)
 			return NULL;
 		o->fam = p;
 		o->cap = cap;
 	}
-	struct family *f = &o->fam[o->n];
-	memset(f, 0, sizeof(*f));
+	/* Not moved by the array's growth: open_memstream keeps &f->buf and
+	 * &f->len, so a family inside a realloc'd array would have its stream
+	 * write through freed memory once the families pass 64. */
+	struct family *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	o->fam[o->n] = f;
 	snprintf(f->base, sizeof(f->base), "%s", base);
 	snprintf(f->help, sizeof(f->help), "%s", help);
 	f->kind = kind;
+	o->n++; /* freed by families_free from now on */
 	f->f = open_memstream(&f->buf, &f->len);
 	if (!f->f)
 		return NULL;
-	o->last = o->n++;
+	o->last = o->n - 1;
 	return f;
 }
 
@@ -393,9 +407,10 @@ static void write_family(FILE *out, enum statseg_metrics_format fmt, const struc
 static void families_free(struct out *o)
 {
 	for (uint32_t i = 0; i < o->n; i++) {
-		if (o->fam[i].f)
-			fclose(o->fam[i].f);
-		free(o->fam[i].buf);
+		if (o->fam[i]->f)
+			fclose(o->fam[i]->f);
+		free(o->fam[i]->buf);
+		free(o->fam[i]);
 	}
 	free(o->fam);
 }
@@ -411,8 +426,8 @@ int statseg_metrics_format(const struct statseg_snapshot *s, enum statseg_metric
 	*len = 0;
 	FILE *f = o.oom ? NULL : open_memstream(out, len);
 	for (uint32_t i = 0; f && i < o.n; i++) {
-		o.oom |= fflush(o.fam[i].f) != 0;
-		write_family(f, fmt, &o.fam[i]);
+		o.oom |= fflush(o.fam[i]->f) != 0;
+		write_family(f, fmt, o.fam[i]);
 	}
 	if (f && fmt == STATSEG_METRICS_OPENMETRICS)
 		fputs("# EOF\n", f);

@@ -26,6 +26,7 @@
 #include "nodes/ip4/ip4.h"
 
 /* Destination Unreachable codes (RFC 4443 §3.1) sluice sends. */
+#define ICMP6_DU_ADMIN_PROHIBITED 1 /* communication administratively prohibited (a prohibit route) */
 #define ICMP6_DU_ADDR_UNREACHABLE 3 /* address resolution failed (RFC 4861 §7.2.2) */
 
 #define ICMP6_ERROR_RATE 100 /* per second and thread */

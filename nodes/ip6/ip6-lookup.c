@@ -5,7 +5,11 @@
  * glean and unresolved rewrites -> ip6-glean; no route -> an ICMPv6
  * Destination Unreachable, code 0 (RFC 4443 §3.1), built in place by
  * icmp6_error_make (rate-limited, never about an error or a multicast;
- * back out of the rx interface), else error-drop. The adjacency index
+ * back out of the rx interface), else error-drop. Routes that refuse
+ * (Linux's blackhole, unreachable, prohibit, through linux-cp): a
+ * blackhole drops silently; unreachable sends Destination Unreachable
+ * code 0 and prohibit code 1 (administratively prohibited), as Linux's
+ * ip6_pkt_discard and ip6_pkt_prohibit answer them. The adjacency index
  * goes to ip6_opaque for the next node.
  * A multipath route's LB adjacency: the packet's flow takes one bucket
  * (ip6_flow_hash, ip6_lb_pick) and the opaque gets that path's adjacency,
@@ -14,7 +18,8 @@
  * Next nodes: error-drop, ip6-local, ip6-rewrite, ip6-glean,
  *   interface-output (Destination Unreachable).
  * Errors: no route (every such packet); ICMPv6 destination unreachable
- *   sent.
+ *   sent; blackhole route; unreachable / prohibit route with their
+ *   ICMPv6 sent, or dropped without one.
  * Trace: destination, adjacency index and kind.
  * CLI: `show ip6 fib`, `show errors`, `show trace`.
  */
@@ -41,12 +46,20 @@ enum ip6_lookup_next {
 enum ip6_lookup_error {
 	IP6_LOOKUP_ERROR_NO_ROUTE = 0,
 	IP6_LOOKUP_ERROR_UNREACH_SENT,
+	IP6_LOOKUP_ERROR_BLACKHOLE,
+	IP6_LOOKUP_ERROR_UNREACH_ROUTE,
+	IP6_LOOKUP_ERROR_PROHIBIT_ROUTE,
+	IP6_LOOKUP_ERROR_REFUSED_SILENT,
 	IP6_LOOKUP_N_ERROR,
 };
 
 static const char *const ip6_lookup_error_strings[IP6_LOOKUP_N_ERROR] = {
 	[IP6_LOOKUP_ERROR_NO_ROUTE] = "no route",
 	[IP6_LOOKUP_ERROR_UNREACH_SENT] = "no route: ICMPv6 destination unreachable sent",
+	[IP6_LOOKUP_ERROR_BLACKHOLE] = "blackhole route (dropped)",
+	[IP6_LOOKUP_ERROR_UNREACH_ROUTE] = "unreachable route: ICMPv6 no route sent",
+	[IP6_LOOKUP_ERROR_PROHIBIT_ROUTE] = "prohibit route: ICMPv6 administratively prohibited sent",
+	[IP6_LOOKUP_ERROR_REFUSED_SILENT] = "unreachable or prohibit route: dropped without ICMPv6 (rate, or not allowed)",
 };
 
 struct ip6_lookup_trace {
@@ -72,6 +85,9 @@ static const uint8_t kind_next[IP6_ADJ_N_KIND] = {
 	[IP6_ADJ_GLEAN] = IP6_LOOKUP_NEXT_GLEAN,
 	[IP6_ADJ_REWRITE] = IP6_LOOKUP_NEXT_GLEAN, /* until resolved */
 	[IP6_ADJ_LB] = IP6_LOOKUP_NEXT_LB,
+	[IP6_ADJ_BLACKHOLE] = IP6_LOOKUP_NEXT_DROP, /* refuse() */
+	[IP6_ADJ_UNREACH] = IP6_LOOKUP_NEXT_DROP,
+	[IP6_ADJ_PROHIBIT] = IP6_LOOKUP_NEXT_DROP,
 };
 
 static inline uint16_t next_of(uint32_t adj_index)
@@ -104,6 +120,25 @@ static uint16_t no_route(struct node_runtime *rt, uint64_t *now, struct buffer *
 		return IP6_LOOKUP_NEXT_OUTPUT;
 	}
 	b->error = node_error(rt, IP6_LOOKUP_ERROR_NO_ROUTE);
+	return IP6_LOOKUP_NEXT_DROP;
+}
+
+/* A route that refuses b (adjacency kind): silently, or with its ICMPv6
+ * error when allowed. Out of line: such routes are rare and deliberate. */
+static __attribute__((noinline)) uint16_t refuse(struct node_runtime *rt, uint64_t *now, struct buffer *b,
+						 uint8_t kind)
+{
+	if (kind == IP6_ADJ_BLACKHOLE) {
+		b->error = node_error(rt, IP6_LOOKUP_ERROR_BLACKHOLE);
+		return IP6_LOOKUP_NEXT_DROP;
+	}
+	bool prohibit = kind == IP6_ADJ_PROHIBIT;
+	if (icmp6_error_make(rt->data, now, b, ICMP6_DEST_UNREACH, prohibit ? ICMP6_DU_ADMIN_PROHIBITED : 0, 0) ==
+	    ICMP6_ERROR_BUILT) {
+		node_count_error(rt, prohibit ? IP6_LOOKUP_ERROR_PROHIBIT_ROUTE : IP6_LOOKUP_ERROR_UNREACH_ROUTE, 1);
+		return IP6_LOOKUP_NEXT_OUTPUT;
+	}
+	b->error = node_error(rt, IP6_LOOKUP_ERROR_REFUSED_SILENT);
 	return IP6_LOOKUP_NEXT_DROP;
 }
 
@@ -187,8 +222,9 @@ static uint32_t ip6_lookup_fn(struct node_runtime *rt, struct frame *f)
 			}
 			ip6_opaque(b)->adj_index = adj;
 			flags |= b->flags; /* before: the error replaces the packet */
+			uint8_t kind = ip6_adj_get(adj)->kind;
 			if (next == IP6_LOOKUP_NEXT_DROP)
-				next = no_route(rt, &now, b, &n_sent);
+				next = kind == IP6_ADJ_DROP ? no_route(rt, &now, b, &n_sent) : refuse(rt, &now, b, kind);
 		} else {
 			ip6_opaque(b)->adj_index = adj;
 			flags |= b->flags;

@@ -17,7 +17,8 @@ static uint32_t adj_hw = 1; /* adjacencies ever used; 0 is the drop one */
 
 const char *ip6_adj_kind_name(uint8_t kind)
 {
-	static const char *const names[IP6_ADJ_N_KIND] = { "drop", "local", "glean", "rewrite", "multipath" };
+	static const char *const names[IP6_ADJ_N_KIND] = { "drop",	"local",       "glean",	 "rewrite",
+							   "multipath", "blackhole", "unreachable", "prohibit" };
 	return kind < IP6_ADJ_N_KIND ? names[kind] : "?";
 }
 

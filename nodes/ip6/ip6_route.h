@@ -43,8 +43,19 @@ enum ip6_adj_kind {
 	IP6_ADJ_GLEAN,
 	IP6_ADJ_REWRITE,
 	IP6_ADJ_LB, /* a multipath route: if_index names an ip6_lbs[] slot (ip6_lb.h) */
+	/* Routes that refuse, as Linux's of those types (ip6-lookup): */
+	IP6_ADJ_BLACKHOLE, /* discarded silently, counted apart from "no route" */
+	IP6_ADJ_UNREACH,   /* ICMPv6 destination unreachable, code 0 no route (RFC 4443 §3.1) */
+	IP6_ADJ_PROHIBIT,  /* ICMPv6 destination unreachable, code 1 administratively prohibited */
 	IP6_ADJ_N_KIND,
 };
+
+/* Whether a kind refuses the packet (drop, blackhole, unreachable,
+ * prohibit): no interface, no next hop. */
+static inline bool ip6_adj_kind_rejects(uint8_t kind)
+{
+	return kind == IP6_ADJ_DROP || kind >= IP6_ADJ_BLACKHOLE;
+}
 
 struct ip6_adj {
 	uint8_t kind;        /* enum ip6_adj_kind */
@@ -63,7 +74,8 @@ static inline const struct ip6_adj *ip6_adj_get(uint32_t adj_index)
 	return &ip6_adjs[adj_index < IP6_ADJ_MAX ? adj_index : 0];
 }
 
-/* "drop", "local", "glean", "rewrite" or "multipath". */
+/* "drop", "local", "glean", "rewrite", "multipath", "blackhole",
+ * "unreachable" or "prohibit". */
 const char *ip6_adj_kind_name(uint8_t kind);
 
 /* ---- control calls (barrier held, or before the datapath starts) ---- */
@@ -105,10 +117,11 @@ enum ip6_route_src {
 #define IP6_ROUTE_MAX_PATHS 16 /* FIB_LB_MAX_PATHS */
 
 /* One path: REWRITE via next_hop on if_index (DEV_INDEX_INVALID: the
- * interface whose connected prefix holds it), or GLEAN (a device route:
- * the destination itself is solicited on if_index). */
+ * interface whose connected prefix holds it), GLEAN (a device route:
+ * the destination itself is solicited on if_index), or a route's only
+ * path of kind BLACKHOLE, UNREACH or PROHIBIT (no interface, no next hop). */
 struct ip6_route_path {
-	uint8_t kind;     /* IP6_ADJ_REWRITE or IP6_ADJ_GLEAN */
+	uint8_t kind;     /* IP6_ADJ_REWRITE, IP6_ADJ_GLEAN, or one of the three */
 	uint8_t protocol; /* Linux's rtm_protocol (bgp 186, ospf 188...); 0 from the CLI */
 	uint16_t weight;  /* 1..256 (0: 1); multipath only */
 	uint32_t if_index;

@@ -10,6 +10,12 @@
  *   ip route add X:X::X:X/L via A [NAME] [weight N] via B [NAME] ...  ECMP,
  *                                                  as IPv4's syntax
  *   ip route add X:X::X:X/L via NAME               a device route
+ *   ip route add X:X::X:X/L blackhole|unreachable|prohibit
+ *                                                  a route that refuses
+ *                                                  (ip6-lookup: dropped,
+ *                                                  ICMPv6 code 0, code 1),
+ *                                                  as IPv4's; it replaces
+ *                                                  the CLI's paths
  *
  * As IPv4's, adding to a prefix the CLI routes adds paths; `del` removes
  * the CLI's whole route (a learnt route of the same prefix comes back). Every word is checked before anything changes; changes run under
@@ -34,7 +40,20 @@
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip6/ip6_route_private.h"
 
-#define ROUTE6_USAGE "X:X::X:X/L via X:X::X:X [NAME] [weight N] [via ...] | X:X::X:X/L via NAME"
+#define ROUTE6_USAGE                                                                                        \
+	"X:X::X:X/L via X:X::X:X [NAME] [weight N] [via ...] | X:X::X:X/L via NAME | "                        \
+	"X:X::X:X/L blackhole|unreachable|prohibit"
+
+/* "blackhole" (or "drop"), "unreachable", "prohibit": the kind of a route
+ * that refuses, as IPv4's words; IP6_ADJ_N_KIND for any other word. */
+static uint8_t reject_word(const char *w)
+{
+	if (!strcmp(w, "blackhole") || !strcmp(w, "drop"))
+		return IP6_ADJ_BLACKHOLE;
+	if (!strcmp(w, "unreachable"))
+		return IP6_ADJ_UNREACH;
+	return !strcmp(w, "prohibit") ? IP6_ADJ_PROHIBIT : IP6_ADJ_N_KIND;
+}
 
 /* One "via X:X::X:X [NAME] [weight N]" or "via NAME [weight N]" from
  * argv[*i] on; *i moves past it. NULL or what is wrong. */
@@ -94,7 +113,9 @@ static const char *paths_text(char *buf, size_t len, const struct ip6_route_path
 	buf[0] = 0;
 	for (uint32_t i = 0; i < n && used < len; i++) {
 		char a[INET6_ADDRSTRLEN];
-		if (p[i].kind == IP6_ADJ_REWRITE)
+		if (ip6_adj_kind_rejects(p[i].kind))
+			used += (size_t)snprintf(buf + used, len - used, "%s", ip6_adj_kind_name(p[i].kind));
+		else if (p[i].kind == IP6_ADJ_REWRITE)
 			used += (size_t)snprintf(buf + used, len - used, "%svia %s %s", i ? " " : "",
 						 ip6_format_addr(a, &p[i].next_hop), eth_if_name(p[i].if_index));
 		else
@@ -121,12 +142,20 @@ int ip6_cli_route_add(struct cli_session *s, int argc, char **argv)
 	uint32_t n;
 	if (argc < 1 || !ip6_parse_prefix(argv[0], &prefix, &plen, false))
 		return cli_fail(s, -EINVAL, "expected " ROUTE6_USAGE);
-	const char *bad = parse_paths(argc - 1, argv + 1, p, &n);
+	uint8_t reject = argc == 2 ? reject_word(argv[1]) : IP6_ADJ_N_KIND;
+	const char *bad = NULL;
+	if (reject != IP6_ADJ_N_KIND) {
+		p[0] = (struct ip6_route_path){ .kind = reject, .if_index = DEV_INDEX_INVALID };
+		n = 1;
+	} else {
+		bad = parse_paths(argc - 1, argv + 1, p, &n);
+	}
 	if (bad)
 		return cli_fail(s, -EINVAL, "%s; expected " ROUTE6_USAGE, bad);
 	char err[128] = "", text[512];
 	graph_cli_barrier_sync(s);
-	int rc = ip6_route_src_path_add(IP6_SRC_CLI, &prefix, plen, p, n, err, sizeof(err));
+	int rc = reject != IP6_ADJ_N_KIND ? ip6_route_src_set(IP6_SRC_CLI, &prefix, plen, p, 1, err, sizeof(err))
+					  : ip6_route_src_path_add(IP6_SRC_CLI, &prefix, plen, p, n, err, sizeof(err));
 	int src = rc ? -1 : ip6_route_src_best(&prefix, plen, p, IP6_ROUTE_MAX_PATHS, &n);
 	graph_cli_barrier_release(s);
 	if (rc)
@@ -202,7 +231,7 @@ static cJSON *path_fields(cJSON *o, const struct fib_lb_path *lp)
 	cJSON_AddNumberToObject(o, "adjacency", lp->adj_index);
 	cJSON_AddStringToObject(o, "kind", ip6_adj_kind_name(a->kind));
 	cJSON_AddStringToObject(o, "next_hop", via ? ip6_format_addr(nh, &a->next_hop) : "");
-	cJSON_AddStringToObject(o, "interface", a->kind == IP6_ADJ_DROP ? "" : eth_if_name(a->if_index));
+	cJSON_AddStringToObject(o, "interface", ip6_adj_kind_rejects(a->kind) ? "" : eth_if_name(a->if_index));
 	cJSON_AddStringToObject(o, "rewrite", !via ? "" : a->rewrite_len ? "resolved" : "unresolved");
 	cJSON_AddNumberToObject(o, "weight", lp->weight ? lp->weight : 1);
 	return o;
@@ -252,7 +281,7 @@ static int fib6_row(const struct ip6_route *r, void *ctx)
 		cli_table_cell(fs->t, "%u", lp[i].adj_index);
 		cli_table_cell(fs->t, "%s", ip6_adj_kind_name(a->kind));
 		cli_table_cell(fs->t, "%s", via ? ip6_format_addr(nh, &a->next_hop) : "-");
-		cli_table_cell(fs->t, "%s", a->kind == IP6_ADJ_DROP ? "-" : eth_if_name(a->if_index));
+		cli_table_cell(fs->t, "%s", ip6_adj_kind_rejects(a->kind) ? "-" : eth_if_name(a->if_index));
 		cli_table_cell(fs->t, "%u", lp[i].weight ? lp[i].weight : 1);
 		cli_table_cell(fs->t, "%s", !via ? "-" : a->rewrite_len ? "resolved" : "unresolved");
 		cli_table_cell(fs->t, "%s", src);

@@ -38,11 +38,11 @@ static int check_path(struct ip6_route_path *p, char *err, size_t errlen);
 static bool same_path(const struct ip6_route_path *a, const struct ip6_route_path *b);
 static int install_best(struct src6_entry *e, char *err, size_t errlen);
 
-/* Every path check_path accepts is a next hop or a device. */
+/* A blackhole, unreachable or prohibit route has one path: it refuses
+ * the traffic, there is nothing to share it with. */
 static bool multipath_ok(const struct ip6_route_path *p)
 {
-	(void)p;
-	return true;
+	return !ip6_adj_kind_rejects(p->kind);
 }
 
 FIB_SRC_DEFINE(rs, src6_entry, struct in6_addr, struct ip6_route_path, IP6_SRC_N, IP6_ROUTE_MAX_PATHS, (void)0)
@@ -101,6 +101,11 @@ static int check_path(struct ip6_route_path *p, char *err, size_t errlen)
 		snprintf(err, errlen, "weight above 256");
 		return -EINVAL;
 	}
+	if (p->kind >= IP6_ADJ_BLACKHOLE && p->kind < IP6_ADJ_N_KIND) { /* a route's only path (check_paths) */
+		memset(&p->next_hop, 0, sizeof(p->next_hop));
+		p->if_index = DEV_INDEX_INVALID;
+		return 0;
+	}
 	if (p->kind == IP6_ADJ_GLEAN) {
 		memset(&p->next_hop, 0, sizeof(p->next_hop));
 	} else if (p->kind != IP6_ADJ_REWRITE || ip6_addr_is_multicast(&p->next_hop) ||
@@ -158,6 +163,8 @@ int ip6_route_src_path_add(enum ip6_route_src src, const ip6_addr_a2 *prefix, ui
 	struct in6_addr pfx = *prefix;
 	ip6_prefix_mask(&pfx, plen);
 	uint32_t m = rs_copy(&pfx, plen, src, cur);
+	if (m == 1 && ip6_adj_kind_rejects(cur[0].kind))
+		m = 0; /* a route that refuses has no paths to add to: replaced */
 	int merged = rs_merge(cur, m, add, n, false, err, errlen);
 	if (merged < 0)
 		return merged;

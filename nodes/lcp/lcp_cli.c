@@ -132,6 +132,9 @@ static cJSON *netlink_json(void)
 	cJSON *ign = cJSON_AddObjectToObject(o, "ignored");
 	for (int i = 0; i < LCP_NL_IGN_N; i++)
 		cJSON_AddNumberToObject(ign, lcp_nl_ignore_name((enum lcp_nl_ignore)i), (double)st->ignored[i]);
+	cJSON *kind = cJSON_AddObjectToObject(o, "applied_by_kind");
+	for (int i = 0; i < LCP_NL_K_N; i++)
+		cJSON_AddNumberToObject(kind, lcp_nl_kind_name((enum lcp_nl_kind)i), (double)st->applied_kind[i]);
 	cJSON_AddNumberToObject(o, "multipath", (double)st->multipath);
 	cJSON_AddNumberToObject(o, "batches", (double)st->batches);
 	cJSON_AddNumberToObject(o, "max_batch", (double)st->max_batch);
@@ -139,10 +142,12 @@ static cJSON *netlink_json(void)
 	cJSON_AddNumberToObject(o, "resyncs_redone", (double)st->resyncs_redone);
 	cJSON_AddNumberToObject(o, "swept", (double)st->swept);
 	cJSON_AddNumberToObject(o, "enobufs", (double)st->enobufs);
+	cJSON_AddNumberToObject(o, "drained", (double)st->drained);
 	cJSON_AddNumberToObject(o, "held_max", (double)st->held_max);
 	cJSON_AddNumberToObject(o, "nh_routes", (double)st->nh_routes);
 	cJSON_AddNumberToObject(o, "linux_routes", (double)st->routes);
 	cJSON_AddNumberToObject(o, "linux_routes6", (double)st->routes6);
+	cJSON_AddNumberToObject(o, "hold_ns", (double)st->hold_ns);
 	cJSON_AddNumberToObject(o, "hold_max_ns", (double)st->hold_max_ns);
 	cJSON_AddNumberToObject(o, "hold_cpu_max_ns", (double)st->hold_cpu_max_ns);
 	cJSON_AddNumberToObject(o, "routes_changed_unix_ns", (double)st->routes_changed_unix_ns);
@@ -153,12 +158,13 @@ static void netlink_print(struct cli_session *s)
 {
 	const struct lcp_nl_stats *st = &lcp_nl_stats;
 	cli_printf(s, "netlink: %u listener(s), messages %llu, applied %llu, linux routes %llu, batches %llu (max %llu), "
-		   "resyncs %llu (redone %llu, swept %llu, ENOBUFS %llu, most held %llu), routes moved by nhid %llu, "
+		   "resyncs %llu (redone %llu, swept %llu, ENOBUFS %llu, drained %llu, most held %llu), routes moved by nhid %llu, "
 		   "multipath (ECMP) routes %llu, linux IPv6 routes %llu",
 		   lcp_nl_n_listeners(), (unsigned long long)st->messages, (unsigned long long)st->applied,
 		   (unsigned long long)st->routes, (unsigned long long)st->batches, (unsigned long long)st->max_batch,
 		   (unsigned long long)st->resyncs, (unsigned long long)st->resyncs_redone,
-		   (unsigned long long)st->swept, (unsigned long long)st->enobufs, (unsigned long long)st->held_max,
+		   (unsigned long long)st->swept, (unsigned long long)st->enobufs, (unsigned long long)st->drained,
+		   (unsigned long long)st->held_max,
 		   (unsigned long long)st->nh_routes, (unsigned long long)st->multipath, (unsigned long long)st->routes6);
 	for (int i = 0; i < LCP_NL_IGN_N; i++)
 		if (st->ignored[i])

@@ -61,6 +61,7 @@
 #define DUMP_STALL_NS 5000000000ull
 #define BACKOFF_MIN_NS 10000000ull
 #define BACKOFF_MAX_NS 1000000000ull
+#define DRAIN_MAX_NS 100000000ull /* one drain's turn; a storm that outlasts it: NL_BACKOFF */
 
 /* A full dump, in order: links first (the TAPs' states), nexthop objects
  * before the routes that go through them. */
@@ -209,6 +210,7 @@ static void batch_flush(struct listener *l)
 		if (g)
 			graph_barrier_release(g);
 		lcp_nl_stats.batches++;
+		lcp_nl_stats.hold_ns += t1 - t0;
 		max_store(&lcp_nl_stats.max_batch, n);
 		max_store(&lcp_nl_stats.hold_max_ns, t1 - t0);
 		max_store(&lcp_nl_stats.hold_cpu_max_ns, c1 - c0);
@@ -278,15 +280,31 @@ static void dump_start(struct listener *l)
 	dump_send(l);
 }
 
-/* Discard what mc holds: the dump that follows shows what it led to. */
-static void mc_drain(struct listener *l)
+/* Discard what mc holds, until a read finds it empty: the dump that
+ * follows shows what it led to. Empty, not merely some thousands of
+ * datagrams read: a netlink socket that overran drops every notification
+ * silently (no second ENOBUFS) until a receive finds its queue empty (the
+ * kernel's NETLINK_S_CONGESTED, net/netlink/af_netlink.c), and what a
+ * drain leaves is older than the dump yet applied after it: an add whose
+ * delete the overrun lost would come back (bench/lcp's 43,500 stale routes
+ * at 500,000: a 64 MB queue of adds, 4,096 of them drained). True when
+ * read empty; false after DRAIN_MAX_NS of a storm that refills it as fast
+ * (the caller then waits in NL_BACKOFF, draining, instead of dumping). */
+static bool mc_drain(struct listener *l)
 {
-	for (int i = 0; i < 4096; i++) {
-		ssize_t n = recv(mnl_socket_get_fd(l->mc), l->rx, sizeof(l->rx), MSG_DONTWAIT);
-		if (n < 0 && errno == ENOBUFS)
+	uint64_t t0 = time_now_ns();
+	for (uint32_t i = 1;; i++) {
+		/* A short buffer: the datagram is consumed whole, MSG_TRUNC'd. */
+		ssize_t n = recv(mnl_socket_get_fd(l->mc), l->rx, 64, MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0 && errno == ENOBUFS) {
+			lcp_nl_stats.enobufs++;
 			continue;
-		if (n <= 0)
-			return;
+		}
+		if (n < 0 && errno != EINTR)
+			return errno == EAGAIN || errno == EWOULDBLOCK;
+		lcp_nl_stats.drained++;
+		if ((i & 1023) == 0 && time_now_ns() - t0 >= DRAIN_MAX_NS)
+			return false;
 	}
 }
 
@@ -300,14 +318,14 @@ static void resync_start(struct listener *l, const char *why)
 	uint64_t n = ++lcp_nl_stats.resyncs;
 	if ((n & (n - 1)) == 0)
 		base_log("lcp-nl", "%s: resync %llu (%s)", ns_name(l), (unsigned long long)n, why);
-	mc_drain(l);
+	bool drained = mc_drain(l);
 	msgbuf_clear(&l->batch);
 	msgbuf_clear(&l->held);
-	if (!l->redone) {
+	if (!l->redone && drained) {
 		dump_start(l);
 		return;
 	}
-	uint64_t wait = BACKOFF_MIN_NS << MIN(l->redone - 1, 10u);
+	uint64_t wait = l->redone ? BACKOFF_MIN_NS << MIN(l->redone - 1, 10u) : 0;
 	l->until_ns = time_now_ns() + MIN(wait, BACKOFF_MAX_NS);
 	l->st = NL_BACKOFF;
 }
@@ -349,9 +367,12 @@ static void sweep_step(struct listener *l)
 	struct graph *g = dev_graph();
 	if (g)
 		graph_barrier_sync(g);
-	bool done = lcp_nl_sweep_step(l->gen, &l->sweep_cursor, time_now_ns() + HOLD_BUDGET_NS);
+	uint64_t t0 = time_now_ns();
+	bool done = lcp_nl_sweep_step(l->gen, &l->sweep_cursor, t0 + HOLD_BUDGET_NS);
+	uint64_t t1 = time_now_ns();
 	if (g)
 		graph_barrier_release(g);
+	lcp_nl_stats.hold_ns += t1 - t0;
 	if (!done)
 		return;
 	l->live_ns = time_now_ns();
@@ -522,11 +543,8 @@ static void turn(struct listener *l, const struct pollfd *p)
 			l->lost = true; /* runs again when this one ends */
 	}
 	receive(l, l->mc); /* whether poll looked or not: EAGAIN costs one call */
-	if (l->st == NL_BACKOFF) {
-		mc_drain(l);
-		if (time_now_ns() >= l->until_ns)
-			dump_start(l);
-	}
+	if (l->st == NL_BACKOFF && mc_drain(l) && time_now_ns() >= l->until_ns)
+		dump_start(l); /* right after a drain that read mc empty: nothing older than the dump is left */
 	receive(l, l->sync);
 	if (l->st == NL_DUMP && time_now_ns() - l->dump_seen_ns > DUMP_STALL_NS) {
 		l->lost = true; /* an answer gone missing (never seen): start over */
@@ -585,7 +603,8 @@ int lcp_nl_start(const char *netns)
 		goto out;
 	}
 	pthread_setname_np(l->thread, "sluice-nl");
-	listeners[n_listeners++] = l;
+	listeners[n_listeners] = l;
+	__atomic_store_n(&n_listeners, n_listeners + 1, __ATOMIC_RELEASE); /* the stats thread reads it unlocked */
 out:
 	pthread_mutex_unlock(&listeners_lock);
 	return rc;
@@ -627,13 +646,13 @@ void lcp_nl_stop_all(void)
 		free(l->held.p);
 		free(l);
 	}
-	n_listeners = 0;
+	__atomic_store_n(&n_listeners, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&listeners_lock);
 }
 
 uint32_t lcp_nl_n_listeners(void)
 {
-	return n_listeners;
+	return __atomic_load_n(&n_listeners, __ATOMIC_ACQUIRE);
 }
 
 const char *lcp_nl_listener_netns(uint32_t i)

@@ -35,12 +35,27 @@ enum lcp_nl_ignore {
 	LCP_NL_IGN_N,
 };
 
+/* What an applied message was (a dump's messages too: each shows the state
+ * again), for `show lcp json` ("applied_by_kind") and the stats segment. */
+enum lcp_nl_kind {
+	LCP_NL_K_ROUTE_ADD,  /* IPv4 RTM_NEWROUTE installed (or confirmed) */
+	LCP_NL_K_ROUTE_DEL,  /* IPv4 RTM_DELROUTE */
+	LCP_NL_K_ROUTE6_ADD, /* IPv6 */
+	LCP_NL_K_ROUTE6_DEL,
+	LCP_NL_K_ADDR,       /* RTM_NEWADDR/DELADDR, both families */
+	LCP_NL_K_NEIGH,      /* RTM_NEWNEIGH/DELNEIGH, both families */
+	LCP_NL_K_LINK,       /* RTM_NEWLINK/DELLINK of a TAP */
+	LCP_NL_K_NEXTHOP,    /* RTM_NEWNEXTHOP/DELNEXTHOP */
+	LCP_NL_K_N,
+};
+
 /* Written by the listener threads, read by the CLI's: every counter is
  * atomic (C11 _Atomic: `++` and `+=` are atomic read-modify-writes, a plain
  * read an atomic load), so readers never race with the writers. */
 struct lcp_nl_stats {
 	_Atomic uint64_t messages;            /* handed to lcp_nl_apply */
 	_Atomic uint64_t applied;             /* changed (or confirmed) sluice's tables */
+	_Atomic uint64_t applied_kind[LCP_NL_K_N]; /* the applied ones by kind */
 	_Atomic uint64_t ignored[LCP_NL_IGN_N];
 	_Atomic uint64_t multipath;           /* multipath / group routes applied (ECMP) */
 	_Atomic uint64_t batches;             /* barrier holds that applied messages */
@@ -49,10 +64,12 @@ struct lcp_nl_stats {
 	_Atomic uint64_t resyncs_redone;      /* of which lost messages again and were done again */
 	_Atomic uint64_t swept;               /* routes and addresses a resync found gone */
 	_Atomic uint64_t enobufs;             /* socket overruns */
+	_Atomic uint64_t drained;             /* notifications discarded before a re-dump (older than it) */
 	_Atomic uint64_t held_max;            /* most notifications held back during one re-dump */
 	_Atomic uint64_t nh_routes;           /* routes changed through the nhid index (a nexthop object changed) */
 	_Atomic uint64_t routes;              /* Linux routes installed (the listeners' book) */
 	_Atomic uint64_t routes6;             /* Linux's IPv6 routes sluice holds (lcp_nl_route6.c) */
+	_Atomic uint64_t hold_ns;             /* barrier holds of batches and sweeps, wall clock, summed */
 	_Atomic uint64_t hold_max_ns;         /* longest barrier hold of a batch, wall clock */
 	_Atomic uint64_t hold_cpu_max_ns;     /* longest one's own CPU time (wall minus preemption) */
 	_Atomic uint64_t routes_changed_unix_ns; /* CLOCK_REALTIME when the book's count last changed */
@@ -62,6 +79,10 @@ extern struct lcp_nl_stats lcp_nl_stats;
 
 /* The reason's name, for `show lcp` and the log. */
 const char *lcp_nl_ignore_name(enum lcp_nl_ignore why);
+
+/* The kind's name ("route-add", "neighbour"...), for `show lcp json` and
+ * the stats segment's labels. */
+const char *lcp_nl_kind_name(enum lcp_nl_kind k);
 
 /* ---- the mapping (lcp_nl_map.c); barrier held ---- */
 

@@ -59,6 +59,36 @@ const char *lcp_nl_ignore_name(enum lcp_nl_ignore why)
 	return why < LCP_NL_IGN_N ? names[why] : "?";
 }
 
+const char *lcp_nl_kind_name(enum lcp_nl_kind k)
+{
+	static const char *const names[LCP_NL_K_N] = { "route-add", "route-del", "route6-add", "route6-del",
+						       "address",   "neighbour", "link",       "nexthop" };
+	return k < LCP_NL_K_N ? names[k] : "?";
+}
+
+/* The kind of an applied message of this type and family. */
+static enum lcp_nl_kind applied_kind(const struct nlmsghdr *nlh)
+{
+	bool v6 = lcp_nl_family(nlh, sizeof(struct rtmsg)) == AF_INET6;
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWROUTE:
+		return v6 ? LCP_NL_K_ROUTE6_ADD : LCP_NL_K_ROUTE_ADD;
+	case RTM_DELROUTE:
+		return v6 ? LCP_NL_K_ROUTE6_DEL : LCP_NL_K_ROUTE_DEL;
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+		return LCP_NL_K_ADDR;
+	case RTM_NEWNEIGH:
+	case RTM_DELNEIGH:
+		return LCP_NL_K_NEIGH;
+	case RTM_NEWLINK:
+	case RTM_DELLINK:
+		return LCP_NL_K_LINK;
+	default:
+		return LCP_NL_K_NEXTHOP;
+	}
+}
+
 bool lcp_nl_ignore(enum lcp_nl_ignore why, const char *detail)
 {
 	lcp_nl_stats.ignored[why]++;
@@ -244,20 +274,42 @@ static bool mp_decode(const struct nlattr *mp, struct route_want *w)
 	return true;
 }
 
-/* A nexthop group's members into w->mp; false when one is unknown or a
- * blackhole (a group of gateways only). */
-static bool group_paths(const struct lcp_nl_nh *g, struct route_want *w)
+enum lcp_nl_ignore lcp_nl_nh_walk(uint32_t id, bool *blackhole,
+				  bool (*fn)(const struct lcp_nl_nh *o, uint16_t weight, void *arg), void *arg)
 {
-	w->n_paths = 0;
-	for (uint32_t i = 0; i < g->n_members; i++) {
-		const struct lcp_nl_nh *o = lcp_nl_nh_find(g->members[i].id);
-		if (!o || o->blackhole || o->group)
-			return false;
-		w->mp[w->n_paths].oif = o->oif;
-		w->mp[w->n_paths].gw = o->gw;
-		w->mp[w->n_paths++].weight = (uint16_t)(g->members[i].weight + 1);
+	const struct lcp_nl_nh *o = lcp_nl_nh_find(id);
+	*blackhole = false;
+	if (o && o->group && o->n_members == 1)
+		o = lcp_nl_nh_find(o->first); /* a group of one: its member */
+	if (!o)
+		return LCP_NL_IGN_NO_NEXTHOP;
+	if (o->blackhole) {
+		*blackhole = true;
+		return LCP_NL_IGN_N;
 	}
-	return w->n_paths > 0;
+	if (!o->group)
+		return fn(o, 1, arg) ? LCP_NL_IGN_N : LCP_NL_IGN_ROUTE_TYPE;
+	for (uint32_t i = 0; i < o->n_members; i++) { /* whole or not at all */
+		const struct lcp_nl_nh *m = lcp_nl_nh_find(o->members[i].id);
+		if (!m || m->blackhole || m->group)
+			return LCP_NL_IGN_NO_NEXTHOP;
+	}
+	for (uint32_t i = 0; i < o->n_members; i++)
+		if (!fn(lcp_nl_nh_find(o->members[i].id), (uint16_t)(o->members[i].weight + 1), arg))
+			return LCP_NL_IGN_ROUTE_TYPE;
+	return o->n_members ? LCP_NL_IGN_N : LCP_NL_IGN_NO_NEXTHOP;
+}
+
+/* One IPv4 gateway object into w->mp (lcp_nl_nh_walk's fn). */
+static bool nh_mp_path(const struct lcp_nl_nh *o, uint16_t weight, void *arg)
+{
+	struct route_want *w = arg;
+	if (o->family == AF_INET6)
+		return false; /* an IPv4 route via an IPv6 gateway: not sluice's */
+	w->mp[w->n_paths].oif = o->oif;
+	w->mp[w->n_paths].gw = o->gw;
+	w->mp[w->n_paths++].weight = weight;
+	return true;
 }
 
 /* w's paths as sluice's (n > 1). Network order. */
@@ -288,22 +340,22 @@ static bool nh_has_member(const struct lcp_nl_nh *g, uint32_t id)
 	return false;
 }
 
-/* The path of a nexthop object (a group's first member). */
+/* The paths of a nexthop object (lcp_nl_nh_walk): one into w->oif and
+ * w->gw, several into w->mp (multipath), a blackhole into w->type. */
 static enum lcp_nl_ignore nh_path(uint32_t id, struct route_want *w)
 {
-	const struct lcp_nl_nh *o = lcp_nl_nh_find(id);
-	if (o && o->group && o->n_members > 1) {
-		w->multipath = true;
-		return group_paths(o, w) ? LCP_NL_IGN_N : LCP_NL_IGN_NO_NEXTHOP;
-	}
-	if (o && o->group)
-		o = lcp_nl_nh_find(o->first);
-	if (!o)
-		return LCP_NL_IGN_NO_NEXTHOP;
-	if (o->blackhole)
+	bool blackhole;
+	w->n_paths = 0;
+	enum lcp_nl_ignore why = lcp_nl_nh_walk(id, &blackhole, nh_mp_path, w);
+	if (why != LCP_NL_IGN_N)
+		return why;
+	if (blackhole) {
 		w->type = RTN_BLACKHOLE;
-	w->oif = o->oif;
-	w->gw = o->gw;
+		return LCP_NL_IGN_N;
+	}
+	w->multipath = w->n_paths > 1;
+	w->oif = w->mp[0].oif;
+	w->gw = w->mp[0].gw;
 	return LCP_NL_IGN_N;
 }
 
@@ -311,7 +363,7 @@ static enum lcp_nl_ignore nh_path(uint32_t id, struct route_want *w)
  * without next hops, and unicast through a gateway, a device or paths. */
 static bool want_maps(const struct route_want *w)
 {
-	if (w->type == RTN_BLACKHOLE || w->type == RTN_UNREACHABLE || w->type == RTN_PROHIBIT)
+	if (lcp_nl_type_rejects(w->type))
 		return true;
 	return w->type == RTN_UNICAST && (w->gw || w->oif || w->multipath);
 }
@@ -485,11 +537,8 @@ static void nh_changed(const struct lcp_nl_ctx *ctx, uint32_t id, bool gone)
 	}
 }
 
-bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
+static bool apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 {
-	lcp_nl_stats.messages++;
-	if (nlh->nlmsg_len < NLMSG_HDRLEN)
-		return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "short message");
 	switch (nlh->nlmsg_type) {
 	case RTM_NEWADDR:
 	case RTM_DELADDR:
@@ -511,3 +560,13 @@ bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 	}
 }
 
+bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
+{
+	lcp_nl_stats.messages++;
+	if (nlh->nlmsg_len < NLMSG_HDRLEN)
+		return lcp_nl_ignore(LCP_NL_IGN_MALFORMED, "short message");
+	if (!apply(ctx, nlh))
+		return false;
+	lcp_nl_stats.applied_kind[applied_kind(nlh)]++;
+	return true;
+}

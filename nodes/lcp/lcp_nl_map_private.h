@@ -11,6 +11,7 @@
 
 #include <libmnl/libmnl.h>
 #include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 
 #include "nodes/lcp/lcp_nl.h"
@@ -77,11 +78,30 @@ struct lcp_nl_nh {
 /* The nexthop object id, or NULL. */
 struct lcp_nl_nh *lcp_nl_nh_find(uint32_t id);
 
+/* The paths of a route through nexthop object id (RTA_NH_ID), for either
+ * family: fn(gateway object, weight) once for the object itself (or a
+ * group of one's member), or for each member of its group with the
+ * member's weight + 1, as iproute2 shows it; every member is checked
+ * before fn sees any. A blackhole object sets *blackhole and calls fn for
+ * nothing. LCP_NL_IGN_N when done; NO_NEXTHOP when the object or a member
+ * is unknown, or a member is a blackhole or a group (nesting is refused);
+ * ROUTE_TYPE when fn refuses one (a gateway of the other family). */
+enum lcp_nl_ignore lcp_nl_nh_walk(uint32_t id, bool *blackhole,
+				  bool (*fn)(const struct lcp_nl_nh *o, uint16_t weight, void *arg), void *arg);
+
 /* The family byte of a message whose fixed header (hdrlen bytes) starts
  * with it (rtmsg, ifaddrmsg, ndmsg), or AF_UNSPEC when it is too short. */
 static inline uint8_t lcp_nl_family(const struct nlmsghdr *nlh, size_t hdrlen)
 {
 	return nlh->nlmsg_len >= NLMSG_HDRLEN + hdrlen ? *(const uint8_t *)mnl_nlmsg_get_payload(nlh) : 0;
+}
+
+/* Whether a route of this rtm_type maps without next hops, in both
+ * families: blackhole (dropped), unreachable and prohibit (ICMP / ICMPv6
+ * errors); each family picks its own adjacency kind. */
+static inline bool lcp_nl_type_rejects(uint8_t type)
+{
+	return type == RTN_BLACKHOLE || type == RTN_UNREACHABLE || type == RTN_PROHIBIT;
 }
 
 /* ---- IPv6 (lcp_nl_route6.c); barrier held ---- */

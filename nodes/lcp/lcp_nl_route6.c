@@ -24,8 +24,10 @@
  *                                      (connected prefixes, fe80::/64); the
  *                                      local table (local /128s, ff00::/8) is
  *                                      another table, skipped too
- *     blackhole, unreachable, prohibit counted as unsupported route types:
- *                                      the IPv6 FIB has no such adjacencies yet
+ *     blackhole, unreachable, prohibit a route that refuses: dropped, ICMPv6
+ *                                      unreachable code 0 (no route), code 1
+ *                                      (administratively prohibited); also a
+ *                                      nexthop object that is a blackhole
  *   RTM_NEWNEIGH/DELNEIGH on a TAP  the port's IPv6 neighbour (NUD_PERMANENT:
  *                                   static); multicast entries skipped
  *
@@ -147,6 +149,21 @@ struct route6_want {
 	struct ip6_route_path p[IP6_ROUTE_MAX_PATHS];
 };
 
+/* rtm_type (lcp_nl_type_rejects) -> the IPv6 kind of a route that refuses. */
+static uint8_t reject_kind(uint8_t type)
+{
+	return type == RTN_UNREACHABLE ? IP6_ADJ_UNREACH : type == RTN_PROHIBIT ? IP6_ADJ_PROHIBIT : IP6_ADJ_BLACKHOLE;
+}
+
+/* The route's one path of a refusing kind (its type's, or a blackhole
+ * nexthop object's): no interface, no next hop. */
+static void want_reject(struct route6_want *w, uint8_t type)
+{
+	w->p[0] = (struct ip6_route_path){ .kind = reject_kind(type), .protocol = w->protocol,
+					   .if_index = DEV_INDEX_INVALID, .tag = w->nhid };
+	w->n = 1;
+}
+
 static void want_path(struct route6_want *w, uint32_t oif, const struct in6_addr *gw, uint16_t weight)
 {
 	struct ip6_route_path *q = &w->p[w->n++];
@@ -173,37 +190,36 @@ static bool mp6_decode(const struct nlattr *mp, struct route6_want *w)
 	return lcp_nl_rtnh_each(mp, IP6_ROUTE_MAX_PATHS, mp6_path, w) > 0;
 }
 
-/* The paths of nexthop object id (a gateway, or a group's members). */
+/* One IPv6 gateway object as a path (lcp_nl_nh_walk's fn). */
+static bool nh6_path(const struct lcp_nl_nh *o, uint16_t weight, void *arg)
+{
+	if (o->family != AF_INET6)
+		return false;
+	want_path(arg, o->oif, ip6_addr_is_unspecified(&o->gw6) ? NULL : &o->gw6, weight);
+	return true;
+}
+
+/* The paths of nexthop object id (a gateway, or a group's members; the
+ * walk is IPv4's too). A blackhole object: the route drops, as the
+ * kernel's does. */
 static enum lcp_nl_ignore nh6_paths(uint32_t id, struct route6_want *w)
 {
-	const struct lcp_nl_nh *o = lcp_nl_nh_find(id);
-	if (!o)
-		return LCP_NL_IGN_NO_NEXTHOP;
+	bool blackhole;
 	w->n = 0;
-	if (!o->group) {
-		if (o->blackhole || o->family != AF_INET6)
-			return LCP_NL_IGN_ROUTE_TYPE;
-		want_path(w, o->oif, ip6_addr_is_unspecified(&o->gw6) ? NULL : &o->gw6, 1);
-		return LCP_NL_IGN_N;
-	}
-	for (uint32_t i = 0; i < o->n_members; i++) {
-		const struct lcp_nl_nh *m = lcp_nl_nh_find(o->members[i].id);
-		if (!m)
-			return LCP_NL_IGN_NO_NEXTHOP;
-		if (m->blackhole || m->group || m->family != AF_INET6)
-			return LCP_NL_IGN_ROUTE_TYPE;
-		want_path(w, m->oif, ip6_addr_is_unspecified(&m->gw6) ? NULL : &m->gw6,
-			  (uint16_t)(o->members[i].weight + 1));
-	}
-	return w->n ? LCP_NL_IGN_N : LCP_NL_IGN_NO_NEXTHOP;
+	enum lcp_nl_ignore why = lcp_nl_nh_walk(id, &blackhole, nh6_path, w);
+	if (why == LCP_NL_IGN_N && blackhole)
+		want_reject(w, RTN_BLACKHOLE);
+	return why;
 }
 
 /* Each path's Linux ifindex -> the port. */
 static enum lcp_nl_ignore map_oifs(const struct lcp_nl_ctx *ctx, struct route6_want *w)
 {
 	for (uint32_t i = 0; i < w->n; i++) {
-		w->p[i].if_index = lcp_nl_phy_of_ifindex(ctx, w->p[i].if_index);
 		w->p[i].gen = ctx->gen;
+		if (ip6_adj_kind_rejects(w->p[i].kind))
+			continue; /* no interface */
+		w->p[i].if_index = lcp_nl_phy_of_ifindex(ctx, w->p[i].if_index);
 		if (w->p[i].if_index == DEV_INDEX_INVALID)
 			return LCP_NL_IGN_NOT_TAP;
 	}
@@ -228,7 +244,11 @@ static enum lcp_nl_ignore route6_decode(const struct lcp_nl_ctx *ctx, const stru
 		return LCP_NL_IGN_MALFORMED;
 	if (rtm->rtm_protocol == RTPROT_KERNEL)
 		return LCP_NL_IGN_KERNEL;
-	if (w->type != RTN_UNICAST)
+	if (lcp_nl_type_rejects(w->type) && !at.tb[RTA_NH_ID]) {
+		want_reject(w, w->type);
+		return LCP_NL_IGN_N;
+	}
+	if (w->type != RTN_UNICAST && !(w->type == RTN_BLACKHOLE && at.tb[RTA_NH_ID]))
 		return LCP_NL_IGN_ROUTE_TYPE;
 	struct in6_addr gw;
 	bool has_gw = lcp_nl6_gateway(&at, RTA_GATEWAY, &gw);
@@ -258,14 +278,16 @@ static const char *route6_what(char *buf, size_t n, const struct route6_want *w)
 }
 
 /* A delete: the paths it names (a multipath route's going one by one),
- * else the whole route. */
+ * else (none named, a nexthop object's, a route that refuses) the whole
+ * route. */
 static bool route6_delete(const struct route6_want *w)
 {
 	char err[128];
 	int rc = 0;
-	if (w->nhid || !w->n)
+	bool whole = w->nhid || !w->n || ip6_adj_kind_rejects(w->p[0].kind);
+	if (whole)
 		rc = ip6_route_src_del(IP6_SRC_LINUX, &w->dst, w->plen, err, sizeof(err));
-	for (uint32_t i = 0; !w->nhid && i < w->n && rc != -ENOENT; i++) {
+	for (uint32_t i = 0; !whole && i < w->n && rc != -ENOENT; i++) {
 		rc = ip6_route_src_path_del(IP6_SRC_LINUX, &w->dst, w->plen, &w->p[i], err, sizeof(err));
 		rc = rc == -ENOENT ? 0 : rc; /* that path gone already */
 	}

@@ -3,18 +3,33 @@
 
   lcp_fib_equal.py KERNEL_JSON FIB_JSON [SAMPLE]
 
-KERNEL_JSON: `ip -j route show table main`; FIB_JSON: sluice's `show ip fib
-json`. The kernel's side: every route that is not `proto kernel` (those
-map to sluice's own connected and local routes), unicast via a gateway,
-as prefix -> gateway; blackholes as prefix -> "drop". sluice's side: every
-route whose source is linux/..., prefix -> next hop ("drop" for a drop).
+KERNEL_JSON: `ip -j route show table main` (or `ip -6 -j ...`); FIB_JSON:
+sluice's `show ip fib json` (or `show ip6 fib json`). The kernel's side:
+every route that is not `proto kernel` (those map to sluice's own connected
+and local routes), unicast via a gateway, as prefix -> gateway; blackhole,
+unreachable and prohibit routes as prefix -> their type. sluice's side:
+every route whose source is linux/..., prefix -> next hop, or its kind for
+those three ("drop" read as blackhole). Prefixes and addresses compared in
+ipaddress's form, so both families' spellings meet.
 Prints the counts and the first differences; exits 1 when the two differ.
 With SAMPLE, also prints SAMPLE random prefixes checked one by one (a spot
 check that reads the same as the whole comparison: both sides, one key).
 """
+import ipaddress
 import json
 import random
 import sys
+
+
+REFUSING = ("blackhole", "unreachable", "prohibit")
+
+
+def norm(prefix):
+    return str(ipaddress.ip_network(prefix, strict=False))
+
+
+def norm_addr(a):
+    return str(ipaddress.ip_address(a))
 
 
 def kernel_routes(path):
@@ -23,14 +38,16 @@ def kernel_routes(path):
         if r.get("protocol") == "kernel":
             continue
         dst = r["dst"]
+        v6 = ":" in dst or ":" in r.get("gateway", "")
         if dst == "default":
-            dst = "0.0.0.0/0"
+            dst = "::/0" if v6 else "0.0.0.0/0"
         elif "/" not in dst:
-            dst += "/32"
-        if r.get("type") == "blackhole":
-            out[dst] = "drop"
+            dst += "/128" if v6 else "/32"
+        dst = norm(dst)
+        if r.get("type") in REFUSING:
+            out[dst] = r["type"]
         elif "gateway" in r:
-            out[dst] = r["gateway"]
+            out[dst] = norm_addr(r["gateway"])
     return out
 
 
@@ -39,7 +56,8 @@ def fib_routes(path):
     for r in json.load(open(path))["routes"]:
         if not r.get("source", "").startswith("linux/"):
             continue
-        out[r["prefix"]] = "drop" if r["kind"] == "drop" else r["next_hop"]
+        kind = "blackhole" if r["kind"] == "drop" else r["kind"]
+        out[norm(r["prefix"])] = kind if kind in REFUSING else norm_addr(r["next_hop"])
     return out
 
 

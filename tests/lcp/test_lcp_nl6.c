@@ -286,7 +286,7 @@ START_TEST(routes_and_sources)
 	((struct rtmsg *)mnl_nlmsg_get_payload(t))->rtm_table = 100;
 	ck_assert(!apply(t));
 	struct nlmsghdr *bh = route6(RTM_NEWROUTE, "2001:db8:e::", 48, RTPROT_STATIC);
-	((struct rtmsg *)mnl_nlmsg_get_payload(bh))->rtm_type = RTN_BLACKHOLE;
+	((struct rtmsg *)mnl_nlmsg_get_payload(bh))->rtm_type = RTN_THROW;
 	ck_assert(!apply(bh));
 	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_NOT_TAP], 1);
 	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_TABLE], 1);
@@ -383,6 +383,90 @@ START_TEST(nexthop_objects6)
 	ck_assert(apply(d2));
 	ck_assert_ptr_null(fib6("2001:db8:a::", 48, NULL));
 	assert_via6("2001:db8:9::", 48, "2001:db8:1::5");
+}
+END_TEST
+
+static struct nlmsghdr *route6_type(uint16_t type, const char *dst, uint8_t plen, uint8_t rtm_type)
+{
+	struct nlmsghdr *nlh = route6(type, dst, plen, RTPROT_STATIC);
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_type = rtm_type;
+	return nlh;
+}
+
+/* Routes that refuse (`ip -6 route add blackhole|unreachable|prohibit P`,
+ * and a route through `ip nexthop add id N blackhole`): one path of their
+ * kind, no interface, source linux; replaced by a unicast route and back;
+ * deleted whole; swept as any other. A blackhole member of a group is
+ * still refused. */
+START_TEST(refusing_routes6)
+{
+	port_up6();
+	static const struct {
+		const char *p;
+		uint8_t type, kind;
+	} r[] = {
+		{ "2001:db8:e1::", RTN_BLACKHOLE, IP6_ADJ_BLACKHOLE },
+		{ "2001:db8:e2::", RTN_UNREACHABLE, IP6_ADJ_UNREACH },
+		{ "2001:db8:e3::", RTN_PROHIBIT, IP6_ADJ_PROHIBIT },
+	};
+	for (int i = 0; i < 3; i++) {
+		ck_assert(apply(route6_type(RTM_NEWROUTE, r[i].p, 48, r[i].type)));
+		uint32_t n;
+		ck_assert_uint_eq(fib6(r[i].p, 48, NULL)->kind, r[i].kind);
+		ck_assert_int_eq(best6(r[i].p, 48, NULL, &n), IP6_SRC_LINUX);
+		ck_assert_uint_eq(n, 1);
+		ck_assert(ip6_adj_kind_rejects(r[i].kind));
+	}
+	ck_assert_str_eq(ip6_adj_kind_name(IP6_ADJ_PROHIBIT), "prohibit");
+	ck_assert_uint_eq(ip6_route_src_count(IP6_SRC_LINUX), 3);
+	/* one adjacency per kind, shared */
+	ck_assert(apply(route6_type(RTM_NEWROUTE, "2001:db8:e4::", 64, RTN_PROHIBIT)));
+	uint32_t a3, a4;
+	fib6("2001:db8:e3::", 48, &a3);
+	fib6("2001:db8:e4::", 64, &a4);
+	ck_assert_uint_eq(a3, a4);
+	/* unreachable -> a gateway -> blackhole again: Linux's replace */
+	ck_assert(apply(route6_via(RTM_NEWROUTE, "2001:db8:e2::", 48, "2001:db8:1::2", TAP_IFINDEX)));
+	assert_via6("2001:db8:e2::", 48, "2001:db8:1::2");
+	ck_assert(apply(route6_type(RTM_NEWROUTE, "2001:db8:e2::", 48, RTN_BLACKHOLE)));
+	ck_assert_uint_eq(fib6("2001:db8:e2::", 48, NULL)->kind, IP6_ADJ_BLACKHOLE);
+	/* deleted (Linux's delete names the type): the whole route */
+	ck_assert(apply(route6_type(RTM_DELROUTE, "2001:db8:e1::", 48, RTN_BLACKHOLE)));
+	ck_assert_ptr_null(fib6("2001:db8:e1::", 48, NULL));
+	/* a blackhole nexthop object */
+	struct nlmsghdr *nb = msg(RTM_NEWNEXTHOP, sizeof(struct nhmsg));
+	((struct nhmsg *)mnl_nlmsg_get_payload(nb))->nh_family = AF_INET6;
+	mnl_attr_put_u32(nb, NHA_ID, 5);
+	mnl_attr_put(nb, NHA_BLACKHOLE, 0, NULL);
+	ck_assert(apply(nb));
+	struct nlmsghdr *r5 = route6(RTM_NEWROUTE, "2001:db8:e5::", 48, RTPROT_BGP_);
+	mnl_attr_put_u32(r5, RTA_NH_ID, 5);
+	ck_assert(apply(r5));
+	ck_assert_uint_eq(fib6("2001:db8:e5::", 48, NULL)->kind, IP6_ADJ_BLACKHOLE);
+	/* the object replaced by a gateway: the route follows */
+	ck_assert(apply(nexthop6(5, "2001:db8:1::4", NULL, NULL, 0)));
+	assert_via6("2001:db8:e5::", 48, "2001:db8:1::4");
+	/* a group with a blackhole member: refused, the route gone (never its old path) */
+	ck_assert(apply(nexthop6(6, "2001:db8:1::6", NULL, NULL, 0)));
+	struct nlmsghdr *b7 = msg(RTM_NEWNEXTHOP, sizeof(struct nhmsg));
+	mnl_attr_put_u32(b7, NHA_ID, 7);
+	mnl_attr_put(b7, NHA_BLACKHOLE, 0, NULL);
+	ck_assert(apply(b7));
+	ck_assert(apply(nexthop6(20, NULL, (const uint32_t[]){ 6, 7 }, (const uint8_t[]){ 1, 1 }, 2)));
+	struct nlmsghdr *r20 = route6(RTM_NEWROUTE, "2001:db8:e6::", 48, RTPROT_BGP_);
+	mnl_attr_put_u32(r20, RTA_NH_ID, 20);
+	ck_assert(!apply(r20));
+	ck_assert_uint_eq(lcp_nl_stats.ignored[LCP_NL_IGN_NO_NEXTHOP], 1); /* as IPv4's */
+	ck_assert_ptr_null(fib6("2001:db8:e6::", 48, NULL));
+	/* the CLI-side checks: a refusing kind is a route's only path */
+	struct ip6_route_path two[2] = { { .kind = IP6_ADJ_BLACKHOLE }, { .kind = IP6_ADJ_UNREACH } };
+	struct in6_addr p7 = A6("2001:db8:e7::");
+	ck_assert_int_eq(ip6_route_src_set(IP6_SRC_CLI, &p7, 48, two, 2, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(fib6("2001:db8:e7::", 48, NULL));
+	/* the sweep: a dump of a new generation that shows none of them */
+	ck_assert_uint_eq(lcp_nl_sweep(0x123), 5); /* e2, e3, e4, e5 and the address */
+	ck_assert_uint_eq(ip6_route_src_count(IP6_SRC_LINUX), 0);
+	ck_assert_ptr_null(fib6("2001:db8:e3::", 48, NULL));
 }
 END_TEST
 
@@ -488,6 +572,7 @@ static Suite *lcp_nl6_suite(void)
 	tcase_add_test(tc, routes_and_sources);
 	tcase_add_test(tc, multipath6);
 	tcase_add_test(tc, nexthop_objects6);
+	tcase_add_test(tc, refusing_routes6);
 	tcase_add_test(tc, neighbours6);
 	tcase_add_test(tc, garbage6);
 	tcase_add_test(tc, sweep6);

@@ -14,7 +14,7 @@
 #include "base/statseg.h"
 #include "base/statseg_metrics.h"
 
-#define MAX_VALS 16
+#define MAX_VALS 200
 
 static struct statseg_value vals[MAX_VALS];
 static uint64_t data[MAX_VALS][16];
@@ -227,6 +227,29 @@ START_TEST(holes_and_names)
 }
 END_TEST
 
+/* More families than the formatter's first allocation (64): each
+ * family's stream keeps writing where it was opened (it once wrote through
+ * a moved array, and sluice's scrape hung in fflush on a freed lock). */
+START_TEST(many_families)
+{
+	memset(&snap, 0, sizeof(snap));
+	snap.vals = vals;
+	for (uint32_t i = 0; i < MAX_VALS; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "/many/c%u", i);
+		set(add(name, STATSEG_SCALAR_COUNTER, ONE, ONE), (uint64_t[]){ 1000 + i }, 1);
+	}
+	char *text = format(STATSEG_METRICS_TEXT);
+	ck_assert_uint_eq(count_prefix(text, "# TYPE sluice_many_c"), MAX_VALS);
+	for (uint32_t i = 0; i < MAX_VALS; i++) {
+		char line[64];
+		snprintf(line, sizeof(line), "sluice_many_c%u_total %u", i, 1000 + i);
+		ck_assert_msg(has_line(text, line), "%s", line);
+	}
+	free(text);
+}
+END_TEST
+
 START_TEST(negotiate)
 {
 	static const struct {
@@ -262,6 +285,7 @@ int main(void)
 	tcase_add_test(tc, openmetrics);
 	tcase_add_test(tc, holes_and_names);
 	tcase_add_test(tc, negotiate);
+	tcase_add_test(tc, many_families);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
