@@ -148,11 +148,11 @@ static const struct conf_case cases[] = {
 
 	/* ---- unknown section ---- */
 	{ .text = "shaper { }", .line = 1, .col = 1,
-	  .msg = "unknown section 'shaper': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6, plugins" },
+	  .msg = "unknown section 'shaper': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, sched-classes, statseg, linux-cp, ip6, plugins" },
 	{ .text = "unix { }\nscheduler { enable }", .line = 2, .col = 1,
-	  .msg = "unknown section 'scheduler': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6, plugins" },
+	  .msg = "unknown section 'scheduler': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, sched-classes, statseg, linux-cp, ip6, plugins" },
 	{ .text = "}", .line = 1, .col = 1,
-	  .msg = "unexpected '}': expected a section name (one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6, plugins)" },
+	  .msg = "unexpected '}': expected a section name (one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, sched-classes, statseg, linux-cp, ip6, plugins)" },
 	{ .text = "sched { ring-size 100 }", .line = 1, .col = 19,
 	  .msg = "'ring-size 100': expected a power of two, got 100" },
 	{ .text = "sched { class-queue-depth 1000 }", .line = 1, .col = 27,
