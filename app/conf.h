@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "app/plugin_loader.h"
+#include "app/sched_conf.h"
 #include "app/statseg.h"
 #include "graph/buffer.h"
 #include "base/conf.h"
@@ -64,6 +65,7 @@ struct sluice_config {
 	struct graph_elog_config elog;
 	struct dist_conf dist;
 	struct timer_config sched;
+	struct app_sched_conf sched_classes;
 	struct statseg_conf statseg;
 	struct lcp_conf lcp;
 	struct ip6_fib_conf ip6;

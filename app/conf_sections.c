@@ -115,6 +115,8 @@ const struct conf_key app_interface_keys[] = {
 	{ .name = "ip6-ra", .type = CONF_STRING, CONF_FIELD(struct conf_interface, ip6_ra),
 	  .doc = "Router Advertisements: on, or \"[interval S] [lifetime S] [prefix X:X::X:X/L [valid S] "
 		 "[preferred S]]\" (`ip6 nd interface NAME ra`'s words)" },
+	{ .name = "shaper", .type = CONF_STRING, CONF_FIELD(struct conf_interface, shaper),
+	  .doc = "egress token bucket: \"rate R [burst B]\" (`sched shaper interface NAME`'s words, burst 16k)" },
 	{ 0 },
 };
 
@@ -172,8 +174,10 @@ static int interfaces_check(void *obj, struct conf_check *chk)
 		const char *peer = ifs->ifs[i].l2_xconnect;
 		uint32_t j = 0;
 		char why[CONF_MSG_SIZE];
+		uint64_t rate, burst;
 		if (app_ip6_addresses(&ifs->ifs[i], DEV_INDEX_INVALID, why, sizeof(why)) ||
-		    app_ip6_ra(&ifs->ifs[i], DEV_INDEX_INVALID, why, sizeof(why))) {
+		    app_ip6_ra(&ifs->ifs[i], DEV_INDEX_INVALID, why, sizeof(why)) ||
+		    app_shaper_parse(ifs->ifs[i].shaper, &rate, &burst, why, sizeof(why))) {
 			snprintf(chk->msg, sizeof(chk->msg), "interface '%s' (line %u): %.200s", ifs->ifs[i].name,
 				 ifs->ifs[i].line, why);
 			return -EINVAL;
@@ -210,6 +214,7 @@ const struct app_section app_sections[] = {
 	{ &graph_elog_conf_section, offsetof(struct sluice_config, elog), false },
 	{ &dist_conf_section, offsetof(struct sluice_config, dist), false },
 	{ &timer_conf_section, offsetof(struct sluice_config, sched), false },
+	{ &app_sched_conf_section, offsetof(struct sluice_config, sched_classes), false },
 	{ &statseg_conf_section, offsetof(struct sluice_config, statseg), false },
 	{ &lcp_conf_section, offsetof(struct sluice_config, lcp), false },
 	{ &ip6_fib_conf_section, offsetof(struct sluice_config, ip6), false },
@@ -227,22 +232,41 @@ const struct app_section *app_section_find(const char *name)
 }
 
 /* What sluice runs without -c, and what startup.conf at the repo root
- * writes out: the generator feeding the graph on the main thread as if its
- * packets arrived on pg0 (a null interface, index 0, whose own rx is
- * silent), pg0 cross-connected to nul0, so every packet crosses
- * ethernet-input, l2-xconnect and interface-output and counts as TX on
- * nul0. Two interfaces because a cross-connect needs a peer other than
- * itself. */
+ * writes out: the whole pipeline on two cores, with no NIC and little CPU.
+ * Two generator streams on the main thread enter as frames received on pg0
+ * (a null interface, index 0, whose own rx is silent): ef, DSCP 46, and
+ * bulk, DSCP 8 (CS1) over 64 source ports. Two classes match them, so
+ * sched-ingress classifies every packet and queues it by class; sched-dist
+ * hands the flows to the one worker through the distributor; the worker
+ * runs ethernet-input, l2-xconnect (pg0 into nul0) and interface-output,
+ * and sched-egress shapes nul0 to 2 Mbit/s, ef leaving first. About 2.4
+ * Mbit/s are offered, so the shaper's queue (max-held 64) stays full and
+ * its overflow is dropped. Paced streams let the main thread sleep
+ * between tokens and the worker between handoffs and shaper timers. */
 const char app_conf_default_text[] =
 	"unix {\n"
 	"  cli-listen " SLUICE_DEFAULT_CLI_SOCKET "\n"
 	"}\n"
+	"cpu {\n"
+	"  workers 1\n"
+	"}\n"
 	"interfaces {\n"
 	"  pg0 { driver null  l2-xconnect nul0 }\n"
-	"  nul0 { driver null }\n"
+	"  nul0 { driver null  shaper \"rate 2mbit burst 16k\" }\n"
 	"}\n"
 	"packet-generator {\n"
-	"  s0 { rate 10kpps  size 64  next-node ethernet-input  rx-if 0 }\n"
+	"  ef { rate 100pps  size 200  dscp 46  next-node ethernet-input  rx-if 0 }\n"
+	"  bulk { rate 200pps  size 1400  dscp 8  src-port 1024-1087  next-node ethernet-input  rx-if 0 }\n"
+	"}\n"
+	"distributor {\n"
+	"  enable\n"
+	"}\n"
+	"sched {\n"
+	"  max-held 64\n"
+	"}\n"
+	"sched-classes {\n"
+	"  ef { priority 0  match \"dscp 46\" }\n"
+	"  bulk { priority 7  match \"dscp 8\" }\n"
 	"}\n";
 
 /* ---- printing ---- */

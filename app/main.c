@@ -424,6 +424,20 @@ static int stage_timers(struct app *a)
 	return 0;
 }
 
+/* sched-classes and the interfaces' shapers (app/sched_conf.h): after the
+ * timer services, which the shapers' releases run on, and before the main
+ * loop produces a packet; with workers, after the distributor, so the
+ * classes' queues in front of it are made. */
+static int stage_sched(struct app *a)
+{
+	uint32_t n_shapers;
+	int rc = app_sched_apply(a->g, &a->cfg.sched_classes, &a->cfg.interfaces, &n_shapers, a->err,
+				 sizeof(a->err));
+	if (rc == 0 && (a->cfg.sched_classes.n_classes || n_shapers))
+		base_log("sched", "%u class(es), %u shaped interface(s)", a->cfg.sched_classes.n_classes, n_shapers);
+	return rc;
+}
+
 /* linux-cp's pairs (docs/lcp.md), once the threads run: a TAP gets one tx
  * ring per datapath thread. */
 static int stage_lcp(struct app *a)
@@ -500,6 +514,8 @@ static int shutdown_app(struct app *a)
 			drain_distributor(a);
 		stop_inputs(a->g);
 		graph_main_poll(a->g); /* dispatches what thread 0 still holds */
+		/* While the workers' runtimes exist: their nodes' counters too. */
+		app_log_node_counters(a->g);
 		graph_workers_stop(a->g);
 		if (a->dist)
 			stop_distributor(a);
@@ -508,7 +524,6 @@ static int shutdown_app(struct app *a)
 		/* Devices stop after the last frame reached their tx: pcap
 		 * files are complete, ring buffers come back to the pools. */
 		dev_delete_all();
-		app_log_node_counters(a->g);
 		if (a->pg_attached)
 			pg_detach();
 		pg_stream_delete_all();
@@ -541,7 +556,7 @@ static int start(struct app *a)
 	} stages[] = {
 		{ "unix", stage_process }, { "buffers", stage_buffers }, { "interfaces", stage_interfaces },
 		{ "graph", stage_graph },  { "threads", stage_threads }, { "timers", stage_timers },
-		{ "linux-cp", stage_lcp }, { "statseg", stage_statseg }, { "cli", stage_cli },
+		{ "sched", stage_sched },  { "linux-cp", stage_lcp }, { "statseg", stage_statseg }, { "cli", stage_cli },
 	};
 	int rc = 0;
 	for (size_t i = 0; i < ARRAY_LEN(stages) && !rc; i++) {

@@ -163,6 +163,7 @@ struct conf_driver {
 
 /* One `interfaces { NAME { driver X ... } }` block, parsed. */
 #define CONF_IP6_ADDRESS_SIZE 256 /* several addresses, space-separated */
+#define CONF_SHAPER_SIZE 64       /* `shaper "rate R [burst B]"` */
 
 struct conf_interface {
 	char name[CONF_NAME_SIZE];
@@ -172,6 +173,7 @@ struct conf_interface {
 	uint32_t rx_burst; /* `rx-burst N`: packets per poll of each rx queue, 1..256 (a frame) */
 	char ip6_address[CONF_IP6_ADDRESS_SIZE]; /* `ip6-address "X:X::X:X/L ..."`: "" none */
 	char ip6_ra[CONF_IP6_ADDRESS_SIZE]; /* `ip6-ra "on | interval S ..."`: Router Advertisements; "" off */
+	char shaper[CONF_SHAPER_SIZE]; /* `shaper "rate R [burst B]"`: egress token bucket (app/sched_conf.h); "" none */
 	alignas(16) uint8_t driver_conf[CONF_DRIVER_CONF_SIZE]; /* the driver's struct */
 };
 

@@ -276,6 +276,15 @@ static inline void node_trace_input(struct node_runtime *rt, const uint32_t *bi,
  * (b->flags & BUFFER_F_TRACED) first, as an unlikely branch. */
 uint8_t *node_trace_detail(struct node_runtime *rt, struct buffer *b);
 
+/* For an input node that passes on packets an earlier node traced and then
+ * held (sched-dist takes sched-ingress's out of the class queues): whether
+ * a packet trace is armed (one call per poll, not per packet), and this
+ * node's record appended to b's trace, returning its detail bytes (NULL
+ * when b is not traced or its trace is full). Append before the packet can
+ * reach another thread: a trace's records are written by its holder. */
+bool node_trace_armed(const struct node_runtime *rt);
+uint8_t *node_trace_append(struct node_runtime *rt, struct buffer *b);
+
 /* Process nodes: do not run again for ns nanoseconds (counts a suspend). */
 void node_suspend(struct node_runtime *rt, uint64_t ns);
 

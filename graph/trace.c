@@ -102,6 +102,19 @@ void graph_trace_frame(struct node_runtime *rt, const struct frame *f)
 	}
 }
 
+bool node_trace_armed(const struct node_runtime *rt)
+{
+	return atomic_load_explicit(&rt->graph->frame_taps, memory_order_relaxed) & GRAPH_TAP_TRACE;
+}
+
+uint8_t *node_trace_append(struct node_runtime *rt, struct buffer *b)
+{
+	if (!(b->flags & BUFFER_F_TRACED) || b->trace_handle >= rt->graph->trace_cap)
+		return NULL;
+	trace_append(rt, b, cpu_ticks());
+	return node_trace_detail(rt, b);
+}
+
 uint8_t *node_trace_detail(struct node_runtime *rt, struct buffer *b)
 {
 	if (!(b->flags & BUFFER_F_TRACED) || b->trace_handle >= rt->graph->trace_cap)

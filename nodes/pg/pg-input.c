@@ -9,7 +9,14 @@
  * bucket on the cycle counter) are applied per call, never per packet.
  *
  * Next nodes: error-drop (arc 0), then one arc per distinct next node that
- *   streams name (added with graph_add_next; ethernet-input by default).
+ *   streams name (added with graph_add_next; ethernet-input by default),
+ *   and sched-ingress when the graph has it: a stream into ethernet-input
+ *   takes the path a frame received by a device takes, so while a
+ *   scheduling class is defined its packets go to sched-ingress instead
+ *   (one test per burst, as device-input makes), are classified and, with
+ *   workers, queued for the distributor like any received frame. A stream
+ *   naming another node (ip4-input, error-drop, sched-ingress itself) goes
+ *   there as named.
  * Errors: no-buffers: packets not generated because the pool was exhausted;
  *   generated into error-drop: every buffer leaves with this error set, so a
  *   stream feeding error-drop (the embedded default) is counted here, while
@@ -26,6 +33,7 @@
 #include "graph/buffer.h"
 #include "graph/node.h"
 #include "nodes/pg/pg_private.h"
+#include "sched/class.h"
 
 enum pg_input_next {
 	PG_INPUT_NEXT_DROP = 0,
@@ -181,6 +189,16 @@ static void trace_fill(struct node_runtime *rt, struct pg_stream *s, const uint3
 	}
 }
 
+/* The arc of this burst: sched-ingress for a stream that enters as a
+ * received frame while a class is defined (device-input's test), else the
+ * stream's own. */
+static inline uint16_t stream_next(const struct pg_stream *s)
+{
+	if (unlikely(s->as_received && pg_main.sched_next >= 0 && sched_classes_active()))
+		return (uint16_t)pg_main.sched_next;
+	return s->next_index;
+}
+
 /* Produce one burst of stream s into its next node's frame; returns the
  * packets produced. */
 static uint32_t stream_generate(struct node_runtime *rt, struct pg_stream *s)
@@ -191,7 +209,8 @@ static uint32_t stream_generate(struct node_runtime *rt, struct pg_stream *s)
 			pace_wake(rt, s);
 		return 0;
 	}
-	uint32_t *bi = node_next_slots(rt, s->next_index, n);
+	const uint16_t next = stream_next(s);
+	uint32_t *bi = node_next_slots(rt, next, n);
 	uint32_t got = buffer_alloc(bi, n, -1);
 	if (unlikely(got < n))
 		node_count_error(rt, PG_INPUT_ERROR_NO_BUFFERS, n - got);
@@ -228,7 +247,7 @@ static uint32_t stream_generate(struct node_runtime *rt, struct pg_stream *s)
 	node_trace_input(rt, bi, got);
 	if (unlikely(tracing))
 		trace_fill(rt, s, bi, got);
-	node_next_commit(rt, s->next_index, got);
+	node_next_commit(rt, next, got);
 
 	s->tokens -= got;
 	stat_add(&s->n_sent, got);

@@ -12,7 +12,7 @@
 #include "graph/graph.h"
 #include "nodes/pg/pg_private.h"
 
-struct pg_main pg_main;
+struct pg_main pg_main = { .sched_next = -1 };
 
 static struct pg_stream *stream_find(const char *name, uint32_t *index)
 {
@@ -254,10 +254,19 @@ int pg_attach(struct graph *g, char *err, size_t errlen)
 			return r;
 		}
 	}
+	/* The arc a received frame takes while a scheduling class is defined
+	 * (device-input's), where the graph has sched-ingress. */
+	int sched_next = -1;
+	if (graph_node_index(g, "sched-ingress") >= 0 &&
+	    (sched_next = graph_add_next(g, (uint32_t)node_index, "sched-ingress", err, errlen)) < 0) {
+		free(nexts);
+		return sched_next;
+	}
 	graph_barrier_sync(g);
 	for (uint32_t i = 0; i < pg_main.n_streams; i++)
 		pg_main.streams[i]->next_index = nexts[i];
 	pg_main.node_index = node_index;
+	pg_main.sched_next = sched_next;
 	pg_main.graph = g;
 	graph_barrier_release(g);
 	free(nexts);
@@ -312,6 +321,7 @@ int pg_stream_add(const struct pg_stream_config *cfg, char *err, size_t errlen)
 	stream_build(s);
 	s->tokens_per_tick = cfg->rate_pps ? (double)cfg->rate_pps / cpu_ticks_per_second() : 0;
 	s->next_index = next_index;
+	s->as_received = strcmp(cfg->next_node, "ethernet-input") == 0;
 	stream_restart(s);
 	s->enabled = cfg->enabled;
 

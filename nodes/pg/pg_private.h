@@ -58,6 +58,7 @@ struct pg_stream {
 	uint32_t hdr_len; /* bytes before the payload */
 	double tokens_per_tick;
 	uint16_t next_index;
+	bool as_received; /* next node ethernet-input: the path a device's rx takes */
 
 	/* written by the owning thread while enabled */
 	alignas(64) bool enabled;
@@ -75,6 +76,7 @@ struct pg_main {
 	uint32_t n_alloc;
 	struct graph *graph; /* attached graph, NULL before pg_attach */
 	int node_index;      /* pg-input in it */
+	int sched_next;      /* pg-input's arc to sched-ingress; -1: not in the graph */
 };
 extern struct pg_main pg_main;
 

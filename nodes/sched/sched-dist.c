@@ -25,9 +25,11 @@
  *
  * Next nodes: error-drop.
  * Errors: the distributor's drop reasons (dist_drop_reason_strings).
- * Trace: none of its own (an input node gets no records): sched-ingress's
- *   record says class, priority, type and "queued for the workers"; the
- *   next records are the worker's.
+ * Trace: a traced packet (sched-ingress's record says class, priority,
+ *   type and "queued for the workers") gets a record here as it is offered
+ *   to the distributor: its class, type, flow tag and the worker it was
+ *   placed on (a refused offer is offered again, with a record again); the
+ *   next records are the worker's. Looked for only while a trace is armed.
  * CLI: `show sched` (per class: held, sent, dropped), `show errors`.
  */
 #include <stdio.h>
@@ -42,7 +44,39 @@ enum sched_dist_next {
 	SCHED_DIST_N_NEXT,
 };
 
+struct sched_dist_trace {
+	uint16_t tag;
+	uint8_t class_id;
+	uint8_t type;
+	uint8_t worker;
+	char name[SCHED_CLASS_NAME_SIZE];
+};
+_Static_assert(sizeof(struct sched_dist_trace) <= NODE_TRACE_DETAIL_SIZE, "trace fits the record");
+
+static int sched_dist_format_trace(char *buf, size_t len, const uint8_t *detail)
+{
+	struct sched_dist_trace t;
+	memcpy(&t, detail, sizeof(t));
+	return snprintf(buf, len, "to the distributor: class %u %.*s type %s, flow tag %u, worker %u", t.class_id,
+			SCHED_CLASS_NAME_SIZE, t.class_id ? t.name : "(none)",
+			t.type < SCHED_N_TYPES ? sched_type_names[t.type] : "?", t.tag, t.worker);
+}
+
 /* ---- helpers ---- */
+
+/* Out of line: only while a trace is armed, for the packets it marked. */
+static __attribute__((noinline)) void trace_offer(struct node_runtime *rt, const struct evq_event *e, uint8_t type,
+						  uint32_t worker)
+{
+	struct buffer *b = buffer_get(e->buffer_index);
+	uint8_t *detail = (b->flags & BUFFER_F_TRACED) ? node_trace_append(rt, b) : NULL;
+	if (!detail)
+		return;
+	struct sched_dist_trace t = { .tag = (uint16_t)e->flow, .class_id = e->queue, .type = type,
+				      .worker = (uint8_t)worker };
+	memcpy(t.name, sched_class_table.cls[e->queue].name, sizeof(t.name));
+	memcpy(detail, &t, sizeof(t));
+}
 
 struct sched_dist_data {
 	struct evq_event ev[FRAME_SIZE];   /* this poll's: the stash's, then new ones */
@@ -151,12 +185,15 @@ static uint32_t sort_out(struct node_runtime *rt, struct sched_dist_data *d, str
 			 const struct dist *dist, uint32_t n, uint32_t *n_drop)
 {
 	const uint8_t *types = sched_class_table.type;
+	const bool tracing = node_trace_armed(rt);
 	uint32_t n_off = 0, n_stash = 0, n_touched = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct evq_event *e = &d->ev[i];
 		uint8_t type = types[e->queue];
 		uint32_t w1 = place(d, dist, e, type, &n_touched);
 		if (likely(w1)) {
+			if (unlikely(tracing))
+				trace_offer(rt, e, type, w1 - 1);
 			d->types[n_off] = type;
 			d->off[n_off++] = *e;
 		} else if (n_stash < SCHED_FRONT_STASH) {
@@ -254,6 +291,7 @@ static const struct node_reg sched_dist_node = {
 	.next_nodes = { [SCHED_DIST_NEXT_DROP] = "error-drop" },
 	.n_errors = DIST_N_DROP,
 	.error_strings = dist_drop_reason_strings,
+	.format_trace = sched_dist_format_trace,
 	.runtime_data_size = sizeof(struct sched_dist_data),
 	.default_state = NODE_STATE_DISABLED,
 };

@@ -28,8 +28,9 @@
  *     (none)                 1024     120233     119209        211          0          0
  *     ef                        0         80         80          0          0          0
  *
- * pg streams reach sched-ingress only when they name it as next-node (the
- * inputs' test sends af-packet, pcap, null, ixgbe and i40e traffic there).
+ * While a class is defined, every input sends what it receives here: the
+ * drivers' input nodes, and pg streams into ethernet-input (a stream may
+ * also name sched-ingress as its next-node).
  *
  * Built as its own library (sluice_sched_io_cli) that the daemon links
  * whole, so that nodes/ does not depend on cli/.

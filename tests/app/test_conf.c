@@ -127,6 +127,17 @@ static const struct conf_case cases[] = {
 	  { "interfaces.a.ip6-address=\"2001:db8:1::1/64 fe80::1/64\"" } },
 	{ .text = "interfaces { a { driver null  ip6-ra \"interval 10s prefix 2001:db8:1::/64 valid 600\" } b { driver null  ip6-ra on } }",
 	  { "interfaces.a.ip6-ra=\"interval 10s prefix 2001:db8:1::/64 valid 600\"", "interfaces.b.ip6-ra=on" } },
+	/* shapers and classes: `sched shaper interface` and `sched class`'s words */
+	{ .text = "interfaces { a { driver null  shaper \"rate 10mbit burst 32k\" } b { driver null } }",
+	  { "interfaces.a.shaper=\"rate 10mbit burst 32k\"" } },
+	{ .text = "sched-classes {\n  ef { priority 0  match \"dscp 46\" }\n"
+		  "  bulk { priority 7  weight 3  type ordered  match \"protocol tcp\" }\n}",
+	  { "sched-classes.ef.priority=0", "sched-classes.ef.weight=1", "sched-classes.ef.type=atomic",
+	    "sched-classes.ef.match=\"dscp 46\"" } },
+	{ .text = "sched-classes {\n  bulk { priority 7  weight 3  type ordered  match \"protocol tcp\" }\n"
+		  "  mine { priority 3  match \"interface a\" }\n}",
+	  { "sched-classes.bulk.priority=7", "sched-classes.bulk.weight=3", "sched-classes.bulk.type=ordered",
+	    "sched-classes.bulk.match=\"protocol tcp\"", "sched-classes.mine.match=\"interface a\"" } },
 
 	/* the IPv6 FIB's size and pages */
 	{ .text = "ip6 { fib-groups 1048576  fib-memory 4k }", { "ip6.fib-groups=1048576", "ip6.fib-memory=4k" } },
@@ -137,11 +148,11 @@ static const struct conf_case cases[] = {
 
 	/* ---- unknown section ---- */
 	{ .text = "shaper { }", .line = 1, .col = 1,
-	  .msg = "unknown section 'shaper': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6, plugins" },
+	  .msg = "unknown section 'shaper': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, sched-classes, statseg, linux-cp, ip6, plugins" },
 	{ .text = "unix { }\nscheduler { enable }", .line = 2, .col = 1,
-	  .msg = "unknown section 'scheduler': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6, plugins" },
+	  .msg = "unknown section 'scheduler': expected one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, sched-classes, statseg, linux-cp, ip6, plugins" },
 	{ .text = "}", .line = 1, .col = 1,
-	  .msg = "unexpected '}': expected a section name (one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, statseg, linux-cp, ip6, plugins)" },
+	  .msg = "unexpected '}': expected a section name (one of unix, cpu, buffers, interfaces, packet-generator, trace, event-logger, distributor, sched, sched-classes, statseg, linux-cp, ip6, plugins)" },
 	{ .text = "sched { ring-size 100 }", .line = 1, .col = 19,
 	  .msg = "'ring-size 100': expected a power of two, got 100" },
 	{ .text = "sched { class-queue-depth 1000 }", .line = 1, .col = 27,
@@ -326,12 +337,12 @@ static const struct conf_case cases[] = {
 	  .msg = "interface 'eth0' needs its driver first: expected 'driver', found 'rx-queues'", .test_driver = true },
 	{ .text = "interfaces { eth0 { driver test rx-desc 512 } }", .line = 1, .col = 33,
 	  .msg = "unknown key 'rx-desc' in interface 'eth0' (driver test): expected one of rx-queues, host-if, "
-		 "l2-xconnect, rx-burst, ip6-address, ip6-ra",
+		 "l2-xconnect, rx-burst, ip6-address, ip6-ra, shaper",
 	  .test_driver = true },
 	/* the keys every interface takes are listed after the driver's */
 	{ .text = "interfaces { eth0 { driver null  rx-burts 8 } }", .line = 1, .col = 34,
 	  .msg = "unknown key 'rx-burts' in interface 'eth0' (driver null): expected one of rx-queues, tx-queues, "
-		 "rx-recycle, rx-size, l2-xconnect, rx-burst, ip6-address, ip6-ra" },
+		 "rx-recycle, rx-size, l2-xconnect, rx-burst, ip6-address, ip6-ra, shaper" },
 	{ .text = "interfaces { eth0 { driver test rx-queues 17 } }", .line = 1, .col = 43,
 	  .msg = "bad value '17' for 'rx-queues': out of range: expected 1 to 16", .test_driver = true },
 	{ .text = "interfaces { an-interface-name-far-too-long-for-us { driver test } }", .line = 1, .col = 14,
@@ -360,6 +371,26 @@ static const struct conf_case cases[] = {
 	{ .text = "interfaces {\n  a { driver null  ip6-ra \"prefix 2001:db8::/64 valid 10 preferred 20\" }\n}",
 	  .line = 1, .col = 1,
 	  .msg = "section 'interfaces': interface 'a' (line 2): ip6-ra: prefix 1: preferred 20 s beyond valid 10 s" },
+	{ .text = "interfaces {\n  a { driver null  shaper \"rate fast\" }\n}", .line = 1, .col = 1,
+	  .msg = "section 'interfaces': interface 'a' (line 2): shaper: rate fast: expected a rate such as 100kbit, 10mbit or 1gbit" },
+	{ .text = "interfaces {\n  a { driver null  shaper \"burst 16k\" }\n}", .line = 1, .col = 1,
+	  .msg = "section 'interfaces': interface 'a' (line 2): shaper: expected rate R above 0 (for example \"rate 10mbit\")" },
+	{ .text = "interfaces {\n  a { driver null  shaper \"rate 1mbit peak 2mbit\" }\n}", .line = 1, .col = 1,
+	  .msg = "section 'interfaces': interface 'a' (line 2): shaper: expected \"rate R [burst B]\" (for example \"rate 10mbit burst 16k\")" },
+	{ .text = "sched-classes {\n  ef { match \"dscp 46\" }\n}", .line = 2, .col = 3,
+	  .msg = "class 'ef': expected priority (`sched class`'s priority P and match ...)" },
+	{ .text = "sched-classes {\n  ef { priority 0 }\n}", .line = 2, .col = 3,
+	  .msg = "class 'ef': expected match (`sched class`'s priority P and match ...)" },
+	{ .text = "sched-classes {\n  ef { priority 8  match \"dscp 46\" }\n}", .line = 2, .col = 17,
+	  .msg = "bad value '8' for 'priority': out of range: expected 0 to 7" },
+	{ .text = "sched-classes {\n  ef { priority 0  match \"dscp 64\" }\n}", .line = 2, .col = 26,
+	  .msg = "'match dscp 64': expected dscp 0..63" },
+	{ .text = "sched-classes {\n  ef { priority 0  match \"colour red\" }\n}", .line = 2, .col = 26,
+	  .msg = "'match colour red': expected \"dscp D\", \"protocol icmp|tcp|udp\" or \"interface NAME\"" },
+	{ .text = "sched-classes {\n  ef { priority 0  match \"protocol sctp\" }\n}", .line = 2, .col = 26,
+	  .msg = "'match protocol sctp': expected protocol icmp, tcp or udp" },
+	{ .text = "sched-classes {\n  ef { priority 0  type lazy  match \"dscp 1\" }\n}", .line = 2, .col = 25,
+	  .msg = "bad value 'lazy' for 'type': expected one of: atomic, ordered, parallel" },
 	{ .text = "interfaces {\n  a { driver null  ip6-ra \"interval\" }\n}", .line = 1, .col = 1,
 	  .msg = "section 'interfaces': interface 'a' (line 2): ip6-ra: bad or misplaced 'interval': expected on, off "
 		 "or [interval S] [lifetime S] [prefix X:X::X:X/L [valid S] [preferred S]]" },
@@ -615,23 +646,46 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
-/* The embedded default parses: the generator's pg0 cross-connected into
- * nul0, the stream entering ethernet-input on pg0. */
+/* The embedded default parses into the whole pipeline: one worker and the
+ * distributor, the generator's pg0 cross-connected into a shaped nul0, two
+ * streams of different DSCP entering ethernet-input on pg0, and the two
+ * classes that match them. */
 START_TEST(test_default_text)
 {
 	static struct sluice_config cfg;
 	struct app_conf_msg err;
 	ck_assert_int_eq(sluice_config_parse(&cfg, "(default)", app_conf_default_text, &err), 0);
+	ck_assert_uint_eq(cfg.cpu.workers, 1);
+	ck_assert(cfg.dist.enable);
 	ck_assert_uint_eq(cfg.interfaces.n, 2);
 	ck_assert_str_eq(cfg.interfaces.ifs[0].name, "pg0");
 	ck_assert_str_eq(cfg.interfaces.ifs[0].l2_xconnect, "nul0");
+	ck_assert_str_eq(cfg.interfaces.ifs[0].shaper, "");
 	ck_assert_str_eq(cfg.interfaces.ifs[1].name, "nul0");
 	ck_assert_str_eq(cfg.interfaces.ifs[1].driver->name, "null");
 	ck_assert_str_eq(cfg.interfaces.ifs[1].l2_xconnect, "");
-	ck_assert_uint_eq(cfg.pg.n_streams, 1);
-	ck_assert_str_eq(cfg.pg.streams[0].next_node, "ethernet-input");
-	ck_assert_uint_eq(cfg.pg.streams[0].rx_if, 0);
-	ck_assert(cfg.pg.streams[0].enabled);
+	uint64_t rate, burst;
+	char why[256];
+	ck_assert_int_eq(app_shaper_parse(cfg.interfaces.ifs[1].shaper, &rate, &burst, why, sizeof(why)), 0);
+	ck_assert_uint_eq(rate, 2000000);
+	ck_assert_uint_eq(burst, 16384);
+	ck_assert_uint_eq(cfg.pg.n_streams, 2);
+	static const uint8_t dscp[2] = { 46, 8 };
+	for (uint32_t i = 0; i < 2; i++) {
+		ck_assert_str_eq(cfg.pg.streams[i].next_node, "ethernet-input");
+		ck_assert_uint_eq(cfg.pg.streams[i].rx_if, 0);
+		ck_assert_uint_eq(cfg.pg.streams[i].dscp, dscp[i]);
+		ck_assert_uint_gt(cfg.pg.streams[i].rate_pps, 0); /* paced: the main thread sleeps */
+		ck_assert(cfg.pg.streams[i].enabled);
+	}
+	const struct app_sched_conf *sc = &cfg.sched_classes;
+	ck_assert_uint_eq(sc->n_classes, 2);
+	for (uint32_t i = 0; i < 2; i++) {
+		ck_assert_str_eq(sc->classes[i].name, cfg.pg.streams[i].name);
+		ck_assert_uint_eq(sc->classes[i].match_kind, SCHED_MATCH_DSCP);
+		ck_assert_uint_eq(sc->classes[i].match_value, dscp[i]);
+	}
+	ck_assert_uint_lt(sc->classes[0].priority, sc->classes[1].priority);
 }
 END_TEST
 

@@ -1,9 +1,11 @@
 #!/bin/bash
-# The sluice daemon end to end: run the repo's startup.conf for a second,
-# SIGTERM it, and expect exit 0 within 2 s with an exit log that shows
-# packets processed and every buffer returned; counters rise through
+# The sluice daemon end to end: --check of the repo's startup.conf equals
+# the built-in default's; run it for a second, SIGTERM it, and expect exit 0
+# within 2 s with an exit log that shows packets processed (and the output
+# nodes, on the worker) and every buffer returned; counters rise through
 # sluicectl while it runs; then the same in daemon mode with a pidfile and a
-# log file. Every wait is bounded; everything started is stopped.
+# log file. Every wait is bounded; everything started is stopped. What the
+# default's pipeline does is test_default.sh's.
 #
 #   test_daemon.sh SLUICE STARTUP_CONF [SLUICECTL]
 set -u
@@ -70,7 +72,8 @@ if [ -n "$sluicectl" ]; then
 	sleep 0.5
 	b=$(pg_vectors)
 	[ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ] || fail "pg-input vectors did not rise through sluicectl ($a -> $b)"
-	# The default cross-connects the generator's pg0 into nul0: its TX-packets rise.
+	# The default cross-connects the generator's pg0 into nul0 (shaped, on
+	# the worker): its TX-packets rise.
 	nul0_tx() {
 		timeout 5 "$sluicectl" -s "$tmp/cli.sock" show interface nul0 > "$tmp/ifs" || return
 		awk '$1 == "nul0" { print $10; exit }' "$tmp/ifs"

@@ -11,6 +11,7 @@
 #include "base/conf.h"
 #include "graph/graph.h"
 #include "nodes/pg/pg.h"
+#include "nodes/sched/sched_io.h"
 
 /* ---- the sink: records the bytes of what reaches it ---- */
 
@@ -53,13 +54,34 @@ static uint32_t sink_fn(struct node_runtime *rt, struct frame *f)
 
 static const struct node_reg sink_node = { .name = "pg-test-sink", .fn = sink_fn };
 
+/* A stand-in for ethernet-input (the real one would pull in the whole L2/L3
+ * graph): records the DSCP and the class of each packet, in order. */
+static uint8_t eth_dscp[CAP_MAX], eth_class[CAP_MAX];
+static uint32_t n_eth;
+
+static uint32_t eth_standin_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)rt;
+	for (uint32_t i = 0; i < f->n_vectors && n_eth < CAP_MAX; i++, n_eth++) {
+		struct buffer *b = buffer_get(f->buffers[i]);
+		eth_dscp[n_eth] = (uint8_t)(buffer_data(b)[15] >> 2);
+		eth_class[n_eth] = (uint8_t)sched_buffer_class(b);
+	}
+	buffer_free(f->buffers, f->n_vectors);
+	return f->n_vectors;
+}
+
+static const struct node_reg eth_standin_node = { .name = "ethernet-input", .fn = eth_standin_fn };
+
 /* ---- fixture ---- */
 
 static struct graph *g;
 static int pg_index, sink_index;
 static char err[256];
 
-static void start(uint32_t n_buffers)
+/* The graph: error-drop, pg-input, the sink; with_sched adds sched-ingress
+ * and the ethernet-input stand-in it leads to. */
+static void start_graph(uint32_t n_buffers, bool with_sched)
 {
 	struct buffer_config bc;
 	buffer_config_default(&bc);
@@ -79,7 +101,18 @@ static void start(uint32_t n_buffers)
 	ck_assert_msg(pg_index >= 0, "%s", err);
 	sink_index = graph_add_node(g, &sink_node, err, sizeof(err));
 	ck_assert_msg(sink_index >= 0, "%s", err);
+	if (with_sched) {
+		ck_assert_msg(node_registry_find("sched-ingress"), "sched-ingress registers itself");
+		ck_assert_int_ge(graph_add_node(g, node_registry_find("sched-ingress"), err, sizeof(err)), 0);
+		ck_assert_int_ge(graph_add_node(g, &eth_standin_node, err, sizeof(err)), 0);
+	}
+	n_eth = 0;
 	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void start(uint32_t n_buffers)
+{
+	start_graph(n_buffers, false);
 }
 
 static void setup(void)
@@ -656,6 +689,75 @@ START_TEST(conf_check_and_apply)
 }
 END_TEST
 
+/* ---- the path of a received frame ---- */
+
+static void class_set(const char *name, uint8_t prio, uint32_t dscp)
+{
+	struct sched_class c = { .priority = prio, .weight = 1, .match = SCHED_MATCH_DSCP, .value = dscp };
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	ck_assert_msg(sched_class_set(&c, err, sizeof(err)) > 0, "%s", err);
+}
+
+static void setup_sched(void)
+{
+	start_graph(8192, true);
+	ck_assert_msg(pg_attach(g, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void teardown_sched(void)
+{
+	sched_class_clear();
+	teardown();
+}
+
+/* With classes defined, streams into ethernet-input go through
+ * sched-ingress as a device's received frames do: classified by DSCP
+ * (exact counts per class), handed on in priority order within the frame
+ * (ef's 10 before bulk's 20, though bulk was generated first), each buffer
+ * carrying its class; a stream naming another node is not diverted.
+ * Without classes they go straight to ethernet-input again, in the order
+ * generated, and sched-ingress counts nothing more. */
+START_TEST(received_path_through_sched_ingress)
+{
+	class_set("ef", 0, 46);
+	class_set("bulk", 7, 8);
+	struct pg_stream_config bulk = stream("bulk", 20), ef = stream("ef", 10), direct = stream("direct", 5);
+	bulk.dscp = 8;
+	ef.dscp = 46;
+	direct.dscp = 46;
+	snprintf(bulk.next_node, sizeof(bulk.next_node), "ethernet-input");
+	snprintf(ef.next_node, sizeof(ef.next_node), "ethernet-input");
+	add(&bulk);
+	add(&ef);
+	add(&direct);
+	ck_assert_uint_eq(run(10), 35);
+
+	uint64_t counts[SCHED_MAX_CLASSES];
+	sched_io_class_packets(g, counts);
+	ck_assert_uint_eq(counts[0], 0);
+	ck_assert_uint_eq(counts[sched_class_find("ef")], 10);
+	ck_assert_uint_eq(counts[sched_class_find("bulk")], 20);
+	ck_assert_uint_eq(n_seen, 5); /* direct: straight to its node */
+	ck_assert_uint_eq(n_eth, 30);
+	for (uint32_t i = 0; i < 30; i++) {
+		ck_assert_uint_eq(eth_dscp[i], i < 10 ? 46 : 8);
+		ck_assert_uint_eq(eth_class[i], (uint32_t)sched_class_find(i < 10 ? "ef" : "bulk"));
+	}
+
+	sched_class_clear();
+	n_eth = 0;
+	ck_assert_int_eq(pg_stream_enable("bulk", true), 0);
+	ck_assert_int_eq(pg_stream_enable("ef", true), 0);
+	ck_assert_uint_eq(run(10), 30);
+	uint64_t after[SCHED_MAX_CLASSES];
+	sched_io_class_packets(g, after);
+	ck_assert_mem_eq(after, counts, sizeof(after));
+	ck_assert_uint_eq(n_eth, 30);
+	for (uint32_t i = 0; i < 30; i++)
+		ck_assert_uint_eq(eth_dscp[i], i < 20 ? 8 : 46);
+}
+END_TEST
+
 static Suite *pg_suite(void)
 {
 	Suite *s = suite_create("pg");
@@ -681,6 +783,11 @@ static Suite *pg_suite(void)
 	tcase_add_test(own, pool_exhaustion_counted);
 	tcase_add_test(own, streams_before_attach);
 	suite_add_tcase(s, own);
+
+	TCase *path = tcase_create("received-path");
+	tcase_add_checked_fixture(path, setup_sched, teardown_sched);
+	tcase_add_test(path, received_path_through_sched_ingress);
+	suite_add_tcase(s, path);
 
 	TCase *conf = tcase_create("conf");
 	tcase_add_test(conf, conf_values);
