@@ -216,8 +216,11 @@ int graph_main_pin(struct graph *g, int cpu, char *err, size_t errlen)
 		snprintf(err, errlen, "graph: cannot pin the main thread to cpu %d: %s", cpu, strerror(rv));
 		return -rv;
 	}
-	t->cpu = cpu;
-	t->numa_node = numa_available() >= 0 ? numa_node_of_cpu(cpu) : 0;
+	/* Pinned after the control threads started (app/main.c), which read
+	 * these through graph_thread_info meanwhile: each word is stored once,
+	 * whole, and read as such; nothing else hangs on them. */
+	__atomic_store_n(&t->cpu, cpu, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->numa_node, numa_available() >= 0 ? numa_node_of_cpu(cpu) : 0, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -228,8 +231,8 @@ int graph_thread_info(struct graph *g, uint32_t thread_index, struct graph_threa
 	struct graph_thread *t = g->threads[thread_index];
 	memset(info, 0, sizeof(*info));
 	graph_thread_name(thread_index, info->name, sizeof(info->name));
-	info->cpu = t->cpu;
-	info->numa_node = t->numa_node;
+	info->cpu = __atomic_load_n(&t->cpu, __ATOMIC_RELAXED); /* graph_main_pin may store them now */
+	info->numa_node = __atomic_load_n(&t->numa_node, __ATOMIC_RELAXED);
 	info->tid = __atomic_load_n(&t->tid, __ATOMIC_RELAXED);
 	info->loops = stat_read(&t->loops);
 	info->idle_loops = stat_read(&t->idle_loops);

@@ -21,6 +21,16 @@
 #define HANDLE_INDEX_MASK ((1u << HANDLE_SHARD_SHIFT) - 1)
 #define EVENT_BATCH 256
 
+/* The wheel's counts and statistics (n_armed, n_level, n_due, the
+ * skiplists' n, expiries, late, ...) are read by timer_stats from another
+ * thread (the stats segment's writer, the CLI's) while the owner changes
+ * them. One thread writes each wheel at a time, so a plain read and a
+ * relaxed atomic store are exact; the store is the plain mov it was on
+ * x86 and the reader's relaxed load (RD in timer_service.c) sees a whole
+ * value, never a torn one, and no data race. */
+#define TIMER_STAT_ADD(x, d) __atomic_store_n(&(x), (x) + (d), __ATOMIC_RELAXED)
+#define TIMER_STAT_SUB(x, d) __atomic_store_n(&(x), (x) - (d), __ATOMIC_RELAXED)
+
 enum timer_state {
 	TS_FREE = 0,
 	TS_WHEEL,    /* in a wheel slot */
@@ -357,7 +367,7 @@ static inline void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uin
 	pool[last].next = i;
 	pool[h].prev = i;
 	w->occupied[l] |= 1ull << s;
-	w->n_level[l]++;
+	TIMER_STAT_ADD(w->n_level[l], 1);
 	t->state = TS_WHEEL;
 	t->flags = (uint8_t)(kind | l << TF_LEVEL_SHIFT);
 }
@@ -405,8 +415,8 @@ static inline bool wheel_arm_fast(struct timer_wheel *w, uint64_t deadline_ns, u
 		PREFETCH_WRITE(&w->t[next]);
 	t->cookie = cookie;
 	t->target = target;
-	w->n_armed++;
-	w->arms++;
+	TIMER_STAT_ADD(w->n_armed, 1);
+	TIMER_STAT_ADD(w->arms, 1);
 	wheel_link(w, i, e, x, 0);
 	return true;
 }
@@ -424,7 +434,7 @@ static inline void wheel_free_oneshot(struct timer_wheel *w, uint32_t i)
 	t->gen++;
 	t->next = head;
 	w->free_head = i;
-	w->n_armed--;
+	TIMER_STAT_SUB(w->n_armed, 1);
 	t->flags = 0;
 	t->state = TS_FREE;
 }
@@ -437,7 +447,7 @@ static inline bool wheel_cancel_fast(struct timer_wheel *w, timer_handle_t h)
 		return false;
 	wheel_unlink(w, i);
 	wheel_free_oneshot(w, i);
-	w->cancels++;
+	TIMER_STAT_ADD(w->cancels, 1);
 	return true;
 }
 
@@ -452,7 +462,7 @@ static inline bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uin
 	uint64_t e = to_tick(w, deadline_ns), x = e ^ w->cur;
 	if (unlikely(e <= w->cur || (x >> w->horizon_bits)))
 		return false;
-	w->rearms++;
+	TIMER_STAT_ADD(w->rearms, 1);
 	uint32_t l = timer_level(t);
 	if (level_of_x(x) == l && digit(e, l) == digit(t->expiry, l)) {
 		t->expiry = e;

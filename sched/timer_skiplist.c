@@ -71,7 +71,7 @@ int skip_insert(struct timer_wheel *w, struct skiplist *l, uint64_t key, uint32_
 		w->sn[update[i]].next[i] = n;
 	}
 	w->t[timer].next = n;
-	l->n++;
+	TIMER_STAT_ADD(l->n, 1);
 	return 0;
 }
 
@@ -90,5 +90,5 @@ void skip_remove(struct timer_wheel *w, struct skiplist *l, uint32_t n)
 		l->level--;
 	node->next[0] = w->sn_free;
 	w->sn_free = n;
-	l->n--;
+	TIMER_STAT_SUB(l->n, 1);
 }

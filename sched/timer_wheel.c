@@ -46,7 +46,7 @@ static uint32_t per_alloc(struct timer_wheel *w)
 	uint32_t p = w->per_free;
 	if (p != NIL) {
 		w->per_free = w->per[p].next_free;
-		w->n_periodic++;
+		TIMER_STAT_ADD(w->n_periodic, 1);
 	}
 	return p;
 }
@@ -55,7 +55,7 @@ static void per_release(struct timer_wheel *w, uint32_t p)
 {
 	w->per[p].next_free = w->per_free;
 	w->per_free = p;
-	w->n_periodic--;
+	TIMER_STAT_SUB(w->n_periodic, 1);
 }
 
 /* Bump the generation so every handle to the old timer goes stale; a
@@ -67,7 +67,7 @@ void wheel_free_slow(struct timer_wheel *w, uint32_t i)
 	if (t->flags & TF_PERIODIC)
 		per_release(w, t->target);
 	t->flags = 0;
-	w->n_armed--;
+	TIMER_STAT_SUB(w->n_armed, 1);
 	if (++t->gen == 0) {
 		t->state = TS_RETIRED;
 		return;
@@ -92,7 +92,7 @@ static void make_due(struct timer_wheel *w, uint32_t i, uint32_t head)
 {
 	w->t[i].state = TS_DUE;
 	list_add(w->t, head, i);
-	w->n_due++;
+	TIMER_STAT_ADD(w->n_due, 1);
 }
 
 /* Put timer i (expiry tick set) where it belongs relative to cur. Fails
@@ -143,7 +143,7 @@ static void unlink_timer(struct timer_wheel *w, uint32_t i)
 		break;
 	case TS_DUE:
 		list_del(w->t, i);
-		w->n_due--;
+		TIMER_STAT_SUB(w->n_due, 1);
 		break;
 	case TS_FAR:
 		skip_remove(w, &w->far, t->next);
@@ -216,8 +216,8 @@ int wheel_arm(struct timer_wheel *w, const struct wheel_arm_args *a, timer_handl
 		w->free_head = i;
 		return rc;
 	}
-	w->n_armed++;
-	w->arms++;
+	TIMER_STAT_ADD(w->n_armed, 1);
+	TIMER_STAT_ADD(w->arms, 1);
 	*h = make_handle(w, i, w->t[i].gen);
 	return 0;
 }
@@ -235,12 +235,12 @@ int wheel_arm_reserved(struct timer_wheel *w, timer_handle_t h, const struct whe
 	if (rc) {
 		/* Hand the index back under a new generation: the producer's
 		 * handle is dead, and the producer gets its timer back. */
-		w->n_armed++;
+		TIMER_STAT_ADD(w->n_armed, 1);
 		wheel_free_slow(w, i);
 		return rc;
 	}
-	w->n_armed++;
-	w->arms++;
+	TIMER_STAT_ADD(w->n_armed, 1);
+	TIMER_STAT_ADD(w->arms, 1);
 	return 0;
 }
 
@@ -253,7 +253,7 @@ int wheel_cancel(struct timer_wheel *w, timer_handle_t h)
 		return -ENOENT;
 	unlink_timer(w, i);
 	wheel_free_slow(w, i);
-	w->cancels++;
+	TIMER_STAT_ADD(w->cancels, 1);
 	return 0;
 }
 
@@ -267,7 +267,7 @@ int wheel_rearm(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns, u
 		return -ENOENT;
 	if (needs_node(w, t, deadline_ns) && w->sn_free == NIL)
 		return -ENOSPC;
-	w->rearms++;
+	TIMER_STAT_ADD(w->rearms, 1);
 	if (t->flags & TF_PERIODIC) {
 		struct timer_periodic *p = &w->per[t->target];
 		p->deadline_ns = deadline_ns;
@@ -329,7 +329,7 @@ static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t t
 			break;
 		i = next;
 	}
-	w->n_level[l] -= n;
+	TIMER_STAT_SUB(w->n_level[l], n);
 }
 
 /* Level by level from the bottom: timers that move down land on levels
@@ -453,7 +453,7 @@ uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *tar
 			last_fire = fire_ns;
 			bucket = late_bucket(w, fire_ns);
 		}
-		w->late[bucket]++;
+		TIMER_STAT_ADD(w->late[bucket], 1);
 		ev[n].cookie = t->cookie;
 		ev[n].handle = make_handle(w, i, t->gen);
 		if (t->flags & TF_PERIODIC) {
@@ -467,8 +467,8 @@ uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *tar
 	}
 	pool[h].next = i;
 	pool[i].prev = h;
-	w->n_due -= n;
-	w->expiries += n;
+	TIMER_STAT_SUB(w->n_due, n);
+	TIMER_STAT_ADD(w->expiries, n);
 	return n;
 }
 

@@ -427,7 +427,8 @@ static void write_routes6(struct cli_runcfg *rc, struct cli_session *s)
 	graph_cli_barrier_release(s);
 	if (l.n != n)
 		cli_runcfg_fail(rc); /* out of memory: not every route could be read */
-	qsort(l.v, l.n, sizeof(*l.v), route6_cmp);
+	if (l.n) /* l.v is NULL without CLI routes: qsort wants a pointer (UBSan) */
+		qsort(l.v, l.n, sizeof(*l.v), route6_cmp);
 	for (uint32_t i = 0; i < l.n; i++) {
 		char a[INET6_ADDRSTRLEN], key[80], undo[96];
 		ip6_format_addr(a, &l.v[i].prefix);

@@ -375,8 +375,11 @@ bool lcp_nl_table_mapped(const struct lcp_nl_attrs *at, const struct rtmsg *rtm)
 	return table == RT_TABLE_MAIN || (lcp_nl_route_table && table == lcp_nl_route_table);
 }
 
-/* Decode a route message into w; LCP_NL_IGN_N when it maps. */
-static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_want *w)
+/* Decode a route message into w; LCP_NL_IGN_N when it maps. Without
+ * objects (outside the barrier: another listener's hold may be changing
+ * the nexthop objects) a route through one is taken to map when the rest
+ * of it does: its object is only known under the barrier. */
+static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_want *w, bool objects)
 {
 	struct lcp_nl_attrs at;
 	const struct rtmsg *rtm = lcp_nl_parse(nlh, sizeof(*rtm), &at);
@@ -398,6 +401,8 @@ static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_
 	if (nlh->nlmsg_type == RTM_DELROUTE)
 		return LCP_NL_IGN_N; /* the prefix is all a delete needs */
 	if (lcp_nl_get_u32(&at, RTA_NH_ID, &w->nhid)) {
+		if (!objects)
+			return LCP_NL_IGN_N;
 		enum lcp_nl_ignore why = nh_path(w->nhid, w);
 		if (why != LCP_NL_IGN_N)
 			return why;
@@ -409,6 +414,16 @@ static enum lcp_nl_ignore route_decode(const struct nlmsghdr *nlh, struct route_
 		lcp_nl_get_u32(&at, RTA_GATEWAY, &w->gw);
 	}
 	return want_maps(w) ? LCP_NL_IGN_N : LCP_NL_IGN_ROUTE_TYPE;
+}
+
+bool lcp_nl_route_would_map(const struct nlmsghdr *nlh, uint32_t *dst_h, uint8_t *plen)
+{
+	struct route_want w = { 0 };
+	if (nlh->nlmsg_type != RTM_NEWROUTE || route_decode(nlh, &w, false) != LCP_NL_IGN_N)
+		return false;
+	*dst_h = ntohl(w.dst);
+	*plen = w.plen;
+	return true;
 }
 
 /* rtm_type -> the route kind of a route without next hops. */
@@ -487,7 +502,7 @@ static bool map_route(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 	if (lcp_nl_family(nlh, sizeof(struct rtmsg)) == AF_INET6)
 		return lcp_nl6_map_route(ctx, nlh); /* lcp_nl_route6.c */
 	struct route_want w = { 0 };
-	enum lcp_nl_ignore why = route_decode(nlh, &w);
+	enum lcp_nl_ignore why = route_decode(nlh, &w, true);
 	char what[80];
 	if (why != LCP_NL_IGN_N)
 		return lcp_nl_ignore(why, route_what(what, sizeof(what), &w));

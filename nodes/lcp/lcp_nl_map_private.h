@@ -46,6 +46,13 @@ int lcp_nl_rtnh_each(const struct nlattr *mp, uint32_t max,
 struct rtmsg;
 bool lcp_nl_table_mapped(const struct lcp_nl_attrs *at, const struct rtmsg *rtm);
 
+/* Whether the IPv4 RTM_NEWROUTE nlh is one lcp_nl_apply would install, as
+ * far as the message tells (a route through a nexthop object counts as
+ * one), with its prefix in *dst_h (host order) and *plen. Reads no state
+ * the barrier guards: lcp_nl_route_prefault calls it outside the hold. */
+struct nlmsghdr;
+bool lcp_nl_route_would_map(const struct nlmsghdr *nlh, uint32_t *dst_h, uint8_t *plen);
+
 /* Count (and log once per reason) a message that does not map: false. */
 bool lcp_nl_ignore(enum lcp_nl_ignore why, const char *detail);
 

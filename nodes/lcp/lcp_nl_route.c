@@ -15,6 +15,7 @@
 #include "base/util.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/lcp/lcp_nl.h"
+#include "nodes/lcp/lcp_nl_map_private.h"
 #include "nodes/lcp/lcp_nl_route.h"
 
 struct rec {
@@ -331,18 +332,11 @@ void lcp_nl_route_prefault(const struct nlmsghdr *nlh)
 	/* Set once under the barrier (the first address or route) and kept:
 	 * read as a published pointer. */
 	struct ip4_fib *fib = __atomic_load_n(&ip4_fib_main, __ATOMIC_ACQUIRE);
-	if (!fib || nlh->nlmsg_type != RTM_NEWROUTE || nlh->nlmsg_len < NLMSG_SPACE(sizeof(struct rtmsg)))
-		return;
-	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
-	if (rtm->rtm_family != AF_INET || rtm->rtm_dst_len > 32)
-		return;
-	const struct nlattr *a;
-	mnl_attr_for_each(a, nlh, sizeof(*rtm)) {
-		if (mnl_attr_get_type(a) == RTA_DST && mnl_attr_get_payload_len(a) == 4) {
-			ip4_fib_prefault(fib, ntohl(mnl_attr_get_u32(a)), rtm->rtm_dst_len);
-			return;
-		}
-	}
-	if (rtm->rtm_dst_len == 0)
-		ip4_fib_prefault(fib, 0, 0);
+	uint32_t dst_h;
+	uint8_t plen;
+	/* Only what the hold will install: a default route of another table
+	 * (policy routing, a VRF) or of a kind sluice ignores would commit the
+	 * whole tbl24 (64 MiB) for nothing. */
+	if (fib && lcp_nl_route_would_map(nlh, &dst_h, &plen))
+		ip4_fib_prefault(fib, dst_h, plen);
 }

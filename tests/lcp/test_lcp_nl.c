@@ -22,6 +22,7 @@
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
 #include "nodes/lcp/lcp.h"
+#include "nodes/ip4/ip4_fib_private.h"
 #include "nodes/ip4/ip4_route_private.h"
 #include "nodes/lcp/lcp_nl.h"
 #include "nodes/lcp/lcp_nl_route.h"
@@ -200,6 +201,58 @@ START_TEST(unmapped_kinds)
 	/* a device route is Linux's, not an address's: its delete applies */
 	ck_assert(apply(route(RTM_DELROUTE, NET(10, 69, 0, 0), 16, RTN_UNICAST, RTPROT_BOOT)));
 	ck_assert_ptr_null(fib_adj(NET(10, 69, 0, 0), 16));
+}
+END_TEST
+
+/* The 2 MiB regions of tbl24 lcp_nl_route_prefault has faulted in, a bit
+ * each (32 for the 64 MiB): region r holds the /5 whose first bits are r. */
+static uint64_t prefaulted(void)
+{
+	return atomic_load(&ip4_fib_main->tbl24_populated[0]);
+}
+
+static void set_table(struct nlmsghdr *nlh, uint8_t table)
+{
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_table = table;
+}
+
+/* Prefault (outside the barrier) only what the hold will install: a
+ * default route of another table, Linux's own, of a kind sluice ignores,
+ * or a delete commits nothing of tbl24; a mapped /16 its one region; a
+ * default route of the configured table all of it. */
+START_TEST(prefault_only_mapped)
+{
+	ck_assert(apply(addr(RTM_NEWADDR, NET(10, 1, 0, 1), 24, TAP_IFINDEX))); /* makes the FIB */
+	ck_assert_ptr_nonnull(ip4_fib_main);
+	ck_assert_uint_eq(prefaulted(), 0);
+	struct nlmsghdr *nlh = route_via(RTM_NEWROUTE, 0, 0, NET(10, 1, 0, 2), TAP_IFINDEX);
+	set_table(nlh, 100); /* ip rule ... lookup 100 */
+	lcp_nl_route_prefault(nlh);
+	ck_assert_uint_eq(prefaulted(), 0);
+	nlh = route_via(RTM_NEWROUTE, 0, 0, NET(10, 1, 0, 2), TAP_IFINDEX);
+	set_table(nlh, RT_TABLE_COMPAT);
+	mnl_attr_put_u32(nlh, RTA_TABLE, 1000); /* a VRF's table: above 255, in RTA_TABLE */
+	lcp_nl_route_prefault(nlh);
+	ck_assert_uint_eq(prefaulted(), 0);
+	nlh = route(RTM_NEWROUTE, 0, 0, RTN_UNICAST, RTPROT_KERNEL);
+	mnl_attr_put_u32(nlh, RTA_OIF, TAP_IFINDEX);
+	lcp_nl_route_prefault(nlh);
+	lcp_nl_route_prefault(route(RTM_NEWROUTE, 0, 0, RTN_THROW, RTPROT_BOOT));
+	lcp_nl_route_prefault(route(RTM_NEWROUTE, 0, 0, RTN_UNICAST, RTPROT_STATIC)); /* no next hop */
+	lcp_nl_route_prefault(route(RTM_DELROUTE, 0, 0, RTN_BLACKHOLE, RTPROT_STATIC));
+	ck_assert_uint_eq(prefaulted(), 0);
+
+	lcp_nl_route_prefault(route_via(RTM_NEWROUTE, NET(10, 9, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX));
+	ck_assert_uint_eq(prefaulted(), 1ull << (NET(10, 9, 0, 0) >> 27));
+	lcp_nl_route_prefault(route(RTM_NEWROUTE, NET(192, 0, 2, 0), 24, RTN_UNREACHABLE, RTPROT_BOOT));
+	ck_assert_uint_eq(prefaulted(), 1ull << (NET(10, 9, 0, 0) >> 27) | 1ull << (NET(192, 0, 2, 0) >> 27));
+	lcp_nl_route_table = 100; /* linux-cp { route-table 100 } */
+	nlh = route_via(RTM_NEWROUTE, 0, 0, NET(10, 1, 0, 2), TAP_IFINDEX);
+	set_table(nlh, 100);
+	lcp_nl_route_prefault(nlh);
+	ck_assert_uint_eq(prefaulted(), UINT32_MAX);
+	ck_assert_uint_eq(lcp_nl_stats.messages, 1); /* prefaulting applies and counts nothing */
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 0);
 }
 END_TEST
 
@@ -730,6 +783,7 @@ static Suite *lcp_nl_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, address_and_route);
 	tcase_add_test(tc, unmapped_kinds);
+	tcase_add_test(tc, prefault_only_mapped);
 	tcase_add_test(tc, garbage_refused);
 	tcase_add_test(tc, multipath_and_nexthops);
 	tcase_add_test(tc, nexthop_index);
