@@ -63,6 +63,14 @@ static cJSON *service_json(uint32_t thread, const struct timer_stats *st)
 	cJSON_AddNumberToObject(o, "tick_ns", (double)st->tick_ns);
 	cJSON_AddNumberToObject(o, "levels", st->levels);
 	cJSON_AddNumberToObject(o, "memory_bytes", (double)st->memory_bytes);
+	cJSON *mem = cJSON_AddObjectToObject(o, "memory");
+	cJSON_AddNumberToObject(mem, "entry_bytes", st->mem.entry_bytes);
+	cJSON_AddNumberToObject(mem, "timers", (double)st->mem.timers);
+	cJSON_AddNumberToObject(mem, "heads", (double)st->mem.heads);
+	cJSON_AddNumberToObject(mem, "skiplist", (double)st->mem.skiplist);
+	cJSON_AddNumberToObject(mem, "periodic", (double)st->mem.periodic);
+	cJSON_AddNumberToObject(mem, "service", (double)st->mem.service);
+	cJSON_AddNumberToObject(mem, "producers", (double)st->mem.producers);
 	cJSON_AddNumberToObject(o, "armed", (double)st->armed_total);
 	cJSON *lv = cJSON_AddArrayToObject(o, "armed_per_level");
 	for (uint32_t l = 0; l < st->levels; l++)
@@ -97,7 +105,9 @@ static cJSON *service_json(uint32_t thread, const struct timer_stats *st)
 
 /*
  * sluice> show timers json
- * {"timers": [{"thread": 0, "tick_ns": 10000, "levels": 6, "memory_bytes": 9646080, "armed": 3,
+ * {"timers": [{"thread": 0, "tick_ns": 10000, "levels": 6, "memory_bytes": 9646080,
+ *   "memory": {"entry_bytes": 32, "timers": 8388608, "heads": ..., "skiplist": ..., "periodic": ...,
+ *   "service": ..., "producers": ...}, "armed": 3,
  *   "armed_per_level": [1, 2, 0, 0, 0, 0], "armed_far": 0, ..., "deferred": 0,
  *   "late": [{"bucket": "<tick/4", "count": 1200}, ...]}]}
  * (an empty list when no thread has a timer service)

@@ -210,7 +210,17 @@ struct timer_stats {
 	uint64_t producer_refused; /* ring requests the owner could not arm (their handles are dead) */
 	uint64_t deferred;     /* expiries held back for want of buffers */
 	uint64_t late[TIMER_LATE_BUCKETS]; /* run time - fire time: < tick/4, /2, 1, 2, 4, 8, 16, more */
-	uint64_t memory_bytes; /* everything the service holds */
+	uint64_t memory_bytes; /* everything the service holds: the sum of mem below */
+	/* Where memory_bytes goes (the bench prints it per armed timer). */
+	struct timer_memory {
+		uint64_t timers;    /* the timer pool's entries: max_timers (+ producers') x entry size */
+		uint64_t heads;     /* list heads in the pool (levels x 64 slots + 3) and the wheel structs */
+		uint64_t skiplist;  /* the skiplist node pool: max_skiplist + 2 nodes, preallocated */
+		uint64_t periodic;  /* the periodic table: max_periodic entries, preallocated */
+		uint64_t service;   /* the service struct (targets, event batch, spare buffers) */
+		uint64_t producers; /* producer lanes: rings, return rings (shard wheels are above) */
+		uint32_t entry_bytes; /* sizeof one pool entry (the per-timer record) */
+	} mem;
 	uint32_t levels;
 	uint64_t tick_ns;
 };

@@ -279,7 +279,8 @@ static inline bool service_resolve(struct timer_service *ts, const struct timer_
 int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t levels, uint64_t tick_ns,
 	       uint32_t max_skiplist, uint32_t max_periodic, uint32_t shard, uint64_t now_ns);
 void wheel_fini(struct timer_wheel *w);
-size_t wheel_bytes(const struct timer_wheel *w);
+/* Adds the wheel's memory to mem's timers, heads, skiplist and periodic. */
+void wheel_memory(const struct timer_wheel *w, struct timer_memory *mem);
 int wheel_arm(struct timer_wheel *w, const struct wheel_arm_args *a, timer_handle_t *h);
 int wheel_arm_reserved(struct timer_wheel *w, timer_handle_t h, const struct wheel_arm_args *a);
 int wheel_cancel(struct timer_wheel *w, timer_handle_t h);

@@ -373,7 +373,7 @@ static void add_wheel(struct timer_stats *st, const struct timer_wheel *w)
 	st->rearms += RD(w->rearms);
 	for (uint32_t b = 0; b < TIMER_LATE_BUCKETS; b++)
 		st->late[b] += RD(w->late[b]);
-	st->memory_bytes += wheel_bytes(w);
+	wheel_memory(w, &st->mem);
 }
 
 void timer_stats(const struct timer_service *ts, struct timer_stats *st)
@@ -385,15 +385,20 @@ void timer_stats(const struct timer_service *ts, struct timer_stats *st)
 	st->producer_requests = RD(ts->producer_requests);
 	st->deferred = RD(ts->deferred);
 	st->producer_refused = RD(ts->producer_refused);
-	st->memory_bytes += sizeof(*ts) - sizeof(ts->w);
+	st->mem.service = sizeof(*ts) - sizeof(ts->w);
 	uint32_t np = atomic_load_explicit(&ts->n_producers, memory_order_acquire);
 	for (uint32_t i = 0; i < np; i++) {
 		const struct timer_producer *p = ts->producers[i];
-		st->memory_bytes += sizeof(*p) + (size_t)(p->ring_mask + 1) * sizeof(struct timer_request) +
-				    (size_t)(p->ret_mask + 1) * 2 * sizeof(timer_handle_t);
-		if (p->mode == TIMER_XMODE_SHARD)
+		/* the return ring and the stack of free handles: 2 x */
+		st->mem.producers += sizeof(*p) + (size_t)(p->ring_mask + 1) * sizeof(struct timer_request) +
+				     (size_t)(p->ret_mask + 1) * 2 * sizeof(timer_handle_t);
+		if (p->mode == TIMER_XMODE_SHARD) {
+			st->mem.producers -= sizeof(p->shard); /* counted with its wheel */
 			add_wheel(st, &p->shard);
+		}
 	}
+	st->memory_bytes = st->mem.timers + st->mem.heads + st->mem.skiplist + st->mem.periodic + st->mem.service +
+			   st->mem.producers;
 }
 
 /* ---- the graph's threads ---- */

@@ -559,10 +559,14 @@ void wheel_fini(struct timer_wheel *w)
 	w->per = NULL;
 }
 
-size_t wheel_bytes(const struct timer_wheel *w)
+void wheel_memory(const struct timer_wheel *w, struct timer_memory *mem)
 {
-	size_t n_entries = (size_t)w->cap + w->levels * SLOTS + 3;
-	return sizeof(*w) + ROUND_UP(n_entries * sizeof(struct timer), 64) +
-	       ((size_t)w->sn_cap + 2) * sizeof(struct skip_node) +
-	       MAX(w->per_cap, 1u) * sizeof(struct timer_periodic);
+	size_t n_heads = (size_t)w->levels * SLOTS + 3;
+	size_t pool = ROUND_UP(((size_t)w->cap + n_heads) * sizeof(struct timer), 64);
+	size_t timers = (size_t)w->cap * sizeof(struct timer);
+	mem->timers += timers;
+	mem->heads += pool - timers + sizeof(*w); /* the pool's rounding goes with the heads */
+	mem->skiplist += ((size_t)w->sn_cap + 2) * sizeof(struct skip_node);
+	mem->periodic += MAX(w->per_cap, 1u) * sizeof(struct timer_periodic);
+	mem->entry_bytes = sizeof(struct timer);
 }

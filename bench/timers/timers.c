@@ -144,6 +144,18 @@ static double expire_all(struct size_run *r)
 	return (double)(cpu_ticks() - t0) / r->n;
 }
 
+/* Where bytes_per_timer goes, per armed timer (the goal is a total, the
+ * handle included, so each part's share shows what to shrink). */
+static void print_memory(uint32_t n, const struct timer_stats *st)
+{
+	const struct timer_memory *m = &st->mem;
+	printf("sluice_memory n=%u entry_bytes=%u timers=%.2f heads=%.3f skiplist=%.3f periodic=%.3f service=%.3f "
+	       "producers=%.3f handle=%zu total=%.2f\n",
+	       n, m->entry_bytes, (double)m->timers / n, (double)m->heads / n, (double)m->skiplist / n,
+	       (double)m->periodic / n, (double)m->service / n, (double)m->producers / n, sizeof(timer_handle_t),
+	       (double)st->memory_bytes / n + (double)sizeof(timer_handle_t));
+}
+
 static void run_size(uint32_t n)
 {
 	struct size_run r = { .n = n };
@@ -178,6 +190,7 @@ static void run_size(uint32_t n)
 	       n, mean[OP_ARM], mean[OP_REARM], mean[OP_CANCEL], expire, expire_random, idle, med[OP_ARM],
 	       med[OP_REARM], med[OP_CANCEL], (unsigned long long)st.memory_bytes, (double)st.memory_bytes / n,
 	       sizeof(timer_handle_t));
+	print_memory(n, &st);
 	free(r.h);
 	free(r.delay);
 	free(p.chunk);

@@ -160,6 +160,7 @@ assert set(dist["reorder_window"]) == {"used", "size", "released", "gaps", "unor
 timers = d["show timers"]["timers"]
 assert [t["thread"] for t in timers] == [0, 1] and all(t["tick_ns"] == 10000 for t in timers), timers
 assert all(len(t["late"]) == 8 and t["late"][0]["bucket"] == "<tick/4" for t in timers), timers
+assert all(sum(v for k, v in t["memory"].items() if k != "entry_bytes") == t["memory_bytes"] for t in timers), timers
 
 cli = d["show cli"]["cli"]
 assert (cli["listen"], cli["transport"], cli["socket_mode"], cli["max_sessions"]) == (sock, "unix", "0600", 8), cli

@@ -655,6 +655,16 @@ START_TEST(test_memory)
 	struct timer_stats st;
 	timer_stats(ts, &st);
 	ck_assert_uint_le(st.memory_bytes, 32ull << 20);
+	/* The breakdown adds up, and each part is what the configuration sizes. */
+	ck_assert_uint_eq(st.mem.timers + st.mem.heads + st.mem.skiplist + st.mem.periodic + st.mem.service +
+				  st.mem.producers,
+			  st.memory_bytes);
+	ck_assert_uint_eq(st.mem.timers, 1000000ull * st.mem.entry_bytes);
+	ck_assert_uint_eq(st.mem.skiplist, (c.max_skiplist + 2ull) * 64);
+	ck_assert_uint_ge(st.mem.heads, (c.levels * 64ull + 3) * st.mem.entry_bytes);
+	ck_assert_uint_gt(st.mem.periodic, 0);
+	ck_assert_uint_gt(st.mem.service, 0);
+	ck_assert_uint_eq(st.mem.producers, 0);
 	timer_service_destroy(ts);
 }
 END_TEST
