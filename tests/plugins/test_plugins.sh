@@ -297,6 +297,8 @@ pc=$(find "$tmp/dest" -name sluice.pc | head -1)
 [ -n "$pc" ] || fail "no sluice.pc installed"
 export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$tmp/dest
 cflags=$(pkg-config --cflags sluice) || fail "pkg-config --cflags sluice"
+plugin_cflags=$(pkg-config --variable=plugin_cflags sluice) || fail "pkg-config --variable=plugin_cflags sluice"
+[ "$plugin_cflags" = "-fPIC -fvisibility=hidden" ] || fail "plugin_cflags is '$plugin_cflags'"
 libs=$(pkg-config --libs sluice) || fail "pkg-config --libs sluice"
 inc=$(find "$tmp/dest" -type d -path '*/include/sluice' | head -1)
 [ -n "$inc" ] || fail "no include/sluice installed"
@@ -309,7 +311,7 @@ done
 [ "$n_hdr" -ge 8 ] || fail "only $n_hdr headers installed"
 echo "ok: $n_hdr installed headers compile alone"
 mkdir -p "$tmp/oot" && chmod 0755 "$tmp/oot"
-cc -std=gnu11 -O2 -Wall -Wextra -Werror -shared -o "$tmp/oot/sample_plugin.so" "$src"/plugins/sample/*.c $cflags $libs 2> "$tmp/cc.err" ||
+cc -std=gnu11 -O2 -Wall -Wextra -Werror -shared -o "$tmp/oot/sample_plugin.so" "$src"/plugins/sample/*.c $cflags $plugin_cflags $libs 2> "$tmp/cc.err" ||
 	{ cat "$tmp/cc.err" >&2; fail "out-of-tree build of plugins/sample"; }
 chmod 0644 "$tmp/oot/sample_plugin.so"
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
