@@ -80,8 +80,9 @@ static int learn(uint32_t port, uint32_t ip, const uint8_t mac[6])
 	return n ? 0 : -1;
 }
 
-/* IPv6 on a and b, A's and B's MACs static (pkt_graph.h). No Duplicate
- * Address Detection: its probes would be frames sent out of a and b. */
+/* IPv6 on a and b, A's and B's MACs static, the route kinds (pkt_graph.h).
+ * No Duplicate Address Detection: its probes would be frames sent out of a
+ * and b. */
 static int add_ip6(char *err, size_t errlen)
 {
 	static const char *const addr[4] = { "2001:db8:1::1", "2001:db8:2::1", "2001:db8:1::2", "2001:db8:2::2" };
@@ -94,6 +95,14 @@ static int add_ip6(char *err, size_t errlen)
 	    ip6_nbr_set(ports[PKT_PORT_A]->index, &a[2], mac_ha, true, err, errlen) != 0 ||
 	    ip6_nbr_set(ports[PKT_PORT_B]->index, &a[3], mac_hb, true, err, errlen) != 0)
 		return -1;
+	/* The route kinds, as IPv4's (pkt_graph.h). */
+	const uint8_t kinds[3] = { IP6_ADJ_BLACKHOLE, IP6_ADJ_UNREACH, IP6_ADJ_PROHIBIT };
+	for (uint32_t k = 0; k < 3; k++) {
+		struct ip6_route_path p = { .kind = kinds[k] };
+		struct in6_addr prefix = { .s6_addr = { 0x20, 0x01, 0x0d, 0xb8, 0x00, (uint8_t)(0x66 + k) } };
+		if (ip6_route_src_set(IP6_SRC_CLI, &prefix, 48, &p, 1, err, errlen) != 0)
+			return -1;
+	}
 	return 0;
 }
 

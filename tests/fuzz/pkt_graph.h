@@ -5,7 +5,8 @@
  *   2001:db8:1::2      2001:db8:1::1/64    2001:db8:2::1/64     2001:db8:2::2
  *                      c (L2, cross-connected to b)
  *   routes: 10.66.0.0/16 blackhole, 10.67.0.0/16 unreachable, 10.68.0.0/16
- *   prohibit, 10.9.0.0/16 via A and via B (ECMP)
+ *   prohibit, 10.9.0.0/16 via A and via B (ECMP); 2001:db8:66::/48
+ *   blackhole, 2001:db8:67::/48 unreachable, 2001:db8:68::/48 prohibit
  *
  * a, b and c are null-driver interfaces (tx counted, nothing received);
  * A's and B's MACs are known before the first packet (IPv6: static

@@ -9,7 +9,8 @@ The topology is tests/fuzz/pkt_graph.h's:
   2001:db8:1::2      2001:db8:1::1/64    2001:db8:2::1/64     2001:db8:2::2
                      c (L2, cross-connected to b)
   routes: 10.66.0.0/16 blackhole, 10.67.0.0/16 unreachable, 10.68.0.0/16
-  prohibit, 10.9.0.0/16 via A and via B (ECMP)
+  prohibit, 10.9.0.0/16 via A and via B (ECMP); 2001:db8:66::/48
+  blackhole, 2001:db8:67::/48 unreachable, 2001:db8:68::/48 prohibit
 Run from anywhere: python3 tests/data/corpus/gen.py
 """
 import os
@@ -98,6 +99,10 @@ I6_ICMP_LIMITED = (I6, 'ICMPv6 error rate-limited (packet dropped)')
 I6_ICMP_NOT_ALLOWED = (I6, 'ICMPv6 error not allowed (packet dropped)')
 L6_NO_ROUTE = ('ip6-lookup', 'no route')
 L6_UNREACH = ('ip6-lookup', 'no route: ICMPv6 destination unreachable sent')
+L6_BLACKHOLE = ('ip6-lookup', 'blackhole route (dropped)')
+L6_UNREACH_ROUTE = ('ip6-lookup', 'unreachable route: ICMPv6 no route sent')
+L6_PROHIBIT_ROUTE = ('ip6-lookup', 'prohibit route: ICMPv6 administratively prohibited sent')
+L6_REFUSED_SILENT = ('ip6-lookup', 'unreachable or prohibit route: dropped without ICMPv6 (rate, or not allowed)')
 R6_PTB = ('ip6-rewrite', 'over MTU: ICMPv6 packet too big sent')
 R6_LIMITED = ('ip6-rewrite', 'over MTU: ICMPv6 error rate-limited (dropped)')
 R6_NOT_ALLOWED = ('ip6-rewrite', 'over MTU: no ICMPv6 error allowed (dropped)')
@@ -495,6 +500,16 @@ case(S, 'ipv6-mld-report', 'an MLDv2 report to ff02::16 with a router alert: cou
                icmp6(LL_HA, 'ff02::16', 143, body=bytes(4)), nh=0, hlim=1))], [(LO6_MLD, 1)])
 case(S, 'ipv6-icmp6-type-200', 'ICMPv6 type 200 (private experimentation) to a: not handled',
      [('a', v6('a', HA6, A6, icmp6(HA6, A6, 200), nh=58))], [(LO6_TYPE, 1)])
+case(S, 'ipv6-route-blackhole', 'to 2001:db8:66::1, a blackhole route: dropped, counted apart from no route',
+     [('a', v6('a', HA6, '2001:db8:66::1'))], [(L6_BLACKHOLE, 1)])
+case(S, 'ipv6-route-unreachable', 'to 2001:db8:67::1, an unreachable route: Destination Unreachable, code 0 '
+     '(no route), to A', [('a', v6('a', HA6, '2001:db8:67::1'))], [(L6_UNREACH_ROUTE, 1)], {'a': 1})
+case(S, 'ipv6-route-prohibit', 'to 2001:db8:68::1, a prohibit route: Destination Unreachable, code 1 '
+     '(administratively prohibited), to A', [('a', v6('a', HA6, '2001:db8:68::1'))], [(L6_PROHIBIT_ROUTE, 1)],
+     {'a': 1})
+case(S, 'ipv6-route-unreachable-icmp6-error', 'an ICMPv6 error to 2001:db8:67::1 (unreachable route): no error '
+     'about an error, dropped', [('a', v6('a', HA6, '2001:db8:67::1', icmp6(HA6, '2001:db8:67::1', 1, 3), nh=58))],
+     [(L6_REFUSED_SILENT, 1)])
 case(S, 'mixed-ipv4-ipv6', 'one burst of IPv4 and IPv6 interleaved: each forwarded or answered',
      [('a', fwd()), ('a', fwd6()), ('a', echo6(A6)), ('a', v4('a', HA, A1, icmp(8), proto=1)), ('a', fwd6()),
       ('a', fwd())], [(ECHO_REPLIED, 1), (ECHO6_REPLIED, 1)], {'a': 2, 'b': 4})
