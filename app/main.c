@@ -279,7 +279,12 @@ static int devices_up(struct app *a, uint32_t n_workers)
 	const struct conf_interfaces *ifs = &a->cfg.interfaces;
 	if (a->dist)
 		n_workers = 0;
+	/* The workers already poll their lists: rebuilding them frees the old
+	 * ones, so the workers are parked meanwhile, as for the CLI's
+	 * set interface rx-placement. */
+	graph_barrier_sync(a->g);
 	int rc = dev_rx_placement_round_robin(n_workers ? 1 : 0, n_workers);
+	graph_barrier_release(a->g);
 	for (uint32_t i = 0; rc == 0 && i < a->n_devs; i++) {
 		rc = dev_set_admin_up(dev_by_name(ifs->ifs[i].name), true);
 		if (rc)

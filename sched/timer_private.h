@@ -379,7 +379,7 @@ static inline void wheel_unlink(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *pool = w->t;
 	uint32_t prev = pool[i].prev, next = pool[i].next;
-	w->n_level[timer_level(&pool[i])]--;
+	TIMER_STAT_SUB(w->n_level[timer_level(&pool[i])], 1);
 	pool[prev].next = next;
 	pool[next].prev = prev;
 	if (prev == next) { /* only the head is left */
