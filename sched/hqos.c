@@ -533,6 +533,27 @@ static inline uint32_t enqueue_one(struct hqos *h, uint32_t bi, uint32_t id, con
 
 #define ENQ_CHUNK 64
 
+/* m packets of one chunk into the queues of their subscribers ids[]. */
+static inline uint32_t enqueue_chunk(struct hqos *h, const uint32_t *v, const uint32_t *ids, uint32_t m,
+				     const uint8_t prio[SCHED_MAX_CLASSES], uint64_t now_ns, uint64_t *held,
+				     uint32_t *dropped)
+{
+	uint32_t n_drop = 0;
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t victim = NIL, r = enqueue_one(h, v[i], ids[i], prio, now_ns, *held, &victim);
+		*held += r == 1;
+		dropped[n_drop] = r == 2 ? victim : v[i];
+		n_drop += r != 1;
+	}
+	return n_drop;
+}
+
+static inline void enqueue_start(struct hqos *h, uint64_t now_ns)
+{
+	if (!h->n_wheel && (now_ns >> WHEEL_SHIFT) > h->cur)
+		h->cur = now_ns >> WHEEL_SHIFT;
+}
+
 /* In chunks: first every packet's subscriber (the match), prefetching
  * the subscriber's state, then the queues; with thousands of
  * subscribers the state is rarely in cache, and this overlaps the misses. */
@@ -541,8 +562,7 @@ uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint
 {
 	uint32_t n_drop = 0, ids[ENQ_CHUNK];
 	uint64_t held = h->held;
-	if (!h->n_wheel && (now_ns >> WHEEL_SHIFT) > h->cur)
-		h->cur = now_ns >> WHEEL_SHIFT;
+	enqueue_start(h, now_ns);
 	for (uint32_t base = 0; base < n; base += ENQ_CHUNK) {
 		uint32_t m = n - base < ENQ_CHUNK ? n - base : ENQ_CHUNK;
 		const uint32_t *v = bi + base;
@@ -557,12 +577,29 @@ uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint
 			__builtin_prefetch(&h->sub[ids[i]]);
 			__builtin_prefetch((const char *)&h->sub[ids[i]] + 64);
 		}
+		n_drop += enqueue_chunk(h, v, ids, m, prio, now_ns, &held, dropped + n_drop);
+	}
+	__atomic_store_n(&h->held, held, __ATOMIC_RELAXED);
+	return n_drop;
+}
+
+/* The same chunks, the subscribers given (an id not in use: default). */
+uint32_t hqos_enqueue_ids(struct hqos *h, const uint32_t *bi, const uint32_t *given, uint32_t n,
+			  const uint8_t prio[SCHED_MAX_CLASSES], uint64_t now_ns, uint32_t *dropped)
+{
+	uint32_t n_drop = 0, ids[ENQ_CHUNK];
+	uint64_t held = h->held;
+	enqueue_start(h, now_ns);
+	for (uint32_t base = 0; base < n; base += ENQ_CHUNK) {
+		uint32_t m = n - base < ENQ_CHUNK ? n - base : ENQ_CHUNK;
 		for (uint32_t i = 0; i < m; i++) {
-			uint32_t victim = NIL, r = enqueue_one(h, v[i], ids[i], prio, now_ns, held, &victim);
-			held += r == 1;
-			dropped[n_drop] = r == 2 ? victim : v[i];
-			n_drop += r != 1;
+			uint32_t id = given[base + i];
+			if (i + 8 < m)
+				__builtin_prefetch(buffer_get(bi[base + i + 8]));
+			__builtin_prefetch((const char *)&h->sub[id < h->n_alloc ? id : 0] + 64);
+			ids[i] = id < h->n_alloc && h->sub[id].in_use ? id : HQOS_DEFAULT_ID;
 		}
+		n_drop += enqueue_chunk(h, bi + base, ids, m, prio, now_ns, &held, dropped + n_drop);
 	}
 	__atomic_store_n(&h->held, held, __ATOMIC_RELAXED);
 	return n_drop;

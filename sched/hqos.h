@@ -172,6 +172,12 @@ uint32_t hqos_classify(const struct hqos *h, const struct buffer *b);
 uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint8_t prio[SCHED_MAX_CLASSES],
 		      uint64_t now_ns, uint32_t *dropped);
 
+/* hqos_enqueue with each packet's subscriber given (ids[i], as
+ * hqos_sub_set or hqos_sub_find returned it; one not in use: default)
+ * instead of looked up: for a caller that has classified already. */
+uint32_t hqos_enqueue_ids(struct hqos *h, const uint32_t *bi, const uint32_t *ids, uint32_t n,
+			  const uint8_t prio[SCHED_MAX_CLASSES], uint64_t now_ns, uint32_t *dropped);
+
 /* Hand back, in departure order, up to max packets due at now. Returns
  * how many; call again when it returns max. CoDel's drops wait in the
  * stash (dequeue stops early when it is full). */
