@@ -116,6 +116,8 @@ struct hqos_sub_stats {
 	uint64_t backlog_packets, backlog_bytes;
 	int64_t tokens_bytes, ctokens_bytes;
 	struct hqos_counters c;
+	bool has_impair; /* an impairer was set (impair: its settings and counters) */
+	struct sched_impair_stats impair;
 };
 
 struct hqos_port_stats {

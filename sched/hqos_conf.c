@@ -591,6 +591,9 @@ int hqos_sub_stats(const struct hqos *h, uint32_t id, struct hqos_sub_stats *st)
 	st->tokens_bytes = s->tokens / UNITS_PER_BYTE;
 	st->ctokens_bytes = (s->ceil == s->rate ? s->tokens : s->ctokens) / UNITS_PER_BYTE;
 	counters_add(&st->c, &s->c);
+	const struct sched_impair *m = hqos_sub_impair(h, id);
+	if ((st->has_impair = m != NULL))
+		sched_impair_stats(m, &st->impair);
 	return 0;
 }
 
