@@ -9,7 +9,10 @@
 # libraries our own peer harnesses link), checks that every peer program is
 # there (exit 3 naming the one missing: a bench without its peer is not a
 # comparison), then runs bench/<family>/run.sh for each family in turn (io,
-# graph, ip4, ip6, distributor, timers, sched, nic, statseg, elog, lcp; or those named), each waiting
+# graph, ip4, ip6, distributor, timers, sched, nic, statseg, elog, lcp; or
+# those named) and the two that live beside sched's, bench/sched/hqos_run.sh
+# (hqos: the subscriber hierarchy beside DPDK's rte_sched) and
+# bench/sched/impair_run.sh (impair: the impairer, no peer), each waiting
 # for a quiet box before each measurement. Its builds are shared between the
 # families: -march=native and -march=<the peer's baseline>, plus BEFORE's.
 #
@@ -29,7 +32,16 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-families_all=(io graph ip4 ip6 distributor timers sched nic statseg elog lcp)
+families_all=(io graph ip4 ip6 distributor timers sched hqos impair nic statseg elog lcp)
+# family_script F: the family's script (hqos and impair share bench/sched's
+# programs and peer harnesses, so they live there)
+family_script() {
+	case "$1" in
+	hqos) echo "$here/sched/hqos_run.sh" ;;
+	impair) echo "$here/sched/impair_run.sh" ;;
+	*) echo "$here/$1/run.sh" ;;
+	esac
+}
 QUICK=0
 families=()
 for a in "$@"; do
@@ -38,7 +50,7 @@ for a in "$@"; do
 	-h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option $a (usage: bench/run.sh [--quick] [FAMILY...])" >&2; exit 2 ;;
 	*)
-		[ -x "$here/$a/run.sh" ] || { echo "bench/run.sh: no family '$a' (one of: ${families_all[*]})" >&2; exit 2; }
+		[ -x "$(family_script "$a")" ] || { echo "bench/run.sh: no family '$a' (one of: ${families_all[*]})" >&2; exit 2; }
 		families+=("$a")
 		;;
 	esac
@@ -72,7 +84,7 @@ failed=()
 for f in "${families[@]}"; do
 	t0=$SECONDS
 	bench_log "== bench/$f$([ "$QUICK" = 1 ] && echo ' (quick)') =="
-	if BENCH_ROWS="$results/rows-$f.jsonl" "$here/$f/run.sh" >"$results/$f.log" 2>&1; then
+	if BENCH_ROWS="$results/rows-$f.jsonl" "$(family_script "$f")" >"$results/$f.log" 2>&1; then
 		n=$(wc -l <"$results/rows-$f.jsonl" 2>/dev/null || echo 0)
 		if [ "$n" -gt 0 ]; then
 			bench_log "bench/$f: $n rows in $((SECONDS - t0)) s"

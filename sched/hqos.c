@@ -533,6 +533,43 @@ static inline uint32_t enqueue_one(struct hqos *h, uint32_t bi, uint32_t id, con
 
 #define ENQ_CHUNK 64
 
+/* m packets of one chunk into the queues of their subscribers ids[]. */
+static inline uint32_t enqueue_chunk(struct hqos *h, const uint32_t *v, const uint32_t *ids, uint32_t m,
+				     const uint8_t prio[SCHED_MAX_CLASSES], uint64_t now_ns, uint64_t *held,
+				     uint32_t *dropped)
+{
+	uint32_t n_drop = 0;
+	for (uint32_t i = 0; i < m; i++) {
+		if (unlikely(h->sub[ids[i]].in_use == SUB_IMPAIRED)) {
+			hqos_impair_in(h, ids[i], v[i], now_ns);
+			continue;
+		}
+		uint32_t victim = NIL, r = enqueue_one(h, v[i], ids[i], prio, now_ns, *held, &victim);
+		*held += r == 1;
+		dropped[n_drop] = r == 2 ? victim : v[i];
+		n_drop += r != 1;
+	}
+	return n_drop;
+}
+
+static inline void enqueue_start(struct hqos *h, const uint8_t prio[SCHED_MAX_CLASSES], uint64_t now_ns)
+{
+	if (unlikely(h->n_imp))
+		memcpy(h->prio, prio, sizeof(h->prio));
+	if (!h->n_wheel && (now_ns >> WHEEL_SHIFT) > h->cur)
+		h->cur = now_ns >> WHEEL_SHIFT;
+}
+
+uint32_t hqos_enqueue_one(struct hqos *h, uint32_t bi, uint32_t id, uint64_t now_ns, uint32_t *victim)
+{
+	if (!h->n_wheel && (now_ns >> WHEEL_SHIFT) > h->cur)
+		h->cur = now_ns >> WHEEL_SHIFT;
+	uint32_t r = enqueue_one(h, bi, id, h->prio, now_ns, h->held, victim);
+	if (r == 1)
+		__atomic_store_n(&h->held, h->held + 1, __ATOMIC_RELAXED);
+	return r;
+}
+
 /* In chunks: first every packet's subscriber (the match), prefetching
  * the subscriber's state, then the queues; with thousands of
  * subscribers the state is rarely in cache, and this overlaps the misses. */
@@ -541,8 +578,7 @@ uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint
 {
 	uint32_t n_drop = 0, ids[ENQ_CHUNK];
 	uint64_t held = h->held;
-	if (!h->n_wheel && (now_ns >> WHEEL_SHIFT) > h->cur)
-		h->cur = now_ns >> WHEEL_SHIFT;
+	enqueue_start(h, prio, now_ns);
 	for (uint32_t base = 0; base < n; base += ENQ_CHUNK) {
 		uint32_t m = n - base < ENQ_CHUNK ? n - base : ENQ_CHUNK;
 		const uint32_t *v = bi + base;
@@ -557,12 +593,29 @@ uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint
 			__builtin_prefetch(&h->sub[ids[i]]);
 			__builtin_prefetch((const char *)&h->sub[ids[i]] + 64);
 		}
+		n_drop += enqueue_chunk(h, v, ids, m, prio, now_ns, &held, dropped + n_drop);
+	}
+	__atomic_store_n(&h->held, held, __ATOMIC_RELAXED);
+	return n_drop;
+}
+
+/* The same chunks, the subscribers given (an id not in use: default). */
+uint32_t hqos_enqueue_ids(struct hqos *h, const uint32_t *bi, const uint32_t *given, uint32_t n,
+			  const uint8_t prio[SCHED_MAX_CLASSES], uint64_t now_ns, uint32_t *dropped)
+{
+	uint32_t n_drop = 0, ids[ENQ_CHUNK];
+	uint64_t held = h->held;
+	enqueue_start(h, prio, now_ns);
+	for (uint32_t base = 0; base < n; base += ENQ_CHUNK) {
+		uint32_t m = n - base < ENQ_CHUNK ? n - base : ENQ_CHUNK;
 		for (uint32_t i = 0; i < m; i++) {
-			uint32_t victim = NIL, r = enqueue_one(h, v[i], ids[i], prio, now_ns, held, &victim);
-			held += r == 1;
-			dropped[n_drop] = r == 2 ? victim : v[i];
-			n_drop += r != 1;
+			uint32_t id = given[base + i];
+			if (i + 8 < m)
+				__builtin_prefetch(buffer_get(bi[base + i + 8]));
+			__builtin_prefetch((const char *)&h->sub[id < h->n_alloc ? id : 0] + 64);
+			ids[i] = id < h->n_alloc && h->sub[id].in_use ? id : HQOS_DEFAULT_ID;
 		}
+		n_drop += enqueue_chunk(h, bi + base, ids, m, prio, now_ns, &held, dropped + n_drop);
 	}
 	__atomic_store_n(&h->held, held, __ATOMIC_RELAXED);
 	return n_drop;
@@ -605,6 +658,8 @@ uint32_t hqos_dequeue(struct hqos *h, uint64_t now_ns, uint32_t *out, uint32_t m
 	uint32_t n = 0, gone = 0;
 	bool blocked = false;
 	h->run_ns = now_ns;
+	if (unlikely(h->n_imp))
+		hqos_impair_release(h, now_ns);
 	wheel_advance(h, now_ns);
 	port_refill(h, now_ns);
 	while (n < max && h->n_stash < HQOS_DROP_STASH) {
@@ -678,6 +733,10 @@ uint64_t hqos_next_ns(const struct hqos *h)
 	uint32_t i = wfirst(h);
 	if (i != NIL && h->wmin[i] < next)
 		next = h->wmin[i];
+	if (unlikely(h->n_imp)) {
+		uint64_t t = hqos_impair_next_ns(h);
+		next = t < next ? t : next;
+	}
 	return next;
 }
 
@@ -699,12 +758,20 @@ uint32_t hqos_flush(struct hqos *h, uint32_t *out, uint32_t max)
 			hqos_sub_place(h, id, h->last_ns);
 	}
 	__atomic_store_n(&h->held, h->held - n, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < h->n_imp && n < max; i++)
+		while (n < max && sched_impair_held(h->imp[i].m))
+			n += sched_impair_flush(h->imp[i].m, out + n, max - n);
+	if (n < max)
+		n += hqos_take_impair_drops(h, out + n, max - n);
 	return n;
 }
 
 uint64_t hqos_held(const struct hqos *h)
 {
-	return __atomic_load_n(&h->held, __ATOMIC_RELAXED);
+	uint64_t n = __atomic_load_n(&h->held, __ATOMIC_RELAXED) + __atomic_load_n(&h->n_idrop, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < h->n_imp; i++)
+		n += sched_impair_held(h->imp[i].m);
+	return n;
 }
 
 uint64_t hqos_held_buffers(const struct hqos *h)
@@ -712,6 +779,10 @@ uint64_t hqos_held_buffers(const struct hqos *h)
 	uint64_t n = 0;
 	for (uint32_t i = 0; i < h->n_stash; i++)
 		n += buffer_chain_length(h->stash[i]);
+	for (uint32_t i = 0; i < h->n_imp; i++)
+		n += sched_impair_held_buffers(h->imp[i].m);
+	for (uint32_t k = 0, bi = h->idrop_head; k < h->n_idrop; k++, bi = *hq_link(bi))
+		n += buffer_chain_length(bi);
 	for (uint32_t id = 0; id < h->n_alloc; id++)
 		for (uint32_t p = 0; p < SCHED_N_PRIO; p++) {
 			const struct hq_queue *q = &h->sub[id].q[p];

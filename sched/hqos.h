@@ -55,6 +55,7 @@
 #include <stdint.h>
 
 #include "sched/egress.h"
+#include "sched/impair.h"
 
 #define HQOS_SUBS_MAX 65536u     /* per port, the default one included */
 #define HQOS_NAME_SIZE 32
@@ -63,6 +64,8 @@
 #define HQOS_QUEUE_LIMIT_MAX 65536u
 #define HQOS_DROP_STASH 256      /* CoDel drops a dequeue may leave for take_drops */
 #define HQOS_DEFAULT_ID 0        /* "default": packets no match selects */
+#define HQOS_IMPAIR_MAX 64       /* impaired subscribers per port (an impairer is ~150 KB) */
+#define HQOS_DROP_IMPAIR_LIMIT 16 /* opaque[4] of a packet an impairer released into a full queue */
 
 enum hqos_match_kind {
 	HQOS_MATCH_NONE = 0,
@@ -113,6 +116,8 @@ struct hqos_sub_stats {
 	uint64_t backlog_packets, backlog_bytes;
 	int64_t tokens_bytes, ctokens_bytes;
 	struct hqos_counters c;
+	bool has_impair; /* an impairer was set (impair: its settings and counters) */
+	struct sched_impair_stats impair;
 };
 
 struct hqos_port_stats {
@@ -172,6 +177,12 @@ uint32_t hqos_classify(const struct hqos *h, const struct buffer *b);
 uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint8_t prio[SCHED_MAX_CLASSES],
 		      uint64_t now_ns, uint32_t *dropped);
 
+/* hqos_enqueue with each packet's subscriber given (ids[i], as
+ * hqos_sub_set or hqos_sub_find returned it; one not in use: default)
+ * instead of looked up: for a caller that has classified already. */
+uint32_t hqos_enqueue_ids(struct hqos *h, const uint32_t *bi, const uint32_t *ids, uint32_t n,
+			  const uint8_t prio[SCHED_MAX_CLASSES], uint64_t now_ns, uint32_t *dropped);
+
 /* Hand back, in departure order, up to max packets due at now. Returns
  * how many; call again when it returns max. CoDel's drops wait in the
  * stash (dequeue stops early when it is full). */
@@ -183,10 +194,30 @@ uint32_t hqos_take_drops(struct hqos *h, uint32_t *out, uint32_t max);
 /* Earliest time dequeue will have something; UINT64_MAX when empty. */
 uint64_t hqos_next_ns(const struct hqos *h);
 
+/* Subscriber id's impairment (netem's words, sched/impair.h), applied to
+ * its packets as they enter the hierarchy, before its queues (netem as the
+ * child of an HTB class: held packets wait their departure time, then
+ * queue and are shaped as any arrival). Packets it duplicates are counted
+ * as arrivals when released. NULL or an inactive c: off (the impairer
+ * and its counters stay; packets held still leave at their times). 0, or
+ * -ENOENT (no such id), -ENOSPC (HQOS_IMPAIR_MAX impaired already),
+ * -EINVAL, -ENOMEM, reason in err. Owner parked. */
+int hqos_sub_set_impair(struct hqos *h, uint32_t id, const struct sched_impair_config *c, char *err,
+			size_t errlen);
+
+/* Subscriber id's impairer (sched_impair_stats), NULL if never set. */
+const struct sched_impair *hqos_sub_impair(const struct hqos *h, uint32_t id);
+
+/* The impairers' drops since the last call (up to max), each with its
+ * reason in opaque[4]: sched_impair_drop_reason (loss, over max-held) or
+ * HQOS_DROP_IMPAIR_LIMIT (released into a full queue, or pushed out of
+ * the port's max-held by one). Unbounded: linked through the buffers. */
+uint32_t hqos_take_impair_drops(struct hqos *h, uint32_t *out, uint32_t max);
+
 /* Hand back up to max held packets whatever their time (tear-down). */
 uint32_t hqos_flush(struct hqos *h, uint32_t *out, uint32_t max);
 
-/* Packets held (queues and stash). */
+/* Packets held (queues, stash, impairers and their drops). */
 uint64_t hqos_held(const struct hqos *h);
 
 /* Buffers held, chains whole (`show buffers`); owner or barrier. */

@@ -376,6 +376,10 @@ void hqos_destroy(struct hqos *h)
 	uint32_t bi[256], n;
 	while ((n = hqos_flush(h, bi, 256)) != 0)
 		buffer_free(bi, n);
+	while ((n = hqos_take_impair_drops(h, bi, 256)) != 0)
+		buffer_free(bi, n);
+	for (uint32_t i = 0; i < h->n_imp; i++)
+		sched_impair_destroy(h->imp[i].m);
 	free(h->sub);
 	free(h->conf);
 	free(h->names);
@@ -508,7 +512,8 @@ int hqos_sub_set(struct hqos *h, const struct hqos_sub_config *c, uint64_t now_n
 	if (m->kind != HQOS_MATCH_NONE)
 		mt_insert(&h->mt, m, (uint32_t)id);
 	sub_apply(h, (uint32_t)id, c, now_ns);
-	h->sub[id].in_use = 1;
+	if (!h->sub[id].in_use) /* a change keeps SUB_IMPAIRED */
+		h->sub[id].in_use = 1;
 	return id;
 }
 
@@ -532,6 +537,8 @@ int hqos_sub_remove(struct hqos *h, const char *name, uint64_t *freed)
 		return -EINVAL;
 	struct hq_sub *s = &h->sub[id];
 	hqos_sub_unlink(h, (uint32_t)id);
+	uint64_t imp_freed = hqos_impair_remove(h, (uint32_t)id); /* held by its impairer: not in h->held */
+	*freed += imp_freed;
 	for (uint32_t p = 0; p < SCHED_N_PRIO; p++) {
 		uint32_t bi;
 		while ((bi = h->sub[id].q[p].n ? h->sub[id].q[p].head : NIL) != NIL) {
@@ -542,7 +549,7 @@ int hqos_sub_remove(struct hqos *h, const char *name, uint64_t *freed)
 			(*freed)++;
 		}
 	}
-	__atomic_store_n(&h->held, h->held - *freed, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->held, h->held - (*freed - imp_freed), __ATOMIC_RELAXED);
 	counters_add(&h->gone, &s->c);
 	h->gone.dropped_limit += *freed; /* counted as dropped: they never left */
 	if (h->conf[id].match.kind != HQOS_MATCH_NONE)
@@ -584,6 +591,9 @@ int hqos_sub_stats(const struct hqos *h, uint32_t id, struct hqos_sub_stats *st)
 	st->tokens_bytes = s->tokens / UNITS_PER_BYTE;
 	st->ctokens_bytes = (s->ceil == s->rate ? s->tokens : s->ctokens) / UNITS_PER_BYTE;
 	counters_add(&st->c, &s->c);
+	const struct sched_impair *m = hqos_sub_impair(h, id);
+	if ((st->has_impair = m != NULL))
+		sched_impair_stats(m, &st->impair);
 	return 0;
 }
 

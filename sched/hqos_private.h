@@ -19,6 +19,8 @@
 #define MATCH_MIN_SLOTS 64
 
 enum { ST_IDLE = 0, ST_GREEN, ST_YELLOW, ST_ASLEEP };
+
+#define SUB_IMPAIRED 2 /* hq_sub.in_use: its arrivals go through its impairer first */
 /* The two service lists: green subscribers (under their rate), and all
  * that may send by borrowing (green and yellow), in one order that a
  * change between green and yellow keeps: served only when no subscriber
@@ -107,6 +109,15 @@ struct hqos {
 	uint32_t n_stash;
 	uint32_t stash[HQOS_DROP_STASH];
 	struct hqos_counters gone; /* of removed subscribers */
+	/* impaired subscribers (hqos_impair.c): an impairer each, in front
+	 * of their queues; kept when set off, so their counters stay */
+	uint32_t n_imp;
+	struct hq_imp {
+		uint32_t sub;
+		struct sched_impair *m;
+	} imp[HQOS_IMPAIR_MAX];
+	uint8_t prio[SCHED_MAX_CLASSES]; /* the last enqueue's, for what the impairers release */
+	uint32_t idrop_head, idrop_tail, n_idrop; /* their drops, linked through opaque[0..3] */
 };
 
 static inline void hq_add(uint64_t *p, uint64_t n)
@@ -137,6 +148,19 @@ static inline uint64_t hq_frame_bytes(const struct buffer *b)
 void hqos_sub_place(struct hqos *h, uint32_t id, uint64_t now);
 void hqos_sub_unlink(struct hqos *h, uint32_t id);
 void hqos_wheel_init(struct hqos *h);
+
+/* Subscriber impairment (hqos_impair.c): an arrival of an impaired
+ * subscriber into its impairer; what the impairers release at now into
+ * the queues (hqos.c's enqueue, the last enqueue's priorities); a
+ * removed subscriber's impairer freed with its packets (their number
+ * back). */
+void hqos_impair_in(struct hqos *h, uint32_t id, uint32_t bi, uint64_t now_ns);
+void hqos_impair_release(struct hqos *h, uint64_t now_ns);
+uint64_t hqos_impair_remove(struct hqos *h, uint32_t id);
+uint64_t hqos_impair_next_ns(const struct hqos *h);
+/* One packet into subscriber id's queue (hqos.c): 1 held, 0 dropped, 2
+ * taken with *victim pushed out. */
+uint32_t hqos_enqueue_one(struct hqos *h, uint32_t bi, uint32_t id, uint64_t now_ns, uint32_t *victim);
 
 /* Prefetch the match table's slot of the packet's longest destination
  * prefix in use (its first probe), untagged IPv4 and IPv6 frames. */

@@ -150,20 +150,33 @@ static void send_tx(struct node_runtime *rt, uint32_t if_index, const uint32_t *
 static void on_timer(struct timer_service *ts, const struct timer_event *ev, uint32_t n, void *arg);
 
 /* What the impairment dropped, to error-drop under its reason. */
+/* n impairment drops, each under its reason's error (opaque[4]). */
+static void drop_by_reason(struct node_runtime *rt, uint32_t *bi, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct buffer *b = buffer_get(bi[i]);
+		uint8_t why = sched_impair_drop_reason(b);
+		uint16_t code = why == SCHED_IMPAIR_DROP_LOSS_RANDOM	? SCHED_EGRESS_ERROR_LOSS_RANDOM
+				: why == SCHED_IMPAIR_DROP_LOSS_GEMODEL ? SCHED_EGRESS_ERROR_LOSS_GEMODEL
+				: why == HQOS_DROP_IMPAIR_LIMIT		? SCHED_EGRESS_ERROR_HQOS_LIMIT
+									: SCHED_EGRESS_ERROR_IMPAIR_MAX_HELD;
+		b->error = node_error(rt, code);
+	}
+	node_enqueue(rt, SCHED_EGRESS_NEXT_DROP, bi, n);
+}
+
 static void drop_impaired(struct node_runtime *rt, struct sched_io_if *sif)
 {
 	struct sched_egress_data *d = rt->data;
 	uint32_t n;
 	while ((n = sched_egress_take_dropped(sif->e, d->drop, FRAME_SIZE)) != 0) {
-		for (uint32_t i = 0; i < n; i++) {
-			struct buffer *b = buffer_get(d->drop[i]);
-			uint8_t why = sched_impair_drop_reason(b);
-			uint16_t code = why == SCHED_IMPAIR_DROP_LOSS_RANDOM	 ? SCHED_EGRESS_ERROR_LOSS_RANDOM
-					: why == SCHED_IMPAIR_DROP_LOSS_GEMODEL ? SCHED_EGRESS_ERROR_LOSS_GEMODEL
-										: SCHED_EGRESS_ERROR_IMPAIR_MAX_HELD;
-			b->error = node_error(rt, code);
-		}
-		node_enqueue(rt, SCHED_EGRESS_NEXT_DROP, d->drop, n);
+		drop_by_reason(rt, d->drop, n);
+		if (n < FRAME_SIZE)
+			break;
+	}
+	/* the hierarchy's subscriber impairers (sched/hqos.h) */
+	while (sif->hq && (n = hqos_take_impair_drops(sif->hq, d->drop, FRAME_SIZE)) != 0) {
+		drop_by_reason(rt, d->drop, n);
 		if (n < FRAME_SIZE)
 			break;
 	}

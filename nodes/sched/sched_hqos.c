@@ -119,6 +119,24 @@ int sched_hqos_sub_set(struct graph *g, uint32_t if_index, const struct hqos_sub
 	return rc;
 }
 
+int sched_hqos_sub_impair(struct graph *g, const char *name, const struct sched_impair_config *c, char *err,
+			  size_t errlen)
+{
+	uint32_t if_index;
+	int id = sched_hqos_sub_find(name, &if_index);
+	if (id < 0) {
+		snprintf(err, errlen, "no subscriber %s (sched subscriber NAME interface ... defines one)", name);
+		return -ENOENT;
+	}
+	int rc = sched_impair_check(c, err, errlen);
+	if (rc)
+		return rc;
+	graph_barrier_sync(g);
+	rc = hqos_sub_set_impair(sched_io_ifs[if_index].hq, (uint32_t)id, c, err, errlen);
+	graph_barrier_release(g);
+	return rc;
+}
+
 int sched_hqos_sub_remove(struct graph *g, const char *name, uint64_t *freed)
 {
 	uint32_t if_index;

@@ -42,6 +42,12 @@ int sched_hqos_sub_set(struct graph *g, uint32_t if_index, const struct hqos_sub
  * (*freed). 0, -ENOENT, or -EINVAL for default. */
 int sched_hqos_sub_remove(struct graph *g, const char *name, uint64_t *freed);
 
+/* The impairment of the subscriber called name (NULL or inactive: off),
+ * applied at the barrier (hqos_sub_set_impair). 0, -ENOENT, or what
+ * hqos_sub_set_impair returns, reason in err. */
+int sched_hqos_sub_impair(struct graph *g, const char *name, const struct sched_impair_config *c, char *err,
+			  size_t errlen);
+
 /* The interface and id of the subscriber called name, or -ENOENT. */
 int sched_hqos_sub_find(const char *name, uint32_t *if_index);
 

@@ -268,6 +268,16 @@ static cJSON *sub_json(const struct hqos_sub_stats *st, const char *ifname)
 	cJSON_AddNumberToObject(o, "dropped_limit", (double)st->c.dropped_limit);
 	cJSON_AddNumberToObject(o, "dropped_codel", (double)st->c.dropped_codel);
 	cJSON_AddNumberToObject(o, "marked", (double)st->c.marked);
+	/* its impairment (sched impair subscriber; show sched impair has all of it) */
+	char w[512] = "off";
+	const struct sched_impair_stats *im = &st->impair;
+	if (st->has_impair && sched_impair_active(&im->cfg))
+		sched_impair_format(&im->cfg, w, sizeof(w));
+	cJSON_AddStringToObject(o, "impair", w);
+	cJSON_AddNumberToObject(o, "impair_held", (double)im->held);
+	cJSON_AddNumberToObject(o, "impair_lost", (double)(im->lost_random + im->lost_gemodel));
+	cJSON_AddNumberToObject(o, "impair_over_max_held", (double)im->over_max_held);
+	cJSON_AddNumberToObject(o, "impair_duplicated", (double)im->duplicated);
 	return o;
 }
 
@@ -285,6 +295,12 @@ static void sub_text(struct cli_session *s, const struct hqos_sub_stats *st)
 		   (unsigned long long)st->backlog_bytes, (unsigned long long)st->c.departed_packets,
 		   (unsigned long long)st->c.departed_bytes, (unsigned long long)st->c.dropped_limit,
 		   (unsigned long long)st->c.dropped_codel, (unsigned long long)st->c.marked, m);
+	if (st->has_impair && sched_impair_active(&st->impair.cfg)) {
+		char w[512];
+		sched_impair_format(&st->impair.cfg, w, sizeof(w));
+		cli_printf(s, "  %-16s impair %s (held %llu, lost %llu)", "", w, (unsigned long long)st->impair.held,
+			   (unsigned long long)(st->impair.lost_random + st->impair.lost_gemodel));
+	}
 }
 
 static cJSON *port_json(const struct hqos_port_stats *p, const struct device *d)
@@ -493,6 +509,18 @@ static void write_sub(struct cli_runcfg *rc, const struct device *d, const struc
 			  st->cfg.match.kind == HQOS_MATCH_NONE ? "" : " match ", st->cfg.match.kind == HQOS_MATCH_NONE ? "" : m);
 }
 
+/* A subscriber's impairment (after the subscriber: it names it); off is
+ * what a new subscriber has. */
+static void write_sub_impair(struct cli_runcfg *rc, const struct hqos_sub_stats *st)
+{
+	char key[HQOS_NAME_SIZE + 32], words[512] = "off";
+	bool on = st->has_impair && sched_impair_active(&st->impair.cfg);
+	if (on)
+		sched_impair_format(&st->impair.cfg, words, sizeof(words));
+	snprintf(key, sizeof(key), "sched impair subscriber %s", st->cfg.name);
+	cli_runcfg_attr(rc, key, !on, "sched impair subscriber %s %s", st->cfg.name, words);
+}
+
 /* Each interface's hierarchy, then its subscribers in id order; read under
  * one barrier hold (a large table holds it for as long as it takes to
  * copy its settings). Written after `sched` (its shaper is the port). */
@@ -510,8 +538,10 @@ static void write_hqos(struct cli_runcfg *rc, struct cli_session *s)
 		hqos_port_stats(hq, &ps);
 		write_port(rc, d, &ps);
 		for (int id = hqos_sub_next(hq, -1); id >= 0; id = hqos_sub_next(hq, id))
-			if (hqos_sub_stats(hq, (uint32_t)id, &st) == 0)
+			if (hqos_sub_stats(hq, (uint32_t)id, &st) == 0) {
 				write_sub(rc, d, &st);
+				write_sub_impair(rc, &st);
+			}
 	}
 	graph_cli_barrier_release(s);
 }

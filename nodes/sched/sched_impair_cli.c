@@ -7,6 +7,8 @@
  *   sched impair interface NAME off
  *   sched impair class NAME interface NAME ...|off   (that class's packets,
  *       before the shaper's class queues: netem under an HTB class)
+ *   sched impair subscriber NAME ...|off   (that subscriber's packets, as
+ *       they enter the hierarchy, before its queues: the same place)
  *   show sched impair [json]
  *
  * Each command replaces the interface's whole impairment, as `tc qdisc
@@ -20,8 +22,6 @@
  *   duplicated 0 (no buffer 0), reordered 0, corrupted 0 (no buffer 0)
  *   release lateness: <1us 70001, <2us 5102, <4us 1201, <8us 40, <16us 12
  *
- * `sched impair subscriber NAME ...` is refused until the hierarchy's
- * subscribers hold an impairer (docs/impairment.md, attach point).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,6 +29,7 @@
 
 #include "cli/cli.h"
 #include "graph/graph_cli.h"
+#include "nodes/sched/sched_hqos.h"
 #include "nodes/sched/sched_io.h"
 
 static const char *const late_names[SCHED_IMPAIR_LATE_BUCKETS] = {
@@ -36,14 +37,39 @@ static const char *const late_names[SCHED_IMPAIR_LATE_BUCKETS] = {
 	"<256us", "<512us", "<1.02ms", "<2.05ms", "<4.1ms", "<8.2ms", "<16.4ms", ">=16.4ms",
 };
 
+/* Parse the netem words (or off) into c: 0, or the failure printed. */
+static int impair_words(struct cli_session *s, struct sched_impair_config *c, int n, char **w)
+{
+	char err[256];
+	if (n == 1 && strcmp(w[0], "off") == 0)
+		memset(c, 0, sizeof(*c));
+	else if (sched_impair_parse(c, n, w, err, sizeof(err)))
+		return cli_fail(s, -EINVAL, "%s", err);
+	return 0;
+}
+
+/* sched impair subscriber NAME ...|off */
+static int impair_subscriber(struct cli_session *s, struct graph *g, int argc, char **argv)
+{
+	struct sched_impair_config c;
+	char err[256];
+	if (argc < 2)
+		return cli_fail(s, -EINVAL, "expected subscriber NAME, then delay, loss, duplicate, reorder, corrupt, "
+				"rate, seed ... or off");
+	int rc = impair_words(s, &c, argc - 1, argv + 1);
+	if (rc)
+		return rc;
+	rc = sched_hqos_sub_impair(g, argv[0], &c, err, sizeof(err));
+	return rc ? cli_fail(s, rc, "%s", err) : 0;
+}
+
 static int sched_impair_cmd(struct cli_session *s, int argc, char **argv)
 {
 	struct graph *g;
 	if (!(g = need_graph(s)))
 		return -ENODEV;
 	if (argc >= 1 && strcmp(argv[0], "subscriber") == 0)
-		return cli_fail(s, -EOPNOTSUPP, "impairment per subscriber is not available yet: use interface NAME "
-				"or class NAME interface NAME");
+		return impair_subscriber(s, g, argc - 1, argv + 1);
 	int cls = -1, at = 0;
 	if (argc >= 2 && strcmp(argv[0], "class") == 0) {
 		if ((cls = sched_class_find(argv[1])) < 0)
@@ -58,13 +84,10 @@ static int sched_impair_cmd(struct cli_session *s, int argc, char **argv)
 		return cli_fail(s, -EINVAL, "no interface %s", argv[at + 1]);
 	struct sched_impair_config c;
 	char err[256];
-	int n = argc - at - 2;
-	char **w = argv + at + 2;
-	if (n == 1 && strcmp(w[0], "off") == 0)
-		memset(&c, 0, sizeof(c));
-	else if (sched_impair_parse(&c, n, w, err, sizeof(err)))
-		return cli_fail(s, -EINVAL, "%s", err);
-	int rc = cls < 0 ? sched_io_set_impair(g, d->index, &c, err, sizeof(err))
+	int rc = impair_words(s, &c, argc - at - 2, argv + at + 2);
+	if (rc)
+		return rc;
+	rc = cls < 0 ? sched_io_set_impair(g, d->index, &c, err, sizeof(err))
 			 : sched_io_set_class_impair(g, d->index, (uint32_t)cls, &c, err, sizeof(err));
 	return rc ? cli_fail(s, rc, "%s", err) : 0;
 }
@@ -74,11 +97,16 @@ static const char *cls_name(int c)
 	return c < 0 ? NULL : sched_class_table.cls[c].name[0] ? sched_class_table.cls[c].name : "(removed)";
 }
 
-static void show_text(struct cli_session *s, const struct device *d, int c, const struct sched_impair_stats *st)
+/* One impairer: of the interface (c < 0, sub NULL), a class on it, or a
+ * subscriber on it (sub). */
+static void show_text(struct cli_session *s, const struct device *d, int c, const char *sub,
+		      const struct sched_impair_stats *st)
 {
 	char cfg[512], line[512];
 	sched_impair_format(&st->cfg, cfg, sizeof(cfg));
-	if (c < 0)
+	if (sub)
+		cli_printf(s, "Subscriber %s on interface %s (if %u): %s", sub, d->name, d->index, cfg);
+	else if (c < 0)
 		cli_printf(s, "Interface %s (if %u): %s", d->name, d->index, cfg);
 	else
 		cli_printf(s, "Class %s on interface %s (if %u): %s", cls_name(c), d->name, d->index, cfg);
@@ -100,13 +128,15 @@ static void show_text(struct cli_session *s, const struct device *d, int c, cons
 	cli_printf(s, "%s", line);
 }
 
-static cJSON *show_json(const struct device *d, int c, const struct sched_impair_stats *st)
+static cJSON *show_json(const struct device *d, int c, const char *sub, const struct sched_impair_stats *st)
 {
 	char cfg[512];
 	sched_impair_format(&st->cfg, cfg, sizeof(cfg));
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "interface", d->name);
-	if (c >= 0)
+	if (sub)
+		cJSON_AddStringToObject(o, "subscriber", sub);
+	else if (c >= 0)
 		cJSON_AddStringToObject(o, "class", cls_name(c));
 	cJSON_AddNumberToObject(o, "if_index", d->index);
 	cJSON_AddStringToObject(o, "impair", cfg);
@@ -145,6 +175,28 @@ static cJSON *show_json(const struct device *d, int c, const struct sched_impair
 	return o;
 }
 
+/* The impaired subscribers of if_index's hierarchy (read under the
+ * barrier: its table is the owner's), printed outside it. */
+static uint32_t show_subscribers(struct cli_session *s, struct graph *g, uint32_t if_index, const struct device *d,
+				 cJSON *arr)
+{
+	static struct hqos_sub_stats st[HQOS_IMPAIR_MAX];
+	uint32_t n = 0;
+	graph_barrier_sync(g);
+	const struct hqos *hq = sched_io_ifs[if_index].hq;
+	for (int id = hq ? hqos_sub_next(hq, -1) : -1; id >= 0 && n < HQOS_IMPAIR_MAX; id = hqos_sub_next(hq, id))
+		if (hqos_sub_impair(hq, (uint32_t)id) && hqos_sub_stats(hq, (uint32_t)id, &st[n]) == 0)
+			n++;
+	graph_barrier_release(g);
+	for (uint32_t k = 0; k < n; k++) {
+		if (arr)
+			cJSON_AddItemToArray(arr, show_json(d, -1, st[k].cfg.name, &st[k].impair));
+		else
+			show_text(s, d, -1, st[k].cfg.name, &st[k].impair);
+	}
+	return n;
+}
+
 static int show_sched_impair(struct cli_session *s, int argc, char **argv)
 {
 	struct graph *g;
@@ -171,11 +223,12 @@ static int show_sched_impair(struct cli_session *s, int argc, char **argv)
 			if (!sched_impair_active(&st.cfg) && !st.enqueued)
 				continue;
 			if (json)
-				cJSON_AddItemToArray(arr, show_json(d, c, &st));
+				cJSON_AddItemToArray(arr, show_json(d, c, NULL, &st));
 			else
-				show_text(s, d, c, &st);
+				show_text(s, d, c, NULL, &st);
 			shown++;
 		}
+		shown += show_subscribers(s, g, i, d, arr);
 	}
 	if (json)
 		cli_json_print(s, root);
@@ -188,11 +241,12 @@ CLI_COMMAND(sched_impair_reg, "sched impair",
 	    "sched impair interface NAME [delay D [jitter J [CORR]] [distribution uniform|normal|pareto|paretonormal]] "
 	    "[loss random P [CORR] | loss gemodel p [r [1-h [1-k]]]] [duplicate P [CORR]] [reorder P [CORR] [gap N]] "
 	    "[corrupt P [CORR]] [rate R [packet-overhead N]] [seed N] | sched impair interface NAME off | "
-	    "sched impair class NAME interface NAME ... (the same words, for the class's packets, before the shaper)",
+	    "sched impair class NAME interface NAME ... (the same words, for the class's packets, before the shaper) | "
+	    "sched impair subscriber NAME ...|off (a subscriber's packets, as they enter the hierarchy)",
 	    "Network impairment on an interface's egress (or a class on it), with tc-netem's semantics",
 	    sched_impair_cmd)
 
 CLI_COMMAND(show_sched_impair_reg, "show sched impair",
 	    "show sched impair [json]",
-	    "Impairment per interface: configuration, losses, duplicates, reorders, release lateness",
+	    "Impairment per interface, class and subscriber: configuration, losses, duplicates, reorders, release lateness",
 	    show_sched_impair)

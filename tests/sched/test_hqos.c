@@ -147,6 +147,161 @@ static void run_saturated(struct hqos *h, const uint8_t *dsts, uint32_t n_dst, u
 		buffer_free(out, n);
 }
 
+/* Subscriber impairment (hqos_sub_set_impair): netem's words on one
+ * subscriber of two. */
+static void impair(struct hqos *h, int id, const char *words)
+{
+	char buf[256], err[256], *argv[16];
+	int argc = 0;
+	snprintf(buf, sizeof(buf), "%s", words);
+	for (char *w = strtok(buf, " "); w && argc < 16; w = strtok(NULL, " "))
+		argv[argc++] = w;
+	struct sched_impair_config c;
+	ck_assert_msg(sched_impair_parse(&c, argc, argv, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(hqos_sub_set_impair(h, (uint32_t)id, &c, err, sizeof(err)) == 0, "%s", err);
+}
+
+static uint8_t dst_of(uint32_t bi)
+{
+	return buffer_data(buffer_get(bi))[33];
+}
+
+/* loss random 100% on a: every packet of a dropped (reason: random loss),
+ * none of b's; off again: a's packets pass. */
+START_TEST(test_sub_impair_loss)
+{
+	struct hqos *h = make(NULL);
+	int a = sub(h, "a", 1000 * MBIT, 0, 1 << 20, 1, "10.0.0.1/32");
+	int b = sub(h, "b", 1000 * MBIT, 0, 1 << 20, 1, "10.0.0.2/32");
+	impair(h, a, "loss random 100% seed 3");
+	ck_assert_ptr_null(hqos_sub_impair(h, (uint32_t)b));
+	for (uint16_t i = 0; i < 60; i++) { /* the queue limit is 64 */
+		put(h, pkt4(100, 0x0a000001, 0, i, 0), 1000);
+		put(h, pkt4(100, 0x0a000002, 0, i, 0), 1000);
+	}
+	uint32_t out[256], n = hqos_dequeue(h, 1000, out, 256);
+	ck_assert_uint_eq(n, 60);
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(dst_of(out[i]), 2);
+		ck_assert_uint_eq(tag_of(out[i]), i);
+	}
+	buffer_free(out, n);
+	ck_assert_uint_eq(hqos_held(h), 60); /* the drops, until taken */
+	n = hqos_take_impair_drops(h, out, 256);
+	ck_assert_uint_eq(n, 60);
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(dst_of(out[i]), 1);
+		ck_assert_uint_eq(sched_impair_drop_reason(buffer_get(out[i])), SCHED_IMPAIR_DROP_LOSS_RANDOM);
+	}
+	buffer_free(out, n);
+	ck_assert_uint_eq(hqos_take_impair_drops(h, out, 256), 0);
+	ck_assert_uint_eq(hqos_held(h), 0);
+	struct sched_impair_stats is;
+	sched_impair_stats(hqos_sub_impair(h, (uint32_t)a), &is);
+	ck_assert_uint_eq(is.enqueued, 60);
+	ck_assert_uint_eq(is.lost_random, 60);
+	struct hqos_sub_stats sa, sb;
+	ck_assert_int_eq(hqos_sub_stats(h, (uint32_t)a, &sa), 0);
+	ck_assert_int_eq(hqos_sub_stats(h, (uint32_t)b, &sb), 0);
+	ck_assert_uint_eq(sa.c.departed_packets, 0);
+	ck_assert_uint_eq(sb.c.departed_packets, 60);
+	/* off: the impairer (and its counters) stays, packets pass it by */
+	char err[256];
+	ck_assert_int_eq(hqos_sub_set_impair(h, (uint32_t)a, NULL, err, sizeof(err)), 0);
+	for (uint16_t i = 0; i < 5; i++)
+		put(h, pkt4(100, 0x0a000001, 0, i, 0), 2000);
+	ck_assert_int_eq(take(h, 2000, 5), 0);
+	sched_impair_stats(hqos_sub_impair(h, (uint32_t)a), &is);
+	ck_assert_uint_eq(is.enqueued, 60);
+	/* a change of the subscriber keeps its impairment */
+	impair(h, a, "loss random 100%");
+	sub(h, "a", 500 * MBIT, 0, 1 << 20, 1, "10.0.0.1/32");
+	put(h, pkt4(100, 0x0a000001, 0, 0, 0), 3000);
+	take(h, 3000, 0);
+	ck_assert_uint_eq(hqos_take_impair_drops(h, out, 256), 1);
+	buffer_free(out, 1);
+	hqos_destroy(h);
+}
+END_TEST
+
+/* delay 5ms on a: a's packets depart exactly 5 ms after their arrival
+ * (virtual time), b's at once; duplicate 100% on b then doubles b's. */
+START_TEST(test_sub_impair_delay)
+{
+	struct hqos *h = make(NULL);
+	int a = sub(h, "a", 1000 * MBIT, 0, 1 << 20, 1, "10.0.0.1/32");
+	int b = sub(h, "b", 1000 * MBIT, 0, 1 << 20, 1, "10.0.0.2/32");
+	impair(h, a, "delay 5ms");
+	uint64_t t0 = 7 * MS + 123;
+	for (uint16_t i = 0; i < 10; i++) {
+		put(h, pkt4(100, 0x0a000001, 0, i, 0), t0);
+		put(h, pkt4(100, 0x0a000002, 0, (uint16_t)(100 + i), 0), t0);
+	}
+	uint32_t out[256], n = hqos_dequeue(h, t0, out, 256);
+	ck_assert_uint_eq(n, 10);
+	for (uint32_t i = 0; i < n; i++)
+		ck_assert_uint_eq(dst_of(out[i]), 2);
+	buffer_free(out, n);
+	ck_assert_uint_eq(hqos_held(h), 10);
+	ck_assert_uint_eq(hqos_held_buffers(h), 10);
+	ck_assert_uint_eq(hqos_next_ns(h), t0 + 5 * MS);
+	take(h, t0 + 5 * MS - 1, 0);
+	n = hqos_dequeue(h, t0 + 5 * MS, out, 256);
+	ck_assert_uint_eq(n, 10);
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(dst_of(out[i]), 1);
+		ck_assert_uint_eq(tag_of(out[i]), i);
+	}
+	buffer_free(out, n);
+	ck_assert_uint_eq(hqos_next_ns(h), UINT64_MAX);
+	struct hqos_sub_stats sa;
+	ck_assert_int_eq(hqos_sub_stats(h, (uint32_t)a, &sa), 0);
+	ck_assert_uint_eq(sa.c.enqueued, 10);
+	ck_assert_uint_eq(sa.c.departed_packets, 10);
+	/* duplicate 100% on b: 2 out for 1 in, both at once */
+	impair(h, b, "duplicate 100%");
+	for (uint16_t i = 0; i < 4; i++)
+		put(h, pkt4(100, 0x0a000002, 0, i, 0), t0 + 6 * MS);
+	take(h, t0 + 6 * MS, 8);
+	/* removal with packets held in a's impairer: freed and counted */
+	put(h, pkt4(100, 0x0a000001, 0, 0, 0), t0 + 7 * MS);
+	put(h, pkt4(100, 0x0a000001, 0, 1, 0), t0 + 7 * MS);
+	uint64_t freed;
+	ck_assert_int_eq(hqos_sub_remove(h, "a", &freed), 0);
+	ck_assert_uint_eq(freed, 2);
+	ck_assert_uint_eq(hqos_held(h), 0);
+	ck_assert_uint_eq(hqos_next_ns(h), UINT64_MAX);
+	/* and a's packets now go to default, unimpaired */
+	put(h, pkt4(100, 0x0a000001, 0, 0, 0), t0 + 8 * MS);
+	take(h, t0 + 8 * MS, 1);
+	/* destroy with packets held in b's impairer: the pool comes back whole */
+	impair(h, b, "delay 1s");
+	put(h, pkt4(100, 0x0a000002, 0, 0, 0), t0 + 9 * MS);
+	ck_assert_uint_eq(hqos_held(h), 1);
+	hqos_destroy(h);
+}
+END_TEST
+
+/* Errors change nothing: an unknown id, too many impaired subscribers. */
+START_TEST(test_sub_impair_errors)
+{
+	struct hqos *h = make(NULL);
+	char err[256];
+	struct sched_impair_config c = { .delay_ns = MS };
+	ck_assert_int_eq(hqos_sub_set_impair(h, 999, &c, err, sizeof(err)), -ENOENT);
+	for (uint32_t i = 0; i <= HQOS_IMPAIR_MAX; i++) {
+		char name[16], dst[32];
+		snprintf(name, sizeof(name), "s%u", i);
+		snprintf(dst, sizeof(dst), "10.1.%u.%u/32", i >> 8, i & 255);
+		int id = sub(h, name, MBIT, 0, 1500, 1, dst);
+		ck_assert_int_eq(hqos_sub_set_impair(h, (uint32_t)id, &c, err, sizeof(err)),
+				 i < HQOS_IMPAIR_MAX ? 0 : -ENOSPC);
+		ck_assert_int_eq(hqos_sub_impair(h, (uint32_t)id) != NULL, i < HQOS_IMPAIR_MAX);
+	}
+	hqos_destroy(h);
+}
+END_TEST
+
 /* 8 Mbit/s is one byte per us. Bucket 1000 bytes, 1000-byte frames: one
  * at once, then one every 1000 us; with 24 bytes of overhead, 1024 us. */
 START_TEST(test_rate_exact)
@@ -764,6 +919,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_match);
 	tcase_add_test(tc, test_remove_running);
 	tcase_add_test(tc, test_scale);
+	tcase_add_test(tc, test_sub_impair_loss);
+	tcase_add_test(tc, test_sub_impair_delay);
+	tcase_add_test(tc, test_sub_impair_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -267,6 +267,83 @@ START_TEST(test_port_is_shaper)
 }
 END_TEST
 
+/* sched impair subscriber: loss 100% on a drops all of a's packets under
+ * the loss error and none of b's; delay 2ms shifts a's departures by 2 ms
+ * (the timer's 10 us tick at most later); shown in show sched impair json,
+ * show sched subscriber json and the running configuration; bad commands
+ * change nothing; off. */
+START_TEST(test_sub_impair)
+{
+	cli_ok("sched subscriber a interface e0 rate 100mbit match dst 10.0.0.1/32");
+	cli_ok("sched subscriber b interface e0 rate 100mbit match dst 10.0.0.2/32");
+	free(cli("sched impair subscriber nope loss random 100%", 0)); /* no such subscriber */
+	free(cli("sched impair subscriber a loss random 200%", 0));    /* over 100% */
+	free(cli("sched impair subscriber a", 0));
+	send_now(0, 2, 1);
+	ck_assert_uint_eq(n_sent, 2); /* nothing impaired */
+	cli_ok("sched impair subscriber a loss random 100%");
+	send_now(0, 5, 1);
+	send_now(10, 5, 2);
+	ck_assert_uint_eq(n_sent, 7);
+	for (uint32_t i = 2; i < 7; i++)
+		ck_assert_uint_eq(sent[i].dst, 2);
+	const struct node_reg *reg = node_registry_find("sched-egress");
+	int node = graph_node_index(g, "sched-egress");
+	for (uint16_t code = 0; code < reg->n_errors; code++) {
+		bool mine = strcmp(reg->error_strings[code], "impairment: lost (loss random)") == 0;
+		ck_assert_uint_eq(graph_node_error_count(g, (uint32_t)node, code), mine ? 5 : 0);
+	}
+	cli_ok("sched impair subscriber a delay 2ms");
+	uint64_t t0 = sim_now;
+	send_now(20, 3, 1);
+	send_now(30, 1, 2);
+	ck_assert_uint_eq(n_sent, 8); /* b's at once */
+	advance(t0 + 2 * MS - 1);
+	ck_assert_uint_eq(n_sent, 8);
+	for (uint64_t t = t0 + 2 * MS; t <= t0 + 2 * MS + 20 * US; t += US)
+		advance(t);
+	ck_assert_uint_eq(n_sent, 11);
+	for (uint32_t i = 8; i < 11; i++) {
+		ck_assert_uint_eq(sent[i].dst, 1);
+		ck_assert_uint_eq(sent[i].tag, 20 + i - 8);
+		ck_assert_uint_ge(sent[i].at, t0 + 2 * MS);
+		ck_assert_uint_le(sent[i].at, t0 + 2 * MS + 10 * US);
+	}
+	char *out = cli("show sched impair json", 1);
+	cJSON *root = cJSON_Parse(out);
+	ck_assert_msg(root != NULL, "%s", out);
+	free(out);
+	cJSON *arr = cJSON_GetObjectItem(root, "interfaces"), *x, *found = NULL;
+	cJSON_ArrayForEach(x, arr)
+	{
+		cJSON *sub = cJSON_GetObjectItem(x, "subscriber");
+		if (sub && strcmp(sub->valuestring, "a") == 0)
+			found = x;
+	}
+	ck_assert_msg(found != NULL, "no subscriber a in show sched impair json");
+	ck_assert_double_eq(cJSON_GetObjectItem(found, "delay_ns")->valuedouble, 2e6);
+	ck_assert_double_eq(cJSON_GetObjectItem(found, "lost_random")->valuedouble, 5);
+	ck_assert_double_eq(cJSON_GetObjectItem(found, "enqueued")->valuedouble, 8);
+	cJSON_Delete(root);
+	cJSON *j = sub_json("a");
+	ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(
+						 cJSON_GetObjectItem(j, "interfaces"), 0), "subscribers"), 0), "impair")->valuestring,
+			 "delay 2ms");
+	ck_assert_double_eq(json_num(j, "impair_lost"), 5);
+	cJSON_Delete(j);
+	out = cli("show running-config", 1);
+	ck_assert_msg(strstr(out, "sched impair subscriber a delay 2ms\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "sched impair subscriber b") == NULL, "%s", out);
+	free(out);
+	cli_ok("sched impair subscriber a off");
+	send_now(40, 1, 1);
+	ck_assert_uint_eq(n_sent, 12);
+	out = cli("show running-config", 1);
+	ck_assert_msg(strstr(out, "sched impair subscriber a") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("hqos-nodes");
@@ -275,6 +352,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_departures);
 	tcase_add_test(tc, test_commands);
 	tcase_add_test(tc, test_port_is_shaper);
+	tcase_add_test(tc, test_sub_impair);
 	suite_add_tcase(s, tc);
 	return s;
 }
