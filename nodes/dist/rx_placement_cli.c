@@ -6,10 +6,12 @@
  * ordering). Without it, queues may go to any thread the graph has.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_runcfg.h"
 #include "drivers/device.h"
 #include "drivers/drivers_cli.h"
 #include "graph/graph.h"
@@ -89,3 +91,28 @@ static int set_rx_placement(struct cli_session *s, int argc, char **argv)
 CLI_COMMAND(set_rx_placement_cmd, "set interface rx-placement",
 	    "set interface rx-placement NAME [queue N] worker N|main",
 	    "Which thread polls the interface's rx queues (all, or the one named)", set_rx_placement)
+
+/* ---- running configuration (cli/cli_runcfg.h) ---- */
+
+/* Each rx queue's thread. A queue created at run time starts on thread 0,
+ * so only a move off it is written for a new interface; startup's
+ * round-robin placement is the baseline, so a queue moved since is
+ * written whatever its thread. */
+static void write_rx_placement(struct cli_runcfg *rc, struct cli_session *s)
+{
+	(void)s;
+	struct device *d;
+	DEV_FOREACH(d)
+	for (uint16_t q = 0; q < d->n_rx_queues; q++) {
+		uint32_t t = d->rxq[q].thread_index;
+		char key[DEV_NAME_SIZE + 32];
+		snprintf(key, sizeof(key), "if %s rx-placement %u", d->name, q);
+		if (t)
+			cli_runcfg_attr(rc, key, false, "set interface rx-placement %s queue %u worker %u", d->name, q,
+					t - 1);
+		else
+			cli_runcfg_attr(rc, key, true, "set interface rx-placement %s queue %u main", d->name, q);
+	}
+}
+
+CLI_RUNCFG_WRITER(rx_placement_runcfg, "rx placement", CLI_RUNCFG_INTERFACE_SET, write_rx_placement)

@@ -156,6 +156,7 @@ import json, sys
 threads = json.load(sys.stdin)["threads"]
 print(" ".join(str(sum(n["vectors"] for n in t["nodes"] if n["name"] == "pcap-input")) for t in threads))'
 }
+placed=()
 for where in "main:0" "worker 0:1" "main:0"; do
 	"$sluicectl" -s "$tmp/cli.sock" set interface rx-placement cap0 ${where%:*} > "$tmp/out" ||
 		fail "set interface rx-placement cap0 ${where%:*}: $(cat "$tmp/out")"
@@ -166,7 +167,19 @@ for where in "main:0" "worker 0:1" "main:0"; do
 	else
 		[ "$v1" -gt 0 ] && [ "$v0" -eq 0 ] || fail "cap0 on worker 0: pcap-input vectors per thread $v"
 	fi
+	# The running-config writes the queue's thread once it differs from
+	# where start-up placed it (docs/running-config.md): the exact line, or
+	# none when the queue is back where it started.
+	"$sluicectl" -s "$tmp/cli.sock" show running-config > "$tmp/rc" || fail "show running-config"
+	line=$(grep 'rx-placement cap0' "$tmp/rc")
+	[ -z "$line" ] || [ "$line" = "set interface rx-placement cap0 queue 0 ${where%:*}" ] ||
+		fail "running-config after rx-placement ${where%:*}: '$line'"
+	placed+=("${line:+x}")
 done
+# Of main then worker 0, exactly one differs from start-up's thread, and
+# the final move back to main gives what the first did.
+[ "${placed[0]}${placed[1]}" = x ] && [ "${placed[2]}" = "${placed[0]}" ] ||
+	fail "running-config rx-placement lines over main, worker 0, main: '${placed[*]}'"
 "$sluicectl" -s "$tmp/cli.sock" set interface rx-placement cap0 worker 1 > "$tmp/out" &&
 	fail "worker 1 of 1 worker was accepted"
 grep -q "the workers are 0..0" "$tmp/out" || fail "worker 1: $(cat "$tmp/out")"
