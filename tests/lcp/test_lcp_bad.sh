@@ -24,17 +24,9 @@
 set -u
 sluice=$1
 sluicectl=$2
-id=$$
-ns_a=sluice-bd-h1-$id
-ns_b=sluice-bd-h2-$id
-ns_c=sluice-bd-c-$id
-ns_d=sluice-bd-d-$id
-if_a=bda$id
-if_b=bdb$id
-host_a=bda${id}h
-host_b=bdb${id}h
-tmp=$(mktemp -d /tmp/sluice-bd-XXXXXX)
 . "$(dirname "$0")/../lib/netns.sh"
+netns_lcp_names bd
+ns_d=sluice-bd-d-$id
 trap 'ip netns del "$ns_c" 2>/dev/null; ip netns del "$ns_d" 2>/dev/null; netns_cleanup' EXIT
 netns_preflight ip ping timeout
 netns_lcp_hosts "$ns_c" "$ns_d"

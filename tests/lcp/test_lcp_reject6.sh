@@ -29,17 +29,9 @@
 set -u
 sluice=$1
 sluicectl=$2
-id=$$
-ns_a=sluice-rj-h1-$id
-ns_b=sluice-rj-h2-$id
-ns_c=sluice-rj-c-$id
-if_a=rja$id
-if_b=rjb$id
-host_a=rja${id}h
-host_b=rjb${id}h
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d /tmp/sluice-rj-XXXXXX)
 . "$here/../lib/netns.sh"
+netns_lcp_names rj
 trap 'ip netns del "$ns_c" 2>/dev/null; netns_cleanup' EXIT
 netns_preflight ip ping timeout python3
 netns_make_pairs

@@ -101,6 +101,15 @@ netns_names() {
 	tmp=$(mktemp -d "/tmp/sluice-$1-XXXXXX")
 }
 
+# netns_lcp_names TAG: netns_names TAG with the linux-cp tests' namespaces,
+# sluice-TAG-h1-PID and -h2- (ns_a, ns_b) and the control one -c- (ns_c).
+netns_lcp_names() {
+	netns_names "$1"
+	ns_a=sluice-$1-h1-$id
+	ns_b=sluice-$1-h2-$id
+	ns_c=sluice-$1-c-$id
+}
+
 # netns_routed_start SETUP-CLI CONF: sluice routing between host A
 # 10.1.0.2/24 (ns_a, via a 10.1.0.1) and host B 10.2.0.2/24 (ns_b, via b
 # 10.2.0.1) over af-packet: the pairs, the hosts, $tmp/setup.cli (the
@@ -221,4 +230,30 @@ netns_lcp_hosts() { # control-namespace...
 	netns_setup_host "$ns_a" "$host_a" 10.1.0.2 10.1.0.1
 	ip -n "$ns_a" addr add 10.9.0.9/32 dev lo || fail "10.9.0.9 on h1"
 	netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
+}
+
+# netns_lcp_conf RX_BUFFER [UNIX_MORE] [SECTION]: $tmp/startup.conf for the
+# linux-cp netlink tests: a and b on af-packet over if_a / if_b, a paired
+# with s-eth0 in ns_c, netlink-rx-buffer RX_BUFFER bytes; UNIX_MORE added
+# to the unix section and SECTION on a line of its own after it.
+netns_lcp_conf() {
+	{
+		echo "unix { nodaemon  cli-listen $tmp/cli.sock${2:+  $2} }"
+		[ -n "${3:-}" ] && echo "$3"
+		cat <<CONF
+interfaces {
+  a { driver af-packet  host-if $if_a }
+  b { driver af-packet  host-if $if_b }
+}
+linux-cp {
+  default-netns $ns_c
+  netlink-rx-buffer $1
+  a { host-if s-eth0 }
+}
+CONF
+	} > "$tmp/startup.conf"
+}
+
+netns_lcp_num() { # key: a number of show lcp json's "netlink"
+	ctl show lcp json | tr -d '\n' | grep -Eo "\"$1\":[[:space:]]*[0-9]+" | grep -Eo '[0-9]+$' | head -1
 }
