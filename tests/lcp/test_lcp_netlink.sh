@@ -149,18 +149,7 @@ netns_stop_sluice
 # ---- startup.conf, a small receive buffer: a burst overruns it, the
 # ---- resyncs end with sluice's table equal to the kernel's ----
 n_routes=20000
-cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
-}
-linux-cp {
-  default-netns $ns_c
-  netlink-rx-buffer 65536
-  a { host-if s-eth0 }
-}
-CONF
+netns_lcp_nl_conf 65536 "exec $tmp/setup.cli"
 netns_start_sluice
 ip -n "$ns_c" addr add 10.1.0.1/24 dev s-eth0 || fail "addr add (2)"
 until_1s has_addr || fail "a did not get 10.1.0.1/24 (2)"

@@ -76,7 +76,7 @@ fib_equal() {
 	done
 }
 start() { # rx-buffer
-	netns_lcp_conf "$1"
+	netns_lcp_nl_conf "$1"
 	netns_start_sluice
 	ip -n "$ns_c" addr add 10.1.0.1/24 dev s-eth0 || fail "addr add in ctl"
 	ip -n "$ns_c" addr add 2001:db8:1::1/64 dev s-eth0 nodad || fail "addr add -6 in ctl"

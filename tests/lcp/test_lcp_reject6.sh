@@ -42,12 +42,7 @@ ip netns exec "$ns_b" sh -c "sysctl -qw net.ipv6.conf.$host_b.disable_ipv6=0 net
 	ip -6 route add default via 2001:db8:2::1" || fail "h2"
 
 echo "set interface ip address b 2001:db8:2::1/64" > "$tmp/setup.cli"
-cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
-}
+netns_lcp_conf "exec $tmp/setup.cli" <<CONF
 linux-cp {
   default-netns $ns_c
   a { host-if s-eth0 }

@@ -51,7 +51,7 @@ fib_equal() {
 	python3 "$here/lcp_fib_equal.py" "$tmp/kernel.json" "$tmp/fib.json" "$@"
 }
 start() { # rx-buffer
-	netns_lcp_conf "$1" "exec $tmp/setup.cli" "cpu { stall-warn 250ms }"
+	netns_lcp_nl_conf "$1" "exec $tmp/setup.cli" "cpu { stall-warn 250ms }"
 	netns_start_sluice
 	ip -n "$ns_c" addr add 10.1.0.1/24 dev s-eth0 || fail "addr add in ctl"
 	for _ in $(seq 50); do has_addr && break; sleep 0.1; done

@@ -232,26 +232,29 @@ netns_lcp_hosts() { # control-namespace...
 	netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
 }
 
-# netns_lcp_conf RX_BUFFER [UNIX_MORE] [SECTION]: $tmp/startup.conf for the
-# linux-cp netlink tests: a and b on af-packet over if_a / if_b, a paired
-# with s-eth0 in ns_c, netlink-rx-buffer RX_BUFFER bytes; UNIX_MORE added
-# to the unix section and SECTION on a line of its own after it.
+# netns_lcp_conf [UNIX_MORE] [SECTION]: $tmp/startup.conf for the linux-cp
+# tests: the CLI on $tmp/cli.sock (UNIX_MORE added to the unix section),
+# SECTION on a line of its own, a and b on af-packet over if_a / if_b, then
+# the linux-cp section read from stdin.
 netns_lcp_conf() {
 	{
-		echo "unix { nodaemon  cli-listen $tmp/cli.sock${2:+  $2} }"
-		[ -n "${3:-}" ] && echo "$3"
-		cat <<CONF
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
+		echo "unix { nodaemon  cli-listen $tmp/cli.sock${1:+  $1} }"
+		[ -n "${2:-}" ] && echo "$2"
+		printf 'interfaces {\n  a { driver af-packet  host-if %s }\n  b { driver af-packet  host-if %s }\n}\n' "$if_a" "$if_b"
+		cat
+	} > "$tmp/startup.conf"
 }
+
+# netns_lcp_nl_conf RX_BUFFER [UNIX_MORE] [SECTION]: netns_lcp_conf with a
+# paired with s-eth0 in ns_c and netlink-rx-buffer RX_BUFFER bytes.
+netns_lcp_nl_conf() {
+	netns_lcp_conf "${2:-}" "${3:-}" <<CONF
 linux-cp {
   default-netns $ns_c
   netlink-rx-buffer $1
   a { host-if s-eth0 }
 }
 CONF
-	} > "$tmp/startup.conf"
 }
 
 netns_lcp_num() { # key: a number of show lcp json's "netlink"
