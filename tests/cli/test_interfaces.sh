@@ -9,25 +9,8 @@
 set -u
 sluice=$1
 sluicectl=$2
-tmp=$(mktemp -d /tmp/sluice-ifcli-XXXXXX)
-pid=
-n_checks=0
-fail() {
-	echo "FAIL: $*" >&2
-	[ -f "$tmp/out" ] && sed 's/^/  | /' "$tmp/out" >&2
-	exit 1
-}
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-ctl() { timeout 10 "$sluicectl" -s "$tmp/cli.sock" "$@" > "$tmp/out" 2>&1; }
-ok() {
-	ctl "$@" || fail "'$*' failed"
-	n_checks=$((n_checks + 1))
-}
+. "$(dirname "$0")/../lib/daemon.sh"
+daemon_cli_init ifcli
 
 # Column $3 of the row of `show interface $1` whose first word is $1.
 if_counter() {
@@ -52,14 +35,9 @@ state() {
 	ctl show interface rx-placement && cat "$tmp/out"
 }
 
-printf 'unix { cli-listen %s }\n' "$tmp/cli.sock" > "$tmp/startup.conf"
-"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
-pid=$!
-for _ in $(seq 50); do
-	ctl show version && break
-	sleep 0.1
-done
-ctl show version || fail "sluice did not answer within 5 s"
+daemon_write_conf
+daemon_start "$tmp/startup.conf"
+daemon_wait_cli 50 || fail "sluice did not answer within 5 s"
 
 # ---- made at run time ----
 ok create interface a driver null
@@ -167,15 +145,8 @@ grep -q '^b ' "$tmp/out" || fail "b gone with a"
 ok show packet-generator
 grep -q '^s1 ' "$tmp/out" && fail "s1 still listed after delete"
 
-kill -TERM "$pid"
-for _ in $(seq 50); do
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
-wait "$pid"
-rc=$?
-pid=
-[ "$rc" -eq 0 ] || fail "exit status $rc"
+daemon_stop 50 || fail "sluice still running 5 s after SIGTERM"
+[ "$daemon_rc" -eq 0 ] || fail "exit status $daemon_rc"
 grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "buffers not all returned"
 echo "interfaces and packet-generator CLI: $n_checks checks passed"
 exit 0

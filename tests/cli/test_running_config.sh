@@ -16,52 +16,23 @@
 set -u
 sluice=$1
 sluicectl=$2
-tmp=$(mktemp -d /tmp/sluice-runcfg-XXXXXX)
-pid=
-n_checks=0
-fail() {
-	echo "FAIL: $*" >&2
-	[ -f "$tmp/out" ] && sed 's/^/  | /' "$tmp/out" >&2
-	exit 1
-}
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../lib/daemon.sh"
+daemon_cli_init runcfg
 
-ctl() { timeout 10 "$sluicectl" -s "$tmp/cli.sock" "$@" > "$tmp/out" 2>&1; }
-ok() {
-	ctl "$@" || fail "'$*' failed"
-	n_checks=$((n_checks + 1))
-}
 check() {
 	"$@" || fail "check failed: $*"
 	n_checks=$((n_checks + 1))
 }
 
 start() { # CONF
-	"$sluice" -c "$1" 2>> "$tmp/err" &
-	pid=$!
-	for _ in $(seq 100); do
-		ctl show version && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	daemon_start "$1" append
+	daemon_wait_cli 100 && return 0
 	cat "$tmp/err" >&2
 	fail "sluice did not start with $1"
 }
 stop() {
-	kill -TERM "$pid"
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$pid" 2>/dev/null && fail "sluice did not stop"
-	wait "$pid"
-	local status=$?
-	pid=
-	[ "$status" = 0 ] || { cp "$tmp/err" "$tmp/out"; fail "sluice exited with status $status"; }
+	daemon_stop 100 || fail "sluice did not stop"
+	[ "$daemon_rc" = 0 ] || { cp "$tmp/err" "$tmp/out"; fail "sluice exited with status $daemon_rc"; }
 	grep -q "Sanitizer" "$tmp/err" && { cp "$tmp/err" "$tmp/out"; fail "a sanitizer report"; }
 }
 

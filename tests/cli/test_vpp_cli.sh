@@ -18,23 +18,9 @@ sluice=$1
 sluicectl=$2
 doc=$3
 stats=$4
-tmp=$(mktemp -d /tmp/sluice-vppcli-XXXXXX)
-pid=
-fail() {
-	echo "FAIL: $*" >&2
-	[ -f "$tmp/err" ] && sed 's/^/  | /' "$tmp/err" | tail -30 >&2
-	exit 1
-}
-cleanup() {
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null
-		for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$pid" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/../lib/daemon.sh"
+daemon_init vppcli gentle
+daemon_fail_tail=30
 command -v python3 > /dev/null || fail "python3 not found"
 
 # Two frames 10 ms apart that cap0 replays forever at their own pace: a
@@ -61,10 +47,8 @@ packet-generator {
   pg0 { rate 1kpps  size 64  next-node error-drop }
 }
 CONF
-"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
-pid=$!
-for _ in $(seq 200); do grep -q "main: running" "$tmp/err" 2>/dev/null && break; sleep 0.1; done
-grep -q "main: running" "$tmp/err" || fail "sluice did not come up within 20 s"
+daemon_start "$tmp/startup.conf"
+daemon_wait_running 200 || fail "sluice did not come up within 20 s"
 
 python3 - "$sluicectl" "$tmp/cli.sock" "$doc" "$tmp" <<'PY' || fail "VPP commands"
 import json, re, subprocess, sys
@@ -201,12 +185,7 @@ PY
 
 # quit ended only its session: the daemon still answers, and stops clean.
 "$sluicectl" -s "$tmp/cli.sock" show version > /dev/null || fail "sluice stopped answering"
-kill -TERM "$pid"
-for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null && fail "sluice still running 5 s after SIGTERM"
-wait "$pid"
-rc=$?
-pid=
-[ "$rc" -eq 0 ] || fail "sluice exit status $rc"
+daemon_stop 50 || fail "sluice still running 5 s after SIGTERM"
+[ "$daemon_rc" -eq 0 ] || fail "sluice exit status $daemon_rc"
 grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
 echo "ok: every VPP command in the mapping answers as the table says"

@@ -12,18 +12,8 @@ set -u
 sluice=$1
 conf_src=$2
 sluicectl=${3:-}
-tmp=$(mktemp -d /tmp/sluice-daemon-XXXXXX)
-pid=
-fail() {
-	echo "FAIL: $*" >&2
-	[ -f "$tmp/err" ] && sed 's/^/  | /' "$tmp/err" >&2
-	exit 1
-}
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../lib/daemon.sh"
+daemon_init daemon
 
 # Wait up to $2 tenths of a second for a pattern in a file.
 wait_for_line() {
@@ -34,21 +24,7 @@ wait_for_line() {
 	return 1
 }
 
-# Wait up to $2 tenths of a second for a process to end. An exited daemon
-# waits as a zombie until its new parent (pid 1) reaps it, which here can
-# take a second: a zombie has ended.
-wait_gone() {
-	for _ in $(seq "$2"); do
-		kill -0 "$1" 2>/dev/null || return 0
-		[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# The repo's file, with the CLI socket moved into our directory so that the
-# test needs no /run/sluice and never meets another sluice.
-sed "s|/run/sluice/cli.sock|$tmp/cli.sock|" "$conf_src" > "$tmp/startup.conf"
+daemon_conf_from "$conf_src"
 
 # --check of startup.conf is the built-in default written out.
 "$sluice" --check -c "$conf_src" | tail -n +2 > "$tmp/check_file" || fail "--check startup.conf"
@@ -56,9 +32,8 @@ sed "s|/run/sluice/cli.sock|$tmp/cli.sock|" "$conf_src" > "$tmp/startup.conf"
 diff -u "$tmp/check_default" "$tmp/check_file" || fail "startup.conf differs from the built-in default"
 
 # ---- foreground ----
-"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
-pid=$!
-wait_for_line "main: running" 200 "$tmp/err" || fail "sluice did not come up within 20 s"
+daemon_start "$tmp/startup.conf"
+daemon_wait_running 200 || fail "sluice did not come up within 20 s"
 for stage in config buffers interfaces graph threads cli; do
 	grep -q "^sluice: $stage:" "$tmp/err" || fail "no start-up line for stage $stage"
 done
@@ -88,12 +63,8 @@ if [ -n "$sluicectl" ]; then
 fi
 
 sleep 1
-kill -TERM "$pid"
-wait_gone "$pid" 20 || fail "sluice still running 2 s after SIGTERM"
-wait "$pid"
-rc=$?
-pid=
-[ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM"
+daemon_stop 20 || fail "sluice still running 2 s after SIGTERM"
+[ "$daemon_rc" -eq 0 ] || fail "exit status $daemon_rc after SIGTERM"
 n=$(sed -n 's/^sluice: exit: \([0-9]*\) packets processed$/\1/p' "$tmp/err")
 [ -n "$n" ] && [ "$n" -gt 0 ] || fail "exit log shows no packets processed"
 grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
@@ -110,7 +81,7 @@ pid=$(cat "$tmp/sluice.pid")
 kill -0 "$pid" || fail "pidfile names no process"
 sleep 0.5
 kill -TERM "$pid"
-wait_gone "$pid" 20 || fail "daemon still running 2 s after SIGTERM"
+daemon_wait_gone "$pid" 20 || fail "daemon still running 2 s after SIGTERM"
 pid=
 grep -q "^sluice: exit: every buffer returned$" "$tmp/sluice.log" || fail "daemon log: buffers not all returned"
 [ ! -e "$tmp/sluice.pid" ] || fail "pidfile left behind"

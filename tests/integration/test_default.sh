@@ -27,32 +27,22 @@ set -u
 sluice=$1
 sluicectl=$2
 conf_src=$3
-tmp=$(mktemp -d /tmp/sluice-default-XXXXXX)
-pid=
+. "$(dirname "$0")/../lib/daemon.sh"
+daemon_init default
+# The exit log's per-node lines hide what failed.
 fail() {
 	echo "FAIL: $*" >&2
 	[ -f "$tmp/err" ] && sed 's/^/  | /' "$tmp/err" | grep -v "exit: node" | tail -30 >&2
 	exit 1
 }
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 ctl() {
 	timeout 20 "$sluicectl" -s "$tmp/cli.sock" "$@"
 }
 
-sed "s|/run/sluice/cli.sock|$tmp/cli.sock|" "$conf_src" > "$tmp/startup.conf"
-"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
-pid=$!
-for _ in $(seq 200); do
-	grep -q "main: running" "$tmp/err" 2>/dev/null && break
-	kill -0 "$pid" 2>/dev/null || fail "sluice exited during start-up"
-	sleep 0.1
-done
-grep -q "main: running" "$tmp/err" || fail "sluice did not come up within 20 s"
+daemon_conf_from "$conf_src"
+daemon_start "$tmp/startup.conf"
+daemon_wait_running 200 "sluice exited during start-up" || fail "sluice did not come up within 20 s"
 grep -q "^sluice: sched: 2 class(es), 1 shaped interface(s)$" "$tmp/err" || fail "no sched start-up line"
 grep -q "^sluice: distributor: main thread receives for 1 worker(s)" "$tmp/err" || fail "no distributor line"
 
@@ -147,16 +137,8 @@ for n in pg-input sched-ingress sched-dist sched-egress handoff-input; do
 	grep -q "\"$n\"" "$tmp/graph.dot" || fail "show graph dot lacks $n"
 done
 
-kill -TERM "$pid"
-for _ in $(seq 50); do
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 "$pid" 2>/dev/null && fail "sluice still running 5 s after SIGTERM"
-wait "$pid"
-rc=$?
-pid=
-[ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM"
+daemon_stop 50 || fail "sluice still running 5 s after SIGTERM"
+[ "$daemon_rc" -eq 0 ] || fail "exit status $daemon_rc after SIGTERM"
 grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
 grep -q "^sluice: exit: node sched-egress: " "$tmp/err" || fail "exit log: no sched-egress counters (the worker's)"
 echo "default pipeline ok"

@@ -24,27 +24,14 @@
 set -u
 sluice=$1
 sluicectl=$2
-id=$$
-ns_a=sluice-bd-h1-$id
-ns_b=sluice-bd-h2-$id
-ns_c=sluice-bd-c-$id
-ns_d=sluice-bd-d-$id
-if_a=bda$id
-if_b=bdb$id
-host_a=bda${id}h
-host_b=bdb${id}h
-tmp=$(mktemp -d /tmp/sluice-bd-XXXXXX)
 . "$(dirname "$0")/../lib/netns.sh"
+netns_lcp_names bd
+ns_d=sluice-bd-d-$id
 trap 'ip netns del "$ns_c" 2>/dev/null; ip netns del "$ns_d" 2>/dev/null; netns_cleanup' EXIT
 netns_preflight ip ping timeout
 netns_lcp_hosts "$ns_c" "$ns_d"
 printf 'set interface ip address a 10.1.0.1/24\nset interface ip address b 10.2.0.1/24\n' > "$tmp/setup.cli"
-cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
-}
+netns_lcp_conf "exec $tmp/setup.cli" <<CONF
 linux-cp {
   a { host-if s-eth0  netns $ns_c }
   b { host-if s-eth1  netns $ns_d }

@@ -30,16 +30,8 @@
 set -u
 sluice=$1
 sluicectl=$2
-id=$$
-ns_a=sluice-nl-h1-$id
-ns_b=sluice-nl-h2-$id
-ns_c=sluice-nl-c-$id
-if_a=nla$id
-if_b=nlb$id
-host_a=nla${id}h
-host_b=nlb${id}h
-tmp=$(mktemp -d /tmp/sluice-nl-XXXXXX)
 . "$(dirname "$0")/../lib/netns.sh"
+netns_lcp_names nl
 trap 'ip netns del "$ns_c" 2>/dev/null; netns_cleanup' EXIT
 netns_preflight ip ping timeout
 netns_lcp_hosts "$ns_c"
@@ -60,9 +52,6 @@ fib_has() { # prefix words...: the route's row holds every word
 	for w in "$@"; do echo "$row" | grep -qw -- "$w" || return 1; done
 }
 fib_lacks() { ! ctl show ip fib "$1" 2>/dev/null | grep -q "^$1 "; }
-nl_num() { # key: a number of show lcp json's "netlink"
-	ctl show lcp json | tr -d '\n' | grep -Eo "\"$1\":[[:space:]]*[0-9]+" | grep -Eo '[0-9]+$' | head -1
-}
 has_addr() { ctl show ip interface | grep -q "10.1.0.1/24"; }
 a_is() { ctl show interface | awk -v s="$1" '$1 == "a" { f = ($0 ~ s) } END { exit !f }'; }
 
@@ -109,7 +98,7 @@ ip -n "$ns_c" route add 10.78.0.0/16 via 10.77.0.2 || fail "route via d0"
 until_1s fib_has 10.67.0.0/16 unreachable linux/boot || { ctl show ip fib >&2; fail "unreachable not in the FIB"; }
 sleep 0.2
 fib_lacks 10.78.0.0/16 || fail "a route via d0 installed"
-[ "$(nl_num "not a TAP of ours")" -gt 0 ] || fail "route via d0 not counted"
+[ "$(netns_lcp_num "not a TAP of ours")" -gt 0 ] || fail "route via d0 not counted"
 echo "blackhole and unreachable installed as such; via d0 counted"
 
 # ---- link state: Linux's down reaches the port ----
@@ -125,22 +114,22 @@ echo "link: s-eth0 down/up -> a down/up"
 ip -n "$ns_c" nexthop add id 10 via 10.1.0.2 dev s-eth0 || fail "ip nexthop add"
 ip -n "$ns_c" route add 10.50.0.0/16 nhid 10 proto bgp || fail "route via nhid 10"
 until_1s fib_has 10.50.0.0/16 rewrite 10.1.0.2 linux/bgp || { ctl show ip fib >&2; fail "route via nhid 10 not in the FIB"; }
-r0=$(nl_num resyncs)
+r0=$(netns_lcp_num resyncs)
 ip -n "$ns_c" nexthop replace id 10 via 10.1.0.3 dev s-eth0 || fail "ip nexthop replace"
 until_1s fib_has 10.50.0.0/16 rewrite 10.1.0.3 linux/bgp || { ctl show ip fib >&2; fail "nhid 10 replaced: route not moved"; }
 ip -n "$ns_c" nexthop del id 10 || fail "ip nexthop del"
 until_1s fib_lacks 10.50.0.0/16 || fail "nhid 10 deleted: route still in the FIB"
-[ "$(nl_num resyncs)" = "$r0" ] || fail "a nexthop object's change cost a resync"
-[ "$(nl_num nh_routes)" = 2 ] || fail "routes moved by nhid: $(nl_num nh_routes), not 2"
+[ "$(netns_lcp_num resyncs)" = "$r0" ] || fail "a nexthop object's change cost a resync"
+[ "$(netns_lcp_num nh_routes)" = 2 ] || fail "routes moved by nhid: $(netns_lcp_num nh_routes), not 2"
 echo "nexthop objects: route via nhid, replaced and deleted with it"
 
 # ---- resync: counted, FIB unchanged ----
 ip -n "$ns_c" route add 10.9.0.0/16 via 10.1.0.2 dev s-eth0 proto bgp || fail "route bgp"
 until_1s fib_has 10.9.0.0/16 linux/bgp || fail "bgp route"
 ctl show ip fib > "$tmp/fib0"
-r0=$(nl_num resyncs)
+r0=$(netns_lcp_num resyncs)
 ctl lcp resync || fail "lcp resync"
-until_1s eval 'test "$(nl_num resyncs)" -gt "$r0"' || fail "resync not counted"
+until_1s eval 'test "$(netns_lcp_num resyncs)" -gt "$r0"' || fail "resync not counted"
 sleep 0.3
 ctl show ip fib > "$tmp/fib1"
 diff <(awk '{ print $1, $3, $4, $7 }' "$tmp/fib0") <(awk '{ print $1, $3, $4, $7 }' "$tmp/fib1") ||
@@ -160,18 +149,7 @@ netns_stop_sluice
 # ---- startup.conf, a small receive buffer: a burst overruns it, the
 # ---- resyncs end with sluice's table equal to the kernel's ----
 n_routes=20000
-cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
-}
-linux-cp {
-  default-netns $ns_c
-  netlink-rx-buffer 65536
-  a { host-if s-eth0 }
-}
-CONF
+netns_lcp_nl_conf 65536 "exec $tmp/setup.cli"
 netns_start_sluice
 ip -n "$ns_c" addr add 10.1.0.1/24 dev s-eth0 || fail "addr add (2)"
 until_1s has_addr || fail "a did not get 10.1.0.1/24 (2)"
@@ -179,7 +157,7 @@ for i in $(seq 0 $((n_routes - 1))); do
 	echo "route add 10.$((128 + i / 65536)).$((i / 256 % 256)).$((i % 256))/32 via 10.1.0.2 dev s-eth0 proto static"
 done > "$tmp/add.batch"
 awk '{ print "route del", $3 }' "$tmp/add.batch" > "$tmp/del.batch"
-linux_routes() { nl_num linux_routes; }
+linux_routes() { netns_lcp_num linux_routes; }
 wait_routes() { # n: up to 30 s for sluice to hold n Linux routes
 	for _ in $(seq 300); do [ "$(linux_routes)" = "$1" ] && return 0; sleep 0.1; done
 	return 1
@@ -194,13 +172,13 @@ kernel=$(ip -n "$ns_c" route show proto static | wc -l)
 for p in 10.128.0.0/32 10.128.31.78/32 10.128.$(((n_routes - 1) / 256)).$(((n_routes - 1) % 256))/32; do
 	fib_has "$p" rewrite 10.1.0.2 linux/static || fail "$p not in sluice's FIB"
 done
-max_batch=$(nl_num max_batch)
+max_batch=$(netns_lcp_num max_batch)
 [ "$max_batch" -le 1024 ] || fail "a batch of $max_batch messages (bound: 1,024)"
 ctl show lcp
 echo "burst: $n_routes routes, kernel $(((t1 - t0) / 1000000)) ms, sluice equal after $(((t2 - t0) / 1000000)) ms," \
-	"$(nl_num enobufs) overrun(s), $(nl_num resyncs) resync(s), largest batch $max_batch"
+	"$(netns_lcp_num enobufs) overrun(s), $(netns_lcp_num resyncs) resync(s), largest batch $max_batch"
 ip -n "$ns_c" -batch "$tmp/del.batch" || fail "ip -batch del"
 wait_routes 0 || { ctl show lcp >&2; fail "sluice still holds $(linux_routes) routes"; }
-echo "burst deleted: sluice holds none ($(nl_num resyncs) resyncs, $(nl_num swept) swept in all)"
+echo "burst deleted: sluice holds none ($(netns_lcp_num resyncs) resyncs, $(netns_lcp_num swept) swept in all)"
 netns_stop_sluice
 echo "PASS"

@@ -34,17 +34,9 @@ set -u
 sluice=$1
 sluicectl=$2
 stats=$3
-id=$$
-ns_a=sluice-or-h1-$id
-ns_b=sluice-or-h2-$id
-ns_c=sluice-or-c-$id
-if_a=ora$id
-if_b=orb$id
-host_a=ora${id}h
-host_b=orb${id}h
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d /tmp/sluice-or-XXXXXX)
 . "$here/../lib/netns.sh"
+netns_lcp_names or
 trap '[ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null; ip netns del "$ns_c" 2>/dev/null; netns_cleanup' EXIT
 netns_preflight ip timeout python3
 [ -x "$stats" ] || fail "sluice-stats not found: $stats"
@@ -52,30 +44,13 @@ netns_make_pairs
 ip netns add "$ns_c" || fail "ip netns add $ns_c"
 ip -n "$ns_c" link set lo up
 
-write_conf() { # rx-buffer bytes
-	cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock }
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
-}
-linux-cp {
-  default-netns $ns_c
-  netlink-rx-buffer $1
-  a { host-if s-eth0 }
-}
-CONF
-}
-nl_num() { # key: a number of show lcp json's "netlink"
-	ctl show lcp json | tr -d '\n' | grep -Eo "\"$1\":[[:space:]]*[0-9]+" | grep -Eo '[0-9]+$' | head -1
-}
 kernel_n() { # family: the kernel's routes that sluice maps (all but proto kernel)
 	ip "-$1" -n "$ns_c" route show table main | grep -vc "proto kernel"
 }
 # settled: sluice holds as many routes of each family as the kernel, and
 # still does half a second later (a resync's sweep runs in steps)
 counts_equal() {
-	[ "$(nl_num linux_routes)" = "$(kernel_n 4)" ] && [ "$(nl_num linux_routes6)" = "$(kernel_n 6)" ]
+	[ "$(netns_lcp_num linux_routes)" = "$(kernel_n 4)" ] && [ "$(netns_lcp_num linux_routes6)" = "$(kernel_n 6)" ]
 }
 settle() { # seconds
 	local i
@@ -101,7 +76,7 @@ fib_equal() {
 	done
 }
 start() { # rx-buffer
-	write_conf "$1"
+	netns_lcp_nl_conf "$1"
 	netns_start_sluice
 	ip -n "$ns_c" addr add 10.1.0.1/24 dev s-eth0 || fail "addr add in ctl"
 	ip -n "$ns_c" addr add 2001:db8:1::1/64 dev s-eth0 nodad || fail "addr add -6 in ctl"
@@ -135,11 +110,11 @@ echo "paused: kernel holds $(kernel_n 4) IPv4 and $(kernel_n 6) IPv6 routes (12,
 drops=$(ip netns exec "$ns_c" awk '$2 == 0 && $4 != "00000000" { print $9 }' /proc/net/netlink | head -1)
 [ "${drops:-0}" -gt 0 ] || { kill -CONT "$pid"; fail "the notification socket dropped nothing: the test did not test it"; }
 kill -CONT "$pid" || fail "SIGCONT sluice"
-settle 30 || echo "sluice: $(nl_num linux_routes) IPv4, $(nl_num linux_routes6) IPv6 routes; kernel $(kernel_n 4), $(kernel_n 6)"
+settle 30 || echo "sluice: $(netns_lcp_num linux_routes) IPv4, $(netns_lcp_num linux_routes6) IPv6 routes; kernel $(kernel_n 4), $(kernel_n 6)"
 fib_equal "after the paused listener's overrun"
-[ "$(nl_num enobufs)" -gt 0 ] || fail "no overrun counted: the test did not test it"
-[ "$(nl_num resyncs)" -gt 0 ] || fail "an overrun but no resync counted"
-echo "paused: the socket dropped $drops notifications; $(nl_num enobufs) overrun(s), $(nl_num resyncs) resync(s), $(nl_num swept) swept"
+[ "$(netns_lcp_num enobufs)" -gt 0 ] || fail "no overrun counted: the test did not test it"
+[ "$(netns_lcp_num resyncs)" -gt 0 ] || fail "an overrun but no resync counted"
+echo "paused: the socket dropped $drops notifications; $(netns_lcp_num enobufs) overrun(s), $(netns_lcp_num resyncs) resync(s), $(netns_lcp_num swept) swept"
 
 # ---- resyncs racing the changes: `lcp resync` while deletes and re-adds run ----
 # The notifications that arrive during a dump are held and applied after
@@ -148,7 +123,7 @@ echo "paused: the socket dropped $drops notifications; $(nl_num enobufs) overrun
 { awk 'NR <= 4000' "$tmp/p4.add"; awk 'NR > 8000 && NR <= 10000' "$tmp/p4.del"; } > "$tmp/r4"
 { awk 'NR <= 2000' "$tmp/p6.add"; awk 'NR > 4000 && NR <= 5000' "$tmp/p6.del"; } > "$tmp/r6"
 awk '{ print } (getline l < f) > 0 { print l }' f="$tmp/r6" "$tmp/r4" > "$tmp/r.mix"
-r0=$(nl_num resyncs)
+r0=$(netns_lcp_num resyncs)
 ip -n "$ns_c" -batch "$tmp/r.mix" > "$tmp/batch.out" 2>&1 & bpid=$!
 for _ in $(seq 100); do
 	ctl lcp resync > /dev/null || fail "lcp resync"
@@ -156,10 +131,10 @@ for _ in $(seq 100); do
 	sleep 0.02
 done
 wait "$bpid" || { cat "$tmp/batch.out" >&2; fail "ip -batch r.mix"; }
-settle 30 || echo "sluice: $(nl_num linux_routes) IPv4, $(nl_num linux_routes6) IPv6 routes; kernel $(kernel_n 4), $(kernel_n 6)"
+settle 30 || echo "sluice: $(netns_lcp_num linux_routes) IPv4, $(netns_lcp_num linux_routes6) IPv6 routes; kernel $(kernel_n 4), $(kernel_n 6)"
 fib_equal "after resyncs racing deletes and re-adds"
-[ "$(nl_num resyncs)" -gt "$r0" ] || fail "lcp resync: no resync counted"
-echo "racing: $(($(nl_num resyncs) - r0)) resync(s) during the batch, both FIBs the kernel's after"
+[ "$(netns_lcp_num resyncs)" -gt "$r0" ] || fail "lcp resync: no resync counted"
+echo "racing: $(($(netns_lcp_num resyncs) - r0)) resync(s) during the batch, both FIBs the kernel's after"
 netns_stop_sluice
 
 # ---- in flight: a tiny buffer, adds, deletes and re-adds of both families at once ----
@@ -169,17 +144,17 @@ for f in f4 f6; do # add all, delete every other one, re-add every fourth: delet
 	{ cat "$tmp/$f.add"; awk 'NR % 2 == 0' "$tmp/$f.del"; awk 'NR % 4 == 0' "$tmp/$f.add"; } > "$tmp/$f.mix"
 done
 start 4096
-e0=$(nl_num enobufs)
-r0=$(nl_num resyncs)
+e0=$(netns_lcp_num enobufs)
+r0=$(netns_lcp_num resyncs)
 ip -n "$ns_c" -batch "$tmp/f4.mix" & b4=$!
 ip -n "$ns_c" -batch "$tmp/f6.mix" & b6=$!
 wait "$b4" || fail "ip -batch f4.mix"
 wait "$b6" || fail "ip -batch f6.mix"
 echo "in flight: kernel holds $(kernel_n 4) IPv4 and $(kernel_n 6) IPv6 routes"
-settle 60 || echo "sluice: $(nl_num linux_routes) IPv4, $(nl_num linux_routes6) IPv6 routes; kernel $(kernel_n 4), $(kernel_n 6)"
+settle 60 || echo "sluice: $(netns_lcp_num linux_routes) IPv4, $(netns_lcp_num linux_routes6) IPv6 routes; kernel $(kernel_n 4), $(kernel_n 6)"
 fib_equal "after overruns with adds and deletes in flight"
-[ "$(nl_num enobufs)" -gt "$e0" ] || fail "no overrun with a 4 KB buffer: the test did not test it"
-[ "$(nl_num resyncs)" -gt "$r0" ] || fail "overruns but no resync"
+[ "$(netns_lcp_num enobufs)" -gt "$e0" ] || fail "no overrun with a 4 KB buffer: the test did not test it"
+[ "$(netns_lcp_num resyncs)" -gt "$r0" ] || fail "overruns but no resync"
 ctl show lcp | grep '^netlink'
 # the same counters in the stats segment (copied every 100 ms; the listener is idle now)
 sleep 0.3
@@ -205,7 +180,7 @@ assert seg["listeners"] == 1 and seg["overruns"] > 0 and seg["applied-by-kind[ro
 print("stats segment: /lcp/netlink/ equals show lcp json (%d overruns, %d resyncs, %d + %d routes)"
       % (seg["overruns"], seg["resyncs"], seg["routes"], seg["routes6"]))
 EOF
-echo "in flight: $(($(nl_num enobufs) - e0)) overrun(s), $(($(nl_num resyncs) - r0)) resync(s)" \
-	"($(nl_num resyncs_redone) redone, $(nl_num swept) swept)"
+echo "in flight: $(($(netns_lcp_num enobufs) - e0)) overrun(s), $(($(netns_lcp_num resyncs) - r0)) resync(s)" \
+	"($(netns_lcp_num resyncs_redone) redone, $(netns_lcp_num swept) swept)"
 netns_stop_sluice
 echo "PASS"

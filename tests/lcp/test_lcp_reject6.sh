@@ -29,17 +29,9 @@
 set -u
 sluice=$1
 sluicectl=$2
-id=$$
-ns_a=sluice-rj-h1-$id
-ns_b=sluice-rj-h2-$id
-ns_c=sluice-rj-c-$id
-if_a=rja$id
-if_b=rjb$id
-host_a=rja${id}h
-host_b=rjb${id}h
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d /tmp/sluice-rj-XXXXXX)
 . "$here/../lib/netns.sh"
+netns_lcp_names rj
 trap 'ip netns del "$ns_c" 2>/dev/null; netns_cleanup' EXIT
 netns_preflight ip ping timeout python3
 netns_make_pairs
@@ -50,12 +42,7 @@ ip netns exec "$ns_b" sh -c "sysctl -qw net.ipv6.conf.$host_b.disable_ipv6=0 net
 	ip -6 route add default via 2001:db8:2::1" || fail "h2"
 
 echo "set interface ip address b 2001:db8:2::1/64" > "$tmp/setup.cli"
-cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
-}
+netns_lcp_conf "exec $tmp/setup.cli" <<CONF
 linux-cp {
   default-netns $ns_c
   a { host-if s-eth0 }

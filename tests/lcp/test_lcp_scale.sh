@@ -20,41 +20,15 @@
 set -u
 sluice=$1
 sluicectl=$2
-id=$$
-ns_a=sluice-sc-h1-$id
-ns_b=sluice-sc-h2-$id
-ns_c=sluice-sc-c-$id
-if_a=sca$id
-if_b=scb$id
-host_a=sca${id}h
-host_b=scb${id}h
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d /tmp/sluice-sc-XXXXXX)
 ping_pid=
 . "$here/../lib/netns.sh"
+netns_lcp_names sc
 trap '[ -n "$ping_pid" ] && kill "$ping_pid" 2>/dev/null; ip netns del "$ns_c" 2>/dev/null; netns_cleanup' EXIT
 netns_preflight ip ping timeout python3
 netns_lcp_hosts "$ns_c"
 
 echo "set interface ip address b 10.2.0.1/24" > "$tmp/setup.cli"
-write_conf() { # rx-buffer bytes
-	cat > "$tmp/startup.conf" <<CONF
-unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
-cpu { stall-warn 250ms }
-interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
-}
-linux-cp {
-  default-netns $ns_c
-  netlink-rx-buffer $1
-  a { host-if s-eth0 }
-}
-CONF
-}
-nl_num() { # key: a number of show lcp json's "netlink"
-	ctl show lcp json | tr -d '\n' | grep -Eo "\"$1\":[[:space:]]*[0-9]+" | grep -Eo '[0-9]+$' | head -1
-}
 barrier_max_us() {
 	ctl show threads json | python3 -c 'import json,sys; print(json.load(sys.stdin)["barrier"]["hold_max_ns"] // 1000)'
 }
@@ -62,9 +36,9 @@ has_addr() { ctl show ip interface | grep -q "10.1.0.1/24"; }
 wait_routes() { # n seconds: until sluice holds n Linux routes and they stay so for 0.5 s
 	local n=$1 i
 	for i in $(seq $(($2 * 10))); do
-		if [ "$(nl_num linux_routes)" = "$n" ]; then
+		if [ "$(netns_lcp_num linux_routes)" = "$n" ]; then
 			sleep 0.5
-			[ "$(nl_num linux_routes)" = "$n" ] && return 0
+			[ "$(netns_lcp_num linux_routes)" = "$n" ] && return 0
 		fi
 		sleep 0.1
 	done
@@ -77,7 +51,7 @@ fib_equal() {
 	python3 "$here/lcp_fib_equal.py" "$tmp/kernel.json" "$tmp/fib.json" "$@"
 }
 start() { # rx-buffer
-	write_conf "$1"
+	netns_lcp_nl_conf "$1" "exec $tmp/setup.cli" "cpu { stall-warn 250ms }"
 	netns_start_sluice
 	ip -n "$ns_c" addr add 10.1.0.1/24 dev s-eth0 || fail "addr add in ctl"
 	for _ in $(seq 50); do has_addr && break; sleep 0.1; done
@@ -123,7 +97,7 @@ ping_start
 t0=$(date +%s%N)
 ip -n "$ns_c" -batch "$tmp/r100k.add" || fail "ip -batch add"
 t1=$(date +%s%N)
-wait_routes 100001 40 || { ctl show lcp >&2; fail "sluice holds $(nl_num linux_routes) of 100,001 routes"; }
+wait_routes 100001 40 || { ctl show lcp >&2; fail "sluice holds $(netns_lcp_num linux_routes) of 100,001 routes"; }
 t2=$(date +%s%N)
 hold_add=$(barrier_max_us)
 ping_check adds
@@ -136,7 +110,7 @@ echo "compared in $((($(date +%s%N) - t3) / 1000000)) ms"
 ctl clear runtime > /dev/null
 ping_start
 ip -n "$ns_c" -batch "$tmp/r100k.del" || fail "ip -batch del"
-wait_routes 1 40 || { ctl show lcp >&2; fail "sluice still holds $(nl_num linux_routes) routes"; }
+wait_routes 1 40 || { ctl show lcp >&2; fail "sluice still holds $(netns_lcp_num linux_routes) routes"; }
 hold_del=$(barrier_max_us)
 ping_check deletes
 echo "deleted: sluice holds only 10.9.0.0/16 again, largest barrier hold ${hold_del} us"
@@ -144,21 +118,21 @@ grep -q "watchdog.*stalled" "$tmp/err" && { grep watchdog "$tmp/err" >&2; fail "
 for h in "$hold_add" "$hold_del"; do
 	[ "$h" -lt 250000 ] || fail "a barrier hold of $h us (stall-warn 250 ms)"
 done
-[ "$(nl_num enobufs)" = 0 ] || echo "note: $(nl_num enobufs) overrun(s) with the 64 MB buffer"
+[ "$(netns_lcp_num enobufs)" = 0 ] || echo "note: $(netns_lcp_num enobufs) overrun(s) with the 64 MB buffer"
 netns_stop_sluice
 
 # ---- a 4 KB receive buffer: bursts overrun it, resyncs converge ----
 start 4096
 ip -n "$ns_c" -batch "$tmp/r30k.add" || fail "ip -batch add (30k)"
-wait_routes 30001 40 || { ctl show lcp >&2; fail "sluice holds $(nl_num linux_routes) of 30,001 routes"; }
+wait_routes 30001 40 || { ctl show lcp >&2; fail "sluice holds $(netns_lcp_num linux_routes) of 30,001 routes"; }
 fib_equal || fail "not the kernel's table after an overrun (adds)"
 ip -n "$ns_c" -batch "$tmp/r15k.del" || fail "ip -batch del (15k)"
-wait_routes 15001 40 || { ctl show lcp >&2; fail "sluice holds $(nl_num linux_routes) of 15,001 routes"; }
+wait_routes 15001 40 || { ctl show lcp >&2; fail "sluice holds $(netns_lcp_num linux_routes) of 15,001 routes"; }
 fib_equal || fail "not the kernel's table after an overrun (deletes)"
 ctl show lcp | grep '^netlink'
-[ "$(nl_num enobufs)" -gt 0 ] || fail "no overrun with a 4 KB buffer: the test did not test it"
-[ "$(nl_num resyncs)" -gt 0 ] || fail "overruns but no resync"
-echo "4 KB buffer: $(nl_num enobufs) overrun(s), $(nl_num resyncs) resync(s) ($(nl_num resyncs_redone) redone)," \
+[ "$(netns_lcp_num enobufs)" -gt 0 ] || fail "no overrun with a 4 KB buffer: the test did not test it"
+[ "$(netns_lcp_num resyncs)" -gt 0 ] || fail "overruns but no resync"
+echo "4 KB buffer: $(netns_lcp_num enobufs) overrun(s), $(netns_lcp_num resyncs) resync(s) ($(netns_lcp_num resyncs_redone) redone)," \
 	"sluice equal to the kernel after the adds and after the deletes"
 netns_stop_sluice
 echo "PASS"

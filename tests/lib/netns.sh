@@ -101,6 +101,15 @@ netns_names() {
 	tmp=$(mktemp -d "/tmp/sluice-$1-XXXXXX")
 }
 
+# netns_lcp_names TAG: netns_names TAG with the linux-cp tests' namespaces,
+# sluice-TAG-h1-PID and -h2- (ns_a, ns_b) and the control one -c- (ns_c).
+netns_lcp_names() {
+	netns_names "$1"
+	ns_a=sluice-$1-h1-$id
+	ns_b=sluice-$1-h2-$id
+	ns_c=sluice-$1-c-$id
+}
+
 # netns_routed_start SETUP-CLI CONF: sluice routing between host A
 # 10.1.0.2/24 (ns_a, via a 10.1.0.1) and host B 10.2.0.2/24 (ns_b, via b
 # 10.2.0.1) over af-packet: the pairs, the hosts, $tmp/setup.cli (the
@@ -221,4 +230,33 @@ netns_lcp_hosts() { # control-namespace...
 	netns_setup_host "$ns_a" "$host_a" 10.1.0.2 10.1.0.1
 	ip -n "$ns_a" addr add 10.9.0.9/32 dev lo || fail "10.9.0.9 on h1"
 	netns_setup_host "$ns_b" "$host_b" 10.2.0.2 10.2.0.1
+}
+
+# netns_lcp_conf [UNIX_MORE] [SECTION]: $tmp/startup.conf for the linux-cp
+# tests: the CLI on $tmp/cli.sock (UNIX_MORE added to the unix section),
+# SECTION on a line of its own, a and b on af-packet over if_a / if_b, then
+# the linux-cp section read from stdin.
+netns_lcp_conf() {
+	{
+		echo "unix { nodaemon  cli-listen $tmp/cli.sock${1:+  $1} }"
+		[ -n "${2:-}" ] && echo "$2"
+		printf 'interfaces {\n  a { driver af-packet  host-if %s }\n  b { driver af-packet  host-if %s }\n}\n' "$if_a" "$if_b"
+		cat
+	} > "$tmp/startup.conf"
+}
+
+# netns_lcp_nl_conf RX_BUFFER [UNIX_MORE] [SECTION]: netns_lcp_conf with a
+# paired with s-eth0 in ns_c and netlink-rx-buffer RX_BUFFER bytes.
+netns_lcp_nl_conf() {
+	netns_lcp_conf "${2:-}" "${3:-}" <<CONF
+linux-cp {
+  default-netns $ns_c
+  netlink-rx-buffer $1
+  a { host-if s-eth0 }
+}
+CONF
+}
+
+netns_lcp_num() { # key: a number of show lcp json's "netlink"
+	ctl show lcp json | tr -d '\n' | grep -Eo "\"$1\":[[:space:]]*[0-9]+" | grep -Eo '[0-9]+$' | head -1
 }

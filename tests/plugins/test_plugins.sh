@@ -34,19 +34,9 @@ src=$5
 build=$6
 shift 6
 bad=("$@")
-tmp=$(mktemp -d /tmp/sluice-plugins-XXXXXX)
-pid=
 N=10 # packets per flow
-fail() {
-	echo "FAIL: $*" >&2
-	[ -f "$tmp/err" ] && sed 's/^/  | /' "$tmp/err" >&2
-	exit 1
-}
-cleanup() {
-	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../lib/daemon.sh"
+daemon_init plugins
 
 bad_so() { # the built bad plugin called bad_$1.so
 	for f in "${bad[@]}"; do
@@ -89,26 +79,14 @@ ctl() {
 }
 
 start() {
-	"$sluice" -c "$tmp/startup.conf" 2> "$tmp/err" &
-	pid=$!
-	for _ in $(seq 200); do
-		grep -q "main: running" "$tmp/err" && return 0
-		kill -0 "$pid" 2>/dev/null || fail "sluice exited at start"
-		sleep 0.1
-	done
+	daemon_start "$tmp/startup.conf"
+	daemon_wait_running 200 "sluice exited at start" && return 0
 	fail "sluice did not come up within 20 s"
 }
 
 stop() {
-	kill -TERM "$pid"
-	for _ in $(seq 50); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	wait "$pid"
-	local rc=$?
-	pid=
-	[ "$rc" -eq 0 ] || fail "sluice exited $rc after SIGTERM"
+	daemon_stop 50 || fail "sluice still running 5 s after SIGTERM"
+	[ "$daemon_rc" -eq 0 ] || fail "sluice exited $daemon_rc after SIGTERM"
 	grep -q "every buffer returned" "$tmp/err" || fail "buffers not all returned"
 }
 
