@@ -411,7 +411,8 @@ static int fib_prefixes(struct cli_session *s, struct ip4_route **v, uint32_t *n
 			*n += ip4_fib_routes_of_len(ip4_fib_main, l, *v + *n, k);
 		graph_cli_barrier_release(s);
 	}
-	qsort(*v, *n, sizeof(**v), route_cmp);
+	if (*n) /* *v may be NULL: qsort takes no NULL even for 0 (UBSan) */
+		qsort(*v, *n, sizeof(**v), route_cmp);
 	return 0;
 }
 
