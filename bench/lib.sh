@@ -73,7 +73,16 @@ bench_need() {
 bench_build() {
 	local dir=$1
 	shift
-	[ -f "$dir/build.ninja" ] && return 0
+	if [ -f "$dir/build.ninja" ]; then
+		# A build left by another checkout (BENCH_BUILD_ROOT is shared under
+		# /tmp) would regenerate from that tree, or fail when it is gone.
+		local from
+		from=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
+			"$dir/meson-info/meson-info.json" 2>/dev/null)
+		[ "$from" = "$(cd "$root" && pwd -P)" ] && return 0
+		bench_log "$dir was set up from ${from:-an unknown tree}: setting it up again from $root"
+		rm -rf "$dir"
+	fi
 	meson setup "$dir" "$root" -Dtests=false "$@" >"$out/meson-$(basename "$dir").log" 2>&1 ||
 		{ cat "$out/meson-$(basename "$dir").log" >&2; exit 1; }
 }

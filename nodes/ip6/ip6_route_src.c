@@ -192,7 +192,8 @@ int ip6_route_src_del(enum ip6_route_src src, const ip6_addr_a2 *prefix, uint8_t
 int ip6_route_src_best(const ip6_addr_a2 *prefix, uint8_t plen, struct ip6_route_path *out, uint32_t max,
 		       uint32_t *n)
 {
-	struct src6_entry *e = plen <= 128 ? rs_get(prefix, plen, false) : NULL;
+	struct in6_addr key = *prefix; /* the store's key is 4-byte aligned, the argument 2 */
+	struct src6_entry *e = plen <= 128 ? rs_get(&key, plen, false) : NULL;
 	int s = e && !ip6_route_is_address(prefix, plen) ? rs_best(e) : -1;
 	*n = s < 0 ? 0 : e->n[s];
 	if (s >= 0)
@@ -203,7 +204,8 @@ int ip6_route_src_best(const ip6_addr_a2 *prefix, uint8_t plen, struct ip6_route
 void ip6_route_src_reinstall(const ip6_addr_a2 *prefix, uint8_t plen)
 {
 	char err[64];
-	struct src6_entry *e = rs_get(prefix, plen, false);
+	struct in6_addr key = *prefix; /* the store's key is 4-byte aligned, the argument 2 */
+	struct src6_entry *e = rs_get(&key, plen, false);
 	if (e)
 		install_best(e, err, sizeof(err));
 }
