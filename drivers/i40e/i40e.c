@@ -244,33 +244,43 @@ static int txq_start(struct i40e_dev *id, uint16_t q)
 	return queue_enable(id, I40E_QTX_ENA(q));
 }
 
-/* Receive write-back for polled queues. The X710 writes completed receive
- * descriptors back a cache line (four 32-byte descriptors) at a time, so a
- * polled queue at a low rate would hold up to three frames until more
- * arrive. With WB_ON_ITR in PFINT_DYN_CTL0 and interrupts left disabled
- * (INTENA 0), a completed descriptor starts the ITR of the vector its
- * queue's cause is bound to, and when the ITR expires what is left is
- * written back, no interrupt raised (X710/XL710 datasheet: receive
- * descriptor write-back; PFINT_DYN_CTL0, PFINT_ITR0, PFINT_LNKLST0,
- * QINT_RQCTL). So: every rx queue's cause on vector 0's list (LNKLST0
- * first, each QINT_RQCTL naming the next, the last the end of the list),
- * ITR index 0 at I40E_RX_WB_ITR, then WB_ON_ITR with ITR_INDX NONE (leave
- * the ITRs as written). */
+/* Descriptor write-back for polled queues. The X710 writes completed
+ * receive descriptors back a cache line (four 32-byte descriptors) at a
+ * time, and without head write-back transmit DD likewise (eight 16-byte
+ * descriptors), so a polled queue at a low rate would hold frames, or the
+ * buffers of sent ones, until more come. With WB_ON_ITR in PFINT_DYN_CTL0
+ * and interrupts left disabled (INTENA 0), a completed descriptor starts
+ * the ITR of the vector its queue's cause is bound to, and when the ITR
+ * expires what is left is written back, no interrupt raised (X710/XL710
+ * datasheet: receive and transmit descriptor write-back; PFINT_DYN_CTL0,
+ * PFINT_ITR0, PFINT_LNKLST0, QINT_RQCTL, QINT_TQCTL). So: every rx queue's
+ * cause, then every tx queue's, on vector 0's list (LNKLST0 first, each
+ * QINT_xQCTL naming the next, the last the end of the list), ITR index 0
+ * at I40E_RX_WB_ITR, then WB_ON_ITR with ITR_INDX NONE (leave the ITRs as
+ * written). */
 static void rx_wb_on_itr(struct i40e_dev *id, bool on)
 {
-	uint16_t n = id->dev.n_rx_queues;
+	uint16_t n = id->dev.n_rx_queues, nt = id->dev.n_tx_queues;
 	if (!on) {
 		wr(id, I40E_PFINT_DYN_CTL0, 0);
 		wr(id, I40E_PFINT_LNKLST0, I40E_QUEUE_END_OF_LIST);
 		for (uint16_t q = 0; q < n; q++)
 			wr(id, I40E_QINT_RQCTL(q), 0);
+		for (uint16_t q = 0; q < nt; q++)
+			wr(id, I40E_QINT_TQCTL(q), 0);
 		return;
 	}
 	wr(id, I40E_PFINT_ITR0(0), I40E_RX_WB_ITR);
-	for (uint16_t q = 0; q < n; q++) {
-		uint32_t next = q + 1u < n ? q + 1u : I40E_QUEUE_END_OF_LIST; /* the next rx queue (type 0) */
+	for (uint16_t q = 0; q < n; q++) { /* the next rx queue (type 0), after the last tx queue 0 (type 1) */
+		bool last = q + 1u == n;
+		uint32_t next = !last ? q + 1u : nt ? 0u : I40E_QUEUE_END_OF_LIST, type = last && nt ? 1u : 0u;
 		wr(id, I40E_QINT_RQCTL(q), I40E_QINT_CAUSE_ENA | 0u << I40E_QINT_ITR_INDX_SHIFT |
-						   next << I40E_QINT_NEXTQ_INDX_SHIFT | 0u << I40E_QINT_NEXTQ_TYPE_SHIFT);
+						   next << I40E_QINT_NEXTQ_INDX_SHIFT | type << I40E_QINT_NEXTQ_TYPE_SHIFT);
+	}
+	for (uint16_t q = 0; q < nt; q++) {
+		uint32_t next = q + 1u < nt ? q + 1u : I40E_QUEUE_END_OF_LIST; /* the next tx queue (type 1) */
+		wr(id, I40E_QINT_TQCTL(q), I40E_QINT_CAUSE_ENA | 0u << I40E_QINT_ITR_INDX_SHIFT |
+						   next << I40E_QINT_NEXTQ_INDX_SHIFT | 1u << I40E_QINT_NEXTQ_TYPE_SHIFT);
 	}
 	wr(id, I40E_PFINT_LNKLST0, 0u | 0u << I40E_PFINT_LNKLST0_FIRSTQ_TYPE_SHIFT); /* rx queue 0 first */
 	wr(id, I40E_PFINT_DYN_CTL0, I40E_PFINT_DYN_CTL0_WB_ON_ITR | I40E_PFINT_DYN_CTL0_ITR_NONE);

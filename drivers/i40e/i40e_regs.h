@@ -40,7 +40,7 @@
 
 /* ---- interrupt causes of vector 0, for receive write-back (X710/XL710
  * datasheet, interrupts: PFINT_DYN_CTL0, PFINT_ITR0, PFINT_LNKLST0,
- * QINT_RQCTL) ---- */
+ * QINT_RQCTL, QINT_TQCTL) ---- */
 #define I40E_PFINT_DYN_CTL0_INTENA 1u
 #define I40E_PFINT_DYN_CTL0_ITR_INDX_SHIFT 3
 #define I40E_PFINT_DYN_CTL0_ITR_NONE (3u << I40E_PFINT_DYN_CTL0_ITR_INDX_SHIFT) /* no ITR update */
@@ -49,6 +49,7 @@
 #define I40E_PFINT_LNKLST0 0x00038500
 #define I40E_PFINT_LNKLST0_FIRSTQ_TYPE_SHIFT 11 /* 0: rx queue */
 #define I40E_QINT_RQCTL(q) (0x0003A000 + 4 * (q))
+#define I40E_QINT_TQCTL(q) (0x0003C000 + 4 * (q))
 #define I40E_QINT_ITR_INDX_SHIFT 11
 #define I40E_QINT_NEXTQ_INDX_SHIFT 16
 #define I40E_QINT_NEXTQ_TYPE_SHIFT 27

@@ -47,6 +47,16 @@ struct rxwb {
 	uint64_t itr_due_ns; /* 0: no ITR running */
 };
 
+/* Transmit DD write-backs held the same way: slot and its done quadword. */
+struct txwb {
+	uint32_t n;
+	struct {
+		uint32_t slot;
+		uint64_t q1;
+	} d[TX_WB_LINE];
+	uint64_t itr_due_ns; /* 0: no ITR running */
+};
+
 /* What a device ID's port links at (get PHY abilities, get link status). */
 struct family {
 	uint16_t device;
@@ -69,6 +79,7 @@ struct i40e_model {
 	uint16_t phy_int_mask;
 	const struct family *fam;
 	struct rxwb wb[NQ];
+	struct txwb txwb[NQ];
 	bool cable, tx_hold, aq_stall;
 	bool sd_valid;
 	uint64_t sd_pa;
@@ -159,6 +170,7 @@ static void pf_reset(struct i40e_model *m)
 		m->txpre_qdis[q] = true;
 	m->sd_valid = false;
 	memset(m->wb, 0, sizeof(m->wb));
+	memset(m->txwb, 0, sizeof(m->txwb));
 	m->phy_int_mask = 0;
 	m->st.lse = m->st.promisc_unicast = m->st.promisc_multicast = m->st.promisc_broadcast = false;
 	m->st.vsi_queues = 0;
@@ -197,10 +209,11 @@ static bool link_up(const struct i40e_model *m)
 static void aq_run(struct i40e_model *m);
 static void arq_link_event(struct i40e_model *m);
 static void rx_flush(struct i40e_model *m, uint32_t q);
+static void tx_flush(struct i40e_model *m, uint32_t q);
 
 /* What time has completed since the last access: the global reset, the NVM
  * load, the PF reset, firmware's answers, the link (an event when it
- * changed), receive ITRs. */
+ * changed), receive and transmit ITRs. */
 static void time_settle(struct i40e_model *m)
 {
 	uint64_t now = nic_model_now_ns();
@@ -217,6 +230,9 @@ static void time_settle(struct i40e_model *m)
 	for (uint32_t q = 0; q < NQ; q++)
 		if (m->wb[q].itr_due_ns && now >= m->wb[q].itr_due_ns)
 			rx_flush(m, q);
+	for (uint32_t q = 0; q < NQ; q++)
+		if (m->txwb[q].itr_due_ns && now >= m->txwb[q].itr_due_ns)
+			tx_flush(m, q);
 }
 
 static void add48(struct i40e_model *m, uint32_t lo, uint32_t hi, uint64_t v)
@@ -619,8 +635,10 @@ static void settle(struct i40e_model *m, bool rx, uint32_t q)
 	REG(m, reg) = (REG(m, reg) & ~ENA_STAT) | (Q->enabled ? ENA_STAT : 0);
 	if (rx && !Q->enabled) /* a queue stopping writes back what it holds */
 		rx_flush(m, q);
-	if (!rx && !Q->enabled)
+	if (!rx && !Q->enabled) {
+		tx_flush(m, q);
 		nic_model_txq_stop(&m->txa[q]);
+	}
 }
 
 static void ena_write(struct i40e_model *m, bool rx, uint32_t q, uint32_t v)
@@ -663,9 +681,53 @@ static void tx_emit(struct i40e_model *m, uint32_t q)
 	Q->txlen = 0;
 }
 
+static int64_t queue_itr_ns(struct i40e_model *m, bool rx, uint32_t q);
+
+/* n write-backs held, the last for slot: write them back now (the line is
+ * complete, or the ITR's interval is 0), or start the ITR that will. */
+static bool wb_due(struct i40e_model *m, bool rx, uint32_t q, uint32_t slot, uint32_t n, uint32_t line,
+		   uint64_t *itr_due_ns)
+{
+	if (slot % line == line - 1 || n == line)
+		return true;
+	if (*itr_due_ns)
+		return false;
+	int64_t itr = queue_itr_ns(m, rx, q);
+	if (itr > 0)
+		*itr_due_ns = nic_model_now_ns() + (uint64_t)itr;
+	return itr == 0;
+}
+
+/* Transmit descriptor write-back without head write-back (X710 datasheet,
+ * transmit descriptor write-back): an RS descriptor's done (DTYPE 0xF) is
+ * written back with its cache line of eight, or when the ITR of the vector
+ * the queue's cause is bound to expires with WB_ON_ITR, or when the queue
+ * is disabled; at once when that ITR's interval is 0. */
+static void tx_flush(struct i40e_model *m, uint32_t q)
+{
+	struct txwb *w = &m->txwb[q];
+	for (uint32_t i = 0; i < w->n; i++) {
+		volatile uint64_t *d = dma(m, m->txq[q].base + 16ull * w->d[i].slot, 16, "tx descriptor");
+		if (!d)
+			break;
+		d[1] = w->d[i].q1;
+	}
+	w->n = 0;
+	w->itr_due_ns = 0;
+}
+
+static void tx_complete(struct i40e_model *m, uint32_t q, uint32_t slot, uint64_t q1)
+{
+	struct txwb *w = &m->txwb[q];
+	w->d[w->n].slot = slot, w->d[w->n].q1 = q1;
+	w->n++;
+	if (wb_due(m, false, q, slot, w->n, TX_WB_LINE, &w->itr_due_ns))
+		tx_flush(m, q);
+}
+
 /* Send what the tail handed over some ticks ago, a batch per tick
- * (nic_model.h), or all of it when unpaced; an RS descriptor is written
- * back done (DTYPE 0xF) as it is sent. */
+ * (nic_model.h), or all of it when unpaced; an RS descriptor is done
+ * (DTYPE 0xF) as it is sent, written back as above. */
 static void tx_run(struct i40e_model *m, uint32_t q, bool unpaced)
 {
 	struct queue *Q = &m->txq[q];
@@ -694,8 +756,8 @@ static void tx_run(struct i40e_model *m, uint32_t q, bool unpaced)
 			return;
 		memcpy(Q->txbuf + Q->txlen, src, size);
 		Q->txlen += size;
-		if (q1 & TXD_CMD_RS) /* RS: the descriptor reads done */
-			d[1] = q1 | TXD_DTYPE_DONE;
+		if (q1 & TXD_CMD_RS) /* RS: the descriptor reads done, in time */
+			tx_complete(m, q, Q->head, q1 | TXD_DTYPE_DONE);
 		Q->head = (Q->head + 1) % Q->qlen;
 		if (Q->head == 0)
 			m->st.tx_wraps[q % 16]++;
@@ -861,10 +923,11 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
  * memory a cache line (128 bytes: four 32-byte descriptors) at a time;
  * with WB_ON_ITR set on the vector a queue's cause is bound to, a completed
  * descriptor also starts that vector's ITR, and when it expires whatever
- * is left is written back. Only vector 0 (PFINT_LNKLST0) is modelled. */
+ * is left is written back. Only vector 0 (PFINT_LNKLST0) is modelled;
+ * transmit queues' causes (QINT_TQCTL) on its list flush the same way. */
 
-/* The ITR interval of rx queue q in ns, or -1 when nothing flushes it. */
-static int64_t rx_itr_ns(struct i40e_model *m, uint32_t q)
+/* The ITR interval of rx (or tx) queue q in ns, or -1 when nothing flushes it. */
+static int64_t queue_itr_ns(struct i40e_model *m, bool rx, uint32_t q)
 {
 	uint32_t ctl0 = REG(m, R_PFINT_DYN_CTL0);
 	if (!(ctl0 & (DYN_CTL0_WB_ON_ITR | DYN_CTL0_INTENA)))
@@ -874,7 +937,7 @@ static int64_t rx_itr_ns(struct i40e_model *m, uint32_t q)
 		if (at >= NQ)
 			return -1;
 		uint32_t c = REG(m, type == 0 ? R_QINT_RQCTL(at) : R_QINT_TQCTL(at));
-		if (type == 0 && at == q) {
+		if (type == (rx ? 0u : 1u) && at == q) {
 			if (!(c & QINT_CAUSE_ENA) || (c & QINT_MSIX_INDX_MASK) != 0)
 				return -1;
 			uint32_t itr = (c >> QINT_ITR_INDX_SHIFT) & 3;
@@ -910,17 +973,8 @@ static void rx_complete(struct i40e_model *m, uint32_t q, uint32_t slot, uint64_
 	struct rxwb *w = &m->wb[q];
 	w->d[w->n].slot = slot, w->d[w->n].q0 = q0, w->d[w->n].q1 = q1;
 	w->n++;
-	if (slot % RX_WB_LINE == RX_WB_LINE - 1 || w->n == RX_WB_LINE) {
+	if (wb_due(m, true, q, slot, w->n, RX_WB_LINE, &w->itr_due_ns))
 		rx_flush(m, q);
-		return;
-	}
-	if (w->itr_due_ns)
-		return;
-	int64_t itr = rx_itr_ns(m, q);
-	if (itr == 0)
-		rx_flush(m, q);
-	else if (itr > 0)
-		w->itr_due_ns = nic_model_now_ns() + (uint64_t)itr;
 }
 
 struct rx_class {

@@ -94,6 +94,9 @@ enum {
 /* receive descriptors are written back a cache line at a time: 128 bytes,
  * four 32-byte descriptors (datasheet, receive descriptor write-back) */
 #define RX_WB_LINE 4u
+/* transmit descriptors likewise (datasheet, transmit descriptor write-back,
+ * no head write-back): 128 bytes, eight 16-byte data descriptors */
+#define TX_WB_LINE 8u
 /* RSS */
 #define GLQF_CTL_HTOEP 2u
 #define PFQF_CTL_0_HASHLUTSIZE (1u << 16)

@@ -1012,6 +1012,51 @@ START_TEST(rx_held_without_wb_on_itr)
 }
 END_TEST
 
+/* Lone frames sent one at a time, polls polls apart: after each burst
+ * (which reclaims what reads done first) the tx slots still held. */
+static void tx_lone_frames(struct device *d1, uint32_t n, uint32_t polls, const uint32_t *want_held)
+{
+	struct pci_txq *tq = txq(d1, 0);
+	for (uint32_t i = 0; i < n; i++)
+		make_frame(&frames[i], i, 60, 200);
+	wire_expect(frames, n);
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert_int_eq(nic_suite.wire_rx(frames[i].bytes, frames[i].len), 0);
+		for (uint32_t k = 0; k < polls; k++)
+			nic_poll();
+		ck_assert_uint_eq(wire.seen, i + 1);
+		ck_assert_msg(tx_slots_n_held(&tq->slots) == want_held[i], "after frame %u: %u slots held, want %u", i,
+			      tx_slots_n_held(&tq->slots), want_held[i]);
+	}
+	ck_assert_uint_eq(wire.mismatches, 0);
+}
+
+/* Transmit DD is written back a cache line (eight descriptors) at a time;
+ * with the tx queue's cause on vector 0 and WB_ON_ITR, a lone frame's DD
+ * comes when the ITR expires, so the next burst, 10 polls later, finds it
+ * done and reclaims it: one slot held (its own) after each. */
+START_TEST(tx_low_rate_reclaim)
+{
+	struct device *d0, *d1;
+	pair(NULL, 0, NULL, 0, &d0, &d1);
+	static const uint32_t want[] = { 1, 1, 1, 1 };
+	tx_lone_frames(d1, ARRAY_LEN(want), 10, want);
+}
+END_TEST
+
+/* The wrong step: WB_ON_ITR cleared on the sending port. The lone frames'
+ * DD is held until the eighth completes the line: nothing reclaimed for
+ * 50 polls at a time, then all eight at once by the ninth burst. */
+START_TEST(tx_held_without_wb_on_itr)
+{
+	struct device *d0, *d1;
+	pair(NULL, 0, NULL, 0, &d0, &d1);
+	wb_on_itr_off(d1);
+	static const uint32_t want[] = { 1, 2, 3, 4, 5, 6, 7, 8, 1 };
+	tx_lone_frames(d1, ARRAY_LEN(want), 50, want);
+}
+END_TEST
+
 /* A device whose reset, NVM load, PF reset or firmware never completes:
  * creation fails naming the step, after the driver's bound passed in
  * virtual time. */
@@ -1162,6 +1207,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, tx_ring_full);
 	tcase_add_test(tc, rx_low_rate_latency);
 	tcase_add_test(tc, rx_held_without_wb_on_itr);
+	tcase_add_test(tc, tx_low_rate_reclaim);
+	tcase_add_test(tc, tx_held_without_wb_on_itr);
 	tcase_add_test(tc, bring_up_never_completes);
 	tcase_add_test(tc, bring_up_any_delays);
 	tcase_add_test(tc, link_never_or_phy_config_refused);
