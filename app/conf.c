@@ -413,7 +413,10 @@ static int parse_section_body(struct parser *p, const struct conf_section *sec, 
 		else if (keyword && t->type == TOK_WORD && strcmp(t->text, keyword) == 0)
 			rc = (nt = keyword_block_name(p, sec->block, t)) ? generic_block(p, sec->block, obj, nt, lines)
 									 : -EINVAL;
-		else if (block_what && !keyword && t->type == TOK_WORD && peek(p)->type == TOK_OPEN)
+		/* A block's name may be quoted: the printer quotes one that would
+		 * not read back as a word (conf_sections.c). */
+		else if (block_what && !keyword && (t->type == TOK_WORD || t->type == TOK_STRING) &&
+			 peek(p)->type == TOK_OPEN)
 			rc = interfaces ? interface_block(p, (struct conf_interfaces *)obj, t, lines)
 					: generic_block(p, sec->block, obj, t, lines);
 		else
