@@ -15,14 +15,7 @@ sluicectl=${3:-}
 . "$(dirname "$0")/../lib/daemon.sh"
 daemon_init daemon
 
-# Wait up to $2 tenths of a second for a pattern in a file.
-wait_for_line() {
-	for _ in $(seq "$2"); do
-		grep -q "$1" "$3" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
+. "$(dirname "$0")/../lib/wait.sh"
 
 daemon_conf_from "$conf_src"
 

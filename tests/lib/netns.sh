@@ -38,14 +38,7 @@ netns_preflight() {
 	done
 }
 
-# Wait up to $2 tenths of a second for pattern $1 in file $3.
-wait_for_line() {
-	for _ in $(seq "$2"); do
-		grep -q "$1" "$3" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/wait.sh"
 
 # Two namespaces, each holding one end of a veth pair whose other end
 # (if_a, if_b) stays here for sluice; IPv6 off so only the test's traffic flows.
