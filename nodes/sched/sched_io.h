@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "drivers/device.h"
+#include "graph/graph.h"
 #include "graph/handoff.h"
 #include "sched/class.h"
 #include "sched/egress.h"
