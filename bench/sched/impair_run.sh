@@ -53,7 +53,7 @@ CG_PACKETS=${CG_PACKETS:-2000000}
 rt=() rt_label="SCHED_OTHER, not pinned (a shared box: an upper bound)"
 if [ -n "${LATENESS_RT:-}" ]; then
 	rt=(taskset -c "$LATENESS_RT" chrt -f 1)
-	LSECS=$(awk -v s="$LSECS" 'BEGIN { print s > 0.9 ? 0.9 : s }')
+	LSECS=$(awk -v s="$LSECS" 'BEGIN { print (s > 0.9 ? 0.9 : s) }')
 	rt_label="SCHED_FIFO 1 on CPU $LATENESS_RT, runs of ${LSECS} s (under the RT throttle)"
 fi
 CONFIG="delay 10ms loss random 1% seed 1"
@@ -95,6 +95,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 	for rate in 1000000 100000; do
 		line=$(run "lateness $rate" "${rt[@]}" "$isa/$rel" lateness --secs "$LSECS" --rate "$rate")
+		[ "$(field released <<<"$line")" -gt 0 ] || fail "lateness at $rate pps released nothing"
 		field lateness_ns_p50 <<<"$line" >>"$out/p50-$rate"
 		field p99 <<<"$line" >>"$out/p99-$rate"
 	done
