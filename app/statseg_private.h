@@ -40,6 +40,8 @@ struct statseg_sched_shape {
 	char classes[SCHED_MAX_CLASSES][SCHED_CLASS_NAME_SIZE];
 	uint32_t n_subs;           /* subscribers over every interface's hierarchy */
 	uint64_t sub_gen[DEV_MAX]; /* each hierarchy's generation (hqos_sub_count) */
+	uint32_t n_imp_subs;       /* subscribers with an impairer, every interface */
+	uint32_t imp_subs[DEV_MAX]; /* each hierarchy's (hqos_impair_count) */
 };
 
 /* What the directory describes; a new directory when any of it changes. */
@@ -74,6 +76,7 @@ struct entries {
 	uint32_t front[N_SCHED_FRONT];
 	uint32_t sched_hqos[N_SCHED_HQOS];
 	uint32_t sub_names, sub[N_SCHED_SUB];
+	uint32_t sub_imp_names, sub_imp[N_SCHED_IMPAIR], sub_imp_late; /* impaired subscribers */
 	uint32_t cli[N_CLI_COUNTERS];
 	uint32_t log[N_LOG_COUNTERS];
 	uint32_t lcp[N_LCP_SCALARS], lcp_reasons, lcp_ignored, lcp_kinds, lcp_applied;

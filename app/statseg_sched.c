@@ -33,14 +33,50 @@ void statseg_sched_shape(struct statseg_sched_shape *s)
 		}
 	s->front = sched_front.evq != NULL;
 	for (uint32_t i = 0; i < s->n_ifs; i++)
-		if (s->scheduled[i] && sched_io_ifs[i].hq)
+		if (s->scheduled[i] && sched_io_ifs[i].hq) {
 			s->n_subs += hqos_sub_count(sched_io_ifs[i].hq, &s->sub_gen[i]);
+			s->imp_subs[i] = hqos_impair_count(sched_io_ifs[i].hq);
+			s->n_imp_subs += s->imp_subs[i];
+		}
 	snprintf(s->classes[0], sizeof(s->classes[0]), "(none)");
 	for (uint32_t c = 1; c < SCHED_MAX_CLASSES; c++)
 		memcpy(s->classes[c], sched_class_table.cls[c].name, sizeof(s->classes[c]));
 }
 
 /* ---- layout ---- */
+
+/* An impairer's counters under prefix, one row per d (interfaces, or
+ * impaired subscribers): the held gauge and the counters into idx[], the
+ * lateness histogram's index returned. */
+static uint32_t layout_impair(struct statseg_writer *w, const char *prefix, struct dim d, uint32_t idx[N_SCHED_IMPAIR])
+{
+	static const char *const impair[N_SCHED_IMPAIR] = {
+		"held",	     "lost-random", "lost-gemodel",	 "over-max-held", "duplicated", "duplicate-no-buffer",
+		"reordered", "corrupted",   "corrupt-no-buffer", "delayed",	  "released",
+	};
+	char name[96];
+	for (int k = 0; k < N_SCHED_IMPAIR; k++) {
+		snprintf(name, sizeof(name), "%s/%s", prefix, impair[k]);
+		idx[k] = statseg_add(w, name, k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, d, ONE);
+	}
+	snprintf(name, sizeof(name), "%s/release-lateness", prefix);
+	return statseg_add(w, name, STATSEG_COUNTER_VECTOR, d, (struct dim){ "log2-us", SCHED_IMPAIR_LATE_BUCKETS, NONE });
+}
+
+/* Row r of an impairer's entries (layout_impair's). */
+static void fill_impair(struct statseg_writer *w, const uint32_t idx[N_SCHED_IMPAIR], uint32_t late, uint32_t r,
+			const struct sched_impair *m)
+{
+	struct sched_impair_stats is;
+	sched_impair_stats(m, &is);
+	const uint64_t vi[N_SCHED_IMPAIR] = { is.held,	      is.lost_random, is.lost_gemodel,	     is.over_max_held,
+					      is.duplicated,  is.duplicate_no_buffer, is.reordered, is.corrupted,
+					      is.corrupt_no_buffer, is.delayed, is.released };
+	for (int k = 0; k < N_SCHED_IMPAIR; k++)
+		statseg_put_elem(w, idx[k], r, 0, 0, vi[k]);
+	for (uint32_t b = 0; b < SCHED_IMPAIR_LATE_BUCKETS; b++)
+		statseg_put_elem(w, late, r, b, 0, is.late[b]);
+}
 
 static void layout_ifs(struct statseg_writer *w, const struct shape *s, struct dim cls)
 {
@@ -76,16 +112,7 @@ static void layout_ifs(struct statseg_writer *w, const struct shape *s, struct d
 	};
 	for (int k = 0; k < N_SCHED_HQOS; k++) /* 0 for an interface without a hierarchy */
 		e->sched_hqos[k] = statseg_add(w, hqos[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, i, ONE);
-	static const char *const impair[N_SCHED_IMPAIR] = {
-		"/sched/if/impair/held",	     "/sched/if/impair/lost-random", "/sched/if/impair/lost-gemodel",
-		"/sched/if/impair/over-max-held", "/sched/if/impair/duplicated",  "/sched/if/impair/duplicate-no-buffer",
-		"/sched/if/impair/reordered",	     "/sched/if/impair/corrupted",   "/sched/if/impair/corrupt-no-buffer",
-		"/sched/if/impair/delayed",	     "/sched/if/impair/released",
-	};
-	for (int k = 0; k < N_SCHED_IMPAIR; k++)
-		e->sched_impair[k] = statseg_add(w, impair[k], k ? STATSEG_COUNTER_VECTOR : STATSEG_GAUGE_VECTOR, i, ONE);
-	e->sched_impair_late = statseg_add(w, "/sched/if/impair/release-lateness", STATSEG_COUNTER_VECTOR, i,
-					   (struct dim){ "log2-us", SCHED_IMPAIR_LATE_BUCKETS, NONE });
+	e->sched_impair_late = layout_impair(w, "/sched/if/impair", i, e->sched_impair);
 }
 
 /* /sched/subscribers/: one row per subscriber of every interface's
@@ -113,6 +140,45 @@ static void layout_subs(struct statseg_writer *w, const struct shape *s)
 	struct dim d = { "subscriber", s->sched.n_subs, e->sub_names };
 	for (int k = 0; k < N_SCHED_SUB; k++)
 		e->sub[k] = statseg_add(w, names[k], STATSEG_COUNTER_VECTOR, d, ONE);
+}
+
+/* /sched/subscribers/impair/: one row per subscriber with an impairer
+ * (at most HQOS_IMPAIR_MAX a port, so always laid out), "IF/NAME", in
+ * interface order then the hierarchy's impairer order. */
+static void layout_sub_impair(struct statseg_writer *w, const struct shape *s)
+{
+	struct entries *e = &w->e;
+	e->sub_imp_names = e->sub_imp_late = NONE;
+	for (int k = 0; k < N_SCHED_IMPAIR; k++)
+		e->sub_imp[k] = NONE;
+	if (!s->sched.n_imp_subs)
+		return;
+	struct dim d = { "subscriber", s->sched.n_imp_subs, NONE };
+	e->sub_imp_names = statseg_add(w, "/sched/subscribers/impair/names", STATSEG_NAME_VECTOR, d, ONE);
+	d.labels = e->sub_imp_names;
+	e->sub_imp_late = layout_impair(w, "/sched/subscribers/impair", d, e->sub_imp);
+}
+
+/* Each impaired subscriber in layout_sub_impair's order: its row, label
+ * written (names) or counters (values). */
+static void each_sub_impair(struct statseg_writer *w, const struct shape *s, bool names)
+{
+	uint32_t row = 0;
+	for (uint32_t i = 0; i < s->sched.n_ifs; i++) {
+		const struct hqos *hq = s->sched.scheduled[i] ? sched_io_ifs[i].hq : NULL;
+		uint32_t n = hq ? hqos_impair_count(hq) : 0;
+		for (uint32_t k = 0; k < n && row < s->sched.n_imp_subs; k++, row++) {
+			uint32_t id;
+			const struct sched_impair *m = hqos_impair_at(hq, k, &id);
+			if (names) {
+				char label[DEV_NAME_SIZE + HQOS_NAME_SIZE + 1];
+				snprintf(label, sizeof(label), "%s/%s", s->devs[i].name, hqos_sub_name(hq, id));
+				statseg_put_label(w, w->e.sub_imp_names, row, label);
+			} else {
+				fill_impair(w, w->e.sub_imp, w->e.sub_imp_late, row, m);
+			}
+		}
+	}
 }
 
 /* Each subscriber of the hierarchies in the order of layout_subs, with
@@ -211,6 +277,7 @@ void statseg_sched_layout(struct statseg_writer *w, const struct shape *s)
 	layout_front(w, s, cls);
 	layout_dist_globals(w, s);
 	layout_cli(w);
+	layout_sub_impair(w, s);
 	layout_subs(w, s);
 }
 
@@ -225,6 +292,8 @@ void statseg_sched_names(struct statseg_writer *w, const struct shape *s)
 		statseg_put_label(w, e->dist_reasons, r, dist_drop_reason_strings[r]);
 	if (e->sub_names != NONE)
 		each_sub(w, s, sub_label);
+	if (e->sub_imp_names != NONE)
+		each_sub_impair(w, s, true);
 }
 
 /* ---- values ---- */
@@ -253,15 +322,7 @@ static void fill_if(struct statseg_writer *w, uint32_t i, const struct sched_egr
 	const uint64_t v[N_SCHED_IF] = { st.held, st.enqueued, st.released, st.dropped };
 	for (int k = 0; k < N_SCHED_IF; k++)
 		statseg_put_elem(w, e->sched_if[k], i, 0, 0, v[k]);
-	struct sched_impair_stats is;
-	sched_impair_stats(sched_egress_impair(eg), &is);
-	const uint64_t vi[N_SCHED_IMPAIR] = { is.held,	      is.lost_random, is.lost_gemodel,	     is.over_max_held,
-					      is.duplicated,  is.duplicate_no_buffer, is.reordered, is.corrupted,
-					      is.corrupt_no_buffer, is.delayed, is.released };
-	for (int k = 0; k < N_SCHED_IMPAIR; k++)
-		statseg_put_elem(w, e->sched_impair[k], i, 0, 0, vi[k]);
-	for (uint32_t b = 0; b < SCHED_IMPAIR_LATE_BUCKETS; b++)
-		statseg_put_elem(w, e->sched_impair_late, i, b, 0, is.late[b]);
+	fill_impair(w, e->sched_impair, e->sched_impair_late, i, sched_egress_impair(eg));
 	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++) {
 		const uint64_t vc[N_SCHED_IF_CLASS] = { st.held_class[c], st.released_class[c], st.dropped_class[c] };
 		for (int k = 0; k < N_SCHED_IF_CLASS; k++)
@@ -312,6 +373,8 @@ void statseg_sched_fill(struct statseg_writer *w, const struct shape *s, struct 
 			fill_if(w, i, sched_io_ifs[i].e);
 	if (w->e.sub_names != NONE)
 		each_sub(w, s, sub_fill);
+	if (w->e.sub_imp_names != NONE)
+		each_sub_impair(w, s, false);
 	if (s->dist)
 		fill_dist_globals(w, s->dist);
 	struct cli_server_counters cc;

@@ -531,7 +531,7 @@ static inline uint32_t enqueue_one(struct hqos *h, uint32_t bi, uint32_t id, con
 	return r;
 }
 
-#define ENQ_CHUNK 64
+#define ENQ_CHUNK HQ_CLASSIFY_MAX
 
 /* m packets of one chunk into the queues of their subscribers ids[]. */
 static inline uint32_t enqueue_chunk(struct hqos *h, const uint32_t *v, const uint32_t *ids, uint32_t m,
@@ -582,17 +582,7 @@ uint32_t hqos_enqueue(struct hqos *h, const uint32_t *bi, uint32_t n, const uint
 	for (uint32_t base = 0; base < n; base += ENQ_CHUNK) {
 		uint32_t m = n - base < ENQ_CHUNK ? n - base : ENQ_CHUNK;
 		const uint32_t *v = bi + base;
-		for (uint32_t i = 0; i < m; i++) {
-			if (i + 12 < m)
-				__builtin_prefetch(buffer_get(v[i + 12]));
-			if (i + 8 < m) /* its headers, for the match */
-				__builtin_prefetch(buffer_data(buffer_get(v[i + 8])) + 16);
-			if (i + 4 < m) /* its first probe of the match table */
-				hqos_classify_prefetch(h, buffer_get(v[i + 4]));
-			ids[i] = hqos_classify(h, buffer_get(v[i]));
-			__builtin_prefetch(&h->sub[ids[i]]);
-			__builtin_prefetch((const char *)&h->sub[ids[i]] + 64);
-		}
+		hqos_classify_burst(h, v, m, ids);
 		n_drop += enqueue_chunk(h, v, ids, m, prio, now_ns, &held, dropped + n_drop);
 	}
 	__atomic_store_n(&h->held, held, __ATOMIC_RELAXED);
@@ -796,7 +786,7 @@ uint64_t hqos_held_buffers(const struct hqos *h)
 size_t hqos_sub_state_bytes(void)
 {
 	return sizeof(struct hq_sub) + sizeof(struct hqos_sub_config) + 2 * sizeof(uint32_t) /* name hash */ +
-	       2 * sizeof(struct hq_match_slot);
+	       2 * sizeof(struct hq_match_slot) + 2 * sizeof(uint64_t) /* IPv4 table */;
 }
 
 void hqos_sub_unlink(struct hqos *h, uint32_t id)

@@ -237,6 +237,13 @@ uint32_t hqos_sub_count(const struct hqos *h, uint64_t *gen);
 const char *hqos_sub_name(const struct hqos *h, uint32_t id);
 int hqos_sub_counters(const struct hqos *h, uint32_t id, struct hqos_counters *c);
 
+/* For the same readers: how many subscribers have an impairer (at most
+ * HQOS_IMPAIR_MAX), and the k-th (k below that) with its subscriber's id
+ * in *id. The order changes only when an impairer is first set or its
+ * subscriber removed (the generation of hqos_sub_count changes then). */
+uint32_t hqos_impair_count(const struct hqos *h);
+const struct sched_impair *hqos_impair_at(const struct hqos *h, uint32_t k, uint32_t *id);
+
 /* Bytes of state per subscriber (docs/hqos.md's figure). */
 size_t hqos_sub_state_bytes(void);
 

@@ -66,7 +66,7 @@ static void mt_put(struct hq_match_table *t, const struct hq_match_slot *n)
 }
 
 /* Room for one more at half load at most; a failure changes nothing. */
-static int mt_reserve(struct hq_match_table *t)
+static int mt_grow(struct hq_match_table *t)
 {
 	if (t->slot && (t->n + 1) * 2 <= t->mask + 1)
 		return 0;
@@ -85,6 +85,128 @@ static int mt_reserve(struct hq_match_table *t)
 			mt_put(t, &old[i]);
 	free(old);
 	return 0;
+}
+
+/* ---- the IPv4 table (hqos_private.h's hq_v4_table) ---- */
+
+static inline uint32_t v4_addr(const uint8_t *a)
+{
+	return (uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3];
+}
+
+static inline uint32_t v4_net(uint32_t addr, uint32_t plen)
+{
+	return plen ? addr & ~0u << (32 - plen) : 0;
+}
+
+static inline uint64_t v4_key(bool src, uint32_t plen, uint32_t net)
+{
+	return (src ? HQ_V4_SRC : 0) | (uint64_t)plen << 32 | net;
+}
+
+/* Fibonacci hashing: one multiply, the high half. */
+static inline uint32_t v4_home(const struct hq_v4_table *t, uint64_t key)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & t->mask;
+}
+
+static inline uint32_t v4_find(const struct hq_v4_table *t, uint64_t key)
+{
+	for (uint32_t i = v4_home(t, key);; i = (i + 1) & t->mask) {
+		uint64_t e = t->slot[i];
+		if ((e & HQ_V4_KEY_MASK) == key)
+			return (uint32_t)(e >> 40);
+		if (e == HQ_V4_EMPTY)
+			return NIL;
+	}
+}
+
+static void v4_put(struct hq_v4_table *t, uint64_t e)
+{
+	uint32_t i = v4_home(t, e & HQ_V4_KEY_MASK);
+	while (t->slot[i] != HQ_V4_EMPTY)
+		i = (i + 1) & t->mask;
+	t->slot[i] = e;
+}
+
+static int v4_reserve(struct hq_v4_table *t)
+{
+	if (t->slot && (t->n + 1) * 2 <= t->mask + 1)
+		return 0;
+	uint32_t size = t->slot ? (t->mask + 1) * 2 : MATCH_MIN_SLOTS;
+	uint64_t *slot = malloc(size * sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	memset(slot, 0xff, size * sizeof(*slot));
+	uint64_t *old = t->slot;
+	uint32_t old_size = old ? t->mask + 1 : 0;
+	t->slot = slot;
+	t->mask = size - 1;
+	for (uint32_t i = 0; i < old_size; i++)
+		if (old[i] != HQ_V4_EMPTY)
+			v4_put(t, old[i]);
+	free(old);
+	return 0;
+}
+
+static inline uint64_t v4_match_key(const struct hqos_match *m)
+{
+	return v4_key(m->kind == HQOS_MATCH_SRC4, m->plen, v4_addr(m->addr));
+}
+
+static void v4_insert(struct hq_v4_table *t, const struct hqos_match *m, uint32_t id)
+{
+	v4_put(t, v4_match_key(m) | (uint64_t)id << 40);
+	t->n++;
+}
+
+/* Backward-shift deletion, as mt_remove. */
+static void v4_remove(struct hq_v4_table *t, const struct hqos_match *m)
+{
+	uint64_t key = v4_match_key(m);
+	uint32_t i = v4_home(t, key);
+	while ((t->slot[i] & HQ_V4_KEY_MASK) != key) {
+		if (t->slot[i] == HQ_V4_EMPTY)
+			return;
+		i = (i + 1) & t->mask;
+	}
+	for (uint32_t j = (i + 1) & t->mask; t->slot[j] != HQ_V4_EMPTY; j = (j + 1) & t->mask) {
+		uint32_t home = v4_home(t, t->slot[j] & HQ_V4_KEY_MASK);
+		if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
+			t->slot[i] = t->slot[j];
+			i = j;
+		}
+	}
+	t->slot[i] = HQ_V4_EMPTY;
+	t->n--;
+}
+
+static inline bool is_v4(uint8_t kind)
+{
+	return kind == HQOS_MATCH_DST4 || kind == HQOS_MATCH_SRC4;
+}
+
+/* Longest IPv4 prefix of kind covering addr (host order): the lengths in
+ * use, longest first, a probe each. */
+static inline uint32_t v4_lpm(const struct hq_match_table *t, uint8_t kind, uint32_t addr)
+{
+	bool src = kind == HQOS_MATCH_SRC4;
+	for (uint64_t bits = t->plens[kind][0]; bits;) {
+		uint32_t l = (uint32_t)(63 - __builtin_clzll(bits));
+		bits &= ~(1ull << l);
+		uint32_t id = v4_find(&t->v4, v4_key(src, l, v4_net(addr, l)));
+		if (id != NIL)
+			return id;
+	}
+	return NIL;
+}
+
+/* Room for one more in both tables; a failure changes nothing (a table
+ * may have grown). */
+static int mt_reserve(struct hq_match_table *t)
+{
+	int rc = mt_grow(t);
+	return rc ? rc : v4_reserve(&t->v4);
 }
 
 static void mt_plen_update(struct hq_match_table *t, uint8_t kind, uint8_t plen, bool added)
@@ -108,6 +230,8 @@ static void mt_insert(struct hq_match_table *t, const struct hqos_match *m, uint
 	t->n++;
 	t->n_kind[m->kind]++;
 	mt_plen_update(t, m->kind, m->plen, true);
+	if (is_v4(m->kind))
+		v4_insert(&t->v4, m, id);
 }
 
 /* Backward-shift deletion: later entries of the probe run move up. */
@@ -128,6 +252,8 @@ static void mt_remove(struct hq_match_table *t, const struct hqos_match *m)
 	t->n--;
 	t->n_kind[m->kind]--;
 	mt_plen_update(t, m->kind, m->plen, false);
+	if (is_v4(m->kind))
+		v4_remove(&t->v4, m);
 }
 
 static void mask_prefix(uint8_t out[16], const uint8_t *addr, uint32_t alen, uint32_t plen)
@@ -164,29 +290,6 @@ static uint32_t exact(const struct hq_match_table *t, uint8_t kind, uint32_t val
 	return i == NIL ? NIL : t->slot[i].sub;
 }
 
-void hqos_classify_prefetch(const struct hqos *h, const struct buffer *b)
-{
-	const struct hq_match_table *t = &h->mt;
-	const uint8_t *p = buffer_data((struct buffer *)b);
-	uint8_t key[16];
-	uint32_t kind = HQOS_MATCH_DST4, off = 30, alen = 4;
-	if (!t->n || b->current_length < 54)
-		return;
-	if (p[12] == 0x86 && p[13] == 0xdd)
-		kind = HQOS_MATCH_DST6, off = 38, alen = 16;
-	else if (p[12] != 0x08 || p[13] != 0x00)
-		return;
-	for (int w = 2; w >= 0; w--) {
-		uint64_t bits = t->plens[kind][w];
-		if (!bits)
-			continue;
-		uint32_t l = (uint32_t)(63 - __builtin_clzll(bits)) + (uint32_t)w * 64;
-		mask_prefix(key, p + off, alen, l);
-		__builtin_prefetch(&t->slot[(uint32_t)key_hash((uint8_t)kind, (uint8_t)l, key, 0) & t->mask]);
-		return;
-	}
-}
-
 uint32_t hqos_classify(const struct hqos *h, const struct buffer *b)
 {
 	const struct hq_match_table *t = &h->mt;
@@ -205,9 +308,9 @@ uint32_t hqos_classify(const struct hqos *h, const struct buffer *b)
 	const uint8_t *ip = p + off;
 	if (type == 0x0800 && len >= off + 20) {
 		if (t->n_kind[HQOS_MATCH_DST4])
-			id = lpm(t, HQOS_MATCH_DST4, ip + 16, 4);
+			id = v4_lpm(t, HQOS_MATCH_DST4, v4_addr(ip + 16));
 		if (id == NIL && t->n_kind[HQOS_MATCH_SRC4])
-			id = lpm(t, HQOS_MATCH_SRC4, ip + 12, 4);
+			id = v4_lpm(t, HQOS_MATCH_SRC4, v4_addr(ip + 12));
 	} else if (type == 0x86dd && len >= off + 40) {
 		if (t->n_kind[HQOS_MATCH_DST6])
 			id = lpm(t, HQOS_MATCH_DST6, ip + 24, 16);
@@ -219,6 +322,89 @@ uint32_t hqos_classify(const struct hqos *h, const struct buffer *b)
 	if (id == NIL && t->n_kind[HQOS_MATCH_RX_IF])
 		id = exact(t, HQOS_MATCH_RX_IF, b->rx_if);
 	return id == NIL ? HQOS_DEFAULT_ID : id;
+}
+
+/* The first kind of the match order in use when it is an IPv4 prefix
+ * (dst before src: hqos.h), its longest length in *plen and the
+ * address's offset in the IPv4 header in *at; 0 when the order starts
+ * elsewhere (IPv6, VLAN, rx interface only). */
+static uint8_t v4_first(const struct hq_match_table *t, uint32_t *plen, uint32_t *at)
+{
+	uint8_t kind = t->n_kind[HQOS_MATCH_DST4] ? HQOS_MATCH_DST4 : t->n_kind[HQOS_MATCH_SRC4] ? HQOS_MATCH_SRC4 : 0;
+	if (kind) {
+		*plen = (uint32_t)(63 - __builtin_clzll(t->plens[kind][0]));
+		*at = kind == HQOS_MATCH_DST4 ? 16 : 12;
+	}
+	return kind;
+}
+
+/* The address a burst's IPv4 packet offers the first IPv4 kind (at: its
+ * offset in the IPv4 header), the frame checked as hqos_classify checks
+ * it; false for any other frame. */
+static inline bool v4_frame_addr(const struct buffer *b, uint32_t at, uint32_t *addr)
+{
+	const uint8_t *p = buffer_data((struct buffer *)b);
+	uint32_t len = b->current_length, off = 14;
+	if (len < 34)
+		return false;
+	uint16_t type = (uint16_t)(p[12] << 8 | p[13]);
+	if (type == 0x8100 || type == 0x88a8) {
+		type = (uint16_t)(p[16] << 8 | p[17]);
+		off = 18;
+	}
+	if (type != 0x0800 || len < off + 20)
+		return false;
+	*addr = v4_addr(p + off + at);
+	return true;
+}
+
+/* hqos_classify over m <= HQ_CLASSIFY_MAX packets, in two passes so the
+ * table's misses overlap: first each IPv4 packet's address and the slot
+ * of its longest prefix of the first kind in use (prefetched), then the
+ * probes from those slots. A hit there is the answer (nothing longer of
+ * that kind, and that kind comes first in the order); anything else (a
+ * miss, another frame, the order starting with IPv6, VLAN or rx
+ * interface) takes hqos_classify's whole walk. Each subscriber's state is
+ * prefetched for the enqueue that follows. */
+void hqos_classify_burst(const struct hqos *h, const uint32_t *bi, uint32_t m, uint32_t *ids)
+{
+	const struct hq_match_table *t = &h->mt;
+	const struct hq_v4_table *v = &t->v4;
+	uint32_t home[HQ_CLASSIFY_MAX], plen = 0, at = 0;
+	uint64_t key[HQ_CLASSIFY_MAX];
+	uint8_t kind = t->n ? v4_first(t, &plen, &at) : 0;
+	uint64_t tag = kind == HQOS_MATCH_SRC4 ? HQ_V4_SRC : 0;
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t addr;
+		if (i + 8 < m)
+			__builtin_prefetch(buffer_get(bi[i + 8]));
+		if (i + 4 < m) /* its headers, for the match */
+			__builtin_prefetch(buffer_data(buffer_get(bi[i + 4])) + 16);
+		home[i] = NIL;
+		if (kind && v4_frame_addr(buffer_get(bi[i]), at, &addr)) {
+			key[i] = tag | (uint64_t)plen << 32 | v4_net(addr, plen);
+			home[i] = v4_home(v, key[i]);
+			__builtin_prefetch(&v->slot[home[i]]);
+		}
+	}
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t id = NIL;
+		if (home[i] != NIL)
+			for (uint32_t j = home[i];; j = (j + 1) & v->mask) {
+				uint64_t e = v->slot[j];
+				if ((e & HQ_V4_KEY_MASK) == key[i]) {
+					id = (uint32_t)(e >> 40);
+					break;
+				}
+				if (e == HQ_V4_EMPTY)
+					break;
+			}
+		if (id == NIL)
+			id = t->n ? hqos_classify(h, buffer_get(bi[i])) : HQOS_DEFAULT_ID;
+		ids[i] = id;
+		__builtin_prefetch(&h->sub[id]);
+		__builtin_prefetch((const char *)&h->sub[id] + 64);
+	}
 }
 
 /* ---- names ---- */
@@ -384,6 +570,7 @@ void hqos_destroy(struct hqos *h)
 	free(h->conf);
 	free(h->names);
 	free(h->mt.slot);
+	free(h->mt.v4.slot);
 	free(h);
 }
 

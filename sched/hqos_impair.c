@@ -91,6 +91,17 @@ const struct sched_impair *hqos_sub_impair(const struct hqos *h, uint32_t id)
 	return x ? x->m : NULL;
 }
 
+uint32_t hqos_impair_count(const struct hqos *h)
+{
+	return h->n_imp;
+}
+
+const struct sched_impair *hqos_impair_at(const struct hqos *h, uint32_t k, uint32_t *id)
+{
+	*id = h->imp[k].sub;
+	return h->imp[k].m;
+}
+
 void hqos_impair_in(struct hqos *h, uint32_t id, uint32_t bi, uint64_t now_ns)
 {
 	struct hq_imp *x = imp_of(h, id);

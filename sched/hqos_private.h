@@ -73,11 +73,28 @@ struct hq_match_slot {
 	uint32_t value;
 };
 
+/* The IPv4 prefixes again (dst and src), for the per-packet match: one
+ * 8-byte slot each, the whole key in one word, so a probe is a multiply,
+ * one load and one compare (the general table's 28-byte slots and 16-byte
+ * keys cost ~100 instructions a probe). Bits 0..31 the prefix (host
+ * order, host bits zero), 32..37 its length, 38 set for src, 40..63 the
+ * subscriber; HQ_V4_EMPTY: no entry (its key bits are no valid key).
+ * Open addressing, linear probing, at most half full. */
+#define HQ_V4_EMPTY UINT64_MAX
+#define HQ_V4_KEY_MASK 0xffffffffffull
+#define HQ_V4_SRC (1ull << 38)
+
+struct hq_v4_table {
+	uint64_t *slot;
+	uint32_t mask, n;
+};
+
 struct hq_match_table {
 	struct hq_match_slot *slot;
 	uint32_t mask, n;
 	uint32_t n_kind[HQOS_N_MATCH];
 	uint64_t plens[HQOS_N_MATCH][3]; /* bit l: some prefix of length l */
+	struct hq_v4_table v4; /* the DST4 and SRC4 entries of slot[], for the match */
 };
 
 struct hqos {
@@ -162,8 +179,9 @@ uint64_t hqos_impair_next_ns(const struct hqos *h);
  * taken with *victim pushed out. */
 uint32_t hqos_enqueue_one(struct hqos *h, uint32_t bi, uint32_t id, uint64_t now_ns, uint32_t *victim);
 
-/* Prefetch the match table's slot of the packet's longest destination
- * prefix in use (its first probe), untagged IPv4 and IPv6 frames. */
-void hqos_classify_prefetch(const struct hqos *h, const struct buffer *b);
+/* hqos_classify of m <= HQ_CLASSIFY_MAX packets into ids[] (hqos_conf.c),
+ * their subscribers' state prefetched. */
+#define HQ_CLASSIFY_MAX 64
+void hqos_classify_burst(const struct hqos *h, const uint32_t *bi, uint32_t m, uint32_t *ids);
 
 #endif

@@ -23,10 +23,22 @@
 # device (no one-thread library to call), and this box's kernel may not
 # even ship it (the rows say whether modinfo finds sch_netem).
 #
+#   lateness 100 kpps  the same at 100 kpps: issue 22's bound (p99 under
+#               50 us on an idle box) is given at that rate.
+# Lateness on a loaded box is the thread's time off the CPU: with N
+# runnable threads per CPU, the kernel's fair scheduler leaves a busy
+# thread off for tens of ms at a time, and whatever fell due meanwhile is
+# that late (p50 in ms, not us). LATENESS_RT=CPU runs the lateness rounds
+# as SCHED_FIFO priority 1 pinned to CPU (taskset, chrt; root), each for at
+# most 0.9 s so that the kernel's real-time throttling (950 ms a second by
+# default, sched_rt_runtime_us) never stops it mid-run: the wheel's own
+# lateness, the rows say so.
+#
 # Environment: ROUNDS (3), PACKETS (20000000), WARM (2000000), LSECS (2 s
-# of lateness), CG_PACKETS (2000000), QUICK (1: one round, PACKETS 400000,
-# WARM 200000, LSECS 0.5, CG_PACKETS 100000, no waiting for a quiet box),
-# QUIET_MAX (60), BENCH_BUILD_ROOT, BENCH_ROWS.
+# of lateness; 0.9 at most with LATENESS_RT), CG_PACKETS (2000000), QUICK
+# (1: one round, PACKETS 400000, WARM 200000, LSECS 0.5, CG_PACKETS 100000,
+# no waiting for a quiet box), LATENESS_RT, QUIET_MAX (60),
+# BENCH_BUILD_ROOT, BENCH_ROWS.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -38,6 +50,12 @@ PACKETS=${PACKETS:-20000000}
 WARM=${WARM:-2000000}
 LSECS=${LSECS:-2}
 CG_PACKETS=${CG_PACKETS:-2000000}
+rt=() rt_label="SCHED_OTHER, not pinned (a shared box: an upper bound)"
+if [ -n "${LATENESS_RT:-}" ]; then
+	rt=(taskset -c "$LATENESS_RT" chrt -f 1)
+	LSECS=$(awk -v s="$LSECS" 'BEGIN { print (s > 0.9 ? 0.9 : s) }')
+	rt_label="SCHED_FIFO 1 on CPU $LATENESS_RT, runs of ${LSECS} s (under the RT throttle)"
+fi
 CONFIG="delay 10ms loss random 1% seed 1"
 export QUIET_MAX=${QUIET_MAX:-60}
 out=$(mktemp -d "${TMPDIR:-/tmp}/bench-impair.XXXXXX")
@@ -75,9 +93,12 @@ for r in $(seq 1 "$ROUNDS"); do
 		run "throughput $b" "$dir/$rel" throughput --packets "$PACKETS" --warm "$WARM" |
 			field mpps_per_cpu_second >>"$out/tp-$b"
 	done
-	line=$(run lateness "$isa/$rel" lateness --secs "$LSECS")
-	field lateness_ns_p50 <<<"$line" >>"$out/p50"
-	field p99 <<<"$line" >>"$out/p99"
+	for rate in 1000000 100000; do
+		line=$(run "lateness $rate" "${rt[@]}" "$isa/$rel" lateness --secs "$LSECS" --rate "$rate")
+		[ "$(field released <<<"$line")" -gt 0 ] || fail "lateness at $rate pps released nothing"
+		field lateness_ns_p50 <<<"$line" >>"$out/p50-$rate"
+		field p99 <<<"$line" >>"$out/p99-$rate"
+	done
 done
 cat "$out/raw" >&2
 grep -q 'held_max=' "$out/raw" || fail "no held_max in the output"
@@ -97,8 +118,10 @@ echo "| impairer, one thread, \`$CONFIG\`, bursts of 32 (median (min..max) of $R
 echo "|---|---|"
 echo "| Mpps per CPU second, offered 10 Mpps (wheel ~100K held), -march=$peer_isa | $(mmm tp-isa) |"
 echo "| the same, $native_label | $(mmm tp-native) |"
-echo "| release lateness p50 at 1 Mpps, real clock (ns; a shared box: an upper bound) | $(mmm p50) |"
-echo "| release lateness p99 at 1 Mpps (ns) | $(mmm p99) |"
+echo "| release lateness p50 at 1 Mpps, real clock (ns; $rt_label) | $(mmm p50-1000000) |"
+echo "| release lateness p99 at 1 Mpps (ns) | $(mmm p99-1000000) |"
+echo "| release lateness p50 at 100 kpps (ns) | $(mmm p50-100000) |"
+echo "| release lateness p99 at 100 kpps (ns) | $(mmm p99-100000) |"
 echo "| callgrind instructions per packet (alloc, enqueue, dequeue, free), -march=$peer_isa | $cg |"
 
 # ---- rows -------------------------------------------------------------------
@@ -112,10 +135,12 @@ bench_row "${common[@]}" --what "$what, offered 10 Mpps on a simulated clock (wh
 bench_row "${common[@]}" --what "$what, offered 10 Mpps on a simulated clock (wheel ~100K held)" --unit "Mpps" --better higher \
 	--isa "sluice $native_label" --statistic "median over rounds of packets per second of the thread's CPU time" \
 	--sluice-label "sluice -march=native" --sluice "$(vals tp-native)"
-for q in p50 p99; do
-	bench_row "${common[@]}" --what "$what, offered 1 Mpps on the real clock, release lateness $q (shared box: an upper bound)" \
-		--unit "ns" --better lower --isa "sluice -march=$peer_isa" \
-		--statistic "median over rounds of each round's $q" --sluice "$(vals $q)"
+for rate in 1000000 100000; do
+	for q in p50 p99; do
+		bench_row "${common[@]}" --what "$what, offered $((rate / 1000)) kpps on the real clock, release lateness $q ($rt_label)" \
+			--unit "ns" --better lower --isa "sluice -march=$peer_isa" \
+			--statistic "median over rounds of each round's $q" --sluice "$(vals "$q-$rate")"
+	done
 done
 bench_row "${common[@]}" --what "$what: callgrind instructions per packet (buffer alloc, enqueue, dequeue, free)" \
 	--unit "instructions/packet" --better lower --isa "sluice -march=$peer_isa" \

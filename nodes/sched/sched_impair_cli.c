@@ -181,11 +181,19 @@ static uint32_t show_subscribers(struct cli_session *s, struct graph *g, uint32_
 				 cJSON *arr)
 {
 	static struct hqos_sub_stats st[HQOS_IMPAIR_MAX];
-	uint32_t n = 0;
+	uint32_t n = 0, ids[HQOS_IMPAIR_MAX], n_ids = 0;
 	graph_barrier_sync(g);
 	const struct hqos *hq = sched_io_ifs[if_index].hq;
-	for (int id = hq ? hqos_sub_next(hq, -1) : -1; id >= 0 && n < HQOS_IMPAIR_MAX; id = hqos_sub_next(hq, id))
-		if (hqos_sub_impair(hq, (uint32_t)id) && hqos_sub_stats(hq, (uint32_t)id, &st[n]) == 0)
+	/* the impairers (at most 64), in subscriber id order: not a walk
+	 * of every subscriber under the barrier */
+	for (uint32_t k = 0, id, j; hq && k < hqos_impair_count(hq); k++) {
+		hqos_impair_at(hq, k, &id);
+		for (j = n_ids++; j && ids[j - 1] > id; j--)
+			ids[j] = ids[j - 1];
+		ids[j] = id;
+	}
+	for (uint32_t k = 0; k < n_ids; k++)
+		if (hqos_sub_stats(hq, ids[k], &st[n]) == 0)
 			n++;
 	graph_barrier_release(g);
 	for (uint32_t k = 0; k < n; k++) {

@@ -807,6 +807,116 @@ START_TEST(test_match)
 }
 END_TEST
 
+/* The burst match (hqos_enqueue's chunks, the compact IPv4 table first)
+ * against a model of the match order, packet by packet: 300 /32 hosts
+ * (every third then removed: the table's deletions), a /24 and a /16
+ * under them, a source /24, a VLAN and an rx interface; frames hitting a
+ * host, missing it for the /24 or /16, matching only by source, tagged,
+ * IPv6, too short. Each subscriber's enqueued count equals the model's,
+ * and hqos_classify agrees with it for every frame. */
+#define MB_HOSTS 300
+#define MB_FRAMES 420
+
+START_TEST(test_match_burst)
+{
+	struct hqos_port_config pc;
+	hqos_port_config_default(&pc);
+	pc.queue_limit = 1024;
+	struct hqos *h = make(&pc);
+	char err[256], name[16];
+	int host[MB_HOSTS];
+	for (uint32_t i = 0; i < MB_HOSTS; i++) {
+		char pfx[32];
+		snprintf(name, sizeof(name), "h%u", i);
+		snprintf(pfx, sizeof(pfx), "10.2.%u.%u/32", i / 256, i % 256);
+		host[i] = sub(h, name, MBIT, 0, 3000, 1, pfx);
+	}
+	int n16 = sub(h, "n16", MBIT, 0, 3000, 1, "10.2.0.0/16");
+	int n24 = sub(h, "n24", MBIT, 0, 3000, 1, "10.2.1.0/24");
+	struct hqos_sub_config c = { .name = "src", .rate_bps = MBIT, .burst_bytes = 3000, .weight = 1 };
+	ck_assert_int_eq(hqos_match_prefix(&c.match, false, "192.0.2.0/24"), 0);
+	int src = hqos_sub_set(h, &c, 0, err, sizeof(err));
+	struct hqos_sub_config vl = { .name = "vl", .rate_bps = MBIT, .burst_bytes = 3000, .weight = 1 };
+	vl.match.kind = HQOS_MATCH_VLAN;
+	vl.match.value = 100;
+	int vlan = hqos_sub_set(h, &vl, 0, err, sizeof(err));
+	struct hqos_sub_config rx = { .name = "rx", .rate_bps = MBIT, .burst_bytes = 3000, .weight = 1 };
+	rx.match.kind = HQOS_MATCH_RX_IF;
+	rx.match.value = 7;
+	int rxif = hqos_sub_set(h, &rx, 0, err, sizeof(err));
+	ck_assert_int_gt(src, 0);
+	ck_assert_int_gt(vlan, 0);
+	ck_assert_int_gt(rxif, 0);
+	uint64_t freed;
+	for (uint32_t i = 0; i < MB_HOSTS; i += 3) {
+		snprintf(name, sizeof(name), "h%u", i);
+		ck_assert_int_eq(hqos_sub_remove(h, name, &freed), 0);
+		host[i] = -1;
+	}
+	static uint32_t bi[MB_FRAMES], want[MB_FRAMES];
+	static uint64_t expect[HQOS_SUBS_MAX];
+	memset(expect, 0, sizeof(expect));
+	for (uint32_t i = 0; i < MB_FRAMES; i++) {
+		uint32_t k = i % 400; /* 10.2.0.0 .. 10.2.1.143: hosts, removed hosts, past them */
+		bi[i] = pkt4(100, 0x0a020000u + k, 0, 0, 0);
+		want[i] = k < MB_HOSTS && host[k] >= 0 ? (uint32_t)host[k] : k >= 256 ? (uint32_t)n24 : (uint32_t)n16;
+		uint8_t *p = buffer_data(buffer_get(bi[i]));
+		if (i >= 400) { /* the rest: not matched by destination */
+			p[30] = 11; /* 11.2.x.y from 192.0.2.1 */
+			want[i] = (uint32_t)src;
+			switch (i % 5) {
+			case 1: /* another source: default, or rx interface 7 */
+				p[26] = 198;
+				want[i] = HQOS_DEFAULT_ID;
+				break;
+			case 2:
+				p[26] = 198;
+				buffer_get(bi[i])->rx_if = 7;
+				want[i] = (uint32_t)rxif;
+				break;
+			case 3: /* tagged, vid 100: the IPv4 inside matches first, else the VLAN */
+				memmove(p + 18, p + 14, 40);
+				p[12] = 0x81, p[13] = 0x00, p[14] = 0x00, p[15] = 100, p[16] = 0x08, p[17] = 0x00;
+				p[30 + 4] = 10, p[26 + 4] = 198; /* 10.2.x.y: the host or net again */
+				want[i] = k < MB_HOSTS && host[k] >= 0 ? (uint32_t)host[k] : k >= 256 ? (uint32_t)n24 : (uint32_t)n16;
+				if (i % 2) {
+					p[30 + 4] = 11;
+					want[i] = (uint32_t)vlan;
+				}
+				buffer_get(bi[i])->current_length = 104;
+				break;
+			case 4: /* IPv6 or too short for IPv4: default */
+				if (i % 2) {
+					memset(p, 0, 64);
+					p[12] = 0x86, p[13] = 0xdd, p[14] = 0x60;
+				} else {
+					buffer_get(bi[i])->current_length = 30;
+				}
+				want[i] = HQOS_DEFAULT_ID;
+				break;
+			}
+		}
+		ck_assert_msg(hqos_classify(h, buffer_get(bi[i])) == want[i], "frame %u: %u, not %u", i,
+			      hqos_classify(h, buffer_get(bi[i])), want[i]);
+		expect[want[i]]++;
+	}
+	static uint32_t dropped[MB_FRAMES];
+	static const uint8_t prio[SCHED_MAX_CLASSES];
+	ck_assert_uint_eq(hqos_enqueue(h, bi, MB_FRAMES, prio, 0, dropped), 0);
+	uint32_t subs = 0;
+	for (int id = hqos_sub_next(h, -1); id >= 0; id = hqos_sub_next(h, id), subs++) {
+		struct hqos_sub_stats st;
+		ck_assert_int_eq(hqos_sub_stats(h, (uint32_t)id, &st), 0);
+		ck_assert_msg(st.c.enqueued == expect[id], "%s: %llu enqueued, %llu expected", st.cfg.name,
+			      (unsigned long long)st.c.enqueued, (unsigned long long)expect[id]);
+	}
+	ck_assert_uint_eq(subs, 1 + MB_HOSTS - MB_HOSTS / 3 + 5);
+	ck_assert_uint_gt(expect[HQOS_DEFAULT_ID], 0);
+	ck_assert_uint_gt(expect[vlan], 0);
+	hqos_destroy(h);
+}
+END_TEST
+
 /* Removing a backlogged subscriber frees its packets; the other keeps
  * its exact schedule. */
 START_TEST(test_remove_running)
@@ -917,6 +1027,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_codel_ecn);
 	tcase_add_test(tc, test_codel_times);
 	tcase_add_test(tc, test_match);
+	tcase_add_test(tc, test_match_burst);
 	tcase_add_test(tc, test_remove_running);
 	tcase_add_test(tc, test_scale);
 	tcase_add_test(tc, test_sub_impair_loss);

@@ -475,6 +475,95 @@ START_TEST(sched_subscribers_equal_cli_json)
 }
 END_TEST
 
+/* The impaired subscribers, one row each ("IF/NAME"), equal `show sched
+ * impair json`'s subscriber entries, counters and lateness buckets; a
+ * subscriber without an impairer has no row; one whose impairer is set
+ * off keeps its row (its counters stay), a removed one leaves. */
+START_TEST(sched_subscriber_impair_equal_cli_json)
+{
+	struct timer_config tc;
+	timer_config_default(&tc);
+	tc.max_timers = 1024;
+	ck_assert_int_eq(timer_services_install(g, &tc, err, sizeof(err)), 0); /* sched-egress's timers */
+	cli_ok("sched shaper interface nul0 rate 10mbit burst 16k");
+	cli_ok("sched hqos interface nul0 queue-limit 1000");
+	cli_ok("sched subscriber a interface nul0 rate 10mbit burst 16k match interface pg0");
+	cli_ok("sched subscriber b interface nul0 rate 1mbit match dst 10.9.9.0/24");
+	cli_ok("sched impair subscriber a loss random 30% duplicate 10% seed 7");
+	cli_ok("packet-generator new s0 limit 500 size 64 next-node ethernet-input rx-if 0");
+	forward();
+	struct pair p;
+	pair_open(&p);
+	pair_read(&p);
+	static const char *const json_name[] = { "held",	   "lost_random", "lost_gemodel",      "over_max_held",
+						 "duplicated",	   "duplicate_no_buffer", "reordered",	     "corrupted",
+						 "corrupt_no_buffer", "delayed",     "released" };
+	static const char *const entry[] = { "held",	  "lost-random", "lost-gemodel",      "over-max-held",
+					     "duplicated", "duplicate-no-buffer", "reordered",	  "corrupted",
+					     "corrupt-no-buffer", "delayed",	 "released" };
+	cJSON *j = cli_json("show sched impair json");
+	const cJSON *o;
+	uint32_t subs = 0;
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(j, "interfaces")) {
+		const cJSON *sub = cJSON_GetObjectItem(o, "subscriber");
+		if (!sub)
+			continue;
+		char label[96], name[80];
+		snprintf(label, sizeof(label), "%s/%s", cJSON_GetObjectItem(o, "interface")->valuestring,
+			 sub->valuestring);
+		ck_assert_str_eq(label, "nul0/a");
+		for (size_t k = 0; k < ARRAY_LEN(entry); k++) {
+			snprintf(name, sizeof(name), "/sched/subscribers/impair/%s", entry[k]);
+			const struct statseg_value *v = find(&p.s, name);
+			int r = row(&p.s, v, label);
+			ck_assert_msg(r >= 0, "%s: no row %s", name, label);
+			ck_assert_uint_eq(num(o, json_name[k]), at(v, (uint32_t)r, 0, 0));
+		}
+		const struct statseg_value *late = find(&p.s, "/sched/subscribers/impair/release-lateness");
+		int r = row(&p.s, late, label);
+		ck_assert_int_ge(r, 0);
+		uint64_t released = 0;
+		for (uint32_t b = 0; b < SCHED_IMPAIR_LATE_BUCKETS; b++) {
+			const cJSON *x = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "release_lateness"), (int)b);
+			ck_assert_uint_eq(num(x, "packets"), at(late, (uint32_t)r, b, 0));
+			released += at(late, (uint32_t)r, b, 0);
+		}
+		/* 500 offered: some lost, some duplicated, the rest released or held */
+		ck_assert_uint_gt(num(o, "lost_random"), 0);
+		ck_assert_uint_gt(num(o, "duplicated"), 0);
+		ck_assert_uint_eq(num(o, "released"), released);
+		ck_assert_uint_eq(num(o, "lost_random") + num(o, "released") + num(o, "held"), 500 + num(o, "duplicated"));
+		subs++;
+	}
+	ck_assert_uint_eq(subs, 1);
+	cJSON_Delete(j);
+	const struct statseg_value *v = find(&p.s, "/sched/subscribers/impair/released");
+	ck_assert_uint_eq(v->e.dims[0], 1);
+	ck_assert_int_eq(row(&p.s, v, "nul0/b"), -1);
+	uint64_t epoch = p.s.epoch;
+	cli_ok("sched impair subscriber a off"); /* the impairer and its counters stay */
+	pair_read(&p);
+	ck_assert_uint_eq(p.s.epoch, epoch);
+	ck_assert_int_eq(row(&p.s, find(&p.s, "/sched/subscribers/impair/released"), "nul0/a"), 0);
+	cli_ok("sched impair subscriber b delay 1ms");
+	pair_read(&p);
+	ck_assert_uint_gt(p.s.epoch, epoch);
+	v = find(&p.s, "/sched/subscribers/impair/released");
+	ck_assert_uint_eq(v->e.dims[0], 2);
+	ck_assert_int_ge(row(&p.s, v, "nul0/b"), 0);
+	epoch = p.s.epoch;
+	cli_ok("no sched subscriber a");
+	pair_read(&p);
+	ck_assert_uint_gt(p.s.epoch, epoch);
+	v = find(&p.s, "/sched/subscribers/impair/released");
+	ck_assert_int_eq(row(&p.s, v, "nul0/a"), -1);
+	ck_assert_int_eq(row(&p.s, v, "nul0/b"), 0);
+	pair_close(&p);
+	sched_io_free_all();
+	timer_services_uninstall(g);
+}
+END_TEST
+
 /* What a reader receives maps read-only only. */
 START_TEST(reader_fd_is_read_only)
 {
@@ -644,6 +733,7 @@ int main(void)
 	tcase_add_test(tc, clear_keeps_totals);
 	tcase_add_test(tc, sched_equals_cli_json);
 	tcase_add_test(tc, sched_subscribers_equal_cli_json);
+	tcase_add_test(tc, sched_subscriber_impair_equal_cli_json);
 	tcase_add_test(tc, reader_fd_is_read_only);
 	tcase_add_test(tc, directory_follows_interfaces);
 	suite_add_tcase(s, tc);
