@@ -31,7 +31,8 @@
 #     sluice ($isa) at 256, the "each at its own burst" row (differs: burst;
 #     left out when B is 256); sluice ($native) at B (differs: ISA); with
 #     BEFORE, that revision's $isa build at B (at 256 when it has no rx
-#     burst: then the row says so).
+#     burst: then the row says so); sluice ($isa) at B in rx-mode adaptive
+#     (every other run is rx-mode polling, the thread spinning as testpmd's).
 #     Figure per run: packets forwarded per second by the one core, both
 #     directions, mean over SECS after WARM s (sluice: both ports'
 #     TX-packets; testpmd: both ports' Rx-pps from `show port stats all`,
@@ -46,7 +47,9 @@
 #     packets its `stop` reports. One figure each.
 #
 # Rows (bench_row): Mpps matched; Mpps each at its own burst (differs:
-# burst); Mpps sluice -march=native (differs: ISA); instructions/packet
+# burst); Mpps sluice -march=native (differs: ISA); Mpps rx-mode adaptive
+# against polling (paired rounds: issue 23 wants it within 2% under this
+# full load); instructions/packet
 # matched; with BEFORE the matched Mpps and instructions of that revision.
 # Then its own table (every run's figures, the sweep) and bench_report.
 #
@@ -95,12 +98,13 @@ bench_log "memory: $mem_label; sluice $isa_label and $native_label; testpmd (DPD
 io_bin() { echo "$1/bench/io/sluice-bench-io"; }
 
 # ---- sluice ------------------------------------------------------------------
-# sluice_rate BUILD BURST TAG: one timed run, prints its Mpps.
+# sluice_rate BUILD BURST TAG [ARGS...]: one timed run, prints its Mpps.
 sluice_rate() {
-	local log="$out/sluice-$3.txt"
+	local log="$out/sluice-$3.txt" bin=$1 burst=$2
+	shift 3
 	bench_wait_quiet
-	timeout 120 "$(io_bin "$1")" --cpu "$CPU" --seconds "$SECS" --warmup "$WARM" --burst "$2" \
-		"${sluice_mem[@]}" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+	timeout 120 "$(io_bin "$bin")" --cpu "$CPU" --seconds "$SECS" --warmup "$WARM" --burst "$burst" \
+		"${sluice_mem[@]}" "$@" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
 	grep -q ' Mpps$' "$log" || { bench_log "sluice ($3) printed no rate:"; cat "$log" >&2; exit 1; }
 	awk '/ Mpps$/ {print $(NF-1)}' "$log"
 }
@@ -177,10 +181,11 @@ for r in $(seq 1 "$ROUNDS"); do
 	sluice_rate "$isa" "$best" "isa-r$r" >>"$out/s-match.txt"
 	[ "$best" = 256 ] || sluice_rate "$isa" 256 "isa256-r$r" >>"$out/s-256.txt"
 	sluice_rate "$native" "$best" "native-r$r" >>"$out/s-native.txt"
+	sluice_rate "$isa" "$best" "adaptive-r$r" --rx-mode adaptive >>"$out/s-adaptive.txt"
 	[ -z "$before_isa" ] || sluice_rate "$before_isa" "$before_burst" "before-r$r" >>"$out/s-before.txt"
 	bench_log "round $r/$ROUNDS: testpmd $(tail -1 "$out/pmd.txt"), sluice $(tail -1 "$out/s-match.txt")" \
 		"at burst $best; sluice $(tail -1 "$out/s-256.txt" 2>/dev/null || echo -) at 256;" \
-		"native $(tail -1 "$out/s-native.txt") Mpps"
+		"native $(tail -1 "$out/s-native.txt"), adaptive $(tail -1 "$out/s-adaptive.txt") Mpps"
 done
 
 # ---- 5. callgrind -----------------------------------------------------------------
@@ -211,6 +216,7 @@ printf '%-58s %s\n' "testpmd io net_null<->net_null, burst $best" "$(mmm pmd)"
 printf '%-58s %s\n' "sluice null->eth->l2-xconnect->null, burst $best, corei7" "$(mmm s-match)"
 [ "$best" = 256 ] || printf '%-58s %s\n' "sluice, burst 256 (a frame), corei7" "$(mmm s-256)"
 printf '%-58s %s\n' "sluice, burst $best, -march=native" "$(mmm s-native)"
+printf '%-58s %s\n' "sluice, burst $best, corei7, rx-mode adaptive" "$(mmm s-adaptive)"
 [ -z "$before_isa" ] || printf '%-58s %s\n' "$before_label, burst $before_burst, corei7" "$(mmm s-before)"
 echo "instructions per packet at burst $best (callgrind): sluice $cg_s, testpmd $cg_p"
 if [ -n "$before_isa" ]; then
@@ -235,6 +241,15 @@ bench_row "${rate[@]}" --what "forwarding rate, same burst" --sluice "$(figs s-n
 	--burst "$best both" --isa "sluice $native_label, DPDK -march=$peer_isa" \
 	--differs "ISA: sluice built -march=native, Debian's DPDK -march=$peer_isa" \
 	--sluice-label "sluice -march=native"
+# Adaptive against polling (issue 23: within 2% under full load): sluice
+# against itself, the rounds paired (each adaptive run right after the
+# polling runs of its round), so the verdict is the median per-round ratio.
+bench_row --bench io --peer-name "sluice rx-mode polling (the matched row's runs)" --memory "$mem_label" \
+	--unit Mpps --better higher --peer "$(figs s-match)" --statistic "$stat" --paired \
+	--what "forwarding rate under full load (every poll a full burst), rx-mode adaptive vs polling" \
+	--sluice "$(figs s-adaptive)" --burst "$best both" --isa "both -march=$peer_isa" \
+	--sluice-label "sluice rx-mode adaptive" \
+	--differs "the peer is sluice itself in polling mode: the cost of adaptive's per-poll check on a thread that is never idle"
 cg_mem="4 KB pages on both (valgrind: sluice --no-huge, testpmd --no-huge -m 256)"
 cg_stat="one callgrind run: Ir of sluice's io_polls() or of testpmd's forwarding thread / packets forwarded"
 bench_row "${common[@]}" --memory "$cg_mem" --unit "instructions/packet" --better lower \
