@@ -28,6 +28,8 @@ PINGS=${PINGS:-40}
 . "$(dirname "$0")/../../tests/lib/netns.sh"
 netns_names rttst
 netns_preflight ip ping tcpdump tshark
+dump_b=
+trap '[ -z "$dump_b" ] || kill -KILL "$dump_b" 2>/dev/null; netns_cleanup' EXIT
 ctl() { "$sluicectl" -s "$tmp/cli.sock" "$@"; }
 
 netns_make_pairs
@@ -42,26 +44,34 @@ interfaces {
   b { driver af-packet  host-if $if_b }
 }
 CONF
-netns_start_sluice
+if [ "${NICED:-0}" = 1 ]; then netns_start_sluice_niced; else netns_start_sluice; fi
 netns_ping_all "$ns_a" 10.2.0.2 5 "$tmp/warm" || fail "warm-up ping lost"
 
 ip netns exec "$ns_a" tcpdump -i "$host_a" -n -w "$tmp/a.pcap" --time-stamp-precision=nano icmp 2> "$tmp/dump.err" &
 dump_pid=$!
 wait_for_line "listening" 50 "$tmp/dump.err" || fail "tcpdump did not start"
-ctl pcap dispatch trace on max 100000 file "$tmp/d.pcapng" max-bytes-per-pkt 128 > /dev/null || fail "dispatch trace on"
+ip netns exec "$ns_b" tcpdump -i "$host_b" -n -w "$tmp/b.pcap" --time-stamp-precision=nano icmp 2> "$tmp/dumpb.err" &
+dump_b=$!
+wait_for_line "listening" 50 "$tmp/dumpb.err" || fail "tcpdump in B did not start"
+ctl clear runtime > /dev/null
+[ "${NOTRACE:-0}" = 1 ] || ctl pcap dispatch trace on max 100000 file "$tmp/d.pcapng" max-bytes-per-pkt 128 > /dev/null || fail "dispatch trace on"
 timeout 30 ip netns exec "$ns_a" ping -c "$PINGS" -i 0.05 -W 1 10.2.0.2 > "$tmp/ping" 2>&1
 ctl pcap dispatch trace off > /dev/null
 sleep 0.3
-kill -INT "$dump_pid"
+kill -INT "$dump_pid" "$dump_b"
+wait "$dump_b" 2>/dev/null
+dump_b=
 wait "$dump_pid" 2>/dev/null
 dump_pid=
 load=$(cut -d' ' -f1-3 /proc/loadavg)
+ctl show threads > "$tmp/threads"
 netns_stop_sluice
 
 tshark -r "$tmp/a.pcap" -T fields -e frame.time_epoch -e icmp.type -e icmp.seq > "$tmp/a.txt" 2>/dev/null
+tshark -r "$tmp/b.pcap" -T fields -e frame.time_epoch -e icmp.type -e icmp.seq > "$tmp/b.txt" 2>/dev/null
 tshark -r "$tmp/d.pcapng" -T fields -e frame.time_epoch -e frame.comment -e icmp.type -e icmp.seq \
 	-Y "icmp" > "$tmp/d.txt" 2>/dev/null
-python3 - "$tmp/a.txt" "$tmp/d.txt" "$cpu_lines" "$load" <<'PY'
+python3 - "$tmp/a.txt" "$tmp/d.txt" "$cpu_lines" "$load" "$tmp/b.txt" <<'PY'
 import statistics, sys
 from decimal import Decimal
 sent, back = {}, {}
@@ -72,6 +82,13 @@ for line in open(sys.argv[1]):
     t, typ, seq = Decimal(f[0]), int(f[1]), int(f[2].split(",")[0])
     (sent if typ == 8 else back)[seq] = t
 steps = {}
+for line in open(sys.argv[5]):
+    f = line.split("\t")
+    if len(f) < 3 or not f[2].strip():
+        continue
+    t, typ, seq = Decimal(f[0]), int(f[1]), int(f[2].split(",")[0])
+    if seq in sent:
+        steps.setdefault(seq, []).append((t, ("request" if typ == 8 else "reply", "(on B's wire)", "")))
 for line in open(sys.argv[2]):
     f = line.rstrip("\n").split("\t")
     if len(f) < 4 or not f[3].strip():
@@ -99,3 +116,6 @@ for key in sorted(order, key=lambda k: statistics.median(per[k])):
     print(f"{key[0]:10} {key[1]:24} {key[2]:7} {statistics.median(per[key]):36.1f} {len(per[key]):6}")
 print(f"{'reply':10} {'(back on A wire)':24} {'':7} {statistics.median(rtt):36.1f} {len(rtt):6}")
 PY
+echo "ping: $(grep rtt "$tmp/ping")"; [ "${SHOWPING:-0}" = 1 ] && cat "$tmp/ping"
+echo "show threads over the pings (wakeups since start):"
+cat "$tmp/threads"
