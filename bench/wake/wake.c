@@ -218,7 +218,11 @@ static void *sender_main(void *arg)
 		if (sendto(s->fd, f, sizeof(f), 0, (struct sockaddr *)&s->to, sizeof(s->to)) < 0)
 			perror("wake: sendto");
 	}
-	sleep_until(mono_ns() + 50000000ull); /* stragglers: 50 ms */
+	/* Until every frame is in, or 3 s: a receiver the scheduler kept off
+	 * its CPU still has frames queued, which are late, not lost. */
+	uint64_t until = mono_ns() + 3000000000ull;
+	while (atomic_load_explicit(&rec.got, memory_order_relaxed) < s->o->frames && mono_ns() < until)
+		sleep_until(mono_ns() + 1000000ull);
 	atomic_store(&s->stop, true);
 	if (s->g)
 		graph_kick_index(s->g, 0, GRAPH_WAKE_CONTROL);
