@@ -244,6 +244,11 @@ static void *kernel_main(void *arg)
 	}
 	struct timeval tv = { 0, 100000 }; /* to see the end of the phase */
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* Room for as many frames as sluice's rings hold (4 MB), so that a
+	 * thread kept off its CPU makes frames late, not lost, on both sides. */
+	int rcv = 4 << 20;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
 	uint8_t buf[2048];
 	double cpu0 = thread_cpu_s();
 	while (!atomic_load(&s->stop)) {
