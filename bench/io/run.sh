@@ -40,8 +40,9 @@
 #     which is the mean since its previous call).
 #  5. Instructions per packet under callgrind at B, 4 KB pages on both
 #     (valgrind): sluice's $isa build (callgrind cannot run AVX-512
-#     code), in polling and in adaptive mode, only io_polls() collected (the whole main loop: inputs, nodes,
-#     dispatch) over CG_PACKETS packets; testpmd io under callgrind
+#     code), in polling and in adaptive mode, only io_polls() collected
+#     (the whole main loop: inputs, nodes, dispatch) over CG_PACKETS
+#     packets; testpmd io under callgrind
 #     (--separate-threads), its forwarding lcore's thread (the one whose
 #     instructions are mostly librte_net_null's: Debian's testpmd has no
 #     symbols to toggle on) over CG_SECS s of forwarding, divided by the
@@ -51,8 +52,8 @@
 # burst); Mpps sluice -march=native (differs: ISA); Mpps rx-mode adaptive
 # against polling (paired rounds: issue 23 wants it within 2% under this
 # full load) and its instructions/packet against polling's;
-# instructions/packet matched; with BEFORE the matched Mpps and instructions of that revision.
-# Then its own table (every run's figures, the sweep) and bench_report.
+# instructions/packet matched; with BEFORE the matched Mpps and
+# instructions of that revision. Then its own table (every run's figures, the sweep) and bench_report.
 #
 # Time after the shared builds: QUICK about 40 s; a full run about 6
 # minutes on a quiet box (27 timed runs and two callgrind runs), more while
