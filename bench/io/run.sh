@@ -53,7 +53,8 @@
 # against polling (paired rounds: issue 23 wants it within 2% under this
 # full load) and its instructions/packet against polling's;
 # instructions/packet matched; with BEFORE the matched Mpps and
-# instructions of that revision. Then its own table (every run's figures, the sweep) and bench_report.
+# instructions of that revision. Then its own table (every run's figures,
+# the sweep) and bench_report.
 #
 # Time after the shared builds: QUICK about 40 s; a full run about 6
 # minutes on a quiet box (27 timed runs and two callgrind runs), more while
