@@ -9,7 +9,7 @@
 # libraries our own peer harnesses link), checks that every peer program is
 # there (exit 3 naming the one missing: a bench without its peer is not a
 # comparison), then runs bench/<family>/run.sh for each family in turn (io,
-# graph, ip4, ip6, distributor, timers, sched, nic, statseg, elog, lcp; or
+# graph, ip4, ip6, distributor, timers, sched, nic, statseg, elog, lcp, wake; or
 # those named) and the two that live beside sched's, bench/sched/hqos_run.sh
 # (hqos: the subscriber hierarchy beside DPDK's rte_sched) and
 # bench/sched/impair_run.sh (impair: the impairer, no peer), each waiting
@@ -32,7 +32,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-families_all=(io graph ip4 ip6 distributor timers sched hqos impair nic statseg elog lcp)
+families_all=(io graph ip4 ip6 distributor timers sched hqos impair nic statseg elog lcp wake)
 # family_script F: the family's script (hqos and impair share bench/sched's
 # programs and peer harnesses, so they live there)
 family_script() {

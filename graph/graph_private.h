@@ -76,6 +76,7 @@ struct graph_thread {
 	int epfd;     /* epoll: rx fds (graph_rx_watch), wake_fd, timer_fd */
 	int wake_fd;  /* eventfd written by graph_thread_kick */
 	int timer_fd; /* armed for wake_within before blocking */
+	bool timer_armed; /* timer_fd may still be armed from an earlier sleep */
 	uint64_t sleeps;                    /* epoll_waits entered */
 	uint64_t wakeups[GRAPH_WAKE_N];     /* by cause, stats only go up */
 	uint32_t *inputs; /* node indices of input nodes polling here */

@@ -220,18 +220,23 @@ bool graph_thread_block(struct graph_thread *t, uint64_t cap_ns)
 		t->slept = false;
 		return false;
 	}
+	/* Arming replaces an expiry left from an earlier sleep and clears its
+	 * readiness (timerfd_settime), so a wakeup by anything else leaves the
+	 * timer as it is: disarming it there would put a system call between
+	 * the frame that woke the thread and its receive. A sleep that needs no
+	 * timer disarms what is left before it blocks, off that path. */
 	bool armed = cap < GRAPH_SLEEP_MAX_NS;
-	if (armed)
-		timer_arm(t, cap);
+	if (armed || t->timer_armed)
+		timer_arm(t, armed ? cap : 0);
+	t->timer_armed = armed;
 	struct epoll_event ev[8];
 	stat_add(&t->sleeps, 1);
 	int k = epoll_wait(t->epfd, ev, 8, (int)(GRAPH_SLEEP_MAX_NS / 1000000));
 	/* Asleep is not stalled: the watchdog judges from the wakeup on. */
 	__atomic_store_n(&t->last_loop_ticks, cpu_ticks(), __ATOMIC_RELAXED);
 	atomic_store(&t->sleep_state, GRAPH_SLEEP_AWAKE);
-	bool fired = count_causes(t, ev, k);
-	if (armed && !fired)
-		timer_arm(t, 0); /* disarm: a stale expiry would wake the next sleep */
+	if (count_causes(t, ev, k))
+		t->timer_armed = false; /* it fired: nothing left to disarm */
 	t->gap_is_idle = UINT64_MAX;
 	t->slept = true;
 	return true;

@@ -33,6 +33,12 @@
  * Usage: sluice-bench-io [--seconds S] [--warmup S] [--cpu N] [--no-huge]
  *                        [--polls N] [--size BYTES] [--burst N] [--dtrace SNAPLEN]
  *
+ * --rx-mode polling|adaptive (default polling, as testpmd polls): both
+ * queues' rx mode (drivers/device_rx_mode.c). adaptive: the thread may
+ * block once the queues stay empty for 200 us, which under this bench's
+ * full load they never are; what it measures is what adaptive costs a
+ * thread that is never idle (a cycle-counter read per poll of each queue).
+ *
  * --dtrace SNAPLEN runs the polls with the dispatch trace on (every record
  * to /dev/null) and prints its records and drops: the per-record cost.
  */
@@ -56,6 +62,7 @@ struct opts {
 	const char *size;
 	uint32_t burst;
 	uint32_t dtrace; /* --dtrace SNAPLEN: the dispatch trace on, to /dev/null */
+	bool adaptive;   /* --rx-mode adaptive */
 };
 
 static struct device *nul[2];
@@ -77,6 +84,26 @@ static int set_burst(uint32_t n)
 		return 0;
 	fprintf(stderr, "io: this engine polls a whole frame (%u) and has no rx burst to set\n", FRAME_SIZE);
 	exit(3);
+}
+#endif
+
+#ifdef DEV_RX_ADAPTIVE_NS
+/* Both queues' rx mode, and whether the thread may block (it spins in
+ * polling mode, as the daemon's `cpu { rx-mode polling }` makes it). */
+static void set_rx_mode(struct graph_config *cfg, bool adaptive)
+{
+	dev_rx_mode_set_default(adaptive ? DEV_RX_MODE_ADAPTIVE : DEV_RX_MODE_POLLING);
+	cfg->idle_mode = adaptive ? GRAPH_IDLE_SLEEP : GRAPH_IDLE_POLL;
+}
+#else
+/* An engine from before rx modes: it polls, and has no adaptive mode. */
+static void set_rx_mode(struct graph_config *cfg, bool adaptive)
+{
+	if (adaptive) {
+		fprintf(stderr, "io: this engine has no rx modes\n");
+		exit(3);
+	}
+	cfg->idle_mode = GRAPH_IDLE_POLL;
 }
 #endif
 
@@ -129,7 +156,7 @@ __attribute__((noinline)) static uint64_t io_polls(struct graph *g, uint64_t n)
 static void usage(void)
 {
 	fprintf(stderr, "usage: sluice-bench-io [--seconds S] [--warmup S] [--cpu N] [--no-huge] [--polls N] "
-			"[--dtrace SNAPLEN] "
+			"[--dtrace SNAPLEN] [--rx-mode polling|adaptive] "
 			"[--size BYTES] [--burst 1..%u]\n", IO_BURST_MAX);
 	exit(2);
 }
@@ -194,6 +221,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->burst = burst_arg(v);
 		else if (!strcmp(a, "--dtrace"))
 			o->dtrace = (uint32_t)strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--rx-mode") && (!strcmp(v, "polling") || !strcmp(v, "adaptive")))
+			o->adaptive = !strcmp(v, "adaptive");
 		else
 			usage();
 	}
@@ -224,7 +253,7 @@ int main(int argc, char **argv)
 	}
 	struct graph_config cfg;
 	graph_config_default(&cfg);
-	cfg.idle_mode = GRAPH_IDLE_POLL;
+	set_rx_mode(&cfg, o.adaptive);
 	struct graph *g = graph_create(&cfg, err, sizeof(err));
 	if (!g || graph_add_registered(g, err, sizeof(err)) || graph_build(g, err, sizeof(err)) ||
 	    dev_graph_attach(g, err, sizeof(err))) {
@@ -247,7 +276,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "io: cannot set up the cross-connect\n");
 		return 1;
 	}
-	printf("io: nul0 <-> nul1 l2-xconnect, null rx-recycle %s bytes, burst %u, %s\n", o.size, o.burst,
+	printf("io: nul0 <-> nul1 l2-xconnect, null rx-recycle %s bytes, burst %u, rx-mode %s, %s\n", o.size, o.burst,
+	       o.adaptive ? "adaptive" : "polling",
 	       o.no_huge ? "4 KB pages" : "hugepages when available (see the buffers line)");
 
 	if (o.polls) {

@@ -31,24 +31,30 @@
 #     sluice ($isa) at 256, the "each at its own burst" row (differs: burst;
 #     left out when B is 256); sluice ($native) at B (differs: ISA); with
 #     BEFORE, that revision's $isa build at B (at 256 when it has no rx
-#     burst: then the row says so).
+#     burst: then the row says so); sluice ($isa) at B in rx-mode adaptive,
+#     right after the matched run (every other run is rx-mode polling, the
+#     thread spinning as testpmd's).
 #     Figure per run: packets forwarded per second by the one core, both
 #     directions, mean over SECS after WARM s (sluice: both ports'
 #     TX-packets; testpmd: both ports' Rx-pps from `show port stats all`,
 #     which is the mean since its previous call).
 #  5. Instructions per packet under callgrind at B, 4 KB pages on both
-#     (valgrind): sluice's $isa build (callgrind cannot run AVX-512 code),
-#     only io_polls() collected (the whole main loop: inputs, nodes,
-#     dispatch) over CG_PACKETS packets; testpmd io under callgrind
+#     (valgrind): sluice's $isa build (callgrind cannot run AVX-512
+#     code), in polling and in adaptive mode, only io_polls() collected
+#     (the whole main loop: inputs, nodes, dispatch) over CG_PACKETS
+#     packets; testpmd io under callgrind
 #     (--separate-threads), its forwarding lcore's thread (the one whose
 #     instructions are mostly librte_net_null's: Debian's testpmd has no
 #     symbols to toggle on) over CG_SECS s of forwarding, divided by the
 #     packets its `stop` reports. One figure each.
 #
 # Rows (bench_row): Mpps matched; Mpps each at its own burst (differs:
-# burst); Mpps sluice -march=native (differs: ISA); instructions/packet
-# matched; with BEFORE the matched Mpps and instructions of that revision.
-# Then its own table (every run's figures, the sweep) and bench_report.
+# burst); Mpps sluice -march=native (differs: ISA); Mpps rx-mode adaptive
+# against polling (paired rounds: issue 23 wants it within 2% under this
+# full load) and its instructions/packet against polling's;
+# instructions/packet matched; with BEFORE the matched Mpps and
+# instructions of that revision. Then its own table (every run's figures,
+# the sweep) and bench_report.
 #
 # Time after the shared builds: QUICK about 40 s; a full run about 6
 # minutes on a quiet box (27 timed runs and two callgrind runs), more while
@@ -95,22 +101,23 @@ bench_log "memory: $mem_label; sluice $isa_label and $native_label; testpmd (DPD
 io_bin() { echo "$1/bench/io/sluice-bench-io"; }
 
 # ---- sluice ------------------------------------------------------------------
-# sluice_rate BUILD BURST TAG: one timed run, prints its Mpps.
+# sluice_rate BUILD BURST TAG [ARGS...]: one timed run, prints its Mpps.
 sluice_rate() {
-	local log="$out/sluice-$3.txt"
+	local log="$out/sluice-$3.txt" bin=$1 burst=$2
+	shift 3
 	bench_wait_quiet
-	timeout 120 "$(io_bin "$1")" --cpu "$CPU" --seconds "$SECS" --warmup "$WARM" --burst "$2" \
-		"${sluice_mem[@]}" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+	timeout 120 "$(io_bin "$bin")" --cpu "$CPU" --seconds "$SECS" --warmup "$WARM" --burst "$burst" \
+		"${sluice_mem[@]}" "$@" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
 	grep -q ' Mpps$' "$log" || { bench_log "sluice ($3) printed no rate:"; cat "$log" >&2; exit 1; }
 	awk '/ Mpps$/ {print $(NF-1)}' "$log"
 }
 
-# cg_sluice BUILD BURST TAG: instructions per packet of io_polls().
+# cg_sluice BUILD BURST TAG [ARGS...]: instructions per packet of io_polls().
 cg_sluice() {
 	local polls=$((CG_PACKETS / (2 * $2) > 0 ? CG_PACKETS / (2 * $2) : 1)) log="$out/cg-sluice-$3.txt" ir pk
 	(cd "$out" && timeout 900 valgrind --tool=callgrind --toggle-collect=io_polls \
 		--callgrind-out-file="$out/cg-sluice-$3.out" "$(io_bin "$1")" --polls "$polls" --burst "$2" \
-		--no-huge >"$log" 2>&1) || { cat "$log" >&2; exit 1; }
+		--no-huge "${@:4}" >"$log" 2>&1) || { cat "$log" >&2; exit 1; }
 	ir=$(awk '/^summary:/ {print $2}' "$out/cg-sluice-$3.out")
 	pk=$(awk '/^io: polls/ {print $5}' "$log")
 	awk -v i="$ir" -v p="$pk" 'BEGIN {if (p > 0 && i > 0) printf "%.1f\n", i / p; else print "nan"}'
@@ -175,17 +182,19 @@ fi
 for r in $(seq 1 "$ROUNDS"); do
 	pmd_rate "$best" "r$r" >>"$out/pmd.txt"
 	sluice_rate "$isa" "$best" "isa-r$r" >>"$out/s-match.txt"
+	sluice_rate "$isa" "$best" "adaptive-r$r" --rx-mode adaptive >>"$out/s-adaptive.txt"
 	[ "$best" = 256 ] || sluice_rate "$isa" 256 "isa256-r$r" >>"$out/s-256.txt"
 	sluice_rate "$native" "$best" "native-r$r" >>"$out/s-native.txt"
 	[ -z "$before_isa" ] || sluice_rate "$before_isa" "$before_burst" "before-r$r" >>"$out/s-before.txt"
 	bench_log "round $r/$ROUNDS: testpmd $(tail -1 "$out/pmd.txt"), sluice $(tail -1 "$out/s-match.txt")" \
 		"at burst $best; sluice $(tail -1 "$out/s-256.txt" 2>/dev/null || echo -) at 256;" \
-		"native $(tail -1 "$out/s-native.txt") Mpps"
+		"native $(tail -1 "$out/s-native.txt"), adaptive $(tail -1 "$out/s-adaptive.txt") Mpps"
 done
 
 # ---- 5. callgrind -----------------------------------------------------------------
 bench_log "callgrind at burst $best: sluice io_polls over $CG_PACKETS packets, testpmd io for $CG_SECS s"
 cg_s=$(cg_sluice "$isa" "$best" isa)
+cg_a=$(cg_sluice "$isa" "$best" adaptive --rx-mode adaptive)
 cg_p=$(bench_testpmd_cg "$best" "$CG_SECS" cg | cut -d" " -f1)
 cg_b='' cg_s_bb=$cg_s
 if [ -n "$before_isa" ]; then
@@ -211,8 +220,9 @@ printf '%-58s %s\n' "testpmd io net_null<->net_null, burst $best" "$(mmm pmd)"
 printf '%-58s %s\n' "sluice null->eth->l2-xconnect->null, burst $best, corei7" "$(mmm s-match)"
 [ "$best" = 256 ] || printf '%-58s %s\n' "sluice, burst 256 (a frame), corei7" "$(mmm s-256)"
 printf '%-58s %s\n' "sluice, burst $best, -march=native" "$(mmm s-native)"
+printf '%-58s %s\n' "sluice, burst $best, corei7, rx-mode adaptive" "$(mmm s-adaptive)"
 [ -z "$before_isa" ] || printf '%-58s %s\n' "$before_label, burst $before_burst, corei7" "$(mmm s-before)"
-echo "instructions per packet at burst $best (callgrind): sluice $cg_s, testpmd $cg_p"
+echo "instructions per packet at burst $best (callgrind): sluice $cg_s (rx-mode adaptive $cg_a), testpmd $cg_p"
 if [ -n "$before_isa" ]; then
 	bb_fig=$([ "$before_burst" = "$best" ] && echo s-match || echo s-256)
 	echo "before/after at burst $before_burst: $before_label $(bench_mmm <"$out/s-before.txt" | cut -d' ' -f2) Mpps," \
@@ -235,6 +245,21 @@ bench_row "${rate[@]}" --what "forwarding rate, same burst" --sluice "$(figs s-n
 	--burst "$best both" --isa "sluice $native_label, DPDK -march=$peer_isa" \
 	--differs "ISA: sluice built -march=native, Debian's DPDK -march=$peer_isa" \
 	--sluice-label "sluice -march=native"
+# Adaptive against polling (issue 23: within 2% under full load): sluice
+# against itself, the rounds paired (each adaptive run right after its
+# round's matched polling run), so the verdict is the median per-round
+# ratio; and the instructions, which the box's load does not move.
+bench_row --bench io --peer-name "sluice rx-mode polling (the matched row's runs)" --memory "$mem_label" \
+	--unit Mpps --better higher --peer "$(figs s-match)" --statistic "$stat" --paired \
+	--what "forwarding rate under full load (every poll a full burst), rx-mode adaptive vs polling" \
+	--sluice "$(figs s-adaptive)" --burst "$best both" --isa "both -march=$peer_isa" \
+	--sluice-label "sluice rx-mode adaptive" \
+	--differs "the peer is sluice itself in polling mode: the cost of adaptive's per-poll check on a thread that is never idle"
+bench_row --bench io --peer-name "sluice rx-mode polling" --memory "4 KB pages (valgrind: --no-huge)" \
+	--unit "instructions/packet" --better lower --peer "$cg_s" --sluice "$cg_a" \
+	--what "instructions per packet under full load, rx-mode adaptive vs polling" --burst "$best both" \
+	--isa "both -march=$peer_isa" --statistic "one callgrind run each: Ir of io_polls() / packets forwarded" \
+	--sluice-label "sluice rx-mode adaptive" --differs "the peer is sluice itself in polling mode"
 cg_mem="4 KB pages on both (valgrind: sluice --no-huge, testpmd --no-huge -m 256)"
 cg_stat="one callgrind run: Ir of sluice's io_polls() or of testpmd's forwarding thread / packets forwarded"
 bench_row "${common[@]}" --memory "$cg_mem" --unit "instructions/packet" --better lower \

@@ -61,6 +61,7 @@ static uint32_t fd_fn(struct node_runtime *rt, struct frame *f)
 /* sl-timer: asks to be woken `timer_ns` from now once per `arm`. */
 static atomic_uint_fast64_t timer_ns;
 static atomic_uint timer_fired;
+static atomic_bool timer_cancel; /* forget the time asked for */
 static uint64_t timer_at;
 
 static uint32_t timer_fn(struct node_runtime *rt, struct frame *f)
@@ -70,6 +71,8 @@ static uint32_t timer_fn(struct node_runtime *rt, struct frame *f)
 		return 0;
 	uint64_t ns = atomic_exchange(&timer_ns, 0);
 	uint64_t now = time_now_ns();
+	if (atomic_exchange(&timer_cancel, false))
+		timer_at = 0;
 	if (ns) {
 		timer_at = now + ns;
 	} else if (timer_at && now >= timer_at) {
@@ -241,6 +244,44 @@ START_TEST(test_timer_wakes)
 }
 END_TEST
 
+/* A wakeup by something else leaves the timer armed (no system call
+ * between the frame and its receive); the next sleep, which needs no timer,
+ * disarms it first: the stale expiry wakes nothing. */
+START_TEST(test_stale_timer_wakes_nothing)
+{
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(efd, 0);
+	atomic_store(&fd_reads, 0);
+	atomic_store(&timer_fired, 0);
+	struct graph *g = make_graph();
+	ck_assert_int_eq(graph_rx_watch(g, 1, efd, true), 0);
+	ck_assert(wait_asleep(g));
+	atomic_store(&timer_ns, 50000000ull); /* asleep with the timer armed for 50 ms */
+	graph_barrier_sync(g);
+	graph_barrier_release(g);
+	pause_us(5000);
+	ck_assert(wait_asleep(g));
+	atomic_store(&timer_cancel, true); /* woken by the fd, it no longer wants the timer */
+	uint64_t one = 1;
+	ck_assert_int_eq(write(efd, &one, sizeof(one)), sizeof(one));
+	uint64_t until = time_now_ns() + 500000000ull;
+	while (atomic_load(&fd_reads) < 1 && time_now_ns() < until)
+		usleep(50);
+	ck_assert_uint_eq(atomic_load(&fd_reads), 1);
+	pause_us(150000); /* well past the 50 ms */
+	ck_assert(wait_asleep(g));
+	struct graph_thread_info ti = info(g);
+	ck_assert_uint_eq(atomic_load(&timer_fired), 0);
+	ck_assert_uint_eq(ti.wakeups[GRAPH_WAKE_TIMER], 0);
+	ck_assert_uint_eq(ti.wakeups[GRAPH_WAKE_TIMEOUT], 0);
+	ck_assert_uint_ge(ti.wakeups[GRAPH_WAKE_RX], 1);
+	ck_assert_int_eq(graph_rx_watch(g, 1, efd, false), 0);
+	graph_destroy(g);
+	close(efd);
+	efd = -1;
+}
+END_TEST
+
 /* The barrier wakes a sleeping thread at once (cause control), and the
  * watchdog does not call a sleeping thread stalled. */
 START_TEST(test_barrier_and_watchdog)
@@ -274,6 +315,7 @@ int main(void)
 	tcase_add_test(tc, test_kick_never_lost);
 	tcase_add_test(tc, test_rx_fd_wakes);
 	tcase_add_test(tc, test_timer_wakes);
+	tcase_add_test(tc, test_stale_timer_wakes_nothing);
 	tcase_add_test(tc, test_barrier_and_watchdog);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);

@@ -18,9 +18,11 @@
 #            start) <= the steady median + 0.5 ms. Prints the figures and
 #            the ratio to the kernel. The other bound, sluice's
 #            median <= 2 x the kernel's (+ SLACK_US), is NOT met on the 2-vCPU
-#            VMs this runs on (2.1-2.7x: a sleeping thread's wake-up, which
-#            the kernel's softirq does not pay; see docs/power.md), so it is
-#            checked only with LATENCY_GOAL=1, by hand, not by CI.
+#            VMs this runs on (2.1-2.7x: a sleeping thread's wake-up and
+#            two sendto calls, which the kernel's softirq does not pay; see
+#            docs/power.md, "Where a ping's round trip goes", and
+#            bench/wake/rtt_steps.sh for each step), so it is checked only
+#            with LATENCY_GOAL=1, by hand, not by CI.
 #   switch   ping A -> B 600 times 2 ms apart while the CLI switches a's and
 #            b's rx-mode between polling, interrupt and adaptive every 50 ms:
 #            every request answered, and a's RX-packets = b's TX-packets +
