@@ -1,15 +1,19 @@
 /* `show memory` (VPP's name): what the process holds, by subsystem, from
  * the accounting each one keeps (buffer pools, FIB tables, timer wheels,
- * the stats segment, the event log, the log ring), beside the kernel's
+ * schedules and class queues, subscriber hierarchies, the dispatch
+ * trace's rings, the stats segment, the event log, the log ring), beside the kernel's
  * view of the process (/proc/self/status) and of the hugepages
  * (/proc/meminfo). It lives in app/ because only app/ sees every folder.
  *
  * Runs under the CLI's command lock, as route changes and the stats
  * writer's reads do; nothing here takes the barrier: every figure is a
- * size the control plane set, not a datapath counter. The per-subsystem
+ * size the control plane set, not a datapath counter (the scheduler's
+ * and the subscriber hierarchies' allocations change only under that
+ * lock too). The per-subsystem
  * rows are what each subsystem mapped or reserved; the process's resident
  * size is what the kernel has faulted in, so the two need not agree (a
- * FIB table reserved on THP pages is resident only where touched).
+ * FIB table reserved on THP pages is resident only where touched). Packets
+ * a queue holds are buffers: counted once, in their pool's row.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -28,6 +32,11 @@
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip6/ip6_fib.h"
 #include "nodes/ip6/ip6_route.h"
+#include "drivers/device.h"
+#include "nodes/sched/sched_io.h"
+#include "sched/egress.h"
+#include "sched/evq.h"
+#include "sched/hqos.h"
 #include "sched/timer.h"
 
 #define MEM_MAX_ROWS 160
@@ -97,6 +106,40 @@ static void timer_rows(struct mem_rows *m, struct graph *g)
 		timer_stats(ts, &st);
 		row(m, "timers", st.memory_bytes, "", "thread %u: wheel, %u levels", i, st.levels);
 	}
+}
+
+/* Scheduling state: each interface's schedule (class queues, shaper,
+ * impairers) and subscriber hierarchy, the class queues in front of the
+ * distributor. The packets they hold are buffers, counted in the pools. */
+static void sched_rows(struct mem_rows *m)
+{
+	for (uint32_t i = 0; i < DEV_MAX; i++) {
+		const struct device *d = dev_by_index(i);
+		const struct sched_io_if *sif = &sched_io_ifs[i];
+		if (!d || !sif->e)
+			continue;
+		row(m, "sched", sched_egress_mem_bytes(sif->e), "", "%s: schedule (class queues, shaper, impairers)",
+		    d->name);
+		if (sif->hq) {
+			uint64_t gen;
+			row(m, "hqos", hqos_mem_bytes(sif->hq), "", "%s: %u subscriber(s)", d->name,
+			    hqos_sub_count(sif->hq, &gen));
+		}
+	}
+	if (sched_front.evq)
+		row(m, "sched", evq_mem_bytes(sched_front.evq), "", "class queues before the distributor, %u deep",
+		    sched_front.depth);
+}
+
+/* The dispatch trace's per-thread rings, while it holds them. */
+static void dtrace_rows(struct mem_rows *m, struct graph *g)
+{
+	if (!g)
+		return;
+	struct graph_dtrace_status st;
+	graph_dtrace_status(g, &st);
+	if (st.ring_bytes)
+		row(m, "dtrace", st.ring_bytes, "", "dispatch trace rings (%s)", st.on ? "on" : "stopped");
 }
 
 static void log_rows(struct mem_rows *m, struct graph *g)
@@ -200,6 +243,8 @@ static int show_memory(struct cli_session *s, int argc, char **argv)
 	buffers_rows(m);
 	fib_rows(m);
 	timer_rows(m, g);
+	sched_rows(m);
+	dtrace_rows(m, g);
 	log_rows(m, g);
 	uint64_t total = 0;
 	for (uint32_t i = 0; i < m->n; i++)

@@ -119,6 +119,10 @@ struct sched_impair;
  * most max_held packets. NULL with the reason in err. */
 struct sched_impair *sched_impair_create(uint32_t max_held, uint64_t seed, char *err, size_t errlen);
 
+/* Bytes the impairer holds (its wheel of held packets lives in their
+ * buffers): `show memory`. */
+size_t sched_impair_mem_bytes(const struct sched_impair *m);
+
 /* Free it and every buffer it holds. */
 void sched_impair_destroy(struct sched_impair *m);
 

@@ -166,6 +166,18 @@ check grep -qx "create interface cap9 driver pcap tx-file \"$tmp/files/cap 9.pca
 # The impairment's seed: a replay draws the same numbers.
 check grep -qx 'sched impair interface nul1 delay 20ms jitter 5ms loss random 1% seed 9' "$tmp/running1"
 check grep -qx 'create interface loop3 driver loopback' "$tmp/running1"
+# show memory counts what the scheduling commands above made: nul1's
+# schedule (its impairers), nul0's subscriber hierarchy (alice, bob and the
+# default: carol was removed).
+ok show memory json
+check python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["memory"]["subsystems"]
+def one(sub, what):
+    r = [x for x in rows if x["subsystem"] == sub and x["what"].startswith(what)]
+    assert len(r) == 1 and r[0]["bytes"] > 0, (sub, what, rows)
+one("sched", "nul1: schedule")
+one("hqos", "nul0: 3 subscriber(s)")' "$tmp/out"
 for absent in gone0 s2 10.1.1.1 10.7.0.0 2001:db8:8:: "10.5.0.1" carol "class gone" "impair interface nul2" "impair class bulk"; do
 	grep -q -- "$absent" "$tmp/running1" && fail "$absent (made then deleted) is in the running-config"
 	n_checks=$((n_checks + 1))

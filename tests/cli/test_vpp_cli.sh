@@ -192,6 +192,16 @@ ctl packet-generator delete lo9
 ctl delete loopback interface intfc loop9
 "$sluicectl" -s "$tmp/cli.sock" show interface loop9 > /dev/null 2>&1 && fail "loop9 still there after delete"
 
+# show memory counts the dispatch trace's rings while it holds them.
+ctl pcap dispatch trace on max 5 file "$tmp/dtrace.pcap"
+ctl show memory json
+python3 - "$tmp/out" <<'PY' || fail "show memory: no dispatch trace rings: $(cat "$tmp/out")"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["memory"]["subsystems"] if r["subsystem"] == "dtrace"]
+assert len(rows) == 1 and rows[0]["bytes"] > 0, rows
+PY
+ctl pcap dispatch trace off
+
 # A host-interface is the af-packet interface on it, with the MAC asked
 # for; it comes up (its sockets bound) and goes.
 if [ -n "$hostif" ]; then
