@@ -2,8 +2,11 @@
  *
  *   create loopback interface [mac M] [instance N]   makes loopN
  *   delete loopback interface intfc loopN
+ *   loopback create-interface ..., loopback delete-interface ... (the same)
  *
- * Without an instance the lowest N whose loopN is free; the interface is
+ * Without an instance the lowest N whose loopN is free (VPP's range,
+ * 0..16383); without a MAC one made up as for every interface (02:fe:..,
+ * where VPP gives de:ad:00:00:00:N); the interface is
  * what `create interface loopN driver loopback [mac M]` makes (and what the
  * running configuration writes back): admin down, its rx queue on the least
  * loaded thread (dev_cli_create). Built into the interface layer's command
@@ -82,3 +85,8 @@ CLI_COMMAND(create_loopback_cmd, "create loopback interface", "create loopback i
 	    "Make loopN, whose tx comes back as its rx (VPP's command)", create_loopback)
 CLI_COMMAND(delete_loopback_cmd, "delete loopback interface", "delete loopback interface intfc loopN",
 	    "Delete a loopback interface (VPP's command)", delete_loopback)
+/* VPP's other spelling of the same two commands. */
+CLI_ALIAS(loopback_create_alias, "loopback create-interface", "loopback create-interface [mac M] [instance N]",
+	  "create loopback interface", NULL)
+CLI_ALIAS(loopback_delete_alias, "loopback delete-interface", "loopback delete-interface intfc loopN",
+	  "delete loopback interface", NULL)
