@@ -1,15 +1,19 @@
 /* `show memory` (VPP's name): what the process holds, by subsystem, from
  * the accounting each one keeps (buffer pools, FIB tables, timer wheels,
- * the stats segment, the event log, the log ring), beside the kernel's
+ * schedules and class queues, subscriber hierarchies, the dispatch
+ * trace's rings, the stats segment, the event log, the log ring), beside the kernel's
  * view of the process (/proc/self/status) and of the hugepages
  * (/proc/meminfo). It lives in app/ because only app/ sees every folder.
  *
  * Runs under the CLI's command lock, as route changes and the stats
  * writer's reads do; nothing here takes the barrier: every figure is a
- * size the control plane set, not a datapath counter. The per-subsystem
+ * size the control plane set, not a datapath counter (the scheduler's
+ * and the subscriber hierarchies' allocations change only under that
+ * lock too). The per-subsystem
  * rows are what each subsystem mapped or reserved; the process's resident
  * size is what the kernel has faulted in, so the two need not agree (a
- * FIB table reserved on THP pages is resident only where touched).
+ * FIB table reserved on THP pages is resident only where touched). Packets
+ * a queue holds are buffers: counted once, in their pool's row.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -28,6 +32,11 @@
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip6/ip6_fib.h"
 #include "nodes/ip6/ip6_route.h"
+#include "drivers/device.h"
+#include "nodes/sched/sched_io.h"
+#include "sched/egress.h"
+#include "sched/evq.h"
+#include "sched/hqos.h"
 #include "sched/timer.h"
 
 #define MEM_MAX_ROWS 160
@@ -97,6 +106,40 @@ static void timer_rows(struct mem_rows *m, struct graph *g)
 		timer_stats(ts, &st);
 		row(m, "timers", st.memory_bytes, "", "thread %u: wheel, %u levels", i, st.levels);
 	}
+}
+
+/* Scheduling state: each interface's schedule (class queues, shaper,
+ * impairers) and subscriber hierarchy, the class queues in front of the
+ * distributor. The packets they hold are buffers, counted in the pools. */
+static void sched_rows(struct mem_rows *m)
+{
+	for (uint32_t i = 0; i < DEV_MAX; i++) {
+		const struct device *d = dev_by_index(i);
+		const struct sched_io_if *sif = &sched_io_ifs[i];
+		if (!d || !sif->e)
+			continue;
+		row(m, "sched", sched_egress_mem_bytes(sif->e), "", "%s: schedule (class queues, shaper, impairers)",
+		    d->name);
+		if (sif->hq) {
+			uint64_t gen;
+			row(m, "hqos", hqos_mem_bytes(sif->hq), "", "%s: %u subscriber(s)", d->name,
+			    hqos_sub_count(sif->hq, &gen));
+		}
+	}
+	if (sched_front.evq)
+		row(m, "sched", evq_mem_bytes(sched_front.evq), "", "class queues before the distributor, %u deep",
+		    sched_front.depth);
+}
+
+/* The dispatch trace's per-thread rings, while it holds them. */
+static void dtrace_rows(struct mem_rows *m, struct graph *g)
+{
+	if (!g)
+		return;
+	struct graph_dtrace_status st;
+	graph_dtrace_status(g, &st);
+	if (st.ring_bytes)
+		row(m, "dtrace", st.ring_bytes, "", "dispatch trace rings (%s)", st.on ? "on" : "stopped");
 }
 
 static void log_rows(struct mem_rows *m, struct graph *g)
@@ -200,6 +243,8 @@ static int show_memory(struct cli_session *s, int argc, char **argv)
 	buffers_rows(m);
 	fib_rows(m);
 	timer_rows(m, g);
+	sched_rows(m);
+	dtrace_rows(m, g);
 	log_rows(m, g);
 	uint64_t total = 0;
 	for (uint32_t i = 0; i < m->n; i++)
@@ -238,3 +283,117 @@ static int show_memory(struct cli_session *s, int argc, char **argv)
 CLI_COMMAND(show_memory_cmd, "show memory", "show memory [json]",
 	    "Memory by subsystem (buffer pools, FIBs, timer wheels, stats segment, logs) and the process's own",
 	    show_memory)
+
+/* ---- show physmem ---- */
+
+/* The big regions and how they are backed: what VPP's `show physmem` says
+ * of its physmem maps. Each buffer pool (its NUMA node, its address range,
+ * hugetlb or 4 KB pages), the IPv4 FIB's tbl24 (the one table large enough
+ * to care) and the stats segment. The NUMA node of a region that follows
+ * the first touch (the FIB, the segment) is not one sluice chose: -1. */
+struct physmem_region {
+	char name[32];
+	int numa_node;
+	uint64_t bytes, start;
+	const char *pages;
+	bool hugepages;
+};
+
+#define PHYSMEM_MAX (BUFFER_MAX_POOLS + 2)
+
+static uint32_t physmem_regions(struct physmem_region *r)
+{
+	uint32_t n = 0;
+	for (uint32_t p = 0; p < buffer_main.n_pools && n < BUFFER_MAX_POOLS; p++) {
+		struct buffer_pool_stats st;
+		if (buffer_pool_stats(p, &st))
+			continue;
+		r[n] = (struct physmem_region){ .numa_node = (int)st.numa_node,
+						 .bytes = (uint64_t)st.n_total * buffer_main.stride,
+						 .start = (uint64_t)(uintptr_t)buffer_main.base +
+							  (uint64_t)p * buffer_main.index_span * buffer_main.stride,
+						 .pages = st.hugepages ? "2 MB hugetlb" : "4 KB",
+						 .hugepages = st.hugepages };
+		snprintf(r[n++].name, sizeof(r[0].name), "buffer pool %u", p);
+	}
+	if (ip4_fib_main) {
+		struct ip4_fib_stats st;
+		ip4_fib_stats(ip4_fib_main, &st);
+		r[n] = (struct physmem_region){ .name = "ip4 fib", .numa_node = -1, .bytes = st.mem_bytes,
+						 .pages = ip4_fib_pages_name(st.tbl24_pages),
+						 .hugepages = st.tbl24_pages == IP4_FIB_PAGES_HUGETLB };
+		n++;
+	}
+	const struct sluice_config *cfg = app_cli_config();
+	if (cfg && cfg->statseg.size)
+		r[n++] = (struct physmem_region){ .name = "stats segment", .numa_node = -1, .bytes = cfg->statseg.size,
+						   .pages = "4 KB (memfd)" };
+	return n;
+}
+
+/*
+ * sluice> show physmem
+ * Hugepages (2048 kB): 64 total, 46 free; this process: 36.0 MB hugetlb
+ * Region         NUMA     Bytes  Pages         Start
+ * buffer pool 0     0  37748736  2 MB hugetlb  0x7f1c40000000
+ * ip4 fib           -  67174400  THP-advised   -
+ * stats segment     -  33554432  4 KB (memfd)  -
+ */
+static int show_physmem(struct cli_session *s, int argc, char **argv)
+{
+	bool json = false;
+	int rc = cli_json_arg(s, argc, argv, &json);
+	if (rc)
+		return rc;
+	struct physmem_region r[PHYSMEM_MAX];
+	uint32_t n = physmem_regions(r);
+	struct proc_mem p;
+	proc_read(&p);
+	if (json) {
+		cJSON *root = cJSON_CreateObject();
+		cJSON *o = cJSON_AddObjectToObject(root, "physmem");
+		cJSON *h = cJSON_AddObjectToObject(o, "hugepages");
+		cJSON_AddNumberToObject(h, "page_size_bytes", (double)p.huge_size * 1024);
+		cJSON_AddNumberToObject(h, "total", (double)p.huge_total);
+		cJSON_AddNumberToObject(h, "free", (double)p.huge_free);
+		cJSON_AddNumberToObject(h, "process_bytes", (double)p.hugetlb * 1024);
+		cJSON *a = cJSON_AddArrayToObject(o, "regions");
+		for (uint32_t i = 0; i < n; i++) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "name", r[i].name);
+			cJSON_AddNumberToObject(e, "numa_node", r[i].numa_node);
+			cJSON_AddNumberToObject(e, "bytes", (double)r[i].bytes);
+			cJSON_AddStringToObject(e, "pages", r[i].pages);
+			cJSON_AddBoolToObject(e, "hugepages", r[i].hugepages);
+			if (r[i].start)
+				cJSON_AddNumberToObject(e, "start", (double)r[i].start);
+			cJSON_AddItemToArray(a, e);
+		}
+		cli_json_print(s, root);
+		return 0;
+	}
+	cli_printf(s, "Hugepages (%llu kB): %llu total, %llu free; this process: %.1f MB hugetlb",
+		   (unsigned long long)p.huge_size, (unsigned long long)p.huge_total, (unsigned long long)p.huge_free,
+		   p.hugetlb / 1024.0);
+	static const struct cli_table_col cols[] = {
+		{ "Region", false }, { "NUMA", true }, { "Bytes", true }, { "Pages", false }, { "Start", false } };
+	struct cli_table *t = cli_table_create(cols, ARRAY_LEN(cols));
+	for (uint32_t i = 0; t && i < n; i++) {
+		cli_table_cell(t, "%s", r[i].name);
+		if (r[i].numa_node >= 0)
+			cli_table_cell(t, "%d", r[i].numa_node);
+		else
+			cli_table_cell(t, "-");
+		cli_table_cell(t, "%llu", (unsigned long long)r[i].bytes);
+		cli_table_cell(t, "%s", r[i].pages);
+		if (r[i].start)
+			cli_table_cell(t, "0x%llx", (unsigned long long)r[i].start);
+		else
+			cli_table_cell(t, "-");
+	}
+	cli_table_print(s, t);
+	return 0;
+}
+
+CLI_COMMAND(show_physmem_cmd, "show physmem", "show physmem [json]",
+	    "Buffer pools and other big regions: size, NUMA node, hugetlb or 4 KB pages (VPP's command)", show_physmem)

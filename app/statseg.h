@@ -13,6 +13,7 @@
 #ifndef SLUICE_APP_STATSEG_H
 #define SLUICE_APP_STATSEG_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,24 @@ int statseg_start(const struct statseg_start_config *c, char *err, size_t errlen
 /* Stop the thread, close the socket (and remove it), unmap the segment.
  * Safe when it never started. Before the interfaces and the graph go. */
 void statseg_stop(void);
+
+/* `show statistics segment`: the segment as the writer last left it. */
+struct statseg_status {
+	char socket[PATH_MAX]; /* where readers get it */
+	uint64_t size;      /* bytes mapped */
+	uint64_t used;      /* header, directory and data of the current layout */
+	uint64_t n_entries; /* directory entries */
+	uint64_t epoch;     /* directory changes since start (+1) */
+	uint64_t updates;   /* copy passes */
+	uint64_t update_ns; /* CLOCK_REALTIME of the last pass */
+	uint64_t interval_ns;
+	uint64_t readers;   /* descriptors handed out since start (a reader keeps its mapping) */
+	bool directory_full; /* the last layout did not fit: the segment is empty */
+};
+
+/* Fill st under the CLI's command lock (the writer's passes take it too).
+ * 0, or -ENOENT when the segment was not started. */
+int statseg_status(struct statseg_status *st);
 
 /* The read-only segment descriptor readers get (app/statseg_http.c maps
  * it); -1 when not started. */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "app/statseg.h"
+#include "app/statseg_private.h"
 #include "base/util.h"
 #include "cli/cli.h"
 #include "sluice_version.h"
@@ -33,6 +34,8 @@ static struct {
 	int wake;    /* eventfd: stop */
 	int ro_fd;   /* what readers get */
 	uint64_t interval_ns;
+	uint64_t readers; /* descriptors handed out (the stats thread writes) */
+	char path[PATH_MAX];
 	pthread_t thread;
 	bool running;
 } ss = { .l = { .fd = -1 }, .wake = -1, .ro_fd = -1 };
@@ -76,6 +79,7 @@ static void serve_readers(void)
 			return; /* EAGAIN: nobody else waiting; anything else: next wake-up */
 		send_fd(c, ss.ro_fd);
 		close(c);
+		__atomic_fetch_add(&ss.readers, 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -136,6 +140,7 @@ int statseg_start(const struct statseg_start_config *c, char *err, size_t errlen
 	statseg_socket_path(c, lc.listen, sizeof(lc.listen));
 	lc.socket_mode = c->socket_mode;
 	snprintf(lc.socket_group, sizeof(lc.socket_group), "%s", c->socket_group ? c->socket_group : "");
+	snprintf(ss.path, sizeof(ss.path), "%s", lc.listen);
 	rc = cli_listener_open(&ss.l, &lc, err, errlen);
 	if (rc)
 		return start_fail(rc, err, errlen, NULL);
@@ -149,6 +154,27 @@ int statseg_start(const struct statseg_start_config *c, char *err, size_t errlen
 	ss.running = true;
 	base_log("statseg", "%s: %zu bytes, copied every %llu us", lc.listen, (size_t)c->conf->size,
 		 (unsigned long long)(c->conf->interval_ns / 1000));
+	return 0;
+}
+
+int statseg_status(struct statseg_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!ss.running || !ss.w)
+		return -ENOENT;
+	const struct statseg_writer *w = ss.w;
+	snprintf(st->socket, sizeof(st->socket), "%s", ss.path);
+	st->size = w->size;
+	st->n_entries = w->n_dir;
+	st->used = w->n_dir ? ROUND_UP(sizeof(struct statseg_header) + (uint64_t)w->n_dir * sizeof(struct statseg_entry),
+				       64) + w->data_used
+			    : sizeof(struct statseg_header);
+	st->epoch = __atomic_load_n(&w->h->epoch, __ATOMIC_RELAXED);
+	st->updates = __atomic_load_n(&w->h->updates, __ATOMIC_RELAXED);
+	st->update_ns = __atomic_load_n(&w->h->update_ns, __ATOMIC_RELAXED);
+	st->interval_ns = ss.interval_ns;
+	st->readers = __atomic_load_n(&ss.readers, __ATOMIC_RELAXED);
+	st->directory_full = w->full_logged;
 	return 0;
 }
 

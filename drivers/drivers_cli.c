@@ -65,6 +65,53 @@ static int check_output_files(struct cli_session *s, const char *driver, int n, 
 	return 0;
 }
 
+struct device *dev_cli_create(struct cli_session *s, const char *name, const char *driver, const char *const *argw,
+			      uint32_t n, const uint8_t *mac)
+{
+	if (n > CREATE_MAX_WORDS) {
+		cli_fail(s, -EINVAL, "too many words");
+		return NULL;
+	}
+	const char *words[CREATE_MAX_WORDS];
+	memcpy(words, argw, (size_t)n * sizeof(*words));
+	char(*paths)[PATH_MAX] = calloc(CREATE_MAX_WORDS, PATH_MAX);
+	int rc = paths ? check_output_files(s, driver, (int)n, words, paths) : -ENOMEM;
+	if (rc == -ENOMEM)
+		cli_fail(s, rc, "out of memory");
+	if (rc) {
+		free(paths);
+		return NULL;
+	}
+	char err[CONF_MSG_SIZE * 2];
+	graph_cli_barrier_sync(s);
+	struct device *d = dev_create(name, driver, words, n, err, sizeof(err));
+	if (d) /* before paths go: a tx-file's word is one of them */
+		dev_runcfg_created(d, driver, words, n);
+	free(paths);
+	if (d && mac && (rc = dev_set_mac(d, mac)) != 0)
+		snprintf(err, sizeof(err), "MAC refused: %s", strerror(-rc));
+	if (d && !rc) {
+		uint32_t t = least_loaded_thread(s);
+		for (uint16_t q = 0; q < d->n_rx_queues && rc == 0; q++) {
+			rc = dev_set_rx_placement(d, q, t);
+			t = least_loaded_thread(s);
+		}
+		if (rc)
+			snprintf(err, sizeof(err), "cannot place its rx queues: %s", strerror(-rc));
+	}
+	if (d && rc) {
+		dev_delete(d);
+		d = NULL;
+	}
+	graph_cli_barrier_release(s);
+	if (!d) {
+		cli_fail(s, -EINVAL, "%s", err);
+		return NULL;
+	}
+	cli_printf(s, "%s (index %u) created, admin down", d->name, d->index);
+	return d;
+}
+
 /*
  * sluice> create interface nul1 driver null rx-queues 2
  * nul1 (index 2) created, admin down
@@ -77,40 +124,18 @@ static int create_interface(struct cli_session *s, int argc, char **argv)
 {
 	if (argc < 3 || strcmp(argv[1], "driver") != 0)
 		return cli_fail(s, -EINVAL, "expected NAME driver DRIVER");
-	if (argc - 3 > CREATE_MAX_WORDS)
-		return cli_fail(s, -EINVAL, "too many words");
-	const char *words[CREATE_MAX_WORDS];
-	memcpy(words, argv + 3, (size_t)(argc - 3) * sizeof(*words));
-	char(*paths)[PATH_MAX] = calloc(CREATE_MAX_WORDS, PATH_MAX);
-	int rc = paths ? check_output_files(s, argv[2], argc - 3, words, paths) : -ENOMEM;
-	if (rc == -ENOMEM)
-		cli_fail(s, rc, "out of memory");
-	if (rc) {
-		free(paths);
-		return rc;
-	}
-	char err[CONF_MSG_SIZE * 2];
+	struct device *d = dev_cli_create(s, argv[0], argv[2], (const char *const *)argv + 3, (uint32_t)(argc - 3), NULL);
+	return d ? 0 : -EINVAL;
+}
+
+int dev_cli_delete(struct cli_session *s, struct device *d)
+{
+	char copy[DEV_NAME_SIZE];
+	snprintf(copy, sizeof(copy), "%s", d->name);
 	graph_cli_barrier_sync(s);
-	struct device *d = dev_create(argv[0], argv[2], words, (uint32_t)(argc - 3), err, sizeof(err));
-	if (d) /* before paths go: a tx-file's word is one of them */
-		dev_runcfg_created(d, argv[2], words, (uint32_t)(argc - 3));
-	free(paths);
-	if (d) {
-		uint32_t t = least_loaded_thread(s);
-		for (uint16_t q = 0; q < d->n_rx_queues && rc == 0; q++) {
-			rc = dev_set_rx_placement(d, q, t);
-			t = least_loaded_thread(s);
-		}
-		if (rc) {
-			dev_delete(d);
-			d = NULL;
-			snprintf(err, sizeof(err), "cannot place its rx queues: %s", strerror(-rc));
-		}
-	}
+	dev_delete(d);
 	graph_cli_barrier_release(s);
-	if (!d)
-		return cli_fail(s, -EINVAL, "%s", err);
-	cli_printf(s, "%s (index %u) created, admin down", d->name, d->index);
+	cli_printf(s, "%s deleted", copy);
 	return 0;
 }
 
@@ -126,13 +151,7 @@ static int delete_interface(struct cli_session *s, int argc, char **argv)
 	struct device *d = rc ? NULL : dev_cli_need(s, name);
 	if (!d)
 		return -EINVAL;
-	char copy[DEV_NAME_SIZE];
-	snprintf(copy, sizeof(copy), "%s", d->name);
-	graph_cli_barrier_sync(s);
-	dev_delete(d);
-	graph_cli_barrier_release(s);
-	cli_printf(s, "%s deleted", copy);
-	return 0;
+	return dev_cli_delete(s, d);
 }
 
 /*

@@ -29,19 +29,32 @@ static struct {
 	char *words; /* "driver null rx-queues 2" */
 } created[DEV_MAX];
 
+/* A word as a CLI line must carry it to read back as one word: quoted
+ * when it holds a blank or a quote, or is empty (libcli splits lines at
+ * blanks and takes "..." or '...' whole); one holding both quotes cannot
+ * be written and is left as it is. */
+static const char *word_quote(const char *w)
+{
+	if (*w && !strpbrk(w, " \t\"'"))
+		return "";
+	return strchr(w, '"') ? "'" : "\"";
+}
+
 void dev_runcfg_created(const struct device *d, const char *driver, const char *const *words, uint32_t n)
 {
 	if (d->index >= DEV_MAX)
 		return;
 	size_t len = strlen("driver ") + strlen(driver) + 1;
 	for (uint32_t i = 0; i < n; i++)
-		len += strlen(words[i]) + 1;
+		len += strlen(words[i]) + 3;
 	char *w = malloc(len);
 	if (!w)
 		return; /* written as made by startup.conf: only its deletion shows */
 	int k = snprintf(w, len, "driver %s", driver);
-	for (uint32_t i = 0; i < n; i++)
-		k += snprintf(w + k, len - (size_t)k, " %s", words[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		const char *q = word_quote(words[i]);
+		k += snprintf(w + k, len - (size_t)k, " %s%s%s", q, words[i], q);
+	}
 	free(created[d->index].words);
 	created[d->index].dev = d;
 	snprintf(created[d->index].name, sizeof(created[d->index].name), "%s", d->name);

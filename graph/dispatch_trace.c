@@ -321,8 +321,11 @@ static void dtrace_status(struct graph *g, struct graph_dtrace_status *st)
 	st->snaplen = d->snaplen;
 	st->claimed = MIN(atomic_load(&d->claimed), (uint64_t)d->max);
 	st->written = atomic_load(&d->written);
-	for (uint32_t t = 0; t < d->n_rings; t++)
+	for (uint32_t t = 0; t < d->n_rings; t++) {
 		st->dropped += __atomic_load_n(&d->rings[t].dropped, __ATOMIC_RELAXED);
+		if (d->rings[t].slots)
+			st->ring_bytes += (uint64_t)DTRACE_RING_SLOTS * d->slot_size;
+	}
 	st->error = atomic_load(&d->error);
 	snprintf(st->path, sizeof(st->path), "%s", d->path);
 	if (d->mark_node >= 0)

@@ -359,6 +359,7 @@ struct graph_dtrace_status {
 	char path[256];
 	char node[64];   /* "" for every packet */
 	char filter[256];
+	uint64_t ring_bytes; /* the per-thread rings it holds (kept after it stops, until the next start) */
 };
 void graph_dtrace_status(struct graph *g, struct graph_dtrace_status *st);
 

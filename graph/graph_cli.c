@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "graph/graph.h"
@@ -74,26 +75,41 @@ void graph_cli_node_totals(struct graph *g, uint32_t node, struct node_stats *su
 	}
 }
 
+/* The source's date (meson.build: SOURCE_DATE_EPOCH or the commit's time)
+ * as "2026-12-03 02:14:09 UTC", "unknown" outside git without it. Never
+ * the build's own clock: two builds of one source print the same. */
+static const char *source_date(char *buf, size_t len)
+{
+	time_t t = (time_t)SLUICE_SOURCE_EPOCH;
+	struct tm tm;
+	if (!t || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(buf, len, "unknown");
+	return buf;
+}
+
 /*
  * sluice> show version
- * sluice 0.1.0, built Jun  2 2025 10:12:01 with gcc 12.2.0
+ * sluice 0.1.0, built from de23074 (2026-12-03 02:14:09 UTC) with gcc 12.2.0
  * sluice> show version json
- * {"version": {"version": "0.1.0", "built": "Jun  2 2025 10:12:01", "compiler": "gcc 12.2.0"}}
+ * {"version": {"version": "0.1.0", "revision": "de23074", "source_date": "2026-12-03 02:14:09 UTC",
+ *              "compiler": "gcc 12.2.0"}}
  */
 static int show_version(struct cli_session *s, int argc, char **argv)
 {
 	bool json = false;
+	char date[40];
 	int rc = cli_json_arg(s, argc, argv, &json);
 	if (rc || !json) {
 		if (!rc)
-			cli_printf(s, "sluice %s, built %s %s with gcc %s", SLUICE_VERSION, __DATE__, __TIME__,
-				   __VERSION__);
+			cli_printf(s, "sluice %s, built from %s (%s) with gcc %s", SLUICE_VERSION, SLUICE_REVISION,
+				   source_date(date, sizeof(date)), __VERSION__);
 		return rc;
 	}
 	cJSON *root = cJSON_CreateObject();
 	cJSON *o = cJSON_AddObjectToObject(root, "version");
 	cJSON_AddStringToObject(o, "version", SLUICE_VERSION);
-	cJSON_AddStringToObject(o, "built", __DATE__ " " __TIME__);
+	cJSON_AddStringToObject(o, "revision", SLUICE_REVISION);
+	cJSON_AddStringToObject(o, "source_date", source_date(date, sizeof(date)));
 	cJSON_AddStringToObject(o, "compiler", "gcc " __VERSION__);
 	cli_json_print(s, root);
 	return 0;

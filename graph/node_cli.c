@@ -244,6 +244,34 @@ static int show_graph(struct cli_session *s, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * sluice> show vlib graphviz
+ * digraph "sluice" { ... }
+ *
+ * VPP's name for the graph as Graphviz DOT: `show graph dot`'s text (the
+ * live counters on nodes and arcs). `json`: {"graphviz": {"dot": TEXT}}.
+ */
+static int show_vlib_graphviz(struct cli_session *s, int argc, char **argv)
+{
+	bool json = false;
+	struct graph *g = need_graph(s);
+	int rc = g ? cli_json_arg(s, argc, argv, &json) : -ENODEV;
+	if (rc)
+		return rc;
+	char *text = graph_dot(g);
+	if (!text)
+		return cli_fail(s, -ENOMEM, "out of memory");
+	if (json) {
+		cJSON *root = cJSON_CreateObject();
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(root, "graphviz"), "dot", text);
+		cli_json_print(s, root);
+	} else {
+		cli_printf(s, "%s", text);
+	}
+	free(text);
+	return 0;
+}
+
 /* ---- show vlib graph: VPP's layout of the same arcs ---- */
 
 static int by_node_name(const void *x, const void *y, void *gp)
@@ -364,3 +392,5 @@ CLI_COMMAND(show_vlib_graph_cmd, "show vlib graph", "show vlib graph [NODE] [jso
 	    "Every node's next nodes and previous nodes, VPP's layout", show_vlib_graph)
 CLI_COMMAND(show_node_cmd, "show node", "show node NAME [json]", "One node: arcs, errors, per-thread statistics", show_node)
 CLI_COMMAND(show_graph_cmd, "show graph", "show graph [json|dot]", "The node graph with live counters", show_graph)
+CLI_COMMAND(show_vlib_graphviz_cmd, "show vlib graphviz", "show vlib graphviz [json]",
+	    "The node graph as Graphviz DOT, live counters on it (VPP's name; show graph dot)", show_vlib_graphviz)

@@ -86,6 +86,15 @@ static inline uint64_t frame_bytes(const struct buffer *b)
 	return len;
 }
 
+size_t sched_egress_mem_bytes(const struct sched_egress *e)
+{
+	size_t n = sizeof(*e) + (e->imp ? sched_impair_mem_bytes(e->imp) : 0);
+	for (uint32_t c = 0; c < SCHED_MAX_CLASSES; c++)
+		if (e->imp_cls[c])
+			n += sched_impair_mem_bytes(e->imp_cls[c]);
+	return n;
+}
+
 struct sched_egress *sched_egress_create(uint32_t max_held, uint64_t seed, char *err, size_t errlen)
 {
 	if (max_held < 1 || max_held > SCHED_HELD_MAX) {

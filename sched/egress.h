@@ -96,6 +96,11 @@ struct sched_egress;
  * reason in err. */
 struct sched_egress *sched_egress_create(uint32_t max_held, uint64_t seed, char *err, size_t errlen);
 
+/* Bytes of state the schedule holds, its impairers included (the packets
+ * it queues are linked through their buffers, counted in the pools):
+ * `show memory`. */
+size_t sched_egress_mem_bytes(const struct sched_egress *e);
+
 /* Free the schedule and every buffer it still holds. */
 void sched_egress_destroy(struct sched_egress *e);
 

@@ -92,6 +92,15 @@ static void queue_free(struct evq_queue *eq)
 	memset(eq, 0, sizeof(*eq));
 }
 
+size_t evq_mem_bytes(const struct evq *q)
+{
+	size_t n = ROUND_UP(sizeof(*q), CACHE_LINE_SIZE);
+	for (uint32_t i = 0; i < q->n_queues; i++)
+		if (q->queues[i].configured)
+			n += EVQ_LEVELS * ROUND_UP((size_t)q->queues[i].depth * sizeof(struct evq_event), CACHE_LINE_SIZE);
+	return n;
+}
+
 void evq_destroy(struct evq *q)
 {
 	if (!q)

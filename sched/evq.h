@@ -81,6 +81,10 @@ void evq_queue_config_default(struct evq_queue_config *qc);
  * with the reason in err. */
 struct evq *evq_create(uint32_t n_queues, char *err, size_t errlen);
 
+/* Bytes the queue set holds: itself and every configured queue's FIFOs
+ * (`show memory`). */
+size_t evq_mem_bytes(const struct evq *q);
+
 /* Free the scheduler and its queues (events in them are dropped). */
 void evq_destroy(struct evq *q);
 

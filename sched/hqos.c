@@ -783,6 +783,17 @@ uint64_t hqos_held_buffers(const struct hqos *h)
 	return n;
 }
 
+size_t hqos_mem_bytes(const struct hqos *h)
+{
+	size_t n = sizeof(*h) + (size_t)h->n_alloc * (sizeof(struct hq_sub) + sizeof(struct hqos_sub_config)) +
+		   (size_t)(h->names_mask + 1) * sizeof(*h->names) +
+		   (h->mt.slot ? (size_t)(h->mt.mask + 1) * sizeof(struct hq_match_slot) : 0);
+	for (uint32_t i = 0; i < h->n_imp; i++)
+		if (h->imp[i].m)
+			n += sched_impair_mem_bytes(h->imp[i].m);
+	return n;
+}
+
 size_t hqos_sub_state_bytes(void)
 {
 	return sizeof(struct hq_sub) + sizeof(struct hqos_sub_config) + 2 * sizeof(uint32_t) /* name hash */ +

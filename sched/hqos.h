@@ -244,6 +244,11 @@ int hqos_sub_counters(const struct hqos *h, uint32_t id, struct hqos_counters *c
 uint32_t hqos_impair_count(const struct hqos *h);
 const struct sched_impair *hqos_impair_at(const struct hqos *h, uint32_t k, uint32_t *id);
 
+/* Bytes the hierarchy holds: itself, its subscriber arrays as allocated,
+ * the name hash, the match table and the subscribers' impairers (packets
+ * are linked through their buffers, counted in the pools): `show memory`. */
+size_t hqos_mem_bytes(const struct hqos *h);
+
 /* Bytes of state per subscriber (docs/hqos.md's figure). */
 size_t hqos_sub_state_bytes(void);
 

@@ -497,6 +497,12 @@ uint64_t sched_impair_held_buffers(const struct sched_impair *m)
 
 /* ---- life ---- */
 
+size_t sched_impair_mem_bytes(const struct sched_impair *m)
+{
+	(void)m;
+	return (sizeof(struct sched_impair) + 63) & ~(size_t)63;
+}
+
 struct sched_impair *sched_impair_create(uint32_t max_held, uint64_t seed, char *err, size_t errlen)
 {
 	if (!max_held) {

@@ -119,6 +119,10 @@ struct sched_impair;
  * most max_held packets. NULL with the reason in err. */
 struct sched_impair *sched_impair_create(uint32_t max_held, uint64_t seed, char *err, size_t errlen);
 
+/* Bytes the impairer holds (its wheel of held packets lives in their
+ * buffers): `show memory`. */
+size_t sched_impair_mem_bytes(const struct sched_impair *m);
+
 /* Free it and every buffer it holds. */
 void sched_impair_destroy(struct sched_impair *m);
 
@@ -175,7 +179,8 @@ static inline uint8_t sched_impair_drop_reason(const struct buffer *b)
  * offending word and what was expected in err. */
 int sched_impair_parse(struct sched_impair_config *c, int argc, char **argv, char *err, size_t errlen);
 
-/* c in the words sched_impair_parse takes ("delay 20ms jitter 5ms ..."). */
+/* c in the words sched_impair_parse takes ("delay 20ms jitter 5ms ... seed 7"),
+ * the seed last and only when one was given. */
 void sched_impair_format(const struct sched_impair_config *c, char *buf, size_t len);
 
 /* A percentage as "12.5%" from a fraction of SCHED_IMPAIR_P_ONE. */

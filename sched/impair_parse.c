@@ -3,6 +3,7 @@
  * times and rates read as everywhere else (20ms, 100mbit).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +260,10 @@ void sched_impair_format(const struct sched_impair_config *c, char *buf, size_t 
 		if (c->packet_overhead)
 			APPEND(" packet-overhead %d", c->packet_overhead);
 	}
+	/* The seed last, so that a written configuration (show running-config)
+	 * replays to the same draws from the moment it is set. */
+	if (n && c->seed)
+		APPEND(" seed %" PRIu64, c->seed);
 	if (!n)
 		APPEND("off");
 }

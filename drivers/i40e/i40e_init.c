@@ -125,6 +125,7 @@ void i40e_hw_stats_update(struct i40e_dev *id)
  * ...
  *   xl0: i40e 0000:05:00.0 8086:1583, mac 02:00:00:00:00:20, fw 9.20 api 1.15
  *   link up 40000 Mb/s, promisc on, max frame 1518, pf 0 port 0, vsi seid 512 qs 7, running
+ *   rings: 1024 rx, 1024 tx descriptors per queue
  *   rx queue 0: QRX_TAIL 1023 ENA 0x5 next 0
  *   tx queue 0: QTX_HEAD 0 QTX_TAIL 0 ENA 0x5 clean 0
  *   hw: GORC 0 UPRC 0 GOTC 0 UPTC 0 RDPC 0 CRCERRS 0 ILLERRC 0 RLEC 0 RUC 0 ROC 0
@@ -145,6 +146,7 @@ int i40e_format_hw(struct device *dev, char *buf, size_t len)
 	OUT("  link %s %u Mb/s, promisc %s, max frame %u, pf %u port %u, vsi seid %u qs %u, %s\n",
 	    link.up ? "up" : "down", link.speed_mbps, id->promisc ? "on" : "off", id->max_frame, id->pf_id, id->port,
 	    id->vsi_seid, id->qs_handle, id->running ? "running" : "stopped");
+	OUT("  rings: %u rx, %u tx descriptors per queue\n", id->n_rx_desc, id->n_tx_desc);
 	for (uint16_t q = 0; q < dev->n_rx_queues; q++)
 		OUT("  rx queue %u: QRX_TAIL %u ENA 0x%x next %u\n", q, rd(id, I40E_QRX_TAIL(q)),
 		    rd(id, I40E_QRX_ENA(q)), id->rxq[q].next);

@@ -98,6 +98,7 @@ void ixgbe_hw_stats_update(struct ixgbe_dev *xd)
  * sluice> show nic xe0
  * xe0: ixgbe 0000:03:00.0 8086:10fb, mac 02:00:00:00:00:01
  *   link up 10000 Mb/s, promisc on, max frame 1518
+ *   rings: 1024 rx, 1024 tx descriptors per queue
  *   rx queue 0: RDH 17 RDT 16 next 17, missed-by-queue 0
  *   tx queue 0: TDH 40 TDT 40 clean 32
  *   hw: GPRC 1000 GPTC 1000 GORC 64000 GOTC 64000 MPC 0 CRCERRS 0 RLEC 0 ROC 0
@@ -114,6 +115,7 @@ int ixgbe_format_hw(struct device *dev, char *buf, size_t len)
 	    xd->io->device, xd->mac[0], xd->mac[1], xd->mac[2], xd->mac[3], xd->mac[4], xd->mac[5]);
 	OUT("  link %s %u Mb/s, promisc %s, max frame %u, %s\n", link.up ? "up" : "down", link.speed_mbps,
 	    xd->promisc ? "on" : "off", xd->max_frame, xd->running ? "running" : "stopped");
+	OUT("  rings: %u rx, %u tx descriptors per queue\n", xd->n_rx_desc, xd->n_tx_desc);
 	for (uint16_t q = 0; q < dev->n_rx_queues; q++)
 		OUT("  rx queue %u: RDH %u RDT %u next %u, drops %" PRIu64 "\n", q, rd(xd, IXGBE_RDH(q)),
 		    rd(xd, IXGBE_RDT(q)), xd->rxq[q].next, xd->hw.qprdc[q]);

@@ -68,16 +68,22 @@ static int lcp_delete_cmd_fn(struct cli_session *s, int argc, char **argv)
 /*
  * sluice> lcp default netns ctl
  * lcp default netns ctl
+ * sluice> lcp default netns none
+ * lcp default netns none
+ *
+ * `none` sets it back to sluice's own namespace (what the running
+ * configuration writes once a default was set and cleared), so a
+ * namespace called "none" cannot be the default.
  */
 static int lcp_default_netns_fn(struct cli_session *s, int argc, char **argv)
 {
 	const char *ns = NULL;
-	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &ns, 0, 0 } };
+	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME|none", &ns, 0, 0 } };
 	int rc = cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
 	if (rc)
 		return rc;
 	char err[CONF_MSG_SIZE];
-	rc = lcp_set_default_netns(ns, err, sizeof(err));
+	rc = lcp_set_default_netns(strcmp(ns, "none") ? ns : "", err, sizeof(err));
 	if (rc)
 		return cli_fail(s, rc, "%s", err);
 	cli_printf(s, "lcp default netns %s", ns);
@@ -268,7 +274,7 @@ static int show_lcp(struct cli_session *s, int argc, char **argv)
 CLI_COMMAND(lcp_create_cmd, "lcp create", "lcp create PORT host-if NAME [netns NS]",
 	    "Mirror a port into Linux as a TAP with its MAC and MTU (linux-cp)", lcp_create_cmd_fn)
 CLI_COMMAND(lcp_delete_cmd, "lcp delete", "lcp delete PORT", "Unpair a port and delete its TAP", lcp_delete_cmd_fn)
-CLI_COMMAND(lcp_default_netns_cmd, "lcp default netns", "lcp default netns NAME",
+CLI_COMMAND(lcp_default_netns_cmd, "lcp default netns", "lcp default netns NAME|none",
 	    "Namespace for TAPs when lcp create names none", lcp_default_netns_fn)
 CLI_COMMAND(lcp_resync_cmd, "lcp resync", "lcp resync",
 	    "Re-dump Linux's addresses, routes and neighbours (mark and sweep)", lcp_resync_fn)
@@ -278,15 +284,14 @@ CLI_COMMAND(show_lcp_cmd, "show lcp", "show lcp [json]", "linux-cp pairs: port, 
 
 /* ---- running configuration (cli/cli_runcfg.h) ---- */
 
-/* The default namespace (when set: nothing sets it back to none) and each
+/* The default namespace (`none` when it was set and is no longer) and each
  * pair, its namespace named. What the netlink listener mirrors from Linux
  * (routes, neighbours) is Linux's, not configuration. */
 static void write_lcp(struct cli_runcfg *rc, struct cli_session *s)
 {
 	(void)s;
 	const char *dns = lcp_default_netns();
-	if (dns[0])
-		cli_runcfg_attr(rc, "lcp default netns", false, "lcp default netns %s", dns);
+	cli_runcfg_attr(rc, "lcp default netns", !dns[0], "lcp default netns %s", dns[0] ? dns : "none");
 	struct device *phy;
 	DEV_FOREACH(phy)
 	{

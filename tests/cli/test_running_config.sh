@@ -106,6 +106,9 @@ set interface mac address nul0 02:00:00:00:aa:01
 create interface nul1 driver null rx-queues 2
 create interface nul2 driver null
 create interface gone0 driver null
+create loopback interface instance 3
+set interface ip address loop3 10.3.0.1/24
+set interface state loop3 up
 set interface state nul1 up
 set interface state nul2 up
 set interface mtu 9000 nul1
@@ -145,7 +148,7 @@ sched subscriber alice interface nul0 rate 20mbit ceil 30mbit match dst 10.1.0.0
 sched subscriber bob interface nul0 rate 5mbit weight 2 match vlan 20
 sched subscriber carol interface nul0 rate 1mbit match src 2001:db8::/32
 no sched subscriber carol
-sched impair interface nul1 delay 20ms jitter 5ms loss random 1%
+sched impair interface nul1 delay 20ms jitter 5ms loss random 1% seed 9
 sched impair class ef interface nul1 loss gemodel 1% 10%
 sched impair class bulk interface nul1 delay 5ms
 sched impair class bulk interface nul1 off
@@ -154,8 +157,27 @@ sched delay interface nul2 off
 delete interface gone0
 delete interface old0
 CMDS
+# A driver value with a blank (a file name) is written quoted, and reads
+# back as one word when the second daemon replays it.
+ok create interface cap9 driver pcap tx-file "\"$tmp/files/cap 9.pcap\""
 ok show running-config
 cp "$tmp/out" "$tmp/running1"
+check grep -qx "create interface cap9 driver pcap tx-file \"$tmp/files/cap 9.pcap\"" "$tmp/running1"
+# The impairment's seed: a replay draws the same numbers.
+check grep -qx 'sched impair interface nul1 delay 20ms jitter 5ms loss random 1% seed 9' "$tmp/running1"
+check grep -qx 'create interface loop3 driver loopback' "$tmp/running1"
+# show memory counts what the scheduling commands above made: nul1's
+# schedule (its impairers), nul0's subscriber hierarchy (alice, bob and the
+# default: carol was removed).
+ok show memory json
+check python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["memory"]["subsystems"]
+def one(sub, what):
+    r = [x for x in rows if x["subsystem"] == sub and x["what"].startswith(what)]
+    assert len(r) == 1 and r[0]["bytes"] > 0, (sub, what, rows)
+one("sched", "nul1: schedule")
+one("hqos", "nul0: 3 subscriber(s)")' "$tmp/out"
 for absent in gone0 s2 10.1.1.1 10.7.0.0 2001:db8:8:: "10.5.0.1" carol "class gone" "impair interface nul2" "impair class bulk"; do
 	grep -q -- "$absent" "$tmp/running1" && fail "$absent (made then deleted) is in the running-config"
 	n_checks=$((n_checks + 1))

@@ -10,7 +10,9 @@
 # registered.
 #
 # No root needed: null interfaces and a generator stream, the CLI socket
-# in a temporary directory the trap removes with the daemon.
+# in a temporary directory the trap removes with the daemon. As root, the
+# host-interface rows ({hostif}) get a veth of their own
+# (removed by the trap); without root they are skipped and say so.
 #
 #   test_vpp_cli.sh SLUICE SLUICECTL DOC SLUICE_STATS
 set -u
@@ -47,12 +49,25 @@ packet-generator {
   pg0 { rate 1kpps  size 64  next-node error-drop }
 }
 CONF
+hostif=
+if [ "$(id -u)" = 0 ] && command -v ip > /dev/null; then
+	# A veth pair of its own, no address, nothing sent on it (the name
+	# carries the pid: other tests run at the same time).
+	hostif=vcli$$
+	if ip link add "$hostif" type veth peer name "vclp$$"; then
+		trap 'daemon_cleanup; ip link del "$hostif" 2> /dev/null' EXIT
+	else
+		echo "SKIP: cannot make veth $hostif: the host-interface rows are not run"
+		hostif=
+	fi
+fi
+
 daemon_start "$tmp/startup.conf"
 daemon_wait_running 200 || fail "sluice did not come up within 20 s"
 
-python3 - "$sluicectl" "$tmp/cli.sock" "$doc" "$tmp" <<'PY' || fail "VPP commands"
+python3 - "$sluicectl" "$tmp/cli.sock" "$doc" "$tmp" "$hostif" <<'PY' || fail "VPP commands"
 import json, re, subprocess, sys
-ctl, sock, doc, tmp = sys.argv[1:]
+ctl, sock, doc, tmp, hostif = sys.argv[1:]
 
 def ctl_run(line):
     p = subprocess.run([ctl, "-s", sock] + line.split(), capture_output=True, text=True, timeout=15)
@@ -82,6 +97,11 @@ for vpp, sluice_cmd, kind, test, js in rows:
     if kind == "lead":
         continue
     line = test.replace("{tmp}", tmp)
+    if "{hostif}" in line:
+        if not hostif:
+            print(f"SKIP (not root): {line}")
+            continue
+        line = line.replace("{hostif}", hostif)
     assert line and line != "-", f"{vpp}: no test line"
     rc, out = ctl_run(line)
     ran += 1
@@ -128,6 +148,73 @@ for b in bad:
 print(f"{ran} VPP command rows run, {len(aliases)} aliases registered")
 sys.exit(1 if bad else 0)
 PY
+
+ctl() { "$sluicectl" -s "$tmp/cli.sock" "$@" > "$tmp/out" 2>&1 || fail "$*: $(cat "$tmp/out")"; }
+
+# A loopback is real: what it sends comes back to it. Three packets of TTL
+# 3 for a prefix routed out of loop0 to a neighbour at loop0's own MAC go
+# out, come back, go out again (TTL 2, then 1) and expire: 6 sent and 6
+# received on loop0, 3 TTL-expired in ip4-rewrite, and the first trace of
+# loopback-input is a frame to and from loop0's MAC.
+ctl create loopback interface instance 9
+ctl show hardware-interfaces loop9 json
+read -r loopmac loopidx <<< "$(python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["interfaces"][0]; print(i["mac"], i["index"])' "$tmp/out")" ||
+	fail "loop9 MAC: $(cat "$tmp/out")"
+ctl set interface ip address loop9 10.77.0.1/24
+ctl set interface state loop9 up
+ctl set ip neighbor loop9 10.77.0.2 "$loopmac" static
+ctl ip route add 10.88.0.0/16 via 10.77.0.2 loop9
+ctl clear errors
+ctl clear trace
+ctl trace add loopback-input 1
+ctl packet-generator new lo9 limit 3 rate 1kpps size 64 dst-mac "$loopmac" ethertype 0x0800 dst-ip 10.88.0.1 \
+	ttl 3 rx-if "$loopidx" next-node ethernet-input
+ctl packet-generator enable-stream lo9
+for _ in $(seq 50); do
+	ctl show interface loop9 json
+	python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))[0]["counters"]; sys.exit(c["RX-packets"] < 6)' "$tmp/out" && break
+	sleep 0.1
+done
+cp "$tmp/out" "$tmp/loop9.json"
+ctl show errors json
+python3 - "$tmp/loop9.json" "$tmp/out" <<'PY' || fail "loopback: tx does not come back as rx"
+import json, sys
+c = json.load(open(sys.argv[1]))[0]["counters"]
+assert (c["TX-packets"], c["RX-packets"], c["TX-dropped"]) == (6, 6, 0), c
+errs = json.load(open(sys.argv[2]))["errors"]
+ttl = [e for e in errs if e["node"] == "ip4-rewrite" and "TTL" in e["reason"]]
+assert ttl and ttl[0]["count"] == 3, ttl
+PY
+ctl show trace
+grep -q "loop9 (if [0-9]*) rx queue 0 length 64: $loopmac -> $loopmac type 0x0800" "$tmp/out" ||
+	fail "loopback-input trace: $(head -5 "$tmp/out")"
+ctl packet-generator delete lo9
+ctl delete loopback interface intfc loop9
+"$sluicectl" -s "$tmp/cli.sock" show interface loop9 > /dev/null 2>&1 && fail "loop9 still there after delete"
+
+# show memory counts the dispatch trace's rings while it holds them.
+ctl pcap dispatch trace on max 5 file "$tmp/dtrace.pcap"
+ctl show memory json
+python3 - "$tmp/out" <<'PY' || fail "show memory: no dispatch trace rings: $(cat "$tmp/out")"
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["memory"]["subsystems"] if r["subsystem"] == "dtrace"]
+assert len(rows) == 1 and rows[0]["bytes"] > 0, rows
+PY
+ctl pcap dispatch trace off
+
+# A host-interface is the af-packet interface on it, with the MAC asked
+# for; it comes up (its sockets bound) and goes.
+if [ -n "$hostif" ]; then
+	ctl create host-interface name "$hostif" hw-addr 02:00:00:00:00:22
+	ctl set interface state "host-$hostif" up
+	ctl show hardware-interfaces "host-$hostif" json
+	python3 - "$tmp/out" <<'PY' || fail "host-interface: $(cat "$tmp/out")"
+import json, sys
+i = json.load(open(sys.argv[1]))["interfaces"][0]
+assert i["driver"] == "af-packet" and i["mac"] == "02:00:00:00:00:22" and i["admin"] == "up", i
+PY
+	ctl delete host-interface name "$hostif"
+fi
 
 # set interface rx-placement moves the polling: pcap-input's vectors for
 # cap0 come from the thread it names, none from the other (runtime cleared

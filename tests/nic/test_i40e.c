@@ -514,6 +514,7 @@ START_TEST(format_hw_matches_model)
 	snprintf(want, sizeof(want), "GORC %" PRIu64 " UPRC 64 GOTC 0 UPTC 0 RDPC 37 CRCERRS 0", octets);
 	ck_assert_msg(strstr(buf, want), "want '%s' in:\n%s", want, buf);
 	ck_assert_msg(strstr(buf, "link up 40000 Mb/s") && strstr(buf, "running"), "%s", buf);
+	ck_assert_msg(strstr(buf, "\n  rings: 64 rx, 64 tx descriptors per queue\n"), "%s", buf); /* rx-desc, tx-desc 64 */
 
 	ck_assert_int_gt(d1->ops->format_hw(d1, buf, sizeof(buf)), 0);
 	snprintf(want, sizeof(want), "  tx queue 0: QTX_HEAD %u QTX_TAIL %u ENA 0x5 clean ", tq.head, tq.tail);

@@ -131,7 +131,7 @@ START_TEST(bring_up_link)
 	char buf[2048];
 	ck_assert_int_gt(pd->format_hw(d, buf, sizeof(buf)), 0);
 	ck_assert_msg(strstr(buf, "link up 10000 Mb/s") && strstr(buf, "mac 02:00:00:00:00:10") &&
-			      strstr(buf, "RDH 0 RDT 1023"),
+			      strstr(buf, "RDH 0 RDT 1023") && strstr(buf, "\n  rings: 1024 rx, 1024 tx descriptors per queue\n"),
 		      "%s", buf);
 
 	ixgbe_model_set_cable(m0, false);

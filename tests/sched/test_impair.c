@@ -599,6 +599,8 @@ START_TEST(test_parse)
 		{ "loss gemodel 1% 10% 100% 0%", "loss gemodel 1% 10% 100% 0%" },
 		{ "duplicate 0.5% reorder 10% gap 3 delay 1ms", "delay 1ms duplicate 0.5% reorder 10% gap 3" },
 		{ "corrupt 0.1% rate 100mbit packet-overhead -4", "corrupt 0.1% rate 100mbit packet-overhead -4" },
+		/* The seed is written back (last): a replay draws the same numbers. */
+		{ "seed 18446744073709551615 loss random 1%", "loss random 1% seed 18446744073709551615" },
 	};
 	const char *bad[] = {
 		"", "delay", "delay 20", "loss 101%", "loss random", "loss gemodel", "loss burst 1%", "reorder 10%",
