@@ -120,7 +120,7 @@ dir, file = sys.argv[2], sys.argv[3]
 assert d["path"] == dir, d["path"]
 got = {p["file"]: p for p in d["plugins"]}
 p = got[file]
-assert (p["state"], p["name"], p["version"], p["path"], p["api_version"]) == ("loaded", "sample", "1.0", dir + "/" + file, 1), p
+assert (p["state"], p["name"], p["version"], p["path"], p["api_version"]) == ("loaded", "sample", "1.0", dir + "/" + file, 2), p
 assert p["description"] == "counts IPv4 packets per flow after ethernet-input", p
 others = [f for f in got if f != file]
 assert all(got[f]["state"] == "disabled" and "name" not in got[f] for f in others), got
@@ -239,7 +239,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	expect_refused "foreign owner" "path $d" "plugin $(esc "$d")/sample_plugin\.so: owned by uid 65534, neither root nor sluice's user"
 fi
 
-for case in "version|built for plugin API version 999, this sluice has version 1" \
+for case in "version|built for plugin API version 1000, this sluice has version 2" \
 	"abi|built against other headers: struct buffer is [0-9]+ bytes there, [0-9]+ here" \
 	"dup_node|registers node 'ethernet-input', which exists already" \
 	"init|init failed: the sample device is not present" \
@@ -247,7 +247,8 @@ for case in "version|built for plugin API version 999, this sluice has version 1
 	"no_desc|no descriptor \(symbol 'sluice_plugin'\)" \
 	"dup_section|registers startup.conf section 'unix', which exists already" \
 	"dup_cli|registers CLI command 'show plugins', which exists already" \
-	"dup_driver|registers driver 'null', which exists already"; do
+	"dup_driver|registers driver 'null', which exists already" \
+	"many_drivers|registers [0-9]+ driver\\(s\\) the driver table \\(16 entries\\) has no room for"; do
 	name=${case%%|*}
 	d=$(plugin_dir "bad-$name" "$(bad_so "$name")")
 	expect_refused "bad_$name.so" "path $d" "error: plugin $(esc "$d")/bad_$name\.so: ${case#*|}"
