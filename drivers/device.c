@@ -218,6 +218,7 @@ int dev_register(struct device *dev, const char *name)
 		tx_arcs_clear(i);
 		return -ENOMEM;
 	}
+	graph_feature_if_live(tx_graph, i, true);
 	return 0;
 }
 
@@ -233,6 +234,7 @@ void dev_unregister(struct device *dev)
 	dev_table.devs[dev->index] = NULL;
 	dev_table.n_devs--;
 	tx_arcs_clear(dev->index);
+	graph_feature_if_live(tx_graph, dev->index, false);
 	if (poll_rebuild()) {
 		/* The lists still name dev: empty them rather than poll freed memory. */
 		for (uint32_t t = 0; t < DEV_MAX_THREADS; t++)

@@ -3,8 +3,9 @@
  *
  * Each registration has a record with one bit per interface. The arc
  * from -> to is wired through the features on it whose bitmap is not
- * empty, in registration order; one with no bit set is left out of the
- * path altogether (the node before it points past it). The next indices
+ * empty for the interfaces that exist, in registration order; one on for
+ * none of them is left out of the path altogether (the node before it
+ * points past it). The next indices
  * the nodes use do not change, only where they lead, so no node's code
  * knows. A feature with some bits set but not all runs behind
  * feature_split, which hands the other interfaces' packets straight to
@@ -28,6 +29,11 @@ struct feature_rec {
 
 static struct feature_rec features[FEATURE_MAX];
 static uint32_t n_features;
+/* Interfaces that exist (graph_feature_if_live): a feature is on
+ * "nowhere" or "everywhere" among these. All until the interface layer
+ * says (a graph without it: every index counts). */
+static uint64_t live = FEATURE_ALL;
+static bool live_told;
 /* The graph the features were last wired into (graph_feature_if_reset
  * from an interface's delete hook, which has no graph to hand). */
 static struct graph *wired;
@@ -94,7 +100,7 @@ static int features_check(const struct graph *g, char *err, size_t errlen)
 static const char *arc_next(const struct node_feature *arc, int32_t after)
 {
 	for (uint32_t j = (uint32_t)(after + 1); j < n_features; j++)
-		if (same_arc(features[j].f, arc) && features[j].on)
+		if (same_arc(features[j].f, arc) && (features[j].on & live))
 			return features[j].f->node;
 	return arc->to;
 }
@@ -128,9 +134,11 @@ static void wire_arc(struct graph *g, const struct node_feature *arc)
 		uint32_t n = (uint32_t)graph_node_index(g, features[j].f->node);
 		struct graph_node *gn = &g->nodes[n];
 		point(g, n, arc->to, arc_next(arc, (int32_t)j));
-		uint64_t on = features[j].on;
+		/* On for every interface there is, or none: the node itself
+		 * (packets of no interface then go with the rest). */
+		uint64_t on = features[j].on & live;
 		gn->feature = (int32_t)j;
-		gn->fn = on == 0 || on == FEATURE_ALL ? gn->reg->fn : feature_split;
+		gn->fn = on == 0 || on == live ? gn->reg->fn : feature_split;
 		for (uint32_t i = 0; i < g->n_threads; i++)
 			g->threads[i]->rts[n].fn = gn->fn;
 	}
@@ -209,6 +217,8 @@ static void feature_write(struct graph *g, uint32_t i, uint64_t on)
 {
 	if (features[i].on == on)
 		return;
+	if (!g)
+		g = wired;
 	if (!g || !g->built) {
 		features[i].on = on;
 		return;
@@ -226,6 +236,29 @@ int graph_feature_set(struct graph *g, uint32_t i, uint32_t if_index, bool on)
 	uint64_t bit = 1ull << if_index;
 	feature_write(g, i, on ? features[i].on | bit : features[i].on & ~bit);
 	return 0;
+}
+
+void graph_feature_if_live(struct graph *g, uint32_t if_index, bool is_live)
+{
+	if (if_index >= GRAPH_FEATURE_IF_MAX)
+		return;
+	if (!g)
+		g = wired;
+	uint64_t now = (live_told ? live : 0) & ~(1ull << if_index);
+	if (is_live)
+		now |= 1ull << if_index;
+	live_told = true;
+	if (now == live)
+		return;
+	if (!g || !g->built) {
+		live = now;
+		return;
+	}
+	graph_barrier_sync(g);
+	live = now;
+	for (uint32_t i = 0; i < n_features; i++)
+		wire_arc(g, features[i].f);
+	graph_barrier_release(g);
 }
 
 void graph_feature_if_reset(struct graph *g, uint32_t if_index)

@@ -319,6 +319,39 @@ START_TEST(test_if_reset)
 }
 END_TEST
 
+/* Interfaces 0 and 2 exist: f1 off for both is off "everywhere" (out of
+ * the path: packets of no interface skip it too), on for both is its own
+ * function; interface 1 made: partly on again, then gone: back. */
+START_TEST(test_if_live)
+{
+	struct graph *g = pi_graph();
+	graph_feature_if_live(g, 0, true);
+	graph_feature_if_live(NULL, 2, true);
+	ck_assert_int_eq(graph_feature_set(g, 0, 0, false), 0);
+	ck_assert(!fn_is_own(g, "pi-f1"));
+	ck_assert_int_eq(graph_feature_set(g, 0, 2, false), 0);
+	ck_assert_str_eq(next_name(g, "pi-src", 0), "pi-dst");
+	pi_poll(g);
+	assert_counts(0, 0, 0, 0, 0);
+	ck_assert_int_eq(graph_feature_set(g, 0, 0, true), 0);
+	ck_assert_int_eq(graph_feature_set(g, 0, 2, true), 0);
+	ck_assert_str_eq(next_name(g, "pi-src", 0), "pi-f1");
+	ck_assert(fn_is_own(g, "pi-f1"));
+	ck_assert_int_eq(graph_feature_set(g, 0, 1, false), 0); /* no interface 1: nothing to split */
+	ck_assert(fn_is_own(g, "pi-f1"));
+	graph_feature_if_live(g, 1, true);
+	ck_assert(!fn_is_own(g, "pi-f1"));
+	pi_poll(g);
+	assert_counts(0, 10, 0, 10, 0);
+	graph_feature_if_live(g, 1, false);
+	ck_assert(fn_is_own(g, "pi-f1"));
+	pi_poll(g);
+	assert_counts(0, 10, 10, 10, 10);
+	graph_destroy(g);
+	buffer_main_free();
+}
+END_TEST
+
 /* Set before the graph is built (startup.conf): wired at build. */
 START_TEST(test_if_before_build)
 {
@@ -364,6 +397,7 @@ int main(void)
 	tcase_add_test(tc, test_if_off_for_one);
 	tcase_add_test(tc, test_if_reset);
 	tcase_add_test(tc, test_if_before_build);
+	tcase_add_test(tc, test_if_live);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
