@@ -79,6 +79,10 @@ struct sluice_config {
  * (before the datapath runs). 0, or -EINVAL with the word and the reason
  * in why. */
 int app_ip6_addresses(const struct conf_interface *ifc, uint32_t if_index, char *why, size_t len);
+/* An interface block's feature-enable and feature-disable words: each a
+ * registered feature node, none in both; with an interface index (not
+ * DEV_INDEX_INVALID), its bits set. 0, or -EINVAL with the reason in why. */
+int app_interface_features(const struct conf_interface *ifc, uint32_t if_index, char *why, size_t len);
 
 /* The same for `ip6-ra` (the words of `ip6 nd interface NAME ra`,
  * nodes/ip6/ip6_ra.h): checked, or Router Advertisements turned on. */

@@ -16,6 +16,7 @@
 #include "app/plugin_loader.h"
 #include "cli/cli.h"
 #include "drivers/device.h"
+#include "graph/graph.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_ra.h"
 #include "sluice_version.h"
@@ -117,8 +118,55 @@ const struct conf_key app_interface_keys[] = {
 		 "[preferred S]]\" (`ip6 nd interface NAME ra`'s words)" },
 	{ .name = "shaper", .type = CONF_STRING, CONF_FIELD(struct conf_interface, shaper),
 	  .doc = "egress token bucket: \"rate R [burst B]\" (`sched shaper interface NAME`'s words, burst 16k)" },
+	{ .name = "feature-enable", .type = CONF_STRING, CONF_FIELD(struct conf_interface, feature_enable),
+	  .doc = "feature nodes turned on for this interface (\"NODE ...\"; `set interface feature NAME NODE`)" },
+	{ .name = "feature-disable", .type = CONF_STRING, CONF_FIELD(struct conf_interface, feature_disable),
+	  .doc = "feature nodes turned off for this interface (\"NODE ...\"; a plugin's features start on everywhere)" },
 	{ 0 },
 };
+
+static bool word_in(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = strstr(list, w); p; p = strstr(p + 1, w))
+		if ((p == list || p[-1] == ' ' || p[-1] == '\t') && (p[n] == 0 || p[n] == ' ' || p[n] == '\t'))
+			return true;
+	return false;
+}
+
+/* Each word of an interface's feature-enable and feature-disable names a
+ * registered feature node (graph.h), none in both; with an interface
+ * index, set its bits (before the graph is built: wired at build). */
+int app_interface_features(const struct conf_interface *ifc, uint32_t if_index, char *why, size_t len)
+{
+	const char *lists[2] = { ifc->feature_enable, ifc->feature_disable };
+	const char *keys[2] = { "feature-enable", "feature-disable" };
+	for (int l = 0; l < 2; l++) {
+		char words[CONF_FEATURES_SIZE], *save = NULL;
+		snprintf(words, sizeof(words), "%s", lists[l]);
+		for (char *w = strtok_r(words, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+			struct graph_feature_info fi;
+			uint32_t found = 0;
+			for (uint32_t i = 0; graph_feature_info(i, &fi) == 0; i++) {
+				if (strcmp(fi.node, w) != 0)
+					continue;
+				found++;
+				if (if_index != DEV_INDEX_INVALID)
+					graph_feature_set(NULL, i, if_index, l == 0);
+			}
+			if (!found) {
+				snprintf(why, len, "%s %s: not a feature node (registered features: %u)", keys[l], w,
+					 graph_feature_count());
+				return -EINVAL;
+			}
+			if (l == 1 && word_in(ifc->feature_enable, w)) {
+				snprintf(why, len, "feature-disable %s: also in feature-enable", w);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
 
 int app_ip6_addresses(const struct conf_interface *ifc, uint32_t if_index, char *why, size_t len)
 {
@@ -176,6 +224,7 @@ static int interfaces_check(void *obj, struct conf_check *chk)
 		char why[CONF_MSG_SIZE];
 		uint64_t rate, burst;
 		if (app_ip6_addresses(&ifs->ifs[i], DEV_INDEX_INVALID, why, sizeof(why)) ||
+		    app_interface_features(&ifs->ifs[i], DEV_INDEX_INVALID, why, sizeof(why)) ||
 		    app_ip6_ra(&ifs->ifs[i], DEV_INDEX_INVALID, why, sizeof(why)) ||
 		    app_shaper_parse(ifs->ifs[i].shaper, &rate, &burst, why, sizeof(why))) {
 			snprintf(chk->msg, sizeof(chk->msg), "interface '%s' (line %u): %.200s", ifs->ifs[i].name,

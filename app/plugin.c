@@ -71,7 +71,7 @@ static int check_desc(const struct sluice_plugin_desc *d, const char *path, char
 {
 	static const struct sluice_plugin_abi here = SLUICE_PLUGIN_ABI_HERE;
 	static const char *const names[] = { "node_reg", "node_runtime", "buffer", "frame", "cli_command_reg",
-					     "conf_key", "conf_section", "dev_driver" };
+					     "conf_key", "conf_section", "dev_driver", "node_feature" };
 	_Static_assert(sizeof(here) == ARRAY_LEN(names) * sizeof(uint32_t), "one name per size");
 	if (d->api_version != SLUICE_PLUGIN_API_VERSION)
 		return refuse(err, errlen, path, "built for plugin API version %u, this sluice has version %u",
@@ -89,9 +89,12 @@ static int check_desc(const struct sluice_plugin_desc *d, const char *path, char
 /* What the plugin's constructors added (entries from the given counts on)
  * must not take a name that exists. */
 static int check_registered(uint32_t nodes0, uint32_t drivers0, uint32_t sections0, uint32_t dropped0,
-			    uint32_t twice0, const char *path, char *err, size_t errlen)
+			    uint32_t twice0, uint32_t drv_dropped0, const char *path, char *err, size_t errlen)
 {
 	const char *cmd = NULL;
+	if (dev_driver_dropped() != drv_dropped0)
+		return refuse(err, errlen, path, "registers %u driver(s) the driver table (%d entries) has no room for",
+			      dev_driver_dropped() - drv_dropped0, DEV_MAX_DRIVERS);
 	if (cli_command_twice(&cmd) != twice0)
 		return refuse(err, errlen, path, "registers CLI command '%s', which exists already", cmd);
 	uint32_t n = node_registry_count();
@@ -123,7 +126,7 @@ static int load_one(struct plugin_info *p, char *err, size_t errlen)
 {
 	uint32_t nodes0 = node_registry_count(), drivers0 = conf_driver_count();
 	uint32_t sections0 = conf_section_count(), dropped0 = conf_section_dropped();
-	uint32_t twice0 = cli_command_twice(NULL);
+	uint32_t twice0 = cli_command_twice(NULL), drv_dropped0 = dev_driver_dropped();
 	int rc = check_owner(p->path, false, err, errlen);
 	if (rc)
 		return rc;
@@ -138,7 +141,7 @@ static int load_one(struct plugin_info *p, char *err, size_t errlen)
 			      "without SLUICE_PLUGIN()", SLUICE_PLUGIN_SYMBOL);
 	rc = check_desc(d, p->path, err, errlen);
 	if (rc == 0)
-		rc = check_registered(nodes0, drivers0, sections0, dropped0, twice0, p->path, err, errlen);
+		rc = check_registered(nodes0, drivers0, sections0, dropped0, twice0, drv_dropped0, p->path, err, errlen);
 	if (rc)
 		return rc;
 	char why[CONF_MSG_SIZE] = "";

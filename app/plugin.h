@@ -30,7 +30,8 @@
 
 /* Raised whenever a public header changes in a way a built plugin would
  * notice (a struct's layout, a macro's expansion, a function's meaning). */
-#define SLUICE_PLUGIN_API_VERSION 1
+/* 2: struct node_feature's default_off (features on or off per interface). */
+#define SLUICE_PLUGIN_API_VERSION 2
 
 /* The symbol sluice looks the descriptor up by. */
 #define SLUICE_PLUGIN_SYMBOL "sluice_plugin"
@@ -38,13 +39,15 @@
 /* Sizes of the shared structs, as the plugin saw them. */
 struct sluice_plugin_abi {
 	uint32_t node_reg, node_runtime, buffer, frame, cli_command_reg, conf_key, conf_section, dev_driver;
+	uint32_t node_feature;
 };
 
 #define SLUICE_PLUGIN_ABI_HERE                                                                 \
 	{ .node_reg = sizeof(struct node_reg), .node_runtime = sizeof(struct node_runtime),       \
 	  .buffer = sizeof(struct buffer), .frame = sizeof(struct frame),                        \
 	  .cli_command_reg = sizeof(struct cli_command_reg), .conf_key = sizeof(struct conf_key),  \
-	  .conf_section = sizeof(struct conf_section), .dev_driver = sizeof(struct dev_driver) }
+	  .conf_section = sizeof(struct conf_section), .dev_driver = sizeof(struct dev_driver),        \
+	  .node_feature = sizeof(struct node_feature) }
 
 /* Called once after the plugin's constructors ran and sluice accepted the
  * descriptor, before startup.conf's sections (a plugin's own included)

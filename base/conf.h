@@ -164,6 +164,7 @@ struct conf_driver {
 /* One `interfaces { NAME { driver X ... } }` block, parsed. */
 #define CONF_IP6_ADDRESS_SIZE 256 /* several addresses, space-separated */
 #define CONF_SHAPER_SIZE 64       /* `shaper "rate R [burst B]"` */
+#define CONF_FEATURES_SIZE 128    /* `feature-enable "NODE ..."`, `feature-disable` */
 
 struct conf_interface {
 	char name[CONF_NAME_SIZE];
@@ -174,6 +175,8 @@ struct conf_interface {
 	char ip6_address[CONF_IP6_ADDRESS_SIZE]; /* `ip6-address "X:X::X:X/L ..."`: "" none */
 	char ip6_ra[CONF_IP6_ADDRESS_SIZE]; /* `ip6-ra "on | interval S ..."`: Router Advertisements; "" off */
 	char shaper[CONF_SHAPER_SIZE]; /* `shaper "rate R [burst B]"`: egress token bucket (app/sched_conf.h); "" none */
+	char feature_enable[CONF_FEATURES_SIZE];  /* `feature-enable "NODE ..."`: features turned on here */
+	char feature_disable[CONF_FEATURES_SIZE]; /* `feature-disable "NODE ..."`: and off */
 	alignas(16) uint8_t driver_conf[CONF_DRIVER_CONF_SIZE]; /* the driver's struct */
 };
 

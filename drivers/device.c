@@ -218,6 +218,7 @@ int dev_register(struct device *dev, const char *name)
 		tx_arcs_clear(i);
 		return -ENOMEM;
 	}
+	graph_feature_if_live(tx_graph, i, true);
 	return 0;
 }
 
@@ -233,6 +234,7 @@ void dev_unregister(struct device *dev)
 	dev_table.devs[dev->index] = NULL;
 	dev_table.n_devs--;
 	tx_arcs_clear(dev->index);
+	graph_feature_if_live(tx_graph, dev->index, false);
 	if (poll_rebuild()) {
 		/* The lists still name dev: empty them rather than poll freed memory. */
 		for (uint32_t t = 0; t < DEV_MAX_THREADS; t++)
@@ -493,18 +495,25 @@ void dev_clear_counters(struct device *dev)
 
 /* ---- drivers ---- */
 
-#define DEV_MAX_DRIVERS 16
-
 static const struct dev_driver *drivers[DEV_MAX_DRIVERS];
-static uint32_t n_drivers;
+static uint32_t n_drivers, n_dropped;
 
 void dev_driver_register(const struct dev_driver *d)
 {
-	/* A constructor cannot report; a 17th driver is a build bug the unit
-	 * test of the registry would show as a missing driver. */
-	if (n_drivers < DEV_MAX_DRIVERS)
-		drivers[n_drivers++] = d;
+	/* A constructor cannot report: a driver past the table is counted, and
+	 * the plugin loader refuses the plugin that brought it (a built-in one
+	 * is a build bug the unit test of the registry would show). */
+	if (n_drivers == DEV_MAX_DRIVERS) {
+		n_dropped++;
+		return;
+	}
+	drivers[n_drivers++] = d;
 	conf_driver_register(d->conf);
+}
+
+uint32_t dev_driver_dropped(void)
+{
+	return n_dropped;
 }
 
 bool dev_driver_instance(uint32_t i, const char **name, const void **context)

@@ -448,6 +448,11 @@ void dev_driver_register(const struct dev_driver *d);
 /* The driver called name, or NULL. */
 const struct dev_driver *dev_driver_find(const char *name);
 
+/* The driver table's size, and registrations dropped because it was full
+ * (the plugin loader refuses the plugin that brought them). */
+#define DEV_MAX_DRIVERS 16
+uint32_t dev_driver_dropped(void);
+
 /* The i-th registered driver as a node template's instance (graph/node.h,
  * node_instance_fn_t): its name and itself as the context, false past the
  * last. nodes/device-input.c and device-tx.c make "<driver>-input" and

@@ -121,6 +121,8 @@ int graph_add_node(struct graph *g, const struct node_reg *reg, char *err, size_
 	gn->index = g->n_nodes;
 	gn->error_base = g->n_errors;
 	gn->n_next = reg->n_next;
+	gn->fn = reg->fn;
+	gn->feature = -1;
 	g->n_errors += reg->n_errors;
 	return (int)g->n_nodes++;
 }
@@ -136,79 +138,13 @@ int graph_add_registered(struct graph *g, char *err, size_t errlen)
 	return 0;
 }
 
-/* ---- features (node.h): nodes placed on existing arcs ---- */
-
-#define FEATURE_MAX 64
-
-static const struct node_feature *features[FEATURE_MAX];
-static uint32_t n_features;
-
-void node_feature_register(const struct node_feature *f)
-{
-	/* Constructors run before main: nowhere to report an overflow but stderr. */
-	if (n_features == FEATURE_MAX) {
-		fprintf(stderr, "sluice: graph: feature table full, '%s' ignored\n", f->node);
-		return;
-	}
-	features[n_features++] = f;
-}
-
-static bool reg_names_next(const struct node_reg *reg, const char *name)
-{
-	for (uint16_t k = 0; k < reg->n_next; k++)
-		if (reg->next_nodes[k] && strcmp(reg->next_nodes[k], name) == 0)
-			return true;
-	return false;
-}
-
-/* Every feature's node exists and names `to`, and `from` names `to`. */
-static int features_check(const struct graph *g, char *err, size_t errlen)
-{
-	for (uint32_t i = 0; i < n_features; i++) {
-		const struct node_feature *f = features[i];
-		int n = graph_node_index(g, f->node), from = graph_node_index(g, f->from);
-		const char *why = n < 0 ? "the node does not exist"
-				  : from < 0 ? "the arc's first node does not exist"
-				  : !reg_names_next(g->nodes[from].reg, f->to) ? "the first node has no such next node"
-				  : !reg_names_next(g->nodes[n].reg, f->to) ? "the node does not name the arc's end as a next node"
-									    : NULL;
-		if (why) {
-			snprintf(err, errlen, "graph: feature '%s' on %s -> %s: %s", f->node, f->from, f->to, why);
-			return -ENOENT;
-		}
-	}
-	return 0;
-}
-
-/* Where the arc from node src to its next node `to` leads once features
- * are placed: the first feature on the arc, or, from a feature, the next
- * one on the same arc, or `to` itself. */
-static const char *feature_target(const char *src, const char *to)
-{
-	uint32_t i = 0;
-	const char *from = src;
-	for (uint32_t j = 0; j < n_features; j++)
-		if (strcmp(features[j]->node, src) == 0 && strcmp(features[j]->to, to) == 0) {
-			from = features[j]->from;
-			i = j + 1;
-			break;
-		}
-	for (; i < n_features; i++)
-		if (strcmp(features[i]->from, from) == 0 && strcmp(features[i]->to, to) == 0)
-			return features[i]->node;
-	return to;
-}
-
 static int resolve_arcs(struct graph *g, char *err, size_t errlen)
 {
-	int rc = features_check(g, err, errlen);
-	if (rc)
-		return rc;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		struct graph_node *gn = &g->nodes[i];
 		for (uint16_t k = 0; k < gn->n_next; k++) {
 			const char *name = gn->reg->next_nodes[k];
-			int t = name ? graph_node_index(g, feature_target(gn->reg->name, name)) : -ENOENT;
+			int t = name ? graph_node_index(g, name) : -ENOENT;
 			if (t < 0) {
 				snprintf(err, errlen, "graph: node '%s' names next node '%s', which does not exist",
 					 gn->reg->name, name ? name : "(null)");
@@ -234,7 +170,7 @@ static int runtime_init(struct graph *g, struct graph_thread *t, uint32_t i, cha
 {
 	struct node_runtime *rt = &t->rts[i];
 	const struct node_reg *reg = g->nodes[i].reg;
-	rt->fn = reg->fn;
+	rt->fn = g->nodes[i].fn;
 	rt->reg = reg;
 	rt->graph = g;
 	rt->thread = t;
@@ -350,6 +286,8 @@ int graph_build(struct graph *g, char *err, size_t errlen)
 	}
 	uint64_t start = graph_elog_build_begin();
 	int rv = resolve_arcs(g, err, errlen);
+	if (rv == 0)
+		rv = graph_features_build(g, err, errlen);
 	if (rv)
 		return rv;
 	g->trace = calloc(g->cfg.trace_max, sizeof(*g->trace));
@@ -388,6 +326,7 @@ void graph_destroy(struct graph *g)
 	if (!g)
 		return;
 	buffer_holder_unregister(graph_frames_holder, g);
+	graph_features_forget(g);
 	graph_workers_stop(g);
 	if (g->n_threads) {
 		struct graph_thread *t0 = g->threads[0];

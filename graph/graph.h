@@ -77,6 +77,47 @@ int graph_add_next(struct graph *g, uint32_t node_index, const char *target, cha
 /* Enable or disable an input node on one thread (under the barrier). */
 int graph_node_set_state(struct graph *g, uint32_t thread_index, uint32_t node_index, enum node_state st);
 
+/* ---- features per interface (graph/feature.c; node.h's NODE_FEATURE_REGISTER) ----
+ *
+ * Each registered feature keeps one bit per interface index (b->rx_if),
+ * GRAPH_FEATURE_IF_MAX of them (drivers/ has as many interfaces): all set
+ * at registration, or none with default_off. Its arc leads to it while
+ * the bit of some interface that exists is set (graph_feature_if_live;
+ * every index counts until the interface layer tells), and straight on to
+ * the next feature or the arc's end when none is. While it is on for some
+ * of those interfaces but not all, its runtimes call a split instead of
+ * the node: one pass over the frame sends the packets of interfaces where
+ * it is off (and those with rx_if past the table) to its next `to`, and
+ * the node gets the rest in the same frame; on for all of them or for
+ * none, the node's own function runs, nothing added per packet.
+ * Process-wide like the registrations; changes take the barrier. */
+#define GRAPH_FEATURE_IF_MAX 64
+
+struct graph_feature_info {
+	const char *node, *from, *to; /* the registration's */
+	bool default_on;
+	uint64_t on; /* bit i: on for interface i */
+};
+
+uint32_t graph_feature_count(void);
+/* Feature i, in registration order: 0 or -ENOENT. */
+int graph_feature_info(uint32_t i, struct graph_feature_info *fi);
+
+/* Turn feature i on or off for interface if_index, and rewire its arc on
+ * every thread of g under the barrier when that changes whether it is on
+ * anywhere. g NULL (or not built yet): the bit only, wired at graph_build.
+ * 0, or -EINVAL for a feature or interface index out of range. */
+int graph_feature_set(struct graph *g, uint32_t i, uint32_t if_index, bool on);
+
+/* The interface layer: interface if_index now exists (or no longer), in
+ * g or (NULL) the graph the features were last built into; rewires what
+ * that changes under the barrier. */
+void graph_feature_if_live(struct graph *g, uint32_t if_index, bool is_live);
+
+/* Every feature back to its default for if_index (the interface is gone),
+ * in g, or (NULL) in the graph the features were last built into. */
+void graph_feature_if_reset(struct graph *g, uint32_t if_index);
+
 /* ---- threads and dispatch ---- */
 
 /* Start n workers pinned to cpus[i] (-1: unpinned). Thread 0 stays with the

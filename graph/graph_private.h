@@ -22,6 +22,9 @@ struct graph_node {
 	uint32_t error_base;
 	uint16_t n_next;
 	int32_t next_index[NODE_MAX_NEXT]; /* target node index per arc */
+	node_fn_t *fn;      /* what its runtimes call: reg->fn, or feature.c's split while a feature is partly on */
+	int32_t feature;    /* feature.c's record of this node, -1: not a feature */
+	uint16_t feature_to; /* a feature's next index naming its arc's end */
 	struct pkt_filter *trace_filter; /* input nodes: `trace add ... filter`, or NULL */
 };
 
@@ -178,6 +181,11 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 void graph_thread_release(struct graph_thread *t);
 void graph_thread_resolve_arcs(struct graph *g, struct graph_thread *t);
 void graph_thread_update_lists(struct graph *g, struct graph_thread *t);
+
+/* feature.c: check features and wire their arcs at build (after the
+ * arcs are resolved by name); forget the graph at destroy. */
+int graph_features_build(struct graph *g, char *err, size_t errlen);
+void graph_features_forget(struct graph *g);
 
 /* dispatch.c */
 uint32_t graph_thread_loop_once(struct graph_thread *t);

@@ -112,13 +112,15 @@ const struct node_reg *node_registry_get(uint32_t i);
  * order they registered: from -> first -> second -> to. The next index
  * `from` uses does not change, so its code needs no edit, and the rewiring
  * happens once, at build: a packet pays only for the node itself. A
- * feature is on for every interface; a node that wants per-interface
- * behaviour tests b->rx_if itself. graph_build refuses a feature whose
- * node or arc does not exist. */
+ * feature is on or off per interface (b->rx_if; graph.h, "features per
+ * interface", `set interface feature`): on for every interface unless
+ * default_off. graph_build refuses a feature whose node or arc does not
+ * exist, and a node that is a feature on two arcs. */
 struct node_feature {
 	const char *node;
 	const char *from;
 	const char *to;
+	bool default_off; /* off on every interface until turned on for one */
 };
 
 /* From a constructor; see NODE_FEATURE_REGISTER. */

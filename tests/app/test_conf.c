@@ -337,12 +337,12 @@ static const struct conf_case cases[] = {
 	  .msg = "interface 'eth0' needs its driver first: expected 'driver', found 'rx-queues'", .test_driver = true },
 	{ .text = "interfaces { eth0 { driver test rx-desc 512 } }", .line = 1, .col = 33,
 	  .msg = "unknown key 'rx-desc' in interface 'eth0' (driver test): expected one of rx-queues, host-if, "
-		 "l2-xconnect, rx-burst, ip6-address, ip6-ra, shaper",
+		 "l2-xconnect, rx-burst, ip6-address, ip6-ra, shaper, feature-enable, feature-disable",
 	  .test_driver = true },
 	/* the keys every interface takes are listed after the driver's */
 	{ .text = "interfaces { eth0 { driver null  rx-burts 8 } }", .line = 1, .col = 34,
 	  .msg = "unknown key 'rx-burts' in interface 'eth0' (driver null): expected one of rx-queues, tx-queues, "
-		 "rx-recycle, rx-size, l2-xconnect, rx-burst, ip6-address, ip6-ra, shaper" },
+		 "rx-recycle, rx-size, l2-xconnect, rx-burst, ip6-address, ip6-ra, shaper, feature-enable, feature-disable" },
 	{ .text = "interfaces { eth0 { driver test rx-queues 17 } }", .line = 1, .col = 43,
 	  .msg = "bad value '17' for 'rx-queues': out of range: expected 1 to 16", .test_driver = true },
 	{ .text = "interfaces { an-interface-name-far-too-long-for-us { driver test } }", .line = 1, .col = 14,

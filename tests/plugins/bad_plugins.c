@@ -9,6 +9,7 @@
  *   BAD_DUP_SECTION registers a startup.conf section called unix
  *   BAD_DUP_CLI     registers a CLI command called show plugins
  *   BAD_DUP_DRIVER  registers a driver called null
+ *   BAD_MANY_DRIVERS registers more drivers than the driver table holds
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,7 +26,8 @@ __attribute__((visibility("default"))) const struct sluice_plugin_desc sluice_pl
 	.abi = { .node_reg = sizeof(struct node_reg), .node_runtime = sizeof(struct node_runtime),
 		 .buffer = sizeof(struct buffer) + 64, .frame = sizeof(struct frame),
 		 .cli_command_reg = sizeof(struct cli_command_reg), .conf_key = sizeof(struct conf_key),
-		 .conf_section = sizeof(struct conf_section), .dev_driver = sizeof(struct dev_driver) },
+		 .conf_section = sizeof(struct conf_section), .dev_driver = sizeof(struct dev_driver),
+		 .node_feature = sizeof(struct node_feature) },
 	.name = "bad-abi",
 };
 #elif defined(BAD_DUP_NODE)
@@ -83,6 +85,23 @@ static const struct conf_driver null_again_conf = { .name = "null" };
 static const struct dev_driver null_again = { .name = "null", .conf = &null_again_conf, .create = null_again_create };
 DEV_DRIVER_REGISTER(null_again)
 SLUICE_PLUGIN(.name = "bad-dup-driver");
+#elif defined(BAD_MANY_DRIVERS)
+static struct device *many_create(const void *conf, char *err, size_t errlen)
+{
+	(void)conf;
+	snprintf(err, errlen, "never made");
+	return NULL;
+}
+/* DEV_MAX_DRIVERS of them: the built-in ones hold some entries already. */
+#define MANY(i)                                                                                \
+	static const struct conf_driver many_conf_##i = { .name = "many" #i };                 \
+	static const struct dev_driver many_##i = { .name = "many" #i, .conf = &many_conf_##i,  \
+						    .create = many_create };                    \
+	DEV_DRIVER_REGISTER(many_##i)
+MANY(0) MANY(1) MANY(2) MANY(3) MANY(4) MANY(5) MANY(6) MANY(7)
+MANY(8) MANY(9) MANY(10) MANY(11) MANY(12) MANY(13) MANY(14) MANY(15)
+_Static_assert(DEV_MAX_DRIVERS == 16, "one MANY per entry");
+SLUICE_PLUGIN(.name = "bad-many-drivers");
 #else
 #error "build with one -DBAD_*"
 #endif

@@ -120,7 +120,7 @@ dir, file = sys.argv[2], sys.argv[3]
 assert d["path"] == dir, d["path"]
 got = {p["file"]: p for p in d["plugins"]}
 p = got[file]
-assert (p["state"], p["name"], p["version"], p["path"], p["api_version"]) == ("loaded", "sample", "1.0", dir + "/" + file, 1), p
+assert (p["state"], p["name"], p["version"], p["path"], p["api_version"]) == ("loaded", "sample", "1.0", dir + "/" + file, 2), p
 assert p["description"] == "counts IPv4 packets per flow after ethernet-input", p
 others = [f for f in got if f != file]
 assert all(got[f]["state"] == "disabled" and "name" not in got[f] for f in others), got
@@ -208,6 +208,116 @@ assert nodes["plugtest-tx"]["vectors"] == int(sys.argv[1]), nodes["plugtest-tx"]
 stop
 echo "ok: a driver from a plugin"
 
+# ---- (a2) per interface: set interface feature, startup.conf, running-config ----
+# pg0 and pg1 (null); s0 (2 flows x N) arrives on pg0, s1 (1 flow x N) on
+# pg1; pg1 starts with the feature off (feature-disable). $1: more unix keys.
+write_if_conf() {
+	cat > "$tmp/startup.conf" <<CONF
+unix { cli-listen $tmp/cli.sock  cli-file-dir $tmp/files ${1:-} }
+plugins { path $dp  plugin default { disable }  plugin sample_plugin.so { enable } }
+interfaces { pg0 { driver null }  pg1 { driver null  feature-disable sample-flow } }
+packet-generator {
+  s0 { limit $((2 * N))  rate 10kpps  size 64  next-node ethernet-input  rx-if 0  dst-mac ff:ff:ff:ff:ff:ff
+       ethertype 0x0800  src-ip 10.0.0.1-10.0.0.2  dst-ip 10.0.1.1  protocol udp  src-port 1000  dst-port 2000
+       disabled }
+  s1 { limit $N  rate 10kpps  size 64  next-node ethernet-input  rx-if 1  dst-mac ff:ff:ff:ff:ff:ff
+       ethertype 0x0800  src-ip 10.0.2.1  dst-ip 10.0.1.1  protocol udp  src-port 1000  dst-port 2000
+       disabled }
+}
+CONF
+}
+
+# Both streams through ethernet-input (3N packets at ip4-input); then
+# sample-flow's vectors, and its flows as "src=packets ...".
+run_both() {
+	ctl clear runtime > /dev/null && ctl clear sample flows > /dev/null || fail "clear"
+	ctl packet-generator enable s0 > /dev/null && ctl packet-generator enable s1 > /dev/null || fail "enable"
+	for _ in $(seq 100); do
+		n=$(ctl show graph json | python3 -c '
+import json, sys
+print({n["name"]: n["vectors"] for n in json.load(sys.stdin)["nodes"]}["ip4-input"])')
+		[ "${n:-0}" -ge $((3 * N)) ] && break
+		sleep 0.1
+	done
+	[ "${n:-0}" -eq $((3 * N)) ] || fail "ip4-input saw ${n:-0} of $((3 * N)) packets"
+	ctl show graph json | python3 -c '
+import json, sys
+print({n["name"]: n["vectors"] for n in json.load(sys.stdin)["nodes"]}["sample-flow"])' > "$tmp/vec"
+	ctl show sample flows json | python3 -c '
+import json, sys
+print(" ".join("%s=%d" % (f["src"], f["packets"]) for f in json.load(sys.stdin)["flows"]))' > "$tmp/fl"
+}
+
+features_of() { # IF: "node=on|off ..."
+	ctl show interface features "$1" json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["interface"] == sys.argv[1], d
+print(" ".join("%s:%s>%s=%s" % (f["node"], a["from"], a["to"], "on" if f["on"] else "off") for a in d["arcs"] for f in a["features"]))' "$1"
+}
+
+arcs_of_eth() {
+	ctl show graph json | python3 -c '
+import json, sys
+n = {x["name"]: x for x in json.load(sys.stdin)["nodes"]}
+print(" ".join(sorted(a["name"] for a in n["ethernet-input"]["next"] if a["name"] in ("sample-flow", "ip4-input"))))'
+}
+
+dp=$(plugin_dir perif "$sample")
+mkdir -p "$tmp/files" && chmod 0700 "$tmp/files"
+write_if_conf
+start
+[ "$(features_of pg0)" = "sample-flow:ethernet-input>ip4-input=on" ] || fail "pg0 features: $(features_of pg0)"
+[ "$(features_of pg1)" = "sample-flow:ethernet-input>ip4-input=off" ] || fail "pg1 features: $(features_of pg1)"
+ctl show interface features pg1 | grep -Eq "^ +sample-flow +off +\(default on\)$" || fail "show interface features pg1: $(ctl show interface features pg1)"
+run_both
+[ "$(cat "$tmp/vec")" = $((2 * N)) ] || fail "on for pg0 only: sample-flow saw $(cat "$tmp/vec") packets, not $((2 * N))"
+[ "$(cat "$tmp/fl")" = "10.0.0.1=$N 10.0.0.2=$N" ] || fail "on for pg0 only: flows $(cat "$tmp/fl")"
+# Off for pg0 as well: off for every interface, out of the path.
+ctl set interface feature pg0 sample-flow disable > "$tmp/out" || fail "set interface feature pg0 disable"
+grep -q "^pg0: sample-flow off (ethernet-input -> ip4-input)$" "$tmp/out" || fail "set answered: $(cat "$tmp/out")"
+[ "$(arcs_of_eth)" = "ip4-input" ] || fail "off everywhere: ethernet-input's arcs $(arcs_of_eth)"
+run_both
+[ "$(cat "$tmp/vec")" = 0 ] || fail "off everywhere: sample-flow saw $(cat "$tmp/vec") packets"
+# Bad commands: usage, nothing changed.
+before="$(features_of pg0) $(features_of pg1)"
+for words in "nosuch sample-flow" "pg0 nonode" "pg0 sample-flow arc ethernet-input:ip6-input" "pg0 sample-flow bogus" \
+	"pg0" "pg0 sample-flow disable disable" "pg0 sample-flow arc"; do
+	ctl set interface feature $words > "$tmp/out" 2>&1 && fail "set interface feature $words succeeded"
+	grep -q "usage: set interface feature NAME NODE" "$tmp/out" || fail "set interface feature $words: no usage: $(cat "$tmp/out")"
+done
+ctl show interface features nosuch json > "$tmp/out" 2>&1 && fail "show interface features nosuch succeeded"
+[ "$before" = "$(features_of pg0) $(features_of pg1)" ] || fail "a bad command changed the features"
+# On for pg1 only (with the arc named): pg1's packets only.
+ctl set interface feature pg1 sample-flow arc ethernet-input:ip4-input > /dev/null || fail "set interface feature pg1"
+[ "$(arcs_of_eth)" = "sample-flow" ] || fail "on for pg1: ethernet-input's arcs $(arcs_of_eth)"
+run_both
+[ "$(cat "$tmp/vec")" = "$N" ] || fail "on for pg1 only: sample-flow saw $(cat "$tmp/vec") packets, not $N"
+[ "$(cat "$tmp/fl")" = "10.0.2.1=$N" ] || fail "on for pg1 only: flows $(cat "$tmp/fl")"
+# The running configuration says both changes, and replays them.
+ctl show running-config > "$tmp/rc" || fail "show running-config"
+[ "$(grep "feature" "$tmp/rc")" = "set interface feature pg0 sample-flow disable
+set interface feature pg1 sample-flow" ] || fail "running-config: $(cat "$tmp/rc")"
+ctl write running-config "$tmp/files/saved.cli" > /dev/null || fail "write running-config"
+want="$(features_of pg0) $(features_of pg1)"
+stop
+write_if_conf "exec $tmp/files/saved.cli"
+start
+[ "$want" = "$(features_of pg0) $(features_of pg1)" ] || fail "restored: $(features_of pg0) $(features_of pg1), not $want"
+run_both
+[ "$(cat "$tmp/vec")" = "$N" ] || fail "restored: sample-flow saw $(cat "$tmp/vec") packets, not $N"
+# pg1 deleted: its bit back to the default; a new interface at its index has the feature on.
+ctl delete interface pg1 > /dev/null || fail "delete interface pg1"
+ctl create interface pg1 driver null > /dev/null || fail "create interface pg1"
+[ "$(features_of pg1)" = "sample-flow:ethernet-input>ip4-input=on" ] || fail "re-made pg1: $(features_of pg1)"
+stop
+# startup.conf: a word that is not a feature is refused with the line.
+sed -i 's/feature-disable sample-flow/feature-disable nosuch/' "$tmp/startup.conf"
+timeout 20 "$sluice" --check -c "$tmp/startup.conf" > /dev/null 2> "$tmp/err"
+[ $? -eq 2 ] || fail "feature-disable nosuch: --check did not exit 2"
+grep -q "interface 'pg1' (line 3): feature-disable nosuch: not a feature node" "$tmp/err" || fail "feature-disable nosuch: $(cat "$tmp/err")"
+echo "ok: features per interface"
+
 # ---- (b) refusals ----
 # expect_refused WHAT PLUGINS_SECTION REGEX [MORE_SECTIONS]: a real start
 # and --check both exit 2 with REGEX on stderr; no stage after config ran.
@@ -239,7 +349,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	expect_refused "foreign owner" "path $d" "plugin $(esc "$d")/sample_plugin\.so: owned by uid 65534, neither root nor sluice's user"
 fi
 
-for case in "version|built for plugin API version 999, this sluice has version 1" \
+for case in "version|built for plugin API version 1000, this sluice has version 2" \
 	"abi|built against other headers: struct buffer is [0-9]+ bytes there, [0-9]+ here" \
 	"dup_node|registers node 'ethernet-input', which exists already" \
 	"init|init failed: the sample device is not present" \
@@ -247,7 +357,8 @@ for case in "version|built for plugin API version 999, this sluice has version 1
 	"no_desc|no descriptor \(symbol 'sluice_plugin'\)" \
 	"dup_section|registers startup.conf section 'unix', which exists already" \
 	"dup_cli|registers CLI command 'show plugins', which exists already" \
-	"dup_driver|registers driver 'null', which exists already"; do
+	"dup_driver|registers driver 'null', which exists already" \
+	"many_drivers|registers [0-9]+ driver\\(s\\) the driver table \\(16 entries\\) has no room for"; do
 	name=${case%%|*}
 	d=$(plugin_dir "bad-$name" "$(bad_so "$name")")
 	expect_refused "bad_$name.so" "path $d" "error: plugin $(esc "$d")/bad_$name\.so: ${case#*|}"
