@@ -58,6 +58,13 @@ static struct pci_txq *txq(struct device *d, uint16_t q)
 	return &container_of(d, struct i40e_dev, dev)->txq[q];
 }
 
+static void m0_again(void);
+static void model_again(uint32_t never)
+{
+	m0_again();
+	i40e_model_never(m0, never);
+}
+
 static struct nic_model *model(int port)
 {
 	return i40e_model_nic(port ? m1 : m0);
@@ -73,6 +80,7 @@ const struct nic_suite nic_suite = {
 	.tick = tick,
 	.txq = txq,
 	.model = model,
+	.model_again = model_again,
 };
 
 static void setup(void)
@@ -1062,26 +1070,13 @@ END_TEST
  * virtual time. */
 START_TEST(bring_up_never_completes)
 {
-	static const struct {
-		uint32_t step;
-		const char *what;
-		uint64_t bound_ms;
-	} cases[] = {
+	static const struct nic_never cases[] = {
 		{ I40E_MODEL_STEP_GLOBAL_RESET, "global reset (GLGEN_RSTAT.DEVSTATE) not done after 10000 ms", 10000 },
 		{ I40E_MODEL_STEP_NVM, "NVM configuration load (GLNVM_ULD core and global done) not done after 4000 ms", 4000 },
 		{ I40E_MODEL_STEP_PF_RESET, "PF software reset (PFGEN_CTRL.PFSWR) not done after 400 ms", 400 },
 		{ I40E_MODEL_STEP_FIRMWARE, "get version: Connection timed out", 2500 },
 	};
-	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-		m0_again();
-		i40e_model_never(m0, cases[i].step);
-		const char *w[] = { "dev", ADDR0 };
-		uint64_t t0 = nic_model_now_ns();
-		struct device *d = dev_create("xl0", "i40e", w, 2, err, sizeof(err));
-		ck_assert_ptr_null(d);
-		ck_assert_msg(strstr(err, cases[i].what), "%s", err);
-		ck_assert_uint_ge(nic_model_now_ns() - t0, cases[i].bound_ms * 1000000u);
-	}
+	nic_check_never_completes("xl0", cases, ARRAY_LEN(cases));
 }
 END_TEST
 
@@ -1114,19 +1109,7 @@ END_TEST
  * start and link every time. */
 START_TEST(bring_up_any_delays)
 {
-	for (uint64_t seed = 1; seed <= 9; seed++) {
-		nic_model_seed(seed);
-		nic_model_delays_slowest(seed == 9);
-		m0_again();
-		struct device *d = nic_dev("xl0", ADDR0, NULL, 0);
-		ck_assert_int_eq(dev_set_admin_up(d, true), 0);
-		struct dev_link l;
-		dev_link_get(d, &l);
-		ck_assert_msg(l.up && l.speed_mbps == 40000, "seed %" PRIu64 ": link %d %u", seed, l.up, l.speed_mbps);
-		dev_delete(d);
-	}
-	nic_model_delays_slowest(false);
-	nic_model_seed(1);
+	nic_check_any_delays("xl0", 40000);
 }
 END_TEST
 
