@@ -17,43 +17,19 @@
  * more. A frame written back before the unmask reached the NIC is seen by
  * that look; one after it raises the vector. Either way no frame sleeps.
  */
-#include <errno.h>
-#include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include "drivers/ixgbe/ixgbe_private.h"
 
 void ixgbe_irq_open(struct ixgbe_dev *xd)
 {
 	uint32_t n = xd->dev.n_rx_queues;
-	for (uint32_t q = 0; q < n; q++) {
-		xd->irq_fd[q] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (xd->irq_fd[q] < 0) {
-			for (uint32_t k = 0; k < q; k++)
-				close(xd->irq_fd[k]);
-			base_log("ixgbe", "%s: no eventfd for the rx vectors: the queues stay polled", xd->addr);
-			return;
-		}
-	}
-	int rc = pci_irq_set(xd->io, n, xd->irq_fd);
-	if (rc) {
-		for (uint32_t q = 0; q < n; q++)
-			close(xd->irq_fd[q]);
-		base_log("ixgbe", "%s: MSI-X vectors not set up (%s): the queues stay polled", xd->addr,
-			 strerror(-rc));
-		return;
-	}
-	xd->n_irq = n;
+	if (pci_nic_irq_open(xd->io, "ixgbe", 0, n, xd->irq_fd) == 0)
+		xd->n_irq = n;
 }
 
 void ixgbe_irq_close(struct ixgbe_dev *xd)
 {
-	if (!xd->n_irq)
-		return;
-	(void)pci_irq_set(xd->io, 0, NULL);
-	for (uint32_t q = 0; q < xd->n_irq; q++)
-		close(xd->irq_fd[q]);
+	if (xd->n_irq)
+		pci_nic_irq_close(xd->io, xd->n_irq, xd->irq_fd);
 	xd->n_irq = 0;
 }
 
@@ -77,8 +53,7 @@ void ixgbe_irq_program(struct ixgbe_dev *xd)
 
 void ixgbe_irq_enable(struct ixgbe_dev *xd, uint16_t q)
 {
-	uint64_t stale;
-	(void)!read(xd->irq_fd[q], &stale, sizeof(stale)); /* EAGAIN when none */
+	pci_nic_irq_drain(xd->irq_fd[q]);
 	wr(xd, IXGBE_EICR, 1u << q);
 	wr(xd, IXGBE_EIMS, 1u << q);
 	(void)rd(xd, IXGBE_STATUS); /* the unmask reached the NIC before the ring is read again */
