@@ -576,3 +576,33 @@ void nic_check_any_delays(const char *name, uint32_t mbps)
 	nic_model_delays_slowest(false);
 	nic_model_seed(1);
 }
+
+uint64_t nic_wakeups(struct device *d)
+{
+	uint64_t v = 0;
+	if (read(d->ops->rx_fd(d, 0), &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return v;
+}
+
+uint64_t nic_rx_packets(struct device *d)
+{
+	struct dev_counters c;
+	dev_counters_get(d, &c);
+	return c.rx_packets;
+}
+
+void nic_frame_in(uint32_t i)
+{
+	ck_assert_int_eq(nic_suite.wire_rx(frames[i].bytes, frames[i].len), 0);
+}
+
+struct device *nic_irq_pair(void)
+{
+	struct device *d0, *d1;
+	pair(NULL, 0, NULL, 0, &d0, &d1);
+	for (uint32_t i = 0; i < 8; i++)
+		make_frame(&frames[i], i, 60, 1514);
+	wire_expect(frames, 8);
+	return d0;
+}

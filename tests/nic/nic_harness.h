@@ -146,6 +146,18 @@ void nic_check_tx_reuse_caught(void);
  * TX-dropped, then traffic flows again. */
 void nic_check_tx_ring_full(void);
 
+/* ---- interrupts ---- */
+
+/* What the eventfd of d's rx queue 0 counted (its wakeups), read away. */
+uint64_t nic_wakeups(struct device *d);
+/* d's rx packets so far. */
+uint64_t nic_rx_packets(struct device *d);
+/* Frame i (frames[]) onto port 0's wire; it must land in rx queue 0. */
+void nic_frame_in(uint32_t i);
+/* Port 0 -> port 1 up, frames[0..8) made and expected on port 1's wire;
+ * port 0's interface. */
+struct device *nic_irq_pair(void);
+
 /* A bring-up step that never completes: creating an interface of name on
  * port 0 fails naming the step (what), after the driver's bound (bound_ms)
  * passed in virtual time. */

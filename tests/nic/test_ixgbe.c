@@ -597,42 +597,14 @@ static struct ixgbe_dev *xdev(struct device *d)
 	return container_of(d, struct ixgbe_dev, dev);
 }
 
-/* What the eventfd of d's rx queue 0 holds (its wakeups), read away. */
-static uint64_t wakeups(struct device *d)
-{
-	uint64_t v = 0;
-	if (read(ixgbe_rx_fd(d, 0), &v, sizeof(v)) != sizeof(v))
-		return 0;
-	return v;
-}
 
 static uint64_t irqs0(void)
 {
 	return ixgbe_model_nic(m0)->irqs[0];
 }
 
-/* Frame i onto port 0's wire. */
-static void frame_in(uint32_t i)
-{
-	ck_assert_int_eq(ixgbe_model_rx(m0, frames[i].bytes, frames[i].len), 0);
-}
 
-static uint64_t rx_packets(struct device *d)
-{
-	struct dev_counters c;
-	dev_counters_get(d, &c);
-	return c.rx_packets;
-}
 
-static struct device *irq_pair(void)
-{
-	struct device *d0, *d1;
-	pair(NULL, 0, NULL, 0, &d0, &d1);
-	for (uint32_t i = 0; i < 8; i++)
-		make_frame(&frames[i], i, 60, 1514);
-	wire_expect(frames, 8);
-	return d0;
-}
 
 /* The driver's programming: MSI-X mode with auto-mask, rx queue 0 on
  * vector 0 (IVAR), 10 us throttle, auto-clear and auto-mask of the queue's
@@ -640,7 +612,7 @@ static struct device *irq_pair(void)
  * vector's eventfd. */
 START_TEST(irq_programmed)
 {
-	struct device *d0 = irq_pair();
+	struct device *d0 = nic_irq_pair();
 	ck_assert_uint_eq(xdev(d0)->n_irq, 1);
 	ck_assert_int_ge(ixgbe_rx_fd(d0, 0), 0);
 	ck_assert_uint_eq(ixgbe_model_nic(m0)->n_vectors, 1);
@@ -651,11 +623,11 @@ START_TEST(irq_programmed)
 	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x00890), 1);                                /* EIAM */
 	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x00880), 0);                                /* EIMS */
 	/* Polling: frames come, no interrupt, the cause stays pending. */
-	frame_in(0);
+	nic_frame_in(0);
 	run();
-	ck_assert_uint_eq(rx_packets(d0), 1);
+	ck_assert_uint_eq(nic_rx_packets(d0), 1);
 	ck_assert_uint_eq(irqs0(), 0);
-	ck_assert_uint_eq(wakeups(d0), 0);
+	ck_assert_uint_eq(nic_wakeups(d0), 0);
 	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x00800) & 1, 1); /* EICR: pending */
 }
 END_TEST
@@ -667,8 +639,8 @@ END_TEST
  * the ring finds it. */
 START_TEST(irq_wakes_on_first_frame)
 {
-	struct device *d0 = irq_pair();
-	frame_in(0); /* a cause left from polling: the arm clears it */
+	struct device *d0 = nic_irq_pair();
+	nic_frame_in(0); /* a cause left from polling: the arm clears it */
 	run();
 	ck_assert(!ixgbe_rx_arm(d0, 0));
 	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x00880), 1); /* EIMS */
@@ -676,15 +648,15 @@ START_TEST(irq_wakes_on_first_frame)
 	for (int k = 0; k < 100; k++)
 		nic_poll();
 	ck_assert_uint_eq(irqs0(), 0);
-	ck_assert_uint_eq(wakeups(d0), 0);
+	ck_assert_uint_eq(nic_wakeups(d0), 0);
 
-	frame_in(1);
+	nic_frame_in(1);
 	ck_assert_uint_eq(irqs0(), 1);
 	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x00880), 0); /* auto-masked */
 	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x00800), 0); /* auto-cleared */
-	ck_assert_uint_eq(wakeups(d0), 1);
+	ck_assert_uint_eq(nic_wakeups(d0), 1);
 	run();
-	ck_assert_uint_eq(rx_packets(d0), 2);
+	ck_assert_uint_eq(nic_rx_packets(d0), 2);
 	ck_assert_uint_eq(wire.seen, 2);
 
 	/* Not re-armed: the next frame wakes nobody. */
@@ -694,10 +666,10 @@ START_TEST(irq_wakes_on_first_frame)
 	for (int k = 0; k < 100; k++)
 		nic_suite.tick();
 	ck_assert_uint_eq(irqs0(), 1);
-	ck_assert_uint_eq(wakeups(d0), 0);
+	ck_assert_uint_eq(nic_wakeups(d0), 0);
 	ck_assert(ixgbe_rx_arm(d0, 0)); /* re-armed: the look after the unmask finds it */
 	run();
-	ck_assert_uint_eq(rx_packets(d0), 3);
+	ck_assert_uint_eq(nic_rx_packets(d0), 3);
 	ck_assert_uint_eq(wire.seen, 3);
 	ck_assert_uint_eq(wire.mismatches, 0);
 }
@@ -707,24 +679,24 @@ END_TEST
  * once. */
 START_TEST(irq_masked_then_pending)
 {
-	struct device *d0 = irq_pair();
+	struct device *d0 = nic_irq_pair();
 	struct ixgbe_dev *xd = xdev(d0);
 	ck_assert(!ixgbe_rx_arm(d0, 0));
 	pci_write32(xd->io, IXGBE_EIMC, 1);
-	frame_in(0);
+	nic_frame_in(0);
 	for (int k = 0; k < 50; k++)
 		nic_suite.tick();
 	ck_assert_uint_eq(irqs0(), 0);
-	ck_assert_uint_eq(wakeups(d0), 0);
+	ck_assert_uint_eq(nic_wakeups(d0), 0);
 	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x00800) & 1, 1); /* pending */
 	pci_write32(xd->io, IXGBE_EIMS, 1);
 	ck_assert_uint_eq(irqs0(), 1);
 	for (int k = 0; k < 50; k++)
 		nic_suite.tick();
 	ck_assert_uint_eq(irqs0(), 1);
-	ck_assert_uint_eq(wakeups(d0), 1);
+	ck_assert_uint_eq(nic_wakeups(d0), 1);
 	run();
-	ck_assert_uint_eq(rx_packets(d0), 1);
+	ck_assert_uint_eq(nic_rx_packets(d0), 1);
 	/* Software's own cause (EICS), masked: nothing until unmasked. */
 	pci_write32(xd->io, IXGBE_EICS, 1);
 	ck_assert_uint_eq(irqs0(), 1);
@@ -735,16 +707,16 @@ END_TEST
  * the interval ends, then raised once, exactly at its end (1 us ticks). */
 START_TEST(irq_throttled)
 {
-	struct device *d0 = irq_pair();
+	struct device *d0 = nic_irq_pair();
 	ck_assert(!ixgbe_rx_arm(d0, 0));
-	frame_in(0);
+	nic_frame_in(0);
 	uint64_t t0 = nic_model_now_ns();
 	ck_assert_uint_eq(irqs0(), 1);
-	ck_assert_uint_eq(wakeups(d0), 1);
+	ck_assert_uint_eq(nic_wakeups(d0), 1);
 	nic_poll(); /* 1 us later: received */
-	ck_assert_uint_eq(rx_packets(d0), 1);
+	ck_assert_uint_eq(nic_rx_packets(d0), 1);
 	ck_assert(!ixgbe_rx_arm(d0, 0));
-	frame_in(1);
+	nic_frame_in(1);
 	ck_assert_uint_eq(irqs0(), 1);
 	while (irqs0() == 1) {
 		ck_assert_uint_lt(nic_model_now_ns() - t0, 20000);
@@ -752,9 +724,9 @@ START_TEST(irq_throttled)
 	}
 	ck_assert_uint_eq(nic_model_now_ns() - t0, 10000);
 	ck_assert_uint_eq(irqs0(), 2);
-	ck_assert_uint_eq(wakeups(d0), 1);
+	ck_assert_uint_eq(nic_wakeups(d0), 1);
 	run();
-	ck_assert_uint_eq(rx_packets(d0), 2);
+	ck_assert_uint_eq(nic_rx_packets(d0), 2);
 }
 END_TEST
 
@@ -765,25 +737,25 @@ END_TEST
  * interrupt to come. */
 START_TEST(irq_recheck_closes_race)
 {
-	struct device *d0 = irq_pair();
+	struct device *d0 = nic_irq_pair();
 	nic_poll();
-	frame_in(0);
+	nic_frame_in(0);
 	ixgbe_irq_enable(xdev(d0), 0); /* the wrong step */
 	for (int k = 0; k < 100; k++)
 		nic_suite.tick();
 	ck_assert_uint_eq(irqs0(), 0);
-	ck_assert_uint_eq(wakeups(d0), 0);
+	ck_assert_uint_eq(nic_wakeups(d0), 0);
 	ck_assert(ixgbe_rx_pending(xdev(d0), 0)); /* a frame no wakeup will announce */
 	run();
-	ck_assert_uint_eq(rx_packets(d0), 1);
+	ck_assert_uint_eq(nic_rx_packets(d0), 1);
 	/* The driver's arm: the same timing (polled empty, masked, the
 	 * frame), the frame found. */
 	pci_write32(xdev(d0)->io, IXGBE_EIMC, 1);
 	nic_poll();
-	frame_in(1);
+	nic_frame_in(1);
 	ck_assert(ixgbe_rx_arm(d0, 0));
 	run();
-	ck_assert_uint_eq(rx_packets(d0), 2);
+	ck_assert_uint_eq(nic_rx_packets(d0), 2);
 }
 END_TEST
 
