@@ -759,6 +759,47 @@ START_TEST(irq_recheck_closes_race)
 }
 END_TEST
 
+/* The whole path on a worker: xe0's queue in interrupt mode on thread 1,
+ * which blocks in epoll_wait (its last look armed the queue: EIMS), wakes
+ * on the model's frame through the vector's eventfd (cause rx), receives
+ * it and blocks again. Real time: bounded waits of 2 s. */
+static struct graph_thread_info worker(void)
+{
+	struct graph_thread_info ti;
+	ck_assert_int_eq(graph_thread_info(g, 1, &ti), 0);
+	return ti;
+}
+
+static bool worker_asleep_for(uint32_t ms)
+{
+	for (uint32_t i = 0; i < 20000 && !worker().asleep; i++)
+		usleep(100);
+	usleep(ms * 1000);
+	return worker().asleep;
+}
+
+START_TEST(irq_worker_sleeps_and_wakes)
+{
+	struct device *d0 = nic_irq_pair();
+	ck_assert_int_eq(graph_workers_start(g, NULL, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(dev_set_rx_mode(d0, -1, DEV_RX_MODE_INTERRUPT), 0);
+	ck_assert_int_eq(dev_set_rx_placement(d0, 0, 1), 0);
+	ck_assert(worker_asleep_for(50));
+	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x00880), 1); /* EIMS: armed before blocking */
+	struct graph_thread_info ti = worker();
+	ck_assert_uint_eq(ti.wakeups[GRAPH_WAKE_RX], 0);
+	ck_assert_uint_eq(irqs0(), 0);
+	nic_frame_in(0); /* the worker is blocked: the model is the test thread's */
+	for (uint32_t i = 0; i < 20000 && nic_rx_packets(d0) == 0; i++)
+		usleep(100);
+	ck_assert_uint_eq(nic_rx_packets(d0), 1);
+	ck_assert_uint_eq(irqs0(), 1);
+	ck_assert(worker_asleep_for(10));
+	ck_assert_uint_eq(worker().wakeups[GRAPH_WAKE_RX], 1);
+	graph_workers_stop(g);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ixgbe");
@@ -790,6 +831,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, irq_masked_then_pending);
 	tcase_add_test(tc, irq_throttled);
 	tcase_add_test(tc, irq_recheck_closes_race);
+	suite_add_tcase(s, tc);
+	/* A worker thread, real time. */
+	tc = tcase_create("worker");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, irq_worker_sleeps_and_wakes);
 	suite_add_tcase(s, tc);
 	return s;
 }
