@@ -770,11 +770,12 @@ static struct graph_thread_info worker(void)
 	return ti;
 }
 
-static bool worker_asleep_for(uint32_t ms)
+/* Up to 2 s for the worker to be blocked (its safety bound wakes it once a
+ * second, cause timeout, which nothing here counts). */
+static bool worker_asleep(void)
 {
 	for (uint32_t i = 0; i < 20000 && !worker().asleep; i++)
 		usleep(100);
-	usleep(ms * 1000);
 	return worker().asleep;
 }
 
@@ -782,9 +783,13 @@ START_TEST(irq_worker_sleeps_and_wakes)
 {
 	struct device *d0 = nic_irq_pair();
 	ck_assert_int_eq(graph_workers_start(g, NULL, 1, err, sizeof(err)), 0);
+	graph_barrier_sync(g); /* as the CLI does: the worker loops again after it */
 	ck_assert_int_eq(dev_set_rx_mode(d0, -1, DEV_RX_MODE_INTERRUPT), 0);
 	ck_assert_int_eq(dev_set_rx_placement(d0, 0, 1), 0);
-	ck_assert(worker_asleep_for(50));
+	graph_barrier_release(g);
+	ck_assert(worker_asleep());
+	usleep(50000); /* nothing comes: nothing wakes it */
+	ck_assert(worker_asleep());
 	ck_assert_uint_eq(ixgbe_model_peek(m0, 0x00880), 1); /* EIMS: armed before blocking */
 	struct graph_thread_info ti = worker();
 	ck_assert_uint_eq(ti.wakeups[GRAPH_WAKE_RX], 0);
@@ -794,7 +799,7 @@ START_TEST(irq_worker_sleeps_and_wakes)
 		usleep(100);
 	ck_assert_uint_eq(nic_rx_packets(d0), 1);
 	ck_assert_uint_eq(irqs0(), 1);
-	ck_assert(worker_asleep_for(10));
+	ck_assert(worker_asleep());
 	ck_assert_uint_eq(worker().wakeups[GRAPH_WAKE_RX], 1);
 	graph_workers_stop(g);
 }
