@@ -105,12 +105,20 @@ const struct conf_section app_unix_conf_section = {
 /* Interface blocks are parsed by the driver they name (see conf.c); these
  * keys are every interface's, whatever its driver. */
 _Static_assert(DEV_RX_BURST_MAX == 256, "rx-burst's default is the whole range's top");
+/* rx-mode's names, indexed by enum dev_rx_mode. */
+static const char *const interface_rx_modes[] = { "default", "polling", "interrupt", "adaptive", NULL };
+_Static_assert(DEV_RX_MODE_DEFAULT == 0 && DEV_RX_MODE_POLLING == 1 && DEV_RX_MODE_INTERRUPT == 2 &&
+		       DEV_RX_MODE_ADAPTIVE == 3 && DEV_RX_MODE_N == 4,
+	       "interface rx-mode choices follow enum dev_rx_mode");
 const struct conf_key app_interface_keys[] = {
 	{ .name = "l2-xconnect", .type = CONF_STRING, CONF_FIELD(struct conf_interface, l2_xconnect),
 	  .doc = "send everything received out of this interface of the section (one way)" },
 	{ .name = "rx-burst", .type = CONF_UINT, .def = "256", .min = 1, .max = DEV_RX_BURST_MAX,
 	  CONF_FIELD(struct conf_interface, rx_burst),
 	  .doc = "packets the input node takes per poll of each rx queue (testpmd's --burst); 256 is a frame" },
+	{ .name = "rx-mode", .type = CONF_ENUM, .def = "default", .choices = interface_rx_modes,
+	  CONF_FIELD(struct conf_interface, rx_mode),
+	  .doc = "every rx queue's mode (`set interface rx-mode`); default follows cpu { rx-mode }" },
 	{ .name = "ip6-address", .type = CONF_STRING, CONF_FIELD(struct conf_interface, ip6_address),
 	  .doc = "IPv6 addresses X:X::X:X/L (several: \"A/L B/L\"); IPv6 on, with the EUI-64 link-local address" },
 	{ .name = "ip6-ra", .type = CONF_STRING, CONF_FIELD(struct conf_interface, ip6_ra),

@@ -248,6 +248,8 @@ static int stage_interfaces(struct app *a)
 			return -EINVAL;
 		}
 		dev_set_rx_burst(dev, ifc->rx_burst); /* in range: the parser checked it */
+		if (ifc->rx_mode != DEV_RX_MODE_DEFAULT)
+			(void)dev_set_rx_mode(dev, -1, (enum dev_rx_mode)ifc->rx_mode); /* a choice the parser checked */
 		if (app_ip6_addresses(ifc, dev->index, why, sizeof(why)) || app_ip6_ra(ifc, dev->index, why, sizeof(why)) ||
 		    app_interface_features(ifc, dev->index, why, sizeof(why))) {
 			snprintf(a->err, sizeof(a->err), "%s:%u: interface %s: %s", a->cfg.file, ifc->line, ifc->name,

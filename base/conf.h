@@ -172,6 +172,7 @@ struct conf_interface {
 	uint32_t line; /* where the block starts, for errors at creation time */
 	char l2_xconnect[CONF_NAME_SIZE]; /* `l2-xconnect PEER`: send what it receives out of PEER; "": L3 */
 	uint32_t rx_burst; /* `rx-burst N`: packets per poll of each rx queue, 1..256 (a frame) */
+	uint32_t rx_mode;  /* `rx-mode M`: every rx queue's, enum dev_rx_mode (0 default: cpu { rx-mode }) */
 	char ip6_address[CONF_IP6_ADDRESS_SIZE]; /* `ip6-address "X:X::X:X/L ..."`: "" none */
 	char ip6_ra[CONF_IP6_ADDRESS_SIZE]; /* `ip6-ra "on | interval S ..."`: Router Advertisements; "" off */
 	char shaper[CONF_SHAPER_SIZE]; /* `shaper "rate R [burst B]"`: egress token bucket (app/sched_conf.h); "" none */

@@ -147,6 +147,13 @@ struct device_ops {
 	 * itself or never has frames it did not make in a poll, or
 	 * DEV_RX_FD_NONE. Control thread, interface up. Optional (NONE). */
 	int (*rx_fd)(struct device *dev, uint16_t queue);
+	/* The thread polling rx queue `queue` (interrupt mode, or adaptive
+	 * past its window) found it empty in its last look before blocking
+	 * (graph/sleep.c): enable what makes rx_fd readable (a NIC's interrupt
+	 * cause), then look at the ring once more; true when that look found
+	 * a frame, and the thread must not block. Datapath, the queue's
+	 * thread. Optional: an fd that needs no arming (a socket). */
+	bool (*rx_arm)(struct device *dev, uint16_t queue);
 	/* Stop if running, release everything, free the driver's struct. */
 	void (*destroy)(struct device *dev);
 	/* Take a new MTU / MAC where the driver keeps one of its own (af-packet:

@@ -17,13 +17,15 @@
  * spins at most 200 us after its last frame.
  *
  * What wakes a blocked thread for a queue is the driver's rx_fd: an fd
- * (af-packet: its socket, readable per frame on a TPACKET_V2 ring) watched
- * on the epoll of the thread the queue is placed on; DEV_RX_FD_SELF (null:
- * nothing comes that a poll does not make; pcap: the next recorded frame's
- * time through graph_thread_wake_within); or none (ixgbe, i40e: their
- * MSI-X vectors are not wired yet), and then a thread with such a queue in
- * interrupt or adaptive mode falls back to the old back-off (sleeps of
- * growing length up to cpu { idle-max }) rather than blocking.
+ * (af-packet: its socket, readable per frame on a TPACKET_V2 ring; ixgbe,
+ * i40e: the queue's MSI-X vector as a vfio eventfd, armed by
+ * device_ops.rx_arm in the thread's last look) watched on the epoll of the
+ * thread the queue is placed on; DEV_RX_FD_SELF (null: nothing comes that
+ * a poll does not make; pcap: the next recorded frame's time through
+ * graph_thread_wake_within); or none (a NIC without MSI-X vectors), and
+ * then a thread with such a queue in interrupt or adaptive mode falls back
+ * to the old back-off (sleeps of growing length up to cpu { idle-max })
+ * rather than blocking.
  */
 #include <errno.h>
 #include <string.h>

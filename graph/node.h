@@ -303,6 +303,11 @@ void graph_thread_wake_within(struct graph_thread *t, uint64_t ns);
  * loop. */
 void graph_thread_stay_awake(struct graph_thread *t);
 
+/* Whether t announced that it is about to block (graph/sleep.c): this
+ * loop is its last look, in which a source whose wakeup must be armed (a
+ * NIC queue's interrupt cause) arms it and looks once more. */
+bool graph_thread_sleeping(const struct graph_thread *t);
+
 /* The calling thread must not block after this loop, but may back off
  * (sleeps of growing length up to cpu { idle-max }): a source it polls
  * has nothing to wake it with (a NIC queue without its interrupt). Holds

@@ -115,26 +115,42 @@ static uint32_t poll_queue(struct node_runtime *rt, const struct dev_poll *p)
 	return n;
 }
 
+/* The thread is about to block (its last look) and the queue was empty:
+ * the driver arms the queue's wakeup and looks again (device_ops.rx_arm);
+ * a frame that came in between keeps the thread awake. */
+__attribute__((noinline, cold)) static void rx_arm(struct graph_thread *t, const struct dev_poll *p)
+{
+	if (p->dev->ops->rx_arm(p->dev, p->queue))
+		graph_thread_stay_awake(t);
+}
+
 /* What the queue's rx mode (drivers/device_rx_mode.c) asks of the thread
  * after a poll that found n frames: spin (polling, adaptive within its
  * window), back off (a queue that cannot wake a blocked thread), or
- * nothing (the thread may block). One cycle-counter read per poll of an
- * adaptive queue. */
+ * nothing (the thread may block; in its last look the queue's wakeup is
+ * armed). One cycle-counter read per poll of an adaptive queue, one load
+ * per empty poll of a queue that may sleep. */
 static void rx_mode_after_poll(struct node_runtime *rt, const struct dev_poll *p, uint32_t n)
 {
 	struct dev_queue *q = &p->dev->rxq[p->queue];
 	struct graph_thread *t = rt->thread;
 	if (p->rx_mode == DEV_RX_MODE_POLLING) {
 		graph_thread_stay_awake(t);
-	} else if (p->rx_mode == DEV_RX_MODE_ADAPTIVE) {
+		return;
+	}
+	if (p->rx_mode == DEV_RX_MODE_ADAPTIVE) {
 		uint64_t now = cpu_ticks();
 		if (n)
 			q->last_rx_ticks = now;
-		if (now - q->last_rx_ticks < adaptive_ticks)
+		if (now - q->last_rx_ticks < adaptive_ticks) {
 			graph_thread_stay_awake(t);
+			return;
+		}
 	}
 	if (unlikely(q->rx_wait == DEV_RX_WAIT_POLL))
 		graph_thread_no_block(t);
+	else if (!n && p->dev->ops->rx_arm && q->rx_wait == DEV_RX_WAIT_FD && unlikely(graph_thread_sleeping(t)))
+		rx_arm(t, p);
 }
 
 /* ---- the node ---- */

@@ -65,6 +65,11 @@ static uint32_t i40e_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, 
 	return pci_rx_burst(dev, queue, &id->rxq[queue], bi, n, &i40e_rx_fmt);
 }
 
+bool i40e_rx_pending(struct i40e_dev *id, uint16_t q)
+{
+	return pci_rx_done(&id->rxq[q], 1, &i40e_rx_fmt) != 0;
+}
+
 /* ---- tx ---- */
 
 /* The X710/XL710's transmit data descriptor (X710/XL710 datasheet,
@@ -254,20 +259,21 @@ static int txq_start(struct i40e_dev *id, uint16_t q)
  * expires what is left is written back, no interrupt raised (X710/XL710
  * datasheet: receive and transmit descriptor write-back; PFINT_DYN_CTL0,
  * PFINT_ITR0, PFINT_LNKLST0, QINT_RQCTL, QINT_TQCTL). So: every rx queue's
- * cause, then every tx queue's, on vector 0's list (LNKLST0 first, each
+ * cause (unless it has its own vector: i40e_irq.c), then every tx queue's, on vector 0's list (LNKLST0 first, each
  * QINT_xQCTL naming the next, the last the end of the list), ITR index 0
  * at I40E_RX_WB_ITR, then WB_ON_ITR with ITR_INDX NONE (leave the ITRs as
  * written). */
 static void rx_wb_on_itr(struct i40e_dev *id, bool on)
 {
-	uint16_t n = id->dev.n_rx_queues, nt = id->dev.n_tx_queues;
+	uint16_t n = id->n_irq ? 0 : id->dev.n_rx_queues, nt = id->dev.n_tx_queues; /* n: rx causes on vector 0 */
 	if (!on) {
 		wr(id, I40E_PFINT_DYN_CTL0, 0);
 		wr(id, I40E_PFINT_LNKLST0, I40E_QUEUE_END_OF_LIST);
-		for (uint16_t q = 0; q < n; q++)
+		for (uint16_t q = 0; q < id->dev.n_rx_queues; q++)
 			wr(id, I40E_QINT_RQCTL(q), 0);
 		for (uint16_t q = 0; q < nt; q++)
 			wr(id, I40E_QINT_TQCTL(q), 0);
+		i40e_irq_lists(id, false);
 		return;
 	}
 	wr(id, I40E_PFINT_ITR0(0), I40E_RX_WB_ITR);
@@ -282,8 +288,11 @@ static void rx_wb_on_itr(struct i40e_dev *id, bool on)
 		wr(id, I40E_QINT_TQCTL(q), I40E_QINT_CAUSE_ENA | 0u << I40E_QINT_ITR_INDX_SHIFT |
 						   next << I40E_QINT_NEXTQ_INDX_SHIFT | 1u << I40E_QINT_NEXTQ_TYPE_SHIFT);
 	}
-	wr(id, I40E_PFINT_LNKLST0, 0u | 0u << I40E_PFINT_LNKLST0_FIRSTQ_TYPE_SHIFT); /* rx queue 0 first */
+	/* rx queue 0 first, or tx queue 0 when the rx queues have vectors of their own */
+	uint32_t first = n ? 0u : nt ? 0u | 1u << I40E_PFINT_LNKLST0_FIRSTQ_TYPE_SHIFT : I40E_QUEUE_END_OF_LIST;
+	wr(id, I40E_PFINT_LNKLST0, first);
 	wr(id, I40E_PFINT_DYN_CTL0, I40E_PFINT_DYN_CTL0_WB_ON_ITR | I40E_PFINT_DYN_CTL0_ITR_NONE);
+	i40e_irq_lists(id, true);
 }
 
 static void i40e_stop(struct device *dev)
@@ -363,6 +372,7 @@ static void i40e_destroy(struct device *dev)
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
 	i40e_stop(dev);
 	if (id->io) {
+		i40e_irq_close(id);
 		i40e_aq_shutdown(id);
 		pci_dma_free(id->io, id->hmc, id->hmc_size);
 		if (id->buffers_mapped)
@@ -383,5 +393,7 @@ const struct device_ops i40e_ops = {
 	.stats = i40e_stats,
 	.format_hw = i40e_format_hw,
 	.n_buffers_held = i40e_n_buffers_held,
+	.rx_fd = i40e_rx_fd,
+	.rx_arm = i40e_rx_arm,
 	.destroy = i40e_destroy,
 };

@@ -513,6 +513,7 @@ static struct device *i40e_create(const void *conf, char *err, size_t errlen)
 	id->buffers_mapped = true;
 	if (bring_up(id, err, errlen))
 		goto fail;
+	i40e_irq_open(id);
 	return &id->dev;
 fail:
 	i40e_ops.destroy(&id->dev);

@@ -86,6 +86,10 @@ struct i40e_dev {
 	struct i40e_hw_stats hw;       /* totals since bring-up */
 	char addr[PCI_ADDR_SIZE];
 	char wait_err[160];       /* the last wait that passed its bound */
+	/* MSI-X (i40e.c): rx queue q's cause on vector q + 1, delivered to
+	 * irq_fd[q]; n_irq 0: no interrupts, every cause on vector 0. */
+	uint32_t n_irq;
+	int irq_fd[I40E_MAX_QUEUES];
 };
 
 static inline uint32_t rd(struct i40e_dev *id, uint32_t reg)
@@ -141,6 +145,22 @@ void i40e_ctx_set(uint8_t *ctx, uint32_t lsb, uint32_t width, uint64_t value);
 /* ---- i40e.c ---- */
 
 extern const struct device_ops i40e_ops;
+/* Whether rx queue q's next descriptor is done (DD). */
+bool i40e_rx_pending(struct i40e_dev *id, uint16_t q);
+
+/* ---- i40e_irq.c ---- */
+
+/* An eventfd per rx queue as its MSI-X vector q + 1 (vfio); without them
+ * n_irq stays 0 and every cause stays on vector 0 (polled). */
+void i40e_irq_open(struct i40e_dev *id);
+void i40e_irq_close(struct i40e_dev *id);
+/* Each rx queue's cause alone on its vector's list (on) or off. */
+void i40e_irq_lists(struct i40e_dev *id, bool on);
+/* Enable rx queue q's vector: stale eventfd count read, INTENA set, the
+ * write flushed to the NIC. */
+void i40e_irq_enable(struct i40e_dev *id, uint16_t q);
+int i40e_rx_fd(struct device *dev, uint16_t q);
+bool i40e_rx_arm(struct device *dev, uint16_t q);
 void i40e_link(struct device *dev, struct dev_link *link);
 /* `show hardware` and `show nic`: link, queue tails, the tx heads, enable
  * registers, drop and error counters, read from the registers. */

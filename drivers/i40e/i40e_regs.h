@@ -55,6 +55,13 @@
 #define I40E_QINT_NEXTQ_TYPE_SHIFT 27
 #define I40E_QINT_CAUSE_ENA (1u << 30)
 #define I40E_QUEUE_END_OF_LIST 0x7FFu
+/* vectors 1..n (register index n - 1): an rx queue's own interrupt
+ * (X710/XL710 datasheet 7.5, PFINT_DYN_CTLN, PFINT_LNKLSTN, PFINT_ITRN) */
+#define I40E_PFINT_DYN_CTLN(n) (0x00034800 + 4 * (n))
+#define I40E_PFINT_DYN_CTLN_CLEARPBA (1u << 1)
+#define I40E_PFINT_LNKLSTN(n) (0x00035000 + 4 * (n))
+#define I40E_PFINT_ITRN(i, n) (0x00030000 + 0x800 * (i) + 4 * (n))
+#define I40E_QINT_MSIX_INDX_SHIFT 0
 
 /* ---- LAN queues (X710/XL710 datasheet, queue enable) ---- */
 #define I40E_QTX_ENA(q) (0x00100000 + 4 * (q))

@@ -65,6 +65,11 @@ static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi,
 	return pci_rx_burst(dev, queue, &xd->rxq[queue], bi, n, &ixgbe_rx_fmt);
 }
 
+bool ixgbe_rx_pending(struct ixgbe_dev *xd, uint16_t q)
+{
+	return pci_rx_done(&xd->rxq[q], 1, &ixgbe_rx_fmt) != 0;
+}
+
 /* ---- tx ---- */
 
 /* The 82599's advanced transmit data descriptor (82599 datasheet 7.2):
@@ -256,6 +261,7 @@ static int ixgbe_start(struct device *dev)
 		ixgbe_stop(dev);
 		return rc;
 	}
+	ixgbe_irq_program(xd);
 	ixgbe_set_bits(xd, IXGBE_RXCTRL, IXGBE_RXCTRL_RXEN);
 	return 0;
 }
@@ -302,6 +308,7 @@ static void ixgbe_destroy(struct device *dev)
 	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
 	ixgbe_stop(dev);
 	if (xd->io) {
+		ixgbe_irq_close(xd);
 		if (xd->buffers_mapped)
 			pci_dma_unmap_buffers(xd->io);
 		pci_release(xd->addr);
@@ -320,5 +327,7 @@ const struct device_ops ixgbe_ops = {
 	.stats = ixgbe_stats,
 	.format_hw = ixgbe_format_hw,
 	.n_buffers_held = ixgbe_n_buffers_held,
+	.rx_fd = ixgbe_rx_fd,
+	.rx_arm = ixgbe_rx_arm,
 	.destroy = ixgbe_destroy,
 };

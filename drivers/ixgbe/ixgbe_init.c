@@ -251,6 +251,7 @@ static struct device *ixgbe_create(const void *conf, char *err, size_t errlen)
 		snprintf(err, errlen, "ixgbe: %s: the NIC did not come out of reset: %s", xd->addr, xd->wait_err);
 		goto fail;
 	}
+	ixgbe_irq_open(xd);
 	return &xd->dev;
 fail:
 	ixgbe_ops.destroy(&xd->dev);

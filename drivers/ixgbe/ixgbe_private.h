@@ -42,6 +42,10 @@ struct ixgbe_dev {
 	struct ixgbe_hw_stats hw;
 	char addr[PCI_ADDR_SIZE];
 	char wait_err[160];       /* the last wait that passed its bound */
+	/* MSI-X (ixgbe_irq.c): rx queue q's vector q delivered to irq_fd[q];
+	 * n_irq 0: no interrupts, the queues stay polled. */
+	uint32_t n_irq;
+	int irq_fd[IXGBE_MAX_QUEUES];
 };
 
 static inline uint32_t rd(struct ixgbe_dev *xd, uint32_t reg)
@@ -65,9 +69,34 @@ int ixgbe_wait_reg(struct ixgbe_dev *xd, uint32_t reg, uint32_t mask, uint32_t w
 /* Read every clear-on-read counter we keep into the running totals. */
 void ixgbe_hw_stats_update(struct ixgbe_dev *xd);
 
+/* ---- ixgbe_irq.c ---- */
+
+/* The interval EITR throttles each rx vector to (82599 datasheet 7.3.2.1):
+ * at most one interrupt per queue every 10 us (100,000 a second), so that
+ * a queue in interrupt mode under load costs the host a bounded rate of
+ * wakeups; its first frame after a quiet spell is not delayed by it. */
+#define IXGBE_ITR_US 10
+
+/* An eventfd per rx queue as its MSI-X vector (vfio). Without them (an io
+ * without interrupts, too few vectors) n_irq stays 0 and the queues stay
+ * polled; never fails the interface. */
+void ixgbe_irq_open(struct ixgbe_dev *xd);
+void ixgbe_irq_close(struct ixgbe_dev *xd);
+/* Program the causes after a start: MSI-X mode, auto-clear and auto-mask,
+ * rx queue q -> vector q, its throttle; every cause masked (polling). */
+void ixgbe_irq_program(struct ixgbe_dev *xd);
+/* Enable rx queue q's interrupt: stale eventfd count read, stale cause
+ * cleared, the cause unmasked and the write flushed to the NIC. */
+void ixgbe_irq_enable(struct ixgbe_dev *xd, uint16_t q);
+/* device_ops.rx_fd and rx_arm (device.h). */
+int ixgbe_rx_fd(struct device *dev, uint16_t q);
+bool ixgbe_rx_arm(struct device *dev, uint16_t q);
+
 /* ---- ixgbe.c ---- */
 
 extern const struct device_ops ixgbe_ops;
+/* Whether rx queue q's next descriptor is done (DD). */
+bool ixgbe_rx_pending(struct ixgbe_dev *xd, uint16_t q);
 void ixgbe_link(struct device *dev, struct dev_link *link);
 /* `show hardware` and `show nic`: link, queue heads and tails, drop and
  * hardware counters, read from the registers. */

@@ -21,6 +21,20 @@
 #define IXGBE_EICR 0x00800
 #define IXGBE_EIMS 0x00880
 #define IXGBE_EIMC 0x00888
+/* interrupts, MSI-X mode (82599 datasheet 7.3, 8.2.3.5): EICR bit v is
+ * vector v's cause for v < 16 */
+#define IXGBE_EICS 0x00808
+#define IXGBE_EIAC 0x00810
+#define IXGBE_EITR(n) (0x00820 + 4 * (n)) /* n < 24 */
+#define IXGBE_EITR_ITR_MASK 0x00000FF8u   /* interval, bits 11:3, 2 us units */
+#define IXGBE_EITR_CNT_WDIS (1u << 31)
+#define IXGBE_EIAM 0x00890
+#define IXGBE_GPIE 0x00898
+#define IXGBE_GPIE_MSIX_MODE (1u << 4)
+#define IXGBE_GPIE_EIAME (1u << 30)
+#define IXGBE_GPIE_PBA_SUPPORT (1u << 31)
+#define IXGBE_IVAR(n) (0x00900 + 4 * (n)) /* rx 2n, tx 2n, rx 2n+1, tx 2n+1: a byte each */
+#define IXGBE_IVAR_ALLOC_VAL 0x80u
 #define IXGBE_RDRXCTL 0x02F00
 #define IXGBE_RDRXCTL_CRCSTRIP (1u << 1)
 #define IXGBE_RDRXCTL_DMAIDONE (1u << 3)

@@ -18,6 +18,7 @@
 #ifndef SLUICE_DRIVERS_PCI_H
 #define SLUICE_DRIVERS_PCI_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,6 +102,10 @@ struct pci_io_ops {
 	 * 0 or a negative errno. */
 	int (*dma_map)(struct pci_io *io, void *va, size_t len);
 	void (*dma_unmap)(struct pci_io *io, void *va, size_t len);
+	/* Deliver MSI-X vectors 0..n-1 as writes to the eventfds fds[0..n)
+	 * (n 0: no vector delivered any more). 0 or a negative errno.
+	 * Optional: without it the device has no interrupts. */
+	int (*irq_set)(struct pci_io *io, uint32_t n, const int *fds);
 	/* Release the io (the device is quiet by then). */
 	void (*close)(struct pci_io *io);
 };
@@ -123,6 +128,13 @@ static inline uint32_t pci_read32(struct pci_io *io, uint32_t reg)
 static inline void pci_write32(struct pci_io *io, uint32_t reg, uint32_t value)
 {
 	io->ops->write32(io, reg, value);
+}
+
+/* MSI-X vectors 0..n-1 as eventfd writes (pci_io_ops.irq_set); -ENOTSUP
+ * when the io has no interrupts. */
+static inline int pci_irq_set(struct pci_io *io, uint32_t n, const int *fds)
+{
+	return io->ops->irq_set ? io->ops->irq_set(io, n, fds) : -ENOTSUP;
 }
 
 /* The device address of va (which must lie in mapped memory). */

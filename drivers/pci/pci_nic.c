@@ -2,7 +2,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
+#include "base/util.h"
 #include "drivers/pci/pci_nic.h"
 
 int pci_nic_conf_check(void *obj, struct conf_check *chk)
@@ -51,4 +54,48 @@ struct pci_io *pci_nic_open(const char *addr, const char *driver, struct device 
 	}
 	pci_claim(addr, dev);
 	return io;
+}
+
+/* ---- MSI-X vectors as eventfds ---- */
+
+static void close_fds(uint32_t n, int *fds)
+{
+	for (uint32_t i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+int pci_nic_irq_open(struct pci_io *io, const char *driver, uint32_t first, uint32_t n, int *fds)
+{
+	int all[PCI_NIC_MAX_VECTORS];
+	if (first + n > PCI_NIC_MAX_VECTORS)
+		return -EINVAL;
+	for (uint32_t v = 0; v < first; v++)
+		all[v] = -1; /* not delivered (VFIO_DEVICE_SET_IRQS: fd -1) */
+	for (uint32_t i = 0; i < n; i++) {
+		fds[i] = all[first + i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (fds[i] < 0) {
+			int rc = -errno;
+			close_fds(i, fds);
+			base_log(driver, "%s: no eventfd for the rx vectors: the queues stay polled", io->addr);
+			return rc;
+		}
+	}
+	int rc = pci_irq_set(io, first + n, all);
+	if (rc) {
+		close_fds(n, fds);
+		base_log(driver, "%s: MSI-X vectors not set up (%s): the queues stay polled", io->addr, strerror(-rc));
+	}
+	return rc;
+}
+
+void pci_nic_irq_close(struct pci_io *io, uint32_t n, int *fds)
+{
+	(void)pci_irq_set(io, 0, NULL);
+	close_fds(n, fds);
+}
+
+void pci_nic_irq_drain(int fd)
+{
+	uint64_t v;
+	(void)!read(fd, &v, sizeof(v));
 }

@@ -63,4 +63,16 @@ int pci_nic_conf_apply(const struct pci_nic_conf *c, const char *driver, struct 
  * when another interface has it. The io, or NULL with the reason in err. */
 struct pci_io *pci_nic_open(const char *addr, const char *driver, struct device *dev, char *err, size_t errlen);
 
+#define PCI_NIC_MAX_VECTORS 64
+/* Rx queues' MSI-X vectors (the queue -> vector mapping is the driver's):
+ * an eventfd for each of vectors first..first+n-1 into fds[0..n), vectors
+ * below first delivered nowhere, all set up through the io (vfio). 0, or
+ * a negative errno with nothing left open (logged: the queues stay
+ * polled). */
+int pci_nic_irq_open(struct pci_io *io, const char *driver, uint32_t first, uint32_t n, int *fds);
+/* Tear the vectors down and close fds[0..n). */
+void pci_nic_irq_close(struct pci_io *io, uint32_t n, int *fds);
+/* Read away what the eventfd fd counted (nothing: EAGAIN, fine). */
+void pci_nic_irq_drain(int fd);
+
 #endif

@@ -138,7 +138,37 @@ static void vfio_close(struct pci_io *io)
 	free(v);
 }
 
+/* MSI-X vectors as eventfds (the kernel's Documentation/driver-api/vfio.rst,
+ * VFIO_DEVICE_SET_IRQS): the kernel's handler for vector i writes fds[i];
+ * n 0 tears the vectors down. */
+static int vfio_irq_set(struct pci_io *io, uint32_t n, const int *fds)
+{
+	struct vfio_io *v = container_of(io, struct vfio_io, io);
+	if (n) {
+		struct vfio_irq_info info = { .argsz = sizeof(info), .index = VFIO_PCI_MSIX_IRQ_INDEX };
+		if (ioctl(v->device_fd, VFIO_DEVICE_GET_IRQ_INFO, &info) < 0)
+			return -errno;
+		if (!(info.flags & VFIO_IRQ_INFO_EVENTFD) || info.count < n)
+			return -ENOTSUP;
+	}
+	size_t argsz = sizeof(struct vfio_irq_set) + n * sizeof(int);
+	struct vfio_irq_set *set = calloc(1, argsz);
+	if (!set)
+		return -ENOMEM;
+	set->argsz = (uint32_t)argsz;
+	set->flags = (n ? VFIO_IRQ_SET_DATA_EVENTFD : VFIO_IRQ_SET_DATA_NONE) | VFIO_IRQ_SET_ACTION_TRIGGER;
+	set->index = VFIO_PCI_MSIX_IRQ_INDEX;
+	set->start = 0;
+	set->count = n;
+	if (n)
+		memcpy(set->data, fds, n * sizeof(int));
+	int rc = ioctl(v->device_fd, VFIO_DEVICE_SET_IRQS, set) < 0 ? -errno : 0;
+	free(set);
+	return rc;
+}
+
 static const struct pci_io_ops vfio_ops = {
+	.irq_set = vfio_irq_set,
 	.read32 = vfio_read32,
 	.write32 = vfio_write32,
 	.dma_map = vfio_dma_map,

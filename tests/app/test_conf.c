@@ -123,6 +123,9 @@ static const struct conf_case cases[] = {
 	  { "interfaces.a.rx-burst=32", "interfaces.b.rx-burst=1", "interfaces.c.rx-burst=256" } },
 	{ .text = "interfaces { a { driver null  rx-burst 0x100  l2-xconnect b }  b { driver null } }",
 	  { "interfaces.a.rx-burst=256", "interfaces.a.l2-xconnect=b" } },
+	/* rx-mode: every interface's; default follows cpu { rx-mode } */
+	{ .text = "interfaces { a { driver null  rx-mode interrupt }  b { driver null } }",
+	  { "interfaces.a.rx-mode=interrupt", "interfaces.b.rx-mode=default" } },
 	{ .text = "interfaces { a { driver null  ip6-address \"2001:db8:1::1/64 fe80::1/64\" } }",
 	  { "interfaces.a.ip6-address=\"2001:db8:1::1/64 fe80::1/64\"" } },
 	{ .text = "interfaces { a { driver null  ip6-ra \"interval 10s prefix 2001:db8:1::/64 valid 600\" } b { driver null  ip6-ra on } }",
@@ -337,17 +340,19 @@ static const struct conf_case cases[] = {
 	  .msg = "interface 'eth0' needs its driver first: expected 'driver', found 'rx-queues'", .test_driver = true },
 	{ .text = "interfaces { eth0 { driver test rx-desc 512 } }", .line = 1, .col = 33,
 	  .msg = "unknown key 'rx-desc' in interface 'eth0' (driver test): expected one of rx-queues, host-if, "
-		 "l2-xconnect, rx-burst, ip6-address, ip6-ra, shaper, feature-enable, feature-disable",
+		 "l2-xconnect, rx-burst, rx-mode, ip6-address, ip6-ra, shaper, feature-enable, feature-disable",
 	  .test_driver = true },
 	/* the keys every interface takes are listed after the driver's */
 	{ .text = "interfaces { eth0 { driver null  rx-burts 8 } }", .line = 1, .col = 34,
 	  .msg = "unknown key 'rx-burts' in interface 'eth0' (driver null): expected one of rx-queues, tx-queues, "
-		 "rx-recycle, rx-size, l2-xconnect, rx-burst, ip6-address, ip6-ra, shaper, feature-enable, feature-disable" },
+		 "rx-recycle, rx-size, l2-xconnect, rx-burst, rx-mode, ip6-address, ip6-ra, shaper, feature-enable, feature-disable" },
 	{ .text = "interfaces { eth0 { driver test rx-queues 17 } }", .line = 1, .col = 43,
 	  .msg = "bad value '17' for 'rx-queues': out of range: expected 1 to 16", .test_driver = true },
 	{ .text = "interfaces { an-interface-name-far-too-long-for-us { driver test } }", .line = 1, .col = 14,
 	  .msg = "interface name 'an-interface-name-far-too-long-for-us' is longer than 31 characters",
 	  .test_driver = true },
+	{ .text = "interfaces { a { driver null  rx-mode sleepy } }", .line = 1, .col = 39,
+	  .msg = "bad value 'sleepy' for 'rx-mode': expected one of: default, polling, interrupt, adaptive" },
 	{ .text = "interfaces { a { driver null  rx-burst 0 } }", .line = 1, .col = 40,
 	  .msg = "bad value '0' for 'rx-burst': out of range: expected 1 to 256" },
 	{ .text = "interfaces {\n  a { driver null\n      rx-burst 257 }\n}", .line = 3, .col = 16,

@@ -91,6 +91,10 @@ struct i40e_model {
 	struct queue rxq[NQ], txq[NQ];
 	struct nic_model_txq txa[NQ]; /* asynchronous transmit (nic_model.h) */
 	struct i40e_model_stats st;
+	/* Vectors 1..NQ (index v - 1): no message before throttle_ns (the
+	 * ITR), a software-triggered event pending. */
+	uint64_t throttle_ns[NQ];
+	bool swint[NQ];
 };
 
 /* The common part (tests/models/nic_model.h), through the model. */
@@ -128,6 +132,10 @@ static void build_map(struct i40e_model *m)
 		mark(m, R_QRX_TAIL(q), 0);
 		mark(m, R_QINT_RQCTL(q), 0);
 		mark(m, R_QINT_TQCTL(q), 0);
+		mark(m, R_PFINT_DYN_CTLN(q), 0);
+		mark(m, R_PFINT_LNKLSTN(q), 0);
+		for (uint32_t i = 0; i < 3; i++)
+			mark(m, R_PFINT_ITRN(i, q), 0);
 	}
 	for (uint32_t i = 0; i < 12; i++)
 		mark(m, R_TXPRE_QDIS(i), 0);
@@ -171,6 +179,8 @@ static void pf_reset(struct i40e_model *m)
 	m->sd_valid = false;
 	memset(m->wb, 0, sizeof(m->wb));
 	memset(m->txwb, 0, sizeof(m->txwb));
+	memset(m->throttle_ns, 0, sizeof(m->throttle_ns));
+	memset(m->swint, 0, sizeof(m->swint));
 	m->phy_int_mask = 0;
 	m->st.lse = m->st.promisc_unicast = m->st.promisc_multicast = m->st.promisc_broadcast = false;
 	m->st.vsi_queues = 0;
@@ -209,6 +219,9 @@ static bool link_up(const struct i40e_model *m)
 static void aq_run(struct i40e_model *m);
 static void arq_link_event(struct i40e_model *m);
 static void rx_flush(struct i40e_model *m, uint32_t q);
+static void irq_eval(struct i40e_model *m, uint32_t v);
+static void rx_cause(struct i40e_model *m, uint32_t q);
+static void dyn_ctln_write(struct i40e_model *m, uint32_t n, uint32_t v);
 static void tx_flush(struct i40e_model *m, uint32_t q);
 
 /* What time has completed since the last access: the global reset, the NVM
@@ -233,6 +246,8 @@ static void time_settle(struct i40e_model *m)
 	for (uint32_t q = 0; q < NQ; q++)
 		if (m->txwb[q].itr_due_ns && now >= m->txwb[q].itr_due_ns)
 			tx_flush(m, q);
+	for (uint32_t v = 1; v < m->base.n_vectors && v <= NQ; v++)
+		irq_eval(m, v); /* events whose ITR expired */
 }
 
 static void add48(struct i40e_model *m, uint32_t lo, uint32_t hi, uint64_t v)
@@ -856,6 +871,8 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 		if (v & TXPRE_QDIS_CLEAR)
 			m->txpre_qdis[abs - I40E_MODEL_BASE_QUEUE] = false;
 		REG(m, off) = v;
+	} else if (in(off, R_PFINT_DYN_CTLN(0), &q)) {
+		dyn_ctln_write(m, q, v);
 	} else if (off == R_PFGEN_CTRL) {
 		if ((v & PFGEN_CTRL_PFSWR) && (REG(m, R_GLGEN_RSTAT) & 3 || REG(m, R_GLNVM_ULD) != GLNVM_ULD_CORE_GLOBAL_DONE)) {
 			fail(m, "PF reset requested before the global reset ended and the NVM configuration loaded "
@@ -926,22 +943,36 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
  * is left is written back. Only vector 0 (PFINT_LNKLST0) is modelled;
  * transmit queues' causes (QINT_TQCTL) on its list flush the same way. */
 
-/* The ITR interval of rx (or tx) queue q in ns, or -1 when nothing flushes it. */
+/* Vector v's registers: vector 0 has its own, vectors 1..n the N ones. */
+static uint32_t vec_dyn(uint32_t v)
+{
+	return v ? R_PFINT_DYN_CTLN(v - 1) : R_PFINT_DYN_CTL0;
+}
+
+static uint32_t vec_itr(uint32_t v, uint32_t i)
+{
+	return v ? R_PFINT_ITRN(i, v - 1) : R_PFINT_ITR0(i);
+}
+
+/* The ITR interval of rx (or tx) queue q in ns on the vector its cause is
+ * bound to (QINT_xQCTL.MSIX_INDX, the queue on that vector's list), or -1
+ * when nothing flushes it: neither WB_ON_ITR nor INTENA on the vector. */
 static int64_t queue_itr_ns(struct i40e_model *m, bool rx, uint32_t q)
 {
-	uint32_t ctl0 = REG(m, R_PFINT_DYN_CTL0);
-	if (!(ctl0 & (DYN_CTL0_WB_ON_ITR | DYN_CTL0_INTENA)))
+	uint32_t own = REG(m, rx ? R_QINT_RQCTL(q) : R_QINT_TQCTL(q)), v = own & QINT_MSIX_INDX_MASK;
+	if (v > NQ || !(REG(m, vec_dyn(v)) & (DYN_CTL0_WB_ON_ITR | DYN_CTL0_INTENA)))
 		return -1;
-	uint32_t l = REG(m, R_PFINT_LNKLST0), at = l & LNKLST_INDX_MASK, type = (l >> LNKLST0_TYPE_SHIFT) & 3;
+	uint32_t l = REG(m, v ? R_PFINT_LNKLSTN(v - 1) : R_PFINT_LNKLST0), at = l & LNKLST_INDX_MASK,
+		 type = (l >> LNKLST0_TYPE_SHIFT) & 3;
 	for (uint32_t hops = 0; at != LNKLST_END && hops < 2 * NQ; hops++) {
 		if (at >= NQ)
 			return -1;
 		uint32_t c = REG(m, type == 0 ? R_QINT_RQCTL(at) : R_QINT_TQCTL(at));
 		if (type == (rx ? 0u : 1u) && at == q) {
-			if (!(c & QINT_CAUSE_ENA) || (c & QINT_MSIX_INDX_MASK) != 0)
+			if (!(c & QINT_CAUSE_ENA))
 				return -1;
 			uint32_t itr = (c >> QINT_ITR_INDX_SHIFT) & 3;
-			return itr == 3 ? 0 : (int64_t)(REG(m, R_PFINT_ITR0(itr)) & ITR_INTERVAL_MASK) * ITR_UNIT_NS;
+			return itr == 3 ? 0 : (int64_t)(REG(m, vec_itr(v, itr)) & ITR_INTERVAL_MASK) * ITR_UNIT_NS;
 		}
 		at = (c >> QINT_NEXTQ_INDX_SHIFT) & LNKLST_INDX_MASK;
 		type = (c >> QINT_NEXTQ_TYPE_SHIFT) & 3;
@@ -975,6 +1006,76 @@ static void rx_complete(struct i40e_model *m, uint32_t q, uint32_t slot, uint64_
 	w->n++;
 	if (wb_due(m, true, q, slot, w->n, RX_WB_LINE, &w->itr_due_ns))
 		rx_flush(m, q);
+	rx_cause(m, q);
+}
+
+/* ---- interrupts (X710 datasheet 7.5: PFINT_DYN_CTLN, PFINT_LNKLSTN,
+ * QINT_RQCTL, PFINT_ITRN) ----
+ *
+ * Vectors 1..n only (vector 0 carries write-back, no interrupt, here). A
+ * completed receive descriptor sets its queue's cause event (INTEVENT)
+ * when the cause is enabled. Vector v sends its message when INTENA is set
+ * in its DYN_CTLN, a cause on its list has an event (or software
+ * triggered it, SWINT_TRIG) and its ITR since the last message has
+ * expired; the message comes after the list's held descriptors are written
+ * back, clears the events and INTENA (the vector stays masked until the
+ * driver enables it again), and starts the ITR of the cause's index. An
+ * event while INTENA is 0 waits, and fires when INTENA is set. */
+static void irq_eval(struct i40e_model *m, uint32_t v)
+{
+	if (!v || v > NQ || !(REG(m, vec_dyn(v)) & DYN_CTL0_INTENA) || nic_model_now_ns() < m->throttle_ns[v - 1])
+		return;
+	bool event = m->swint[v - 1];
+	uint32_t itr = 3;
+	uint32_t l = REG(m, R_PFINT_LNKLSTN(v - 1)), at = l & LNKLST_INDX_MASK, type = (l >> LNKLST0_TYPE_SHIFT) & 3;
+	for (uint32_t hops = 0; at < NQ && hops < 2 * NQ; hops++) {
+		uint32_t r = type == 0 ? R_QINT_RQCTL(at) : R_QINT_TQCTL(at), c = REG(m, r);
+		if (c & QINT_INTEVENT) {
+			event = true;
+			itr = MIN(itr, (c >> QINT_ITR_INDX_SHIFT) & 3);
+		}
+		at = (c >> QINT_NEXTQ_INDX_SHIFT) & LNKLST_INDX_MASK;
+		type = (c >> QINT_NEXTQ_TYPE_SHIFT) & 3;
+	}
+	if (!event)
+		return;
+	at = l & LNKLST_INDX_MASK, type = (l >> LNKLST0_TYPE_SHIFT) & 3;
+	for (uint32_t hops = 0; at < NQ && hops < 2 * NQ; hops++) {
+		uint32_t r = type == 0 ? R_QINT_RQCTL(at) : R_QINT_TQCTL(at);
+		REG(m, r) &= ~QINT_INTEVENT;
+		if (type == 0 && m->wb[at].n)
+			rx_flush(m, at);
+		at = (REG(m, r) >> QINT_NEXTQ_INDX_SHIFT) & LNKLST_INDX_MASK;
+		type = (REG(m, r) >> QINT_NEXTQ_TYPE_SHIFT) & 3;
+	}
+	m->swint[v - 1] = false;
+	REG(m, vec_dyn(v)) &= ~DYN_CTL0_INTENA;
+	uint64_t ns = itr == 3 ? 0 : (uint64_t)(REG(m, vec_itr(v, itr)) & ITR_INTERVAL_MASK) * ITR_UNIT_NS;
+	m->throttle_ns[v - 1] = nic_model_now_ns() + ns;
+	nic_model_irq_raise(&m->base, v);
+}
+
+/* Rx queue q completed a descriptor: its cause's event, its vector's look. */
+static void rx_cause(struct i40e_model *m, uint32_t q)
+{
+	uint32_t c = REG(m, R_QINT_RQCTL(q));
+	if (!(c & QINT_CAUSE_ENA))
+		return;
+	REG(m, R_QINT_RQCTL(q)) = c | QINT_INTEVENT;
+	irq_eval(m, c & QINT_MSIX_INDX_MASK);
+}
+
+/* A write of DYN_CTLN(n): INTENA as written unless INTENA_MSK; SWINT_TRIG
+ * an event of its own; CLEARPBA and the trigger do not stay set. */
+static void dyn_ctln_write(struct i40e_model *m, uint32_t n, uint32_t v)
+{
+	uint32_t old = REG(m, R_PFINT_DYN_CTLN(n));
+	if (v & DYN_CTL_INTENA_MSK)
+		v = (v & ~DYN_CTL0_INTENA) | (old & DYN_CTL0_INTENA);
+	if (v & DYN_CTL_SWINT_TRIG)
+		m->swint[n] = true;
+	REG(m, R_PFINT_DYN_CTLN(n)) = v & ~(DYN_CTL_CLEARPBA | DYN_CTL_SWINT_TRIG | DYN_CTL_INTENA_MSK);
+	irq_eval(m, n + 1);
 }
 
 struct rx_class {
@@ -1197,6 +1298,7 @@ static const struct pci_io_ops model_ops = {
 	.write32 = io_write32,
 	.dma_map = nic_model_dma_map,
 	.dma_unmap = nic_model_dma_unmap,
+	.irq_set = nic_model_irq_set,
 	.close = io_close,
 };
 

@@ -31,6 +31,15 @@
  * descriptors are gathered to EOP and RS descriptors marked done (DTYPE
  * 0xF) as they are sent.
  *
+ * Interrupts (datasheet 7.5), vectors 1..n: a completed rx descriptor sets
+ * its queue's cause event (QINT_RQCTL) for the vector MSIX_INDX names; the
+ * vector fires (eventfd, nic_model.h) when PFINT_DYN_CTLN.INTENA is set,
+ * after its ITR since the last message, writing its list's held
+ * descriptors back first; firing clears the events and INTENA (auto-mask);
+ * an event while INTENA is 0 fires when it is set; SWINT_TRIG and
+ * INTENA_MSK as the datasheet says. WB_ON_ITR and the write-back timing
+ * follow the vector a queue's cause is on.
+ *
  * Misprogramming is reported through the error callback (default: counted
  * and kept in last_error): unaligned rings, a tail past the ring, DMA
  * outside mapped memory, a register written in the wrong state (during the

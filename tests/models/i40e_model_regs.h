@@ -29,6 +29,11 @@ enum {
  * queue (which vector, which ITR, the next queue of the vector's list) */
 #define R_PFINT_ITR0(i) (0x38000 + 128 * (i))
 #define R_QINT_RQCTL(q) (0x3A000 + 4 * (q))
+/* vectors 1..n (n - 1 indexes these): dynamic control, first queue of the
+ * list, the three ITR intervals */
+#define R_PFINT_DYN_CTLN(n) (0x34800 + 4 * (n))
+#define R_PFINT_LNKLSTN(n) (0x35000 + 4 * (n))
+#define R_PFINT_ITRN(i, n) (0x30000 + 0x800 * (i) + 4 * (n))
 #define R_QINT_TQCTL(q) (0x3C000 + 4 * (q))
 #define R_QTX_ENA(q) (0x100000 + 4 * (q))
 #define R_QTX_CTL(q) (0x104000 + 4 * (q))
@@ -78,6 +83,12 @@ enum {
 #define DYN_CTL0_INTENA 1u
 #define DYN_CTL0_ITR_INDX_SHIFT 3
 #define DYN_CTL0_WB_ON_ITR (1u << 30)
+/* DYN_CTL0 and DYN_CTLN alike: CLEARPBA, SWINT_TRIG, INTENA_MSK (INTENA
+ * left as it is by this write) */
+#define DYN_CTL_CLEARPBA (1u << 1)
+#define DYN_CTL_SWINT_TRIG (1u << 2)
+#define DYN_CTL_INTENA_MSK (1u << 31)
+#define QINT_INTEVENT (1u << 31) /* the cause's event, pending until its vector fires */
 /* PFINT_ITR0: interval, 2 us units, bits 11:0 */
 #define ITR_INTERVAL_MASK 0xFFFu
 #define ITR_UNIT_NS 2000u

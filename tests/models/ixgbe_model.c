@@ -54,6 +54,8 @@ struct ixgbe_model {
 		uint64_t q0, q1;
 	} rxwb[N_RXQ][RXDCTL_WTHRESH_MAX + 1];
 	uint32_t n_rxwb[N_RXQ];
+	/* EITR (8.2.3.5.12): vector v sends no message before throttle_ns[v]. */
+	uint64_t throttle_ns[16];
 };
 
 /* The common part (tests/models/nic_model.h), through the model. */
@@ -80,6 +82,13 @@ static void build_map(struct ixgbe_model *m)
 		mark(m, rw[i], 0);
 	for (size_t i = 0; i < ARRAY_LEN(cor); i++)
 		mark(m, cor[i], A_RO | A_COR);
+	mark(m, R_EICR, A_COR); /* read: cleared; write: 1s clear (8.2.3.5.1) */
+	mark(m, R_EICS, 0);
+	mark(m, R_GPIE, 0);
+	for (uint32_t i = 0; i < 24; i++)
+		mark(m, R_EITR(i), 0);
+	for (uint32_t i = 0; i < 64; i++)
+		mark(m, R_IVAR(i), 0);
 	mark(m, R_STATUS, A_RO);
 	mark(m, R_LINKS, A_RO);
 	for (uint32_t i = 0; i < 2; i++) {
@@ -155,6 +164,7 @@ static void device_reset(struct ixgbe_model *m)
 	m->an_started = false;
 	memset(m->txlen, 0, sizeof(m->txlen));
 	memset(m->n_rxwb, 0, sizeof(m->n_rxwb));
+	memset(m->throttle_ns, 0, sizeof(m->throttle_ns));
 	for (uint32_t n = 0; n < N_TXQ; n++)
 		nic_model_txq_stop(&m->txa[n]);
 	REG(m, R_MAXFRS) = 1518u << 16;
@@ -253,6 +263,52 @@ static bool link_up(struct ixgbe_model *m)
 {
 	return m->cable && m->an_started && (REG(m, R_AUTOC) & AUTOC_LMS_MASK) == AUTOC_LMS_10G_SERIAL &&
 	       nic_model_now_ns() >= m->an_ns;
+}
+
+/* ---- interrupts (82599 datasheet 7.3) ----
+ *
+ * MSI-X mode only (GPIE.MSIX_MODE): EICR bit v (v < 16) is vector v's
+ * cause, set by an rx queue whose IVAR entry is valid and names v (7.3.4),
+ * or by software through EICS. A cause set and enabled in EIMS sends the
+ * vector's message unless EITR's interval since its last one has not
+ * passed (7.3.2.1: then it is sent when the interval ends); the message
+ * clears the cause when EIAC has its bit (7.3.1.4 auto-clear) and the
+ * enable when GPIE.EIAME and EIAM have it (auto-mask, 7.3.1.5). A cause
+ * set while masked stays in EICR (pending, in the PBA with GPIE.PBA_SUPPORT)
+ * and is sent when EIMS enables it. */
+static void irq_eval(struct ixgbe_model *m)
+{
+	if (!(REG(m, R_GPIE) & GPIE_MSIX_MODE))
+		return;
+	uint64_t now = nic_model_now_ns();
+	uint32_t due = REG(m, R_EICR) & REG(m, R_EIMS) & EICR_RTXQ_MASK;
+	for (uint32_t v = 0; due; v++, due >>= 1) {
+		if (!(due & 1) || now < m->throttle_ns[v])
+			continue;
+		uint32_t bit = 1u << v;
+		if (REG(m, R_EIAC) & bit)
+			REG(m, R_EICR) &= ~bit;
+		if ((REG(m, R_GPIE) & GPIE_EIAME) && (REG(m, R_EIAM) & bit))
+			REG(m, R_EIMS) &= ~bit;
+		uint32_t itr = (v < 24 ? REG(m, R_EITR(v)) : 0) & EITR_INTERVAL_MASK;
+		m->throttle_ns[v] = now + (uint64_t)(itr >> 3) * EITR_INTERVAL_NS;
+		nic_model_irq_raise(&m->base, v);
+	}
+}
+
+/* Rx queue q wrote descriptors back: its cause, through its IVAR entry. */
+static void rx_cause(struct ixgbe_model *m, uint32_t q)
+{
+	uint32_t ivar = (REG(m, R_IVAR(q / 2)) >> (16 * (q % 2))) & 0xFF;
+	if (!(ivar & IVAR_ALLOC_VAL))
+		return;
+	uint32_t v = ivar & IVAR_VECTOR_MASK;
+	if (v >= 16) {
+		fail(m, "rx queue %u mapped to vector %u: the model has vectors 0..15 (EICR, not EICR_EX)", q, v);
+		return;
+	}
+	REG(m, R_EICR) |= 1u << v;
+	irq_eval(m);
 }
 
 /* ---- register access ---- */
@@ -421,6 +477,14 @@ static void io_write32(struct pci_io *io, uint32_t off, uint32_t v)
 		return;
 	case R_EIMS:
 		REG(m, R_EIMS) |= v;
+		irq_eval(m); /* a pending cause is sent now */
+		return;
+	case R_EICR:
+		REG(m, R_EICR) &= ~v;
+		return;
+	case R_EICS:
+		REG(m, R_EICR) |= v & 0x7FFFFFFFu;
+		irq_eval(m);
 		return;
 	case R_EIMC:
 		REG(m, R_EIMS) &= ~v;
@@ -675,6 +739,7 @@ static void rx_writeback(struct ixgbe_model *m, uint32_t q, uint32_t block, uint
 		m->base.rx_written++;
 	}
 	m->n_rxwb[q] = 0;
+	rx_cause(m, q);
 }
 
 int ixgbe_model_rx(struct ixgbe_model *m, const uint8_t *frame, uint32_t len)
@@ -782,6 +847,7 @@ static const struct pci_io_ops model_ops = {
 	.write32 = io_write32,
 	.dma_map = nic_model_dma_map,
 	.dma_unmap = nic_model_dma_unmap,
+	.irq_set = nic_model_irq_set,
 	.close = io_close,
 };
 
@@ -853,6 +919,7 @@ void ixgbe_model_tx_hold(struct ixgbe_model *m, bool hold)
 uint32_t ixgbe_model_tick(struct ixgbe_model *m)
 {
 	nic_model_tick_time(&m->base);
+	irq_eval(m); /* causes whose throttle interval ended */
 	uint32_t pending = 0;
 	for (uint32_t n = 0; n < N_TXQ; n++) {
 		if (!m->txa[n].qlen)

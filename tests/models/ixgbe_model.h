@@ -20,6 +20,14 @@
  * before its write-back, or a tail handing over slots the NIC still owns,
  * is reported.
  *
+ * Interrupts (datasheet 7.3, MSI-X mode): an rx queue's write-back sets the
+ * EICR cause of the vector its IVAR entry names; an enabled cause (EIMS)
+ * sends the vector's message (its eventfd written, nic_model.h) unless the
+ * EITR interval since the last has not passed (then at its end, on a
+ * tick); the message auto-clears (EIAC) and auto-masks (EIAM with
+ * GPIE.EIAME); a masked cause stays pending and is sent when EIMS enables
+ * it; EICR is cleared by a read or by writing 1s, EICS sets causes.
+ *
  * Misprogramming is reported through the error callback (default: counted
  * and kept in last_error): unaligned rings and bad ring lengths, a tail past
  * the ring, DMA outside mapped memory, a register written in the wrong state

@@ -28,6 +28,19 @@ enum {
 	R_BPTC = 0x040F4, R_LXONRXCNT = 0x041A4, R_LXOFFRXCNT = 0x041A8,
 };
 #define R_EIMS_EX(i) (0x00AA0 + 4 * (i))
+/* interrupts in MSI-X mode (8.2.3.5): EICR bits 15:0 are vectors 0..15 */
+#define R_EICS 0x00808
+#define R_EITR(n) (0x00820 + 4 * (n)) /* n < 24 */
+#define R_GPIE 0x00898
+#define R_IVAR(n) (0x00900 + 4 * (n)) /* n < 64: rx 2n, tx 2n, rx 2n+1, tx 2n+1, a byte each */
+#define EICR_RTXQ_MASK 0xFFFFu
+#define GPIE_MSIX_MODE (1u << 4)
+#define GPIE_EIAME (1u << 30)
+#define GPIE_PBA_SUPPORT (1u << 31)
+#define IVAR_ALLOC_VAL 0x80u
+#define IVAR_VECTOR_MASK 0x3Fu
+#define EITR_INTERVAL_MASK 0x0FF8u /* bits 11:3, in 2 us units at 1 and 10 Gb/s */
+#define EITR_INTERVAL_NS 2000u
 #define R_EIMC_EX(i) (0x00AB0 + 4 * (i))
 #define R_RXPBSIZE(i) (0x03C00 + 4 * (i))
 #define R_MPC(i) (0x03FA0 + 4 * (i))

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/util.h"
 #include "drivers/pci/pci_clock.h"
@@ -297,4 +298,29 @@ uint32_t nic_model_crc32(const uint8_t *p, uint32_t n)
 			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
 	}
 	return ~c;
+}
+
+/* ---- MSI-X ---- */
+
+int nic_model_irq_set(struct pci_io *io, uint32_t n, const int *fds)
+{
+	struct nic_model *b = container_of(io, struct nic_model, io);
+	if (n > NIC_MODEL_MAX_VECTORS)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++)
+		b->irq_fd[i] = fds[i];
+	b->n_vectors = n;
+	return 0;
+}
+
+void nic_model_irq_raise(struct nic_model *b, uint32_t v)
+{
+	if (v >= b->n_vectors) {
+		nic_model_fail(b, "MSI-X vector %u raised, but the driver set up %u vectors", v, b->n_vectors);
+		return;
+	}
+	b->irqs[v]++;
+	uint64_t one = 1;
+	if (write(b->irq_fd[v], &one, sizeof(one)) != sizeof(one))
+		nic_model_fail(b, "MSI-X vector %u: its eventfd cannot be written", v);
 }

@@ -20,6 +20,7 @@
 #include "drivers/pci/pci.h"
 
 #define NIC_MODEL_MAX_REGIONS 64
+#define NIC_MODEL_MAX_VECTORS 64 /* MSI-X vectors a model delivers */
 
 typedef void(nic_model_error_fn)(void *ctx, const char *msg);
 typedef void(nic_model_tx_fn)(void *ctx, uint16_t queue, const uint8_t *frame, uint32_t len);
@@ -42,6 +43,11 @@ struct nic_model {
 	uint64_t now;      /* ticks: one per poll of the test or bench */
 	uint32_t tx_delay; /* ticks from a tail write to its descriptors going out */
 	uint32_t tx_batch; /* descriptors a tx queue sends per tick */
+	/* MSI-X (pci_io_ops.irq_set): vector i raised is a write of 1 to
+	 * irq_fd[i] (what vfio's handler does on hardware), counted in irqs[i]. */
+	int irq_fd[NIC_MODEL_MAX_VECTORS];
+	uint32_t n_vectors;
+	uint64_t irqs[NIC_MODEL_MAX_VECTORS];
 };
 
 /* Asynchronous transmit, one per tx queue: the NIC fetches what a tail
@@ -127,6 +133,12 @@ uint32_t nic_model_tx_ready(struct nic_model *b, struct nic_model_txq *t, uint32
  * when the driver wrote it again since. */
 bool nic_model_tx_unchanged(struct nic_model *b, const struct nic_model_txq *t, uint16_t q,
 			    const volatile void *ring, uint32_t slot);
+
+/* pci_io_ops.irq_set of every model: keep the eventfds (n <= NIC_MODEL_MAX_VECTORS). */
+int nic_model_irq_set(struct pci_io *io, uint32_t n, const int *fds);
+/* The NIC sends vector v's MSI-X message: counted, and its eventfd written
+ * when the driver gave one (a vector without one is reported). */
+void nic_model_irq_raise(struct nic_model *b, uint32_t v);
 
 /* A tick of model b: its tick count and virtual time move on. */
 void nic_model_tick_time(struct nic_model *b);

@@ -546,3 +546,63 @@ void nic_check_tx_reuse_caught(void)
 	ck_assert_msg(strstr(nic_model_last_error(m1), "descriptor 0: written by the driver after its tail write"),
 		      "%s", nic_model_last_error(m1));
 }
+
+void nic_check_never_completes(const char *name, const struct nic_never *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		nic_suite.model_again(cases[i].step);
+		const char *w[] = { "dev", nic_suite.addr[0] };
+		uint64_t t0 = nic_model_now_ns();
+		struct device *d = dev_create(name, nic_suite.driver, w, 2, err, sizeof(err));
+		ck_assert_ptr_null(d);
+		ck_assert_msg(strstr(err, cases[i].what), "%s", err);
+		ck_assert_uint_ge(nic_model_now_ns() - t0, cases[i].bound_ms * 1000000u);
+	}
+}
+
+void nic_check_any_delays(const char *name, uint32_t mbps)
+{
+	for (uint64_t seed = 1; seed <= 9; seed++) {
+		nic_model_seed(seed);
+		nic_model_delays_slowest(seed == 9);
+		nic_suite.model_again(0);
+		struct device *d = nic_dev(name, nic_suite.addr[0], NULL, 0);
+		ck_assert_int_eq(dev_set_admin_up(d, true), 0);
+		struct dev_link l;
+		dev_link_get(d, &l);
+		ck_assert_msg(l.up && l.speed_mbps == mbps, "seed %" PRIu64 ": link %d %u", seed, l.up, l.speed_mbps);
+		dev_delete(d);
+	}
+	nic_model_delays_slowest(false);
+	nic_model_seed(1);
+}
+
+uint64_t nic_wakeups(struct device *d)
+{
+	uint64_t v = 0;
+	if (read(d->ops->rx_fd(d, 0), &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return v;
+}
+
+uint64_t nic_rx_packets(struct device *d)
+{
+	struct dev_counters c;
+	dev_counters_get(d, &c);
+	return c.rx_packets;
+}
+
+void nic_frame_in(uint32_t i)
+{
+	ck_assert_int_eq(nic_suite.wire_rx(frames[i].bytes, frames[i].len), 0);
+}
+
+struct device *nic_irq_pair(void)
+{
+	struct device *d0, *d1;
+	pair(NULL, 0, NULL, 0, &d0, &d1);
+	for (uint32_t i = 0; i < 8; i++)
+		make_frame(&frames[i], i, 60, 1514);
+	wire_expect(frames, 8);
+	return d0;
+}

@@ -11,6 +11,7 @@
 #define SLUICE_TESTS_NIC_HARNESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "drivers/device.h"
@@ -48,6 +49,9 @@ struct nic_suite {
 	/* The driver's tx queue q of d, and port i's model. */
 	struct pci_txq *(*txq)(struct device *d, uint16_t q);
 	struct nic_model *(*model)(int port);
+	/* Port 0's model made again (nothing open on it), its steps `never`
+	 * (the model's *_MODEL_STEP_* bits) never completing. */
+	void (*model_again)(uint32_t never);
 };
 extern const struct nic_suite nic_suite;
 
@@ -141,5 +145,31 @@ void nic_check_tx_reuse_caught(void);
 /* Port 1's ring of 64 full (the partner holds): 63 sent, 137 counted as
  * TX-dropped, then traffic flows again. */
 void nic_check_tx_ring_full(void);
+
+/* ---- interrupts ---- */
+
+/* What the eventfd of d's rx queue 0 counted (its wakeups), read away. */
+uint64_t nic_wakeups(struct device *d);
+/* d's rx packets so far. */
+uint64_t nic_rx_packets(struct device *d);
+/* Frame i (frames[]) onto port 0's wire; it must land in rx queue 0. */
+void nic_frame_in(uint32_t i);
+/* Port 0 -> port 1 up, frames[0..8) made and expected on port 1's wire;
+ * port 0's interface. */
+struct device *nic_irq_pair(void);
+
+/* A bring-up step that never completes: creating an interface of name on
+ * port 0 fails naming the step (what), after the driver's bound (bound_ms)
+ * passed in virtual time. */
+struct nic_never {
+	uint32_t step;
+	const char *what;
+	uint64_t bound_ms;
+};
+void nic_check_never_completes(const char *name, const struct nic_never *cases, size_t n);
+
+/* Delays drawn from nine seeds, the last at every upper end: each time an
+ * interface of name on port 0 comes up with its link at mbps. */
+void nic_check_any_delays(const char *name, uint32_t mbps);
 
 #endif
