@@ -148,6 +148,7 @@ static cJSON *holds_json(const struct lcp_nl_stats *st)
 	cJSON_AddNumberToObject(o, "cpu_ns", (double)st->hold_cpu_ns);
 	cJSON_AddNumberToObject(o, "faults", (double)st->hold_faults);
 	cJSON_AddNumberToObject(o, "faults_max", (double)st->hold_faults_max);
+	cJSON_AddNumberToObject(o, "over_budget", (double)st->holds_over);
 	cJSON_AddNumberToObject(o, "preempted", (double)st->holds_preempted);
 	cJSON_AddNumberToObject(o, "raised", (double)st->holds_raised);
 	cJSON_AddNumberToObject(o, "unraised", (double)st->holds_unraised);

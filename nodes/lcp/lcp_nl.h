@@ -52,8 +52,8 @@ enum lcp_nl_kind {
 /* A hold's budget (lcp_nl_hold.c): messages, and the thread's own CPU
  * time; linux-cp { netlink-hold-entries N  netlink-hold-cpu DURATION
  * netlink-hold-priority on|off }. */
-#define LCP_NL_HOLD_ENTRIES 256
-#define LCP_NL_HOLD_CPU_NS 200000ull
+#define LCP_NL_HOLD_ENTRIES 1024
+#define LCP_NL_HOLD_CPU_NS 500000ull
 #define LCP_NL_HOLD_HIST_N 12
 
 /* The holds histograms' upper bounds, us (the last: the rest). */
@@ -96,6 +96,7 @@ struct lcp_nl_stats {
 	_Atomic uint64_t free_ns;             /* time those took, after the releases */
 	_Atomic uint64_t prefault_ns;         /* time prefaulting the FIB's pages before the holds */
 	_Atomic uint64_t sync_ns;             /* time from asking for the barrier to every worker parked */
+	_Atomic uint64_t holds_over;          /* holds past twice the CPU budget (the first 16 logged) */
 };
 
 extern struct lcp_nl_stats lcp_nl_stats;
@@ -173,6 +174,9 @@ struct lcp_nl_hold {
 	uint64_t faults0, preempts0;
 	uint32_t n;          /* messages applied */
 	bool raised;
+	uint64_t slow_ns;    /* its slowest message (the log of a hold over budget) */
+	uint16_t slow_type;
+	uint8_t slow_family, slow_plen;
 };
 
 /* Take the barrier (dev_graph(); none in tests without one), defer the

@@ -22,6 +22,7 @@
  * hold) into counters: the figures that say where the time went. */
 #include <errno.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include "nodes/lcp/lcp_nl_route.h"
 
 #define CPU_READ_EVERY_NS 25000ull /* wall time between reads of the CPU clock */
+#define HOLDS_OVER_LOGGED 16       /* holds past twice the budget logged, the first ones */
 
 uint32_t lcp_nl_hold_entries = LCP_NL_HOLD_ENTRIES;
 uint64_t lcp_nl_hold_cpu_ns = LCP_NL_HOLD_CPU_NS;
@@ -112,12 +114,12 @@ static void usage_now(uint64_t *faults, uint64_t *preempts)
 void lcp_nl_hold_begin(struct lcp_nl_hold *h)
 {
 	*h = (struct lcp_nl_hold){ .g = dev_graph() };
-	usage_now(&h->faults0, &h->preempts0);
 	fib_defer_begin();
 	uint64_t s0 = time_now_ns();
 	if (h->g)
 		graph_barrier_sync(h->g);
 	h->raised = raise_prio();
+	usage_now(&h->faults0, &h->preempts0); /* in the hold: its own faults and preemptions, ~1 us */
 	h->t0 = h->tc = time_now_ns();
 	h->c0 = thread_cpu_ns();
 	lcp_nl_stats.sync_ns += h->t0 - s0;
@@ -136,6 +138,8 @@ bool lcp_nl_hold_spent(struct lcp_nl_hold *h)
 
 void lcp_nl_hold_end(struct lcp_nl_hold *h)
 {
+	uint64_t faults, preempts;
+	usage_now(&faults, &preempts);
 	uint64_t c1 = thread_cpu_ns(), t1 = time_now_ns();
 	if (h->g)
 		graph_barrier_release(h->g);
@@ -143,9 +147,8 @@ void lcp_nl_hold_end(struct lcp_nl_hold *h)
 		lower_prio(); /* after the release: lowered, the thread may be preempted at once */
 	uint64_t f0 = time_now_ns();
 	lcp_nl_stats.frees_deferred += fib_defer_end();
-	uint64_t faults, preempts, wall = t1 - h->t0, cpu = c1 - h->c0;
+	uint64_t wall = t1 - h->t0, cpu = c1 - h->c0;
 	lcp_nl_stats.free_ns += time_now_ns() - f0;
-	usage_now(&faults, &preempts);
 	lcp_nl_stats.batches++;
 	lcp_nl_stats.hold_ns += wall;
 	lcp_nl_stats.hold_cpu_ns += cpu;
@@ -157,6 +160,14 @@ void lcp_nl_hold_end(struct lcp_nl_hold *h)
 	max_store(&lcp_nl_stats.hold_faults_max, faults - h->faults0);
 	hist_add(lcp_nl_stats.hold_hist, wall);
 	hist_add(lcp_nl_stats.hold_cpu_hist, cpu);
+	if (cpu >= 2 * lcp_nl_hold_cpu_ns && lcp_nl_stats.holds_over++ < HOLDS_OVER_LOGGED)
+		base_log("lcp-nl", "hold over budget: %u messages, %llu us CPU, %llu us wall, %llu faults, %s; "
+			 "the slowest message %llu us (type %u, family %u, /%u)", h->n,
+			 (unsigned long long)(cpu / 1000), (unsigned long long)(wall / 1000),
+			 (unsigned long long)(faults - h->faults0), preempts != h->preempts0 ? "preempted" : "not preempted",
+			 (unsigned long long)(h->slow_ns / 1000), h->slow_type, h->slow_family, h->slow_plen);
+	else if (cpu >= 2 * lcp_nl_hold_cpu_ns)
+		lcp_nl_stats.holds_over++;
 }
 
 uint64_t lcp_nl_hold_p99_us(const _Atomic uint64_t *hist)
@@ -187,6 +198,19 @@ static void prefault(const uint8_t *p, size_t len, size_t off, size_t *done)
 	*done = off;
 }
 
+/* The hold's slowest message, for the log of a hold over budget. */
+static void hold_note(struct lcp_nl_hold *h, const struct nlmsghdr *nlh, uint64_t ns)
+{
+	if (ns <= h->slow_ns)
+		return;
+	h->slow_ns = ns;
+	h->slow_type = nlh->nlmsg_type;
+	h->slow_family = nlh->nlmsg_len >= NLMSG_HDRLEN + 2 ? *((const uint8_t *)nlh + NLMSG_HDRLEN) : 0;
+	h->slow_plen = nlh->nlmsg_len >= NLMSG_HDRLEN + 2 && (nlh->nlmsg_type == RTM_NEWROUTE || nlh->nlmsg_type == RTM_DELROUTE)
+			       ? *((const uint8_t *)nlh + NLMSG_HDRLEN + 1)
+			       : 0;
+}
+
 bool lcp_nl_apply_batch(const struct lcp_nl_ctx *ctx, const uint8_t *p, size_t len)
 {
 	bool redump = false;
@@ -199,7 +223,9 @@ bool lcp_nl_apply_batch(const struct lcp_nl_ctx *ctx, const uint8_t *p, size_t l
 		lcp_nl_hold_begin(&h);
 		do {
 			const struct nlmsghdr *nlh = (const void *)(p + off);
+			uint64_t m0 = time_now_ns();
 			lcp_nl_apply(ctx, nlh);
+			hold_note(&h, nlh, time_now_ns() - m0);
 			off += NLMSG_ALIGN(nlh->nlmsg_len);
 		} while (!lcp_nl_hold_spent(&h) && off < len); /* counted first: n is every message applied */
 		redump |= lcp_nl_redump_wanted; /* shared by the listeners: read under the barrier */

@@ -543,9 +543,9 @@ END_TEST
 
 /* A batch as the listener applies it (lcp_nl_apply_batch): 100,000 route
  * changes in barrier holds of at most the budget's messages each. With the
- * CPU budget out of the way the holds are exactly ceil(100,000 / 256), each
- * a barrier hold of the graph; with a CPU budget far below 256 messages'
- * worth, more holds, none of more than 256 messages. Every route applied. */
+ * CPU budget out of the way the holds are exactly ceil(100,000 / 1,024),
+ * each a barrier hold of the graph; with a CPU budget far below 1,024
+ * messages' worth, more holds, none of more messages. Every route applied. */
 static uint8_t *batch_of(uint16_t type, uint32_t n, size_t *len)
 {
 	size_t cap = (size_t)n * 64, off = 0;
