@@ -68,7 +68,7 @@ struct lcp_nl_stats {
 	_Atomic uint64_t applied_kind[LCP_NL_K_N]; /* the applied ones by kind */
 	_Atomic uint64_t ignored[LCP_NL_IGN_N];
 	_Atomic uint64_t multipath;           /* multipath / group routes applied (ECMP) */
-	_Atomic uint64_t batches;             /* barrier holds that applied messages */
+	_Atomic uint64_t batches;             /* barrier holds: of batches, and of sweep steps */
 	_Atomic uint64_t max_batch;           /* most messages in one */
 	_Atomic uint64_t resyncs;             /* re-dumps after ENOBUFS, NLM_F_DUMP_INTR or `lcp resync` */
 	_Atomic uint64_t resyncs_redone;      /* of which lost messages again and were done again */
