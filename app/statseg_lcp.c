@@ -36,6 +36,15 @@ static const struct {
 	{ "/lcp/netlink/hold-max-ns", STATSEG_SCALAR_GAUGE, &lcp_nl_stats.hold_max_ns },
 	{ "/lcp/netlink/hold-cpu-max-ns", STATSEG_SCALAR_GAUGE, &lcp_nl_stats.hold_cpu_max_ns },
 	{ "/lcp/netlink/routes-changed-unix-ns", STATSEG_SCALAR_GAUGE, &lcp_nl_stats.routes_changed_unix_ns },
+	{ "/lcp/netlink/hold-cpu-ns", STATSEG_SCALAR_COUNTER, &lcp_nl_stats.hold_cpu_ns },
+	{ "/lcp/netlink/hold-faults", STATSEG_SCALAR_COUNTER, &lcp_nl_stats.hold_faults },
+	{ "/lcp/netlink/hold-faults-max", STATSEG_SCALAR_GAUGE, &lcp_nl_stats.hold_faults_max },
+	{ "/lcp/netlink/holds-preempted", STATSEG_SCALAR_COUNTER, &lcp_nl_stats.holds_preempted },
+	{ "/lcp/netlink/holds-raised", STATSEG_SCALAR_COUNTER, &lcp_nl_stats.holds_raised },
+	{ "/lcp/netlink/holds-unraised", STATSEG_SCALAR_COUNTER, &lcp_nl_stats.holds_unraised },
+	{ "/lcp/netlink/frees-deferred", STATSEG_SCALAR_COUNTER, &lcp_nl_stats.frees_deferred },
+	{ "/lcp/netlink/free-ns", STATSEG_SCALAR_COUNTER, &lcp_nl_stats.free_ns },
+	{ "/lcp/netlink/prefault-ns", STATSEG_SCALAR_COUNTER, &lcp_nl_stats.prefault_ns },
 };
 
 void statseg_lcp_layout(struct statseg_writer *w)

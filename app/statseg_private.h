@@ -30,7 +30,7 @@ struct graph;
 #define N_SCHED_SUB 5      /* per subscriber: departed packets, bytes, dropped limit, codel, marked */
 #define N_CLI_COUNTERS 10  /* sessions open; accepted ... closed; commands, command errors */
 #define N_LOG_COUNTERS 2   /* log lines, overwritten in the ring (base/log_ring.h) */
-#define N_LCP_SCALARS 19   /* linux-cp's netlink listeners (app/statseg_lcp.c) */
+#define N_LCP_SCALARS 28   /* linux-cp's netlink listeners (app/statseg_lcp.c) */
 
 /* What app/statseg_sched.c's entries describe. */
 struct statseg_sched_shape {

@@ -40,6 +40,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "nodes/fib_defer.h"
+
 #define FIB_RULE_EMPTY UINT32_MAX
 #define FIB_RULE_MOVED (UINT32_MAX - 1) /* old array only: probe on */
 #define FIB_RULE_TABLE_MIN 16u
@@ -120,7 +122,7 @@
 			o->val = FIB_RULE_MOVED;                                                         \
 		}                                                                                        \
 		if (rt->cursor > rt->old_mask) {                                                         \
-			free(rt->old);                                                                   \
+			fib_free(rt->old); /* after the hold (fib_defer.h) */                           \
 			rt->old = NULL;                                                                  \
 		}                                                                                        \
 	}                                                                                                \
@@ -145,9 +147,9 @@
                                                                                                          \
 	static __attribute__((unused)) void p##_free(TABLE *rt)                                         \
 	{                                                                                                \
-		free(rt->slots);                                                                         \
-		free(rt->old);                                                                           \
-		free(rt->prep);                                                                          \
+		fib_free(rt->slots); /* after the hold when the last route went */                      \
+		fib_free(rt->old);                                                                       \
+		fib_free(rt->prep);                                                                          \
 		*rt = (TABLE){ 0 };                                                                      \
 	}                                                                                                \
                                                                                                          \

@@ -35,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nodes/fib_defer.h"
+
 #define FIB_SRC_REHASH_STEP 16u /* old buckets moved per update */
 
 #define FIB_SRC_ENTRY(ENTRY, KEY, PATH, N_SRC)                                                              \
@@ -92,7 +94,7 @@
 		for (uint32_t end = p##_store.moved + FIB_SRC_REHASH_STEP; p##_store.old && p##_store.moved < end; \
 		     p##_store.moved++) {                                                                   \
 			if (p##_store.moved > p##_store.old_mask) {                                         \
-				free(p##_store.old);                                                        \
+				fib_free(p##_store.old);                                                        \
 				p##_store.old = NULL;                                                       \
 				break;                                                                      \
 			}                                                                                   \
@@ -155,7 +157,7 @@
 			return;                                                                             \
 		struct ENTRY **pp = p##_slot_of(&e->key, e->len);                                           \
 		*pp = e->next;                                                                              \
-		free(e);                                                                                    \
+		fib_free(e); /* after the hold (fib_defer.h) */                                             \
 		p##_store.n--;                                                                              \
 		p##_rehash_step();                                                                          \
 	}                                                                                                   \
@@ -185,7 +187,7 @@
 		} else {                                                                                    \
 			e->one[src] = q[0];                                                                 \
 		}                                                                                           \
-		free(e->more[src]);                                                                         \
+		fib_free(e->more[src]);                                                                     \
 		e->more[src] = m;                                                                           \
 		e->n[src] = (uint8_t)n;                                                                     \
 		if (!(e->present & (1u << src)))                                                            \
@@ -199,7 +201,7 @@
 		if (e->present & (1u << src))                                                               \
 			p##_store.n_src[src]--;                                                             \
 		e->present &= ~(1u << src);                                                                 \
-		free(e->more[src]);                                                                         \
+		fib_free(e->more[src]);                                                                     \
 		e->more[src] = NULL;                                                                        \
 		e->n[src] = 0;                                                                              \
 	}                                                                                                   \

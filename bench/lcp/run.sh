@@ -28,11 +28,21 @@
 # (netlink -> FIB) vs the kernel alone, paired by round; the longest barrier
 # hold, with no peer (the goal, 1 ms, in the row). The issue's goal: sluice
 # follows at least as fast as the kernel accepts routes, no hold > 1 ms.
+# HOLDS (default "budget"): sluice runs once per round for each hold
+# setting named, in the same run and the same build, so that they compare
+# like for like: "budget" the defaults (1,024 messages, 500 us of the
+# listener's own CPU, SCHED_FIFO while holding; docs/lcp.md, Holds),
+# "legacy" the listener as before them (1,024 messages, 500 us, normal
+# priority, so the budget is in effect on the wall clock; the deferred
+# frees and the IPv6 sweep in steps stay), "small" 256 messages and 200 us
+# at SCHED_FIFO, "noprio" 256 and 200 us at normal priority. Each
+# also reports the listener's holds: longest and p99 (show lcp json's
+# holds histogram: the p99's bucket bound), wall and its own CPU.
 #
 # Time after the builds: QUICK (20,000 routes, one round) about 30 s; a full
 # run about 4 minutes.
 #
-# Environment: SIZES ("100000 500000"; QUICK "20000"), ROUNDS (2; QUICK 1), LCP_STAMP,
+# Environment: SIZES ("100000 500000"; QUICK "20000"), ROUNDS (2; QUICK 1), HOLDS, LCP_STAMP,
 # BUILD (an existing build directory instead of the shared native build),
 # BENCH_BUILD_ROOT, BENCH_NO_INSTALL, QUICK.
 set -euo pipefail
@@ -106,6 +116,17 @@ wait_routes() {
 	exit 1
 }
 
+HOLDS=${HOLDS:-budget}
+hold_conf() {
+	case "$1" in
+	budget) echo "" ;;
+	legacy) echo "netlink-hold-entries 1024  netlink-hold-cpu 500us  netlink-hold-priority off" ;;
+	small) echo "netlink-hold-entries 256  netlink-hold-cpu 200us" ;;
+	noprio) echo "netlink-hold-entries 256  netlink-hold-cpu 200us  netlink-hold-priority off" ;;
+	*) echo "bench/lcp: HOLDS: budget, legacy, small or noprio, not $1" >&2; exit 2 ;;
+	esac
+}
+
 start() {
 	cat >"$out/startup.conf" <<CONF
 unix { nodaemon  cli-listen $out/cli.sock }
@@ -115,12 +136,13 @@ interfaces {
   a { driver null }
 }
 packet-generator { s0 { rate 10kpps  size 64  next-node ethernet-input  rx-if 0 } }
-linux-cp { default-netns $ns_c  a { host-if s-eth0 } }
+linux-cp { default-netns $ns_c  $(hold_conf "$1")  a { host-if s-eth0 } }
 CONF
 	ip netns add "$ns_c"
 	"$sluice" -c "$out/startup.conf" 2>"$out/err" &
 	pid=$!
 	for _ in $(seq 200); do grep -q "main: running" "$out/err" && break; sleep 0.1; done
+	for _ in $(seq 100); do ip -n "$ns_c" link show s-eth0 >/dev/null 2>&1 && break; sleep 0.1; done # a loaded box
 	ip -n "$ns_c" addr add 10.1.0.1/24 dev s-eth0
 	for _ in $(seq 100); do ctl show ip interface | grep -q 10.1.0.1/24 && return 0; sleep 0.1; done
 	cat "$out/err" >&2
@@ -150,24 +172,26 @@ kernel() {
 		>>"$out/kernel-$1.txt"
 }
 
-# The listener's longest hold since `clear lcp`, wall and own CPU, us
-# (0 0 from builds without them).
+# The listener's holds since `clear lcp`: longest wall and own CPU, us; p99
+# wall and CPU (the histogram bucket's bound), us; holds; faults in holds;
+# holds preempted; holds at SCHED_FIFO (0 from builds without them).
 listener_holds() {
-	ctl show lcp json | python3 -c 'import json,sys; n=json.load(sys.stdin)["netlink"]
-print("%.1f %.1f" % (n.get("hold_max_ns", 0) / 1000, n.get("hold_cpu_max_ns", 0) / 1000))'
+	ctl show lcp json | python3 -c 'import json,sys; n=json.load(sys.stdin)["netlink"]; h=n.get("holds", {})
+print("%.1f %.1f %d %d %d %d %d %d %d" % (n.get("hold_max_ns", 0) / 1000, n.get("hold_cpu_max_ns", 0) / 1000,
+      h.get("p99_us", 0), h.get("cpu_p99_us", 0), sum(h.get("wall_us", {}).values()), h.get("faults", 0),
+      h.get("preempted", 0), h.get("raised", 0), h.get("faults_max", 0)))'
 }
 
-# through N ROUND: sluice following the same load
+# through N ROUND HOLDS: sluice following the same load
 through() {
-	local n=$1 t0 t1 t2 t3 hold_add hold_del lh_add lh_del
-	start
+	local n=$1 v=$3 t0 t1 t2 t3 hold_add hold_del lh_add lh_del
+	start "$v"
 	ctl clear runtime >/dev/null
 	ctl clear lcp >/dev/null 2>&1 || true # the listener's hold figures, from here (older builds: none)
 	t0=$(now_ns)
 	ip -n "$ns_c" -batch "$out/s$n.add"
 	t1=$(wait_routes "$n")
 	hold_add=$(ctl show threads json | python3 -c 'import json,sys; print(json.load(sys.stdin)["barrier"]["hold_max_ns"])')
-	lh_add=$(listener_holds)
 	if [ "$2" = 1 ]; then
 		ip -j -n "$ns_c" route show table main >"$out/kernel.json"
 		ctl show ip fib json >"$out/fib.json"
@@ -176,18 +200,23 @@ through() {
 	fi
 	ctl show lcp | grep '^netlink' >&2
 	ctl clear runtime >/dev/null
+	lh_add=$(listener_holds) # its adds' holds alone (the FIB comparison's are not the load's)
 	ctl clear lcp >/dev/null 2>&1 || true
 	t2=$(now_ns)
 	ip -n "$ns_c" -batch "$out/s$n.del"
 	t3=$(wait_routes 0)
 	hold_del=$(ctl show threads json | python3 -c 'import json,sys; print(json.load(sys.stdin)["barrier"]["hold_max_ns"])')
 	lh_del=$(listener_holds)
-	# The listener's own view, adds and deletes: its longest hold, wall and
-	# its own CPU time (wall minus the time it was preempted holding).
-	echo "$lh_add $lh_del" | awk '{ printf "%.1f %.1f\n", ($1 > $3 ? $1 : $3), ($2 > $4 ? $2 : $4) }' >>"$out/listener-$n.txt"
+	# The listener's own view, adds and deletes together: its longest hold,
+	# wall and its own CPU time (wall minus the time it was preempted
+	# holding); the larger p99s; holds, faults, preempted, raised summed.
+	echo "$lh_add $lh_del" | awk '{ m = 9; printf "%.1f %.1f %d %d %d %d %d %d %d\n", ($1 > $(m+1) ? $1 : $(m+1)),
+		($2 > $(m+2) ? $2 : $(m+2)), ($3 > $(m+3) ? $3 : $(m+3)), ($4 > $(m+4) ? $4 : $(m+4)),
+		$5 + $(m+5), $6 + $(m+6), $7 + $(m+7), $8 + $(m+8), ($9 > $(m+9) ? $9 : $(m+9)) }' >>"$out/listener-$v-$n.txt"
+	grep -h "hold over budget" "$out/err" | head -5 >&2 || true # the listener's trace of its slowest holds
 	stop
 	awk -v n="$n" -v a=$((t1 - t0)) -v d=$((t3 - t2)) -v ha="$hold_add" -v hd="$hold_del" \
-		'BEGIN { printf "%.0f %.0f %.1f %.1f\n", n * 1e9 / a, n * 1e9 / d, ha / 1000, hd / 1000 }' >>"$out/sluice-$n.txt"
+		'BEGIN { printf "%.0f %.0f %.1f %.1f\n", n * 1e9 / a, n * 1e9 / d, ha / 1000, hd / 1000 }' >>"$out/sluice-$v-$n.txt"
 }
 
 for n in $SIZES; do
@@ -196,10 +225,13 @@ for n in $SIZES; do
 	for r in $(seq "$ROUNDS"); do
 		bench_wait_quiet
 		kernel "$n"
-		bench_wait_quiet
-		through "$n" "$r"
-		bench_log "$n routes, round $r/$ROUNDS: kernel $(tail -1 "$out/kernel-$n.txt") routes/s (add del);" \
-			"sluice $(tail -1 "$out/sluice-$n.txt") (add del routes/s, max hold add del us)"
+		for v in $HOLDS; do
+			bench_wait_quiet
+			through "$n" "$r" "$v"
+			bench_log "$n routes, round $r/$ROUNDS, holds $v: kernel $(tail -1 "$out/kernel-$n.txt") routes/s (add del);" \
+				"sluice $(tail -1 "$out/sluice-$v-$n.txt") (add del routes/s, max hold add del us);" \
+				"listener $(tail -1 "$out/listener-$v-$n.txt") (max wall cpu us, p99 wall cpu us, holds, faults, preempted, raised, most faults in one)"
+		done
 	done
 done
 
@@ -208,33 +240,43 @@ col() { awk -v c="$2" '{ print $c }' "$out/$1.txt" | tr '\n' ' '; }
 bench_mmm_line() { tr ' ' '\n' | grep . | bench_mmm | awk '{ printf "%9.0f %9.0f %9.0f", $1, $2, $3 }'; }
 echo "== bench/lcp: routes from netlink into the FIB; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) =="
 for n in $SIZES; do
-	printf '%-58s %s\n' "$n routes" "   min  median     max"
-	printf '%-58s %s\n' "  kernel alone, adds, routes/s" "$(col "kernel-$n" 1 | bench_mmm_line)"
-	printf '%-58s %s\n' "  sluice (ip -batch start to FIB equal), adds, routes/s" "$(col "sluice-$n" 1 | bench_mmm_line)"
-	printf '%-58s %s\n' "  kernel alone, deletes, routes/s" "$(col "kernel-$n" 2 | bench_mmm_line)"
-	printf '%-58s %s\n' "  sluice, deletes, routes/s" "$(col "sluice-$n" 2 | bench_mmm_line)"
-	printf '%-58s %s\n' "  longest barrier hold during the adds, us" "$(col "sluice-$n" 3 | bench_mmm_line)"
-	printf '%-58s %s\n' "  longest barrier hold during the deletes, us" "$(col "sluice-$n" 4 | bench_mmm_line)"
-	printf '%-58s %s\n' "  the listener's longest hold, wall, us" "$(col "listener-$n" 1 | bench_mmm_line)"
-	printf '%-58s %s\n' "  the listener's longest hold, its own CPU time, us" "$(col "listener-$n" 2 | bench_mmm_line)"
+	printf '%-62s %s\n' "$n routes" "   min  median     max"
+	printf '%-62s %s\n' "  kernel alone, adds, routes/s" "$(col "kernel-$n" 1 | bench_mmm_line)"
+	printf '%-62s %s\n' "  kernel alone, deletes, routes/s" "$(col "kernel-$n" 2 | bench_mmm_line)"
+	for v in $HOLDS; do
+		printf '%-62s %s\n' "  sluice, holds $v (ip -batch start to FIB equal), adds, routes/s" "$(col "sluice-$v-$n" 1 | bench_mmm_line)"
+		printf '%-62s %s\n' "  sluice, holds $v, deletes, routes/s" "$(col "sluice-$v-$n" 2 | bench_mmm_line)"
+		printf '%-62s %s\n' "  holds $v: longest barrier hold, adds, us" "$(col "sluice-$v-$n" 3 | bench_mmm_line)"
+		printf '%-62s %s\n' "  holds $v: longest barrier hold, deletes, us" "$(col "sluice-$v-$n" 4 | bench_mmm_line)"
+		printf '%-62s %s\n' "  holds $v: the listener's longest hold, wall, us" "$(col "listener-$v-$n" 1 | bench_mmm_line)"
+		printf '%-62s %s\n' "  holds $v: the listener's longest hold, its own CPU, us" "$(col "listener-$v-$n" 2 | bench_mmm_line)"
+		printf '%-62s %s\n' "  holds $v: the listener's p99 hold, wall, us (bucket bound)" "$(col "listener-$v-$n" 3 | bench_mmm_line)"
+		printf '%-62s %s\n' "  holds $v: the listener's p99 hold, own CPU, us (bucket bound)" "$(col "listener-$v-$n" 4 | bench_mmm_line)"
+		printf '%-62s %s\n' "  holds $v: holds / faults in them / preempted / at SCHED_FIFO / most faults in one" "$(cut -d' ' -f5-9 "$out/listener-$v-$n.txt" | tr '\n' ';')"
+	done
 done
 common=(--bench lcp --memory "the daemon's default" --isa "$([ -n "${BUILD:-}" ] && echo "BUILD=$BUILD" ||
 	echo "sluice $native_label")")
 peer="the Linux kernel alone (ip -batch into a namespace, no listener)"
 for n in $SIZES; do
-	stat="median of $ROUNDS rounds; sluice: ip -batch start to every route in the FIB"
-	bench_row "${common[@]}" --burst "ip -batch of $n" --what "routes from netlink into the FIB, $n adds" \
-		--unit routes/s --better higher --sluice "$(col "sluice-$n" 1)" --peer-name "$peer" \
-		--peer "$(col "kernel-$n" 1)" --paired --statistic "$stat"
-	bench_row "${common[@]}" --burst "ip -batch of $n" --what "routes from netlink into the FIB, $n deletes" \
-		--unit routes/s --better higher --sluice "$(col "sluice-$n" 2)" --peer-name "$peer" \
-		--peer "$(col "kernel-$n" 2)" --paired --statistic "$stat"
-	bench_row "${common[@]}" --burst "ip -batch of $n" --what "longest barrier hold, $n adds and deletes" \
-		--unit us --better lower --sluice "$(paste -d' ' <(col "sluice-$n" 3) <(col "sluice-$n" 4))" \
-		--no-peer "the kernel has no barrier; the goal is 1,000 us" --statistic "max of show threads' hold_max_ns"
-	bench_row "${common[@]}" --burst "ip -batch of $n" --what "longest barrier hold's own CPU time (listener), $n" \
-		--unit us --better lower --sluice "$(col "listener-$n" 2)" \
-		--no-peer "wall minus preemption on a loaded box; the goal is 1,000 us" --statistic "show lcp's hold_cpu_max_ns"
+	for v in $HOLDS; do
+		stat="median of $ROUNDS rounds; sluice: ip -batch start to every route in the FIB; holds $v"
+		bench_row "${common[@]}" --burst "ip -batch of $n" --what "routes from netlink into the FIB, $n adds, holds $v" \
+			--unit routes/s --better higher --sluice "$(col "sluice-$v-$n" 1)" --peer-name "$peer" \
+			--peer "$(col "kernel-$n" 1)" --paired --statistic "$stat"
+		bench_row "${common[@]}" --burst "ip -batch of $n" --what "routes from netlink into the FIB, $n deletes, holds $v" \
+			--unit routes/s --better higher --sluice "$(col "sluice-$v-$n" 2)" --peer-name "$peer" \
+			--peer "$(col "kernel-$n" 2)" --paired --statistic "$stat"
+		bench_row "${common[@]}" --burst "ip -batch of $n" --what "longest barrier hold, $n adds and deletes, holds $v" \
+			--unit us --better lower --sluice "$(paste -d' ' <(col "sluice-$v-$n" 3) <(col "sluice-$v-$n" 4))" \
+			--no-peer "the kernel has no barrier; the goal is 1,000 us" --statistic "max of show threads' hold_max_ns"
+		bench_row "${common[@]}" --burst "ip -batch of $n" --what "p99 listener hold, wall, $n, holds $v" \
+			--unit us --better lower --sluice "$(col "listener-$v-$n" 3)" \
+			--no-peer "the goal is 1,000 us for every hold" --statistic "show lcp's holds histogram, p99 bucket bound"
+		bench_row "${common[@]}" --burst "ip -batch of $n" --what "longest barrier hold's own CPU time (listener), $n, holds $v" \
+			--unit us --better lower --sluice "$(col "listener-$v-$n" 2)" \
+			--no-peer "wall minus preemption on a loaded box; the goal is 1,000 us" --statistic "show lcp's hold_cpu_max_ns"
+	done
 done
 echo
 bench_report

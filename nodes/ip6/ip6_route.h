@@ -154,6 +154,13 @@ int ip6_route_src_best(const ip6_addr_a2 *prefix, uint8_t plen, struct ip6_route
  * with it under owner_mask (a listener's sweep); how many. */
 uint32_t ip6_route_src_sweep(enum ip6_route_src src, uint32_t gen, uint32_t owner_mask);
 
+/* The same in steps, each until deadline_ns (time_now_ns) or the end
+ * (true): from bucket *bucket of a store of *mask + 1 (both 0 to begin; a
+ * store grown since the last step begins again). *swept counts what went.
+ * For a sweep in bounded barrier holds (linux-cp's listener). */
+bool ip6_route_src_sweep_step(enum ip6_route_src src, uint32_t gen, uint32_t owner_mask, uint32_t *bucket,
+			      uint32_t *mask, uint64_t deadline_ns, uint32_t *swept);
+
 /* Call fn for each of src's routes (fn may set or delete the route it is
  * given, no other). How many. */
 uint32_t ip6_route_src_each(enum ip6_route_src src,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "nodes/fib_src.h"
 #include "nodes/ip6/ip6_interface.h"
 #include "nodes/ip6/ip6_lb.h"
@@ -210,21 +211,46 @@ void ip6_route_src_reinstall(const ip6_addr_a2 *prefix, uint8_t plen)
 		install_best(e, err, sizeof(err));
 }
 
+bool ip6_route_src_sweep_step(enum ip6_route_src src, uint32_t gen, uint32_t owner_mask, uint32_t *bucket,
+			      uint32_t *mask, uint64_t deadline_ns, uint32_t *swept)
+{
+	char err[64];
+	uint32_t seen = 0;
+	/* A rehash in flight moves entries from bucket to bucket under a walk:
+	 * finished first, in steps too (the clock every 64). */
+	while (rs_store.old) {
+		rs_rehash_step();
+		if ((++seen & 63) == 0 && time_now_ns() >= deadline_ns)
+			return false;
+	}
+	if (!rs_store.b)
+		return true;
+	if (*mask != rs_store.mask) { /* begun, or grown since the last step: again (the sweep is idempotent) */
+		*mask = rs_store.mask;
+		*bucket = 0;
+	}
+	for (; *bucket <= rs_store.mask; (*bucket)++) {
+		if ((++seen & 63) == 0 && time_now_ns() >= deadline_ns)
+			return false;
+		for (struct src6_entry *e = rs_store.b[*bucket], *nx; e; e = nx) {
+			nx = e->next; /* e may go */
+			if (!(e->present & (1u << src)))
+				continue;
+			uint32_t g = rs_paths(e, src)->gen;
+			if (g == gen || ((g ^ gen) & owner_mask))
+				continue;
+			rs_remove_src(e, src, err, sizeof(err));
+			(*swept)++;
+		}
+	}
+	return true;
+}
+
 uint32_t ip6_route_src_sweep(enum ip6_route_src src, uint32_t gen, uint32_t owner_mask)
 {
-	uint32_t n = 0;
-	char err[64];
-	rs_settle();
-	FIB_SRC_FOREACH(rs, src6_entry, e)
-	{
-		if (!(e->present & (1u << src)))
-			continue;
-		uint32_t g = rs_paths(e, src)->gen;
-		if (g == gen || ((g ^ gen) & owner_mask))
-			continue;
-		rs_remove_src(e, src, err, sizeof(err));
-		n++;
-	}
+	uint32_t n = 0, bucket = 0, mask = 0;
+	while (!ip6_route_src_sweep_step(src, gen, owner_mask, &bucket, &mask, UINT64_MAX, &n))
+		;
 	return n;
 }
 

@@ -109,7 +109,7 @@ static int lcp_resync_fn(struct cli_session *s, int argc, char **argv)
 }
 
 /* `clear lcp`: the listeners' hold figures (hold_max_ns, hold_cpu_max_ns,
- * max_batch) start again, as `clear runtime` does for the barrier's, so a
+ * hold_faults_max, max_batch, the holds' histograms) start again, as `clear runtime` does for the barrier's, so a
  * measurement sees its own holds and not the start-up's (the first address
  * creates the FIB in one hold). The other counters keep counting. */
 static int lcp_clear_fn(struct cli_session *s, int argc, char **argv)
@@ -119,11 +119,51 @@ static int lcp_clear_fn(struct cli_session *s, int argc, char **argv)
 		return rc;
 	lcp_nl_stats.hold_max_ns = 0;
 	lcp_nl_stats.hold_cpu_max_ns = 0;
+	lcp_nl_stats.hold_faults_max = 0;
 	lcp_nl_stats.max_batch = 0;
+	for (int i = 0; i < LCP_NL_HOLD_HIST_N; i++) /* the p99s from here */
+		lcp_nl_stats.hold_hist[i] = lcp_nl_stats.hold_cpu_hist[i] = 0;
 	return 0;
 }
 
 /* ---- show lcp ---- */
+
+/* A histogram of holds as {"<= us": holds}, the last bucket "more". */
+static cJSON *hist_json(const _Atomic uint64_t *h)
+{
+	cJSON *o = cJSON_CreateObject();
+	for (int i = 0; i < LCP_NL_HOLD_HIST_N; i++) {
+		char k[16];
+		snprintf(k, sizeof(k), i + 1 < LCP_NL_HOLD_HIST_N ? "%u" : "more", lcp_nl_hold_hist_us[i]);
+		cJSON_AddNumberToObject(o, k, (double)h[i]);
+	}
+	return o;
+}
+
+/* "holds": the budget and where the holds' time went (lcp_nl_hold.c). */
+static cJSON *holds_json(const struct lcp_nl_stats *st)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "budget_entries", lcp_nl_hold_entries);
+	cJSON_AddNumberToObject(o, "budget_cpu_ns", (double)lcp_nl_hold_cpu_ns);
+	cJSON_AddBoolToObject(o, "priority", lcp_nl_hold_raise);
+	cJSON_AddNumberToObject(o, "p99_us", (double)lcp_nl_hold_p99_us(st->hold_hist));
+	cJSON_AddNumberToObject(o, "cpu_p99_us", (double)lcp_nl_hold_p99_us(st->hold_cpu_hist));
+	cJSON_AddItemToObject(o, "wall_us", hist_json(st->hold_hist));
+	cJSON_AddItemToObject(o, "cpu_us", hist_json(st->hold_cpu_hist));
+	cJSON_AddNumberToObject(o, "cpu_ns", (double)st->hold_cpu_ns);
+	cJSON_AddNumberToObject(o, "faults", (double)st->hold_faults);
+	cJSON_AddNumberToObject(o, "faults_max", (double)st->hold_faults_max);
+	cJSON_AddNumberToObject(o, "over_budget", (double)st->holds_over);
+	cJSON_AddNumberToObject(o, "preempted", (double)st->holds_preempted);
+	cJSON_AddNumberToObject(o, "raised", (double)st->holds_raised);
+	cJSON_AddNumberToObject(o, "unraised", (double)st->holds_unraised);
+	cJSON_AddNumberToObject(o, "frees_deferred", (double)st->frees_deferred);
+	cJSON_AddNumberToObject(o, "free_ns", (double)st->free_ns);
+	cJSON_AddNumberToObject(o, "prefault_ns", (double)st->prefault_ns);
+	cJSON_AddNumberToObject(o, "sync_ns", (double)st->sync_ns);
+	return o;
+}
 
 static cJSON *netlink_json(void)
 {
@@ -157,6 +197,7 @@ static cJSON *netlink_json(void)
 	cJSON_AddNumberToObject(o, "hold_max_ns", (double)st->hold_max_ns);
 	cJSON_AddNumberToObject(o, "hold_cpu_max_ns", (double)st->hold_cpu_max_ns);
 	cJSON_AddNumberToObject(o, "routes_changed_unix_ns", (double)st->routes_changed_unix_ns);
+	cJSON_AddItemToObject(o, "holds", holds_json(st));
 	return o;
 }
 
@@ -172,6 +213,15 @@ static void netlink_print(struct cli_session *s)
 		   (unsigned long long)st->swept, (unsigned long long)st->enobufs, (unsigned long long)st->drained,
 		   (unsigned long long)st->held_max,
 		   (unsigned long long)st->nh_routes, (unsigned long long)st->multipath, (unsigned long long)st->routes6);
+	cli_printf(s, "holds: budget %u messages / %llu us CPU, longest %llu us (CPU %llu us), p99 %llu us (CPU %llu us), "
+		   "%llu faults (max %llu in one), %llu preempted, %llu at SCHED_FIFO (%llu not), %llu frees after release",
+		   lcp_nl_hold_entries, (unsigned long long)(lcp_nl_hold_cpu_ns / 1000),
+		   (unsigned long long)(st->hold_max_ns / 1000), (unsigned long long)(st->hold_cpu_max_ns / 1000),
+		   (unsigned long long)lcp_nl_hold_p99_us(st->hold_hist),
+		   (unsigned long long)lcp_nl_hold_p99_us(st->hold_cpu_hist), (unsigned long long)st->hold_faults,
+		   (unsigned long long)st->hold_faults_max, (unsigned long long)st->holds_preempted,
+		   (unsigned long long)st->holds_raised, (unsigned long long)st->holds_unraised,
+		   (unsigned long long)st->frees_deferred);
 	for (int i = 0; i < LCP_NL_IGN_N; i++)
 		if (st->ignored[i])
 			cli_printf(s, "  ignored, %s: %llu", lcp_nl_ignore_name((enum lcp_nl_ignore)i),

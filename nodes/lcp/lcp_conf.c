@@ -1,4 +1,5 @@
-/* linux-cp { default-netns NAME  route-table N  netlink-rx-buffer BYTES  PORT { host-if NAME  netns NAME } }:
+/* linux-cp { default-netns NAME  route-table N  netlink-rx-buffer BYTES  netlink-hold-entries N
+ *   netlink-hold-cpu DURATION  netlink-hold-priority on|off  PORT { host-if NAME  netns NAME } }:
  * pairs made at start-up, once the graph runs (lcp_conf_apply). The
  * parser holds host-if to 15 characters (the field's size, IFNAMSIZ);
  * a port or namespace that does not exist is found when the pair is
@@ -49,6 +50,12 @@ static const struct conf_key lcp_keys[] = {
 	{ .name = "netlink-rx-buffer", .type = CONF_UINT, CONF_FIELD(struct lcp_conf, rx_buffer), .def = "67108864",
 	  .min = 4096, .max = 1u << 30,
 	  .doc = "the netlink socket's receive buffer in bytes (SO_RCVBUFFORCE; VPP's linux-nl rx-buffer-size)" },
+	{ .name = "netlink-hold-entries", .type = CONF_UINT, CONF_FIELD(struct lcp_conf, hold_entries), .def = "1024",
+	  .min = 1, .max = 65536, .doc = "netlink messages applied per barrier hold at most (docs/lcp.md, Holds)" },
+	{ .name = "netlink-hold-cpu", .type = CONF_DURATION, CONF_FIELD(struct lcp_conf, hold_cpu), .def = "500us",
+	  .min = 10000, .max = 100000000, .doc = "the listener's own CPU time per barrier hold, about" },
+	{ .name = "netlink-hold-priority", .type = CONF_BOOL, CONF_FIELD(struct lcp_conf, hold_priority), .def = "on",
+	  .doc = "SCHED_FIFO while the listener holds the barrier (root; refused quietly, counted, otherwise)" },
 	{ 0 },
 };
 
@@ -70,6 +77,9 @@ int lcp_conf_apply(const struct lcp_conf *c, char *err, size_t errlen)
 	}
 	lcp_nl_route_table = c->route_table;
 	lcp_nl_rx_buffer = c->rx_buffer;
+	lcp_nl_hold_entries = c->hold_entries;
+	lcp_nl_hold_cpu_ns = c->hold_cpu;
+	lcp_nl_hold_raise = c->hold_priority;
 	for (uint32_t i = 0; i < c->n_pairs; i++) {
 		const struct lcp_conf_pair *p = &c->pairs[i];
 		rc = lcp_create(p->port, p->host_if, p->netns, why, sizeof(why));

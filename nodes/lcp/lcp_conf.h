@@ -15,6 +15,9 @@ struct lcp_conf {
 	char default_netns[TAP_NETNS_SIZE];
 	uint32_t route_table; /* the netlink listener's table beside main; 0: none */
 	uint32_t rx_buffer;   /* the netlink socket's receive buffer, bytes */
+	uint32_t hold_entries; /* messages per barrier hold at most */
+	uint64_t hold_cpu;    /* the listener's CPU per hold, ns */
+	bool hold_priority;   /* SCHED_FIFO while holding */
 	uint32_t n_pairs;
 	struct lcp_conf_pair pairs[DEV_MAX];
 };

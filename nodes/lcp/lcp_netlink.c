@@ -42,15 +42,14 @@
 #include "nodes/lcp/lcp_nl.h"
 #include "nodes/lcp/lcp_nl_route.h"
 
-/* Batches: under the graph barrier, at most BATCH_MAX messages and
- * HOLD_BUDGET_NS per hold, the clock read after every message (a /16
- * rewrites 256 FIB entries, a /8 65,536: one message may cost 100 us, so
- * a hold ends at most one message past its budget); BATCH_DELAY_NS after
- * the first of a batch arrived. No one message costs in proportion to the
- * tables: the route stores grow by incremental rehash, a few buckets per
- * update (nodes/fib_rules.h, ip4_route_src.c, lcp_nl_route.c). */
+/* Batches: BATCH_MAX messages, or what came in BATCH_DELAY_NS after the
+ * first of a batch arrived, applied in barrier holds of a bounded budget
+ * (lcp_nl_hold.c: messages and the thread's own CPU; a /16 rewrites 256
+ * FIB entries, a /8 65,536: one message may cost 100 us, so a hold ends at
+ * most one message past its budget). No one message costs in proportion
+ * to the tables: the route stores grow by incremental rehash, a few
+ * buckets per update (nodes/fib_rules.h, ip4_route_src.c, lcp_nl_route.c). */
 #define BATCH_MAX 1024
-#define HOLD_BUDGET_NS 500000ull
 #define BATCH_DELAY_NS 1000000ull
 #define RECV_BYTES (256u << 10)
 #define RECVS_PER_TURN 1024 /* datagrams per socket and turn, so neither starves the other */
@@ -102,7 +101,7 @@ struct listener {
 	uint64_t live_ns;   /* when the last resync converged */
 	uint64_t until_ns;  /* end of the back-off */
 	uint64_t dump_seen_ns;
-	uint32_t sweep_cursor;
+	struct lcp_nl_sweep sweep;
 	struct msgbuf batch, held;
 	uint64_t batch_first_ns;
 	uint8_t rx[RECV_BYTES];
@@ -147,76 +146,17 @@ static void resync_start(struct listener *l, const char *why);
 
 /* ---- batches ---- */
 
-/* The calling thread's CPU time: a hold's own work, without the time the
- * thread was preempted while holding (a loaded box). */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t unix_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void max_store(_Atomic uint64_t *m, uint64_t v)
 {
 	if (v > *m)
 		*m = v;
 }
 
-/* Before a hold: the FIB pages the next hold's routes write, faulted in
- * with the datapath running (a THP fault may compact memory first). */
-static void prefault(const struct msgbuf *b, size_t off, size_t *done)
-{
-	if (off < *done)
-		off = *done; /* each message once: a hold may take fewer than BATCH_MAX */
-	for (uint32_t n = 0; off < b->len && n < BATCH_MAX; n++) {
-		const struct nlmsghdr *nlh = (const void *)(b->p + off);
-		lcp_nl_route_prefault(nlh);
-		off += NLMSG_ALIGN(nlh->nlmsg_len);
-	}
-	*done = off;
-}
-
-/* Apply the batch in holds of BATCH_MAX messages, HOLD_BUDGET_NS at most. */
+/* Apply the batch in holds within the budget (lcp_nl_hold.c). */
 static void batch_flush(struct listener *l)
 {
-	struct graph *g = dev_graph();
 	struct lcp_nl_ctx ctx = { .netns = l->netns, .gen = l->gen };
-	bool redump = false;
-	size_t prefaulted = 0;
-	for (size_t off = 0; off < l->batch.len;) {
-		uint64_t routes = lcp_nl_stats.routes;
-		prefault(&l->batch, off, &prefaulted);
-		if (g)
-			graph_barrier_sync(g);
-		uint64_t t0 = time_now_ns(), c0 = thread_cpu_ns();
-		uint32_t n = 0;
-		while (off < l->batch.len && n < BATCH_MAX) {
-			const struct nlmsghdr *nlh = (const void *)(l->batch.p + off);
-			lcp_nl_apply(&ctx, nlh);
-			off += NLMSG_ALIGN(nlh->nlmsg_len);
-			if (++n < BATCH_MAX && time_now_ns() - t0 >= HOLD_BUDGET_NS)
-				break;
-		}
-		redump |= lcp_nl_redump_wanted; /* shared by the listeners: read under the barrier */
-		lcp_nl_redump_wanted = false;
-		uint64_t c1 = thread_cpu_ns(), t1 = time_now_ns();
-		if (g)
-			graph_barrier_release(g);
-		lcp_nl_stats.batches++;
-		lcp_nl_stats.hold_ns += t1 - t0;
-		max_store(&lcp_nl_stats.max_batch, n);
-		max_store(&lcp_nl_stats.hold_max_ns, t1 - t0);
-		max_store(&lcp_nl_stats.hold_cpu_max_ns, c1 - c0);
-		if (lcp_nl_stats.routes != routes) /* for bench/lcp: when the FIB last changed, without polling */
-			lcp_nl_stats.routes_changed_unix_ns = unix_ns();
-	}
+	bool redump = lcp_nl_apply_batch(&ctx, l->batch.p, l->batch.len);
 	msgbuf_clear(&l->batch);
 	if (redump) {
 		if (l->st == NL_LIVE)
@@ -353,7 +293,7 @@ static void dump_next(struct listener *l)
 		return;
 	}
 	l->st = NL_SWEEP;
-	l->sweep_cursor = 0;
+	l->sweep = (struct lcp_nl_sweep){ 0 };
 }
 
 /* One step of the sweep (one barrier hold); the last one lets the held
@@ -364,15 +304,11 @@ static void sweep_step(struct listener *l)
 		resync_again(l, "messages lost during the sweep");
 		return;
 	}
-	struct graph *g = dev_graph();
-	if (g)
-		graph_barrier_sync(g);
-	uint64_t t0 = time_now_ns();
-	bool done = lcp_nl_sweep_step(l->gen, &l->sweep_cursor, t0 + HOLD_BUDGET_NS);
-	uint64_t t1 = time_now_ns();
-	if (g)
-		graph_barrier_release(g);
-	lcp_nl_stats.hold_ns += t1 - t0;
+	struct lcp_nl_hold h;
+	lcp_nl_hold_begin(&h);
+	/* On the wall clock: at SCHED_FIFO (root) it is the thread's own time. */
+	bool done = lcp_nl_sweep_step(l->gen, &l->sweep, h.t0 + lcp_nl_hold_cpu_ns);
+	lcp_nl_hold_end(&h);
 	if (!done)
 		return;
 	l->live_ns = time_now_ns();

@@ -49,6 +49,16 @@ enum lcp_nl_kind {
 	LCP_NL_K_N,
 };
 
+/* A hold's budget (lcp_nl_hold.c): messages, and the thread's own CPU
+ * time; linux-cp { netlink-hold-entries N  netlink-hold-cpu DURATION
+ * netlink-hold-priority on|off }. */
+#define LCP_NL_HOLD_ENTRIES 1024
+#define LCP_NL_HOLD_CPU_NS 500000ull
+#define LCP_NL_HOLD_HIST_N 12
+
+/* The holds histograms' upper bounds, us (the last: the rest). */
+extern const uint32_t lcp_nl_hold_hist_us[LCP_NL_HOLD_HIST_N];
+
 /* Written by the listener threads, read by the CLI's: every counter is
  * atomic (C11 _Atomic: `++` and `+=` are atomic read-modify-writes, a plain
  * read an atomic load), so readers never race with the writers. */
@@ -58,7 +68,7 @@ struct lcp_nl_stats {
 	_Atomic uint64_t applied_kind[LCP_NL_K_N]; /* the applied ones by kind */
 	_Atomic uint64_t ignored[LCP_NL_IGN_N];
 	_Atomic uint64_t multipath;           /* multipath / group routes applied (ECMP) */
-	_Atomic uint64_t batches;             /* barrier holds that applied messages */
+	_Atomic uint64_t batches;             /* barrier holds: of batches, and of sweep steps */
 	_Atomic uint64_t max_batch;           /* most messages in one */
 	_Atomic uint64_t resyncs;             /* re-dumps after ENOBUFS, NLM_F_DUMP_INTR or `lcp resync` */
 	_Atomic uint64_t resyncs_redone;      /* of which lost messages again and were done again */
@@ -73,6 +83,20 @@ struct lcp_nl_stats {
 	_Atomic uint64_t hold_max_ns;         /* longest barrier hold of a batch, wall clock */
 	_Atomic uint64_t hold_cpu_max_ns;     /* longest one's own CPU time (wall minus preemption) */
 	_Atomic uint64_t routes_changed_unix_ns; /* CLOCK_REALTIME when the book's count last changed */
+	/* Where the holds' time went (lcp_nl_hold.c): */
+	_Atomic uint64_t hold_cpu_ns;         /* the holds' own CPU time, summed */
+	_Atomic uint64_t hold_hist[LCP_NL_HOLD_HIST_N];     /* holds by wall time (lcp_nl_hold_hist_us) */
+	_Atomic uint64_t hold_cpu_hist[LCP_NL_HOLD_HIST_N]; /* holds by their own CPU time */
+	_Atomic uint64_t hold_faults;         /* page faults taken within holds (getrusage), summed */
+	_Atomic uint64_t hold_faults_max;     /* most in one hold */
+	_Atomic uint64_t holds_preempted;     /* holds in which the thread was preempted (involuntary switch) */
+	_Atomic uint64_t holds_raised;        /* holds run at SCHED_FIFO */
+	_Atomic uint64_t holds_unraised;      /* holds at normal priority (refused: not root; or turned off) */
+	_Atomic uint64_t frees_deferred;      /* frees the holds' updates made, done after the release */
+	_Atomic uint64_t free_ns;             /* time those took, after the releases */
+	_Atomic uint64_t prefault_ns;         /* time prefaulting the FIB's pages before the holds */
+	_Atomic uint64_t sync_ns;             /* time from asking for the barrier to every worker parked */
+	_Atomic uint64_t holds_over;          /* holds past twice the CPU budget (the first 16 logged) */
 };
 
 extern struct lcp_nl_stats lcp_nl_stats;
@@ -106,10 +130,20 @@ bool lcp_nl_apply(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh);
  * again. How many. */
 uint32_t lcp_nl_sweep(uint32_t gen);
 
-/* The same in steps: from *cursor (0 to begin), until the route book's end
- * or deadline_ns (time_now_ns), whichever first; true when done (the
- * addresses go with the last step). Each step is one barrier hold. */
-bool lcp_nl_sweep_step(uint32_t gen, uint32_t *cursor, uint64_t deadline_ns);
+/* Where a sweep in steps is: zeroed to begin. IPv4's routes (the route
+ * book's records), then IPv6's (the per-source store's buckets), then the
+ * addresses. */
+struct lcp_nl_sweep {
+	uint32_t phase;
+	uint32_t v4;              /* the book's next record - 1 */
+	uint32_t v6, v6_mask;     /* the store's next bucket, of a store of v6_mask + 1 */
+};
+
+/* The same in steps: from *cur on, until the end or deadline_ns
+ * (time_now_ns), whichever first; true when done (the addresses go with
+ * the last step). Each step is one barrier hold, and gets on by some
+ * routes whatever the deadline. */
+bool lcp_nl_sweep_step(uint32_t gen, struct lcp_nl_sweep *cur, uint64_t deadline_ns);
 
 /* Routes of this table map as well as main's (linux-cp { route-table N });
  * 0: main only. */
@@ -126,6 +160,41 @@ void lcp_nl_set_test_ifindex(uint32_t dev_index, uint32_t ifindex);
 
 /* Forget nexthop objects and link states (a new namespace listener, tests). */
 void lcp_nl_map_reset(void);
+
+/* ---- holds (lcp_nl_hold.c) ---- */
+
+extern uint32_t lcp_nl_hold_entries; /* messages per hold at most */
+extern uint64_t lcp_nl_hold_cpu_ns;  /* the thread's CPU per hold, about (checked every 25 us of wall) */
+extern bool lcp_nl_hold_raise;       /* SCHED_FIFO while holding (root; refused quietly otherwise) */
+
+struct graph;
+struct lcp_nl_hold {
+	struct graph *g;
+	uint64_t t0, c0, tc; /* wall, CPU at the start; wall of the last CPU read */
+	uint64_t faults0, preempts0;
+	uint32_t n;          /* messages applied */
+	bool raised;
+	uint64_t slow_ns;    /* its slowest message (the log of a hold over budget) */
+	uint16_t slow_type;
+	uint8_t slow_family, slow_plen;
+};
+
+/* Take the barrier (dev_graph(); none in tests without one), defer the
+ * stores' frees, raise the thread's priority. */
+void lcp_nl_hold_begin(struct lcp_nl_hold *h);
+
+/* One more message applied: whether the hold's budget is spent. */
+bool lcp_nl_hold_spent(struct lcp_nl_hold *h);
+
+/* Lower the priority, release the barrier, do the deferred frees, count. */
+void lcp_nl_hold_end(struct lcp_nl_hold *h);
+
+/* The p99 of a hold histogram, as its bucket's upper bound in us (0: none). */
+uint64_t lcp_nl_hold_p99_us(const _Atomic uint64_t *hist);
+
+/* Apply the messages p[0..len) in holds within the budget; true when a
+ * nexthop group lost a member on the way (lcp_nl_redump_wanted). */
+bool lcp_nl_apply_batch(const struct lcp_nl_ctx *ctx, const uint8_t *p, size_t len);
 
 /* ---- the listener threads (lcp_netlink.c) ---- */
 

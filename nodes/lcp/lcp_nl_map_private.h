@@ -125,9 +125,13 @@ bool lcp_nl6_map_neigh(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
  * group holding it) resolved again, or removed. */
 void lcp_nl6_nh_changed(const struct lcp_nl_ctx *ctx, uint32_t id);
 
-/* The sweep after gen's dump: IPv6 routes and addresses of gen's listener
- * not shown again. How many. */
+/* The sweep after gen's dump: IPv6 addresses of gen's listener not shown
+ * again (the routes went in steps before: lcp_nl6_sweep_step). How many. */
 uint32_t lcp_nl6_sweep(uint32_t gen);
+
+/* One step of the sweep of gen's IPv6 routes (ip6_route_src_sweep_step):
+ * true when done; *swept counts what went. */
+bool lcp_nl6_sweep_step(uint32_t gen, uint32_t *bucket, uint32_t *mask, uint64_t deadline_ns, uint32_t *swept);
 
 /* Forget the IPv6 addresses Linux gave (tests, a new listener). */
 void lcp_nl6_reset(void);

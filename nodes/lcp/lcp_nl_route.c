@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "nodes/fib_defer.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/lcp/lcp_nl.h"
 #include "nodes/lcp/lcp_nl_map_private.h"
@@ -147,7 +148,7 @@ static void rehash_step(void)
 {
 	for (uint32_t end = book.moved + REHASH_STEP; book.old && book.moved < end; book.moved++) {
 		if (book.moved > book.old_mask) {
-			free(book.old);
+			fib_free(book.old); /* after the hold (nodes/fib_defer.h) */
 			book.old = NULL;
 			break;
 		}
@@ -296,23 +297,30 @@ bool lcp_nl_route_sweep_step(uint32_t gen, uint32_t owner_mask, uint32_t *cursor
 	return true;
 }
 
-bool lcp_nl_sweep_step(uint32_t gen, uint32_t *cursor, uint64_t deadline_ns)
+bool lcp_nl_sweep_step(uint32_t gen, struct lcp_nl_sweep *cur, uint64_t deadline_ns)
 {
 	uint32_t n = 0;
+	bool done = false;
 	if (ip4_fib_main)
 		ip4_fib_quiesce(ip4_fib_main);
-	bool done = lcp_nl_route_sweep_step(gen, LCP_NL_GEN_OWNER, cursor, deadline_ns, &n);
-	if (done)
+	if (cur->phase == 0 && lcp_nl_route_sweep_step(gen, LCP_NL_GEN_OWNER, &cur->v4, deadline_ns, &n))
+		cur->phase = 1;
+	else if (cur->phase == 1 && lcp_nl6_sweep_step(gen, &cur->v6, &cur->v6_mask, deadline_ns, &n))
+		cur->phase = 2;
+	else if (cur->phase == 2) { /* a step of its own: both route sweeps may have ended at the deadline */
 		n += lcp_nl_sweep_addrs(gen);
+		done = true;
+	}
 	lcp_nl_stats.swept += n;
 	return done;
 }
 
 uint32_t lcp_nl_sweep(uint32_t gen)
 {
-	uint32_t cursor = 0;
+	struct lcp_nl_sweep cur = { 0 };
 	uint64_t before = lcp_nl_stats.swept;
-	lcp_nl_sweep_step(gen, &cursor, UINT64_MAX);
+	while (!lcp_nl_sweep_step(gen, &cur, UINT64_MAX))
+		;
 	return (uint32_t)(lcp_nl_stats.swept - before);
 }
 

@@ -401,11 +401,17 @@ bool lcp_nl6_map_neigh(const struct lcp_nl_ctx *ctx, const struct nlmsghdr *nlh)
 
 /* ---- the sweep ---- */
 
+bool lcp_nl6_sweep_step(uint32_t gen, uint32_t *bucket, uint32_t *mask, uint64_t deadline_ns, uint32_t *swept)
+{
+	bool done = ip6_route_src_sweep_step(IP6_SRC_LINUX, gen, LCP_NL_GEN_OWNER, bucket, mask, deadline_ns, swept);
+	lcp_nl_stats.routes6 = ip6_route_src_count(IP6_SRC_LINUX);
+	return done;
+}
+
 uint32_t lcp_nl6_sweep(uint32_t gen)
 {
 	char err[128];
-	uint32_t n = ip6_route_src_sweep(IP6_SRC_LINUX, gen, LCP_NL_GEN_OWNER);
-	lcp_nl_stats.routes6 = ip6_route_src_count(IP6_SRC_LINUX);
+	uint32_t n = 0;
 	for (int i = 0; i < ADDR6_MAX; i++)
 		if (addrs6[i].used && addrs6[i].gen != gen && ((addrs6[i].gen ^ gen) & LCP_NL_GEN_OWNER) == 0) {
 			addrs6[i].used = false;

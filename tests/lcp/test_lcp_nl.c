@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "drivers/device.h"
 #include "graph/graph.h"
+#include "nodes/fib_defer.h"
 #include "nodes/ip4/ip4_interface.h"
 #include "nodes/ip4/ip4_neighbor.h"
 #include "nodes/lcp/lcp.h"
@@ -480,7 +481,8 @@ START_TEST(sweep_in_steps)
 	for (uint32_t i = 0; i < 1000; i += 3) /* the new dump shows every third */
 		ck_assert(lcp_nl_apply(&gen2, route_via(RTM_NEWROUTE, NET(10, 40 + (i >> 8), i & 0xff, 0), 24,
 						       NET(10, 1, 0, 2), TAP_IFINDEX)));
-	uint32_t cursor = 0, steps = 0;
+	struct lcp_nl_sweep cursor = { 0 };
+	uint32_t steps = 0;
 	while (!lcp_nl_sweep_step(2, &cursor, 0))
 		steps++;
 	ck_assert_uint_gt(steps, 5);
@@ -536,6 +538,89 @@ START_TEST(growth_bounded_per_message)
 	ck_assert_uint_eq(lcp_nl_stats.routes, 0);
 	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 0);
 	ck_assert_ptr_null(fib_adj(scale_prefix(5), 30));
+}
+END_TEST
+
+/* A batch as the listener applies it (lcp_nl_apply_batch): 100,000 route
+ * changes in barrier holds of at most the budget's messages each. With the
+ * CPU budget out of the way the holds are exactly ceil(100,000 / 1,024),
+ * each a barrier hold of the graph; with a CPU budget far below 1,024
+ * messages' worth, more holds, none of more messages. Every route applied. */
+static uint8_t *batch_of(uint16_t type, uint32_t n, size_t *len)
+{
+	size_t cap = (size_t)n * 64, off = 0;
+	uint8_t *p = malloc(cap);
+	ck_assert_ptr_nonnull(p);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct nlmsghdr *nlh = type == RTM_NEWROUTE
+						     ? route_via(type, scale_prefix(i), 30, NET(10, 1, 0, 2), TAP_IFINDEX)
+						     : route(type, scale_prefix(i), 30, RTN_UNICAST, RTPROT_STATIC);
+		ck_assert_uint_le(off + NLMSG_ALIGN(nlh->nlmsg_len), cap);
+		memcpy(p + off, nlh, nlh->nlmsg_len);
+		off += NLMSG_ALIGN(nlh->nlmsg_len);
+	}
+	*len = off;
+	return p;
+}
+
+START_TEST(holds_within_budget)
+{
+	size_t len;
+	uint8_t *adds = batch_of(RTM_NEWROUTE, SCALE_ROUTES, &len);
+	struct graph_barrier_stats b0, b1;
+	graph_barrier_stats(g, &b0);
+	lcp_nl_hold_cpu_ns = UINT64_MAX; /* entries alone */
+	ck_assert(!lcp_nl_apply_batch(&ctx1, adds, len));
+	graph_barrier_stats(g, &b1);
+	uint32_t holds = (SCALE_ROUTES + LCP_NL_HOLD_ENTRIES - 1) / LCP_NL_HOLD_ENTRIES;
+	ck_assert_uint_eq(lcp_nl_stats.batches, holds);
+	ck_assert_uint_eq(b1.holds - b0.holds, holds); /* each one barrier hold */
+	ck_assert_uint_eq(lcp_nl_stats.max_batch, LCP_NL_HOLD_ENTRIES);
+	ck_assert_uint_eq(lcp_nl_stats.messages, SCALE_ROUTES);
+	ck_assert_uint_eq(lcp_nl_stats.routes, SCALE_ROUTES);
+	ck_assert_uint_eq(lcp_nl_stats.holds_raised + lcp_nl_stats.holds_unraised, holds);
+	uint64_t hist = 0;
+	for (int i = 0; i < LCP_NL_HOLD_HIST_N; i++)
+		hist += lcp_nl_stats.hold_hist[i];
+	ck_assert_uint_eq(hist, holds);
+	assert_via(scale_prefix(SCALE_ROUTES - 1), 30, NET(10, 1, 0, 2));
+	free(adds);
+
+	uint8_t *dels = batch_of(RTM_DELROUTE, SCALE_ROUTES, &len);
+	lcp_nl_hold_cpu_ns = 10000; /* 10 us: a few dozen deletes */
+	lcp_nl_stats.batches = lcp_nl_stats.max_batch = 0;
+	ck_assert(!lcp_nl_apply_batch(&ctx1, dels, len));
+	lcp_nl_hold_cpu_ns = LCP_NL_HOLD_CPU_NS;
+	ck_assert_uint_gt(lcp_nl_stats.batches, holds);
+	ck_assert_uint_le(lcp_nl_stats.max_batch, LCP_NL_HOLD_ENTRIES);
+	ck_assert_uint_eq(lcp_nl_stats.routes, 0);
+	ck_assert_uint_eq(ip4_route_src_count(IP4_SRC_LINUX), 0);
+	ck_assert_uint_gt(lcp_nl_stats.frees_deferred, 0); /* the store's entries, after each release */
+	free(dels);
+}
+END_TEST
+
+/* A delete's memory is freed after the hold is released, not in it: the
+ * per-source store's entry (and the multipath route's array of paths)
+ * wait on this thread's deferred list while the barrier is held. */
+START_TEST(delete_frees_after_release)
+{
+	ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 77, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	struct lcp_nl_hold h;
+	lcp_nl_hold_begin(&h);
+	ck_assert_uint_eq(fib_defer_pending(), 0);
+	ck_assert(apply(route(RTM_DELROUTE, NET(10, 77, 0, 0), 16, RTN_UNICAST, RTPROT_STATIC)));
+	ck_assert_ptr_null(fib_adj(NET(10, 77, 0, 0), 16)); /* gone from the FIB at once */
+	uint32_t waiting = fib_defer_pending();
+	ck_assert_uint_ge(waiting, 1);
+	uint64_t before = lcp_nl_stats.frees_deferred;
+	lcp_nl_hold_end(&h);
+	ck_assert_uint_eq(fib_defer_pending(), 0);
+	ck_assert_uint_eq(lcp_nl_stats.frees_deferred - before, waiting);
+	/* Outside a hold (the CLI's thread, a test): freed at once. */
+	ck_assert(apply(route_via(RTM_NEWROUTE, NET(10, 78, 0, 0), 16, NET(10, 1, 0, 2), TAP_IFINDEX)));
+	ck_assert(apply(route(RTM_DELROUTE, NET(10, 78, 0, 0), 16, RTN_UNICAST, RTPROT_STATIC)));
+	ck_assert_uint_eq(fib_defer_pending(), 0);
 }
 END_TEST
 
@@ -790,6 +875,8 @@ static Suite *lcp_nl_suite(void)
 	tcase_add_test(tc, unsupported_families);
 	tcase_add_test(tc, sweep_in_steps);
 	tcase_add_test(tc, growth_bounded_per_message);
+	tcase_add_test(tc, holds_within_budget);
+	tcase_add_test(tc, delete_frees_after_release);
 	tcase_add_test(tc, show_fib_in_holds);
 	tcase_add_test(tc, book_random_against_reference);
 	tcase_add_test(tc, sources_random_against_reference);

@@ -11,6 +11,7 @@
 #include <linux/neighbour.h>
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "drivers/device.h"
@@ -563,6 +564,50 @@ START_TEST(sweep6)
 }
 END_TEST
 
+/* The IPv6 sweep in steps, each a bounded hold (a deadline already past:
+ * the least a step does): 3,000 routes, a dump of generation 2 showing
+ * every third; between steps another listener's 2,000 routes arrive and
+ * grow the store (4,096 buckets to 8,192), so the walk begins again on
+ * the new buckets. Exactly the 2,000 not shown go, the rest stay. */
+static const char *p6(const char *fmt, uint32_t i)
+{
+	static char b[64];
+	snprintf(b, sizeof(b), fmt, i);
+	return b;
+}
+
+START_TEST(sweep6_in_steps)
+{
+	port_up6();
+	const struct lcp_nl_ctx gen2 = { .netns = "", .gen = 2 }, other = { .netns = "", .gen = 0x01000001 };
+	for (uint32_t i = 0; i < 3000; i++)
+		ck_assert(apply(route6_via(RTM_NEWROUTE, p6("2001:dc8:%x::", i), 48, "2001:db8:1::2", TAP_IFINDEX)));
+	for (uint32_t i = 0; i < 3000; i += 3)
+		ck_assert(lcp_nl_apply(&gen2, route6_via(RTM_NEWROUTE, p6("2001:dc8:%x::", i), 48, "2001:db8:1::2",
+							 TAP_IFINDEX)));
+	ck_assert(lcp_nl_apply(&gen2, addr6(RTM_NEWADDR, "2001:db8:1::1", 64, TAP_IFINDEX))); /* shown again */
+	struct lcp_nl_sweep cur = { 0 };
+	uint32_t steps = 0, added = 0;
+	uint64_t swept0 = lcp_nl_stats.swept;
+	while (!lcp_nl_sweep_step(2, &cur, 0)) {
+		steps++;
+		for (uint32_t k = 0; cur.phase == 1 && k < 500 && added < 2000; k++, added++)
+			ck_assert(lcp_nl_apply(&other, route6_via(RTM_NEWROUTE, p6("2001:dc9:%x::", added), 48,
+								  "2001:db8:1::2", TAP_IFINDEX)));
+	}
+	ck_assert_uint_eq(added, 2000);
+	ck_assert_uint_eq(cur.v6_mask, 8191); /* the walk that ended was on the grown store */
+	ck_assert_uint_gt(steps, 10);
+	ck_assert_uint_eq(lcp_nl_stats.swept - swept0, 2000);
+	ck_assert_uint_eq(ip6_route_src_count(IP6_SRC_LINUX), 1000 + 2000);
+	assert_via6("2001:dc8:0::", 48, "2001:db8:1::2");
+	assert_via6("2001:dc8:bb5::", 48, "2001:db8:1::2"); /* 2997: shown */
+	ck_assert_ptr_null(fib6("2001:dc8:1::", 48, NULL));
+	ck_assert_ptr_null(fib6("2001:dc8:bb7::", 48, NULL));
+	assert_via6("2001:dc9:7cf::", 48, "2001:db8:1::2"); /* the other listener's 1,999th */
+}
+END_TEST
+
 static Suite *lcp_nl6_suite(void)
 {
 	Suite *s = suite_create("lcp netlink ipv6");
@@ -576,6 +621,7 @@ static Suite *lcp_nl6_suite(void)
 	tcase_add_test(tc, neighbours6);
 	tcase_add_test(tc, garbage6);
 	tcase_add_test(tc, sweep6);
+	tcase_add_test(tc, sweep6_in_steps);
 	suite_add_tcase(s, tc);
 	return s;
 }
