@@ -55,6 +55,11 @@ static inline uint32_t *group_entries(struct ip6_fib *fib, uint32_t g)
 	return &fib->groups[(size_t)g << 8];
 }
 
+static inline const uint32_t *group_entries_c(const struct ip6_fib *fib, uint32_t g)
+{
+	return &fib->groups[(size_t)g << 8];
+}
+
 static inline uint8_t *group_depths(struct ip6_fib *fib, uint32_t g)
 {
 	return &fib->depth_groups[(size_t)g << 8];
@@ -100,7 +105,7 @@ static uint32_t groups_needed(const struct ip6_fib *fib, struct ip6_key key, uns
 	uint32_t e = fib->tbl24[key.hi >> 40];
 	while (l < levels && (e & IP6_FIB_E_EXT)) {
 		l++;
-		e = fib->groups[((size_t)(e & IP6_FIB_E_GROUP_MASK) << 8) | ip6_key_byte(key, 2 + l)];
+		e = group_entries_c(fib, ip6_fib_e_group(e))[ip6_key_byte(key, 2 + l)];
 	}
 	return levels - l;
 }
@@ -122,7 +127,7 @@ static void range_update(struct ip6_fib *fib, uint32_t *ent, uint8_t *dep, uint3
 		uint32_t e = ent[k];
 		dep[k] = u->nd;
 		if (e & IP6_FIB_E_EXT) {
-			uint32_t c = e & IP6_FIB_E_GROUP_MASK;
+			uint32_t c = ip6_fib_e_group(e);
 			range_update(fib, group_entries(fib, c), group_depths(fib, c), 0,
 				     IP6_FIB_GROUP_ENTRIES, c, slot_len + 8, u);
 			continue;
@@ -221,7 +226,7 @@ static void tables_update(struct ip6_fib *fib, struct ip6_key key, unsigned d,
 		l++;
 		uint32_t e = ent[slot], c;
 		if (e & IP6_FIB_E_EXT) {
-			c = e & IP6_FIB_E_GROUP_MASK;
+			c = ip6_fib_e_group(e);
 		} else {
 			/* Only an add gets here (a route deeper than this slot lives in a
 			 * group under it). The slot turns EXT: long in its group. */
@@ -230,7 +235,7 @@ static void tables_update(struct ip6_fib *fib, struct ip6_key key, unsigned d,
 			c = group_new(fib, e, dep[slot], l);
 			if (g != NO_GROUP && dep[slot] <= slot_len - 16)
 				fib->n_long[g]++;
-			__atomic_store_n(&ent[slot], IP6_FIB_E_EXT | c, __ATOMIC_RELEASE);
+			__atomic_store_n(&ent[slot], ip6_fib_e_ext(c), __ATOMIC_RELEASE);
 		}
 		path[l] = (struct path_step){ c, g, slot, ent, dep };
 		g = c;
@@ -297,7 +302,7 @@ static void subtree_retire(struct ip6_fib *fib, uint32_t g)
 	const uint32_t *ent = group_entries(fib, g);
 	for (uint32_t k = 0; k < IP6_FIB_GROUP_ENTRIES; k++)
 		if (ent[k] & IP6_FIB_E_EXT)
-			subtree_retire(fib, ent[k] & IP6_FIB_E_GROUP_MASK);
+			subtree_retire(fib, ip6_fib_e_group(ent[k]));
 	group_retire(fib, g);
 }
 
@@ -310,7 +315,7 @@ void ip6_fib_flush(struct ip6_fib *fib)
 		e_store(&fib->tbl24[i], IP6_FIB_MISS);
 		fib->depth24[i] = 0;
 		if (e & IP6_FIB_E_EXT)
-			subtree_retire(fib, e & IP6_FIB_E_GROUP_MASK);
+			subtree_retire(fib, ip6_fib_e_group(e));
 	}
 	ip6_rules_free(fib);
 }
@@ -326,7 +331,8 @@ void ip6_fib_lookup_bulk(const struct ip6_fib *fib, const ip6_addr_a2 *addrs, ui
 			 uint32_t n)
 {
 	const struct ip6_fib_tables *t = ip6_fib_tables(fib);
-	const uint32_t *tbl24 = t->tbl24, *groups = t->groups;
+	const uint32_t *tbl24 = t->tbl24;
+	const uintptr_t gx = t->groups_ext;
 	while (n) {
 		uint32_t c = n < BULK_CHUNK ? n : BULK_CHUNK;
 		uint8_t pend[BULK_CHUNK];
@@ -342,13 +348,12 @@ void ip6_fib_lookup_bulk(const struct ip6_fib *fib, const ip6_addr_a2 *addrs, ui
 		for (unsigned b = 3; np; b++) {
 			for (uint32_t k = 0; k < np; k++) {
 				uint32_t i = pend[k];
-				__builtin_prefetch(&groups[((size_t)(out[i] & IP6_FIB_E_GROUP_MASK) << 8) |
-							   addrs[i].s6_addr[b]]);
+				__builtin_prefetch((const void *)(gx + ((uintptr_t)(out[i] | addrs[i].s6_addr[b]) << 2)));
 			}
 			uint32_t m = 0;
 			for (uint32_t k = 0; k < np; k++) {
 				uint32_t i = pend[k];
-				uint32_t e = ip6_fib_step(t, out[i], addrs[i].s6_addr[b]);
+				uint32_t e = ip6_fib_step(gx, out[i], addrs[i].s6_addr[b]);
 				out[i] = e;
 				if (e & IP6_FIB_E_EXT)
 					pend[m++] = (uint8_t)i;
