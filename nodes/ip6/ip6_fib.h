@@ -206,7 +206,7 @@ static inline uint32_t ip6_fib_step(uintptr_t groups_ext, uint32_t e, uint8_t b)
  * instructions each, then a loop. */
 static inline uint32_t ip6_fib_finish(uintptr_t gx, uint32_t e, const ip6_addr_a2 *a)
 {
-	if (__builtin_expect(!(e & IP6_FIB_E_EXT), 1))
+	if (!(e & IP6_FIB_E_EXT))
 		return e;
 	e = ip6_fib_step(gx, e, a->s6_addr[3]);
 	if (!(e & IP6_FIB_E_EXT))
@@ -221,12 +221,19 @@ static inline uint32_t ip6_fib_finish(uintptr_t gx, uint32_t e, const ip6_addr_a
 	return e;
 }
 
+/* a's tbl24 entry, the first load of its lookup; ip6_fib_finish does the
+ * rest (a node holding tbl24 and groups_ext in locals across its frame). */
+static inline uint32_t ip6_fib_first(const uint32_t *tbl24, const ip6_addr_a2 *a)
+{
+	return __atomic_load_n(&tbl24[ip6_fib_index24(a)], __ATOMIC_ACQUIRE);
+}
+
 /* Longest-prefix match of one address: the route's result or IP6_FIB_MISS. */
 static inline uint32_t ip6_fib_lookup(const struct ip6_fib *fib, const ip6_addr_a2 *a)
 {
 	const struct ip6_fib_tables *t = ip6_fib_tables(fib);
 	const uintptr_t gx = t->groups_ext;
-	return ip6_fib_finish(gx, __atomic_load_n(&t->tbl24[ip6_fib_index24(a)], __ATOMIC_ACQUIRE), a);
+	return ip6_fib_finish(gx, ip6_fib_first(t->tbl24, a), a);
 }
 
 /* Hint the first entry of a's lookup into cache. */
@@ -248,10 +255,10 @@ static inline void ip6_fib_lookup_x4(const struct ip6_fib *fib, const ip6_addr_a
 	const struct ip6_fib_tables *t = ip6_fib_tables(fib);
 	const uint32_t *tbl24 = t->tbl24;
 	const uintptr_t gx = t->groups_ext;
-	uint32_t e0 = __atomic_load_n(&tbl24[ip6_fib_index24(a0)], __ATOMIC_ACQUIRE);
-	uint32_t e1 = __atomic_load_n(&tbl24[ip6_fib_index24(a1)], __ATOMIC_ACQUIRE);
-	uint32_t e2 = __atomic_load_n(&tbl24[ip6_fib_index24(a2)], __ATOMIC_ACQUIRE);
-	uint32_t e3 = __atomic_load_n(&tbl24[ip6_fib_index24(a3)], __ATOMIC_ACQUIRE);
+	uint32_t e0 = ip6_fib_first(tbl24, a0);
+	uint32_t e1 = ip6_fib_first(tbl24, a1);
+	uint32_t e2 = ip6_fib_first(tbl24, a2);
+	uint32_t e3 = ip6_fib_first(tbl24, a3);
 	out[0] = ip6_fib_finish(gx, e0, a0);
 	out[1] = ip6_fib_finish(gx, e1, a1);
 	out[2] = ip6_fib_finish(gx, e2, a2);
