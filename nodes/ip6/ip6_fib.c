@@ -42,6 +42,7 @@ struct update {
 	uint8_t nd;  /* its depth */
 	uint8_t d;   /* the route's length: add owns depth <= d, delete == d */
 	bool del;
+	unsigned own_lo, own_span; /* owned depths: [own_lo, own_lo + own_span] */
 };
 
 /* Entries the datapath may be reading: one aligned 32-bit store each. */
@@ -112,24 +113,52 @@ static uint32_t groups_needed(const struct ip6_fib *fib, struct ip6_key key, uns
 
 /* ---- updates ---- */
 
+/* Whether u owns an entry of depth od: one compare for both kinds (an
+ * add's window is [0, d], a delete's [d, d]). */
+static inline bool owns(const struct update *u, unsigned od)
+{
+	return od - u->own_lo <= u->own_span;
+}
+
+/* Apply u to every entry it owns in group g: the whole group under an
+ * owned EXT entry. Its base is >= d, so
+ * none of its leaves changes from or to "long" (its n_long stays) and no
+ * entry needs more than its depth, its store and, when EXT, the same
+ * below. Deletes in table order spend most of their time here (a /32's
+ * delete rewrites every group under it). */
+static void group_update(struct ip6_fib *fib, uint32_t g, const struct update *u)
+{
+	uint32_t *ent = group_entries(fib, g);
+	uint8_t *dep = group_depths(fib, g);
+	const uint8_t nd = u->nd;
+	const uint32_t ne = u->ne;
+	for (uint32_t k = 0; k < IP6_FIB_GROUP_ENTRIES; k++) {
+		if (!owns(u, dep[k]))
+			continue;
+		dep[k] = nd;
+		uint32_t e = ent[k];
+		if (e & IP6_FIB_E_EXT)
+			group_update(fib, ip6_fib_e_group(e), u);
+		else
+			e_store(&ent[k], ne);
+	}
+}
+
 /* Apply u to entries [lo, lo + n) of one table: tbl24 (g NO_GROUP) or
- * group g, whose slots are slot_len long. A whole group under an owned EXT
- * entry is rewritten the same way: its base is >= d, so none of its leaves
- * changes from or to "long" and its n_long stays. */
+ * group g, whose slots are slot_len long; the groups under owned EXT
+ * entries whole (group_update). */
 static void range_update(struct ip6_fib *fib, uint32_t *ent, uint8_t *dep, uint32_t lo,
 			 uint32_t n, uint32_t g, unsigned slot_len, const struct update *u)
 {
 	unsigned base = slot_len - 8;
 	for (uint32_t k = lo; k < lo + n; k++) {
 		unsigned od = dep[k];
-		if (u->del ? od != u->d : od > u->d)
+		if (!owns(u, od))
 			continue;
 		uint32_t e = ent[k];
 		dep[k] = u->nd;
 		if (e & IP6_FIB_E_EXT) {
-			uint32_t c = ip6_fib_e_group(e);
-			range_update(fib, group_entries(fib, c), group_depths(fib, c), 0,
-				     IP6_FIB_GROUP_ENTRIES, c, slot_len + 8, u);
+			group_update(fib, ip6_fib_e_group(e), u);
 			continue;
 		}
 		if (g != NO_GROUP)
@@ -274,7 +303,7 @@ int ip6_fib_add(struct ip6_fib *fib, const ip6_addr_a2 *prefix, uint8_t len, uin
 		fib->n_routes++;
 		fib->len_used[len >> 6] |= 1ull << (len & 63);
 	}
-	struct update u = { .ne = result, .nd = len, .d = len, .del = false };
+	struct update u = { .ne = result, .nd = len, .d = len, .del = false, .own_lo = 0, .own_span = len };
 	tables_update(fib, key, len, &u);
 	return 0;
 }
@@ -292,7 +321,7 @@ int ip6_fib_del(struct ip6_fib *fib, const ip6_addr_a2 *prefix, uint8_t len)
 	fib->n_routes--;
 	if (rt->n == 0)
 		fib->len_used[len >> 6] &= ~(1ull << (len & 63));
-	struct update u = { .d = len, .del = true };
+	struct update u = { .d = len, .del = true, .own_lo = len, .own_span = 0 };
 	tables_update(fib, key, len, &u);
 	return 0;
 }
