@@ -258,6 +258,9 @@ START_TEST(test_errors_and_full)
 	c.n_groups = 0;
 	ck_assert_ptr_null(ip6_fib_create(&c, err, sizeof(err)));
 	ck_assert_ptr_nonnull(strstr(err, "n_groups"));
+	c.n_groups = IP6_FIB_GROUPS_MAX + 1; /* an EXT entry holds index << 8 */
+	ck_assert_ptr_null(ip6_fib_create(&c, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "n_groups out of range 1..8388608"));
 	ip6_fib_config_default(&c);
 	c.mem = (enum ip6_fib_mem)7;
 	ck_assert_ptr_null(ip6_fib_create(&c, err, sizeof(err)));
