@@ -126,6 +126,34 @@ static void churn(struct ip6_fib *fib, uint32_t n, double *del, double *add, uin
 	*worst = w;
 }
 
+/* How deep this set's lookups go: the table loads of each lookup of one
+ * pass's addresses (tbl24's and one per 8-bit stride below it), counted by
+ * walking the tables as ip6_fib_lookup does. Untimed. */
+static void report_loads(const struct ip6_fib *fib, uint32_t iterations)
+{
+	const struct ip6_fib_tables *t = ip6_fib_tables(fib);
+	uint64_t hist[15] = { 0 }, total = 0, n = 0;
+	addr_restart();
+	for (uint32_t i = 0; i < iterations; i++) {
+		fill_batch6(batch, routes, n_routes);
+		for (uint32_t j = 0; j < BATCH; j++) {
+			const struct in6_addr *a = addr_at(j);
+			uint32_t e = t->tbl24[ip6_fib_index24(a)];
+			unsigned loads = 1;
+			for (unsigned b = 3; e & IP6_FIB_E_EXT; b++, loads++)
+				e = ip6_fib_step(t->groups_ext, e, a->s6_addr[b]);
+			hist[loads]++;
+			total += loads;
+			n++;
+		}
+	}
+	printf("  table loads per lookup: mean %.3f;", (double)total / (double)n);
+	for (unsigned l = 1; l < 15; l++)
+		if (hist[l])
+			printf(" %u: %.1f%%", l, 100.0 * (double)hist[l] / (double)n);
+	printf("\nbench: sluice.loads_mean %.3f\n", (double)total / (double)n);
+}
+
 static void report_memory(const struct ip6_fib *fib)
 {
 	char got24[160], gotg[160];
@@ -175,6 +203,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%u adds failed (groups: --groups)\n", n - n_ok);
 		return 1;
 	}
+	report_loads(fib, o.iterations);
 	uint64_t sum, s4, sb, miss;
 	pass_single(fib, o.iterations < WARMUP ? o.iterations : WARMUP, &sum, &miss); /* warm */
 	double single = pass_single(fib, o.iterations, &sum, &miss);

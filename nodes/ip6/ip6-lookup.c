@@ -1,6 +1,6 @@
 /* ip6-lookup: longest-prefix match of each packet's destination in the
- * main IPv6 FIB (ip6_fib.h), four at a time with ip6_fib_lookup_x4 (their
- * table loads issued together), and dispatch by the adjacency's kind
+ * main IPv6 FIB (ip6_fib.h), two at a time (their tbl24 loads issued
+ * together, then each walk to its leaf), and dispatch by the adjacency's kind
  * (ip6_route.h): local -> ip6-local; a resolved rewrite -> ip6-rewrite;
  * glean and unresolved rewrites -> ip6-glean; no route -> an ICMPv6
  * Destination Unreachable, code 0 (RFC 4443 §3.1), built in place by
@@ -174,30 +174,36 @@ static uint32_t ip6_lookup_fn(struct node_runtime *rt, struct frame *f)
 	uint16_t last_next = next_of(last_adj);
 	const uint16_t first_next = last_next;
 
-	/* Four at a time while the four share the first packet's adjacency
-	 * (ip6_fib_lookup_x4: their tbl24 loads, the misses that matter most
-	 * with 1M routes, issued together, then each walk on its own, the four
-	 * chains independent for the core to overlap); nothing is kept per
-	 * packet but the adjacency in its opaque. The first packet of another
-	 * adjacency, the frame's last n % 4, and every packet of a frame whose
-	 * first one needs work of its own (next_is_special) go to the general
-	 * loop below. No header prefetch: ip6-input read these headers within
-	 * the same frame. Instructions per packet (bench/ip6, callgrind,
-	 * vector 256, 1 route / ~1M routes): 46.9 / 95.9 with a prefetch of the
-	 * next four headers, nexts[] and a run check per packet and the four
-	 * walks stride by stride; 19.4 / 57.0 here (docs/ipv6.md). */
+	/* Two at a time while the two share the first packet's adjacency: both
+	 * tbl24 loads, the misses that matter most with 1M routes, issued
+	 * together, then each walk to its leaf (ip6_fib_finish) with its
+	 * result stored as it ends; nothing is kept per packet but the
+	 * adjacency in its opaque. A packet of another adjacency breaks out
+	 * (the general loop below stores and ors its pair again), as do the
+	 * frame's last n % 2 and every packet of a frame whose first one needs
+	 * work of its own (next_is_special). No header prefetch: ip6-input
+	 * read these headers within the same frame. Instructions per packet
+	 * (bench/ip6, callgrind, -march=corei7, vector 256, 1 route / ~1M
+	 * routes): 46.9 / 95.9 with a prefetch of the next four headers,
+	 * nexts[] and a run check per packet and four walks stride by stride;
+	 * 19.4 / 57.2 four at a time with the old group entries (a mask and a
+	 * shift a stride); 19.9 / 38.5 four at a time with today's (the four
+	 * walks' pointers left no register for groups_ext: a reload a stride);
+	 * 18.5 / 32.9 two at a time here (docs/ipv6.md). */
 	const uint32_t n_run = fib && !next_is_special(last_next) ? n : 0;
-	for (; i + 4 <= n_run; i += 4) {
-		struct buffer *b0 = B(i), *b1 = B(i + 1), *b2 = B(i + 2), *b3 = B(i + 3);
-		uint32_t r[4];
-		ip6_fib_lookup_x4(fib, dst_of(b0), dst_of(b1), dst_of(b2), dst_of(b3), r);
-		if (unlikely((r[0] ^ last_adj) | (r[1] ^ last_adj) | (r[2] ^ last_adj) | (r[3] ^ last_adj)))
+	const uint32_t *const tbl24 = n_run ? ip6_fib_tables(fib)->tbl24 : NULL;
+	const uintptr_t gx = n_run ? ip6_fib_tables(fib)->groups_ext : 0;
+	for (; i + 2 <= n_run; i += 2) {
+		struct buffer *b0 = B(i), *b1 = B(i + 1);
+		flags |= b0->flags | b1->flags;
+		const ip6_addr_a2 *a0 = dst_of(b0), *a1 = dst_of(b1);
+		uint32_t r0 = ip6_fib_first(tbl24, a0), r1 = ip6_fib_first(tbl24, a1);
+		r0 = ip6_fib_finish(gx, r0, a0);
+		ip6_opaque(b0)->adj_index = r0;
+		r1 = ip6_fib_finish(gx, r1, a1);
+		ip6_opaque(b1)->adj_index = r1;
+		if (unlikely((r0 ^ last_adj) | (r1 ^ last_adj)))
 			break;
-		ip6_opaque(b0)->adj_index = last_adj;
-		ip6_opaque(b1)->adj_index = last_adj;
-		ip6_opaque(b2)->adj_index = last_adj;
-		ip6_opaque(b3)->adj_index = last_adj;
-		flags |= b0->flags | b1->flags | b2->flags | b3->flags;
 	}
 
 	/* One by one from the first packet the loop above did not take:

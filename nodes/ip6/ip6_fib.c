@@ -42,6 +42,7 @@ struct update {
 	uint8_t nd;  /* its depth */
 	uint8_t d;   /* the route's length: add owns depth <= d, delete == d */
 	bool del;
+	unsigned own_lo, own_span; /* owned depths: [own_lo, own_lo + own_span] */
 };
 
 /* Entries the datapath may be reading: one aligned 32-bit store each. */
@@ -51,6 +52,11 @@ static inline void e_store(uint32_t *p, uint32_t v)
 }
 
 static inline uint32_t *group_entries(struct ip6_fib *fib, uint32_t g)
+{
+	return &fib->groups[(size_t)g << 8];
+}
+
+static inline const uint32_t *group_entries_c(const struct ip6_fib *fib, uint32_t g)
 {
 	return &fib->groups[(size_t)g << 8];
 }
@@ -100,31 +106,59 @@ static uint32_t groups_needed(const struct ip6_fib *fib, struct ip6_key key, uns
 	uint32_t e = fib->tbl24[key.hi >> 40];
 	while (l < levels && (e & IP6_FIB_E_EXT)) {
 		l++;
-		e = fib->groups[((size_t)(e & IP6_FIB_E_GROUP_MASK) << 8) | ip6_key_byte(key, 2 + l)];
+		e = group_entries_c(fib, ip6_fib_e_group(e))[ip6_key_byte(key, 2 + l)];
 	}
 	return levels - l;
 }
 
 /* ---- updates ---- */
 
+/* Whether u owns an entry of depth od: one compare for both kinds (an
+ * add's window is [0, d], a delete's [d, d]). */
+static inline bool owns(const struct update *u, unsigned od)
+{
+	return od - u->own_lo <= u->own_span;
+}
+
+/* Apply u to every entry it owns in group g: the whole group under an
+ * owned EXT entry. Its base is >= d, so
+ * none of its leaves changes from or to "long" (its n_long stays) and no
+ * entry needs more than its depth, its store and, when EXT, the same
+ * below. Deletes in table order spend most of their time here (a /32's
+ * delete rewrites every group under it). */
+static void group_update(struct ip6_fib *fib, uint32_t g, const struct update *u)
+{
+	uint32_t *ent = group_entries(fib, g);
+	uint8_t *dep = group_depths(fib, g);
+	const uint8_t nd = u->nd;
+	const uint32_t ne = u->ne;
+	for (uint32_t k = 0; k < IP6_FIB_GROUP_ENTRIES; k++) {
+		if (!owns(u, dep[k]))
+			continue;
+		dep[k] = nd;
+		uint32_t e = ent[k];
+		if (e & IP6_FIB_E_EXT)
+			group_update(fib, ip6_fib_e_group(e), u);
+		else
+			e_store(&ent[k], ne);
+	}
+}
+
 /* Apply u to entries [lo, lo + n) of one table: tbl24 (g NO_GROUP) or
- * group g, whose slots are slot_len long. A whole group under an owned EXT
- * entry is rewritten the same way: its base is >= d, so none of its leaves
- * changes from or to "long" and its n_long stays. */
+ * group g, whose slots are slot_len long; the groups under owned EXT
+ * entries whole (group_update). */
 static void range_update(struct ip6_fib *fib, uint32_t *ent, uint8_t *dep, uint32_t lo,
 			 uint32_t n, uint32_t g, unsigned slot_len, const struct update *u)
 {
 	unsigned base = slot_len - 8;
 	for (uint32_t k = lo; k < lo + n; k++) {
 		unsigned od = dep[k];
-		if (u->del ? od != u->d : od > u->d)
+		if (!owns(u, od))
 			continue;
 		uint32_t e = ent[k];
 		dep[k] = u->nd;
 		if (e & IP6_FIB_E_EXT) {
-			uint32_t c = e & IP6_FIB_E_GROUP_MASK;
-			range_update(fib, group_entries(fib, c), group_depths(fib, c), 0,
-				     IP6_FIB_GROUP_ENTRIES, c, slot_len + 8, u);
+			group_update(fib, ip6_fib_e_group(e), u);
 			continue;
 		}
 		if (g != NO_GROUP)
@@ -221,7 +255,7 @@ static void tables_update(struct ip6_fib *fib, struct ip6_key key, unsigned d,
 		l++;
 		uint32_t e = ent[slot], c;
 		if (e & IP6_FIB_E_EXT) {
-			c = e & IP6_FIB_E_GROUP_MASK;
+			c = ip6_fib_e_group(e);
 		} else {
 			/* Only an add gets here (a route deeper than this slot lives in a
 			 * group under it). The slot turns EXT: long in its group. */
@@ -230,7 +264,7 @@ static void tables_update(struct ip6_fib *fib, struct ip6_key key, unsigned d,
 			c = group_new(fib, e, dep[slot], l);
 			if (g != NO_GROUP && dep[slot] <= slot_len - 16)
 				fib->n_long[g]++;
-			__atomic_store_n(&ent[slot], IP6_FIB_E_EXT | c, __ATOMIC_RELEASE);
+			__atomic_store_n(&ent[slot], ip6_fib_e_ext(c), __ATOMIC_RELEASE);
 		}
 		path[l] = (struct path_step){ c, g, slot, ent, dep };
 		g = c;
@@ -269,7 +303,7 @@ int ip6_fib_add(struct ip6_fib *fib, const ip6_addr_a2 *prefix, uint8_t len, uin
 		fib->n_routes++;
 		fib->len_used[len >> 6] |= 1ull << (len & 63);
 	}
-	struct update u = { .ne = result, .nd = len, .d = len, .del = false };
+	struct update u = { .ne = result, .nd = len, .d = len, .del = false, .own_lo = 0, .own_span = len };
 	tables_update(fib, key, len, &u);
 	return 0;
 }
@@ -287,7 +321,7 @@ int ip6_fib_del(struct ip6_fib *fib, const ip6_addr_a2 *prefix, uint8_t len)
 	fib->n_routes--;
 	if (rt->n == 0)
 		fib->len_used[len >> 6] &= ~(1ull << (len & 63));
-	struct update u = { .d = len, .del = true };
+	struct update u = { .d = len, .del = true, .own_lo = len, .own_span = 0 };
 	tables_update(fib, key, len, &u);
 	return 0;
 }
@@ -297,7 +331,7 @@ static void subtree_retire(struct ip6_fib *fib, uint32_t g)
 	const uint32_t *ent = group_entries(fib, g);
 	for (uint32_t k = 0; k < IP6_FIB_GROUP_ENTRIES; k++)
 		if (ent[k] & IP6_FIB_E_EXT)
-			subtree_retire(fib, ent[k] & IP6_FIB_E_GROUP_MASK);
+			subtree_retire(fib, ip6_fib_e_group(ent[k]));
 	group_retire(fib, g);
 }
 
@@ -310,7 +344,7 @@ void ip6_fib_flush(struct ip6_fib *fib)
 		e_store(&fib->tbl24[i], IP6_FIB_MISS);
 		fib->depth24[i] = 0;
 		if (e & IP6_FIB_E_EXT)
-			subtree_retire(fib, e & IP6_FIB_E_GROUP_MASK);
+			subtree_retire(fib, ip6_fib_e_group(e));
 	}
 	ip6_rules_free(fib);
 }
@@ -326,7 +360,8 @@ void ip6_fib_lookup_bulk(const struct ip6_fib *fib, const ip6_addr_a2 *addrs, ui
 			 uint32_t n)
 {
 	const struct ip6_fib_tables *t = ip6_fib_tables(fib);
-	const uint32_t *tbl24 = t->tbl24, *groups = t->groups;
+	const uint32_t *tbl24 = t->tbl24;
+	const uintptr_t gx = t->groups_ext;
 	while (n) {
 		uint32_t c = n < BULK_CHUNK ? n : BULK_CHUNK;
 		uint8_t pend[BULK_CHUNK];
@@ -342,13 +377,12 @@ void ip6_fib_lookup_bulk(const struct ip6_fib *fib, const ip6_addr_a2 *addrs, ui
 		for (unsigned b = 3; np; b++) {
 			for (uint32_t k = 0; k < np; k++) {
 				uint32_t i = pend[k];
-				__builtin_prefetch(&groups[((size_t)(out[i] & IP6_FIB_E_GROUP_MASK) << 8) |
-							   addrs[i].s6_addr[b]]);
+				__builtin_prefetch((const void *)(gx + ((uintptr_t)(out[i] | addrs[i].s6_addr[b]) << 2)));
 			}
 			uint32_t m = 0;
 			for (uint32_t k = 0; k < np; k++) {
 				uint32_t i = pend[k];
-				uint32_t e = ip6_fib_step(t, out[i], addrs[i].s6_addr[b]);
+				uint32_t e = ip6_fib_step(gx, out[i], addrs[i].s6_addr[b]);
 				out[i] = e;
 				if (e & IP6_FIB_E_EXT)
 					pend[m++] = (uint8_t)i;

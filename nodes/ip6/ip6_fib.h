@@ -7,9 +7,11 @@
  * strides (24 + 8 x 13 = 128), the layout of DPDK's rte_fib6 "trie". A table
  * of 2^24 32-bit entries indexed by the address's first 24 bits, then groups
  * of 256 entries, each indexed by the next byte. An entry is a result (a
- * leaf) or, with IP6_FIB_E_EXT, the index of the group for the next byte. A
- * lookup is one load per stride down to the first leaf: one for a miss or a
- * route of /24 or shorter, four for a /48 (24, 32, 40, 48).
+ * leaf) or, with IP6_FIB_E_EXT, the offset of the group for the next byte
+ * (its index times 256: the entry for byte b is at offset e | b). A lookup
+ * is one load per stride down to the first leaf: one for a miss or a route
+ * of /24 or shorter, four for a /48 (24, 32, 40, 48); a stride below tbl24
+ * costs five instructions (the byte, an or, the load, a test and branch).
  *
  * Updates follow the IPv4 FIB (ip4_fib.h): every entry has a depth, the
  * length of the route it holds, kept in a control-side array the lookups
@@ -68,21 +70,36 @@ struct ip6_fib_config {
 	enum ip6_fib_mem mem; /* default IP6_FIB_MEM_AUTO */
 	uint32_t max_routes;  /* default 0: bounded only by the groups */
 	uint32_t n_groups;    /* 256-entry groups (1 KB of table and 256 B of
-	                       * depths each); default 65536, at most 2^24 */
+	                       * depths each); default 65536, at most 2^23 */
 };
 
 struct ip6_fib;
 
 /* The entries' layout, public so that the lookups inline. A leaf entry IS
  * its result (bit 31 clear, value < IP6_FIB_RESULT_LIMIT). */
-#define IP6_FIB_E_EXT (1u << 31) /* the rest is a group index */
-#define IP6_FIB_E_GROUP_MASK (IP6_FIB_E_EXT - 1)
+#define IP6_FIB_E_EXT (1u << 31) /* bits 8..30: a group's index; 0..7 zero */
+#define IP6_FIB_GROUPS_MAX (1u << 23)
+
+/* The group an EXT entry leads to, and the EXT entry leading to group g. */
+static inline uint32_t ip6_fib_e_group(uint32_t e)
+{
+	return (e & ~IP6_FIB_E_EXT) >> 8;
+}
+
+static inline uint32_t ip6_fib_e_ext(uint32_t g)
+{
+	return IP6_FIB_E_EXT | g << 8;
+}
 
 /* The first member of every struct ip6_fib: the lookups reach the tables
  * with no call. Fixed for the FIB's life. */
 struct ip6_fib_tables {
 	const uint32_t *tbl24;  /* 1 << 24 entries */
 	const uint32_t *groups; /* n_groups << 8 entries */
+	/* The address of groups less IP6_FIB_E_EXT entries (an integer: it
+	 * points at no object): adding 4 (e | b) to it, for an EXT entry e and
+	 * a byte b, gives the address of entry b of e's group, with no mask. */
+	uintptr_t groups_ext;
 };
 
 /* The defaults, or what ip6_fib_config_set_default last set. */
@@ -176,35 +193,53 @@ static inline uint32_t ip6_fib_index24(const ip6_addr_a2 *a)
 
 /* One stride below entry e (EXT) for the address's byte b: the next entry.
  * Acquire: a group's entries were written before the store linking it. */
-static inline uint32_t ip6_fib_step(const struct ip6_fib_tables *t, uint32_t e, uint8_t b)
+static inline uint32_t ip6_fib_step(uintptr_t groups_ext, uint32_t e, uint8_t b)
 {
-	return __atomic_load_n(&t->groups[((size_t)(e & IP6_FIB_E_GROUP_MASK) << 8) | b],
+	return __atomic_load_n((const uint32_t *)(groups_ext + ((uintptr_t)(e | b) << 2)),
 			       __ATOMIC_ACQUIRE);
+}
+
+/* The rest of a lookup whose tbl24 entry is e, gx its tables' groups_ext
+ * (read by the caller before its acquire loads, which would otherwise make
+ * the compiler read it again after each). The first three strides (to /48,
+ * where half of the public table's prefixes end) unrolled, five
+ * instructions each, then a loop. */
+static inline uint32_t ip6_fib_finish(uintptr_t gx, uint32_t e, const ip6_addr_a2 *a)
+{
+	if (!(e & IP6_FIB_E_EXT))
+		return e;
+	e = ip6_fib_step(gx, e, a->s6_addr[3]);
+	if (!(e & IP6_FIB_E_EXT))
+		return e;
+	e = ip6_fib_step(gx, e, a->s6_addr[4]);
+	if (!(e & IP6_FIB_E_EXT))
+		return e;
+	e = ip6_fib_step(gx, e, a->s6_addr[5]);
+	/* At most 13 steps in all: no entry of the last stride is EXT. */
+	for (unsigned i = 6; __builtin_expect(e & IP6_FIB_E_EXT, 0); i++)
+		e = ip6_fib_step(gx, e, a->s6_addr[i]);
+	return e;
+}
+
+/* a's tbl24 entry, the first load of its lookup; ip6_fib_finish does the
+ * rest (a node holding tbl24 and groups_ext in locals across its frame). */
+static inline uint32_t ip6_fib_first(const uint32_t *tbl24, const ip6_addr_a2 *a)
+{
+	return __atomic_load_n(&tbl24[ip6_fib_index24(a)], __ATOMIC_ACQUIRE);
 }
 
 /* Longest-prefix match of one address: the route's result or IP6_FIB_MISS. */
 static inline uint32_t ip6_fib_lookup(const struct ip6_fib *fib, const ip6_addr_a2 *a)
 {
 	const struct ip6_fib_tables *t = ip6_fib_tables(fib);
-	uint32_t e = __atomic_load_n(&t->tbl24[ip6_fib_index24(a)], __ATOMIC_ACQUIRE);
-	/* At most 13 steps: no entry of the last stride is EXT. */
-	for (unsigned i = 3; __builtin_expect(e & IP6_FIB_E_EXT, 0); i++)
-		e = ip6_fib_step(t, e, a->s6_addr[i]);
-	return e;
+	const uintptr_t gx = t->groups_ext;
+	return ip6_fib_finish(gx, ip6_fib_first(t->tbl24, a), a);
 }
 
 /* Hint the first entry of a's lookup into cache. */
 static inline void ip6_fib_prefetch(const struct ip6_fib *fib, const ip6_addr_a2 *a)
 {
 	__builtin_prefetch(&ip6_fib_tables(fib)->tbl24[ip6_fib_index24(a)]);
-}
-
-/* The rest of a lookup whose tbl24 entry is e. */
-static inline uint32_t ip6_fib_finish(const struct ip6_fib_tables *t, uint32_t e, const ip6_addr_a2 *a)
-{
-	for (unsigned i = 3; __builtin_expect(e & IP6_FIB_E_EXT, 0); i++)
-		e = ip6_fib_step(t, e, a->s6_addr[i]);
-	return e;
 }
 
 /* Four lookups (a node's x4 loop; addresses by pointer, straight from the
@@ -219,14 +254,15 @@ static inline void ip6_fib_lookup_x4(const struct ip6_fib *fib, const ip6_addr_a
 {
 	const struct ip6_fib_tables *t = ip6_fib_tables(fib);
 	const uint32_t *tbl24 = t->tbl24;
-	uint32_t e0 = __atomic_load_n(&tbl24[ip6_fib_index24(a0)], __ATOMIC_ACQUIRE);
-	uint32_t e1 = __atomic_load_n(&tbl24[ip6_fib_index24(a1)], __ATOMIC_ACQUIRE);
-	uint32_t e2 = __atomic_load_n(&tbl24[ip6_fib_index24(a2)], __ATOMIC_ACQUIRE);
-	uint32_t e3 = __atomic_load_n(&tbl24[ip6_fib_index24(a3)], __ATOMIC_ACQUIRE);
-	out[0] = ip6_fib_finish(t, e0, a0);
-	out[1] = ip6_fib_finish(t, e1, a1);
-	out[2] = ip6_fib_finish(t, e2, a2);
-	out[3] = ip6_fib_finish(t, e3, a3);
+	const uintptr_t gx = t->groups_ext;
+	uint32_t e0 = ip6_fib_first(tbl24, a0);
+	uint32_t e1 = ip6_fib_first(tbl24, a1);
+	uint32_t e2 = ip6_fib_first(tbl24, a2);
+	uint32_t e3 = ip6_fib_first(tbl24, a3);
+	out[0] = ip6_fib_finish(gx, e0, a0);
+	out[1] = ip6_fib_finish(gx, e1, a1);
+	out[2] = ip6_fib_finish(gx, e2, a2);
+	out[3] = ip6_fib_finish(gx, e3, a3);
 }
 
 /* n lookups of a packed array (DPDK's layout, uint8_t[n][16]), in chunks of

@@ -15,7 +15,7 @@ _Static_assert(IP6_FIB_MEM_AUTO == 0 && IP6_FIB_MEM_HUGETLB == 1 && IP6_FIB_MEM_
 
 static const struct conf_key ip6_fib_keys[] = {
 	{ .name = "fib-groups", .type = CONF_UINT, CONF_FIELD(struct ip6_fib_conf, fib_groups), .def = "65536",
-	  .min = 1, .max = 1u << 24,
+	  .min = 1, .max = IP6_FIB_GROUPS_MAX,
 	  .doc = "256-entry groups of the IPv6 FIB (1.25 KB each, touched as used): ~0.65 per route of a "
 		 "public-table-shaped set" },
 	{ .name = "fib-memory", .type = CONF_ENUM, .choices = fib_memory_names, .def = "auto",

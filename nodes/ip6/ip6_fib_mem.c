@@ -14,7 +14,7 @@ _Static_assert(IP6_FIB_MEM_4K == (int)FIB_MEM_4K && IP6_FIB_PAGES_HUGETLB == (in
 
 #define HUGE_2M (2u << 20)
 #define N_GROUPS_DEFAULT 65536u
-#define N_GROUPS_MAX (1u << 24)
+#define N_GROUPS_MAX IP6_FIB_GROUPS_MAX /* EXT entries hold index << 8 */
 
 
 /* The enums share fib_mem.h's values. */
@@ -41,7 +41,7 @@ static size_t groups_bytes(uint32_t n_groups)
 static const char *config_error(const struct ip6_fib_config *c)
 {
 	if (c->n_groups < 1 || c->n_groups > N_GROUPS_MAX)
-		return "n_groups out of range 1..16777216";
+		return "n_groups out of range 1..8388608";
 	if (c->mem > IP6_FIB_MEM_4K)
 		return "unknown memory mode";
 	return NULL;
@@ -102,6 +102,7 @@ struct ip6_fib *ip6_fib_create(const struct ip6_fib_config *c, char *err, size_t
 	fib->n_free = c->n_groups;
 	fib->t.tbl24 = fib->tbl24;
 	fib->t.groups = fib->groups;
+	fib->t.groups_ext = (uintptr_t)fib->groups - (uintptr_t)IP6_FIB_E_EXT * sizeof(uint32_t);
 	return fib;
 nomem:
 	snprintf(err, err_len, "ip6 fib: out of memory (tbl24 %zu MB, %u groups of 1 KB%s)",

@@ -186,7 +186,7 @@ static const struct conf_case cases[] = {
 	  .msg = "unknown key 'a.so' in section 'plugins': expected one of path" },
 	{ .text = "plugins { path }", .line = 1, .col = 16, .msg = "missing value for 'path': found '}'" },
 	{ .text = "ip6 { fib-groups 0 }", .line = 1, .col = 18,
-	  .msg = "bad value '0' for 'fib-groups': out of range: expected 1 to 16777216" },
+	  .msg = "bad value '0' for 'fib-groups': out of range: expected 1 to 8388608" },
 	{ .text = "ip6 {\n  fib-memory huge\n}", .line = 2, .col = 14,
 	  .msg = "bad value 'huge' for 'fib-memory': expected one of: auto, hugetlb, 4k" },
 	{ .text = "linux-cp { eth0 { netns ctl } }", .line = 1, .col = 12,

@@ -258,6 +258,9 @@ START_TEST(test_errors_and_full)
 	c.n_groups = 0;
 	ck_assert_ptr_null(ip6_fib_create(&c, err, sizeof(err)));
 	ck_assert_ptr_nonnull(strstr(err, "n_groups"));
+	c.n_groups = IP6_FIB_GROUPS_MAX + 1; /* an EXT entry holds index << 8 */
+	ck_assert_ptr_null(ip6_fib_create(&c, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "n_groups out of range 1..8388608"));
 	ip6_fib_config_default(&c);
 	c.mem = (enum ip6_fib_mem)7;
 	ck_assert_ptr_null(ip6_fib_create(&c, err, sizeof(err)));
@@ -288,17 +291,17 @@ START_TEST(test_fold_and_quiesce)
 	struct in6_addr a = A("2001:db8:0:1::");
 	uint32_t e24 = t->tbl24[ip6_fib_index24(&a)];
 	ck_assert(e24 & IP6_FIB_E_EXT);
-	uint32_t e32 = ip6_fib_step(t, e24, 0xb8); /* the level-2 group */
+	uint32_t e32 = ip6_fib_step(t->groups_ext, e24, 0xb8); /* the level-2 group */
 	ck_assert(e32 & IP6_FIB_E_EXT);
 	ck_assert_int_eq(del(fib, "2001:db8:0:1::", 80), 0);
 	ip6_fib_stats(fib, &s);
 	ck_assert_uint_eq(s.n_groups_used, 1); /* the /32's group stays */
 	ck_assert_uint_eq(s.n_groups_pending, 6);
 	ck_assert_uint_eq(look(fib, "2001:db8:0:1::1"), 1);
-	ck_assert_uint_eq(ip6_fib_step(t, e24, 0xb8), 1); /* folded */
+	ck_assert_uint_eq(ip6_fib_step(t->groups_ext, e24, 0xb8), 1); /* folded */
 	/* a late reader in the retired level-2 group still finds the /32 */
 	for (uint32_t b = 0; b < 256; b++)
-		ck_assert_uint_eq(ip6_fib_step(t, e32, (uint8_t)b), 1);
+		ck_assert_uint_eq(ip6_fib_step(t->groups_ext, e32, (uint8_t)b), 1);
 	ck_assert_int_eq(del(fib, "2001:db8::", 32), 0);
 	ip6_fib_stats(fib, &s);
 	ck_assert_uint_eq(s.n_groups_used, 0);

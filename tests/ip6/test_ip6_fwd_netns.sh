@@ -7,14 +7,15 @@
 #   - A pings B and 2001:db8:9::1 across sluice, every request answered
 #     (after a warm-up: the first packets to an unresolved next hop are
 #     dropped while sluice's NS resolves it), replies with hop limit 63
-#     (B's 64 less sluice's one);
+#     (B's 64 less sluice's one), and B sees A's echo requests with hop
+#     limit 63 too (tcpdump on B: decremented once on the way out);
 #   - `show ip6 fib` lists the local, connected, host and /48 routes, its
 #     json the /48 via 2001:db8:2::2 resolved; `ip route del` removes it,
 #     and A's ping then gets sluice's Destination Unreachable, No route;
 #   - a 3 s TCP iperf3 -6 from A to B completes with bytes received;
 #   - a bad route command prints usage and changes nothing;
 #   - sluice exits 0 with every buffer returned.
-# Needs root, ip, ping, iperf3 (scripts/deps.sh test). Names carry the PID;
+# Needs root, ip, ping, iperf3, tcpdump (scripts/deps.sh test). Names carry the PID;
 # the trap removes namespaces, veths, iperf3 and sluice even on failure;
 # every wait is bounded.
 #
@@ -31,7 +32,7 @@ host_a=i6fa${id}h
 host_b=i6fb${id}h
 tmp=$(mktemp -d /tmp/sluice-ip6f-XXXXXX)
 . "$(dirname "$0")/../lib/netns.sh"
-netns_preflight ip ping iperf3 timeout
+netns_preflight ip ping iperf3 tcpdump timeout
 netns_make_pairs
 # IPv6 on the hosts (netns_make_pairs leaves it off), no DAD delay, no
 # offloads bigger than the MTU (GSO/TSO frames would meet sluice's MTU check).
@@ -75,6 +76,17 @@ for dst in 2001:db8:2::2 2001:db8:9::1; do
 	grep -q "icmp_seq=1 ttl=63 " "$tmp/ping" || { cat "$tmp/ping" >&2; fail "$dst: hop limit not 63"; }
 	echo "ping -6 $dst: $(grep -c 'ttl=63' "$tmp/ping") replies with hop limit 63; $(grep rtt "$tmp/ping")"
 done
+
+# ---- the hop limit the far host sees: A's 64 less sluice's one ----
+ip netns exec "$ns_b" timeout 10 tcpdump -l -nn -v -c 1 -i "$host_b" 'icmp6 and ip6[40] == 128' \
+	> "$tmp/dump" 2> "$tmp/dump.err" &
+dump_pid=$!
+for _ in $(seq 50); do grep -q "listening on" "$tmp/dump.err" && break; sleep 0.1; done
+timeout 10 ip netns exec "$ns_a" ping -6 -c 3 -i 0.3 -W 1 2001:db8:2::2 > /dev/null 2>&1
+wait "$dump_pid"
+dump_pid=
+grep -q "hlim 63," "$tmp/dump" || { cat "$tmp/dump" "$tmp/dump.err" >&2; fail "B saw an echo request without hop limit 63"; }
+echo "B sees A's echo requests with hop limit 63"
 
 # ---- the FIB ----
 ctl show ip6 fib > "$tmp/fib" || fail "show ip6 fib"
