@@ -86,8 +86,31 @@ struct frame *node_frame_open(struct node_runtime *target)
 	return f;
 }
 
+void node_spec_flush(struct node_runtime *rt)
+{
+	struct frame *f = container_of(rt->spec_end - FRAME_SIZE, struct frame, buffers[0]);
+	uint32_t n = (uint32_t)(rt->spec_to - (f->buffers + f->n_vectors));
+	f->n_vectors = (uint16_t)(f->n_vectors + n);
+	rt->arc_packets[rt->spec_next] += n;
+	rt->spec_to = rt->spec_end = NULL;
+}
+
+uint32_t *node_spec_open(struct node_runtime *rt, uint16_t next, uint32_t room)
+{
+	node_spec_close(rt);
+	struct node_runtime *t = rt->next[next];
+	struct frame *f = t->pending_tail;
+	if (!f || (uint32_t)(FRAME_SIZE - f->n_vectors) < room)
+		f = node_frame_open(t);
+	rt->spec_next = next;
+	rt->spec_to = f->buffers + f->n_vectors;
+	rt->spec_end = f->buffers + FRAME_SIZE;
+	return rt->spec_to;
+}
+
 void node_forward_frame(struct node_runtime *rt, uint16_t next, struct frame *frame)
 {
+	node_spec_close(rt);
 	rt->arc_packets[next] += frame->n_vectors;
 	pending_append(rt->next[next], frame);
 	rt->frame_taken = 1;
@@ -112,15 +135,21 @@ void node_suspend(struct node_runtime *rt, uint64_t ns)
 	stat_add(&rt->suspends, 1);
 }
 
-/* Count one call; returns its ticks (since the previous reading). */
-static inline uint64_t account(struct node_runtime *rt, uint32_t n, uint64_t *now)
+/* Count `calls` calls that produced n vectors in all; returns their ticks
+ * (since the previous reading). */
+static inline uint64_t account_calls(struct node_runtime *rt, uint32_t calls, uint32_t n, uint64_t *now)
 {
 	uint64_t t = cpu_ticks(), d = t - *now;
-	stat_add(&rt->calls, 1);
+	stat_add(&rt->calls, calls);
 	stat_add(&rt->vectors, n);
 	stat_add(&rt->clocks, d);
 	*now = t;
 	return d;
+}
+
+static inline uint64_t account(struct node_runtime *rt, uint32_t n, uint64_t *now)
+{
+	return account_calls(rt, 1, n, now);
 }
 
 /* A call without a frame (an input or process node polled): its ticks go
@@ -144,9 +173,44 @@ static inline void dispatch_frame(struct graph_thread *t, struct node_runtime *r
 		graph_trace_frame(rt, f);
 	rt->frame_taken = 0;
 	uint32_t n = rt->fn(rt, f);
+	node_spec_close(rt);
 	account(rt, n, now);
 	if (!rt->frame_taken)
 		graph_frame_free(t, f);
+}
+
+/* A visit of a node with several frames pending: one call each, back to
+ * back, with the clock read and the statistics written once for them all
+ * (show runtime's calls, vectors and clocks add up the same). When two
+ * producers filled frames for one node (2 sources feeding one stage), its
+ * second frame costs only the call. That is sluice's answer to rte_graph
+ * growing a node's stream past 256: the vector stays at most FRAME_SIZE
+ * (nodes size their stack arrays by it) and the frames of one visit run
+ * together (docs/graph.md). Out of line: one frame is the common visit. */
+static __attribute__((noinline)) uint64_t dispatch_frames(struct graph_thread *t, struct node_runtime *rt,
+							  struct frame *f, uint64_t now)
+{
+	bool taps = atomic_load_explicit(&t->graph->frame_taps, memory_order_relaxed) != 0;
+	uint32_t calls = 0, n = 0;
+	do {
+		struct frame *next = f->next;
+		if (likely(f->n_vectors)) {
+			if (unlikely(taps))
+				graph_trace_frame(rt, f);
+			rt->frame_taken = 0;
+			n += rt->fn(rt, f);
+			node_spec_close(rt);
+			calls++;
+			if (!rt->frame_taken)
+				graph_frame_free(t, f);
+		} else {
+			graph_frame_free(t, f);
+		}
+		f = next;
+	} while (f);
+	if (calls)
+		account_calls(rt, calls, n, &now);
+	return now;
 }
 
 /* Run pending frames until none are left, each node's clocks counted from
@@ -162,11 +226,10 @@ static uint64_t dispatch_pending(struct graph_thread *t, uint64_t now)
 		struct frame *f = rt->pending_head;
 		rt->pending_head = rt->pending_tail = NULL;
 		rt->scheduled = 0;
-		while (f) {
-			struct frame *next = f->next;
+		if (likely(f && !f->next))
 			dispatch_frame(t, rt, f, &now);
-			f = next;
-		}
+		else if (f)
+			now = dispatch_frames(t, rt, f, now);
 	}
 	return now;
 }
@@ -248,6 +311,7 @@ static uint32_t poll_inputs(struct graph_thread *t, uint64_t *now, uint64_t *idl
 	for (uint32_t i = 0; i < t->n_inputs; i++) {
 		struct node_runtime *rt = &t->rts[t->inputs[i]];
 		uint32_t n = rt->fn(rt, NULL);
+		node_spec_close(rt);
 		account_poll(rt, n, now, idle);
 		produced += n;
 	}
@@ -264,6 +328,7 @@ static void run_processes(struct graph_thread *t, uint64_t *now, uint64_t *idle)
 		struct node_runtime *rt = &t->rts[t->processes[i]];
 		if (poked || ns >= rt->next_run_ns) {
 			uint32_t n = rt->fn(rt, NULL);
+			node_spec_close(rt);
 			account_poll(rt, n, now, idle);
 		}
 		next = MIN(next, rt->next_run_ns);

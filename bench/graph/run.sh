@@ -13,8 +13,9 @@
 #   sluice $native, per-object stage                    differs: ISA
 #   sluice BEFORE's $before_isa, per-object stage       (with BEFORE=REV)
 #   `dpdk-test graph_perf_autotest`                     the peer
-# The per-object stage enqueues every object on its own (node_enqueue_x1),
-# as graph_perf_autotest's worker does (rte_node_enqueue_x4/_x2/_x1); the
+# The per-object stage hands objects on in fours and ones (node_enqueue_x4,
+# node_enqueue_x1), as graph_perf_autotest's worker does (rte_node_enqueue_x4
+# while the count left is a multiple of four, else _x1/_x2); the
 # run-splitting stage copies each next's run at once, which is less work on
 # the fan-out topologies (on the chains both forward whole frames).
 #
