@@ -126,7 +126,7 @@ bench_log "callgrind: classify node, vector 256, $CG_CALLS calls, $isa"
 cg_ir=$(awk '/^summary:/ {print $2}' "$out/cg.out")
 cg_pkts=$(awk '/^classify:/ {print $3}' "$out/cg.txt")
 for b in isa native; do
-	timeout 60 taskset -c "$CPU" "${!b}/bench/graph/sluice-bench-classify" --calls "$CL_CALLS" \
+	timeout 60 taskset -c "$CPU" "${!b}/bench/graph/sluice-bench-classify" --check --calls "$CL_CALLS" \
 		"${sluice_mem[@]}" >"$out/classify-$b.txt" 2>&1 || { cat "$out/classify-$b.txt" >&2; exit 1; }
 done
 cl_isa=$(awk '/^classify:/ {print $NF}' "$out/classify-isa.txt")
