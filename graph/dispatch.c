@@ -108,23 +108,41 @@ uint32_t *node_spec_open(struct node_runtime *rt, uint16_t next, uint32_t room)
 	return rt->spec_to;
 }
 
-void node_forward_frame(struct node_runtime *rt, uint16_t next, struct frame *frame)
+static inline void forward_frame(struct node_runtime *rt, uint16_t next, struct frame *frame)
 {
-	node_spec_close(rt);
 	rt->arc_packets[next] += frame->n_vectors;
 	pending_append(rt->next[next], frame);
 	rt->frame_taken = 1;
 }
 
+static __attribute__((noinline)) void forward_frame_after_close(struct node_runtime *rt, uint16_t next,
+								 struct frame *frame)
+{
+	node_spec_flush(rt);
+	forward_frame(rt, next, frame);
+}
+
+/* The close out of line, reached by a tail jump: the common path (nothing
+ * open) stays a leaf, without saving registers for a call. */
+void node_forward_frame(struct node_runtime *rt, uint16_t next, struct frame *frame)
+{
+	if (unlikely(rt->spec_end)) {
+		forward_frame_after_close(rt, next, frame);
+		return;
+	}
+	forward_frame(rt, next, frame);
+}
+
 void node_enqueue_to_nexts(struct node_runtime *rt, const uint32_t *bi, const uint16_t *nexts, uint32_t n)
 {
+	node_spec_close(rt);
 	uint32_t i = 0;
 	while (i < n) {
 		uint16_t nx = nexts[i];
 		uint32_t j = i + 1;
 		while (j < n && nexts[j] == nx)
 			j++;
-		node_enqueue(rt, nx, bi + i, j - i);
+		node_enqueue_open(rt, nx, bi + i, j - i);
 		i = j;
 	}
 }
@@ -135,21 +153,15 @@ void node_suspend(struct node_runtime *rt, uint64_t ns)
 	stat_add(&rt->suspends, 1);
 }
 
-/* Count `calls` calls that produced n vectors in all; returns their ticks
- * (since the previous reading). */
-static inline uint64_t account_calls(struct node_runtime *rt, uint32_t calls, uint32_t n, uint64_t *now)
+/* Count one call; returns its ticks (since the previous reading). */
+static inline uint64_t account(struct node_runtime *rt, uint32_t n, uint64_t *now)
 {
 	uint64_t t = cpu_ticks(), d = t - *now;
-	stat_add(&rt->calls, calls);
+	stat_add(&rt->calls, 1);
 	stat_add(&rt->vectors, n);
 	stat_add(&rt->clocks, d);
 	*now = t;
 	return d;
-}
-
-static inline uint64_t account(struct node_runtime *rt, uint32_t n, uint64_t *now)
-{
-	return account_calls(rt, 1, n, now);
 }
 
 /* A call without a frame (an input or process node polled): its ticks go
@@ -161,8 +173,9 @@ static inline void account_poll(struct node_runtime *rt, uint32_t n, uint64_t *n
 		*idle += d;
 }
 
-static inline void dispatch_frame(struct graph_thread *t, struct node_runtime *rt, struct frame *f,
-				  uint64_t *now)
+/* One call with a frame: its calls and vectors counted here, its clocks by
+ * the visit (dispatch_pending). */
+static inline void dispatch_frame(struct graph_thread *t, struct node_runtime *rt, struct frame *f)
 {
 	if (unlikely(f->n_vectors == 0)) {
 		graph_frame_free(t, f);
@@ -174,48 +187,25 @@ static inline void dispatch_frame(struct graph_thread *t, struct node_runtime *r
 	rt->frame_taken = 0;
 	uint32_t n = rt->fn(rt, f);
 	node_spec_close(rt);
-	account(rt, n, now);
+	stat_add(&rt->calls, 1);
+	stat_add(&rt->vectors, n);
 	if (!rt->frame_taken)
 		graph_frame_free(t, f);
 }
 
-/* A visit of a node with several frames pending: one call each, back to
- * back, with the clock read and the statistics written once for them all
- * (show runtime's calls, vectors and clocks add up the same). When two
- * producers filled frames for one node (2 sources feeding one stage), its
- * second frame costs only the call. That is sluice's answer to rte_graph
- * growing a node's stream past 256: the vector stays at most FRAME_SIZE
- * (nodes size their stack arrays by it) and the frames of one visit run
- * together (docs/graph.md). Out of line: one frame is the common visit. */
-static __attribute__((noinline)) uint64_t dispatch_frames(struct graph_thread *t, struct node_runtime *rt,
-							  struct frame *f, uint64_t now)
-{
-	bool taps = atomic_load_explicit(&t->graph->frame_taps, memory_order_relaxed) != 0;
-	uint32_t calls = 0, n = 0;
-	do {
-		struct frame *next = f->next;
-		if (likely(f->n_vectors)) {
-			if (unlikely(taps))
-				graph_trace_frame(rt, f);
-			rt->frame_taken = 0;
-			n += rt->fn(rt, f);
-			node_spec_close(rt);
-			calls++;
-			if (!rt->frame_taken)
-				graph_frame_free(t, f);
-		} else {
-			graph_frame_free(t, f);
-		}
-		f = next;
-	} while (f);
-	if (calls)
-		account_calls(rt, calls, n, &now);
-	return now;
-}
-
 /* Run pending frames until none are left, each node's clocks counted from
  * `now` (the caller's last reading: no read of its own). Returns the last
- * reading. By value: the reading stays in a register across the frames. */
+ * reading. By value: the reading stays in a register across the frames.
+ *
+ * A node that comes up runs every frame pending for it, one call each,
+ * back to back, and the clock is read once for the visit, not per frame
+ * (show runtime's clocks add up the same). When several producers filled
+ * frames for one node (2 sources feeding one stage; two ports' bursts
+ * meeting at ethernet-input), the second frame costs the call without a
+ * clock reading. That is sluice's answer to rte_graph growing a node's
+ * stream past 256: the vector stays at most FRAME_SIZE (nodes size their
+ * stack arrays by it) and the frames of one visit run together
+ * (docs/graph.md). */
 static uint64_t dispatch_pending(struct graph_thread *t, uint64_t now)
 {
 	while (t->ready_count) {
@@ -226,10 +216,14 @@ static uint64_t dispatch_pending(struct graph_thread *t, uint64_t now)
 		struct frame *f = rt->pending_head;
 		rt->pending_head = rt->pending_tail = NULL;
 		rt->scheduled = 0;
-		if (likely(f && !f->next))
-			dispatch_frame(t, rt, f, &now);
-		else if (f)
-			now = dispatch_frames(t, rt, f, now);
+		while (f) {
+			struct frame *next = f->next;
+			dispatch_frame(t, rt, f);
+			f = next;
+		}
+		uint64_t tk = cpu_ticks();
+		stat_add(&rt->clocks, tk - now);
+		now = tk;
 	}
 	return now;
 }

@@ -226,11 +226,9 @@ static inline void node_spec_close(struct node_runtime *rt)
 		node_spec_flush(rt);
 }
 
-/* Append n buffer indices to next node `next`, in order, opening frames as
- * needed. Every index is taken. */
-static inline void node_enqueue(struct node_runtime *rt, uint16_t next, const uint32_t *bi, uint32_t n)
+/* node_enqueue without closing the speculative frame (the caller did). */
+static inline void node_enqueue_open(struct node_runtime *rt, uint16_t next, const uint32_t *bi, uint32_t n)
 {
-	node_spec_close(rt);
 	struct node_runtime *t = rt->next[next];
 	rt->arc_packets[next] += n;
 	while (n) {
@@ -243,6 +241,14 @@ static inline void node_enqueue(struct node_runtime *rt, uint16_t next, const ui
 		bi += k;
 		n -= k;
 	}
+}
+
+/* Append n buffer indices to next node `next`, in order, opening frames as
+ * needed. Every index is taken. */
+static inline void node_enqueue(struct node_runtime *rt, uint16_t next, const uint32_t *bi, uint32_t n)
+{
+	node_spec_close(rt);
+	node_enqueue_open(rt, next, bi, n);
 }
 
 /* One buffer index to `next`. While consecutive calls name the same next
