@@ -178,6 +178,14 @@ struct node_runtime {
 	uint8_t type;
 	uint32_t trace_budget; /* input nodes: packets left to mark */
 	uint64_t *error_counts; /* this thread's counters, indexed by global error */
+	/* The speculative enqueue of node_enqueue_x1/_x4 (VPP keeps the same
+	 * three in a node's locals): the open frame of next spec_next, written
+	 * through spec_to up to spec_end while the next repeats. Its n_vectors
+	 * and the arc's count catch up when the node enqueues anywhere else or
+	 * its call returns (node_spec_close). spec_end NULL: nothing open. */
+	uint32_t *spec_to;
+	uint32_t *spec_end;
+	uint16_t spec_next;
 	/* runtime statistics, written by the owning thread only */
 	alignas(64) uint64_t calls;
 	uint64_t vectors;
@@ -202,9 +210,26 @@ static inline uint64_t stat_read(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-/* Append n buffer indices to next node `next`, in order, opening frames as
- * needed. Every index is taken. */
-static inline void node_enqueue(struct node_runtime *rt, uint16_t next, const uint32_t *bi, uint32_t n)
+/* The speculative frame's slow paths (out of line). node_spec_flush
+ * brings the open frame's count and the arc's up to date and forgets it;
+ * node_spec_open makes `next` the open one with room for at least `room`
+ * indices (<= FRAME_SIZE), opening a frame when its target's tail has
+ * less, and returns where to write. */
+void node_spec_flush(struct node_runtime *rt);
+uint32_t *node_spec_open(struct node_runtime *rt, uint16_t next, uint32_t room);
+
+/* Close the speculative frame, if any. The engine calls it when a node's
+ * call returns; every other enqueue helper calls it first, so a node may
+ * mix them freely. Code that enqueues with _x1/_x4 outside a node call (a
+ * loop hook) calls it after its last one. */
+static inline void node_spec_close(struct node_runtime *rt)
+{
+	if (rt->spec_end)
+		node_spec_flush(rt);
+}
+
+/* node_enqueue without closing the speculative frame (the caller did). */
+static inline void node_enqueue_open(struct node_runtime *rt, uint16_t next, const uint32_t *bi, uint32_t n)
 {
 	struct node_runtime *t = rt->next[next];
 	rt->arc_packets[next] += n;
@@ -220,17 +245,63 @@ static inline void node_enqueue(struct node_runtime *rt, uint16_t next, const ui
 	}
 }
 
+/* Append n buffer indices to next node `next`, in order, opening frames as
+ * needed. Every index is taken. */
+static inline void node_enqueue(struct node_runtime *rt, uint16_t next, const uint32_t *bi, uint32_t n)
+{
+	node_spec_close(rt);
+	node_enqueue_open(rt, next, bi, n);
+}
+
+/* One buffer index to `next`. While consecutive calls name the same next
+ * it is one compare, one store and a pointer bump (the speculative frame:
+ * no per-object count, no lookup of the target); a different next closes
+ * that frame and opens the new next's. For a node's function: see
+ * node_spec_close for other callers. */
 static inline void node_enqueue_x1(struct node_runtime *rt, uint16_t next, uint32_t bi)
 {
-	node_enqueue(rt, next, &bi, 1);
+	uint32_t *to = rt->spec_to;
+	if (unlikely(next != rt->spec_next || to == rt->spec_end))
+		to = node_spec_open(rt, next, 1);
+	*to = bi;
+	rt->spec_to = to + 1;
+}
+
+/* Four buffer indices bi[0..3] to next0..next3. When all four go to the
+ * open speculative next with room for four it is four stores and one
+ * bump; when all four go to one other next, that next is opened once with
+ * room for four; otherwise each goes as node_enqueue_x1. Given the same
+ * variable four times (four objects to one next, as rte_node_enqueue_x4),
+ * the compiler folds the comparisons between them away. */
+static inline void node_enqueue_x4(struct node_runtime *rt, const uint32_t *bi, uint16_t next0, uint16_t next1,
+				   uint16_t next2, uint16_t next3)
+{
+	uint32_t b0 = bi[0], b1 = bi[1], b2 = bi[2], b3 = bi[3];
+	if (likely(next0 == next1 && next0 == next2 && next0 == next3)) {
+		uint32_t *to = rt->spec_to;
+		if (unlikely(next0 != rt->spec_next || rt->spec_end - to < 4))
+			to = node_spec_open(rt, next0, 4);
+		to[0] = b0;
+		to[1] = b1;
+		to[2] = b2;
+		to[3] = b3;
+		rt->spec_to = to + 4;
+		return;
+	}
+	node_enqueue_x1(rt, next0, b0);
+	node_enqueue_x1(rt, next1, b1);
+	node_enqueue_x1(rt, next2, b2);
+	node_enqueue_x1(rt, next3, b3);
 }
 
 /* Slots for writing up to n indices straight into next's open frame
  * (n <= FRAME_SIZE). Write them, then call node_next_commit with how many
  * were used. Lets a node scatter packets over a few next nodes with one
- * store per packet. */
+ * store per packet. No _x1/_x4 between the two (they would write into the
+ * same slots). */
 static inline uint32_t *node_next_slots(struct node_runtime *rt, uint16_t next, uint32_t n)
 {
+	node_spec_close(rt);
 	struct node_runtime *t = rt->next[next];
 	struct frame *f = t->pending_tail;
 	if (unlikely(!f || (uint32_t)(FRAME_SIZE - f->n_vectors) < n))

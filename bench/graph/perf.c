@@ -10,12 +10,12 @@
  * A stage with several next nodes gives each next its share of the frame as
  * a contiguous run (the last next also takes the rounding remainder, as
  * rte_graph's test worker does). How it hands a run on is --stage:
- *   objects  (default) one object at a time, node_enqueue_x1 per buffer:
- *            the peer's work, whose worker walks each run calling
- *            rte_node_enqueue_x4 / _x2 / _x1 (each checks the next's room
- *            and stores the pointers) rather than copying the run at once;
- *            sluice has no _x4, so each object is one node_enqueue_x1 call
- *            (node_enqueue with n = 1: a room check per object);
+ *   objects  (default) the peer's work: its worker walks each run calling
+ *            rte_node_enqueue_x4 while the count left is a multiple of
+ *            four, else _x1 or _x2 (each checks the next's room and stores
+ *            the pointers) rather than copying the run at once; sluice's
+ *            stage makes the same walk with node_enqueue_x4 and
+ *            node_enqueue_x1 (two _x1 for the peer's _x2);
  *   runs     one node_enqueue per run (a memcpy of the run into the next's
  *            frame): less work than the peer on the fan-out topologies, so
  *            its figures are a labelled second row, never the matched one.
@@ -30,6 +30,8 @@
  *
  * Usage: sluice-bench-graph [--stage objects|runs] [--seconds S] [--warmup S]
  *                           [--cpu N] [--no-huge] [--tsv FILE] [--only NAME]
+ *                           [--loops N]
+ * --loops N runs N loops untimed instead (for callgrind: run_topo_loops).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -157,8 +159,36 @@ static uint32_t stage_runs_fn(struct node_runtime *rt, struct frame *frame)
 	return n;
 }
 
-/* --stage objects: the same shares, each object enqueued on its own, as
- * graph_perf_autotest's worker does. */
+/* k objects from bi to next as graph_perf_autotest's worker hands a run
+ * on: fours while the count left is a multiple of four, a single object
+ * while it is one more than one, two (as two singles: sluice has no _x2,
+ * the peer's rte_node_enqueue_x2) while two or three more. */
+static inline void stage_run_x4(struct node_runtime *rt, uint16_t next, const uint32_t *bi, uint32_t k)
+{
+	while (k) {
+		switch (k & 3) {
+		case 0:
+			node_enqueue_x4(rt, bi, next, next, next, next);
+			bi += 4;
+			k -= 4;
+			break;
+		case 1:
+			node_enqueue_x1(rt, next, bi[0]);
+			bi += 1;
+			k -= 1;
+			break;
+		default: /* 2 or 3: the peer's x2 */
+			node_enqueue_x1(rt, next, bi[0]);
+			node_enqueue_x1(rt, next, bi[1]);
+			bi += 2;
+			k -= 2;
+			break;
+		}
+	}
+}
+
+/* --stage objects: the same shares, objects handed on in fours and ones
+ * as graph_perf_autotest's worker does. */
 static uint32_t stage_objects_fn(struct node_runtime *rt, struct frame *frame)
 {
 	const struct bench_rt *d = rt->data;
@@ -168,14 +198,14 @@ static uint32_t stage_objects_fn(struct node_runtime *rt, struct frame *frame)
 		return n;
 	}
 	const uint32_t *bi = frame->buffers;
-	uint32_t i = 0;
+	uint32_t off = 0;
 	uint16_t last = (uint16_t)(d->n_next - 1);
 	for (uint16_t k = 0; k < last; k++) {
-		for (uint32_t end = i + d->pct[k] * n / 100; i < end; i++)
-			node_enqueue_x1(rt, k, bi[i]);
+		uint32_t c = d->pct[k] * n / 100;
+		stage_run_x4(rt, k, bi + off, c);
+		off += c;
 	}
-	for (; i < n; i++)
-		node_enqueue_x1(rt, last, bi[i]);
+	stage_run_x4(rt, last, bi + off, n - off);
 	return n;
 }
 
@@ -326,12 +356,34 @@ static void *sampler_main(void *arg)
 
 struct opts {
 	double seconds, warmup;
+	uint64_t loops; /* --loops: that many loops, untimed (callgrind) */
 	int cpu;
 	bool no_huge;
 	const char *tsv;
 	const char *only;
 	const char *stage;
 };
+
+/* --loops N: N loops of graph_main_poll and no sampler thread, so that a
+ * run under callgrind (--toggle-collect=graph_main_poll) is the same
+ * instructions every time; prints the objects through the sinks, which
+ * the collected Ir is divided by. */
+static int run_topo_loops(const struct topo *t, const struct opts *o, struct built *b)
+{
+	for (uint64_t i = 0; i < o->loops; i++)
+		graph_main_poll(b->g);
+	uint64_t through = 0;
+	for (uint32_t i = 0; i < b->n_nodes; i++) {
+		struct node_stats st;
+		graph_node_stats_total(b->g, 0, (uint32_t)graph_node_index(b->g, b->nodes[i].name), &st);
+		if (b->nodes[i].is_sink)
+			through += st.vectors;
+	}
+	printf("loops: %s %llu loops, %llu objects through the sinks\n", t->name,
+	       (unsigned long long)o->loops, (unsigned long long)through);
+	topo_free(b);
+	return 0;
+}
 
 static int run_topo(const struct topo *t, const struct opts *o, FILE *tsv)
 {
@@ -343,6 +395,8 @@ static int run_topo(const struct topo *t, const struct opts *o, FILE *tsv)
 			topo_free(&b);
 		return -1;
 	}
+	if (o->loops)
+		return run_topo_loops(t, o, &b);
 	double hz = cpu_ticks_per_second();
 	struct node_stats *s0 = calloc(b.n_nodes, sizeof(*s0));
 	struct node_stats *s1 = calloc(b.n_nodes, sizeof(*s1));
@@ -387,7 +441,7 @@ static int run_topo(const struct topo *t, const struct opts *o, FILE *tsv)
 static void usage(void)
 {
 	fprintf(stderr, "usage: sluice-bench-graph [--stage objects|runs] [--seconds S] [--warmup S] "
-			"[--cpu N] [--no-huge] [--tsv FILE] [--only TOPOLOGY]\n");
+			"[--cpu N] [--no-huge] [--tsv FILE] [--only TOPOLOGY] [--loops N]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -419,6 +473,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->only = v;
 		else if (strcmp(a, "--stage") == 0)
 			o->stage = v;
+		else if (strcmp(a, "--loops") == 0)
+			o->loops = strtoull(v, NULL, 10);
 		else {
 			usage();
 			return -1;

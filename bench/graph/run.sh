@@ -13,8 +13,9 @@
 #   sluice $native, per-object stage                    differs: ISA
 #   sluice BEFORE's $before_isa, per-object stage       (with BEFORE=REV)
 #   `dpdk-test graph_perf_autotest`                     the peer
-# The per-object stage enqueues every object on its own (node_enqueue_x1),
-# as graph_perf_autotest's worker does (rte_node_enqueue_x4/_x2/_x1); the
+# The per-object stage hands objects on in fours and ones (node_enqueue_x4,
+# node_enqueue_x1), as graph_perf_autotest's worker does (rte_node_enqueue_x4
+# while the count left is a multiple of four, else _x1/_x2); the
 # run-splitting stage copies each next's run at once, which is less work on
 # the fan-out topologies (on the chains both forward whole frames).
 #
@@ -125,7 +126,7 @@ bench_log "callgrind: classify node, vector 256, $CG_CALLS calls, $isa"
 cg_ir=$(awk '/^summary:/ {print $2}' "$out/cg.out")
 cg_pkts=$(awk '/^classify:/ {print $3}' "$out/cg.txt")
 for b in isa native; do
-	timeout 60 taskset -c "$CPU" "${!b}/bench/graph/sluice-bench-classify" --calls "$CL_CALLS" \
+	timeout 60 taskset -c "$CPU" "${!b}/bench/graph/sluice-bench-classify" --check --calls "$CL_CALLS" \
 		"${sluice_mem[@]}" >"$out/classify-$b.txt" 2>&1 || { cat "$out/classify-$b.txt" >&2; exit 1; }
 done
 cl_isa=$(awk '/^classify:/ {print $NF}' "$out/classify-isa.txt")

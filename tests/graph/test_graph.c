@@ -109,6 +109,108 @@ START_TEST(test_enqueue_spans_frames)
 }
 END_TEST
 
+/* The per-object helpers (node_enqueue_x1/_x4, the speculative frame)
+ * mixed with the bulk ones in one call, over two next indices that lead to
+ * the same node: each sink sees exactly its packets in order, each arc
+ * counts exactly what went along it, and no frame is overwritten. */
+enum { SPEC_NEXT_A, SPEC_NEXT_B, SPEC_NEXT_A2, SPEC_N_NEXT };
+#define SPEC_PACKETS 3000u
+
+static uint16_t spec_next_of(uint32_t s)
+{
+	if ((s / 5) % 2)
+		return SPEC_NEXT_B;
+	return s % 3 == 0 ? SPEC_NEXT_A2 : SPEC_NEXT_A;
+}
+
+static uint32_t spec_src_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)f;
+	static uint32_t made;
+	uint32_t bi[303];
+	uint32_t n = MIN(303u, SPEC_PACKETS - made);
+	if (!n)
+		return 0;
+	ck_assert_uint_eq(buffer_alloc(bi, n, -1), n);
+	for (uint32_t i = 0; i < n; i++)
+		tn_set_seq(bi[i], made + i);
+	made += n;
+	node_enqueue(rt, 0, bi, n);
+	return n;
+}
+
+/* Chunks of four, each by one way: _x4 with per-packet nexts, four _x1,
+ * or two node_enqueue and two node_next_slots/commit; the tail by _x1. */
+static uint32_t spec_split_fn(struct node_runtime *rt, struct frame *f)
+{
+	const uint32_t *bi = f->buffers;
+	uint32_t n = f->n_vectors, i = 0;
+	for (; i + 4 <= n; i += 4) {
+		uint16_t nx[4];
+		for (int k = 0; k < 4; k++)
+			nx[k] = spec_next_of(tn_seq(bi[i + k]));
+		switch ((tn_seq(bi[i]) / 4) % 3) {
+		case 0:
+			node_enqueue_x4(rt, bi + i, nx[0], nx[1], nx[2], nx[3]);
+			break;
+		case 1:
+			for (int k = 0; k < 4; k++)
+				node_enqueue_x1(rt, nx[k], bi[i + k]);
+			break;
+		default:
+			node_enqueue(rt, nx[0], bi + i, 1);
+			node_enqueue(rt, nx[1], bi + i + 1, 1);
+			for (int k = 2; k < 4; k++) {
+				*node_next_slots(rt, nx[k], 1) = bi[i + k];
+				node_next_commit(rt, nx[k], 1);
+			}
+			break;
+		}
+	}
+	for (; i < n; i++)
+		node_enqueue_x1(rt, spec_next_of(tn_seq(bi[i])), bi[i]);
+	return n;
+}
+
+static const struct node_reg spec_src_node = {
+	.name = "tn-spec-src", .type = NODE_TYPE_INPUT, .fn = spec_src_fn, .n_next = 1,
+	.next_nodes = { "tn-spec-split" }
+};
+static const struct node_reg spec_split_node = {
+	.name = "tn-spec-split", .fn = spec_split_fn, .n_next = SPEC_N_NEXT,
+	.next_nodes = { [SPEC_NEXT_A] = "tn-sink-a", [SPEC_NEXT_B] = "tn-sink-b", [SPEC_NEXT_A2] = "tn-sink-a" }
+};
+
+START_TEST(test_enqueue_x1_x4_mixed_with_bulk)
+{
+	tn_buffers(8192);
+	logs_alloc();
+	const struct node_reg *regs[] = { &spec_src_node, &spec_split_node, &tn_sink_a_node, &tn_sink_b_node };
+	struct graph *g = tn_graph(regs, ARRAY_LEN(regs));
+	for (int i = 0; i < 20; i++)
+		graph_main_poll(g);
+	uint32_t n_a = 0, n_b = 0;
+	uint64_t arc[SPEC_N_NEXT] = { 0 };
+	for (uint32_t s = 0; s < SPEC_PACKETS; s++) {
+		uint16_t nx = spec_next_of(s);
+		arc[nx]++;
+		if (nx == SPEC_NEXT_B)
+			ck_assert_uint_eq(tn_sink_logs[1]->seq[n_b++], s);
+		else
+			ck_assert_uint_eq(tn_sink_logs[0]->seq[n_a++], s);
+	}
+	ck_assert_uint_eq(tn_sink_logs[0]->n, n_a);
+	ck_assert_uint_eq(tn_sink_logs[1]->n, n_b);
+	uint32_t split = (uint32_t)graph_node_index(g, "tn-spec-split");
+	for (uint16_t k = 0; k < SPEC_N_NEXT; k++)
+		ck_assert_uint_eq(graph_arc_packets(g, split, k), arc[k]);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	graph_destroy(g);
+	logs_free();
+	buffer_main_free();
+}
+END_TEST
+
 START_TEST(test_missing_next_names_both_nodes)
 {
 	char err[256] = "";
@@ -347,6 +449,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_enqueue_keeps_per_next_order);
 	tcase_add_test(tc, test_enqueue_spans_frames);
+	tcase_add_test(tc, test_enqueue_x1_x4_mixed_with_bulk);
 	tcase_add_test(tc, test_missing_next_names_both_nodes);
 	tcase_add_test(tc, test_duplicate_node_refused);
 	tcase_add_test(tc, test_set_next_repoints_arc);
