@@ -64,7 +64,7 @@
 #define HQOS_QUEUE_LIMIT_MAX 65536u
 #define HQOS_DROP_STASH 256      /* CoDel drops a dequeue may leave for take_drops */
 #define HQOS_DEFAULT_ID 0        /* "default": packets no match selects */
-#define HQOS_IMPAIR_MAX 64       /* impaired subscribers per port (an impairer is ~150 KB) */
+#define HQOS_IMPAIR_MAX 64       /* impaired subscribers per port (~150 KB + its pool: impair.h) */
 #define HQOS_DROP_IMPAIR_LIMIT 16 /* opaque[4] of a packet an impairer released into a full queue */
 
 enum hqos_match_kind {

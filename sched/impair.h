@@ -35,8 +35,13 @@
  * draws are a table lookup with linear interpolation into a 4097-point
  * inverse CDF built once (libm at build time only, never per packet).
  *
- * Held packets are linked through opaque[0..3]; their departure time is in
- * timestamp_ns from enqueue on (the test hook: a test reads it there).
+ * A slot holds its packets' indices in 64-byte chunks of 14, linked, from
+ * a pool allocated when an impairment is first set (or at the first
+ * enqueue) and grown by set_max_held, sized for max_held however the
+ * packets spread: 64 B x (min(H, H/14 + 2 min(H, 17408)) + 2) for
+ * max_held H (262 KB at 4096, 2.5 MB at 65536). A held packet's departure
+ * time is in timestamp_ns from enqueue on (the test hook: a test reads it
+ * there); the rest of its header is untouched.
  * A dropped packet carries its reason in opaque[4]
  * (sched_impair_drop_reason).
  *
@@ -130,12 +135,14 @@ void sched_impair_destroy(struct sched_impair *m);
 int sched_impair_check(const struct sched_impair_config *c, char *err, size_t errlen);
 
 /* Apply c (checked) to packets from now on; held packets keep their
- * times. A nonzero seed restarts the generator from it. */
+ * times. A nonzero seed restarts the generator from it. -ENOMEM (nothing
+ * changed) when the slots' pool cannot be allocated. */
 int sched_impair_set(struct sched_impair *m, const struct sched_impair_config *c, char *err, size_t errlen);
 
 /* Whether c impairs anything at all. */
 bool sched_impair_active(const struct sched_impair_config *c);
 
+/* 0, -EINVAL for 0, or -ENOMEM when the pool cannot grow (unchanged). */
 int sched_impair_set_max_held(struct sched_impair *m, uint32_t max_held);
 
 /* Take n packets at now. Dropped ones (lost, over max-held) go to

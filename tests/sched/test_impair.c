@@ -13,7 +13,9 @@
  *   - duplicate, reorder (gap 1 and gap 5), corrupt shares within their
  *     99.9% intervals; duplicates and corrupted packets in fresh buffers,
  *     one bit flipped per corrupted packet;
- *   - rate: serialisation times exact; never early under every option.
+ *   - rate: serialisation times exact; never early under every option;
+ *   - one slot of 40 packets (its chunks) releases in arrival order, also
+ *     when half came through the coarse wheel.
  * Every seed is fixed: a run repeats bit for bit, so nothing can flake.
  */
 #include <check.h>
@@ -586,6 +588,91 @@ START_TEST(test_never_early)
 }
 END_TEST
 
+/* Dequeue at now, max per call, until nothing comes: each packet must be
+ * want[n], want[n + 1], ... in turn (at most `limit` in all); returns the
+ * new n. */
+static uint32_t drain_in_order(struct sched_impair *m, uint64_t now, uint32_t max, const uint32_t *want,
+			       uint32_t n, uint32_t limit)
+{
+	uint32_t out[16], k;
+	ck_assert_uint_le(max, 16);
+	while ((k = sched_impair_dequeue(m, now, out, max)) != 0) {
+		ck_assert_uint_le(n + k, limit);
+		for (uint32_t i = 0; i < k; i++)
+			ck_assert_uint_eq(out[i], want[n + i]);
+		buffer_free(out, k);
+		n += k;
+	}
+	return n;
+}
+
+/* One slot's packets (40: several of the slot's chunks) leave in arrival
+ * order: those due at a time inside the slot first, a few per call (the
+ * kept ones close up behind), then the rest once the slot is over. */
+START_TEST(test_slot_order)
+{
+	struct sched_impair *m = make("delay 1ms jitter 400ns seed 5", 100);
+	uint64_t slot = ((1001 * MS) >> 10) << 10, now0 = slot + 512 - MS, mid = slot + 512;
+	uint32_t bi[40], dropped[80], dup[40], n_dup, n;
+	uint64_t t[40];
+	ck_assert_uint_eq(buffer_alloc(bi, 40, -1), 40);
+	ck_assert_uint_eq(sched_impair_enqueue(m, bi, 40, now0, dropped, dup, &n_dup), 0);
+	uint32_t want[40], n_want = 0, n_due = 0;
+	uint64_t next = UINT64_MAX;
+	for (uint32_t i = 0; i < 40; i++) {
+		t[i] = buffer_get(bi[i])->timestamp_ns;
+		ck_assert_uint_eq(t[i] >> 10, slot >> 10); /* all in one slot */
+		if (t[i] <= mid)
+			want[n_want++] = bi[i];
+	}
+	n_due = n_want;
+	ck_assert(n_due > 5 && n_due < 35); /* both kinds, interleaved */
+	for (uint32_t i = 0; i < 40; i++)
+		if (t[i] > mid) {
+			want[n_want++] = bi[i];
+			next = t[i] < next ? t[i] : next;
+		}
+	n = drain_in_order(m, mid, 5, want, 0, n_due);
+	ck_assert_uint_eq(n, n_due);
+	ck_assert_uint_eq(sched_impair_held(m), 40 - n_due);
+	ck_assert_uint_eq(sched_impair_next_ns(m), next);
+	n = drain_in_order(m, slot + 1024, 4, want, n, 40);
+	ck_assert_uint_eq(n, 40);
+	ck_assert_uint_eq(sched_impair_held(m), 0);
+	struct sched_impair_stats st;
+	sched_impair_stats(m, &st);
+	ck_assert_uint_eq(st.released, 40);
+	sched_impair_destroy(m);
+}
+END_TEST
+
+/* A slot filled from both wheels: 20 packets filed beyond the horizon
+ * (delay 20ms, the coarse wheel), then 20 filed directly into the same
+ * fine slot (delay 1ms, before the wheel enters that page); entering the
+ * page puts the first 20 ahead (pushed at the front of the slot's
+ * chunks): all 40 leave in arrival order. */
+START_TEST(test_slot_both_wheels)
+{
+	char err[256];
+	struct sched_impair *m = make("delay 20ms", 100);
+	uint64_t page = 1ull << (10 + 14), s = (((1000 * MS) / page + 1) * page) + 100 * 1024 + 512;
+	uint32_t bi[40], dropped[80], dup[40], n_dup, out[16];
+	ck_assert_uint_eq(buffer_alloc(bi, 40, -1), 40);
+	ck_assert_uint_eq(sched_impair_enqueue(m, bi, 20, s - 20 * MS, dropped, dup, &n_dup), 0);
+	struct sched_impair_config c = { .delay_ns = MS };
+	ck_assert_int_eq(sched_impair_set(m, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sched_impair_dequeue(m, s - MS, out, 16), 0); /* the page before */
+	ck_assert_uint_eq(sched_impair_enqueue(m, bi + 20, 20, s - MS, dropped, dup, &n_dup), 0);
+	for (uint32_t i = 0; i < 40; i++)
+		ck_assert_uint_eq(buffer_get(bi[i])->timestamp_ns, s);
+	ck_assert_uint_eq(sched_impair_next_ns(m), s);
+	uint32_t n = drain_in_order(m, s, 16, bi, 0, 40);
+	ck_assert_uint_eq(n, 40);
+	ck_assert_uint_eq(sched_impair_held(m), 0);
+	sched_impair_destroy(m);
+}
+END_TEST
+
 /* The words: accepted, printed back the same, refused with the reason. */
 START_TEST(test_parse)
 {
@@ -651,6 +738,8 @@ static Suite *impair_suite(void)
 	tcase_add_test(tc, test_reorder);
 	tcase_add_test(tc, test_rate);
 	tcase_add_test(tc, test_never_early);
+	tcase_add_test(tc, test_slot_order);
+	tcase_add_test(tc, test_slot_both_wheels);
 	tcase_add_test(tc, test_parse);
 	suite_add_tcase(s, tc);
 	return s;
