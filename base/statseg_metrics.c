@@ -89,6 +89,12 @@ static const struct {
 	  "The listener's own CPU time in its longest kind of hold since clear lcp", 1e-9 },
 	{ "/lcp/netlink/routes-changed-unix-ns", "sluice_lcp_netlink_routes_changed_timestamp_seconds",
 	  "When the count of Linux routes in sluice last changed (Unix time)", 1e-9 },
+	{ "/lcp/netlink/hold-cpu-ns", "sluice_lcp_netlink_hold_cpu_seconds",
+	  "The listeners' own CPU time inside their barrier holds, summed", 1e-9 },
+	{ "/lcp/netlink/free-ns", "sluice_lcp_netlink_free_seconds",
+	  "Time the listeners spent freeing route-store memory after their holds' releases", 1e-9 },
+	{ "/lcp/netlink/prefault-ns", "sluice_lcp_netlink_prefault_seconds",
+	  "Time the listeners spent prefaulting FIB pages before their holds", 1e-9 },
 };
 
 /* ---- names ---- */

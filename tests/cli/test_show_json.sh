@@ -83,7 +83,7 @@ python3 - "$sluicectl" "$tmp/cli.sock" "$tmp/help.json" "$tmp/all.json" <<'PY' |
 import json, re, subprocess, sys
 ctl, sock, help_file, out_file = sys.argv[1:]
 # Words for commands whose usage needs one.
-args_for = {"show node": ["pg-input"]}
+args_for = {"show node": ["pg-input"], "show interface features": ["eth0"]}
 # Top-level arrays kept for the tests and scripts that read them.
 array_ok = {"show interface"}
 commands = json.load(open(help_file))["commands"]
