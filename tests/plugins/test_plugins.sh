@@ -17,7 +17,8 @@
 # (b) Refusals at start: each exits 2 before any stage starts, naming the
 #     plugin's path and the reason (file or directory writable by others,
 #     not owned by root or us when run as root, another API version, other
-#     struct sizes, a node, driver, section or CLI command that exists, a failing init,
+#     struct sizes, a node, driver, section or CLI command that exists,
+#     stats segment counters under a built-in prefix, a failing init,
 #     an unresolved symbol, no descriptor, an enabled file that is not
 #     there); a good plugin loaded before a bad one does not make a start.
 # (c) Out of the tree: meson install --destdir, every installed header
@@ -408,7 +409,8 @@ for case in "version|built for plugin API version 1000, this sluice has version 
 	"dup_section|registers startup.conf section 'unix', which exists already" \
 	"dup_cli|registers CLI command 'show plugins', which exists already" \
 	"dup_driver|registers driver 'null', which exists already" \
-	"many_drivers|registers [0-9]+ driver\\(s\\) the driver table \\(16 entries\\) has no room for"; do
+	"many_drivers|registers [0-9]+ driver\\(s\\) the driver table \\(16 entries\\) has no room for" \
+	"counters|statseg counters: prefix '/if/mine' is inside the built-in '/if'"; do
 	name=${case%%|*}
 	d=$(plugin_dir "bad-$name" "$(bad_so "$name")")
 	expect_refused "bad_$name.so" "path $d" "error: plugin $(esc "$d")/bad_$name\.so: ${case#*|}"
