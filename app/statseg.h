@@ -102,8 +102,9 @@ struct statseg_counters {
 	void (*collect)(struct graph *g, struct statseg_rows *rows);
 };
 
-/* Register a provider (c must outlive the process: a static). 0, or
- * -EINVAL (a name breaks the rules above, or the prefix is another
+/* Register a provider (c must outlive the process: a static), before
+ * the segment starts: from a constructor, a plugin's init or a
+ * subsystem's set-up. 0, or -EBUSY (the segment's thread runs), -EINVAL (a name breaks the rules above, or the prefix is another
  * provider's, inside it, or a built-in one: /sys /timers /if /node /err
  * /buffer /dist /sched /cli /log /lcp) or -ENOSPC (table full), with the
  * reason in err. */

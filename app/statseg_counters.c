@@ -10,6 +10,7 @@
  * of the shape, so the directory is rebuilt with them. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ static struct provider {
 } providers[STATSEG_COUNTERS_MAX];
 static uint32_t n_providers;
 static uint32_t n_refused;
+static atomic_bool frozen; /* the segment's thread runs: it reads the table unlocked */
 static char refused_why[160];
 
 /* The writer's own top-level names. */
@@ -118,6 +120,11 @@ static int check(const struct statseg_counters *c, char *err, size_t errlen)
 
 int statseg_counters_register(const struct statseg_counters *c, char *err, size_t errlen)
 {
+	if (atomic_load(&frozen)) {
+		snprintf(err, errlen, "statseg counters %s: registered after the stats segment started",
+			 c && c->prefix ? c->prefix : "(null)");
+		return -EBUSY;
+	}
 	int rc = check(c, err, errlen);
 	if (rc)
 		return rc;
@@ -134,6 +141,11 @@ void statseg_counters_register_ctor(const struct statseg_counters *c)
 {
 	if (statseg_counters_register(c, refused_why, sizeof(refused_why)))
 		n_refused++;
+}
+
+void statseg_counters_freeze(bool on)
+{
+	atomic_store(&frozen, on);
 }
 
 uint32_t statseg_counters_refused(const char **why)

@@ -142,6 +142,9 @@ void statseg_lcp_fill(struct statseg_writer *w);
 
 /* app/statseg_counters.c: the registered providers' entries. _shape
  * collects every provider's rows for this pass (the others use them). */
+/* On while the segment's thread runs (statseg_start .. statseg_stop):
+ * registrations are then refused. */
+void statseg_counters_freeze(bool on);
 void statseg_counters_shape(struct graph *g, struct statseg_counters_shape *s);
 void statseg_counters_layout(struct statseg_writer *w, const struct statseg_counters_shape *s);
 void statseg_counters_names(struct statseg_writer *w, const struct statseg_counters_shape *s);
