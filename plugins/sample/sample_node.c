@@ -65,9 +65,15 @@ static struct sample_flow *flow_slot(struct sample_flows *ft, const struct sampl
 		if (!f->used) {
 			if (ft->n_used >= sample_conf.max_flows)
 				return NULL;
-			*f = *k;
-			/* After the key: the stats segment's reader
-			 * (sample_stats.c) takes a used slot's key as final. */
+			/* The key field by field (a free slot's counts are 0):
+			 * `used` is the stats segment reader's (sample_stats.c)
+			 * to load while this runs, set after the key, which it
+			 * then takes as final. */
+			f->src = k->src;
+			f->dst = k->dst;
+			f->sport = k->sport;
+			f->dport = k->dport;
+			f->proto = k->proto;
 			__atomic_store_n(&f->used, 1, __ATOMIC_RELEASE);
 			ft->n_used++;
 			return f;
