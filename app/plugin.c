@@ -15,6 +15,7 @@
 #include "app/conf_private.h"
 #include "app/plugin.h"
 #include "app/plugin_loader.h"
+#include "app/statseg.h"
 #include "sluice_version.h"
 
 static struct plugin_info plugins[PLUGIN_MAX];
@@ -127,6 +128,7 @@ static int load_one(struct plugin_info *p, char *err, size_t errlen)
 	uint32_t nodes0 = node_registry_count(), drivers0 = conf_driver_count();
 	uint32_t sections0 = conf_section_count(), dropped0 = conf_section_dropped();
 	uint32_t twice0 = cli_command_twice(NULL), drv_dropped0 = dev_driver_dropped();
+	uint32_t ctr_refused0 = statseg_counters_refused(NULL);
 	int rc = check_owner(p->path, false, err, errlen);
 	if (rc)
 		return rc;
@@ -142,6 +144,9 @@ static int load_one(struct plugin_info *p, char *err, size_t errlen)
 	rc = check_desc(d, p->path, err, errlen);
 	if (rc == 0)
 		rc = check_registered(nodes0, drivers0, sections0, dropped0, twice0, drv_dropped0, p->path, err, errlen);
+	const char *why_ctr;
+	if (rc == 0 && statseg_counters_refused(&why_ctr) != ctr_refused0)
+		rc = refuse(err, errlen, p->path, "%s", why_ctr);
 	if (rc)
 		return rc;
 	char why[CONF_MSG_SIZE] = "";

@@ -256,6 +256,7 @@ static void shape_get(struct graph *g, struct shape *s)
 	}
 	s->n_deletes = atomic_load(&n_deletes);
 	statseg_sched_shape(&s->sched);
+	statseg_counters_shape(g, &s->counters);
 	s->dist = dist_attached();
 	if (s->dist) {
 		struct dist_stats ds;
@@ -284,6 +285,7 @@ static void fill_names(struct statseg_writer *w, const struct shape *s, struct g
 	statseg_put_elem(w, w->e.tsc_hz, 0, 0, 0, (uint64_t)cpu_ticks_per_second());
 	statseg_sched_names(w, s);
 	statseg_lcp_names(w);
+	statseg_counters_names(w, &s->counters);
 }
 
 /* A thread's timer service (none before timer_services_install: zeros). */
@@ -384,6 +386,7 @@ static void fill_values(struct statseg_writer *w, const struct shape *s, struct 
 	fill_dist(w, s);
 	statseg_sched_fill(w, s, g);
 	statseg_lcp_fill(w);
+	statseg_counters_fill(w, &s->counters);
 }
 
 /* ---- passes ---- */
@@ -402,6 +405,7 @@ static int layout(struct statseg_writer *w, const struct shape *s, struct graph 
 	layout_dist(w, s);
 	statseg_sched_layout(w, s);
 	statseg_lcp_layout(w);
+	statseg_counters_layout(w, &s->counters);
 	uint64_t data = ROUND_UP(sizeof(struct statseg_header) + (uint64_t)w->n_dir * sizeof(struct statseg_entry), 64);
 	if (w->overflow || data + w->data_used > w->size)
 		return -ENOSPC;

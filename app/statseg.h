@@ -75,6 +75,58 @@ int statseg_status(struct statseg_status *st);
  * it); -1 when not started. */
 int statseg_reader_fd(void);
 
+/* ---- counters of a subsystem or a plugin (app/statseg_counters.c) ----
+ *
+ * A provider names a table: rows it names at each pass, columns fixed at
+ * registration, a u64 per cell. The segment gets PREFIX/names (a name
+ * vector of the rows, dimension row_dim) and PREFIX/COLUMN for each
+ * column (a counter or gauge vector labelled by those names). The writer
+ * calls collect once per pass on its own thread, under the CLI command
+ * lock (no command, no interface or thread change meanwhile), never under
+ * the barrier: collect reads words the datapath stores atomically (relaxed
+ * stores of its counters, a release store of whatever makes a row exist)
+ * with the matching loads, and must not block. When the rows' number or
+ * names change the directory is rebuilt (a new epoch); otherwise only the
+ * values are copied. With no rows the entries are absent. */
+#define STATSEG_COUNTERS_MAX 16        /* providers */
+#define STATSEG_COUNTERS_MAX_COLUMNS 8 /* columns of one provider */
+
+struct statseg_rows; /* the rows of one pass, filled by collect */
+
+struct statseg_counters {
+	const char *prefix;  /* "/plugins/NAME/...": '/'-separated [a-z0-9_-] words, < 100 bytes */
+	const char *row_dim; /* what a row is ("flow"): [a-z0-9_-], < 16 bytes */
+	uint32_t n_columns;  /* 1 .. STATSEG_COUNTERS_MAX_COLUMNS */
+	const char *const *columns; /* their names: [a-z0-9_-], unique, not "names" */
+	bool gauges;         /* values go up and down (default: counters, that only go up) */
+	void (*collect)(struct graph *g, struct statseg_rows *rows);
+};
+
+/* Register a provider (c must outlive the process: a static), before
+ * the segment starts: from a constructor, a plugin's init or a
+ * subsystem's set-up. 0, or -EBUSY (the segment's thread runs), -EINVAL (a name breaks the rules above, or the prefix is another
+ * provider's, inside it, or a built-in one: /sys /timers /if /node /err
+ * /buffer /dist /sched /cli /log /lcp) or -ENOSPC (table full), with the
+ * reason in err. */
+int statseg_counters_register(const struct statseg_counters *c, char *err, size_t errlen);
+
+/* A plugin's way (static struct statseg_counters x = {...};
+ * STATSEG_COUNTERS_REGISTER(x)): a constructor, whose refusal the plugin
+ * loader reports with the plugin's path (statseg_counters_refused). */
+#define STATSEG_COUNTERS_REGISTER(c)                                                           \
+	static void __attribute__((constructor)) statseg_counters_register_##c(void)           \
+	{                                                                                      \
+		statseg_counters_register_ctor(&(c));                                          \
+	}
+void statseg_counters_register_ctor(const struct statseg_counters *c);
+/* Constructor registrations refused so far; *why (if not NULL) the last
+ * reason. */
+uint32_t statseg_counters_refused(const char **why);
+
+/* Inside collect: one row, its name (< 64 bytes, unique among the rows)
+ * and n_columns values. 0, or -ENOMEM (the row is left out). */
+int statseg_rows_add(struct statseg_rows *rows, const char *name, const uint64_t *values);
+
 /* ---- the segment itself (app/statseg.c), for the thread and tests ---- */
 
 struct statseg_writer;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "app/statseg.h"
 #include "base/statseg.h"
 #include "drivers/device.h"
 #include "sched/class.h"
@@ -44,6 +45,14 @@ struct statseg_sched_shape {
 	uint32_t imp_subs[DEV_MAX]; /* each hierarchy's (hqos_impair_count) */
 };
 
+/* What app/statseg_counters.c's entries describe: each provider's rows
+ * this pass and the generation of their names. */
+struct statseg_counters_shape {
+	uint32_t n; /* providers */
+	uint32_t n_rows[STATSEG_COUNTERS_MAX];
+	uint64_t gen[STATSEG_COUNTERS_MAX];
+};
+
 /* What the directory describes; a new directory when any of it changes. */
 struct shape {
 	uint32_t n_threads, n_nodes, n_errors, n_pools, n_ifs, max_rxq, max_txq;
@@ -56,6 +65,7 @@ struct shape {
 		char name[DEV_NAME_SIZE];
 	} devs[DEV_MAX];
 	struct statseg_sched_shape sched;
+	struct statseg_counters_shape counters;
 };
 
 /* Directory indices of the entries the copy pass fills (NONE: not laid out). */
@@ -80,6 +90,7 @@ struct entries {
 	uint32_t cli[N_CLI_COUNTERS];
 	uint32_t log[N_LOG_COUNTERS];
 	uint32_t lcp[N_LCP_SCALARS], lcp_reasons, lcp_ignored, lcp_kinds, lcp_applied;
+	uint32_t ctr_names[STATSEG_COUNTERS_MAX], ctr[STATSEG_COUNTERS_MAX][STATSEG_COUNTERS_MAX_COLUMNS];
 };
 
 struct statseg_writer {
@@ -128,5 +139,15 @@ void statseg_sched_fill(struct statseg_writer *w, const struct shape *s, struct 
 void statseg_lcp_layout(struct statseg_writer *w);
 void statseg_lcp_names(struct statseg_writer *w);
 void statseg_lcp_fill(struct statseg_writer *w);
+
+/* app/statseg_counters.c: the registered providers' entries. _shape
+ * collects every provider's rows for this pass (the others use them). */
+/* On while the segment's thread runs (statseg_start .. statseg_stop):
+ * registrations are then refused. */
+void statseg_counters_freeze(bool on);
+void statseg_counters_shape(struct graph *g, struct statseg_counters_shape *s);
+void statseg_counters_layout(struct statseg_writer *w, const struct statseg_counters_shape *s);
+void statseg_counters_names(struct statseg_writer *w, const struct statseg_counters_shape *s);
+void statseg_counters_fill(struct statseg_writer *w, const struct statseg_counters_shape *s);
 
 #endif

@@ -147,9 +147,12 @@ int statseg_start(const struct statseg_start_config *c, char *err, size_t errlen
 	ss.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ss.wake < 0 || fcntl(ss.l.fd, F_SETFL, O_NONBLOCK) < 0)
 		return start_fail(-errno, err, errlen, "socket set-up");
+	statseg_counters_freeze(true);
 	rc = pthread_create(&ss.thread, NULL, stats_thread, NULL);
-	if (rc)
+	if (rc) {
+		statseg_counters_freeze(false);
 		return start_fail(-rc, err, errlen, "thread");
+	}
 	pthread_setname_np(ss.thread, "sluice-stats");
 	ss.running = true;
 	base_log("statseg", "%s: %zu bytes, copied every %llu us", lc.listen, (size_t)c->conf->size,
@@ -191,6 +194,7 @@ void statseg_stop(void)
 			base_log("statseg", "cannot wake the stats thread: %s", strerror(errno));
 		pthread_join(ss.thread, NULL);
 		ss.running = false;
+		statseg_counters_freeze(false);
 	}
 	cli_listener_close(&ss.l);
 	if (ss.wake >= 0)

@@ -65,8 +65,16 @@ static struct sample_flow *flow_slot(struct sample_flows *ft, const struct sampl
 		if (!f->used) {
 			if (ft->n_used >= sample_conf.max_flows)
 				return NULL;
-			*f = *k;
-			f->used = 1;
+			/* The key field by field (a free slot's counts are 0):
+			 * `used` is the stats segment reader's (sample_stats.c)
+			 * to load while this runs, set after the key, which it
+			 * then takes as final. */
+			f->src = k->src;
+			f->dst = k->dst;
+			f->sport = k->sport;
+			f->dport = k->dport;
+			f->proto = k->proto;
+			__atomic_store_n(&f->used, 1, __ATOMIC_RELEASE);
 			ft->n_used++;
 			return f;
 		}
@@ -94,8 +102,10 @@ static void count_one(struct node_runtime *rt, struct sample_flows *ft, struct b
 		}
 		f = flow_slot(ft, &k);
 		if (likely(f != NULL)) {
-			f->packets++;
-			f->bytes += get16(ip + 2);
+			/* Relaxed stores (plain moves): the stats segment's
+			 * thread reads them while this thread counts. */
+			__atomic_store_n(&f->packets, f->packets + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&f->bytes, f->bytes + get16(ip + 2), __ATOMIC_RELAXED);
 		} else {
 			node_count_error(rt, SAMPLE_ERROR_TABLE_FULL, 1);
 		}

@@ -10,11 +10,13 @@
  *   BAD_DUP_CLI     registers a CLI command called show plugins
  *   BAD_DUP_DRIVER  registers a driver called null
  *   BAD_MANY_DRIVERS registers more drivers than the driver table holds
+ *   BAD_COUNTERS    registers stats segment counters under the built-in /if
  */
 #include <errno.h>
 #include <stdio.h>
 
 #include "app/plugin.h"
+#include "app/statseg.h"
 
 #if defined(BAD_VERSION)
 __attribute__((visibility("default"))) const struct sluice_plugin_desc sluice_plugin = {
@@ -102,6 +104,18 @@ MANY(0) MANY(1) MANY(2) MANY(3) MANY(4) MANY(5) MANY(6) MANY(7)
 MANY(8) MANY(9) MANY(10) MANY(11) MANY(12) MANY(13) MANY(14) MANY(15)
 _Static_assert(DEV_MAX_DRIVERS == 16, "one MANY per entry");
 SLUICE_PLUGIN(.name = "bad-many-drivers");
+#elif defined(BAD_COUNTERS)
+static void mine_collect(struct graph *g, struct statseg_rows *rows)
+{
+	(void)g;
+	(void)rows;
+}
+static const char *const mine_columns[] = { "packets" };
+static const struct statseg_counters mine = {
+	.prefix = "/if/mine", .row_dim = "row", .n_columns = 1, .columns = mine_columns, .collect = mine_collect,
+};
+STATSEG_COUNTERS_REGISTER(mine)
+SLUICE_PLUGIN(.name = "bad-counters");
 #else
 #error "build with one -DBAD_*"
 #endif

@@ -7,7 +7,9 @@
 #     the arcs and their packet counts); show sample flows json gives each
 #     flow's exact packets and bytes; show plugins json lists it loaded and
 #     a second file disabled; show config prints its section; the trace
-#     shows its record; clear sample flows empties the table. Again with
+#     shows its record; the stats segment's /plugins/sample/flows/ rows
+#     (sluice-stats) equal show sample flows json, flow by flow, and are
+#     gone after clear sample flows empties the table. Again with
 #     `sample { max-flows 1 }`: one flow counted, the other 10 packets
 #     counted as "flow table full". A second plugin, beside the sample,
 #     adds a driver: an interface of it made from startup.conf sends the
@@ -15,7 +17,8 @@
 # (b) Refusals at start: each exits 2 before any stage starts, naming the
 #     plugin's path and the reason (file or directory writable by others,
 #     not owned by root or us when run as root, another API version, other
-#     struct sizes, a node, driver, section or CLI command that exists, a failing init,
+#     struct sizes, a node, driver, section or CLI command that exists,
+#     stats segment counters under a built-in prefix, a failing init,
 #     an unresolved symbol, no descriptor, an enabled file that is not
 #     there); a good plugin loaded before a bad one does not make a start.
 # (c) Out of the tree: meson install --destdir, every installed header
@@ -24,15 +27,16 @@
 #     .so passes (a)'s checks in the in-tree daemon.
 # No root needed (the ownership case runs only as root). About 10 s.
 #
-#   test_plugins.sh SLUICE SLUICECTL SAMPLE_SO DRV_SO SRC_ROOT BUILD_ROOT BAD_SO...
+#   test_plugins.sh SLUICE SLUICECTL SLUICE_STATS SAMPLE_SO DRV_SO SRC_ROOT BUILD_ROOT BAD_SO...
 set -u
 sluice=$1
 sluicectl=$2
-sample=$3
-drv=$4
-src=$5
-build=$6
-shift 6
+stats=$3
+sample=$4
+drv=$5
+src=$6
+build=$7
+shift 7
 bad=("$@")
 N=10 # packets per flow
 . "$(dirname "$0")/../lib/daemon.sh"
@@ -105,10 +109,55 @@ for n in json.load(sys.stdin)["nodes"]:
 	fail "sample-flow saw ${n:-0} of $((2 * N)) packets"
 }
 
+# The segment's /plugins/sample/flows/ rows as "THREAD/PROTO/SRC:SPORT/DST:DPORT
+# PACKETS BYTES" lines, sorted (empty when the entries are absent).
+seg_rows() {
+	timeout 5 "$stats" -s "$tmp/stats.sock" --json dump '/plugins/sample/flows/*' > "$tmp/seg.json" || return 1
+	python3 - "$tmp/seg.json" <<'PY'
+import json, sys
+seg = {c["name"]: c for c in json.load(open(sys.argv[1]))["counters"]}
+if "/plugins/sample/flows/packets" not in seg:
+    sys.exit(0)
+pk = {v["flow"]: v["value"] for v in seg["/plugins/sample/flows/packets"]["values"]}
+by = {v["flow"]: v["value"] for v in seg["/plugins/sample/flows/bytes"]["values"]}
+assert set(pk) == set(by), (pk, by)
+for f in sorted(pk):
+    print(f, pk[f], by[f])
+PY
+}
+
+# The segment's rows equal show sample flows json ($1) exactly, within a
+# few of the writer's 20 ms passes.
+seg_flows() {
+	local want got=
+	want=$(python3 -c '
+import json, sys
+for f in json.load(open(sys.argv[1]))["flows"]:
+    print("%d/%d/%s:%d/%s:%d %d %d" % (f["thread"], f["proto"], f["src"], f["sport"], f["dst"], f["dport"], f["packets"], f["bytes"]))' "$1" | sort)
+	[ -n "$want" ] || fail "no flows to compare with the segment"
+	for _ in $(seq 50); do
+		got=$(seg_rows) || fail "sluice-stats dump: $(cat "$tmp/seg.json")"
+		[ "$got" = "$want" ] && return 0
+		sleep 0.1
+	done
+	fail "the segment's flows differ from show sample flows json: got '$got', want '$want'"
+}
+
+seg_flows_gone() {
+	local got=
+	for _ in $(seq 50); do
+		got=$(seg_rows) || fail "sluice-stats dump after clear"
+		[ -z "$got" ] && return 0
+		sleep 0.1
+	done
+	fail "the segment still has flows after clear sample flows: $got"
+}
+
 # (a): $1 the plugin directory the sample is in, $2 its file name.
 check_sample() {
 	local dir=$1 file=$2
-	write_conf "path $dir  plugin default { disable }  plugin $file { enable }" "sample { max-flows 16 }"
+	write_conf "path $dir  plugin default { disable }  plugin $file { enable }" \
+		"sample { max-flows 16 }  statseg { socket-name $tmp/stats.sock  update-interval 20ms }"
 	start
 	ctl trace add pg-input 1 > /dev/null || fail "trace add"
 	run_stream
@@ -152,8 +201,10 @@ PY
 	ctl show config > "$tmp/config" || fail "show config"
 	grep -A2 "^sample {" "$tmp/config" | grep -q "max-flows 16" || fail "show config: no sample section"
 	grep -q "^  plugin $file {" "$tmp/config" || fail "show config: no plugin block"
+	seg_flows "$tmp/flows.json"
 	ctl clear sample flows > /dev/null || fail "clear sample flows"
 	[ "$(ctl show sample flows)" = "no flows" ] || fail "flows left after clear"
+	seg_flows_gone
 	ctl show sample flows bogus > "$tmp/out" 2>&1 && fail "show sample flows bogus succeeded"
 	stop
 }
@@ -358,7 +409,8 @@ for case in "version|built for plugin API version 1000, this sluice has version 
 	"dup_section|registers startup.conf section 'unix', which exists already" \
 	"dup_cli|registers CLI command 'show plugins', which exists already" \
 	"dup_driver|registers driver 'null', which exists already" \
-	"many_drivers|registers [0-9]+ driver\\(s\\) the driver table \\(16 entries\\) has no room for"; do
+	"many_drivers|registers [0-9]+ driver\\(s\\) the driver table \\(16 entries\\) has no room for" \
+	"counters|statseg counters: prefix '/if/mine' is inside the built-in '/if'"; do
 	name=${case%%|*}
 	d=$(plugin_dir "bad-$name" "$(bad_so "$name")")
 	expect_refused "bad_$name.so" "path $d" "error: plugin $(esc "$d")/bad_$name\.so: ${case#*|}"

@@ -603,6 +603,113 @@ START_TEST(directory_follows_interfaces)
 }
 END_TEST
 
+
+/* ---- counters registered by a provider (app/statseg.h) ---- */
+
+static uint32_t prov_n;
+static const char *prov_names[3];
+static uint64_t prov_base;
+
+static void prov_collect(struct graph *gr, struct statseg_rows *rows)
+{
+	(void)gr;
+	for (uint32_t i = 0; i < prov_n; i++) {
+		const uint64_t v[2] = { prov_base + i, 10 * (prov_base + i) };
+		ck_assert_int_eq(statseg_rows_add(rows, prov_names[i], v), 0);
+	}
+}
+
+static const char *const prov_cols[] = { "packets", "bytes" };
+static const char *const prov_cols_bad[] = { "packets", "names" };
+static const char *const prov_cols_twice[] = { "bytes", "bytes" };
+static const char *const prov_cols_upper[] = { "Bytes" };
+
+static bool has(const struct statseg_snapshot *s, const char *name)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (!strcmp(s->vals[i].e.name, name))
+			return true;
+	return false;
+}
+
+static int reg(const char *prefix, const char *dim, uint32_t n_cols, const char *const *cols, bool collect)
+{
+	static struct statseg_counters c[32]; /* registered ones must stay */
+	static int n;
+	ck_assert_int_lt(n, 32);
+	c[n] = (struct statseg_counters){ .prefix = prefix, .row_dim = dim, .n_columns = n_cols, .columns = cols,
+					  .collect = collect ? prov_collect : NULL };
+	err[0] = 0;
+	int rc = statseg_counters_register(&c[n++], err, sizeof(err));
+	ck_assert_msg(rc == 0 || err[0], "refused without a reason");
+	return rc;
+}
+
+/* Bad names refused with a reason; rows appear, are renamed and go with a
+ * new epoch each; values alone change in place. */
+START_TEST(registered_counters)
+{
+	ck_assert_int_eq(reg("test/t", "row", 2, prov_cols, true), -EINVAL);     /* no leading '/' */
+	ck_assert_int_eq(reg("/test//t", "row", 2, prov_cols, true), -EINVAL);   /* empty word */
+	ck_assert_int_eq(reg("/test/t/", "row", 2, prov_cols, true), -EINVAL);   /* trailing '/' */
+	ck_assert_int_eq(reg("/Test", "row", 2, prov_cols, true), -EINVAL);      /* [a-z0-9_-] */
+	ck_assert_int_eq(reg("/if/mine", "row", 2, prov_cols, true), -EINVAL);   /* built-in */
+	ck_assert_int_eq(reg("/sched", "row", 2, prov_cols, true), -EINVAL);
+	ck_assert_int_eq(reg("/test/t", "", 2, prov_cols, true), -EINVAL);
+	ck_assert_int_eq(reg("/test/t", "a-row-dimension-name", 2, prov_cols, true), -EINVAL); /* >= 16 */
+	ck_assert_int_eq(reg("/test/t", "row", 0, prov_cols, true), -EINVAL);
+	ck_assert_int_eq(reg("/test/t", "row", 9, prov_cols, true), -EINVAL);
+	ck_assert_int_eq(reg("/test/t", "row", 2, prov_cols_bad, true), -EINVAL);   /* "names" */
+	ck_assert_int_eq(reg("/test/t", "row", 2, prov_cols_twice, true), -EINVAL);
+	ck_assert_int_eq(reg("/test/t", "row", 1, prov_cols_upper, true), -EINVAL);
+	ck_assert_int_eq(reg("/test/t", "row", 2, prov_cols, false), -EINVAL);      /* no collect */
+	ck_assert_int_eq(reg("/test/t", "row", 2, prov_cols, true), 0);
+	ck_assert_int_eq(reg("/test/t", "row", 2, prov_cols, true), -EINVAL);      /* twice */
+	ck_assert_int_eq(reg("/test/t/sub", "row", 2, prov_cols, true), -EINVAL);  /* inside it */
+	ck_assert_int_eq(reg("/test", "row", 2, prov_cols, true), -EINVAL);        /* around it */
+	ck_assert_msg(strstr(err, "overlaps '/test/t'"), "%s", err);
+
+	struct pair p;
+	prov_n = 0;
+	pair_open(&p);
+	pair_read(&p);
+	ck_assert(!has(&p.s, "/test/t/names") && !has(&p.s, "/test/t/packets"));
+	uint64_t epoch = p.s.epoch;
+
+	prov_n = 2, prov_names[0] = "a", prov_names[1] = "b", prov_base = 5;
+	pair_read(&p);
+	ck_assert_uint_gt(p.s.epoch, epoch);
+	const struct statseg_value *pk = find(&p.s, "/test/t/packets"), *by = find(&p.s, "/test/t/bytes");
+	ck_assert_int_eq(pk->e.type, STATSEG_COUNTER_VECTOR);
+	ck_assert_str_eq(pk->e.dim_names[0], "row");
+	ck_assert_int_eq(row(&p.s, pk, "a"), 0);
+	ck_assert_int_eq(row(&p.s, by, "b"), 1);
+	ck_assert_uint_eq(at(pk, 1, 0, 0), 6);
+	ck_assert_uint_eq(at(by, 1, 0, 0), 60);
+	epoch = p.s.epoch;
+
+	prov_base = 7; /* values only: the same directory */
+	pair_read(&p);
+	ck_assert_uint_eq(p.s.epoch, epoch);
+	pk = find(&p.s, "/test/t/packets");
+	ck_assert_uint_eq(at(pk, 0, 0, 0), 7);
+
+	prov_names[1] = "c"; /* as many rows, another name: a new directory */
+	pair_read(&p);
+	ck_assert_uint_gt(p.s.epoch, epoch);
+	pk = find(&p.s, "/test/t/packets");
+	ck_assert_int_eq(row(&p.s, pk, "b"), -1);
+	ck_assert_int_eq(row(&p.s, pk, "c"), 1);
+	epoch = p.s.epoch;
+
+	prov_n = 0; /* every row gone: so are the entries */
+	pair_read(&p);
+	ck_assert_uint_gt(p.s.epoch, epoch);
+	ck_assert(!has(&p.s, "/test/t/names") && !has(&p.s, "/test/t/bytes"));
+	pair_close(&p);
+}
+END_TEST
+
 /* ---- stress: create/delete against the stats thread and a reader ---- */
 
 #define STRESS_CYCLES 2000
@@ -736,6 +843,7 @@ int main(void)
 	tcase_add_test(tc, sched_subscriber_impair_equal_cli_json);
 	tcase_add_test(tc, reader_fd_is_read_only);
 	tcase_add_test(tc, directory_follows_interfaces);
+	tcase_add_test(tc, registered_counters);
 	suite_add_tcase(s, tc);
 	TCase *st = tcase_create("stress");
 	tcase_add_checked_fixture(st, setup, teardown);
