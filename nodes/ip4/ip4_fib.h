@@ -22,7 +22,8 @@
  * of datapath threads at once with no lock, concurrently with ONE updater.
  * An updater writes every table entry with one aligned 32-bit store, so a
  * reader sees the old or the new result, never a torn one, and a new tbl8
- * group is filled before the release store that links it. Every other call
+ * group is filled before the release store that links it; ip4_fib_lookup
+ * reads it by dependency (see IP4_FIB_LOAD24_ORDER). Every other call
  * is a control call: one thread at a time (the main thread, under the graph
  * barrier in sluice).
  *
