@@ -108,6 +108,17 @@ static int set_interface_feature(struct cli_session *s, int argc, char **argv)
 CLI_COMMAND(set_interface_feature_cmd, "set interface feature", "set interface feature NAME NODE [arc FROM:TO] [disable]",
 	    "Turn a feature node on (or off) for one interface's packets (VPP's command)", set_interface_feature)
 
+/* Whether feature i (fi) is the first registered on its arc: each arc is
+ * shown once, under its first feature. */
+static bool arc_first(uint32_t i, const struct graph_feature_info *fi)
+{
+	struct graph_feature_info fj;
+	for (uint32_t j = 0; j < i; j++)
+		if (graph_feature_info(j, &fj) == 0 && strcmp(fj.from, fi->from) == 0 && strcmp(fj.to, fi->to) == 0)
+			return false;
+	return true;
+}
+
 /* Arcs in the order their first feature registered, each with its features. */
 static void show_json(struct cli_session *s, const struct device *d)
 {
@@ -117,11 +128,7 @@ static void show_json(struct cli_session *s, const struct device *d)
 	cJSON *arcs = cJSON_AddArrayToObject(root, "arcs");
 	struct graph_feature_info fi, fj;
 	for (uint32_t i = 0; graph_feature_info(i, &fi) == 0; i++) {
-		bool first = true;
-		for (uint32_t j = 0; j < i && first; j++)
-			first = !(graph_feature_info(j, &fj) == 0 && strcmp(fj.from, fi.from) == 0 &&
-				  strcmp(fj.to, fi.to) == 0);
-		if (!first)
+		if (!arc_first(i, &fi))
 			continue;
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "from", fi.from);
@@ -151,11 +158,7 @@ static void show_text(struct cli_session *s, const struct device *d)
 		return;
 	}
 	for (uint32_t i = 0; graph_feature_info(i, &fi) == 0; i++) {
-		bool first = true;
-		for (uint32_t j = 0; j < i && first; j++)
-			first = !(graph_feature_info(j, &fj) == 0 && strcmp(fj.from, fi.from) == 0 &&
-				  strcmp(fj.to, fi.to) == 0);
-		if (!first)
+		if (!arc_first(i, &fi))
 			continue;
 		cli_printf(s, "  %s -> %s", fi.from, fi.to);
 		for (uint32_t j = i; graph_feature_info(j, &fj) == 0; j++)
