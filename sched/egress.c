@@ -215,8 +215,24 @@ int sched_egress_set_max_held(struct sched_egress *e, uint32_t max_held)
 {
 	if (max_held < 1 || max_held > SCHED_HELD_MAX)
 		return -EINVAL;
+	/* The bound holds wherever a packet may wait: the interface's
+	 * impairer and each class's. All or none: a class whose pool cannot
+	 * grow puts the others back (setting the old bound again only lowers
+	 * it, which needs no memory). */
+	int rc = sched_impair_set_max_held(e->imp, max_held);
+	uint32_t c = 0;
+	for (; rc == 0 && c < SCHED_MAX_CLASSES; c++)
+		if (e->imp_cls[c])
+			rc = sched_impair_set_max_held(e->imp_cls[c], max_held);
+	if (rc) {
+		while (c-- > 0)
+			if (e->imp_cls[c])
+				sched_impair_set_max_held(e->imp_cls[c], e->max_held);
+		sched_impair_set_max_held(e->imp, e->max_held);
+		return rc;
+	}
 	e->max_held = max_held;
-	return sched_impair_set_max_held(e->imp, max_held);
+	return 0;
 }
 
 /* Tokens as of now: t ns add t * rate units, up to the bucket's depth;

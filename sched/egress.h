@@ -143,8 +143,9 @@ bool sched_egress_impaired(const struct sched_egress *e);
  * call, up to max: the caller frees them or sends them to error-drop. */
 uint32_t sched_egress_take_dropped(struct sched_egress *e, uint32_t *out, uint32_t max);
 
-/* New bound on held packets; those held beyond it stay (and leave in
- * time). Returns 0 or -EINVAL. */
+/* New bound on held packets, for the interface's impairment and every
+ * class's; those held beyond it stay (and leave in time). Returns 0,
+ * -EINVAL, or -ENOMEM with nothing changed. */
 int sched_egress_set_max_held(struct sched_egress *e, uint32_t max_held);
 
 /* Take n packets at now; prio maps a class id (sched_buffer_class) to its

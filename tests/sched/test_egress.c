@@ -399,6 +399,37 @@ START_TEST(test_class_impair)
 }
 END_TEST
 
+/* A new max-held reaches the class impairers as well as the interface's:
+ * created at 4, raised to 8, class 1's impairer holds 8 (at 4 it would
+ * drop four as over max-held), the schedule refuses the ninth, and all 8
+ * leave after the delay. */
+START_TEST(test_max_held_reaches_classes)
+{
+	struct sched_egress *e = make(4);
+	struct sched_impair_config c = { .delay_ns = 5 * MS };
+	char err[128];
+	ck_assert_int_eq(sched_egress_set_class_impair(e, 1, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(sched_egress_set_max_held(e, 8), 0);
+	for (uint8_t i = 0; i < 8; i++)
+		enqueue_one(e, pkt(100, 1, i), 1 * MS);
+	struct sched_impair_stats st;
+	sched_impair_stats(sched_egress_class_impair(e, 1), &st);
+	ck_assert_uint_eq(st.over_max_held, 0);
+	ck_assert_uint_eq(st.max_held, 8);
+	uint32_t bi = pkt(100, 1, 9), dropped;
+	ck_assert_uint_eq(sched_egress_enqueue(e, &bi, 1, prio, 1 * MS, &dropped), 1);
+	ck_assert_uint_eq(dropped, bi);
+	buffer_free(&dropped, 1);
+	ck_assert_uint_eq(sched_egress_take_dropped(e, &dropped, 1), 0);
+	take(e, 6 * MS - 1, 0);
+	ck_assert_int_eq(take(e, 6 * MS, 8), 0);
+	ck_assert_int_eq(sched_egress_set_max_held(e, SCHED_HELD_MAX + 1), -EINVAL);
+	sched_impair_stats(sched_egress_class_impair(e, 1), &st);
+	ck_assert_uint_eq(st.max_held, 8);
+	sched_egress_destroy(e);
+}
+END_TEST
+
 static Suite *egress_suite(void)
 {
 	Suite *s = suite_create("sched-egress");
@@ -415,6 +446,7 @@ static Suite *egress_suite(void)
 	tcase_add_test(tc, test_bad_config);
 	tcase_add_test(tc, test_impair_accounting);
 	tcase_add_test(tc, test_class_impair);
+	tcase_add_test(tc, test_max_held_reaches_classes);
 	suite_add_tcase(s, tc);
 	return s;
 }
