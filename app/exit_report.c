@@ -3,12 +3,33 @@
 
 #include "app/exit_report.h"
 #include "base/util.h"
+#include "drivers/device.h"
 #include "graph/buffer.h"
 #include "graph/graph.h"
+#include "nodes/pg/pg.h"
+
+/* Packets that entered the graph: each interface's rx and each generator
+ * stream's output. Not the input nodes' vectors: the handoff and
+ * distributor inputs take in again what another thread received. */
+static uint64_t packets_received(uint64_t *from_pg)
+{
+	uint64_t rx = 0;
+	struct dev_counters c;
+	struct device *d;
+	DEV_FOREACH(d)
+	{
+		dev_counters_get(d, &c);
+		rx += c.rx_packets;
+	}
+	struct pg_stream_info si;
+	*from_pg = 0;
+	for (uint32_t i = 0; pg_stream_info(i, &si) == 0; i++)
+		*from_pg += si.packets_total;
+	return rx + *from_pg;
+}
 
 void app_log_node_counters(struct graph *g)
 {
-	uint64_t processed = 0;
 	for (uint32_t n = 0; n < graph_n_nodes(g); n++) {
 		struct node_stats sum = { 0 }, st;
 		for (uint32_t t = 0; t < graph_n_threads(g); t++)
@@ -16,14 +37,13 @@ void app_log_node_counters(struct graph *g)
 				sum.calls += st.calls;
 				sum.vectors += st.vectors;
 			}
-		if (!sum.calls)
-			continue;
-		if (graph_node_reg(g, n)->type == NODE_TYPE_INPUT)
-			processed += sum.vectors;
-		base_log("exit", "node %s: %llu vectors in %llu calls", graph_node_reg(g, n)->name,
-			  (unsigned long long)sum.vectors, (unsigned long long)sum.calls);
+		if (sum.calls)
+			base_log("exit", "node %s: %llu vectors in %llu calls", graph_node_reg(g, n)->name,
+				  (unsigned long long)sum.vectors, (unsigned long long)sum.calls);
 	}
-	base_log("exit", "%llu packets processed", (unsigned long long)processed);
+	uint64_t from_pg, total = packets_received(&from_pg);
+	base_log("exit", "%llu packets processed (%llu received on interfaces, %llu generated)",
+		  (unsigned long long)total, (unsigned long long)(total - from_pg), (unsigned long long)from_pg);
 }
 
 /* Who still holds buffers at exit: what a holder names was not released

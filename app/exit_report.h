@@ -7,8 +7,8 @@
 
 struct graph;
 
-/* Per node, vectors and calls summed over threads, and the packets the
- * input nodes took in. */
+/* Per node, vectors and calls summed over threads, and the packets that
+ * entered the graph (interfaces' rx and generator streams), each once. */
 void app_log_node_counters(struct graph *g);
 
 /* Per buffer pool what is free, cached and in use, and who holds what is

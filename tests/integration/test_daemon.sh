@@ -58,7 +58,7 @@ fi
 sleep 1
 daemon_stop 20 || fail "sluice still running 2 s after SIGTERM"
 [ "$daemon_rc" -eq 0 ] || fail "exit status $daemon_rc after SIGTERM"
-n=$(sed -n 's/^sluice: exit: \([0-9]*\) packets processed$/\1/p' "$tmp/err")
+n=$(sed -n 's/^sluice: exit: \([0-9]*\) packets processed (.*)$/\1/p' "$tmp/err")
 [ -n "$n" ] && [ "$n" -gt 0 ] || fail "exit log shows no packets processed"
 grep -q "^sluice: exit: every buffer returned$" "$tmp/err" || fail "exit log: buffers not all returned"
 grep -q "^sluice: exit: node interface-output: " "$tmp/err" || fail "exit log: no interface-output counters"
