@@ -152,6 +152,7 @@ uint64_t timer_ticks(const struct timer_service *ts, uint64_t ns);
  * loop that has not run the service for a while arms that much earlier.
  * Returns as timer_arm (-EINVAL: bad target). Owner only. */
 int timer_arm_ticks(struct timer_service *ts, uint64_t ticks, uint64_t cookie, uint16_t target, timer_handle_t *h);
+#define TIMER_HAS_ARM_TICKS 1 /* for bench/timers built against older revisions (BEFORE=) */
 
 /* Cancel an armed timer. Returns 0, or -ENOENT when the handle is stale,
  * the timer has fired (one-shot) or was cancelled. Owner only. */
