@@ -140,6 +140,20 @@ int timer_target_node(struct timer_service *ts, uint32_t node_index);
  * for wheel timers, O(log n) for skiplist ones. Owner only. */
 int timer_arm(struct timer_service *ts, const struct timer_spec *spec, timer_handle_t *h);
 
+/* ns as ticks of the service's wheel, rounded up: convert an interval
+ * once, then arm it with timer_arm_ticks as often as needed. */
+uint64_t timer_ticks(const struct timer_service *ts, uint64_t ns);
+
+/* Arm a one-shot timer `ticks` ticks after the service's last run (the
+ * loop's time: VPP's relative start), with no clock read and no ns-to-tick
+ * conversion. Exactly timer_arm with deadline_ns = last run's time +
+ * ticks * tick_ns (the rounding above applies): it never fires before
+ * that, and at most a tick after it when the service runs every tick; a
+ * loop that has not run the service for a while arms that much earlier.
+ * Returns as timer_arm (-EINVAL: bad target). Owner only. */
+int timer_arm_ticks(struct timer_service *ts, uint64_t ticks, uint64_t cookie, uint16_t target, timer_handle_t *h);
+#define TIMER_HAS_ARM_TICKS 1 /* for bench/timers built against older revisions (BEFORE=) */
+
 /* Cancel an armed timer. Returns 0, or -ENOENT when the handle is stale,
  * the timer has fired (one-shot) or was cancelled. Owner only. */
 int timer_cancel(struct timer_service *ts, timer_handle_t h);

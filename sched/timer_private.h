@@ -399,11 +399,13 @@ static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h
 	return t;
 }
 
-static inline bool wheel_arm_fast(struct timer_wheel *w, uint64_t deadline_ns, uint64_t cookie, uint16_t target,
-				  timer_handle_t *h)
+/* Arm a common timer at expiry tick e (any e: false unless it is ahead of
+ * cur and within the horizon, and the pool has a timer). */
+static inline bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint64_t cookie, uint16_t target,
+				       timer_handle_t *h)
 {
 	uint32_t i = w->free_head;
-	uint64_t e = to_tick(w, deadline_ns), x = e ^ w->cur;
+	uint64_t x = e ^ w->cur;
 	if (unlikely(i == NIL || e <= w->cur || (x >> w->horizon_bits)))
 		return false;
 	struct timer *t = &w->t[i];
@@ -420,6 +422,22 @@ static inline bool wheel_arm_fast(struct timer_wheel *w, uint64_t deadline_ns, u
 	TIMER_STAT_ADD(w->arms, 1);
 	wheel_link(w, i, e, x, 0);
 	return true;
+}
+
+static inline bool wheel_arm_fast(struct timer_wheel *w, uint64_t deadline_ns, uint64_t cookie, uint16_t target,
+				  timer_handle_t *h)
+{
+	return wheel_arm_tick_fast(w, to_tick(w, deadline_ns), cookie, target, h);
+}
+
+/* The expiry tick of the deadline `ticks` ticks after the last advance,
+ * ceil((now_ns + ticks * tick_ns) / tick_ns), without a divide: cur is
+ * floor(now_ns / tick_ns) (every advance keeps it so), and the ceiling
+ * adds one when now_ns is past cur's boundary. May wrap for huge ticks;
+ * then it is <= cur and the caller's slow path decides. */
+static inline uint64_t wheel_tick_after(const struct timer_wheel *w, uint64_t ticks)
+{
+	return w->cur + ticks + (w->now_ns > w->next_tick_ns - w->tick_ns);
 }
 
 /* Free one-shot timer i (unlinked): its generation moves on, so every

@@ -217,6 +217,32 @@ int timer_arm(struct timer_service *ts, const struct timer_spec *spec, timer_han
 	return arm_slow(ts, spec, d, h);
 }
 
+uint64_t timer_ticks(const struct timer_service *ts, uint64_t ns)
+{
+	uint64_t tick = ts->w.tick_ns;
+	return ns / tick + (ns % tick != 0);
+}
+
+/* The deadline timer_arm_ticks stands for, saturated (it then waits in
+ * the far skiplist like any deadline past the horizon). */
+static __attribute__((noinline)) int arm_ticks_slow(struct timer_service *ts, uint64_t ticks, uint64_t cookie,
+						    uint16_t target, timer_handle_t *h)
+{
+	const struct timer_wheel *w = &ts->w;
+	if (target >= ts->n_targets)
+		return -EINVAL;
+	uint64_t d = ticks > (UINT64_MAX - w->now_ns) / w->tick_ns ? UINT64_MAX : w->now_ns + ticks * w->tick_ns;
+	return wheel_arm(&ts->w, &(struct wheel_arm_args){ .deadline_ns = d, .cookie = cookie, .target = target }, h);
+}
+
+int timer_arm_ticks(struct timer_service *ts, uint64_t ticks, uint64_t cookie, uint16_t target, timer_handle_t *h)
+{
+	if (likely(target < ts->n_targets) &&
+	    likely(wheel_arm_tick_fast(&ts->w, wheel_tick_after(&ts->w, ticks), cookie, target, h)))
+		return 0;
+	return arm_ticks_slow(ts, ticks, cookie, target, h);
+}
+
 int timer_cancel(struct timer_service *ts, timer_handle_t h)
 {
 	if (likely(wheel_cancel_fast(&ts->w, h)))

@@ -4,7 +4,8 @@
 # Instructions per timer operation, counted by callgrind (a shared box
 # changes cycles, not instructions): sluice-bench-timers of each build at
 # each size, the inclusive cost of the library's entry points divided by
-# their calls in the bench (arm 3N: three arm passes; rearm N; cancel N;
+# their calls in the bench (arm 3N: three arm passes; arm_rel N: the
+# timer_arm_ticks pass, "-" for a revision without it; rearm N; cancel N;
 # run: the runs that expire the 2N timers of the two expiry passes plus
 # 1000 idle runs, per expired timer). Sluice only: rte_timer is not counted.
 #
@@ -45,7 +46,7 @@ incl() { # file function: inclusive instructions of the function's own symbol
 		awk -v f="$2" '/=>/ { next } $0 ~ (":" f " \\[") { gsub(",", "", $1); s += $1 } END { print s + 0 }'
 }
 
-printf '| build | clock | timers | arm | rearm | cancel | run per expiry | bytes per timer |\n|---|---|---|---|---|---|---|---|\n'
+printf '| build | clock | timers | arm | arm_rel | rearm | cancel | run per expiry | bytes per timer |\n|---|---|---|---|---|---|---|---|---|\n'
 for clk in $CLOCKS; do
 for b in "$@"; do
 	bench=$(realpath -e "$b/bench/timers/sluice-bench-timers" 2>/dev/null) || { echo "no $b/bench/timers/sluice-bench-timers: build first" >&2; exit 1; }
@@ -55,8 +56,9 @@ for b in "$@"; do
 		line=$(cd "$out" && valgrind --tool=callgrind --callgrind-out-file="$f" "$bench" $sim "$n" 2>/dev/null |
 			grep '^sluice n=')
 		bpt=$(grep -oE 'bytes_per_timer=[0-9.]+' <<<"$line" | cut -d= -f2)
-		printf '| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |\n' "$b" "$clk" "$n" \
+		printf '| %s | %s | %s | %.1f | %s | %.1f | %.1f | %.1f | %s |\n' "$b" "$clk" "$n" \
 			"$(awk -v i="$(incl "$f" timer_arm)" -v n="$n" 'BEGIN { print i / (3 * n) }')" \
+			"$(awk -v i="$(incl "$f" timer_arm_ticks)" -v n="$n" 'BEGIN { if (i) printf "%.1f", i / n; else print "-" }')" \
 			"$(awk -v i="$(incl "$f" timer_rearm)" -v n="$n" 'BEGIN { print i / n }')" \
 			"$(awk -v i="$(incl "$f" timer_cancel)" -v n="$n" 'BEGIN { print i / n }')" \
 			"$(awk -v i="$(incl "$f" timer_service_run)" -v n="$n" 'BEGIN { print i / (2 * n) }')" "$bpt"

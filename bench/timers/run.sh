@@ -11,6 +11,9 @@
 # harness at 1K, 100K and 1M timers, one thread on CPU 0, the same passes
 # (see timers.c and peer_timer.c):
 #   arm     sluice timer_arm          rte_timer_reset of a stopped timer, 1 s ahead
+#   arm_rel sluice timer_arm_ticks    the same rte_timer_reset figure: sluice arms
+#           1 s after its last run (VPP's relative start, no clock read),
+#           rte_timer_reset 1 s after the TSC it reads (the row says so)
 #   cancel  sluice timer_cancel       rte_timer_stop of an armed timer
 #   rearm   sluice timer_rearm        rte_timer_reset of an armed timer, to
 #                                     the same random delays in [0, 1 s)
@@ -149,16 +152,17 @@ awk -v hz="$hz" -v sizes="$SIZES" -v nsize="$NATIVE_SIZE" -v before="${before_la
 	function ratio(a, b) { return (a != "-" && b != "-" && b > 0) ? sprintf("%.2f", a / b) : "-" }
 	{ m[$1, $2, $3] = $4 }
 	END {
-		nops = split("arm cancel rearm expire expire_random idle", ops, " ")
+		nops = split("arm arm_rel cancel rearm expire expire_random idle", ops, " ")
 		ns = split(sizes, sz, " ")
 		printf "%-7s %-14s %10s %10s %7s %9s | %s\n", "timers", "op", "sluice", "rte_timer", "s/rte", "sluice_ns",
 			"median 1024-op chunk, sluice / rte_timer"
 		for (i = 1; i <= ns; i++) for (j = 1; j <= nops; j++) {
-			n = sz[i]; op = ops[j]; s = g("sluice", n, op); d = g("rte", n, op)
-			cm = (op ~ /^(arm|cancel|rearm)$/) ? g("sluice", n, op "_median") " / " g("rte", n, op "_median") : ""
+			n = sz[i]; op = ops[j]; s = g("sluice", n, op); pop = (op == "arm_rel") ? "arm" : op; d = g("rte", n, pop)
+			cm = (op ~ /^(arm|arm_rel|cancel|rearm)$/) ? g("sluice", n, op "_median") " / " g("rte", n, pop "_median") : ""
 			printf "%-7s %-14s %10s %10s %7s %9.1f | %s\n", kn(n), op, s, d, ratio(s, d), s / hz * 1e9, cm
 		}
-		print "(cancel = rte_timer_stop; rearm = rte_timer_reset of an armed timer; expire per expired timer;"
+		print "(arm_rel = sluice timer_arm_ticks, 1 s after its last run, no clock read, against rte_timer_reset;"
+		print " cancel = rte_timer_stop; rearm = rte_timer_reset of an armed timer; expire per expired timer;"
 		print " idle = one run / rte_timer_manage with nothing armed)"
 		print ""
 		print "memory per armed timer (bytes):"
@@ -175,7 +179,7 @@ awk -v hz="$hz" -v sizes="$SIZES" -v nsize="$NATIVE_SIZE" -v before="${before_la
 			g("native", nsize, "expire")
 		if (before == "") exit
 		printf "\nbefore/after (%s -> now, same ISA, ticks):\n", before
-		for (i = 1; i <= ns; i++) for (j = 1; j <= 4; j++) {
+		for (i = 1; i <= ns; i++) for (j = 1; j <= 5; j++) {
 			n = sz[i]; op = ops[j]; b = g("before", n, op); a = g("sluice", n, op)
 			printf "  %s %s: %s -> %s (x%s)\n", kn(n), op, b, a, ratio(a, b)
 		}
@@ -245,6 +249,10 @@ for n in "${sizes[@]}"; do
 			--sluice "$(fig before "$n" "$op")" --peer "$(fig rte "$n" "$op")" \
 			--isa "both -march=$peer_isa" --statistic "$stat" --sluice-label "$before_label"
 	done
+	bench_row "${common[@]}" "${one[@]}" --what "arm, 1 s ahead, relative (timer_arm_ticks / rte_timer_reset), $(k "$n") timers" \
+		--unit "ticks/op" --sluice "$(fig sluice "$n" arm_rel)" --peer "$(fig rte "$n" arm)" \
+		--isa "both -march=$peer_isa" --statistic "$stat" --sluice-label "sluice timer_arm_ticks" \
+		--differs "sluice arms 1 s after its last run's time, in ticks converted once (VPP's relative start: no clock read per arm); rte_timer_reset reads the TSC per call (its only form)"
 done
 for op in arm rearm; do
 	bench_row "${common[@]}" "${one[@]}" --what "$(what_of "$op"), $(k "$NATIVE_SIZE") timers" --unit "ticks/op" \

@@ -259,7 +259,16 @@ static void op_arm(struct ref_run *x)
 		s.interval_ns = 0;
 	}
 	timer_handle_t h;
-	int rc = timer_arm(x->ts, &s, &h);
+	int rc;
+	if (!precise && !periodic && d >= sim_now && rand() % 4 == 0) {
+		/* The tick form, relative to the last advance (sim_now: only
+		 * op_advance moves it, and then runs the service). */
+		uint64_t ticks = (d - sim_now) / TICK;
+		d = sim_now + ticks * TICK;
+		rc = timer_arm_ticks(x->ts, ticks, x->ref.n_t, (uint16_t)x->target, &h);
+	} else {
+		rc = timer_arm(x->ts, &s, &h);
+	}
 	if (x->ref.n_alive == x->max_timers) {
 		REQUIRE((rc) == (-ENOSPC));
 		x->n_full++;
@@ -384,37 +393,84 @@ static void on_count(struct timer_service *ts, const struct timer_event *ev, uin
 	c->calls++;
 }
 
-/* Each interval fires exactly at the advance that reaches its tick,
- * across every level boundary and past the horizon. */
+/* One timer `ticks` ticks after a run at 1000 ticks + phase fires exactly
+ * at the advance that reaches its tick, never at the one before. rel:
+ * armed with timer_arm_ticks after the clock moved on without a run (the
+ * arm ignores it: its deadline counts from the run); else with timer_arm. */
+static void check_boundary(uint64_t ticks, uint64_t phase, bool rel)
+{
+	sim_now = 1000 * TICK + phase;
+	struct timer_service *ts = sim_service(3, 16);
+	struct count c = { 0 };
+	int tg = timer_target_callback(ts, on_count, &c);
+	uint64_t run = sim_now, key = fire_key(run + ticks * TICK, false);
+	timer_handle_t h;
+	if (rel) {
+		sim_now += 3 * TICK + 1;
+		ck_assert_int_eq(timer_arm_ticks(ts, ticks, 40 + ticks, (uint16_t)tg, &h), 0);
+	} else {
+		ck_assert_int_eq(timer_arm(ts, &(struct timer_spec){ .deadline_ns = run + ticks * TICK, .cookie = 40 + ticks,
+								       .target = (uint16_t)tg },
+					   &h),
+				 0);
+	}
+	/* Jump to just before, then step over the key (a deadline of the
+	 * run's time is due at the next run). */
+	if (key > run + TICK)
+		timer_advance(ts, key - TICK);
+	if (key > run)
+		timer_advance(ts, key - 1);
+	ck_assert_uint_eq(c.n, 0);
+	timer_advance(ts, sim_now = key);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert_uint_eq(c.last_cookie, 40 + ticks);
+	ck_assert_uint_eq(c.last_handle, h);
+	ck_assert_int_eq(timer_cancel(ts, h), -ENOENT);
+	ck_assert_int_eq(timer_rearm(ts, h, sim_now + TICK, 0), -ENOENT);
+	timer_service_destroy(ts);
+}
+
+static const uint64_t boundary_ticks[] = { 0,	  1,	  2,	  63,	   64,	    65,	      4095,
+					   4096, 4097, 262143, 262144, 262145, 1u << 22, (1u << 22) + 1 };
+
+/* Across every level boundary and past the horizon, at both phases. */
 START_TEST(test_boundaries)
 {
-	static const uint64_t ticks[] = { 0,	 1,	  63,	   64,	     65,      4095,	4096,
-					  4097, 262143, 262144, 262145, 1u << 22, (1u << 22) + 1 };
-	for (uint32_t k = 0; k < ARRAY_LEN(ticks); k++) {
-		for (uint64_t phase = 0; phase < TICK; phase += TICK / 2 - 1) {
-			sim_now = 1000 * TICK + phase;
-			struct timer_service *ts = sim_service(3, 16);
-			struct count c = { 0 };
-			int tg = timer_target_callback(ts, on_count, &c);
-			uint64_t d = sim_now + ticks[k] * TICK;
-			uint64_t key = fire_key(d, false);
-			timer_handle_t h;
-			ck_assert_int_eq(timer_arm(ts, &(struct timer_spec){ .deadline_ns = d, .target = (uint16_t)tg }, &h), 0);
-			/* Jump to just before, then step over the key (a deadline
-			 * of now is due at once). */
-			if (key > sim_now) {
-				if (key > sim_now + TICK)
-					timer_advance(ts, sim_now = key - TICK);
-				timer_advance(ts, sim_now = key - 1);
-				ck_assert_uint_eq(c.n, 0);
-			}
-			timer_advance(ts, sim_now = key);
-			ck_assert_uint_eq(c.n, 1);
-			ck_assert_int_eq(timer_cancel(ts, h), -ENOENT);
-			ck_assert_int_eq(timer_rearm(ts, h, sim_now + TICK, 0), -ENOENT);
-			timer_service_destroy(ts);
-		}
-	}
+	for (uint32_t k = 0; k < ARRAY_LEN(boundary_ticks); k++)
+		for (uint64_t phase = 0; phase < TICK; phase += TICK / 2 - 1)
+			check_boundary(boundary_ticks[k], phase, false);
+}
+END_TEST
+
+/* timer_arm_ticks: the deadline is the last run's time + ticks * tick,
+ * rounded as any deadline, whatever the clock says meanwhile. */
+START_TEST(test_arm_ticks)
+{
+	for (uint32_t k = 0; k < ARRAY_LEN(boundary_ticks); k++)
+		for (uint64_t phase = 0; phase < TICK; phase += TICK / 2 - 1)
+			check_boundary(boundary_ticks[k], phase, true);
+	sim_now = 7 * TICK + 3;
+	struct timer_service *ts = sim_service(3, 2);
+	struct count c = { 0 };
+	int tg = timer_target_callback(ts, on_count, &c);
+	ck_assert_uint_eq(timer_ticks(ts, 0), 0);
+	ck_assert_uint_eq(timer_ticks(ts, 1), 1);
+	ck_assert_uint_eq(timer_ticks(ts, TICK), 1);
+	ck_assert_uint_eq(timer_ticks(ts, TICK + 1), 2);
+	timer_handle_t h1, h2, h3;
+	ck_assert_int_eq(timer_arm_ticks(ts, 5, 1, (uint16_t)(tg + 1), &h1), -EINVAL);
+	/* A deadline past every horizon saturates and waits in the far list. */
+	ck_assert_int_eq(timer_arm_ticks(ts, UINT64_MAX, 1, (uint16_t)tg, &h1), 0);
+	ck_assert_int_eq(timer_arm_ticks(ts, 2, 2, (uint16_t)tg, &h2), 0);
+	ck_assert_int_eq(timer_arm_ticks(ts, 2, 3, (uint16_t)tg, &h3), -ENOSPC); /* pool of two */
+	struct timer_stats st;
+	timer_stats(ts, &st);
+	ck_assert_uint_eq(st.armed_total, 2);
+	timer_advance(ts, sim_now += (1ull << 20) * TICK);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert_uint_eq(c.last_cookie, 2);
+	ck_assert_int_eq(timer_cancel(ts, h1), 0);
+	timer_service_destroy(ts);
 }
 END_TEST
 
@@ -867,6 +923,7 @@ static Suite *timer_suite(void)
 	TCase *tc = tcase_create("timer");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_boundaries);
+	tcase_add_test(tc, test_arm_ticks);
 	tcase_add_test(tc, test_handles);
 	tcase_add_test(tc, test_late_buckets);
 	tcase_add_test(tc, test_slot_bitmap);
