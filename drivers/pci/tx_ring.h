@@ -78,7 +78,6 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_chains(struct pci_t
 		if (n_seg > room)
 			break;
 		room -= n_seg;
-		t->n_chain_slots += n_seg - 1;
 		for (struct buffer *s = b;; s = buffer_get(s->next_buffer)) {
 			bool last = !(s->flags & BUFFER_F_NEXT_PRESENT);
 			f->put_seg(pci_tx_desc(tq->ring, f->desc_size, t->tail), pci_iova(tq->io, buffer_data(s)),
@@ -116,8 +115,14 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_burst(struct pci_tx
 		i += tx_slots_fast(tq->ring, f->desc_size, f->put, t->bufs, bi + run, n_fit - run, base, stride,
 				   data0);
 	t->tail = (start + i) & mask;
-	if (unlikely(i < n_fit))
+	if (unlikely(i < n_fit)) {
+		uint32_t tail0 = t->tail;
 		i = pci_tx_chains(tq, bi, i, n, f);
+		if (t->tail != tail0) {
+			t->slow = true;
+			t->slow_end = t->tail;
+		}
+	}
 	if (!i)
 		return 0;
 	uint32_t k = t->rs_tail;
