@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "drivers/device.h"
 #include "drivers/pci/io_barrier.h"
@@ -121,22 +122,17 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_done(const struct p
 	return pci_rx_scan(rq, n, f, &all, &any);
 }
 
-/* One frame's descriptor d (q1 already read and checked): its buffer
- * bufs[i] goes to out[i], the slot is re-armed with fresh[i]. With rss (a
+/* One frame's descriptor d (q1 already read and checked): its buffer b_i
+ * gets the frame's length, the slot is re-armed with buffer fr. With rss (a
  * constant at each call), the hash is kept. */
-__attribute__((always_inline)) static inline void pci_rx_take(volatile uint64_t *d, uint64_t q1, uint32_t *bufs,
-							     const uint32_t *fresh, uint32_t *out, uint32_t i,
-							     uint8_t *base, uint64_t stride, uint64_t iova0, bool rss,
-							     const struct pci_rx_fmt *f)
+__attribute__((always_inline)) static inline void pci_rx_take(volatile uint64_t *d, uint64_t q1, uint32_t b_i,
+							     uint32_t fr, uint8_t *base, uint64_t stride,
+							     uint64_t iova0, bool rss, const struct pci_rx_fmt *f)
 {
-	uint32_t b_i = bufs[i];
 	struct buffer *b = (struct buffer *)(base + b_i * stride);
 	b->current_length = f->len(q1);
 	if (rss)
 		f->hash(b, d, q1);
-	out[i] = b_i;
-	uint32_t fr = fresh[i];
-	bufs[i] = fr;
 	pci_rx_arm(d, iova0 + fr * stride);
 }
 
@@ -156,13 +152,23 @@ __attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t 
 {
 	uint32_t q = f->desc_size / 8, i = 0;
 	for (; i + 4 <= n; i += 4, d += 4 * q) {
-		pci_rx_take(d, d[1], bufs, fresh, out, i, base, stride, iova0, rss, f);
-		pci_rx_take(d + q, d[q + 1], bufs, fresh, out, i + 1, base, stride, iova0, rss, f);
-		pci_rx_take(d + 2 * q, d[2 * q + 1], bufs, fresh, out, i + 2, base, stride, iova0, rss, f);
-		pci_rx_take(d + 3 * q, d[3 * q + 1], bufs, fresh, out, i + 3, base, stride, iova0, rss, f);
+		/* The four indices each way in one 16-byte copy. */
+		uint32_t o[4], r[4];
+		memcpy(o, &bufs[i], sizeof(o));
+		memcpy(r, &fresh[i], sizeof(r));
+		memcpy(&out[i], o, sizeof(o));
+		memcpy(&bufs[i], r, sizeof(r));
+		pci_rx_take(d, d[1], o[0], r[0], base, stride, iova0, rss, f);
+		pci_rx_take(d + q, d[q + 1], o[1], r[1], base, stride, iova0, rss, f);
+		pci_rx_take(d + 2 * q, d[2 * q + 1], o[2], r[2], base, stride, iova0, rss, f);
+		pci_rx_take(d + 3 * q, d[3 * q + 1], o[3], r[3], base, stride, iova0, rss, f);
 	}
-	for (; i < n; i++, d += q)
-		pci_rx_take(d, d[1], bufs, fresh, out, i, base, stride, iova0, rss, f);
+	for (; i < n; i++, d += q) {
+		uint32_t o = bufs[i], r = fresh[i];
+		out[i] = o;
+		bufs[i] = r;
+		pci_rx_take(d, d[1], o, r, base, stride, iova0, rss, f);
+	}
 }
 
 /* Descriptors i..c-1 of the batch one by one: frames over several buffers,
@@ -206,6 +212,10 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 								  struct pci_rxq *rq, uint32_t *bi, uint32_t n,
 								  const struct pci_rx_fmt *f)
 {
+	/* Nothing done (a polled queue is often empty): one status read and
+	 * out, before anything else of the queue is loaded. */
+	if (!(pci_rx_desc(rq->ring, f->desc_size, rq->next)[1] & f->dd))
+		return 0;
 	uint32_t mask = rq->mask, next = rq->next;
 	uint64_t all, any;
 	/* DD before anything else of a descriptor is used (82599 datasheet
