@@ -227,7 +227,9 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 	pci_io_rmb(); /* the rest of each descriptor after DD */
 	uint32_t got = buffer_alloc(rq->fresh, c, -1);
 
-	/* Fast path: every descriptor a whole frame (EOP) without error (RXE),
+	/* Fast path: every descriptor a whole frame (EOP) without error (RXE;
+	 * a frame over several descriptors and the error bits are the slow
+	 * path's: 82599 datasheet 7.1, X710/XL710 datasheet 8.3),
 	 * a replacement for each and no frame in progress, in at most two runs
 	 * (before and after the ring's end); anything else takes the whole
 	 * batch through the slow path (chains, errors counted, drops). The
@@ -252,8 +254,10 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 		n_out = pci_rx_slow(dev, queue, rq, 0, c, got, bi, 0, f);
 	}
 	rq->next = (next + c) & mask;
-	/* Descriptors re-armed before the NIC may use them: one tail write
-	 * naming the last descriptor handed back. */
+	/* Descriptors re-armed before the NIC may use them (the NIC owns
+	 * every descriptor up to the tail: 82599 datasheet 7.1, X710/XL710
+	 * datasheet 8.3): the barrier orders the tail write after them; one
+	 * tail write naming the last descriptor handed back. */
 	pci_io_wmb();
 	pci_write32(rq->io, rq->tail_reg, (rq->next - 1) & mask);
 	return n_out;

@@ -140,6 +140,8 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_burst(struct pci_tx
 	tx_slots_mark_rs(t, start);
 	for (; k != t->rs_tail; k++)
 		f->set_rs(pci_tx_desc(tq->ring, f->desc_size, t->rs[k & mask]));
+	/* Every descriptor written before the tail write hands them over
+	 * (82599 datasheet 7.2, X710/XL710 datasheet 8.4). */
 	pci_io_wmb();
 	pci_write32(tq->io, tq->tail_reg, t->tail);
 	return i;
