@@ -390,6 +390,25 @@ void buffer_free(const uint32_t *bi, uint32_t n)
 		free_chain(c, bi[i]);
 }
 
+void buffer_free_reset(const uint32_t *bi, uint32_t n)
+{
+	struct buffer_cache *c = thread_cache;
+	if (unlikely(!c || buffer_main.n_pools != 1 || n > BUFFER_CACHE_BATCH)) {
+		buffer_free(bi, n); /* resets them again: the same state */
+		return;
+	}
+	struct buffer_cache_pool *cp = &c->pools[0];
+	uint32_t k = cp->n;
+	/* The cache stays below its spill mark, as cache_put keeps it: k is at
+	 * least spill mark - n >= BUFFER_CACHE_BATCH when it spills. */
+	if (unlikely(k + n >= BUFFER_CACHE_MAX + BUFFER_CACHE_BATCH)) {
+		k -= BUFFER_CACHE_BATCH;
+		pool_put(&pools[0], cp->bi + k, BUFFER_CACHE_BATCH);
+	}
+	memcpy(cp->bi + k, bi, n * sizeof(uint32_t));
+	__atomic_store_n(&cp->n, k + n, __ATOMIC_RELAXED);
+}
+
 int buffer_pool_stats(uint32_t pool_index, struct buffer_pool_stats *st)
 {
 	if (pool_index >= buffer_main.n_pools)

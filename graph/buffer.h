@@ -198,6 +198,14 @@ uint32_t buffer_alloc(uint32_t *bi, uint32_t n, int numa_node);
  * (buffer_reset). Thread-safe. */
 void buffer_free(const uint32_t *bi, uint32_t n);
 
+/* buffer_free for n buffers the caller has already put in buffer_reset's
+ * state (each with its own pool index), none of them chained: with one pool
+ * and a registered cache only their indices are copied, the headers are not
+ * touched (a NIC's tx queue resets a header while it has it in cache, at
+ * descriptor time, and frees the batch later). Otherwise as buffer_free.
+ * Thread-safe. */
+void buffer_free_reset(const uint32_t *bi, uint32_t n);
+
 /* Accounting for one pool; returns 0 or -ENOENT. */
 int buffer_pool_stats(uint32_t pool_index, struct buffer_pool_stats *st);
 

@@ -183,7 +183,7 @@ figures() {
 		if (bad != "") { print "sluice called device-model code the bench does not account for:" bad > "/dev/stderr"; exit 1 }
 		rx = drv "_rx_burst"; tx = drv "_tx_burst"; poll = incl["graph_main_poll"]
 		if (!poll || !incl[rx] || !incl[tx] || !pk) { print "no graph_main_poll/" rx "/" tx " in the profile" > "/dev/stderr"; exit 1 }
-		pool = from["buffer_alloc", rx] + from["buffer_free", rx] + from["buffer_alloc", tx] + from["buffer_free", tx]
+		pool = from["buffer_alloc", rx] + from["buffer_free", rx] + from["buffer_alloc", tx] + from["buffer_free", tx] + from["buffer_free_reset", tx]
 		r = incl[rx] - io[rx] + add[rx]; t = incl[tx] - io[tx] + add[tx]
 		loop = poll - io_all + add_all
 		printf "%.1f %.1f %.1f %.1f %.1f %.1f %.1f\n", r / pk, t / pk, pool / pk, (loop - r - t) / pk, loop / pk,

@@ -86,10 +86,13 @@ __attribute__((always_inline)) static inline void ixgbe_tx_put(volatile void *p,
 							       uint64_t data0)
 {
 	volatile union ixgbe_tx_desc *d = p;
-	uint32_t len = b->current_length;
+	/* cmd_type_len and olinfo_status as one quadword: the length in both
+	 * DTALEN (bits 15:0) and PAYLEN (bits 63:46), one multiply puts it in
+	 * both places (a 16-bit length cannot carry into the other). */
+	const uint64_t both = 1 | 1ull << (32 + IXGBE_TXD_PAYLEN_SHIFT);
+	const uint64_t cmd = IXGBE_TXD_DTYP_DATA | IXGBE_TXD_CMD_DEXT | IXGBE_TXD_CMD_IFCS | IXGBE_TXD_CMD_EOP;
 	d->read.buffer_addr = (uint64_t)(uintptr_t)b + data0 + (uint64_t)(int64_t)b->current_data;
-	d->read.cmd_type_len = IXGBE_TXD_DTYP_DATA | IXGBE_TXD_CMD_DEXT | IXGBE_TXD_CMD_IFCS | IXGBE_TXD_CMD_EOP | len;
-	d->read.olinfo_status = len << IXGBE_TXD_PAYLEN_SHIFT;
+	*(volatile uint64_t *)&d->read.cmd_type_len = (uint64_t)b->current_length * both | cmd;
 }
 
 __attribute__((always_inline)) static inline void ixgbe_tx_put_seg(volatile void *p, uint64_t iova, uint32_t len,

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "drivers/device.h"
 #include "drivers/pci/io_barrier.h"
@@ -81,70 +82,93 @@ static inline void pci_rx_arm(volatile uint64_t *d, uint64_t iova)
 }
 
 /* How many descriptors from next the NIC has finished, in order, at most
- * n: four DD bits at a time up to the ring's end, then one by one. */
-__attribute__((always_inline)) static inline uint32_t pci_rx_done(const struct pci_rxq *rq, uint32_t n,
-								 const struct pci_rx_fmt *f)
+ * n: four DD bits at a time up to the ring's end, then one by one. Only
+ * the status quadword is read (DD, EOP and the errors are written back in
+ * it together; the rest of a descriptor only after pci_io_rmb). *all and
+ * *any get the AND and the OR of the status quadwords of those counted:
+ * every one a whole frame without error is (all & eop) && !(any & rxe),
+ * the fast path's test for the batch, judged in this same pass. */
+__attribute__((always_inline)) static inline uint32_t pci_rx_scan(const struct pci_rxq *rq, uint32_t n,
+								 const struct pci_rx_fmt *f, uint64_t *all,
+								 uint64_t *any)
 {
 	uint32_t mask = rq->mask, next = rq->next, sz = f->desc_size;
 	uint32_t c = 0, lim = MIN(n, mask + 1 - next) & ~3u;
-	for (volatile uint64_t *d = pci_rx_desc(rq->ring, sz, next); c < lim; c += 4, d += sz / 2)
-		if (!(d[1] & d[sz / 8 + 1] & d[2 * sz / 8 + 1] & d[3 * sz / 8 + 1] & f->dd))
+	uint64_t a = ~0ull, o = 0;
+	for (volatile uint64_t *d = pci_rx_desc(rq->ring, sz, next); c < lim; c += 4, d += sz / 2) {
+		uint64_t s0 = d[1], s1 = d[sz / 8 + 1], s2 = d[2 * sz / 8 + 1], s3 = d[3 * sz / 8 + 1];
+		uint64_t a4 = s0 & s1 & s2 & s3;
+		if (!(a4 & f->dd))
 			break;
-	while (c < n && (pci_rx_desc(rq->ring, sz, (next + c) & mask)[1] & f->dd))
-		c++;
+		a &= a4;
+		o |= s0 | s1 | s2 | s3;
+	}
+	for (; c < n; c++) {
+		uint64_t s = pci_rx_desc(rq->ring, sz, (next + c) & mask)[1];
+		if (!(s & f->dd))
+			break;
+		a &= s;
+		o |= s;
+	}
+	*all = a;
+	*any = o;
 	return c;
 }
 
-/* One frame's descriptor d (q1 already read and checked): its buffer
- * bufs[i] goes to out[i], the slot is re-armed with fresh[i]. With rss (a
- * constant at each call), the hash is kept. */
-__attribute__((always_inline)) static inline void pci_rx_take(volatile uint64_t *d, uint64_t q1, uint32_t *bufs,
-							     const uint32_t *fresh, uint32_t *out, uint32_t i,
-							     uint8_t *base, uint64_t stride, uint64_t iova0, bool rss,
-							     const struct pci_rx_fmt *f)
+__attribute__((always_inline)) static inline uint32_t pci_rx_done(const struct pci_rxq *rq, uint32_t n,
+								 const struct pci_rx_fmt *f)
 {
-	uint32_t b_i = bufs[i];
+	uint64_t all, any;
+	return pci_rx_scan(rq, n, f, &all, &any);
+}
+
+/* One frame's descriptor d (q1 already read and checked): its buffer b_i
+ * gets the frame's length, the slot is re-armed with buffer fr. With rss (a
+ * constant at each call), the hash is kept. */
+__attribute__((always_inline)) static inline void pci_rx_take(volatile uint64_t *d, uint64_t q1, uint32_t b_i,
+							     uint32_t fr, uint8_t *base, uint64_t stride,
+							     uint64_t iova0, bool rss, const struct pci_rx_fmt *f)
+{
 	struct buffer *b = (struct buffer *)(base + b_i * stride);
 	b->current_length = f->len(q1);
 	if (rss)
 		f->hash(b, d, q1);
-	out[i] = b_i;
-	uint32_t fr = fresh[i];
-	bufs[i] = fr;
 	pci_rx_arm(d, iova0 + fr * stride);
 }
 
-/* The fast path over n descriptors in a row from d (no wrap): one
- * descriptor per frame, no error; each frame's buffer goes to out[], its
- * slot is re-armed with fresh[]. Four descriptors a turn, their status
- * quadwords read and judged together; stops at the first other descriptor;
- * returns how many it took. rss: RSS is on (more than one rx queue), so
- * frames may carry a hash; without it the hash is never looked at.
- * Measured (bench/nic, one queue, burst 32, callgrind), a driver's rx burst
- * less its buffer_alloc: 36.1-39.2 instructions per packet one at a time
- * with the RSS test, 31.9-33.1 four at a time without it. */
-__attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint64_t *d, uint32_t *bufs,
-								 const uint32_t *fresh, uint32_t *out, uint32_t n,
-								 uint8_t *base, uint64_t stride, uint64_t iova0,
-								 bool rss, const struct pci_rx_fmt *f)
+/* The fast path over n descriptors in a row from d (no wrap), every one
+ * already judged a whole frame without error (pci_rx_scan): each frame's
+ * buffer goes to out[], its slot is re-armed with fresh[]. Four a turn, no
+ * test per packet. rss: RSS is on (more than one rx queue), so frames may
+ * carry a hash; without it the hash is never looked at. Measured (bench/nic,
+ * one queue, burst 32, callgrind), a driver's rx burst less its
+ * buffer_alloc: 36.1-39.2 instructions per packet one at a time with the
+ * RSS test, 31.9-33.1 four at a time without it, judging in the DD scan
+ * instead of here: see docs/nic.md. */
+__attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t *d, uint32_t *bufs,
+							      const uint32_t *fresh, uint32_t *out, uint32_t n,
+							      uint8_t *base, uint64_t stride, uint64_t iova0, bool rss,
+							      const struct pci_rx_fmt *f)
 {
 	uint32_t q = f->desc_size / 8, i = 0;
 	for (; i + 4 <= n; i += 4, d += 4 * q) {
-		uint64_t s0 = d[1], s1 = d[q + 1], s2 = d[2 * q + 1], s3 = d[3 * q + 1];
-		if (unlikely((~(s0 & s1 & s2 & s3) & f->eop) | ((s0 | s1 | s2 | s3) & f->rxe)))
-			break;
-		pci_rx_take(d, s0, bufs, fresh, out, i, base, stride, iova0, rss, f);
-		pci_rx_take(d + q, s1, bufs, fresh, out, i + 1, base, stride, iova0, rss, f);
-		pci_rx_take(d + 2 * q, s2, bufs, fresh, out, i + 2, base, stride, iova0, rss, f);
-		pci_rx_take(d + 3 * q, s3, bufs, fresh, out, i + 3, base, stride, iova0, rss, f);
+		/* The four indices each way in one 16-byte copy. */
+		uint32_t o[4], r[4];
+		memcpy(o, &bufs[i], sizeof(o));
+		memcpy(r, &fresh[i], sizeof(r));
+		memcpy(&out[i], o, sizeof(o));
+		memcpy(&bufs[i], r, sizeof(r));
+		pci_rx_take(d, d[1], o[0], r[0], base, stride, iova0, rss, f);
+		pci_rx_take(d + q, d[q + 1], o[1], r[1], base, stride, iova0, rss, f);
+		pci_rx_take(d + 2 * q, d[2 * q + 1], o[2], r[2], base, stride, iova0, rss, f);
+		pci_rx_take(d + 3 * q, d[3 * q + 1], o[3], r[3], base, stride, iova0, rss, f);
 	}
 	for (; i < n; i++, d += q) {
-		uint64_t q1 = d[1];
-		if (unlikely((q1 & (f->eop | f->rxe)) != f->eop))
-			break;
-		pci_rx_take(d, q1, bufs, fresh, out, i, base, stride, iova0, rss, f);
+		uint32_t o = bufs[i], r = fresh[i];
+		out[i] = o;
+		bufs[i] = r;
+		pci_rx_take(d, d[1], o, r, base, stride, iova0, rss, f);
 	}
-	return i;
 }
 
 /* Descriptors i..c-1 of the batch one by one: frames over several buffers,
@@ -188,41 +212,52 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 								  struct pci_rxq *rq, uint32_t *bi, uint32_t n,
 								  const struct pci_rx_fmt *f)
 {
+	/* Nothing done (a polled queue is often empty): one status read and
+	 * out, before anything else of the queue is loaded. */
+	if (!(pci_rx_desc(rq->ring, f->desc_size, rq->next)[1] & f->dd))
+		return 0;
 	uint32_t mask = rq->mask, next = rq->next;
-	uint32_t c = pci_rx_done(rq, MIN(n, (uint32_t)PCI_RX_BURST_MAX), f);
+	uint64_t all, any;
+	/* DD before anything else of a descriptor is used (82599 datasheet
+	 * 7.1.9 and X710/XL710 datasheet 8.3: the NIC sets DD when it has
+	 * written the descriptor back). */
+	uint32_t c = pci_rx_scan(rq, MIN(n, (uint32_t)PCI_RX_BURST_MAX), f, &all, &any);
 	if (!c)
 		return 0;
 	pci_io_rmb(); /* the rest of each descriptor after DD */
 	uint32_t got = buffer_alloc(rq->fresh, c, -1);
 
-	/* Fast path: a replacement for each and no frame in progress, in at
-	 * most two runs (before and after the ring's end); anything else
-	 * finishes the batch in the slow path. The queue's fields go in as
-	 * values: with -fno-strict-aliasing every store through a buffer would
-	 * reload them. */
-	uint32_t i = 0;
-	if (likely(got == c && rq->chain.head == BUFFER_INVALID)) {
+	/* Fast path: every descriptor a whole frame (EOP) without error (RXE;
+	 * a frame over several descriptors and the error bits are the slow
+	 * path's: 82599 datasheet 7.1, X710/XL710 datasheet 8.3),
+	 * a replacement for each and no frame in progress, in at most two runs
+	 * (before and after the ring's end); anything else takes the whole
+	 * batch through the slow path (chains, errors counted, drops). The
+	 * queue's fields go in as values: with -fno-strict-aliasing every store
+	 * through a buffer would reload them. */
+	uint32_t n_out;
+	if (likely((all & f->eop) && !(any & f->rxe) && got == c && rq->chain.head == BUFFER_INVALID)) {
 		volatile void *ring = rq->ring;
 		uint8_t *base = buffer_main.base;
 		uint64_t stride = rq->stride, iova0 = rq->iova_data0;
 		uint32_t run = MIN(c, mask + 1 - next);
 		volatile uint64_t *d0 = pci_rx_desc(ring, f->desc_size, next), *d1 = pci_rx_desc(ring, f->desc_size, 0);
 		if (dev->n_rx_queues > 1) {
-			i = pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, true, f);
-			if (i == run && run < c)
-				i += pci_rx_fast(d1, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0,
-						 true, f);
+			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, true, f);
+			pci_rx_fast(d1, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0, true, f);
 		} else {
-			i = pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, false, f);
-			if (i == run && run < c)
-				i += pci_rx_fast(d1, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0,
-						 false, f);
+			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, false, f);
+			pci_rx_fast(d1, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0, false, f);
 		}
+		n_out = c;
+	} else {
+		n_out = pci_rx_slow(dev, queue, rq, 0, c, got, bi, 0, f);
 	}
-	uint32_t n_out = i < c ? pci_rx_slow(dev, queue, rq, i, c, got, bi, i, f) : i;
 	rq->next = (next + c) & mask;
-	/* Descriptors re-armed before the NIC may use them: one tail write
-	 * naming the last descriptor handed back. */
+	/* Descriptors re-armed before the NIC may use them (the NIC owns
+	 * every descriptor up to the tail: 82599 datasheet 7.1, X710/XL710
+	 * datasheet 8.3): the barrier orders the tail write after them; one
+	 * tail write naming the last descriptor handed back. */
 	pci_io_wmb();
 	pci_write32(rq->io, rq->tail_reg, (rq->next - 1) & mask);
 	return n_out;

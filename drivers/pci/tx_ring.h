@@ -78,7 +78,6 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_chains(struct pci_t
 		if (n_seg > room)
 			break;
 		room -= n_seg;
-		t->n_chain_slots += n_seg - 1;
 		for (struct buffer *s = b;; s = buffer_get(s->next_buffer)) {
 			bool last = !(s->flags & BUFFER_F_NEXT_PRESENT);
 			f->put_seg(pci_tx_desc(tq->ring, f->desc_size, t->tail), pci_iova(tq->io, buffer_data(s)),
@@ -92,6 +91,25 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_chains(struct pci_t
 	return i;
 }
 
+/* The fast path over n frames from the ring's tail, in at most two runs
+ * (before and after the ring's end); returns how many it wrote. */
+__attribute__((always_inline)) static inline uint32_t pci_tx_runs(struct pci_txq *tq, const uint32_t *bi, uint32_t n,
+								 bool one_pool, const struct pci_tx_fmt *f)
+{
+	struct tx_slots *t = &tq->slots;
+	uint32_t start = t->tail;
+	uint8_t *base = buffer_main.base;
+	uint64_t stride = buffer_main.stride;
+	uint64_t data0 = (uint64_t)tq->io->iova_offset + sizeof(struct buffer) + BUFFER_HEADROOM;
+	uint32_t run = MIN(n, t->mask + 1 - start);
+	uint32_t i = tx_slots_fast(pci_tx_desc(tq->ring, f->desc_size, start), f->desc_size, f->put, &t->bufs[start],
+				   bi, run, base, stride, data0, one_pool);
+	if (i == run && run < n)
+		i += tx_slots_fast(tq->ring, f->desc_size, f->put, t->bufs, bi + run, n - run, base, stride, data0,
+				   one_pool);
+	return i;
+}
+
 /* The tx burst (struct device_ops tx_burst) of a queue whose descriptors
  * have format f: returns how many frames were taken. */
 __attribute__((always_inline)) static inline uint32_t pci_tx_burst(struct pci_txq *tq, const uint32_t *bi,
@@ -102,28 +120,28 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_burst(struct pci_tx
 	while ((rs = tx_slots_oldest_rs(t)) >= 0 && f->done(pci_tx_desc(tq->ring, f->desc_size, (uint32_t)rs)))
 		tx_slots_reclaim_rs(t);
 
-	/* Fast path in at most two runs (before and after the ring's end);
-	 * the queue's fields go in as values (see pci_rx_burst). */
+	/* Fast path; the queue's fields go in as values (see pci_rx_burst). */
 	uint32_t mask = t->mask, start = t->tail;
 	uint32_t n_fit = MIN(n, tx_slots_room(t));
-	uint8_t *base = buffer_main.base;
-	uint64_t stride = buffer_main.stride;
-	uint64_t data0 = (uint64_t)tq->io->iova_offset + sizeof(struct buffer) + BUFFER_HEADROOM;
-	uint32_t run = MIN(n_fit, mask + 1 - start);
-	uint32_t i = tx_slots_fast(pci_tx_desc(tq->ring, f->desc_size, start), f->desc_size, f->put, &t->bufs[start],
-				   bi, run, base, stride, data0);
-	if (i == run && run < n_fit)
-		i += tx_slots_fast(tq->ring, f->desc_size, f->put, t->bufs, bi + run, n_fit - run, base, stride,
-				   data0);
+	uint32_t i = likely(buffer_main.n_pools == 1) ? pci_tx_runs(tq, bi, n_fit, true, f)
+						       : pci_tx_runs(tq, bi, n_fit, false, f);
 	t->tail = (start + i) & mask;
-	if (unlikely(i < n_fit))
+	if (unlikely(i < n_fit)) {
+		uint32_t tail0 = t->tail;
 		i = pci_tx_chains(tq, bi, i, n, f);
+		if (t->tail != tail0) {
+			t->slow = true;
+			t->slow_end = t->tail;
+		}
+	}
 	if (!i)
 		return 0;
 	uint32_t k = t->rs_tail;
 	tx_slots_mark_rs(t, start);
 	for (; k != t->rs_tail; k++)
 		f->set_rs(pci_tx_desc(tq->ring, f->desc_size, t->rs[k & mask]));
+	/* Every descriptor written before the tail write hands them over
+	 * (82599 datasheet 7.2, X710/XL710 datasheet 8.4). */
 	pci_io_wmb();
 	pci_write32(tq->io, tq->tail_reg, t->tail);
 	return i;

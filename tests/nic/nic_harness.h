@@ -142,6 +142,11 @@ void nic_check_tx_async(void);
  * write and reports the rewritten descriptor. */
 void nic_check_tx_reuse_caught(void);
 
+/* Port 1 (mtu 9000, a tx ring of 64) sends 400 frames, every 7th a chain
+ * of 3-5 buffers, in bursts of 24, then 300 of one buffer: all out
+ * byte-identical and in order, no buffer held once the ports are down. */
+void nic_check_tx_chains_mixed(void);
+
 /* Port 1's ring of 64 full (the partner holds): 63 sent, 137 counted as
  * TX-dropped, then traffic flows again. */
 void nic_check_tx_ring_full(void);

@@ -317,6 +317,12 @@ END_TEST
 
 /* ---- tx ring full ---- */
 
+START_TEST(tx_chains_mixed)
+{
+	nic_check_tx_chains_mixed();
+}
+END_TEST
+
 START_TEST(tx_ring_full)
 {
 	nic_check_tx_ring_full();
@@ -815,6 +821,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, pcap_million_through_xconnect);
 	tcase_add_test(tc, ring_wrap);
 	tcase_add_test(tc, jumbo_chains);
+	tcase_add_test(tc, tx_chains_mixed);
 	tcase_add_test(tc, rx_refill_exhaustion);
 	tcase_add_test(tc, nic_drops_folded);
 	tcase_add_test(tc, rss_four_queues);
