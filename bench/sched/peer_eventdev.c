@@ -189,16 +189,22 @@ static int setup(struct run *r, struct opts *o)
 	return 0;
 }
 
+/* The consumer's step: a burst out (releasing the last one), summed. */
+static inline uint16_t consume_step(struct run *r, struct rte_event *ev, uint64_t *sum)
+{
+	uint16_t k = rte_event_dequeue_burst(r->dev, CONS_PORT, ev, r->burst, 0);
+	for (uint16_t i = 0; i < k; i++)
+		*sum += ev[i].u64;
+	return k;
+}
+
 static int consumer(void *arg)
 {
 	struct run *r = arg;
 	struct rte_event ev[MAX_BURST];
 	uint64_t n = 0, sum = 0;
 	while (!r->stop) {
-		uint16_t k = rte_event_dequeue_burst(r->dev, CONS_PORT, ev, r->burst, 0);
-		for (uint16_t i = 0; i < k; i++)
-			sum += ev[i].u64;
-		n += k;
+		n += consume_step(r, ev, &sum);
 		__atomic_store_n(&r->consumed, n, __ATOMIC_RELAXED);
 	}
 	r->sum = sum;
@@ -219,31 +225,48 @@ __attribute__((noinline)) void peer_fill(struct rte_event *ev, unsigned n, uint6
 	}
 }
 
+struct producer {
+	struct rte_event ev[MAX_BURST];
+	uint64_t seq;
+	uint64_t calls;
+	unsigned pending; /* ev[burst - pending, burst) not yet taken by the device */
+};
+
+/* The producer's step: a burst in (what the device takes of it), the
+ * scheduler service run once inline (event_sw), and every 64 steps the
+ * maintenance of the port: devices without
+ * RTE_EVENT_DEV_CAP_MAINTENANCE_FREE want it on a port that never
+ * dequeues (rte_event_maintain's documentation). True on those 64th
+ * steps. */
+static inline bool produce_step(struct run *r, const struct opts *o, struct producer *p)
+{
+	if (!p->pending) {
+		peer_fill(p->ev, o->burst, &p->seq, o);
+		p->pending = o->burst;
+	}
+	p->pending -= rte_event_enqueue_new_burst(r->dev, PROD_PORT, p->ev + (o->burst - p->pending), p->pending);
+	if (r->has_service)
+		rte_service_run_iter_on_app_lcore(r->service, 1);
+	if ((++p->calls & 63) != 0)
+		return false;
+	if (r->needs_maintain)
+		rte_event_maintain(r->dev, PROD_PORT, 0);
+	return true;
+}
+
 /* The producer loop on the main lcore: prints the figure; -1 when the
  * consumer saw no event. */
 static int produce(struct run *r, const struct opts *o)
 {
-	struct rte_event ev[MAX_BURST];
-	uint64_t seq = 0, calls = 0, c0 = 0, t0 = 0;
-	unsigned pending = 0;
+	static struct producer p;
+	uint64_t c0 = 0, t0 = 0;
 	const double hz = (double)rte_get_tsc_hz();
 	const uint64_t t_warm = rte_rdtsc() + (uint64_t)(o->warmup * hz);
 	const uint64_t t_end = t_warm + (uint64_t)(o->secs * hz);
 	bool warmed = false;
 	for (;;) {
-		if (!pending) {
-			peer_fill(ev, o->burst, &seq, o);
-			pending = o->burst;
-		}
-		pending -= rte_event_enqueue_new_burst(r->dev, PROD_PORT, ev + (o->burst - pending), pending);
-		if (r->has_service)
-			rte_service_run_iter_on_app_lcore(r->service, 1);
-		if ((++calls & 63) != 0)
+		if (!produce_step(r, o, &p))
 			continue;
-		/* devices without RTE_EVENT_DEV_CAP_MAINTENANCE_FREE want it on a
-		 * port that never dequeues (rte_event_maintain's documentation) */
-		if (r->needs_maintain)
-			rte_event_maintain(r->dev, PROD_PORT, 0);
 		uint64_t now = rte_rdtsc();
 		if (!warmed && now >= t_warm) {
 			c0 = __atomic_load_n(&r->consumed, __ATOMIC_RELAXED);
@@ -265,23 +288,12 @@ static int produce(struct run *r, const struct opts *o)
  * the events the consumer took. */
 __attribute__((noinline)) uint64_t peer_rounds(struct run *r, const struct opts *o, uint64_t rounds)
 {
-	struct rte_event ev[MAX_BURST], out[MAX_BURST];
-	uint64_t seq = 0, got = 0, sum = 0;
-	unsigned pending = 0;
+	static struct producer p;
+	struct rte_event out[MAX_BURST];
+	uint64_t got = 0, sum = 0;
 	for (uint64_t i = 0; i < rounds; i++) {
-		if (!pending) {
-			peer_fill(ev, o->burst, &seq, o);
-			pending = o->burst;
-		}
-		pending -= rte_event_enqueue_new_burst(r->dev, PROD_PORT, ev + (o->burst - pending), pending);
-		if (r->has_service)
-			rte_service_run_iter_on_app_lcore(r->service, 1);
-		if (r->needs_maintain && (i & 63) == 0)
-			rte_event_maintain(r->dev, PROD_PORT, 0);
-		uint16_t k = rte_event_dequeue_burst(r->dev, CONS_PORT, out, r->burst, 0);
-		for (uint16_t j = 0; j < k; j++)
-			sum += out[j].u64;
-		got += k;
+		produce_step(r, o, &p);
+		got += consume_step(r, out, &sum);
 	}
 	r->sum = sum;
 	return got;
