@@ -231,6 +231,9 @@ for m in "${types[@]}"; do
 done
 
 # ---- rows -------------------------------------------------------------------
+# --paired: each round runs sluice and its peers back to back, so the row
+# is judged by the median of the per-round ratios (the two vCPUs change
+# speed between rounds, and a loaded box more so)
 matched=(--bench sched --unit Mpps --better higher --burst "$BURST both (enqueue and dequeue)"
 	--memory "$mem_text" --statistic "median over rounds of each round's mean rate (events dequeued / s over $SECS s)")
 peer_name() { [ "$1" = sw ] && echo "DPDK event_sw (scheduler service inline on CPU0)" || echo "DPDK event_dsw (distributed)"; }
@@ -240,15 +243,15 @@ for t in "${types[@]}"; do
 	[ "$t" != ordered ] || differs=(--differs "sluice hands every packet back to the producer and restores arrival order; the peer's consumer only releases")
 	for d in sw dsw; do
 		[ "$t:$d" != ordered:dsw ] || continue
-		bench_row "${matched[@]}" --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
+		bench_row "${matched[@]}" --paired --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
 			--sluice "$(vals "isa-$t")" --peer-name "$(peer_name $d)" --peer "$(vals "$d-$t")"
 		if [ "$t:$d" = atomic:sw ]; then
-			bench_row "${matched[@]}" --what "$what" --isa "sluice $native_label, DPDK -march=$peer_isa" \
+			bench_row "${matched[@]}" --paired --what "$what" --isa "sluice $native_label, DPDK -march=$peer_isa" \
 				--differs "ISA: sluice -march=native" --sluice-label "sluice -march=native" \
 				--sluice "$(vals native-atomic)" --peer-name "$(peer_name sw)" --peer "$(vals sw-atomic)"
 		fi
 	done
-	[ -z "$before_isa" ] || bench_row "${matched[@]}" --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
+	[ -z "$before_isa" ] || bench_row "${matched[@]}" --paired --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
 		--sluice-label "$before_label" --sluice "$(vals "before-$t")" --peer-name "$(peer_name sw)" --peer "$(vals "sw-$t")"
 	# instructions per event, one callgrind run each (the box's load does not move them)
 	for d in sw dsw; do
