@@ -150,13 +150,42 @@ static inline uint16_t run_key(const struct evq_event *ev)
 	return (uint16_t)(ev->queue | ev->priority << 8);
 }
 
+/* Whether any of e[0..8) has another key than `key`: the eight keys'
+ * differences OR-ed into one test. */
+static inline bool differ8(const struct evq_event *e, uint32_t key)
+{
+	uint32_t diff = 0;
+#pragma GCC unroll 8
+	for (uint32_t k = 0; k < 8; k++)
+		diff |= (uint32_t)run_key(&e[k]) ^ key;
+	return diff != 0;
+}
+
+/* The end of the run of `key` that starts at ev[i] (ev[i] is of it).
+ * Eight events a test, so that a burst that is one run (the usual
+ * producer's) costs a branch per eight events instead of one per event;
+ * fewer than eight left are tested as the burst's last eight, overlapping
+ * events known to be of the run. Where a test fails, one by one. */
+static inline uint32_t run_end(const struct evq_event *ev, uint32_t i, uint32_t n, uint32_t key)
+{
+	const struct evq_event *e = ev + i + 1, *last = ev + n;
+	while (last - e >= 8 && !differ8(e, key))
+		e += 8;
+	if (e < last && last - e < 8 && last - 8 >= ev + i && !differ8(last - 8, key))
+		return n;
+	while (e < last && run_key(e) == key)
+		e++;
+	return (uint32_t)(e - ev);
+}
+
 /* Copy a run of n events of one (queue, level) into its FIFO: at most two
  * memcpy, as the FIFO wraps. */
 static void iq_copy(struct evq_queue *eq, struct evq_iq *iq, const struct evq_event *ev, uint32_t n)
 {
 	uint32_t at = iq->tail & eq->iq_mask, first = MIN(n, eq->iq_mask + 1 - at);
 	memcpy(&iq->ev[at], ev, first * sizeof(*ev));
-	memcpy(&iq->ev[0], ev + first, (n - first) * sizeof(*ev));
+	if (unlikely(first < n))
+		memcpy(&iq->ev[0], ev + first, (n - first) * sizeof(*ev));
 	iq->tail += n;
 }
 
@@ -172,10 +201,7 @@ uint32_t evq_enqueue(struct evq *q, const struct evq_event *ev, uint32_t n)
 			break;
 		}
 		struct evq_queue *eq = &q->queues[queue];
-		uint16_t key = run_key(&ev[i]);
-		uint32_t end = i + 1;
-		while (end < n && run_key(&ev[end]) == key)
-			end++;
+		uint32_t end = run_end(ev, i, n, run_key(&ev[i]));
 		uint32_t take = MIN(end - i, eq->depth - eq->held);
 		if (likely(take)) {
 			iq_copy(eq, &eq->iq[lvl], ev + i, take);
@@ -199,14 +225,16 @@ uint32_t evq_enqueue(struct evq *q, const struct evq_event *ev, uint32_t n)
 
 /* Up to max events of one (queue, level) into ev[], from the FIFO's head
  * (at most two memcpy); returns how many. */
-static uint32_t serve(struct evq *q, uint32_t queue, uint32_t lvl, struct evq_event *ev, uint32_t max)
+static inline __attribute__((always_inline)) uint32_t serve(struct evq *q, uint32_t queue, uint32_t lvl,
+							    struct evq_event *ev, uint32_t max)
 {
 	struct evq_queue *eq = &q->queues[queue];
 	struct evq_iq *iq = &eq->iq[lvl];
 	uint32_t n = MIN(max, iq->tail - iq->head);
 	uint32_t at = iq->head & eq->iq_mask, first = MIN(n, eq->iq_mask + 1 - at);
 	memcpy(ev, &iq->ev[at], first * sizeof(*ev));
-	memcpy(ev + first, iq->ev, (n - first) * sizeof(*ev));
+	if (unlikely(first < n))
+		memcpy(ev + first, iq->ev, (n - first) * sizeof(*ev));
 	iq->head += n;
 	eq->held -= n;
 	eq->n_dispatched += n;
@@ -227,14 +255,13 @@ static inline uint32_t next_queue(uint64_t cand, uint32_t after)
 	return (uint32_t)__builtin_ctzll(above ? above : cand);
 }
 
-/* Round robin within one level, up to max events. A turn outlives the call
- * only when max cut it short, so that weights hold exactly while every
- * queue of the level stays backlogged. */
-static uint32_t dequeue_level(struct evq *q, uint32_t lvl, struct evq_event *ev, uint32_t max)
+/* Round robin within one level of two or more queues, up to max events. A
+ * turn outlives the call only when max cut it short, so that weights hold
+ * exactly while every queue of the level stays backlogged. */
+static __attribute__((noinline)) uint32_t dequeue_turns(struct evq *q, uint32_t lvl, struct evq_event *ev,
+							 uint32_t max)
 {
 	uint64_t cand = q->level_queues[lvl];
-	if (!(cand & (cand - 1))) /* one queue at this level: no turns to keep */
-		return serve(q, (uint32_t)__builtin_ctzll(cand), lvl, ev, max);
 	uint32_t got = 0;
 	while (cand && got < max) {
 		uint32_t queue = q->rr_queue[lvl];
@@ -251,6 +278,16 @@ static uint32_t dequeue_level(struct evq *q, uint32_t lvl, struct evq_event *ev,
 			cand &= ~(1ull << queue); /* emptied: its turn is over */
 	}
 	return got;
+}
+
+/* One level, up to max events: a level of one queue (the usual: one class
+ * per priority) is served inline, with no turns to keep. */
+static inline uint32_t dequeue_level(struct evq *q, uint32_t lvl, struct evq_event *ev, uint32_t max)
+{
+	uint64_t cand = q->level_queues[lvl];
+	if (likely(!(cand & (cand - 1))))
+		return serve(q, (uint32_t)__builtin_ctzll(cand), lvl, ev, max);
+	return dequeue_turns(q, lvl, ev, max);
 }
 
 /* Strict priority: a level is served only once every level above it is

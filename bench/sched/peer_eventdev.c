@@ -19,6 +19,7 @@
  *   sluice-peer-eventdev EAL-ARGS --vdev=event_sw0|event_dsw0 -- \
  *       atomic|ordered|parallel [--secs S] [--warmup S] [--burst B]
  *       [--flows F] [--depth D] [--window W]
+ *   sluice-peer-eventdev -l 0 ... --vdev=... -- TYPE --rounds N [...]
  *
  * --depth: the consumer port's dequeue depth (event_sw sizes its per-port
  * completion ring by it; clamped to the device's maximum, printed).
@@ -26,6 +27,13 @@
  * Prints one line "dev=... type=... events=N seconds=S mpps=M": events the
  * consumer dequeued over S seconds after the warm-up. Exits non-zero when
  * any step fails or the consumer saw no event.
+ *
+ * --rounds N: no threads and no clock: the function peer_rounds does N
+ * rounds of the producer's step then the consumer's on the one lcore, as
+ * sched_perf.c's --rounds does sluice's: run it under `valgrind
+ * --tool=callgrind --toggle-collect=peer_rounds`, subtract peer_fill
+ * (making the events) and divide Ir by the events taken, for instructions
+ * per event beside sluice's.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -49,6 +57,7 @@ struct opts {
 	const char *type_name;
 	double secs, warmup;
 	unsigned burst, flows, depth, window;
+	uint64_t rounds; /* --rounds: one lcore, for callgrind */
 };
 
 struct run {
@@ -106,6 +115,8 @@ static bool parse_opts(int argc, char **argv, struct opts *o)
 			o->depth = (unsigned)atoi(v);
 		else if (!strcmp(k, "--window"))
 			o->window = (unsigned)atoi(v);
+		else if (!strcmp(k, "--rounds"))
+			o->rounds = strtoull(v, NULL, 0);
 		else
 			return false;
 	}
@@ -178,23 +189,29 @@ static int setup(struct run *r, struct opts *o)
 	return 0;
 }
 
+/* The consumer's step: a burst out (releasing the last one), summed. */
+static inline uint16_t consume_step(struct run *r, struct rte_event *ev, uint64_t *sum)
+{
+	uint16_t k = rte_event_dequeue_burst(r->dev, CONS_PORT, ev, r->burst, 0);
+	for (uint16_t i = 0; i < k; i++)
+		*sum += ev[i].u64;
+	return k;
+}
+
 static int consumer(void *arg)
 {
 	struct run *r = arg;
 	struct rte_event ev[MAX_BURST];
 	uint64_t n = 0, sum = 0;
 	while (!r->stop) {
-		uint16_t k = rte_event_dequeue_burst(r->dev, CONS_PORT, ev, r->burst, 0);
-		for (uint16_t i = 0; i < k; i++)
-			sum += ev[i].u64;
-		n += k;
+		n += consume_step(r, ev, &sum);
 		__atomic_store_n(&r->consumed, n, __ATOMIC_RELAXED);
 	}
 	r->sum = sum;
 	return 0;
 }
 
-static void fill(struct rte_event *ev, unsigned n, uint64_t *seq, const struct opts *o)
+__attribute__((noinline)) void peer_fill(struct rte_event *ev, unsigned n, uint64_t *seq, const struct opts *o)
 {
 	for (unsigned i = 0; i < n; i++, (*seq)++) {
 		memset(&ev[i], 0, sizeof(ev[i]));
@@ -208,31 +225,48 @@ static void fill(struct rte_event *ev, unsigned n, uint64_t *seq, const struct o
 	}
 }
 
+struct producer {
+	struct rte_event ev[MAX_BURST];
+	uint64_t seq;
+	uint64_t calls;
+	unsigned pending; /* ev[burst - pending, burst) not yet taken by the device */
+};
+
+/* The producer's step: a burst in (what the device takes of it), the
+ * scheduler service run once inline (event_sw), and every 64 steps the
+ * maintenance of the port: devices without
+ * RTE_EVENT_DEV_CAP_MAINTENANCE_FREE want it on a port that never
+ * dequeues (rte_event_maintain's documentation). True on those 64th
+ * steps. */
+static inline bool produce_step(struct run *r, const struct opts *o, struct producer *p)
+{
+	if (!p->pending) {
+		peer_fill(p->ev, o->burst, &p->seq, o);
+		p->pending = o->burst;
+	}
+	p->pending -= rte_event_enqueue_new_burst(r->dev, PROD_PORT, p->ev + (o->burst - p->pending), p->pending);
+	if (r->has_service)
+		rte_service_run_iter_on_app_lcore(r->service, 1);
+	if ((++p->calls & 63) != 0)
+		return false;
+	if (r->needs_maintain)
+		rte_event_maintain(r->dev, PROD_PORT, 0);
+	return true;
+}
+
 /* The producer loop on the main lcore: prints the figure; -1 when the
  * consumer saw no event. */
 static int produce(struct run *r, const struct opts *o)
 {
-	struct rte_event ev[MAX_BURST];
-	uint64_t seq = 0, calls = 0, c0 = 0, t0 = 0;
-	unsigned pending = 0;
+	static struct producer p;
+	uint64_t c0 = 0, t0 = 0;
 	const double hz = (double)rte_get_tsc_hz();
 	const uint64_t t_warm = rte_rdtsc() + (uint64_t)(o->warmup * hz);
 	const uint64_t t_end = t_warm + (uint64_t)(o->secs * hz);
 	bool warmed = false;
 	for (;;) {
-		if (!pending) {
-			fill(ev, o->burst, &seq, o);
-			pending = o->burst;
-		}
-		pending -= rte_event_enqueue_new_burst(r->dev, PROD_PORT, ev + (o->burst - pending), pending);
-		if (r->has_service)
-			rte_service_run_iter_on_app_lcore(r->service, 1);
-		if ((++calls & 63) != 0)
+		if (!produce_step(r, o, &p))
 			continue;
-		/* devices without RTE_EVENT_DEV_CAP_MAINTENANCE_FREE want it on a
-		 * port that never dequeues (rte_event_maintain's documentation) */
-		if (r->needs_maintain)
-			rte_event_maintain(r->dev, PROD_PORT, 0);
 		uint64_t now = rte_rdtsc();
 		if (!warmed && now >= t_warm) {
 			c0 = __atomic_load_n(&r->consumed, __ATOMIC_RELAXED);
@@ -248,6 +282,23 @@ static int produce(struct run *r, const struct opts *o)
 	}
 }
 
+/* The callgrind region (--rounds): rounds of the producer's step (a burst
+ * in, event_sw's scheduler run once) and the consumer's (a burst out,
+ * summed) on the one lcore, as sched_perf.c's sched_bench_rounds. Returns
+ * the events the consumer took. */
+__attribute__((noinline)) uint64_t peer_rounds(struct run *r, const struct opts *o, uint64_t rounds)
+{
+	static struct producer p;
+	struct rte_event out[MAX_BURST];
+	uint64_t got = 0, sum = 0;
+	for (uint64_t i = 0; i < rounds; i++) {
+		produce_step(r, o, &p);
+		got += consume_step(r, out, &sum);
+	}
+	r->sum = sum;
+	return got;
+}
+
 int main(int argc, char **argv)
 {
 	int used = rte_eal_init(argc, argv);
@@ -256,13 +307,23 @@ int main(int argc, char **argv)
 	struct opts o;
 	if (!parse_opts(argc - used, argv + used, &o))
 		return usage();
-	if (rte_event_dev_count() != 1 || rte_lcore_count() != 2)
-		return fprintf(stderr, "need exactly one event device (--vdev) and two lcores (-l 0,1)\n"), 1;
+	if (rte_event_dev_count() != 1 || rte_lcore_count() != (o.rounds ? 1 : 2))
+		return fprintf(stderr, "need exactly one event device (--vdev) and %s\n",
+			       o.rounds ? "one lcore (-l 0) with --rounds" : "two lcores (-l 0,1)"), 1;
 	static struct run r;
 	r.dev = 0;
 	r.burst = o.burst;
 	if (setup(&r, &o))
 		return 1;
+	if (o.rounds) {
+		uint64_t got = peer_rounds(&r, &o, o.rounds);
+		printf("dev=%s type=%s rounds=%" PRIu64 " burst=%u events=%" PRIu64 "\n", r.driver, o.type_name,
+		       o.rounds, o.burst, got);
+		rte_event_dev_stop(r.dev);
+		rte_event_dev_close(r.dev);
+		rte_eal_cleanup();
+		return got ? 0 : 1;
+	}
 	unsigned worker = rte_get_next_lcore(rte_get_main_lcore(), 1, 0);
 	if (rte_eal_remote_launch(consumer, &r, worker))
 		return fprintf(stderr, "cannot launch the consumer\n"), 1;

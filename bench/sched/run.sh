@@ -41,7 +41,11 @@
 # 8; and for ordered, sluice does more than the peer: every packet goes
 # back to the producer thread and leaves it in arrival order (the
 # daemon's reorder path), where the peer's consumer releases its events
-# and nothing is forwarded.
+# and nothing is forwarded. And the daemon's sched-dist places each packet
+# on paper before the distributor (nodes/sched/sched-dist.c: place(), the
+# stash for a worker that falls behind): with one worker that keeps up it
+# places every packet and holds none, and the bench leaves that step out,
+# so its sluice figure is the class queue and the distributor without it.
 # Memory as bench_mem_mode sets it: 2 MB hugepages on both sides (DPDK
 # --in-memory; sluice's aligned allocations in one MAP_HUGETLB mapping), or
 # 4 KB pages on both (--no-huge).
@@ -51,15 +55,20 @@
 # event_dsw; sluice -march=native atomic; one sluice-only figure (atomic
 # with events over the 8 priority levels); with BEFORE=REV that revision's
 # $before_isa per type (that revision's engine with this bench program).
-# Then callgrind instructions per event for the whole path on one thread
-# (the producer's step then the worker's, $isa build: valgrind cannot run
-# AVX-512). A peer that fails fails the bench, and so does a sluice run
-# whose distributor dropped a packet.
+# Then callgrind instructions per event for the whole path on one thread,
+# both sides (sluice: the producer's step then the worker's, $isa build:
+# valgrind cannot run AVX-512; the peer: its --rounds, enqueue, event_sw's
+# scheduler once, dequeue, on one lcore; each less the making of its
+# events): load-independent figures beside the rates. A peer that fails
+# fails the bench, and so does a sluice run whose distributor dropped a
+# packet.
 #
 # Rows (bench_row): per type sluice $isa vs event_sw and vs event_dsw (not
 # ordered): atomic and parallel matched, ordered labelled (differs: the
 # reorder return); atomic with sluice -march=native vs event_sw (differs:
-# ISA); with BEFORE, "sluice at REV" per type vs event_sw. Figures are
+# ISA); with BEFORE, "sluice at REV" per type vs event_sw; instructions
+# per event per type vs event_sw and event_dsw (not ordered); atomic over
+# the 8 priorities, sluice alone (event_dsw has no priorities). Rates are
 # Mpps, events taken by the consumer per second, median over rounds.
 #
 # Environment: ROUNDS (3), SECS (3 s per measurement), WARMUP (1 s),
@@ -180,23 +189,51 @@ if [ -n "$before_isa" ]; then
 fi
 
 # ---- callgrind --------------------------------------------------------------
+# Both sides on one thread, 4 KB pages (valgrind): sluice's rounds
+# (sched_bench_rounds) and the peer's (peer_rounds: enqueue, event_sw's
+# scheduler once, dequeue), each less the making of its events (bench_fill,
+# peer_fill), over the events the consumer took. The box's load does not
+# move these.
 echo
-bench_log "callgrind: instructions per event, the producer's step and the worker's on one thread"
-printf '| callgrind, burst %s, one thread, -march=%s | instructions per event |\n|---|---|\n' "$BURST" "$peer_isa"
+bench_log "callgrind: instructions per event, the producer's step and the consumer's on one thread"
+# cg_ir FILE FN FILL: FN's inclusive Ir less FILL's
+cg_ir() {
+	callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
+		awk -v fn="$2" -v fill="$3" '/=>/ { next } $0 ~ ":" fn " \\[" { gsub(",", "", $1); s += $1 }
+		     $0 ~ ":" fill " \\[" { gsub(",", "", $1); s -= $1 } END { print s + 0 }'
+}
+per_event() { awk -v i="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", i / n; else print "nan" }'; }
 for m in "${types[@]}"; do
-	(cd "$out" && timeout 300 valgrind --tool=callgrind --toggle-collect=sched_bench_rounds \
+	line=$(cd "$out" && timeout 300 valgrind --tool=callgrind --toggle-collect=sched_bench_rounds \
 		--callgrind-out-file="$out/cg-$m.out" "$isa/$rel" "$m" --rounds "$CG_ROUNDS" \
-		--burst "$BURST" --depth "$DEPTH" --no-huge >/dev/null 2>&1) || fail "callgrind $m failed"
-	# the rounds' inclusive cost without the bench making its events (bench_fill)
-	ir=$(callgrind_annotate --inclusive=yes "$out/cg-$m.out" 2>/dev/null |
-		awk '/=>/ { next } /:sched_bench_rounds \[/ { gsub(",", "", $1); s += $1 }
-		     /:bench_fill \[/ { gsub(",", "", $1); s -= $1 } END { print s + 0 }')
+		--burst "$BURST" --depth "$DEPTH" --no-huge 2>/dev/null) || fail "callgrind $m failed"
+	ev=$(grep -oE 'events=[0-9]+' <<<"$line" | cut -d= -f2)
+	per_event "$(cg_ir "$out/cg-$m.out" sched_bench_rounds bench_fill)" "$ev" >"$out/cg-sluice-$m"
+	for d in sw dsw; do
+		[ "$m:$d" != ordered:dsw ] || continue
+		n=$((n + 1))
+		line=$(cd "$out" && timeout 600 valgrind --tool=callgrind --toggle-collect=peer_rounds \
+			--callgrind-out-file="$out/cg-$d-$m.out" "$peer" -l 0 --no-pci --no-telemetry --no-huge -m 256 \
+			--file-prefix="sluice-sched-$$-$n" --vdev="event_${d}0" --log-level=lib.eal:error \
+			-- "$m" --rounds "$CG_ROUNDS" --burst "$BURST" --flows "$FLOWS" --depth "$DEPTH" 2>/dev/null) ||
+			fail "callgrind of the peer event_$d $m failed"
+		ev=$(grep -oE 'events=[0-9]+' <<<"$line" | cut -d= -f2)
+		per_event "$(cg_ir "$out/cg-$d-$m.out" peer_rounds peer_fill)" "$ev" >"$out/cg-$d-$m"
+	done
+done
+printf '| callgrind, burst %s, one thread, -march=%s, instructions per event | sluice | event_sw | event_dsw |\n|---|---|---|---|\n' \
+	"$BURST" "$peer_isa"
+for m in "${types[@]}"; do
 	what="enqueue + dequeue, dist_process, worker poll"
 	[ "$m" = ordered ] && what="$what + hand back + in-order take"
-	echo "| $m ($what) | $(awk -v i="$ir" -v n=$((CG_ROUNDS * BURST)) 'BEGIN { printf "%.1f", i / n }') |"
+	dsw=$(cat "$out/cg-dsw-$m" 2>/dev/null || echo "no ordered queues")
+	echo "| $m (sluice: $what) | $(cat "$out/cg-sluice-$m") | $(cat "$out/cg-sw-$m") | $dsw |"
 done
 
 # ---- rows -------------------------------------------------------------------
+# --paired: each round runs sluice and its peers back to back, so the row
+# is judged by the median of the per-round ratios (the two vCPUs change
+# speed between rounds, and a loaded box more so)
 matched=(--bench sched --unit Mpps --better higher --burst "$BURST both (enqueue and dequeue)"
 	--memory "$mem_text" --statistic "median over rounds of each round's mean rate (events dequeued / s over $SECS s)")
 peer_name() { [ "$1" = sw ] && echo "DPDK event_sw (scheduler service inline on CPU0)" || echo "DPDK event_dsw (distributed)"; }
@@ -206,16 +243,31 @@ for t in "${types[@]}"; do
 	[ "$t" != ordered ] || differs=(--differs "sluice hands every packet back to the producer and restores arrival order; the peer's consumer only releases")
 	for d in sw dsw; do
 		[ "$t:$d" != ordered:dsw ] || continue
-		bench_row "${matched[@]}" --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
+		bench_row "${matched[@]}" --paired --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
 			--sluice "$(vals "isa-$t")" --peer-name "$(peer_name $d)" --peer "$(vals "$d-$t")"
 		if [ "$t:$d" = atomic:sw ]; then
-			bench_row "${matched[@]}" --what "$what" --isa "sluice $native_label, DPDK -march=$peer_isa" \
+			bench_row "${matched[@]}" --paired --what "$what" --isa "sluice $native_label, DPDK -march=$peer_isa" \
 				--differs "ISA: sluice -march=native" --sluice-label "sluice -march=native" \
 				--sluice "$(vals native-atomic)" --peer-name "$(peer_name sw)" --peer "$(vals sw-atomic)"
 		fi
 	done
-	[ -z "$before_isa" ] || bench_row "${matched[@]}" --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
+	[ -z "$before_isa" ] || bench_row "${matched[@]}" --paired --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
 		--sluice-label "$before_label" --sluice "$(vals "before-$t")" --peer-name "$(peer_name sw)" --peer "$(vals "sw-$t")"
+	# instructions per event, one callgrind run each (the box's load does not move them)
+	for d in sw dsw; do
+		[ "$t:$d" != ordered:dsw ] || continue
+		bench_row --bench sched --unit "instructions/event" --better lower --burst "$BURST both (enqueue and dequeue)" \
+			--memory "4 KB pages on both (valgrind: sluice --no-huge, DPDK --no-huge -m 256)" \
+			--statistic "one callgrind run each, $CG_ROUNDS rounds on one thread: Ir of the rounds less the making of the events / events consumed" \
+			--what "$t: instructions per event, producer's and consumer's steps on one thread" \
+			--isa "both -march=$peer_isa" "${differs[@]}" \
+			--sluice "$(cat "$out/cg-sluice-$t")" --peer-name "$(peer_name $d)" --peer "$(cat "$out/cg-$d-$t")"
+	done
 done
+# priorities on: sluice alone (event_dsw has no event priorities; the peer
+# harness's queue is one priority), shown beside the matched atomic row
+bench_row "${matched[@]}" --what "atomic with events over the 8 priority levels, 1 producer + 1 consumer, $FLOWS flows" \
+	--isa "sluice -march=$peer_isa" --sluice "$(vals isa-atomic-mixed)" \
+	--no-peer "event_dsw has no priorities; the matched atomic rows are at one priority"
 echo
 bench_report

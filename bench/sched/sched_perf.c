@@ -16,6 +16,10 @@
  * the rx thread harvests completions and takes the ordered packets back in
  * arrival order (dist_ordered_take, as distributor-flush does).
  *
+ * Left out: the daemon's sched-dist places each packet on paper before the
+ * distributor (a worker's room, the stash for one that falls behind); with
+ * one worker that keeps up it holds none back, and this path skips it.
+ *
  * Events carry a 32-bit counter (the buffer index in the daemon), flow
  * tags 1024 flows round robin. Sizes: the worker's ring is DEPTH / 8 lines
  * of 8 (the peer consumer's dequeue depth), the distributor's backlog is
@@ -117,8 +121,11 @@ struct bench {
 	uint32_t burst;
 	int cons_cpu;
 	_Atomic bool stop;
-	/* the rx thread's */
-	uint64_t seq;
+	/* the rx thread's, written every step: on lines of their own, so that
+	 * the worker, which reads the line above every poll, does not take it
+	 * back from the rx thread every step (the peer's producer keeps its
+	 * state on its stack) */
+	alignas(CACHE_LINE_SIZE) uint64_t seq;
 	uint32_t pending; /* ev[burst - pending, burst) not yet taken by the class queue */
 	uint64_t out;     /* ordered packets taken back in order */
 	uint64_t dropped;

@@ -12,7 +12,9 @@
  *     turn in progress is cut, bad changes refused;
  *   - bounds: full queues refuse and count, room again once taken, a
  *     burst taken up to its first refusal; bad queues and priorities
- *     refused and counted; FIFOs that wrap keep their order; setup errors.
+ *     refused and counted; FIFOs that wrap keep their order; setup errors;
+ *   - runs: bursts of every length to 40 with the key changing at every
+ *     place are split exactly there (the enqueue's eight-at-a-time scan).
  */
 #include <check.h>
 #include <errno.h>
@@ -405,6 +407,65 @@ START_TEST(test_wrap_order)
 }
 END_TEST
 
+/* Runs: a burst is taken in runs of one (queue, priority), found eight
+ * events at a time. For every burst length 1..40 and every place the key
+ * changes (the queue, or the priority; the reserved bytes, which are not
+ * read, change too and must not end a run): every event is taken into its
+ * own (queue, level) in order, the per-queue counters exact; and the same
+ * burst with an invalid priority at that place is taken up to it exactly. */
+static void runs_check(uint32_t n, uint32_t at, bool by_queue)
+{
+	struct evq *q = make_evq(2);
+	setup_queue(q, 0, 1, 64);
+	setup_queue(q, 1, 1, 64);
+	struct evq_event ev[64];
+	uint32_t bq = by_queue ? 1 : 0, bl = by_queue ? 1 : 2;
+	for (uint32_t k = 0; k < n; k++) {
+		ev[k] = k < at ? event(0, 1, k) : event(bq, bl, k);
+		ev[k].reserved[0] = (uint8_t)k;
+	}
+	ck_assert_uint_eq(evq_enqueue(q, ev, n), n);
+	struct evq_queue_stats st0, st1;
+	evq_queue_stats(q, 0, &st0);
+	evq_queue_stats(q, 1, &st1);
+	ck_assert_uint_eq(st0.enqueued, by_queue ? at : n);
+	ck_assert_uint_eq(st1.enqueued, by_queue ? n - at : 0);
+	uint64_t next[2] = {0, at}; /* the next seq of key A, of key B */
+	uint32_t m = evq_dequeue(q, ev, 64);
+	ck_assert_uint_eq(m, n);
+	for (uint32_t k = 0; k < m; k++) {
+		bool b = ev[k].u64 >= at;
+		ck_assert_uint_eq(ev[k].queue, b ? bq : 0);
+		ck_assert_uint_eq(ev[k].priority, b ? bl : 1);
+		ck_assert_uint_eq(ev[k].reserved[0], (uint8_t)ev[k].u64);
+		ck_assert_uint_eq(ev[k].u64, next[b]++);
+	}
+	ck_assert_uint_eq(next[0], at);
+	ck_assert_uint_eq(next[1], n);
+	/* an invalid priority at `at` ends the burst there */
+	for (uint32_t k = 0; k < n; k++)
+		ev[k] = event(0, 1, k);
+	if (at < n) {
+		ev[at].priority = EVQ_LEVELS;
+		ck_assert_uint_eq(evq_enqueue(q, ev, n), at);
+		struct evq_stats st;
+		evq_stats(q, &st);
+		ck_assert_uint_eq(st.invalid, 1);
+		ck_assert_uint_eq(evq_held(q), at);
+	}
+	evq_destroy(q);
+}
+
+START_TEST(test_run_ends)
+{
+	for (uint32_t n = 1; n <= 40; n++)
+		for (uint32_t at = 0; at <= n; at++) {
+			runs_check(n, at, true);
+			runs_check(n, at, false);
+		}
+}
+END_TEST
+
 static Suite *evq_suite(void)
 {
 	Suite *s = suite_create("evq");
@@ -412,6 +473,7 @@ static Suite *evq_suite(void)
 	tcase_add_test(tc, test_full_refused);
 	tcase_add_test(tc, test_invalid_refused);
 	tcase_add_test(tc, test_wrap_order);
+	tcase_add_test(tc, test_run_ends);
 	tcase_add_test(tc, test_strict_priority);
 	tcase_add_test(tc, test_weighted_order);
 	tcase_add_test(tc, test_weighted_shares);
