@@ -39,6 +39,12 @@ enum { GRAPH_SLEEP_KICKED = 2 };
 /* epoll data: which fd fired. rx fds carry GRAPH_WAKE_RX itself. */
 #define EP_KICK ((uint64_t)GRAPH_WAKE_HANDOFF)
 #define EP_TIMER ((uint64_t)GRAPH_WAKE_TIMER)
+/* Another thread's rx fds (graph_thread_wake_ahead). */
+#define EP_AHEAD ((uint64_t)GRAPH_WAKE_N)
+
+/* GRAPH_WAKE_AHEAD_NS in cpu ticks: stored by graph_thread_wake_ahead
+ * before the first such wakeup, read whole (relaxed atomics). */
+static uint64_t ahead_ticks;
 
 static int thread_epfd(struct graph *g, uint32_t index)
 {
@@ -51,20 +57,63 @@ static int thread_epfd(struct graph *g, uint32_t index)
 	return g->epfd[index] - 1;
 }
 
-int graph_rx_watch(struct graph *g, uint32_t thread_index, int fd, bool on)
+/* The epoll of thread index's rx fds alone, made on first use. */
+static int thread_rx_epfd(struct graph *g, uint32_t index)
 {
-	if (thread_index >= GRAPH_MAX_THREADS || fd < 0)
-		return -EINVAL;
-	int ep = thread_epfd(g, thread_index);
-	if (ep < 0)
-		return ep;
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = GRAPH_WAKE_RX };
+	if (!g->rx_epfd[index]) {
+		int fd = epoll_create1(EPOLL_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		g->rx_epfd[index] = fd + 1;
+	}
+	return g->rx_epfd[index] - 1;
+}
+
+/* Add or remove fd on ep; adding what is there or removing what is not is
+ * no error. */
+static int watch_set(int ep, int fd, uint32_t events, uint64_t tag, bool on)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = tag };
 	if (epoll_ctl(ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, &ev) < 0) {
 		if ((on && errno == EEXIST) || (!on && errno == ENOENT))
 			return 0;
 		return -errno;
 	}
 	return 0;
+}
+
+int graph_rx_watch(struct graph *g, uint32_t thread_index, int fd, bool on)
+{
+	if (thread_index >= GRAPH_MAX_THREADS || fd < 0)
+		return -EINVAL;
+	int ep = thread_epfd(g, thread_index);
+	int rx_ep = thread_rx_epfd(g, thread_index);
+	if (ep < 0 || rx_ep < 0)
+		return ep < 0 ? ep : rx_ep;
+	/* The rx epoll first: a thread woken ahead never misses an fd its
+	 * own thread watches. Edge-triggered there, so that the threads woken
+	 * ahead are woken once per frame, not for as long as it waits. */
+	int rc = watch_set(rx_ep, fd, EPOLLIN | EPOLLET, 0, on);
+	if (rc)
+		return rc;
+	rc = watch_set(ep, fd, EPOLLIN, GRAPH_WAKE_RX, on);
+	if (rc && on)
+		(void)watch_set(rx_ep, fd, 0, 0, false);
+	return rc;
+}
+
+int graph_thread_wake_ahead(struct graph *g, uint32_t from, uint32_t to, bool on)
+{
+	if (from >= GRAPH_MAX_THREADS || to >= GRAPH_MAX_THREADS || from == to)
+		return -EINVAL;
+	int ep = thread_epfd(g, to);
+	int rx_ep = thread_rx_epfd(g, from);
+	if (ep < 0 || rx_ep < 0)
+		return ep < 0 ? ep : rx_ep;
+	if (!__atomic_load_n(&ahead_ticks, __ATOMIC_RELAXED))
+		__atomic_store_n(&ahead_ticks, (uint64_t)(cpu_ticks_per_second() * (double)GRAPH_WAKE_AHEAD_NS / 1e9),
+				 __ATOMIC_RELAXED);
+	return watch_set(ep, rx_ep, EPOLLIN | EPOLLET, EP_AHEAD, on);
 }
 
 static int watch_own(int ep, int fd, uint64_t tag)
@@ -104,11 +153,16 @@ void graph_thread_sleep_release(struct graph_thread *t)
 
 void graph_epoll_close_all(struct graph *g)
 {
-	for (uint32_t i = 0; i < GRAPH_MAX_THREADS; i++)
+	for (uint32_t i = 0; i < GRAPH_MAX_THREADS; i++) {
 		if (g->epfd[i]) {
 			close(g->epfd[i] - 1);
 			g->epfd[i] = 0;
 		}
+		if (g->rx_epfd[i]) {
+			close(g->rx_epfd[i] - 1);
+			g->rx_epfd[i] = 0;
+		}
+	}
 }
 
 void graph_thread_kick(struct graph_thread *t, enum graph_wake_cause cause)
@@ -173,35 +227,37 @@ static void drain(int fd)
 	(void)!read(fd, &v, sizeof(v));
 }
 
-/* Count what woke the thread; returns whether the timer fired. */
+/* Count what woke the thread, each cause once; returns whether the timer
+ * fired. */
 static bool count_causes(struct graph_thread *t, const struct epoll_event *ev, int n)
 {
-	bool timer = false;
 	if (n <= 0) {
 		/* 0: the safety bound; -1 (EINTR): a signal, which is control. */
 		stat_add(&t->wakeups[n == 0 ? GRAPH_WAKE_TIMEOUT : GRAPH_WAKE_CONTROL], 1);
 		return false;
 	}
-	bool rx = false;
+	unsigned c = 0;
 	for (int i = 0; i < n; i++) {
 		uint64_t tag = ev[i].data.u64;
 		if (tag == EP_KICK) {
 			drain(t->wake_fd);
-			unsigned c = atomic_exchange(&t->kick_causes, 0);
-			for (unsigned k = 0; k < GRAPH_WAKE_N; k++)
-				if (c & (1u << k))
-					stat_add(&t->wakeups[k], 1);
+			c |= atomic_exchange(&t->kick_causes, 0);
 		} else if (tag == EP_TIMER) {
 			drain(t->timer_fd);
-			stat_add(&t->wakeups[GRAPH_WAKE_TIMER], 1);
-			timer = true;
+			c |= 1u << GRAPH_WAKE_TIMER;
+		} else if (tag == EP_AHEAD) {
+			/* A frame for the thread that hands to this one: its
+			 * handoff comes within microseconds; poll for it. */
+			t->ahead_until_ticks = cpu_ticks() + __atomic_load_n(&ahead_ticks, __ATOMIC_RELAXED);
+			c |= 1u << GRAPH_WAKE_HANDOFF;
 		} else {
-			rx = true;
+			c |= 1u << GRAPH_WAKE_RX;
 		}
 	}
-	if (rx)
-		stat_add(&t->wakeups[GRAPH_WAKE_RX], 1);
-	return timer;
+	for (unsigned k = 0; k < GRAPH_WAKE_N; k++)
+		if (c & (1u << k))
+			stat_add(&t->wakeups[k], 1);
+	return (c >> GRAPH_WAKE_TIMER) & 1;
 }
 
 bool graph_thread_block(struct graph_thread *t, uint64_t cap_ns)
@@ -214,6 +270,12 @@ bool graph_thread_block(struct graph_thread *t, uint64_t cap_ns)
 	t->wake_within_ns = UINT64_MAX;
 	bool veto = t->stay_awake || t->no_block;
 	t->stay_awake = t->no_block = false;
+	if (unlikely(t->ahead_until_ticks)) {
+		if (cpu_ticks() < t->ahead_until_ticks)
+			veto = true;
+		else
+			t->ahead_until_ticks = 0;
+	}
 	if (n || veto || cap < 1000) {
 		atomic_store(&t->sleep_state, GRAPH_SLEEP_AWAKE);
 		t->gap_is_idle = n ? 0 : UINT64_MAX;
