@@ -260,8 +260,24 @@ static bool count_causes(struct graph_thread *t, const struct epoll_event *ev, i
 	return (c >> GRAPH_WAKE_TIMER) & 1;
 }
 
+/* Within the window after a wakeup ahead: not announced at all, so the
+ * handoff it waits for costs its producer no kick (no write on the
+ * producer's path to a thread that is polling anyway). */
+static bool ahead_window(struct graph_thread *t)
+{
+	if (cpu_ticks() < t->ahead_until_ticks)
+		return true;
+	t->ahead_until_ticks = 0;
+	return false;
+}
+
 bool graph_thread_block(struct graph_thread *t, uint64_t cap_ns)
 {
+	if (unlikely(t->ahead_until_ticks) && ahead_window(t)) {
+		t->gap_is_idle = UINT64_MAX;
+		t->slept = false;
+		return false;
+	}
 	atomic_store(&t->sleep_state, GRAPH_SLEEP_ANNOUNCED);
 	atomic_thread_fence(memory_order_seq_cst);
 	/* The last look, after the announcement (see the top of the file). */
@@ -270,12 +286,6 @@ bool graph_thread_block(struct graph_thread *t, uint64_t cap_ns)
 	t->wake_within_ns = UINT64_MAX;
 	bool veto = t->stay_awake || t->no_block;
 	t->stay_awake = t->no_block = false;
-	if (unlikely(t->ahead_until_ticks)) {
-		if (cpu_ticks() < t->ahead_until_ticks)
-			veto = true;
-		else
-			t->ahead_until_ticks = 0;
-	}
 	if (n || veto || cap < 1000) {
 		atomic_store(&t->sleep_state, GRAPH_SLEEP_AWAKE);
 		t->gap_is_idle = n ? 0 : UINT64_MAX;
