@@ -80,7 +80,12 @@ struct graph_thread {
 	int wake_fd;  /* eventfd written by graph_thread_kick */
 	int timer_fd; /* armed for wake_within before blocking */
 	bool timer_armed; /* timer_fd may still be armed from an earlier sleep */
-	uint64_t ahead_until_ticks; /* woken ahead (graph_thread_wake_ahead): poll until then */
+	/* Woken ahead (graph_thread_wake_ahead): poll until ahead_until_ticks,
+	 * or until thread ahead_of has ended two more loops than
+	 * ahead_loops (it has read the frame and handed it over). */
+	uint64_t ahead_until_ticks;
+	uint64_t ahead_loops;
+	uint32_t ahead_of;
 	uint64_t sleeps;                    /* epoll_waits entered */
 	uint64_t wakeups[GRAPH_WAKE_N];     /* by cause, stats only go up */
 	uint32_t *inputs; /* node indices of input nodes polling here */

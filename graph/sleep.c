@@ -39,7 +39,7 @@ enum { GRAPH_SLEEP_KICKED = 2 };
 /* epoll data: which fd fired. rx fds carry GRAPH_WAKE_RX itself. */
 #define EP_KICK ((uint64_t)GRAPH_WAKE_HANDOFF)
 #define EP_TIMER ((uint64_t)GRAPH_WAKE_TIMER)
-/* Another thread's rx fds (graph_thread_wake_ahead). */
+/* Another thread's rx fds (graph_thread_wake_ahead): EP_AHEAD + its index. */
 #define EP_AHEAD ((uint64_t)GRAPH_WAKE_N)
 
 /* GRAPH_WAKE_AHEAD_NS in cpu ticks: stored by graph_thread_wake_ahead
@@ -102,10 +102,25 @@ int graph_rx_watch(struct graph *g, uint32_t thread_index, int fd, bool on)
 	return rc;
 }
 
+/* Both threads pinned to one core: `to` woken ahead would take that core
+ * from `from` while `from` reads the frame (measured: a worker sharing
+ * main-core, 2 workers on cores 0-1, the ping's RTT went from 536 to 729
+ * us), so it waits for the handoff's kick as before. */
+static bool same_core(struct graph *g, uint32_t from, uint32_t to)
+{
+	const struct graph_thread *f = g->threads[from], *t = g->threads[to];
+	if (!f || !t)
+		return false;
+	int cf = __atomic_load_n(&f->cpu, __ATOMIC_RELAXED), ct = __atomic_load_n(&t->cpu, __ATOMIC_RELAXED);
+	return cf >= 0 && cf == ct;
+}
+
 int graph_thread_wake_ahead(struct graph *g, uint32_t from, uint32_t to, bool on)
 {
 	if (from >= GRAPH_MAX_THREADS || to >= GRAPH_MAX_THREADS || from == to)
 		return -EINVAL;
+	if (on && same_core(g, from, to))
+		return 0;
 	int ep = thread_epfd(g, to);
 	int rx_ep = thread_rx_epfd(g, from);
 	if (ep < 0 || rx_ep < 0)
@@ -113,7 +128,7 @@ int graph_thread_wake_ahead(struct graph *g, uint32_t from, uint32_t to, bool on
 	if (!__atomic_load_n(&ahead_ticks, __ATOMIC_RELAXED))
 		__atomic_store_n(&ahead_ticks, (uint64_t)(cpu_ticks_per_second() * (double)GRAPH_WAKE_AHEAD_NS / 1e9),
 				 __ATOMIC_RELAXED);
-	return watch_set(ep, rx_ep, EPOLLIN | EPOLLET, EP_AHEAD, on);
+	return watch_set(ep, rx_ep, EPOLLIN | EPOLLET, EP_AHEAD + from, on);
 }
 
 static int watch_own(int ep, int fd, uint64_t tag)
@@ -227,6 +242,22 @@ static void drain(int fd)
 	(void)!read(fd, &v, sizeof(v));
 }
 
+/* A frame for thread `from`, which hands to this one: its handoff comes
+ * within microseconds if it is for this thread; poll for it until `from`
+ * has been through two loops more (the second began after the frame was
+ * there, so it read it and the distributor handed it to its worker: the
+ * chosen worker's own input keeps polling from then on, the others need
+ * not), at most GRAPH_WAKE_AHEAD_NS. */
+static void ahead_start(struct graph_thread *t, uint32_t from)
+{
+	struct graph_thread *f = from < GRAPH_MAX_THREADS ? t->graph->threads[from] : NULL;
+	if (!f)
+		return;
+	t->ahead_of = from;
+	t->ahead_loops = stat_read(&f->loops);
+	t->ahead_until_ticks = cpu_ticks() + __atomic_load_n(&ahead_ticks, __ATOMIC_RELAXED);
+}
+
 /* Count what woke the thread, each cause once; returns whether the timer
  * fired. */
 static bool count_causes(struct graph_thread *t, const struct epoll_event *ev, int n)
@@ -245,10 +276,8 @@ static bool count_causes(struct graph_thread *t, const struct epoll_event *ev, i
 		} else if (tag == EP_TIMER) {
 			drain(t->timer_fd);
 			c |= 1u << GRAPH_WAKE_TIMER;
-		} else if (tag == EP_AHEAD) {
-			/* A frame for the thread that hands to this one: its
-			 * handoff comes within microseconds; poll for it. */
-			t->ahead_until_ticks = cpu_ticks() + __atomic_load_n(&ahead_ticks, __ATOMIC_RELAXED);
+		} else if (tag >= EP_AHEAD) {
+			ahead_start(t, (uint32_t)(tag - EP_AHEAD));
 			c |= 1u << GRAPH_WAKE_HANDOFF;
 		} else {
 			c |= 1u << GRAPH_WAKE_RX;
@@ -265,7 +294,8 @@ static bool count_causes(struct graph_thread *t, const struct epoll_event *ev, i
  * producer's path to a thread that is polling anyway). */
 static bool ahead_window(struct graph_thread *t)
 {
-	if (cpu_ticks() < t->ahead_until_ticks)
+	const struct graph_thread *f = t->graph->threads[t->ahead_of];
+	if (cpu_ticks() < t->ahead_until_ticks && stat_read(&f->loops) < t->ahead_loops + 2)
 		return true;
 	t->ahead_until_ticks = 0;
 	return false;

@@ -330,6 +330,36 @@ START_TEST(test_wake_ahead)
 }
 END_TEST
 
+/* A worker pinned to thread 0's core is not woken ahead: it would take
+ * the core from thread 0 while thread 0 reads the frame. */
+START_TEST(test_wake_ahead_not_same_core)
+{
+	char err[256];
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	struct graph_config cfg;
+	graph_config_default(&cfg);
+	struct graph *g = graph_create(&cfg, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_int_ge(graph_add_node(g, &ring_node, err, sizeof(err)), 0);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	int cpu0 = 0;
+	ck_assert_msg(graph_main_pin(g, cpu0, err, sizeof(err)) == 0, "%s", err); /* this forked test's thread */
+	ck_assert_int_eq(graph_workers_start(g, &cpu0, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(graph_rx_watch(g, 0, fd, true), 0);
+	ck_assert_int_eq(graph_thread_wake_ahead(g, 0, 1, true), 0);
+	ck_assert(wait_asleep(g));
+	uint64_t h0 = info(g).wakeups[GRAPH_WAKE_HANDOFF];
+	uint64_t one = 1;
+	ck_assert_int_eq(write(fd, &one, sizeof(one)), sizeof(one));
+	pause_us(50000);
+	ck_assert_uint_eq(info(g).wakeups[GRAPH_WAKE_HANDOFF], h0);
+	ck_assert_int_eq(graph_rx_watch(g, 0, fd, false), 0);
+	graph_destroy(g);
+	close(fd);
+}
+END_TEST
+
 /* The barrier wakes a sleeping thread at once (cause control), and the
  * watchdog does not call a sleeping thread stalled. */
 START_TEST(test_barrier_and_watchdog)
@@ -366,6 +396,7 @@ int main(void)
 	tcase_add_test(tc, test_stale_timer_wakes_nothing);
 	tcase_add_test(tc, test_barrier_and_watchdog);
 	tcase_add_test(tc, test_wake_ahead);
+	tcase_add_test(tc, test_wake_ahead_not_same_core);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
