@@ -268,6 +268,7 @@ static bool count_causes(struct graph_thread *t, const struct epoll_event *ev, i
 		return false;
 	}
 	unsigned c = 0;
+	bool timer = false;
 	for (int i = 0; i < n; i++) {
 		uint64_t tag = ev[i].data.u64;
 		if (tag == EP_KICK) {
@@ -276,6 +277,7 @@ static bool count_causes(struct graph_thread *t, const struct epoll_event *ev, i
 		} else if (tag == EP_TIMER) {
 			drain(t->timer_fd);
 			c |= 1u << GRAPH_WAKE_TIMER;
+			timer = true;
 		} else if (tag >= EP_AHEAD) {
 			ahead_start(t, (uint32_t)(tag - EP_AHEAD));
 			c |= 1u << GRAPH_WAKE_HANDOFF;
@@ -286,7 +288,7 @@ static bool count_causes(struct graph_thread *t, const struct epoll_event *ev, i
 	for (unsigned k = 0; k < GRAPH_WAKE_N; k++)
 		if (c & (1u << k))
 			stat_add(&t->wakeups[k], 1);
-	return (c >> GRAPH_WAKE_TIMER) & 1;
+	return timer;
 }
 
 /* Within the window after a wakeup ahead: not announced at all, so the
