@@ -220,6 +220,19 @@ int graph_thread_time_total(struct graph *g, uint32_t thread_index, struct graph
  * Control thread; works before the thread exists. 0 or a negative errno. */
 int graph_rx_watch(struct graph *g, uint32_t thread_index, int fd, bool on);
 
+/* Wake thread `to` as well, in parallel with `from`, when an rx fd watched
+ * on thread `from` becomes readable (on) / no longer (off): a worker that
+ * `from` hands its frames to (the distributor) starts waking with `from`
+ * instead of after it, and after such a wakeup (counted as cause
+ * "handoff") polls until `from` has been through two more loops (it has
+ * read the frame and handed it over), at most GRAPH_WAKE_AHEAD_NS, so
+ * that the handoff finds it awake.
+ * Edge-triggered: one wakeup per frame arriving, none while `from` has
+ * frames left to read. Nothing when both are pinned to the same core (`to`
+ * would take it from `from`). Control thread; 0 or a negative errno. */
+int graph_thread_wake_ahead(struct graph *g, uint32_t from, uint32_t to, bool on);
+#define GRAPH_WAKE_AHEAD_NS 200000ull
+
 /* graph_thread_kick by index, from a control thread that feeds a
  * datapath thread (the tap driver's reader); nothing for an index without
  * a running thread. */

@@ -80,6 +80,12 @@ struct graph_thread {
 	int wake_fd;  /* eventfd written by graph_thread_kick */
 	int timer_fd; /* armed for wake_within before blocking */
 	bool timer_armed; /* timer_fd may still be armed from an earlier sleep */
+	/* Woken ahead (graph_thread_wake_ahead): poll until ahead_until_ticks,
+	 * or until thread ahead_of has ended two more loops than
+	 * ahead_loops (it has read the frame and handed it over). */
+	uint64_t ahead_until_ticks;
+	uint64_t ahead_loops;
+	uint32_t ahead_of;
 	uint64_t sleeps;                    /* epoll_waits entered */
 	uint64_t wakeups[GRAPH_WAKE_N];     /* by cause, stats only go up */
 	uint32_t *inputs; /* node indices of input nodes polling here */
@@ -117,6 +123,9 @@ struct graph {
 	/* epoll fd of each thread index, made by the first of graph_rx_watch
 	 * and the thread's allocation (control thread), 0: none yet. */
 	int epfd[GRAPH_MAX_THREADS];
+	/* The same thread's rx fds alone, 0: none yet: what wakes the threads
+	 * it hands its frames to ahead of the handoff (graph_thread_wake_ahead). */
+	int rx_epfd[GRAPH_MAX_THREADS];
 	uint32_t n_threads;
 	atomic_uint n_threads_published; /* what a barrier requester may walk */
 	uint64_t created_ticks;

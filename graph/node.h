@@ -388,7 +388,7 @@ void graph_thread_no_block(struct graph_thread *t);
 /* Why a sleeping thread woke (show threads, the stats segment). */
 enum graph_wake_cause {
 	GRAPH_WAKE_RX = 0,  /* an rx fd became readable */
-	GRAPH_WAKE_HANDOFF, /* a producer kicked: handoff ring, distributor */
+	GRAPH_WAKE_HANDOFF, /* a producer kicked (handoff ring, distributor), or a frame for the thread that hands to this one (graph_thread_wake_ahead) */
 	GRAPH_WAKE_CONTROL, /* the barrier (CLI, control plane), stop */
 	GRAPH_WAKE_TIMER,   /* the time given to graph_thread_wake_within */
 	GRAPH_WAKE_PROCESS, /* work for thread 0's process nodes (graph_poke_processes) */

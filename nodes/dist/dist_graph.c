@@ -142,8 +142,11 @@ int dist_graph_attach(struct graph *g, struct dist *d, char *err, size_t errlen)
 		}
 	}
 	graph_node_set_state(g, 0, (uint32_t)flush, NODE_STATE_POLLING);
-	for (uint32_t t = 1; t < graph_n_threads(g); t++)
+	for (uint32_t t = 1; t < graph_n_threads(g); t++) {
 		graph_node_set_state(g, t, (uint32_t)hin, NODE_STATE_POLLING);
+		/* The workers wake with the rx thread, not after it (graph/sleep.c). */
+		(void)graph_thread_wake_ahead(g, 0, t, true);
+	}
 	return 0;
 }
 
@@ -180,6 +183,8 @@ uint64_t dist_graph_detach(struct graph *g, struct dist *d)
 	int flush = graph_node_index(g, "distributor-flush");
 	if (flush >= 0)
 		graph_node_set_state(g, 0, (uint32_t)flush, NODE_STATE_DISABLED);
+	for (uint32_t t = 1; t < graph_n_threads(g); t++)
+		(void)graph_thread_wake_ahead(g, 0, t, false);
 	__atomic_store_n(&attached, NULL, __ATOMIC_RELEASE);
 	return freed;
 }

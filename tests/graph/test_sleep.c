@@ -2,11 +2,14 @@
  * blocks in epoll_wait and is woken by a handoff producer's kick, its rx
  * fd, its timerfd and the barrier, and the handshake never loses a kick
  * (hammered from another thread; this suite runs under ThreadSanitizer).
+ * A worker woken ahead by another thread's rx fd (graph_thread_wake_ahead)
+ * is woken once per edge, not for as long as the fd stays readable.
  * The safety bound of a sleep is 1 s (cause "timeout"): a lost kick shows
  * as a timeout wakeup, which the hammer forbids, and as a value that takes
  * that long to arrive.
  */
 #include <check.h>
+#include <errno.h>
 
 #include "tests/check_run.h"
 #include <stdatomic.h>
@@ -282,6 +285,81 @@ START_TEST(test_stale_timer_wakes_nothing)
 }
 END_TEST
 
+/* Up to 500 ms for the worker's handoff wakeups to reach n. */
+static bool wait_handoff_wakeups(struct graph *g, uint64_t n)
+{
+	uint64_t until = time_now_ns() + 500000000ull;
+	while (info(g).wakeups[GRAPH_WAKE_HANDOFF] < n && time_now_ns() < until)
+		usleep(50);
+	return info(g).wakeups[GRAPH_WAKE_HANDOFF] >= n;
+}
+
+/* graph_thread_wake_ahead: an fd watched on thread 0 wakes the worker too
+ * (cause handoff), once per time it becomes readable: the fd stays
+ * readable (thread 0 does not loop here and nothing reads it), and the
+ * worker still goes back to sleep after its window, woken again only by
+ * the next write. Off: the write wakes it no more. */
+START_TEST(test_wake_ahead)
+{
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	struct graph *g = make_graph();
+	ck_assert_int_eq(graph_thread_wake_ahead(g, 1, 1, true), -EINVAL);
+	ck_assert_int_eq(graph_rx_watch(g, 0, fd, true), 0);
+	ck_assert_int_eq(graph_thread_wake_ahead(g, 0, 1, true), 0);
+	ck_assert(wait_asleep(g));
+	struct graph_thread_info t0 = info(g);
+	uint64_t one = 1;
+	for (uint64_t i = 1; i <= 3; i++) {
+		ck_assert_int_eq(write(fd, &one, sizeof(one)), sizeof(one));
+		ck_assert(wait_handoff_wakeups(g, t0.wakeups[GRAPH_WAKE_HANDOFF] + i));
+		pause_us(20000); /* 100 windows: readable all along, yet asleep */
+		ck_assert(wait_asleep(g));
+		ck_assert_uint_eq(info(g).wakeups[GRAPH_WAKE_HANDOFF], t0.wakeups[GRAPH_WAKE_HANDOFF] + i);
+	}
+	ck_assert_int_eq(graph_thread_wake_ahead(g, 0, 1, false), 0);
+	ck_assert_int_eq(write(fd, &one, sizeof(one)), sizeof(one));
+	pause_us(50000);
+	struct graph_thread_info t1 = info(g);
+	ck_assert_uint_eq(t1.wakeups[GRAPH_WAKE_HANDOFF], t0.wakeups[GRAPH_WAKE_HANDOFF] + 3);
+	ck_assert_uint_eq(t1.wakeups[GRAPH_WAKE_RX], t0.wakeups[GRAPH_WAKE_RX]);
+	ck_assert_uint_eq(t1.wakeups[GRAPH_WAKE_TIMEOUT], 0);
+	ck_assert_int_eq(graph_rx_watch(g, 0, fd, false), 0);
+	graph_destroy(g);
+	close(fd);
+}
+END_TEST
+
+/* A worker pinned to thread 0's core is not woken ahead: it would take
+ * the core from thread 0 while thread 0 reads the frame. */
+START_TEST(test_wake_ahead_not_same_core)
+{
+	char err[256];
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	struct graph_config cfg;
+	graph_config_default(&cfg);
+	struct graph *g = graph_create(&cfg, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_int_ge(graph_add_node(g, &ring_node, err, sizeof(err)), 0);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	int cpu0 = 0;
+	ck_assert_msg(graph_main_pin(g, cpu0, err, sizeof(err)) == 0, "%s", err); /* this forked test's thread */
+	ck_assert_int_eq(graph_workers_start(g, &cpu0, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(graph_rx_watch(g, 0, fd, true), 0);
+	ck_assert_int_eq(graph_thread_wake_ahead(g, 0, 1, true), 0);
+	ck_assert(wait_asleep(g));
+	uint64_t h0 = info(g).wakeups[GRAPH_WAKE_HANDOFF];
+	uint64_t one = 1;
+	ck_assert_int_eq(write(fd, &one, sizeof(one)), sizeof(one));
+	pause_us(50000);
+	ck_assert_uint_eq(info(g).wakeups[GRAPH_WAKE_HANDOFF], h0);
+	ck_assert_int_eq(graph_rx_watch(g, 0, fd, false), 0);
+	graph_destroy(g);
+	close(fd);
+}
+END_TEST
+
 /* The barrier wakes a sleeping thread at once (cause control), and the
  * watchdog does not call a sleeping thread stalled. */
 START_TEST(test_barrier_and_watchdog)
@@ -317,6 +395,8 @@ int main(void)
 	tcase_add_test(tc, test_timer_wakes);
 	tcase_add_test(tc, test_stale_timer_wakes_nothing);
 	tcase_add_test(tc, test_barrier_and_watchdog);
+	tcase_add_test(tc, test_wake_ahead);
+	tcase_add_test(tc, test_wake_ahead_not_same_core);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

@@ -18,11 +18,14 @@
 #            start) <= the steady median + 0.5 ms. Prints the figures and
 #            the ratio to the kernel. The issue's other bound, sluice's
 #            median <= 2 x the kernel's (+ SLACK_US), is NOT met on the 2-vCPU
-#            VMs this runs on (2.1-2.7x: a sleeping thread's wake-up and
-#            two sendto calls, which the kernel's softirq does not pay; see
-#            docs/power.md, "Where a ping's round trip goes", and
-#            bench/wake/rtt_steps.sh for each step), so it is checked only
-#            with LATENCY_GOAL=1, by hand, not by CI.
+#            firecracker VMs this runs on (quiet: 3.0x without a worker;
+#            loaded: 2.0-2.4x): thread 0's wake-up on a halted vCPU, which
+#            the kernel's softirq, running in ping's own sendmsg, does not
+#            pay (with 1 worker, the worker now wakes with thread 0, not
+#            after it: graph_thread_wake_ahead). See docs/power.md, "Where
+#            a ping's round trip goes", and bench/wake/rtt_steps.sh for each
+#            step. So it is checked only with LATENCY_GOAL=1, by hand, not
+#            by CI.
 #   switch   ping A -> B 600 times 2 ms apart while the CLI switches a's and
 #            b's rx-mode between polling, interrupt and adaptive every 50 ms:
 #            every request answered, and a's RX-packets = b's TX-packets +
