@@ -312,13 +312,14 @@ static inline void ip4_fib_lookup_x4(const struct ip4_fib *fib, const uint32_t a
 
 /* n lookups, for batches that are not already pipelined by a node's own
  * loop: a chunk's tbl24 lines prefetched, then each address looked up as
- * ip4_fib_lookup does. Inline, as rte_lpm_lookup_bulk is: the call and its
- * x4 body cost 1-3 ticks a lookup over this loop (bench/ip4 in one process,
- * 2-vCPU KVM box, batch medians of 9 rounds: prefetch + x4 out of line
- * 30.5, prefetch + single inline 27.7, rte_lpm_lookup_bulk 32.4). A lookup
- * is one random tbl24 line: on that box 64 MB of independent random loads
- * alone take ~22 ticks each, the floor every variant (x4, x8, two passes,
- * prefetch 8 ahead) stays above. */
+ * ip4_fib_lookup does. Inline, as rte_lpm_lookup_bulk is. Measured with
+ * bench/ip4's addresses in one process beside rte_lpm (2-vCPU KVM box,
+ * loaded; ticks, batch medians, median of 9 rounds; two runs): prefetch +
+ * x4 out of line (before) 30.5 / 28.6; prefetch + this scalar loop 29.4
+ * out of line / 27.7 inline; no prefetch 31.2 / 29.6; rte_lpm_lookup_bulk
+ * 32.6 / 32.4. x8 and load-all-then-resolve were slower (35-41). A lookup
+ * is one random tbl24 line: on that box independent random loads over
+ * 64 MB alone take ~22 ticks each, the floor every variant stays above. */
 static inline void ip4_fib_lookup_bulk(const struct ip4_fib *fib, const uint32_t *addrs,
 				       uint32_t *out, uint32_t n)
 {
