@@ -11,9 +11,9 @@
  *     ticks per lookup (pass_figure), its mean beside it. The median is the
  *     row: on a box shared with other work a batch (~50 us) that holds a
  *     preemption or another process's cache flush counts as one batch, not
- *     as its whole stall spread over the pass (bench/ip4 on the 2-vCPU box
- *     at load 20: batch medians 26-28 ticks, pass means 90-140, for the
- *     same single-lookup pass);
+ *     as its whole stall spread over the pass (bench/ip4, 5 rounds, on the
+ *     2-vCPU box at load 9-20: sluice's single lookups 27.7 ticks as batch
+ *     medians, 92.8 as pass means, rte_lpm's 41.3 and 94.0);
  *   - what a pass keeps of each result: its sum (a miss adds 0), printed so
  *     run.sh can check that every table answered the same;
  *   - the clock: fib_ticks(), rdtsc;
