@@ -329,7 +329,7 @@ for op in add_all lookup_bulk lookup_x4 lookup_single del_all; do
 			--sluice "$(vals isa "$op")" --peer-name "rte_$p" --peer "$(vals "$p" "$op")" \
 			--burst "$b" --memory "$mem_label" --isa "$matched" --statistic "$st"
 	done
-	[ -z "$before_isa" ] || bench_row --bench ip4 --what "${what[$op]}" --unit "TSC ticks" \
+	[ -z "$before_isa" ] || [ "$op" = lookup_x4 ] || bench_row --bench ip4 --what "${what[$op]}" --unit "TSC ticks" \
 		--better lower --sluice "$(vals before "$op")" --peer-name rte_fib --peer "$(vals fib "$op")" \
 		--burst "${burst[$op]}" --memory "$mem_label" --isa "$matched" --statistic "$st" \
 		--sluice-label "$before_label" "${before_differs[@]}"
