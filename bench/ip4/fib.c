@@ -5,7 +5,8 @@
  *
  *   add:    ticks of the loop adding all routes in order / routes offered
  *   lookup: per pass, batches of 4096 addresses generated untimed, looked
- *           up timed; ticks of the pass / lookups (--iterations batches)
+ *           up timed, each batch on its own (--iterations batches); the
+ *           median over the batches of ticks / lookups, the mean beside
  *   delete: ticks of the loop deleting all routes in order / routes
  *
  *   sluice-bench-ip4-fib [--seed N] [--iterations N] [--route-div N]
@@ -39,16 +40,17 @@
 #include "bench/ip4/fibbench.h"
 
 struct lookup_figures {
-	double single, x4, bulk, miss_pct;
+	struct pass_fig single, x4, bulk;
+	double miss_pct;
 	uint64_t sum;
 };
 
 static uint32_t *batch;
 
-static double pass_single(const struct ip4_fib *fib, uint32_t iterations, uint64_t *sum,
+static struct pass_fig pass_single(const struct ip4_fib *fib, uint32_t iterations, uint64_t *sum,
 			  uint64_t *miss)
 {
-	uint64_t ticks = 0, s = 0, m = 0;
+	uint64_t s = 0, m = 0;
 	addr_restart();
 	for (uint32_t i = 0; i < iterations; i++) {
 		fill_batch(batch);
@@ -58,16 +60,16 @@ static double pass_single(const struct ip4_fib *fib, uint32_t iterations, uint64
 			s += r;
 			m += r == IP4_FIB_MISS;
 		}
-		ticks += fib_ticks() - t0;
+		pass_batch(i, fib_ticks() - t0);
 	}
 	*sum = s;
 	*miss = m;
-	return (double)ticks / ((double)iterations * BATCH);
+	return pass_figure(iterations);
 }
 
-static double pass_x4(const struct ip4_fib *fib, uint32_t iterations, uint64_t *sum)
+static struct pass_fig pass_x4(const struct ip4_fib *fib, uint32_t iterations, uint64_t *sum)
 {
-	uint64_t ticks = 0, s = 0;
+	uint64_t s = 0;
 	addr_restart();
 	for (uint32_t i = 0; i < iterations; i++) {
 		fill_batch(batch);
@@ -77,15 +79,15 @@ static double pass_x4(const struct ip4_fib *fib, uint32_t iterations, uint64_t *
 			ip4_fib_lookup_x4(fib, &batch[j], out);
 			s += out[0] + out[1] + out[2] + out[3];
 		}
-		ticks += fib_ticks() - t0;
+		pass_batch(i, fib_ticks() - t0);
 	}
 	*sum = s;
-	return (double)ticks / ((double)iterations * BATCH);
+	return pass_figure(iterations);
 }
 
-static double pass_bulk(const struct ip4_fib *fib, uint32_t iterations, uint64_t *sum)
+static struct pass_fig pass_bulk(const struct ip4_fib *fib, uint32_t iterations, uint64_t *sum)
 {
-	uint64_t ticks = 0, s = 0;
+	uint64_t s = 0;
 	addr_restart();
 	for (uint32_t i = 0; i < iterations; i++) {
 		fill_batch(batch);
@@ -96,10 +98,10 @@ static double pass_bulk(const struct ip4_fib *fib, uint32_t iterations, uint64_t
 			for (int k = 0; k < BULK; k++)
 				s += out[k];
 		}
-		ticks += fib_ticks() - t0;
+		pass_batch(i, fib_ticks() - t0);
 	}
 	*sum = s;
-	return (double)ticks / ((double)iterations * BATCH);
+	return pass_figure(iterations);
 }
 
 /* The three passes; exits when they disagree (a lookup variant is wrong). */
@@ -184,13 +186,13 @@ static void one_route(struct ip4_fib *fib, const struct route *routes, uint32_t 
 		n1++;
 	}
 	double add1 = n1 ? (double)ta / n1 : 0, del1 = n1 ? (double)td / n1 : 0;
-	printf("1 route: lookup single %.1f, x4 %.1f, bulk(32) %.1f ticks (miss %.1f%%); "
+	printf("1 route: lookup single %.1f, x4 %.1f, bulk(32) %.1f ticks (batch medians; miss %.1f%%); "
 	       "add %.0f, delete %.0f ticks (mix routes, one at a time)\n",
-	       l1.single, l1.x4, l1.bulk, l1.miss_pct, add1, del1);
-	printf("bench: sluice.one.lookup_single %.2f\nbench: sluice.one.lookup_x4 %.2f\n"
-	       "bench: sluice.one.lookup_bulk %.2f\nbench: sluice.one.add %.0f\n"
-	       "bench: sluice.one.del %.0f\n",
-	       l1.single, l1.x4, l1.bulk, add1, del1);
+	       l1.single.median, l1.x4.median, l1.bulk.median, l1.miss_pct, add1, del1);
+	print_pass("sluice", "one.lookup_single", l1.single);
+	print_pass("sluice", "one.lookup_x4", l1.x4);
+	print_pass("sluice", "one.lookup_bulk", l1.bulk);
+	printf("bench: sluice.one.add %.0f\nbench: sluice.one.del %.0f\n", add1, del1);
 	ip4_fib_del(fib, 0x0a000000, 8);
 	ip4_fib_quiesce(fib);
 }
@@ -276,8 +278,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct lookup_figures lm = measure_lookups(fib, iterations);
-	printf("  lookup single %.1f, x4 %.1f, bulk(32) %.1f ticks (miss %.1f%%, sum %llu)\n",
-	       lm.single, lm.x4, lm.bulk, lm.miss_pct, (unsigned long long)lm.sum);
+	printf("  lookup single %.1f, x4 %.1f, bulk(32) %.1f ticks (batch medians; pass means %.1f, "
+	       "%.1f, %.1f; miss %.1f%%, sum %llu)\n",
+	       lm.single.median, lm.x4.median, lm.bulk.median, lm.single.mean, lm.x4.mean, lm.bulk.mean,
+	       lm.miss_pct, (unsigned long long)lm.sum);
 	t0 = fib_ticks();
 	for (uint32_t i = 0; i < n; i++)
 		ip4_fib_del(fib, routes[i].prefix, routes[i].len);
@@ -287,11 +291,11 @@ int main(int argc, char **argv)
 	if (st.n_routes)
 		return 1;
 	printf("bench: sluice.routes %u\nbench: sluice.unique %u\nbench: sluice.add_all %.1f\n"
-	       "bench: sluice.lookup_single %.3f\nbench: sluice.lookup_x4 %.3f\n"
-	       "bench: sluice.lookup_bulk %.3f\nbench: sluice.del_all %.1f\n"
-	       "bench: sluice.miss_pct %.2f\nbench: sluice.sum %llu\n",
-	       n, unique, add_all, lm.single, lm.x4, lm.bulk, del_all, lm.miss_pct,
-	       (unsigned long long)lm.sum);
+	       "bench: sluice.del_all %.1f\nbench: sluice.miss_pct %.2f\nbench: sluice.sum %llu\n",
+	       n, unique, add_all, del_all, lm.miss_pct, (unsigned long long)lm.sum);
+	print_pass("sluice", "lookup_single", lm.single);
+	print_pass("sluice", "lookup_x4", lm.x4);
+	print_pass("sluice", "lookup_bulk", lm.bulk);
 
 	/* ---- sluice only: churn in the full table, the 1-route table ---- */
 	ip4_fib_quiesce(fib);
@@ -309,5 +313,6 @@ int main(int argc, char **argv)
 	ip4_fib_destroy(fib);
 	free(routes);
 	free(batch);
+	free(batch_ticks);
 	return 0;
 }

@@ -6,8 +6,14 @@
  *     table sees the same stream, batch by batch;
  *   - a warm-up: WARMUP batches of single lookups, untimed, first;
  *   - the batching: BATCH addresses are generated outside the timed region,
- *     then looked up inside it (single, x4, or bulk of BULK); ticks per
- *     lookup = the pass's ticks over its lookups (the mean over the pass);
+ *     then looked up inside it (single, x4, or bulk of BULK), each batch
+ *     timed on its own; a pass's figure is the median over its batches of
+ *     ticks per lookup (pass_figure), its mean beside it. The median is the
+ *     row: on a box shared with other work a batch (~50 us) that holds a
+ *     preemption or another process's cache flush counts as one batch, not
+ *     as its whole stall spread over the pass (bench/ip4, 5 rounds, on the
+ *     2-vCPU box at load 9-20: sluice's single lookups 27.7 ticks as batch
+ *     medians, 92.8 as pass means, rte_lpm's 41.3 and 94.0);
  *   - what a pass keeps of each result: its sum (a miss adds 0), printed so
  *     run.sh can check that every table answered the same;
  *   - the clock: fib_ticks(), rdtsc;
@@ -46,6 +52,37 @@ static inline uint64_t fib_ticks(void)
 
 static uint64_t addr_state;
 
+/* Ticks per lookup of each batch of the pass being timed (fib_setup
+ * allocates one slot per --iterations batch). */
+static double *batch_ticks;
+
+/* A pass's figures: the median and the mean over its batches. */
+struct pass_fig {
+	double median, mean;
+};
+
+static inline void pass_batch(uint32_t i, uint64_t ticks)
+{
+	batch_ticks[i] = (double)ticks / BATCH;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The figures of the pass's n batches (sorts batch_ticks). */
+static struct pass_fig pass_figure(uint32_t n)
+{
+	double sum = 0;
+	for (uint32_t i = 0; i < n; i++)
+		sum += batch_ticks[i];
+	qsort(batch_ticks, n, sizeof(*batch_ticks), cmp_double);
+	double med = n % 2 ? batch_ticks[n / 2] : (batch_ticks[n / 2 - 1] + batch_ticks[n / 2]) / 2;
+	return (struct pass_fig){ .median = med, .mean = n ? sum / n : 0 };
+}
+
 static void addr_restart(void)
 {
 	addr_state = 0x2545f4914f6cdd1dull;
@@ -61,6 +98,13 @@ static void fill_batch(uint32_t *b)
 		addr_state = x;
 		b[j] = (uint32_t)(x >> 32);
 	}
+}
+
+/* A pass's "bench: SIDE.KEY median" and "bench: SIDE.KEY_mean mean" lines
+ * (run.sh's rows take the median; the mean is shown beside it). */
+static void print_pass(const char *side, const char *key, struct pass_fig f)
+{
+	printf("bench: %s.%s %.3f\nbench: %s.%s_mean %.3f\n", side, key, f.median, side, key, f.mean);
 }
 
 /* The pages behind addr as the kernel shows them: "2 MB hugetlb", "THP n of
@@ -129,7 +173,8 @@ static uint32_t fib_setup(int argc, char **argv, struct fib_opts *o, struct rout
 		rng_state = o->seed;
 	*batch = malloc(BATCH * sizeof(**batch));
 	*routes = malloc(ROUTES_MAX * sizeof(**routes));
-	if (!*batch || !*routes || !o->iterations || !o->div) {
+	batch_ticks = o->iterations ? malloc(o->iterations * sizeof(*batch_ticks)) : NULL;
+	if (!*batch || !*routes || !batch_ticks || !o->div) {
 		fprintf(stderr, "usage: [--seed N] [--iterations N>0] [--route-div N>0] [--churn N] "
 				"[--no-huge] [--dump PATH]\n");
 		return 0;

@@ -1,9 +1,9 @@
 /* The peer side of bench/ip4's FIB comparison: DPDK's rte_lpm and rte_fib
  * (DIR-24-8) given the same routes, in the same order, and the same lookup
  * addresses as sluice-bench-ip4-fib (bench/ip4/routes.h, fibbench.h), timed
- * the same way: ticks of the whole add loop / routes, of each lookup pass /
- * lookups (batches of 4096 generated untimed), of the whole delete loop /
- * routes. Written for bench/ip4 from DPDK's public API documentation
+ * the same way: ticks of the whole add loop / routes, of each lookup batch
+ * (4096 addresses generated untimed; the median over a pass's batches, its
+ * mean beside), of the whole delete loop / routes. Written for bench/ip4 from DPDK's public API documentation
  * (rte_lpm.h, rte_fib.h); it is not lpm_perf_autotest, whose delete timing
  * also holds a lookup pass.
  *
@@ -60,9 +60,9 @@ static uint32_t lpm_hop(uint32_t e)
 
 /* ---- rte_lpm ---- */
 
-static double lpm_single(const struct rte_lpm *lpm, uint64_t *sum, uint64_t *miss)
+static struct pass_fig lpm_single(const struct rte_lpm *lpm, uint64_t *sum, uint64_t *miss)
 {
-	uint64_t ticks = 0, s = 0, m = 0;
+	uint64_t s = 0, m = 0;
 	addr_restart();
 	for (uint32_t i = 0; i < iterations; i++) {
 		fill_batch(batch);
@@ -73,16 +73,16 @@ static double lpm_single(const struct rte_lpm *lpm, uint64_t *sum, uint64_t *mis
 			s += hit ? nh : 0;
 			m += !hit;
 		}
-		ticks += fib_ticks() - t0;
+		pass_batch(i, fib_ticks() - t0);
 	}
 	*sum = s;
 	*miss = m;
-	return (double)ticks / ((double)iterations * BATCH);
+	return pass_figure(iterations);
 }
 
-static double lpm_x4(const struct rte_lpm *lpm, uint64_t *sum)
+static struct pass_fig lpm_x4(const struct rte_lpm *lpm, uint64_t *sum)
 {
-	uint64_t ticks = 0, s = 0;
+	uint64_t s = 0;
 	addr_restart();
 	for (uint32_t i = 0; i < iterations; i++) {
 		fill_batch(batch);
@@ -93,15 +93,15 @@ static double lpm_x4(const struct rte_lpm *lpm, uint64_t *sum)
 			rte_lpm_lookupx4(lpm, ip, hop, 0);
 			s += hop[0] + hop[1] + hop[2] + hop[3];
 		}
-		ticks += fib_ticks() - t0;
+		pass_batch(i, fib_ticks() - t0);
 	}
 	*sum = s;
-	return (double)ticks / ((double)iterations * BATCH);
+	return pass_figure(iterations);
 }
 
-static double lpm_bulk(const struct rte_lpm *lpm, uint64_t *sum)
+static struct pass_fig lpm_bulk(const struct rte_lpm *lpm, uint64_t *sum)
 {
-	uint64_t ticks = 0, s = 0;
+	uint64_t s = 0;
 	addr_restart();
 	for (uint32_t i = 0; i < iterations; i++) {
 		fill_batch(batch);
@@ -112,10 +112,10 @@ static double lpm_bulk(const struct rte_lpm *lpm, uint64_t *sum)
 			for (int k = 0; k < BULK; k++)
 				s += lpm_hop(nh[k]);
 		}
-		ticks += fib_ticks() - t0;
+		pass_batch(i, fib_ticks() - t0);
 	}
 	*sum = s;
-	return (double)ticks / ((double)iterations * BATCH);
+	return pass_figure(iterations);
 }
 
 static int run_lpm(const struct route *r, uint32_t n)
@@ -145,9 +145,9 @@ static int run_lpm(const struct route *r, uint32_t n)
 	iterations = MIN(all, WARMUP); /* untimed: caches and TLB warm */
 	lpm_single(lpm, &sum, &miss);
 	iterations = all;
-	double single = lpm_single(lpm, &sum, &miss);
-	double x4 = lpm_x4(lpm, &s4);
-	double bulk = lpm_bulk(lpm, &sb);
+	struct pass_fig single = lpm_single(lpm, &sum, &miss);
+	struct pass_fig x4 = lpm_x4(lpm, &s4);
+	struct pass_fig bulk = lpm_bulk(lpm, &sb);
 	t0 = fib_ticks();
 	for (uint32_t i = 0; i < n; i++)
 		rte_lpm_delete(lpm, r[i].prefix, r[i].len);
@@ -157,14 +157,16 @@ static int run_lpm(const struct route *r, uint32_t n)
 			(unsigned long long)s4, (unsigned long long)sb);
 		return -1;
 	}
-	printf("rte_lpm: add %.0f, lookup single %.1f, x4 %.1f, bulk(32) %.1f, delete %.0f ticks "
-	       "(miss %.1f%%, sum %llu)\n", add, single, x4, bulk, del,
+	printf("rte_lpm: add %.0f, lookup single %.1f, x4 %.1f, bulk(32) %.1f (batch medians; pass "
+	       "means %.1f, %.1f, %.1f), delete %.0f ticks (miss %.1f%%, sum %llu)\n", add,
+	       single.median, x4.median, bulk.median, single.mean, x4.mean, bulk.mean, del,
 	       100.0 * (double)miss / ((double)iterations * BATCH), (unsigned long long)sum);
-	printf("bench: lpm.routes %u\nbench: lpm.add_all %.1f\nbench: lpm.lookup_single %.3f\n"
-	       "bench: lpm.lookup_x4 %.3f\nbench: lpm.lookup_bulk %.3f\nbench: lpm.del_all %.1f\n"
+	printf("bench: lpm.routes %u\nbench: lpm.add_all %.1f\nbench: lpm.del_all %.1f\n"
 	       "bench: lpm.miss_pct %.2f\nbench: lpm.sum %llu\n",
-	       n, add, single, x4, bulk, del, 100.0 * (double)miss / ((double)iterations * BATCH),
-	       (unsigned long long)sum);
+	       n, add, del, 100.0 * (double)miss / ((double)iterations * BATCH), (unsigned long long)sum);
+	print_pass("lpm", "lookup_single", single);
+	print_pass("lpm", "lookup_x4", x4);
+	print_pass("lpm", "lookup_bulk", bulk);
 	rte_lpm_free(lpm);
 	return 0;
 }
@@ -172,9 +174,9 @@ static int run_lpm(const struct route *r, uint32_t n)
 /* ---- rte_fib (DIR-24-8) ---- */
 
 /* Batches of k addresses through rte_fib_lookup_bulk. */
-static double fib_pass(struct rte_fib *fib, uint32_t k, uint64_t *sum, uint64_t *miss)
+static struct pass_fig fib_pass(struct rte_fib *fib, uint32_t k, uint64_t *sum, uint64_t *miss)
 {
-	uint64_t ticks = 0, s = 0, m = 0;
+	uint64_t s = 0, m = 0;
 	addr_restart();
 	for (uint32_t i = 0; i < iterations; i++) {
 		fill_batch(batch);
@@ -187,11 +189,11 @@ static double fib_pass(struct rte_fib *fib, uint32_t k, uint64_t *sum, uint64_t 
 				m += nh[q] == 0;
 			}
 		}
-		ticks += fib_ticks() - t0;
+		pass_batch(i, fib_ticks() - t0);
 	}
 	*sum = s;
 	*miss = m;
-	return (double)ticks / ((double)iterations * BATCH);
+	return pass_figure(iterations);
 }
 
 static int run_fib(const struct route *r, uint32_t n)
@@ -225,9 +227,9 @@ static int run_fib(const struct route *r, uint32_t n)
 	iterations = MIN(all, WARMUP); /* untimed: caches and TLB warm */
 	fib_pass(fib, 1, &s1, &m);
 	iterations = all;
-	double single = fib_pass(fib, 1, &s1, &m);
-	double bulk = fib_pass(fib, BULK, &sum, &miss);
-	double vec = 0;
+	struct pass_fig single = fib_pass(fib, 1, &s1, &m);
+	struct pass_fig bulk = fib_pass(fib, BULK, &sum, &miss);
+	struct pass_fig vec = { 0, 0 };
 	/* Its AVX-512 lookup, for the row against sluice -march=native. */
 	if (rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512) == 0 &&
 	    rte_fib_select_lookup(fib, RTE_FIB_LOOKUP_DIR24_8_VECTOR_AVX512) == 0) {
@@ -248,15 +250,16 @@ static int run_fib(const struct route *r, uint32_t n)
 		return -1;
 	}
 	printf("rte_fib: add %.0f, lookup single (bulk of 1) %.1f, bulk(32) %.1f, AVX-512 bulk(32) "
-	       "%.1f, delete %.0f ticks (miss %.1f%%, sum %llu)\n", add, single, bulk, vec, del,
-	       100.0 * (double)miss / ((double)iterations * BATCH), (unsigned long long)sum);
-	printf("bench: fib.routes %u\nbench: fib.add_all %.1f\nbench: fib.lookup_single %.3f\n"
-	       "bench: fib.lookup_bulk %.3f\nbench: fib.del_all %.1f\nbench: fib.miss_pct %.2f\n"
-	       "bench: fib.sum %llu\n",
-	       n, add, single, bulk, del, 100.0 * (double)miss / ((double)iterations * BATCH),
+	       "%.1f (batch medians), delete %.0f ticks (miss %.1f%%, sum %llu)\n", add, single.median,
+	       bulk.median, vec.median, del, 100.0 * (double)miss / ((double)iterations * BATCH),
 	       (unsigned long long)sum);
-	if (vec > 0)
-		printf("bench: fib.lookup_bulk_avx512 %.3f\n", vec);
+	printf("bench: fib.routes %u\nbench: fib.add_all %.1f\nbench: fib.del_all %.1f\n"
+	       "bench: fib.miss_pct %.2f\nbench: fib.sum %llu\n",
+	       n, add, del, 100.0 * (double)miss / ((double)iterations * BATCH), (unsigned long long)sum);
+	print_pass("fib", "lookup_single", single);
+	print_pass("fib", "lookup_bulk", bulk);
+	if (vec.median > 0)
+		print_pass("fib", "lookup_bulk_avx512", vec);
 	rte_fib_free(fib);
 	return 0;
 }
@@ -279,6 +282,7 @@ int main(int argc, char **argv)
 	int rc = run_lpm(routes, n) || run_fib(routes, n);
 	free(routes);
 	free(batch);
+	free(batch_ticks);
 	rte_eal_cleanup();
 	return rc ? 1 : 0;
 }

@@ -14,8 +14,9 @@
 #   lpm_perf_autotest's mix of 1,076,806 routes (bench/ip4/routes.h), the
 #   same uniformly random lookup addresses (bench/ip4/fibbench.h), and the
 #   same timing: rdtsc around the whole add loop (/ routes), each lookup
-#   pass (/ lookups; batches of 4096 generated untimed, looked up one at a
-#   time, 4 at a time, or in bulks of 32), the whole delete loop (/ routes).
+#   batch (/ lookups; batches of 4096 generated untimed, looked up one at a
+#   time, 4 at a time, or in bulks of 32; a pass's figure is the median over
+#   its batches, its mean shown beside), the whole delete loop (/ routes).
 #   Each side's lookup results are summed and must agree, or the bench fails.
 #   Not lpm_perf_autotest: its delete timing also holds a lookup pass, and
 #   its 2048 tbl8 groups do not hold the whole set.
@@ -30,7 +31,11 @@
 #   when this CPU and DPDK build have it (else its default lookup); with
 #   BEFORE=REV the four operations at REV's $before_isa vs rte_fib (a FIB
 #   from before the memory modes picks its own pages: the row says which).
-#   Statistic: the median over rounds of each round's mean over the pass.
+#   Statistic: adds and deletes, the median over rounds of each round's mean
+#   over the whole loop; lookups, the median over rounds of each round's
+#   median over its batches (fibbench.h: a pass's mean on a shared box holds
+#   every preemption, the pass means are printed beside). x4 only vs rte_lpm
+#   (rte_fib has none).
 #
 # Cross-check (its own output, no row): dpdk-test-fib on round 1's routes and
 #   the first 64 batches of addresses (sluice-bench-ip4-fib --dump), DIR-24-8
@@ -237,7 +242,12 @@ for r in range(int(rounds)):
 routes = med("isa", "routes")
 print(f"== medians of {rounds} rounds, TSC ticks per operation (TSC {float(tsc) / 1e9:.3f} GHz); "
       f"{routes:.0f} routes of lpm_perf_autotest's mix, the same on every side; memory: {mem} ==")
-print("ratio: sluice / peer (below 1: sluice faster). All lookup sums agree.")
+print("ratio: sluice / peer (below 1: sluice faster). All lookup sums agree. Lookups: each round's median over its\n"
+      "4096-lookup batches; 'pass mean' rows: each round's mean over the pass (holds preemptions on a loaded box).")
+for s_, k in (("isa", "lookup_single"), ("lpm", "lookup_single"), ("isa", "lookup_bulk"), ("lpm", "lookup_bulk")):
+    x = v.get((s_, k), [])
+    if x:
+        print(f"  {s_} {k}: rounds min {min(x):.1f} / max {max(x):.1f}")
 cols = [("isa", "sluice corei7"), ("native", "sluice native"), ("lpm", "rte_lpm"), ("fib", "rte_fib")]
 if ("before", "add_all") in v:
     cols.append(("before", "sluice BEFORE (corei7)"))
@@ -245,7 +255,9 @@ print("| operation | " + " | ".join(c[1] for c in cols) + " | corei7/rte_lpm | c
 print("|---" * (len(cols) + 3) + "|")
 ops = [("add, whole table in order", "add_all", 0), ("lookup, bulk of 32", "lookup_bulk", 1),
        ("lookup, x4", "lookup_x4", 1), ("lookup, single (rte_fib: bulk of 1)", "lookup_single", 1),
-       ("delete, whole table in order", "del_all", 0), ("lookup misses, %", "miss_pct", 1)]
+       ("delete, whole table in order", "del_all", 0), ("lookup misses, %", "miss_pct", 1),
+       ("lookup, bulk of 32: pass mean", "lookup_bulk_mean", 1), ("lookup, x4: pass mean", "lookup_x4_mean", 1),
+       ("lookup, single: pass mean", "lookup_single_mean", 1)]
 fmt = lambda x, p: f"{x:.{p}f}" if x is not None else "-"
 for name, key, p in ops:
     cells = [fmt(med(s, key), p) for s, _ in cols]
@@ -287,46 +299,53 @@ if [ "$ROUTE_DIV" = 1 ]; then
 else
 	set_what="lpm_perf_autotest's mix / $ROUTE_DIV ($(vals isa routes | cut -d' ' -f1) routes)"
 fi
-stat="median over rounds of each round's mean (TSC ticks of the whole pass / operations)"
+stat="median over rounds of each round's mean (TSC ticks of the whole loop / operations)"
+lstat="median over rounds of each round's median over its 4096-lookup batches (TSC ticks of the batch / 4096)"
 [ "$QUICK" != 1 ] || stat="$stat; QUICK: one round, the mix / $ROUTE_DIV, $ITERATIONS lookup batches"
+[ "$QUICK" != 1 ] || lstat="$lstat; QUICK: one round, the mix / $ROUTE_DIV, $ITERATIONS lookup batches"
 matched="both -march=$peer_isa"
 declare -A what=(
 	[add_all]="IPv4 FIB add, whole table in order ($set_what), ticks per route"
 	[lookup_bulk]="IPv4 FIB lookup, bulk of 32 (random addresses, $set_what), ticks per lookup"
 	[lookup_single]="IPv4 FIB lookup, one address per call (random, $set_what), ticks per lookup"
+	[lookup_x4]="IPv4 FIB lookup, 4 addresses per call (random, $set_what), ticks per lookup"
 	[del_all]="IPv4 FIB delete, whole table in order ($set_what), ticks per route"
 )
 declare -A burst=(
 	[add_all]="one route per call, both"
 	[lookup_bulk]="32 both"
 	[lookup_single]="1 both"
+	[lookup_x4]="4 both (sluice ip4_fib_lookup_x4, rte_lpm_lookupx4)"
 	[del_all]="one route per call, both"
 )
-for op in add_all lookup_bulk lookup_single del_all; do
+for op in add_all lookup_bulk lookup_x4 lookup_single del_all; do
+	st=$stat
+	[ "${op#lookup}" = "$op" ] || st=$lstat
 	for p in lpm fib; do
+		[ "$p/$op" != fib/lookup_x4 ] || continue
 		b=${burst[$op]}
 		[ "$p/$op" != fib/lookup_single ] || b="1 both (rte_fib: rte_fib_lookup_bulk of 1, it has no single lookup)"
 		bench_row --bench ip4 --what "${what[$op]}" --unit "TSC ticks" --better lower \
 			--sluice "$(vals isa "$op")" --peer-name "rte_$p" --peer "$(vals "$p" "$op")" \
-			--burst "$b" --memory "$mem_label" --isa "$matched" --statistic "$stat"
+			--burst "$b" --memory "$mem_label" --isa "$matched" --statistic "$st"
 	done
-	[ -z "$before_isa" ] || bench_row --bench ip4 --what "${what[$op]}" --unit "TSC ticks" \
+	[ -z "$before_isa" ] || [ "$op" = lookup_x4 ] || bench_row --bench ip4 --what "${what[$op]}" --unit "TSC ticks" \
 		--better lower --sluice "$(vals before "$op")" --peer-name rte_fib --peer "$(vals fib "$op")" \
-		--burst "${burst[$op]}" --memory "$mem_label" --isa "$matched" --statistic "$stat" \
+		--burst "${burst[$op]}" --memory "$mem_label" --isa "$matched" --statistic "$st" \
 		--sluice-label "$before_label" "${before_differs[@]}"
 done
 if [ -n "$(vals fib lookup_bulk_avx512)" ]; then
 	bench_row --bench ip4 --what "${what[lookup_bulk]}" --unit "TSC ticks" --better lower \
 		--sluice "$(vals native lookup_bulk)" --peer-name "rte_fib (AVX-512 lookup)" \
 		--peer "$(vals fib lookup_bulk_avx512)" --burst "32 both" --memory "$mem_label" \
-		--isa "sluice $native_label; rte_fib RTE_FIB_LOOKUP_DIR24_8_VECTOR_AVX512" --statistic "$stat" \
+		--isa "sluice $native_label; rte_fib RTE_FIB_LOOKUP_DIR24_8_VECTOR_AVX512" --statistic "$lstat" \
 		--differs "ISA: sluice built -march=native; rte_fib's runtime-selected AVX-512 lookup" \
 		--sluice-label "sluice -march=native"
 else
 	bench_row --bench ip4 --what "${what[lookup_bulk]}" --unit "TSC ticks" --better lower \
 		--sluice "$(vals native lookup_bulk)" --peer-name rte_fib --peer "$(vals fib lookup_bulk)" \
 		--burst "32 both" --memory "$mem_label" --isa "sluice $native_label, DPDK $peer_isa" \
-		--statistic "$stat" --differs "ISA: sluice built -march=native, DPDK -march=$peer_isa" \
+		--statistic "$lstat" --differs "ISA: sluice built -march=native, DPDK -march=$peer_isa" \
 		--sluice-label "sluice -march=native"
 fi
 echo

@@ -1,8 +1,8 @@
 /* The IPv4 FIB: DIR-24-8 with per-entry depths, a per-length route hash and
  * the adjacency table. See ip4_fib.h for the contract. This file holds the
- * tables' updates, the route store, the walk and the bulk lookup;
- * ip4_fib_mem.c creates the tables on the pages asked for, ip4_fib_adj.c
- * keeps the adjacencies.
+ * tables' updates, the route store and the walk (the lookups, bulk too,
+ * are inline in ip4_fib.h); ip4_fib_mem.c creates the tables on the pages
+ * asked for, ip4_fib_adj.c keeps the adjacencies.
  *
  * Entry (32 bits, tbl24 and tbl8 alike):
  *   bit 31      EXT: bits 24..0 name a tbl8 group (tbl24 entries only)
@@ -343,31 +343,4 @@ uint32_t ip4_fib_routes_of_len(const struct ip4_fib *fib, uint8_t len, struct ip
 	for (const struct rule_slot *s; n < max && (s = rule_next(rt, &pos));)
 		out[n++] = (struct ip4_route){ s->key, len, s->val };
 	return max ? n : rt->n;
-}
-
-/* ---- bulk lookup ---- */
-
-/* Prefetch the tbl24 lines of a whole chunk, then look them up four at a
- * time. Prefetches retire at once, so all 32 misses overlap without holding
- * the reorder window; loads alone (no prefetch) measured 1.5-3x slower on
- * the Zen 5 box bench/ip4 runs on. */
-#define BULK_CHUNK 32
-
-void ip4_fib_lookup_bulk(const struct ip4_fib *fib, const uint32_t *addrs, uint32_t *out,
-			 uint32_t n)
-{
-	const uint32_t *tbl24 = fib->t.tbl24;
-	while (n) {
-		uint32_t c = n < BULK_CHUNK ? n : BULK_CHUNK;
-		for (uint32_t i = 0; i < c; i++)
-			__builtin_prefetch(&tbl24[addrs[i] >> 8]);
-		uint32_t i = 0;
-		for (; i + 4 <= c; i += 4)
-			ip4_fib_lookup_x4(fib, addrs + i, out + i);
-		for (; i < c; i++)
-			out[i] = ip4_fib_lookup(fib, addrs[i]);
-		addrs += c;
-		out += c;
-		n -= c;
-	}
 }

@@ -1,5 +1,5 @@
 /* Internals of the IPv4 FIB shared by its files: ip4_fib.c (the DIR-24-8
- * tables, the route store, add/delete, walk, bulk lookup), ip4_fib_mem.c
+ * tables, the route store, add/delete, walk), ip4_fib_mem.c
  * (create/destroy, the memory modes, stats) and ip4_fib_adj.c (the
  * adjacency table), ip4_fib_lb.c (load balances). The datapath sees only ip4_fib.h. */
 #ifndef SLUICE_NODES_IP4_IP4_FIB_PRIVATE_H

@@ -644,6 +644,37 @@ START_TEST(test_mem_bad_mode)
 }
 END_TEST
 
+/* ---- bulk lookups across its chunks ---- */
+
+/* ip4_fib_lookup_bulk against known results: n of 0 (out untouched), 1, a
+ * whole chunk, and chunks plus a remainder, with tbl8 entries (/25, /32)
+ * and misses at every position of a chunk. */
+START_TEST(test_bulk_chunks)
+{
+	struct ip4_fib *fib = make(16, 0);
+	ck_assert_int_eq(ip4_fib_add(fib, IP(10, 0, 0, 0), 8, 1), 0);
+	ck_assert_int_eq(ip4_fib_add(fib, IP(10, 1, 2, 128), 25, 2), 0);
+	ck_assert_int_eq(ip4_fib_add(fib, IP(10, 1, 2, 5), 32, 3), 0);
+	const uint32_t addr[5] = { IP(10, 9, 9, 9), IP(10, 1, 2, 200), IP(10, 1, 2, 5), IP(10, 1, 2, 6),
+				   IP(11, 0, 0, 1) };
+	const uint32_t want[5] = { 1, 2, 3, 1, IP4_FIB_MISS };
+	enum { N = 2 * IP4_FIB_BULK_CHUNK + 7 };
+	uint32_t a[N], out[N + 1];
+	for (uint32_t i = 0; i < N; i++)
+		a[i] = addr[i % 5];
+	const uint32_t sizes[] = { 0, 1, IP4_FIB_BULK_CHUNK, N };
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		for (uint32_t i = 0; i <= N; i++)
+			out[i] = 0xdeadbeef;
+		ip4_fib_lookup_bulk(fib, a, out, sizes[k]);
+		for (uint32_t i = 0; i < sizes[k]; i++)
+			ck_assert_uint_eq(out[i], want[i % 5]);
+		ck_assert_uint_eq(out[sizes[k]], 0xdeadbeef); /* nothing past n */
+	}
+	ip4_fib_destroy(fib);
+}
+END_TEST
+
 /* ---- a reader during updates ---- */
 
 static struct ip4_fib *rd_fib;
@@ -664,6 +695,10 @@ static void *reader(void *arg)
 				rd_bad++;
 		if (ip4_fib_lookup(rd_fib, a[0]) == 0)
 			rd_bad++;
+		ip4_fib_lookup_bulk(rd_fib, a, r, 4);
+		for (int k = 0; k < 4; k++)
+			if (r[k] < 1 || r[k] > 4 || (k == 3 && r[k] != 1))
+				rd_bad++;
 		rd_n++;
 	}
 	return NULL;
@@ -707,6 +742,7 @@ static Suite *ip4_fib_suite(void)
 	tcase_add_test(tc, test_walk_get_stats);
 	tcase_add_test(tc, test_adjacencies);
 	tcase_add_test(tc, test_random_against_reference);
+	tcase_add_test(tc, test_bulk_chunks);
 	tcase_add_test(tc, test_concurrent_reader);
 	tcase_add_test(tc, test_mem_4k);
 	tcase_add_test(tc, test_mem_hugetlb);
