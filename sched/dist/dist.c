@@ -113,6 +113,10 @@ static uint32_t harvest(struct dist *d)
 			if (d->win.head != d->win.next)
 				dist_window_drain(d, w);
 			release_lines(d, w, lines, k);
+			/* Fewer than asked: that look emptied the ring; another
+			 * would only read the worker's index (or line) again. */
+			if (k < DIST_WORKER_BATCH_LINES)
+				break;
 		}
 		if (tx->in_flight != before) {
 			total += before - tx->in_flight;
@@ -134,8 +138,8 @@ static __attribute__((noinline)) uint32_t publish(struct dist_tx *tx, bool all)
 	if (!want)
 		return 0;
 	/* One line in flight (ring_lines 1, DPDK's burst distributor's depth:
-	 * one cache line of 8 per worker): none while the worker has not taken
-	 * the last one. The worker's index is read only on this path. */
+	 * one cache line of 8 per worker, here a mailbox): none while the
+	 * worker has not taken the last one (the line's count says so). */
 	if (unlikely(tx->one_line)) {
 		if (handoff_count(tx->ring))
 			return 0;
