@@ -29,7 +29,8 @@
  *
  * DPDK's depth is --backlog 8 --ring-lines 1 --poll-max 8: one cache line
  * of 8 in flight per worker (RTE_DIST_BURST_SIZE), a backlog of 8, and the
- * worker takes one line per call. sluice's defaults are deeper (64 lines,
+ * worker takes one line per call; sluice then hands lines through a
+ * mailbox each way (handoff_mailbox_create), no ring indices. sluice's defaults are deeper (64 lines,
  * a backlog of 64, 256 packets per poll).
  *
  * --inline runs no worker threads: between calls the main thread plays

@@ -138,13 +138,11 @@ static __attribute__((noinline)) uint32_t publish(struct dist_tx *tx, bool all)
 	if (!want)
 		return 0;
 	/* One line in flight (ring_lines 1, DPDK's burst distributor's depth:
-	 * one cache line of 8 per worker, here a mailbox): none while the
-	 * worker has not taken the last one (the line's count says so). */
-	if (unlikely(tx->one_line)) {
-		if (handoff_count(tx->ring))
-			return 0;
+	 * one cache line of 8 per worker, here a mailbox): the mailbox takes
+	 * none while the worker has not taken the last one (the line's count
+	 * says so: the one line this reads). */
+	if (unlikely(tx->one_line))
 		want = 1;
-	}
 	for (uint32_t l = 0; l < full; l++)
 		tx->backlog[l].n = HANDOFF_LINE_SLOTS;
 	if (want > full)
