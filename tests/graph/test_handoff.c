@@ -185,7 +185,7 @@ static void *producer(void *arg)
 START_TEST(test_two_threads_in_order)
 {
 	struct handoff_ring *r = _i ? handoff_mailbox_create(1, -1) : handoff_ring_create(64, -1);
-	n_xfer = _i ? N_XFER / 20 : N_XFER;
+	n_xfer = _i ? N_XFER / 50 : N_XFER;
 	pthread_t th;
 	pthread_create(&th, NULL, producer, r);
 	uint32_t out[64], expect = 0;
