@@ -11,6 +11,15 @@
  * consumer has announced it is going to sleep (graph/sleep.c). The
  * consumer's last look before sleeping dequeues from the ring, so it is
  * always noted by then.
+ *
+ * A mailbox (handoff_mailbox_create) is the shallow case without shared
+ * indices: each line's own count n is its full/empty word (FastForward-
+ * style: 1..8 full, 0 empty), and each side keeps its index to itself.
+ * The producer writes a line's slots, then n (release); the consumer reads
+ * n (acquire), copies the line, then stores 0 (release). A handoff then
+ * moves only the data line between the two cores (there, and emptied
+ * back), where a ring moves the head line, the data line and the tail
+ * line, each a dependent miss. Waking and counters are the ring's.
  */
 #include <errno.h>
 #include <numa.h>
@@ -37,6 +46,7 @@ struct handoff_ring {
 	uint32_t mask;
 	uint32_t n_lines;
 	int numa_node;
+	bool mailbox; /* each line's n its full/empty word; head and tail each side's own */
 	struct handoff_line *lines;
 };
 
@@ -46,11 +56,9 @@ static inline void counter_add(uint64_t *p, uint64_t n)
 	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
 
-struct handoff_ring *handoff_ring_create(uint32_t n_lines, int numa_node)
+/* n lines (a power of two) on numa_node (-1: any), zeroed. */
+static struct handoff_ring *ring_alloc(uint32_t n, int numa_node)
 {
-	uint32_t n = 2;
-	while (n < n_lines && n < (1u << 30))
-		n <<= 1;
 	struct handoff_ring *r = aligned_alloc(64, sizeof(*r));
 	if (!r)
 		return NULL;
@@ -65,8 +73,28 @@ struct handoff_ring *handoff_ring_create(uint32_t n_lines, int numa_node)
 		return NULL;
 	}
 	r->numa_node = (numa_node >= 0 && numa_available() >= 0) ? numa_node : -1;
+	memset(r->lines, 0, bytes);
 	r->n_lines = n;
 	r->mask = n - 1;
+	return r;
+}
+
+struct handoff_ring *handoff_ring_create(uint32_t n_lines, int numa_node)
+{
+	uint32_t n = 2;
+	while (n < n_lines && n < (1u << 30))
+		n <<= 1;
+	return ring_alloc(n, numa_node);
+}
+
+struct handoff_ring *handoff_mailbox_create(uint32_t n_lines, int numa_node)
+{
+	uint32_t n = 1;
+	while (n < n_lines && n < (1u << 30))
+		n <<= 1;
+	struct handoff_ring *r = ring_alloc(n, numa_node);
+	if (r)
+		r->mailbox = true;
 	return r;
 }
 
@@ -123,8 +151,97 @@ static inline uint32_t consumer_avail(struct handoff_ring *r, uint32_t tail, uin
 	return avail;
 }
 
+/* Producer, after writing k of the n lines offered (buffers in all) from
+ * head: count, publish the head (a mailbox's consumer never reads it, so
+ * release costs it nothing), wake the consumer. Returns k. */
+static inline uint32_t published(struct handoff_ring *r, uint32_t head, uint32_t k, uint32_t n, uint32_t buffers)
+{
+	if (k < n)
+		counter_add(&r->congestion, 1);
+	if (k) {
+		atomic_store_explicit(&r->head, head + k, memory_order_release);
+		counter_add(&r->lines_in, k);
+		counter_add(&r->buffers_in, buffers);
+		kick_consumer(r);
+	}
+	return k;
+}
+
+/* Consumer, after taking k lines (buffers in all) from tail. */
+static inline void consumed(struct handoff_ring *r, uint32_t tail, uint32_t k, uint32_t buffers)
+{
+	if (k) {
+		atomic_store_explicit(&r->tail, tail + k, memory_order_release);
+		counter_add(&r->lines_out, k);
+		counter_add(&r->buffers_out, buffers);
+	}
+}
+
+/* ---- the mailbox: each line's count its full/empty word ---- */
+
+/* Line i's count, as the other side left it. */
+static inline uint8_t mbox_n(const struct handoff_ring *r, uint32_t i)
+{
+	return __atomic_load_n(&r->lines[i & r->mask].n, __ATOMIC_ACQUIRE);
+}
+
+/* Producer: up to n lines, each into the next line if it is empty; returns
+ * lines taken. The slots first, the count last (release). */
+static inline uint32_t mbox_put(struct handoff_ring *r, const struct handoff_line *lines, uint32_t n)
+{
+	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed), k = 0, buffers = 0;
+	for (; k < n && !mbox_n(r, head + k); k++) {
+		struct handoff_line *m = &r->lines[(head + k) & r->mask];
+		memcpy(m->bi, lines[k].bi, sizeof(m->bi));
+		memcpy(m->tag, lines[k].tag, sizeof(m->tag));
+		m->flags = lines[k].flags;
+		__atomic_store_n(&m->n, lines[k].n, __ATOMIC_RELEASE);
+		buffers += lines[k].n;
+	}
+	return published(r, head, k, n, buffers);
+}
+
+/* Consumer: up to max_lines full lines holding at most max buffers in
+ * all, into lines[]; returns lines taken. */
+static inline uint32_t mbox_take(struct handoff_ring *r, struct handoff_line *lines, uint32_t max_lines, uint32_t max)
+{
+	note_consumer(r);
+	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), k = 0, buffers = 0, c;
+	for (; k < max_lines && (c = mbox_n(r, tail + k)) != 0 && buffers + c <= max; k++) {
+		struct handoff_line *m = &r->lines[(tail + k) & r->mask];
+		memcpy(lines[k].bi, m->bi, sizeof(m->bi));
+		memcpy(lines[k].tag, m->tag, sizeof(m->tag));
+		lines[k].flags = m->flags;
+		lines[k].n = (uint8_t)c;
+		__atomic_store_n(&m->n, 0, __ATOMIC_RELEASE);
+		buffers += c;
+	}
+	consumed(r, tail, k, buffers);
+	return k;
+}
+
+/* ---- the ring ---- */
+
 uint32_t handoff_enqueue(struct handoff_ring *r, const uint32_t *bi, const uint16_t *tags, uint32_t n)
 {
+	if (unlikely(r->mailbox)) {
+		/* At most 4 lines a call here: the line buffer stays small. */
+		struct handoff_line l[4];
+		uint32_t want = MIN(4u, (n + HANDOFF_LINE_SLOTS - 1) / HANDOFF_LINE_SLOTS), taken = 0;
+		for (uint32_t i = 0; i < want; i++) {
+			l[i].n = (uint8_t)MIN((uint32_t)HANDOFF_LINE_SLOTS, n - i * HANDOFF_LINE_SLOTS);
+			l[i].flags = 0;
+			memcpy(l[i].bi, bi + i * HANDOFF_LINE_SLOTS, l[i].n * sizeof(uint32_t));
+			for (uint32_t s = 0; s < l[i].n; s++)
+				l[i].tag[s] = tags ? (uint16_t)(tags[i * HANDOFF_LINE_SLOTS + s] & HANDOFF_TAG_MASK) : 0;
+		}
+		uint32_t k = mbox_put(r, l, want);
+		for (uint32_t i = 0; i < k; i++)
+			taken += l[i].n;
+		if (k == want && taken < n) /* more than 4 lines offered: the rest was not looked at */
+			counter_add(&r->congestion, 1);
+		return taken;
+	}
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint32_t want = (n + HANDOFF_LINE_SLOTS - 1) / HANDOFF_LINE_SLOTS;
 	uint32_t room = producer_room(r, head, want);
@@ -140,19 +257,14 @@ uint32_t handoff_enqueue(struct handoff_ring *r, const uint32_t *bi, const uint1
 		line->flags = 0;
 		taken += k;
 	}
-	if (n_lines < want)
-		counter_add(&r->congestion, 1);
-	if (n_lines) {
-		atomic_store_explicit(&r->head, head + n_lines, memory_order_release);
-		counter_add(&r->lines_in, n_lines);
-		counter_add(&r->buffers_in, taken);
-		kick_consumer(r);
-	}
+	published(r, head, n_lines, want, taken);
 	return taken;
 }
 
 uint32_t handoff_enqueue_lines(struct handoff_ring *r, const struct handoff_line *lines, uint32_t n)
 {
+	if (unlikely(r->mailbox))
+		return mbox_put(r, lines, n);
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	/* MIN would evaluate producer_room twice, and the second look may see
 	 * more room than n. */
@@ -163,19 +275,22 @@ uint32_t handoff_enqueue_lines(struct handoff_ring *r, const struct handoff_line
 		r->lines[(head + l) & r->mask] = lines[l];
 		buffers += lines[l].n;
 	}
-	if (k < n)
-		counter_add(&r->congestion, 1);
-	if (k) {
-		atomic_store_explicit(&r->head, head + k, memory_order_release);
-		counter_add(&r->lines_in, k);
-		counter_add(&r->buffers_in, buffers);
-		kick_consumer(r);
-	}
-	return k;
+	return published(r, head, k, n, buffers);
 }
 
 uint32_t handoff_dequeue(struct handoff_ring *r, uint32_t *bi, uint16_t *tags, uint32_t max)
 {
+	if (unlikely(r->mailbox)) {
+		struct handoff_line l[4];
+		uint32_t k = mbox_take(r, l, 4, max), got = 0;
+		for (uint32_t i = 0; i < k; i++) {
+			memcpy(bi + got, l[i].bi, l[i].n * sizeof(uint32_t));
+			if (tags)
+				memcpy(tags + got, l[i].tag, l[i].n * sizeof(uint16_t));
+			got += l[i].n;
+		}
+		return got;
+	}
 	note_consumer(r);
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint32_t avail = consumer_avail(r, tail, max / HANDOFF_LINE_SLOTS);
@@ -189,16 +304,14 @@ uint32_t handoff_dequeue(struct handoff_ring *r, uint32_t *bi, uint16_t *tags, u
 			memcpy(tags + got, line->tag, line->n * sizeof(uint16_t));
 		got += line->n;
 	}
-	if (l) {
-		atomic_store_explicit(&r->tail, tail + l, memory_order_release);
-		counter_add(&r->lines_out, l);
-		counter_add(&r->buffers_out, got);
-	}
+	consumed(r, tail, l, got);
 	return got;
 }
 
 uint32_t handoff_dequeue_lines(struct handoff_ring *r, struct handoff_line *lines, uint32_t max)
 {
+	if (unlikely(r->mailbox))
+		return mbox_take(r, lines, max, UINT32_MAX);
 	note_consumer(r);
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint32_t avail = consumer_avail(r, tail, max);
@@ -208,16 +321,18 @@ uint32_t handoff_dequeue_lines(struct handoff_ring *r, struct handoff_line *line
 		lines[l] = r->lines[(tail + l) & r->mask];
 		buffers += lines[l].n;
 	}
-	if (k) {
-		atomic_store_explicit(&r->tail, tail + k, memory_order_release);
-		counter_add(&r->lines_out, k);
-		counter_add(&r->buffers_out, buffers);
-	}
+	consumed(r, tail, k, buffers);
 	return k;
 }
 
 uint32_t handoff_count(const struct handoff_ring *r)
 {
+	if (r->mailbox) { /* the full lines (a mailbox is a few lines) */
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < r->n_lines; i++)
+			n += mbox_n(r, i) != 0;
+		return n;
+	}
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	return head - tail;

@@ -38,6 +38,12 @@ struct handoff_stats {
 /* A ring of n_lines lines (rounded up to a power of two, >= 2) on numa_node
  * (-1: any). NULL on failure. */
 struct handoff_ring *handoff_ring_create(uint32_t n_lines, int numa_node);
+/* A mailbox of n_lines lines (rounded up to a power of two, 1 allowed):
+ * the same calls as a ring, but each line's own count says full or empty
+ * and each side keeps its index to itself, so a handoff moves that one
+ * cache line and no index lines. For shallow handoffs (the distributor at
+ * ring-lines 1); handoff_count and the statistics' used scan the lines. */
+struct handoff_ring *handoff_mailbox_create(uint32_t n_lines, int numa_node);
 void handoff_ring_free(struct handoff_ring *r);
 
 /* Producer: pack n buffers (tags may be NULL: tag 0) into lines of 8 and

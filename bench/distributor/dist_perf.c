@@ -29,7 +29,8 @@
  *
  * DPDK's depth is --backlog 8 --ring-lines 1 --poll-max 8: one cache line
  * of 8 in flight per worker (RTE_DIST_BURST_SIZE), a backlog of 8, and the
- * worker takes one line per call. sluice's defaults are deeper (64 lines,
+ * worker takes one line per call; sluice then hands lines through a
+ * mailbox each way (handoff_mailbox_create), no ring indices. sluice's defaults are deeper (64 lines,
  * a backlog of 64, 256 packets per poll).
  *
  * --inline runs no worker threads: between calls the main thread plays
@@ -46,6 +47,11 @@
  * loop: sluice's one API that returns packets to the distributor's caller.
  *
  * --warmup W untimed calls first (10000; DPDK's test has none).
+ *
+ * --window-log2 N also times each window of 2^N calls and prints the best
+ * window's ticks/packet (best_window=): on a box shared with other work,
+ * a window in which both threads kept their CPUs (peer_distributor.c
+ * prints the same from its loop).
  *
  * Prints one line: workers, cpus, depth, ticks/packet, Mpps at the TSC
  * rate, ticks per call, dist_process calls per burst, drops (always 0: the
@@ -183,7 +189,7 @@ static uint32_t hand_burst(const uint32_t *bi, const uint16_t *tags, const uint8
 
 int main(int argc, char **argv)
 {
-	uint32_t workers = 1, calls = 1u << 21, backlog = 64, ring_lines = 64, warmup = 10000;
+	uint32_t workers = 1, calls = 1u << 21, backlog = 64, ring_lines = 64, warmup = 10000, window_log2 = 0;
 	int dist_cpu = 0, wcpus[DIST_MAX_WORKERS];
 	for (uint32_t i = 0; i < DIST_MAX_WORKERS; i++)
 		wcpus[i] = 1;
@@ -205,6 +211,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(k, "--calls"))
 			calls = (uint32_t)strtoul(v, NULL, 0);
+		else if (!strcmp(k, "--window-log2"))
+			window_log2 = (uint32_t)strtoul(v, NULL, 0);
 		else if (!strcmp(k, "--warmup"))
 			warmup = (uint32_t)strtoul(v, NULL, 0);
 		else if (!strcmp(k, "--poll-max"))
@@ -262,11 +270,20 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < warmup; i++)
 		hand_burst(bi, tags, types, BURST);
 	process_calls = 0;
-	uint64_t t0 = cpu_ticks();
+	uint32_t window = window_log2 ? 1u << MIN(window_log2, 30u) : 0;
+	double best = 0;
+	uint64_t t0 = cpu_ticks(), tw = t0, hw = 0;
 	for (uint32_t i = 0; i < calls; i++) {
 		uint32_t k = hand_burst(bi, tags, types, BURST);
 		handed += k;
 		drops += BURST - k;
+		if (window && ((i + 1) & (window - 1)) == 0) {
+			uint64_t now = cpu_ticks();
+			double t = (double)(now - tw) / (double)(handed - hw);
+			best = best == 0 || t < best ? t : best;
+			tw = now;
+			hw = handed;
+		}
 	}
 	uint64_t ticks = cpu_ticks() - t0;
 	const char *mode = inline_hold ? " inline-hold" : inline_workers ? " inline" : "";
@@ -296,6 +313,8 @@ int main(int argc, char **argv)
 	       backlog, ring_lines, poll_max, tpp, cpu_ticks_per_second() / tpp / 1e6, (double)ticks / calls,
 	       (double)process_calls / calls, (unsigned long long)drops, all ? 100.0 * (double)matched / (double)all : 0.0, dist_match_vector_isa,
 	       mode, type < 0 ? "" : " type ", type < 0 ? "" : sched_type_names[type]);
+	if (window)
+		printf("best_window=%.2f window_calls=%u\n", best, window);
 	dist_free(d);
 	return 0;
 }

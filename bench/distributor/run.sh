@@ -25,8 +25,10 @@
 #                calls of 64, the same depth (--backlog 8 --ring-lines 1
 #                --poll-max 8: one line of 8 in flight per worker, a
 #                backlog of 8, the worker takes one line per poll), no
-#                warm-up (DPDK has none), vs rte_distributor burst. The
-#                hand-back: sluice's worker returns the same lines (indices
+#                warm-up (DPDK has none), vs rte_distributor burst. At
+#                ring-lines 1 sluice hands lines through one-line
+#                mailboxes (the line's count its full/empty word, as
+#                DPDK's flag bits in its cache lines). The hand-back: sluice's worker returns the same lines (indices
 #                and tags) at its next poll and dist_process harvests them
 #                (each packet's flow-table count released); DPDK's process()
 #                also copies each returned mbuf into its 128-entry returns

@@ -126,6 +126,7 @@ struct dist {
 	uint32_t pub_window_used;
 	bool typed_stats; /* ordered/parallel counters changed since publish_all copied them */
 	bool drops_changed; /* drops[] changed since publish_all copied it */
+	uint64_t now;       /* this call's cpu_ticks, 0 until read (dist.c call_ticks) */
 	struct dist_window win;
 	struct dist_tx *tx;   /* [n_workers] */
 	struct dist_rx *rx;   /* [n_workers] */

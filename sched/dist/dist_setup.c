@@ -107,13 +107,22 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 	memset(d->rx, 0, sizeof(*d->rx) * c->n_workers);
 	for (uint32_t w = 0; w < c->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
-		/* A handoff ring holds at least 2 lines; ring_lines 1 is kept by
-		 * publish (tx->one_line). */
-		tx->ring = handoff_ring_create(c->ring_lines, -1);
+		/* ring_lines 1 (one line in flight, DPDK's burst depth): a
+		 * mailbox each way, each line's count its full/empty word, so a
+		 * round trip moves two lines between the cores, not six (two
+		 * rings' head, line and tail). The worker holds at most one line;
+		 * two lines back let it report that one while the one before
+		 * still waits for a harvest. */
 		tx->one_line = c->ring_lines == 1;
-		/* Room for everything the worker can hold, so that reporting a
-		 * batch normally never waits. */
-		tx->ret = handoff_ring_create(c->ring_lines + DIST_WORKER_BATCH_LINES, -1);
+		if (tx->one_line) {
+			tx->ring = handoff_mailbox_create(1, -1);
+			tx->ret = handoff_mailbox_create(2, -1);
+		} else {
+			tx->ring = handoff_ring_create(c->ring_lines, -1);
+			/* Room for everything the worker can hold, so that
+			 * reporting a batch normally never waits. */
+			tx->ret = handoff_ring_create(c->ring_lines + DIST_WORKER_BATCH_LINES, -1);
+		}
 		/* Ordered packets handed back wait there until the batch they
 		 * came in is harvested: at most the batches the return ring
 		 * holds plus the one being processed, in whole lines but for
@@ -186,7 +195,7 @@ int dist_worker_stats(const struct dist *d, uint32_t w, struct dist_worker_stats
 	struct handoff_stats hs;
 	handoff_ring_stats(d->tx[w].ring, &hs);
 	st->ring_used = hs.used;
-	st->ring_lines = d->tx[w].one_line ? 1 : hs.n_lines;
+	st->ring_lines = hs.n_lines;
 	uint64_t last = __atomic_load_n(&d->tx[w].pub_last_return_ticks, __ATOMIC_RELAXED);
 	if (st->in_flight && last) {
 		uint64_t now = cpu_ticks();

@@ -1185,32 +1185,45 @@ END_TEST
 
 /* Shutdown in the middle of a mixed stream, workers leaving at once: what
  * they handed back, what sat in the window and what they never took all
- * come back through reclaim; every packet is accounted exactly once. */
+ * come back through reclaim; every packet is accounted exactly once.
+ * _i 2 and 3: the same at one line in flight (ring_lines 1: a mailbox
+ * each way, each line's count its full/empty word, a backlog of 8): no
+ * flow on two workers at once, order kept, the mailboxes' lines taken
+ * back. */
 START_TEST(test_shutdown_mixed_types)
 {
 	static struct run r;
+	bool one_line = _i >= 2;
 	memset(&r, 0, sizeof(r));
 	r.n_workers = MIN(3u, opt_max_workers);
 	r.packets = opt_packets / 10;
 	r.flows = 300;
-	r.backlog = 64;
-	r.ring_lines = 16;
+	r.backlog = one_line ? 8 : 64;
+	r.ring_lines = one_line ? 1 : 16;
 	r.min_burst = 1;
 	r.max_burst = 64;
 	r.heavy_tail = true;
 	r.type_mode = TYPES_MIXED;
 	r.consume_one_in = 100;
 	r.stop_at = r.packets / 2 + r.packets / 7;
-	r.abrupt = _i == 1;
+	r.abrupt = _i & 1;
 	run_setup(&r);
 	run_go(&r);
 	struct dist_stats st;
 	dist_stats(r.d, &st);
-	printf("shutdown mixed types (%s) after %u packets: %llu delivered, %llu reclaimed, %llu ordered sent\n",
-	       r.abrupt ? "abrupt" : "drained", r.stop_at, (unsigned long long)total_seen(&r),
-	       (unsigned long long)st.drops[DIST_DROP_SHUTDOWN], (unsigned long long)r.ordered_out);
+	printf("shutdown mixed types (%s%s) after %u packets: %llu delivered, %llu reclaimed, %llu ordered sent\n",
+	       r.abrupt ? "abrupt" : "drained", one_line ? ", one line in flight" : "", r.stop_at,
+	       (unsigned long long)total_seen(&r), (unsigned long long)st.drops[DIST_DROP_SHUTDOWN],
+	       (unsigned long long)r.ordered_out);
 	if (!r.abrupt)
 		ck_assert_uint_eq(st.drops[DIST_DROP_SHUTDOWN], 0);
+	for (uint32_t w = 0; one_line && w < r.n_workers; w++) {
+		struct dist_worker_stats ws;
+		dist_worker_stats(r.d, w, &ws);
+		ck_assert_uint_eq(ws.ring_lines, 1);
+		ck_assert_uint_eq(ws.ring_used, 0);
+		ck_assert_uint_gt(ws.handed, 0);
+	}
 	run_free(&r);
 }
 END_TEST
@@ -1245,7 +1258,7 @@ int main(int argc, char **argv)
 	tcase_add_loop_test(tc, test_ordered_one_flow_threads, 0, (int)MIN(opt_max_workers, 3u) - 1);
 	tcase_add_loop_test(tc, test_parallel_one_flow_threads, 0, (int)MIN(opt_max_workers, 3u) - 1);
 	tcase_add_loop_test(tc, test_mixed_types_threads, 0, 2);
-	tcase_add_loop_test(tc, test_shutdown_mixed_types, 0, 2);
+	tcase_add_loop_test(tc, test_shutdown_mixed_types, 0, 4);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
