@@ -46,27 +46,27 @@ enum { GRAPH_SLEEP_KICKED = 2 };
  * before the first such wakeup, read whole (relaxed atomics). */
 static uint64_t ahead_ticks;
 
-static int thread_epfd(struct graph *g, uint32_t index)
+/* The epoll in *slot (fd + 1; 0: none yet), made on first use. */
+static int epoll_lazy(int *slot)
 {
-	if (!g->epfd[index]) {
+	if (!*slot) {
 		int fd = epoll_create1(EPOLL_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		g->epfd[index] = fd + 1;
+		*slot = fd + 1;
 	}
-	return g->epfd[index] - 1;
+	return *slot - 1;
+}
+
+static int thread_epfd(struct graph *g, uint32_t index)
+{
+	return epoll_lazy(&g->epfd[index]);
 }
 
 /* The epoll of thread index's rx fds alone, made on first use. */
 static int thread_rx_epfd(struct graph *g, uint32_t index)
 {
-	if (!g->rx_epfd[index]) {
-		int fd = epoll_create1(EPOLL_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		g->rx_epfd[index] = fd + 1;
-	}
-	return g->rx_epfd[index] - 1;
+	return epoll_lazy(&g->rx_epfd[index]);
 }
 
 /* Add or remove fd on ep; adding what is there or removing what is not is
