@@ -9,13 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "drivers/af_packet/af_packet.h"
 #include "drivers/device.h"
 
 #define AFP_RX_FRAME_HINT 2048 /* V3 ignores frame boundaries; the kernel wants a count */
 #define AFP_RX_RETIRE_MS 1
 #define AFP_L2_MAX 18          /* Ethernet header and one VLAN tag */
 #define AFP_VLAN_LEN 4
-/* TPACKET_V2 rx (queues not in polling mode): */
+/* TPACKET_V2 rx (rx-ring frame, or auto and the queue not in polling mode): */
 #define AFP_RX_V2_FRAME_MIN 2048 /* ring frame size: a power of two holding MTU + L2 + header */
 #define AFP_RX_COPY_MAX (65536 + 256) /* the largest frame recv'd whole (TP_STATUS_COPY) */
 #define AFP_RX_V2_ALLOC 32 /* buffers allocated at a time while frames keep coming */
@@ -29,12 +30,13 @@ struct afp_conf {
 	uint32_t rx_blocks;
 	uint32_t tx_frame_size;
 	uint32_t tx_frames;
+	uint32_t rx_ring; /* enum afp_rx_ring */
 };
 _Static_assert(sizeof(struct afp_conf) <= CONF_DRIVER_CONF_SIZE, "af-packet conf fits");
 
 struct afp_rxq {
 	int fd;
-	bool v2;            /* TPACKET_V2 frames, else TPACKET_V3 blocks (chosen at start) */
+	bool v2;            /* TPACKET_V2 frames, else TPACKET_V3 blocks (chosen at start: afp_rxq_frames) */
 	uint8_t *ring;
 	uint32_t block;     /* V3: the block we read or wait for */
 	uint32_t pkts_left; /* frames of that block not yet taken; 0: not opened */

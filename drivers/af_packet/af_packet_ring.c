@@ -23,6 +23,14 @@
 #include "graph/buffer.h"
 #include "graph/node.h"
 
+/* In enum afp_rx_ring's order. */
+static const char *const afp_rx_rings[] = { "auto", "frame", "block", NULL };
+
+const char *afp_rx_ring_name(enum afp_rx_ring r)
+{
+	return (size_t)r < ARRAY_LEN(afp_rx_rings) - 1 ? afp_rx_rings[r] : "?";
+}
+
 static const struct conf_key afp_keys[] = {
 	{ .name = "host-if", .type = CONF_STRING, CONF_FIELD(struct afp_conf, host_if),
 	  .doc = "the Linux interface to open" },
@@ -38,6 +46,9 @@ static const struct conf_key afp_keys[] = {
 	  CONF_FIELD(struct afp_conf, tx_frame_size), .doc = "tx ring frame size" },
 	{ .name = "tx-frames", .type = CONF_UINT, .def = "1024", .min = 16, .max = 1u << 20,
 	  CONF_FIELD(struct afp_conf, tx_frames), .doc = "frames per tx ring" },
+	{ .name = "rx-ring", .type = CONF_ENUM, .def = "auto", .choices = afp_rx_rings,
+	  CONF_FIELD(struct afp_conf, rx_ring),
+	  .doc = "rx ring kind: frame (per-frame readiness), block (throughput), auto (block if polling)" },
 	{ 0 },
 };
 
@@ -66,7 +77,7 @@ static int afp_check(void *obj, struct conf_check *chk)
 
 static const struct conf_driver afp_conf_driver = {
 	.name = "af-packet",
-	.doc = "a Linux interface through packet rings (rx V3 for polling queues, V2 otherwise; tx V2)",
+	.doc = "a Linux interface through packet rings (rx: rx-ring; tx V2)",
 	.keys = afp_keys,
 	.size = sizeof(struct afp_conf),
 	.check = afp_check,
@@ -177,13 +188,27 @@ static int ring_v2(struct afp_dev *ad, struct afp_rxq *rq)
 	return setsockopt(rq->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req));
 }
 
-/* fanout: the group id queue 0 got, for the others to join (-1: none yet).
- * A queue in polling mode gets the V3 ring, any other the V2 ring. */
+/* Whether queue q gets the per-frame ring (TPACKET_V2) rather than the
+ * block ring (TPACKET_V3): rx-ring says, or with auto the queue's rx mode
+ * as it is now, at start (polling: blocks). */
+static bool rxq_frames(const struct afp_dev *ad, uint16_t q)
+{
+	switch ((enum afp_rx_ring)ad->conf.rx_ring) {
+	case AFP_RX_RING_FRAME:
+		return true;
+	case AFP_RX_RING_BLOCK:
+		return false;
+	default:
+		return dev_rx_mode(&ad->dev, q) != DEV_RX_MODE_POLLING;
+	}
+}
+
+/* fanout: the group id queue 0 got, for the others to join (-1: none yet). */
 static int rxq_open(struct afp_dev *ad, uint16_t q, int *fanout)
 {
 	struct afp_rxq *rq = &ad->rxq[q];
 	int rc;
-	rq->v2 = dev_rx_mode(&ad->dev, q) != DEV_RX_MODE_POLLING;
+	rq->v2 = rxq_frames(ad, q);
 	rq->fd = packet_socket(rq->v2 ? TPACKET_V2 : TPACKET_V3);
 	if (rq->fd < 0) {
 		base_log("af-packet", "%s: packet socket: %s", ad->dev.name, strerror(-rq->fd));
@@ -364,8 +389,8 @@ static void afp_destroy(struct device *dev)
 }
 
 /* `show hardware`:
- *   host-if veth0 (ifindex 7), TPACKET_V3 rx 32 x 131072-byte blocks, TPACKET_V2 tx 512 x 2048-byte frames
- *   rx queue 0: fd 12, block 3, kernel drops 0
+ *   host-if veth0 (ifindex 7), rx-ring auto, rx ring 32 x 131072-byte blocks, TPACKET_V2 tx 1024 x 2048-byte frames
+ *   rx queue 0: fd 12, TPACKET_V3, block 3, kernel drops 0
  *   tx queue 0: fd 13, head 17
  */
 static int afp_format_hw(struct device *dev, char *buf, size_t len)
@@ -373,8 +398,8 @@ static int afp_format_hw(struct device *dev, char *buf, size_t len)
 	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
 	size_t o = 0;
 #define OUT(...) o += (size_t)snprintf(buf + MIN(o, len), len - MIN(o, len), __VA_ARGS__)
-	OUT("host-if %s (ifindex %d), rx ring %u x %u-byte blocks, TPACKET_V2 tx %u x %u-byte frames",
-	    ad->conf.host_if, ad->ifindex, ad->conf.rx_blocks, ad->conf.rx_block_size, ad->conf.tx_frames,
+	OUT("host-if %s (ifindex %d), rx-ring %s, rx ring %u x %u-byte blocks, TPACKET_V2 tx %u x %u-byte frames",
+	    ad->conf.host_if, ad->ifindex, afp_rx_ring_name((enum afp_rx_ring)ad->conf.rx_ring), ad->conf.rx_blocks, ad->conf.rx_block_size, ad->conf.tx_frames,
 	    ad->conf.tx_frame_size);
 	for (uint16_t q = 0; q < dev->n_rx_queues; q++) {
 		rxq_harvest(&ad->rxq[q]);
@@ -416,6 +441,30 @@ static const struct device_ops afp_ops = {
 	.set_mtu = afp_set_mtu,
 	.rx_fd = afp_rx_fd,
 };
+
+bool afp_dev_info(struct device *dev, char *host_if, size_t size, enum afp_rx_ring *setting)
+{
+	if (dev->ops != &afp_ops)
+		return false;
+	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
+	snprintf(host_if, size, "%s", ad->conf.host_if);
+	*setting = (enum afp_rx_ring)ad->conf.rx_ring;
+	return true;
+}
+
+void afp_rxq_info(struct device *dev, uint16_t q, struct afp_rxq_info *info)
+{
+	struct afp_dev *ad = container_of(dev, struct afp_dev, dev);
+	struct afp_rxq *rq = &ad->rxq[q];
+	rxq_harvest(rq);
+	*info = (struct afp_rxq_info){
+		.open = rq->ring != NULL,
+		.ring = rq->v2 ? AFP_RX_RING_FRAME : AFP_RX_RING_BLOCK,
+		.slots = rq->v2 ? rq->n_frames : ad->conf.rx_blocks,
+		.slot_size = rq->v2 ? rq->frame_size : ad->conf.rx_block_size,
+		.kernel_drops = __atomic_load_n(&rq->kernel_drops, __ATOMIC_RELAXED),
+	};
+}
 
 static struct device *afp_create(const void *conf, char *err, size_t errlen)
 {

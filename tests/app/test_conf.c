@@ -123,6 +123,10 @@ static const struct conf_case cases[] = {
 	  { "interfaces.a.rx-burst=32", "interfaces.b.rx-burst=1", "interfaces.c.rx-burst=256" } },
 	{ .text = "interfaces { a { driver null  rx-burst 0x100  l2-xconnect b }  b { driver null } }",
 	  { "interfaces.a.rx-burst=256", "interfaces.a.l2-xconnect=b" } },
+	/* af-packet's rx-ring: auto by default */
+	{ .text = "interfaces {\n  a { driver af-packet  host-if veth0  rx-ring frame }\n"
+		  "  b { driver af-packet  host-if veth1 }\n  c { driver af-packet  host-if veth2  rx-ring block }\n}",
+	  { "interfaces.a.rx-ring=frame", "interfaces.b.rx-ring=auto", "interfaces.c.rx-ring=block" } },
 	/* rx-mode: every interface's; default follows cpu { rx-mode } */
 	{ .text = "interfaces { a { driver null  rx-mode interrupt }  b { driver null } }",
 	  { "interfaces.a.rx-mode=interrupt", "interfaces.b.rx-mode=default" } },
@@ -353,6 +357,10 @@ static const struct conf_case cases[] = {
 	  .test_driver = true },
 	{ .text = "interfaces { a { driver null  rx-mode sleepy } }", .line = 1, .col = 39,
 	  .msg = "bad value 'sleepy' for 'rx-mode': expected one of: default, polling, interrupt, adaptive" },
+	{ .text = "interfaces {\n  a { driver af-packet  host-if veth0\n      rx-ring fast }\n}", .line = 3, .col = 15,
+	  .msg = "bad value 'fast' for 'rx-ring': expected one of: auto, frame, block" },
+	{ .text = "interfaces { a { driver af-packet  host-if veth0  rx-ring }\n}", .line = 1, .col = 59,
+	  .msg = "missing value for 'rx-ring': found '}'" },
 	{ .text = "interfaces { a { driver null  rx-burst 0 } }", .line = 1, .col = 40,
 	  .msg = "bad value '0' for 'rx-burst': out of range: expected 1 to 256" },
 	{ .text = "interfaces {\n  a { driver null\n      rx-burst 257 }\n}", .line = 3, .col = 16,

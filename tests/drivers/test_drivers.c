@@ -4,14 +4,19 @@
  * accounted, frames larger than a buffer carried as chains; L3 drops, admin down, the null driver,
  * placement, trace records, creation errors, rx at recorded pace (with a
  * tolerance), the rx burst (frames of at most rx-burst packets per poll;
- * `set interface rx-burst` refusing bad values and changing nothing); no
- * buffer leaks. */
+ * `set interface rx-burst` refusing bad values and changing nothing);
+ * af-packet's rx-ring setting and `show af-packet` (root); no buffer
+ * leaks. */
 #include <check.h>
 #include <errno.h>
+#include <net/if.h>
 #include <pcap/pcap.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -582,6 +587,112 @@ START_TEST(table_and_placement)
 }
 END_TEST
 
+/* Run line, which must succeed. */
+static void cli_ok(const char *line)
+{
+	char *out;
+	ck_assert_msg(cli(line, &out) == 0, "'%s': %s", line, out);
+	free(out);
+}
+
+/* af-packet's rx-ring (drivers/af_packet): `create host-interface ...
+ * rx-ring KIND` on lo (root: a packet socket), and `show af-packet` in
+ * text and json says the setting and, once up, the ring each queue has: a
+ * polling queue gets the per-frame ring with rx-ring frame, the block ring
+ * with auto; a queue whose mode changes keeps its ring until the next up.
+ * A bad kind prints the reason and the usage and creates nothing; so does
+ * the same word through `create interface`. */
+START_TEST(af_packet_rx_ring)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "af_packet_rx_ring: skipped, needs root (a packet socket)\n");
+		return;
+	}
+	/* A network namespace of this test's own, whose lo gets an MTU a
+	 * 2048-byte tx frame holds. */
+	ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	struct ifreq ifr = { .ifr_mtu = 1500 };
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	ck_assert_int_eq(ioctl(fd, SIOCSIFMTU, &ifr), 0);
+	ck_assert_int_eq(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	ck_assert_int_eq(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
+	close(fd);
+	char *out;
+	cli_set_graph(g);
+	static const char *const bad[] = {
+		"create host-interface name lo rx-ring fast",
+		"create host-interface name lo rx-ring",
+		"create interface host-lo driver af-packet host-if lo rx-ring V2",
+	};
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+		ck_assert_msg(cli(bad[i], &out) < 0, "'%s' accepted: %s", bad[i], out);
+		ck_assert_msg(strstr(out, "error: ") && strstr(out, "usage: create "), "'%s': %s", bad[i], out);
+		ck_assert_msg(strstr(out, "rx-ring"), "'%s' does not name the key: %s", bad[i], out);
+		free(out);
+		ck_assert_ptr_null(dev_by_name("host-lo"));
+	}
+	ck_assert_int_eq(cli("create host-interface name lo rx-ring fast", &out), -EINVAL);
+	ck_assert_msg(strstr(out, "error: rx-ring: expected frame, block or auto, found 'fast'"), "%s", out);
+	free(out);
+	cli_ok("create host-interface name lo rx-ring frame");
+	cli_ok("create interface lo-auto driver af-packet host-if lo");
+	ck_assert_int_eq(cli("show af-packet host-lo json", &out), 0);
+	ck_assert_msg(strstr(out, "\"rx_ring\":\t\"frame\"") && strstr(out, "\"ring\":\tnull"), "%s", out);
+	free(out);
+	cli_ok("set interface rx-mode host-lo polling");
+	cli_ok("set interface rx-mode lo-auto polling");
+	cli_ok("set interface state host-lo up");
+	cli_ok("set interface state lo-auto up");
+	ck_assert_int_eq(cli("show af-packet json", &out), 0);
+	cJSON *j = cJSON_Parse(out);
+	free(out);
+	ck_assert_ptr_nonnull(j);
+	cJSON *list = cJSON_GetObjectItem(j, "interfaces");
+	ck_assert_int_eq(cJSON_GetArraySize(list), 2);
+	static const char *const want[][4] = { { "host-lo", "frame", "frame", "v2" }, { "lo-auto", "auto", "block", "v3" } };
+	for (int i = 0; i < 2; i++) {
+		cJSON *o = cJSON_GetArrayItem(list, i);
+		cJSON *q = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rx_queues"), 0);
+		ck_assert_str_eq(cJSON_GetObjectItem(o, "name")->valuestring, want[i][0]);
+		ck_assert_str_eq(cJSON_GetObjectItem(o, "host_if")->valuestring, "lo");
+		ck_assert_str_eq(cJSON_GetObjectItem(o, "rx_ring")->valuestring, want[i][1]);
+		ck_assert_str_eq(cJSON_GetObjectItem(q, "rx_mode")->valuestring, "polling");
+		ck_assert_str_eq(cJSON_GetObjectItem(q, "ring")->valuestring, want[i][2]);
+		ck_assert_str_eq(cJSON_GetObjectItem(q, "tpacket")->valuestring, want[i][3]);
+		ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(q, "kept_since_start")));
+	}
+	cJSON_Delete(j);
+	/* The mode changes, the rings stay (until the next up). */
+	cli_ok("set interface rx-mode lo-auto interrupt");
+	cli_ok("set interface rx-mode host-lo interrupt");
+	ck_assert_int_eq(cli("show af-packet", &out), 0);
+	ck_assert_msg(strstr(out, "host-lo    lo       frame        0  interrupt  frame (TPACKET_V2 ") &&
+			      strstr(out, "lo-auto    lo       auto         0  interrupt  block (TPACKET_V3 32 x 131072)") &&
+			      strstr(out, "kept since start"),
+		      "%s", out);
+	free(out);
+	ck_assert_int_eq(cli("show hardware lo-auto", &out), 0);
+	ck_assert_msg(strstr(out, "rx-ring auto,") && strstr(out, "TPACKET_V3"), "%s", out);
+	free(out);
+	cli_ok("set interface state lo-auto down");
+	cli_ok("set interface state lo-auto up");
+	ck_assert_int_eq(cli("show af-packet lo-auto json", &out), 0);
+	ck_assert_msg(strstr(out, "\"ring\":\t\"frame\"") && strstr(out, "\"kept_since_start\":\tfalse"), "%s", out);
+	free(out);
+	ck_assert_int_eq(cli("show af-packet nul0", &out), -EINVAL);
+	free(out);
+	create("nul0", "null", NULL, 0);
+	ck_assert_int_eq(cli("show af-packet nul0", &out), -EINVAL);
+	ck_assert_msg(strstr(out, "nul0 is not an af-packet interface") && strstr(out, "usage: show af-packet"), "%s",
+		      out);
+	free(out);
+	cli_set_graph(NULL);
+}
+END_TEST
+
 START_TEST(create_errors)
 {
 	const char *bad_key[] = { "colour", "red" };
@@ -1085,6 +1196,7 @@ static Suite *drivers_suite(void)
 	tcase_add_test(tc, cli_mtu_mac);
 	tcase_add_test(tc, table_and_placement);
 	tcase_add_test(tc, create_errors);
+	tcase_add_test(tc, af_packet_rx_ring);
 	tcase_add_test(tc, trace_records);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tx-arcs");
