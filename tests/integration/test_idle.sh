@@ -32,6 +32,11 @@
 #            what reached error-drop.
 #   pg       a packet-generator stream paced at 200 pps wakes its thread by
 #            timer and does not spin (see part_pg).
+#   ring     af-packet's rx-ring: a polling queue with rx-ring frame (per-frame
+#            TPACKET_V2 ring) forwards ping with exact counters, show
+#            af-packet / show hardware name each queue's ring, a mode change
+#            keeps the ring until the next up, a bad rx-ring is refused
+#            (see part_ring).
 #   iperf    1 worker with the distributor, adaptive: iperf3 UDP A -> B at
 #            20 Mbit/s for 3 s reorders nothing (iperf3's out-of-order
 #            count), a's RX-packets = b's TX-packets + what reached
@@ -42,7 +47,7 @@
 # Needs root, ip, ping, iperf3, timeout. Names carry the PID; the trap
 # removes namespaces, veths and processes even on failure; waits are bounded.
 #
-#   test_idle.sh SLUICE SLUICECTL [all|idle|latency|switch|iperf|pg]
+#   test_idle.sh SLUICE SLUICECTL [all|idle|latency|switch|iperf|pg|ring]
 set -u
 sluice=$1
 sluicectl=$2
@@ -79,14 +84,15 @@ set interface ip address a 10.1.0.1/24
 set interface ip address b 10.2.0.1/24
 CLI
 
-# start_sluice "cpu/distributor lines": sluice on a and b, A and B resolved.
+# start_sluice "cpu/distributor lines" ["a's keys" ["b's keys"]]: sluice
+# on a and b, A and B resolved.
 start_sluice() {
 	cat > "$tmp/startup.conf" <<CONF
 unix { nodaemon  cli-listen $tmp/cli.sock  exec $tmp/setup.cli }
 $1
 interfaces {
-  a { driver af-packet  host-if $if_a }
-  b { driver af-packet  host-if $if_b }
+  a { driver af-packet  host-if $if_a  ${2:-} }
+  b { driver af-packet  host-if $if_b  ${3:-} }
 }
 CONF
 	# Each sluice has a new MAC: the hosts must ask again.
@@ -227,17 +233,94 @@ distributor { enable }"
 	cold "$ns_a" 10.2.0.2 dist
 	ctl show threads > "$tmp/threads.1"
 	netns_stop_sluice
-	# The same ring and loop in polling mode, for the record (not asserted).
+	# Polling, for the record (not asserted): the block ring (rx-ring
+	# auto), then the per-frame ring (rx-ring frame) without and with a
+	# worker: spinning threads, no wakeup, no block timeout.
 	start_sluice "cpu { rx-mode polling }"
 	steady "$ns_a" 10.2.0.2 polling
 	netns_stop_sluice
-	echo "latency polling (TPACKET_V3, spinning): steady median $(cat "$tmp/polling.med") us"
+	start_sluice "cpu { rx-mode polling }" "rx-ring frame" "rx-ring frame"
+	steady "$ns_a" 10.2.0.2 pframe
+	netns_stop_sluice
+	start_sluice "cpu { corelist-workers $worker  rx-mode polling }
+distributor { enable }" "rx-ring frame" "rx-ring frame"
+	steady "$ns_a" 10.2.0.2 pframedist
+	netns_stop_sluice
+	local k
+	k=$(cat "$tmp/kernel.med")
+	echo "latency polling (TPACKET_V3 block ring, spinning): steady median $(cat "$tmp/polling.med") us"
+	for r in pframe pframedist; do
+		echo "latency polling rx-ring frame ($([ $r = pframe ] && echo "no worker" || echo "1 worker")):" \
+			"steady median $(cat "$tmp/$r.med") us (kernel $k us)," \
+			"sluice / kernel = $(awk -v s="$(cat "$tmp/$r.med")" -v k="$k" 'BEGIN { printf "%.2f", s / k }')"
+	done
 	cat "$tmp/threads.0" "$tmp/threads.1"
 	local bad=0
 	check_latency noworker > "$tmp/lat0" || bad=1
 	check_latency dist > "$tmp/lat1" || bad=1
 	cat "$tmp/lat0" "$tmp/lat1"
 	[ "$bad" -eq 0 ] || fail "latency: $(tail -q -n +2 "$tmp/lat0" "$tmp/lat1" | tr '\n' ' ')"
+}
+
+# af_json NAME: show af-packet NAME json, as "setting queue-mode ring
+# tpacket kept_since_start" for its queue 0.
+af_json() {
+	ctl show af-packet "$1" json | python3 -c "import json,sys
+i = json.load(sys.stdin)['interfaces'][0]
+q = i['rx_queues'][0]
+print(i['rx_ring'], q['rx_mode'], q['ring'], q.get('tpacket'), str(q['kept_since_start']).lower())"
+}
+
+# ping_exact N: N pings A -> B 50 ms apart, every one answered, and each
+# counter of a and b since clear moved by exactly N (nothing else crosses:
+# static neighbours, IPv6 off), nothing dropped.
+ping_exact() {
+	ctl clear interfaces > /dev/null
+	ctl clear runtime > /dev/null
+	timeout 20 ip netns exec "$ns_a" ping -c "$1" -i 0.05 -W 2 10.2.0.2 > "$tmp/ring.ping" 2>&1
+	grep -q " 0% packet loss" "$tmp/ring.ping" || { tail -3 "$tmp/ring.ping" >&2; fail "ring: pings lost"; }
+	local c v
+	for c in "a RX-packets" "a TX-packets" "b RX-packets" "b TX-packets"; do
+		v=$(if_counter $c)
+		[ "$v" -eq "$1" ] || fail "ring: $c $v after $1 pings"
+	done
+	v=$(counted_drops)
+	[ "$v" -eq 0 ] || fail "ring: $v drops"
+}
+
+# ring: a polling queue on the per-frame ring (a: rx-ring frame) beside one
+# on the block ring (b: rx-ring auto, polling): show af-packet (and show
+# hardware) name the rings, ping crosses with exact counters; a mode change
+# keeps b's ring (kept since start) and still forwards, b's next up gives it
+# the ring auto picks for its new mode; a bad rx-ring is refused with the
+# usage and makes nothing.
+part_ring() {
+	start_sluice "cpu { rx-mode polling }" "rx-ring frame"
+	local got
+	got=$(af_json a)
+	[ "$got" = "frame polling frame v2 false" ] || fail "show af-packet a: $got"
+	got=$(af_json b)
+	[ "$got" = "auto polling block v3 false" ] || fail "show af-packet b: $got"
+	ctl show af-packet
+	ctl show hardware a > "$tmp/hw" || fail "show hardware a"
+	grep -q "rx-ring frame," "$tmp/hw" && grep -q "rx queue 0: .*TPACKET_V2" "$tmp/hw" ||
+		{ cat "$tmp/hw" >&2; fail "show hardware a: no frame ring"; }
+	ping_exact 20
+	echo "ring: 20 pings across polling a (frame ring) and b (block ring): $(grep -o 'rtt.*' "$tmp/ring.ping")"
+	ctl set interface rx-mode b adaptive > /dev/null || fail "rx-mode b adaptive"
+	got=$(af_json b)
+	[ "$got" = "auto adaptive block v3 true" ] || fail "show af-packet b after rx-mode adaptive: $got"
+	ping_exact 5
+	ctl set interface state b down > /dev/null && ctl set interface state b up > /dev/null || fail "b down, up"
+	got=$(af_json b)
+	[ "$got" = "auto adaptive frame v2 false" ] || fail "show af-packet b after down and up: $got"
+	ping_exact 5
+	ctl create host-interface name "$if_b" rx-ring fast > "$tmp/bad" 2>&1 && fail "rx-ring fast accepted"
+	grep -q "rx-ring: expected frame, block or auto, found 'fast'" "$tmp/bad" &&
+		grep -q "usage: create host-interface" "$tmp/bad" || { cat "$tmp/bad" >&2; fail "no reason for a bad rx-ring"; }
+	got=$(ctl show af-packet json | python3 -c "import json,sys; print(len(json.load(sys.stdin)['interfaces']))")
+	[ "$got" -eq 2 ] || fail "a bad create left $got af-packet interfaces"
+	netns_stop_sluice
 }
 
 # counted_drops: packets sluice dropped and counted since clear runtime:
@@ -363,8 +446,8 @@ PY
 }
 
 case "$part" in
-all) part_idle; part_latency; part_switch; part_iperf; part_pg ;;
-idle | latency | switch | iperf | pg) "part_$part" ;;
+all) part_idle; part_latency; part_switch; part_iperf; part_pg; part_ring ;;
+idle | latency | switch | iperf | pg | ring) "part_$part" ;;
 *) fail "unknown part $part" ;;
 esac
 echo "PASS: idle ($part)"
