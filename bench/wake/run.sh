@@ -14,7 +14,8 @@
 #     SPACING..1.5 x SPACING us after the one before (far beyond adaptive
 #     mode's 200 us window: every frame finds an idle thread), carrying the
 #     CLOCK_MONOTONIC time of its sendto(). Phases in order: kernel (a plain
-#     AF_PACKET socket, blocking recv: the peer), polling, adaptive,
+#     AF_PACKET socket, blocking recv: the peer), polling (rx-ring auto: the
+#     block ring), polling-frame (rx-ring frame: the per-frame ring), adaptive,
 #     interrupt, backoff (the back-off sluice had before rx modes,
 #     re-created: TPACKET_V3 ring, sleeps of growing length up to idle-max
 #     1 ms; see wake.c). sluice's time is taken by a node of the bench
@@ -28,9 +29,9 @@
 # V3 ring drops when its thread is kept off the CPU for ~40 ms); a phase
 # that received less than 90% fails the bench.
 #
-# Time after the build: FRAMES x 5 phases x 1.25 x SPACING, plus up to 3 s
+# Time after the build: FRAMES x 6 phases x 1.25 x SPACING, plus up to 3 s
 # a phase for frames still queued behind a thread kept off its CPU: QUICK
-# (1000 frames) 7-20 s, a full run (10000) 65-80 s (and bench_wait_quiet).
+# (1000 frames) 9-25 s, a full run (10000) 80-100 s (and bench_wait_quiet).
 #
 # Environment: FRAMES (10000; QUICK 1000), SPACING (1000 us), BENCH_BUILD_ROOT,
 # BENCH_NO_INSTALL, QUICK. Needs root (a namespace, veths).
@@ -77,7 +78,7 @@ cat "$out/wake.txt" >&2
 
 # field PHASE NAME: the figure after NAME on that phase's line
 field() { awk -v p="$1" -v k="$2" '$1 == "wake:" && $2 == p {for (i = 3; i < NF; i++) if ($i == k) print $(i + 1)}' "$out/wake.txt"; }
-for p in kernel polling adaptive interrupt backoff; do
+for p in kernel polling polling-frame adaptive interrupt backoff; do
 	got=$(field "$p" got)
 	[ -n "$got" ] || { echo "bench/wake: no figures for phase $p" >&2; exit 1; }
 	# Fewer than all is a figure (a polling queue's TPACKET_V3 ring holds
@@ -88,9 +89,9 @@ done
 
 # ---- rows -----------------------------------------------------------------------
 echo "== bench/wake: $FRAMES frames per phase, ${SPACING}..$((SPACING * 3 / 2)) us apart, load $load, $(nproc) CPUs =="
-printf '%-10s %8s %10s %10s %10s %10s %8s %8s\n' phase got "median us" "p99 us" "min us" "max us" "cpu s" sleeps
-for p in kernel polling adaptive interrupt backoff; do
-	printf '%-10s %8s %10s %10s %10s %10s %8s %8s\n' "$p" "$(field "$p" got)" "$(field "$p" median_us)" \
+printf '%-14s %8s %10s %10s %10s %10s %8s %8s\n' phase got "median us" "p99 us" "min us" "max us" "cpu s" sleeps
+for p in kernel polling polling-frame adaptive interrupt backoff; do
+	printf '%-14s %8s %10s %10s %10s %10s %8s %8s\n' "$p" "$(field "$p" got)" "$(field "$p" median_us)" \
 		"$(field "$p" p99_us)" "$(field "$p" min_us)" "$(field "$p" max_us)" "$(field "$p" cpu_s)" "$(field "$p" sleeps)"
 done
 echo
@@ -102,7 +103,8 @@ common=(--bench wake --unit us --better lower --peer-name "$peer"
 	--isa "sluice $native_label; the kernel as built")
 label() {
 	case "$1" in
-	polling) echo "sluice rx-mode polling (TPACKET_V3, thread spins)" ;;
+	polling) echo "sluice rx-mode polling, rx-ring auto (TPACKET_V3 block ring, thread spins)" ;;
+	polling-frame) echo "sluice rx-mode polling, rx-ring frame (TPACKET_V2 per-frame ring, thread spins)" ;;
 	adaptive) echo "sluice rx-mode adaptive (TPACKET_V2, blocks 200 us after the last frame)" ;;
 	interrupt) echo "sluice rx-mode interrupt (TPACKET_V2, blocks)" ;;
 	backoff) echo "sluice old back-off, re-created (TPACKET_V3, sleeps up to 1 ms)" ;;
@@ -110,12 +112,12 @@ label() {
 }
 differs() {
 	case "$1" in
-	polling) echo "sluice spins a whole core; the kernel socket's thread sleeps" ;;
+	polling | polling-frame) echo "sluice spins a whole core; the kernel socket's thread sleeps" ;;
 	backoff) echo "the back-off no longer exists as a mode (idle-mode sleep is now adaptive): re-created by an input that cannot sleep on a V3 ring" ;;
 	*) echo "" ;;
 	esac
 }
-for p in polling adaptive interrupt backoff; do
+for p in polling polling-frame adaptive interrupt backoff; do
 	for s in median p99; do
 		bench_row "${common[@]}" --what "wake-up latency, frame into a veth to rx, $s" \
 			--sluice "$(field "$p" "${s}_us")" --peer "$(field kernel "${s}_us")" \

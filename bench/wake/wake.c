@@ -13,8 +13,11 @@
  *   kernel     a plain AF_PACKET socket bound to RX, one thread blocked in
  *              recv(); the time is read when recv returns. The peer: the
  *              kernel's own wakeup of a thread for a frame on a packet socket.
- *   polling    sluice, the queue in rx-mode polling (TPACKET_V3 ring, the
- *              thread spins);
+ *   polling    sluice, the queue in rx-mode polling (rx-ring auto: the
+ *              TPACKET_V3 block ring, the thread spins);
+ *   polling-frame  rx-mode polling on the per-frame ring (rx-ring frame:
+ *              TPACKET_V2; the thread spins), a second interface on the
+ *              same veth, up in this phase only;
  *   adaptive   rx-mode adaptive (TPACKET_V2 ring; the thread blocks in
  *              epoll_wait 200 us after the last frame);
  *   interrupt  rx-mode interrupt (TPACKET_V2; blocks at once);
@@ -79,8 +82,9 @@ struct wake_payload {
 	uint64_t sent_ns;
 } __attribute__((packed));
 
-enum phase { PH_KERNEL, PH_POLLING, PH_ADAPTIVE, PH_INTERRUPT, PH_BACKOFF, PH_N };
-static const char *const phase_names[PH_N] = { "kernel", "polling", "adaptive", "interrupt", "backoff" };
+enum phase { PH_KERNEL, PH_POLLING, PH_POLLING_FRAME, PH_ADAPTIVE, PH_INTERRUPT, PH_BACKOFF, PH_N };
+static const char *const phase_names[PH_N] = { "kernel",   "polling",   "polling-frame",
+						"adaptive", "interrupt", "backoff" };
 
 /* What the current phase received: latency per sequence number (-1: not
  * seen). Written by the receiving thread only, read after the phase. */
@@ -329,11 +333,13 @@ static int run_sluice(const struct opts *o, enum phase ph, struct graph *g, stru
 		      const struct sockaddr_ll *to)
 {
 	static const enum dev_rx_mode start_mode[PH_N] = {
-		[PH_POLLING] = DEV_RX_MODE_POLLING, [PH_ADAPTIVE] = DEV_RX_MODE_ADAPTIVE,
+		[PH_POLLING] = DEV_RX_MODE_POLLING, [PH_POLLING_FRAME] = DEV_RX_MODE_POLLING,
+		[PH_ADAPTIVE] = DEV_RX_MODE_ADAPTIVE,
 		[PH_INTERRUPT] = DEV_RX_MODE_INTERRUPT, [PH_BACKOFF] = DEV_RX_MODE_POLLING,
 	};
 	int nosleep = graph_node_index(g, "bench-wake-nosleep");
-	/* The ring follows the mode the queue has when the interface starts. */
+	/* With rx-ring auto (every phase's interface but polling-frame's) the
+	 * ring follows the mode the queue has when the interface starts. */
 	if (dev_set_admin_up(dev, false) || dev_set_rx_mode(dev, -1, start_mode[ph]) || dev_set_admin_up(dev, true))
 		return -1;
 	if (ph == PH_BACKOFF && (dev_set_rx_mode(dev, -1, DEV_RX_MODE_INTERRUPT) ||
@@ -358,7 +364,7 @@ static int run_sluice(const struct opts *o, enum phase ph, struct graph *g, stru
 static void usage(void)
 {
 	fprintf(stderr, "usage: sluice-bench-wake --rx IF --tx IF [--frames N] [--spacing US] "
-			"[--phases kernel,polling,adaptive,interrupt,backoff] [--no-huge]\n");
+			"[--phases kernel,polling,polling-frame,adaptive,interrupt,backoff] [--no-huge]\n");
 	exit(2);
 }
 
@@ -443,15 +449,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wake: graph: %s\n", err);
 		return 1;
 	}
-	const char *words[] = { "host-if", o.rx };
+	const char *words[] = { "host-if", o.rx, "rx-ring", "frame" };
 	struct device *dev = dev_create("rx0", "af-packet", words, 2, err, sizeof(err));
-	if (!dev) {
+	struct device *dev_frame = dev ? dev_create("rx1", "af-packet", words, 4, err, sizeof(err)) : NULL;
+	if (!dev_frame) {
 		fprintf(stderr, "wake: %s\n", err);
 		return 1;
 	}
 	int rc = 0;
 	for (int ph = PH_POLLING; ph < PH_N && !rc; ph++)
-		if (o.phase_on[ph] && run_sluice(&o, (enum phase)ph, g, dev, txfd, &to)) {
+		if (o.phase_on[ph] &&
+		    run_sluice(&o, (enum phase)ph, g, ph == PH_POLLING_FRAME ? dev_frame : dev, txfd, &to)) {
 			fprintf(stderr, "wake: %s: cannot set the interface up in that mode\n", phase_names[ph]);
 			rc = 1;
 		}
