@@ -1,18 +1,20 @@
 /* The af-packet driver: a Linux interface through mmap'd packet rings.
  *
- *   eth0 { driver af-packet  host-if veth0  rx-queues 2 }
+ *   eth0 { driver af-packet  host-if veth0  rx-queues 2  rx-ring frame }
  *
  * rx: one AF_PACKET socket per rx queue, bound to host-if for every
  * protocol, in promiscuous mode (PACKET_ADD_MEMBERSHIP, undone by the
  * kernel when the socket closes). With more than one rx queue the sockets
  * form a PACKET_FANOUT_HASH group, so a flow stays on one queue. The ring
  * (rx-blocks blocks of rx-block-size bytes) is chosen per queue when the
- * interface starts, by the queue's rx mode (drivers/device_rx_mode.c):
- *   - polling: TPACKET_V3. A block is handed to us when full or after 1 ms
- *     (tp_retire_blk_tov, the kernel's smallest), so a lone frame on a
+ * interface starts, by the interface's rx-ring key: block, frame, or auto
+ * (the default), which picks block for a queue in rx mode polling at that
+ * moment and frame for any other (drivers/device_rx_mode.c):
+ *   - block: TPACKET_V3. A block is handed to us when full or after 1 ms
+ *     (tp_retire_blk_tov, in ms: 1 is the smallest), so a lone frame on a
  *     quiet link waits up to 1 ms: the throughput ring, for a spinning
  *     thread under load;
- *   - interrupt, adaptive: TPACKET_V2, frames of the smallest power of two
+ *   - frame: TPACKET_V2, frames of the smallest power of two
  *     that holds an MTU-sized frame (2048 at MTU 1500), each the user's as
  *     soon as it is written, and the socket readable from then on: the
  *     thread blocked in epoll_wait wakes per frame, not per block. A frame
@@ -20,10 +22,11 @@
  *     ring marked TP_STATUS_COPY and its whole self on the socket
  *     (PACKET_COPY_THRESH), which one recv per such frame takes, in ring
  *     order; 4 MB of socket buffer leave room for those.
+ *     Polling on it (rx-ring frame) is the lowest latency at any rate.
  * Changing a queue's mode at run time keeps its ring until the next start
- * (`show hardware` says which ring each queue has). Frames are copied out
- * of the ring into pool buffers allocated in bulk (one buffer_alloc per
- * block, or per 32 frames of a V2 ring), and each block or frame goes back
+ * (`show af-packet` and `show hardware` say which ring each queue has).
+ * Frames are copied out of the ring into pool buffers allocated in bulk
+ * (one buffer_alloc per block, or per 32 frames of a V2 ring), and each block or frame goes back
  * to the kernel once taken. Frames the kernel shows us going out (our own
  * tx included) are skipped. The socket's fd is what wakes the thread the
  * queue is placed on (ops->rx_fd).
