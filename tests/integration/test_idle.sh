@@ -25,7 +25,10 @@
 #            after it: graph_thread_wake_ahead). See docs/power.md, "Where
 #            a ping's round trip goes", and bench/wake/rtt_steps.sh for each
 #            step. So it is checked only with LATENCY_GOAL=1, by hand, not
-#            by CI.
+#            by CI. Printed for the record, not checked: polling on the
+#            block ring (rx-ring auto) and on the per-frame ring (rx-ring
+#            frame) without and with a worker (on 2 vCPUs polling with a
+#            worker leaves ping no vCPU: milliseconds, docs/power.md).
 #   switch   ping A -> B 600 times 2 ms apart while the CLI switches a's and
 #            b's rx-mode between polling, interrupt and adaptive every 50 ms:
 #            every request answered, and a's RX-packets = b's TX-packets +
