@@ -146,6 +146,9 @@ assert {(i["name"], i["driver"]) for i in hw} == {("nul0", "null"), ("cap0", "pc
 nul0 = one(hw, name="nul0")
 assert (nul0["admin"], nul0["rx_burst"], nul0["tx_queues"], nul0["rx_queues"]) == ("up", 256, 1, [{"queue": 0, "thread": 0}]), nul0
 assert isinstance(one(hw, name="eth0")["driver_lines"], list)
+afp = one(d["show af-packet"]["interfaces"], name="eth0")  # the default rx-mode adaptive: the frame ring
+assert (afp["host_if"], afp["rx_ring"], len(d["show af-packet"]["interfaces"])) == (if_a, "auto", 1), afp
+assert [(q["queue"], q["rx_mode"], q["ring"], q["tpacket"]) for q in afp["rx_queues"]] == [(0, "adaptive", "frame", "v2")], afp
 placement = {(p["interface"], p["queue"], p["node"]) for p in d["show interface rx-placement"]["rx_placement"]}
 assert placement == {("nul0", 0, "null-input"), ("cap0", 0, "pcap-input"), ("eth0", 0, "af-packet-input")}, placement
 
