@@ -33,10 +33,13 @@ static int host_if_args(struct cli_session *s, int argc, char **argv, const char
 {
 	*name = NULL;
 	for (int i = 0; i < argc; i += 2) {
-		const char **dst = !strcmp(argv[i], "name")		 ? name
-				   : hw && !strcmp(argv[i], "hw-addr")	 ? hw
-				   : ring && !strcmp(argv[i], "rx-ring") ? ring
-									 : NULL;
+		const char **dst = NULL;
+		if (!strcmp(argv[i], "name"))
+			dst = name;
+		else if (hw && !strcmp(argv[i], "hw-addr"))
+			dst = hw;
+		else if (ring && !strcmp(argv[i], "rx-ring"))
+			dst = ring;
 		if (!dst)
 			return cli_fail(s, -EINVAL, "unexpected '%s'", argv[i]);
 		if (i + 1 == argc)
