@@ -158,11 +158,18 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 {
 	volatile uint8_t *p = d;
 	uint32_t i = 0;
-	for (; i + 4 <= n; i += 4, p += 4 * desc_size) {
-		struct buffer *b0 = (struct buffer *)(base + bi[i] * stride);
-		struct buffer *b1 = (struct buffer *)(base + bi[i + 1] * stride);
-		struct buffer *b2 = (struct buffer *)(base + bi[i + 2] * stride);
-		struct buffer *b3 = (struct buffer *)(base + bi[i + 3] * stride);
+	/* Pointers, not i + k: the loop keeps no index arithmetic per
+	 * buffer. */
+	const uint32_t *src = bi;
+	uint32_t *dst = bufs;
+	for (; i + 4 <= n; i += 4, p += 4 * desc_size, src += 4, dst += 4) {
+		uint32_t x[4];
+		memcpy(x, src, sizeof(x));
+		memcpy(dst, x, sizeof(x));
+		struct buffer *b0 = (struct buffer *)(base + x[0] * stride);
+		struct buffer *b1 = (struct buffer *)(base + x[1] * stride);
+		struct buffer *b2 = (struct buffer *)(base + x[2] * stride);
+		struct buffer *b3 = (struct buffer *)(base + x[3] * stride);
 		if (unlikely((b0->flags | b1->flags | b2->flags | b3->flags) & BUFFER_F_NEXT_PRESENT))
 			break;
 		put(p, b0, data0);
@@ -173,7 +180,6 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 		buffer_reset(b1, one_pool ? 0 : b1->pool_index);
 		buffer_reset(b2, one_pool ? 0 : b2->pool_index);
 		buffer_reset(b3, one_pool ? 0 : b3->pool_index);
-		memcpy(&bufs[i], &bi[i], 4 * sizeof(uint32_t));
 	}
 	for (; i < n; i++, p += desc_size) {
 		struct buffer *b = (struct buffer *)(base + bi[i] * stride);
