@@ -68,10 +68,17 @@ static const struct pci_rx_fmt i40e_rx_fmt = {
 	.hash_at_eop = true,
 };
 
-static uint32_t i40e_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+/* The batch, once the next descriptor reads done (pci_rx_poll). */
+__attribute__((noinline)) static uint32_t i40e_rx_batch(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
 {
 	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
 	return pci_rx_burst(dev, queue, &id->rxq[queue], bi, n, &i40e_rx_fmt);
+}
+
+static uint32_t i40e_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+{
+	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
+	return pci_rx_poll(dev, queue, &id->rxq[queue], bi, n, &i40e_rx_fmt, i40e_rx_batch);
 }
 
 bool i40e_rx_pending(struct i40e_dev *id, uint16_t q)

@@ -67,10 +67,17 @@ static const struct pci_rx_fmt ixgbe_rx_fmt = {
 	.hash_at_eop = false,
 };
 
-static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+/* The batch, once the next descriptor reads done (pci_rx_poll). */
+__attribute__((noinline)) static uint32_t ixgbe_rx_batch(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
 {
 	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
 	return pci_rx_burst(dev, queue, &xd->rxq[queue], bi, n, &ixgbe_rx_fmt);
+}
+
+static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+{
+	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
+	return pci_rx_poll(dev, queue, &xd->rxq[queue], bi, n, &ixgbe_rx_fmt, ixgbe_rx_batch);
 }
 
 bool ixgbe_rx_pending(struct ixgbe_dev *xd, uint16_t q)

@@ -170,6 +170,22 @@ __attribute__((always_inline)) static inline void pci_rx_len(volatile uint64_t *
 		f->hash(b, d, d[1]);
 }
 
+/* The fast path one descriptor at a time: pci_rx_fast's last few, and
+ * the part of a batch after the ring's end. */
+__attribute__((always_inline)) static inline void pci_rx_fast1(volatile uint64_t *d, uint32_t *bufs,
+								   const uint32_t *fresh, uint32_t *out, uint32_t n,
+								   uint8_t *base, uint64_t stride, uint64_t iova0,
+								   bool rss, const struct pci_rx_fmt *f)
+{
+	for (uint32_t i = 0; i < n; i++, d += f->desc_size / 8) {
+		uint32_t o = bufs[i], r = fresh[i];
+		out[i] = o;
+		bufs[i] = r;
+		pci_rx_len(d, o, base, stride, rss, f);
+		pci_rx_arm(d, iova0 + r * stride);
+	}
+}
+
 __attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t *d, uint32_t *bufs,
 							      const uint32_t *fresh, uint32_t *out, uint32_t n,
 							      uint8_t *base, uint64_t stride, uint64_t iova0, bool rss,
@@ -210,13 +226,7 @@ __attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t 
 		}
 	}
 #endif
-	for (; i < n; i++, d += q) {
-		uint32_t o = bufs[i], r = fresh[i];
-		out[i] = o;
-		bufs[i] = r;
-		pci_rx_len(d, o, base, stride, rss, f);
-		pci_rx_arm(d, iova0 + r * stride);
-	}
+	pci_rx_fast1(d, bufs + i, fresh + i, out + i, n - i, base, stride, iova0, rss, f);
 }
 
 /* Descriptors i..c-1 of the batch one by one: frames over several buffers,
@@ -254,15 +264,44 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_slow(struct device 
 	return n_out;
 }
 
+/* Whether the NIC is done with the queue's next descriptor: one status
+ * read, before anything else of the queue is loaded (a polled queue is often
+ * empty). A driver tests it in its rx burst and calls the rest
+ * (pci_rx_burst, in a function of its own) only when it holds, so that an
+ * empty poll saves no registers and sets nothing up. */
+__attribute__((always_inline)) static inline bool pci_rx_ready(const struct pci_rxq *rq, const struct pci_rx_fmt *f)
+{
+	return pci_rx_desc(rq->ring, f->desc_size, rq->next)[1] & f->dd;
+}
+
+/* A driver's rx burst: batch (the driver's function around pci_rx_burst,
+ * not inlined) only once the next descriptor reads done, so that an empty
+ * poll costs one status read and no prologue. */
+__attribute__((always_inline)) static inline uint32_t pci_rx_poll(struct device *dev, uint16_t queue,
+								 const struct pci_rxq *rq, uint32_t *bi, uint32_t n,
+								 const struct pci_rx_fmt *f,
+								 uint32_t (*batch)(struct device *, uint16_t, uint32_t *,
+										   uint32_t))
+{
+	if (!pci_rx_ready(rq, f))
+		return 0;
+	uint32_t got = batch(dev, queue, bi, n);
+	/* A call, not a jump: bench/nic counts the batch inside the burst
+	 * (a tail call would charge it to the burst's caller). Two
+	 * instructions. */
+	__asm__("" : "+r"(got));
+	return got;
+}
+
 /* The rx burst (struct device_ops rx_burst) of a queue whose descriptors
  * have format f. */
 __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device *dev, uint16_t queue,
 								  struct pci_rxq *rq, uint32_t *bi, uint32_t n,
 								  const struct pci_rx_fmt *f)
 {
-	/* Nothing done (a polled queue is often empty): one status read and
-	 * out, before anything else of the queue is loaded. */
-	if (!(pci_rx_desc(rq->ring, f->desc_size, rq->next)[1] & f->dd))
+	/* Nothing done: out (the driver has usually tested it already,
+	 * pci_rx_ready; the load is in cache). */
+	if (!pci_rx_ready(rq, f))
 		return 0;
 	uint32_t mask = rq->mask, next = rq->next;
 	uint64_t all, any;
@@ -290,13 +329,15 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 		uint64_t stride = rq->stride, iova0 = rq->iova_data0;
 		uint32_t run = MIN(c, mask + 1 - next);
 		volatile uint64_t *d0 = pci_rx_desc(ring, f->desc_size, next), *d1 = pci_rx_desc(ring, f->desc_size, 0);
-		if (dev->n_rx_queues > 1) {
+		bool rss = dev->n_rx_queues > 1;
+		if (rss)
 			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, true, f);
-			pci_rx_fast(d1, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0, true, f);
-		} else {
+		else
 			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, false, f);
-			pci_rx_fast(d1, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0, false, f);
-		}
+		/* The part after the ring's end, if the batch wraps (rarely:
+		 * not inlined a second time). */
+		if (unlikely(run < c))
+			pci_rx_fast1(d1, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0, rss, f);
 		n_out = c;
 	} else {
 		n_out = pci_rx_slow(dev, queue, rq, 0, c, got, bi, 0, f);
