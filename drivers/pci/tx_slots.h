@@ -160,15 +160,15 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 								    uint64_t stride, uint64_t data0, bool one_pool)
 {
 	volatile uint8_t *p = d;
-	uint32_t i = 0;
 	/* Pointers, not i + k: the loop keeps no index arithmetic per
-	 * buffer. */
-	const uint32_t *src = bi;
+	 * buffer. The indices go to the slots before their chain flags are
+	 * tested: slots past the tail hold nothing (tx_slots_n_held). */
+	const uint32_t *src = bi, *end4 = bi + (n & ~3u);
 	uint32_t *dst = bufs;
 #if defined(__SSE4_1__)
 	const __m128i vs = _mm_set1_epi64x((int64_t)stride), vb = _mm_set1_epi64x((int64_t)(uintptr_t)base);
 #endif
-	for (; i + 4 <= n; i += 4, p += 4 * desc_size, src += 4, dst += 4) {
+	for (; src != end4; p += 4 * desc_size, src += 4, dst += 4) {
 		struct buffer *b0, *b1, *b2, *b3;
 #if defined(__SSE4_1__)
 		/* The four indices copied as one 16-byte load and store; their
@@ -201,6 +201,7 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 		buffer_reset(b2, one_pool ? 0 : b2->pool_index);
 		buffer_reset(b3, one_pool ? 0 : b3->pool_index);
 	}
+	uint32_t i = (uint32_t)(src - bi);
 	for (; i < n; i++, p += desc_size) {
 		struct buffer *b = (struct buffer *)(base + bi[i] * stride);
 		if (unlikely(b->flags & BUFFER_F_NEXT_PRESENT))
