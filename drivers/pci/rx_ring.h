@@ -104,7 +104,9 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_scan(const struct p
 	uint64_t a = ~0ull, o = 0;
 #if defined(__SSE4_1__)
 	/* The four status quadwords as two pairs; one PTEST says whether DD
-	 * is set in all four (its carry: no DD bit clear in their AND). */
+	 * is set in all four (its carry: no DD bit clear in their AND). Plain
+	 * (not volatile) loads, each read once here; pci_io_rmb after the
+	 * scan keeps every later read of the descriptors after them. */
 	__m128i va = _mm_set1_epi64x(-1), vo = _mm_setzero_si128(), vdd = _mm_set1_epi64x((int64_t)f->dd);
 	for (volatile uint64_t *d = pci_rx_desc(rq->ring, sz, next); c < lim; c += 4, d += sz / 2) {
 		const uint64_t *p = (const uint64_t *)(uintptr_t)d;
@@ -167,7 +169,10 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_done(const struct p
  * loop. */
 #if defined(__SSE4_1__)
 /* Descriptor d re-armed with the IOVA in the low lane of a (its high lane
- * ignored): one 16-byte store of (iova, 0), DD cleared with it. */
+ * ignored): one 16-byte store of (iova, 0), DD cleared with it. Descriptors
+ * are 16-byte aligned (rings are 4 KB aligned, 16 or 32 bytes each); the
+ * store is ordered before the tail write by pci_io_wmb (a memory clobber
+ * on x86, DMB OSHST on aarch64, whose build does not take this path). */
 __attribute__((always_inline)) static inline void pci_rx_arm_lo(volatile uint64_t *d, __m128i a)
 {
 	_mm_store_si128((__m128i *)(uintptr_t)d, _mm_move_epi64(a));
