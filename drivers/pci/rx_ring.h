@@ -33,6 +33,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#endif
 
 #include "drivers/device.h"
 #include "drivers/pci/io_barrier.h"
@@ -63,6 +66,10 @@ struct pci_rx_fmt {
 	uint64_t dd, eop, rxe; /* bits of q1: done, end of frame, receive error */
 	/* The frame's length in this descriptor's buffer. */
 	uint16_t (*len)(uint64_t q1);
+	/* The same, read from the written-back descriptor d itself (the
+	 * fast path: a narrow load of the length's bytes, no shift where the
+	 * field is byte-aligned). */
+	uint16_t (*len_at)(volatile const uint64_t *d);
 	/* Keep the NIC's RSS hash in b when the descriptor d carries one. */
 	void (*hash)(struct buffer *b, volatile const uint64_t *d, uint64_t q1);
 	/* A chained frame's hash is in its last descriptor (else its first). */
@@ -95,6 +102,27 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_scan(const struct p
 	uint32_t mask = rq->mask, next = rq->next, sz = f->desc_size;
 	uint32_t c = 0, lim = MIN(n, mask + 1 - next) & ~3u;
 	uint64_t a = ~0ull, o = 0;
+#if defined(__SSE4_1__)
+	/* The four status quadwords as two pairs; one PTEST says whether DD
+	 * is set in all four (its carry: no DD bit clear in their AND). Plain
+	 * (not volatile) loads, each read once here; pci_io_rmb after the
+	 * scan keeps every later read of the descriptors after them. */
+	__m128i va = _mm_set1_epi64x(-1), vo = _mm_setzero_si128(), vdd = _mm_set1_epi64x((int64_t)f->dd);
+	for (volatile uint64_t *d = pci_rx_desc(rq->ring, sz, next); c < lim; c += 4, d += sz / 2) {
+		const uint64_t *p = (const uint64_t *)(uintptr_t)d;
+		__m128i s01 = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)&p[1]),
+						 _mm_loadl_epi64((const __m128i *)&p[sz / 8 + 1]));
+		__m128i s23 = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)&p[2 * sz / 8 + 1]),
+						 _mm_loadl_epi64((const __m128i *)&p[3 * sz / 8 + 1]));
+		__m128i a4 = _mm_and_si128(s01, s23);
+		if (!_mm_testc_si128(a4, vdd))
+			break;
+		va = _mm_and_si128(va, a4);
+		vo = _mm_or_si128(vo, _mm_or_si128(s01, s23));
+	}
+	a = (uint64_t)_mm_cvtsi128_si64(va) & (uint64_t)_mm_extract_epi64(va, 1);
+	o = (uint64_t)_mm_cvtsi128_si64(vo) | (uint64_t)_mm_extract_epi64(vo, 1);
+#else
 	for (volatile uint64_t *d = pci_rx_desc(rq->ring, sz, next); c < lim; c += 4, d += sz / 2) {
 		uint64_t s0 = d[1], s1 = d[sz / 8 + 1], s2 = d[2 * sz / 8 + 1], s3 = d[3 * sz / 8 + 1];
 		uint64_t a4 = s0 & s1 & s2 & s3;
@@ -103,6 +131,7 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_scan(const struct p
 		a &= a4;
 		o |= s0 | s1 | s2 | s3;
 	}
+#endif
 	for (; c < n; c++) {
 		uint64_t s = pci_rx_desc(rq->ring, sz, (next + c) & mask)[1];
 		if (!(s & f->dd))
@@ -122,20 +151,6 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_done(const struct p
 	return pci_rx_scan(rq, n, f, &all, &any);
 }
 
-/* One frame's descriptor d (q1 already read and checked): its buffer b_i
- * gets the frame's length, the slot is re-armed with buffer fr. With rss (a
- * constant at each call), the hash is kept. */
-__attribute__((always_inline)) static inline void pci_rx_take(volatile uint64_t *d, uint64_t q1, uint32_t b_i,
-							     uint32_t fr, uint8_t *base, uint64_t stride,
-							     uint64_t iova0, bool rss, const struct pci_rx_fmt *f)
-{
-	struct buffer *b = (struct buffer *)(base + b_i * stride);
-	b->current_length = f->len(q1);
-	if (rss)
-		f->hash(b, d, q1);
-	pci_rx_arm(d, iova0 + fr * stride);
-}
-
 /* The fast path over n descriptors in a row from d (no wrap), every one
  * already judged a whole frame without error (pci_rx_scan): each frame's
  * buffer goes to out[], its slot is re-armed with fresh[]. Four a turn, no
@@ -144,13 +159,85 @@ __attribute__((always_inline)) static inline void pci_rx_take(volatile uint64_t 
  * one queue, burst 32, callgrind), a driver's rx burst less its
  * buffer_alloc: 36.1-39.2 instructions per packet one at a time with the
  * RSS test, 31.9-33.1 four at a time without it, judging in the DD scan
- * instead of here: see docs/nic.md. */
+ * instead of here: see docs/nic.md.
+ *
+ * With SSE4.1 (the x86 build baseline): the four indices each way are one
+ * 16-byte load and store, and the re-arm computes two IOVAs per multiply
+ * (pmuludq) and writes each descriptor whole, address and the zeroed
+ * status quadword, with one 16-byte store. Every length (and hash) is read
+ * before its descriptor is re-armed. Other architectures take the scalar
+ * loop. */
+#if defined(__SSE4_1__)
+/* Descriptor d re-armed with the IOVA in the low lane of a (its high lane
+ * ignored): one 16-byte store of (iova, 0), DD cleared with it. Descriptors
+ * are 16-byte aligned (rings are 4 KB aligned, 16 or 32 bytes each); the
+ * store is ordered before the tail write by pci_io_wmb (a memory clobber
+ * on x86, DMB OSHST on aarch64, whose build does not take this path). */
+__attribute__((always_inline)) static inline void pci_rx_arm_lo(volatile uint64_t *d, __m128i a)
+{
+	_mm_store_si128((__m128i *)(uintptr_t)d, _mm_move_epi64(a));
+}
+
+/* The same with the high lane's IOVA. */
+__attribute__((always_inline)) static inline void pci_rx_arm_hi(volatile uint64_t *d, __m128i a)
+{
+	_mm_store_si128((__m128i *)(uintptr_t)d, _mm_unpackhi_epi64(a, _mm_setzero_si128()));
+}
+#endif
+
+/* Buffer b_i gets the length of the frame in d (and its hash with rss). */
+__attribute__((always_inline)) static inline void pci_rx_len(volatile uint64_t *d, uint32_t b_i, uint8_t *base,
+							     uint64_t stride, bool rss, const struct pci_rx_fmt *f)
+{
+	struct buffer *b = (struct buffer *)(base + b_i * stride);
+	b->current_length = f->len_at(d);
+	if (rss)
+		f->hash(b, d, d[1]);
+}
+
+/* The fast path one descriptor at a time: pci_rx_fast's last few, and
+ * the part of a batch after the ring's end. */
+__attribute__((always_inline)) static inline void pci_rx_fast1(volatile uint64_t *d, uint32_t *bufs,
+								   const uint32_t *fresh, uint32_t *out, uint32_t n,
+								   uint8_t *base, uint64_t stride, uint64_t iova0,
+								   bool rss, const struct pci_rx_fmt *f)
+{
+	for (uint32_t i = 0; i < n; i++, d += f->desc_size / 8) {
+		uint32_t o = bufs[i], r = fresh[i];
+		out[i] = o;
+		bufs[i] = r;
+		pci_rx_len(d, o, base, stride, rss, f);
+		pci_rx_arm(d, iova0 + r * stride);
+	}
+}
+
 __attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t *d, uint32_t *bufs,
 							      const uint32_t *fresh, uint32_t *out, uint32_t n,
 							      uint8_t *base, uint64_t stride, uint64_t iova0, bool rss,
 							      const struct pci_rx_fmt *f)
 {
 	uint32_t q = f->desc_size / 8, i = 0;
+#if defined(__SSE4_1__)
+	const __m128i vs = _mm_set1_epi64x((int64_t)stride), vi = _mm_set1_epi64x((int64_t)iova0);
+	for (; i + 4 <= n; i += 4, d += 4 * q) {
+		__m128i o = _mm_loadu_si128((const __m128i *)&bufs[i]);
+		__m128i r = _mm_loadu_si128((const __m128i *)&fresh[i]);
+		_mm_storeu_si128((__m128i *)&out[i], o);
+		_mm_storeu_si128((__m128i *)&bufs[i], r);
+		pci_rx_len(d, (uint32_t)_mm_cvtsi128_si32(o), base, stride, rss, f);
+		pci_rx_len(d + q, (uint32_t)_mm_extract_epi32(o, 1), base, stride, rss, f);
+		pci_rx_len(d + 2 * q, (uint32_t)_mm_extract_epi32(o, 2), base, stride, rss, f);
+		pci_rx_len(d + 3 * q, (uint32_t)_mm_extract_epi32(o, 3), base, stride, rss, f);
+		/* (r0, r1) and (r2, r3) as 64-bit lanes, times the stride, plus
+		 * buffer 0's data IOVA. */
+		__m128i a01 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(r), vs), vi);
+		__m128i a23 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(_mm_srli_si128(r, 8)), vs), vi);
+		pci_rx_arm_lo(d, a01);
+		pci_rx_arm_hi(d + q, a01);
+		pci_rx_arm_lo(d + 2 * q, a23);
+		pci_rx_arm_hi(d + 3 * q, a23);
+	}
+#else
 	for (; i + 4 <= n; i += 4, d += 4 * q) {
 		/* The four indices each way in one 16-byte copy. */
 		uint32_t o[4], r[4];
@@ -158,17 +245,13 @@ __attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t 
 		memcpy(r, &fresh[i], sizeof(r));
 		memcpy(&out[i], o, sizeof(o));
 		memcpy(&bufs[i], r, sizeof(r));
-		pci_rx_take(d, d[1], o[0], r[0], base, stride, iova0, rss, f);
-		pci_rx_take(d + q, d[q + 1], o[1], r[1], base, stride, iova0, rss, f);
-		pci_rx_take(d + 2 * q, d[2 * q + 1], o[2], r[2], base, stride, iova0, rss, f);
-		pci_rx_take(d + 3 * q, d[3 * q + 1], o[3], r[3], base, stride, iova0, rss, f);
+		for (uint32_t k = 0; k < 4; k++) {
+			pci_rx_len(d + k * q, o[k], base, stride, rss, f);
+			pci_rx_arm(d + k * q, iova0 + r[k] * stride);
+		}
 	}
-	for (; i < n; i++, d += q) {
-		uint32_t o = bufs[i], r = fresh[i];
-		out[i] = o;
-		bufs[i] = r;
-		pci_rx_take(d, d[1], o, r, base, stride, iova0, rss, f);
-	}
+#endif
+	pci_rx_fast1(d, bufs + i, fresh + i, out + i, n - i, base, stride, iova0, rss, f);
 }
 
 /* Descriptors i..c-1 of the batch one by one: frames over several buffers,
@@ -206,15 +289,44 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_slow(struct device 
 	return n_out;
 }
 
+/* Whether the NIC is done with the queue's next descriptor: one status
+ * read, before anything else of the queue is loaded (a polled queue is often
+ * empty). A driver tests it in its rx burst and calls the rest
+ * (pci_rx_burst, in a function of its own) only when it holds, so that an
+ * empty poll saves no registers and sets nothing up. */
+__attribute__((always_inline)) static inline bool pci_rx_ready(const struct pci_rxq *rq, const struct pci_rx_fmt *f)
+{
+	return pci_rx_desc(rq->ring, f->desc_size, rq->next)[1] & f->dd;
+}
+
+/* A driver's rx burst: batch (the driver's function around pci_rx_burst,
+ * not inlined) only once the next descriptor reads done, so that an empty
+ * poll costs one status read and no prologue. */
+__attribute__((always_inline)) static inline uint32_t pci_rx_poll(struct device *dev, uint16_t queue,
+								 const struct pci_rxq *rq, uint32_t *bi, uint32_t n,
+								 const struct pci_rx_fmt *f,
+								 uint32_t (*batch)(struct device *, uint16_t, uint32_t *,
+										   uint32_t))
+{
+	if (!pci_rx_ready(rq, f))
+		return 0;
+	uint32_t got = batch(dev, queue, bi, n);
+	/* A call, not a jump: bench/nic counts the batch inside the burst
+	 * (a tail call would charge it to the burst's caller). Two
+	 * instructions. */
+	__asm__("" : "+r"(got));
+	return got;
+}
+
 /* The rx burst (struct device_ops rx_burst) of a queue whose descriptors
  * have format f. */
 __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device *dev, uint16_t queue,
 								  struct pci_rxq *rq, uint32_t *bi, uint32_t n,
 								  const struct pci_rx_fmt *f)
 {
-	/* Nothing done (a polled queue is often empty): one status read and
-	 * out, before anything else of the queue is loaded. */
-	if (!(pci_rx_desc(rq->ring, f->desc_size, rq->next)[1] & f->dd))
+	/* Nothing done: out (the driver has usually tested it already,
+	 * pci_rx_ready; the load is in cache). */
+	if (!pci_rx_ready(rq, f))
 		return 0;
 	uint32_t mask = rq->mask, next = rq->next;
 	uint64_t all, any;
@@ -242,13 +354,15 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 		uint64_t stride = rq->stride, iova0 = rq->iova_data0;
 		uint32_t run = MIN(c, mask + 1 - next);
 		volatile uint64_t *d0 = pci_rx_desc(ring, f->desc_size, next), *d1 = pci_rx_desc(ring, f->desc_size, 0);
-		if (dev->n_rx_queues > 1) {
+		bool rss = dev->n_rx_queues > 1;
+		if (rss)
 			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, true, f);
-			pci_rx_fast(d1, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0, true, f);
-		} else {
+		else
 			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, false, f);
-			pci_rx_fast(d1, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0, false, f);
-		}
+		/* The part after the ring's end, if the batch wraps (rarely:
+		 * not inlined a second time). */
+		if (unlikely(run < c))
+			pci_rx_fast1(d1, rq->bufs, rq->fresh + run, bi + run, c - run, base, stride, iova0, rss, f);
 		n_out = c;
 	} else {
 		n_out = pci_rx_slow(dev, queue, rq, 0, c, got, bi, 0, f);

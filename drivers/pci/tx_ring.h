@@ -104,7 +104,7 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_runs(struct pci_txq
 	uint32_t run = MIN(n, t->mask + 1 - start);
 	uint32_t i = tx_slots_fast(pci_tx_desc(tq->ring, f->desc_size, start), f->desc_size, f->put, &t->bufs[start],
 				   bi, run, base, stride, data0, one_pool);
-	if (i == run && run < n)
+	if (unlikely(run < n) && i == run)
 		i += tx_slots_fast(tq->ring, f->desc_size, f->put, t->bufs, bi + run, n - run, base, stride, data0,
 				   one_pool);
 	return i;
@@ -138,8 +138,10 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_burst(struct pci_tx
 		return 0;
 	uint32_t k = t->rs_tail;
 	tx_slots_mark_rs(t, start);
-	for (; k != t->rs_tail; k++)
-		f->set_rs(pci_tx_desc(tq->ring, f->desc_size, t->rs[k & mask]));
+	volatile void *ring = tq->ring;
+	const uint32_t *rs_fifo = t->rs;
+	for (uint32_t end = t->rs_tail; k != end; k++)
+		f->set_rs(pci_tx_desc(ring, f->desc_size, rs_fifo[k & mask]));
 	/* Every descriptor written before the tail write hands them over
 	 * (82599 datasheet 7.2, X710/XL710 datasheet 8.4). */
 	pci_io_wmb();

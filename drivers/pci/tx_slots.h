@@ -18,6 +18,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#endif
 
 #include "graph/buffer.h"
 #include "base/util.h"
@@ -157,12 +160,36 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 								    uint64_t stride, uint64_t data0, bool one_pool)
 {
 	volatile uint8_t *p = d;
-	uint32_t i = 0;
-	for (; i + 4 <= n; i += 4, p += 4 * desc_size) {
-		struct buffer *b0 = (struct buffer *)(base + bi[i] * stride);
-		struct buffer *b1 = (struct buffer *)(base + bi[i + 1] * stride);
-		struct buffer *b2 = (struct buffer *)(base + bi[i + 2] * stride);
-		struct buffer *b3 = (struct buffer *)(base + bi[i + 3] * stride);
+	/* Pointers, not i + k: the loop keeps no index arithmetic per
+	 * buffer. The indices go to the slots before their chain flags are
+	 * tested: slots past the tail hold nothing (tx_slots_n_held). */
+	const uint32_t *src = bi, *end4 = bi + (n & ~3u);
+	uint32_t *dst = bufs;
+#if defined(__SSE4_1__)
+	const __m128i vs = _mm_set1_epi64x((int64_t)stride), vb = _mm_set1_epi64x((int64_t)(uintptr_t)base);
+#endif
+	for (; src != end4; p += 4 * desc_size, src += 4, dst += 4) {
+		struct buffer *b0, *b1, *b2, *b3;
+#if defined(__SSE4_1__)
+		/* The four indices copied as one 16-byte load and store; their
+		 * headers two per multiply (pmuludq) and add. */
+		__m128i x = _mm_loadu_si128((const __m128i *)src);
+		_mm_storeu_si128((__m128i *)dst, x);
+		__m128i h01 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(x), vs), vb);
+		__m128i h23 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(_mm_srli_si128(x, 8)), vs), vb);
+		b0 = (struct buffer *)(uintptr_t)_mm_cvtsi128_si64(h01);
+		b1 = (struct buffer *)(uintptr_t)_mm_extract_epi64(h01, 1);
+		b2 = (struct buffer *)(uintptr_t)_mm_cvtsi128_si64(h23);
+		b3 = (struct buffer *)(uintptr_t)_mm_extract_epi64(h23, 1);
+#else
+		uint32_t x[4];
+		memcpy(x, src, sizeof(x));
+		memcpy(dst, x, sizeof(x));
+		b0 = (struct buffer *)(base + x[0] * stride);
+		b1 = (struct buffer *)(base + x[1] * stride);
+		b2 = (struct buffer *)(base + x[2] * stride);
+		b3 = (struct buffer *)(base + x[3] * stride);
+#endif
 		if (unlikely((b0->flags | b1->flags | b2->flags | b3->flags) & BUFFER_F_NEXT_PRESENT))
 			break;
 		put(p, b0, data0);
@@ -173,8 +200,8 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 		buffer_reset(b1, one_pool ? 0 : b1->pool_index);
 		buffer_reset(b2, one_pool ? 0 : b2->pool_index);
 		buffer_reset(b3, one_pool ? 0 : b3->pool_index);
-		memcpy(&bufs[i], &bi[i], 4 * sizeof(uint32_t));
 	}
+	uint32_t i = (uint32_t)(src - bi);
 	for (; i < n; i++, p += desc_size) {
 		struct buffer *b = (struct buffer *)(base + bi[i] * stride);
 		if (unlikely(b->flags & BUFFER_F_NEXT_PRESENT))
