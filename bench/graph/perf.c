@@ -42,55 +42,8 @@
 
 #include "graph/graph.h"
 
-#define MAX_STAGES 5
-#define MAX_WIDTH 4 /* nodes per stage */
-#define MAX_ENDS 4  /* sources or sinks */
-#define MAX_OUT 4   /* next nodes per bench node */
-#define NAME_LEN 32
+#include "topos.h"
 
-/* One topology, named like the rte_graph test case it reproduces. Shares are
- * percentages written from -> to. */
-struct topo {
-	const char *name;
-	const char *shape;
-	uint16_t burst; /* objects a source produces per call */
-	uint8_t n_src, n_snk, n_stages;
-	uint8_t width[MAX_STAGES];
-	uint8_t src[MAX_ENDS][MAX_WIDTH];                /* source -> stage 0 node */
-	uint8_t edge[MAX_STAGES][MAX_WIDTH][MAX_WIDTH];  /* (s, from) -> (s + 1, to) */
-	uint8_t snk[MAX_WIDTH][MAX_ENDS];                /* last stage node -> sink */
-};
-
-#define CHAIN4 .n_stages = 4, .width = { 1, 1, 1, 1 }, \
-	.edge = { { { 100 } }, { { 100 } }, { { 100 } } }
-#define IDENTITY_4 { { 100 }, { 0, 100 }, { 0, 0, 100 }, { 0, 0, 0, 100 } }
-
-static const struct topo topos[] = {
-	{ .name = "graph_hr_4s_1n_1src_1snk", .shape = "1 src -> 4 stages -> 1 sink", .burst = 256,
-	  .n_src = 1, .n_snk = 1, CHAIN4, .src = { { 100 } }, .snk = { { 100 } } },
-	{ .name = "graph_hr_4s_1n_1src_1snk_brst_one", .shape = "same chain, 1 object per call", .burst = 1,
-	  .n_src = 1, .n_snk = 1, CHAIN4, .src = { { 100 } }, .snk = { { 100 } } },
-	{ .name = "graph_hr_4s_1n_2src_1snk", .shape = "2 src -> 4 stages -> 1 sink", .burst = 256,
-	  .n_src = 2, .n_snk = 1, CHAIN4, .src = { { 100 }, { 100 } }, .snk = { { 100 } } },
-	{ .name = "graph_hr_4s_1n_1src_2snk", .shape = "1 src -> 4 stages -> 2 sinks 50/50", .burst = 256,
-	  .n_src = 1, .n_snk = 2, CHAIN4, .src = { { 100 } }, .snk = { { 50, 50 } } },
-	{ .name = "graph_tree_4s_4n_1src_4snk", .shape = "tree 1-2-3-4, 4 sinks", .burst = 256,
-	  .n_src = 1, .n_snk = 4, .n_stages = 4, .width = { 1, 2, 3, 4 },
-	  .src = { { 100 } },
-	  .edge = { { { 50, 50 } },
-		    { { 33, 34, 33 }, { 33, 34, 33 } },
-		    { { 25, 25, 25, 25 }, { 25, 25, 25, 25 }, { 25, 25, 25, 25 } } },
-	  .snk = IDENTITY_4 },
-	{ .name = "graph_reverse_tree_3s_4n_1src_1snk", .shape = "fan-out 4-3-2 stages, all-to-all, 1 sink",
-	  .burst = 256, .n_src = 1, .n_snk = 1, .n_stages = 3, .width = { 4, 3, 2 },
-	  .src = { { 25, 25, 25, 25 } },
-	  .edge = { { { 33, 33, 34 }, { 33, 33, 34 }, { 33, 33, 34 }, { 33, 33, 34 } },
-		    { { 50, 50 }, { 50, 50 }, { 50, 50 } } },
-	  .snk = { { 100 }, { 100 } } },
-	{ .name = "graph_parallel_tree_5s_4n_4src_4snk", .shape = "4 parallel chains of 5 stages",
-	  .burst = 256, .n_src = 4, .n_snk = 4, .n_stages = 5, .width = { 4, 4, 4, 4, 4 },
-	  .src = IDENTITY_4, .edge = { IDENTITY_4, IDENTITY_4, IDENTITY_4, IDENTITY_4 }, .snk = IDENTITY_4 },
-};
 _Static_assert(MAX_OUT >= MAX_WIDTH && MAX_OUT >= MAX_ENDS, "a node can reach a whole stage");
 
 /* A bench node: its registration and the shares of its next nodes. */
@@ -364,14 +317,21 @@ struct opts {
 	const char *stage;
 };
 
-/* --loops N: N loops of graph_main_poll and no sampler thread, so that a
- * run under callgrind (--toggle-collect=graph_main_poll) is the same
- * instructions every time; prints the objects through the sinks, which
- * the collected Ir is divided by. */
-static int run_topo_loops(const struct topo *t, const struct opts *o, struct built *b)
+/* --loops N: after WARMUP_LOOPS loops (frame pools grow), N loops inside
+ * bench_loops and no sampler thread, so that a run under callgrind
+ * (--toggle-collect=bench_loops) is the same instructions every time;
+ * prints the objects through the sinks over those N, which the collected
+ * Ir is divided by (peer_rte_graph.c does the same for rte_graph). */
+#define WARMUP_LOOPS 64
+
+__attribute__((noinline)) void bench_loops(struct graph *g, uint64_t n)
 {
-	for (uint64_t i = 0; i < o->loops; i++)
-		graph_main_poll(b->g);
+	for (uint64_t i = 0; i < n; i++)
+		graph_main_poll(g);
+}
+
+static uint64_t sink_objects(struct built *b)
+{
 	uint64_t through = 0;
 	for (uint32_t i = 0; i < b->n_nodes; i++) {
 		struct node_stats st;
@@ -379,6 +339,16 @@ static int run_topo_loops(const struct topo *t, const struct opts *o, struct bui
 		if (b->nodes[i].is_sink)
 			through += st.vectors;
 	}
+	return through;
+}
+
+static int run_topo_loops(const struct topo *t, const struct opts *o, struct built *b)
+{
+	for (uint32_t i = 0; i < WARMUP_LOOPS; i++)
+		graph_main_poll(b->g);
+	uint64_t before = sink_objects(b);
+	bench_loops(b->g, o->loops);
+	uint64_t through = sink_objects(b) - before;
 	printf("loops: %s %llu loops, %llu objects through the sinks\n", t->name,
 	       (unsigned long long)o->loops, (unsigned long long)through);
 	topo_free(b);
