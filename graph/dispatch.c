@@ -358,11 +358,22 @@ static inline void loop_time(struct graph_thread *t, uint64_t start, uint64_t en
 	t->loop_mark = end;
 }
 
+/* A loop reads the clock once per input polled and once per node visit
+ * (rte_graph reads it twice per node call), and no more when the thread
+ * is busy: it starts from the previous loop's end when it went straight
+ * on (the few instructions between two loops land in the first poll's
+ * clocks, and overhead between them is none), and ends at the last
+ * visit's reading (after a loop hook, at a reading taken after it). A
+ * fresh start after a back-off, a sleep or the barrier (loop_mark
+ * UINT64_MAX): that time belongs to the gap. */
 uint32_t graph_thread_loop_once(struct graph_thread *t)
 {
 	if (unlikely(graph_barrier_requested(t->graph)))
 		graph_barrier_check(t);
-	uint64_t start = cpu_ticks(), now = start, idle = 0;
+	uint64_t start = t->loop_mark;
+	if (t->gap_is_idle || start == UINT64_MAX)
+		start = cpu_ticks();
+	uint64_t now = start, idle = 0;
 	uint32_t produced = poll_inputs(t, &now, &idle);
 	now = dispatch_pending(t, now);
 	if (t->n_processes) {
@@ -375,14 +386,13 @@ uint32_t graph_thread_loop_once(struct graph_thread *t)
 		t->hook_busy_ticks = 0;
 		produced += g->loop_hook(t, g->loop_hook_arg);
 		uint64_t from = cpu_ticks();
-		nodes += dispatch_pending(t, from) - from + t->hook_busy_ticks;
+		now = dispatch_pending(t, from);
+		nodes += now - from + t->hook_busy_ticks;
 	}
-	/* The heartbeat the watchdog reads: a fresh reading, since a node may
-	 * have taken long after `now` was last taken. */
+	/* The heartbeat the watchdog reads. */
 	stat_add(&t->loops, 1);
-	uint64_t end = cpu_ticks();
-	__atomic_store_n(&t->last_loop_ticks, end, __ATOMIC_RELAXED);
-	loop_time(t, start, end, nodes, idle);
+	__atomic_store_n(&t->last_loop_ticks, now, __ATOMIC_RELAXED);
+	loop_time(t, start, now, nodes, idle);
 	return produced;
 }
 

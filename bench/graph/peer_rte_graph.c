@@ -22,14 +22,16 @@
  * For every topology: 64 walks to warm up (streams grow to what two
  * sources need), then N walks inside peer_walks, which a run under
  * `valgrind --tool=callgrind --toggle-collect=peer_walks` counts alone.
- * Prints "loops: TOPOLOGY N loops, X objects through the sinks", X over
- * the N walks only, as sluice-bench-graph --loops does.
+ * Prints "loops: TOPOLOGY N loops, X objects through the sinks, T ns of
+ * thread CPU time per object", X and T over the N walks only, as
+ * sluice-bench-graph --loops does.
  */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -257,11 +259,15 @@ static int run(unsigned ti, uint64_t loops)
 	uint64_t before = 0, after = 0;
 	for (unsigned i = first_snk; i < n_names; i++)
 		before += rte_graph_node_get_by_name(gname, names[i])->total_objs;
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	peer_walks(graph, loops);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	for (unsigned i = first_snk; i < n_names; i++)
 		after += rte_graph_node_get_by_name(gname, names[i])->total_objs;
-	printf("loops: %s %" PRIu64 " loops, %" PRIu64 " objects through the sinks\n", t->name, loops,
-	       after - before);
+	double cpu_ns = (double)(c1.tv_sec - c0.tv_sec) * 1e9 + (double)(c1.tv_nsec - c0.tv_nsec);
+	printf("loops: %s %" PRIu64 " loops, %" PRIu64 " objects through the sinks, %.4f ns of thread CPU time "
+	       "per object\n", t->name, loops, after - before, after > before ? cpu_ns / (double)(after - before) : 0.0);
 	rte_graph_destroy(gid);
 	return after > before ? 0 : -1;
 }
