@@ -493,6 +493,7 @@ void graph_main_loop(struct graph *g, const atomic_bool *stop)
 {
 	struct graph_thread *t = g->threads[0];
 	atomic_store(&t->active, 1);
+	t->loop_mark = UINT64_MAX; /* the time before the call is the caller's (a poll's end is no start) */
 	while (!atomic_load_explicit(stop, memory_order_relaxed)) {
 		uint32_t n = graph_thread_loop_once(t);
 		graph_thread_idle(t, n);
