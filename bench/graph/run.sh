@@ -176,6 +176,7 @@ cg_split sluice bench_loops "$isa/bench/graph/sluice-bench-graph" --no-huge --lo
 [ -z "$before_isa" ] || cg_split before bench_loops "$before_isa/bench/graph/sluice-bench-graph" --no-huge --loops "$CG_LOOPS"
 cg_split peer peer_walks "$peer_cg" -l 0 --no-pci --no-huge -m 256 --no-telemetry --file-prefix="sluice-graph-$$" \
 	--log-level=lib.eal:error -- --loops "$CG_LOOPS"
+rm -rf /var/run/dpdk/sluice-graph-$$
 
 # ---- its own tables -------------------------------------------------------
 echo "== sluice graph bench ($isa_label, per-object stage), last round =="
