@@ -52,31 +52,32 @@ static inline struct frame *frame_alloc(struct graph_thread *t)
 	return f;
 }
 
-void graph_frame_free(struct graph_thread *t, struct frame *f)
+static inline void frame_free(struct graph_thread *t, struct frame *f)
 {
 	f->next = t->free_frames;
 	t->free_frames = f;
 }
 
-static inline void schedule(struct node_runtime *rt)
+void graph_frame_free(struct graph_thread *t, struct frame *f)
 {
-	if (rt->scheduled)
-		return;
-	struct graph_thread *t = rt->thread;
-	rt->scheduled = 1;
-	t->ready[(t->ready_head + t->ready_count) & (t->ready_cap - 1)] = rt;
-	t->ready_count++;
+	frame_free(t, f);
 }
 
+/* Queue f on target's pending list. The first frame of an empty list also
+ * puts target on the ready FIFO: an empty list is what "not scheduled"
+ * means, so there is no flag to test and keep. */
 static inline void pending_append(struct node_runtime *target, struct frame *f)
 {
+	struct frame *tail = target->pending_tail;
 	f->next = NULL;
-	if (target->pending_tail)
-		target->pending_tail->next = f;
-	else
-		target->pending_head = f;
 	target->pending_tail = f;
-	schedule(target);
+	if (tail) {
+		tail->next = f;
+		return;
+	}
+	target->pending_head = f;
+	struct graph_thread *t = target->thread;
+	t->ready[t->ready_tail++ & t->ready_mask] = target;
 }
 
 struct frame *node_frame_open(struct node_runtime *target)
@@ -173,24 +174,26 @@ static inline void account_poll(struct node_runtime *rt, uint32_t n, uint64_t *n
 		*idle += d;
 }
 
-/* One call with a frame: its calls and vectors counted here, its clocks by
- * the visit (dispatch_pending). */
-static inline void dispatch_frame(struct graph_thread *t, struct node_runtime *rt, struct frame *f)
+/* One call with a frame (none for an empty one): returns its vector
+ * count and counts the call in *calls; the visit adds both to the node's
+ * statistics. taps: the graph's frame_taps as the visit read them. */
+static inline uint32_t dispatch_frame(struct graph_thread *t, struct node_runtime *rt, struct frame *f,
+				      uint32_t taps, uint32_t *calls)
 {
 	if (unlikely(f->n_vectors == 0)) {
-		graph_frame_free(t, f);
-		return;
+		frame_free(t, f);
+		return 0;
 	}
-	/* Trace and dispatch trace: one load and one branch per frame when off. */
-	if (unlikely(atomic_load_explicit(&t->graph->frame_taps, memory_order_relaxed)))
+	/* Trace and dispatch trace: one predictable branch per frame when off. */
+	if (unlikely(taps))
 		graph_trace_frame(rt, f);
 	rt->frame_taken = 0;
 	uint32_t n = rt->fn(rt, f);
 	node_spec_close(rt);
-	stat_add(&rt->calls, 1);
-	stat_add(&rt->vectors, n);
+	*calls += 1;
 	if (!rt->frame_taken)
-		graph_frame_free(t, f);
+		frame_free(t, f);
+	return n;
 }
 
 /* Run pending frames until none are left, each node's clocks counted from
@@ -198,30 +201,36 @@ static inline void dispatch_frame(struct graph_thread *t, struct node_runtime *r
  * reading. By value: the reading stays in a register across the frames.
  *
  * A node that comes up runs every frame pending for it, one call each,
- * back to back, and the clock is read once for the visit, not per frame
- * (show runtime's clocks add up the same). When several producers filled
- * frames for one node (2 sources feeding one stage; two ports' bursts
- * meeting at ethernet-input), the second frame costs the call without a
- * clock reading. That is sluice's answer to rte_graph growing a node's
- * stream past 256: the vector stays at most FRAME_SIZE (nodes size their
- * stack arrays by it) and the frames of one visit run together
- * (docs/graph.md). */
+ * back to back, and the clock is read and its calls, vectors and clocks
+ * are added once for the visit, not per frame (show runtime's figures add
+ * up the same). When several producers filled frames for one node (2
+ * sources feeding one stage; two ports' bursts meeting at ethernet-input),
+ * the second frame costs the call alone. That is sluice's answer to
+ * rte_graph growing a node's stream past 256: the vector stays at most
+ * FRAME_SIZE (nodes size their stack arrays by it) and the frames of one
+ * visit run together (docs/graph.md).
+ *
+ * The taps are read once per pass: they are turned on under the barrier
+ * (at a loop boundary), and a tap turned off meanwhile is read again by
+ * graph_trace_frame itself. */
 static uint64_t dispatch_pending(struct graph_thread *t, uint64_t now)
 {
-	while (t->ready_count) {
-		struct node_runtime *rt = t->ready[t->ready_head];
-		t->ready_head = (t->ready_head + 1) & (t->ready_cap - 1);
-		t->ready_count--;
-		/* Detach the list first: frames the node sends to itself form a new one. */
+	uint32_t taps = atomic_load_explicit(&t->graph->frame_taps, memory_order_relaxed);
+	while (t->ready_head != t->ready_tail) {
+		struct node_runtime *rt = t->ready[t->ready_head++ & t->ready_mask];
+		/* Detach the list first: frames the node sends to itself form a new
+		 * one, which puts it on the FIFO again. */
 		struct frame *f = rt->pending_head;
 		rt->pending_head = rt->pending_tail = NULL;
-		rt->scheduled = 0;
-		while (f) {
+		uint32_t calls = 0, vectors = 0;
+		do {
 			struct frame *next = f->next;
-			dispatch_frame(t, rt, f);
+			vectors += dispatch_frame(t, rt, f, taps, &calls);
 			f = next;
-		}
+		} while (f);
 		uint64_t tk = cpu_ticks();
+		stat_add(&rt->calls, calls);
+		stat_add(&rt->vectors, vectors);
 		stat_add(&rt->clocks, tk - now);
 		now = tk;
 	}
@@ -249,9 +258,8 @@ void graph_thread_free_pending(struct graph_thread *t)
 			f = next;
 		}
 		rt->pending_head = rt->pending_tail = NULL;
-		rt->scheduled = 0;
 	}
-	t->ready_count = 0;
+	t->ready_head = t->ready_tail;
 }
 
 /* Holder "frames": buffers in frames pending at each node, summed over
@@ -350,10 +358,22 @@ static inline void loop_time(struct graph_thread *t, uint64_t start, uint64_t en
 	t->loop_mark = end;
 }
 
+/* A loop reads the clock once per input polled and once per node visit
+ * (rte_graph reads it twice per node call), and no more when the thread
+ * is busy: it starts from the previous loop's end when it went straight
+ * on (the few instructions between two loops land in the first poll's
+ * clocks, and overhead between them is none), and ends at the last
+ * visit's reading (after a loop hook, at a reading taken after it). A
+ * fresh start after a back-off, a sleep or the barrier (loop_mark
+ * UINT64_MAX): that time belongs to the gap. */
 uint32_t graph_thread_loop_once(struct graph_thread *t)
 {
-	graph_barrier_check(t);
-	uint64_t start = cpu_ticks(), now = start, idle = 0;
+	if (unlikely(graph_barrier_requested(t->graph)))
+		graph_barrier_check(t);
+	uint64_t start = t->loop_mark;
+	if (t->gap_is_idle || start == UINT64_MAX)
+		start = cpu_ticks();
+	uint64_t now = start, idle = 0;
 	uint32_t produced = poll_inputs(t, &now, &idle);
 	now = dispatch_pending(t, now);
 	if (t->n_processes) {
@@ -366,14 +386,13 @@ uint32_t graph_thread_loop_once(struct graph_thread *t)
 		t->hook_busy_ticks = 0;
 		produced += g->loop_hook(t, g->loop_hook_arg);
 		uint64_t from = cpu_ticks();
-		nodes += dispatch_pending(t, from) - from + t->hook_busy_ticks;
+		now = dispatch_pending(t, from);
+		nodes += now - from + t->hook_busy_ticks;
 	}
-	/* The heartbeat the watchdog reads: a fresh reading, since a node may
-	 * have taken long after `now` was last taken. */
+	/* The heartbeat the watchdog reads. */
 	stat_add(&t->loops, 1);
-	uint64_t end = cpu_ticks();
-	__atomic_store_n(&t->last_loop_ticks, end, __ATOMIC_RELAXED);
-	loop_time(t, start, end, nodes, idle);
+	__atomic_store_n(&t->last_loop_ticks, now, __ATOMIC_RELAXED);
+	loop_time(t, start, now, nodes, idle);
 	return produced;
 }
 
@@ -474,6 +493,7 @@ void graph_main_loop(struct graph *g, const atomic_bool *stop)
 {
 	struct graph_thread *t = g->threads[0];
 	atomic_store(&t->active, 1);
+	t->loop_mark = UINT64_MAX; /* the time before the call is the caller's (a poll's end is no start) */
 	while (!atomic_load_explicit(stop, memory_order_relaxed)) {
 		uint32_t n = graph_thread_loop_once(t);
 		graph_thread_idle(t, n);

@@ -224,12 +224,13 @@ struct graph_thread *graph_thread_alloc(struct graph *g, uint32_t index, char *e
 	t->loop_mark = UINT64_MAX; /* no loop yet to count the time from */
 	t->epfd = t->wake_fd = t->timer_fd = -1;
 	/* A power of two: the FIFO wraps with a mask, not a division per call. */
-	t->ready_cap = 1;
-	while (t->ready_cap < g->n_nodes)
-		t->ready_cap <<= 1;
+	uint32_t ready_cap = 1;
+	while (ready_cap < g->n_nodes)
+		ready_cap <<= 1;
+	t->ready_mask = ready_cap - 1;
 	size_t rts_size = ROUND_UP(sizeof(struct node_runtime) * (g->n_nodes ? g->n_nodes : 1), 64);
 	t->rts = aligned_alloc(64, rts_size);
-	t->ready = calloc(t->ready_cap, sizeof(*t->ready));
+	t->ready = calloc(ready_cap, sizeof(*t->ready));
 	t->error_counts = calloc(g->n_errors ? g->n_errors : 1, sizeof(uint64_t));
 	t->rt_base = calloc(g->n_nodes ? g->n_nodes : 1, sizeof(*t->rt_base));
 	t->error_base = calloc(g->n_errors ? g->n_errors : 1, sizeof(uint64_t));

@@ -39,8 +39,12 @@ struct trace_packet {
 struct graph_thread {
 	alignas(64) struct graph *graph;
 	struct node_runtime *rts; /* one per node, cache-line aligned array */
-	struct node_runtime **ready; /* FIFO of nodes with pending frames */
-	uint32_t ready_head, ready_count, ready_cap;
+	/* FIFO of the nodes with pending frames: a node is in it exactly while
+	 * its pending list is not empty (pushed when the list goes from empty
+	 * to one frame, popped when its visit takes the list), so it never
+	 * holds more than n_nodes. Free-running indices, masked on use. */
+	struct node_runtime **ready;
+	uint32_t ready_head, ready_tail, ready_mask;
 	struct frame *free_frames;
 	uint32_t n_frames_allocated;
 	uint64_t *error_counts;

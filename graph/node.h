@@ -173,7 +173,6 @@ struct node_runtime {
 	uint16_t thread_index;
 	uint16_t n_next;
 	uint8_t state;
-	uint8_t scheduled;
 	uint8_t frame_taken; /* the node forwarded its input frame whole */
 	uint8_t type;
 	uint32_t trace_budget; /* input nodes: packets left to mark */

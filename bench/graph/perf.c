@@ -2,8 +2,9 @@
  *
  * Each topology is a few sources, stages of pass-through nodes and sinks,
  * with the share of objects every node sends to each of its next nodes. A
- * source hands on a fixed set of buffer indices every call (no allocation,
- * as rte_graph's test source hands on object pointers it never fills); a
+ * source hands on its burst's slots without filling them (no allocation and
+ * no store per object, as rte_graph's test source hands on stream slots it
+ * never fills); a
  * stage with one next node forwards its frame whole (rte_graph's test worker
  * moves its stream: rte_node_next_stream_move); a sink discards.
  *
@@ -39,58 +40,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "graph/graph.h"
 
-#define MAX_STAGES 5
-#define MAX_WIDTH 4 /* nodes per stage */
-#define MAX_ENDS 4  /* sources or sinks */
-#define MAX_OUT 4   /* next nodes per bench node */
-#define NAME_LEN 32
+#include "topos.h"
 
-/* One topology, named like the rte_graph test case it reproduces. Shares are
- * percentages written from -> to. */
-struct topo {
-	const char *name;
-	const char *shape;
-	uint16_t burst; /* objects a source produces per call */
-	uint8_t n_src, n_snk, n_stages;
-	uint8_t width[MAX_STAGES];
-	uint8_t src[MAX_ENDS][MAX_WIDTH];                /* source -> stage 0 node */
-	uint8_t edge[MAX_STAGES][MAX_WIDTH][MAX_WIDTH];  /* (s, from) -> (s + 1, to) */
-	uint8_t snk[MAX_WIDTH][MAX_ENDS];                /* last stage node -> sink */
-};
-
-#define CHAIN4 .n_stages = 4, .width = { 1, 1, 1, 1 }, \
-	.edge = { { { 100 } }, { { 100 } }, { { 100 } } }
-#define IDENTITY_4 { { 100 }, { 0, 100 }, { 0, 0, 100 }, { 0, 0, 0, 100 } }
-
-static const struct topo topos[] = {
-	{ .name = "graph_hr_4s_1n_1src_1snk", .shape = "1 src -> 4 stages -> 1 sink", .burst = 256,
-	  .n_src = 1, .n_snk = 1, CHAIN4, .src = { { 100 } }, .snk = { { 100 } } },
-	{ .name = "graph_hr_4s_1n_1src_1snk_brst_one", .shape = "same chain, 1 object per call", .burst = 1,
-	  .n_src = 1, .n_snk = 1, CHAIN4, .src = { { 100 } }, .snk = { { 100 } } },
-	{ .name = "graph_hr_4s_1n_2src_1snk", .shape = "2 src -> 4 stages -> 1 sink", .burst = 256,
-	  .n_src = 2, .n_snk = 1, CHAIN4, .src = { { 100 }, { 100 } }, .snk = { { 100 } } },
-	{ .name = "graph_hr_4s_1n_1src_2snk", .shape = "1 src -> 4 stages -> 2 sinks 50/50", .burst = 256,
-	  .n_src = 1, .n_snk = 2, CHAIN4, .src = { { 100 } }, .snk = { { 50, 50 } } },
-	{ .name = "graph_tree_4s_4n_1src_4snk", .shape = "tree 1-2-3-4, 4 sinks", .burst = 256,
-	  .n_src = 1, .n_snk = 4, .n_stages = 4, .width = { 1, 2, 3, 4 },
-	  .src = { { 100 } },
-	  .edge = { { { 50, 50 } },
-		    { { 33, 34, 33 }, { 33, 34, 33 } },
-		    { { 25, 25, 25, 25 }, { 25, 25, 25, 25 }, { 25, 25, 25, 25 } } },
-	  .snk = IDENTITY_4 },
-	{ .name = "graph_reverse_tree_3s_4n_1src_1snk", .shape = "fan-out 4-3-2 stages, all-to-all, 1 sink",
-	  .burst = 256, .n_src = 1, .n_snk = 1, .n_stages = 3, .width = { 4, 3, 2 },
-	  .src = { { 25, 25, 25, 25 } },
-	  .edge = { { { 33, 33, 34 }, { 33, 33, 34 }, { 33, 33, 34 }, { 33, 33, 34 } },
-		    { { 50, 50 }, { 50, 50 }, { 50, 50 } } },
-	  .snk = { { 100 }, { 100 } } },
-	{ .name = "graph_parallel_tree_5s_4n_4src_4snk", .shape = "4 parallel chains of 5 stages",
-	  .burst = 256, .n_src = 4, .n_snk = 4, .n_stages = 5, .width = { 4, 4, 4, 4, 4 },
-	  .src = IDENTITY_4, .edge = { IDENTITY_4, IDENTITY_4, IDENTITY_4, IDENTITY_4 }, .snk = IDENTITY_4 },
-};
 _Static_assert(MAX_OUT >= MAX_WIDTH && MAX_OUT >= MAX_ENDS, "a node can reach a whole stage");
 
 /* A bench node: its registration and the shares of its next nodes. */
@@ -110,9 +65,6 @@ struct bench_rt {
 	uint8_t pct[MAX_OUT];
 };
 
-/* The fixed set of buffers every source hands on, call after call. */
-static uint32_t src_indices[FRAME_SIZE];
-
 static int bench_init(struct node_runtime *rt)
 {
 	const struct bench_node *bn = container_of(rt->reg, struct bench_node, reg);
@@ -123,6 +75,13 @@ static int bench_init(struct node_runtime *rt)
 	return 0;
 }
 
+/* Each next's share of the burst, reserved in its open frame and handed
+ * on without writing an index, as the peer's source reserves stream slots
+ * (rte_node_next_stream_get) and puts them back (_put) without writing a
+ * pointer: no work per object on either side. The slots hold whatever the
+ * frame's memory held; nothing here reads a buffer through them (stages
+ * copy indices, sinks drop frames), as nothing in the peer dereferences
+ * its objects. */
 static uint32_t source_fn(struct node_runtime *rt, struct frame *frame)
 {
 	const struct bench_rt *d = rt->data;
@@ -130,13 +89,27 @@ static uint32_t source_fn(struct node_runtime *rt, struct frame *frame)
 	(void)frame;
 	for (uint16_t k = 0; k < d->n_next; k++) {
 		uint32_t n = (uint32_t)d->pct[k] * d->burst / 100;
-		node_trace_input(rt, src_indices, n);
 		uint32_t *to = node_next_slots(rt, k, n);
-		memcpy(to, src_indices, n * sizeof(uint32_t));
+		node_trace_input(rt, to, n); /* one branch: nothing traces here */
 		node_next_commit(rt, k, n);
 		total += n;
 	}
 	return total;
+}
+
+/* --loops: source-0 stops graph_main_loop after loops_left polls, so the
+ * counted loops take the timed loops' path (graph_main_poll would add a
+ * fresh clock reading and a fence per loop). Sluice's side only: three
+ * instructions a loop that the peer does not pay. */
+static uint64_t loops_left;
+static atomic_bool loops_stop;
+static bool count_loops;
+
+static uint32_t source_counted_fn(struct node_runtime *rt, struct frame *frame)
+{
+	if (--loops_left == 0)
+		atomic_store_explicit(&loops_stop, true, memory_order_relaxed);
+	return source_fn(rt, frame);
 }
 
 /* --stage runs: each next's share handed on as one run. */
@@ -267,7 +240,7 @@ static int topo_build(const struct topo *t, struct built *b, char *err, size_t e
 		snprintf(name, NAME_LEN, "source-%u", i);
 		struct bench_node *bn = node_new(b, name);
 		bn->reg.type = NODE_TYPE_INPUT;
-		bn->reg.fn = source_fn;
+		bn->reg.fn = count_loops && i == 0 ? source_counted_fn : source_fn;
 		bn->burst = t->burst;
 		for (uint32_t j = 0; j < t->width[0]; j++) {
 			stage_name(name, 0, j);
@@ -364,14 +337,29 @@ struct opts {
 	const char *stage;
 };
 
-/* --loops N: N loops of graph_main_poll and no sampler thread, so that a
- * run under callgrind (--toggle-collect=graph_main_poll) is the same
- * instructions every time; prints the objects through the sinks, which
- * the collected Ir is divided by. */
-static int run_topo_loops(const struct topo *t, const struct opts *o, struct built *b)
+/* --loops N: after WARMUP_LOOPS loops (frame pools grow), N loops inside
+ * bench_loops and no sampler thread, so that a run under callgrind
+ * (--toggle-collect=bench_loops) is the same instructions every time;
+ * prints the objects through the sinks over those N, which the collected
+ * Ir is divided by (peer_rte_graph.c does the same for rte_graph), and the
+ * thread's CPU time per object over them (natively: on a loaded box a
+ * steadier figure than objects per second of wall time, never the row's). */
+#define WARMUP_LOOPS 64
+
+static void run_loops(struct graph *g, uint64_t n)
 {
-	for (uint64_t i = 0; i < o->loops; i++)
-		graph_main_poll(b->g);
+	loops_left = n;
+	atomic_store(&loops_stop, false);
+	graph_main_loop(g, &loops_stop);
+}
+
+__attribute__((noinline)) void bench_loops(struct graph *g, uint64_t n)
+{
+	run_loops(g, n);
+}
+
+static uint64_t sink_objects(struct built *b)
+{
 	uint64_t through = 0;
 	for (uint32_t i = 0; i < b->n_nodes; i++) {
 		struct node_stats st;
@@ -379,8 +367,22 @@ static int run_topo_loops(const struct topo *t, const struct opts *o, struct bui
 		if (b->nodes[i].is_sink)
 			through += st.vectors;
 	}
-	printf("loops: %s %llu loops, %llu objects through the sinks\n", t->name,
-	       (unsigned long long)o->loops, (unsigned long long)through);
+	return through;
+}
+
+static int run_topo_loops(const struct topo *t, const struct opts *o, struct built *b)
+{
+	run_loops(b->g, WARMUP_LOOPS);
+	uint64_t before = sink_objects(b);
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	bench_loops(b->g, o->loops);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	uint64_t through = sink_objects(b) - before;
+	double cpu_ns = (double)(c1.tv_sec - c0.tv_sec) * 1e9 + (double)(c1.tv_nsec - c0.tv_nsec);
+	printf("loops: %s %llu loops, %llu objects through the sinks, %.4f ns of thread CPU time per object\n",
+	       t->name, (unsigned long long)o->loops, (unsigned long long)through,
+	       through ? cpu_ns / (double)through : 0.0);
 	topo_free(b);
 	return 0;
 }
@@ -474,7 +476,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		else if (strcmp(a, "--stage") == 0)
 			o->stage = v;
 		else if (strcmp(a, "--loops") == 0)
-			o->loops = strtoull(v, NULL, 10);
+			count_loops = (o->loops = strtoull(v, NULL, 10)) > 0;
 		else {
 			usage();
 			return -1;
@@ -518,10 +520,6 @@ int main(int argc, char **argv)
 	printf("sluice graph-perf: stage %s, buffers %s, frames in malloc'd memory (4 KB pages), cpu %d, "
 	       "%.2f GHz TSC\n", o.stage, ps.hugepages ? "on 2 MB hugepages" : "on 4 KB pages", o.cpu,
 	       cpu_ticks_per_second() / 1e9);
-	if (buffer_alloc(src_indices, FRAME_SIZE, -1) != FRAME_SIZE) {
-		fprintf(stderr, "graph-perf: cannot allocate %d buffers\n", FRAME_SIZE);
-		return 1;
-	}
 	FILE *tsv = NULL;
 	if (o.tsv && !(tsv = fopen(o.tsv, "a"))) {
 		fprintf(stderr, "graph-perf: %s: %s\n", o.tsv, strerror(errno));
@@ -537,8 +535,6 @@ int main(int argc, char **argv)
 	}
 	if (tsv)
 		fclose(tsv);
-	/* The sources' buffers were handed on, never consumed: they go home here. */
-	buffer_free(src_indices, FRAME_SIZE);
 	buffer_thread_unregister();
 	buffer_main_free();
 	return rc;

@@ -36,8 +36,19 @@
 # -march=native for the 1->4->1 chain and the tree, and the run-splitting
 # stage for the tree (on the chain it is the same code as the per-object one).
 #
+# Instructions per object on every topology, both sides (callgrind, $isa
+# build, one thread, 4 KB pages: valgrind): sluice-bench-graph --loops
+# (bench_loops) beside peer_rte_graph.c, ours, built here with cc against
+# Debian's libdpdk, doing graph_perf_autotest's node work through the
+# public rte_graph API (peer_walks); dpdk-test itself cannot be counted per
+# object (fixed duration, two lcores, no symbols). Each: CG_LOOPS loops
+# after 64 uncounted ones, Ir over the objects through the sinks, one
+# valgrind run per side (a profile part per topology). The box's load does
+# not move these; a loaded box moves every timed figure.
+#
 # Environment: ROUNDS (3; QUICK 1), SECONDS_PER_TOPO (1; QUICK 0.2), WARMUP
 # (0.3; QUICK 0.1), CG_CALLS (callgrind's node calls, 4000; QUICK 200),
+# CG_LOOPS (graph loops per topology under callgrind, 2000; QUICK 100),
 # DPDK_MEM_MODE (huge|nohuge), QUIET_MAX, CPU (1: the core both graphs run
 # on; rte_graph's worker lcore is CPU, its main lcore 0), BEFORE (a git
 # revision), QUICK.
@@ -52,15 +63,22 @@ trap 'rm -rf "$out"' EXIT
 
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=${ROUNDS:-1} SECONDS_PER_TOPO=${SECONDS_PER_TOPO:-0.2} WARMUP=${WARMUP:-0.1}
-	CG_CALLS=${CG_CALLS:-200} CL_CALLS=${CL_CALLS:-20000}
+	CG_CALLS=${CG_CALLS:-200} CL_CALLS=${CL_CALLS:-20000} CG_LOOPS=${CG_LOOPS:-100}
 else
 	ROUNDS=${ROUNDS:-3} SECONDS_PER_TOPO=${SECONDS_PER_TOPO:-1} WARMUP=${WARMUP:-0.3}
-	CG_CALLS=${CG_CALLS:-4000} CL_CALLS=${CL_CALLS:-1000000}
+	CG_CALLS=${CG_CALLS:-4000} CL_CALLS=${CL_CALLS:-1000000} CG_LOOPS=${CG_LOOPS:-2000}
 fi
 CPU=${CPU:-1}
 
 bench_need_peer dpdk-test
 bench_builds bench/graph/sluice-bench-graph bench/graph/sluice-bench-classify
+# The callgrind peer: ours, against Debian's libdpdk, with sluice's -O2 -g
+# (the rte_graph fast path is experimental API in DPDK 22.11).
+peer_cg="$out/sluice-peer-rte-graph"
+# shellcheck disable=SC2046
+cc -O2 -g -Wall -Wextra -Werror -DALLOW_EXPERIMENTAL_API $(pkg-config --cflags libdpdk) \
+	-o "$peer_cg" "$here/peer_rte_graph.c" $(pkg-config --libs libdpdk) 2>"$out/peer-cc.log" ||
+	{ cat "$out/peer-cc.log" >&2; echo "bench/graph: the rte_graph peer harness did not build" >&2; exit 1; }
 bench_mem_mode
 bench_log "memory: $mem_label"
 peer_isa=$(bench_peer_isa)
@@ -131,6 +149,34 @@ for b in isa native; do
 done
 cl_isa=$(awk '/^classify:/ {print $NF}' "$out/classify-isa.txt")
 cl_native=$(awk '/^classify:/ {print $NF}' "$out/classify-native.txt")
+
+# ---- callgrind: instructions per object on every topology, both sides ----
+# One valgrind run per side: --dump-after writes one profile part per
+# topology (FILE.1 .. FILE.7, in the order the "loops:" lines come).
+graph_topos=(graph_hr_4s_1n_1src_1snk graph_hr_4s_1n_1src_1snk_brst_one graph_hr_4s_1n_2src_1snk
+	graph_hr_4s_1n_1src_2snk graph_tree_4s_4n_1src_4snk graph_reverse_tree_3s_4n_1src_1snk
+	graph_parallel_tree_5s_4n_4src_4snk)
+# cg_split SIDE FN CMD...: callgrind of CMD, each topology's Ir per object into $out/cgo-SIDE-TOPO
+cg_split() {
+	local side=$1 fn=$2 i=0 t ir objs
+	shift 2
+	bench_log "callgrind: $side, every topology, $CG_LOOPS loops each"
+	(cd "$out" && timeout 900 valgrind --tool=callgrind --toggle-collect="$fn" --dump-after="$fn" \
+		--callgrind-out-file="$out/cg-$side.out" "$@" 2>/dev/null) | grep '^loops:' >"$out/cg-$side.txt" ||
+		{ echo "bench/graph: callgrind of $side failed" >&2; exit 1; }
+	while read -r _ t _ _ objs _; do
+		i=$((i + 1))
+		ir=$(awk '/^summary:/ {print $2}' "$out/cg-$side.out.$i" 2>/dev/null)
+		awk -v ir="${ir:-0}" -v o="$objs" 'BEGIN { if (o > 0 && ir > 0) printf "%.3f", ir / o; else print "nan" }' \
+			>"$out/cgo-$side-$t"
+	done <"$out/cg-$side.txt"
+	[ "$i" -eq "${#graph_topos[@]}" ] || { echo "bench/graph: callgrind of $side counted $i topologies" >&2; exit 1; }
+}
+cg_split sluice bench_loops "$isa/bench/graph/sluice-bench-graph" --no-huge --loops "$CG_LOOPS"
+[ -z "$before_isa" ] || cg_split before bench_loops "$before_isa/bench/graph/sluice-bench-graph" --no-huge --loops "$CG_LOOPS"
+cg_split peer peer_walks "$peer_cg" -l 0 --no-pci --no-huge -m 256 --no-telemetry --file-prefix="sluice-graph-$$" \
+	--log-level=lib.eal:error -- --loops "$CG_LOOPS"
+rm -rf /var/run/dpdk/sluice-graph-$$
 
 # ---- its own tables -------------------------------------------------------
 echo "== sluice graph bench ($isa_label, per-object stage), last round =="
@@ -223,6 +269,18 @@ else
 	exit 1
 fi
 
+echo
+echo "== callgrind, instructions per object through the sinks ($isa_label, one thread, 4 KB pages, $CG_LOOPS loops after 64) =="
+printf '| topology | sluice |%s rte_graph (peer_rte_graph.c) | sluice / rte_graph |\n' \
+	"$([ -z "$before_isa" ] || echo " $before_label |")"
+printf '|---|---|%s---|---|\n' "$([ -z "$before_isa" ] || echo "---|")"
+for t in "${graph_topos[@]}"; do
+	mine=$(cat "$out/cgo-sluice-$t") peer=$(cat "$out/cgo-peer-$t")
+	printf '| %s | %s |%s %s | %s |\n' "$t" "$mine" \
+		"$([ -z "$before_isa" ] || echo " $(cat "$out/cgo-before-$t") |")" "$peer" \
+		"$(awk -v a="$mine" -v b="$peer" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
+done
+
 # ---- summary rows ---------------------------------------------------------
 figs() { awk -F'\t' -v s="$1" -v t="$2" '$1 == s && $2 == t {print $3}' "$out/sinks.tsv"; }
 declare -A shape=(
@@ -265,5 +323,15 @@ done
 # whole: the run-splitting row would be the matched row again.
 row runs graph_tree_4s_4n_1src_4snk --isa "both -march=$peer_isa" \
 	--differs "sluice's stage enqueues runs, not objects" --sluice-label "sluice, run-splitting stage"
+# instructions per object, one callgrind run each side (the box's load does not move them)
+for t in "${topos[@]}"; do
+	bench_row --bench graph --unit "instructions/object" --better lower \
+		--what "$t (per-object stage: ${shape[$t]}): instructions per object through the sinks" \
+		--burst "$([ "$t" = graph_hr_4s_1n_1src_1snk_brst_one ] && echo "1 object" || echo "256 objects") per source call, both" \
+		--memory "4 KB pages on both (valgrind: sluice --no-huge, DPDK --no-huge -m 256)" \
+		--statistic "one callgrind run each, $CG_LOOPS graph loops after 64 on one thread: Ir / objects through the sinks" \
+		--isa "both -march=$peer_isa" --sluice "$(cat "$out/cgo-sluice-$t")" \
+		--peer-name "rte_graph (peer_rte_graph.c: graph_perf_autotest's node work)" --peer "$(cat "$out/cgo-peer-$t")"
+done
 echo
 bench_report

@@ -442,6 +442,142 @@ START_TEST(test_loop_hook_runs_per_loop)
 }
 END_TEST
 
+/* Two producers feeding one node, and a node sending to itself: the ready
+ * FIFO holds a node while its pending list is not empty. tv-p and tv-q
+ * each make 200 numbered packets for tv-merge in one loop (one frame of
+ * 256 and one of 144, run back to back in one visit); tv-merge forwards
+ * them whole to tv-hop, which sends every packet back to itself until it
+ * has passed three times (each pass a new list, so a new turn at the back
+ * of the FIFO), then to tv-end. */
+#define TV_PER_SOURCE 200u
+#define TV_LOG 32
+
+static struct {
+	char node[TV_LOG];
+	uint16_t n[TV_LOG];
+	uint32_t calls;
+	uint32_t seen;
+	uint32_t seq[2 * TV_PER_SOURCE];
+} tv;
+
+static void tv_log(char node, uint16_t n)
+{
+	ck_assert_uint_lt(tv.calls, TV_LOG);
+	tv.node[tv.calls] = node;
+	tv.n[tv.calls++] = n;
+}
+
+static uint32_t tv_make(struct node_runtime *rt, uint32_t first)
+{
+	static uint32_t made[2];
+	uint32_t k = first ? 1 : 0;
+	if (made[k]++)
+		return 0;
+	uint32_t bi[TV_PER_SOURCE];
+	ck_assert_uint_eq(buffer_alloc(bi, TV_PER_SOURCE, -1), TV_PER_SOURCE);
+	for (uint32_t i = 0; i < TV_PER_SOURCE; i++) {
+		tn_set_seq(bi[i], first + i);
+		buffer_get(bi[i])->opaque[4] = 0; /* passes through tv-hop */
+	}
+	node_enqueue(rt, 0, bi, TV_PER_SOURCE);
+	return TV_PER_SOURCE;
+}
+
+static uint32_t tv_p_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)f;
+	return tv_make(rt, 0);
+}
+
+static uint32_t tv_q_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)f;
+	return tv_make(rt, TV_PER_SOURCE);
+}
+
+static uint32_t tv_merge_fn(struct node_runtime *rt, struct frame *f)
+{
+	tv_log('m', f->n_vectors);
+	uint32_t n = f->n_vectors;
+	node_forward_frame(rt, 0, f);
+	return n;
+}
+
+static uint32_t tv_hop_fn(struct node_runtime *rt, struct frame *f)
+{
+	tv_log('h', f->n_vectors);
+	for (uint32_t i = 0; i < f->n_vectors; i++) {
+		uint8_t *passes = &buffer_get(f->buffers[i])->opaque[4];
+		node_enqueue_x1(rt, ++*passes < 3 ? 0 : 1, f->buffers[i]);
+	}
+	return f->n_vectors;
+}
+
+static uint32_t tv_end_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)rt;
+	tv_log('e', f->n_vectors);
+	for (uint32_t i = 0; i < f->n_vectors && tv.seen < 2 * TV_PER_SOURCE; i++)
+		tv.seq[tv.seen++] = tn_seq(f->buffers[i]);
+	buffer_free(f->buffers, f->n_vectors);
+	return f->n_vectors;
+}
+
+static const struct node_reg tv_p_node = {
+	.name = "tv-p", .type = NODE_TYPE_INPUT, .fn = tv_p_fn, .n_next = 1, .next_nodes = { "tv-merge" }
+};
+static const struct node_reg tv_q_node = {
+	.name = "tv-q", .type = NODE_TYPE_INPUT, .fn = tv_q_fn, .n_next = 1, .next_nodes = { "tv-merge" }
+};
+static const struct node_reg tv_merge_node = {
+	.name = "tv-merge", .fn = tv_merge_fn, .n_next = 1, .next_nodes = { "tv-hop" }
+};
+static const struct node_reg tv_hop_node = {
+	.name = "tv-hop", .fn = tv_hop_fn, .n_next = 2, .next_nodes = { "tv-hop", "tv-end" }
+};
+static const struct node_reg tv_end_node = { .name = "tv-end", .fn = tv_end_fn };
+
+static struct node_stats tv_stats(struct graph *g, const char *node)
+{
+	struct node_stats st;
+	ck_assert_int_eq(graph_node_stats(g, 0, (uint32_t)graph_node_index(g, node), &st), 0);
+	return st;
+}
+
+START_TEST(test_visits_two_producers_and_self_send)
+{
+	tn_buffers(2048);
+	memset(&tv, 0, sizeof(tv));
+	const struct node_reg *regs[] = { &tv_p_node, &tv_q_node, &tv_merge_node, &tv_hop_node, &tv_end_node };
+	struct graph *g = tn_graph(regs, ARRAY_LEN(regs));
+	ck_assert_uint_eq(graph_main_poll(g), 2 * TV_PER_SOURCE);
+	static const char node[] = "mmhhhhhhee";
+	static const uint16_t n[] = { 256, 144, 256, 144, 256, 144, 256, 144, 256, 144 };
+	ck_assert_uint_eq(tv.calls, ARRAY_LEN(n));
+	for (uint32_t i = 0; i < ARRAY_LEN(n); i++) {
+		ck_assert_msg(tv.node[i] == node[i] && tv.n[i] == n[i], "call %u: %c with %u, expected %c with %u", i,
+			      tv.node[i], tv.n[i], node[i], n[i]);
+	}
+	ck_assert_uint_eq(tv.seen, 2 * TV_PER_SOURCE);
+	for (uint32_t i = 0; i < tv.seen; i++)
+		ck_assert_uint_eq(tv.seq[i], i);
+	/* A visit adds its calls and vectors once: the figures are the calls'. */
+	ck_assert_uint_eq(tv_stats(g, "tv-merge").calls, 2);
+	ck_assert_uint_eq(tv_stats(g, "tv-merge").vectors, 2 * TV_PER_SOURCE);
+	ck_assert_uint_eq(tv_stats(g, "tv-hop").calls, 6);
+	ck_assert_uint_eq(tv_stats(g, "tv-hop").vectors, 6 * TV_PER_SOURCE);
+	ck_assert_uint_eq(tv_stats(g, "tv-end").calls, 2);
+	ck_assert_uint_eq(graph_arc_packets(g, (uint32_t)graph_node_index(g, "tv-hop"), 0), 4 * TV_PER_SOURCE);
+	ck_assert_uint_eq(graph_arc_packets(g, (uint32_t)graph_node_index(g, "tv-hop"), 1), 2 * TV_PER_SOURCE);
+	/* Nothing left pending: the next loop runs no node. */
+	ck_assert_uint_eq(graph_main_poll(g), 0);
+	ck_assert_uint_eq(tv.calls, ARRAY_LEN(n));
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	graph_destroy(g);
+	buffer_main_free();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("graph");
@@ -457,6 +593,7 @@ int main(void)
 	tcase_add_test(tc, test_barrier_repoint_loses_nothing);
 	tcase_add_test(tc, test_trace_records_path);
 	tcase_add_test(tc, test_loop_hook_runs_per_loop);
+	tcase_add_test(tc, test_visits_two_producers_and_self_send);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

@@ -154,6 +154,56 @@ START_TEST(test_split_is_exact)
 }
 END_TEST
 
+/* tt-count: an empty poll that stops graph_main_loop at its count_limit-th. */
+static atomic_bool count_stop;
+static uint32_t count_polls, count_limit;
+
+static uint32_t count_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)rt;
+	(void)f;
+	if (++count_polls == count_limit)
+		atomic_store(&count_stop, true);
+	return 0;
+}
+
+static const struct node_reg count_node = { .name = "tt-count", .type = NODE_TYPE_INPUT, .fn = count_fn };
+
+/* A thread that never backs off and has no hook reads the clock only for
+ * its polls and visits: each loop starts at the previous one's end, so
+ * its overhead is none and busy + idle is exactly its node clocks. The
+ * time before graph_main_loop (here after a graph_main_poll, whose end a
+ * stale start could reach back to) is the caller's, counted nowhere: the
+ * loop's figures fit in the call's time. */
+START_TEST(test_busy_loops_read_no_extra_clock)
+{
+	tn_buffers(1024);
+	const struct node_reg *const with_count[] = { &count_node, &feed_node, &burn_node };
+	struct graph *g = tn_graph(with_count, ARRAY_LEN(with_count));
+	atomic_store(&feed, true);
+	graph_main_poll(g);
+	struct graph_thread_time tt0 = total(g, 0);
+	uint64_t clocks0 = all_clocks(g, 0);
+	burn(100ull * BURN_TICKS); /* the caller's time */
+	count_polls = 0;
+	count_limit = 40;
+	atomic_store(&count_stop, false);
+	uint64_t t0 = cpu_ticks();
+	graph_main_loop(g, &count_stop);
+	uint64_t wall = cpu_ticks() - t0;
+	struct graph_thread_time tt = total(g, 0);
+	ck_assert_uint_eq(count_polls, 40);
+	ck_assert_uint_eq(tt.overhead, tt0.overhead);
+	ck_assert_uint_eq(tt.sleep, tt0.sleep);
+	ck_assert_uint_eq(tt.busy + tt.idle - tt0.busy - tt0.idle, all_clocks(g, 0) - clocks0);
+	ck_assert_uint_ge(tt.busy - tt0.busy, 40ull * BURN_TICKS);
+	ck_assert_uint_le(tt.busy + tt.idle - tt0.busy - tt0.idle, wall);
+	atomic_store(&feed, false);
+	graph_destroy(g);
+	buffer_main_free();
+}
+END_TEST
+
 /* graph_main_loop as the daemon runs it: the back-off between empty loops
  * is idle, the sleep part of it, and the loop's accounting covers the time
  * between its first and last hook calls. */
@@ -308,6 +358,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_split_is_exact);
 	tcase_add_test(tc, test_backoff_is_idle);
+	tcase_add_test(tc, test_busy_loops_read_no_extra_clock);
 	tcase_add_test(tc, test_clear_is_a_baseline);
 	tcase_add_test(tc, test_reader_sees_them_grow);
 	tcase_add_test(tc, test_barrier_holds);
