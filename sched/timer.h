@@ -50,7 +50,7 @@ struct timer_producer;
 typedef uint64_t timer_handle_t;
 
 #define TIMER_TICK_NS_DEFAULT 10000u
-#define TIMER_MAX_LEVELS 8       /* of 64 slots each: 6 bits of ticks per level */
+#define TIMER_MAX_LEVELS 6       /* of 64 slots each: 6 bits of ticks per level (a horizon of 2^36 ticks) */
 #define TIMER_LEVELS_DEFAULT 6   /* 2^36 ticks: 7.9 days at 10 us */
 #define TIMER_MAX_TIMERS (1u << 24)
 #define TIMER_MAX_TARGETS 256
@@ -97,7 +97,7 @@ enum timer_xmode {
 struct timer_config {
 	uint64_t tick_ns;         /* default 10 us */
 	uint32_t max_timers;      /* armed at once on the owner, default 262144 (8 MB) */
-	uint32_t levels;          /* wheel levels of 64 slots, 1..8, default 6 */
+	uint32_t levels;          /* wheel levels of 64 slots, 1..6, default 6 */
 	uint32_t max_skiplist;    /* timers beyond the horizon or precise, default 16384 */
 	uint32_t max_periodic;    /* periodic timers, default 4096 */
 	uint32_t max_producers;   /* threads that may attach, default 2 */

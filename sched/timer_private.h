@@ -47,12 +47,14 @@ enum timer_state {
 #define TF_KIND (TF_PERIODIC | TF_PRECISE)
 #define TF_LEVEL_SHIFT 4
 
-/* 32 bytes: 1M timers take 32 MB with room for the rest of the service.
- * Wheel and list links are pool indices; list heads are pool entries past
- * the timers, so unlinking never branches on "first in slot". */
+/* A timer is 28 bytes in three arrays indexed alike (structure of arrays
+ * with power-of-two strides, so indexing stays a shift): this 16-byte
+ * record (links, generation, state), the 64-bit cookie (`ck`) and the low
+ * 32 bits of the expiry (`lo`). Cancel touches the record alone; arm and
+ * expiry the three. Wheel and list links are pool indices; list heads are
+ * records past the timers (they have no cookie or expiry), so unlinking
+ * never branches on "first in slot". */
 struct timer {
-	uint64_t expiry;  /* tick (wheel, far) or ns (precise) */
-	uint64_t cookie;
 	uint32_t next;    /* wheel/due/expired list; free list; skiplist node when in one */
 	uint32_t prev;
 	uint32_t gen;
@@ -60,10 +62,23 @@ struct timer {
 	uint8_t state;
 	uint8_t flags;
 };
-_Static_assert(sizeof(struct timer) == 32, "timer is 32 bytes");
+_Static_assert(sizeof(struct timer) == 16, "timer record is 16 bytes");
+
+/* The expiry's low 32 bits are enough: a wheel timer at level l keeps
+ * cur's digits above l (a slot whose higher digits changed is drained
+ * whole) and digit l is its slot, so the drain rebuilds E from cur, the
+ * slot and the low 6 l bits (30 at the top level of 6); a due timer's E is
+ * within 2^31 of cur (older ones are clamped, far past the late
+ * histogram's last bucket); far and precise timers wait keyed in their
+ * skiplist node. Levels past 6 would need 36 bits: TIMER_MAX_LEVELS is 6. */
+#define LO_DUE_WINDOW (1ull << 31)
+_Static_assert(SLOT_BITS * (TIMER_MAX_LEVELS - 1) <= 32, "lo holds the top level's low digits");
+
+/* Bytes per timer across the three arrays. */
+#define TIMER_ENTRY_BYTES (sizeof(struct timer) + sizeof(uint64_t) + sizeof(uint32_t))
 
 /* Periodic timers keep their period and exact deadline here, so that the
- * 32-byte timer needs no field most timers would not use. */
+ * timer needs no field most timers would not use. */
 struct timer_periodic {
 	uint64_t period_ns;
 	uint64_t deadline_ns;
@@ -90,6 +105,8 @@ struct skiplist {
 
 struct timer_wheel {
 	struct timer *t;       /* cap timers, then heads: levels * SLOTS, due, expired, todo */
+	uint64_t *ck;          /* cap cookies */
+	uint32_t *lo;          /* cap expiries' low 32 bits (see LO_DUE_WINDOW) */
 	uint32_t cap;          /* timers: the wheel's own, then ring producers' */
 	uint32_t free_head;
 	uint32_t n_armed;
@@ -353,6 +370,14 @@ static inline uint32_t timer_level(const struct timer *t)
 	return t->flags >> TF_LEVEL_SHIFT;
 }
 
+/* Whether wheel timer i at level l stays in its slot at expiry e (level
+ * l too): the same digit l. lo has digit l whole below the top level (bits
+ * 30-35 there are past it), so the top level always moves. */
+static inline bool same_slot(const struct timer_wheel *w, uint32_t i, uint32_t l, uint64_t e)
+{
+	return SLOT_BITS * (l + 1) <= 32 && digit(e, l) == digit(w->lo[i], l);
+}
+
 /* Link timer i (expiry e, ahead of cur and within the horizon, x = e ^
  * cur, flags TF_KIND bits `kind`) into its slot. Every load comes before
  * the byte stores, which the compiler must assume alias anything. */
@@ -362,7 +387,7 @@ static inline void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uin
 	uint32_t l = level_of_x(x), s = digit(e, l);
 	uint32_t h = w->cap + l * SLOTS + s, last = pool[h].prev;
 	struct timer *t = &pool[i];
-	t->expiry = e;
+	w->lo[i] = (uint32_t)e;
 	t->next = h;
 	t->prev = last;
 	pool[last].next = i;
@@ -416,7 +441,7 @@ static inline bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint64
 	 * the next arm's line now rather than miss on it then. */
 	if (next != NIL)
 		PREFETCH_WRITE(&w->t[next]);
-	t->cookie = cookie;
+	w->ck[i] = cookie;
 	t->target = target;
 	TIMER_STAT_ADD(w->n_armed, 1);
 	TIMER_STAT_ADD(w->arms, 1);
@@ -483,8 +508,8 @@ static inline bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uin
 		return false;
 	TIMER_STAT_ADD(w->rearms, 1);
 	uint32_t l = timer_level(t);
-	if (level_of_x(x) == l && digit(e, l) == digit(t->expiry, l)) {
-		t->expiry = e;
+	if (level_of_x(x) == l && same_slot(w, i, l, e)) {
+		w->lo[i] = (uint32_t)e;
 		return true;
 	}
 	wheel_unlink(w, i);
