@@ -112,6 +112,7 @@ struct timer_wheel {
 	uint32_t n_armed;
 	uint32_t levels;
 	uint32_t shard;        /* goes into handles */
+	uint32_t shard_bits;   /* shard << HANDLE_SHARD_SHIFT: a handle's bits 24-31 */
 	uint32_t horizon_bits; /* SLOT_BITS * levels: ticks past cur above these are far */
 	uint64_t tick_ns;
 	uint64_t tick_recip;   /* floor((2^64 - 1) / tick_ns), for to_tick */
@@ -159,7 +160,7 @@ static inline uint32_t todo_head(const struct timer_wheel *w)
 
 static inline timer_handle_t make_handle(const struct timer_wheel *w, uint32_t index, uint32_t gen)
 {
-	return (uint64_t)gen << 32 | (uint64_t)w->shard << HANDLE_SHARD_SHIFT | index;
+	return (uint64_t)gen << 32 | (w->shard_bits | index);
 }
 static inline uint32_t handle_shard(timer_handle_t h)
 {
@@ -375,19 +376,21 @@ static inline uint32_t timer_level(const struct timer *t)
  * 30-35 there are past it), so the top level always moves. */
 static inline bool same_slot(const struct timer_wheel *w, uint32_t i, uint32_t l, uint64_t e)
 {
-	return SLOT_BITS * (l + 1) <= 32 && digit(e, l) == digit(w->lo[i], l);
+	return l < 32 / SLOT_BITS && digit(e, l) == digit(w->lo[i], l);
 }
 
 /* Link timer i (expiry e, ahead of cur and within the horizon, x = e ^
- * cur, flags TF_KIND bits `kind`) into its slot. Every load comes before
- * the byte stores, which the compiler must assume alias anything. */
-static inline void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uint64_t x, uint32_t kind)
+ * cur, flags TF_KIND bits `kind`) into its slot; wheel_link_rec leaves lo
+ * to its caller (which stores it early, so that its base's register is
+ * free again: six registers saved were six pushes and pops per arm). Every
+ * load comes before the byte stores, which the compiler must assume alias
+ * anything. */
+static inline __attribute__((always_inline)) void wheel_link_rec(struct timer_wheel *w, struct timer *pool, uint32_t i,
+								 uint64_t e, uint64_t x, uint32_t kind)
 {
-	struct timer *pool = w->t;
 	uint32_t l = level_of_x(x), s = digit(e, l);
 	uint32_t h = w->cap + l * SLOTS + s, last = pool[h].prev;
 	struct timer *t = &pool[i];
-	w->lo[i] = (uint32_t)e;
 	t->next = h;
 	t->prev = last;
 	pool[last].next = i;
@@ -398,13 +401,19 @@ static inline void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uin
 	t->flags = (uint8_t)(kind | l << TF_LEVEL_SHIFT);
 }
 
+
+static inline void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uint64_t x, uint32_t kind)
+{
+	w->lo[i] = (uint32_t)e;
+	wheel_link_rec(w, w->t, i, e, x, kind);
+}
+
 /* Unlink wheel timer i from its slot; the slot's bit goes when it empties
  * (heads are laid out level by level, so the head's offset is the bit's). */
-static inline void wheel_unlink(struct timer_wheel *w, uint32_t i)
+static inline void wheel_unlink_at(struct timer_wheel *w, struct timer *pool, uint32_t i, uint32_t l)
 {
-	struct timer *pool = w->t;
 	uint32_t prev = pool[i].prev, next = pool[i].next;
-	TIMER_STAT_SUB(w->n_level[timer_level(&pool[i])], 1);
+	TIMER_STAT_SUB(w->n_level[l], 1);
 	pool[prev].next = next;
 	pool[next].prev = prev;
 	if (prev == next) { /* only the head is left */
@@ -413,10 +422,15 @@ static inline void wheel_unlink(struct timer_wheel *w, uint32_t i)
 	}
 }
 
+static inline void wheel_unlink(struct timer_wheel *w, uint32_t i)
+{
+	wheel_unlink_at(w, w->t, i, timer_level(&w->t[i]));
+}
+
 /* The timer a handle names when it is a common wheel timer of w. */
 static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h, uint32_t i)
 {
-	if (unlikely(i >= w->cap || handle_shard(h) != w->shard))
+	if (unlikely(i >= w->cap || ((uint32_t)h & ~HANDLE_INDEX_MASK) != w->shard_bits))
 		return NULL;
 	struct timer *t = &w->t[i];
 	if (unlikely(t->gen != handle_gen(h) || t->state != TS_WHEEL || (t->flags & TF_KIND)))
@@ -426,26 +440,33 @@ static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h
 
 /* Arm a common timer at expiry tick e (any e: false unless it is ahead of
  * cur and within the horizon, and the pool has a timer). */
-static inline bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint64_t cookie, uint16_t target,
+/* always_inline: the fast path is the point of the entry points that use it,
+ * and GCC's size heuristic would otherwise call it. */
+static inline __attribute__((always_inline)) bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint64_t cookie, uint16_t target,
 				       timer_handle_t *h)
 {
 	uint32_t i = w->free_head;
 	uint64_t x = e ^ w->cur;
 	if (unlikely(i == NIL || e <= w->cur || (x >> w->horizon_bits)))
 		return false;
-	struct timer *t = &w->t[i];
+	/* Cookie and lo first, so that their bases' registers are free for
+	 * the links; the statistics last (their atomic stores would make the
+	 * compiler load the pool's base again). */
+	w->ck[i] = cookie;
+	w->lo[i] = (uint32_t)e;
+	struct timer *pool = w->t;
+	struct timer *t = &pool[i];
 	uint32_t next = t->next;
 	*h = make_handle(w, i, t->gen);
 	w->free_head = next;
 	/* Freed in expiry order, the free list wanders over the pool: fetch
 	 * the next arm's line now rather than miss on it then. */
 	if (next != NIL)
-		PREFETCH_WRITE(&w->t[next]);
-	w->ck[i] = cookie;
+		PREFETCH_WRITE(&pool[next]);
 	t->target = target;
+	wheel_link_rec(w, pool, i, e, x, 0);
 	TIMER_STAT_ADD(w->n_armed, 1);
 	TIMER_STAT_ADD(w->arms, 1);
-	wheel_link(w, i, e, x, 0);
 	return true;
 }
 
@@ -506,14 +527,15 @@ static inline bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uin
 	uint64_t e = to_tick(w, deadline_ns), x = e ^ w->cur;
 	if (unlikely(e <= w->cur || (x >> w->horizon_bits)))
 		return false;
-	TIMER_STAT_ADD(w->rearms, 1);
 	uint32_t l = timer_level(t);
-	if (level_of_x(x) == l && same_slot(w, i, l, e)) {
-		w->lo[i] = (uint32_t)e;
-		return true;
+	bool same = level_of_x(x) == l && same_slot(w, i, l, e);
+	w->lo[i] = (uint32_t)e;
+	if (!same) {
+		struct timer *pool = w->t;
+		wheel_unlink_at(w, pool, i, l);
+		wheel_link_rec(w, pool, i, e, x, 0);
 	}
-	wheel_unlink(w, i);
-	wheel_link(w, i, e, x, 0);
+	TIMER_STAT_ADD(w->rearms, 1);
 	return true;
 }
 

@@ -101,11 +101,16 @@ static inline uint64_t due_expiry(const struct timer_wheel *w, uint32_t i, uint6
 	return ref - (uint32_t)((uint32_t)ref - w->lo[i]);
 }
 
-static void make_due(struct timer_wheel *w, uint32_t i, uint32_t head)
+static inline __attribute__((always_inline)) void make_due_inline(struct timer_wheel *w, uint32_t i, uint32_t head)
 {
 	w->t[i].state = TS_DUE;
 	list_add(w->t, head, i);
 	TIMER_STAT_ADD(w->n_due, 1);
+}
+
+static void make_due(struct timer_wheel *w, uint32_t i, uint32_t head)
+{
+	make_due_inline(w, i, head);
 }
 
 /* Put timer i (expiry tick e) where it belongs relative to cur. Fails
@@ -324,8 +329,11 @@ static void expire_now(struct timer_wheel *w, uint32_t i, uint64_t e)
 
 /* Detach one slot and send each of its timers on: due ones to the
  * expired list, the others one level down (or more). Their expiries are
- * old's digits above l, the slot's digit and lo's digits below l. */
-static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t old, uint64_t t_now)
+ * old's digits above l, the slot's digit and lo's digits below l. A due
+ * timer's lo is its expiry's low bits already; only an advance of
+ * LO_DUE_WINDOW ticks or more (clamp) can leave one further behind. */
+static inline __attribute__((always_inline)) void drain_slot_as(struct timer_wheel *w, uint32_t l, uint32_t s,
+								uint64_t old, uint64_t t_now, bool clamp)
 {
 	struct timer *pool = w->t;
 	uint32_t h = slot_head(w, l, s), eh = expired_head(w);
@@ -333,24 +341,38 @@ static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t o
 	uint32_t low_bits = SLOT_BITS * l;
 	uint64_t low_mask = (1ull << low_bits) - 1;
 	uint64_t base = (old >> (low_bits + SLOT_BITS) << (low_bits + SLOT_BITS)) | (uint64_t)s << low_bits;
+	uint32_t *lo = w->lo;
 	list_init(pool, h);
 	w->occupied[l] &= ~(1ull << s);
 	for (;; n++) {
 		struct timer *t = &pool[i];
 		uint32_t next = t->next;
-		uint64_t e = base | (w->lo[i] & low_mask);
+		uint64_t e = base | (lo[i] & low_mask);
 		PREFETCH_WRITE(&pool[next]); /* the walk's misses overlap the placing */
-		PREFETCH_WRITE(&w->lo[next]);
 		if (e <= t_now) {
-			set_due_lo(w, i, e, t_now);
-			make_due(w, i, eh);
-		} else /* cur is t_now already: a lower level, within the horizon */
-			wheel_link(w, i, e, e ^ t_now, t->flags & TF_KIND);
+			if (clamp)
+				set_due_lo(w, i, e, t_now);
+			make_due_inline(w, i, eh);
+		} else { /* cur is t_now already: a lower level, within the horizon;
+			  * lo is (uint32_t)e already (the same digits) */
+			wheel_link_rec(w, pool, i, e, e ^ t_now, t->flags & TF_KIND);
+		}
 		if (i == last)
 			break;
 		i = next;
 	}
 	TIMER_STAT_SUB(w->n_level[l], n);
+}
+
+static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t old, uint64_t t_now)
+{
+	drain_slot_as(w, l, s, old, t_now, false);
+}
+
+static __attribute__((noinline)) void drain_slot_clamped(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t old,
+							 uint64_t t_now)
+{
+	drain_slot_as(w, l, s, old, t_now, true);
 }
 
 /* Level by level from the bottom: timers that move down land on levels
@@ -365,7 +387,10 @@ static void advance_wheel(struct timer_wheel *w, uint64_t t_now)
 		while (bits) {
 			uint32_t s = (uint32_t)__builtin_ctzll(bits);
 			bits &= bits - 1;
-			drain_slot(w, l, s, old, t_now);
+			if (likely(t_now - old < LO_DUE_WINDOW))
+				drain_slot(w, l, s, old, t_now);
+			else
+				drain_slot_clamped(w, l, s, old, t_now);
 		}
 	}
 }
@@ -464,20 +489,20 @@ static void next_period(struct timer_wheel *w, uint32_t i)
 uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *target, uint32_t max)
 {
 	struct timer *pool = w->t;
+	const uint64_t *ck = w->ck;
 	uint32_t h = expired_head(w), i = pool[h].next, n = 0, bucket = 0;
-	uint64_t last_fire = UINT64_MAX;
+	uint64_t last_fire = UINT64_MAX, cur = w->cur, now = w->now_ns;
 	for (; n < max && i != h; n++) {
 		struct timer *t = &pool[i];
 		uint32_t next = t->next;
 		PREFETCH_WRITE(&pool[next]);
-		uint64_t fire_ns = (t->flags & TF_PRECISE) ? due_expiry(w, i, w->now_ns)
-							   : due_expiry(w, i, w->cur) * w->tick_ns;
+		uint64_t fire_ns = (t->flags & TF_PRECISE) ? due_expiry(w, i, now) : due_expiry(w, i, cur) * w->tick_ns;
 		if (fire_ns != last_fire) {
 			last_fire = fire_ns;
 			bucket = late_bucket(w, fire_ns);
 		}
 		TIMER_STAT_ADD(w->late[bucket], 1);
-		ev[n].cookie = w->ck[i];
+		ev[n].cookie = ck[i];
 		ev[n].handle = make_handle(w, i, t->gen);
 		if (t->flags & TF_PERIODIC) {
 			target[n] = w->per[t->target].target;
@@ -557,6 +582,7 @@ int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t
 	w->horizon_bits = SLOT_BITS * levels;
 	w->late_q = tick_ns / 4;
 	w->shard = shard;
+	w->shard_bits = shard << HANDLE_SHARD_SHIFT;
 	w->sn_cap = max_skiplist;
 	w->per_cap = max_periodic;
 	w->now_ns = now_ns;
