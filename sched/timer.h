@@ -227,13 +227,14 @@ struct timer_stats {
 	uint64_t memory_bytes; /* everything the service holds: the sum of mem below */
 	/* Where memory_bytes goes (the bench prints it per armed timer). */
 	struct timer_memory {
-		uint64_t timers;    /* the timer pool's entries: max_timers (+ producers') x entry size */
-		uint64_t heads;     /* list heads in the pool (levels x 64 slots + 3) and the wheel structs */
+		uint64_t timers;    /* the timer pool's entries: max_timers (+ producers') x entry_bytes */
+		uint64_t heads;     /* list heads (levels x 64 slots + 3 link records), the arrays'
+		                     * rounding to lines and the wheel structs */
 		uint64_t skiplist;  /* the skiplist node pool: max_skiplist + 2 nodes, preallocated */
 		uint64_t periodic;  /* the periodic table: max_periodic entries, preallocated */
 		uint64_t service;   /* the service struct (targets, event batch, spare buffers) */
 		uint64_t producers; /* producer lanes: rings, return rings (shard wheels are above) */
-		uint32_t entry_bytes; /* sizeof one pool entry (the per-timer record) */
+		uint32_t entry_bytes; /* bytes per timer: its record, cookie and expiry's low half */
 	} mem;
 	uint32_t levels;
 	uint64_t tick_ns;
