@@ -469,7 +469,8 @@ static inline __attribute__((always_inline)) bool wheel_arm_tick_fast(struct tim
 	*h = make_handle(w, i, t->gen);
 	w->free_head = next;
 	/* Freed in expiry order, the free list wanders over the pool: fetch
-	 * the next arm's line now rather than miss on it then. */
+	 * the next arm's record now rather than miss on it then (its cookie
+	 * and lo are only stored to, which a miss does not stall). */
 	if (next != NIL)
 		PREFETCH_WRITE(&pool[next]);
 	t->target = target;

@@ -349,6 +349,7 @@ static inline __attribute__((always_inline)) void drain_slot_as(struct timer_whe
 		uint32_t next = t->next;
 		uint64_t e = base | (lo[i] & low_mask);
 		PREFETCH_WRITE(&pool[next]); /* the walk's misses overlap the placing */
+		PREFETCH_READ(&lo[next]);
 		if (e <= t_now) {
 			if (clamp)
 				set_due_lo(w, i, e, t_now);
@@ -496,6 +497,7 @@ uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *tar
 		struct timer *t = &pool[i];
 		uint32_t next = t->next;
 		PREFETCH_WRITE(&pool[next]);
+		PREFETCH_READ(&ck[next]);
 		uint64_t fire_ns = (t->flags & TF_PRECISE) ? due_expiry(w, i, now) : due_expiry(w, i, cur) * w->tick_ns;
 		if (fire_ns != last_fire) {
 			last_fire = fire_ns;
