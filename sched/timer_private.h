@@ -42,12 +42,15 @@ enum timer_state {
 	TS_RETIRED,  /* generation exhausted: never reused, so no handle can alias */
 };
 
-/* flags; a wheel timer also keeps its level in the high bits, so that
- * cancel and re-arm find its slot without recomputing it */
+/* flags; a wheel timer also keeps its slot in flags' high bits and its
+ * level in state's, so that cancel and re-arm know where it is without
+ * recomputing it or reading its expiry (another array: another miss) */
 #define TF_PERIODIC (1u << 0)
 #define TF_PRECISE (1u << 1)
 #define TF_KIND (TF_PERIODIC | TF_PRECISE)
-#define TF_LEVEL_SHIFT 4
+#define TF_SLOT_SHIFT 2
+#define TS_MASK 0xfu
+#define TS_LEVEL_SHIFT 4
 
 /* A timer is 28 bytes in three arrays indexed alike (structure of arrays
  * with power-of-two strides, so indexing stays a shift): this 16-byte
@@ -61,8 +64,8 @@ struct timer {
 	uint32_t prev;
 	uint32_t gen;
 	uint16_t target;  /* target id; for a periodic timer, its periodic-table entry */
-	uint8_t state;
-	uint8_t flags;
+	uint8_t state;    /* enum timer_state; a wheel timer's level above TS_MASK */
+	uint8_t flags;    /* TF_*; a wheel timer's slot above TF_KIND */
 };
 _Static_assert(sizeof(struct timer) == 16, "timer record is 16 bytes");
 _Static_assert(offsetof(struct timer, flags) == offsetof(struct timer, state) + 1 &&
@@ -371,17 +374,19 @@ static inline uint32_t digit(uint64_t e, uint32_t level)
 	return (uint32_t)(e >> (level * SLOT_BITS)) & (SLOTS - 1);
 }
 
-static inline uint32_t timer_level(const struct timer *t)
+static inline uint32_t timer_state(const struct timer *t)
 {
-	return t->flags >> TF_LEVEL_SHIFT;
+	return t->state & TS_MASK;
 }
 
-/* Whether wheel timer i at level l stays in its slot at expiry e (level
- * l too): the same digit l. lo has digit l whole below the top level (bits
- * 30-35 there are past it), so the top level always moves. */
-static inline bool same_slot(const struct timer_wheel *w, uint32_t i, uint32_t l, uint64_t e)
+static inline uint32_t timer_level(const struct timer *t)
 {
-	return l < 32 / SLOT_BITS && digit(e, l) == digit(w->lo[i], l);
+	return t->state >> TS_LEVEL_SHIFT;
+}
+
+static inline uint32_t timer_slot(const struct timer *t)
+{
+	return t->flags >> TF_SLOT_SHIFT;
 }
 
 /* Link timer i (expiry e, ahead of cur and within the horizon, x = e ^
@@ -402,8 +407,8 @@ static inline __attribute__((always_inline)) void wheel_link_rec(struct timer_wh
 	pool[h].prev = i;
 	w->occupied[l] |= 1ull << s;
 	TIMER_STAT_ADD(w->n_level[l], 1);
-	t->state = TS_WHEEL;
-	t->flags = (uint8_t)(kind | l << TF_LEVEL_SHIFT);
+	uint16_t state_flags = (uint16_t)(TS_WHEEL | l << TS_LEVEL_SHIFT | (kind | s << TF_SLOT_SHIFT) << 8);
+	memcpy(&t->state, &state_flags, sizeof(state_flags));
 }
 
 
@@ -433,7 +438,7 @@ static inline void wheel_unlink(struct timer_wheel *w, uint32_t i)
 }
 
 /* The timer a handle names when it is a common wheel timer of w. */
-static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h, uint32_t i, uint32_t *level)
+static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h, uint32_t i, uint32_t *sf_out)
 {
 	if (unlikely(i >= w->cap || ((uint32_t)h & ~HANDLE_INDEX_MASK) != w->shard_bits))
 		return NULL;
@@ -441,9 +446,9 @@ static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h
 	/* state and flags in one load: state TS_WHEEL, no TF_KIND bit */
 	uint16_t state_flags;
 	memcpy(&state_flags, &t->state, sizeof(state_flags));
-	if (unlikely(t->gen != handle_gen(h) || (state_flags & (0xff | TF_KIND << 8)) != TS_WHEEL))
+	if (unlikely(t->gen != handle_gen(h) || (state_flags & (TS_MASK | TF_KIND << 8)) != TS_WHEEL))
 		return NULL;
-	*level = (uint32_t)state_flags >> (8 + TF_LEVEL_SHIFT);
+	*sf_out = state_flags; /* level: (uint8_t)sf >> TS_LEVEL_SHIFT; slot: sf >> (8 + TF_SLOT_SHIFT) */
 	return t;
 }
 
@@ -516,11 +521,11 @@ static inline void wheel_free_oneshot(struct timer_wheel *w, uint32_t i)
 
 static inline bool wheel_cancel_fast(struct timer_wheel *w, timer_handle_t h)
 {
-	uint32_t i = handle_index(h), l;
-	struct timer *t = wheel_common(w, h, i, &l);
+	uint32_t i = handle_index(h), sf;
+	struct timer *t = wheel_common(w, h, i, &sf);
 	if (!t)
 		return false;
-	(void)l; /* reading the level again measures 2 instructions fewer here */
+	(void)sf; /* reading the level again measures 2 instructions fewer here */
 	wheel_unlink(w, i);
 	wheel_free_oneshot(w, i);
 	TIMER_STAT_ADD(w->cancels, 1);
@@ -531,14 +536,15 @@ static inline bool wheel_cancel_fast(struct timer_wheel *w, timer_handle_t h)
  * mod_timer shortcut); otherwise the timer moves to its new slot. */
 static inline bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns)
 {
-	uint32_t i = handle_index(h), l;
-	struct timer *t = wheel_common(w, h, i, &l);
+	uint32_t i = handle_index(h), sf;
+	struct timer *t = wheel_common(w, h, i, &sf);
 	if (!t)
 		return false;
 	uint64_t e = to_tick(w, deadline_ns), x = e ^ w->cur;
 	if (unlikely(e <= w->cur || (x >> w->horizon_bits)))
 		return false;
-	bool same = level_of_x(x) == l && same_slot(w, i, l, e);
+	uint32_t l = (uint8_t)sf >> TS_LEVEL_SHIFT;
+	bool same = level_of_x(x) == l && digit(e, l) == sf >> (8 + TF_SLOT_SHIFT);
 	w->lo[i] = (uint32_t)e;
 	if (!same) {
 		struct timer *pool = w->t;

@@ -153,7 +153,7 @@ static int place_deadline(struct timer_wheel *w, uint32_t i, uint64_t deadline_n
 static void unlink_timer(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *t = &w->t[i];
-	switch (t->state) {
+	switch (timer_state(t)) {
 	case TS_WHEEL:
 		wheel_unlink(w, i);
 		break;
@@ -175,7 +175,7 @@ static void unlink_timer(struct timer_wheel *w, uint32_t i)
  * nothing). */
 static bool needs_node(const struct timer_wheel *w, const struct timer *t, uint64_t deadline_ns)
 {
-	if (t->state == TS_FAR || t->state == TS_PRECISE)
+	if (timer_state(t) == TS_FAR || timer_state(t) == TS_PRECISE)
 		return false;
 	if (t->flags & TF_PRECISE)
 		return deadline_ns > w->now_ns;
@@ -190,7 +190,7 @@ static struct timer *lookup(struct timer_wheel *w, timer_handle_t h, uint32_t *i
 	if (handle_shard(h) != w->shard || i >= w->cap)
 		return NULL;
 	struct timer *t = &w->t[i];
-	if (t->gen != handle_gen(h) || t->state == TS_FREE || t->state == TS_RETIRED)
+	if (t->gen != handle_gen(h) || timer_state(t) == TS_FREE || timer_state(t) == TS_RETIRED)
 		return NULL;
 	*index = i;
 	return t;
@@ -245,7 +245,7 @@ int wheel_arm_reserved(struct timer_wheel *w, timer_handle_t h, const struct whe
 	if (handle_shard(h) != w->shard || i < w->foreign_start || i >= w->cap)
 		return -EINVAL;
 	struct timer *t = &w->t[i];
-	if (t->state != TS_FREE || t->gen != handle_gen(h))
+	if (timer_state(t) != TS_FREE || t->gen != handle_gen(h))
 		return -EINVAL;
 	int rc = setup(w, i, a);
 	if (rc) {
@@ -291,10 +291,10 @@ int wheel_rearm(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns, u
 			p->period_ns = period_ns;
 	}
 	/* Same slot: only the expiry changes (Linux's mod_timer shortcut). */
-	if (t->state == TS_WHEEL && !(t->flags & TF_PRECISE)) {
+	if (timer_state(t) == TS_WHEEL && !(t->flags & TF_PRECISE)) {
 		uint64_t e = to_tick(w, deadline_ns);
 		uint32_t l = timer_level(t);
-		if (e > w->cur && !beyond_horizon(w, e) && level_of_x(e ^ w->cur) == l && same_slot(w, i, l, e)) {
+		if (e > w->cur && !beyond_horizon(w, e) && level_of_x(e ^ w->cur) == l && digit(e, l) == timer_slot(t)) {
 			w->lo[i] = (uint32_t)e;
 			return 0;
 		}
