@@ -50,7 +50,7 @@ struct timer_producer;
 typedef uint64_t timer_handle_t;
 
 #define TIMER_TICK_NS_DEFAULT 10000u
-#define TIMER_MAX_LEVELS 6       /* of 64 slots each: 6 bits of ticks per level (a horizon of 2^36 ticks) */
+#define TIMER_MAX_LEVELS 8       /* of 64 slots each: 6 bits of ticks per level */
 #define TIMER_LEVELS_DEFAULT 6   /* 2^36 ticks: 7.9 days at 10 us */
 #define TIMER_MAX_TIMERS (1u << 24)
 #define TIMER_MAX_TARGETS 256
@@ -97,7 +97,7 @@ enum timer_xmode {
 struct timer_config {
 	uint64_t tick_ns;         /* default 10 us */
 	uint32_t max_timers;      /* armed at once on the owner, default 262144 (8 MB) */
-	uint32_t levels;          /* wheel levels of 64 slots, 1..6, default 6 */
+	uint32_t levels;          /* wheel levels of 64 slots, 1..8, default 6 */
 	uint32_t max_skiplist;    /* timers beyond the horizon or precise, default 16384 */
 	uint32_t max_periodic;    /* periodic timers, default 4096 */
 	uint32_t max_producers;   /* threads that may attach, default 2 */
@@ -227,14 +227,13 @@ struct timer_stats {
 	uint64_t memory_bytes; /* everything the service holds: the sum of mem below */
 	/* Where memory_bytes goes (the bench prints it per armed timer). */
 	struct timer_memory {
-		uint64_t timers;    /* the timer pool's entries: max_timers (+ producers') x entry_bytes */
-		uint64_t heads;     /* list heads (levels x 64 slots + 3 link records), the arrays'
-		                     * rounding to lines and the wheel structs */
+		uint64_t timers;    /* the timer pool's entries: max_timers (+ producers') x entry size */
+		uint64_t heads;     /* list heads in the pool (levels x 64 slots + 3) and the wheel structs */
 		uint64_t skiplist;  /* the skiplist node pool: max_skiplist + 2 nodes, preallocated */
 		uint64_t periodic;  /* the periodic table: max_periodic entries, preallocated */
 		uint64_t service;   /* the service struct (targets, event batch, spare buffers) */
 		uint64_t producers; /* producer lanes: rings, return rings (shard wheels are above) */
-		uint32_t entry_bytes; /* bytes per timer: its record, cookie and expiry's low half */
+		uint32_t entry_bytes; /* sizeof one pool entry (the per-timer record) */
 	} mem;
 	uint32_t levels;
 	uint64_t tick_ns;

@@ -9,8 +9,6 @@
 
 #include <stdalign.h>
 #include <stdatomic.h>
-#include <stddef.h>
-#include <string.h>
 
 #include "base/util.h"
 #include "sched/timer.h"
@@ -42,51 +40,30 @@ enum timer_state {
 	TS_RETIRED,  /* generation exhausted: never reused, so no handle can alias */
 };
 
-/* flags; a wheel timer also keeps its slot in flags' high bits and its
- * level in state's, so that cancel and re-arm know where it is without
- * recomputing it or reading its expiry (another array: another miss) */
+/* flags; a wheel timer also keeps its level in the high bits, so that
+ * cancel and re-arm find its slot without recomputing it */
 #define TF_PERIODIC (1u << 0)
 #define TF_PRECISE (1u << 1)
 #define TF_KIND (TF_PERIODIC | TF_PRECISE)
-#define TF_SLOT_SHIFT 2
-#define TS_MASK 0xfu
-#define TS_LEVEL_SHIFT 4
+#define TF_LEVEL_SHIFT 4
 
-/* A timer is 28 bytes in three arrays indexed alike (structure of arrays
- * with power-of-two strides, so indexing stays a shift): this 16-byte
- * record (links, generation, state), the 64-bit cookie (`ck`) and the low
- * 32 bits of the expiry (`lo`). Cancel touches the record alone; arm and
- * expiry the three. Wheel and list links are pool indices; list heads are
- * records past the timers (they have no cookie or expiry), so unlinking
- * never branches on "first in slot". */
+/* 32 bytes: 1M timers take 32 MB with room for the rest of the service.
+ * Wheel and list links are pool indices; list heads are pool entries past
+ * the timers, so unlinking never branches on "first in slot". */
 struct timer {
+	uint64_t expiry;  /* tick (wheel, far) or ns (precise) */
+	uint64_t cookie;
 	uint32_t next;    /* wheel/due/expired list; free list; skiplist node when in one */
 	uint32_t prev;
 	uint32_t gen;
 	uint16_t target;  /* target id; for a periodic timer, its periodic-table entry */
-	uint8_t state;    /* enum timer_state; a wheel timer's level above TS_MASK */
-	uint8_t flags;    /* TF_*; a wheel timer's slot above TF_KIND */
+	uint8_t state;
+	uint8_t flags;
 };
-_Static_assert(sizeof(struct timer) == 16, "timer record is 16 bytes");
-_Static_assert(offsetof(struct timer, flags) == offsetof(struct timer, state) + 1 &&
-		       __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-	       "wheel_common reads state and flags as one little-endian u16");
-
-/* The expiry's low 32 bits are enough: a wheel timer at level l keeps
- * cur's digits above l (a slot whose higher digits changed is drained
- * whole) and digit l is its slot, so the drain rebuilds E from cur, the
- * slot and the low 6 l bits (30 at the top level of 6); a due timer's E is
- * within 2^31 of cur (older ones are clamped, far past the late
- * histogram's last bucket); far and precise timers wait keyed in their
- * skiplist node. Levels past 6 would need 36 bits: TIMER_MAX_LEVELS is 6. */
-#define LO_DUE_WINDOW (1ull << 31)
-_Static_assert(SLOT_BITS * (TIMER_MAX_LEVELS - 1) <= 32, "lo holds the top level's low digits");
-
-/* Bytes per timer across the three arrays. */
-#define TIMER_ENTRY_BYTES (sizeof(struct timer) + sizeof(uint64_t) + sizeof(uint32_t))
+_Static_assert(sizeof(struct timer) == 32, "timer is 32 bytes");
 
 /* Periodic timers keep their period and exact deadline here, so that the
- * timer needs no field most timers would not use. */
+ * 32-byte timer needs no field most timers would not use. */
 struct timer_periodic {
 	uint64_t period_ns;
 	uint64_t deadline_ns;
@@ -113,14 +90,11 @@ struct skiplist {
 
 struct timer_wheel {
 	struct timer *t;       /* cap timers, then heads: levels * SLOTS, due, expired, todo */
-	uint64_t *ck;          /* cap cookies */
-	uint32_t *lo;          /* cap expiries' low 32 bits (see LO_DUE_WINDOW) */
 	uint32_t cap;          /* timers: the wheel's own, then ring producers' */
 	uint32_t free_head;
 	uint32_t n_armed;
 	uint32_t levels;
 	uint32_t shard;        /* goes into handles */
-	uint32_t shard_bits;   /* shard << HANDLE_SHARD_SHIFT: a handle's bits 24-31 */
 	uint32_t horizon_bits; /* SLOT_BITS * levels: ticks past cur above these are far */
 	uint64_t tick_ns;
 	uint64_t tick_recip;   /* floor((2^64 - 1) / tick_ns), for to_tick */
@@ -168,7 +142,7 @@ static inline uint32_t todo_head(const struct timer_wheel *w)
 
 static inline timer_handle_t make_handle(const struct timer_wheel *w, uint32_t index, uint32_t gen)
 {
-	return (uint64_t)gen << 32 | (w->shard_bits | index);
+	return (uint64_t)gen << 32 | (uint64_t)w->shard << HANDLE_SHARD_SHIFT | index;
 }
 static inline uint32_t handle_shard(timer_handle_t h)
 {
@@ -374,56 +348,38 @@ static inline uint32_t digit(uint64_t e, uint32_t level)
 	return (uint32_t)(e >> (level * SLOT_BITS)) & (SLOTS - 1);
 }
 
-static inline uint32_t timer_state(const struct timer *t)
-{
-	return t->state & TS_MASK;
-}
-
 static inline uint32_t timer_level(const struct timer *t)
 {
-	return t->state >> TS_LEVEL_SHIFT;
-}
-
-static inline uint32_t timer_slot(const struct timer *t)
-{
-	return t->flags >> TF_SLOT_SHIFT;
+	return t->flags >> TF_LEVEL_SHIFT;
 }
 
 /* Link timer i (expiry e, ahead of cur and within the horizon, x = e ^
- * cur, flags TF_KIND bits `kind`) into its slot; wheel_link_rec leaves lo
- * to its caller (which stores it early, so that its base's register is
- * free again: six registers saved were six pushes and pops per arm). Every
- * load comes before the byte stores, which the compiler must assume alias
- * anything. */
-static inline __attribute__((always_inline)) void wheel_link_rec(struct timer_wheel *w, struct timer *pool, uint32_t i,
-								 uint64_t e, uint64_t x, uint32_t kind)
+ * cur, flags TF_KIND bits `kind`) into its slot. Every load comes before
+ * the byte stores, which the compiler must assume alias anything. */
+static inline void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uint64_t x, uint32_t kind)
 {
+	struct timer *pool = w->t;
 	uint32_t l = level_of_x(x), s = digit(e, l);
 	uint32_t h = w->cap + l * SLOTS + s, last = pool[h].prev;
 	struct timer *t = &pool[i];
+	t->expiry = e;
 	t->next = h;
 	t->prev = last;
 	pool[last].next = i;
 	pool[h].prev = i;
 	w->occupied[l] |= 1ull << s;
 	TIMER_STAT_ADD(w->n_level[l], 1);
-	uint16_t state_flags = (uint16_t)(TS_WHEEL | l << TS_LEVEL_SHIFT | (kind | s << TF_SLOT_SHIFT) << 8);
-	memcpy(&t->state, &state_flags, sizeof(state_flags));
-}
-
-
-static inline void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uint64_t x, uint32_t kind)
-{
-	w->lo[i] = (uint32_t)e;
-	wheel_link_rec(w, w->t, i, e, x, kind);
+	t->state = TS_WHEEL;
+	t->flags = (uint8_t)(kind | l << TF_LEVEL_SHIFT);
 }
 
 /* Unlink wheel timer i from its slot; the slot's bit goes when it empties
  * (heads are laid out level by level, so the head's offset is the bit's). */
-static inline void wheel_unlink_at(struct timer_wheel *w, struct timer *pool, uint32_t i, uint32_t l)
+static inline void wheel_unlink(struct timer_wheel *w, uint32_t i)
 {
+	struct timer *pool = w->t;
 	uint32_t prev = pool[i].prev, next = pool[i].next;
-	TIMER_STAT_SUB(w->n_level[l], 1);
+	TIMER_STAT_SUB(w->n_level[timer_level(&pool[i])], 1);
 	pool[prev].next = next;
 	pool[next].prev = prev;
 	if (prev == next) { /* only the head is left */
@@ -432,56 +388,39 @@ static inline void wheel_unlink_at(struct timer_wheel *w, struct timer *pool, ui
 	}
 }
 
-static inline void wheel_unlink(struct timer_wheel *w, uint32_t i)
-{
-	wheel_unlink_at(w, w->t, i, timer_level(&w->t[i]));
-}
-
 /* The timer a handle names when it is a common wheel timer of w. */
-static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h, uint32_t i, uint32_t *sf_out)
+static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h, uint32_t i)
 {
-	if (unlikely(i >= w->cap || ((uint32_t)h & ~HANDLE_INDEX_MASK) != w->shard_bits))
+	if (unlikely(i >= w->cap || handle_shard(h) != w->shard))
 		return NULL;
 	struct timer *t = &w->t[i];
-	/* state and flags in one load: state TS_WHEEL, no TF_KIND bit */
-	uint16_t state_flags;
-	memcpy(&state_flags, &t->state, sizeof(state_flags));
-	if (unlikely(t->gen != handle_gen(h) || (state_flags & (TS_MASK | TF_KIND << 8)) != TS_WHEEL))
+	if (unlikely(t->gen != handle_gen(h) || t->state != TS_WHEEL || (t->flags & TF_KIND)))
 		return NULL;
-	*sf_out = state_flags; /* level: (uint8_t)sf >> TS_LEVEL_SHIFT; slot: sf >> (8 + TF_SLOT_SHIFT) */
 	return t;
 }
 
 /* Arm a common timer at expiry tick e (any e: false unless it is ahead of
  * cur and within the horizon, and the pool has a timer). */
-/* always_inline: the fast path is the point of the entry points that use it,
- * and GCC's size heuristic would otherwise call it. */
-static inline __attribute__((always_inline)) bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint64_t cookie, uint16_t target,
+static inline bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint64_t cookie, uint16_t target,
 				       timer_handle_t *h)
 {
 	uint32_t i = w->free_head;
 	uint64_t x = e ^ w->cur;
 	if (unlikely(i == NIL || e <= w->cur || (x >> w->horizon_bits)))
 		return false;
-	/* Cookie and lo first, so that their bases' registers are free for
-	 * the links; the statistics last (their atomic stores would make the
-	 * compiler load the pool's base again). */
-	w->ck[i] = cookie;
-	w->lo[i] = (uint32_t)e;
-	struct timer *pool = w->t;
-	struct timer *t = &pool[i];
+	struct timer *t = &w->t[i];
 	uint32_t next = t->next;
 	*h = make_handle(w, i, t->gen);
 	w->free_head = next;
 	/* Freed in expiry order, the free list wanders over the pool: fetch
-	 * the next arm's record now rather than miss on it then (its cookie
-	 * and lo are only stored to, which a miss does not stall). */
+	 * the next arm's line now rather than miss on it then. */
 	if (next != NIL)
-		PREFETCH_WRITE(&pool[next]);
+		PREFETCH_WRITE(&w->t[next]);
+	t->cookie = cookie;
 	t->target = target;
-	wheel_link_rec(w, pool, i, e, x, 0);
 	TIMER_STAT_ADD(w->n_armed, 1);
 	TIMER_STAT_ADD(w->arms, 1);
+	wheel_link(w, i, e, x, 0);
 	return true;
 }
 
@@ -521,11 +460,10 @@ static inline void wheel_free_oneshot(struct timer_wheel *w, uint32_t i)
 
 static inline bool wheel_cancel_fast(struct timer_wheel *w, timer_handle_t h)
 {
-	uint32_t i = handle_index(h), sf;
-	struct timer *t = wheel_common(w, h, i, &sf);
+	uint32_t i = handle_index(h);
+	struct timer *t = wheel_common(w, h, i);
 	if (!t)
 		return false;
-	(void)sf; /* reading the level again measures 2 instructions fewer here */
 	wheel_unlink(w, i);
 	wheel_free_oneshot(w, i);
 	TIMER_STAT_ADD(w->cancels, 1);
@@ -536,22 +474,21 @@ static inline bool wheel_cancel_fast(struct timer_wheel *w, timer_handle_t h)
  * mod_timer shortcut); otherwise the timer moves to its new slot. */
 static inline bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns)
 {
-	uint32_t i = handle_index(h), sf;
-	struct timer *t = wheel_common(w, h, i, &sf);
+	uint32_t i = handle_index(h);
+	struct timer *t = wheel_common(w, h, i);
 	if (!t)
 		return false;
 	uint64_t e = to_tick(w, deadline_ns), x = e ^ w->cur;
 	if (unlikely(e <= w->cur || (x >> w->horizon_bits)))
 		return false;
-	uint32_t l = (uint8_t)sf >> TS_LEVEL_SHIFT;
-	bool same = level_of_x(x) == l && digit(e, l) == sf >> (8 + TF_SLOT_SHIFT);
-	w->lo[i] = (uint32_t)e;
-	if (!same) {
-		struct timer *pool = w->t;
-		wheel_unlink_at(w, pool, i, l);
-		wheel_link_rec(w, pool, i, e, x, 0);
-	}
 	TIMER_STAT_ADD(w->rearms, 1);
+	uint32_t l = timer_level(t);
+	if (level_of_x(x) == l && digit(e, l) == digit(t->expiry, l)) {
+		t->expiry = e;
+		return true;
+	}
+	wheel_unlink(w, i);
+	wheel_link(w, i, e, x, 0);
 	return true;
 }
 

@@ -1,5 +1,5 @@
 /* The hierarchical timing wheel: levels of 64 slots (6 bits of ticks each),
- * a bitmap per level, a preallocated pool of 28-byte timers linked by index,
+ * a bitmap per level, a preallocated pool of 32-byte timers linked by index,
  * and two skiplists (timer_skiplist.c) for far and precise deadlines.
  *
  * Placement (as William Ahern's timeout.c and VPP's tw_timer do, in our own
@@ -88,38 +88,20 @@ static inline bool beyond_horizon(const struct timer_wheel *w, uint64_t e)
 	return ((e ^ w->cur) >> w->horizon_bits) != 0;
 }
 
-/* A due timer's lo: its expiry (tick, or ns when precise) clamped to
- * LO_DUE_WINDOW before ref (cur, or now_ns), so that due_expiry rebuilds
- * it from a ref that only grows. */
-static inline void set_due_lo(struct timer_wheel *w, uint32_t i, uint64_t e, uint64_t ref)
-{
-	w->lo[i] = (uint32_t)(ref - e < LO_DUE_WINDOW ? e : ref - LO_DUE_WINDOW);
-}
-
-static inline uint64_t due_expiry(const struct timer_wheel *w, uint32_t i, uint64_t ref)
-{
-	return ref - (uint32_t)((uint32_t)ref - w->lo[i]);
-}
-
-static inline __attribute__((always_inline)) void make_due_inline(struct timer_wheel *w, uint32_t i, uint32_t head)
+static void make_due(struct timer_wheel *w, uint32_t i, uint32_t head)
 {
 	w->t[i].state = TS_DUE;
 	list_add(w->t, head, i);
 	TIMER_STAT_ADD(w->n_due, 1);
 }
 
-static void make_due(struct timer_wheel *w, uint32_t i, uint32_t head)
-{
-	make_due_inline(w, i, head);
-}
-
-/* Put timer i (expiry tick e) where it belongs relative to cur. Fails
+/* Put timer i (expiry tick set) where it belongs relative to cur. Fails
  * only when it needs the far skiplist and that is full. */
-static int place(struct timer_wheel *w, uint32_t i, uint64_t e)
+static int place(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *t = &w->t[i];
+	uint64_t e = t->expiry;
 	if (e <= w->cur) {
-		set_due_lo(w, i, e, w->cur);
 		make_due(w, i, due_head(w));
 		return 0;
 	}
@@ -136,10 +118,12 @@ static int place(struct timer_wheel *w, uint32_t i, uint64_t e)
 static int place_deadline(struct timer_wheel *w, uint32_t i, uint64_t deadline_ns)
 {
 	struct timer *t = &w->t[i];
-	if (!(t->flags & TF_PRECISE))
-		return place(w, i, to_tick(w, deadline_ns));
+	if (!(t->flags & TF_PRECISE)) {
+		t->expiry = to_tick(w, deadline_ns);
+		return place(w, i);
+	}
+	t->expiry = deadline_ns;
 	if (deadline_ns <= w->now_ns) {
-		set_due_lo(w, i, deadline_ns, w->now_ns);
 		make_due(w, i, due_head(w));
 		return 0;
 	}
@@ -153,7 +137,7 @@ static int place_deadline(struct timer_wheel *w, uint32_t i, uint64_t deadline_n
 static void unlink_timer(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *t = &w->t[i];
-	switch (timer_state(t)) {
+	switch (t->state) {
 	case TS_WHEEL:
 		wheel_unlink(w, i);
 		break;
@@ -175,7 +159,7 @@ static void unlink_timer(struct timer_wheel *w, uint32_t i)
  * nothing). */
 static bool needs_node(const struct timer_wheel *w, const struct timer *t, uint64_t deadline_ns)
 {
-	if (timer_state(t) == TS_FAR || timer_state(t) == TS_PRECISE)
+	if (t->state == TS_FAR || t->state == TS_PRECISE)
 		return false;
 	if (t->flags & TF_PRECISE)
 		return deadline_ns > w->now_ns;
@@ -190,7 +174,7 @@ static struct timer *lookup(struct timer_wheel *w, timer_handle_t h, uint32_t *i
 	if (handle_shard(h) != w->shard || i >= w->cap)
 		return NULL;
 	struct timer *t = &w->t[i];
-	if (t->gen != handle_gen(h) || timer_state(t) == TS_FREE || timer_state(t) == TS_RETIRED)
+	if (t->gen != handle_gen(h) || t->state == TS_FREE || t->state == TS_RETIRED)
 		return NULL;
 	*index = i;
 	return t;
@@ -202,7 +186,7 @@ static int setup(struct timer_wheel *w, uint32_t i, const struct wheel_arm_args 
 	uint32_t p = NIL;
 	if (a->period_ns && (p = per_alloc(w)) == NIL)
 		return -ENOSPC;
-	w->ck[i] = a->cookie;
+	t->cookie = a->cookie;
 	t->flags = (uint8_t)(a->flags | (p != NIL ? TF_PERIODIC : 0));
 	t->target = a->target;
 	if (p != NIL) {
@@ -245,7 +229,7 @@ int wheel_arm_reserved(struct timer_wheel *w, timer_handle_t h, const struct whe
 	if (handle_shard(h) != w->shard || i < w->foreign_start || i >= w->cap)
 		return -EINVAL;
 	struct timer *t = &w->t[i];
-	if (timer_state(t) != TS_FREE || t->gen != handle_gen(h))
+	if (t->state != TS_FREE || t->gen != handle_gen(h))
 		return -EINVAL;
 	int rc = setup(w, i, a);
 	if (rc) {
@@ -291,11 +275,12 @@ int wheel_rearm(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns, u
 			p->period_ns = period_ns;
 	}
 	/* Same slot: only the expiry changes (Linux's mod_timer shortcut). */
-	if (timer_state(t) == TS_WHEEL && !(t->flags & TF_PRECISE)) {
+	if (t->state == TS_WHEEL && !(t->flags & TF_PRECISE)) {
 		uint64_t e = to_tick(w, deadline_ns);
 		uint32_t l = timer_level(t);
-		if (e > w->cur && !beyond_horizon(w, e) && level_of_x(e ^ w->cur) == l && digit(e, l) == timer_slot(t)) {
-			w->lo[i] = (uint32_t)e;
+		if (e > w->cur && !beyond_horizon(w, e) && level_of_x(e ^ w->cur) == l &&
+		    digit(e, l) == digit(t->expiry, l)) {
+			t->expiry = e;
 			return 0;
 		}
 	}
@@ -317,63 +302,34 @@ static uint64_t slots_passed(uint64_t cur, uint64_t t, uint32_t l)
 	return ((2ull << hi) - 1) & ~((2ull << lo) - 1);
 }
 
-/* Timer i (expiry e: a tick, or ns when precise) expires in this run. */
-static void expire_now(struct timer_wheel *w, uint32_t i, uint64_t e)
+static void expire_now(struct timer_wheel *w, uint32_t i)
 {
-	if (w->t[i].flags & TF_PRECISE)
-		set_due_lo(w, i, e, w->now_ns);
-	else
-		set_due_lo(w, i, e, w->cur);
 	make_due(w, i, expired_head(w));
 }
 
 /* Detach one slot and send each of its timers on: due ones to the
- * expired list, the others one level down (or more). Their expiries are
- * old's digits above l, the slot's digit and lo's digits below l. A due
- * timer's lo is its expiry's low bits already; only an advance of
- * LO_DUE_WINDOW ticks or more (clamp) can leave one further behind. */
-static inline __attribute__((always_inline)) void drain_slot_as(struct timer_wheel *w, uint32_t l, uint32_t s,
-								uint64_t old, uint64_t t_now, bool clamp)
+ * expired list, the others one level down (or more). */
+static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t t_now)
 {
 	struct timer *pool = w->t;
 	uint32_t h = slot_head(w, l, s), eh = expired_head(w);
 	uint32_t i = pool[h].next, last = pool[h].prev, n = 1;
-	uint32_t low_bits = SLOT_BITS * l;
-	uint64_t low_mask = (1ull << low_bits) - 1;
-	uint64_t base = (old >> (low_bits + SLOT_BITS) << (low_bits + SLOT_BITS)) | (uint64_t)s << low_bits;
-	uint32_t *lo = w->lo;
 	list_init(pool, h);
 	w->occupied[l] &= ~(1ull << s);
 	for (;; n++) {
 		struct timer *t = &pool[i];
 		uint32_t next = t->next;
-		uint64_t e = base | (lo[i] & low_mask);
+		uint64_t e = t->expiry;
 		PREFETCH_WRITE(&pool[next]); /* the walk's misses overlap the placing */
-		PREFETCH_READ(&lo[next]);
-		if (e <= t_now) {
-			if (clamp)
-				set_due_lo(w, i, e, t_now);
-			make_due_inline(w, i, eh);
-		} else { /* cur is t_now already: a lower level, within the horizon;
-			  * lo is (uint32_t)e already (the same digits) */
-			wheel_link_rec(w, pool, i, e, e ^ t_now, t->flags & TF_KIND);
-		}
+		if (e <= t_now)
+			make_due(w, i, eh);
+		else /* cur is t_now already: a lower level, within the horizon */
+			wheel_link(w, i, e, e ^ t_now, t->flags & TF_KIND);
 		if (i == last)
 			break;
 		i = next;
 	}
 	TIMER_STAT_SUB(w->n_level[l], n);
-}
-
-static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t old, uint64_t t_now)
-{
-	drain_slot_as(w, l, s, old, t_now, false);
-}
-
-static __attribute__((noinline)) void drain_slot_clamped(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t old,
-							 uint64_t t_now)
-{
-	drain_slot_as(w, l, s, old, t_now, true);
 }
 
 /* Level by level from the bottom: timers that move down land on levels
@@ -388,10 +344,7 @@ static void advance_wheel(struct timer_wheel *w, uint64_t t_now)
 		while (bits) {
 			uint32_t s = (uint32_t)__builtin_ctzll(bits);
 			bits &= bits - 1;
-			if (likely(t_now - old < LO_DUE_WINDOW))
-				drain_slot(w, l, s, old, t_now);
-			else
-				drain_slot_clamped(w, l, s, old, t_now);
+			drain_slot(w, l, s, t_now);
 		}
 	}
 }
@@ -408,9 +361,9 @@ static void migrate_far(struct timer_wheel *w)
 			break;
 		skip_remove(w, &w->far, n);
 		if (e <= w->cur)
-			expire_now(w, i, e);
+			expire_now(w, i);
 		else
-			place(w, i, e);
+			place(w, i);
 	}
 }
 
@@ -419,9 +372,8 @@ static void expire_precise(struct timer_wheel *w)
 	uint32_t n;
 	while ((n = skip_first(w, &w->precise)) != NIL && w->sn[n].key <= w->now_ns) {
 		uint32_t i = w->sn[n].timer;
-		uint64_t d = w->sn[n].key;
 		skip_remove(w, &w->precise, n);
-		expire_now(w, i, d);
+		expire_now(w, i);
 	}
 }
 
@@ -490,21 +442,19 @@ static void next_period(struct timer_wheel *w, uint32_t i)
 uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *target, uint32_t max)
 {
 	struct timer *pool = w->t;
-	const uint64_t *ck = w->ck;
 	uint32_t h = expired_head(w), i = pool[h].next, n = 0, bucket = 0;
-	uint64_t last_fire = UINT64_MAX, cur = w->cur, now = w->now_ns;
+	uint64_t last_fire = UINT64_MAX;
 	for (; n < max && i != h; n++) {
 		struct timer *t = &pool[i];
 		uint32_t next = t->next;
 		PREFETCH_WRITE(&pool[next]);
-		PREFETCH_READ(&ck[next]);
-		uint64_t fire_ns = (t->flags & TF_PRECISE) ? due_expiry(w, i, now) : due_expiry(w, i, cur) * w->tick_ns;
+		uint64_t fire_ns = (t->flags & TF_PRECISE) ? t->expiry : t->expiry * w->tick_ns;
 		if (fire_ns != last_fire) {
 			last_fire = fire_ns;
 			bucket = late_bucket(w, fire_ns);
 		}
 		TIMER_STAT_ADD(w->late[bucket], 1);
-		ev[n].cookie = ck[i];
+		ev[n].cookie = t->cookie;
 		ev[n].handle = make_handle(w, i, t->gen);
 		if (t->flags & TF_PERIODIC) {
 			target[n] = w->per[t->target].target;
@@ -543,15 +493,11 @@ uint64_t wheel_next_ticks(const struct timer_wheel *w)
 static int alloc_pools(struct timer_wheel *w, uint32_t n_entries)
 {
 	w->t = aligned_alloc(64, ROUND_UP((size_t)n_entries * sizeof(struct timer), 64));
-	w->ck = aligned_alloc(64, ROUND_UP(MAX((size_t)w->cap, 1) * sizeof(uint64_t), 64));
-	w->lo = aligned_alloc(64, ROUND_UP(MAX((size_t)w->cap, 1) * sizeof(uint32_t), 64));
 	w->sn = aligned_alloc(64, ((size_t)w->sn_cap + 2) * sizeof(struct skip_node));
 	w->per = calloc(MAX(w->per_cap, 1u), sizeof(struct timer_periodic));
-	if (!w->t || !w->ck || !w->lo || !w->sn || !w->per)
+	if (!w->t || !w->sn || !w->per)
 		return -ENOMEM;
 	memset(w->t, 0, (size_t)n_entries * sizeof(struct timer));
-	memset(w->ck, 0, (size_t)w->cap * sizeof(uint64_t));
-	memset(w->lo, 0, (size_t)w->cap * sizeof(uint32_t));
 	return 0;
 }
 
@@ -584,7 +530,6 @@ int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t
 	w->horizon_bits = SLOT_BITS * levels;
 	w->late_q = tick_ns / 4;
 	w->shard = shard;
-	w->shard_bits = shard << HANDLE_SHARD_SHIFT;
 	w->sn_cap = max_skiplist;
 	w->per_cap = max_periodic;
 	w->now_ns = now_ns;
@@ -607,13 +552,9 @@ int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t
 void wheel_fini(struct timer_wheel *w)
 {
 	free(w->t);
-	free(w->ck);
-	free(w->lo);
 	free(w->sn);
 	free(w->per);
 	w->t = NULL;
-	w->ck = NULL;
-	w->lo = NULL;
 	w->sn = NULL;
 	w->per = NULL;
 }
@@ -621,13 +562,11 @@ void wheel_fini(struct timer_wheel *w)
 void wheel_memory(const struct timer_wheel *w, struct timer_memory *mem)
 {
 	size_t n_heads = (size_t)w->levels * SLOTS + 3;
-	size_t cap = MAX((size_t)w->cap, 1);
-	size_t pool = ROUND_UP(((size_t)w->cap + n_heads) * sizeof(struct timer), 64) +
-		      ROUND_UP(cap * sizeof(uint64_t), 64) + ROUND_UP(cap * sizeof(uint32_t), 64);
-	size_t timers = (size_t)w->cap * TIMER_ENTRY_BYTES;
+	size_t pool = ROUND_UP(((size_t)w->cap + n_heads) * sizeof(struct timer), 64);
+	size_t timers = (size_t)w->cap * sizeof(struct timer);
 	mem->timers += timers;
-	mem->heads += pool - timers + sizeof(*w); /* the arrays' rounding goes with the heads */
+	mem->heads += pool - timers + sizeof(*w); /* the pool's rounding goes with the heads */
 	mem->skiplist += ((size_t)w->sn_cap + 2) * sizeof(struct skip_node);
 	mem->periodic += MAX(w->per_cap, 1u) * sizeof(struct timer_periodic);
-	mem->entry_bytes = TIMER_ENTRY_BYTES;
+	mem->entry_bytes = sizeof(struct timer);
 }

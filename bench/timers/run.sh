@@ -186,7 +186,7 @@ awk -v hz="$hz" -v sizes="$SIZES" -v nsize="$NATIVE_SIZE" -v before="${before_la
 	}' "$out/medians"
 
 # Where sluice's bytes per timer go (deterministic: round 1's lines).
-echo "sluice memory per armed timer by part (bytes / N; entry = a timer's record + cookie + expiry's low half):"
+echo "sluice memory per armed timer by part (bytes / N; entry = one pool record):"
 awk '/^sluice_memory / { line = "  "; for (i = 2; i <= NF; i++) line = line " " $i; print line }' "$out/sluice.1"
 
 # ---- cross-check and sluice-only figures (not in QUICK) -------------------------
