@@ -613,6 +613,86 @@ START_TEST(test_slot_bitmap)
 }
 END_TEST
 
+/* The top levels of a 6-level wheel (the reference test's wheel has 3):
+ * one timer per level and three at the top, re-armed within a top-level
+ * slot, to another one whose digit has the same low two bits (what a
+ * 32-bit copy of the expiry holds of it: the three-array layout of
+ * docs/timers.md kept only that) and to another one, each fires exactly at
+ * its tick after jumps of up to 2^35 ticks. Then one timer per level, passed
+ * by one jump across a 2^36 boundary, all fire in that run; two top-level
+ * timers passed by more than 2^31 ticks land in the last late bucket. */
+#define TOP_N 8
+START_TEST(test_top_levels)
+{
+	const uint64_t cur0 = 0x5a5a5a5aull; /* digits 26, 41, 37, 26, 22, 1 */
+	static const uint64_t ahead[] = { 5, 70, 5000, 300000, 20000000, (1ull << 30) + 12345, (1ull << 34) + 999,
+					  (5ull << 30) + 7 /* digit 5: 6 */ };
+	_Static_assert(ARRAY_LEN(ahead) == TOP_N, "one handle each");
+	sim_now = cur0 * TICK;
+	struct timer_service *ts = sim_service(6, 16);
+	struct count c = { 0 };
+	int tg = timer_target_callback(ts, on_count, &c);
+	timer_handle_t h[TOP_N];
+	uint64_t key[TOP_N];
+	for (uint32_t k = 0; k < TOP_N; k++) {
+		key[k] = (cur0 + ahead[k]) * TICK;
+		ck_assert_int_eq(timer_arm(ts, &(struct timer_spec){ .deadline_ns = key[k], .cookie = k, .target = (uint16_t)tg },
+					   &h[k]),
+				 0);
+	}
+	struct timer_stats st;
+	timer_stats(ts, &st);
+	for (uint32_t l = 0; l < 6; l++)
+		ck_assert_uint_ge(st.armed_level[l], 1);
+	ck_assert_uint_eq(st.armed_level[5], 3);
+	/* 5 within its slot; 6 to another top slot; 7 from digit 6 to digit
+	 * 2 (6 & 3 == 2 & 3: lo alone cannot tell the slots apart). */
+	key[5] += 77 * TICK;
+	key[6] = (cur0 + (3ull << 33) + 4321) * TICK;
+	key[7] = (cur0 + (1ull << 30) + 20000) * TICK;
+	for (uint32_t k = 5; k < TOP_N; k++)
+		ck_assert_int_eq(timer_rearm(ts, h[k], key[k], 0), 0);
+	timer_stats(ts, &st);
+	ck_assert_uint_eq(st.armed_level[5], 3);
+	static const uint32_t order[TOP_N] = { 0, 1, 2, 3, 4, 5, 7, 6 };
+	for (uint32_t j = 0; j < TOP_N; j++) {
+		uint32_t k = order[j];
+		timer_advance(ts, sim_now = key[k] - 1);
+		ck_assert_msg(c.n == j, "timer %u: %u fired before its tick", k, c.n);
+		timer_advance(ts, sim_now = key[k]);
+		ck_assert_msg(c.n == j + 1, "timer %u: %u fired at its tick", k, c.n);
+		ck_assert_uint_eq(c.last_cookie, k);
+		ck_assert_uint_eq(c.last_handle, h[k]);
+	}
+	/* One per level again, then one jump to just past the next 2^36
+	 * boundary: every slot drained has other high digits than the run's. */
+	uint64_t cur1 = sim_now / TICK;
+	for (uint32_t k = 0; k < TOP_N; k++)
+		ck_assert_int_eq(timer_arm(ts, &(struct timer_spec){ .deadline_ns = (cur1 + ahead[k]) * TICK, .cookie = k,
+								       .target = (uint16_t)tg },
+					   &h[k]),
+				 0);
+	uint64_t past = (((cur1 + (1ull << 35)) >> 36) + 1) << 36;
+	ck_assert_uint_eq(timer_advance(ts, sim_now = (past + 3) * TICK), TOP_N);
+	ck_assert_uint_eq(c.n, 2 * TOP_N);
+	/* Two top-level timers, then one jump 2^32 + 5 ticks past the first. */
+	uint64_t cur2 = sim_now / TICK, late0[TIMER_LATE_BUCKETS];
+	timer_stats(ts, &st);
+	memcpy(late0, st.late, sizeof(late0));
+	for (uint32_t k = 0; k < 2; k++)
+		ck_assert_int_eq(timer_arm(ts, &(struct timer_spec){ .deadline_ns = (cur2 + (1ull << 30) + k) * TICK,
+								       .cookie = 100 + k, .target = (uint16_t)tg },
+					   &h[k]),
+				 0);
+	ck_assert_uint_eq(timer_advance(ts, sim_now = (cur2 + (1ull << 30) + (1ull << 32) + 5) * TICK), 2);
+	ck_assert_uint_eq(c.n, 2 * TOP_N + 2);
+	timer_stats(ts, &st);
+	ck_assert_uint_eq(st.late[TIMER_LATE_BUCKETS - 1], late0[TIMER_LATE_BUCKETS - 1] + 2);
+	ck_assert_uint_eq(st.armed_total, 0);
+	timer_service_destroy(ts);
+}
+END_TEST
+
 /* ---- periodic ---- */
 
 struct per_ctl {
@@ -927,6 +1007,7 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, test_handles);
 	tcase_add_test(tc, test_late_buckets);
 	tcase_add_test(tc, test_slot_bitmap);
+	tcase_add_test(tc, test_top_levels);
 	tcase_add_test(tc, test_periodic);
 	tcase_add_test(tc, test_batches);
 	tcase_add_test(tc, test_memory);
