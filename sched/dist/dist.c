@@ -122,7 +122,7 @@ static void release_lines(struct dist *d, uint32_t w, const struct handoff_line 
 
 /* Release worker w's copies of its lines up to line number `upto` (free-
  * running), in at most two contiguous pieces of the copy ring. */
-static void release_sent(struct dist *d, uint32_t w, uint32_t upto)
+static inline __attribute__((always_inline)) void release_sent(struct dist *d, uint32_t w, uint32_t upto)
 {
 	struct dist_tx *tx = &d->tx[w];
 	while (tx->sent_done != upto) {
