@@ -29,9 +29,10 @@ void dist_config_default(struct dist_config *c)
 
 /* Holder "distributor": per worker, its ring to the worker, its backlog,
  * and the ordered packets it handed back (ring and staged line); then the
- * reorder window's packets and those to be sent unordered. The return
- * rings carry indices of packets already finished (freed or sent), so they
- * hold nothing. */
+ * reorder window's packets and those to be sent unordered. The copies of
+ * the lines out (dist_tx.sent) are of packets counted where they are (a
+ * ring, a worker) or already finished (freed or sent), so they hold
+ * nothing. */
 static void dist_holder(void *ctx, struct buffer_tally *t)
 {
 	const struct dist *d = ctx;
