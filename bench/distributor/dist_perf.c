@@ -1,7 +1,7 @@
 /* Distributor cycles per packet, measured the way DPDK 22.11's
  * distributor_perf_autotest measures rte_distributor's burst mode: the main
  * thread hands the same 64 packets (flow tags 0..63) to the workers CALLS
- * times; each worker takes its lines and hands them back at its next poll
+ * times; each worker takes its lines and reports them done at its next poll
  * (its "graph" does nothing). The figure is TSC ticks spent in the
  * distributor loop per packet handed, over the whole timed loop (a mean, as
  * DPDK's "Time per packet" is total ticks / packets), waiting for room
@@ -13,14 +13,18 @@
  * ever dropped, and the waiting is timed, as DPDK's is.
  *
  * The hand-back: a sluice worker's next dist_worker_poll reports its batch
- * complete by sending the same lines (packet indices and tags) back through
- * its return ring, and dist_process/dist_flush harvest them (each packet's
- * flow-table count released). DPDK's worker writes the packets back into
- * its return cache line (rte_distributor_get_pkt's oldpkt) and process()
- * stores each into a 128-entry circular returns array, which the autotest
- * never reads in the timed loop (it clears it after). What differs: sluice
- * hands no returned index to its caller (no rte_distributor_returned_pkts);
- * it updates the flow table per returned packet instead.
+ * complete by adding its number of lines to a counter, and
+ * dist_process/dist_flush harvest the count: each packet of those lines
+ * has its flow-table count released, from the distributor's own copy of
+ * the line (lines complete in the order they were published). DPDK's
+ * worker writes the packets back into its return cache line
+ * (rte_distributor_get_pkt's oldpkt) and process() stores each into a
+ * 128-entry circular returns array, which the autotest never reads in the
+ * timed loop (it clears it after). What differs: no packet index travels
+ * back on sluice's side (a count does) and sluice hands no returned index
+ * to its caller (no rte_distributor_returned_pkts for atomic packets); it
+ * updates the flow table per completed packet instead. Ordered packets
+ * (--type ordered) are handed back one by one (dist_worker_return).
  *
  *   sluice-bench-distributor [--workers N] [--calls C] [--warmup W]
  *                            [--backlog B] [--ring-lines L] [--poll-max P]

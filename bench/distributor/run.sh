@@ -28,10 +28,12 @@
 #                warm-up (DPDK has none), vs rte_distributor burst. At
 #                ring-lines 1 sluice hands lines through one-line
 #                mailboxes (the line's count its full/empty word, as
-#                DPDK's flag bits in its cache lines). The hand-back: sluice's worker returns the same lines (indices
-#                and tags) at its next poll and dist_process harvests them
-#                (each packet's flow-table count released); DPDK's process()
-#                also copies each returned mbuf into its 128-entry returns
+#                DPDK's flag bits in its cache lines). The hand-back:
+#                sluice's worker reports the lines it finished by count at
+#                its next poll and dist_process releases each of their
+#                packets' flow-table counts from its own copy of the line;
+#                DPDK's worker writes each mbuf back into its return line
+#                and process() copies each into its 128-entry returns
 #                array (never read by the test's timed loop). sluice has no
 #                returned-packets API for atomic packets: the row says so.
 #   deeper rings sluice's defaults (64 lines + backlog 64 per worker, 256
@@ -118,7 +120,7 @@ else
 	memory="DPDK 2 MB hugepages (--in-memory); sluice's distributor state on the heap (4 KB pages)"
 	mem_differs="memory: DPDK on 2 MB hugepages, sluice on 4 KB pages (DPDK_MEM_MODE=huge)"
 fi
-handback="hand-back: DPDK's process() also copies each returned mbuf into its 128-entry returns array; sluice harvests the returned lines (flow-table counts) and hands no index to its caller"
+handback="hand-back: DPDK's worker writes each mbuf back into its return line and process() copies each into its 128-entry returns array; sluice's worker reports a count of lines, the distributor releases each packet's flow-table count from its own copy of the line and hands no index to its caller"
 
 # sluice NAME BUILD ARGS...: one run, its mean ticks/packet appended to $out/NAME.
 sluice() {

@@ -203,6 +203,6 @@ static const struct node_reg distributor_flush_node = {
 	.n_next = DISTRIBUTOR_FLUSH_N_NEXT,
 	.next_nodes = { [DISTRIBUTOR_FLUSH_NEXT_INTERFACE_OUTPUT] = "interface-output" },
 	.default_state = NODE_STATE_DISABLED,
-	.can_sleep = true, /* workers' completions kick it through the return rings */
+	.can_sleep = true, /* dist_idle: not while a worker holds packets (completions are counted, not kicked) */
 };
 NODE_REGISTER(distributor_flush_node)

@@ -44,27 +44,36 @@ static inline bool owned_by(uint32_t e, uint32_t w1)
 	return ((e & 0xffffffu) - (w1 << 16 | 1)) < DIST_E_COUNT_MASK;
 }
 
-/* Release one completed packet of worker w (owner byte w + 1). */
-static inline void release_tag(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_t tag)
+/* A completion for a tag worker w does not own: a bug, counted. */
+static __attribute__((noinline, cold)) void bad_return(struct dist *d)
+{
+	d->bad_returns++;
+}
+
+/* Release one completed packet of worker w (owner byte w1); returns 1
+ * when it was the flow's last packet out (the tag is free now). */
+static inline uint32_t release_tag(struct dist *d, uint32_t w1, uint16_t tag)
 {
 	uint32_t *e = &d->table[tag & HANDOFF_TAG_MASK];
-	if (unlikely(!owned_by(*e, w1))) {
-		d->bad_returns++;
-		return;
+	uint32_t v = *e;
+	if (unlikely(!owned_by(v, w1))) {
+		bad_return(d);
+		return 0;
 	}
-	uint32_t v = *e - 1;
+	v--;
 	if ((v & DIST_E_COUNT_MASK) == 0) {
-		v &= 0xff000000u; /* nobody owns it; the last owner stays */
-		tx->flows--;
+		*e = v & 0xff000000u; /* nobody owns it; the last owner stays */
+		return 1;
 	}
 	*e = v;
+	return 0;
 }
 
 /* One completed (or taken back) packet of worker w, whatever its type. */
 static void release_one(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_t tag)
 {
 	if (!(tag & DIST_TAG_SPREAD)) {
-		release_tag(d, tx, w1, tag);
+		tx->flows -= release_tag(d, w1, tag);
 		return;
 	}
 	tx->spread_in_flight--;
@@ -72,24 +81,27 @@ static void release_one(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_
 		dist_window_done(d, tag);
 }
 
-/* Completed lines of worker w, as they came back: one pass, the counters
- * once. Inlined twice: lines of atomic packets only (no ordered or
- * parallel packet out) release tags straight, the rest out of line. */
+/* Completed lines of worker w, oldest first: one pass, the counters once.
+ * Inlined twice: lines of atomic packets only (no ordered or parallel
+ * packet out) release tags straight, the rest out of line. */
 __attribute__((always_inline)) static inline void release_lines_as(struct dist *d, uint32_t w,
 								   const struct handoff_line *lines, uint32_t n_lines,
 								   bool typed)
 {
 	struct dist_tx *tx = &d->tx[w];
-	uint32_t n = 0;
+	uint32_t n = 0, freed = 0;
 	for (uint32_t l = 0; l < n_lines; l++) {
-		for (uint32_t s = 0; s < lines[l].n; s++) {
+		const uint16_t *tag = lines[l].tag;
+		uint32_t cnt = lines[l].n; /* once: the table's stores may alias a byte */
+		for (uint32_t s = 0; s < cnt; s++) {
 			if (typed)
-				release_one(d, tx, w + 1, lines[l].tag[s]);
+				release_one(d, tx, w + 1, tag[s]);
 			else
-				release_tag(d, tx, w + 1, lines[l].tag[s]);
+				freed += release_tag(d, w + 1, tag[s]);
 		}
-		n += lines[l].n;
+		n += cnt;
 	}
+	tx->flows -= freed;
 	tx->in_flight -= n;
 	tx->st.returned += n;
 }
@@ -108,33 +120,45 @@ static void release_lines(struct dist *d, uint32_t w, const struct handoff_line 
 		release_lines_as(d, w, lines, n_lines, false);
 }
 
-/* Harvest every worker's completions; returns packets released. With
- * ordered packets out, a worker's completions are read first, then what it
- * handed back (all of it enqueued before those completions were), and only
- * then are the completed sequence numbers marked done. */
+/* Release worker w's copies of its lines up to line number `upto` (free-
+ * running), in at most two contiguous pieces of the copy ring. */
+static inline __attribute__((always_inline)) void release_sent(struct dist *d, uint32_t w, uint32_t upto)
+{
+	struct dist_tx *tx = &d->tx[w];
+	while (tx->sent_done != upto) {
+		uint32_t i = tx->sent_done & tx->sent_mask;
+		uint32_t k = MIN(upto - tx->sent_done, tx->sent_mask + 1 - i);
+		release_lines(d, w, tx->sent + i, k);
+		tx->sent_done += k;
+	}
+}
+
+/* Harvest worker w's completions: the lines it reported since the last
+ * look. With ordered packets out, the count is read first, then what it
+ * handed back (all of it enqueued before it counted those lines), and only
+ * then are the completed sequence numbers marked done. Returns packets
+ * released. */
+static inline uint32_t harvest_worker(struct dist *d, uint32_t w)
+{
+	struct dist_tx *tx = &d->tx[w];
+	uint32_t done = __atomic_load_n(&d->rx[w].done_lines, __ATOMIC_ACQUIRE);
+	if (done == tx->sent_done)
+		return 0;
+	uint32_t before = tx->in_flight;
+	if (d->win.head != d->win.next)
+		dist_window_drain(d, w);
+	release_sent(d, w, done);
+	tx->last_return_ticks = call_ticks(d);
+	return before - tx->in_flight;
+}
+
+/* Harvest every worker's completions; returns packets released. */
 static uint32_t harvest(struct dist *d)
 {
-	struct handoff_line lines[DIST_WORKER_BATCH_LINES];
 	uint32_t total = 0;
-	for (uint32_t w = 0; w < d->n_workers; w++) {
-		struct dist_tx *tx = &d->tx[w];
-		if (!tx->in_flight)
-			continue;
-		uint32_t before = tx->in_flight, k;
-		while ((k = handoff_dequeue_lines(tx->ret, lines, DIST_WORKER_BATCH_LINES)) != 0) {
-			if (d->win.head != d->win.next)
-				dist_window_drain(d, w);
-			release_lines(d, w, lines, k);
-			/* Fewer than asked: that look emptied the ring; another
-			 * would only read the worker's index (or line) again. */
-			if (k < DIST_WORKER_BATCH_LINES)
-				break;
-		}
-		if (tx->in_flight != before) {
-			total += before - tx->in_flight;
-			tx->last_return_ticks = call_ticks(d);
-		}
-	}
+	for (uint32_t w = 0; w < d->n_workers; w++)
+		if (d->tx[w].in_flight)
+			total += harvest_worker(d, w);
 	return total;
 }
 
@@ -155,11 +179,22 @@ static __attribute__((noinline)) uint32_t publish(struct dist *d, struct dist_tx
 	 * says so: the one line this reads). */
 	if (unlikely(tx->one_line))
 		want = 1;
+	/* Every line out has its copy here: when the copies are full, the
+	 * worker has reported some (it cannot hold that many) and a harvest
+	 * frees them. */
+	uint32_t w = (uint32_t)(tx - d->tx);
+	if (unlikely(tx->sent_mask + 1 - (tx->sent_head - tx->sent_done) < want)) {
+		harvest_worker(d, w);
+		want = MIN(want, tx->sent_mask + 1 - (tx->sent_head - tx->sent_done));
+	}
 	for (uint32_t l = 0; l < full; l++)
 		tx->backlog[l].n = HANDOFF_LINE_SLOTS;
 	if (want > full)
 		tx->backlog[full].n = (uint8_t)part;
 	uint32_t taken = handoff_enqueue_lines(tx->ring, tx->backlog, want);
+	for (uint32_t l = 0; l < taken; l++)
+		tx->sent[(tx->sent_head + l) & tx->sent_mask] = tx->backlog[l];
+	tx->sent_head += taken;
 	uint32_t k = taken == want && want > full ? tx->n_backlog : taken * HANDOFF_LINE_SLOTS;
 	uint32_t held = full + (part != 0);
 	if (taken && taken < held) /* a full ring took part: keep the rest at the front, in order */
@@ -347,7 +382,8 @@ static inline __attribute__((always_inline)) uint32_t assign(struct dist *d, con
 				if (w1 && stage(d, w1, bi[c + i], tag)) {
 					struct dist_tx *tx = &d->tx[w1 - 1];
 					uint32_t last = DIST_E_LAST(*e);
-					tx->st.migrations += last && last != w1;
+					if (last != w1 && last) /* a branch: the sum cost 7 instructions */
+						tx->st.migrations++;
 					tx->flows++;
 					*e = w1 << 24 | w1 << 16 | 1;
 					goto placed;
@@ -413,10 +449,9 @@ uint32_t dist_flush(struct dist *d)
 	/* At one line in flight (ring_lines 1) a caller flushes to wait for
 	 * the worker to take its line: a staged line goes out first, as soon
 	 * as the worker's consumer index shows the ring empty, before the
-	 * completions are read from the return ring (a line the worker is
-	 * writing, one more cache-line miss on the round trip's path).
-	 * publish reads no flow-table entry, so the order changes nothing
-	 * else. */
+	 * worker's completion count is read (one more cache-line miss on the
+	 * round trip's path). publish reads no flow-table entry, so the order
+	 * changes nothing else. */
 	uint32_t n = 0;
 	d->now = 0;
 	for (uint32_t w = 0; w < d->n_workers; w++)
@@ -428,8 +463,10 @@ uint32_t dist_flush(struct dist *d)
 
 bool dist_idle(const struct dist *d)
 {
+	/* Completions kick nobody (a worker only counts them): while a
+	 * worker holds packets, this thread stays up to harvest them. */
 	for (uint32_t w = 0; w < d->n_workers; w++)
-		if (d->tx[w].n_backlog)
+		if (d->tx[w].n_backlog || d->tx[w].in_flight)
 			return false;
 	return d->win.next == d->win.head && !d->win.n_loose;
 }
@@ -462,7 +499,6 @@ uint32_t dist_flows_owned(const struct dist *d)
 
 uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 {
-	uint16_t tags[DIST_WORKER_BATCH];
 	uint32_t got = 0;
 	/* What each worker handed back goes into the window first (the worker
 	 * is gone: this thread may take its staged line), then what it took
@@ -473,22 +509,27 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 		for (uint32_t s = 0; s < rx->ret_line.n; s++)
 			dist_window_place(d, rx->ret_line.bi[s], rx->ret_line.tag[s]);
 		rx->ret_line.n = 0;
-		release_lines(d, w, rx->lines + rx->first, rx->n_held);
+		__atomic_store_n(&rx->done_lines, rx->done_lines + rx->n_held, __ATOMIC_RELAXED);
 		rx->n_held = 0;
 	}
 	d->now = 0;
 	harvest(d);
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
-		/* Its ring, oldest first (the worker is gone, so this thread may
-		 * consume), then its backlog; each packet gives its tag back. */
-		uint32_t k;
-		while ((k = handoff_dequeue(tx->ring, bi + got, tags, MIN(max - got, (uint32_t)DIST_WORKER_BATCH))) != 0) {
-			for (uint32_t i = 0; i < k; i++)
-				release_one(d, tx, w + 1, tags[i]);
-			tx->in_flight -= k;
-			got += k;
+		/* What is left out is what its ring holds: each packet gives its
+		 * tag back (from the copies, as a completion, not counted as
+		 * returned), then the ring is taken, oldest first (the worker is
+		 * gone, so this thread may consume), then the backlog. */
+		if (tx->sent_done != tx->sent_head) {
+			uint64_t returned = tx->st.returned;
+			release_sent(d, w, tx->sent_head);
+			tx->st.returned = returned;
+			/* The count agrees again: nothing is out. */
+			__atomic_store_n(&d->rx[w].done_lines, tx->sent_head, __ATOMIC_RELAXED);
 		}
+		uint32_t k;
+		while ((k = handoff_dequeue(tx->ring, bi + got, NULL, MIN(max - got, (uint32_t)DIST_WORKER_BATCH))) != 0)
+			got += k;
 		k = MIN(max - got, tx->n_backlog);
 		for (uint32_t i = 0; i < k; i++) {
 			const struct handoff_line *l = &tx->backlog[i / HANDOFF_LINE_SLOTS];

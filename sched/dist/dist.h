@@ -8,7 +8,10 @@
  * processed, or finished but not yet reported). A packet whose tag is owned
  * goes to the owner; any other packet opens the flow on the least-loaded
  * worker. A tag is released only when its owner reports the last of those
- * packets complete, through a return ring in the same line format: DPDK's
+ * packets complete, by count: lines complete in the order they were
+ * published, so a worker adds the number of lines it finished to one
+ * counter and the distributor releases its own copies of them (no line
+ * travels back; the worker cannot report a tag it was not given). DPDK's
  * burst distributor forgets a slow worker's tags when it publishes the next
  * line (DPDK Programmer's Guide, "Distributor Library"); here nothing but a
  * completion releases one.
@@ -149,11 +152,13 @@ uint64_t dist_outstanding(const struct dist *d);
 
 /* The distributor thread may sleep (graph/sleep.c): nothing waits in a
  * backlog or in the reorder window, so whatever is left is at the workers,
- * whose completions kick it through the return rings. */
+ * whose completions are counted, not kicked: so also none of its packets is
+ * at a worker (this thread stays up to harvest them; a worker reports at its
+ * next poll, right after its dispatch loop). */
 bool dist_idle(const struct dist *d);
 
 /* Worker w may sleep: it holds no batch it could not report yet (a full
- * return ring), so the distributor's next lines kick it. */
+ * staged line of ordered packets), so the distributor's next lines kick it. */
 bool dist_worker_idle(const struct dist *d, uint32_t w);
 
 /* Packets worker w can still be given without a drop: free backlog slots. */
@@ -178,14 +183,12 @@ uint32_t dist_flows_owned(const struct dist *d);
 /* ---- worker w's thread ---- */
 
 /* Report the previous batch complete, then take up to max packets (whole
- * lines; max >= 8 to take any) into bi[]. Returns how many; 0 also when the
- * return ring is full and the previous batch could not yet be reported (try
- * again: the distributor drains it without waiting for anyone). tags, when
- * not NULL, receives the tags. */
+ * lines; max >= 8 to take any) into bi[]. Returns how many. Reporting never
+ * waits (a count). tags, when not NULL, receives the tags. */
 uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *tags, uint32_t max);
 
 /* Report the current batch complete without taking more (a worker that
- * stops). Returns 0, or -EAGAIN when the return ring was full: call again. */
+ * stops). Returns 0 (it cannot fail: -EAGAIN is no longer returned). */
 int dist_worker_done(struct dist *d, uint32_t w);
 
 /* Whether the batch worker w last polled holds ordered packets (their tags
@@ -211,7 +214,7 @@ struct dist_worker_stats {
 	uint64_t ordered;    /* of handed, ordered packets */
 	uint64_t parallel;   /* of handed, parallel packets */
 	uint64_t returned_ordered; /* ordered packets the worker handed back (its own count) */
-	uint64_t reorder_full;     /* ordered packets it sent itself, its return ring full */
+	uint64_t reorder_full;     /* ordered packets it sent itself, its reorder ring full */
 	uint32_t in_flight;  /* handed and not yet complete, backlog excluded */
 	uint32_t backlog;    /* staged at the distributor */
 	uint32_t flows;      /* tags owned */

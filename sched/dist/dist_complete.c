@@ -4,7 +4,6 @@
  * types"). The distributor thread's harvest (dist.c) reads what the
  * workers report here.
  */
-#include <errno.h>
 #include <string.h>
 
 #include "graph/node.h"
@@ -87,27 +86,23 @@ uint32_t dist_ordered_take(struct dist *d, uint32_t *bi, uint32_t max)
 
 /* ---- worker side ---- */
 
-/* Report the held batch; true when all of it went. The ordered packets
- * handed back go first, so that the distributor finds them before it
- * reads the completion. */
-static bool report(struct dist *d, uint32_t w)
+/* Report the held batch: the ordered packets handed back go first, so
+ * that the distributor finds them before it reads the count. */
+static void report(struct dist *d, uint32_t w)
 {
 	struct dist_rx *rx = &d->rx[w];
 	if (!rx->n_held)
-		return true;
+		return;
 	if (unlikely(rx->ret_line.n) && handoff_enqueue_lines(d->tx[w].reorder, &rx->ret_line, 1))
 		rx->ret_line.n = 0;
-	uint32_t k = handoff_enqueue_lines(d->tx[w].ret, rx->lines + rx->first, rx->n_held);
-	rx->first += k;
-	rx->n_held -= k;
-	return rx->n_held == 0;
+	__atomic_store_n(&rx->done_lines, rx->done_lines + rx->n_held, __ATOMIC_RELEASE);
+	rx->n_held = 0;
 }
 
 uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *tags, uint32_t max)
 {
 	struct dist_rx *rx = &d->rx[w];
-	if (unlikely(!report(d, w)))
-		return 0;
+	report(d, w);
 	uint32_t n_lines = handoff_dequeue_lines(d->tx[w].ring, rx->lines, MIN(max / HANDOFF_LINE_SLOTS,
 									      (uint32_t)DIST_WORKER_BATCH_LINES));
 	uint32_t n = 0;
@@ -123,7 +118,6 @@ uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *ta
 		flags |= line->flags;
 	}
 	rx->flags = flags;
-	rx->first = 0;
 	rx->n_held = n_lines;
 	if (n)
 		stat_add(&rx->polled, n);
@@ -132,7 +126,8 @@ uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *ta
 
 int dist_worker_done(struct dist *d, uint32_t w)
 {
-	return report(d, w) ? 0 : -EAGAIN;
+	report(d, w);
+	return 0;
 }
 
 bool dist_worker_idle(const struct dist *d, uint32_t w)

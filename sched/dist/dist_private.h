@@ -52,12 +52,16 @@ extern const char dist_match_vector_isa[]; /* "avx2", "sse4.2" or "scalar" */
  * it will be published in: staging writes a packet's index and tag straight
  * into its slot, and publishing copies whole 64-byte lines into the ring
  * (packet n of the backlog is slot n % 8 of line n / 8; a line's count is
- * set as it is published). */
+ * set as it is published) and into `sent`, this thread's copy of every
+ * line the worker has not yet reported complete. The worker reports by
+ * count (dist_rx.done_lines): lines complete in the order they were
+ * published, so the count says which copies to release, and no line
+ * travels back between the cores. */
 struct dist_tx {
 	/* Aligned to its power-of-two size: d->tx[w] is then a shift, not a
 	 * multiply (callgrind: one instruction a packet on the atomic path). */
 	alignas(DIST_TX_SIZE) struct handoff_ring *ring; /* to the worker */
-	struct handoff_ring *ret;              /* completions from it */
+	struct handoff_line *sent;             /* [sent_mask + 1] published, not yet released */
 	struct handoff_ring *reorder;          /* ordered packets it hands back */
 	struct handoff_line *backlog;          /* cfg.backlog / 8 lines */
 	uint32_t n_backlog;                    /* packets */
@@ -67,6 +71,9 @@ struct dist_tx {
 				    * completions take the atomic loop alone */
 	bool spread_staged;   /* the backlog may hold flagged lines */
 	bool one_line;        /* ring_lines 1: at most one line in the ring */
+	uint32_t sent_mask;
+	uint32_t sent_head;   /* lines published (free-running) */
+	uint32_t sent_done;   /* of those, released here (free-running) */
 	uint64_t last_return_ticks;
 	struct dist_worker_stats st; /* counters and levels, this thread's working copy */
 	/* The same, copied once per call for readers on other threads. */
@@ -79,11 +86,11 @@ _Static_assert(sizeof(struct dist_tx) == DIST_TX_SIZE, "struct dist_tx fills DIS
 #define DIST_WORKER_BATCH (DIST_WORKER_BATCH_LINES * HANDOFF_LINE_SLOTS)
 
 /* Worker w's side: the batch it holds, to be reported complete, as the
- * lines it came in; they go back unchanged (same indices, tags and counts)
- * through the return ring. */
+ * lines it came in. Reporting adds their number to done_lines (release),
+ * which the distributor thread reads (acquire) to release its copies. */
 struct dist_rx {
 	alignas(64) uint32_t n_held; /* lines of the batch not yet reported */
-	uint32_t first;              /* first of them in lines[] */
+	uint32_t done_lines;         /* lines reported complete (free-running; atomic) */
 	uint8_t flags;               /* DIST_LINE_* over the batch's lines */
 	uint64_t polled;             /* packets taken (read by any thread) */
 	uint64_t returned_ordered;   /* ordered packets handed back (read by any thread) */

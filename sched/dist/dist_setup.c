@@ -29,9 +29,10 @@ void dist_config_default(struct dist_config *c)
 
 /* Holder "distributor": per worker, its ring to the worker, its backlog,
  * and the ordered packets it handed back (ring and staged line); then the
- * reorder window's packets and those to be sent unordered. The return
- * rings carry indices of packets already finished (freed or sent), so they
- * hold nothing. */
+ * reorder window's packets and those to be sent unordered. The copies of
+ * the lines out (dist_tx.sent) are of packets counted where they are (a
+ * ring, a worker) or already finished (freed or sent), so they hold
+ * nothing. */
 static void dist_holder(void *ctx, struct buffer_tally *t)
 {
 	const struct dist *d = ctx;
@@ -58,7 +59,7 @@ void dist_free(struct dist *d)
 	buffer_holder_unregister(dist_holder, d);
 	for (uint32_t w = 0; d->tx && w < d->n_workers; w++) {
 		handoff_ring_free(d->tx[w].ring);
-		handoff_ring_free(d->tx[w].ret);
+		free(d->tx[w].sent);
 		handoff_ring_free(d->tx[w].reorder);
 		free(d->tx[w].backlog);
 	}
@@ -114,27 +115,26 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 		 * two lines back let it report that one while the one before
 		 * still waits for a harvest. */
 		tx->one_line = c->ring_lines == 1;
-		if (tx->one_line) {
-			tx->ring = handoff_mailbox_create(1, -1);
-			tx->ret = handoff_mailbox_create(2, -1);
-		} else {
-			tx->ring = handoff_ring_create(c->ring_lines, -1);
-			/* Room for everything the worker can hold, so that
-			 * reporting a batch normally never waits. */
-			tx->ret = handoff_ring_create(c->ring_lines + DIST_WORKER_BATCH_LINES, -1);
-		}
+		tx->ring = tx->one_line ? handoff_mailbox_create(1, -1) : handoff_ring_create(c->ring_lines, -1);
+		/* The copies of the lines out: the ring's, the batch the worker
+		 * holds, and as many again for those it reported that the next
+		 * harvest has not read (publish harvests when this is full). */
+		struct handoff_stats hs = { 0 };
+		if (tx->ring)
+			handoff_ring_stats(tx->ring, &hs);
+		uint32_t sent = 1;
+		while (sent < 2 * (hs.n_lines + DIST_WORKER_BATCH_LINES))
+			sent <<= 1;
+		tx->sent_mask = sent - 1;
+		tx->sent = aligned_alloc(64, sent * sizeof(struct handoff_line));
 		/* Ordered packets handed back wait there until the batch they
-		 * came in is harvested: at most the batches the return ring
-		 * holds plus the one being processed, in whole lines but for
-		 * one partial line per batch. So it cannot fill. */
-		struct handoff_stats hs;
-		if (tx->ret) {
-			handoff_ring_stats(tx->ret, &hs);
-			tx->reorder = handoff_ring_create(2 * (hs.n_lines + DIST_WORKER_BATCH_LINES), -1);
-		}
+		 * came in is harvested: at most the lines out plus the one being
+		 * processed, in whole lines but for one partial line per batch.
+		 * So it cannot fill. */
+		tx->reorder = handoff_ring_create(2 * (sent + DIST_WORKER_BATCH_LINES), -1);
 		size_t bl = d->cfg.backlog / HANDOFF_LINE_SLOTS * sizeof(struct handoff_line);
 		tx->backlog = aligned_alloc(64, bl);
-		if (!tx->ring || !tx->ret || !tx->reorder || !tx->backlog)
+		if (!tx->ring || !tx->sent || !tx->reorder || !tx->backlog)
 			goto oom;
 		memset(tx->backlog, 0, bl);
 	}

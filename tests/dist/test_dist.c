@@ -173,6 +173,62 @@ START_TEST(test_pinning_and_release)
 }
 END_TEST
 
+
+/* Completions by count: a worker reports the lines it finished, and the
+ * distributor releases the tags from its own copies, in the order the
+ * lines went out, over more lines than the copy ring holds at once (ring
+ * of 2 lines, batches of 1 line, 1000 rounds). While a worker holds
+ * packets the distributor thread is not idle (nothing would kick it for
+ * their completions); once they are harvested it is. */
+START_TEST(test_completion_by_count)
+{
+	struct dist_config c;
+	dist_config_default(&c);
+	c.n_workers = 1;
+	c.ring_lines = 2;
+	c.backlog = 16;
+	char err[128];
+	struct dist *d = dist_create(&c, err, sizeof(err));
+	ck_assert_ptr_nonnull(d);
+	uint32_t bi[8], got[8];
+	uint16_t tags[8], got_tags[8];
+	uint8_t as[8];
+	ck_assert(dist_idle(d));
+	for (uint32_t round = 0; round < 1000; round++) {
+		/* 5 packets, two of one flow and three others, new every round. */
+		for (uint32_t i = 0; i < 5; i++) {
+			bi[i] = round * 8 + i;
+			tags[i] = (uint16_t)((round * 4 + (i < 2 ? 0 : i)) & HANDOFF_TAG_MASK);
+		}
+		ck_assert_uint_eq(process(d, bi, tags, 5, as, NULL), 5);
+		ck_assert(!dist_idle(d)); /* published, at the worker */
+		ck_assert_uint_eq(dist_flows_owned(d), 4);
+		ck_assert_uint_eq(dist_worker_poll(d, 0, got, got_tags, 8), 5);
+		ck_assert_mem_eq(got, bi, 5 * sizeof(uint32_t));
+		ck_assert_mem_eq(got_tags, tags, 5 * sizeof(uint16_t));
+		dist_flush(d);
+		ck_assert(!dist_idle(d)); /* held, not reported */
+		ck_assert_uint_eq(dist_flows_owned(d), 4);
+		ck_assert_uint_eq(dist_flow_owner(d, tags[0]), 1);
+		ck_assert_int_eq(dist_worker_done(d, 0), 0);
+		ck_assert_uint_eq(dist_flush(d), 5); /* 5 completions harvested */
+		ck_assert(dist_idle(d));
+		ck_assert_uint_eq(dist_flows_owned(d), 0);
+		ck_assert_uint_eq(dist_flow_owner(d, tags[0]), 0);
+	}
+	struct dist_worker_stats ws;
+	dist_worker_stats(d, 0, &ws);
+	ck_assert_uint_eq(ws.handed, 5000);
+	ck_assert_uint_eq(ws.returned, 5000);
+	ck_assert_uint_eq(ws.polled, 5000);
+	ck_assert_uint_eq(ws.in_flight, 0);
+	struct dist_stats st;
+	dist_stats(d, &st);
+	ck_assert_uint_eq(st.bad_returns, 0);
+	dist_free(d);
+}
+END_TEST
+
 /* A worker that never polls: its flows are dropped once its ring and
  * backlog are full, counted against it; new flows go to the other worker,
  * which keeps running; when both are full, new flows drop too. */
@@ -1243,6 +1299,7 @@ int main(int argc, char **argv)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_matchers_agree);
 	tcase_add_test(tc, test_pinning_and_release);
+	tcase_add_test(tc, test_completion_by_count);
 	tcase_add_test(tc, test_backpressure_isolates_a_stalled_worker);
 	tcase_add_test(tc, test_one_line_in_flight);
 	tcase_add_test(tc, test_conf_ring_lines_range);
