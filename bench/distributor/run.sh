@@ -185,7 +185,7 @@ row() { # NAME WHAT ISA DIFFERS [LABEL]
 		--statistic "median over rounds of each run's mean (total ticks / packets over $CALLS calls; the peer 2^$calls_log2)" \
 		${4:+--differs "$4"} ${5:+--sluice-label "$5"} --paired
 }
-what="1 worker (dist CPU0, worker CPU1), 64 flows, every packet handed back"
+what="1 worker (dist CPU0, worker CPU1), 64 flows, every packet completed back to the distributor (how: the hand-back in differs)"
 both_isa="both -march=$peer_isa"
 row matched "$what" "$both_isa" "$(join "$handback" "$mem_differs")" "sluice (1 line + backlog 8 per worker)"
 row deep "$what" "$both_isa" \
