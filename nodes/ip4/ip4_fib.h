@@ -44,6 +44,10 @@
 
 #include "nodes/fib_lb.h"
 
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#endif
+
 /* ---- adjacencies ---- */
 
 enum ip4_adj_kind {
@@ -316,6 +320,42 @@ static inline void ip4_fib_lookup_x4(const struct ip4_fib *fib, const uint32_t a
 	ip4_fib_x4_(t, t->tbl24, addrs, out);
 }
 
+/* The bulk's body for four addresses: ip4_fib_x4_ with the four in one SSE
+ * register where the build has SSE4.1 (every x86 build of the project:
+ * corei7 and up). One load for the addresses, one store for the results,
+ * one movmskps for the EXT test (EXT is the sign bit): 1.25 loads and 0.25
+ * stores a lookup where ip4_fib_x4_ has 2 and 1, and the load and store
+ * buffers are what bound a chunk's misses in flight. bench/ip4's addresses,
+ * the whole mix, a second table looked up between passes so the first is
+ * out of cache as beside rte_lpm (3 runs of 21-41 rounds, ticks paired with
+ * the x4 loop's): prefetch + this 1.03-1.06, prefetch + ip4_fib_x4_
+ * 1.08-1.10, the scalar loop as it was 1.06-1.08, no prefetch 1.14-1.16. */
+#if defined(__SSE4_1__)
+static inline void ip4_fib_bulk4_(const struct ip4_fib_tables *t, const uint32_t *tbl24,
+				  const uint32_t *addrs, uint32_t *out)
+{
+	_Static_assert(IP4_FIB_E_EXT == 1u << 31, "movmskps reads EXT as the sign bit");
+	__m128i i = _mm_srli_epi32(_mm_loadu_si128((const __m128i *)(const void *)addrs), 8);
+	uint32_t i0 = (uint32_t)_mm_cvtsi128_si32(i), i1 = (uint32_t)_mm_extract_epi32(i, 1);
+	uint32_t i2 = (uint32_t)_mm_extract_epi32(i, 2), i3 = (uint32_t)_mm_extract_epi32(i, 3);
+	__m128i e = _mm_cvtsi32_si128((int)__atomic_load_n(&tbl24[i0], IP4_FIB_LOAD24_ORDER));
+	e = _mm_insert_epi32(e, (int)__atomic_load_n(&tbl24[i1], IP4_FIB_LOAD24_ORDER), 1);
+	e = _mm_insert_epi32(e, (int)__atomic_load_n(&tbl24[i2], IP4_FIB_LOAD24_ORDER), 2);
+	e = _mm_insert_epi32(e, (int)__atomic_load_n(&tbl24[i3], IP4_FIB_LOAD24_ORDER), 3);
+	if (__builtin_expect(_mm_movemask_ps(_mm_castsi128_ps(e)), 0)) {
+		uint32_t x[4];
+		_mm_storeu_si128((__m128i *)(void *)x, e);
+		for (int k = 0; k < 4; k++)
+			if (x[k] & IP4_FIB_E_EXT)
+				x[k] = ip4_fib_tbl8(t, x[k], addrs[k]);
+		e = _mm_loadu_si128((const __m128i *)(const void *)x);
+	}
+	_mm_storeu_si128((__m128i *)(void *)out, _mm_and_si128(e, _mm_set1_epi32(IP4_FIB_E_VALUE_MASK)));
+}
+#else
+#define ip4_fib_bulk4_ ip4_fib_x4_
+#endif
+
 /* ip4_fib_lookup_bulk's stride: the tbl24 lines of this many addresses are
  * prefetched before the first of them is looked up. */
 #define IP4_FIB_BULK_CHUNK 32
@@ -346,14 +386,14 @@ static inline void ip4_fib_lookup_bulk(const struct ip4_fib *fib, const uint32_t
 			__builtin_prefetch(&tbl24[addrs[i + 3] >> 8]);
 		}
 		for (uint32_t i = 0; i < IP4_FIB_BULK_CHUNK; i += 4)
-			ip4_fib_x4_(t, tbl24, addrs + i, out + i);
+			ip4_fib_bulk4_(t, tbl24, addrs + i, out + i);
 		addrs += IP4_FIB_BULK_CHUNK;
 		out += IP4_FIB_BULK_CHUNK;
 	}
 	for (uint32_t i = 0; i < n; i++)
 		__builtin_prefetch(&tbl24[addrs[i] >> 8]);
 	for (; n >= 4; n -= 4, addrs += 4, out += 4)
-		ip4_fib_x4_(t, tbl24, addrs, out);
+		ip4_fib_bulk4_(t, tbl24, addrs, out);
 	for (uint32_t i = 0; i < n; i++)
 		out[i] = ip4_fib_lookup(fib, addrs[i]);
 }
