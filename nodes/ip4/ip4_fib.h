@@ -324,12 +324,15 @@ static inline void ip4_fib_lookup_x4(const struct ip4_fib *fib, const uint32_t a
  * register where the build has SSE4.1 (every x86 build of the project:
  * corei7 and up). One load for the addresses, one store for the results,
  * one movmskps for the EXT test (EXT is the sign bit): 1.25 loads and 0.25
- * stores a lookup where ip4_fib_x4_ has 2 and 1, and the load and store
- * buffers are what bound a chunk's misses in flight. bench/ip4's addresses,
- * the whole mix, a second table looked up between passes so the first is
- * out of cache as beside rte_lpm (3 runs of 21-41 rounds, ticks paired with
- * the x4 loop's): prefetch + this 1.03-1.06, prefetch + ip4_fib_x4_
- * 1.08-1.10, the scalar loop as it was 1.06-1.08, no prefetch 1.14-1.16. */
+ * stores a lookup where ip4_fib_x4_ has 2 and 1, so more of a chunk's
+ * lookups fit the core's load, store and reorder buffers while their
+ * misses are out (our reading; the ticks below are what was measured).
+ * bench/ip4's addresses, the whole mix, a second table looked up between
+ * passes (out of cache, as beside rte_lpm), ticks paired round by round
+ * with the x4 loop's, three runs of 21-41 rounds: prefetch + this
+ * 1.03-1.06, prefetch + ip4_fib_x4_ 1.08-1.10, the scalar loop as it was
+ * 1.06-1.08, ip4_fib_x4_ without prefetch 1.14-1.16; a fourth run, the box
+ * in another state, put prefetch + this and the old loop both at 0.93-0.96. */
 #if defined(__SSE4_1__)
 static inline void ip4_fib_bulk4_(const struct ip4_fib_tables *t, const uint32_t *tbl24,
 				  const uint32_t *addrs, uint32_t *out)
@@ -361,18 +364,19 @@ static inline void ip4_fib_bulk4_(const struct ip4_fib_tables *t, const uint32_t
 #define IP4_FIB_BULK_CHUNK 32
 
 /* n lookups, for batches that are not already pipelined by a node's own
- * loop: a whole chunk's tbl24 lines prefetched (four a turn), then the
- * chunk looked up four at a time by the x4 body; the last n % 32 the same
- * with a scalar tail of n % 4. Inline, as rte_lpm_lookup_bulk is. A lookup
- * is one random tbl24 line (64 MB): its ticks are the memory system's
- * (~22 a lookup for independent random loads on the 2-vCPU bench box), and
- * the instructions it adds on top bound how many misses the core keeps in
+ * loop: a whole chunk's tbl24 lines prefetched (four a turn; a prefetch
+ * retires before its line comes, so the chunk's misses start together),
+ * then the chunk looked up four at a time (ip4_fib_bulk4_); the last n % 32
+ * the same, with a scalar tail of n % 4. Inline, as rte_lpm_lookup_bulk is.
+ * A lookup is one random tbl24 line (64 MB): its ticks are the memory
+ * system's (~22 a lookup for independent random loads on the 2-vCPU bench
+ * box), and what the lookup adds on top bounds how many misses stay in
  * flight. callgrind (bench/ip4's loop, the caller's sum included,
- * -march=corei7): 15.0 instructions a lookup, from 20.0 as a prefetch pass
- * then scalar lookups (the per-element branch, bounds and stores), and
- * against 8.3 for the x4 loop and rte_lpm_lookup_bulk's 15.8. Without the
- * prefetch pass (x4 bodies alone) 11.4, but no faster in ticks: a prefetch
- * retires before its line comes, so a chunk's 32 misses start together. */
+ * -march=corei7): 12.8 instructions a lookup (the call alone 10.1), from
+ * 20.0 (18.5) as a prefetch pass then scalar lookups, one branch, bounds
+ * step and store each. Whole mix, one process beside rte_lpm, 9 interleaved
+ * rounds (docs/benchmarks.md): 25.1 ticks, the scalar loop 26.4,
+ * rte_lpm_lookup_bulk 30.6. */
 static inline void ip4_fib_lookup_bulk(const struct ip4_fib *fib, const uint32_t *addrs,
 				       uint32_t *out, uint32_t n)
 {
