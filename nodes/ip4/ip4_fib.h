@@ -44,6 +44,10 @@
 
 #include "nodes/fib_lb.h"
 
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#endif
+
 /* ---- adjacencies ---- */
 
 enum ip4_adj_kind {
@@ -233,10 +237,11 @@ static inline uint32_t ip4_fib_tbl8(const struct ip4_fib_tables *t, uint32_t e, 
  * rcu_dereference orders it: the tbl8 index and the adjacency index are the
  * loaded value itself, and every CPU the project builds for (x86's load
  * order, Arm's address dependencies) keeps a load after the load its address
- * came from; rte_lpm's lookups rely on the same with plain loads. The other
- * lookups (x4, entry24) keep acquire: their callers hold the table pointer
- * in a local already. TSan checks C11 order, not dependencies: it gets the
- * acquire load. */
+ * came from; rte_lpm's lookups rely on the same with plain loads. x4 and
+ * bulk load the same way (acquire there cost the x4 loop 0.5 instructions a
+ * lookup, callgrind: 8.75 -> 8.25); entry24 keeps acquire, its callers
+ * resolve the entry later. TSan checks C11 order, not dependencies: it gets
+ * the acquire load. */
 #if defined(__SANITIZE_THREAD__)
 #define IP4_FIB_LOAD24_ORDER __ATOMIC_ACQUIRE
 #else
@@ -276,20 +281,21 @@ static inline void ip4_fib_prefetch(const struct ip4_fib *fib, uint32_t addr)
 	__builtin_prefetch(&ip4_fib_tables(fib)->tbl24[addr >> 8]);
 }
 
-/* Four lookups with their loads issued together (the misses overlap).
- * Written out four times, in locals: stores through out[] could otherwise
- * alias the table pointer and reload it per address (ip4-lookup, bench/ip4,
- * callgrind: 26.7 -> 22.4 instructions per packet from this alone). */
-static inline void ip4_fib_lookup_x4(const struct ip4_fib *fib, const uint32_t addrs[4],
-				     uint32_t out[4])
+/* The x4 body: four tbl24 loads issued together (the misses overlap), one
+ * branch for the four on whether any is a tbl8 group (IP4_FIB_E_EXT: 0.06%
+ * of uniformly random addresses at a quarter of bench/ip4's mix), the four
+ * in locals: stores through out[] could otherwise alias the table pointer
+ * and reload it per address (ip4-lookup, bench/ip4, callgrind: 26.7 -> 22.4
+ * instructions per packet from this alone). The tbl24 loads are ordered as
+ * ip4_fib_lookup's are (IP4_FIB_LOAD24_ORDER). */
+static inline void ip4_fib_x4_(const struct ip4_fib_tables *t, const uint32_t *tbl24,
+			       const uint32_t *addrs, uint32_t *out)
 {
-	const struct ip4_fib_tables *t = ip4_fib_tables(fib);
-	const uint32_t *tbl24 = t->tbl24;
 	uint32_t a0 = addrs[0], a1 = addrs[1], a2 = addrs[2], a3 = addrs[3];
-	uint32_t e0 = __atomic_load_n(&tbl24[a0 >> 8], __ATOMIC_ACQUIRE);
-	uint32_t e1 = __atomic_load_n(&tbl24[a1 >> 8], __ATOMIC_ACQUIRE);
-	uint32_t e2 = __atomic_load_n(&tbl24[a2 >> 8], __ATOMIC_ACQUIRE);
-	uint32_t e3 = __atomic_load_n(&tbl24[a3 >> 8], __ATOMIC_ACQUIRE);
+	uint32_t e0 = __atomic_load_n(&tbl24[a0 >> 8], IP4_FIB_LOAD24_ORDER);
+	uint32_t e1 = __atomic_load_n(&tbl24[a1 >> 8], IP4_FIB_LOAD24_ORDER);
+	uint32_t e2 = __atomic_load_n(&tbl24[a2 >> 8], IP4_FIB_LOAD24_ORDER);
+	uint32_t e3 = __atomic_load_n(&tbl24[a3 >> 8], IP4_FIB_LOAD24_ORDER);
 	if (__builtin_expect((e0 | e1 | e2 | e3) & IP4_FIB_E_EXT, 0)) {
 		if (e0 & IP4_FIB_E_EXT)
 			e0 = ip4_fib_tbl8(t, e0, a0);
@@ -306,40 +312,94 @@ static inline void ip4_fib_lookup_x4(const struct ip4_fib *fib, const uint32_t a
 	out[3] = e3 & IP4_FIB_E_VALUE_MASK;
 }
 
+/* Four lookups with their loads issued together (the misses overlap). */
+static inline void ip4_fib_lookup_x4(const struct ip4_fib *fib, const uint32_t addrs[4],
+				     uint32_t out[4])
+{
+	const struct ip4_fib_tables *t = ip4_fib_tables(fib);
+	ip4_fib_x4_(t, t->tbl24, addrs, out);
+}
+
+/* The bulk's body for four addresses: ip4_fib_x4_ with the four in one SSE
+ * register where the build has SSE4.1 (every x86 build of the project:
+ * corei7 and up). One load for the addresses, one store for the results,
+ * one movmskps for the EXT test (EXT is the sign bit): 1.25 loads and 0.25
+ * stores a lookup where ip4_fib_x4_ has 2 and 1, so more of a chunk's
+ * lookups fit the core's load, store and reorder buffers while their
+ * misses are out (our reading; the ticks below are what was measured).
+ * bench/ip4's addresses, the whole mix, a second table looked up between
+ * passes (out of cache, as beside rte_lpm), ticks paired round by round
+ * with the x4 loop's, three runs of 21-41 rounds: prefetch + this
+ * 1.03-1.06, prefetch + ip4_fib_x4_ 1.08-1.10, the scalar loop as it was
+ * 1.06-1.08, ip4_fib_x4_ without prefetch 1.14-1.16; a fourth run, the box
+ * in another state, put prefetch + this and the old loop both at 0.93-0.96. */
+#if defined(__SSE4_1__)
+static inline void ip4_fib_bulk4_(const struct ip4_fib_tables *t, const uint32_t *tbl24,
+				  const uint32_t *addrs, uint32_t *out)
+{
+	_Static_assert(IP4_FIB_E_EXT == 1u << 31, "movmskps reads EXT as the sign bit");
+	__m128i i = _mm_srli_epi32(_mm_loadu_si128((const __m128i *)(const void *)addrs), 8);
+	uint32_t i0 = (uint32_t)_mm_cvtsi128_si32(i), i1 = (uint32_t)_mm_extract_epi32(i, 1);
+	uint32_t i2 = (uint32_t)_mm_extract_epi32(i, 2), i3 = (uint32_t)_mm_extract_epi32(i, 3);
+	__m128i e = _mm_cvtsi32_si128((int)__atomic_load_n(&tbl24[i0], IP4_FIB_LOAD24_ORDER));
+	e = _mm_insert_epi32(e, (int)__atomic_load_n(&tbl24[i1], IP4_FIB_LOAD24_ORDER), 1);
+	e = _mm_insert_epi32(e, (int)__atomic_load_n(&tbl24[i2], IP4_FIB_LOAD24_ORDER), 2);
+	e = _mm_insert_epi32(e, (int)__atomic_load_n(&tbl24[i3], IP4_FIB_LOAD24_ORDER), 3);
+	if (__builtin_expect(_mm_movemask_ps(_mm_castsi128_ps(e)), 0)) {
+		uint32_t x[4];
+		_mm_storeu_si128((__m128i *)(void *)x, e);
+		for (int k = 0; k < 4; k++)
+			if (x[k] & IP4_FIB_E_EXT)
+				x[k] = ip4_fib_tbl8(t, x[k], addrs[k]);
+		e = _mm_loadu_si128((const __m128i *)(const void *)x);
+	}
+	_mm_storeu_si128((__m128i *)(void *)out, _mm_and_si128(e, _mm_set1_epi32(IP4_FIB_E_VALUE_MASK)));
+}
+#else
+#define ip4_fib_bulk4_ ip4_fib_x4_
+#endif
+
 /* ip4_fib_lookup_bulk's stride: the tbl24 lines of this many addresses are
  * prefetched before the first of them is looked up. */
 #define IP4_FIB_BULK_CHUNK 32
 
 /* n lookups, for batches that are not already pipelined by a node's own
- * loop: a chunk's tbl24 lines prefetched, then each address looked up as
- * ip4_fib_lookup does. Inline, as rte_lpm_lookup_bulk is. Measured with
- * bench/ip4's addresses in one process beside rte_lpm (2-vCPU KVM box,
- * loaded; ticks, batch medians, median of 9 rounds; two runs): prefetch +
- * x4 out of line (before) 30.5 / 28.6; prefetch + this scalar loop 29.4
- * out of line / 27.7 inline; no prefetch 31.2 / 29.6; rte_lpm_lookup_bulk
- * 32.6 / 32.4. x8 and load-all-then-resolve were slower (35-41). A lookup
- * is one random tbl24 line: on that box independent random loads over
- * 64 MB alone take ~22 ticks each, the floor every variant stays above. */
+ * loop: a whole chunk's tbl24 lines prefetched (four a turn; a prefetch
+ * retires before its line comes, so the chunk's misses start together),
+ * then the chunk looked up four at a time (ip4_fib_bulk4_); the last n % 32
+ * the same, with a scalar tail of n % 4. Inline, as rte_lpm_lookup_bulk is.
+ * A lookup is one random tbl24 line (64 MB): its ticks are the memory
+ * system's (~22 a lookup for independent random loads on the 2-vCPU bench
+ * box), and what the lookup adds on top bounds how many misses stay in
+ * flight. callgrind (bench/ip4's loop, the caller's sum included,
+ * -march=corei7): 12.8 instructions a lookup (the call alone 10.1), from
+ * 20.0 (18.5) as a prefetch pass then scalar lookups, one branch, bounds
+ * step and store each. Whole mix, one process beside rte_lpm, 9 interleaved
+ * rounds (docs/benchmarks.md): 25.1 ticks, the scalar loop 26.4,
+ * rte_lpm_lookup_bulk 30.6. */
 static inline void ip4_fib_lookup_bulk(const struct ip4_fib *fib, const uint32_t *addrs,
 				       uint32_t *out, uint32_t n)
 {
 	const struct ip4_fib_tables *t = ip4_fib_tables(fib);
 	const uint32_t *tbl24 = t->tbl24;
-	while (n) {
-		uint32_t c = n < IP4_FIB_BULK_CHUNK ? n : IP4_FIB_BULK_CHUNK;
-		for (uint32_t i = 0; i < c; i++)
+	for (; n >= IP4_FIB_BULK_CHUNK; n -= IP4_FIB_BULK_CHUNK) {
+		for (uint32_t i = 0; i < IP4_FIB_BULK_CHUNK; i += 4) {
 			__builtin_prefetch(&tbl24[addrs[i] >> 8]);
-		for (uint32_t i = 0; i < c; i++) {
-			uint32_t a = addrs[i];
-			uint32_t e = __atomic_load_n(&tbl24[a >> 8], IP4_FIB_LOAD24_ORDER);
-			if (__builtin_expect(e & IP4_FIB_E_EXT, 0))
-				e = ip4_fib_tbl8(t, e, a);
-			out[i] = e & IP4_FIB_E_VALUE_MASK;
+			__builtin_prefetch(&tbl24[addrs[i + 1] >> 8]);
+			__builtin_prefetch(&tbl24[addrs[i + 2] >> 8]);
+			__builtin_prefetch(&tbl24[addrs[i + 3] >> 8]);
 		}
-		addrs += c;
-		out += c;
-		n -= c;
+		for (uint32_t i = 0; i < IP4_FIB_BULK_CHUNK; i += 4)
+			ip4_fib_bulk4_(t, tbl24, addrs + i, out + i);
+		addrs += IP4_FIB_BULK_CHUNK;
+		out += IP4_FIB_BULK_CHUNK;
 	}
+	for (uint32_t i = 0; i < n; i++)
+		__builtin_prefetch(&tbl24[addrs[i] >> 8]);
+	for (; n >= 4; n -= 4, addrs += 4, out += 4)
+		ip4_fib_bulk4_(t, tbl24, addrs, out);
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = ip4_fib_lookup(fib, addrs[i]);
 }
 
 /* ---- the adjacency table (indices are stable; storage never moves) ---- */

@@ -648,7 +648,9 @@ END_TEST
 
 /* ip4_fib_lookup_bulk against known results: n of 0 (out untouched), 1, a
  * whole chunk, and chunks plus a remainder, with tbl8 entries (/25, /32)
- * and misses at every position of a chunk. */
+ * and misses at every position of a chunk; and each length of the scalar
+ * tail after the groups of four (2..7), alone and after a whole chunk
+ * (33..35). */
 START_TEST(test_bulk_chunks)
 {
 	struct ip4_fib *fib = make(16, 0);
@@ -662,7 +664,8 @@ START_TEST(test_bulk_chunks)
 	uint32_t a[N], out[N + 1];
 	for (uint32_t i = 0; i < N; i++)
 		a[i] = addr[i % 5];
-	const uint32_t sizes[] = { 0, 1, IP4_FIB_BULK_CHUNK, N };
+	const uint32_t sizes[] = { 0, 1, 2, 3, 4, 5, 7, IP4_FIB_BULK_CHUNK, IP4_FIB_BULK_CHUNK + 1,
+				   IP4_FIB_BULK_CHUNK + 3, N };
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		for (uint32_t i = 0; i <= N; i++)
 			out[i] = 0xdeadbeef;
