@@ -18,9 +18,9 @@
  *
  * Every queue of the interface, or the one named. Taken at once under the
  * barrier, nothing lost: the queue keeps its ring and its frames. An
- * af-packet queue keeps the ring it started with (TPACKET_V3 for polling,
- * V2 otherwise) until the interface is next brought up; `show hardware`
- * shows which.
+ * af-packet queue keeps the ring it started with (its interface's `rx-ring`;
+ * under `auto`, TPACKET_V3 for polling, V2 otherwise) until the interface
+ * is next brought up; `show af-packet` shows which.
  */
 static int set_interface_rx_mode(struct cli_session *s, int argc, char **argv)
 {
