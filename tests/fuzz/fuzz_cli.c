@@ -12,7 +12,9 @@
  * exit closes its fd). The process works in a
  * private temporary directory, which is also its cli-file-dir: a write
  * that slips past the word check (libcli expands abbreviations such as
- * `tr sa`) still lands there. Seeds: tests/fuzz/seeds/cli. */
+ * `tr sa`) still lands there, and the directory goes with the process
+ * (atexit). Seeds: tests/fuzz/seeds/cli. */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +29,25 @@
 static const char *const refused[] = { "create", "trace save", "pcap", "packet-generator", "lcp", "exec" };
 static uint32_t n_ok, n_failed, n_refused;
 
+static char work_dir[] = "/tmp/sluice-fuzz-cli-XXXXXX";
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+/* Whatever a command wrote there, then the directory itself. */
+static void remove_work_dir(void)
+{
+	(void)nftw(work_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
-	char err[256], dir[] = "/tmp/sluice-fuzz-cli-XXXXXX";
-	if (!mkdtemp(dir) || chdir(dir) != 0 || cli_set_file_dir(dir, err, sizeof(err)) != 0 ||
+	char err[256], *dir = work_dir;
+	if (!mkdtemp(dir) || atexit(remove_work_dir) != 0 || chdir(dir) != 0 || cli_set_file_dir(dir, err, sizeof(err)) != 0 ||
 	    pkt_graph_init(err, sizeof(err)) != 0) {
 		fprintf(stderr, "fuzz_cli: set-up failed\n");
 		abort();
