@@ -302,6 +302,13 @@ int cli_args_parse(struct cli_session *s, int argc, char **argv, const struct cl
  * *json, or prints usage and returns -EINVAL on anything else. */
 int cli_json_arg(struct cli_session *s, int argc, char **argv, bool *json);
 
+/* The arguments left to a command whose one positional word is optional
+ * (`show nic [NAME] [json]`, once cli_take_flag took the flags): sets
+ * *word to it, or to NULL when there is none; more, or a bad word, print
+ * the reason and return -EINVAL as cli_args_parse does. what names the
+ * word in messages. */
+int cli_opt_word_arg(struct cli_session *s, int argc, char **argv, const char *what, const char **word);
+
 /* Take the word flag out of argv wherever it stands (the first one; the
  * rest close up) and say whether it was there: how a command whose positional
  * words are optional accepts `json` before or after them. The word is

@@ -325,6 +325,13 @@ int cli_json_arg(struct cli_session *s, int argc, char **argv, bool *json)
 	return cli_args_parse(s, argc, argv, args, ARRAY_LEN(args));
 }
 
+int cli_opt_word_arg(struct cli_session *s, int argc, char **argv, const char *what, const char **word)
+{
+	const struct cli_arg args[] = { { CLI_ARG_WORD, what, word, 0, 0 } };
+	*word = NULL;
+	return argc ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : 0;
+}
+
 /* ---- dispatch ---- */
 
 static void print_usage(struct cli_session *s, const struct cli_command_reg *reg)

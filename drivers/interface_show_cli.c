@@ -298,8 +298,7 @@ static int show_hardware(struct cli_session *s, int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_LEN(levels); i++)
 		while (cli_take_flag(&argc, argv, levels[i]))
 			;
-	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
-	int rc = argc ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : 0;
+	int rc = cli_opt_word_arg(s, argc, argv, "NAME", &name);
 	if (rc)
 		return rc;
 	struct device *one = name ? dev_cli_need(s, name) : NULL;

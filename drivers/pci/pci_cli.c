@@ -123,8 +123,7 @@ static int show_nic(struct cli_session *s, int argc, char **argv)
 {
 	const char *name = NULL;
 	bool json = cli_take_flag(&argc, argv, "json");
-	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
-	int rc = argc ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : 0;
+	int rc = cli_opt_word_arg(s, argc, argv, "NAME", &name);
 	if (rc)
 		return rc;
 	if (name && !dev_by_name(name))

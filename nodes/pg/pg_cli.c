@@ -90,8 +90,7 @@ static int pg_new(struct cli_session *s, int argc, char **argv)
 static int pg_set_enabled(struct cli_session *s, int argc, char **argv, bool enable)
 {
 	const char *name = NULL;
-	const struct cli_arg args[] = { { CLI_ARG_WORD, "NAME", &name, 0, 0 } };
-	int rc = argc ? cli_args_parse(s, argc, argv, args, ARRAY_LEN(args)) : 0;
+	int rc = cli_opt_word_arg(s, argc, argv, "NAME", &name);
 	if (rc)
 		return rc;
 	const char *what = enable ? "enabled" : "disabled";

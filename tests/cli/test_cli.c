@@ -88,9 +88,11 @@ static int test_write(struct cli_session *s, int argc, char **argv)
 static int test_opt(struct cli_session *s, int argc, char **argv)
 {
 	bool json = cli_take_flag(&argc, argv, "json");
-	if (argc > 1)
-		return cli_fail(s, -EINVAL, "unexpected '%s'", argv[1]);
-	cli_printf(s, "name %s json %d", argc ? argv[0] : "-", json);
+	const char *name;
+	int rc = cli_opt_word_arg(s, argc, argv, "NAME", &name);
+	if (rc)
+		return rc;
+	cli_printf(s, "name %s json %d", name ? name : "-", json);
 	return 0;
 }
 
