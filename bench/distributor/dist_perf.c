@@ -117,8 +117,7 @@ static void *worker(void *p)
 		if (!n)
 			cpu_relax();
 	}
-	while (dist_worker_done(d, a->w))
-		cpu_relax();
+	dist_worker_done(d, a->w);
 	return NULL;
 }
 

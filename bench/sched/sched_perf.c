@@ -174,8 +174,7 @@ static void *worker(void *arg)
 		n += worker_step(b, bi, tags, &sum);
 		atomic_store_explicit(&b->consumed, n, memory_order_relaxed);
 	}
-	while (dist_worker_done(b->d, 0))
-		cpu_relax();
+	dist_worker_done(b->d, 0);
 	b->sum = sum;
 	return NULL;
 }

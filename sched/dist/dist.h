@@ -188,7 +188,7 @@ uint32_t dist_flows_owned(const struct dist *d);
 uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *tags, uint32_t max);
 
 /* Report the current batch complete without taking more (a worker that
- * stops). Returns 0 (it cannot fail: -EAGAIN is no longer returned). */
+ * stops). Returns 0: reporting is a count and never waits. */
 int dist_worker_done(struct dist *d, uint32_t w);
 
 /* Whether the batch worker w last polled holds ordered packets (their tags
