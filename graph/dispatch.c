@@ -148,9 +148,12 @@ void node_enqueue_to_nexts(struct node_runtime *rt, const uint32_t *bi, const ui
 	}
 }
 
+/* In the thread's own clock (cpu_ticks), so that the loop decides which
+ * process node is due from the reading it already has. */
 void node_suspend(struct node_runtime *rt, uint64_t ns)
 {
-	rt->next_run_ns = time_now_ns() + ns;
+	double ticks = (double)ns * cpu_ticks_per_second() / 1e9;
+	rt->next_run_ticks = ticks >= 0x1p62 ? UINT64_MAX : cpu_ticks() + (uint64_t)ticks;
 	stat_add(&rt->suspends, 1);
 }
 
@@ -320,22 +323,32 @@ static uint32_t poll_inputs(struct graph_thread *t, uint64_t *now, uint64_t *idl
 	return produced;
 }
 
-/* A sleeping thread 0 wakes for the earliest process node's resume time. */
+static inline uint64_t ticks_to_ns(uint64_t ticks)
+{
+	return (uint64_t)((double)ticks * 1e9 / cpu_ticks_per_second());
+}
+
+/* A sleeping thread 0 wakes for the earliest process node's resume time.
+ * Due or not is judged by the loop's last clock reading (*now): no clock
+ * read of its own per loop. */
 static void run_processes(struct graph_thread *t, uint64_t *now, uint64_t *idle)
 {
-	uint64_t ns = time_now_ns(), next = UINT64_MAX;
+	uint64_t next = UINT64_MAX;
 	atomic_uint *poke = &t->graph->process_poke;
 	bool poked = atomic_load_explicit(poke, memory_order_relaxed) && atomic_exchange(poke, 0);
 	for (uint32_t i = 0; i < t->n_processes; i++) {
 		struct node_runtime *rt = &t->rts[t->processes[i]];
-		if (poked || ns >= rt->next_run_ns) {
+		if (poked || *now >= rt->next_run_ticks) {
 			uint32_t n = rt->fn(rt, NULL);
 			node_spec_close(rt);
 			account_poll(rt, n, now, idle);
 		}
-		next = MIN(next, rt->next_run_ns);
+		next = MIN(next, rt->next_run_ticks);
 	}
-	graph_thread_wake_within(t, next > ns ? next - ns : 0);
+	if (next > *now)
+		graph_thread_wake_within(t, next == UINT64_MAX ? UINT64_MAX : ticks_to_ns(next - *now));
+	else
+		graph_thread_wake_within(t, 0);
 }
 
 /* Where one loop's ticks went (docs/architecture.md, "Where the time

@@ -190,7 +190,7 @@ struct node_runtime {
 	uint64_t vectors;
 	uint64_t suspends;
 	uint64_t clocks;
-	uint64_t next_run_ns; /* process nodes */
+	uint64_t next_run_ticks; /* process nodes: cpu_ticks() at which to run again */
 	const struct node_reg *reg;
 	struct graph *graph;
 };

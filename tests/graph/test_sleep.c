@@ -6,7 +6,8 @@
  * is woken once per edge, not for as long as the fd stays readable.
  * The safety bound of a sleep is 1 s (cause "timeout"): a lost kick shows
  * as a timeout wakeup, which the hammer forbids, and as a value that takes
- * that long to arrive.
+ * that long to arrive. A process node on thread 0 that suspends itself
+ * runs again on time, the thread asleep in between.
  */
 #include <check.h>
 #include <errno.h>
@@ -384,6 +385,69 @@ START_TEST(test_barrier_and_watchdog)
 }
 END_TEST
 
+/* A process node on thread 0 that suspends itself (node_suspend) runs
+ * again once its time is up, judged by the loop's own clock reading, and
+ * in between the thread sleeps (the wake is the timer's), not spins. */
+#define PROC_RUNS 4
+#define PROC_GAP_NS 30000000ull
+static uint64_t proc_at[PROC_RUNS];
+static uint32_t proc_runs;
+static atomic_bool proc_stop;
+static uint64_t proc_t0;
+
+static uint32_t proc_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)f;
+	proc_at[proc_runs++] = time_now_ns();
+	if (proc_runs == PROC_RUNS)
+		atomic_store(&proc_stop, true);
+	node_suspend(rt, PROC_GAP_NS);
+	return 0;
+}
+
+/* sl-quiet: never has work, can sleep; stops a broken loop after 3 s. */
+static uint32_t quiet_fn(struct node_runtime *rt, struct frame *f)
+{
+	(void)rt;
+	(void)f;
+	if (time_now_ns() - proc_t0 > 3000000000ull)
+		atomic_store(&proc_stop, true);
+	return 0;
+}
+
+static const struct node_reg proc_node = { .name = "sl-proc", .type = NODE_TYPE_PROCESS, .fn = proc_fn };
+static const struct node_reg quiet_node = { .name = "sl-quiet", .type = NODE_TYPE_INPUT, .fn = quiet_fn, .can_sleep = true };
+
+START_TEST(test_process_resumes_on_time)
+{
+	char err[256];
+	struct graph_config cfg;
+	graph_config_default(&cfg);
+	struct graph *g = graph_create(&cfg, err, sizeof(err));
+	ck_assert_msg(g, "%s", err);
+	ck_assert_int_ge(graph_add_node(g, &quiet_node, err, sizeof(err)), 0);
+	ck_assert_int_ge(graph_add_node(g, &proc_node, err, sizeof(err)), 0);
+	ck_assert_msg(graph_build(g, err, sizeof(err)) == 0, "%s", err);
+	proc_runs = 0;
+	atomic_store(&proc_stop, false);
+	proc_t0 = time_now_ns();
+	graph_main_loop(g, &proc_stop);
+	ck_assert_uint_eq(proc_runs, PROC_RUNS);
+	for (int i = 1; i < PROC_RUNS; i++) {
+		uint64_t gap = proc_at[i] - proc_at[i - 1];
+		/* not early (1% for the tick rate's calibration), not 1 s late */
+		ck_assert_uint_ge(gap, PROC_GAP_NS - PROC_GAP_NS / 100);
+		ck_assert_uint_lt(gap, 500000000ull);
+	}
+	struct graph_thread_info ti;
+	ck_assert_int_eq(graph_thread_info(g, 0, &ti), 0);
+	ck_assert_uint_ge(ti.wakeups[GRAPH_WAKE_TIMER], PROC_RUNS - 1);
+	ck_assert_uint_eq(ti.wakeups[GRAPH_WAKE_TIMEOUT], 0);
+	ck_assert_uint_le(ti.loops, 20 * PROC_RUNS); /* slept between runs */
+	graph_destroy(g);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sleep");
@@ -397,6 +461,7 @@ int main(void)
 	tcase_add_test(tc, test_barrier_and_watchdog);
 	tcase_add_test(tc, test_wake_ahead);
 	tcase_add_test(tc, test_wake_ahead_not_same_core);
+	tcase_add_test(tc, test_process_resumes_on_time);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
