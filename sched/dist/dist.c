@@ -285,17 +285,22 @@ static inline uint32_t least_loaded(struct dist *d)
 static inline bool stage(struct dist *d, uint32_t w1, uint32_t bi, uint16_t tag)
 {
 	struct dist_tx *tx = &d->tx[w1 - 1];
-	if (unlikely(tx->n_backlog == d->cfg.backlog) && !publish(d, tx, false))
-		return false;
-	/* Straight into the line it will be published in. */
-	uint32_t s = tx->n_backlog % HANDOFF_LINE_SLOTS;
+	uint32_t n = tx->n_backlog;
+	if (unlikely(n == d->cfg.backlog)) {
+		if (!publish(d, tx, false))
+			return false;
+		n = tx->n_backlog;
+	}
+	/* Straight into the line it will be published in; the counts from
+	 * locals, stored after the slots (which could alias them). */
+	uint32_t s = n % HANDOFF_LINE_SLOTS;
 	struct handoff_line *l = tx->stage;
 	l->bi[s] = bi;
 	l->tag[s] = tag;
-	tx->n_backlog++;
-	if (s == HANDOFF_LINE_SLOTS - 1)
-		tx->stage = dist_staged_line(tx, tx->n_backlog / HANDOFF_LINE_SLOTS);
+	tx->n_backlog = n + 1;
 	tx->st.handed++;
+	if (s == HANDOFF_LINE_SLOTS - 1)
+		tx->stage = dist_staged_line(tx, (n + 1) / HANDOFF_LINE_SLOTS);
 	return true;
 }
 
