@@ -145,7 +145,8 @@ static inline __attribute__((always_inline)) void release_sent(struct dist *d, u
 static inline uint32_t harvest_worker(struct dist *d, uint32_t w)
 {
 	struct dist_tx *tx = &d->tx[w];
-	uint32_t done = __atomic_load_n(&d->rx[w].done_lines, __ATOMIC_ACQUIRE);
+	uint32_t done = tx->one_line ? handoff_mailbox_posted(tx->ring)
+				     : __atomic_load_n(&d->rx[w].done_lines, __ATOMIC_ACQUIRE);
 	if (done == tx->done)
 		return 0;
 	uint32_t before = tx->in_flight;
@@ -521,6 +522,15 @@ uint32_t dist_flows_owned(const struct dist *d)
 	return n;
 }
 
+/* Worker w's count as reclaim sets it (the worker is gone): where the
+ * worker's reports go. */
+static void dist_post_done(struct dist_rx *rx, uint32_t done)
+{
+	if (rx->one_line)
+		handoff_mailbox_post(rx->ring, done);
+	__atomic_store_n(&rx->done_lines, done, __ATOMIC_RELAXED);
+}
+
 uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 {
 	uint32_t got = 0;
@@ -533,7 +543,7 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 		for (uint32_t s = 0; s < rx->ret_line.n; s++)
 			dist_window_place(d, rx->ret_line.bi[s], rx->ret_line.tag[s]);
 		rx->ret_line.n = 0;
-		__atomic_store_n(&rx->done_lines, rx->done_lines + rx->n_held, __ATOMIC_RELAXED);
+		dist_post_done(rx, rx->done_lines + rx->n_held);
 		rx->n_held = 0;
 	}
 	d->now = 0;
@@ -549,7 +559,7 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 			release_sent(d, w, tx->head);
 			tx->st.returned = returned;
 			/* The count agrees again: nothing is out. */
-			__atomic_store_n(&d->rx[w].done_lines, tx->head, __ATOMIC_RELAXED);
+			dist_post_done(&d->rx[w], tx->head);
 		}
 		uint32_t k;
 		while ((k = handoff_dequeue(tx->ring, bi + got, NULL, MIN(max - got, (uint32_t)DIST_WORKER_BATCH))) != 0)

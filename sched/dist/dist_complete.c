@@ -95,7 +95,10 @@ static void report(struct dist *d, uint32_t w)
 		return;
 	if (unlikely(rx->ret_line.n) && handoff_enqueue_lines(rx->reorder, &rx->ret_line, 1))
 		rx->ret_line.n = 0;
-	__atomic_store_n(&rx->done_lines, rx->done_lines + rx->n_held, __ATOMIC_RELEASE);
+	uint32_t done = rx->done_lines + rx->n_held;
+	if (rx->one_line) /* the distributor reads it there (dist_private.h) */
+		handoff_mailbox_post(rx->ring, done);
+	__atomic_store_n(&rx->done_lines, done, __ATOMIC_RELEASE);
 	rx->n_held = 0;
 }
 

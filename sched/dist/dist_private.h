@@ -105,10 +105,15 @@ static inline struct handoff_line *dist_staged_line(const struct dist_tx *tx, ui
  * a poll reads no line the distributor thread writes (dist_tx's first
  * line changes with every packet staged). done_lines sits alone on the
  * second: the one line the distributor thread reads, written once per
- * report. */
+ * report. At one line in flight the count is also posted in the mailbox
+ * (handoff_mailbox_post), and the distributor thread reads it there: the
+ * worker posts as it takes the mailbox's line, which it writes anyway, and
+ * the distributor reads it with that line's count, so a round trip moves
+ * the mailbox line alone (docs/distributor.md). */
 struct dist_rx {
 	alignas(64) struct handoff_ring *ring; /* dist_tx.ring, dist_tx.reorder: set at create */
 	struct handoff_ring *reorder;
+	bool one_line;               /* dist_tx.one_line: reports are posted in the mailbox */
 	uint32_t n_held;             /* lines of the batch not yet reported */
 	uint8_t flags;               /* DIST_LINE_* over the batch's lines */
 	uint64_t polled;             /* packets taken (read by any thread) */

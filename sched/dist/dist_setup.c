@@ -143,6 +143,7 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 		memset(tx->lines, 0, size * sizeof(struct handoff_line));
 		d->rx[w].ring = tx->ring;
 		d->rx[w].reorder = tx->reorder;
+		d->rx[w].one_line = tx->one_line;
 	}
 	buffer_holder_register("distributor", dist_holder, d);
 	return d;

@@ -207,6 +207,22 @@ START_TEST(test_free_lines)
 	ck_assert_uint_eq(handoff_free_lines(m), 1);
 	ck_assert_uint_eq(handoff_dequeue_lines(m, o, 1), 1);
 	ck_assert_uint_eq(handoff_free_lines(m), 2);
+	/* The word posted back rides in the first line: no line's contents
+	 * carry it either way, and a full line keeps its slots. */
+	ck_assert_uint_eq(handoff_mailbox_posted(m), 0);
+	handoff_mailbox_post(m, 7);
+	for (uint32_t s = 0; s < 8; s++)
+		l[0].bi[s] = 40 + s;
+	l[0].post = 99;
+	ck_assert_uint_eq(handoff_enqueue_lines(m, l, 1), 1);
+	ck_assert_uint_eq(handoff_mailbox_posted(m), 7);
+	handoff_mailbox_post(m, 8);
+	memset(o, 0, sizeof(o));
+	ck_assert_uint_eq(handoff_dequeue_lines(m, o, 1), 1);
+	ck_assert_uint_eq(o[0].n, 8);
+	for (uint32_t s = 0; s < 8; s++)
+		ck_assert_uint_eq(o[0].bi[s], 40 + s);
+	ck_assert_uint_eq(handoff_mailbox_posted(m), 8);
 	handoff_ring_free(r);
 	handoff_ring_free(m);
 }
