@@ -292,17 +292,6 @@ uint32_t handoff_enqueue_lines(struct handoff_ring *r, const struct handoff_line
 	return published(r, head, k, n, buffers);
 }
 
-uint32_t handoff_free_lines(struct handoff_ring *r)
-{
-	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed), k = 0;
-	if (unlikely(r->mailbox)) {
-		while (k < r->n_lines && !mbox_n(r, head + k))
-			k++;
-		return k;
-	}
-	return producer_room(r, head, r->n_lines);
-}
-
 uint32_t handoff_dequeue(struct handoff_ring *r, uint32_t *bi, uint16_t *tags, uint32_t max)
 {
 	if (unlikely(r->mailbox)) {

@@ -64,11 +64,6 @@ uint32_t handoff_enqueue(struct handoff_ring *r, const uint32_t *bi, const uint1
 /* Producer: publish whole lines. Returns lines taken (the caller keeps the rest). */
 uint32_t handoff_enqueue_lines(struct handoff_ring *r, const struct handoff_line *lines, uint32_t n);
 
-/* Producer: lines it could publish now (a mailbox: its empty lines from
- * the next one on). Reads the consumer's index (a ring, only when its copy
- * says full) or the next line's count (a mailbox). */
-uint32_t handoff_free_lines(struct handoff_ring *r);
-
 /* Consumer: take up to max buffers, never splitting a line (so at least 8
  * slots of room are needed to take one). Returns buffers taken. */
 uint32_t handoff_dequeue(struct handoff_ring *r, uint32_t *bi, uint16_t *tags, uint32_t max);

@@ -8,12 +8,9 @@
  * included: DPDK's rte_distributor_process() spins inside release() on a
  * worker whose backlog is full; sluice's dist_process never waits (it drops
  * what does not fit), so this loop hands each burst in pieces no bigger
- * than the smallest worker's room (dist_room: its free backlog, and 8 for
- * each line its ring would take now; at DPDK's depth, 16 when the worker
- * has taken its line, as DPDK's process() fills the worker's line and its
- * backlog of 8) and, when that is 0, flushes (harvest completions,
- * publish) until there is room: no packet is ever dropped, and the waiting
- * is timed, as DPDK's is.
+ * than the smallest worker's free backlog (dist_room) and, when that is 0,
+ * flushes (harvest completions, publish) until there is room: no packet is
+ * ever dropped, and the waiting is timed, as DPDK's is.
  *
  * The hand-back: a sluice worker's next dist_worker_poll reports its batch
  * complete by adding its number of lines to a counter, and
@@ -166,8 +163,8 @@ static void take_ordered(void)
 			;
 }
 
-/* Packets that fit without a drop now: the smallest worker's room (a
- * piece may all go to one worker). */
+/* Packets that fit without a drop now: the smallest worker's free backlog
+ * (a piece may all go to one worker). */
 static uint32_t room(void)
 {
 	if (inline_workers)

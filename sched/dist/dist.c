@@ -500,13 +500,7 @@ uint64_t dist_outstanding(const struct dist *d)
 
 uint32_t dist_room(const struct dist *d, uint32_t w)
 {
-	if (w >= d->n_workers)
-		return 0;
-	/* Once the backlog is full, staging publishes its whole lines (a
-	 * backlog is whole lines when full) into whatever the ring takes: so
-	 * each free ring line is 8 more. */
-	const struct dist_tx *tx = &d->tx[w];
-	return d->cfg.backlog - tx->n_backlog + handoff_free_lines(tx->ring) * HANDOFF_LINE_SLOTS;
+	return w < d->n_workers ? d->cfg.backlog - d->tx[w].n_backlog : 0;
 }
 
 uint32_t dist_flow_owner(const struct dist *d, uint16_t tag)

@@ -161,10 +161,7 @@ bool dist_idle(const struct dist *d);
  * staged line of ordered packets), so the distributor's next lines kick it. */
 bool dist_worker_idle(const struct dist *d, uint32_t w);
 
-/* Packets worker w can still be given without a drop: free backlog slots,
- * and 8 for each line its ring would take now (staging publishes the
- * backlog's whole lines there once the backlog is full). Reads the ring's
- * free lines: at ring-lines 1 the mailbox line's count. */
+/* Packets worker w can still be given without a drop: free backlog slots. */
 uint32_t dist_room(const struct dist *d, uint32_t w);
 
 /* The worker (index + 1) that owns flow tag `tag` now, 0 when none: where

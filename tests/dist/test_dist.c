@@ -339,44 +339,6 @@ START_TEST(test_one_line_in_flight)
 }
 END_TEST
 
-/* dist_room is exact: the free backlog plus 8 per line the ring would take
- * now. Handing exactly that many drops nothing, one more drops one. */
-START_TEST(test_room_counts_ring_lines)
-{
-	for (uint32_t ring = 1; ring <= 2; ring++) {
-		struct dist *d = make(1, 8, ring);
-		uint32_t bi[64], got[256], n_drop;
-		uint16_t tags[64];
-		for (int i = 0; i < 64; i++) {
-			bi[i] = (uint32_t)i;
-			tags[i] = (uint16_t)(i % 5);
-		}
-		/* ring-lines 2 is a ring of 2 lines; 1 a one-line mailbox. */
-		uint32_t room = 8 + 8 * ring;
-		ck_assert_uint_eq(dist_room(d, 0), room);
-		ck_assert_uint_eq(process(d, bi, tags, room, NULL, &n_drop), room);
-		ck_assert_uint_eq(n_drop, 0);
-		ck_assert_uint_eq(dist_room(d, 0), 0);
-		ck_assert_uint_eq(process(d, bi + room, tags + room, 1, NULL, &n_drop), 0);
-		ck_assert_uint_eq(n_drop, 1);
-		/* The worker takes every line in its ring: that many lines of room. */
-		ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 256), 8 * ring);
-		for (uint32_t i = 0; i < 8 * ring; i++)
-			ck_assert_uint_eq(got[i], i);
-		ck_assert_uint_eq(dist_room(d, 0), 8 * ring);
-		ck_assert_uint_eq(dist_worker_done(d, 0), 0);
-		while (dist_outstanding(d)) {
-			dist_flush(d);
-			dist_worker_poll(d, 0, got, NULL, 256);
-			dist_worker_done(d, 0);
-		}
-		ck_assert_uint_eq(dist_flows_owned(d), 0);
-		ck_assert_uint_eq(dist_room(d, 0), room);
-		dist_free(d);
-	}
-}
-END_TEST
-
 /* The backlog is staged in the lines it is published from, a ring of
  * lines reused round and round: many rounds of odd-sized calls, with a ring
  * that takes a part of the backlog at a time, wrap it many times. Every
@@ -1386,7 +1348,6 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_backpressure_isolates_a_stalled_worker);
 	tcase_add_test(tc, test_one_line_in_flight);
 	tcase_add_test(tc, test_conf_ring_lines_range);
-	tcase_add_test(tc, test_room_counts_ring_lines);
 	tcase_add_test(tc, test_backlog_lines_wrap);
 	tcase_add_test(tc, test_parallel_spreads_one_flow);
 	tcase_add_test(tc, test_ordered_restores_order);
