@@ -421,6 +421,15 @@ static __attribute__((noinline)) uint32_t assign_typed(struct dist *d, const uin
 	return assign(d, bi, tags, types, n, dropped, reason, assigned);
 }
 
+/* Atomic packets with assigned[] (a traced frame), out of line too: the
+ * copy inlined in dist_process writes no assigned[] and tests for none. */
+static __attribute__((noinline)) uint32_t assign_traced(struct dist *d, const uint32_t *bi, const uint16_t *tags,
+							uint32_t n, uint32_t *dropped, uint8_t *reason,
+							uint8_t *assigned)
+{
+	return assign(d, bi, tags, NULL, n, dropped, reason, assigned);
+}
+
 /* Whether types[0..n) holds anything but SCHED_TYPE_ATOMIC (0), 8 at a time. */
 static bool any_typed(const uint8_t *types, uint32_t n)
 {
@@ -449,12 +458,15 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 	 * (which would leave the matcher's owners stale). */
 	do {
 		uint32_t k = MIN(n - off, (uint32_t)DIST_WORKER_BATCH);
-		uint8_t *as = assigned ? assigned + off : NULL;
 		harvest(d);
 		if (unlikely(typed))
-			n_drop += assign_typed(d, bi + off, tags + off, types + off, k, dropped + n_drop, reason + n_drop, as);
+			n_drop += assign_typed(d, bi + off, tags + off, types + off, k, dropped + n_drop, reason + n_drop,
+					       assigned ? assigned + off : NULL);
+		else if (unlikely(assigned != NULL))
+			n_drop += assign_traced(d, bi + off, tags + off, k, dropped + n_drop, reason + n_drop,
+						assigned + off);
 		else
-			n_drop += assign(d, bi + off, tags + off, NULL, k, dropped + n_drop, reason + n_drop, as);
+			n_drop += assign(d, bi + off, tags + off, NULL, k, dropped + n_drop, reason + n_drop, NULL);
 		off += k;
 	} while (off < n);
 	publish_all(d);
