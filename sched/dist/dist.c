@@ -484,11 +484,22 @@ uint32_t dist_flush(struct dist *d)
 	 * round trip's path). publish reads no flow-table entry, so the order
 	 * changes nothing else. */
 	uint32_t n = 0;
+	bool staged = false;
 	d->now = 0;
-	for (uint32_t w = 0; w < d->n_workers; w++)
-		if (d->tx[w].one_line && d->tx[w].n_backlog)
-			n += publish(d, &d->tx[w], true);
+	for (uint32_t w = 0; w < d->n_workers; w++) {
+		struct dist_tx *tx = &d->tx[w];
+		if (tx->one_line && tx->n_backlog)
+			n += publish(d, tx, true);
+		else
+			staged |= tx->n_backlog != 0;
+	}
 	n += harvest(d);
+	/* Nothing moved, no ring's backlog to publish and no ordered counter
+	 * changed (dist_ordered_take's): the statistics are what the last
+	 * call copied, and a caller that polls (a distributor waiting for its
+	 * worker) spins on the two looks above alone. */
+	if (!n && !staged && !d->typed_stats)
+		return 0;
 	return n + publish_all(d);
 }
 
