@@ -108,11 +108,11 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 	for (uint32_t w = 0; w < c->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
 		/* ring_lines 1 (one line in flight, DPDK's burst depth): a
-		 * mailbox each way, each line's count its full/empty word, so a
-		 * round trip moves two lines between the cores, not six (two
-		 * rings' head, line and tail). The worker holds at most one line;
-		 * two lines back let it report that one while the one before
-		 * still waits for a harvest. */
+		 * mailbox, the line's count its full/empty word, and the worker
+		 * posts its completion count in the same line (dist_private.h,
+		 * struct dist_rx), so a round trip moves that one line there and
+		 * back, not a ring's head, line and tail and a count's line
+		 * (docs/distributor.md). */
 		tx->one_line = c->ring_lines == 1;
 		tx->ring = tx->one_line ? handoff_mailbox_create(1, -1) : handoff_ring_create(c->ring_lines, -1);
 		/* The lines out: the ring's, the batch the worker holds, and as
