@@ -19,7 +19,11 @@
  * n (acquire), copies the line, then stores 0 (release). A handoff then
  * moves only the data line between the two cores (there, and emptied
  * back), where a ring moves the head line, the data line and the tail
- * line, each a dependent miss. Waking and counters are the ring's.
+ * line, each a dependent miss. Waking and counters are the ring's. The
+ * first line also carries one word back (handoff_mailbox_post): a consumer
+ * that posts, say, a completion count as it takes the line sends it with
+ * the line it empties anyway, and the producer reads it with the count it
+ * reads for room.
  */
 #include <errno.h>
 #include <numa.h>
@@ -199,6 +203,16 @@ static inline uint32_t mbox_put(struct handoff_ring *r, const struct handoff_lin
 		buffers += lines[k].n;
 	}
 	return published(r, head, k, n, buffers);
+}
+
+void handoff_mailbox_post(struct handoff_ring *r, uint32_t v)
+{
+	__atomic_store_n(&r->lines[0].post, v, __ATOMIC_RELEASE);
+}
+
+uint32_t handoff_mailbox_posted(const struct handoff_ring *r)
+{
+	return __atomic_load_n(&r->lines[0].post, __ATOMIC_ACQUIRE);
 }
 
 /* Consumer: up to max_lines full lines holding at most max buffers in

@@ -19,7 +19,9 @@ struct handoff_line {
 	uint16_t tag[HANDOFF_LINE_SLOTS]; /* low 15 bits: flow tag */
 	uint8_t n;                        /* slots in use, 1..8 */
 	uint8_t flags;
-	uint8_t pad[14];
+	uint16_t pad0;
+	uint32_t post;                    /* a mailbox's first line: handoff_mailbox_post */
+	uint8_t pad[8];
 };
 _Static_assert(sizeof(struct handoff_line) == 64, "a handoff line is one cache line");
 
@@ -45,6 +47,14 @@ struct handoff_ring *handoff_ring_create(uint32_t n_lines, int numa_node);
  * ring-lines 1); handoff_count and the statistics' used scan the lines. */
 struct handoff_ring *handoff_mailbox_create(uint32_t n_lines, int numa_node);
 void handoff_ring_free(struct handoff_ring *r);
+
+/* A mailbox's word back from the consumer to the producer, kept in the
+ * first line (bytes no handoff copies): a consumer that posts as it takes
+ * that line, and a producer that reads it as it looks for room there, move
+ * no cache line for it. Consumer: post v (release); producer: the last
+ * value posted (acquire), 0 before any. */
+void handoff_mailbox_post(struct handoff_ring *r, uint32_t v);
+uint32_t handoff_mailbox_posted(const struct handoff_ring *r);
 
 /* Producer: pack n buffers (tags may be NULL: tag 0) into lines of 8 and
  * publish them. Returns how many buffers were taken; on a full ring the

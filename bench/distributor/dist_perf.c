@@ -82,7 +82,11 @@ static struct dist *d;
 static bool inline_workers, inline_hold;
 static uint32_t poll_max = 256; /* packets a worker takes per poll */
 static int type = -1; /* enum sched_type, -1: types NULL */
-static atomic_bool stop;
+/* The one global a worker reads in its loop, on a line of its own: the
+ * main thread's stores (process_calls) must not share it, or every
+ * dist_process call costs the worker a miss that DPDK's harness (whose
+ * worker reads only its quit flag) does not pay. */
+static alignas(64) atomic_bool stop;
 static atomic_uint ready;
 
 struct worker_arg {
@@ -107,17 +111,23 @@ static void *worker(void *p)
 	struct worker_arg *a = p;
 	uint32_t bi[256];
 	uint16_t tags[256];
+	/* Locals: the loop reads no global but stop, writes none. */
+	struct dist *dd = d;
+	uint32_t w = a->w, max = poll_max;
+	bool ordered = type == SCHED_TYPE_ORDERED;
+	uint64_t got = 0;
 	pin(a->cpu);
 	atomic_fetch_add(&ready, 1);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		uint32_t n = dist_worker_poll(d, a->w, bi, tags, poll_max);
-		if (n && type == SCHED_TYPE_ORDERED)
-			dist_worker_return(d, a->w, bi, tags, n);
-		a->got += n;
+		uint32_t n = dist_worker_poll(dd, w, bi, tags, max);
+		if (n && ordered)
+			dist_worker_return(dd, w, bi, tags, n);
+		got += n;
 		if (!n)
 			cpu_relax();
 	}
-	dist_worker_done(d, a->w);
+	dist_worker_done(dd, w);
+	a->got = got;
 	return NULL;
 }
 
@@ -166,7 +176,7 @@ static uint32_t room(void)
 	return r;
 }
 
-static uint64_t process_calls;
+static alignas(64) uint64_t process_calls;
 
 /* One burst, in pieces that fit: DPDK's process() waits inside for a full
  * worker, this waits outside (flush until there is room). Returns the

@@ -83,9 +83,11 @@ static void release_one(struct dist *d, struct dist_tx *tx, uint32_t w1, uint16_
 
 /* Completed lines of worker w, oldest first: one pass, the counters once.
  * Inlined twice: lines of atomic packets only (no ordered or parallel
- * packet out) release tags straight, the rest out of line. */
+ * packet out) release tags straight, the rest out of line; only the rest
+ * can have flagged lines, and clears their flags: the lines are the
+ * backlog's again, and a reused line starts unflagged. */
 __attribute__((always_inline)) static inline void release_lines_as(struct dist *d, uint32_t w,
-								   const struct handoff_line *lines, uint32_t n_lines,
+								   struct handoff_line *lines, uint32_t n_lines,
 								   bool typed)
 {
 	struct dist_tx *tx = &d->tx[w];
@@ -99,6 +101,8 @@ __attribute__((always_inline)) static inline void release_lines_as(struct dist *
 			else
 				freed += release_tag(d, w + 1, tag[s]);
 		}
+		if (typed)
+			lines[l].flags = 0;
 		n += cnt;
 	}
 	tx->flows -= freed;
@@ -106,13 +110,13 @@ __attribute__((always_inline)) static inline void release_lines_as(struct dist *
 	tx->st.returned += n;
 }
 
-static __attribute__((noinline)) void release_lines_typed(struct dist *d, uint32_t w, const struct handoff_line *lines,
+static __attribute__((noinline)) void release_lines_typed(struct dist *d, uint32_t w, struct handoff_line *lines,
 							     uint32_t n_lines)
 {
 	release_lines_as(d, w, lines, n_lines, true);
 }
 
-static void release_lines(struct dist *d, uint32_t w, const struct handoff_line *lines, uint32_t n_lines)
+static void release_lines(struct dist *d, uint32_t w, struct handoff_line *lines, uint32_t n_lines)
 {
 	if (unlikely(d->tx[w].spread_in_flight))
 		release_lines_typed(d, w, lines, n_lines);
@@ -120,16 +124,16 @@ static void release_lines(struct dist *d, uint32_t w, const struct handoff_line 
 		release_lines_as(d, w, lines, n_lines, false);
 }
 
-/* Release worker w's copies of its lines up to line number `upto` (free-
- * running), in at most two contiguous pieces of the copy ring. */
+/* Release worker w's lines up to line number `upto` (free-running), in at
+ * most two contiguous pieces of its lines. */
 static inline __attribute__((always_inline)) void release_sent(struct dist *d, uint32_t w, uint32_t upto)
 {
 	struct dist_tx *tx = &d->tx[w];
-	while (tx->sent_done != upto) {
-		uint32_t i = tx->sent_done & tx->sent_mask;
-		uint32_t k = MIN(upto - tx->sent_done, tx->sent_mask + 1 - i);
-		release_lines(d, w, tx->sent + i, k);
-		tx->sent_done += k;
+	while (tx->done != upto) {
+		uint32_t i = tx->done & tx->mask;
+		uint32_t k = MIN(upto - tx->done, tx->mask + 1 - i);
+		release_lines(d, w, tx->lines + i, k);
+		tx->done += k;
 	}
 }
 
@@ -141,8 +145,9 @@ static inline __attribute__((always_inline)) void release_sent(struct dist *d, u
 static inline uint32_t harvest_worker(struct dist *d, uint32_t w)
 {
 	struct dist_tx *tx = &d->tx[w];
-	uint32_t done = __atomic_load_n(&d->rx[w].done_lines, __ATOMIC_ACQUIRE);
-	if (done == tx->sent_done)
+	uint32_t done = tx->one_line ? handoff_mailbox_posted(tx->ring)
+				     : __atomic_load_n(&d->rx[w].done_lines, __ATOMIC_ACQUIRE);
+	if (done == tx->done)
 		return 0;
 	uint32_t before = tx->in_flight;
 	if (d->win.head != d->win.next)
@@ -166,7 +171,9 @@ static uint32_t harvest(struct dist *d)
 
 /* Hand worker w's backlog to its ring: whole lines only, or everything
  * (the last line partial) when `all`. Returns packets published. Out of
- * line: the per-packet paths call it only when a backlog is full. */
+ * line: the per-packet paths call it only when a backlog is full. The
+ * lines stay where they are: published, they are the copies completions
+ * release (dist_private.h, struct dist_tx). */
 static __attribute__((noinline)) uint32_t publish(struct dist *d, struct dist_tx *tx, bool all)
 {
 	uint32_t full = tx->n_backlog / HANDOFF_LINE_SLOTS, part = tx->n_backlog % HANDOFF_LINE_SLOTS;
@@ -179,32 +186,25 @@ static __attribute__((noinline)) uint32_t publish(struct dist *d, struct dist_tx
 	 * says so: the one line this reads). */
 	if (unlikely(tx->one_line))
 		want = 1;
-	/* Every line out has its copy here: when the copies are full, the
-	 * worker has reported some (it cannot hold that many) and a harvest
-	 * frees them. */
+	/* At most out_max lines out, so that the backlog's lines never reach
+	 * one not yet released: when that many are out, the worker has
+	 * reported some (it cannot hold that many) and a harvest frees them. */
 	uint32_t w = (uint32_t)(tx - d->tx);
-	if (unlikely(tx->sent_mask + 1 - (tx->sent_head - tx->sent_done) < want)) {
+	if (unlikely(tx->out_max - (tx->head - tx->done) < want)) {
 		harvest_worker(d, w);
-		want = MIN(want, tx->sent_mask + 1 - (tx->sent_head - tx->sent_done));
+		want = MIN(want, tx->out_max - (tx->head - tx->done));
 	}
-	for (uint32_t l = 0; l < full; l++)
-		tx->backlog[l].n = HANDOFF_LINE_SLOTS;
-	if (want > full)
-		tx->backlog[full].n = (uint8_t)part;
-	uint32_t taken = handoff_enqueue_lines(tx->ring, tx->backlog, want);
-	for (uint32_t l = 0; l < taken; l++)
-		tx->sent[(tx->sent_head + l) & tx->sent_mask] = tx->backlog[l];
-	tx->sent_head += taken;
+	for (uint32_t l = 0; l < want; l++)
+		dist_staged_line(tx, l)->n = l < full ? HANDOFF_LINE_SLOTS : (uint8_t)part;
+	/* In at most two pieces: the lines wrap at the end of the array. */
+	uint32_t i = tx->head & tx->mask, first = MIN(want, tx->mask + 1 - i);
+	uint32_t taken = handoff_enqueue_lines(tx->ring, tx->lines + i, first);
+	if (unlikely(taken == first && want > first))
+		taken += handoff_enqueue_lines(tx->ring, tx->lines, want - first);
 	uint32_t k = taken == want && want > full ? tx->n_backlog : taken * HANDOFF_LINE_SLOTS;
-	uint32_t held = full + (part != 0);
-	if (taken && taken < held) /* a full ring took part: keep the rest at the front, in order */
-		memmove(tx->backlog, tx->backlog + taken, (held - taken) * sizeof(struct handoff_line));
-	if (unlikely(tx->spread_staged)) {
-		for (uint32_t l = held - taken; l < held; l++) /* reused lines start unflagged */
-			tx->backlog[l].flags = 0;
-		tx->spread_staged = tx->n_backlog != k;
-	}
+	tx->head += taken;
 	tx->n_backlog -= k;
+	tx->stage = dist_staged_line(tx, tx->n_backlog / HANDOFF_LINE_SLOTS);
 	if (!tx->in_flight && k)
 		tx->last_return_ticks = call_ticks(d); /* idle time counts from here */
 	tx->in_flight += k;
@@ -286,13 +286,22 @@ static inline uint32_t least_loaded(struct dist *d)
 static inline bool stage(struct dist *d, uint32_t w1, uint32_t bi, uint16_t tag)
 {
 	struct dist_tx *tx = &d->tx[w1 - 1];
-	if (unlikely(tx->n_backlog == d->cfg.backlog) && !publish(d, tx, false))
-		return false;
-	struct handoff_line *l = &tx->backlog[tx->n_backlog / HANDOFF_LINE_SLOTS];
-	l->bi[tx->n_backlog % HANDOFF_LINE_SLOTS] = bi;
-	l->tag[tx->n_backlog % HANDOFF_LINE_SLOTS] = tag;
-	tx->n_backlog++;
+	uint32_t n = tx->n_backlog;
+	if (unlikely(n == d->cfg.backlog)) {
+		if (!publish(d, tx, false))
+			return false;
+		n = tx->n_backlog;
+	}
+	/* Straight into the line it will be published in; the counts from
+	 * locals, stored after the slots (which could alias them). */
+	uint32_t s = n % HANDOFF_LINE_SLOTS;
+	struct handoff_line *l = tx->stage;
+	l->bi[s] = bi;
+	l->tag[s] = tag;
+	tx->n_backlog = n + 1;
 	tx->st.handed++;
+	if (s == HANDOFF_LINE_SLOTS - 1)
+		tx->stage = dist_staged_line(tx, (n + 1) / HANDOFF_LINE_SLOTS);
 	return true;
 }
 
@@ -315,9 +324,8 @@ static uint32_t spread(struct dist *d, uint32_t bi, uint16_t tag, uint8_t type, 
 	if (!w1 || !stage(d, w1, bi, t))
 		return 0;
 	struct dist_tx *tx = &d->tx[w1 - 1];
-	tx->backlog[(tx->n_backlog - 1) / HANDOFF_LINE_SLOTS].flags |= ordered ? DIST_LINE_SPREAD | DIST_LINE_ORDERED
-										 : DIST_LINE_SPREAD;
-	tx->spread_staged = true;
+	dist_staged_line(tx, (tx->n_backlog - 1) / HANDOFF_LINE_SLOTS)->flags |=
+		ordered ? DIST_LINE_SPREAD | DIST_LINE_ORDERED : DIST_LINE_SPREAD;
 	tx->spread_in_flight++;
 	d->typed_stats = true;
 	if (ordered) {
@@ -413,6 +421,15 @@ static __attribute__((noinline)) uint32_t assign_typed(struct dist *d, const uin
 	return assign(d, bi, tags, types, n, dropped, reason, assigned);
 }
 
+/* Atomic packets with assigned[] (a traced frame), out of line too: the
+ * copy inlined in dist_process writes no assigned[] and tests for none. */
+static __attribute__((noinline)) uint32_t assign_traced(struct dist *d, const uint32_t *bi, const uint16_t *tags,
+							uint32_t n, uint32_t *dropped, uint8_t *reason,
+							uint8_t *assigned)
+{
+	return assign(d, bi, tags, NULL, n, dropped, reason, assigned);
+}
+
 /* Whether types[0..n) holds anything but SCHED_TYPE_ATOMIC (0), 8 at a time. */
 static bool any_typed(const uint8_t *types, uint32_t n)
 {
@@ -432,12 +449,26 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 		      uint32_t *dropped, uint8_t *reason, uint8_t *assigned)
 {
 	d->now = 0;
-	harvest(d);
-	uint32_t n_drop;
-	if (unlikely(types && any_typed(types, n)))
-		n_drop = assign_typed(d, bi, tags, types, n, dropped, reason, assigned);
-	else
-		n_drop = assign(d, bi, tags, NULL, n, dropped, reason, assigned);
+	bool typed = types && any_typed(types, n);
+	uint32_t n_drop = 0, off = 0;
+	/* In pieces of at most DIST_WORKER_BATCH, each after a harvest: one
+	 * piece publishes at most DIST_WORKER_BATCH_LINES + 1 lines to a
+	 * worker, so the lines out stay below what dist_create sized them
+	 * for and publish never has to harvest in the middle of an assign
+	 * (which would leave the matcher's owners stale). */
+	do {
+		uint32_t k = MIN(n - off, (uint32_t)DIST_WORKER_BATCH);
+		harvest(d);
+		if (unlikely(typed))
+			n_drop += assign_typed(d, bi + off, tags + off, types + off, k, dropped + n_drop, reason + n_drop,
+					       assigned ? assigned + off : NULL);
+		else if (unlikely(assigned != NULL))
+			n_drop += assign_traced(d, bi + off, tags + off, k, dropped + n_drop, reason + n_drop,
+						assigned + off);
+		else
+			n_drop += assign(d, bi + off, tags + off, NULL, k, dropped + n_drop, reason + n_drop, NULL);
+		off += k;
+	} while (off < n);
 	publish_all(d);
 	return n - n_drop;
 }
@@ -453,11 +484,22 @@ uint32_t dist_flush(struct dist *d)
 	 * round trip's path). publish reads no flow-table entry, so the order
 	 * changes nothing else. */
 	uint32_t n = 0;
+	bool staged = false;
 	d->now = 0;
-	for (uint32_t w = 0; w < d->n_workers; w++)
-		if (d->tx[w].one_line && d->tx[w].n_backlog)
-			n += publish(d, &d->tx[w], true);
+	for (uint32_t w = 0; w < d->n_workers; w++) {
+		struct dist_tx *tx = &d->tx[w];
+		if (tx->one_line && tx->n_backlog)
+			n += publish(d, tx, true);
+		else
+			staged |= tx->n_backlog != 0;
+	}
 	n += harvest(d);
+	/* Nothing moved, no ring's backlog to publish and no ordered counter
+	 * changed (dist_ordered_take's): the statistics are what the last
+	 * call copied, and a caller that polls (a distributor waiting for its
+	 * worker) spins on the two looks above alone. */
+	if (!n && !staged && !d->typed_stats)
+		return 0;
 	return n + publish_all(d);
 }
 
@@ -497,6 +539,15 @@ uint32_t dist_flows_owned(const struct dist *d)
 	return n;
 }
 
+/* Worker w's count as reclaim sets it (the worker is gone): where the
+ * worker's reports go. */
+static void dist_post_done(struct dist_rx *rx, uint32_t done)
+{
+	if (rx->one_line)
+		handoff_mailbox_post(rx->ring, done);
+	__atomic_store_n(&rx->done_lines, done, __ATOMIC_RELAXED);
+}
+
 uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 {
 	uint32_t got = 0;
@@ -509,7 +560,7 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 		for (uint32_t s = 0; s < rx->ret_line.n; s++)
 			dist_window_place(d, rx->ret_line.bi[s], rx->ret_line.tag[s]);
 		rx->ret_line.n = 0;
-		__atomic_store_n(&rx->done_lines, rx->done_lines + rx->n_held, __ATOMIC_RELAXED);
+		dist_post_done(rx, rx->done_lines + rx->n_held);
 		rx->n_held = 0;
 	}
 	d->now = 0;
@@ -520,32 +571,37 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 		 * tag back (from the copies, as a completion, not counted as
 		 * returned), then the ring is taken, oldest first (the worker is
 		 * gone, so this thread may consume), then the backlog. */
-		if (tx->sent_done != tx->sent_head) {
+		if (tx->done != tx->head) {
 			uint64_t returned = tx->st.returned;
-			release_sent(d, w, tx->sent_head);
+			release_sent(d, w, tx->head);
 			tx->st.returned = returned;
 			/* The count agrees again: nothing is out. */
-			__atomic_store_n(&d->rx[w].done_lines, tx->sent_head, __ATOMIC_RELAXED);
+			dist_post_done(&d->rx[w], tx->head);
 		}
 		uint32_t k;
 		while ((k = handoff_dequeue(tx->ring, bi + got, NULL, MIN(max - got, (uint32_t)DIST_WORKER_BATCH))) != 0)
 			got += k;
 		k = MIN(max - got, tx->n_backlog);
 		for (uint32_t i = 0; i < k; i++) {
-			const struct handoff_line *l = &tx->backlog[i / HANDOFF_LINE_SLOTS];
+			const struct handoff_line *l = dist_staged_line(tx, i / HANDOFF_LINE_SLOTS);
 			release_one(d, tx, w + 1, l->tag[i % HANDOFF_LINE_SLOTS]);
 			bi[got + i] = l->bi[i % HANDOFF_LINE_SLOTS];
 		}
 		/* The rest to the front, slot by slot (shutdown only); a moved
-		 * line keeps the slow path on completion. */
+		 * line keeps the slow path on completion, and the lines emptied
+		 * are unflagged for their next use. */
+		uint32_t lines_before = (tx->n_backlog + HANDOFF_LINE_SLOTS - 1) / HANDOFF_LINE_SLOTS;
 		for (uint32_t i = k; i < tx->n_backlog; i++) {
-			const struct handoff_line *from = &tx->backlog[i / HANDOFF_LINE_SLOTS];
-			struct handoff_line *to = &tx->backlog[(i - k) / HANDOFF_LINE_SLOTS];
+			const struct handoff_line *from = dist_staged_line(tx, i / HANDOFF_LINE_SLOTS);
+			struct handoff_line *to = dist_staged_line(tx, (i - k) / HANDOFF_LINE_SLOTS);
 			to->bi[(i - k) % HANDOFF_LINE_SLOTS] = from->bi[i % HANDOFF_LINE_SLOTS];
 			to->tag[(i - k) % HANDOFF_LINE_SLOTS] = from->tag[i % HANDOFF_LINE_SLOTS];
 			to->flags |= from->flags;
 		}
 		tx->n_backlog -= k;
+		for (uint32_t l = (tx->n_backlog + HANDOFF_LINE_SLOTS - 1) / HANDOFF_LINE_SLOTS; l < lines_before; l++)
+			dist_staged_line(tx, l)->flags = 0;
+		tx->stage = dist_staged_line(tx, tx->n_backlog / HANDOFF_LINE_SLOTS);
 		got += k;
 	}
 	/* Every batch is complete now: the window releases all it holds. */

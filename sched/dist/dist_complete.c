@@ -93,9 +93,12 @@ static void report(struct dist *d, uint32_t w)
 	struct dist_rx *rx = &d->rx[w];
 	if (!rx->n_held)
 		return;
-	if (unlikely(rx->ret_line.n) && handoff_enqueue_lines(d->tx[w].reorder, &rx->ret_line, 1))
+	if (unlikely(rx->ret_line.n) && handoff_enqueue_lines(rx->reorder, &rx->ret_line, 1))
 		rx->ret_line.n = 0;
-	__atomic_store_n(&rx->done_lines, rx->done_lines + rx->n_held, __ATOMIC_RELEASE);
+	uint32_t done = rx->done_lines + rx->n_held;
+	if (rx->one_line) /* the distributor reads it there (dist_private.h) */
+		handoff_mailbox_post(rx->ring, done);
+	__atomic_store_n(&rx->done_lines, done, __ATOMIC_RELEASE);
 	rx->n_held = 0;
 }
 
@@ -103,7 +106,7 @@ uint32_t dist_worker_poll(struct dist *d, uint32_t w, uint32_t *bi, uint16_t *ta
 {
 	struct dist_rx *rx = &d->rx[w];
 	report(d, w);
-	uint32_t n_lines = handoff_dequeue_lines(d->tx[w].ring, rx->lines, MIN(max / HANDOFF_LINE_SLOTS,
+	uint32_t n_lines = handoff_dequeue_lines(rx->ring, rx->lines, MIN(max / HANDOFF_LINE_SLOTS,
 									      (uint32_t)DIST_WORKER_BATCH_LINES));
 	uint32_t n = 0;
 	uint8_t flags = 0;
@@ -147,7 +150,7 @@ uint32_t dist_worker_return(struct dist *d, uint32_t w, const uint32_t *bi, cons
 	uint32_t i = 0;
 	for (; i < n; i++) {
 		if (l->n == HANDOFF_LINE_SLOTS) {
-			if (unlikely(!handoff_enqueue_lines(d->tx[w].reorder, l, 1)))
+			if (unlikely(!handoff_enqueue_lines(rx->reorder, l, 1)))
 				break;
 			l->n = 0;
 		}

@@ -2,7 +2,9 @@
  *
  * Who writes what: struct dist_tx and the flow table are the distributor
  * thread's; struct dist_rx is worker w's. Each sits on its own cache lines
- * (alignas(64), padded), so neither side's stores pull the other's lines.
+ * (alignas(64), padded), so neither side's stores pull the other's lines;
+ * the first line of struct dist, which the workers read, is written only
+ * by dist_create. docs/distributor.md counts the lines a round trip moves.
  */
 #ifndef SLUICE_SCHED_DIST_PRIVATE_H
 #define SLUICE_SCHED_DIST_PRIVATE_H
@@ -48,32 +50,35 @@ extern const char dist_match_vector_isa[]; /* "avx2", "sse4.2" or "scalar" */
 
 #define DIST_TX_SIZE 512
 
-/* The distributor's side of one worker. The backlog is kept as the lines
- * it will be published in: staging writes a packet's index and tag straight
- * into its slot, and publishing copies whole 64-byte lines into the ring
- * (packet n of the backlog is slot n % 8 of line n / 8; a line's count is
- * set as it is published) and into `sent`, this thread's copy of every
- * line the worker has not yet reported complete. The worker reports by
- * count (dist_rx.done_lines): lines complete in the order they were
- * published, so the count says which copies to release, and no line
- * travels back between the cores. */
+/* The distributor's side of one worker. Its lines are one ring that is
+ * both the backlog and the copy of what is out: lines [done, head) were
+ * published and are not yet reported complete; from head on lie the
+ * backlog's lines, which staging fills in place (packet n of the backlog
+ * is slot n % 8 of line head + n / 8; a line's count is set as it is
+ * published). Publishing hands lines [head, head + k) to the worker's ring
+ * and moves head: nothing is copied here and nothing moves up, and a full
+ * ring leaves the rest where it is. The worker reports by count
+ * (dist_rx.done_lines): lines complete in the order they were published,
+ * so the count says which lines to release, and no line travels back
+ * between the cores. Room: at most out_max lines out, so the backlog's
+ * lines never reach an unreleased one. */
 struct dist_tx {
 	/* Aligned to its power-of-two size: d->tx[w] is then a shift, not a
 	 * multiply (callgrind: one instruction a packet on the atomic path). */
 	alignas(DIST_TX_SIZE) struct handoff_ring *ring; /* to the worker */
-	struct handoff_line *sent;             /* [sent_mask + 1] published, not yet released */
+	struct handoff_line *lines;            /* [mask + 1]: out, then the backlog */
+	struct handoff_line *stage;            /* the line the next packet staged goes into */
 	struct handoff_ring *reorder;          /* ordered packets it hands back */
-	struct handoff_line *backlog;          /* cfg.backlog / 8 lines */
 	uint32_t n_backlog;                    /* packets */
 	uint32_t in_flight;   /* published and not yet complete */
 	uint32_t flows;       /* tags owned */
 	uint32_t spread_in_flight; /* ordered and parallel packets staged or in flight: while 0,
 				    * completions take the atomic loop alone */
-	bool spread_staged;   /* the backlog may hold flagged lines */
 	bool one_line;        /* ring_lines 1: at most one line in the ring */
-	uint32_t sent_mask;
-	uint32_t sent_head;   /* lines published (free-running) */
-	uint32_t sent_done;   /* of those, released here (free-running) */
+	uint32_t mask;
+	uint32_t head;        /* lines published (free-running) */
+	uint32_t done;        /* of those, released here (free-running) */
+	uint32_t out_max;     /* lines that may be out: mask + 1 less the backlog's */
 	uint64_t last_return_ticks;
 	struct dist_worker_stats st; /* counters and levels, this thread's working copy */
 	/* The same, copied once per call for readers on other threads. */
@@ -83,21 +88,41 @@ struct dist_tx {
 
 _Static_assert(sizeof(struct dist_tx) == DIST_TX_SIZE, "struct dist_tx fills DIST_TX_SIZE exactly");
 
+/* Line i of worker tx's backlog. */
+static inline struct handoff_line *dist_staged_line(const struct dist_tx *tx, uint32_t i)
+{
+	return &tx->lines[(tx->head + i) & tx->mask];
+}
+
 #define DIST_WORKER_BATCH (DIST_WORKER_BATCH_LINES * HANDOFF_LINE_SLOTS)
 
 /* Worker w's side: the batch it holds, to be reported complete, as the
  * lines it came in. Reporting adds their number to done_lines (release),
- * which the distributor thread reads (acquire) to release its copies. */
+ * which the distributor thread reads (acquire) to release its lines.
+ *
+ * Cache lines: the first is the worker's alone (written at every poll,
+ * read by stats readers), with its own copies of the ring pointers so that
+ * a poll reads no line the distributor thread writes (dist_tx's first
+ * line changes with every packet staged). done_lines sits alone on the
+ * second: the one line the distributor thread reads, written once per
+ * report. At one line in flight the count is also posted in the mailbox
+ * (handoff_mailbox_post), and the distributor thread reads it there: the
+ * worker posts as it takes the mailbox's line, which it writes anyway, and
+ * the distributor reads it with that line's count, so a round trip moves
+ * the mailbox line alone (docs/distributor.md). */
 struct dist_rx {
-	alignas(64) uint32_t n_held; /* lines of the batch not yet reported */
-	uint32_t done_lines;         /* lines reported complete (free-running; atomic) */
+	alignas(64) struct handoff_ring *ring; /* dist_tx.ring, dist_tx.reorder: set at create */
+	struct handoff_ring *reorder;
+	bool one_line;               /* dist_tx.one_line: reports are posted in the mailbox */
+	uint32_t n_held;             /* lines of the batch not yet reported */
 	uint8_t flags;               /* DIST_LINE_* over the batch's lines */
 	uint64_t polled;             /* packets taken (read by any thread) */
 	uint64_t returned_ordered;   /* ordered packets handed back (read by any thread) */
 	uint64_t reorder_full;       /* ordered packets sent here, the ring full (read by any thread) */
+	alignas(64) uint32_t done_lines; /* lines reported complete (free-running; atomic) */
 	/* Ordered packets being handed back, staged into whole lines; the
 	 * partial line goes just before the batch is reported. */
-	struct handoff_line ret_line;
+	alignas(64) struct handoff_line ret_line;
 	alignas(64) struct handoff_line lines[DIST_WORKER_BATCH_LINES];
 };
 
@@ -122,9 +147,13 @@ struct dist_window {
 };
 
 struct dist {
+	/* Read by the workers (rx), written only at create. */
 	struct dist_config cfg;
 	uint32_t n_workers;
-	uint32_t cursor; /* where the least-loaded scan starts: ties rotate, per instance */
+	struct dist_tx *tx;   /* [n_workers] */
+	struct dist_rx *rx;   /* [n_workers] */
+	/* The distributor thread's from here on. */
+	alignas(64) uint32_t cursor; /* where the least-loaded scan starts: ties rotate, per instance */
 	uint64_t drops[DIST_N_DROP];
 	uint64_t bad_returns;
 	uint64_t pub_drops[DIST_N_DROP]; /* copied once per call, for other threads */
@@ -135,8 +164,6 @@ struct dist {
 	bool drops_changed; /* drops[] changed since publish_all copied it */
 	uint64_t now;       /* this call's cpu_ticks, 0 until read (dist.c call_ticks) */
 	struct dist_window win;
-	struct dist_tx *tx;   /* [n_workers] */
-	struct dist_rx *rx;   /* [n_workers] */
 	struct dist_stats base;                 /* dist_clear_stats baselines */
 	struct dist_worker_stats *worker_base;  /* [n_workers] */
 	alignas(64) uint32_t table[DIST_N_TAGS];

@@ -29,9 +29,9 @@ void dist_config_default(struct dist_config *c)
 
 /* Holder "distributor": per worker, its ring to the worker, its backlog,
  * and the ordered packets it handed back (ring and staged line); then the
- * reorder window's packets and those to be sent unordered. The copies of
- * the lines out (dist_tx.sent) are of packets counted where they are (a
- * ring, a worker) or already finished (freed or sent), so they hold
+ * reorder window's packets and those to be sent unordered. The lines out
+ * (dist_tx.lines before head) are copies of packets counted where they are
+ * (a ring, a worker) or already finished (freed or sent), so they hold
  * nothing. */
 static void dist_holder(void *ctx, struct buffer_tally *t)
 {
@@ -59,9 +59,8 @@ void dist_free(struct dist *d)
 	buffer_holder_unregister(dist_holder, d);
 	for (uint32_t w = 0; d->tx && w < d->n_workers; w++) {
 		handoff_ring_free(d->tx[w].ring);
-		free(d->tx[w].sent);
+		free(d->tx[w].lines);
 		handoff_ring_free(d->tx[w].reorder);
-		free(d->tx[w].backlog);
 	}
 	free(d->win.slot);
 	free(d->win.loose);
@@ -109,34 +108,42 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 	for (uint32_t w = 0; w < c->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
 		/* ring_lines 1 (one line in flight, DPDK's burst depth): a
-		 * mailbox each way, each line's count its full/empty word, so a
-		 * round trip moves two lines between the cores, not six (two
-		 * rings' head, line and tail). The worker holds at most one line;
-		 * two lines back let it report that one while the one before
-		 * still waits for a harvest. */
+		 * mailbox, the line's count its full/empty word, and the worker
+		 * posts its completion count in the same line (dist_private.h,
+		 * struct dist_rx), so a round trip moves that one line there and
+		 * back, not a ring's head, line and tail and a count's line
+		 * (docs/distributor.md). */
 		tx->one_line = c->ring_lines == 1;
 		tx->ring = tx->one_line ? handoff_mailbox_create(1, -1) : handoff_ring_create(c->ring_lines, -1);
-		/* The copies of the lines out: the ring's, the batch the worker
-		 * holds, and as many again for those it reported that the next
-		 * harvest has not read (publish harvests when this is full). */
+		/* The lines out: the ring's, the batch the worker holds, and as
+		 * many again for those it reported that the next harvest has not
+		 * read; then the backlog's. After a harvest at most the ring's
+		 * and one batch are out, and dist_process harvests before each
+		 * piece of 256, which publishes at most 33 lines to a worker: so
+		 * publish never finds them all out in the middle of an assign
+		 * (its harvest there would leave the matcher's owners stale). */
 		struct handoff_stats hs = { 0 };
 		if (tx->ring)
 			handoff_ring_stats(tx->ring, &hs);
-		uint32_t sent = 1;
-		while (sent < 2 * (hs.n_lines + DIST_WORKER_BATCH_LINES))
-			sent <<= 1;
-		tx->sent_mask = sent - 1;
-		tx->sent = aligned_alloc(64, sent * sizeof(struct handoff_line));
+		uint32_t out = 2 * (hs.n_lines + DIST_WORKER_BATCH_LINES), backlog_lines = d->cfg.backlog / HANDOFF_LINE_SLOTS;
+		uint32_t size = 1;
+		while (size < out + backlog_lines)
+			size <<= 1;
+		tx->mask = size - 1;
+		tx->out_max = size - backlog_lines;
+		tx->lines = aligned_alloc(64, size * sizeof(struct handoff_line));
+		tx->stage = tx->lines;
 		/* Ordered packets handed back wait there until the batch they
 		 * came in is harvested: at most the lines out plus the one being
 		 * processed, in whole lines but for one partial line per batch.
 		 * So it cannot fill. */
-		tx->reorder = handoff_ring_create(2 * (sent + DIST_WORKER_BATCH_LINES), -1);
-		size_t bl = d->cfg.backlog / HANDOFF_LINE_SLOTS * sizeof(struct handoff_line);
-		tx->backlog = aligned_alloc(64, bl);
-		if (!tx->ring || !tx->sent || !tx->reorder || !tx->backlog)
+		tx->reorder = handoff_ring_create(2 * (tx->out_max + DIST_WORKER_BATCH_LINES), -1);
+		if (!tx->ring || !tx->lines || !tx->reorder)
 			goto oom;
-		memset(tx->backlog, 0, bl);
+		memset(tx->lines, 0, size * sizeof(struct handoff_line));
+		d->rx[w].ring = tx->ring;
+		d->rx[w].reorder = tx->reorder;
+		d->rx[w].one_line = tx->one_line;
 	}
 	buffer_holder_register("distributor", dist_holder, d);
 	return d;

@@ -339,6 +339,51 @@ START_TEST(test_one_line_in_flight)
 }
 END_TEST
 
+/* The backlog is staged in the lines it is published from, a ring of
+ * lines reused round and round: many rounds of odd-sized calls, with a ring
+ * that takes a part of the backlog at a time, wrap it many times. Every
+ * packet comes out once, in order, with its tag; every flow is released. */
+START_TEST(test_backlog_lines_wrap)
+{
+	struct dist *d = make(1, 24, 2);
+	uint32_t bi[13], got[256], next = 0, expect = 0, n_drop;
+	uint16_t tags[13], tg[256];
+	for (uint32_t round = 0; round < 2000; round++) {
+		uint32_t n = 1 + round % 13;
+		n = MIN(n, dist_room(d, 0));
+		for (uint32_t i = 0; i < n; i++) {
+			bi[i] = next + i;
+			tags[i] = (uint16_t)((next + i) % 7);
+		}
+		ck_assert_uint_eq(process(d, bi, tags, n, NULL, &n_drop), n);
+		next += n;
+		/* The worker takes one line in three rounds: the ring stays
+		 * full and the backlog deep. */
+		if (round % 3 == 0 || round >= 1990) {
+			uint32_t k = dist_worker_poll(d, 0, got, tg, 8);
+			for (uint32_t i = 0; i < k; i++, expect++) {
+				ck_assert_uint_eq(got[i], expect);
+				ck_assert_uint_eq(tg[i], expect % 7);
+			}
+		}
+	}
+	for (int i = 0; i < 1000 && dist_outstanding(d); i++) {
+		dist_flush(d);
+		uint32_t k = dist_worker_poll(d, 0, got, tg, 256);
+		for (uint32_t j = 0; j < k; j++, expect++)
+			ck_assert_uint_eq(got[j], expect);
+		dist_worker_done(d, 0);
+	}
+	ck_assert_uint_eq(expect, next);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	ck_assert_uint_eq(dist_flows_owned(d), 0);
+	struct dist_stats st;
+	dist_stats(d, &st);
+	ck_assert_uint_eq(st.bad_returns, 0);
+	dist_free(d);
+}
+END_TEST
+
 /* startup.conf's ring-lines takes what dist_create takes: 1 (one line in
  * flight, the test above) up to DIST_RING_LINES_MAX; 0 is refused. */
 START_TEST(test_conf_ring_lines_range)
@@ -1303,6 +1348,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_backpressure_isolates_a_stalled_worker);
 	tcase_add_test(tc, test_one_line_in_flight);
 	tcase_add_test(tc, test_conf_ring_lines_range);
+	tcase_add_test(tc, test_backlog_lines_wrap);
 	tcase_add_test(tc, test_parallel_spreads_one_flow);
 	tcase_add_test(tc, test_ordered_restores_order);
 	tcase_add_test(tc, test_ordered_window_full);

@@ -182,6 +182,34 @@ static void *producer(void *arg)
 }
 
 /* The same stream through a ring of 64 lines (_i 0) and a mailbox (_i 1). */
+/* A mailbox's word posted back rides in its first line: 0 before any post,
+ * the last one after; no line's contents carry it either way, and a full
+ * line keeps its slots. */
+START_TEST(test_mailbox_post)
+{
+	struct handoff_ring *m = handoff_mailbox_create(2, -1);
+	ck_assert_ptr_nonnull(m);
+	struct handoff_line l[1] = { 0 }, o[1];
+	ck_assert_uint_eq(handoff_mailbox_posted(m), 0);
+	handoff_mailbox_post(m, 7);
+	for (uint32_t s = 0; s < 8; s++)
+		l[0].bi[s] = 40 + s;
+	l[0].n = 8;
+	l[0].post = 99;
+	ck_assert_uint_eq(handoff_enqueue_lines(m, l, 1), 1);
+	ck_assert_uint_eq(handoff_mailbox_posted(m), 7);
+	handoff_mailbox_post(m, 8);
+	memset(o, 0, sizeof(o));
+	ck_assert_uint_eq(handoff_dequeue_lines(m, o, 1), 1);
+	ck_assert_uint_eq(o[0].n, 8);
+	ck_assert_uint_eq(o[0].post, 0);
+	for (uint32_t s = 0; s < 8; s++)
+		ck_assert_uint_eq(o[0].bi[s], 40 + s);
+	ck_assert_uint_eq(handoff_mailbox_posted(m), 8);
+	handoff_ring_free(m);
+}
+END_TEST
+
 START_TEST(test_two_threads_in_order)
 {
 	struct handoff_ring *r = _i ? handoff_mailbox_create(1, -1) : handoff_ring_create(64, -1);
@@ -208,6 +236,7 @@ int main(void)
 	tcase_add_test(tc, test_full_empty_wrap);
 	tcase_add_test(tc, test_lines_api);
 	tcase_add_test(tc, test_mailbox);
+	tcase_add_test(tc, test_mailbox_post);
 	tcase_add_loop_test(tc, test_two_threads_in_order, 0, 2);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
