@@ -47,6 +47,8 @@ struct pci_tx_fmt {
 	bool (*done)(volatile const void *d);
 	/* One frame of one buffer b into d (data0: see tx_slots_fast). */
 	tx_slots_put_fn *put;
+	/* Two such frames from SSE lanes (tx_slots_fast; x86 only). */
+	tx_slots_put2_fn *put2;
 	/* One buffer of a chained frame: its data at iova, len bytes, last
 	 * of the frame or not; total is the frame's length. */
 	void (*put_seg)(volatile void *d, uint64_t iova, uint32_t len, bool last, uint32_t total);
@@ -102,10 +104,11 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_runs(struct pci_txq
 	uint64_t stride = buffer_main.stride;
 	uint64_t data0 = (uint64_t)tq->io->iova_offset + sizeof(struct buffer) + BUFFER_HEADROOM;
 	uint32_t run = MIN(n, t->mask + 1 - start);
-	uint32_t i = tx_slots_fast(pci_tx_desc(tq->ring, f->desc_size, start), f->desc_size, f->put, &t->bufs[start],
+	uint32_t i = tx_slots_fast(pci_tx_desc(tq->ring, f->desc_size, start), f->desc_size, f->put, f->put2,
+				   &t->bufs[start],
 				   bi, run, base, stride, data0, one_pool);
 	if (unlikely(run < n) && i == run)
-		i += tx_slots_fast(tq->ring, f->desc_size, f->put, t->bufs, bi + run, n - run, base, stride, data0,
+		i += tx_slots_fast(tq->ring, f->desc_size, f->put, f->put2, t->bufs, bi + run, n - run, base, stride, data0,
 				   one_pool);
 	return i;
 }

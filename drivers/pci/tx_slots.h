@@ -140,6 +140,42 @@ static inline void tx_slots_mark_rs(struct tx_slots *t, uint32_t from)
  * driver's layout. */
 typedef void tx_slots_put_fn(volatile void *d, const struct buffer *b, uint64_t data0);
 
+#if defined(__SSE4_1__)
+/* Two frames of one buffer each into the descriptors at d and d + 16, in
+ * the driver's layout: addr holds their data's IOVAs, w their headers'
+ * first quadwords (tx_slots_head2: the length is bytes 2..3 of each lane),
+ * one per 64-bit lane. */
+typedef void tx_slots_put2_fn(volatile void *d, __m128i addr, __m128i w);
+
+/* The first quadword of two headers (current_data, current_length, flags),
+ * one per lane. */
+__attribute__((always_inline)) static inline __m128i tx_slots_head2(const struct buffer *b0, const struct buffer *b1)
+{
+	return _mm_castpd_si128(
+		_mm_loadh_pd(_mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)b0)), (const double *)b1));
+}
+
+/* Their data's IOVAs: header address (h, per lane) + data0 + current_data
+ * sign-extended (one byte shuffle of the two fields to the low words, one
+ * PMOVSXWQ). */
+__attribute__((always_inline)) static inline __m128i tx_slots_addr2(__m128i w, __m128i h, __m128i vd0)
+{
+	const __m128i k = _mm_setr_epi8(0, 1, 8, 9, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+	return _mm_add_epi64(_mm_add_epi64(h, vd0), _mm_cvtepi16_epi64(_mm_shuffle_epi8(w, k)));
+}
+
+/* Two descriptors of 16 bytes at d from (addr, q1) lanes: each one
+ * 16-byte store. Tx rings are 4 KB aligned, the store aligned. */
+__attribute__((always_inline)) static inline void tx_slots_store2(volatile void *d, __m128i addr, __m128i q1)
+{
+	__m128i *p = (__m128i *)(uintptr_t)d;
+	_mm_store_si128(p, _mm_unpacklo_epi64(addr, q1));
+	_mm_store_si128(p + 1, _mm_unpackhi_epi64(addr, q1));
+}
+#else
+typedef void tx_slots_put2_fn(void); /* SSE4.1 only; the scalar loop uses put */
+#endif
+
 /* The tx fast path over n descriptors of desc_size bytes in a row from d
  * (no wrap): frames of one buffer each, one descriptor each (RS comes
  * after, tx_slots_mark_rs). Four a turn with one test of their chain flags;
@@ -149,15 +185,23 @@ typedef void tx_slots_put_fn(volatile void *d, const struct buffer *b, uint64_t 
  * owns the buffer now and the NIC reads only its data), so that reclaim
  * hands the batch back by index (buffer_free_reset); one_pool (a constant
  * at each call): every buffer is pool 0's, its index not read. Always
- * inlined, so that put and desc_size are the driver's constants. Measured
- * (bench/nic, burst 32, callgrind): a driver's tx burst less its
+ * inlined, so that put, put2 and desc_size are the driver's constants.
+ * Measured (bench/nic, burst 32, callgrind): a driver's tx burst less its
  * buffer_free, 26.7-28.6 instructions per packet one at a time, 23.0-24.9
  * four at a time; with the reset here and reclaim by index, ixgbe's tx with
- * its pool share 36.1 -> 31.0 (docs/nic.md, 1.4a). */
+ * its pool share 36.1 -> 31.0 (docs/nic.md, 1.4a).
+ *
+ * With SSE4.1 (the x86 build baseline) the four headers' first quadwords
+ * (current_data, current_length, flags) are loaded two per register: the
+ * chain flags are one OR and one PTEST for the four, and put2 builds two
+ * descriptors from the lanes (addresses by a shuffle, a sign extension and
+ * two adds per pair; the command words from the lanes by the driver),
+ * each one 16-byte store. Other architectures take the scalar loop with put. */
 __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile void *d, size_t desc_size,
-								    tx_slots_put_fn *put, uint32_t *bufs,
-								    const uint32_t *bi, uint32_t n, uint8_t *base,
-								    uint64_t stride, uint64_t data0, bool one_pool)
+								    tx_slots_put_fn *put, tx_slots_put2_fn *put2,
+								    uint32_t *bufs, const uint32_t *bi, uint32_t n,
+								    uint8_t *base, uint64_t stride, uint64_t data0,
+								    bool one_pool)
 {
 	volatile uint8_t *p = d;
 	/* Pointers, not i + k: the loop keeps no index arithmetic per
@@ -167,6 +211,13 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 	uint32_t *dst = bufs;
 #if defined(__SSE4_1__)
 	const __m128i vs = _mm_set1_epi64x((int64_t)stride), vb = _mm_set1_epi64x((int64_t)(uintptr_t)base);
+	const __m128i vd0 = _mm_set1_epi64x((int64_t)data0);
+	const __m128i vnext = _mm_set1_epi64x((int64_t)((uint64_t)BUFFER_F_NEXT_PRESENT << 32));
+	_Static_assert(offsetof(struct buffer, current_data) == 0 && offsetof(struct buffer, current_length) == 2 &&
+			       offsetof(struct buffer, flags) == 4,
+		       "tx_slots_head2's quadword: current_data, current_length, flags");
+#else
+	(void)put2;
 #endif
 	for (; src != end4; p += 4 * desc_size, src += 4, dst += 4) {
 		struct buffer *b0, *b1, *b2, *b3;
@@ -181,6 +232,11 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 		b1 = (struct buffer *)(uintptr_t)_mm_extract_epi64(h01, 1);
 		b2 = (struct buffer *)(uintptr_t)_mm_cvtsi128_si64(h23);
 		b3 = (struct buffer *)(uintptr_t)_mm_extract_epi64(h23, 1);
+		__m128i w01 = tx_slots_head2(b0, b1), w23 = tx_slots_head2(b2, b3);
+		if (unlikely(!_mm_testz_si128(_mm_or_si128(w01, w23), vnext)))
+			break;
+		put2(p, tx_slots_addr2(w01, h01, vd0), w01);
+		put2(p + 2 * desc_size, tx_slots_addr2(w23, h23, vd0), w23);
 #else
 		uint32_t x[4];
 		memcpy(x, src, sizeof(x));
@@ -189,13 +245,13 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 		b1 = (struct buffer *)(base + x[1] * stride);
 		b2 = (struct buffer *)(base + x[2] * stride);
 		b3 = (struct buffer *)(base + x[3] * stride);
-#endif
 		if (unlikely((b0->flags | b1->flags | b2->flags | b3->flags) & BUFFER_F_NEXT_PRESENT))
 			break;
 		put(p, b0, data0);
 		put(p + desc_size, b1, data0);
 		put(p + 2 * desc_size, b2, data0);
 		put(p + 3 * desc_size, b3, data0);
+#endif
 		buffer_reset(b0, one_pool ? 0 : b0->pool_index);
 		buffer_reset(b1, one_pool ? 0 : b1->pool_index);
 		buffer_reset(b2, one_pool ? 0 : b2->pool_index);

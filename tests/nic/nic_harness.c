@@ -418,6 +418,28 @@ void nic_check_tx_chains_mixed(void)
 	ck_assert_uint_eq(buffer_n_in_use(), 0);
 }
 
+void nic_check_tx_offsets(void)
+{
+	static const int16_t at[] = { -BUFFER_HEADROOM, -14, 0, 1, 200, -1, 63, -2, 128, -127, 7 };
+	enum { N = sizeof(at) / sizeof(at[0]) };
+	struct device *d0, *d1;
+	pair(NULL, 0, NULL, 0, &d0, &d1);
+	uint32_t bi[N];
+	ck_assert_uint_eq(buffer_alloc(bi, N, -1), N);
+	for (uint32_t i = 0; i < N; i++) {
+		make_frame(&frames[i], i, 60, 1514);
+		struct buffer *b = buffer_get(bi[i]);
+		b->current_data = at[i];
+		b->current_length = (uint16_t)frames[i].len;
+		memcpy(buffer_data(b), frames[i].bytes, frames[i].len);
+	}
+	wire_expect(frames, N);
+	ck_assert_uint_eq(dev_tx_burst(d1, 0, bi, N), N);
+	run();
+	ck_assert_uint_eq(wire.seen, N);
+	ck_assert_uint_eq(wire.mismatches, 0);
+}
+
 /* ---- tx ring full ---- */
 
 void nic_check_tx_ring_full(void)
