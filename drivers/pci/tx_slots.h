@@ -89,21 +89,21 @@ static inline int64_t tx_slots_oldest_rs(const struct tx_slots *t)
 	return t->rs_head != t->rs_tail ? (int64_t)t->rs[t->rs_head & t->mask] : -1;
 }
 
-/* The oldest RS descriptor reads done: free every frame up to it. Without
- * a slot of the chain path in the range every slot holds a frame of one
+/* Free every frame in slots from..last (the oldest RS descriptor, read
+ * done; from is t->clean, which the caller moves past last). Without a
+ * slot of the chain path in the range every slot holds a frame of one
  * buffer that tx_slots_fast reset when it wrote the descriptor, and they go
  * to buffer_free_reset straight from the ring (indices only), in at most
  * two runs. Otherwise every frame goes through buffer_free (its chain with
  * it; a header already reset is reset again, the same state). */
-static inline void tx_slots_reclaim_rs(struct tx_slots *t)
+static inline void tx_slots_free_to(struct tx_slots *t, uint32_t from, uint32_t last)
 {
-	uint32_t mask = t->mask, from = t->clean, last = t->rs[t->rs_head++ & mask];
+	uint32_t mask = t->mask;
 	uint32_t n = ((last - from) & mask) + 1;
-	t->clean = (last + 1) & mask;
 	if (likely(!t->slow)) {
 		uint32_t first = MIN(n, mask + 1 - from);
 		buffer_free_reset(&t->bufs[from], first);
-		if (n > first)
+		if (unlikely(n > first))
 			buffer_free_reset(t->bufs, n - first);
 		return;
 	}
@@ -123,17 +123,13 @@ static inline void tx_slots_reclaim_rs(struct tx_slots *t)
 	}
 }
 
-/* A burst wrote descriptors from..t->tail - 1 (at least one): the slots
- * that get RS join the FIFO, at rs[rs_tail before the call ..
- * rs_tail after) (masked); the driver sets its RS bit in each. */
-static inline void tx_slots_mark_rs(struct tx_slots *t, uint32_t from)
+/* The oldest RS descriptor reads done: free every frame up to it
+ * (tx_slots_free_to). */
+static inline void tx_slots_reclaim_rs(struct tx_slots *t)
 {
-	uint32_t mask = t->mask, last = (t->tail - 1) & mask;
-	uint32_t n = (t->tail - from) & mask;
-	uint32_t s = from | (TX_SLOTS_RS_BATCH - 1);
-	for (uint32_t off = (s - from) & mask; off < n - 1; off += TX_SLOTS_RS_BATCH, s = (s + TX_SLOTS_RS_BATCH) & mask)
-		t->rs[t->rs_tail++ & mask] = s;
-	t->rs[t->rs_tail++ & mask] = last;
+	uint32_t from = t->clean, last = t->rs[t->rs_head++ & t->mask];
+	t->clean = (last + 1) & t->mask;
+	tx_slots_free_to(t, from, last);
 }
 
 /* Writes one frame of one buffer b into the descriptor at d, in the
