@@ -45,6 +45,7 @@
 #include "graph/node.h"
 
 #define PCI_RX_BURST_MAX 256 /* descriptors looked at per rx burst */
+#define PCI_RX_CHUNK 32      /* pci_rx_full's unit: a chunk whose last descriptor reads done */
 
 /* One rx queue's software side. */
 struct pci_rxq {
@@ -211,15 +212,45 @@ __attribute__((always_inline)) static inline void pci_rx_fast1(volatile uint64_t
 	}
 }
 
-__attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t *d, uint32_t *bufs,
-							      const uint32_t *fresh, uint32_t *out, uint32_t n,
-							      uint8_t *base, uint64_t stride, uint64_t iova0, bool rss,
-							      const struct pci_rx_fmt *f)
+/* The four descriptors from d are each done (DD), one whole frame (EOP) and
+ * without error (RXE): their status quadwords XORed with DD | EOP, ORed,
+ * and tested against DD | EOP | RXE (with SSE two pairs and one PTEST).
+ * pci_rx_fast's test when it judges as it takes (check). */
+__attribute__((always_inline)) static inline bool pci_rx_ok4(volatile uint64_t *d, const struct pci_rx_fmt *f)
+{
+	uint32_t q = f->desc_size / 8;
+	const uint64_t *p = (const uint64_t *)(uintptr_t)d;
+#if defined(__SSE4_1__)
+	const __m128i w = _mm_set1_epi64x((int64_t)(f->dd | f->eop)),
+		      m = _mm_set1_epi64x((int64_t)(f->dd | f->eop | f->rxe));
+	__m128i s01 = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)&p[1]),
+					 _mm_loadl_epi64((const __m128i *)&p[q + 1]));
+	__m128i s23 = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)&p[2 * q + 1]),
+					 _mm_loadl_epi64((const __m128i *)&p[3 * q + 1]));
+	return _mm_testz_si128(_mm_or_si128(_mm_xor_si128(s01, w), _mm_xor_si128(s23, w)), m);
+#else
+	uint64_t w = f->dd | f->eop;
+	return !(((p[1] ^ w) | (p[q + 1] ^ w) | (p[2 * q + 1] ^ w) | (p[3 * q + 1] ^ w)) & (w | f->rxe));
+#endif
+}
+
+/* check: n is a multiple of four not yet judged; each four is judged
+ * first (pci_rx_ok4) and the loop stops at the first four that is not all
+ * fast-path frames. Returns how many descriptors it took. */
+__attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint64_t *d, uint32_t *bufs,
+								  const uint32_t *fresh, uint32_t *out, uint32_t n,
+								  uint8_t *base, uint64_t stride, uint64_t iova0,
+								  bool rss, bool check, const struct pci_rx_fmt *f)
 {
 	uint32_t q = f->desc_size / 8, i = 0;
 #if defined(__SSE4_1__)
 	const __m128i vs = _mm_set1_epi64x((int64_t)stride), vi = _mm_set1_epi64x((int64_t)iova0);
 	for (; i + 4 <= n; i += 4, d += 4 * q) {
+		if (check) {
+			if (!pci_rx_ok4(d, f))
+				return i;
+			pci_io_rmb(); /* the rest of the four after their DD */
+		}
 		__m128i o = _mm_loadu_si128((const __m128i *)&bufs[i]);
 		__m128i r = _mm_loadu_si128((const __m128i *)&fresh[i]);
 		_mm_storeu_si128((__m128i *)&out[i], o);
@@ -239,6 +270,11 @@ __attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t 
 	}
 #else
 	for (; i + 4 <= n; i += 4, d += 4 * q) {
+		if (check) {
+			if (!pci_rx_ok4(d, f))
+				return i;
+			pci_io_rmb(); /* the rest of the four after their DD */
+		}
 		/* The four indices each way in one 16-byte copy. */
 		uint32_t o[4], r[4];
 		memcpy(o, &bufs[i], sizeof(o));
@@ -251,7 +287,9 @@ __attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t 
 		}
 	}
 #endif
-	pci_rx_fast1(d, bufs + i, fresh + i, out + i, n - i, base, stride, iova0, rss, f);
+	if (!check)
+		pci_rx_fast1(d, bufs + i, fresh + i, out + i, n - i, base, stride, iova0, rss, f);
+	return n;
 }
 
 /* Descriptors i..c-1 of the batch one by one: frames over several buffers,
@@ -318,6 +356,63 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_poll(struct device 
 	return got;
 }
 
+/* One tail write naming the last descriptor handed back, after the
+ * re-armed descriptors (the NIC owns every descriptor up to the tail: 82599
+ * datasheet 7.1, X710/XL710 datasheet 8.3): the barrier orders the tail
+ * write after them. */
+__attribute__((always_inline)) static inline void pci_rx_tail(struct pci_rxq *rq, uint32_t next)
+{
+	rq->next = next;
+	pci_io_wmb();
+	pci_write32(rq->io, rq->tail_reg, (next - 1) & rq->mask);
+}
+
+/* A whole burst of n descriptors (a multiple of four, before the ring's
+ * end) whose last reads done: n replacements first, then the fast path
+ * judging each four as it takes them (pci_rx_ok4: DD, EOP and no RXE
+ * before anything else of them is read). The NIC writes descriptors back
+ * in order, so usually every four passes; from the first four that does not
+ * (a chain, an error, a descriptor not yet done) the descriptors done are
+ * counted and go through the slow path with the replacements left, and
+ * those left over go back to the pool (reset, as buffer_alloc gave them).
+ * UINT32_MAX: fewer than n replacements; nothing taken, the caller's
+ * path allocates for what is done and drops what gets none. */
+__attribute__((always_inline)) static inline uint32_t pci_rx_full(struct device *dev, uint16_t queue,
+								 struct pci_rxq *rq, uint32_t *bi, uint32_t n,
+								 const struct pci_rx_fmt *f)
+{
+	uint32_t next = rq->next;
+	uint32_t got = buffer_alloc(rq->fresh, n, -1);
+	if (unlikely(got < n)) {
+		buffer_free(rq->fresh, got);
+		return UINT32_MAX;
+	}
+	volatile uint64_t *d0 = pci_rx_desc(rq->ring, f->desc_size, next);
+	uint8_t *base = buffer_main.base;
+	uint64_t stride = rq->stride, iova0 = rq->iova_data0;
+	uint32_t i = dev->n_rx_queues > 1
+			     ? pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, n, base, stride, iova0, true, true, f)
+			     : pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, n, base, stride, iova0, false, true, f);
+	uint32_t n_out = i;
+	if (unlikely(i < n)) {
+		/* From descriptor i on: those done, one by one. */
+		rq->next = next + i;
+		uint64_t all, any;
+		uint32_t c = i + pci_rx_scan(rq, n - i, f, &all, &any);
+		rq->next = next;
+		pci_io_rmb(); /* the rest of each descriptor after DD */
+		n_out = pci_rx_slow(dev, queue, rq, i, c, n, bi, i, f);
+		if (c < n)
+			buffer_free_reset(rq->fresh + c, n - c);
+		i = c;
+	}
+	pci_rx_tail(rq, (next + i) & rq->mask);
+	return n_out;
+}
+
+static inline uint32_t pci_rx_take(struct device *dev, uint16_t queue, struct pci_rxq *rq, uint32_t *bi,
+				   uint32_t n, const struct pci_rx_fmt *f);
+
 /* The rx burst (struct device_ops rx_burst) of a queue whose descriptors
  * have format f. */
 __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device *dev, uint16_t queue,
@@ -328,12 +423,44 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 	 * pci_rx_ready; the load is in cache). */
 	if (!pci_rx_ready(rq, f))
 		return 0;
+	n = MIN(n, (uint32_t)PCI_RX_BURST_MAX);
+	uint32_t n_out = 0;
+	/* Whole chunks of PCI_RX_CHUNK waiting (each chunk's last descriptor
+	 * reads done, before the ring's end, no frame in progress): judged as
+	 * they are taken (pci_rx_full). What is done after them takes the
+	 * path below. */
+	if (likely(rq->chain.head == BUFFER_INVALID)) {
+		uint32_t next = rq->next, lim = MIN(n, rq->mask + 1 - next), want = 0;
+		while (want + PCI_RX_CHUNK <= lim &&
+		       (pci_rx_desc(rq->ring, f->desc_size, next + want + PCI_RX_CHUNK - 1)[1] & f->dd))
+			want += PCI_RX_CHUNK;
+		if (want) {
+			uint32_t got = pci_rx_full(dev, queue, rq, bi, want, f);
+			if (got != UINT32_MAX) {
+				if (want == n || !pci_rx_ready(rq, f))
+					return got;
+				n_out = got;
+				bi += got;
+				n -= want;
+			}
+		}
+	}
+	return n_out + pci_rx_take(dev, queue, rq, bi, n, f);
+}
+
+/* pci_rx_burst's path for any batch: the descriptors done counted first
+ * (pci_rx_scan), their replacements in one allocation, then the fast path
+ * or the slow one. */
+__attribute__((always_inline)) static inline uint32_t pci_rx_take(struct device *dev, uint16_t queue,
+								 struct pci_rxq *rq, uint32_t *bi, uint32_t n,
+								 const struct pci_rx_fmt *f)
+{
 	uint32_t mask = rq->mask, next = rq->next;
 	uint64_t all, any;
 	/* DD before anything else of a descriptor is used (82599 datasheet
 	 * 7.1.9 and X710/XL710 datasheet 8.3: the NIC sets DD when it has
 	 * written the descriptor back). */
-	uint32_t c = pci_rx_scan(rq, MIN(n, (uint32_t)PCI_RX_BURST_MAX), f, &all, &any);
+	uint32_t c = pci_rx_scan(rq, n, f, &all, &any);
 	if (!c)
 		return 0;
 	pci_io_rmb(); /* the rest of each descriptor after DD */
@@ -356,9 +483,9 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 		volatile uint64_t *d0 = pci_rx_desc(ring, f->desc_size, next), *d1 = pci_rx_desc(ring, f->desc_size, 0);
 		bool rss = dev->n_rx_queues > 1;
 		if (rss)
-			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, true, f);
+			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, true, false, f);
 		else
-			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, false, f);
+			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, false, false, f);
 		/* The part after the ring's end, if the batch wraps (rarely:
 		 * not inlined a second time). */
 		if (unlikely(run < c))
@@ -367,13 +494,7 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 	} else {
 		n_out = pci_rx_slow(dev, queue, rq, 0, c, got, bi, 0, f);
 	}
-	rq->next = (next + c) & mask;
-	/* Descriptors re-armed before the NIC may use them (the NIC owns
-	 * every descriptor up to the tail: 82599 datasheet 7.1, X710/XL710
-	 * datasheet 8.3): the barrier orders the tail write after them; one
-	 * tail write naming the last descriptor handed back. */
-	pci_io_wmb();
-	pci_write32(rq->io, rq->tail_reg, (rq->next - 1) & mask);
+	pci_rx_tail(rq, (next + c) & mask);
 	return n_out;
 }
 

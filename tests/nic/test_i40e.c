@@ -685,6 +685,12 @@ START_TEST(tx_chains_mixed)
 }
 END_TEST
 
+START_TEST(rx_chunk_chains)
+{
+	nic_check_rx_chunk_chains();
+}
+END_TEST
+
 START_TEST(tx_offsets)
 {
 	nic_check_tx_offsets();
@@ -1333,6 +1339,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, jumbo_chains);
 	tcase_add_test(tc, tx_chains_mixed);
 	tcase_add_test(tc, tx_offsets);
+	tcase_add_test(tc, rx_chunk_chains);
 	tcase_add_test(tc, rx_refill_exhaustion);
 	tcase_add_test(tc, nic_drops_folded);
 	tcase_add_test(tc, format_hw_matches_model);
