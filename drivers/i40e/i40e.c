@@ -64,6 +64,8 @@ static const struct pci_rx_fmt i40e_rx_fmt = {
 	.rxe = I40E_RXD_ERR_RXE,
 	.len = i40e_rx_len,
 	.len_at = i40e_rx_len_at,
+	.len_shift = I40E_RXD_LEN_SHIFT,
+	.len_mask = I40E_RXD_LEN_MASK,
 	.hash = i40e_rx_hash,
 	.hash_at_eop = true,
 };

@@ -63,6 +63,8 @@ static const struct pci_rx_fmt ixgbe_rx_fmt = {
 	.rxe = IXGBE_RXD_ERR_RXE,
 	.len = ixgbe_rx_len,
 	.len_at = ixgbe_rx_len_at,
+	.len_shift = 32,
+	.len_mask = 0xffff,
 	.hash = ixgbe_rx_hash,
 	.hash_at_eop = false,
 };

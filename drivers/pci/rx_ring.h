@@ -71,6 +71,11 @@ struct pci_rx_fmt {
 	 * fast path: a narrow load of the length's bytes, no shift where the
 	 * field is byte-aligned). */
 	uint16_t (*len_at)(volatile const uint64_t *d);
+	/* The length's place in q1, for the fast path with SSE (lengths of
+	 * two descriptors from their status quadwords at once): its lowest bit
+	 * and its mask (at most 16 bits). */
+	uint8_t len_shift;
+	uint16_t len_mask;
 	/* Keep the NIC's RSS hash in b when the descriptor d carries one. */
 	void (*hash)(struct buffer *b, volatile const uint64_t *d, uint64_t q1);
 	/* A chained frame's hash is in its last descriptor (else its first). */
@@ -212,26 +217,67 @@ __attribute__((always_inline)) static inline void pci_rx_fast1(volatile uint64_t
 	}
 }
 
-/* The four descriptors from d are each done (DD), one whole frame (EOP) and
- * without error (RXE): their status quadwords XORed with DD | EOP, ORed,
- * and tested against DD | EOP | RXE (with SSE two pairs and one PTEST).
- * pci_rx_fast's test when it judges as it takes (check). */
+#if defined(__SSE4_1__)
+/* The status quadwords of descriptors d and d + 1 (q quadwords apart) as
+ * one register's lanes: plain loads (pci_rx_scan says why). */
+__attribute__((always_inline)) static inline __m128i pci_rx_status2(volatile uint64_t *d, uint32_t q)
+{
+	const uint64_t *p = (const uint64_t *)(uintptr_t)d;
+	return _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)&p[1]),
+				  _mm_loadl_epi64((const __m128i *)&p[q + 1]));
+}
+
+/* Four descriptors' status quadwords (two pairs) each done (DD), one whole
+ * frame (EOP) and without error (RXE): XORed with DD | EOP, ORed, and one
+ * PTEST against DD | EOP | RXE. pci_rx_fast's test when it judges as it
+ * takes (check). */
+__attribute__((always_inline)) static inline bool pci_rx_ok4(__m128i s01, __m128i s23, const struct pci_rx_fmt *f)
+{
+	const __m128i w = _mm_set1_epi64x((int64_t)(f->dd | f->eop)),
+		      m = _mm_set1_epi64x((int64_t)(f->dd | f->eop | f->rxe));
+	return _mm_testz_si128(_mm_or_si128(_mm_xor_si128(s01, w), _mm_xor_si128(s23, w)), m);
+}
+
+/* The lengths in two status quadwords: where the field is bits 47:32 (the
+ * 82599's) the quadwords as they are, else shifted to each lane's low
+ * 16-bit word and masked (pci_rx_len_lane takes them out). */
+#define PCI_RX_LEN_W32(f) ((f)->len_shift == 32 && (f)->len_mask == 0xffff)
+__attribute__((always_inline)) static inline __m128i pci_rx_len2(__m128i s, const struct pci_rx_fmt *f)
+{
+	if (PCI_RX_LEN_W32(f))
+		return s;
+	__m128i v = _mm_srli_epi64(s, f->len_shift);
+	return f->len_mask == 0xffff ? v : _mm_and_si128(v, _mm_set1_epi64x(f->len_mask));
+}
+
+/* Lane 0's or lane 1's length from pci_rx_len2 (one PEXTRW). */
+__attribute__((always_inline)) static inline uint16_t pci_rx_len_lane(__m128i l, bool hi, const struct pci_rx_fmt *f)
+{
+	if (PCI_RX_LEN_W32(f))
+		return (uint16_t)(hi ? _mm_extract_epi16(l, 6) : _mm_extract_epi16(l, 2));
+	return (uint16_t)(hi ? _mm_extract_epi16(l, 4) : _mm_extract_epi16(l, 0));
+}
+#else
+/* The same test, scalar (pci_rx_fast without SSE). */
 __attribute__((always_inline)) static inline bool pci_rx_ok4(volatile uint64_t *d, const struct pci_rx_fmt *f)
 {
 	uint32_t q = f->desc_size / 8;
 	const uint64_t *p = (const uint64_t *)(uintptr_t)d;
-#if defined(__SSE4_1__)
-	const __m128i w = _mm_set1_epi64x((int64_t)(f->dd | f->eop)),
-		      m = _mm_set1_epi64x((int64_t)(f->dd | f->eop | f->rxe));
-	__m128i s01 = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)&p[1]),
-					 _mm_loadl_epi64((const __m128i *)&p[q + 1]));
-	__m128i s23 = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)&p[2 * q + 1]),
-					 _mm_loadl_epi64((const __m128i *)&p[3 * q + 1]));
-	return _mm_testz_si128(_mm_or_si128(_mm_xor_si128(s01, w), _mm_xor_si128(s23, w)), m);
-#else
 	uint64_t w = f->dd | f->eop;
 	return !(((p[1] ^ w) | (p[q + 1] ^ w) | (p[2 * q + 1] ^ w) | (p[3 * q + 1] ^ w)) & (w | f->rxe));
+}
 #endif
+
+/* Buffer b_i gets the length len (and, with rss, the hash of the frame in
+ * d). */
+__attribute__((always_inline)) static inline void pci_rx_len_v(volatile uint64_t *d, uint32_t b_i, uint16_t len,
+							       uint8_t *base, uint64_t stride, bool rss,
+							       const struct pci_rx_fmt *f)
+{
+	struct buffer *b = (struct buffer *)(base + b_i * stride);
+	b->current_length = len;
+	if (rss)
+		f->hash(b, d, d[1]);
 }
 
 /* check: n is a multiple of four not yet judged; each four is judged
@@ -246,19 +292,30 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint6
 #if defined(__SSE4_1__)
 	const __m128i vs = _mm_set1_epi64x((int64_t)stride), vi = _mm_set1_epi64x((int64_t)iova0);
 	for (; i + 4 <= n; i += 4, d += 4 * q) {
+		/* The status quadwords, where the lengths are too: with check
+		 * the same loads that showed DD (the NIC writes DD, EOP, the
+		 * errors and the length back in one quadword: 82599 datasheet
+		 * 7.1.6.2, X710/XL710 datasheet 8.3.2.1); without it, the
+		 * batch's DD was read first (pci_rx_scan, pci_io_rmb). */
+		__m128i s01 = pci_rx_status2(d, q), s23 = pci_rx_status2(d + 2 * q, q);
 		if (check) {
-			if (!pci_rx_ok4(d, f))
+			if (!pci_rx_ok4(s01, s23, f))
 				return i;
-			pci_io_rmb(); /* the rest of the four after their DD */
+			pci_io_rmb(); /* the rest of the four (the hash) after their DD */
 		}
 		__m128i o = _mm_loadu_si128((const __m128i *)&bufs[i]);
 		__m128i r = _mm_loadu_si128((const __m128i *)&fresh[i]);
 		_mm_storeu_si128((__m128i *)&out[i], o);
 		_mm_storeu_si128((__m128i *)&bufs[i], r);
-		pci_rx_len(d, (uint32_t)_mm_cvtsi128_si32(o), base, stride, rss, f);
-		pci_rx_len(d + q, (uint32_t)_mm_extract_epi32(o, 1), base, stride, rss, f);
-		pci_rx_len(d + 2 * q, (uint32_t)_mm_extract_epi32(o, 2), base, stride, rss, f);
-		pci_rx_len(d + 3 * q, (uint32_t)_mm_extract_epi32(o, 3), base, stride, rss, f);
+		__m128i l01 = pci_rx_len2(s01, f), l23 = pci_rx_len2(s23, f);
+		pci_rx_len_v(d, (uint32_t)_mm_cvtsi128_si32(o), pci_rx_len_lane(l01, false, f), base, stride,
+			     rss, f);
+		pci_rx_len_v(d + q, (uint32_t)_mm_extract_epi32(o, 1), pci_rx_len_lane(l01, true, f), base,
+			     stride, rss, f);
+		pci_rx_len_v(d + 2 * q, (uint32_t)_mm_extract_epi32(o, 2), pci_rx_len_lane(l23, false, f), base,
+			     stride, rss, f);
+		pci_rx_len_v(d + 3 * q, (uint32_t)_mm_extract_epi32(o, 3), pci_rx_len_lane(l23, true, f),
+			     base, stride, rss, f);
 		/* (r0, r1) and (r2, r3) as 64-bit lanes, times the stride, plus
 		 * buffer 0's data IOVA. */
 		__m128i a01 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(r), vs), vi);
