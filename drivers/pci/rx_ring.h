@@ -351,8 +351,9 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint6
 
 /* Descriptors i..c-1 of the batch one by one: frames over several buffers,
  * errors, frames without a replacement buffer. Returns the frames handed to
- * bi[] from n_out on. */
-__attribute__((always_inline)) static inline uint32_t pci_rx_slow(struct device *dev, uint16_t queue,
+ * bi[] from n_out on. Out of line (the rare path): the bursts keep fewer
+ * values live. */
+__attribute__((noinline)) static uint32_t pci_rx_slow(struct device *dev, uint16_t queue,
 								 struct pci_rxq *rq, uint32_t i, uint32_t c,
 								 uint32_t got, uint32_t *bi, uint32_t n_out,
 								 const struct pci_rx_fmt *f)
@@ -471,15 +472,13 @@ static inline uint32_t pci_rx_take(struct device *dev, uint16_t queue, struct pc
 				   uint32_t n, const struct pci_rx_fmt *f);
 
 /* The rx burst (struct device_ops rx_burst) of a queue whose descriptors
- * have format f. */
+ * have format f. Drivers call it once the next descriptor reads done
+ * (pci_rx_poll): it does not test that again (nothing done still returns 0,
+ * through pci_rx_take's count). */
 __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device *dev, uint16_t queue,
 								  struct pci_rxq *rq, uint32_t *bi, uint32_t n,
 								  const struct pci_rx_fmt *f)
 {
-	/* Nothing done: out (the driver has usually tested it already,
-	 * pci_rx_ready; the load is in cache). */
-	if (!pci_rx_ready(rq, f))
-		return 0;
 	n = MIN(n, (uint32_t)PCI_RX_BURST_MAX);
 	uint32_t n_out = 0;
 	/* Whole chunks of PCI_RX_CHUNK waiting (each chunk's last descriptor

@@ -62,8 +62,9 @@ static inline volatile void *pci_tx_desc(volatile void *ring, uint32_t desc_size
 }
 
 /* Frames from bi[i] on, any of them chained: one descriptor per buffer.
- * Returns the index of the first frame that did not fit. */
-__attribute__((always_inline)) static inline uint32_t pci_tx_chains(struct pci_txq *tq, const uint32_t *bi,
+ * Returns the index of the first frame that did not fit. Out of line (the
+ * rare path): the burst keeps fewer values live. */
+__attribute__((noinline)) static uint32_t pci_tx_chains(struct pci_txq *tq, const uint32_t *bi,
 								   uint32_t i, uint32_t n,
 								   const struct pci_tx_fmt *f)
 {
@@ -112,6 +113,15 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_runs(struct pci_txq
 	return i;
 }
 
+/* The fast path with buffers of several pools (each header's pool index
+ * read): out of line, the one-pool case is the burst's. */
+__attribute__((noinline)) static uint32_t pci_tx_runs_pools(struct pci_txq *tq, volatile void *ring, uint32_t *bufs,
+							     uint32_t mask, uint32_t start, const uint32_t *bi,
+							     uint32_t n, const struct pci_tx_fmt *f)
+{
+	return pci_tx_runs(tq, ring, bufs, mask, start, bi, n, false, f);
+}
+
 /* The tx burst (struct device_ops tx_burst) of a queue whose descriptors
  * have format f: returns how many frames were taken. The queue's fields
  * are read once into locals and written back once: with
@@ -142,7 +152,7 @@ __attribute__((always_inline)) static inline uint32_t pci_tx_burst(struct pci_tx
 	/* Fast path (one slot always stays empty). */
 	uint32_t n_fit = MIN(n, mask - ((start - clean) & mask));
 	uint32_t i = likely(buffer_main.n_pools == 1) ? pci_tx_runs(tq, ring, bufs, mask, start, bi, n_fit, true, f)
-						       : pci_tx_runs(tq, ring, bufs, mask, start, bi, n_fit, false, f);
+						       : pci_tx_runs_pools(tq, ring, bufs, mask, start, bi, n_fit, f);
 	uint32_t tail = (start + i) & mask;
 	if (unlikely(i < n_fit)) {
 		t->tail = tail;
