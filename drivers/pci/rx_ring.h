@@ -291,7 +291,10 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint6
 	uint32_t q = f->desc_size / 8, i = 0;
 #if defined(__SSE4_1__)
 	const __m128i vs = _mm_set1_epi64x((int64_t)stride), vi = _mm_set1_epi64x((int64_t)iova0);
-	for (; i + 4 <= n; i += 4, d += 4 * q) {
+	/* One 64-bit counter to the last whole four, by != (with a 32-bit
+	 * i + 4 <= n the compiler kept two, and widened them each turn). */
+	size_t k = 0;
+	for (size_t n4 = n & ~3u; k != n4; k += 4, d += 4 * q) {
 		/* The status quadwords, where the lengths are too: with check
 		 * the same loads that showed DD (the NIC writes DD, EOP, the
 		 * errors and the length back in one quadword: 82599 datasheet
@@ -300,13 +303,13 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint6
 		__m128i s01 = pci_rx_status2(d, q), s23 = pci_rx_status2(d + 2 * q, q);
 		if (check) {
 			if (!pci_rx_ok4(s01, s23, f))
-				return i;
+				return (uint32_t)k;
 			pci_io_rmb(); /* the rest of the four (the hash) after their DD */
 		}
-		__m128i o = _mm_loadu_si128((const __m128i *)&bufs[i]);
-		__m128i r = _mm_loadu_si128((const __m128i *)&fresh[i]);
-		_mm_storeu_si128((__m128i *)&out[i], o);
-		_mm_storeu_si128((__m128i *)&bufs[i], r);
+		__m128i o = _mm_loadu_si128((const __m128i *)&bufs[k]);
+		__m128i r = _mm_loadu_si128((const __m128i *)&fresh[k]);
+		_mm_storeu_si128((__m128i *)&out[k], o);
+		_mm_storeu_si128((__m128i *)&bufs[k], r);
 		__m128i l01 = pci_rx_len2(s01, f), l23 = pci_rx_len2(s23, f);
 		pci_rx_len_v(d, (uint32_t)_mm_cvtsi128_si32(o), pci_rx_len_lane(l01, false, f), base, stride,
 			     rss, f);
@@ -325,6 +328,7 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint6
 		pci_rx_arm_lo(d + 2 * q, a23);
 		pci_rx_arm_hi(d + 3 * q, a23);
 	}
+	i = (uint32_t)k;
 #else
 	for (; i + 4 <= n; i += 4, d += 4 * q) {
 		if (check) {
