@@ -200,11 +200,8 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 								    bool one_pool)
 {
 	volatile uint8_t *p = d;
-	/* Pointers, not i + k: the loop keeps no index arithmetic per
-	 * buffer. The indices go to the slots before their chain flags are
-	 * tested: slots past the tail hold nothing (tx_slots_n_held). */
-	const uint32_t *src = bi, *end4 = bi + (n & ~3u);
-	uint32_t *dst = bufs;
+	/* The indices go to the slots before their chain flags are tested:
+	 * slots past the tail hold nothing (tx_slots_n_held). */
 #if defined(__SSE4_1__)
 	const __m128i vs = _mm_set1_epi64x((int64_t)stride), vb = _mm_set1_epi64x((int64_t)(uintptr_t)base);
 	const __m128i vd0 = _mm_set1_epi64x((int64_t)data0);
@@ -212,16 +209,15 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 	_Static_assert(offsetof(struct buffer, current_data) == 0 && offsetof(struct buffer, current_length) == 2 &&
 			       offsetof(struct buffer, flags) == 4,
 		       "tx_slots_head2's quadword: current_data, current_length, flags");
-#else
-	(void)put2;
-#endif
-	for (; src != end4; p += 4 * desc_size, src += 4, dst += 4) {
+	/* One 64-bit counter for the indices (scaled addressing) and the
+	 * descriptor pointer. */
+	size_t k = 0, n4 = n & ~3u;
+	for (; k != n4; p += 4 * desc_size, k += 4) {
 		struct buffer *b0, *b1, *b2, *b3;
-#if defined(__SSE4_1__)
 		/* The four indices copied as one 16-byte load and store; their
 		 * headers two per multiply (pmuludq) and add. */
-		__m128i x = _mm_loadu_si128((const __m128i *)src);
-		_mm_storeu_si128((__m128i *)dst, x);
+		__m128i x = _mm_loadu_si128((const __m128i *)&bi[k]);
+		_mm_storeu_si128((__m128i *)&bufs[k], x);
 		__m128i h01 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(x), vs), vb);
 		__m128i h23 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(_mm_srli_si128(x, 8)), vs), vb);
 		b0 = (struct buffer *)(uintptr_t)_mm_cvtsi128_si64(h01);
@@ -233,7 +229,20 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 			break;
 		put2(p, tx_slots_addr2(w01, h01, vd0), w01);
 		put2(p + 2 * desc_size, tx_slots_addr2(w23, h23, vd0), w23);
+		buffer_reset(b0, one_pool ? 0 : b0->pool_index);
+		buffer_reset(b1, one_pool ? 0 : b1->pool_index);
+		buffer_reset(b2, one_pool ? 0 : b2->pool_index);
+		buffer_reset(b3, one_pool ? 0 : b3->pool_index);
+	}
+	uint32_t i = (uint32_t)k;
 #else
+	(void)put2;
+	/* Pointers, not i + k: the loop keeps no index arithmetic per
+	 * buffer. */
+	const uint32_t *src = bi, *end4 = bi + (n & ~3u);
+	uint32_t *dst = bufs;
+	for (; src != end4; p += 4 * desc_size, src += 4, dst += 4) {
+		struct buffer *b0, *b1, *b2, *b3;
 		uint32_t x[4];
 		memcpy(x, src, sizeof(x));
 		memcpy(dst, x, sizeof(x));
@@ -247,13 +256,13 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 		put(p + desc_size, b1, data0);
 		put(p + 2 * desc_size, b2, data0);
 		put(p + 3 * desc_size, b3, data0);
-#endif
 		buffer_reset(b0, one_pool ? 0 : b0->pool_index);
 		buffer_reset(b1, one_pool ? 0 : b1->pool_index);
 		buffer_reset(b2, one_pool ? 0 : b2->pool_index);
 		buffer_reset(b3, one_pool ? 0 : b3->pool_index);
 	}
 	uint32_t i = (uint32_t)(src - bi);
+#endif
 	for (; i < n; i++, p += desc_size) {
 		struct buffer *b = (struct buffer *)(base + bi[i] * stride);
 		if (unlikely(b->flags & BUFFER_F_NEXT_PRESENT))
