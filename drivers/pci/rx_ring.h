@@ -490,14 +490,23 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 	 * they are taken (pci_rx_full). What is done after them takes the
 	 * path below. */
 	if (likely(rq->chain.head == BUFFER_INVALID)) {
+		volatile void *ring = rq->ring;
 		uint32_t next = rq->next, lim = MIN(n, rq->mask + 1 - next), want = 0;
+		/* more: something may be done after the chunks (the descriptor
+		 * after them read done, or the ring's end reached first). */
+		bool more = true;
 		while (want + PCI_RX_CHUNK <= lim &&
-		       (pci_rx_desc(rq->ring, f->desc_size, next + want + PCI_RX_CHUNK - 1)[1] & f->dd))
+		       (pci_rx_desc(ring, f->desc_size, next + want + PCI_RX_CHUNK - 1)[1] & f->dd)) {
 			want += PCI_RX_CHUNK;
+			if (want == n || (want < lim && !(pci_rx_desc(ring, f->desc_size, next + want)[1] & f->dd))) {
+				more = false;
+				break;
+			}
+		}
 		if (want) {
 			uint32_t got = pci_rx_full(dev, queue, rq, bi, want, f);
 			if (got != UINT32_MAX) {
-				if (want == n || !pci_rx_ready(rq, f))
+				if (!more)
 					return got;
 				n_out = got;
 				bi += got;
