@@ -122,7 +122,7 @@ __attribute__((always_inline)) static inline void i40e_tx_put2(volatile void *p,
 {
 	const __m128i cmd = _mm_set1_epi64x((int64_t)tx_cmd(0, true));
 	/* current_length to bits 47:32, then shifted to 47:34 */
-	const __m128i k = _mm_setr_epi8(-1, -1, -1, -1, 2, 3, -1, -1, -1, -1, -1, -1, 10, 11, -1, -1);
+	const __m128i k = _mm_setr_epi8(-1, -1, -1, -1, 4, 5, -1, -1, -1, -1, -1, -1, 6, 7, -1, -1);
 	_Static_assert(I40E_TXD_SIZE_SHIFT >= 32, "the length's shuffle puts it at bit 32");
 	tx_slots_store2(p, addr, _mm_or_si128(_mm_slli_epi64(_mm_shuffle_epi8(w, k), I40E_TXD_SIZE_SHIFT - 32), cmd));
 }

@@ -124,7 +124,7 @@ __attribute__((always_inline)) static inline void ixgbe_tx_put2(volatile void *p
 {
 	const __m128i cmd = _mm_set1_epi64x(IXGBE_TXD_DTYP_DATA | IXGBE_TXD_CMD_DEXT | IXGBE_TXD_CMD_IFCS |
 					    IXGBE_TXD_CMD_EOP);
-	const __m128i dup = _mm_setr_epi8(2, 3, -1, -1, 2, 3, -1, -1, 10, 11, -1, -1, 10, 11, -1, -1);
+	const __m128i dup = _mm_setr_epi8(4, 5, -1, -1, 4, 5, -1, -1, 6, 7, -1, -1, 6, 7, -1, -1);
 	const __m128i mul = _mm_setr_epi32(1, 1 << IXGBE_TXD_PAYLEN_SHIFT, 1, 1 << IXGBE_TXD_PAYLEN_SHIFT);
 	tx_slots_store2(p, addr, _mm_or_si128(_mm_mullo_epi32(_mm_shuffle_epi8(w, dup), mul), cmd));
 }

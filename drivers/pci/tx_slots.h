@@ -138,26 +138,30 @@ typedef void tx_slots_put_fn(volatile void *d, const struct buffer *b, uint64_t 
 
 #if defined(__SSE4_1__)
 /* Two frames of one buffer each into the descriptors at d and d + 16, in
- * the driver's layout: addr holds their data's IOVAs, w their headers'
- * first quadwords (tx_slots_head2: the length is bytes 2..3 of each lane),
- * one per 64-bit lane. */
+ * the driver's layout: addr holds their data's IOVAs, one per 64-bit lane;
+ * w their headers' first quadwords interleaved by 16-bit words
+ * (tx_slots_head2: the lengths are bytes 4..5 and 6..7). */
 typedef void tx_slots_put2_fn(volatile void *d, __m128i addr, __m128i w);
 
-/* The first quadword of two headers (current_data, current_length, flags),
- * one per lane. */
+/* The first quadword of two headers (current_data, current_length, flags)
+ * interleaved by 16-bit words: current_data of each in words 0 and 1,
+ * current_length in 2 and 3, the flags' low halves in 4 and 5, their high
+ * halves in 6 and 7. Two loads and one PUNPCKLWD; the sign extension of
+ * the offsets is then one PMOVSXWQ. */
 __attribute__((always_inline)) static inline __m128i tx_slots_head2(const struct buffer *b0, const struct buffer *b1)
 {
-	return _mm_castpd_si128(
-		_mm_loadh_pd(_mm_castsi128_pd(_mm_loadl_epi64((const __m128i *)b0)), (const double *)b1));
+	return _mm_unpacklo_epi16(_mm_loadl_epi64((const __m128i *)b0), _mm_loadl_epi64((const __m128i *)b1));
 }
 
+/* Flag bits f of both headers, where tx_slots_head2 puts them. */
+#define TX_SLOTS_HEAD2_FLAGS(f)                                                                          \
+	_mm_set_epi64x((int64_t)((uint64_t)((f) & 0xffffu) * 0x10001u | (uint64_t)((f) >> 16) * 0x10001u << 32), 0)
+
 /* Their data's IOVAs: header address (h, per lane) + data0 + current_data
- * sign-extended (one byte shuffle of the two fields to the low words, one
- * PMOVSXWQ). */
+ * sign-extended. */
 __attribute__((always_inline)) static inline __m128i tx_slots_addr2(__m128i w, __m128i h, __m128i vd0)
 {
-	const __m128i k = _mm_setr_epi8(0, 1, 8, 9, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-	return _mm_add_epi64(_mm_add_epi64(h, vd0), _mm_cvtepi16_epi64(_mm_shuffle_epi8(w, k)));
+	return _mm_add_epi64(_mm_add_epi64(h, vd0), _mm_cvtepi16_epi64(w));
 }
 
 /* Two descriptors of 16 bytes at d from (addr, q1) lanes: each one
@@ -205,7 +209,7 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 #if defined(__SSE4_1__)
 	const __m128i vs = _mm_set1_epi64x((int64_t)stride), vb = _mm_set1_epi64x((int64_t)(uintptr_t)base);
 	const __m128i vd0 = _mm_set1_epi64x((int64_t)data0);
-	const __m128i vnext = _mm_set1_epi64x((int64_t)((uint64_t)BUFFER_F_NEXT_PRESENT << 32));
+	const __m128i vnext = TX_SLOTS_HEAD2_FLAGS(BUFFER_F_NEXT_PRESENT);
 	_Static_assert(offsetof(struct buffer, current_data) == 0 && offsetof(struct buffer, current_length) == 2 &&
 			       offsetof(struct buffer, flags) == 4,
 		       "tx_slots_head2's quadword: current_data, current_length, flags");
