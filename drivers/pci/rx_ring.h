@@ -319,14 +319,15 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint6
 			     stride, rss, f);
 		pci_rx_len_v(d + 3 * q, (uint32_t)_mm_extract_epi32(o, 3), pci_rx_len_lane(l23, true, f),
 			     base, stride, rss, f);
-		/* (r0, r1) and (r2, r3) as 64-bit lanes, times the stride, plus
-		 * buffer 0's data IOVA. */
-		__m128i a01 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(r), vs), vi);
-		__m128i a23 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(_mm_srli_si128(r, 8)), vs), vi);
-		pci_rx_arm_lo(d, a01);
-		pci_rx_arm_hi(d + q, a01);
-		pci_rx_arm_lo(d + 2 * q, a23);
-		pci_rx_arm_hi(d + 3 * q, a23);
+		/* (r0, r2) and (r1, r3) as 64-bit lanes (PMULUDQ reads each
+		 * lane's low half: r as it is, and shifted by 32), times the
+		 * stride, plus buffer 0's data IOVA. */
+		__m128i a02 = _mm_add_epi64(_mm_mul_epu32(r, vs), vi);
+		__m128i a13 = _mm_add_epi64(_mm_mul_epu32(_mm_srli_epi64(r, 32), vs), vi);
+		pci_rx_arm_lo(d, a02);
+		pci_rx_arm_lo(d + q, a13);
+		pci_rx_arm_hi(d + 2 * q, a02);
+		pci_rx_arm_hi(d + 3 * q, a13);
 	}
 	i = (uint32_t)k;
 #else

@@ -137,7 +137,8 @@ static inline void tx_slots_reclaim_rs(struct tx_slots *t)
 typedef void tx_slots_put_fn(volatile void *d, const struct buffer *b, uint64_t data0);
 
 #if defined(__SSE4_1__)
-/* Two frames of one buffer each into the descriptors at d and d + 16, in
+/* Two frames of one buffer each into the descriptors at d and d + 32 (of
+ * 16 bytes: the even or the odd two of four, tx_slots_fast), in
  * the driver's layout: addr holds their data's IOVAs, one per 64-bit lane;
  * w their headers' first quadwords interleaved by 16-bit words
  * (tx_slots_head2: the lengths are bytes 4..5 and 6..7). */
@@ -164,13 +165,13 @@ __attribute__((always_inline)) static inline __m128i tx_slots_addr2(__m128i w, _
 	return _mm_add_epi64(_mm_add_epi64(h, vd0), _mm_cvtepi16_epi64(w));
 }
 
-/* Two descriptors of 16 bytes at d from (addr, q1) lanes: each one
- * 16-byte store. Tx rings are 4 KB aligned, the store aligned. */
+/* Two descriptors of 16 bytes at d and d + 32 from (addr, q1) lanes:
+ * each one 16-byte store. Tx rings are 4 KB aligned, the store aligned. */
 __attribute__((always_inline)) static inline void tx_slots_store2(volatile void *d, __m128i addr, __m128i q1)
 {
 	__m128i *p = (__m128i *)(uintptr_t)d;
 	_mm_store_si128(p, _mm_unpacklo_epi64(addr, q1));
-	_mm_store_si128(p + 1, _mm_unpackhi_epi64(addr, q1));
+	_mm_store_si128(p + 2, _mm_unpackhi_epi64(addr, q1));
 }
 #else
 typedef void tx_slots_put2_fn(void); /* SSE4.1 only; the scalar loop uses put */
@@ -219,20 +220,22 @@ __attribute__((always_inline)) static inline uint32_t tx_slots_fast(volatile voi
 	for (; k != n4; p += 4 * desc_size, k += 4) {
 		struct buffer *b0, *b1, *b2, *b3;
 		/* The four indices copied as one 16-byte load and store; their
-		 * headers two per multiply (pmuludq) and add. */
+		 * headers two per multiply and add, (b0, b2) and (b1, b3):
+		 * PMULUDQ reads each 64-bit lane's low half, the indices as
+		 * they are and shifted by 32. */
 		__m128i x = _mm_loadu_si128((const __m128i *)&bi[k]);
 		_mm_storeu_si128((__m128i *)&bufs[k], x);
-		__m128i h01 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(x), vs), vb);
-		__m128i h23 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(_mm_srli_si128(x, 8)), vs), vb);
-		b0 = (struct buffer *)(uintptr_t)_mm_cvtsi128_si64(h01);
-		b1 = (struct buffer *)(uintptr_t)_mm_extract_epi64(h01, 1);
-		b2 = (struct buffer *)(uintptr_t)_mm_cvtsi128_si64(h23);
-		b3 = (struct buffer *)(uintptr_t)_mm_extract_epi64(h23, 1);
-		__m128i w01 = tx_slots_head2(b0, b1), w23 = tx_slots_head2(b2, b3);
-		if (unlikely(!_mm_testz_si128(_mm_or_si128(w01, w23), vnext)))
+		__m128i h02 = _mm_add_epi64(_mm_mul_epu32(x, vs), vb);
+		__m128i h13 = _mm_add_epi64(_mm_mul_epu32(_mm_srli_epi64(x, 32), vs), vb);
+		b0 = (struct buffer *)(uintptr_t)_mm_cvtsi128_si64(h02);
+		b2 = (struct buffer *)(uintptr_t)_mm_extract_epi64(h02, 1);
+		b1 = (struct buffer *)(uintptr_t)_mm_cvtsi128_si64(h13);
+		b3 = (struct buffer *)(uintptr_t)_mm_extract_epi64(h13, 1);
+		__m128i w02 = tx_slots_head2(b0, b2), w13 = tx_slots_head2(b1, b3);
+		if (unlikely(!_mm_testz_si128(_mm_or_si128(w02, w13), vnext)))
 			break;
-		put2(p, tx_slots_addr2(w01, h01, vd0), w01);
-		put2(p + 2 * desc_size, tx_slots_addr2(w23, h23, vd0), w23);
+		put2(p, tx_slots_addr2(w02, h02, vd0), w02);
+		put2(p + desc_size, tx_slots_addr2(w13, h13, vd0), w13);
 		buffer_reset(b0, one_pool ? 0 : b0->pool_index);
 		buffer_reset(b1, one_pool ? 0 : b1->pool_index);
 		buffer_reset(b2, one_pool ? 0 : b2->pool_index);
