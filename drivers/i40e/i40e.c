@@ -69,6 +69,8 @@ static const struct pci_rx_fmt i40e_rx_fmt = {
 	.hash = i40e_rx_hash,
 	.hash_at_eop = true,
 };
+_Static_assert(((I40E_RXD_DD | I40E_RXD_EOF) >> I40E_RXD_LEN_SHIFT) == 0,
+	       "the length lies above DD and EOP (pci_rx_fmt.len_shift)");
 
 /* The batch, once the next descriptor reads done (pci_rx_poll). */
 __attribute__((noinline)) static uint32_t i40e_rx_batch(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)

@@ -68,6 +68,8 @@ static const struct pci_rx_fmt ixgbe_rx_fmt = {
 	.hash = ixgbe_rx_hash,
 	.hash_at_eop = false,
 };
+_Static_assert((uint64_t)(IXGBE_RXD_STAT_DD | IXGBE_RXD_STAT_EOP) >> 32 == 0,
+	       "the length lies above DD and EOP (pci_rx_fmt.len_shift)");
 
 /* The batch, once the next descriptor reads done (pci_rx_poll). */
 __attribute__((noinline)) static uint32_t ixgbe_rx_batch(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)

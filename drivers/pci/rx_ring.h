@@ -73,7 +73,8 @@ struct pci_rx_fmt {
 	uint16_t (*len_at)(volatile const uint64_t *d);
 	/* The length's place in q1, for the fast path with SSE (lengths of
 	 * two descriptors from their status quadwords at once): its lowest bit
-	 * and its mask (at most 16 bits). */
+	 * and its mask (at most 16 bits). Above dd and eop: the lengths are
+	 * read from the quadwords XORed with them (pci_rx_ok4). */
 	uint8_t len_shift;
 	uint16_t len_mask;
 	/* Keep the NIC's RSS hash in b when the descriptor d carries one. */
@@ -231,11 +232,15 @@ __attribute__((always_inline)) static inline __m128i pci_rx_status2(volatile uin
  * frame (EOP) and without error (RXE): XORed with DD | EOP, ORed, and one
  * PTEST against DD | EOP | RXE. pci_rx_fast's test when it judges as it
  * takes (check). */
-__attribute__((always_inline)) static inline bool pci_rx_ok4(__m128i s01, __m128i s23, const struct pci_rx_fmt *f)
+__attribute__((always_inline)) static inline bool pci_rx_ok4(__m128i *s01, __m128i *s23, const struct pci_rx_fmt *f)
 {
 	const __m128i w = _mm_set1_epi64x((int64_t)(f->dd | f->eop)),
 		      m = _mm_set1_epi64x((int64_t)(f->dd | f->eop | f->rxe));
-	return _mm_testz_si128(_mm_or_si128(_mm_xor_si128(s01, w), _mm_xor_si128(s23, w)), m);
+	/* XORed in place: the lengths (above bit 31) are read from them
+	 * after, unchanged, and the registers need no copies. */
+	*s01 = _mm_xor_si128(*s01, w);
+	*s23 = _mm_xor_si128(*s23, w);
+	return _mm_testz_si128(_mm_or_si128(*s01, *s23), m);
 }
 
 /* The lengths in two status quadwords: where the field is bits 47:32 (the
@@ -302,7 +307,7 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint6
 		 * batch's DD was read first (pci_rx_scan, pci_io_rmb). */
 		__m128i s01 = pci_rx_status2(d, q), s23 = pci_rx_status2(d + 2 * q, q);
 		if (check) {
-			if (!pci_rx_ok4(s01, s23, f))
+			if (!pci_rx_ok4(&s01, &s23, f))
 				return (uint32_t)k;
 			pci_io_rmb(); /* the rest of the four (the hash) after their DD */
 		}
