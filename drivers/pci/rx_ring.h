@@ -243,24 +243,40 @@ __attribute__((always_inline)) static inline bool pci_rx_ok4(__m128i *s01, __m12
 	return _mm_testz_si128(_mm_or_si128(*s01, *s23), m);
 }
 
-/* The lengths in two status quadwords: where the field is bits 47:32 (the
- * 82599's) the quadwords as they are, else shifted to each lane's low
- * 16-bit word and masked (pci_rx_len_lane takes them out). */
+/* The lengths in four status quadwords (two pairs, s01 and s23): where
+ * the field is bits 47:32 (the 82599's) the quadwords as they are (*l01,
+ * *l23); else their upper halves gathered into one register (SHUFPS),
+ * shifted and masked once for the four (*l01). pci_rx_len_k takes each
+ * out with one PEXTRW. The field lies in the upper half (len_shift >= 32,
+ * and len_shift - 32 + its width <= 32). */
 #define PCI_RX_LEN_W32(f) ((f)->len_shift == 32 && (f)->len_mask == 0xffff)
-__attribute__((always_inline)) static inline __m128i pci_rx_len2(__m128i s, const struct pci_rx_fmt *f)
+__attribute__((always_inline)) static inline void pci_rx_len4(__m128i s01, __m128i s23, __m128i *l01, __m128i *l23,
+							      const struct pci_rx_fmt *f)
 {
-	if (PCI_RX_LEN_W32(f))
-		return s;
-	__m128i v = _mm_srli_epi64(s, f->len_shift);
-	return f->len_mask == 0xffff ? v : _mm_and_si128(v, _mm_set1_epi64x(f->len_mask));
+	if (PCI_RX_LEN_W32(f)) {
+		*l01 = s01;
+		*l23 = s23;
+		return;
+	}
+	__m128i hi = _mm_castps_si128(
+		_mm_shuffle_ps(_mm_castsi128_ps(s01), _mm_castsi128_ps(s23), _MM_SHUFFLE(3, 1, 3, 1)));
+	*l01 = _mm_and_si128(_mm_srli_epi32(hi, f->len_shift - 32), _mm_set1_epi32(f->len_mask));
+	*l23 = *l01;
 }
 
-/* Lane 0's or lane 1's length from pci_rx_len2 (one PEXTRW). */
-__attribute__((always_inline)) static inline uint16_t pci_rx_len_lane(__m128i l, bool hi, const struct pci_rx_fmt *f)
+/* Descriptor k's (0..3) length from pci_rx_len4. */
+__attribute__((always_inline)) static inline uint16_t pci_rx_len_k(__m128i l01, __m128i l23, int k,
+								  const struct pci_rx_fmt *f)
 {
 	if (PCI_RX_LEN_W32(f))
-		return (uint16_t)(hi ? _mm_extract_epi16(l, 6) : _mm_extract_epi16(l, 2));
-	return (uint16_t)(hi ? _mm_extract_epi16(l, 4) : _mm_extract_epi16(l, 0));
+		return (uint16_t)(k == 0 ? _mm_extract_epi16(l01, 2)
+				  : k == 1 ? _mm_extract_epi16(l01, 6)
+				  : k == 2 ? _mm_extract_epi16(l23, 2)
+					   : _mm_extract_epi16(l23, 6));
+	return (uint16_t)(k == 0 ? _mm_extract_epi16(l01, 0)
+			  : k == 1 ? _mm_extract_epi16(l01, 2)
+			  : k == 2 ? _mm_extract_epi16(l01, 4)
+				   : _mm_extract_epi16(l01, 6));
 }
 #else
 /* The same test, scalar (pci_rx_fast without SSE). */
@@ -315,15 +331,15 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint6
 		__m128i r = _mm_loadu_si128((const __m128i *)&fresh[k]);
 		_mm_storeu_si128((__m128i *)&out[k], o);
 		_mm_storeu_si128((__m128i *)&bufs[k], r);
-		__m128i l01 = pci_rx_len2(s01, f), l23 = pci_rx_len2(s23, f);
-		pci_rx_len_v(d, (uint32_t)_mm_cvtsi128_si32(o), pci_rx_len_lane(l01, false, f), base, stride,
+		__m128i l01, l23;
+		pci_rx_len4(s01, s23, &l01, &l23, f);
+		pci_rx_len_v(d, (uint32_t)_mm_cvtsi128_si32(o), pci_rx_len_k(l01, l23, 0, f), base, stride, rss, f);
+		pci_rx_len_v(d + q, (uint32_t)_mm_extract_epi32(o, 1), pci_rx_len_k(l01, l23, 1, f), base, stride,
 			     rss, f);
-		pci_rx_len_v(d + q, (uint32_t)_mm_extract_epi32(o, 1), pci_rx_len_lane(l01, true, f), base,
+		pci_rx_len_v(d + 2 * q, (uint32_t)_mm_extract_epi32(o, 2), pci_rx_len_k(l01, l23, 2, f), base,
 			     stride, rss, f);
-		pci_rx_len_v(d + 2 * q, (uint32_t)_mm_extract_epi32(o, 2), pci_rx_len_lane(l23, false, f), base,
+		pci_rx_len_v(d + 3 * q, (uint32_t)_mm_extract_epi32(o, 3), pci_rx_len_k(l01, l23, 3, f), base,
 			     stride, rss, f);
-		pci_rx_len_v(d + 3 * q, (uint32_t)_mm_extract_epi32(o, 3), pci_rx_len_lane(l23, true, f),
-			     base, stride, rss, f);
 		/* (r0, r2) and (r1, r3) as 64-bit lanes (PMULUDQ reads each
 		 * lane's low half: r as it is, and shifted by 32), times the
 		 * stride, plus buffer 0's data IOVA. */
