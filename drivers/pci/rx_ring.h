@@ -1,7 +1,9 @@
-/* The rx burst of the native drivers (ixgbe, i40e), once: the walk over the
- * descriptors the NIC is done with, the bulk refill, the fast path (one
- * descriptor a frame, four a turn) and the slow path (chains through
- * rx_chain.h, errors, frames without a replacement buffer), the tail write.
+/* The rx burst of the native drivers (ixgbe, i40e), once: whole chunks of
+ * 32 done taken as they are judged (pci_rx_full), otherwise the walk over
+ * the descriptors the NIC is done with first (pci_rx_take); the bulk
+ * refill, the fast path (one descriptor a frame, four a turn) and the slow
+ * path (chains through rx_chain.h, errors, frames without a replacement
+ * buffer), the tail write.
  * What differs between the NICs is the descriptor's write-back format; the
  * driver gives it as a struct pci_rx_fmt of constants and two small inline
  * functions, and its burst is one call:
