@@ -40,6 +40,9 @@ struct buffer_cache_pool {
 struct buffer_cache {
 	int numa_node;
 	int index;
+	/* pools[] entry of the thread's own NUMA node (buffer_alloc with
+	 * numa_node < 0), found at the first such allocation: NULL before. */
+	struct buffer_cache_pool *local;
 	struct buffer_cache_pool pools[BUFFER_MAX_POOLS];
 };
 
@@ -322,16 +325,26 @@ __attribute__((noinline)) static uint32_t alloc_refill(struct buffer_cache_pool 
  * allocation is a copy of indices. */
 uint32_t buffer_alloc(uint32_t *bi, uint32_t n, int numa_node)
 {
-	uint32_t pi = pool_for(numa_node);
 	struct buffer_cache *c = thread_cache;
-	if (unlikely(!c))
-		return pool_get(&pools[pi], bi, n);
-	struct buffer_cache_pool *cp = &c->pools[pi];
+	struct buffer_cache_pool *cp;
+	if (likely(c && numa_node < 0 && c->local)) {
+		cp = c->local;
+	} else {
+		uint32_t pi = pool_for(numa_node);
+		if (unlikely(!c))
+			return pool_get(&pools[pi], bi, n);
+		cp = &c->pools[pi];
+		if (numa_node < 0)
+			c->local = cp;
+	}
 	if (unlikely(cp->n < n))
-		return alloc_refill(cp, pi, bi, n);
+		return alloc_refill(cp, (uint32_t)(cp - c->pools), bi, n);
+	/* The count first, then the copy: the cache is this thread's alone
+	 * (others read only its count), and nothing is live after the copy
+	 * but n. */
 	uint32_t left = cp->n - n;
-	copy_indices(bi, cp->bi + left, n);
 	__atomic_store_n(&cp->n, left, __ATOMIC_RELAXED);
+	copy_indices(bi, cp->bi + left, n);
 	return n;
 }
 
@@ -419,6 +432,18 @@ void buffer_free(const uint32_t *bi, uint32_t n)
 		free_chain(c, bi[i]);
 }
 
+/* buffer_free_reset past the cache's spill mark: a batch to the pool
+ * first. The cache stays below its spill mark, as cache_put keeps it: k is
+ * at least spill mark - n >= BUFFER_CACHE_BATCH when it spills. Out of
+ * line: the common case saves no registers. */
+__attribute__((noinline)) static void free_reset_spill(struct buffer_cache_pool *cp, const uint32_t *bi, uint32_t n)
+{
+	uint32_t k = cp->n - BUFFER_CACHE_BATCH;
+	pool_put(&pools[0], cp->bi + k, BUFFER_CACHE_BATCH);
+	memcpy(cp->bi + k, bi, n * sizeof(uint32_t));
+	__atomic_store_n(&cp->n, k + n, __ATOMIC_RELAXED);
+}
+
 void buffer_free_reset(const uint32_t *bi, uint32_t n)
 {
 	struct buffer_cache *c = thread_cache;
@@ -428,14 +453,13 @@ void buffer_free_reset(const uint32_t *bi, uint32_t n)
 	}
 	struct buffer_cache_pool *cp = &c->pools[0];
 	uint32_t k = cp->n;
-	/* The cache stays below its spill mark, as cache_put keeps it: k is at
-	 * least spill mark - n >= BUFFER_CACHE_BATCH when it spills. */
 	if (unlikely(k + n >= BUFFER_CACHE_MAX + BUFFER_CACHE_BATCH)) {
-		k -= BUFFER_CACHE_BATCH;
-		pool_put(&pools[0], cp->bi + k, BUFFER_CACHE_BATCH);
+		free_reset_spill(cp, bi, n);
+		return;
 	}
-	copy_indices(cp->bi + k, bi, n);
+	/* The count first (as buffer_alloc): the copy is then the tail. */
 	__atomic_store_n(&cp->n, k + n, __ATOMIC_RELAXED);
+	copy_indices(cp->bi + k, bi, n);
 }
 
 int buffer_pool_stats(uint32_t pool_index, struct buffer_pool_stats *st)
