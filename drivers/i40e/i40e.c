@@ -73,10 +73,10 @@ _Static_assert(((I40E_RXD_DD | I40E_RXD_EOF) >> I40E_RXD_LEN_SHIFT) == 0,
 	       "the length lies above DD and EOP (pci_rx_fmt.len_shift)");
 
 /* The batch, once the next descriptor reads done (pci_rx_poll). */
-__attribute__((noinline)) static uint32_t i40e_rx_batch(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+__attribute__((noinline)) static uint32_t i40e_rx_batch(struct device *dev, uint16_t queue, struct pci_rxq *rq,
+							 uint32_t *bi, uint32_t n)
 {
-	struct i40e_dev *id = container_of(dev, struct i40e_dev, dev);
-	return pci_rx_burst(dev, queue, &id->rxq[queue], bi, n, &i40e_rx_fmt);
+	return pci_rx_burst(dev, queue, rq, bi, n, &i40e_rx_fmt);
 }
 
 static uint32_t i40e_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)

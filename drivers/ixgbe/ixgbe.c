@@ -72,10 +72,10 @@ _Static_assert((uint64_t)(IXGBE_RXD_STAT_DD | IXGBE_RXD_STAT_EOP) >> 32 == 0,
 	       "the length lies above DD and EOP (pci_rx_fmt.len_shift)");
 
 /* The batch, once the next descriptor reads done (pci_rx_poll). */
-__attribute__((noinline)) static uint32_t ixgbe_rx_batch(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+__attribute__((noinline)) static uint32_t ixgbe_rx_batch(struct device *dev, uint16_t queue, struct pci_rxq *rq,
+							 uint32_t *bi, uint32_t n)
 {
-	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
-	return pci_rx_burst(dev, queue, &xd->rxq[queue], bi, n, &ixgbe_rx_fmt);
+	return pci_rx_burst(dev, queue, rq, bi, n, &ixgbe_rx_fmt);
 }
 
 static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)

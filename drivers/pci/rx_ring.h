@@ -8,10 +8,15 @@
  * driver gives it as a struct pci_rx_fmt of constants and two small inline
  * functions, and its burst is one call:
  *
+ *   static uint32_t ixgbe_rx_batch(struct device *dev, uint16_t queue, struct pci_rxq *rq,
+ *                                  uint32_t *bi, uint32_t n)       (noinline)
+ *   {
+ *           return pci_rx_burst(dev, queue, rq, bi, n, &ixgbe_rx_fmt);
+ *   }
  *   static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
  *   {
  *           struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
- *           return pci_rx_burst(dev, queue, &xd->rxq[queue], bi, n, &ixgbe_rx_fmt);
+ *           return pci_rx_poll(dev, queue, &xd->rxq[queue], bi, n, &ixgbe_rx_fmt, ixgbe_rx_batch);
  *   }
  *
  * Both formats this serves arm a descriptor with the buffer's address in
@@ -427,14 +432,16 @@ __attribute__((always_inline)) static inline bool pci_rx_ready(const struct pci_
  * not inlined) only once the next descriptor reads done, so that an empty
  * poll costs one status read and no prologue. */
 __attribute__((always_inline)) static inline uint32_t pci_rx_poll(struct device *dev, uint16_t queue,
-								 const struct pci_rxq *rq, uint32_t *bi, uint32_t n,
+								 struct pci_rxq *rq, uint32_t *bi, uint32_t n,
 								 const struct pci_rx_fmt *f,
-								 uint32_t (*batch)(struct device *, uint16_t, uint32_t *,
+								 uint32_t (*batch)(struct device *, uint16_t,
+										   struct pci_rxq *, uint32_t *,
 										   uint32_t))
 {
 	if (!pci_rx_ready(rq, f))
 		return 0;
-	uint32_t got = batch(dev, queue, bi, n);
+	/* The queue goes in too: the batch does not find it again. */
+	uint32_t got = batch(dev, queue, rq, bi, n);
 	/* A call, not a jump: bench/nic counts the batch inside the burst
 	 * (a tail call would charge it to the burst's caller). Two
 	 * instructions. */
