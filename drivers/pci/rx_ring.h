@@ -6,7 +6,8 @@
  * buffer), the tail write.
  * What differs between the NICs is the descriptor's write-back format; the
  * driver gives it as a struct pci_rx_fmt of constants and two small inline
- * functions, and its burst is one call:
+ * functions, and its burst is two short functions (the batch out of line,
+ * pci_rx_poll says why):
  *
  *   static uint32_t ixgbe_rx_batch(struct device *dev, uint16_t queue, struct pci_rxq *rq,
  *                                  uint32_t *bi, uint32_t n)       (noinline)
