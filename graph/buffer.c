@@ -40,6 +40,9 @@ struct buffer_cache_pool {
 struct buffer_cache {
 	int numa_node;
 	int index;
+	/* pools[] entry of the thread's own NUMA node (buffer_alloc with
+	 * numa_node < 0), found at the first such allocation: NULL before. */
+	struct buffer_cache_pool *local;
 	struct buffer_cache_pool pools[BUFFER_MAX_POOLS];
 };
 
@@ -50,7 +53,11 @@ static void *reserved;
 static size_t reserved_size;
 static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct buffer_cache *caches[BUFFER_MAX_CACHES];
-static __thread struct buffer_cache *thread_cache;
+/* initial-exec: buffer.c is linked into the executable (the static
+ * libraries are position-independent, which would otherwise make every
+ * access a __tls_get_addr call, and the fast paths save registers for it).
+ * A plugin dlopen()ed later reaches it through buffer_alloc and friends. */
+static __thread struct buffer_cache *thread_cache __attribute__((tls_model("initial-exec")));
 /* cpu -> NUMA node, read once at init: libnuma's own lookup caches without a
  * lock, so threads asking at the same time would race inside it. */
 #define MAX_CPUS 1024
@@ -239,7 +246,9 @@ int buffer_thread_register(void)
 	return c->index;
 }
 
-static void pool_put(struct buffer_pool *p, const uint32_t *bi, uint32_t n)
+/* The pool under its lock: out of line, the thread caches' fast paths save no
+ * registers for it. */
+__attribute__((noinline)) static void pool_put(struct buffer_pool *p, const uint32_t *bi, uint32_t n)
 {
 	pthread_spin_lock(&p->lock);
 	memcpy(p->free + p->n_free, bi, n * sizeof(uint32_t));
@@ -247,7 +256,7 @@ static void pool_put(struct buffer_pool *p, const uint32_t *bi, uint32_t n)
 	pthread_spin_unlock(&p->lock);
 }
 
-static uint32_t pool_get(struct buffer_pool *p, uint32_t *bi, uint32_t n)
+__attribute__((noinline)) static uint32_t pool_get(struct buffer_pool *p, uint32_t *bi, uint32_t n)
 {
 	pthread_spin_lock(&p->lock);
 	uint32_t k = MIN(n, p->n_free);
@@ -283,26 +292,59 @@ static uint32_t pool_for(int numa_node)
 	return (uint32_t)pool_of_numa[numa_node];
 }
 
+/* n indices from src to dst: a burst of 32 (the drivers' usual batch) as a
+ * copy of constant size, inlined (eight 16-byte moves), anything else by
+ * memcpy. */
+static inline void copy_indices(uint32_t *dst, const uint32_t *src, uint32_t n)
+{
+	if (n == 32)
+		memcpy(dst, src, 32 * sizeof(uint32_t));
+	else
+		memcpy(dst, src, n * sizeof(uint32_t));
+}
+
+/* buffer_alloc when the thread's cache holds fewer than n: refilled from
+ * the pool under its lock first. Out of line, so that the common case
+ * saves no registers. */
+__attribute__((noinline)) static uint32_t alloc_refill(struct buffer_cache_pool *cp, uint32_t pi, uint32_t *bi,
+							uint32_t n)
+{
+	if (n > BUFFER_CACHE_MAX)
+		return pool_get(&pools[pi], bi, n);
+	uint32_t want = MIN((uint32_t)BUFFER_CACHE_MAX, n + BUFFER_CACHE_BATCH) - cp->n;
+	uint32_t got = pool_get(&pools[pi], cp->bi + cp->n, want);
+	__atomic_store_n(&cp->n, cp->n + got, __ATOMIC_RELAXED);
+	n = MIN(n, cp->n);
+	uint32_t left = cp->n - n;
+	memcpy(bi, cp->bi + left, n * sizeof(uint32_t));
+	__atomic_store_n(&cp->n, left, __ATOMIC_RELAXED);
+	return n;
+}
+
 /* Buffers in pools and caches are already reset (buffer_free does it), so
  * allocation is a copy of indices. */
 uint32_t buffer_alloc(uint32_t *bi, uint32_t n, int numa_node)
 {
-	uint32_t pi = pool_for(numa_node);
 	struct buffer_cache *c = thread_cache;
-	if (unlikely(!c))
-		return pool_get(&pools[pi], bi, n);
-	struct buffer_cache_pool *cp = &c->pools[pi];
-	if (unlikely(cp->n < n)) {
-		if (n > BUFFER_CACHE_MAX)
+	struct buffer_cache_pool *cp;
+	if (likely(c && numa_node < 0 && c->local)) {
+		cp = c->local;
+	} else {
+		uint32_t pi = pool_for(numa_node);
+		if (unlikely(!c))
 			return pool_get(&pools[pi], bi, n);
-		uint32_t want = MIN((uint32_t)BUFFER_CACHE_MAX, n + BUFFER_CACHE_BATCH) - cp->n;
-		uint32_t got = pool_get(&pools[pi], cp->bi + cp->n, want);
-		__atomic_store_n(&cp->n, cp->n + got, __ATOMIC_RELAXED);
-		n = MIN(n, cp->n);
+		cp = &c->pools[pi];
+		if (numa_node < 0)
+			c->local = cp;
 	}
+	if (unlikely(cp->n < n))
+		return alloc_refill(cp, (uint32_t)(cp - c->pools), bi, n);
+	/* The count first, then the copy: the cache is this thread's alone
+	 * (others read only its count), and nothing is live after the copy
+	 * but n. */
 	uint32_t left = cp->n - n;
-	memcpy(bi, cp->bi + left, n * sizeof(uint32_t));
 	__atomic_store_n(&cp->n, left, __ATOMIC_RELAXED);
+	copy_indices(bi, cp->bi + left, n);
 	return n;
 }
 
@@ -390,6 +432,18 @@ void buffer_free(const uint32_t *bi, uint32_t n)
 		free_chain(c, bi[i]);
 }
 
+/* buffer_free_reset past the cache's spill mark: a batch to the pool
+ * first. The cache stays below its spill mark, as cache_put keeps it: k is
+ * at least spill mark - n >= BUFFER_CACHE_BATCH when it spills. Out of
+ * line: the common case saves no registers. */
+__attribute__((noinline)) static void free_reset_spill(struct buffer_cache_pool *cp, const uint32_t *bi, uint32_t n)
+{
+	uint32_t k = cp->n - BUFFER_CACHE_BATCH;
+	pool_put(&pools[0], cp->bi + k, BUFFER_CACHE_BATCH);
+	memcpy(cp->bi + k, bi, n * sizeof(uint32_t));
+	__atomic_store_n(&cp->n, k + n, __ATOMIC_RELAXED);
+}
+
 void buffer_free_reset(const uint32_t *bi, uint32_t n)
 {
 	struct buffer_cache *c = thread_cache;
@@ -399,14 +453,13 @@ void buffer_free_reset(const uint32_t *bi, uint32_t n)
 	}
 	struct buffer_cache_pool *cp = &c->pools[0];
 	uint32_t k = cp->n;
-	/* The cache stays below its spill mark, as cache_put keeps it: k is at
-	 * least spill mark - n >= BUFFER_CACHE_BATCH when it spills. */
 	if (unlikely(k + n >= BUFFER_CACHE_MAX + BUFFER_CACHE_BATCH)) {
-		k -= BUFFER_CACHE_BATCH;
-		pool_put(&pools[0], cp->bi + k, BUFFER_CACHE_BATCH);
+		free_reset_spill(cp, bi, n);
+		return;
 	}
-	memcpy(cp->bi + k, bi, n * sizeof(uint32_t));
+	/* The count first (as buffer_alloc): the copy is then the tail. */
 	__atomic_store_n(&cp->n, k + n, __ATOMIC_RELAXED);
+	copy_indices(cp->bi + k, bi, n);
 }
 
 int buffer_pool_stats(uint32_t pool_index, struct buffer_pool_stats *st)

@@ -63,15 +63,19 @@ static const struct pci_rx_fmt ixgbe_rx_fmt = {
 	.rxe = IXGBE_RXD_ERR_RXE,
 	.len = ixgbe_rx_len,
 	.len_at = ixgbe_rx_len_at,
+	.len_shift = 32,
+	.len_mask = 0xffff,
 	.hash = ixgbe_rx_hash,
 	.hash_at_eop = false,
 };
+_Static_assert((uint64_t)(IXGBE_RXD_STAT_DD | IXGBE_RXD_STAT_EOP) >> 32 == 0,
+	       "the length lies above DD and EOP (pci_rx_fmt.len_shift)");
 
 /* The batch, once the next descriptor reads done (pci_rx_poll). */
-__attribute__((noinline)) static uint32_t ixgbe_rx_batch(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
+__attribute__((noinline)) static uint32_t ixgbe_rx_batch(struct device *dev, uint16_t queue, struct pci_rxq *rq,
+							 uint32_t *bi, uint32_t n)
 {
-	struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
-	return pci_rx_burst(dev, queue, &xd->rxq[queue], bi, n, &ixgbe_rx_fmt);
+	return pci_rx_burst(dev, queue, rq, bi, n, &ixgbe_rx_fmt);
 }
 
 static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
@@ -113,6 +117,23 @@ __attribute__((always_inline)) static inline void ixgbe_tx_put(volatile void *p,
 	*(volatile uint64_t *)&d->read.cmd_type_len = (uint64_t)b->current_length * both | cmd;
 }
 
+#if defined(__SSE4_1__)
+/* Two of ixgbe_tx_put's descriptors from lanes (tx_slots_fast). The
+ * length goes to both its fields by one shuffle (to bits 15:0 and 47:32)
+ * and one PMULLD (the upper copy times 2^14: PAYLEN, bits 63:46); then
+ * the command bits. */
+__attribute__((always_inline)) static inline void ixgbe_tx_put2(volatile void *p, __m128i addr, __m128i w)
+{
+	const __m128i cmd = _mm_set1_epi64x(IXGBE_TXD_DTYP_DATA | IXGBE_TXD_CMD_DEXT | IXGBE_TXD_CMD_IFCS |
+					    IXGBE_TXD_CMD_EOP);
+	const __m128i dup = _mm_setr_epi8(4, 5, -1, -1, 4, 5, -1, -1, 6, 7, -1, -1, 6, 7, -1, -1);
+	const __m128i mul = _mm_setr_epi32(1, 1 << IXGBE_TXD_PAYLEN_SHIFT, 1, 1 << IXGBE_TXD_PAYLEN_SHIFT);
+	tx_slots_store2(p, addr, _mm_or_si128(_mm_mullo_epi32(_mm_shuffle_epi8(w, dup), mul), cmd));
+}
+#else
+#define ixgbe_tx_put2 NULL
+#endif
+
 __attribute__((always_inline)) static inline void ixgbe_tx_put_seg(volatile void *p, uint64_t iova, uint32_t len,
 								   bool last, uint32_t total)
 {
@@ -133,6 +154,7 @@ static const struct pci_tx_fmt ixgbe_tx_fmt = {
 	.desc_size = sizeof(union ixgbe_tx_desc),
 	.done = ixgbe_tx_done,
 	.put = ixgbe_tx_put,
+	.put2 = ixgbe_tx_put2,
 	.put_seg = ixgbe_tx_put_seg,
 	.set_rs = ixgbe_tx_set_rs,
 };

@@ -1,15 +1,23 @@
-/* The rx burst of the native drivers (ixgbe, i40e), once: the walk over the
- * descriptors the NIC is done with, the bulk refill, the fast path (one
- * descriptor a frame, four a turn) and the slow path (chains through
- * rx_chain.h, errors, frames without a replacement buffer), the tail write.
+/* The rx burst of the native drivers (ixgbe, i40e), once: whole chunks of
+ * 32 done taken as they are judged (pci_rx_full), otherwise the walk over
+ * the descriptors the NIC is done with first (pci_rx_take); the bulk
+ * refill, the fast path (one descriptor a frame, four a turn) and the slow
+ * path (chains through rx_chain.h, errors, frames without a replacement
+ * buffer), the tail write.
  * What differs between the NICs is the descriptor's write-back format; the
  * driver gives it as a struct pci_rx_fmt of constants and two small inline
- * functions, and its burst is one call:
+ * functions, and its burst is two short functions (the batch out of line,
+ * pci_rx_poll says why):
  *
+ *   static uint32_t ixgbe_rx_batch(struct device *dev, uint16_t queue, struct pci_rxq *rq,
+ *                                  uint32_t *bi, uint32_t n)       (noinline)
+ *   {
+ *           return pci_rx_burst(dev, queue, rq, bi, n, &ixgbe_rx_fmt);
+ *   }
  *   static uint32_t ixgbe_rx_burst(struct device *dev, uint16_t queue, uint32_t *bi, uint32_t n)
  *   {
  *           struct ixgbe_dev *xd = container_of(dev, struct ixgbe_dev, dev);
- *           return pci_rx_burst(dev, queue, &xd->rxq[queue], bi, n, &ixgbe_rx_fmt);
+ *           return pci_rx_poll(dev, queue, &xd->rxq[queue], bi, n, &ixgbe_rx_fmt, ixgbe_rx_batch);
  *   }
  *
  * Both formats this serves arm a descriptor with the buffer's address in
@@ -45,6 +53,7 @@
 #include "graph/node.h"
 
 #define PCI_RX_BURST_MAX 256 /* descriptors looked at per rx burst */
+#define PCI_RX_CHUNK 32      /* pci_rx_full's unit: a chunk whose last descriptor reads done */
 
 /* One rx queue's software side. */
 struct pci_rxq {
@@ -70,6 +79,12 @@ struct pci_rx_fmt {
 	 * fast path: a narrow load of the length's bytes, no shift where the
 	 * field is byte-aligned). */
 	uint16_t (*len_at)(volatile const uint64_t *d);
+	/* The length's place in q1, for the fast path with SSE (lengths of
+	 * two descriptors from their status quadwords at once): its lowest bit
+	 * and its mask (at most 16 bits). Above dd and eop: the lengths are
+	 * read from the quadwords XORed with them (pci_rx_ok4). */
+	uint8_t len_shift;
+	uint16_t len_mask;
 	/* Keep the NIC's RSS hash in b when the descriptor d carries one. */
 	void (*hash)(struct buffer *b, volatile const uint64_t *d, uint64_t q1);
 	/* A chained frame's hash is in its last descriptor (else its first). */
@@ -211,34 +226,146 @@ __attribute__((always_inline)) static inline void pci_rx_fast1(volatile uint64_t
 	}
 }
 
-__attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t *d, uint32_t *bufs,
-							      const uint32_t *fresh, uint32_t *out, uint32_t n,
-							      uint8_t *base, uint64_t stride, uint64_t iova0, bool rss,
+#if defined(__SSE4_1__)
+/* The status quadwords of descriptors d and d + 1 (q quadwords apart) as
+ * one register's lanes: plain loads (pci_rx_scan says why). */
+__attribute__((always_inline)) static inline __m128i pci_rx_status2(volatile uint64_t *d, uint32_t q)
+{
+	const uint64_t *p = (const uint64_t *)(uintptr_t)d;
+	return _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)&p[1]),
+				  _mm_loadl_epi64((const __m128i *)&p[q + 1]));
+}
+
+/* Four descriptors' status quadwords (two pairs) each done (DD), one whole
+ * frame (EOP) and without error (RXE): XORed with DD | EOP, ORed, and one
+ * PTEST against DD | EOP | RXE. pci_rx_fast's test when it judges as it
+ * takes (check). */
+__attribute__((always_inline)) static inline bool pci_rx_ok4(__m128i *s01, __m128i *s23, const struct pci_rx_fmt *f)
+{
+	const __m128i w = _mm_set1_epi64x((int64_t)(f->dd | f->eop)),
+		      m = _mm_set1_epi64x((int64_t)(f->dd | f->eop | f->rxe));
+	/* XORed in place: the lengths (above bit 31) are read from them
+	 * after, unchanged, and the registers need no copies. */
+	*s01 = _mm_xor_si128(*s01, w);
+	*s23 = _mm_xor_si128(*s23, w);
+	return _mm_testz_si128(_mm_or_si128(*s01, *s23), m);
+}
+
+/* The lengths in four status quadwords (two pairs, s01 and s23): where
+ * the field is bits 47:32 (the 82599's) the quadwords as they are (*l01,
+ * *l23); else their upper halves gathered into one register (SHUFPS),
+ * shifted and masked once for the four (*l01). pci_rx_len_k takes each
+ * out with one PEXTRW. The field lies in the upper half (len_shift >= 32,
+ * and len_shift - 32 + its width <= 32). */
+#define PCI_RX_LEN_W32(f) ((f)->len_shift == 32 && (f)->len_mask == 0xffff)
+__attribute__((always_inline)) static inline void pci_rx_len4(__m128i s01, __m128i s23, __m128i *l01, __m128i *l23,
 							      const struct pci_rx_fmt *f)
+{
+	if (PCI_RX_LEN_W32(f)) {
+		*l01 = s01;
+		*l23 = s23;
+		return;
+	}
+	__m128i hi = _mm_castps_si128(
+		_mm_shuffle_ps(_mm_castsi128_ps(s01), _mm_castsi128_ps(s23), _MM_SHUFFLE(3, 1, 3, 1)));
+	*l01 = _mm_and_si128(_mm_srli_epi32(hi, f->len_shift - 32), _mm_set1_epi32(f->len_mask));
+	*l23 = *l01;
+}
+
+/* Descriptor k's (0..3) length from pci_rx_len4. */
+__attribute__((always_inline)) static inline uint16_t pci_rx_len_k(__m128i l01, __m128i l23, int k,
+								  const struct pci_rx_fmt *f)
+{
+	if (PCI_RX_LEN_W32(f))
+		return (uint16_t)(k == 0 ? _mm_extract_epi16(l01, 2)
+				  : k == 1 ? _mm_extract_epi16(l01, 6)
+				  : k == 2 ? _mm_extract_epi16(l23, 2)
+					   : _mm_extract_epi16(l23, 6));
+	return (uint16_t)(k == 0 ? _mm_extract_epi16(l01, 0)
+			  : k == 1 ? _mm_extract_epi16(l01, 2)
+			  : k == 2 ? _mm_extract_epi16(l01, 4)
+				   : _mm_extract_epi16(l01, 6));
+}
+#else
+/* The same test, scalar (pci_rx_fast without SSE). */
+__attribute__((always_inline)) static inline bool pci_rx_ok4(volatile uint64_t *d, const struct pci_rx_fmt *f)
+{
+	uint32_t q = f->desc_size / 8;
+	const uint64_t *p = (const uint64_t *)(uintptr_t)d;
+	uint64_t w = f->dd | f->eop;
+	return !(((p[1] ^ w) | (p[q + 1] ^ w) | (p[2 * q + 1] ^ w) | (p[3 * q + 1] ^ w)) & (w | f->rxe));
+}
+#endif
+
+/* Buffer b_i gets the length len (and, with rss, the hash of the frame in
+ * d). */
+__attribute__((always_inline)) static inline void pci_rx_len_v(volatile uint64_t *d, uint32_t b_i, uint16_t len,
+							       uint8_t *base, uint64_t stride, bool rss,
+							       const struct pci_rx_fmt *f)
+{
+	struct buffer *b = (struct buffer *)(base + b_i * stride);
+	b->current_length = len;
+	if (rss)
+		f->hash(b, d, d[1]);
+}
+
+/* check: n is a multiple of four not yet judged; each four is judged
+ * first (pci_rx_ok4) and the loop stops at the first four that is not all
+ * fast-path frames. Returns how many descriptors it took. */
+__attribute__((always_inline)) static inline uint32_t pci_rx_fast(volatile uint64_t *d, uint32_t *bufs,
+								  const uint32_t *fresh, uint32_t *out, uint32_t n,
+								  uint8_t *base, uint64_t stride, uint64_t iova0,
+								  bool rss, bool check, const struct pci_rx_fmt *f)
 {
 	uint32_t q = f->desc_size / 8, i = 0;
 #if defined(__SSE4_1__)
 	const __m128i vs = _mm_set1_epi64x((int64_t)stride), vi = _mm_set1_epi64x((int64_t)iova0);
-	for (; i + 4 <= n; i += 4, d += 4 * q) {
-		__m128i o = _mm_loadu_si128((const __m128i *)&bufs[i]);
-		__m128i r = _mm_loadu_si128((const __m128i *)&fresh[i]);
-		_mm_storeu_si128((__m128i *)&out[i], o);
-		_mm_storeu_si128((__m128i *)&bufs[i], r);
-		pci_rx_len(d, (uint32_t)_mm_cvtsi128_si32(o), base, stride, rss, f);
-		pci_rx_len(d + q, (uint32_t)_mm_extract_epi32(o, 1), base, stride, rss, f);
-		pci_rx_len(d + 2 * q, (uint32_t)_mm_extract_epi32(o, 2), base, stride, rss, f);
-		pci_rx_len(d + 3 * q, (uint32_t)_mm_extract_epi32(o, 3), base, stride, rss, f);
-		/* (r0, r1) and (r2, r3) as 64-bit lanes, times the stride, plus
-		 * buffer 0's data IOVA. */
-		__m128i a01 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(r), vs), vi);
-		__m128i a23 = _mm_add_epi64(_mm_mul_epu32(_mm_cvtepu32_epi64(_mm_srli_si128(r, 8)), vs), vi);
-		pci_rx_arm_lo(d, a01);
-		pci_rx_arm_hi(d + q, a01);
-		pci_rx_arm_lo(d + 2 * q, a23);
-		pci_rx_arm_hi(d + 3 * q, a23);
+	/* One 64-bit counter to the last whole four, by != (with a 32-bit
+	 * i + 4 <= n the compiler kept two, and widened them each turn). */
+	size_t k = 0;
+	for (size_t n4 = n & ~3u; k != n4; k += 4, d += 4 * q) {
+		/* The status quadwords, where the lengths are too: with check
+		 * the same loads that showed DD (the NIC writes DD, EOP, the
+		 * errors and the length back in one quadword: 82599 datasheet
+		 * 7.1.6.2, X710/XL710 datasheet 8.3.2.1); without it, the
+		 * batch's DD was read first (pci_rx_scan, pci_io_rmb). */
+		__m128i s01 = pci_rx_status2(d, q), s23 = pci_rx_status2(d + 2 * q, q);
+		if (check) {
+			if (!pci_rx_ok4(&s01, &s23, f))
+				return (uint32_t)k;
+			pci_io_rmb(); /* the rest of the four (the hash) after their DD */
+		}
+		__m128i o = _mm_loadu_si128((const __m128i *)&bufs[k]);
+		__m128i r = _mm_loadu_si128((const __m128i *)&fresh[k]);
+		_mm_storeu_si128((__m128i *)&out[k], o);
+		_mm_storeu_si128((__m128i *)&bufs[k], r);
+		__m128i l01, l23;
+		pci_rx_len4(s01, s23, &l01, &l23, f);
+		pci_rx_len_v(d, (uint32_t)_mm_cvtsi128_si32(o), pci_rx_len_k(l01, l23, 0, f), base, stride, rss, f);
+		pci_rx_len_v(d + q, (uint32_t)_mm_extract_epi32(o, 1), pci_rx_len_k(l01, l23, 1, f), base, stride,
+			     rss, f);
+		pci_rx_len_v(d + 2 * q, (uint32_t)_mm_extract_epi32(o, 2), pci_rx_len_k(l01, l23, 2, f), base,
+			     stride, rss, f);
+		pci_rx_len_v(d + 3 * q, (uint32_t)_mm_extract_epi32(o, 3), pci_rx_len_k(l01, l23, 3, f), base,
+			     stride, rss, f);
+		/* (r0, r2) and (r1, r3) as 64-bit lanes (PMULUDQ reads each
+		 * lane's low half: r as it is, and shifted by 32), times the
+		 * stride, plus buffer 0's data IOVA. */
+		__m128i a02 = _mm_add_epi64(_mm_mul_epu32(r, vs), vi);
+		__m128i a13 = _mm_add_epi64(_mm_mul_epu32(_mm_srli_epi64(r, 32), vs), vi);
+		pci_rx_arm_lo(d, a02);
+		pci_rx_arm_lo(d + q, a13);
+		pci_rx_arm_hi(d + 2 * q, a02);
+		pci_rx_arm_hi(d + 3 * q, a13);
 	}
+	i = (uint32_t)k;
 #else
 	for (; i + 4 <= n; i += 4, d += 4 * q) {
+		if (check) {
+			if (!pci_rx_ok4(d, f))
+				return i;
+			pci_io_rmb(); /* the rest of the four after their DD */
+		}
 		/* The four indices each way in one 16-byte copy. */
 		uint32_t o[4], r[4];
 		memcpy(o, &bufs[i], sizeof(o));
@@ -251,13 +378,16 @@ __attribute__((always_inline)) static inline void pci_rx_fast(volatile uint64_t 
 		}
 	}
 #endif
-	pci_rx_fast1(d, bufs + i, fresh + i, out + i, n - i, base, stride, iova0, rss, f);
+	if (!check)
+		pci_rx_fast1(d, bufs + i, fresh + i, out + i, n - i, base, stride, iova0, rss, f);
+	return n;
 }
 
 /* Descriptors i..c-1 of the batch one by one: frames over several buffers,
  * errors, frames without a replacement buffer. Returns the frames handed to
- * bi[] from n_out on. */
-__attribute__((always_inline)) static inline uint32_t pci_rx_slow(struct device *dev, uint16_t queue,
+ * bi[] from n_out on. Out of line (the rare path): the bursts keep fewer
+ * values live. */
+__attribute__((noinline)) static uint32_t pci_rx_slow(struct device *dev, uint16_t queue,
 								 struct pci_rxq *rq, uint32_t i, uint32_t c,
 								 uint32_t got, uint32_t *bi, uint32_t n_out,
 								 const struct pci_rx_fmt *f)
@@ -303,14 +433,16 @@ __attribute__((always_inline)) static inline bool pci_rx_ready(const struct pci_
  * not inlined) only once the next descriptor reads done, so that an empty
  * poll costs one status read and no prologue. */
 __attribute__((always_inline)) static inline uint32_t pci_rx_poll(struct device *dev, uint16_t queue,
-								 const struct pci_rxq *rq, uint32_t *bi, uint32_t n,
+								 struct pci_rxq *rq, uint32_t *bi, uint32_t n,
 								 const struct pci_rx_fmt *f,
-								 uint32_t (*batch)(struct device *, uint16_t, uint32_t *,
+								 uint32_t (*batch)(struct device *, uint16_t,
+										   struct pci_rxq *, uint32_t *,
 										   uint32_t))
 {
 	if (!pci_rx_ready(rq, f))
 		return 0;
-	uint32_t got = batch(dev, queue, bi, n);
+	/* The queue goes in too: the batch does not find it again. */
+	uint32_t got = batch(dev, queue, rq, bi, n);
 	/* A call, not a jump: bench/nic counts the batch inside the burst
 	 * (a tail call would charge it to the burst's caller). Two
 	 * instructions. */
@@ -318,22 +450,118 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_poll(struct device 
 	return got;
 }
 
+/* One tail write naming the last descriptor handed back, after the
+ * re-armed descriptors (the NIC owns every descriptor up to the tail: 82599
+ * datasheet 7.1, X710/XL710 datasheet 8.3): the barrier orders the tail
+ * write after them. */
+__attribute__((always_inline)) static inline void pci_rx_tail(struct pci_rxq *rq, uint32_t next)
+{
+	rq->next = next;
+	pci_io_wmb();
+	pci_write32(rq->io, rq->tail_reg, (next - 1) & rq->mask);
+}
+
+/* A whole burst of n descriptors (a multiple of four, before the ring's
+ * end) whose last reads done: n replacements first, then the fast path
+ * judging each four as it takes them (pci_rx_ok4: DD, EOP and no RXE
+ * before anything else of them is read). The NIC writes descriptors back
+ * in order, so usually every four passes; from the first four that does not
+ * (a chain, an error, a descriptor not yet done) the descriptors done are
+ * counted and go through the slow path with the replacements left, and
+ * those left over go back to the pool (reset, as buffer_alloc gave them).
+ * UINT32_MAX: fewer than n replacements; nothing taken, the caller's
+ * path allocates for what is done and drops what gets none. */
+__attribute__((always_inline)) static inline uint32_t pci_rx_full(struct device *dev, uint16_t queue,
+								 struct pci_rxq *rq, uint32_t *bi, uint32_t n,
+								 const struct pci_rx_fmt *f)
+{
+	uint32_t next = rq->next;
+	uint32_t got = buffer_alloc(rq->fresh, n, -1);
+	if (unlikely(got < n)) {
+		buffer_free(rq->fresh, got);
+		return UINT32_MAX;
+	}
+	volatile uint64_t *d0 = pci_rx_desc(rq->ring, f->desc_size, next);
+	uint8_t *base = buffer_main.base;
+	uint64_t stride = rq->stride, iova0 = rq->iova_data0;
+	uint32_t i = dev->n_rx_queues > 1
+			     ? pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, n, base, stride, iova0, true, true, f)
+			     : pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, n, base, stride, iova0, false, true, f);
+	uint32_t n_out = i;
+	if (unlikely(i < n)) {
+		/* From descriptor i on: those done, one by one. */
+		rq->next = next + i;
+		uint64_t all, any;
+		uint32_t c = i + pci_rx_scan(rq, n - i, f, &all, &any);
+		rq->next = next;
+		pci_io_rmb(); /* the rest of each descriptor after DD */
+		n_out = pci_rx_slow(dev, queue, rq, i, c, n, bi, i, f);
+		if (c < n)
+			buffer_free_reset(rq->fresh + c, n - c);
+		i = c;
+	}
+	pci_rx_tail(rq, (next + i) & rq->mask);
+	return n_out;
+}
+
+static inline uint32_t pci_rx_take(struct device *dev, uint16_t queue, struct pci_rxq *rq, uint32_t *bi,
+				   uint32_t n, const struct pci_rx_fmt *f);
+
 /* The rx burst (struct device_ops rx_burst) of a queue whose descriptors
- * have format f. */
+ * have format f. Drivers call it once the next descriptor reads done
+ * (pci_rx_poll): it does not test that again (nothing done still returns 0,
+ * through pci_rx_take's count). */
 __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device *dev, uint16_t queue,
 								  struct pci_rxq *rq, uint32_t *bi, uint32_t n,
 								  const struct pci_rx_fmt *f)
 {
-	/* Nothing done: out (the driver has usually tested it already,
-	 * pci_rx_ready; the load is in cache). */
-	if (!pci_rx_ready(rq, f))
-		return 0;
+	n = MIN(n, (uint32_t)PCI_RX_BURST_MAX);
+	uint32_t n_out = 0;
+	/* Whole chunks of PCI_RX_CHUNK waiting (each chunk's last descriptor
+	 * reads done, before the ring's end, no frame in progress): judged as
+	 * they are taken (pci_rx_full). What is done after them takes the
+	 * path below. */
+	if (likely(rq->chain.head == BUFFER_INVALID)) {
+		volatile void *ring = rq->ring;
+		uint32_t next = rq->next, lim = MIN(n, rq->mask + 1 - next), want = 0;
+		/* more: something may be done after the chunks (the descriptor
+		 * after them read done, or the ring's end reached first). */
+		bool more = true;
+		while (want + PCI_RX_CHUNK <= lim &&
+		       (pci_rx_desc(ring, f->desc_size, next + want + PCI_RX_CHUNK - 1)[1] & f->dd)) {
+			want += PCI_RX_CHUNK;
+			if (want == n || (want < lim && !(pci_rx_desc(ring, f->desc_size, next + want)[1] & f->dd))) {
+				more = false;
+				break;
+			}
+		}
+		if (want) {
+			uint32_t got = pci_rx_full(dev, queue, rq, bi, want, f);
+			if (got != UINT32_MAX) {
+				if (!more)
+					return got;
+				n_out = got;
+				bi += got;
+				n -= want;
+			}
+		}
+	}
+	return n_out + pci_rx_take(dev, queue, rq, bi, n, f);
+}
+
+/* pci_rx_burst's path for any batch: the descriptors done counted first
+ * (pci_rx_scan), their replacements in one allocation, then the fast path
+ * or the slow one. */
+__attribute__((always_inline)) static inline uint32_t pci_rx_take(struct device *dev, uint16_t queue,
+								 struct pci_rxq *rq, uint32_t *bi, uint32_t n,
+								 const struct pci_rx_fmt *f)
+{
 	uint32_t mask = rq->mask, next = rq->next;
 	uint64_t all, any;
 	/* DD before anything else of a descriptor is used (82599 datasheet
 	 * 7.1.9 and X710/XL710 datasheet 8.3: the NIC sets DD when it has
 	 * written the descriptor back). */
-	uint32_t c = pci_rx_scan(rq, MIN(n, (uint32_t)PCI_RX_BURST_MAX), f, &all, &any);
+	uint32_t c = pci_rx_scan(rq, n, f, &all, &any);
 	if (!c)
 		return 0;
 	pci_io_rmb(); /* the rest of each descriptor after DD */
@@ -356,9 +584,9 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 		volatile uint64_t *d0 = pci_rx_desc(ring, f->desc_size, next), *d1 = pci_rx_desc(ring, f->desc_size, 0);
 		bool rss = dev->n_rx_queues > 1;
 		if (rss)
-			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, true, f);
+			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, true, false, f);
 		else
-			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, false, f);
+			pci_rx_fast(d0, &rq->bufs[next], rq->fresh, bi, run, base, stride, iova0, false, false, f);
 		/* The part after the ring's end, if the batch wraps (rarely:
 		 * not inlined a second time). */
 		if (unlikely(run < c))
@@ -367,13 +595,7 @@ __attribute__((always_inline)) static inline uint32_t pci_rx_burst(struct device
 	} else {
 		n_out = pci_rx_slow(dev, queue, rq, 0, c, got, bi, 0, f);
 	}
-	rq->next = (next + c) & mask;
-	/* Descriptors re-armed before the NIC may use them (the NIC owns
-	 * every descriptor up to the tail: 82599 datasheet 7.1, X710/XL710
-	 * datasheet 8.3): the barrier orders the tail write after them; one
-	 * tail write naming the last descriptor handed back. */
-	pci_io_wmb();
-	pci_write32(rq->io, rq->tail_reg, (rq->next - 1) & mask);
+	pci_rx_tail(rq, (next + c) & mask);
 	return n_out;
 }
 

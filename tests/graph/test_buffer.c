@@ -196,6 +196,35 @@ START_TEST(test_reset_on_reuse)
 }
 END_TEST
 
+/* A thread's cache is a stack of indices: what buffer_free_reset gave
+ * back, buffer_alloc hands out again in the same order, for bursts of 32
+ * (the constant-size copy) and of other sizes alike, and a refill from the
+ * pool (alloc_refill, out of line) still fills the whole request. */
+START_TEST(test_alloc_burst_order)
+{
+	tn_buffers(2048);
+	ck_assert_int_ge(buffer_thread_register(), 0);
+	static uint32_t a[96], b[96];
+	ck_assert_uint_eq(buffer_alloc(a, 96, -1), 96);
+	static const uint32_t sizes[] = { 32, 31, 33 };
+	for (uint32_t k = 0; k < 3; k++) {
+		buffer_free_reset(a, sizes[k]);
+		ck_assert_uint_eq(buffer_alloc(b, sizes[k], -1), sizes[k]);
+		ck_assert_mem_eq(a, b, sizes[k] * sizeof(uint32_t));
+	}
+	buffer_free(a, 96);
+	/* Drain the cache past its count: the refill serves all of a burst. */
+	static uint32_t big[1024];
+	for (uint32_t k = 0; k < 1024; k += 32)
+		ck_assert_uint_eq(buffer_alloc(big + k, 32, -1), 32);
+	ck_assert_uint_eq(buffer_n_in_use(), 1024);
+	buffer_free(big, 1024);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+	buffer_thread_unregister();
+	buffer_main_free();
+}
+END_TEST
+
 /* buffer_free_reset: buffers the caller reset go back by index only (with
  * a cache: the headers untouched, the cache spilling to the pool past its
  * mark as buffer_free's does); without a cache, as buffer_free (reset
@@ -262,6 +291,7 @@ int main(void)
 	tcase_add_test(tc, test_exhaustion_and_chains);
 	tcase_add_test(tc, test_reset_on_reuse);
 	tcase_add_test(tc, test_free_reset);
+	tcase_add_test(tc, test_alloc_burst_order);
 	tcase_add_test(tc, test_accounting_two_threads);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);

@@ -418,6 +418,48 @@ void nic_check_tx_chains_mixed(void)
 	ck_assert_uint_eq(buffer_n_in_use(), 0);
 }
 
+void nic_check_rx_chunk_chains(void)
+{
+	const char *w[] = { "mtu", "9000" };
+	struct device *d0, *d1;
+	pair(w, 2, w, 2, &d0, &d1);
+	for (uint32_t i = 0; i < 100; i++)
+		make_frame(&frames[i], i, i == 45 || i == 77 ? 2049 : 60, i == 45 || i == 77 ? 9014 : 1514);
+	wire_expect(frames, 100);
+	inject(frames, 100);
+	ck_assert_uint_eq(wire.seen, 100);
+	ck_assert_uint_eq(wire.mismatches, 0);
+	struct dev_counters c0;
+	dev_counters_get(d0, &c0);
+	ck_assert_uint_eq(c0.rx_packets, 100);
+	ck_assert_uint_eq(c0.rx_dropped + c0.rx_errors, 0);
+	ck_assert_int_eq(dev_set_admin_up(d0, false), 0);
+	ck_assert_int_eq(dev_set_admin_up(d1, false), 0);
+	ck_assert_uint_eq(buffer_n_in_use(), 0);
+}
+
+void nic_check_tx_offsets(void)
+{
+	static const int16_t at[] = { -BUFFER_HEADROOM, -14, 0, 1, 200, -1, 63, -2, 128, -127, 7 };
+	enum { N = sizeof(at) / sizeof(at[0]) };
+	struct device *d0, *d1;
+	pair(NULL, 0, NULL, 0, &d0, &d1);
+	uint32_t bi[N];
+	ck_assert_uint_eq(buffer_alloc(bi, N, -1), N);
+	for (uint32_t i = 0; i < N; i++) {
+		make_frame(&frames[i], i, 60, 1514);
+		struct buffer *b = buffer_get(bi[i]);
+		b->current_data = at[i];
+		b->current_length = (uint16_t)frames[i].len;
+		memcpy(buffer_data(b), frames[i].bytes, frames[i].len);
+	}
+	wire_expect(frames, N);
+	ck_assert_uint_eq(dev_tx_burst(d1, 0, bi, N), N);
+	run();
+	ck_assert_uint_eq(wire.seen, N);
+	ck_assert_uint_eq(wire.mismatches, 0);
+}
+
 /* ---- tx ring full ---- */
 
 void nic_check_tx_ring_full(void)

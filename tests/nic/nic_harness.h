@@ -147,6 +147,21 @@ void nic_check_tx_reuse_caught(void);
  * byte-identical and in order, no buffer held once the ports are down. */
 void nic_check_tx_chains_mixed(void);
 
+/* Port 0 (mtu 9000) receives 100 frames at once, frames 45 and 77 jumbo
+ * (two to five descriptors each) and the rest of one: whole chunks of 32
+ * are judged as they are taken (rx_ring.h, pci_rx_full) and a chain inside
+ * one sends the rest of its chunk through the slow path, the replacements
+ * left over back to the pool. All 100 out byte-identical and in order,
+ * none dropped, no buffer held once the ports are down. */
+void nic_check_rx_chunk_chains(void);
+
+/* Port 1's tx burst called directly with 11 frames of one buffer each
+ * whose data starts at other offsets than rx leaves (current_data from
+ * -128, the whole headroom, to +200, every sign and parity; two turns of
+ * the four-a-turn path and three after): each descriptor's address and
+ * length from its header, the wire byte-identical and in order. */
+void nic_check_tx_offsets(void);
+
 /* Port 1's ring of 64 full (the partner holds): 63 sent, 137 counted as
  * TX-dropped, then traffic flows again. */
 void nic_check_tx_ring_full(void);

@@ -323,6 +323,18 @@ START_TEST(tx_chains_mixed)
 }
 END_TEST
 
+START_TEST(rx_chunk_chains)
+{
+	nic_check_rx_chunk_chains();
+}
+END_TEST
+
+START_TEST(tx_offsets)
+{
+	nic_check_tx_offsets();
+}
+END_TEST
+
 START_TEST(tx_ring_full)
 {
 	nic_check_tx_ring_full();
@@ -822,6 +834,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, ring_wrap);
 	tcase_add_test(tc, jumbo_chains);
 	tcase_add_test(tc, tx_chains_mixed);
+	tcase_add_test(tc, tx_offsets);
+	tcase_add_test(tc, rx_chunk_chains);
 	tcase_add_test(tc, rx_refill_exhaustion);
 	tcase_add_test(tc, nic_drops_folded);
 	tcase_add_test(tc, rss_four_queues);
