@@ -373,7 +373,7 @@ END_TEST
 /* ---- edges ---- */
 
 struct count {
-	uint32_t n, calls;
+	uint32_t n, calls, reserved_or;
 	uint64_t last_cookie;
 	timer_handle_t last_handle;
 	uint64_t at[64];
@@ -389,6 +389,7 @@ static void on_count(struct timer_service *ts, const struct timer_event *ev, uin
 		c->n++;
 		c->last_cookie = ev[i].cookie;
 		c->last_handle = ev[i].handle;
+		c->reserved_or |= ev[i].reserved;
 	}
 	c->calls++;
 }
@@ -514,6 +515,82 @@ START_TEST(test_handles)
 	ck_assert_uint_eq(c.n, 1);
 	timer_advance(ts, sim_now + 2 * TICK);
 	ck_assert_uint_eq(c.n, 2);
+	timer_service_destroy(ts);
+}
+END_TEST
+
+/* The 32-bit cookie comes back whole (periodic timers keep theirs in the
+ * periodic table), the event's reserved word is 0, and a handle is
+ * refused when any bit beside its index, shard and 24-bit generation is
+ * set, even while its timer is armed. */
+START_TEST(test_cookie_and_handle_bits)
+{
+	sim_now = 5 * TICK;
+	struct timer_service *ts = sim_service(6, 4);
+	struct count c = { 0 };
+	int tg = timer_target_callback(ts, on_count, &c);
+	struct timer_spec s = { .interval_ns = 3 * TICK, .target = (uint16_t)tg, .cookie = UINT32_MAX };
+	timer_handle_t h, hp;
+	ck_assert_int_eq(timer_arm(ts, &s, &h), 0);
+	ck_assert_uint_eq(h >> 56, 0);
+	ck_assert_int_eq(timer_cancel(ts, h | 1ull << 60), -ENOENT);
+	ck_assert_int_eq(timer_rearm(ts, h | 1ull << 56, sim_now + TICK, 0), -ENOENT);
+	ck_assert_int_eq(timer_cancel(ts, h + (1ull << 32)), -ENOENT); /* the next generation */
+	struct timer_spec sp = { .interval_ns = 2 * TICK, .target = (uint16_t)tg, .cookie = 0x89abcdefu,
+				 .flags = TIMER_PERIODIC };
+	ck_assert_int_eq(timer_arm(ts, &sp, &hp), 0);
+	ck_assert_int_eq(timer_cancel(ts, hp | 1ull << 63), -ENOENT);
+	timer_advance(ts, sim_now += 2 * TICK);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert_uint_eq(c.last_cookie, 0x89abcdefu);
+	ck_assert_uint_eq(c.last_handle, hp);
+	timer_advance(ts, sim_now += TICK);
+	ck_assert_uint_eq(c.n, 2);
+	ck_assert_uint_eq(c.last_cookie, UINT32_MAX);
+	ck_assert_uint_eq(c.last_handle, h);
+	ck_assert_uint_eq(c.reserved_or, 0);
+	ck_assert_int_eq(timer_cancel(ts, hp), 0);
+	timer_service_destroy(ts);
+}
+END_TEST
+
+/* A timer's generation is 24 bits: after 2^24 - 1 uses (arm then cancel,
+ * or arm then expire) its entry is retired, never handed out again, so no
+ * handle can alias a later timer. A pool of one: every arm takes the same
+ * entry, each handle differs from the one before, and after the last one
+ * the pool is empty for good. */
+START_TEST(test_generation_retires)
+{
+	sim_now = 5 * TICK;
+	struct timer_service *ts = sim_service(6, 1);
+	struct count c = { 0 };
+	int tg = timer_target_callback(ts, on_count, &c);
+	struct timer_spec s = { .interval_ns = 3 * TICK, .target = (uint16_t)tg, .cookie = 1 };
+	timer_handle_t h, first = 0, prev = 0;
+	uint32_t uses = (1u << 24) - 1;
+	for (uint32_t k = 1; k < uses; k++) {
+		ck_assert_int_eq(timer_arm(ts, &s, &h), 0);
+		if (k == 1)
+			first = h;
+		if (h == prev || timer_cancel(ts, h) != 0)
+			ck_abort_msg("use %u: handle %llx (before %llx) or its cancel", k, (unsigned long long)h,
+				     (unsigned long long)prev);
+		prev = h;
+	}
+	ck_assert_uint_eq(h >> 32, (1u << 24) - 2);
+	/* The last use ends by expiry (the other way a one-shot timer is freed). */
+	ck_assert_int_eq(timer_arm(ts, &s, &h), 0);
+	ck_assert_uint_eq(h >> 32, (1u << 24) - 1);
+	ck_assert_int_eq(timer_cancel(ts, first), -ENOENT);
+	timer_advance(ts, sim_now += 3 * TICK);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert_uint_eq(c.last_handle, h);
+	ck_assert_int_eq(timer_arm(ts, &s, &h), -ENOSPC); /* retired */
+	ck_assert_int_eq(timer_cancel(ts, first), -ENOENT);
+	ck_assert_int_eq(timer_cancel(ts, first & 0xffffffffu), -ENOENT); /* generation 0 */
+	struct timer_stats st;
+	timer_stats(ts, &st);
+	ck_assert_uint_eq(st.armed_total, 0);
 	timer_service_destroy(ts);
 }
 END_TEST
@@ -790,7 +867,10 @@ START_TEST(test_memory)
 	ck_assert_msg(ts, "%s", err);
 	struct timer_stats st;
 	timer_stats(ts, &st);
-	ck_assert_uint_le(st.memory_bytes, 32ull << 20);
+	/* issue 26's goal: at most 24 bytes per timer at 1M, the service's
+	 * whole memory (the 20-byte entry and the reserves) over max_timers */
+	ck_assert_uint_eq(st.mem.entry_bytes, 20);
+	ck_assert_uint_le(st.memory_bytes, 24ull * 1000000);
 	/* The breakdown adds up, and each part is what the configuration sizes. */
 	ck_assert_uint_eq(st.mem.timers + st.mem.heads + st.mem.skiplist + st.mem.periodic + st.mem.service +
 				  st.mem.producers,
@@ -1005,6 +1085,8 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, test_boundaries);
 	tcase_add_test(tc, test_arm_ticks);
 	tcase_add_test(tc, test_handles);
+	tcase_add_test(tc, test_cookie_and_handle_bits);
+	tcase_add_test(tc, test_generation_retires);
 	tcase_add_test(tc, test_late_buckets);
 	tcase_add_test(tc, test_slot_bitmap);
 	tcase_add_test(tc, test_top_levels);
