@@ -115,6 +115,7 @@ struct timer_wheel {
 	uint64_t tick_recip;   /* floor((2^64 - 1) / tick_ns), for to_tick */
 	uint64_t late_q;       /* tick_ns / 4: the first bound of the late histogram */
 	uint64_t cur;          /* last tick processed: every expiry <= cur has fired */
+	uint32_t cur_lo;       /* cur & LO_MASK, for wheel_level */
 	uint64_t now_ns;       /* time of the last advance */
 	uint64_t next_tick_ns; /* (cur + 1) * tick_ns: from then on a run has a tick to process */
 	uint64_t occupied[TIMER_MAX_LEVELS]; /* bit s: slot s of the level is not empty */
@@ -308,6 +309,11 @@ uint64_t wheel_next_ticks(const struct timer_wheel *w);
  * periodic ones, generations that wrap, producers' timers. */
 void wheel_free_slow(struct timer_wheel *w, uint32_t i);
 
+/* The fast paths below must inline into the service's entry points (GCC's
+ * size heuristics otherwise call wheel_arm_tick_fast out of line: 16 more
+ * instructions per arm). */
+#define TIMER_INLINE static inline __attribute__((always_inline))
+
 /* ---- the wheel's fast paths, inline in the service's entry points ----
  * The common timer (one-shot, on tick, ahead of the wheel's time and within
  * its horizon) is armed, cancelled and moved here in a straight line; each
@@ -362,45 +368,64 @@ static inline uint32_t digit(uint64_t e, uint32_t level)
 	return (uint32_t)(e >> (level * SLOT_BITS)) & (SLOTS - 1);
 }
 
-/* The level of wheel timer lo (see LO_TOP): that of the top bit in which
- * its expiry differs from cur. */
+/* The level of wheel timer lo: that of the top bit in which its expiry
+ * differs from cur, or 5 when LO_TOP (bit 30: level_of_x gives 5) is set
+ * (bit 31, LO_OFF, is clear in the wheel). */
 static inline uint32_t wheel_level(const struct timer_wheel *w, uint32_t lo)
 {
-	if (unlikely(lo & LO_TOP))
-		return TOP_LEVEL;
-	return level_of_x((lo ^ (uint32_t)w->cur) & LO_MASK);
+	uint32_t x = lo ^ w->cur_lo;
+	return ((uint32_t)(31 ^ __builtin_clz(x)) * 43) >> 8; /* 32 bits: one bsr */
 }
+_Static_assert(((30 * 43) >> 8) == TOP_LEVEL, "LO_TOP reads as the top level");
 
-/* Link timer i (expiry e, ahead of cur and within the horizon, x = e ^
- * cur) into its slot. */
-static inline void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uint64_t x)
+/* Link timer i (expiry e, ahead of cur and within the horizon) into its
+ * slot at level l; lo is e's low 30 bits. may_top: it may go to the top
+ * level (false when it moves down from a drained slot). The caller counts
+ * n_level (statistics stores come last: the compiler must assume they
+ * clobber the pool). */
+TIMER_INLINE void wheel_link_at(struct timer_wheel *w, struct timer *pool, uint32_t i, uint64_t e, uint32_t l,
+				    uint32_t lo, bool may_top)
 {
-	struct timer *pool = w->t;
-	uint32_t l = level_of_x(x), s = digit(e, l);
+	uint32_t s = digit(e, l);
 	uint32_t h = w->cap + l * SLOTS + s, last = pool[h].prev;
 	struct timer *t = &pool[i];
+	if (may_top) /* l <= 5: (l + 3) has bit 3 only at 5 */
+		lo |= ((l + 3) << 27) & LO_TOP;
 	t->next = h;
 	t->prev = last;
-	t->lo = ((uint32_t)e & LO_MASK) | (uint32_t)(l == TOP_LEVEL) << 30;
+	t->lo = lo;
 	pool[last].next = i;
 	pool[h].prev = i;
 	w->occupied[l] |= 1ull << s;
+}
+_Static_assert(TOP_LEVEL == 5 && LO_TOP == 8u << 27, "wheel_link_at's top bit");
+
+/* The same, x = e ^ cur, counted. */
+TIMER_INLINE void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uint64_t x, uint32_t lo, bool may_top)
+{
+	uint32_t l = level_of_x(x);
+	wheel_link_at(w, w->t, i, e, l, lo, may_top);
 	TIMER_STAT_ADD(w->n_level[l], 1);
 }
 
 /* Unlink wheel timer i (level l) from its slot; the slot's bit goes when it empties
  * (heads are laid out level by level, so the head's offset is the bit's). */
-static inline void wheel_unlink(struct timer_wheel *w, uint32_t i, uint32_t l)
+TIMER_INLINE void wheel_unlink_nostat(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *pool = w->t;
 	uint32_t prev = pool[i].prev, next = pool[i].next;
-	TIMER_STAT_SUB(w->n_level[l], 1);
 	pool[prev].next = next;
 	pool[next].prev = prev;
 	if (prev == next) { /* only the head is left */
 		uint32_t bit = prev - w->cap;
 		w->occupied[bit / SLOTS] &= ~(1ull << (bit % SLOTS));
 	}
+}
+
+TIMER_INLINE void wheel_unlink(struct timer_wheel *w, uint32_t i, uint32_t l)
+{
+	wheel_unlink_nostat(w, i);
+	TIMER_STAT_SUB(w->n_level[l], 1);
 }
 
 /* Whether handle h's generation is timer t's and t is not periodic: one
@@ -411,7 +436,7 @@ static inline bool meta_oneshot_of(const struct timer *t, timer_handle_t h)
 }
 
 /* The timer a handle names when it is a common wheel timer of w. */
-static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h, uint32_t i)
+TIMER_INLINE struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h, uint32_t i)
 {
 	if (unlikely(i >= w->cap || handle_shard(h) != w->shard))
 		return NULL;
@@ -423,30 +448,34 @@ static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h
 
 /* Arm a common timer at expiry tick e (any e: false unless it is ahead of
  * cur and within the horizon, and the pool has a timer). */
-static inline bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint32_t cookie, uint16_t target,
+TIMER_INLINE bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint32_t cookie, uint16_t target,
 				       timer_handle_t *h)
 {
 	uint32_t i = w->free_head;
 	uint64_t x = e ^ w->cur;
 	if (unlikely(i == NIL || e <= w->cur || (x >> w->horizon_bits)))
 		return false;
-	struct timer *t = &w->t[i];
-	uint32_t next = t->next, gen = t->meta >> META_GEN_SHIFT;
-	*h = make_handle(w, i, gen);
+	struct timer *pool = w->t, *t = &pool[i];
+	uint32_t next = t->next, meta = t->meta; /* a free timer's target bits are 0 */
+	*h = (uint64_t)meta << (32 - META_GEN_SHIFT) | (uint64_t)w->shard << HANDLE_SHARD_SHIFT | i;
 	w->free_head = next;
 	/* Freed in expiry order, the free list wanders over the pool: fetch
 	 * the next arm's line now rather than miss on it then. */
 	if (next != NIL)
-		PREFETCH_WRITE(&w->t[next]);
+		PREFETCH_WRITE(&pool[next]);
+	pool = w->t; /* *h may alias anything */
+	t = &pool[i];
 	t->cookie = cookie;
-	t->meta = gen << META_GEN_SHIFT | target;
+	t->meta = meta | target;
+	uint32_t l = level_of_x(x);
+	wheel_link_at(w, pool, i, e, l, (uint32_t)e & LO_MASK, true);
+	TIMER_STAT_ADD(w->n_level[l], 1);
 	TIMER_STAT_ADD(w->n_armed, 1);
 	TIMER_STAT_ADD(w->arms, 1);
-	wheel_link(w, i, e, x);
 	return true;
 }
 
-static inline bool wheel_arm_fast(struct timer_wheel *w, uint64_t deadline_ns, uint32_t cookie, uint16_t target,
+TIMER_INLINE bool wheel_arm_fast(struct timer_wheel *w, uint64_t deadline_ns, uint32_t cookie, uint16_t target,
 				  timer_handle_t *h)
 {
 	return wheel_arm_tick_fast(w, to_tick(w, deadline_ns), cookie, target, h);
@@ -462,46 +491,50 @@ static inline uint64_t wheel_tick_after(const struct timer_wheel *w, uint64_t ti
 	return w->cur + ticks + (w->now_ns > w->next_tick_ns - w->tick_ns);
 }
 
-/* Free one-shot timer i (unlinked): its generation moves on, so every
- * handle to it goes stale. */
-static inline void wheel_free_oneshot(struct timer_wheel *w, uint32_t i)
+/* Free one-shot timer t = i of the owner's pool (unlinked, its meta
+ * `meta`): its generation moves on, so every handle to it goes stale, and
+ * its target bits clear. Its prev and lo are left as they were: no handle
+ * names the new generation until an arm sets them again. False (nothing
+ * done) when its generation would wrap or it is a producer's: the caller
+ * then takes wheel_free_slow. The caller counts n_armed. */
+TIMER_INLINE bool wheel_free_fast(struct timer_wheel *w, struct timer *t, uint32_t i, uint32_t meta)
 {
-	struct timer *t = &w->t[i];
-	if (unlikely(t->meta >= GEN_MAX << META_GEN_SHIFT || i >= w->foreign_start)) {
-		wheel_free_slow(w, i);
-		return;
-	}
-	uint32_t head = w->free_head;
-	t->meta += 1u << META_GEN_SHIFT;
-	t->next = head;
-	t->prev = TL_FREE;
-	t->lo = LO_OFF;
+	uint32_t next_meta = (meta | META_TARGET) + 1;
+	if (unlikely(next_meta == 0 || i >= w->foreign_start))
+		return false;
+	t->meta = next_meta;
+	t->next = w->free_head;
 	w->free_head = i;
-	TIMER_STAT_SUB(w->n_armed, 1);
+	return true;
 }
 
-static inline bool wheel_cancel_fast(struct timer_wheel *w, timer_handle_t h)
+TIMER_INLINE bool wheel_cancel_fast(struct timer_wheel *w, timer_handle_t h)
 {
 	uint32_t i = handle_index(h);
 	struct timer *t = wheel_common(w, h, i);
 	if (!t)
 		return false;
-	wheel_unlink(w, i, wheel_level(w, t->lo));
-	wheel_free_oneshot(w, i);
+	uint32_t meta = t->meta, l = wheel_level(w, t->lo);
+	wheel_unlink_nostat(w, i);
+	TIMER_STAT_SUB(w->n_level[l], 1);
+	if (likely(wheel_free_fast(w, t, i, meta)))
+		TIMER_STAT_SUB(w->n_armed, 1);
+	else
+		wheel_free_slow(w, i);
 	TIMER_STAT_ADD(w->cancels, 1);
 	return true;
 }
 
-/* Whether wheel timer lo (level l) moved to expiry e (x = e ^ cur) stays
- * in its slot. A top-level timer's slot is not in lo: it moves. */
-static inline bool wheel_same_slot(uint32_t lo, uint32_t l, uint64_t e, uint64_t x)
+/* Whether wheel timer lo (level l) moved to expiry e (level ln) stays in
+ * its slot. A top-level timer's slot is not in lo: it moves. */
+static inline bool wheel_same_slot(uint32_t lo, uint32_t l, uint64_t e, uint32_t ln)
 {
-	return l != TOP_LEVEL && level_of_x(x) == l && digit(e, l) == digit(lo, l);
+	return ln == l && l != TOP_LEVEL && digit(e, l) == digit(lo, l);
 }
 
 /* A new deadline in the same slot changes only the expiry (Linux's
  * mod_timer shortcut); otherwise the timer moves to its new slot. */
-static inline bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns)
+TIMER_INLINE bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns)
 {
 	uint32_t i = handle_index(h);
 	struct timer *t = wheel_common(w, h, i);
@@ -510,14 +543,16 @@ static inline bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uin
 	uint64_t e = to_tick(w, deadline_ns), x = e ^ w->cur;
 	if (unlikely(e <= w->cur || (x >> w->horizon_bits)))
 		return false;
-	TIMER_STAT_ADD(w->rearms, 1);
-	uint32_t lo = t->lo, l = wheel_level(w, lo);
-	if (wheel_same_slot(lo, l, e, x)) {
+	uint32_t lo = t->lo, l = wheel_level(w, lo), ln = level_of_x(x);
+	if (wheel_same_slot(lo, l, e, ln)) {
 		t->lo = (uint32_t)e & LO_MASK;
-		return true;
+	} else {
+		wheel_unlink_nostat(w, i);
+		wheel_link_at(w, w->t, i, e, ln, (uint32_t)e & LO_MASK, true);
+		TIMER_STAT_SUB(w->n_level[l], 1);
+		TIMER_STAT_ADD(w->n_level[ln], 1);
 	}
-	wheel_unlink(w, i, l);
-	wheel_link(w, i, e, x);
+	TIMER_STAT_ADD(w->rearms, 1);
 	return true;
 }
 

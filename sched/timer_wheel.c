@@ -136,7 +136,7 @@ static int place(struct timer_wheel *w, uint32_t i, uint64_t e)
 	}
 	if (unlikely(beyond_horizon(w, e)))
 		return skip_wait(w, &w->far, e, i, TL_FAR);
-	wheel_link(w, i, e, e ^ w->cur);
+	wheel_link(w, i, e, e ^ w->cur, (uint32_t)e & LO_MASK, true);
 	return 0;
 }
 
@@ -293,7 +293,8 @@ int wheel_rearm(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns, u
 	/* Same slot: only the expiry changes (Linux's mod_timer shortcut). */
 	if (t->prev < TL_PRECISE && !(t->lo & LO_OFF)) {
 		uint64_t e = to_tick(w, deadline_ns), x = e ^ w->cur;
-		if (e > w->cur && !beyond_horizon(w, e) && wheel_same_slot(t->lo, wheel_level(w, t->lo), e, x)) {
+		if (e > w->cur && !beyond_horizon(w, e) &&
+		    wheel_same_slot(t->lo, wheel_level(w, t->lo), e, level_of_x(x))) {
 			t->lo = (uint32_t)e & LO_MASK;
 			return 0;
 		}
@@ -328,22 +329,32 @@ static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t o
 	uint64_t hi = l == TOP_LEVEL ? (old >> (SLOT_BITS * (TOP_LEVEL + 1)) << (SLOT_BITS * (TOP_LEVEL + 1))) |
 					       (uint64_t)s << LO_BITS
 				     : old & ~(uint64_t)LO_MASK;
+	/* due ones are at most the advance behind t_now: lo needs no clamp
+	 * unless the advance is LO_CLAMP or more */
+	bool clamp = t_now - old >= LO_CLAMP;
+	uint32_t n_due = 0;
 	list_init(pool, h);
 	w->occupied[l] &= ~(1ull << s);
 	for (;; n++) {
 		struct timer *t = &pool[i];
-		uint32_t next = t->next;
-		uint64_t e = hi | (t->lo & LO_MASK);
+		uint32_t next = t->next, lo = t->lo & LO_MASK;
+		uint64_t e = hi | lo;
 		PREFETCH_WRITE(&pool[next]); /* the walk's misses overlap the placing */
-		if (e <= t_now)
-			make_due_tick(w, i, eh, e);
-		else /* cur is t_now already: a lower level, within the horizon */
-			wheel_link(w, i, e, e ^ t_now);
+		if (e <= t_now) {
+			if (unlikely(clamp) && e + LO_CLAMP < t_now)
+				lo = (uint32_t)(t_now - LO_CLAMP) & LO_MASK;
+			t->lo = LO_OFF | lo;
+			list_add(pool, eh, i);
+			n_due++;
+		} else { /* cur is t_now already: a lower level, within the horizon */
+			wheel_link(w, i, e, e ^ t_now, lo, false);
+		}
 		if (i == last)
 			break;
 		i = next;
 	}
 	TIMER_STAT_SUB(w->n_level[l], n);
+	TIMER_STAT_ADD(w->n_due, n_due);
 }
 
 /* Level by level from the bottom: timers that move down land on levels
@@ -352,6 +363,7 @@ static void advance_wheel(struct timer_wheel *w, uint64_t t_now)
 {
 	uint64_t old = w->cur;
 	w->cur = t_now;
+	w->cur_lo = (uint32_t)t_now & LO_MASK;
 	w->next_tick_ns = (t_now + 1) * w->tick_ns;
 	for (uint32_t l = 0; l < w->levels; l++) {
 		uint64_t bits = w->occupied[l] & slots_passed(old, t_now, l);
@@ -454,40 +466,56 @@ static void next_period(struct timer_wheel *w, uint32_t i, bool precise)
  * taken prefix is cut off at the end (nothing here adds to that list).
  * Timers of one slot share their fire time, so the late bucket of the one
  * before is usually the one. */
+/* The fire time of a due timer from its lo (the low 30 bits of its tick,
+ * or of a precise one's ns, within LO_CLAMP of cur or now). */
+static uint64_t due_fire_ns(const struct timer_wheel *w, uint32_t lo)
+{
+	if ((lo & LO_PRECISE) == LO_PRECISE)
+		return w->now_ns - (((uint32_t)w->now_ns - lo) & LO_MASK);
+	return (w->cur - (((uint32_t)w->cur - lo) & LO_MASK)) * w->tick_ns;
+}
+
 uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *target, uint32_t max)
 {
 	struct timer *pool = w->t;
-	uint32_t h = expired_head(w), i = pool[h].next, n = 0, bucket = 0;
-	uint64_t last_fire = UINT64_MAX;
+	uint32_t h = expired_head(w), i = pool[h].next, n = 0, bucket = 0, run = 0, freed = 0;
+	uint32_t last_lo = 0; /* never a due timer's: LO_OFF is set in theirs */
+	uint64_t shard = (uint64_t)w->shard << HANDLE_SHARD_SHIFT;
 	for (; n < max && i != h; n++) {
 		struct timer *t = &pool[i];
-		uint32_t next = t->next, lo = t->lo, meta = t->meta;
+		uint32_t next = t->next, lo = t->lo, meta = t->meta, cookie = t->cookie;
 		PREFETCH_WRITE(&pool[next]);
-		/* lo is the fire time's low 30 bits, within LO_CLAMP of cur or now */
-		bool precise = (lo & LO_PRECISE) == LO_PRECISE;
-		uint64_t fire_ns = precise ? w->now_ns - (((uint32_t)w->now_ns - lo) & LO_MASK)
-					   : (w->cur - (((uint32_t)w->cur - lo) & LO_MASK)) * w->tick_ns;
-		if (fire_ns != last_fire) {
-			last_fire = fire_ns;
-			bucket = late_bucket(w, fire_ns);
+		if (lo != last_lo) {
+			uint32_t b = late_bucket(w, due_fire_ns(w, lo));
+			last_lo = lo;
+			if (b != bucket) {
+				TIMER_STAT_ADD(w->late[bucket], run);
+				bucket = b;
+				run = 0;
+			}
 		}
-		TIMER_STAT_ADD(w->late[bucket], 1);
-		ev[n].handle = make_handle(w, i, meta >> META_GEN_SHIFT);
+		run++;
+		ev[n].handle = (uint64_t)(meta & ~META_TARGET) << (32 - META_GEN_SHIFT) | shard | i;
 		ev[n].reserved = 0;
-		if ((meta & META_TARGET) == TARGET_PERIODIC) {
-			const struct timer_periodic *p = &w->per[t->cookie];
+		if (unlikely((meta & META_TARGET) == TARGET_PERIODIC)) {
+			const struct timer_periodic *p = &w->per[cookie];
 			ev[n].cookie = p->cookie;
 			target[n] = (uint16_t)p->target;
-			next_period(w, i, precise);
+			next_period(w, i, (lo & LO_PRECISE) == LO_PRECISE);
 		} else {
-			ev[n].cookie = t->cookie;
+			ev[n].cookie = cookie;
 			target[n] = (uint16_t)(meta & META_TARGET);
-			wheel_free_oneshot(w, i);
+			if (likely(wheel_free_fast(w, t, i, meta)))
+				freed++;
+			else
+				wheel_free_slow(w, i);
 		}
 		i = next;
 	}
 	pool[h].next = i;
 	pool[i].prev = h;
+	TIMER_STAT_ADD(w->late[bucket], run);
+	TIMER_STAT_SUB(w->n_armed, freed);
 	TIMER_STAT_SUB(w->n_due, n);
 	TIMER_STAT_ADD(w->expiries, n);
 	return n;
@@ -557,6 +585,7 @@ int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t
 	w->per_cap = max_periodic;
 	w->now_ns = now_ns;
 	w->cur = now_ns / tick_ns;
+	w->cur_lo = (uint32_t)w->cur & LO_MASK;
 	w->next_tick_ns = (w->cur + 1) * tick_ns;
 	w->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)shard << 17);
 	uint32_t n_entries = w->cap + levels * SLOTS + 3;
