@@ -45,13 +45,16 @@ struct graph_thread;
 struct timer_service;
 struct timer_producer;
 
-/* gen << 32 | shard << 24 | index, the generation 24 bits; 0 is never a
- * valid handle. A handle whose generation no longer matches its timer is
- * refused everywhere: a timer's generation moves on each time it is freed,
- * and one whose generation would wrap (2^24 - 1 uses) is retired, never
- * reused, so no handle ever names a later timer. Handles are therefore
- * unique over a service's life: a caller recognises a stale expiry by
- * comparing the event's handle with the one it keeps. */
+/* gen << 32 | shard << 24 | index, the generation 24 bits (bits 56-63 are
+ * 0); 0 is never a valid handle. A handle whose generation no longer
+ * matches its timer is refused everywhere: a timer's generation moves on
+ * each time it is freed (cancel, or a one-shot's expiry; re-arm keeps it).
+ * A timer whose generation would wrap (after 2^24 - 1 uses) is retired,
+ * never handed out again, while fewer than max_timers / 64 are retired;
+ * past that bound it starts again at 1, and then a handle kept across
+ * those 2^24 - 1 uses of its timer could name a later one. So a caller
+ * recognises a stale expiry by comparing the event's handle with the one
+ * it keeps (docs/timers.md has the figures). */
 typedef uint64_t timer_handle_t;
 
 #define TIMER_TICK_NS_DEFAULT 10000u

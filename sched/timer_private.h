@@ -133,6 +133,7 @@ struct timer_wheel {
 	void (*foreign_free)(void *arg, uint32_t index, uint32_t gen);
 	void *foreign_arg;
 	uint32_t foreign_start; /* indices >= this belong to producers */
+	uint32_t n_retired, retire_max; /* timers retired at a generation wrap, and the bound (cap / 64) */
 	/* statistics, written by the owner */
 	uint64_t expiries, arms, cancels, rearms;
 	uint64_t late[TIMER_LATE_BUCKETS];

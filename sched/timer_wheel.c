@@ -58,9 +58,12 @@ static void per_release(struct timer_wheel *w, uint32_t p)
 	TIMER_STAT_SUB(w->n_periodic, 1);
 }
 
-/* Bump the generation so every handle to the old timer goes stale; a
- * timer whose generation wraps is retired instead, so no handle can ever
- * alias a later timer. Producers' timers go back to their producer. */
+/* Bump the generation so every handle to the old timer goes stale. A
+ * timer whose 24-bit generation wraps is retired (never handed out again,
+ * so no handle can alias a later timer) while fewer than cap / 64 are;
+ * past that bound it starts again at generation 1, and a handle kept
+ * across its 2^24 - 1 uses since could name its new timer (timer.h).
+ * Producers' timers go back to their producer. */
 void wheel_free_slow(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *t = &w->t[i];
@@ -70,8 +73,13 @@ void wheel_free_slow(struct timer_wheel *w, uint32_t i)
 	t->prev = TL_FREE;
 	t->lo = LO_OFF;
 	t->meta = (t->meta + (1u << META_GEN_SHIFT)) & ~META_TARGET;
-	if (t->meta == 0) /* the generation wrapped: retired (prev TL_FREE, off every list) */
-		return;
+	if (t->meta == 0) { /* the generation wrapped */
+		if (w->n_retired < w->retire_max) {
+			w->n_retired++; /* retired: prev TL_FREE, generation 0, off every list */
+			return;
+		}
+		t->meta = 1u << META_GEN_SHIFT;
+	}
 	if (i >= w->foreign_start) {
 		w->foreign_free(w->foreign_arg, i, t->meta >> META_GEN_SHIFT);
 		return;
@@ -575,6 +583,7 @@ int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t
 		return -EINVAL;
 	w->cap = cap + n_foreign;
 	w->foreign_start = cap;
+	w->retire_max = w->cap / 64;
 	w->levels = levels;
 	w->tick_ns = tick_ns;
 	w->tick_recip = UINT64_MAX / tick_ns;
