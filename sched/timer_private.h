@@ -111,6 +111,7 @@ struct timer_wheel {
 	uint32_t levels;
 	uint32_t shard;        /* goes into handles */
 	uint32_t horizon_bits; /* SLOT_BITS * levels: ticks past cur above these are far */
+	uint32_t fast_bits;    /* MIN(horizon_bits, LO_BITS): the fast paths' reach (below the top level) */
 	uint64_t tick_ns;
 	uint64_t tick_recip;   /* floor((2^64 - 1) / tick_ns), for to_tick */
 	uint64_t late_q;       /* tick_ns / 4: the first bound of the late histogram */
@@ -448,13 +449,13 @@ TIMER_INLINE struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h,
 }
 
 /* Arm a common timer at expiry tick e (any e: false unless it is ahead of
- * cur and within the horizon, and the pool has a timer). */
+ * cur and below the top level, and the pool has a timer). */
 TIMER_INLINE bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint32_t cookie, uint16_t target,
 				       timer_handle_t *h)
 {
 	uint32_t i = w->free_head;
 	uint64_t x = e ^ w->cur;
-	if (unlikely(i == NIL || e <= w->cur || (x >> w->horizon_bits)))
+	if (unlikely(i == NIL || e <= w->cur || (x >> w->fast_bits)))
 		return false;
 	struct timer *pool = w->t, *t = &pool[i];
 	uint32_t next = t->next, meta = t->meta; /* a free timer's target bits are 0 */
@@ -469,7 +470,7 @@ TIMER_INLINE bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint32_
 	t->cookie = cookie;
 	t->meta = meta | target;
 	uint32_t l = level_of_x(x);
-	wheel_link_at(w, pool, i, e, l, (uint32_t)e & LO_MASK, true);
+	wheel_link_at(w, pool, i, e, l, (uint32_t)e & LO_MASK, false);
 	TIMER_STAT_ADD(w->n_level[l], 1);
 	TIMER_STAT_ADD(w->n_armed, 1);
 	TIMER_STAT_ADD(w->arms, 1);
@@ -542,14 +543,14 @@ TIMER_INLINE bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uint
 	if (!t)
 		return false;
 	uint64_t e = to_tick(w, deadline_ns), x = e ^ w->cur;
-	if (unlikely(e <= w->cur || (x >> w->horizon_bits)))
+	if (unlikely(e <= w->cur || (x >> w->fast_bits)))
 		return false;
 	uint32_t lo = t->lo, l = wheel_level(w, lo), ln = level_of_x(x);
 	if (wheel_same_slot(lo, l, e, ln)) {
 		t->lo = (uint32_t)e & LO_MASK;
 	} else {
 		wheel_unlink_nostat(w, i);
-		wheel_link_at(w, w->t, i, e, ln, (uint32_t)e & LO_MASK, true);
+		wheel_link_at(w, w->t, i, e, ln, (uint32_t)e & LO_MASK, false);
 		TIMER_STAT_SUB(w->n_level[l], 1);
 		TIMER_STAT_ADD(w->n_level[ln], 1);
 	}

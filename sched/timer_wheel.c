@@ -588,6 +588,7 @@ int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t
 	w->tick_ns = tick_ns;
 	w->tick_recip = UINT64_MAX / tick_ns;
 	w->horizon_bits = SLOT_BITS * levels;
+	w->fast_bits = MIN(w->horizon_bits, (uint32_t)LO_BITS); /* the top level takes the slow path */
 	w->late_q = tick_ns / 4;
 	w->shard = shard;
 	w->sn_cap = max_skiplist;
