@@ -45,15 +45,23 @@ struct graph_thread;
 struct timer_service;
 struct timer_producer;
 
-/* gen << 32 | shard << 24 | index; 0 is never a valid handle. A handle
- * whose generation no longer matches its timer is refused everywhere. */
+/* gen << 32 | shard << 24 | index, the generation 24 bits (bits 56-63 are
+ * 0); 0 is never a valid handle. A handle whose generation no longer
+ * matches its timer is refused everywhere: a timer's generation moves on
+ * each time it is freed (cancel, or a one-shot's expiry; re-arm keeps it).
+ * A timer whose generation would wrap (after 2^24 - 1 uses) is retired,
+ * never handed out again, while fewer than max_timers / 64 are retired;
+ * past that bound it starts again at 1, and then a handle kept across
+ * those 2^24 - 1 uses of its timer could name a later one. So a caller
+ * recognises a stale expiry by comparing the event's handle with the one
+ * it keeps (docs/timers.md has the figures). */
 typedef uint64_t timer_handle_t;
 
 #define TIMER_TICK_NS_DEFAULT 10000u
-#define TIMER_MAX_LEVELS 8       /* of 64 slots each: 6 bits of ticks per level */
+#define TIMER_MAX_LEVELS 6       /* of 64 slots each: 6 bits of ticks per level */
 #define TIMER_LEVELS_DEFAULT 6   /* 2^36 ticks: 7.9 days at 10 us */
 #define TIMER_MAX_TIMERS (1u << 24)
-#define TIMER_MAX_TARGETS 256
+#define TIMER_MAX_TARGETS 255 /* 8 bits in a timer, one value marks periodic ones */
 #define TIMER_MAX_PRODUCERS 16
 #define TIMER_LATE_BUCKETS 8
 
@@ -62,9 +70,11 @@ typedef uint64_t timer_handle_t;
 #define TIMER_PRECISE (1u << 1)  /* fire at the deadline itself, not its tick */
 
 /* What arrives for each expiry: 16 bytes, in a callback's array or a node
- * buffer's opaque area. */
+ * buffer's opaque area. The cookie is 32 bits (VPP's tw_timer has a u32
+ * user handle); the handle tells a stale expiry from a live one. */
 struct timer_event {
-	uint64_t cookie;
+	uint32_t cookie;
+	uint32_t reserved; /* 0 */
 	timer_handle_t handle;
 };
 _Static_assert(sizeof(struct timer_event) == 16, "timer event is 16 bytes");
@@ -72,7 +82,7 @@ _Static_assert(sizeof(struct timer_event) == 16, "timer event is 16 bytes");
 struct timer_spec {
 	uint64_t deadline_ns; /* absolute; 0: now + interval_ns */
 	uint64_t interval_ns; /* relative deadline when deadline_ns is 0; the period when periodic */
-	uint64_t cookie;      /* handed back in the event */
+	uint32_t cookie;      /* handed back in the event */
 	uint16_t target;      /* from timer_target_callback or timer_target_node */
 	uint16_t flags;       /* TIMER_PERIODIC, TIMER_PRECISE */
 };
@@ -96,8 +106,8 @@ enum timer_xmode {
 
 struct timer_config {
 	uint64_t tick_ns;         /* default 10 us */
-	uint32_t max_timers;      /* armed at once on the owner, default 262144 (8 MB) */
-	uint32_t levels;          /* wheel levels of 64 slots, 1..8, default 6 */
+	uint32_t max_timers;      /* armed at once on the owner, default 262144 (5 MB) */
+	uint32_t levels;          /* wheel levels of 64 slots, 1..6, default 6 */
 	uint32_t max_skiplist;    /* timers beyond the horizon or precise, default 16384 */
 	uint32_t max_periodic;    /* periodic timers, default 4096 */
 	uint32_t max_producers;   /* threads that may attach, default 2 */
@@ -151,7 +161,7 @@ uint64_t timer_ticks(const struct timer_service *ts, uint64_t ns);
  * that, and at most a tick after it when the service runs every tick; a
  * loop that has not run the service for a while arms that much earlier.
  * Returns as timer_arm (-EINVAL: bad target). Owner only. */
-int timer_arm_ticks(struct timer_service *ts, uint64_t ticks, uint64_t cookie, uint16_t target, timer_handle_t *h);
+int timer_arm_ticks(struct timer_service *ts, uint64_t ticks, uint32_t cookie, uint16_t target, timer_handle_t *h);
 #define TIMER_HAS_ARM_TICKS 1 /* for bench/timers built against older revisions (BEFORE=) */
 
 /* Cancel an armed timer. Returns 0, or -ENOENT when the handle is stale,

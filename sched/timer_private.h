@@ -31,45 +31,60 @@
 #define TIMER_STAT_ADD(x, d) __atomic_store_n(&(x), (x) + (d), __ATOMIC_RELAXED)
 #define TIMER_STAT_SUB(x, d) __atomic_store_n(&(x), (x) - (d), __ATOMIC_RELAXED)
 
-enum timer_state {
-	TS_FREE = 0,
-	TS_WHEEL,    /* in a wheel slot */
-	TS_DUE,      /* on the due list (next run) or the expired list (this run) */
-	TS_FAR,      /* far skiplist, keyed by expiry tick */
-	TS_PRECISE,  /* precise skiplist, keyed by deadline ns */
-	TS_RETIRED,  /* generation exhausted: never reused, so no handle can alias */
-};
+/* Where a timer is: its prev link says free (or retired), far or precise
+ * (waiting in that skiplist, next naming its node); any other prev is a
+ * list link, and then the top bits of lo say wheel (bit 31 clear) or due
+ * (on the due or expired list, bit 31 set). */
+#define TL_FREE NIL          /* free, reserved by a ring producer, or retired */
+#define TL_FAR (NIL - 1)     /* far skiplist, keyed by expiry tick */
+#define TL_PRECISE (NIL - 2) /* precise skiplist, keyed by deadline ns */
 
-/* flags; a wheel timer also keeps its level in the high bits, so that
- * cancel and re-arm find its slot without recomputing it */
-#define TF_PERIODIC (1u << 0)
-#define TF_PRECISE (1u << 1)
-#define TF_KIND (TF_PERIODIC | TF_PRECISE)
-#define TF_LEVEL_SHIFT 4
+/* lo: an expiry's low 30 bits, and where the timer is. A wheel timer at
+ * level l < 5 agrees with cur above digit l and differs in it (digits are
+ * 6 bits, 5 of them fit in 30), so its level is that of (lo ^ cur)'s top
+ * bit and its slot lo's digit; at level 5 (LO_TOP) the slot is bits 30-35,
+ * known only to the drain of that slot. A due timer keeps its tick, a due
+ * precise one (LO_PRECISE) its deadline's ns, clamped to 2^29 before the
+ * run that made it due, for the late histogram. */
+#define LO_BITS 30
+#define LO_MASK ((1u << LO_BITS) - 1)
+#define LO_TOP (1u << 30)                /* wheel: the top level (5) */
+#define LO_OFF (1u << 31)                /* not in the wheel */
+#define LO_PRECISE (LO_OFF | (1u << 30)) /* due, precise: the deadline's ns */
+#define LO_CLAMP (1ull << 29)
+#define TOP_LEVEL 5
+_Static_assert(TIMER_MAX_LEVELS == TOP_LEVEL + 1, "levels below the top fit in lo's 30 bits");
 
-/* 32 bytes: 1M timers take 32 MB with room for the rest of the service.
- * Wheel and list links are pool indices; list heads are pool entries past
- * the timers, so unlinking never branches on "first in slot". */
+/* meta: generation << 8 | target; target 0xff marks a periodic timer,
+ * whose cookie field holds its periodic-table entry (which keeps the
+ * cookie and the target). */
+#define META_GEN_SHIFT 8
+#define META_TARGET 0xffu
+#define TARGET_PERIODIC 0xffu
+#define GEN_MAX ((1u << 24) - 1)
+
+/* 20 bytes: 1M timers take 20 MB. Wheel and list links are pool indices;
+ * list heads are pool entries past the timers, so unlinking never
+ * branches on "first in slot". */
 struct timer {
-	uint64_t expiry;  /* tick (wheel, far) or ns (precise) */
-	uint64_t cookie;
-	uint32_t next;    /* wheel/due/expired list; free list; skiplist node when in one */
-	uint32_t prev;
-	uint32_t gen;
-	uint16_t target;  /* target id; for a periodic timer, its periodic-table entry */
-	uint8_t state;
-	uint8_t flags;
+	uint32_t cookie; /* the caller's; a periodic timer's periodic-table entry */
+	uint32_t next;   /* wheel/due/expired list; free list; skiplist node when in one */
+	uint32_t prev;   /* list link, or TL_FREE, TL_FAR, TL_PRECISE */
+	uint32_t lo;     /* expiry's low bits and LO_* */
+	uint32_t meta;   /* generation (24 bits) << 8 | target */
 };
-_Static_assert(sizeof(struct timer) == 32, "timer is 32 bytes");
+_Static_assert(sizeof(struct timer) == 20, "timer is 20 bytes");
 
-/* Periodic timers keep their period and exact deadline here, so that the
- * 32-byte timer needs no field most timers would not use. */
+/* Periodic timers keep their period, exact deadline, cookie and target
+ * here, so that the 20-byte timer needs no field most timers would not use. */
 struct timer_periodic {
 	uint64_t period_ns;
 	uint64_t deadline_ns;
-	uint32_t next_free;
-	uint16_t target;
-	uint16_t reserved;
+	uint32_t cookie;
+	union {
+		uint32_t next_free; /* free */
+		uint32_t target;    /* in use */
+	};
 };
 
 /* A skiplist node of fixed height: 64 bytes, from a pool separate from the
@@ -96,10 +111,12 @@ struct timer_wheel {
 	uint32_t levels;
 	uint32_t shard;        /* goes into handles */
 	uint32_t horizon_bits; /* SLOT_BITS * levels: ticks past cur above these are far */
+	uint32_t fast_bits;    /* MIN(horizon_bits, LO_BITS): the fast paths' reach (below the top level) */
 	uint64_t tick_ns;
 	uint64_t tick_recip;   /* floor((2^64 - 1) / tick_ns), for to_tick */
 	uint64_t late_q;       /* tick_ns / 4: the first bound of the late histogram */
 	uint64_t cur;          /* last tick processed: every expiry <= cur has fired */
+	uint32_t cur_lo;       /* cur & LO_MASK, for wheel_level */
 	uint64_t now_ns;       /* time of the last advance */
 	uint64_t next_tick_ns; /* (cur + 1) * tick_ns: from then on a run has a tick to process */
 	uint64_t occupied[TIMER_MAX_LEVELS]; /* bit s: slot s of the level is not empty */
@@ -117,6 +134,7 @@ struct timer_wheel {
 	void (*foreign_free)(void *arg, uint32_t index, uint32_t gen);
 	void *foreign_arg;
 	uint32_t foreign_start; /* indices >= this belong to producers */
+	uint32_t n_retired, retire_max; /* timers retired at a generation wrap, and the bound (cap / 64) */
 	/* statistics, written by the owner */
 	uint64_t expiries, arms, cancels, rearms;
 	uint64_t late[TIMER_LATE_BUCKETS];
@@ -161,24 +179,23 @@ static inline uint32_t handle_gen(timer_handle_t h)
 struct wheel_arm_args {
 	uint64_t deadline_ns;
 	uint64_t period_ns; /* 0: one-shot */
-	uint64_t cookie;
+	uint32_t cookie;
 	uint16_t target;
-	uint16_t flags;     /* TF_* */
+	uint16_t flags;     /* TIMER_PRECISE or 0 */
 };
 
 
 /* ---- the service and its producers ---- */
 
-/* A request on a producer's ring: 40 bytes. */
+/* A request on a producer's ring: 32 bytes. */
 struct timer_request {
 	timer_handle_t handle;
 	uint64_t deadline_ns;
 	uint64_t period_ns;
-	uint64_t cookie;
+	uint32_t cookie;
 	uint16_t target;
 	uint8_t op; /* REQ_ARM, REQ_CANCEL */
 	uint8_t flags;
-	uint32_t reserved;
 };
 enum { REQ_ARM = 1, REQ_CANCEL };
 
@@ -294,6 +311,11 @@ uint64_t wheel_next_ticks(const struct timer_wheel *w);
  * periodic ones, generations that wrap, producers' timers. */
 void wheel_free_slow(struct timer_wheel *w, uint32_t i);
 
+/* The fast paths below must inline into the service's entry points (GCC's
+ * size heuristics otherwise call wheel_arm_tick_fast out of line: 16 more
+ * instructions per arm). */
+#define TIMER_INLINE static inline __attribute__((always_inline))
+
 /* ---- the wheel's fast paths, inline in the service's entry points ----
  * The common timer (one-shot, on tick, ahead of the wheel's time and within
  * its horizon) is armed, cancelled and moved here in a straight line; each
@@ -348,38 +370,52 @@ static inline uint32_t digit(uint64_t e, uint32_t level)
 	return (uint32_t)(e >> (level * SLOT_BITS)) & (SLOTS - 1);
 }
 
-static inline uint32_t timer_level(const struct timer *t)
+/* The level of wheel timer lo: that of the top bit in which its expiry
+ * differs from cur, or 5 when LO_TOP (bit 30: level_of_x gives 5) is set
+ * (bit 31, LO_OFF, is clear in the wheel). */
+static inline uint32_t wheel_level(const struct timer_wheel *w, uint32_t lo)
 {
-	return t->flags >> TF_LEVEL_SHIFT;
+	uint32_t x = lo ^ w->cur_lo;
+	return ((uint32_t)(31 ^ __builtin_clz(x)) * 43) >> 8; /* 32 bits: one bsr */
 }
+_Static_assert(((30 * 43) >> 8) == TOP_LEVEL, "LO_TOP reads as the top level");
 
-/* Link timer i (expiry e, ahead of cur and within the horizon, x = e ^
- * cur, flags TF_KIND bits `kind`) into its slot. Every load comes before
- * the byte stores, which the compiler must assume alias anything. */
-static inline void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uint64_t x, uint32_t kind)
+/* Link timer i (expiry e, ahead of cur and within the horizon) into its
+ * slot at level l; lo is e's low 30 bits. may_top: it may go to the top
+ * level (false when it moves down from a drained slot). The caller counts
+ * n_level (statistics stores come last: the compiler must assume they
+ * clobber the pool). */
+TIMER_INLINE void wheel_link_at(struct timer_wheel *w, struct timer *pool, uint32_t i, uint64_t e, uint32_t l,
+				    uint32_t lo, bool may_top)
 {
-	struct timer *pool = w->t;
-	uint32_t l = level_of_x(x), s = digit(e, l);
+	uint32_t s = digit(e, l);
 	uint32_t h = w->cap + l * SLOTS + s, last = pool[h].prev;
 	struct timer *t = &pool[i];
-	t->expiry = e;
+	if (may_top) /* l <= 5: (l + 3) has bit 3 only at 5 */
+		lo |= ((l + 3) << 27) & LO_TOP;
 	t->next = h;
 	t->prev = last;
+	t->lo = lo;
 	pool[last].next = i;
 	pool[h].prev = i;
 	w->occupied[l] |= 1ull << s;
+}
+_Static_assert(TOP_LEVEL == 5 && LO_TOP == 8u << 27, "wheel_link_at's top bit");
+
+/* The same, x = e ^ cur, counted. */
+TIMER_INLINE void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uint64_t x, uint32_t lo, bool may_top)
+{
+	uint32_t l = level_of_x(x);
+	wheel_link_at(w, w->t, i, e, l, lo, may_top);
 	TIMER_STAT_ADD(w->n_level[l], 1);
-	t->state = TS_WHEEL;
-	t->flags = (uint8_t)(kind | l << TF_LEVEL_SHIFT);
 }
 
-/* Unlink wheel timer i from its slot; the slot's bit goes when it empties
+/* Unlink wheel timer i (level l) from its slot; the slot's bit goes when it empties
  * (heads are laid out level by level, so the head's offset is the bit's). */
-static inline void wheel_unlink(struct timer_wheel *w, uint32_t i)
+TIMER_INLINE void wheel_unlink_nostat(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *pool = w->t;
 	uint32_t prev = pool[i].prev, next = pool[i].next;
-	TIMER_STAT_SUB(w->n_level[timer_level(&pool[i])], 1);
 	pool[prev].next = next;
 	pool[next].prev = prev;
 	if (prev == next) { /* only the head is left */
@@ -388,43 +424,60 @@ static inline void wheel_unlink(struct timer_wheel *w, uint32_t i)
 	}
 }
 
+TIMER_INLINE void wheel_unlink(struct timer_wheel *w, uint32_t i, uint32_t l)
+{
+	wheel_unlink_nostat(w, i);
+	TIMER_STAT_SUB(w->n_level[l], 1);
+}
+
+/* Whether handle h's generation is timer t's and t is not periodic: one
+ * 64-bit compare (a handle with stray high bits matches nothing). */
+static inline bool meta_oneshot_of(const struct timer *t, timer_handle_t h)
+{
+	return (uint64_t)t->meta - ((h >> 32) << META_GEN_SHIFT) < TARGET_PERIODIC;
+}
+
 /* The timer a handle names when it is a common wheel timer of w. */
-static inline struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h, uint32_t i)
+TIMER_INLINE struct timer *wheel_common(struct timer_wheel *w, timer_handle_t h, uint32_t i)
 {
 	if (unlikely(i >= w->cap || handle_shard(h) != w->shard))
 		return NULL;
 	struct timer *t = &w->t[i];
-	if (unlikely(t->gen != handle_gen(h) || t->state != TS_WHEEL || (t->flags & TF_KIND)))
+	if (unlikely(!meta_oneshot_of(t, h) || (t->lo & LO_OFF)))
 		return NULL;
 	return t;
 }
 
 /* Arm a common timer at expiry tick e (any e: false unless it is ahead of
- * cur and within the horizon, and the pool has a timer). */
-static inline bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint64_t cookie, uint16_t target,
+ * cur and below the top level, and the pool has a timer). */
+TIMER_INLINE bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint32_t cookie, uint16_t target,
 				       timer_handle_t *h)
 {
 	uint32_t i = w->free_head;
 	uint64_t x = e ^ w->cur;
-	if (unlikely(i == NIL || e <= w->cur || (x >> w->horizon_bits)))
+	if (unlikely(i == NIL || e <= w->cur || (x >> w->fast_bits)))
 		return false;
-	struct timer *t = &w->t[i];
-	uint32_t next = t->next;
-	*h = make_handle(w, i, t->gen);
+	struct timer *pool = w->t, *t = &pool[i];
+	uint32_t next = t->next, meta = t->meta; /* a free timer's target bits are 0 */
+	*h = (uint64_t)meta << (32 - META_GEN_SHIFT) | (uint64_t)w->shard << HANDLE_SHARD_SHIFT | i;
 	w->free_head = next;
 	/* Freed in expiry order, the free list wanders over the pool: fetch
 	 * the next arm's line now rather than miss on it then. */
 	if (next != NIL)
-		PREFETCH_WRITE(&w->t[next]);
+		PREFETCH_WRITE(&pool[next]);
+	pool = w->t; /* *h may alias anything */
+	t = &pool[i];
 	t->cookie = cookie;
-	t->target = target;
+	t->meta = meta | target;
+	uint32_t l = level_of_x(x);
+	wheel_link_at(w, pool, i, e, l, (uint32_t)e & LO_MASK, false);
+	TIMER_STAT_ADD(w->n_level[l], 1);
 	TIMER_STAT_ADD(w->n_armed, 1);
 	TIMER_STAT_ADD(w->arms, 1);
-	wheel_link(w, i, e, x, 0);
 	return true;
 }
 
-static inline bool wheel_arm_fast(struct timer_wheel *w, uint64_t deadline_ns, uint64_t cookie, uint16_t target,
+TIMER_INLINE bool wheel_arm_fast(struct timer_wheel *w, uint64_t deadline_ns, uint32_t cookie, uint16_t target,
 				  timer_handle_t *h)
 {
 	return wheel_arm_tick_fast(w, to_tick(w, deadline_ns), cookie, target, h);
@@ -440,55 +493,68 @@ static inline uint64_t wheel_tick_after(const struct timer_wheel *w, uint64_t ti
 	return w->cur + ticks + (w->now_ns > w->next_tick_ns - w->tick_ns);
 }
 
-/* Free one-shot timer i (unlinked): its generation moves on, so every
- * handle to it goes stale. */
-static inline void wheel_free_oneshot(struct timer_wheel *w, uint32_t i)
+/* Free one-shot timer t = i of the owner's pool (unlinked, its meta
+ * `meta`): its generation moves on, so every handle to it goes stale, and
+ * its target bits clear. Its prev and lo are left as they were: no handle
+ * names the new generation until an arm sets them again. False (nothing
+ * done) when its generation would wrap or it is a producer's: the caller
+ * then takes wheel_free_slow. The caller counts n_armed. */
+TIMER_INLINE bool wheel_free_fast(struct timer_wheel *w, struct timer *t, uint32_t i, uint32_t meta)
 {
-	struct timer *t = &w->t[i];
-	if (unlikely(t->gen == UINT32_MAX || i >= w->foreign_start)) {
-		wheel_free_slow(w, i);
-		return;
-	}
-	uint32_t head = w->free_head;
-	t->gen++;
-	t->next = head;
+	uint32_t next_meta = (meta | META_TARGET) + 1;
+	if (unlikely(next_meta == 0 || i >= w->foreign_start))
+		return false;
+	t->meta = next_meta;
+	t->next = w->free_head;
 	w->free_head = i;
-	TIMER_STAT_SUB(w->n_armed, 1);
-	t->flags = 0;
-	t->state = TS_FREE;
+	return true;
 }
 
-static inline bool wheel_cancel_fast(struct timer_wheel *w, timer_handle_t h)
+TIMER_INLINE bool wheel_cancel_fast(struct timer_wheel *w, timer_handle_t h)
 {
 	uint32_t i = handle_index(h);
 	struct timer *t = wheel_common(w, h, i);
 	if (!t)
 		return false;
-	wheel_unlink(w, i);
-	wheel_free_oneshot(w, i);
+	uint32_t meta = t->meta, l = wheel_level(w, t->lo);
+	wheel_unlink_nostat(w, i);
+	TIMER_STAT_SUB(w->n_level[l], 1);
+	if (likely(wheel_free_fast(w, t, i, meta)))
+		TIMER_STAT_SUB(w->n_armed, 1);
+	else
+		wheel_free_slow(w, i);
 	TIMER_STAT_ADD(w->cancels, 1);
 	return true;
 }
 
+/* Whether wheel timer lo (level l) moved to expiry e (level ln) stays in
+ * its slot. A top-level timer's slot is not in lo: it moves. */
+static inline bool wheel_same_slot(uint32_t lo, uint32_t l, uint64_t e, uint32_t ln)
+{
+	return ln == l && l != TOP_LEVEL && digit(e, l) == digit(lo, l);
+}
+
 /* A new deadline in the same slot changes only the expiry (Linux's
  * mod_timer shortcut); otherwise the timer moves to its new slot. */
-static inline bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns)
+TIMER_INLINE bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns)
 {
 	uint32_t i = handle_index(h);
 	struct timer *t = wheel_common(w, h, i);
 	if (!t)
 		return false;
 	uint64_t e = to_tick(w, deadline_ns), x = e ^ w->cur;
-	if (unlikely(e <= w->cur || (x >> w->horizon_bits)))
+	if (unlikely(e <= w->cur || (x >> w->fast_bits)))
 		return false;
-	TIMER_STAT_ADD(w->rearms, 1);
-	uint32_t l = timer_level(t);
-	if (level_of_x(x) == l && digit(e, l) == digit(t->expiry, l)) {
-		t->expiry = e;
-		return true;
+	uint32_t lo = t->lo, l = wheel_level(w, lo), ln = level_of_x(x);
+	if (wheel_same_slot(lo, l, e, ln)) {
+		t->lo = (uint32_t)e & LO_MASK;
+	} else {
+		wheel_unlink_nostat(w, i);
+		wheel_link_at(w, w->t, i, e, ln, (uint32_t)e & LO_MASK, false);
+		TIMER_STAT_SUB(w->n_level[l], 1);
+		TIMER_STAT_ADD(w->n_level[ln], 1);
 	}
-	wheel_unlink(w, i);
-	wheel_link(w, i, e, x, 0);
+	TIMER_STAT_ADD(w->rearms, 1);
 	return true;
 }
 

@@ -3,7 +3,7 @@
  * Two paths, chosen per service (timer_config.xmode), measured side by
  * side by bench/timers:
  *   ring:  the producer owns a range of the owner's timer pool and a stack
- *          of free handles; an arm writes a 40-byte request on its SPSC
+ *          of free handles; an arm writes a 32-byte request on its SPSC
  *          ring and returns the handle at once; the owner drains the ring
  *          at its next run and arms into its own wheel. Freed timers come
  *          back on a return ring sized to hold them all, so it never fills.

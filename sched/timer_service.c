@@ -85,7 +85,7 @@ static bool config_ok(const struct timer_config *c, char *err, size_t errlen)
 	if (!c->tick_ns)
 		why = "tick must be at least 1ns";
 	else if (!c->levels || c->levels > TIMER_MAX_LEVELS)
-		why = "levels must be 1-8";
+		why = "levels must be 1-6";
 	else if (!c->max_timers || (uint64_t)c->max_timers + (uint64_t)c->max_producers * c->producer_timers >
 					   TIMER_MAX_TIMERS)
 		why = "max-timers plus the producers' timers must be 1-16777216";
@@ -225,7 +225,7 @@ uint64_t timer_ticks(const struct timer_service *ts, uint64_t ns)
 
 /* The deadline timer_arm_ticks stands for, saturated (it then waits in
  * the far skiplist like any deadline past the horizon). */
-static __attribute__((noinline)) int arm_ticks_slow(struct timer_service *ts, uint64_t ticks, uint64_t cookie,
+static __attribute__((noinline)) int arm_ticks_slow(struct timer_service *ts, uint64_t ticks, uint32_t cookie,
 						    uint16_t target, timer_handle_t *h)
 {
 	const struct timer_wheel *w = &ts->w;
@@ -235,7 +235,7 @@ static __attribute__((noinline)) int arm_ticks_slow(struct timer_service *ts, ui
 	return wheel_arm(&ts->w, &(struct wheel_arm_args){ .deadline_ns = d, .cookie = cookie, .target = target }, h);
 }
 
-int timer_arm_ticks(struct timer_service *ts, uint64_t ticks, uint64_t cookie, uint16_t target, timer_handle_t *h)
+int timer_arm_ticks(struct timer_service *ts, uint64_t ticks, uint32_t cookie, uint16_t target, timer_handle_t *h)
 {
 	if (likely(target < ts->n_targets) &&
 	    likely(wheel_arm_tick_fast(&ts->w, wheel_tick_after(&ts->w, ticks), cookie, target, h)))

@@ -1,5 +1,5 @@
 /* The hierarchical timing wheel: levels of 64 slots (6 bits of ticks each),
- * a bitmap per level, a preallocated pool of 32-byte timers linked by index,
+ * a bitmap per level, a preallocated pool of 20-byte timers linked by index,
  * and two skiplists (timer_skiplist.c) for far and precise deadlines.
  *
  * Placement (as William Ahern's timeout.c and VPP's tw_timer do, in our own
@@ -58,23 +58,30 @@ static void per_release(struct timer_wheel *w, uint32_t p)
 	TIMER_STAT_SUB(w->n_periodic, 1);
 }
 
-/* Bump the generation so every handle to the old timer goes stale; a
- * timer whose generation wraps is retired instead, so no handle can ever
- * alias a later timer. Producers' timers go back to their producer. */
+/* Bump the generation so every handle to the old timer goes stale. A
+ * timer whose 24-bit generation wraps is retired (never handed out again,
+ * so no handle can alias a later timer) while fewer than cap / 64 are;
+ * past that bound it starts again at generation 1, and a handle kept
+ * across its 2^24 - 1 uses since could name its new timer (timer.h).
+ * Producers' timers go back to their producer. */
 void wheel_free_slow(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *t = &w->t[i];
-	if (t->flags & TF_PERIODIC)
-		per_release(w, t->target);
-	t->flags = 0;
+	if ((t->meta & META_TARGET) == TARGET_PERIODIC)
+		per_release(w, t->cookie);
 	TIMER_STAT_SUB(w->n_armed, 1);
-	if (++t->gen == 0) {
-		t->state = TS_RETIRED;
-		return;
+	t->prev = TL_FREE;
+	t->lo = LO_OFF;
+	t->meta = (t->meta + (1u << META_GEN_SHIFT)) & ~META_TARGET;
+	if (t->meta == 0) { /* the generation wrapped */
+		if (w->n_retired < w->retire_max) {
+			w->n_retired++; /* retired: prev TL_FREE, generation 0, off every list */
+			return;
+		}
+		t->meta = 1u << META_GEN_SHIFT;
 	}
-	t->state = TS_FREE;
 	if (i >= w->foreign_start) {
-		w->foreign_free(w->foreign_arg, i, t->gen);
+		w->foreign_free(w->foreign_arg, i, t->meta >> META_GEN_SHIFT);
 		return;
 	}
 	t->next = w->free_head;
@@ -88,80 +95,94 @@ static inline bool beyond_horizon(const struct timer_wheel *w, uint64_t e)
 	return ((e ^ w->cur) >> w->horizon_bits) != 0;
 }
 
-static void make_due(struct timer_wheel *w, uint32_t i, uint32_t head)
+/* Timer i onto due list `head` with lo's low bits from x (a tick <= cur,
+ * or a precise deadline <= now: `ref`), kept within LO_CLAMP of ref so
+ * that the late histogram can rebuild it (a timer later than that counts
+ * in the last bucket either way, unless tick_ns is above 33 ms). */
+static void make_due(struct timer_wheel *w, uint32_t i, uint32_t head, uint64_t x, uint64_t ref, uint32_t off)
 {
-	w->t[i].state = TS_DUE;
+	if (x + LO_CLAMP < ref)
+		x = ref - LO_CLAMP;
+	w->t[i].lo = off | ((uint32_t)x & LO_MASK);
 	list_add(w->t, head, i);
 	TIMER_STAT_ADD(w->n_due, 1);
 }
 
-/* Put timer i (expiry tick set) where it belongs relative to cur. Fails
- * only when it needs the far skiplist and that is full. */
-static int place(struct timer_wheel *w, uint32_t i)
+static inline void make_due_tick(struct timer_wheel *w, uint32_t i, uint32_t head, uint64_t e)
 {
-	struct timer *t = &w->t[i];
-	uint64_t e = t->expiry;
+	make_due(w, i, head, e, w->cur, LO_OFF);
+}
+
+static inline void make_due_precise(struct timer_wheel *w, uint32_t i, uint32_t head, uint64_t deadline_ns)
+{
+	make_due(w, i, head, deadline_ns, w->now_ns, LO_PRECISE);
+}
+
+/* Whether timer t is a precise one: in the precise skiplist or due as one. */
+static inline bool timer_precise(const struct timer *t)
+{
+	return t->prev == TL_PRECISE || (t->prev < TL_PRECISE && (t->lo & LO_PRECISE) == LO_PRECISE);
+}
+
+static int skip_wait(struct timer_wheel *w, struct skiplist *l, uint64_t key, uint32_t i, uint32_t where)
+{
+	int rc = skip_insert(w, l, key, i);
+	if (rc == 0) {
+		w->t[i].prev = where;
+		w->t[i].lo = LO_OFF;
+	}
+	return rc;
+}
+
+/* Put timer i at expiry tick e where it belongs relative to cur. Fails
+ * only when it needs the far skiplist and that is full. */
+static int place(struct timer_wheel *w, uint32_t i, uint64_t e)
+{
 	if (e <= w->cur) {
-		make_due(w, i, due_head(w));
+		make_due_tick(w, i, due_head(w), e);
 		return 0;
 	}
-	if (unlikely(beyond_horizon(w, e))) {
-		int rc = skip_insert(w, &w->far, e, i);
-		if (rc == 0)
-			t->state = TS_FAR;
-		return rc;
-	}
-	wheel_link(w, i, e, e ^ w->cur, t->flags & TF_KIND);
+	if (unlikely(beyond_horizon(w, e)))
+		return skip_wait(w, &w->far, e, i, TL_FAR);
+	wheel_link(w, i, e, e ^ w->cur, (uint32_t)e & LO_MASK, true);
 	return 0;
 }
 
-static int place_deadline(struct timer_wheel *w, uint32_t i, uint64_t deadline_ns)
+static int place_deadline(struct timer_wheel *w, uint32_t i, uint64_t deadline_ns, bool precise)
 {
-	struct timer *t = &w->t[i];
-	if (!(t->flags & TF_PRECISE)) {
-		t->expiry = to_tick(w, deadline_ns);
-		return place(w, i);
-	}
-	t->expiry = deadline_ns;
+	if (!precise)
+		return place(w, i, to_tick(w, deadline_ns));
 	if (deadline_ns <= w->now_ns) {
-		make_due(w, i, due_head(w));
+		make_due_precise(w, i, due_head(w), deadline_ns);
 		return 0;
 	}
-	int rc = skip_insert(w, &w->precise, deadline_ns, i);
-	if (rc == 0)
-		t->state = TS_PRECISE;
-	return rc;
+	return skip_wait(w, &w->precise, deadline_ns, i, TL_PRECISE);
 }
 
 /* Take timer i out of wherever it waits (it stays allocated). */
 static void unlink_timer(struct timer_wheel *w, uint32_t i)
 {
 	struct timer *t = &w->t[i];
-	switch (t->state) {
-	case TS_WHEEL:
-		wheel_unlink(w, i);
-		break;
-	case TS_DUE:
+	if (t->prev == TL_FAR) {
+		skip_remove(w, &w->far, t->next);
+	} else if (t->prev == TL_PRECISE) {
+		skip_remove(w, &w->precise, t->next);
+	} else if (!(t->lo & LO_OFF)) {
+		wheel_unlink(w, i, wheel_level(w, t->lo));
+	} else {
 		list_del(w->t, i);
 		TIMER_STAT_SUB(w->n_due, 1);
-		break;
-	case TS_FAR:
-		skip_remove(w, &w->far, t->next);
-		break;
-	case TS_PRECISE:
-		skip_remove(w, &w->precise, t->next);
-		break;
 	}
 }
 
 /* Whether placing timer t at deadline_ns needs a skiplist node it does
  * not hold yet (checked before unlinking, so a failing re-arm changes
  * nothing). */
-static bool needs_node(const struct timer_wheel *w, const struct timer *t, uint64_t deadline_ns)
+static bool needs_node(const struct timer_wheel *w, const struct timer *t, uint64_t deadline_ns, bool precise)
 {
-	if (t->state == TS_FAR || t->state == TS_PRECISE)
+	if (t->prev == TL_FAR || t->prev == TL_PRECISE)
 		return false;
-	if (t->flags & TF_PRECISE)
+	if (precise)
 		return deadline_ns > w->now_ns;
 	return beyond_horizon(w, to_tick(w, deadline_ns)) && to_tick(w, deadline_ns) > w->cur;
 }
@@ -174,31 +195,33 @@ static struct timer *lookup(struct timer_wheel *w, timer_handle_t h, uint32_t *i
 	if (handle_shard(h) != w->shard || i >= w->cap)
 		return NULL;
 	struct timer *t = &w->t[i];
-	if (t->gen != handle_gen(h) || t->state == TS_FREE || t->state == TS_RETIRED)
+	if ((uint64_t)(t->meta >> META_GEN_SHIFT) != h >> 32 || t->prev == TL_FREE)
 		return NULL;
 	*index = i;
 	return t;
 }
 
+/* Cookie, target and place of free timer i; on failure it is left free
+ * as it was. */
 static int setup(struct timer_wheel *w, uint32_t i, const struct wheel_arm_args *a)
 {
 	struct timer *t = &w->t[i];
-	uint32_t p = NIL;
+	uint32_t p = NIL, gen = t->meta & ~META_TARGET;
 	if (a->period_ns && (p = per_alloc(w)) == NIL)
 		return -ENOSPC;
 	t->cookie = a->cookie;
-	t->flags = (uint8_t)(a->flags | (p != NIL ? TF_PERIODIC : 0));
-	t->target = a->target;
+	t->meta = gen | a->target;
 	if (p != NIL) {
 		w->per[p] = (struct timer_periodic){ .period_ns = a->period_ns, .deadline_ns = a->deadline_ns,
-						     .target = a->target, .next_free = NIL };
-		t->target = (uint16_t)p;
+						     .cookie = a->cookie, .target = a->target };
+		t->cookie = p;
+		t->meta = gen | TARGET_PERIODIC;
 	}
-	int rc = place_deadline(w, i, a->deadline_ns);
+	int rc = place_deadline(w, i, a->deadline_ns, a->flags & TIMER_PRECISE);
 	if (rc && p != NIL)
 		per_release(w, p);
 	if (rc)
-		t->flags = 0;
+		t->meta = gen;
 	return rc;
 }
 
@@ -218,7 +241,7 @@ int wheel_arm(struct timer_wheel *w, const struct wheel_arm_args *a, timer_handl
 	}
 	TIMER_STAT_ADD(w->n_armed, 1);
 	TIMER_STAT_ADD(w->arms, 1);
-	*h = make_handle(w, i, w->t[i].gen);
+	*h = make_handle(w, i, w->t[i].meta >> META_GEN_SHIFT);
 	return 0;
 }
 
@@ -229,7 +252,7 @@ int wheel_arm_reserved(struct timer_wheel *w, timer_handle_t h, const struct whe
 	if (handle_shard(h) != w->shard || i < w->foreign_start || i >= w->cap)
 		return -EINVAL;
 	struct timer *t = &w->t[i];
-	if (t->state != TS_FREE || t->gen != handle_gen(h))
+	if (t->prev != TL_FREE || (uint64_t)(t->meta >> META_GEN_SHIFT) != h >> 32 || !(t->meta >> META_GEN_SHIFT))
 		return -EINVAL;
 	int rc = setup(w, i, a);
 	if (rc) {
@@ -265,27 +288,27 @@ int wheel_rearm(struct timer_wheel *w, timer_handle_t h, uint64_t deadline_ns, u
 	struct timer *t = lookup(w, h, &i);
 	if (!t)
 		return -ENOENT;
-	if (needs_node(w, t, deadline_ns) && w->sn_free == NIL)
+	bool precise = timer_precise(t);
+	if (needs_node(w, t, deadline_ns, precise) && w->sn_free == NIL)
 		return -ENOSPC;
 	TIMER_STAT_ADD(w->rearms, 1);
-	if (t->flags & TF_PERIODIC) {
-		struct timer_periodic *p = &w->per[t->target];
+	if ((t->meta & META_TARGET) == TARGET_PERIODIC) {
+		struct timer_periodic *p = &w->per[t->cookie];
 		p->deadline_ns = deadline_ns;
 		if (period_ns)
 			p->period_ns = period_ns;
 	}
 	/* Same slot: only the expiry changes (Linux's mod_timer shortcut). */
-	if (t->state == TS_WHEEL && !(t->flags & TF_PRECISE)) {
-		uint64_t e = to_tick(w, deadline_ns);
-		uint32_t l = timer_level(t);
-		if (e > w->cur && !beyond_horizon(w, e) && level_of_x(e ^ w->cur) == l &&
-		    digit(e, l) == digit(t->expiry, l)) {
-			t->expiry = e;
+	if (t->prev < TL_PRECISE && !(t->lo & LO_OFF)) {
+		uint64_t e = to_tick(w, deadline_ns), x = e ^ w->cur;
+		if (e > w->cur && !beyond_horizon(w, e) &&
+		    wheel_same_slot(t->lo, wheel_level(w, t->lo), e, level_of_x(x))) {
+			t->lo = (uint32_t)e & LO_MASK;
 			return 0;
 		}
 	}
 	unlink_timer(w, i);
-	return place_deadline(w, i, deadline_ns);
+	return place_deadline(w, i, deadline_ns, precise);
 }
 
 /* ---- time ---- */
@@ -302,34 +325,44 @@ static uint64_t slots_passed(uint64_t cur, uint64_t t, uint32_t l)
 	return ((2ull << hi) - 1) & ~((2ull << lo) - 1);
 }
 
-static void expire_now(struct timer_wheel *w, uint32_t i)
-{
-	make_due(w, i, expired_head(w));
-}
-
 /* Detach one slot and send each of its timers on: due ones to the
- * expired list, the others one level down (or more). */
-static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t t_now)
+ * expired list, the others one level down (or more). Their expiries
+ * agree with `old` (cur before the advance) above digit l, and digit l
+ * is s: with lo's low 30 bits that is all of them. */
+static void drain_slot(struct timer_wheel *w, uint32_t l, uint32_t s, uint64_t old, uint64_t t_now)
 {
 	struct timer *pool = w->t;
 	uint32_t h = slot_head(w, l, s), eh = expired_head(w);
 	uint32_t i = pool[h].next, last = pool[h].prev, n = 1;
+	uint64_t hi = l == TOP_LEVEL ? (old >> (SLOT_BITS * (TOP_LEVEL + 1)) << (SLOT_BITS * (TOP_LEVEL + 1))) |
+					       (uint64_t)s << LO_BITS
+				     : old & ~(uint64_t)LO_MASK;
+	/* due ones are at most the advance behind t_now: lo needs no clamp
+	 * unless the advance is LO_CLAMP or more */
+	bool clamp = t_now - old >= LO_CLAMP;
+	uint32_t n_due = 0;
 	list_init(pool, h);
 	w->occupied[l] &= ~(1ull << s);
 	for (;; n++) {
 		struct timer *t = &pool[i];
-		uint32_t next = t->next;
-		uint64_t e = t->expiry;
+		uint32_t next = t->next, lo = t->lo & LO_MASK;
+		uint64_t e = hi | lo;
 		PREFETCH_WRITE(&pool[next]); /* the walk's misses overlap the placing */
-		if (e <= t_now)
-			make_due(w, i, eh);
-		else /* cur is t_now already: a lower level, within the horizon */
-			wheel_link(w, i, e, e ^ t_now, t->flags & TF_KIND);
+		if (e <= t_now) {
+			if (unlikely(clamp) && e + LO_CLAMP < t_now)
+				lo = (uint32_t)(t_now - LO_CLAMP) & LO_MASK;
+			t->lo = LO_OFF | lo;
+			list_add(pool, eh, i);
+			n_due++;
+		} else { /* cur is t_now already: a lower level, within the horizon */
+			wheel_link(w, i, e, e ^ t_now, lo, false);
+		}
 		if (i == last)
 			break;
 		i = next;
 	}
 	TIMER_STAT_SUB(w->n_level[l], n);
+	TIMER_STAT_ADD(w->n_due, n_due);
 }
 
 /* Level by level from the bottom: timers that move down land on levels
@@ -338,13 +371,14 @@ static void advance_wheel(struct timer_wheel *w, uint64_t t_now)
 {
 	uint64_t old = w->cur;
 	w->cur = t_now;
+	w->cur_lo = (uint32_t)t_now & LO_MASK;
 	w->next_tick_ns = (t_now + 1) * w->tick_ns;
 	for (uint32_t l = 0; l < w->levels; l++) {
 		uint64_t bits = w->occupied[l] & slots_passed(old, t_now, l);
 		while (bits) {
 			uint32_t s = (uint32_t)__builtin_ctzll(bits);
 			bits &= bits - 1;
-			drain_slot(w, l, s, t_now);
+			drain_slot(w, l, s, old, t_now);
 		}
 	}
 }
@@ -361,9 +395,9 @@ static void migrate_far(struct timer_wheel *w)
 			break;
 		skip_remove(w, &w->far, n);
 		if (e <= w->cur)
-			expire_now(w, i);
+			make_due_tick(w, i, expired_head(w), e);
 		else
-			place(w, i);
+			place(w, i, e);
 	}
 }
 
@@ -372,8 +406,9 @@ static void expire_precise(struct timer_wheel *w)
 	uint32_t n;
 	while ((n = skip_first(w, &w->precise)) != NIL && w->sn[n].key <= w->now_ns) {
 		uint32_t i = w->sn[n].timer;
+		uint64_t d = w->sn[n].key;
 		skip_remove(w, &w->precise, n);
-		expire_now(w, i);
+		make_due_precise(w, i, expired_head(w), d);
 	}
 }
 
@@ -424,14 +459,14 @@ static uint32_t late_bucket(const struct timer_wheel *w, uint64_t fire_ns)
 
 /* A periodic timer goes on to its next period boundary after now (missed
  * periods are coalesced). */
-static void next_period(struct timer_wheel *w, uint32_t i)
+static void next_period(struct timer_wheel *w, uint32_t i, bool precise)
 {
-	struct timer_periodic *p = &w->per[w->t[i].target];
+	struct timer_periodic *p = &w->per[w->t[i].cookie];
 	uint64_t d = p->deadline_ns + p->period_ns;
 	if (d <= w->now_ns)
 		d = p->deadline_ns + ((w->now_ns - p->deadline_ns) / p->period_ns + 1) * p->period_ns;
 	p->deadline_ns = d;
-	if (place_deadline(w, i, d)) /* its skiplist node went to another timer meanwhile */
+	if (place_deadline(w, i, d, precise)) /* its skiplist node went to another timer meanwhile */
 		wheel_free_slow(w, i);
 }
 
@@ -439,34 +474,56 @@ static void next_period(struct timer_wheel *w, uint32_t i)
  * taken prefix is cut off at the end (nothing here adds to that list).
  * Timers of one slot share their fire time, so the late bucket of the one
  * before is usually the one. */
+/* The fire time of a due timer from its lo (the low 30 bits of its tick,
+ * or of a precise one's ns, within LO_CLAMP of cur or now). */
+static uint64_t due_fire_ns(const struct timer_wheel *w, uint32_t lo)
+{
+	if ((lo & LO_PRECISE) == LO_PRECISE)
+		return w->now_ns - (((uint32_t)w->now_ns - lo) & LO_MASK);
+	return (w->cur - (((uint32_t)w->cur - lo) & LO_MASK)) * w->tick_ns;
+}
+
 uint32_t wheel_take(struct timer_wheel *w, struct timer_event *ev, uint16_t *target, uint32_t max)
 {
 	struct timer *pool = w->t;
-	uint32_t h = expired_head(w), i = pool[h].next, n = 0, bucket = 0;
-	uint64_t last_fire = UINT64_MAX;
+	uint32_t h = expired_head(w), i = pool[h].next, n = 0, bucket = 0, run = 0, freed = 0;
+	uint32_t last_lo = 0; /* never a due timer's: LO_OFF is set in theirs */
+	uint64_t shard = (uint64_t)w->shard << HANDLE_SHARD_SHIFT;
 	for (; n < max && i != h; n++) {
 		struct timer *t = &pool[i];
-		uint32_t next = t->next;
+		uint32_t next = t->next, lo = t->lo, meta = t->meta, cookie = t->cookie;
 		PREFETCH_WRITE(&pool[next]);
-		uint64_t fire_ns = (t->flags & TF_PRECISE) ? t->expiry : t->expiry * w->tick_ns;
-		if (fire_ns != last_fire) {
-			last_fire = fire_ns;
-			bucket = late_bucket(w, fire_ns);
+		if (lo != last_lo) {
+			uint32_t b = late_bucket(w, due_fire_ns(w, lo));
+			last_lo = lo;
+			if (b != bucket) {
+				TIMER_STAT_ADD(w->late[bucket], run);
+				bucket = b;
+				run = 0;
+			}
 		}
-		TIMER_STAT_ADD(w->late[bucket], 1);
-		ev[n].cookie = t->cookie;
-		ev[n].handle = make_handle(w, i, t->gen);
-		if (t->flags & TF_PERIODIC) {
-			target[n] = w->per[t->target].target;
-			next_period(w, i);
+		run++;
+		ev[n].handle = (uint64_t)(meta & ~META_TARGET) << (32 - META_GEN_SHIFT) | shard | i;
+		ev[n].reserved = 0;
+		if (unlikely((meta & META_TARGET) == TARGET_PERIODIC)) {
+			const struct timer_periodic *p = &w->per[cookie];
+			ev[n].cookie = p->cookie;
+			target[n] = (uint16_t)p->target;
+			next_period(w, i, (lo & LO_PRECISE) == LO_PRECISE);
 		} else {
-			target[n] = t->target;
-			wheel_free_oneshot(w, i);
+			ev[n].cookie = cookie;
+			target[n] = (uint16_t)(meta & META_TARGET);
+			if (likely(wheel_free_fast(w, t, i, meta)))
+				freed++;
+			else
+				wheel_free_slow(w, i);
 		}
 		i = next;
 	}
 	pool[h].next = i;
 	pool[i].prev = h;
+	TIMER_STAT_ADD(w->late[bucket], run);
+	TIMER_STAT_SUB(w->n_armed, freed);
 	TIMER_STAT_SUB(w->n_due, n);
 	TIMER_STAT_ADD(w->expiries, n);
 	return n;
@@ -504,8 +561,10 @@ static int alloc_pools(struct timer_wheel *w, uint32_t n_entries)
 static void init_free_lists(struct timer_wheel *w)
 {
 	for (uint32_t i = 0; i < w->cap; i++) {
-		w->t[i].gen = 1; /* handles are never 0 */
+		w->t[i].meta = 1u << META_GEN_SHIFT; /* handles are never 0 */
 		w->t[i].next = i + 1 < w->foreign_start ? i + 1 : NIL;
+		w->t[i].prev = TL_FREE;
+		w->t[i].lo = LO_OFF;
 	}
 	w->free_head = w->foreign_start ? 0 : NIL;
 	for (uint32_t i = 0; i < w->sn_cap; i++)
@@ -524,16 +583,19 @@ int wheel_init(struct timer_wheel *w, uint32_t cap, uint32_t n_foreign, uint32_t
 		return -EINVAL;
 	w->cap = cap + n_foreign;
 	w->foreign_start = cap;
+	w->retire_max = w->cap / 64;
 	w->levels = levels;
 	w->tick_ns = tick_ns;
 	w->tick_recip = UINT64_MAX / tick_ns;
 	w->horizon_bits = SLOT_BITS * levels;
+	w->fast_bits = MIN(w->horizon_bits, (uint32_t)LO_BITS); /* the top level takes the slow path */
 	w->late_q = tick_ns / 4;
 	w->shard = shard;
 	w->sn_cap = max_skiplist;
 	w->per_cap = max_periodic;
 	w->now_ns = now_ns;
 	w->cur = now_ns / tick_ns;
+	w->cur_lo = (uint32_t)w->cur & LO_MASK;
 	w->next_tick_ns = (w->cur + 1) * tick_ns;
 	w->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)shard << 17);
 	uint32_t n_entries = w->cap + levels * SLOTS + 3;

@@ -247,7 +247,9 @@ static void late_cb(struct timer_service *ts, const struct timer_event *ev, uint
 	struct xrun *x = arg;
 	uint64_t now = timer_now(ts);
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t late = now > ev[i].cookie ? now - ev[i].cookie : 0;
+		/* the cookie is the deadline's low 32 bits (4.3 s): lateness mod 2^32 */
+		uint32_t d = (uint32_t)now - (uint32_t)ev[i].cookie;
+		uint64_t late = d < (1u << 31) ? d : 0;
 		x->late_sum_ns += late;
 		x->late_us[MIN(late / 1000, (uint64_t)LATE_US_MAX)]++;
 	}
@@ -300,7 +302,8 @@ static void run_producer(enum timer_xmode mode, uint32_t burst, double secs)
 		if (now >= end)
 			break;
 		for (uint32_t k = 0; k < burst; k++)
-			s[k] = (struct timer_spec){ .deadline_ns = now + 10000, .cookie = now + 10000, .target = (uint16_t)tg };
+			s[k] = (struct timer_spec){ .deadline_ns = now + 10000, .cookie = (uint32_t)(now + 10000),
+						    .target = (uint16_t)tg };
 		uint64_t t0 = cpu_ticks();
 		uint32_t done = burst == 1 ? timer_producer_arm(p, s, h) == 0 : timer_producer_arm_burst(p, s, burst, h);
 		uint64_t t1 = cpu_ticks();

@@ -111,7 +111,7 @@ static void arm(struct node_runtime *rt, struct timer_service *ts, struct ip6_nb
 		return;
 	struct timer_spec spec = {
 		.interval_ns = in_ns,
-		.cookie = ip6_nbr_cookie(n),
+		.cookie = (uint32_t)ip6_nbr_cookie(n), /* the index: the handle tells stale from live */
 		.target = (uint16_t)d->target,
 	};
 	n->timer = 0;
@@ -206,9 +206,10 @@ static void flush_out(struct node_runtime *rt, struct nd_out *o)
 	o->n_ns = o->n_failed = 0;
 }
 
-/* Expiries, in chunks of CHUNK per lock hold. An event for an entry
- * freed since (generation), re-armed since (handle) or waiting to be
- * re-armed (IP6_NBR_F_ARM) is stale. */
+/* Expiries, in chunks of CHUNK per lock hold. An event whose handle is not
+ * its entry's timer (the entry was freed, reused or re-armed since: handles
+ * are never reused, sched/timer.h) or for an entry waiting to be re-armed
+ * (IP6_NBR_F_ARM) is stale. */
 static void on_timer(struct timer_service *ts, const struct timer_event *ev, uint32_t n, void *arg)
 {
 	struct node_runtime *rt = arg;
@@ -217,7 +218,7 @@ static void on_timer(struct timer_service *ts, const struct timer_event *ev, uin
 		uint32_t end = i + CHUNK < n ? i + CHUNK : n;
 		ip6_nbr_lock();
 		for (; i < end; i++) {
-			struct ip6_nbr *e = ip6_nbr_from_cookie(ev[i].cookie);
+			struct ip6_nbr *e = ip6_nbr_at(ev[i].cookie);
 			if (!e || e->timer != ev[i].handle || (e->flags & (IP6_NBR_F_ARM | IP6_NBR_F_STATIC)))
 				continue;
 			e->timer = 0;

@@ -267,6 +267,14 @@ struct ip6_nbr *ip6_nbr_from_cookie(uint64_t cookie)
 	return n->state != IP6_NBR_FREE && n->gen == (uint32_t)(cookie >> 32) ? n : NULL;
 }
 
+struct ip6_nbr *ip6_nbr_at(uint32_t index)
+{
+	if (index >= IP6_NBR_MAX)
+		return NULL;
+	struct ip6_nbr *n = &nbr.e[index];
+	return n->state != IP6_NBR_FREE ? n : NULL;
+}
+
 void ip6_nbr_each_locked(void (*fn)(struct ip6_nbr *n, void *ctx), void *ctx)
 {
 	for (uint32_t i = 0, seen = 0, used = nbr.n_used; i < IP6_NBR_MAX && seen < used; i++) {

@@ -189,6 +189,9 @@ uint32_t ip6_nbr_forget(struct ip6_nbr *n, uint32_t *out);
  * a timer cookie, and the entry back from one (NULL when gone). */
 uint64_t ip6_nbr_cookie(const struct ip6_nbr *n);
 struct ip6_nbr *ip6_nbr_from_cookie(uint64_t cookie);
+/* With the lock held: the entry in use at index (a timer's 32-bit cookie),
+ * NULL when that slot is free. */
+struct ip6_nbr *ip6_nbr_at(uint32_t index);
 
 /* Visit every entry in use with the lock held by the caller; fn may
  * change or forget the entry. */

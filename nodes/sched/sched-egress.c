@@ -209,7 +209,7 @@ static void arm(struct node_runtime *rt, struct sched_io_if *sif, uint32_t if_in
 		d->target = timer_target_callback(ts, on_timer, rt);
 	struct timer_spec spec = {
 		.deadline_ns = next,
-		.cookie = (uint64_t)sif->gen << 32 | if_index,
+		.cookie = if_index,
 		.target = (uint16_t)d->target,
 	};
 	sif->timer = 0;
@@ -262,7 +262,10 @@ static void on_timer(struct timer_service *ts, const struct timer_event *ev, uin
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t if_index = (uint32_t)ev[i].cookie;
 		struct sched_io_if *sif = if_index < DEV_MAX ? &sched_io_ifs[if_index] : NULL;
-		if (!sif || !sif->e || sif->gen != (uint32_t)(ev[i].cookie >> 32) || sif->timer != ev[i].handle)
+		/* Handles are never reused (sched/timer.h): one that is not the
+		 * interface's armed timer is an expiry from before if_free or a
+		 * re-arm, however many generations ago. */
+		if (!sif || !sif->e || sif->timer != ev[i].handle)
 			continue;
 		sif->timer = 0;
 		release(rt, sif, if_index, ts, now);

@@ -326,8 +326,9 @@ int sched_io_class_remove(struct graph *g, const char *name)
 }
 
 /* The interface goes (or the process ends): its held packets and those in
- * its rings go back to the pool. A timer still armed for it finds a new
- * generation and does nothing. Datapath parked. */
+ * its rings go back to the pool. A timer still armed for it finds its
+ * handle no longer the interface's (timer 0) and does nothing. Datapath
+ * parked. */
 static void if_free(uint32_t if_index)
 {
 	if (if_index >= DEV_MAX)

@@ -37,7 +37,7 @@ struct graph;
 struct sched_io_if {
 	struct sched_egress *e; /* NULL: never configured */
 	struct hqos *hq;        /* the hierarchy in front of e's delay line (sched_hqos.h); NULL: none */
-	uint32_t gen;           /* bumped when e goes: stale timers are ignored */
+	uint32_t gen;           /* bumped when e goes */
 	uint16_t owner;         /* graph thread */
 	bool shaper, delay;     /* configured now (delay: an impairment, sched_impair_active) */
 	struct handoff_ring *ring[GRAPH_MAX_THREADS]; /* from thread t to the owner; NULL for the owner */

@@ -373,7 +373,7 @@ END_TEST
 /* ---- edges ---- */
 
 struct count {
-	uint32_t n, calls;
+	uint32_t n, calls, reserved_or;
 	uint64_t last_cookie;
 	timer_handle_t last_handle;
 	uint64_t at[64];
@@ -389,6 +389,7 @@ static void on_count(struct timer_service *ts, const struct timer_event *ev, uin
 		c->n++;
 		c->last_cookie = ev[i].cookie;
 		c->last_handle = ev[i].handle;
+		c->reserved_or |= ev[i].reserved;
 	}
 	c->calls++;
 }
@@ -474,13 +475,25 @@ START_TEST(test_arm_ticks)
 }
 END_TEST
 
-START_TEST(test_handles)
+/* A 6-level service of max_timers on the simulated clock at 5 ticks, a
+ * counting target, and s a one-shot 3 ticks ahead to it with cookie. */
+static struct timer_service *count_service(uint32_t max_timers, struct count *c, struct timer_spec *s,
+					   uint32_t cookie)
 {
 	sim_now = 5 * TICK;
-	struct timer_service *ts = sim_service(6, 1);
+	struct timer_service *ts = sim_service(6, max_timers);
+	int tg = timer_target_callback(ts, on_count, c);
+	ck_assert_int_ge(tg, 0);
+	*s = (struct timer_spec){ .interval_ns = 3 * TICK, .target = (uint16_t)tg, .cookie = cookie };
+	return ts;
+}
+
+START_TEST(test_handles)
+{
 	struct count c = { 0 };
-	int tg = timer_target_callback(ts, on_count, &c);
-	struct timer_spec s = { .interval_ns = 3 * TICK, .target = (uint16_t)tg, .cookie = 7 };
+	struct timer_spec s;
+	struct timer_service *ts = count_service(1, &c, &s, 7);
+	int tg = s.target;
 	timer_handle_t h1, h2, h3;
 	ck_assert_int_eq(timer_cancel(ts, 0), -ENOENT);
 	ck_assert_int_eq(timer_arm(ts, &s, &h1), 0);
@@ -514,6 +527,105 @@ START_TEST(test_handles)
 	ck_assert_uint_eq(c.n, 1);
 	timer_advance(ts, sim_now + 2 * TICK);
 	ck_assert_uint_eq(c.n, 2);
+	timer_service_destroy(ts);
+}
+END_TEST
+
+/* The 32-bit cookie comes back whole (periodic timers keep theirs in the
+ * periodic table), the event's reserved word is 0, and a handle is
+ * refused when any bit beside its index, shard and 24-bit generation is
+ * set, even while its timer is armed. */
+START_TEST(test_cookie_and_handle_bits)
+{
+	struct count c = { 0 };
+	struct timer_spec s;
+	struct timer_service *ts = count_service(4, &c, &s, UINT32_MAX);
+	uint16_t tg = s.target;
+	timer_handle_t h, hp;
+	ck_assert_int_eq(timer_arm(ts, &s, &h), 0);
+	ck_assert_uint_eq(h >> 56, 0);
+	ck_assert_int_eq(timer_cancel(ts, h | 1ull << 60), -ENOENT);
+	ck_assert_int_eq(timer_rearm(ts, h | 1ull << 56, sim_now + TICK, 0), -ENOENT);
+	ck_assert_int_eq(timer_cancel(ts, h + (1ull << 32)), -ENOENT); /* the next generation */
+	struct timer_spec sp = { .interval_ns = 2 * TICK, .target = (uint16_t)tg, .cookie = 0x89abcdefu,
+				 .flags = TIMER_PERIODIC };
+	ck_assert_int_eq(timer_arm(ts, &sp, &hp), 0);
+	ck_assert_int_eq(timer_cancel(ts, hp | 1ull << 63), -ENOENT);
+	timer_advance(ts, sim_now += 2 * TICK);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert_uint_eq(c.last_cookie, 0x89abcdefu);
+	ck_assert_uint_eq(c.last_handle, hp);
+	timer_advance(ts, sim_now += TICK);
+	ck_assert_uint_eq(c.n, 2);
+	ck_assert_uint_eq(c.last_cookie, UINT32_MAX);
+	ck_assert_uint_eq(c.last_handle, h);
+	ck_assert_uint_eq(c.reserved_or, 0);
+	ck_assert_int_eq(timer_cancel(ts, hp), 0);
+	timer_service_destroy(ts);
+}
+END_TEST
+
+/* Arm and cancel (or expire) the timer the LIFO free list hands out,
+ * `uses` times; every handle differs from the one before. The last. */
+static timer_handle_t churn(struct timer_service *ts, const struct timer_spec *s, uint32_t uses, timer_handle_t *first)
+{
+	timer_handle_t h = 0, prev = 0;
+	for (uint32_t k = 0; k < uses; k++) { /* no ck_assert here: each one writes to Check's pipe */
+		if (timer_arm(ts, s, &h) != 0)
+			ck_abort_msg("use %u: arm failed", k);
+		if (k == 0)
+			*first = h;
+		if (h == prev || timer_cancel(ts, h) != 0)
+			ck_abort_msg("use %u: handle %llx (before %llx) or its cancel", k, (unsigned long long)h,
+				     (unsigned long long)prev);
+		prev = h;
+	}
+	return h;
+}
+
+/* A timer's generation is 24 bits. After 2^24 - 1 uses (arm then cancel,
+ * or arm then expire) its entry is retired, never handed out again, while
+ * fewer than max_timers / 64 are (a pool of 64: one); the next one to wrap
+ * starts again at generation 1 and stays in the pool (its first handle
+ * then names its new timer: the documented alias). */
+START_TEST(test_generation_retires)
+{
+	struct count c = { 0 };
+	struct timer_spec s;
+	struct timer_service *ts = count_service(64, &c, &s, 1);
+	timer_handle_t h, first, first1;
+	const uint32_t uses = (1u << 24) - 1;
+	h = churn(ts, &s, uses - 1, &first);
+	ck_assert_uint_eq(h >> 32, uses - 1);
+	ck_assert_uint_eq((uint32_t)h, (uint32_t)first);
+	/* The last use ends by expiry (the other way a one-shot timer is freed). */
+	ck_assert_int_eq(timer_arm(ts, &s, &h), 0);
+	ck_assert_uint_eq(h, (uint64_t)uses << 32 | (uint32_t)first);
+	ck_assert_int_eq(timer_cancel(ts, first), -ENOENT);
+	timer_advance(ts, sim_now += 3 * TICK);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert_uint_eq(c.last_handle, h);
+	/* Retired: the next arm takes another entry, and the old one's
+	 * handles, generation 0 included, find nothing. */
+	h = churn(ts, &s, uses, &first1);
+	ck_assert_uint_ne((uint32_t)first1, (uint32_t)first);
+	ck_assert_uint_eq(first1 >> 32, 1);
+	ck_assert_uint_eq(h >> 32, uses);
+	ck_assert_int_eq(timer_cancel(ts, first), -ENOENT);
+	ck_assert_int_eq(timer_cancel(ts, first & 0xffffffffu), -ENOENT);
+	/* The bound is reached: this entry wrapped to generation 1 and stays. */
+	ck_assert_int_eq(timer_arm(ts, &s, &h), 0);
+	ck_assert_uint_eq(h, first1);
+	for (uint32_t k = 0; k < 62; k++) {
+		timer_handle_t x;
+		ck_assert_int_eq(timer_arm(ts, &s, &x), 0);
+		ck_assert_uint_ne((uint32_t)x, (uint32_t)first);
+	}
+	timer_handle_t x;
+	ck_assert_int_eq(timer_arm(ts, &s, &x), -ENOSPC); /* 63 of 64: one retired */
+	struct timer_stats st;
+	timer_stats(ts, &st);
+	ck_assert_uint_eq(st.armed_total, 63);
 	timer_service_destroy(ts);
 }
 END_TEST
@@ -790,7 +902,10 @@ START_TEST(test_memory)
 	ck_assert_msg(ts, "%s", err);
 	struct timer_stats st;
 	timer_stats(ts, &st);
-	ck_assert_uint_le(st.memory_bytes, 32ull << 20);
+	/* issue 26's goal: at most 24 bytes per timer at 1M, the service's
+	 * whole memory (the 20-byte entry and the reserves) over max_timers */
+	ck_assert_uint_eq(st.mem.entry_bytes, 20);
+	ck_assert_uint_le(st.memory_bytes, 24ull * 1000000);
 	/* The breakdown adds up, and each part is what the configuration sizes. */
 	ck_assert_uint_eq(st.mem.timers + st.mem.heads + st.mem.skiplist + st.mem.periodic + st.mem.service +
 				  st.mem.producers,
@@ -1005,6 +1120,7 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, test_boundaries);
 	tcase_add_test(tc, test_arm_ticks);
 	tcase_add_test(tc, test_handles);
+	tcase_add_test(tc, test_cookie_and_handle_bits);
 	tcase_add_test(tc, test_late_buckets);
 	tcase_add_test(tc, test_slot_bitmap);
 	tcase_add_test(tc, test_top_levels);
@@ -1014,6 +1130,11 @@ static Suite *timer_suite(void)
 	tcase_add_test(tc, test_node_target);
 	tcase_add_test(tc, test_owner_slack);
 	suite_add_tcase(s, tc);
+	/* 2 x 2^24 arms and cancels: ~3 s plain, longer under ASan */
+	TCase *gen = tcase_create("generation");
+	tcase_set_timeout(gen, 300);
+	tcase_add_test(gen, test_generation_retires);
+	suite_add_tcase(s, gen);
 	/* Its own case so that the ThreadSanitizer stage can run just these
 	 * (CK_RUN_CASE=cross-thread): producers on other threads. */
 	TCase *xt = tcase_create("cross-thread");
