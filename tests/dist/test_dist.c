@@ -339,6 +339,53 @@ START_TEST(test_one_line_in_flight)
 }
 END_TEST
 
+/* The idle time behind the "stalled" flag: counted from the publish that
+ * gave an idle worker work, then from its last completion; a completion's
+ * stamp waits for the clock, read every 64th dist_process/dist_flush call,
+ * and shows as no idle time until then (late, never early). */
+START_TEST(test_idle_time_stamped)
+{
+	struct dist *d = make(1, 8, 1);
+	uint32_t bi[16], got[8], n_drop;
+	uint16_t tags[16];
+	for (int i = 0; i < 16; i++) {
+		bi[i] = (uint32_t)i;
+		tags[i] = (uint16_t)i;
+	}
+	/* Call 0 reads the clock: the line just published starts the count. */
+	ck_assert_uint_eq(process(d, bi, tags, 16, NULL, &n_drop), 16);
+	usleep(20000);
+	struct dist_worker_stats w0;
+	dist_worker_stats(d, 0, &w0);
+	ck_assert_uint_eq(w0.in_flight, 8);
+	ck_assert_uint_ge(w0.idle_ns, 20000000);
+	ck_assert_uint_lt(w0.idle_ns, 10000000000ull);
+	/* The worker takes its line, then reports it; call 1 harvests that
+	 * and publishes the backlog: the stamp is due, shown as 0. */
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 8), 8);
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 8), 0);
+	ck_assert_uint_eq(dist_flush(d), 16);
+	usleep(20000);
+	for (int call = 2; call < 64; call++) {
+		dist_flush(d);
+		dist_worker_stats(d, 0, &w0);
+		ck_assert_uint_eq(w0.in_flight, 8);
+		ck_assert_uint_eq(w0.idle_ns, 0);
+	}
+	/* Call 64 reads the clock and fills the stamp. */
+	dist_flush(d);
+	usleep(20000);
+	dist_worker_stats(d, 0, &w0);
+	ck_assert_uint_ge(w0.idle_ns, 20000000);
+	ck_assert_uint_lt(w0.idle_ns, 10000000000ull);
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 8), 8);
+	ck_assert_int_eq(dist_worker_done(d, 0), 0);
+	dist_flush(d);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	dist_free(d);
+}
+END_TEST
+
 /* The backlog is staged in the lines it is published from, a ring of
  * lines reused round and round: many rounds of odd-sized calls, with a ring
  * that takes a part of the backlog at a time, wrap it many times. Every
@@ -1347,6 +1394,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_completion_by_count);
 	tcase_add_test(tc, test_backpressure_isolates_a_stalled_worker);
 	tcase_add_test(tc, test_one_line_in_flight);
+	tcase_add_test(tc, test_idle_time_stamped);
 	tcase_add_test(tc, test_conf_ring_lines_range);
 	tcase_add_test(tc, test_backlog_lines_wrap);
 	tcase_add_test(tc, test_parallel_spreads_one_flow);
