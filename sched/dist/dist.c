@@ -472,6 +472,51 @@ placed:
 	return n_drop;
 }
 
+/* Atomic packets for a distributor of one worker, whole chunks of 8 while
+ * its backlog has room for all 8 (the rest, and anything short, goes
+ * through assign). Every packet goes to the one worker whoever owns its
+ * flow, so nothing is chosen, refused or migrated: per packet, a slot of
+ * the line and the flow's count; per chunk, the counters. The matcher
+ * still says which flows were owned before the chunk (the `matched`
+ * counter, as assign counts it). The daemon with one worker and DPDK's
+ * depth (one line a call) both run it; more workers take assign. */
+static inline uint32_t assign_one_worker(struct dist *d, const uint32_t *bi, const uint16_t *tags, uint32_t n,
+					 uint32_t *dropped, uint8_t *reason)
+{
+	struct dist_tx *tx = &d->tx[0];
+	uint32_t c = 0;
+	for (; c + HANDOFF_LINE_SLOTS <= n && tx->n_backlog + HANDOFF_LINE_SLOTS <= d->cfg.backlog;
+	     c += HANDOFF_LINE_SLOTS) {
+		struct dist_match m;
+		dist_match_vector(d->table, tags + c, &m);
+		uint32_t nb = tx->n_backlog, matched = 0, opened = 0;
+		struct handoff_line *l = tx->stage;
+		for (uint32_t i = 0; i < HANDOFF_LINE_SLOTS; i++) {
+			uint16_t tag = tags[c + i] & HANDOFF_TAG_MASK;
+			uint32_t s = (nb + i) % HANDOFF_LINE_SLOTS;
+			l->bi[s] = bi[c + i];
+			l->tag[s] = tag;
+			if (s == HANDOFF_LINE_SLOTS - 1)
+				l = dist_staged_line(tx, (nb + i + 1) / HANDOFF_LINE_SLOTS);
+			uint32_t *e = &d->table[tag];
+			uint32_t v = *e;
+			if (v & DIST_E_COUNT_MASK) {
+				*e = v + 1;
+			} else {
+				*e = 1u << 24 | 1u << 16 | 1; /* owner and last owner: worker 0 */
+				opened++;
+			}
+			matched += m.owner[i] != 0;
+		}
+		tx->stage = l;
+		tx->n_backlog = nb + HANDOFF_LINE_SLOTS;
+		tx->st.handed += HANDOFF_LINE_SLOTS;
+		tx->st.matched += matched;
+		tx->flows += opened;
+	}
+	return c < n ? assign(d, bi + c, tags + c, NULL, n - c, dropped, reason, NULL) : 0;
+}
+
 /* The typed copy, out of line: the atomic one keeps dist_process to itself. */
 static __attribute__((noinline)) uint32_t assign_typed(struct dist *d, const uint32_t *bi, const uint16_t *tags,
 						       const uint8_t *types, uint32_t n, uint32_t *dropped,
@@ -523,6 +568,8 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 		else if (unlikely(assigned != NULL))
 			n_drop += assign_traced(d, bi + off, tags + off, k, dropped + n_drop, reason + n_drop,
 						assigned + off);
+		else if (d->n_workers == 1)
+			n_drop += assign_one_worker(d, bi + off, tags + off, k, dropped + n_drop, reason + n_drop);
 		else
 			n_drop += assign(d, bi + off, tags + off, NULL, k, dropped + n_drop, reason + n_drop, NULL);
 		off += k;
