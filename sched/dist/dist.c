@@ -208,6 +208,12 @@ static uint32_t harvest(struct dist *d)
  * line: the per-packet paths call it only when a backlog is full. The
  * lines stay where they are: published, they are the copies completions
  * release (dist_private.h, struct dist_tx). */
+/* harvest_worker out of line, for the paths that inline publish_one_line. */
+static __attribute__((noinline)) void harvest_one(struct dist *d, uint32_t w)
+{
+	harvest_worker(d, w);
+}
+
 /* publish at one line in flight (ring_lines 1, DPDK's burst
  * distributor's depth: one cache line of 8 per worker, here a mailbox):
  * the first line of the backlog or nothing, and none of the general
@@ -221,7 +227,7 @@ static inline uint32_t publish_one_line(struct dist *d, struct dist_tx *tx, bool
 		return 0;
 	/* At most out_max lines out (publish says why). */
 	if (unlikely(tx->head - tx->done == tx->out_max)) {
-		harvest_worker(d, (uint32_t)(tx - d->tx));
+		harvest_one(d, (uint32_t)(tx - d->tx));
 		if (tx->head - tx->done == tx->out_max)
 			return 0;
 	}
@@ -294,8 +300,8 @@ static uint32_t publish_all(struct dist *d)
 	uint32_t n = 0;
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
-		if (tx->n_backlog)
-			n += publish(d, tx, true);
+		if (tx->n_backlog) /* one line in flight: inlined, every call publishes there */
+			n += tx->one_line ? publish_one_line(d, tx, true) : publish(d, tx, true);
 		PUB(tx->pub.handed, tx->st.handed);
 		PUB(tx->pub.matched, tx->st.matched);
 		PUB(tx->pub.returned, tx->st.returned);
