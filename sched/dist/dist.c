@@ -23,16 +23,41 @@ uint32_t dist_n_workers(const struct dist *d)
 	return d->n_workers;
 }
 
-/* This call's clock, read at most once a call (dist_process and
- * dist_flush start it at 0): the idle time it stamps (dist_worker_stats'
- * idle_ns, a stall shown in seconds) needs no finer grain, and a clock
- * read costs ~90 TSC ticks on a VM (measured here), ~11 a packet when
- * lines of 8 go one at a time. */
-static inline uint64_t call_ticks(struct dist *d)
+/* The idle time dist_worker_stats shows (idle_ns, the "stalled" flag of
+ * `show distributor` past 100 ms) counts from a worker's last completion,
+ * or from the publish that gave an idle worker work. Reading the clock
+ * there cost ~50 TSC ticks a call on this VM, ~6 a packet when lines of 8
+ * go one at a time (DPDK's depth), for a flag about 100 ms. So a harvest
+ * or publish only marks the worker's stamp due (0: "just now", which the
+ * readers show as no idle time), and the clock is read once every
+ * DIST_CLOCK_CALLS calls of dist_process or dist_flush to fill the due
+ * stamps. A stamp is then late by at most that many calls, never early,
+ * so a worker is never shown idle for longer than it was; and a worker
+ * that holds packets keeps this thread calling (dist_idle), so a stall
+ * still shows, that many calls late at most. */
+#define DIST_CLOCK_CALLS 64u
+
+/* Copy one thread's counter for readers elsewhere (relaxed, tear-free). */
+#define PUB(dst, src) __atomic_store_n(&(dst), (src), __ATOMIC_RELAXED)
+
+static __attribute__((noinline)) void stamp_due(struct dist *d)
 {
-	if (!d->now)
-		d->now = cpu_ticks();
-	return d->now;
+	uint64_t now = cpu_ticks();
+	for (uint32_t w = 0; w < d->n_workers; w++) {
+		struct dist_tx *tx = &d->tx[w];
+		if (!tx->last_return_ticks) {
+			tx->last_return_ticks = now;
+			PUB(tx->pub_last_return_ticks, now);
+		}
+	}
+}
+
+/* Once per dist_process or dist_flush call (the first call of an
+ * instance, then every DIST_CLOCK_CALLS-th): one count, one test. */
+static inline void clock_tick(struct dist *d)
+{
+	if (unlikely((d->clock_calls++ & (DIST_CLOCK_CALLS - 1)) == 0))
+		stamp_due(d);
 }
 
 /* ---- completions: what the workers report, harvested here ---- */
@@ -95,11 +120,20 @@ __attribute__((always_inline)) static inline void release_lines_as(struct dist *
 	for (uint32_t l = 0; l < n_lines; l++) {
 		const uint16_t *tag = lines[l].tag;
 		uint32_t cnt = lines[l].n; /* once: the table's stores may alias a byte */
-		for (uint32_t s = 0; s < cnt; s++) {
-			if (typed)
-				release_one(d, tx, w + 1, tag[s]);
-			else
+		if (!typed && likely(cnt == HANDOFF_LINE_SLOTS)) {
+			/* A full line, the usual one: 8 known lanes, unrolled
+			 * (callgrind: the counted loop cost ~4 instructions a
+			 * packet at one line a call). */
+#pragma GCC unroll 8
+			for (uint32_t s = 0; s < HANDOFF_LINE_SLOTS; s++)
 				freed += release_tag(d, w + 1, tag[s]);
+		} else {
+			for (uint32_t s = 0; s < cnt; s++) {
+				if (typed)
+					release_one(d, tx, w + 1, tag[s]);
+				else
+					freed += release_tag(d, w + 1, tag[s]);
+			}
 		}
 		if (typed)
 			lines[l].flags = 0;
@@ -153,7 +187,7 @@ static inline uint32_t harvest_worker(struct dist *d, uint32_t w)
 	if (d->win.head != d->win.next)
 		dist_window_drain(d, w);
 	release_sent(d, w, done);
-	tx->last_return_ticks = call_ticks(d);
+	tx->last_return_ticks = 0; /* due: stamp_due fills it */
 	return before - tx->in_flight;
 }
 
@@ -174,18 +208,52 @@ static uint32_t harvest(struct dist *d)
  * line: the per-packet paths call it only when a backlog is full. The
  * lines stay where they are: published, they are the copies completions
  * release (dist_private.h, struct dist_tx). */
+/* harvest_worker out of line, for the paths that inline publish_one_line. */
+static __attribute__((noinline)) void harvest_one(struct dist *d, uint32_t w)
+{
+	harvest_worker(d, w);
+}
+
+/* publish at one line in flight (ring_lines 1, DPDK's burst
+ * distributor's depth: one cache line of 8 per worker, here a mailbox):
+ * the first line of the backlog or nothing, and none of the general
+ * case's arithmetic for many lines in two pieces (callgrind: ~5
+ * instructions a packet at DPDK's depth, where every call publishes). */
+static inline uint32_t publish_one_line(struct dist *d, struct dist_tx *tx, bool all)
+{
+	uint32_t n = tx->n_backlog;
+	uint32_t k = n >= HANDOFF_LINE_SLOTS ? HANDOFF_LINE_SLOTS : all ? n : 0;
+	if (!k)
+		return 0;
+	/* At most out_max lines out (publish says why). */
+	if (unlikely(tx->head - tx->done == tx->out_max)) {
+		harvest_one(d, (uint32_t)(tx - d->tx));
+		if (tx->head - tx->done == tx->out_max)
+			return 0;
+	}
+	struct handoff_line *l = dist_staged_line(tx, 0);
+	l->n = (uint8_t)k;
+	/* The mailbox takes none while the worker has not taken the last
+	 * one (the line's count says so: the one line this reads). */
+	if (!handoff_enqueue_lines(tx->ring, l, 1))
+		return 0;
+	tx->head++;
+	tx->n_backlog = n - k;
+	tx->stage = dist_staged_line(tx, (n - k) / HANDOFF_LINE_SLOTS);
+	if (!tx->in_flight)
+		tx->last_return_ticks = 0; /* idle time counts from here (due: stamp_due) */
+	tx->in_flight += k;
+	return k;
+}
+
 static __attribute__((noinline)) uint32_t publish(struct dist *d, struct dist_tx *tx, bool all)
 {
+	if (tx->one_line)
+		return publish_one_line(d, tx, all);
 	uint32_t full = tx->n_backlog / HANDOFF_LINE_SLOTS, part = tx->n_backlog % HANDOFF_LINE_SLOTS;
 	uint32_t want = full + (all && part);
 	if (!want)
 		return 0;
-	/* One line in flight (ring_lines 1, DPDK's burst distributor's depth:
-	 * one cache line of 8 per worker, here a mailbox): the mailbox takes
-	 * none while the worker has not taken the last one (the line's count
-	 * says so: the one line this reads). */
-	if (unlikely(tx->one_line))
-		want = 1;
 	/* At most out_max lines out, so that the backlog's lines never reach
 	 * one not yet released: when that many are out, the worker has
 	 * reported some (it cannot hold that many) and a harvest frees them. */
@@ -206,13 +274,10 @@ static __attribute__((noinline)) uint32_t publish(struct dist *d, struct dist_tx
 	tx->n_backlog -= k;
 	tx->stage = dist_staged_line(tx, tx->n_backlog / HANDOFF_LINE_SLOTS);
 	if (!tx->in_flight && k)
-		tx->last_return_ticks = call_ticks(d); /* idle time counts from here */
+		tx->last_return_ticks = 0; /* idle time counts from here (due: stamp_due) */
 	tx->in_flight += k;
 	return k;
 }
-
-/* Copy one thread's counter for readers elsewhere (relaxed, tear-free). */
-#define PUB(dst, src) __atomic_store_n(&(dst), (src), __ATOMIC_RELAXED)
 
 /* The ordered and parallel counters, only after they changed: the atomic
  * path pays one test per call for them. */
@@ -235,8 +300,8 @@ static uint32_t publish_all(struct dist *d)
 	uint32_t n = 0;
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
-		if (tx->n_backlog)
-			n += publish(d, tx, true);
+		if (tx->n_backlog) /* one line in flight: inlined, every call publishes there */
+			n += tx->one_line ? publish_one_line(d, tx, true) : publish(d, tx, true);
 		PUB(tx->pub.handed, tx->st.handed);
 		PUB(tx->pub.matched, tx->st.matched);
 		PUB(tx->pub.returned, tx->st.returned);
@@ -413,6 +478,51 @@ placed:
 	return n_drop;
 }
 
+/* Atomic packets for a distributor of one worker, whole chunks of 8 while
+ * its backlog has room for all 8 (the rest, and anything short, goes
+ * through assign). Every packet goes to the one worker whoever owns its
+ * flow, so nothing is chosen, refused or migrated: per packet, a slot of
+ * the line and the flow's count; per chunk, the counters. The matcher
+ * still says which flows were owned before the chunk (the `matched`
+ * counter, as assign counts it). The daemon with one worker and DPDK's
+ * depth (one line a call) both run it; more workers take assign. */
+static inline uint32_t assign_one_worker(struct dist *d, const uint32_t *bi, const uint16_t *tags, uint32_t n,
+					 uint32_t *dropped, uint8_t *reason)
+{
+	struct dist_tx *tx = &d->tx[0];
+	uint32_t c = 0;
+	for (; c + HANDOFF_LINE_SLOTS <= n && tx->n_backlog + HANDOFF_LINE_SLOTS <= d->cfg.backlog;
+	     c += HANDOFF_LINE_SLOTS) {
+		struct dist_match m;
+		dist_match_vector(d->table, tags + c, &m);
+		uint32_t nb = tx->n_backlog, matched = 0, opened = 0;
+		struct handoff_line *l = tx->stage;
+		for (uint32_t i = 0; i < HANDOFF_LINE_SLOTS; i++) {
+			uint16_t tag = tags[c + i] & HANDOFF_TAG_MASK;
+			uint32_t s = (nb + i) % HANDOFF_LINE_SLOTS;
+			l->bi[s] = bi[c + i];
+			l->tag[s] = tag;
+			if (s == HANDOFF_LINE_SLOTS - 1)
+				l = dist_staged_line(tx, (nb + i + 1) / HANDOFF_LINE_SLOTS);
+			uint32_t *e = &d->table[tag];
+			uint32_t v = *e;
+			if (v & DIST_E_COUNT_MASK) {
+				*e = v + 1;
+			} else {
+				*e = 1u << 24 | 1u << 16 | 1; /* owner and last owner: worker 0 */
+				opened++;
+			}
+			matched += m.owner[i] != 0;
+		}
+		tx->stage = l;
+		tx->n_backlog = nb + HANDOFF_LINE_SLOTS;
+		tx->st.handed += HANDOFF_LINE_SLOTS;
+		tx->st.matched += matched;
+		tx->flows += opened;
+	}
+	return c < n ? assign(d, bi + c, tags + c, NULL, n - c, dropped, reason, NULL) : 0;
+}
+
 /* The typed copy, out of line: the atomic one keeps dist_process to itself. */
 static __attribute__((noinline)) uint32_t assign_typed(struct dist *d, const uint32_t *bi, const uint16_t *tags,
 						       const uint8_t *types, uint32_t n, uint32_t *dropped,
@@ -448,7 +558,6 @@ static bool any_typed(const uint8_t *types, uint32_t n)
 uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, const uint8_t *types, uint32_t n,
 		      uint32_t *dropped, uint8_t *reason, uint8_t *assigned)
 {
-	d->now = 0;
 	bool typed = types && any_typed(types, n);
 	uint32_t n_drop = 0, off = 0;
 	/* In pieces of at most DIST_WORKER_BATCH, each after a harvest: one
@@ -465,10 +574,13 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 		else if (unlikely(assigned != NULL))
 			n_drop += assign_traced(d, bi + off, tags + off, k, dropped + n_drop, reason + n_drop,
 						assigned + off);
+		else if (d->n_workers == 1)
+			n_drop += assign_one_worker(d, bi + off, tags + off, k, dropped + n_drop, reason + n_drop);
 		else
 			n_drop += assign(d, bi + off, tags + off, NULL, k, dropped + n_drop, reason + n_drop, NULL);
 		off += k;
 	} while (off < n);
+	clock_tick(d);
 	publish_all(d);
 	return n - n_drop;
 }
@@ -485,7 +597,6 @@ uint32_t dist_flush(struct dist *d)
 	 * changes nothing else. */
 	uint32_t n = 0;
 	bool staged = false;
-	d->now = 0;
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
 		if (tx->one_line && tx->n_backlog)
@@ -494,6 +605,7 @@ uint32_t dist_flush(struct dist *d)
 			staged |= tx->n_backlog != 0;
 	}
 	n += harvest(d);
+	clock_tick(d);
 	/* Nothing moved, no ring's backlog to publish and no ordered counter
 	 * changed (dist_ordered_take's): the statistics are what the last
 	 * call copied, and a caller that polls (a distributor waiting for its
@@ -563,7 +675,6 @@ uint32_t dist_reclaim(struct dist *d, uint32_t *bi, uint32_t max)
 		dist_post_done(rx, rx->done_lines + rx->n_held);
 		rx->n_held = 0;
 	}
-	d->now = 0;
 	harvest(d);
 	for (uint32_t w = 0; w < d->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];

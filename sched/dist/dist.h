@@ -220,7 +220,9 @@ struct dist_worker_stats {
 	uint32_t flows;      /* tags owned */
 	uint32_t ring_used;  /* lines in its ring */
 	uint32_t ring_lines; /* the ring's size */
-	uint64_t idle_ns;    /* since its last completion while it had packets; 0 when it had none */
+	uint64_t idle_ns;    /* since its last completion while it had packets; 0 when it had none,
+			      * or while that completion waits for the clock (read every 64th
+			      * dist_process/dist_flush call: late by at most that, never early) */
 };
 
 struct dist_stats {

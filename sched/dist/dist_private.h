@@ -79,7 +79,7 @@ struct dist_tx {
 	uint32_t head;        /* lines published (free-running) */
 	uint32_t done;        /* of those, released here (free-running) */
 	uint32_t out_max;     /* lines that may be out: mask + 1 less the backlog's */
-	uint64_t last_return_ticks;
+	uint64_t last_return_ticks; /* cpu_ticks of the last completion; 0: due (dist.c stamp_due) */
 	struct dist_worker_stats st; /* counters and levels, this thread's working copy */
 	/* The same, copied once per call for readers on other threads. */
 	alignas(64) struct dist_worker_stats pub;
@@ -162,7 +162,7 @@ struct dist {
 	uint32_t pub_window_used;
 	bool typed_stats; /* ordered/parallel counters changed since publish_all copied them */
 	bool drops_changed; /* drops[] changed since publish_all copied it */
-	uint64_t now;       /* this call's cpu_ticks, 0 until read (dist.c call_ticks) */
+	uint32_t clock_calls; /* calls so far, wrapping: each 64th fills the due stamps (dist.c clock_tick) */
 	struct dist_window win;
 	struct dist_stats base;                 /* dist_clear_stats baselines */
 	struct dist_worker_stats *worker_base;  /* [n_workers] */

@@ -339,6 +339,103 @@ START_TEST(test_one_line_in_flight)
 }
 END_TEST
 
+/* The idle time behind the "stalled" flag: counted from the publish that
+ * gave an idle worker work, then from its last completion; a completion's
+ * stamp waits for the clock, read every 64th dist_process/dist_flush call,
+ * and shows as no idle time until then (late, never early). */
+START_TEST(test_idle_time_stamped)
+{
+	struct dist *d = make(1, 8, 1);
+	uint32_t bi[16], got[8], n_drop;
+	uint16_t tags[16];
+	for (int i = 0; i < 16; i++) {
+		bi[i] = (uint32_t)i;
+		tags[i] = (uint16_t)i;
+	}
+	/* Call 0 reads the clock: the line just published starts the count. */
+	ck_assert_uint_eq(process(d, bi, tags, 16, NULL, &n_drop), 16);
+	usleep(20000);
+	struct dist_worker_stats w0;
+	dist_worker_stats(d, 0, &w0);
+	ck_assert_uint_eq(w0.in_flight, 8);
+	ck_assert_uint_ge(w0.idle_ns, 20000000);
+	ck_assert_uint_lt(w0.idle_ns, 10000000000ull);
+	/* The worker takes its line, then reports it; call 1 harvests that
+	 * and publishes the backlog: the stamp is due, shown as 0. */
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 8), 8);
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 8), 0);
+	ck_assert_uint_eq(dist_flush(d), 16);
+	usleep(20000);
+	for (int call = 2; call < 64; call++) {
+		dist_flush(d);
+		dist_worker_stats(d, 0, &w0);
+		ck_assert_uint_eq(w0.in_flight, 8);
+		ck_assert_uint_eq(w0.idle_ns, 0);
+	}
+	/* Call 64 reads the clock and fills the stamp. */
+	dist_flush(d);
+	usleep(20000);
+	dist_worker_stats(d, 0, &w0);
+	ck_assert_uint_ge(w0.idle_ns, 20000000);
+	ck_assert_uint_lt(w0.idle_ns, 10000000000ull);
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, NULL, 8), 8);
+	ck_assert_int_eq(dist_worker_done(d, 0), 0);
+	dist_flush(d);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	dist_free(d);
+}
+END_TEST
+
+/* One worker: dist_process takes whole chunks through its own loop
+ * (assign_one_worker) while the backlog has room for 8; a traced call
+ * (assigned[] given) takes the general one. Both must do the same: the
+ * same calls on two distributors, random tags with repeats (flows owned,
+ * opened, repeated within a chunk), random sizes and depths, the worker
+ * taking and reporting at random: the same packets taken and dropped,
+ * the same lines polled, the same flow table and counters throughout. */
+START_TEST(test_one_worker_path_agrees)
+{
+	static const uint32_t depth[][2] = { { 8, 1 }, { 64, 64 }, { 24, 2 } }; /* backlog, ring lines */
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	for (uint32_t cfg = 0; cfg < 3; cfg++) {
+		struct dist *a = make(1, depth[cfg][0], depth[cfg][1]), *b = make(1, depth[cfg][0], depth[cfg][1]);
+		uint32_t bi[64], got_a[256], got_b[256], drop_a, drop_b;
+		uint16_t tags[64], tg_a[256], tg_b[256];
+		uint8_t as[64];
+		for (uint32_t it = 0; it < 20000; it++) {
+			uint32_t n = (uint32_t)(rng_next(&rng) % 65), spread = it % 3 ? 16 : 200;
+			for (uint32_t i = 0; i < n; i++) {
+				bi[i] = it * 64 + i;
+				tags[i] = (uint16_t)(rng_next(&rng) % spread);
+			}
+			ck_assert_uint_eq(process(a, bi, tags, n, NULL, &drop_a), process(b, bi, tags, n, as, &drop_b));
+			ck_assert_uint_eq(drop_a, drop_b);
+			if (rng_next(&rng) % 2) {
+				uint32_t max = 8 * (1 + (uint32_t)(rng_next(&rng) % 32));
+				uint32_t ka = dist_worker_poll(a, 0, got_a, tg_a, max);
+				ck_assert_uint_eq(ka, dist_worker_poll(b, 0, got_b, tg_b, max));
+				ck_assert(!memcmp(got_a, got_b, ka * sizeof(got_a[0])));
+				ck_assert(!memcmp(tg_a, tg_b, ka * sizeof(tg_a[0])));
+			}
+			if (it % 7 == 0) {
+				dist_flush(a);
+				dist_flush(b);
+			}
+			struct dist_worker_stats sa, sb;
+			dist_worker_stats(a, 0, &sa);
+			dist_worker_stats(b, 0, &sb);
+			sa.idle_ns = sb.idle_ns = 0;
+			if (memcmp(&sa, &sb, sizeof(sa)) || memcmp(a->table, b->table, sizeof(a->table)))
+				ck_abort_msg("depth %u, call %u: the one-worker path differs", cfg, it);
+		}
+		ck_assert_uint_gt(a->tx[0].st.matched, 0);
+		ck_assert_uint_gt(a->tx[0].st.drops + a->drops[DIST_DROP_ALL_FULL], 0);
+		dist_free(a);
+		dist_free(b);
+	}
+}
+END_TEST
+
 /* The backlog is staged in the lines it is published from, a ring of
  * lines reused round and round: many rounds of odd-sized calls, with a ring
  * that takes a part of the backlog at a time, wrap it many times. Every
@@ -1347,6 +1444,8 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_completion_by_count);
 	tcase_add_test(tc, test_backpressure_isolates_a_stalled_worker);
 	tcase_add_test(tc, test_one_line_in_flight);
+	tcase_add_test(tc, test_idle_time_stamped);
+	tcase_add_test(tc, test_one_worker_path_agrees);
 	tcase_add_test(tc, test_conf_ring_lines_range);
 	tcase_add_test(tc, test_backlog_lines_wrap);
 	tcase_add_test(tc, test_parallel_spreads_one_flow);
