@@ -120,6 +120,7 @@ else
 	memory="DPDK 2 MB hugepages (--in-memory); sluice's distributor state on the heap (4 KB pages)"
 	mem_differs="memory: DPDK on 2 MB hugepages, sluice on 4 KB pages (DPDK_MEM_MODE=huge)"
 fi
+onework="one worker: sluice stages whole chunks of 8 for it without a worker choice (assign_one_worker, the daemon's path with one worker), DPDK's process() matches and picks as with many"
 handback="hand-back: DPDK's worker writes each mbuf back into its return line and process() copies each into its 128-entry returns array; sluice's worker reports a count of lines, the distributor releases each packet's flow-table count from its own copy of the line and hands no index to its caller"
 
 # sluice NAME BUILD ARGS...: one run, its mean ticks/packet appended to $out/NAME.
@@ -187,12 +188,12 @@ row() { # NAME WHAT ISA DIFFERS [LABEL]
 }
 what="1 worker (dist CPU0, worker CPU1), 64 flows, every packet completed back to the distributor (how: the hand-back in differs)"
 both_isa="both -march=$peer_isa"
-row matched "$what" "$both_isa" "$(join "$handback" "$mem_differs")" "sluice (1 line + backlog 8 per worker)"
+row matched "$what" "$both_isa" "$(join "$onework" "$handback" "$mem_differs")" "sluice (1 line + backlog 8 per worker)"
 row deep "$what" "$both_isa" \
-	"$(join "deeper rings: sluice 64 lines + backlog 64 per worker, 256 per poll (DPDK 1 line of 8 + backlog 8)" "$handback" "$mem_differs")" \
+	"$(join "deeper rings: sluice 64 lines + backlog 64 per worker, 256 per poll (DPDK 1 line of 8 + backlog 8)" "$onework" "$handback" "$mem_differs")" \
 	"sluice, its default depth"
 row native "$what" "sluice -march=native ($(bench_native_isa)), DPDK $peer_isa" \
-	"$(join "ISA: sluice -march=native" "$handback" "$mem_differs")" "sluice -march=native"
+	"$(join "ISA: sluice -march=native" "$onework" "$handback" "$mem_differs")" "sluice -march=native"
 row ordered "$what" "$both_isa" \
 	"$(join "scheduling: every packet ordered (spread over workers, reorder window), returned with dist_worker_return and collected with dist_ordered_take; DPDK atomic" "$mem_differs")" \
 	"sluice, ordered packets handed back"
