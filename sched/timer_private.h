@@ -459,14 +459,11 @@ TIMER_INLINE bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint32_
 		return false;
 	struct timer *pool = w->t, *t = &pool[i];
 	uint32_t next = t->next, meta = t->meta; /* a free timer's target bits are 0 */
-	*h = (uint64_t)meta << (32 - META_GEN_SHIFT) | (uint64_t)w->shard << HANDLE_SHARD_SHIFT | i;
 	w->free_head = next;
 	/* Freed in expiry order, the free list wanders over the pool: fetch
 	 * the next arm's line now rather than miss on it then. */
 	if (next != NIL)
 		PREFETCH_WRITE(&pool[next]);
-	pool = w->t; /* *h may alias anything */
-	t = &pool[i];
 	t->cookie = cookie;
 	t->meta = meta | target;
 	uint32_t l = level_of_x(x);
@@ -474,6 +471,8 @@ TIMER_INLINE bool wheel_arm_tick_fast(struct timer_wheel *w, uint64_t e, uint32_
 	TIMER_STAT_ADD(w->n_level[l], 1);
 	TIMER_STAT_ADD(w->n_armed, 1);
 	TIMER_STAT_ADD(w->arms, 1);
+	/* The handle last: *h may alias anything, so nothing is reloaded after it. */
+	*h = (uint64_t)meta << (32 - META_GEN_SHIFT) | (uint64_t)w->shard << HANDLE_SHARD_SHIFT | i;
 	return true;
 }
 
