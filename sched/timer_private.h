@@ -412,9 +412,8 @@ TIMER_INLINE void wheel_link(struct timer_wheel *w, uint32_t i, uint64_t e, uint
 
 /* Unlink wheel timer i (level l) from its slot; the slot's bit goes when it empties
  * (heads are laid out level by level, so the head's offset is the bit's). */
-TIMER_INLINE void wheel_unlink_nostat(struct timer_wheel *w, uint32_t i)
+TIMER_INLINE void wheel_unlink_in(struct timer_wheel *w, struct timer *pool, uint32_t i)
 {
-	struct timer *pool = w->t;
 	uint32_t prev = pool[i].prev, next = pool[i].next;
 	pool[prev].next = next;
 	pool[next].prev = prev;
@@ -422,6 +421,11 @@ TIMER_INLINE void wheel_unlink_nostat(struct timer_wheel *w, uint32_t i)
 		uint32_t bit = prev - w->cap;
 		w->occupied[bit / SLOTS] &= ~(1ull << (bit % SLOTS));
 	}
+}
+
+TIMER_INLINE void wheel_unlink_nostat(struct timer_wheel *w, uint32_t i)
+{
+	wheel_unlink_in(w, w->t, i);
 }
 
 TIMER_INLINE void wheel_unlink(struct timer_wheel *w, uint32_t i, uint32_t l)
@@ -548,8 +552,11 @@ TIMER_INLINE bool wheel_rearm_fast(struct timer_wheel *w, timer_handle_t h, uint
 	if (wheel_same_slot(lo, l, e, ln)) {
 		t->lo = (uint32_t)e & LO_MASK;
 	} else {
-		wheel_unlink_nostat(w, i);
-		wheel_link_at(w, w->t, i, e, ln, (uint32_t)e & LO_MASK, false);
+		/* One pool base for both: the build has no strict aliasing, so
+		 * w->t read again after the unlink's stores would be a load. */
+		struct timer *pool = w->t;
+		wheel_unlink_in(w, pool, i);
+		wheel_link_at(w, pool, i, e, ln, (uint32_t)e & LO_MASK, false);
 		TIMER_STAT_SUB(w->n_level[l], 1);
 		TIMER_STAT_ADD(w->n_level[ln], 1);
 	}
