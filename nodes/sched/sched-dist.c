@@ -84,10 +84,10 @@ struct sched_dist_data {
 	uint32_t bi[FRAME_SIZE];
 	uint16_t tags[FRAME_SIZE];
 	uint8_t types[FRAME_SIZE];
-	uint32_t refused[FRAME_SIZE];      /* the distributor's answer (unused: assigned[] says it) */
+	uint32_t refused[FRAME_SIZE];      /* the distributor's answer: the refused buffers, in order */
 	uint8_t reason[FRAME_SIZE];
 	uint32_t dropped[FRAME_SIZE];      /* to error-drop */
-	uint8_t assigned[FRAME_SIZE];
+	uint8_t assigned[FRAME_SIZE];      /* rebuilt from refused[] when the distributor refused some */
 	uint8_t overtaken[FRAME_SIZE];     /* refused, and a later packet of its tag was taken */
 	struct evq_event retry[FRAME_SIZE]; /* refused, offered again first next poll */
 	uint32_t room[DIST_MAX_WORKERS];   /* free slots left on paper */
@@ -219,9 +219,17 @@ static uint32_t sort_out(struct node_runtime *rt, struct sched_dist_data *d, str
  * dropped with the distributor's reason. Cold: placement on paper makes a
  * refusal rare. */
 static __attribute__((noinline)) void refused(struct node_runtime *rt, struct sched_dist_data *d,
-					      struct sched_front *fr, uint32_t n, uint32_t *n_drop)
+					      struct sched_front *fr, uint32_t n, uint32_t taken, uint32_t *n_drop)
 {
 	uint32_t n_touched = 0, n_retry = 0;
+	/* Which were taken, from the refused buffers (in offer order, each
+	 * buffer offered once): dist_process was not asked for assigned[],
+	 * which would have sent every call down its traced copy. */
+	for (uint32_t i = 0, k = 0; i < n; i++) {
+		bool r = k < n - taken && d->refused[k] == d->bi[i];
+		d->assigned[i] = !r;
+		k += r;
+	}
 	for (uint32_t i = n; i--;) { /* backwards: "taken later" is known when i is reached */
 		uint16_t tag = d->tags[i];
 		bool later = d->blocked[tag / 8] & (1u << (tag % 8));
@@ -271,12 +279,12 @@ static uint32_t sched_dist_fn(struct node_runtime *rt, struct frame *f)
 			d->bi[i] = d->off[i].buffer_index;
 			d->tags[i] = (uint16_t)d->off[i].flow;
 		}
-		taken = dist_process(dist, d->bi, d->tags, d->types, n_off, d->refused, d->reason, d->assigned);
+		taken = dist_process(dist, d->bi, d->tags, d->types, n_off, d->refused, d->reason, NULL);
 		if (likely(taken == n_off))
 			for (uint32_t i = 0; i < n_off; i++)
 				stat_add(&fr->sent[d->off[i].queue], 1);
 		else
-			refused(rt, d, fr, n_off, &n_drop);
+			refused(rt, d, fr, n_off, taken, &n_drop);
 	}
 	if (n_drop)
 		node_enqueue(rt, SCHED_DIST_NEXT_DROP, d->dropped, n_drop);
