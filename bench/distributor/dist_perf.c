@@ -30,6 +30,7 @@
  *                            [--backlog B] [--ring-lines L] [--poll-max P]
  *                            [--dist-cpu C] [--worker-cpus a,b,...]
  *                            [--inline | --inline-hold] [--type atomic|ordered|parallel]
+ *                            [--match-always]
  *
  * DPDK's depth is --backlog 8 --ring-lines 1 --poll-max 8: one cache line
  * of 8 in flight per worker (RTE_DIST_BURST_SIZE), a backlog of 8, and the
@@ -43,6 +44,11 @@
  * again, as when a worker on its own core keeps up. --inline-hold has the
  * workers hold each batch until the next call, so every flow is still in
  * flight when its next packet comes (the matched path).
+ *
+ * --match-always: with one worker, dist_process still stages packet by
+ * packet through the flow matcher and its worker choice, as with many
+ * workers and as DPDK's process() does with one (the matched row beside the
+ * one-worker chunk loop the daemon runs).
  *
  * --type gives every packet that scheduling type through dist_process's
  * types array (without it: types NULL, the atomic fast path). Ordered
@@ -204,6 +210,7 @@ int main(int argc, char **argv)
 {
 	uint32_t workers = 1, calls = 1u << 21, backlog = 64, ring_lines = 64, warmup = 10000, window_log2 = 0;
 	int dist_cpu = 0, wcpus[DIST_MAX_WORKERS];
+	bool match_always = false;
 	for (uint32_t i = 0; i < DIST_MAX_WORKERS; i++)
 		wcpus[i] = 1;
 	for (int i = 1; i < argc; i += 2) {
@@ -211,6 +218,9 @@ int main(int argc, char **argv)
 		if (!strcmp(k, "--inline") || !strcmp(k, "--inline-hold")) {
 			inline_workers = true;
 			inline_hold = !strcmp(k, "--inline-hold");
+			i--;
+		} else if (!strcmp(k, "--match-always")) {
+			match_always = true;
 			i--;
 		} else if (!strcmp(k, "--workers"))
 			workers = (uint32_t)atoi(v);
@@ -253,7 +263,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "--poll-max: 8-256 (whole lines of 8)\n");
 		return 2;
 	}
-	struct dist_config c = { .n_workers = workers, .backlog = backlog, .ring_lines = ring_lines };
+	struct dist_config c = { .n_workers = workers, .backlog = backlog, .ring_lines = ring_lines,
+				 .match_always = match_always };
 	char err[256];
 	d = dist_create(&c, err, sizeof(err));
 	if (!d) {

@@ -36,6 +36,11 @@
 #                and process() copies each into its 128-entry returns
 #                array (never read by the test's timed loop). sluice has no
 #                returned-packets API for atomic packets: the row says so.
+#   general      the matched depth with --match-always: one worker's packets
+#                still go one by one through the flow matcher and the worker
+#                choice, as DPDK's process() does with any number (the
+#                matched row has sluice's one-worker chunk loop, which the
+#                daemon runs with one worker and which skips that work).
 #   deeper rings sluice's defaults (64 lines + backlog 64 per worker, 256
 #                per poll), labelled --differs.
 #   native       the matched depth built -march=native (--differs ISA).
@@ -161,6 +166,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	# rounds when the vCPUs move (seen: either side 60 or 260 ticks).
 	sluice matched "$isa" "${one[@]}" "${matched[@]}"
 	dpdk_round "$r"
+	sluice general "$isa" "${one[@]}" "${matched[@]}" --match-always
 	sluice deep "$isa" "${one[@]}" "${deep[@]}"
 	sluice native "$native" "${one[@]}" "${matched[@]}"
 	sluice ordered "$isa" "${one[@]}" "${matched[@]}" --type ordered
@@ -189,6 +195,8 @@ row() { # NAME WHAT ISA DIFFERS [LABEL]
 what="1 worker (dist CPU0, worker CPU1), 64 flows, every packet completed back to the distributor (how: the hand-back in differs)"
 both_isa="both -march=$peer_isa"
 row matched "$what" "$both_isa" "$(join "$onework" "$handback" "$mem_differs")" "sluice (1 line + backlog 8 per worker)"
+row general "$what" "$both_isa" "$(join "$handback" "$mem_differs")" \
+	"sluice, a worker chosen per packet as with many (--match-always)"
 row deep "$what" "$both_isa" \
 	"$(join "deeper rings: sluice 64 lines + backlog 64 per worker, 256 per poll (DPDK 1 line of 8 + backlog 8)" "$onework" "$handback" "$mem_differs")" \
 	"sluice, its default depth"

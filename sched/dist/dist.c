@@ -574,7 +574,7 @@ uint32_t dist_process(struct dist *d, const uint32_t *bi, const uint16_t *tags, 
 		else if (unlikely(assigned != NULL))
 			n_drop += assign_traced(d, bi + off, tags + off, k, dropped + n_drop, reason + n_drop,
 						assigned + off);
-		else if (d->n_workers == 1)
+		else if (d->n_workers == 1 && !d->cfg.match_always)
 			n_drop += assign_one_worker(d, bi + off, tags + off, k, dropped + n_drop, reason + n_drop);
 		else
 			n_drop += assign(d, bi + off, tags + off, NULL, k, dropped + n_drop, reason + n_drop, NULL);

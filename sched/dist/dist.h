@@ -93,6 +93,9 @@ struct dist_config {
 			      * time, the depth of DPDK's burst distributor, through a one-line
 			      * mailbox each way: handoff_mailbox_create) */
 	uint32_t window;     /* reorder window: power of two 8..DIST_WINDOW_MAX; 0: the default */
+	bool match_always;   /* one worker: still stage packet by packet through the flow
+			      * matcher, as with many (false, the default: whole chunks of 8
+			      * with no worker to choose). For benchmarks' matched rows. */
 };
 
 /* Why the distributor dropped a packet. */

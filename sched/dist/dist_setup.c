@@ -25,6 +25,7 @@ void dist_config_default(struct dist_config *c)
 	c->backlog = DIST_BACKLOG_DEFAULT;
 	c->ring_lines = DIST_RING_LINES_DEFAULT;
 	c->window = DIST_WINDOW_DEFAULT;
+	c->match_always = false;
 }
 
 /* Holder "distributor": per worker, its ring to the worker, its backlog,

@@ -39,17 +39,23 @@ static uint64_t rng_next(uint64_t *s)
 	return *s;
 }
 
-static struct dist *make(uint32_t workers, uint32_t backlog, uint32_t ring_lines)
+static struct dist *make_with(uint32_t workers, uint32_t backlog, uint32_t ring_lines, bool match_always)
 {
 	struct dist_config c;
 	dist_config_default(&c);
 	c.n_workers = workers;
 	c.backlog = backlog;
 	c.ring_lines = ring_lines;
+	c.match_always = match_always;
 	char err[256];
 	struct dist *d = dist_create(&c, err, sizeof(err));
 	ck_assert_msg(d, "%s", err);
 	return d;
+}
+
+static struct dist *make(uint32_t workers, uint32_t backlog, uint32_t ring_lines)
+{
+	return make_with(workers, backlog, ring_lines, false);
 }
 
 /* ---- matching ---- */
@@ -388,8 +394,9 @@ END_TEST
 
 /* One worker: dist_process takes whole chunks through its own loop
  * (assign_one_worker) while the backlog has room for 8; a traced call
- * (assigned[] given) takes the general one. Both must do the same: the
- * same calls on two distributors, random tags with repeats (flows owned,
+ * (assigned[] given) takes the general one, and so does an untraced call
+ * with match_always set (the benchmark's matched row). All three must do
+ * the same: the same calls on three distributors, random tags with repeats (flows owned,
  * opened, repeated within a chunk), random sizes and depths, the worker
  * taking and reporting at random: the same packets taken and dropped,
  * the same lines polled, the same flow table and counters throughout. */
@@ -399,8 +406,9 @@ START_TEST(test_one_worker_path_agrees)
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
 	for (uint32_t cfg = 0; cfg < 3; cfg++) {
 		struct dist *a = make(1, depth[cfg][0], depth[cfg][1]), *b = make(1, depth[cfg][0], depth[cfg][1]);
-		uint32_t bi[64], got_a[256], got_b[256], drop_a, drop_b;
-		uint16_t tags[64], tg_a[256], tg_b[256];
+		struct dist *m = make_with(1, depth[cfg][0], depth[cfg][1], true);
+		uint32_t bi[64], got_a[256], got_b[256], got_m[256], drop_a, drop_b, drop_m;
+		uint16_t tags[64], tg_a[256], tg_b[256], tg_m[256];
 		uint8_t as[64];
 		for (uint32_t it = 0; it < 20000; it++) {
 			uint32_t n = (uint32_t)(rng_next(&rng) % 65), spread = it % 3 ? 16 : 200;
@@ -408,30 +416,42 @@ START_TEST(test_one_worker_path_agrees)
 				bi[i] = it * 64 + i;
 				tags[i] = (uint16_t)(rng_next(&rng) % spread);
 			}
-			ck_assert_uint_eq(process(a, bi, tags, n, NULL, &drop_a), process(b, bi, tags, n, as, &drop_b));
+			uint32_t ta = process(a, bi, tags, n, NULL, &drop_a);
+			ck_assert_uint_eq(ta, process(b, bi, tags, n, as, &drop_b));
+			ck_assert_uint_eq(ta, process(m, bi, tags, n, NULL, &drop_m));
 			ck_assert_uint_eq(drop_a, drop_b);
+			ck_assert_uint_eq(drop_a, drop_m);
 			if (rng_next(&rng) % 2) {
 				uint32_t max = 8 * (1 + (uint32_t)(rng_next(&rng) % 32));
 				uint32_t ka = dist_worker_poll(a, 0, got_a, tg_a, max);
 				ck_assert_uint_eq(ka, dist_worker_poll(b, 0, got_b, tg_b, max));
+				ck_assert_uint_eq(ka, dist_worker_poll(m, 0, got_m, tg_m, max));
 				ck_assert(!memcmp(got_a, got_b, ka * sizeof(got_a[0])));
 				ck_assert(!memcmp(tg_a, tg_b, ka * sizeof(tg_a[0])));
+				ck_assert(!memcmp(got_a, got_m, ka * sizeof(got_a[0])));
+				ck_assert(!memcmp(tg_a, tg_m, ka * sizeof(tg_a[0])));
 			}
 			if (it % 7 == 0) {
 				dist_flush(a);
 				dist_flush(b);
+				dist_flush(m);
 			}
-			struct dist_worker_stats sa, sb;
+			struct dist_worker_stats sa, sb, sm;
 			dist_worker_stats(a, 0, &sa);
 			dist_worker_stats(b, 0, &sb);
-			sa.idle_ns = sb.idle_ns = 0;
+			dist_worker_stats(m, 0, &sm);
+			sa.idle_ns = sb.idle_ns = sm.idle_ns = 0;
 			if (memcmp(&sa, &sb, sizeof(sa)) || memcmp(a->table, b->table, sizeof(a->table)))
 				ck_abort_msg("depth %u, call %u: the one-worker path differs", cfg, it);
+			if (memcmp(&sa, &sm, sizeof(sa)) || memcmp(a->table, m->table, sizeof(a->table)))
+				ck_abort_msg("depth %u, call %u: match_always differs", cfg, it);
 		}
 		ck_assert_uint_gt(a->tx[0].st.matched, 0);
 		ck_assert_uint_gt(a->tx[0].st.drops + a->drops[DIST_DROP_ALL_FULL], 0);
+		ck_assert_uint_eq(a->tx[0].st.matched, m->tx[0].st.matched);
 		dist_free(a);
 		dist_free(b);
+		dist_free(m);
 	}
 }
 END_TEST
