@@ -64,7 +64,10 @@
 # packet.
 #
 # Rows (bench_row): per type sluice $isa vs event_sw and vs event_dsw (not
-# ordered): atomic and parallel matched, ordered labelled (differs: the
+# ordered): parallel matched, atomic labelled (differs: with one worker
+# the distributor stages whole chunks without a worker choice, the daemon's
+# path) with the matched row beside it (--match-always: the general worker
+# choice, vs event_sw and event_dsw), ordered labelled (differs: the
 # reorder return); atomic with sluice -march=native vs event_sw (differs:
 # ISA); with BEFORE, "sluice at REV" per type vs event_sw; instructions
 # per event per type vs event_sw and event_dsw (not ordered); atomic over
@@ -152,6 +155,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		[ "$t" = ordered ] || peer_run dsw "$t"
 	done
 	sluice_run native-atomic "$native/$rel" atomic
+	sluice_run general-atomic "$isa/$rel" atomic --match-always
 	sluice_run isa-atomic-mixed "$isa/$rel" atomic --prio mixed
 	if [ -n "$before_isa" ]; then
 		for t in "${types[@]}"; do sluice_run "before-$t" "$before_isa/$rel" "$t"; done
@@ -236,15 +240,20 @@ done
 # speed between rounds, and a loaded box more so)
 matched=(--bench sched --unit Mpps --better higher --burst "$BURST both (enqueue and dequeue)"
 	--memory "$mem_text" --statistic "median over rounds of each round's mean rate (events dequeued / s over $SECS s)")
+onework="one worker: sluice's distributor stages atomic events in whole chunks of 8 without a worker choice (the daemon's path with one worker); the peers schedule as with many ports"
 peer_name() { [ "$1" = sw ] && echo "DPDK event_sw (scheduler service inline on CPU0)" || echo "DPDK event_dsw (distributed)"; }
 for t in "${types[@]}"; do
 	what="$t: 1 producer (CPU0) + 1 consumer (CPU1; sluice: class queue, distributor, 1 worker), $FLOWS flows, consumer depth $DEPTH"
 	differs=()
 	[ "$t" != ordered ] || differs=(--differs "sluice hands every packet back to the producer and restores arrival order; the peer's consumer only releases")
+	[ "$t" != atomic ] || differs=(--differs "$onework")
 	for d in sw dsw; do
 		[ "$t:$d" != ordered:dsw ] || continue
 		bench_row "${matched[@]}" --paired --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
 			--sluice "$(vals "isa-$t")" --peer-name "$(peer_name $d)" --peer "$(vals "$d-$t")"
+		[ "$t" != atomic ] || bench_row "${matched[@]}" --paired --what "$what" --isa "both -march=$peer_isa" \
+			--sluice-label "sluice, a worker chosen per event as with many (--match-always)" \
+			--sluice "$(vals general-atomic)" --peer-name "$(peer_name $d)" --peer "$(vals "$d-$t")"
 		if [ "$t:$d" = atomic:sw ]; then
 			bench_row "${matched[@]}" --paired --what "$what" --isa "sluice $native_label, DPDK -march=$peer_isa" \
 				--differs "ISA: sluice -march=native" --sluice-label "sluice -march=native" \

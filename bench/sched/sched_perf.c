@@ -281,7 +281,7 @@ __attribute__((noinline)) uint64_t sched_bench_rounds(struct bench *b, uint64_t 
 static int usage(void)
 {
 	fprintf(stderr, "usage: sluice-bench-sched atomic|ordered|parallel [--secs S] [--warmup S] [--burst B] "
-			"[--depth D] [--prio mixed] [--rounds N] [--cpus P,C] [--no-huge]\n");
+			"[--depth D] [--prio mixed] [--rounds N] [--cpus P,C] [--no-huge] [--match-always]\n");
 	return 2;
 }
 
@@ -290,6 +290,7 @@ struct opts {
 	uint32_t burst, depth;
 	uint64_t rounds;
 	bool mixed, huge;
+	bool match_always; /* the distributor's general worker choice with one worker */
 	int prod_cpu, cons_cpu;
 };
 
@@ -300,6 +301,10 @@ static bool parse(int argc, char **argv, struct opts *o)
 		const char *k = argv[i];
 		if (!strcmp(k, "--no-huge")) {
 			o->huge = false;
+			continue;
+		}
+		if (!strcmp(k, "--match-always")) {
+			o->match_always = true;
 			continue;
 		}
 		if (i + 1 >= argc)
@@ -342,6 +347,7 @@ static struct bench *setup(const struct opts *o, uint8_t type)
 	dc.backlog = o->burst;
 	dc.ring_lines = o->depth / 8;
 	dc.window = WINDOW;
+	dc.match_always = o->match_always;
 	struct dist *d = dist_create(&dc, err, sizeof(err));
 	if (!d) {
 		fprintf(stderr, "%s\n", err);
