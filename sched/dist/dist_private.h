@@ -47,6 +47,11 @@ extern const char dist_match_vector_isa[]; /* "avx2", "sse4.2" or "scalar" */
  * those lines take the slow path when completed. */
 #define DIST_LINE_SPREAD 0x1u
 #define DIST_LINE_ORDERED 0x2u
+/* ... and of a line that 8 parallel packets filled whole (dist.c
+ * assign_parallel8): completing it drops the spread count by 8 and reads
+ * no tag. Only a line staged whole has it; one that shutdown's reclaim
+ * moves packets into loses it. */
+#define DIST_LINE_PARALLEL 0x4u
 
 #define DIST_TX_SIZE 512
 

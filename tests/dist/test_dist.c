@@ -591,6 +591,94 @@ START_TEST(test_parallel_spreads_one_flow)
 }
 END_TEST
 
+/* A chunk of 8 parallel packets goes to one worker as a line (dist.c
+ * assign_parallel8). Staged on a line boundary it fills one line, flagged
+ * whole, whose completion drops the spread count by 8 without reading a
+ * tag; staged behind 3 packets still waiting (the one-line mailbox full)
+ * it ends one line and starts the next, neither flagged whole. Either
+ * way every packet arrives once with its tag, and the counts come back
+ * to 0. */
+START_TEST(test_parallel_lines_whole_and_split)
+{
+	struct dist *d = make(1, 64, 1);
+	struct dist_tx *tx = &d->tx[0];
+	uint32_t bi[8], got[64];
+	uint16_t tags[8], gtags[64];
+	uint8_t types[8];
+	/* 8 atomic (tags 1..8) fill the mailbox; 3 more (tags 9..11) wait. */
+	for (uint32_t i = 0; i < 8; i++) {
+		bi[i] = i;
+		tags[i] = (uint16_t)(i + 1);
+		types[i] = SCHED_TYPE_ATOMIC;
+	}
+	ck_assert_uint_eq(process_typed(d, bi, tags, types, 8, NULL, NULL), 8);
+	for (uint32_t i = 0; i < 3; i++) {
+		bi[i] = 8 + i;
+		tags[i] = (uint16_t)(9 + i);
+	}
+	ck_assert_uint_eq(process_typed(d, bi, tags, types, 3, NULL, NULL), 3);
+	ck_assert_uint_eq(tx->n_backlog, 3);
+	/* 8 parallel behind them: slots 3..7 of one line, 0..2 of the next. */
+	for (uint32_t i = 0; i < 8; i++) {
+		bi[i] = 100 + i;
+		tags[i] = 0x7000 | (uint16_t)i; /* bit 14 set: the tag keeps 14 bits */
+		types[i] = SCHED_TYPE_PARALLEL;
+	}
+	ck_assert_uint_eq(process_typed(d, bi, tags, types, 8, NULL, NULL), 8);
+	ck_assert_uint_eq(tx->n_backlog, 11);
+	ck_assert_uint_eq(tx->spread_in_flight, 8);
+	ck_assert_uint_eq(dist_staged_line(tx, 0)->flags, DIST_LINE_SPREAD);
+	ck_assert_uint_eq(dist_staged_line(tx, 1)->flags, DIST_LINE_SPREAD);
+	ck_assert_uint_eq(dist_staged_line(tx, 0)->tag[3], DIST_TAG_SPREAD | 0x3000);
+	ck_assert_uint_eq(dist_staged_line(tx, 1)->tag[2], DIST_TAG_SPREAD | 0x3007);
+	/* The worker takes everything, a line at a time. */
+	uint32_t n = 0;
+	for (int round = 0; round < 16 && n < 19; round++) {
+		uint32_t k = dist_worker_poll(d, 0, got + n, gtags + n, 64 - n);
+		n += k;
+		dist_flush(d);
+	}
+	ck_assert_uint_eq(n, 19);
+	for (uint32_t i = 0; i < 11; i++) {
+		ck_assert_uint_eq(got[i], i);
+		ck_assert_uint_eq(gtags[i], i + 1);
+	}
+	for (uint32_t i = 0; i < 8; i++) {
+		ck_assert_uint_eq(got[11 + i], 100 + i);
+		ck_assert_uint_eq(gtags[11 + i], DIST_TAG_SPREAD | 0x3000 | i);
+	}
+	ck_assert_int_eq(dist_worker_done(d, 0), 0);
+	dist_flush(d);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	ck_assert_uint_eq(tx->spread_in_flight, 0);
+	/* Now on a line boundary: one line, flagged whole. */
+	for (uint32_t i = 0; i < 8; i++)
+		bi[i] = 200 + i;
+	ck_assert_uint_eq(process_typed(d, bi, tags, types, 8, NULL, NULL), 8);
+	ck_assert_uint_eq(tx->spread_in_flight, 8);
+	ck_assert_uint_eq(tx->lines[(tx->head - 1) & tx->mask].flags, DIST_LINE_SPREAD | DIST_LINE_PARALLEL);
+	ck_assert_uint_eq(dist_worker_poll(d, 0, got, gtags, 64), 8);
+	for (uint32_t i = 0; i < 8; i++)
+		ck_assert_uint_eq(got[i], 200 + i);
+	ck_assert_int_eq(dist_worker_done(d, 0), 0);
+	dist_flush(d);
+	ck_assert_uint_eq(dist_outstanding(d), 0);
+	ck_assert_uint_eq(tx->spread_in_flight, 0);
+	struct dist_worker_stats ws;
+	dist_worker_stats(d, 0, &ws);
+	ck_assert_uint_eq(ws.parallel, 16);
+	ck_assert_uint_eq(ws.handed, 27);
+	ck_assert_uint_eq(ws.returned, 27);
+	ck_assert_uint_eq(ws.flows, 0);
+	struct dist_stats st;
+	dist_stats(d, &st);
+	ck_assert_uint_eq(st.bad_returns, 0);
+	for (uint32_t t = 1; t <= 11; t++)
+		ck_assert_uint_eq(d->table[t] & DIST_E_COUNT_MASK, 0);
+	dist_free(d);
+}
+END_TEST
+
 /* Ordered packets of one flow spread over both workers; worker 1 finishes
  * first, so nothing is released until worker 0's batch completes; a packet
  * worker 0 consumed is a gap, skipped; a second packet for one sequence
@@ -1469,6 +1557,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_conf_ring_lines_range);
 	tcase_add_test(tc, test_backlog_lines_wrap);
 	tcase_add_test(tc, test_parallel_spreads_one_flow);
+	tcase_add_test(tc, test_parallel_lines_whole_and_split);
 	tcase_add_test(tc, test_ordered_restores_order);
 	tcase_add_test(tc, test_ordered_window_full);
 	tcase_add_test(tc, test_mixed_types_one_call);
