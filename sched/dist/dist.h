@@ -30,8 +30,11 @@
  * come next, and hand each packet here with its class's type. Why here:
  * the promises are about workers, and this is the stage that knows them
  * (sched_type.h says more). Atomic is the pinning above; parallel packets
- * go to the least-loaded worker with no flow-table entry; ordered packets
- * are spread the same way and put back in arrival order before transmit.
+ * go to the least-loaded worker with no flow-table entry, eight at a time
+ * when a chunk of the call's packets is all parallel (one line to one
+ * worker, as DPDK's distributor hands bursts of 8), else one by one;
+ * ordered packets are spread one by one and put back in arrival order
+ * before transmit.
  * Each ordered packet gets a sequence number from a reorder window owned by
  * the distributor thread; on its worker, interface-output sends it along
  * its arc to distributor-return, which hands it back (dist_worker_return, a
