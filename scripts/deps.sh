@@ -22,13 +22,15 @@ build_pkgs=(gcc pkg-config meson ninja-build libnuma-dev libcli-dev libcrypt-dev
 # iputils-tracepath: ip6_nd_netns.sh's tracepath -6 finds a link's MTU from
 # sluice's Packet Too Big.
 # gcc-aarch64-linux-gnu: tests/nic/cross_aarch64.sh builds drivers/ for
-# aarch64, whose I/O barriers (drivers/pci/io_barrier.h) differ from x86-64's.
+# aarch64, whose I/O barriers (drivers/pci/io_barrier.h) differ from x86-64's;
+# libc6-dev-arm64-cross, its C library headers (only a Recommends of the
+# compiler, which --no-install-recommends leaves out).
 # debhelper dpkg-dev fakeroot lintian: tests/package/test_package.sh builds
 # the Debian package (dpkg-buildpackage, dh with the meson buildsystem) and
 # lints it; systemd (systemd-analyze verify, systemd-sysusers for the
 # package's group) and man-db (man -w, man --warnings) check what it installs
 # (also tests/app/test_install.sh's man pages).
-test_pkgs=(debhelper dpkg-dev fakeroot lintian systemd man-db iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark frr ndisc6 iputils-tracepath gcc-aarch64-linux-gnu)
+test_pkgs=(debhelper dpkg-dev fakeroot lintian systemd man-db iproute2 iputils-ping iperf3 tcpdump ethtool tcpreplay graphviz expect tmux strace procps python3 clang libclang-rt-14-dev prometheus curl tshark frr ndisc6 iputils-tracepath gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-}" = test ]; then
