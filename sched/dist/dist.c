@@ -398,15 +398,17 @@ static inline void stage_line8(struct handoff_line *l, const uint32_t *bi, const
  * backlog has room for 8. A backlog that ends on a line boundary (the
  * usual case: whole chunks in, whole lines out) takes them as one line;
  * otherwise they fill the current line's end and the next one's start.
- * `flags` (DIST_LINE_*) go on every line they land in. */
+ * `flags` (DIST_LINE_*) go on every line they land in, `whole` as well on
+ * a line they fill alone. */
 static inline __attribute__((always_inline)) void stage8(struct dist_tx *tx, const uint32_t *bi,
 							 const uint16_t *tags, uint16_t keep, uint16_t set,
-							 uint8_t flags)
+							 uint8_t flags, uint8_t whole)
 {
 	uint32_t nb = tx->n_backlog, s = nb % HANDOFF_LINE_SLOTS;
 	struct handoff_line *l = tx->stage, *next = dist_staged_line(tx, nb / HANDOFF_LINE_SLOTS + 1);
 	if (likely(s == 0)) {
 		stage_line8(l, bi, tags, keep, set);
+		flags |= whole;
 	} else {
 		for (uint32_t i = 0; i < HANDOFF_LINE_SLOTS; i++) {
 			struct handoff_line *to = s + i < HANDOFF_LINE_SLOTS ? l : next;
@@ -487,11 +489,7 @@ static inline bool assign_parallel8(struct dist *d, const uint32_t *bi, const ui
 	if (!w1 || d->tx[w1 - 1].n_backlog + HANDOFF_LINE_SLOTS > d->cfg.backlog)
 		return false;
 	struct dist_tx *tx = &d->tx[w1 - 1];
-	struct handoff_line *l = tx->stage;
-	bool whole = tx->n_backlog % HANDOFF_LINE_SLOTS == 0;
-	stage8(tx, bi, tags, DIST_SEQ_MASK, DIST_TAG_SPREAD, DIST_LINE_SPREAD);
-	if (whole)
-		l->flags |= DIST_LINE_PARALLEL;
+	stage8(tx, bi, tags, DIST_SEQ_MASK, DIST_TAG_SPREAD, DIST_LINE_SPREAD, DIST_LINE_PARALLEL);
 	tx->spread_in_flight += HANDOFF_LINE_SLOTS;
 	tx->st.parallel += HANDOFF_LINE_SLOTS;
 	d->typed_stats = true;
@@ -596,7 +594,7 @@ static inline uint32_t assign_one_worker(struct dist *d, const uint32_t *bi, con
 			break;
 		struct dist_match m;
 		dist_match_vector(d->table, tags + c, &m);
-		stage8(tx, bi + c, tags + c, HANDOFF_TAG_MASK, 0, 0);
+		stage8(tx, bi + c, tags + c, HANDOFF_TAG_MASK, 0, 0, 0);
 		uint32_t opened = 0;
 		for (uint32_t i = 0; i < HANDOFF_LINE_SLOTS; i++) {
 			uint32_t *e = &d->table[tags[c + i] & HANDOFF_TAG_MASK];
