@@ -122,8 +122,8 @@ static cJSON *buffers_json(const struct buffer_pool_stats *st, uint32_t n, const
  * buffer_holder_register); "unattributed" is what no holder claims: a leak
  * (or, negative, a holder counting twice). The pools and holders are read
  * with the datapath parked, so the figures are one moment's and add up
- * (unless a thread is stalled: then they are read as they are, and a line
- * says so, rather than wait at the barrier for that thread).
+ * (unless a thread is stalled: the others are parked, that one is not
+ * waited for and its pending frames are not walked, and a line says so).
  * Packet trace and pcap capture copy bytes and hold no buffer. `json`:
  * {"exact", "pools": [{"index", "numa", "total", "free", "cached", "in_use",
  * "hugepages", "thread_caches": [n...]}], "holders": [{"holder", "where",
@@ -139,21 +139,22 @@ static int show_buffers(struct cli_session *s, int argc, char **argv)
 	struct buffer_pool_stats st[BUFFER_MAX_POOLS];
 	struct buffer_attribution a;
 	uint32_t n = 0;
-	int stalled = g ? stalled_thread(g) : -1;
-	bool parked = g && stalled < 0;
-	if (parked)
-		graph_barrier_sync(g);
+	uint32_t n_let_go = g ? graph_barrier_sync_unstalled(g) : 0;
 	while (n < BUFFER_MAX_POOLS && buffer_pool_stats(n, &st[n]) == 0)
 		n++;
 	rc = buffer_attribute(&a);
-	if (parked)
+	int stalled = n_let_go ? stalled_thread(g) : -1;
+	if (g)
 		graph_barrier_release(g);
 	if (rc)
 		return cli_fail(s, rc, "out of memory");
-	if (stalled >= 0 && !json)
-		cli_printf(s, "thread %d is stalled: read without the barrier, the figures are approximate", stalled);
+	if (n_let_go && !json && stalled >= 0)
+		cli_printf(s, "thread %d is stalled: read without waiting for it at the barrier, the figures are approximate",
+			   stalled);
+	else if (n_let_go && !json)
+		cli_printf(s, "a thread was stalled: read without waiting for it at the barrier, the figures are approximate");
 	if (json)
-		cli_json_print(s, buffers_json(st, n, &a, stalled < 0));
+		cli_json_print(s, buffers_json(st, n, &a, n_let_go == 0));
 	else if (n) {
 		pools_text(s, st, n);
 		holders_text(s, &a);

@@ -265,10 +265,22 @@ void graph_thread_free_pending(struct graph_thread *t)
 	t->ready_head = t->ready_tail;
 }
 
+static uint64_t pending_buffers(const struct node_runtime *rt)
+{
+	uint64_t n = 0;
+	for (const struct frame *f = rt->pending_head; f; f = f->next)
+		for (uint32_t j = 0; j < f->n_vectors; j++)
+			n += buffer_chain_length(f->buffers[j]);
+	return n;
+}
+
 /* Holder "frames": buffers in frames pending at each node, summed over
  * threads. Under the barrier every thread sits at its loop boundary, where
  * its pending lists are empty; what shows here is a thread that is not
- * looping (a test driving graph_main_poll, a worker that has stopped). */
+ * looping (a test driving graph_main_poll, a worker that has stopped). A
+ * thread the barrier let go because it is stalled is not walked: it may
+ * wake and recycle a frame under the walk. What it holds reads as
+ * unattributed then (`show buffers` says its figures are approximate). */
 void graph_frames_holder(void *ctx, struct buffer_tally *tally)
 {
 	struct graph *g = ctx;
@@ -276,9 +288,8 @@ void graph_frames_holder(void *ctx, struct buffer_tally *tally)
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		uint64_t n = 0;
 		for (uint32_t k = 0; k < n_threads; k++)
-			for (struct frame *f = g->threads[k]->rts[i].pending_head; f; f = f->next)
-				for (uint32_t j = 0; j < f->n_vectors; j++)
-					n += buffer_chain_length(f->buffers[j]);
+			if (graph_thread_held(g, g->threads[k]))
+				n += pending_buffers(&g->threads[k]->rts[i]);
 		if (n)
 			buffer_tally_add(tally, g->nodes[i].reg->name, n);
 	}

@@ -163,6 +163,13 @@ void graph_dispatch_pending(struct graph_thread *t);
 void graph_barrier_sync(struct graph *g);
 void graph_barrier_release(struct graph *g);
 
+/* graph_barrier_sync that does not wait for a thread the watchdog calls
+ * stalled (it would hold the caller for as long as that thread sleeps in a
+ * node): every other thread parks. Returns how many threads were not waited
+ * for. Their own state may change under the caller; holders walking it
+ * (graph_frames_holder) check graph_thread_held. Released as usual. */
+uint32_t graph_barrier_sync_unstalled(struct graph *g);
+
 /* The barrier's cost to the datapath since the last graph_clear_runtime:
  * hold is from the moment every thread is parked to the release (the time
  * the datapath does nothing), wait from the request to that moment (the

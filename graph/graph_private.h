@@ -271,4 +271,11 @@ static inline bool graph_barrier_requested(const struct graph *g)
 	return atomic_load_explicit(&g->barrier_request, memory_order_acquire) != 0;
 }
 
+/* Whether t's own state (its pending frames) holds still for the caller:
+ * t is the caller, is not running, or is parked at the barrier the caller
+ * holds. False only for a thread graph_barrier_sync_unstalled let go. With
+ * no barrier requested it is the caller's word (tests driving the graph
+ * from thread 0 with the workers stopped). */
+bool graph_thread_held(const struct graph *g, const struct graph_thread *t);
+
 #endif

@@ -36,10 +36,13 @@ void graph_barrier_check(struct graph_thread *t)
 	atomic_store_explicit(&t->parked, 0, memory_order_release);
 }
 
-void graph_barrier_sync(struct graph *g)
+/* Waits for every active thread but the caller to park; with skip_stalled,
+ * not for one the watchdog calls stalled (checked on every spin, so one that
+ * stalls while we wait is let go too). Returns how many were not waited for. */
+static uint32_t barrier_sync(struct graph *g, bool skip_stalled)
 {
 	if (barrier_depth++)
-		return;
+		return 0;
 	pthread_mutex_lock(&g->barrier_lock);
 	uint64_t start = cpu_ticks();
 	unsigned gen = atomic_load(&g->barrier_gen) + 1;
@@ -51,19 +54,43 @@ void graph_barrier_sync(struct graph *g)
 	graph_kick_all(g, GRAPH_WAKE_CONTROL);
 	struct graph_thread *self = graph_thread_current;
 	uint32_t n = atomic_load(&g->n_threads_published);
-	uint32_t parked = 0;
+	uint32_t parked = 0, skipped = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct graph_thread *t = g->threads[i];
 		if (t == self)
 			continue;
-		while (atomic_load(&t->active) && atomic_load(&t->parked) != gen)
+		while (atomic_load(&t->active) && atomic_load(&t->parked) != gen) {
+			if (skip_stalled && atomic_load(&t->stalled))
+				break;
 			sched_yield();
-		parked += atomic_load(&t->active) != 0;
+		}
+		if (!graph_thread_held(g, t))
+			skipped++;
+		else
+			parked += atomic_load(&t->active) != 0;
 	}
 	/* For the event log: the datapath is held from the request on. */
 	g->barrier_start_ticks = start;
 	g->barrier_park_ticks = cpu_ticks() - start;
 	g->barrier_parked = parked;
+	return skipped;
+}
+
+void graph_barrier_sync(struct graph *g)
+{
+	barrier_sync(g, false);
+}
+
+uint32_t graph_barrier_sync_unstalled(struct graph *g)
+{
+	return barrier_sync(g, true);
+}
+
+bool graph_thread_held(const struct graph *g, const struct graph_thread *t)
+{
+	if (t == graph_thread_current || !atomic_load(&t->active) || !graph_barrier_requested(g))
+		return true;
+	return atomic_load(&t->parked) == atomic_load(&g->barrier_gen);
 }
 
 /* A maximum kept with relaxed atomics: one writer (barrier_lock held),

@@ -58,7 +58,7 @@ done
 [ -n "$seen" ] || { cat "$tmp/threads" >&2; fail "show threads did not say worker 0 stalled within 3 s"; }
 # show buffers does not wait at the barrier for the stalled thread.
 ctl show buffers > "$tmp/buffers" || fail "show buffers while a worker is stalled"
-grep -q "thread 1 is stalled: read without the barrier" "$tmp/buffers" || { cat "$tmp/buffers" >&2; fail "show buffers does not say it read without the barrier"; }
+grep -q "thread 1 is stalled: read without waiting for it at the barrier" "$tmp/buffers" || { cat "$tmp/buffers" >&2; fail "show buffers does not say it read without the barrier"; }
 age=$(thread 1 heartbeat_age_ns)
 echo "stalled: show threads says so $((seen - t0)) ms after the stall began, heartbeat age $((age / 1000000)) ms"
 cat "$tmp/threads"

@@ -63,7 +63,7 @@ static uint32_t log_count(const char *what, char *last, size_t len)
 	return n;
 }
 
-static struct graph *start(void)
+static struct graph *start_n(uint32_t n_workers)
 {
 	static const struct node_reg *const regs[] = { &tw_stall_node };
 	char err[256];
@@ -72,10 +72,15 @@ static struct graph *start(void)
 	ck_assert_ptr_nonnull(log_file);
 	base_log_set_file(log_file);
 	struct graph *g = tn_graph(regs, ARRAY_LEN(regs));
-	ck_assert_int_eq(graph_workers_start(g, NULL, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(graph_workers_start(g, NULL, n_workers, err, sizeof(err)), 0);
 	ck_assert_msg(graph_watchdog_start(g, STALL_WARN_NS, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(graph_watchdog_start(g, STALL_WARN_NS, err, sizeof(err)), -EBUSY);
 	return g;
+}
+
+static struct graph *start(void)
+{
+	return start_n(1);
 }
 
 static void stop(struct graph *g)
@@ -86,11 +91,16 @@ static void stop(struct graph *g)
 	buffer_main_free();
 }
 
-static struct graph_thread_info worker_info(struct graph *g)
+static struct graph_thread_info thread_info(struct graph *g, uint32_t i)
 {
 	struct graph_thread_info ti;
-	ck_assert_int_eq(graph_thread_info(g, 1, &ti), 0);
+	ck_assert_int_eq(graph_thread_info(g, i, &ti), 0);
 	return ti;
+}
+
+static struct graph_thread_info worker_info(struct graph *g)
+{
+	return thread_info(g, 1);
 }
 
 /* Wait up to ms for worker 0's stalled flag to read `want`. */
@@ -162,6 +172,40 @@ START_TEST(test_barrier_is_not_a_stall)
 }
 END_TEST
 
+/* Two workers, the second asleep 1.5 s in a node: the barrier that lets
+ * stalled threads go parks the first and returns at once, the second still
+ * stalled and not parked (`show buffers` reads with it). With no stall it
+ * parks everyone and lets nobody go. */
+START_TEST(test_barrier_lets_stalled_go)
+{
+	struct graph *g = start_n(2);
+	sleep_ms(100);
+	ck_assert_uint_eq(graph_barrier_sync_unstalled(g), 0);
+	ck_assert(thread_info(g, 1).parked);
+	ck_assert(thread_info(g, 2).parked);
+	graph_barrier_release(g);
+
+	atomic_store(&stall_ms[2], 1500);
+	bool seen = false;
+	for (uint32_t i = 0; i < 100 && !seen; i++) {
+		seen = thread_info(g, 2).stalled;
+		if (!seen)
+			sleep_ms(10);
+	}
+	ck_assert_msg(seen, "thread 2 not stalled within 1 s of a 1.5 s stall");
+	ck_assert_uint_eq(graph_barrier_sync_unstalled(g), 1);
+	struct graph_thread_info t1 = thread_info(g, 1), t2 = thread_info(g, 2);
+	ck_assert(t1.parked);
+	ck_assert(!t2.parked);
+	ck_assert(t2.stalled);
+	graph_barrier_release(g);
+	for (uint32_t i = 0; i < 300 && thread_info(g, 2).stalled; i++)
+		sleep_ms(10);
+	ck_assert_msg(!thread_info(g, 2).stalled, "thread 2 did not recover within 3 s");
+	stop(g);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("watchdog");
@@ -169,6 +213,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_stall_reported_then_recovered);
 	tcase_add_test(tc, test_barrier_is_not_a_stall);
+	tcase_add_test(tc, test_barrier_lets_stalled_go);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
