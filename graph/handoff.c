@@ -12,9 +12,10 @@
  * consumer's last look before sleeping dequeues from the ring, so it is
  * always noted by then.
  *
- * A mailbox (handoff_mailbox_create) is the shallow case without shared
- * indices: each line's own count n is its full/empty word (FastForward-
- * style: 1..8 full, 0 empty), and each side keeps its index to itself.
+ * A mailbox (handoff_mailbox_create) is a ring without shared indices:
+ * each line's own count n is its full/empty word (FastForward-style,
+ * Giacomoni et al., PPoPP 2008: 1..8 full, 0 empty), and each side keeps
+ * its index to itself.
  * The producer writes a line's slots, then n (release); the consumer reads
  * n (acquire), copies the line, then stores 0 (release). A handoff then
  * moves only the data line between the two cores (there, and emptied
@@ -341,11 +342,13 @@ uint32_t handoff_dequeue_lines(struct handoff_ring *r, struct handoff_line *line
 
 uint32_t handoff_count(const struct handoff_ring *r)
 {
-	if (r->mailbox) { /* the full lines (a mailbox is a few lines) */
-		uint32_t n = 0;
-		for (uint32_t i = 0; i < r->n_lines; i++)
-			n += mbox_n(r, i) != 0;
-		return n;
+	if (r->mailbox) {
+		/* From the counters: reading the lines' counts would pull data
+		 * lines from both cores. The producer counts a line after its
+		 * count word, so the consumer's count may be ahead for a moment. */
+		uint64_t out = __atomic_load_n(&r->lines_out, __ATOMIC_ACQUIRE);
+		uint64_t in = __atomic_load_n(&r->lines_in, __ATOMIC_ACQUIRE);
+		return in > out ? (uint32_t)(in - out) : 0;
 	}
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);

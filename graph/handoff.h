@@ -43,8 +43,11 @@ struct handoff_ring *handoff_ring_create(uint32_t n_lines, int numa_node);
 /* A mailbox of n_lines lines (rounded up to a power of two, 1 allowed):
  * the same calls as a ring, but each line's own count says full or empty
  * and each side keeps its index to itself, so a handoff moves that one
- * cache line and no index lines. For shallow handoffs (the distributor at
- * ring-lines 1); handoff_count and the statistics' used scan the lines. */
+ * cache line and no index lines, and a consumer finds a line and its
+ * packets with one miss where a ring's takes two in a row (the head, then
+ * the line). The distributor's worker and reorder handoffs are mailboxes
+ * at every depth (docs/distributor.md has the figures). Its enqueue of
+ * packed buffers (handoff_enqueue) takes at most 4 lines a call. */
 struct handoff_ring *handoff_mailbox_create(uint32_t n_lines, int numa_node);
 void handoff_ring_free(struct handoff_ring *r);
 

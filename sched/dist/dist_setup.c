@@ -108,14 +108,16 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 	memset(d->rx, 0, sizeof(*d->rx) * c->n_workers);
 	for (uint32_t w = 0; w < c->n_workers; w++) {
 		struct dist_tx *tx = &d->tx[w];
-		/* ring_lines 1 (one line in flight, DPDK's burst depth): a
-		 * mailbox, the line's count its full/empty word, and the worker
-		 * posts its completion count in the same line (dist_private.h,
-		 * struct dist_rx), so a round trip moves that one line there and
-		 * back, not a ring's head, line and tail and a count's line
-		 * (docs/distributor.md). */
+		/* A mailbox at every depth: each line's count its full/empty
+		 * word, so the worker finds a line and its packets with one miss
+		 * and no head or tail line moves between the cores (a ring of
+		 * shared indices cost bench/sched's atomic path 40% of its
+		 * rate: docs/distributor.md). At ring_lines 1 (one line in
+		 * flight, DPDK's burst depth) the worker also posts its
+		 * completion count in that line (dist_private.h, struct
+		 * dist_rx), so a round trip moves that one line there and back. */
 		tx->one_line = c->ring_lines == 1;
-		tx->ring = tx->one_line ? handoff_mailbox_create(1, -1) : handoff_ring_create(c->ring_lines, -1);
+		tx->ring = handoff_mailbox_create(c->ring_lines, -1);
 		/* The lines out: the ring's, the batch the worker holds, and as
 		 * many again for those it reported that the next harvest has not
 		 * read; then the backlog's. After a harvest at most the ring's
@@ -137,8 +139,8 @@ struct dist *dist_create(const struct dist_config *c, char *err, size_t errlen)
 		/* Ordered packets handed back wait there until the batch they
 		 * came in is harvested: at most the lines out plus the one being
 		 * processed, in whole lines but for one partial line per batch.
-		 * So it cannot fill. */
-		tx->reorder = handoff_ring_create(2 * (tx->out_max + DIST_WORKER_BATCH_LINES), -1);
+		 * So it cannot fill. A mailbox too, for the same reason. */
+		tx->reorder = handoff_mailbox_create(2 * (tx->out_max + DIST_WORKER_BATCH_LINES), -1);
 		if (!tx->ring || !tx->lines || !tx->reorder)
 			goto oom;
 		memset(tx->lines, 0, size * sizeof(struct handoff_line));

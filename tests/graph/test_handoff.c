@@ -140,7 +140,9 @@ START_TEST(test_mailbox)
 	ck_assert_uint_eq(handoff_enqueue_lines(r, w, 6), 4);
 	ck_assert_uint_eq(handoff_count(r), 4);
 	ck_assert_uint_eq(handoff_dequeue_lines(r, wo, 2), 2);
+	ck_assert_uint_eq(handoff_count(r), 2); /* lines in less lines out */
 	ck_assert_uint_eq(handoff_enqueue_lines(r, w + 4, 2), 2);
+	ck_assert_uint_eq(handoff_count(r), 4);
 	/* Room for 11 buffers: lines of 3 and 4 (7), not the 5 after them. */
 	ck_assert_uint_eq(handoff_dequeue(r, bi, NULL, 11), 7);
 	ck_assert_uint_eq(bi[0], 52);
@@ -159,9 +161,9 @@ START_TEST(test_mailbox)
 END_TEST
 
 enum { N_XFER = 1000000 };
-/* Buffers the producer sends: a mailbox moves at most 8 per handoff, a
- * round trip each, so it sends fewer (a loaded 2-vCPU box time-shares the
- * two threads). */
+/* Buffers the producer sends: a mailbox of one line moves at most 8 per
+ * handoff, a round trip each, so it sends fewer (a loaded 2-vCPU box
+ * time-shares the two threads), and the deep mailbox a quarter. */
 static uint32_t n_xfer;
 
 static void *producer(void *arg)
@@ -181,7 +183,6 @@ static void *producer(void *arg)
 	return NULL;
 }
 
-/* The same stream through a ring of 64 lines (_i 0) and a mailbox (_i 1). */
 /* A mailbox's word posted back rides in its first line: 0 before any post,
  * the last one after; no line's contents carry it either way, and a full
  * line keeps its slots. */
@@ -210,10 +211,13 @@ START_TEST(test_mailbox_post)
 }
 END_TEST
 
+/* The same stream through a ring of 64 lines (_i 0), a mailbox of one
+ * line (_i 1) and a mailbox of 64 (_i 2, the distributor's default
+ * depth), in order and nothing lost. */
 START_TEST(test_two_threads_in_order)
 {
-	struct handoff_ring *r = _i ? handoff_mailbox_create(1, -1) : handoff_ring_create(64, -1);
-	n_xfer = _i ? N_XFER / 50 : N_XFER;
+	struct handoff_ring *r = _i == 0 ? handoff_ring_create(64, -1) : handoff_mailbox_create(_i == 1 ? 1 : 64, -1);
+	n_xfer = _i == 0 ? N_XFER : _i == 1 ? N_XFER / 50 : N_XFER / 4;
 	pthread_t th;
 	pthread_create(&th, NULL, producer, r);
 	uint32_t out[64], expect = 0;
@@ -237,7 +241,7 @@ int main(void)
 	tcase_add_test(tc, test_lines_api);
 	tcase_add_test(tc, test_mailbox);
 	tcase_add_test(tc, test_mailbox_post);
-	tcase_add_loop_test(tc, test_two_threads_in_order, 0, 2);
+	tcase_add_loop_test(tc, test_two_threads_in_order, 0, 3);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
