@@ -241,22 +241,25 @@ done
 matched=(--bench sched --unit Mpps --better higher --burst "$BURST both (enqueue and dequeue)"
 	--memory "$mem_text" --statistic "median over rounds of each round's mean rate (events dequeued / s over $SECS s)")
 onework="one worker: sluice's distributor stages atomic events in whole chunks of 8 without a worker choice (the daemon's path with one worker); the peers schedule as with many ports"
+# Every sluice row: the daemon's sched-dist also places each packet on paper
+# first (place(), the stash bookkeeping), which the bench leaves out (above).
+noplace="sluice's path leaves out sched-dist's per-packet placement on paper (place(): the stash's bookkeeping), which the daemon runs before dist_process"
 peer_name() { [ "$1" = sw ] && echo "DPDK event_sw (scheduler service inline on CPU0)" || echo "DPDK event_dsw (distributed)"; }
 for t in "${types[@]}"; do
 	what="$t: 1 producer (CPU0) + 1 consumer (CPU1; sluice: class queue, distributor, 1 worker), $FLOWS flows, consumer depth $DEPTH"
-	differs=()
-	[ "$t" != ordered ] || differs=(--differs "sluice hands every packet back to the producer and restores arrival order; the peer's consumer only releases")
-	[ "$t" != atomic ] || differs=(--differs "$onework")
+	differs=(--differs "$noplace")
+	[ "$t" != ordered ] || differs=(--differs "sluice hands every packet back to the producer and restores arrival order; the peer's consumer only releases; $noplace")
+	[ "$t" != atomic ] || differs=(--differs "$onework; $noplace")
 	for d in sw dsw; do
 		[ "$t:$d" != ordered:dsw ] || continue
 		bench_row "${matched[@]}" --paired --what "$what" --isa "both -march=$peer_isa" "${differs[@]}" \
 			--sluice "$(vals "isa-$t")" --peer-name "$(peer_name $d)" --peer "$(vals "$d-$t")"
 		[ "$t" != atomic ] || bench_row "${matched[@]}" --paired --what "$what" --isa "both -march=$peer_isa" \
-			--sluice-label "sluice, a worker chosen per event as with many (--match-always)" \
+			--sluice-label "sluice, a worker chosen per event as with many (--match-always)" --differs "$noplace" \
 			--sluice "$(vals general-atomic)" --peer-name "$(peer_name $d)" --peer "$(vals "$d-$t")"
 		if [ "$t:$d" = atomic:sw ]; then
 			bench_row "${matched[@]}" --paired --what "$what" --isa "sluice $native_label, DPDK -march=$peer_isa" \
-				--differs "ISA: sluice -march=native" --sluice-label "sluice -march=native" \
+				--differs "ISA: sluice -march=native; $noplace" --sluice-label "sluice -march=native" \
 				--sluice "$(vals native-atomic)" --peer-name "$(peer_name sw)" --peer "$(vals sw-atomic)"
 		fi
 	done
