@@ -92,9 +92,10 @@ struct dist;
 struct dist_config {
 	uint32_t n_workers;  /* 1..DIST_MAX_WORKERS */
 	uint32_t backlog;    /* packets held per worker while its ring is full; rounded up to 8s */
-	uint32_t ring_lines; /* lines per worker ring (a power of two; 1: one line in flight at a
-			      * time, the depth of DPDK's burst distributor, through a one-line
-			      * mailbox each way: handoff_mailbox_create) */
+	uint32_t ring_lines; /* lines per worker ring, a mailbox at every depth (a power of
+			      * two; 1: one line in flight at a time, the depth of DPDK's burst
+			      * distributor, the completion count posted back in that line:
+			      * handoff_mailbox_create) */
 	uint32_t window;     /* reorder window: power of two 8..DIST_WINDOW_MAX; 0: the default */
 	bool match_always;   /* one worker: still stage packet by packet through the flow
 			      * matcher, as with many (false, the default: whole chunks of 8
