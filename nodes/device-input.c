@@ -128,8 +128,9 @@ __attribute__((noinline, cold)) static void rx_arm(struct graph_thread *t, const
  * after a poll that found n frames: spin (polling, adaptive within its
  * window), back off (a queue that cannot wake a blocked thread), or
  * nothing (the thread may block; in its last look the queue's wakeup is
- * armed). One cycle-counter read per poll of an adaptive queue, one load
- * per empty poll of a queue that may sleep. */
+ * armed). One cycle-counter read per empty poll of an adaptive queue (none
+ * while it finds frames), one load per empty poll of a queue that may
+ * sleep. */
 static void rx_mode_after_poll(struct node_runtime *rt, const struct dev_poll *p, uint32_t n)
 {
 	struct dev_queue *q = &p->dev->rxq[p->queue];
@@ -139,8 +140,16 @@ static void rx_mode_after_poll(struct node_runtime *rt, const struct dev_poll *p
 		return;
 	}
 	if (p->rx_mode == DEV_RX_MODE_ADAPTIVE) {
+		/* The window starts at the first empty poll after frames, at
+		 * most one loop after the last frame: a queue that finds frames
+		 * on every poll reads no clock. */
+		if (n) {
+			q->last_rx_ticks = 0;
+			graph_thread_stay_awake(t);
+			return;
+		}
 		uint64_t now = cpu_ticks();
-		if (n)
+		if (!q->last_rx_ticks)
 			q->last_rx_ticks = now;
 		if (now - q->last_rx_ticks < adaptive_ticks) {
 			graph_thread_stay_awake(t);
