@@ -100,7 +100,7 @@ enum dev_rx_wait {
 /* One queue: counters on their own line, written by one thread. */
 struct dev_queue {
 	alignas(64) struct dev_counters c;
-	uint64_t last_rx_ticks; /* rx: cpu_ticks of the last poll that found frames (adaptive) */
+	uint64_t last_rx_ticks; /* rx (adaptive): cpu_ticks of the first empty poll after frames; 0 while polls find frames */
 	uint16_t thread_index; /* rx queues: the thread polling it */
 	uint8_t rx_mode;       /* enum dev_rx_mode as set; DEFAULT follows dev_rx_mode_default */
 	uint8_t rx_wait;       /* enum dev_rx_wait, set while the interface is up */
